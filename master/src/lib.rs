@@ -1,0 +1,12 @@
+//! The lobby's master server (`shared/protocol.md` section 1): game servers
+//! stay connected over TCP to be listed, clients connect to ask for the list.
+//!
+//! The library takes an already-bound listener so that tests and the bridge
+//! (which embeds the master) can bind wherever they like.
+
+pub mod registry;
+pub mod server;
+pub mod signal;
+
+pub use registry::Registry;
+pub use server::{run, Config, Master};

@@ -1,0 +1,42 @@
+//! `master`: runs the lobby's master server until SIGINT or SIGTERM.
+
+use std::net::SocketAddr;
+
+use anyhow::Context;
+use clap::Parser;
+use master::{signal::shutdown_signal, Config};
+use tokio::net::TcpListener;
+use tracing_subscriber::EnvFilter;
+
+/// The lobby's master server: game servers register over TCP, clients query
+/// the list (see the README for the protocol).
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, env = "MASTER_LISTEN", default_value = "127.0.0.1:51963")]
+    listen: SocketAddr,
+    /// Connections served at once.
+    #[arg(long, env = "MASTER_MAX_CONNECTIONS", default_value_t = 10_000)]
+    max_connections: usize,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .init();
+    let args = Args::parse();
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    tracing::info!(addr = %listener.local_addr()?, "master listening");
+    let config = Config {
+        max_connections: args.max_connections,
+        ..Config::default()
+    };
+    master::run(listener, config, shutdown_signal()).await;
+    Ok(())
+}

@@ -1,0 +1,196 @@
+//! The list of registered game servers: one per connection, kept in
+//! registration order, with the serialized query reply cached until the list
+//! changes (queries are the hot path; changes are rare by comparison).
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Mutex, MutexGuard,
+    },
+};
+
+use bytes::Bytes;
+use protocol::{frame::encode_frame, message::query_reply_json, Registration, ServerEntry, Stats};
+
+/// Identifies one TCP connection to the master.
+pub type ConnId = u64;
+
+/// Shared state of all connections. Cheap to query: the framed reply is built
+/// once per change and then handed out as a reference-counted buffer.
+#[derive(Debug, Default)]
+pub struct Registry {
+    inner: Mutex<Inner>,
+    next_conn: AtomicU64,
+    queries: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    next_seq: u64,
+    /// Registration order: sequence number → entry.
+    servers: BTreeMap<u64, ServerEntry>,
+    /// Which sequence number each connection's server has.
+    by_conn: HashMap<ConnId, u64>,
+    /// The framed `msRQueryGameServers` for the current list.
+    cached_reply: Option<Bytes>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A fresh id for a new connection.
+    pub fn next_conn_id(&self) -> ConnId {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the maps inconsistent in
+        // a way that matters more than stopping the whole master would.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers `conn`'s server, replacing (and moving to the end) any
+    /// earlier one of the same connection; stats start at the defaults.
+    pub fn register(&self, conn: ConnId, reg: Registration) {
+        let mut inner = self.lock();
+        if let Some(old) = inner.by_conn.remove(&conn) {
+            inner.servers.remove(&old);
+        }
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        inner.servers.insert(
+            seq,
+            ServerEntry {
+                name: reg.name.as_str().to_owned(),
+                address: Some(reg.address.as_str().to_owned()),
+                port: Some(reg.port.get()),
+                stats: Stats::default(),
+            },
+        );
+        inner.by_conn.insert(conn, seq);
+        inner.cached_reply = None;
+    }
+
+    /// Replaces the stats of `conn`'s server; false if it has none.
+    pub fn update_stats(&self, conn: ConnId, stats: Stats) -> bool {
+        let mut inner = self.lock();
+        let Some(&seq) = inner.by_conn.get(&conn) else {
+            return false;
+        };
+        let Some(entry) = inner.servers.get_mut(&seq) else {
+            return false;
+        };
+        if entry.stats != stats {
+            entry.stats = stats;
+            inner.cached_reply = None;
+        }
+        true
+    }
+
+    /// Removes `conn`'s server; false if it had none.
+    pub fn unregister(&self, conn: ConnId) -> bool {
+        let mut inner = self.lock();
+        let Some(seq) = inner.by_conn.remove(&conn) else {
+            return false;
+        };
+        inner.servers.remove(&seq);
+        inner.cached_reply = None;
+        true
+    }
+
+    /// The framed `msRQueryGameServers` reply for the current list.
+    pub fn query_reply(&self) -> Bytes {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        let mut inner = self.lock();
+        if let Some(reply) = &inner.cached_reply {
+            return reply.clone();
+        }
+        let json = query_reply_json(inner.servers.values());
+        let mut framed = Vec::with_capacity(json.len() + 12);
+        encode_frame(&json, &mut framed);
+        let reply = Bytes::from(framed);
+        inner.cached_reply = Some(reply.clone());
+        reply
+    }
+
+    /// The registered servers, in registration order.
+    pub fn snapshot(&self) -> Vec<ServerEntry> {
+        self.lock().servers.values().cloned().collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().servers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many queries were answered since start: lets the bridge's tests
+    /// check that viewers share one upstream.
+    pub fn queries_answered(&self) -> u64 {
+        self.queries.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::{GameplayMode, Players};
+
+    fn reg(name: &str) -> Registration {
+        Registration::new(name, "127.0.0.1", 20000).unwrap()
+    }
+
+    fn names(r: &Registry) -> Vec<String> {
+        r.snapshot().into_iter().map(|e| e.name).collect()
+    }
+
+    #[test]
+    fn order_replace_unregister() {
+        let r = Registry::new();
+        r.register(1, reg("a"));
+        r.register(2, reg("b"));
+        r.register(3, reg("c"));
+        assert_eq!(names(&r), ["a", "b", "c"]);
+        let stats = Stats {
+            players: Players { current: 5, max: 2 },
+            is_lobby_open: false,
+            gameplay_mode: GameplayMode::StandardAB,
+        };
+        assert!(r.update_stats(1, stats));
+        r.register(1, reg("a2"));
+        assert_eq!(names(&r), ["b", "c", "a2"]);
+        assert_eq!(r.snapshot()[2].stats, Stats::default());
+        assert!(r.unregister(2));
+        assert!(!r.unregister(2));
+        assert!(!r.update_stats(2, stats));
+        assert_eq!(names(&r), ["c", "a2"]);
+    }
+
+    #[test]
+    fn reply_cache_follows_changes() {
+        let r = Registry::new();
+        let empty = r.query_reply();
+        assert_eq!(
+            &empty[..],
+            b"59{\"command\":\"msRQueryGameServers\",\"content\":{\"servers\":[]}}\n"
+        );
+        assert_eq!(r.query_reply().as_ptr(), empty.as_ptr(), "cached");
+        r.register(7, reg("x"));
+        let one = r.query_reply();
+        assert!(std::str::from_utf8(&one)
+            .unwrap()
+            .contains("\"name\":\"x\""));
+        assert!(r.update_stats(7, Stats::default()), "same stats");
+        assert_eq!(
+            r.query_reply().as_ptr(),
+            one.as_ptr(),
+            "unchanged stats keep the cache"
+        );
+        assert_eq!(r.queries_answered(), 4);
+    }
+}

@@ -1,0 +1,24 @@
+//! The lobby's wire contract (`shared/protocol.md`) as Rust types: the master's
+//! messages, the bridge's messages, every validation rule, and the framing.
+//!
+//! The master, the bridge and the front end all depend on this crate so that a
+//! rule lives in exactly one place. It has no tokio dependency unless the
+//! `codec` feature is on, so it also builds for `wasm32-unknown-unknown`.
+
+pub mod bridge;
+#[cfg(feature = "codec")]
+pub mod codec;
+pub mod frame;
+pub mod message;
+pub mod validate;
+
+pub use message::{Command, MessageError, Players, ServerEntry, ServerList, Stats};
+pub use validate::{
+    GameplayMode, Registration, ServerAddress, ServerName, ServerPort, ValidationError,
+};
+
+/// TCP port of the master server, fixed by the specification.
+pub const MASTER_PORT: u16 = 51963;
+
+/// Largest frame (JSON plus newline) the master accepts; larger ones are skipped.
+pub const MAX_FRAME_LEN: usize = 65536;

@@ -1,0 +1,473 @@
+//! The master's messages (`shared/protocol.md` section 1): parsing from JSON
+//! with the contract's validation, and compact serialization.
+
+use serde::{ser::SerializeStruct, Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::validate::{
+    check_max_players, field, parse_current_players, uint_field, GameplayMode, Registration,
+    ValidationError,
+};
+
+/// Command names on the wire.
+pub mod names {
+    pub const REGISTER: &str = "msRegisterGameServer";
+    pub const UPDATE_STATS: &str = "msUpdateGameServerStats";
+    pub const UNREGISTER: &str = "msUnregisterGameServer";
+    pub const QUERY: &str = "msQueryGameServers";
+    pub const QUERY_REPLY: &str = "msRQueryGameServers";
+}
+
+/// Why a frame's JSON did not yield a message. The master discards such
+/// messages silently (and logs this); the bridge maps some to error codes.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum MessageError {
+    #[error("invalid JSON: {0}")]
+    InvalidJson(String),
+    #[error("the message is not a JSON object")]
+    NotAnObject,
+    #[error("the message has no string \"command\"")]
+    MissingCommand,
+    #[error("unknown command {0:?}")]
+    UnknownCommand(String),
+    #[error("invalid content for {command}: {error}")]
+    InvalidContent {
+        command: &'static str,
+        error: ValidationError,
+    },
+}
+
+/// A message split into its command name and raw content, before the
+/// content is validated. The bridge routes on this without knowing every
+/// command's content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    pub command: String,
+    pub content: Option<Value>,
+}
+
+impl Envelope {
+    /// Parses JSON text whose root must be an object with a string `command`.
+    pub fn parse(json: &[u8]) -> Result<Self, MessageError> {
+        let value: Value = serde_json::from_slice(json)
+            .map_err(|e| MessageError::InvalidJson(e.to_string()))?;
+        Self::from_value(value)
+    }
+
+    pub fn from_value(value: Value) -> Result<Self, MessageError> {
+        let Value::Object(mut obj) = value else {
+            return Err(MessageError::NotAnObject);
+        };
+        let Some(Value::String(command)) = obj.remove("command") else {
+            return Err(MessageError::MissingCommand);
+        };
+        Ok(Self {
+            command,
+            content: obj.remove("content"),
+        })
+    }
+}
+
+/// Players on a server. `current` may exceed `max`: the rest are queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Players {
+    #[serde(deserialize_with = "lenient_current")]
+    pub current: u32,
+    pub max: u8,
+}
+
+fn lenient_current<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let v = Value::deserialize(d)?;
+    parse_current_players(&v).map_err(serde::de::Error::custom)
+}
+
+/// The content of `msUpdateGameServerStats`, and a listed server's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Stats {
+    pub players: Players,
+    #[serde(rename = "isLobbyOpen")]
+    pub is_lobby_open: bool,
+    #[serde(rename = "gameplayMode")]
+    pub gameplay_mode: GameplayMode,
+}
+
+impl Default for Stats {
+    /// What a server is listed with until it sends its first stats.
+    fn default() -> Self {
+        Self {
+            players: Players { current: 0, max: 4 },
+            is_lobby_open: true,
+            gameplay_mode: GameplayMode::StandardA,
+        }
+    }
+}
+
+impl Stats {
+    /// Validates an `msUpdateGameServerStats` content; all fields are required.
+    pub fn from_content(content: &Value) -> Result<Self, ValidationError> {
+        let obj = content
+            .as_object()
+            .ok_or(ValidationError::ContentNotObject)?;
+        let players = field(obj, "players")?
+            .as_object()
+            .ok_or(ValidationError::WrongType {
+                field: "players",
+                expected: "an object",
+            })?;
+        let current = parse_current_players(field_in(players, "players.current", "current")?)?;
+        let max = check_max_players(uint_field(players, "max").map_err(|_| {
+            if players.contains_key("max") {
+                ValidationError::PlayersMax
+            } else {
+                ValidationError::Missing("players.max")
+            }
+        })?)?;
+        let is_lobby_open =
+            field(obj, "isLobbyOpen")?
+                .as_bool()
+                .ok_or(ValidationError::WrongType {
+                    field: "isLobbyOpen",
+                    expected: "true or false",
+                })?;
+        let mode = uint_field(obj, "gameplayMode").map_err(|e| match e {
+            ValidationError::WrongType { .. } => ValidationError::GameplayMode,
+            e => e,
+        })?;
+        Ok(Self {
+            players: Players { current, max },
+            is_lobby_open,
+            gameplay_mode: GameplayMode::from_wire(mode)?,
+        })
+    }
+}
+
+fn field_in<'a>(
+    obj: &'a Map<String, Value>,
+    label: &'static str,
+    key: &str,
+) -> Result<&'a Value, ValidationError> {
+    obj.get(key).ok_or(ValidationError::Missing(label))
+}
+
+/// One server in `msRQueryGameServers`. `address` and `port` are optional
+/// because a bridge may hide them from players (`--hide-addresses`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ServerEntry {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
+/// The content of `msRQueryGameServers`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerList {
+    /// Readers skip entries they cannot read rather than losing the list:
+    /// another master may send something this crate would not.
+    #[serde(deserialize_with = "lenient_entries")]
+    pub servers: Vec<ServerEntry>,
+}
+
+fn lenient_entries<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ServerEntry>, D::Error> {
+    let raw = Vec::<Value>::deserialize(d)?;
+    Ok(raw
+        .into_iter()
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .collect())
+}
+
+/// A master message, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Register(Registration),
+    UpdateStats(Stats),
+    Unregister,
+    Query,
+    QueryReply(ServerList),
+}
+
+impl Command {
+    /// Parses and validates one message's JSON text. Content on commands
+    /// that carry none is ignored, as the contract says.
+    pub fn parse(json: &[u8]) -> Result<Self, MessageError> {
+        Self::from_envelope(Envelope::parse(json)?)
+    }
+
+    pub fn from_envelope(env: Envelope) -> Result<Self, MessageError> {
+        let invalid = |command: &'static str| {
+            move |error| MessageError::InvalidContent { command, error }
+        };
+        let content = |command: &'static str| {
+            env.content
+                .as_ref()
+                .ok_or(MessageError::InvalidContent {
+                    command,
+                    error: ValidationError::Missing("content"),
+                })
+        };
+        match env.command.as_str() {
+            names::REGISTER => Registration::from_content(content(names::REGISTER)?)
+                .map(Command::Register)
+                .map_err(invalid(names::REGISTER)),
+            names::UPDATE_STATS => Stats::from_content(content(names::UPDATE_STATS)?)
+                .map(Command::UpdateStats)
+                .map_err(invalid(names::UPDATE_STATS)),
+            names::UNREGISTER => Ok(Command::Unregister),
+            names::QUERY => Ok(Command::Query),
+            names::QUERY_REPLY => {
+                let list = serde_json::from_value(content(names::QUERY_REPLY)?.clone()).map_err(
+                    |_| MessageError::InvalidContent {
+                        command: names::QUERY_REPLY,
+                        error: ValidationError::WrongType {
+                            field: "servers",
+                            expected: "a list of servers",
+                        },
+                    },
+                )?;
+                Ok(Command::QueryReply(list))
+            }
+            _ => Err(MessageError::UnknownCommand(env.command)),
+        }
+    }
+
+    /// The command's wire name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Register(_) => names::REGISTER,
+            Command::UpdateStats(_) => names::UPDATE_STATS,
+            Command::Unregister => names::UNREGISTER,
+            Command::Query => names::QUERY,
+            Command::QueryReply(_) => names::QUERY_REPLY,
+        }
+    }
+
+    /// Compact JSON, without `content` for commands that carry none.
+    pub fn to_json(&self) -> String {
+        // Serializing plain data into a String cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl Serialize for Command {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let has_content = !matches!(self, Command::Unregister | Command::Query);
+        let mut st = s.serialize_struct("Command", 1 + usize::from(has_content))?;
+        st.serialize_field("command", self.name())?;
+        match self {
+            Command::Register(r) => st.serialize_field("content", r)?,
+            Command::UpdateStats(stats) => st.serialize_field("content", stats)?,
+            Command::QueryReply(list) => st.serialize_field("content", list)?,
+            Command::Unregister | Command::Query => {}
+        }
+        st.end()
+    }
+}
+
+/// Serializes an `msRQueryGameServers` reply straight from borrowed entries,
+/// so the master need not clone its registry to answer.
+pub fn query_reply_json<'a>(servers: impl IntoIterator<Item = &'a ServerEntry>) -> Vec<u8> {
+    struct Servers<I>(std::cell::RefCell<Option<I>>);
+    impl<'a, I: Iterator<Item = &'a ServerEntry>> Serialize for Servers<I> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let iter = self.0.borrow_mut().take();
+            s.collect_seq(iter.into_iter().flatten())
+        }
+    }
+    #[derive(Serialize)]
+    struct Content<'s, I: Serialize> {
+        servers: &'s I,
+    }
+    #[derive(Serialize)]
+    struct Reply<'s, I: Serialize> {
+        command: &'static str,
+        content: Content<'s, I>,
+    }
+    let servers = Servers(std::cell::RefCell::new(Some(servers.into_iter())));
+    let reply = Reply {
+        command: names::QUERY_REPLY,
+        content: Content { servers: &servers },
+    };
+    serde_json::to_vec(&reply).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Result<Command, MessageError> {
+        Command::parse(v.to_string().as_bytes())
+    }
+
+    #[test]
+    fn spec_examples_parse() {
+        let c = parse(json!({"command": "msRegisterGameServer", "content": {
+            "serverName": "Server von Bösewicht", "serverAddress": "fd40:9dc7:b528::1",
+            "serverPort": 30000}}))
+        .unwrap();
+        let Command::Register(r) = c else { panic!() };
+        assert_eq!(r.name.as_str(), "Server von Bösewicht");
+        assert_eq!(r.port.get(), 30000);
+
+        let c = parse(json!({"command": "msUpdateGameServerStats", "content": {
+            "players": {"current": 2, "max": 4}, "isLobbyOpen": true, "gameplayMode": 2}}))
+        .unwrap();
+        assert_eq!(
+            c,
+            Command::UpdateStats(Stats {
+                players: Players { current: 2, max: 4 },
+                is_lobby_open: true,
+                gameplay_mode: GameplayMode::StandardAB
+            })
+        );
+        assert_eq!(
+            parse(json!({"command": "msUnregisterGameServer"})),
+            Ok(Command::Unregister)
+        );
+        assert_eq!(
+            parse(json!({"command": "msQueryGameServers"})),
+            Ok(Command::Query)
+        );
+    }
+
+    #[test]
+    fn content_on_contentless_commands_is_ignored() {
+        assert_eq!(
+            parse(json!({"command": "msQueryGameServers", "content": {"x": 1}})),
+            Ok(Command::Query)
+        );
+        assert_eq!(
+            parse(json!({"command": "msUnregisterGameServer", "content": []})),
+            Ok(Command::Unregister)
+        );
+    }
+
+    #[test]
+    fn envelope_errors() {
+        assert!(matches!(
+            Command::parse(b"{nope"),
+            Err(MessageError::InvalidJson(_))
+        ));
+        assert_eq!(Command::parse(b"[1,2]"), Err(MessageError::NotAnObject));
+        assert_eq!(Command::parse(b"\"x\""), Err(MessageError::NotAnObject));
+        assert_eq!(Command::parse(b"{}"), Err(MessageError::MissingCommand));
+        assert_eq!(
+            Command::parse(br#"{"command":7}"#),
+            Err(MessageError::MissingCommand)
+        );
+        assert_eq!(
+            Command::parse(br#"{"command":"msFly"}"#),
+            Err(MessageError::UnknownCommand("msFly".into()))
+        );
+        assert!(matches!(
+            Command::parse(br#"{"command":"msRegisterGameServer"}"#),
+            Err(MessageError::InvalidContent {
+                error: ValidationError::Missing("content"),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn stats_rules() {
+        let stats = |v: Value| Stats::from_content(&v);
+        let ok = json!({"players": {"current": "3", "max": 3}, "isLobbyOpen": false, "gameplayMode": 1});
+        assert_eq!(stats(ok).unwrap().players.current, 3);
+        let missing_mode = json!({"players": {"current": 1, "max": 3}, "isLobbyOpen": false});
+        assert_eq!(
+            stats(missing_mode),
+            Err(ValidationError::Missing("gameplayMode"))
+        );
+        let missing_lobby = json!({"players": {"current": 1, "max": 3}, "gameplayMode": 1});
+        assert_eq!(
+            stats(missing_lobby),
+            Err(ValidationError::Missing("isLobbyOpen"))
+        );
+        let missing_players = json!({"isLobbyOpen": true, "gameplayMode": 1});
+        assert_eq!(
+            stats(missing_players),
+            Err(ValidationError::Missing("players"))
+        );
+        let missing_max = json!({"players": {"current": 1}, "isLobbyOpen": true, "gameplayMode": 1});
+        assert_eq!(
+            stats(missing_max),
+            Err(ValidationError::Missing("players.max"))
+        );
+        for (max, ok) in [(1, false), (2, true), (3, true), (4, true), (5, false)] {
+            let v = json!({"players": {"current": 0, "max": max}, "isLobbyOpen": true, "gameplayMode": 1});
+            assert_eq!(stats(v).is_ok(), ok, "max {max}");
+        }
+        for (mode, ok) in [(0, false), (1, true), (2, true), (3, false)] {
+            let v = json!({"players": {"current": 0, "max": 2}, "isLobbyOpen": true, "gameplayMode": mode});
+            assert_eq!(stats(v).is_ok(), ok, "mode {mode}");
+        }
+        let lobby_str = json!({"players": {"current": 0, "max": 2}, "isLobbyOpen": "true", "gameplayMode": 1});
+        assert!(stats(lobby_str).is_err());
+        let mode_str = json!({"players": {"current": 0, "max": 2}, "isLobbyOpen": true, "gameplayMode": "1"});
+        assert_eq!(stats(mode_str), Err(ValidationError::GameplayMode));
+    }
+
+    #[test]
+    fn serialization_matches_the_contract_example() {
+        let entry = ServerEntry {
+            name: "Feuerland".into(),
+            address: Some("192.168.0.10".into()),
+            port: Some(20000),
+            stats: Stats {
+                players: Players { current: 2, max: 4 },
+                is_lobby_open: true,
+                gameplay_mode: GameplayMode::StandardAB,
+            },
+        };
+        let json = query_reply_json([&entry]);
+        let expected = r#"{"command":"msRQueryGameServers","content":{"servers":[{"name":"Feuerland","address":"192.168.0.10","port":20000,"players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":2}]}}"#;
+        assert_eq!(String::from_utf8(json).unwrap(), expected);
+        assert_eq!(expected.len() + 1, 185);
+        let owned = Command::QueryReply(ServerList {
+            servers: vec![entry],
+        });
+        assert_eq!(owned.to_json(), expected);
+        assert_eq!(
+            String::from_utf8(query_reply_json([])).unwrap(),
+            r#"{"command":"msRQueryGameServers","content":{"servers":[]}}"#
+        );
+        assert_eq!(Command::Query.to_json(), r#"{"command":"msQueryGameServers"}"#);
+        assert_eq!(
+            Command::Unregister.to_json(),
+            r#"{"command":"msUnregisterGameServer"}"#
+        );
+        let reg = Command::Register(Registration::new("Feuerland", "192.168.0.10", 20000).unwrap());
+        assert_eq!(reg.to_json().len() + 1, 122);
+        let upd = Command::UpdateStats(Stats {
+            players: Players { current: 2, max: 4 },
+            is_lobby_open: true,
+            gameplay_mode: GameplayMode::StandardAB,
+        });
+        assert_eq!(upd.to_json().len() + 1, 118);
+    }
+
+    #[test]
+    fn reader_accepts_spec_reply_with_string_counts() {
+        let spec = r#"{"command":"msRQueryGameServers","content":{"servers":[
+            {"name":"轰炸机人","address":"bombergame.example.org","port":40000,
+             "players":{"current":"22","max":4},"isLobbyOpen":false,"gameplayMode":2},
+            {"name":"Server von Bösewicht","address":"fd40:9dc7:b528::1","port":30000,
+             "players":{"current":"3","max":3},"isLobbyOpen":false,"gameplayMode":1},
+            {"name":"broken","players":"x"},
+            {"name":"Hidden","players":{"current":1,"max":4},"isLobbyOpen":true,"gameplayMode":1}]}}"#;
+        let Command::QueryReply(list) = Command::parse(spec.as_bytes()).unwrap() else {
+            panic!()
+        };
+        let names: Vec<_> = list.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["轰炸机人", "Server von Bösewicht", "Hidden"]);
+        assert_eq!(list.servers[0].stats.players.current, 22);
+        assert_eq!(list.servers[2].address, None);
+        // Hidden addresses stay hidden when written again.
+        let json = serde_json::to_string(&list.servers[2]).unwrap();
+        assert!(!json.contains("address") && !json.contains("port"), "{json}");
+    }
+}
