@@ -27,12 +27,17 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
+        .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
     let listener = TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
-    tracing::info!(addr = %listener.local_addr()?, "master listening");
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, "master listening");
+    // One machine-readable line on stdout, so scripts and tests can wait for
+    // readiness (and learn the port when listening on port 0).
+    println!("master listening on {addr}");
     let config = Config {
         max_connections: args.max_connections,
         ..Config::default()

@@ -49,10 +49,7 @@ pub enum Step {
     /// Drop `consumed` bytes from the front of the buffer and read more.
     NeedMore { consumed: usize },
     /// `json` (a range of the buffer given) is one message; then drop `consumed`.
-    Frame {
-        consumed: usize,
-        json: Range<usize>,
-    },
+    Frame { consumed: usize, json: Range<usize> },
     /// Drop `consumed` bytes; the reader is resynchronising for `reason`.
     Discarded {
         consumed: usize,
@@ -242,7 +239,10 @@ mod tests {
 
     /// Feeds `input` in the given chunks, the way a socket might deliver it,
     /// and returns every message and discard in order.
-    pub(crate) fn run(dec: &mut FrameDecoder, chunks: &[&[u8]]) -> Vec<Result<String, DiscardReason>> {
+    pub(crate) fn run(
+        dec: &mut FrameDecoder,
+        chunks: &[&[u8]],
+    ) -> Vec<Result<String, DiscardReason>> {
         let mut out = Vec::new();
         let mut buf: Vec<u8> = Vec::new();
         for chunk in chunks {
@@ -313,7 +313,10 @@ mod tests {
         let got = whole(b"hello world\n17{\"Hallo\":\"Welt\"}\n");
         assert_eq!(
             got,
-            vec![Err(DiscardReason::Garbage), Ok(r#"{"Hallo":"Welt"}"#.into())]
+            vec![
+                Err(DiscardReason::Garbage),
+                Ok(r#"{"Hallo":"Welt"}"#.into())
+            ]
         );
     }
 
@@ -335,10 +338,16 @@ mod tests {
     fn wrong_terminator_resyncs() {
         // Length too short: the declared region ends inside the JSON.
         let got = whole(b"10{\"Hallo\":\"Welt\"}\n3{}\n");
-        assert_eq!(got, vec![Err(DiscardReason::BadTerminator), Ok("{}".into())]);
+        assert_eq!(
+            got,
+            vec![Err(DiscardReason::BadTerminator), Ok("{}".into())]
+        );
         // Length too long: the next message is recovered from the region.
         let got = whole(b"20{\"Hallo\":\"Welt\"}\n3{}\n");
-        assert_eq!(got, vec![Err(DiscardReason::BadTerminator), Ok("{}".into())]);
+        assert_eq!(
+            got,
+            vec![Err(DiscardReason::BadTerminator), Ok("{}".into())]
+        );
     }
 
     #[test]
@@ -351,7 +360,10 @@ mod tests {
         chunks.push(b"3{}\n".to_vec());
         let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
         let got = run(&mut dec, &refs);
-        assert_eq!(got, vec![Err(DiscardReason::Oversize(len)), Ok("{}".into())]);
+        assert_eq!(
+            got,
+            vec![Err(DiscardReason::Oversize(len)), Ok("{}".into())]
+        );
         // Exactly at the limit is accepted.
         let json = format!("{{\"a\":\"{}\"}}", "y".repeat(MAX_FRAME_LEN - 9));
         let framed = frame(json.as_bytes());

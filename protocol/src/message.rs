@@ -50,8 +50,8 @@ pub struct Envelope {
 impl Envelope {
     /// Parses JSON text whose root must be an object with a string `command`.
     pub fn parse(json: &[u8]) -> Result<Self, MessageError> {
-        let value: Value = serde_json::from_slice(json)
-            .map_err(|e| MessageError::InvalidJson(e.to_string()))?;
+        let value: Value =
+            serde_json::from_slice(json).map_err(|e| MessageError::InvalidJson(e.to_string()))?;
         Self::from_value(value)
     }
 
@@ -198,16 +198,13 @@ impl Command {
     }
 
     pub fn from_envelope(env: Envelope) -> Result<Self, MessageError> {
-        let invalid = |command: &'static str| {
-            move |error| MessageError::InvalidContent { command, error }
-        };
+        let invalid =
+            |command: &'static str| move |error| MessageError::InvalidContent { command, error };
         let content = |command: &'static str| {
-            env.content
-                .as_ref()
-                .ok_or(MessageError::InvalidContent {
-                    command,
-                    error: ValidationError::Missing("content"),
-                })
+            env.content.as_ref().ok_or(MessageError::InvalidContent {
+                command,
+                error: ValidationError::Missing("content"),
+            })
         };
         match env.command.as_str() {
             names::REGISTER => Registration::from_content(content(names::REGISTER)?)
@@ -219,15 +216,16 @@ impl Command {
             names::UNREGISTER => Ok(Command::Unregister),
             names::QUERY => Ok(Command::Query),
             names::QUERY_REPLY => {
-                let list = serde_json::from_value(content(names::QUERY_REPLY)?.clone()).map_err(
-                    |_| MessageError::InvalidContent {
-                        command: names::QUERY_REPLY,
-                        error: ValidationError::WrongType {
-                            field: "servers",
-                            expected: "a list of servers",
-                        },
-                    },
-                )?;
+                let list =
+                    serde_json::from_value(content(names::QUERY_REPLY)?.clone()).map_err(|_| {
+                        MessageError::InvalidContent {
+                            command: names::QUERY_REPLY,
+                            error: ValidationError::WrongType {
+                                field: "servers",
+                                expected: "a list of servers",
+                            },
+                        }
+                    })?;
                 Ok(Command::QueryReply(list))
             }
             _ => Err(MessageError::UnknownCommand(env.command)),
@@ -375,7 +373,8 @@ mod tests {
     #[test]
     fn stats_rules() {
         let stats = |v: Value| Stats::from_content(&v);
-        let ok = json!({"players": {"current": "3", "max": 3}, "isLobbyOpen": false, "gameplayMode": 1});
+        let ok =
+            json!({"players": {"current": "3", "max": 3}, "isLobbyOpen": false, "gameplayMode": 1});
         assert_eq!(stats(ok).unwrap().players.current, 3);
         let missing_mode = json!({"players": {"current": 1, "max": 3}, "isLobbyOpen": false});
         assert_eq!(
@@ -392,7 +391,8 @@ mod tests {
             stats(missing_players),
             Err(ValidationError::Missing("players"))
         );
-        let missing_max = json!({"players": {"current": 1}, "isLobbyOpen": true, "gameplayMode": 1});
+        let missing_max =
+            json!({"players": {"current": 1}, "isLobbyOpen": true, "gameplayMode": 1});
         assert_eq!(
             stats(missing_max),
             Err(ValidationError::Missing("players.max"))
@@ -405,9 +405,11 @@ mod tests {
             let v = json!({"players": {"current": 0, "max": 2}, "isLobbyOpen": true, "gameplayMode": mode});
             assert_eq!(stats(v).is_ok(), ok, "mode {mode}");
         }
-        let lobby_str = json!({"players": {"current": 0, "max": 2}, "isLobbyOpen": "true", "gameplayMode": 1});
+        let lobby_str =
+            json!({"players": {"current": 0, "max": 2}, "isLobbyOpen": "true", "gameplayMode": 1});
         assert!(stats(lobby_str).is_err());
-        let mode_str = json!({"players": {"current": 0, "max": 2}, "isLobbyOpen": true, "gameplayMode": "1"});
+        let mode_str =
+            json!({"players": {"current": 0, "max": 2}, "isLobbyOpen": true, "gameplayMode": "1"});
         assert_eq!(stats(mode_str), Err(ValidationError::GameplayMode));
     }
 
@@ -435,7 +437,10 @@ mod tests {
             String::from_utf8(query_reply_json([])).unwrap(),
             r#"{"command":"msRQueryGameServers","content":{"servers":[]}}"#
         );
-        assert_eq!(Command::Query.to_json(), r#"{"command":"msQueryGameServers"}"#);
+        assert_eq!(
+            Command::Query.to_json(),
+            r#"{"command":"msQueryGameServers"}"#
+        );
         assert_eq!(
             Command::Unregister.to_json(),
             r#"{"command":"msUnregisterGameServer"}"#
@@ -468,6 +473,9 @@ mod tests {
         assert_eq!(list.servers[2].address, None);
         // Hidden addresses stay hidden when written again.
         let json = serde_json::to_string(&list.servers[2]).unwrap();
-        assert!(!json.contains("address") && !json.contains("port"), "{json}");
+        assert!(
+            !json.contains("address") && !json.contains("port"),
+            "{json}"
+        );
     }
 }

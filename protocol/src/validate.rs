@@ -47,7 +47,9 @@ pub enum ValidationError {
     AddressEmpty,
     #[error("\"{0}\" looks like an IPv4 address but is not a valid one")]
     InvalidIpv4(String),
-    #[error("\"{0}\" looks like an IPv6 address but is not a valid one (write it without brackets)")]
+    #[error(
+        "\"{0}\" looks like an IPv6 address but is not a valid one (write it without brackets)"
+    )]
     InvalidIpv6(String),
     #[error("a hostname may have at most {MAX_HOSTNAME_LEN} characters")]
     HostnameTooLong,
@@ -319,10 +321,12 @@ pub(crate) fn uint_field(
     obj: &serde_json::Map<String, Value>,
     name: &'static str,
 ) -> Result<u64, ValidationError> {
-    field(obj, name)?.as_u64().ok_or(ValidationError::WrongType {
-        field: name,
-        expected: "a whole number",
-    })
+    field(obj, name)?
+        .as_u64()
+        .ok_or(ValidationError::WrongType {
+            field: name,
+            expected: "a whole number",
+        })
 }
 
 /// `players.current`: an integer ≥ 0 or, because the specification's own
@@ -370,7 +374,10 @@ mod tests {
             E::NameTooLong(101)
         );
         assert_eq!(ServerName::parse("a\nb").unwrap_err(), E::NameControlChar);
-        assert_eq!(ServerName::parse("a\u{7f}").unwrap_err(), E::NameControlChar);
+        assert_eq!(
+            ServerName::parse("a\u{7f}").unwrap_err(),
+            E::NameControlChar
+        );
         assert_eq!(ServerName::parse("\u{0}").unwrap_err(), E::NameControlChar);
         for ok in ["Feuerland", "Server von Bösewicht", "轰炸机人", " padded "] {
             assert_eq!(ServerName::parse(ok).unwrap().as_str(), ok);
@@ -401,7 +408,8 @@ mod tests {
 
     #[test]
     fn addresses_rejected() {
-        let cases: &[(&str, fn(&E) -> bool)] = &[
+        type Check = fn(&E) -> bool;
+        let cases: &[(&str, Check)] = &[
             ("", |e| *e == E::AddressEmpty),
             ("1.2.3", |e| matches!(e, E::InvalidIpv4(_))),
             ("256.1.1.1", |e| matches!(e, E::InvalidIpv4(_))),
@@ -465,7 +473,13 @@ mod tests {
             serde_json::json!(null),
         ] {
             assert!(
-                matches!(reg(bad.clone()), Err(E::WrongType { field: "serverPort", .. })),
+                matches!(
+                    reg(bad.clone()),
+                    Err(E::WrongType {
+                        field: "serverPort",
+                        ..
+                    })
+                ),
                 "{bad}"
             );
         }

@@ -1,0 +1,1 @@
+//! The lobby's WebSocket bridge (`shared/protocol.md` section 2).

@@ -1,0 +1,2 @@
+//! `bridge`: serves the front end and relays browsers to the master.
+fn main() {}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Sets up the tools, then runs every check and test. CI runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+source scripts/env.sh
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "format"
+cargo fmt --all -- --check
+step "clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+step "protocol builds for wasm32 without tokio"
+cargo check -p protocol --target wasm32-unknown-unknown
+step "tests"
+cargo test --workspace
+step "benchmark smoke run (checks it runs, not its speed)"
+QUERY_BENCH_SERVERS=200 QUERY_BENCH_ROUNDS=20 cargo bench -p master --bench query
