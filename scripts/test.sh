@@ -13,6 +13,13 @@ step "clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 step "protocol builds for wasm32 without tokio"
 cargo check -p protocol --target wasm32-unknown-unknown
+step "front end: release build with Trunk"
+cargo fetch
+trunk build --release
+step "front end: component tests in headless Chromium"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  CHROMEDRIVER="$(command -v chromedriver)" \
+  cargo test -p frontend --target wasm32-unknown-unknown
 step "tests"
 cargo test --workspace
 step "benchmark smoke run (checks it runs, not its speed)"

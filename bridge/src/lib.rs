@@ -1,1 +1,21 @@
-//! The lobby's WebSocket bridge (`shared/protocol.md` section 2).
+//! The lobby's WebSocket bridge (`shared/protocol.md` section 2): serves the
+//! front end, and relays browsers to the master over `/ws`. Viewers share
+//! one upstream connection that polls the list; each admin gets its own
+//! master connection, so its test server lives as long as its WebSocket.
+//!
+//! Like the master, the library takes an already-bound listener so tests
+//! (and the binary) choose the port.
+
+pub mod config;
+pub mod error;
+pub mod limits;
+pub mod metrics;
+mod server;
+mod session;
+pub mod token;
+pub mod upstream;
+
+pub use config::Config;
+pub use error::Error;
+pub use server::{run, Bridge};
+pub use token::AdminToken;

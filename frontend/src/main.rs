@@ -1,2 +1,5 @@
-//! tmp
-fn main() {}
+//! Entry point of the wasm binary that Trunk builds.
+
+fn main() {
+    frontend::start();
+}

@@ -9,4 +9,4 @@ pub mod server;
 pub mod signal;
 
 pub use registry::Registry;
-pub use server::{run, Config, Master};
+pub use server::{bind, run, Config, Master};

@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use anyhow::Context;
 use clap::Parser;
 use master::{signal::shutdown_signal, Config};
-use tokio::net::TcpListener;
 use tracing_subscriber::EnvFilter;
 
 /// The lobby's master server: game servers register over TCP, clients query
@@ -19,6 +18,11 @@ struct Args {
     /// Connections served at once.
     #[arg(long, env = "MASTER_MAX_CONNECTIONS", default_value_t = 10_000)]
     max_connections: usize,
+    /// Seconds a connection may be silent before TCP keepalive probes check
+    /// that its peer still exists (spread by up to half again per connection,
+    /// then up to 6 probes about 10 s apart).
+    #[arg(long, env = "MASTER_KEEPALIVE_SECS", default_value_t = 30)]
+    keepalive_secs: u64,
 }
 
 #[tokio::main]
@@ -30,9 +34,12 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let listener = TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    // Every connection is a file descriptor: use all the hard limit allows.
+    if let Err(e) = rlimit::increase_nofile_limit(args.max_connections as u64 + 256) {
+        tracing::warn!(error = %e, "cannot raise the open-file limit");
+    }
+    let listener =
+        master::bind(args.listen).with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "master listening");
     // One machine-readable line on stdout, so scripts and tests can wait for
@@ -40,6 +47,7 @@ async fn main() -> anyhow::Result<()> {
     println!("master listening on {addr}");
     let config = Config {
         max_connections: args.max_connections,
+        keepalive: std::time::Duration::from_secs(args.keepalive_secs),
         ..Config::default()
     };
     master::run(listener, config, shutdown_signal()).await;

@@ -84,11 +84,12 @@ impl Master {
                 accepted = accept(&listener) => accepted,
                 () = &mut shutdown => break,
             };
-            if let Err(e) = configure(&socket, self.config.keepalive) {
+            let id = self.registry.next_conn_id();
+            if let Err(e) = configure(&socket, self.config.keepalive, id) {
                 debug!(%peer, error = %e, "cannot set socket options");
             }
             let handler = Handler {
-                id: self.registry.next_conn_id(),
+                id,
                 peer,
                 registry: self.registry.clone(),
                 cancel: cancel.child_token(),
@@ -109,6 +110,20 @@ impl Master {
             warn!("some connections did not close within the grace time");
         }
     }
+}
+
+/// Binds a listener with a deep accept backlog: when thousands of game servers
+/// reconnect at once (after a master restart), a short backlog would drop
+/// handshakes the kernel already acknowledged.
+pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(4096)
 }
 
 /// Runs a master with `config` on `listener` until `shutdown` resolves.
@@ -132,12 +147,19 @@ async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
     }
 }
 
-fn configure(socket: &TcpStream, keepalive: Duration) -> io::Result<()> {
+/// Sets TCP_NODELAY (replies are single writes) and keepalive. The idle time
+/// is spread over [keepalive, 1.5 × keepalive) by connection id: servers that
+/// registered in one burst would otherwise be probed in one burst, and on
+/// loopback a burst of thousands of probes overflows the kernel's backlog
+/// queue (`netdev_max_backlog`), so healthy peers were dropped as dead.
+fn configure(socket: &TcpStream, keepalive: Duration, id: ConnId) -> io::Result<()> {
     socket.set_nodelay(true)?;
+    let spread_ms = (keepalive.as_millis() as u64 / 2).max(1);
+    let jitter = Duration::from_millis(id.wrapping_mul(7919) % spread_ms);
     let ka = socket2::TcpKeepalive::new()
-        .with_time(keepalive)
-        .with_interval(Duration::from_secs(10))
-        .with_retries(3);
+        .with_time(keepalive + jitter)
+        .with_interval(Duration::from_secs(10) + jitter / 4)
+        .with_retries(6);
     socket2::SockRef::from(socket).set_tcp_keepalive(&ka)
 }
 

@@ -1,0 +1,17 @@
+//! The bridge's errors: configuration and start-up faults (ours), as
+//! opposed to a browser's faults, which are answered on the wire.
+
+use std::{io, path::PathBuf};
+
+/// Why the bridge could not start or serve.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the admin token is empty")]
+    EmptyToken,
+    #[error("cannot read the admin token file {path}: {source}")]
+    TokenFile { path: PathBuf, source: io::Error },
+    #[error("cannot generate a random admin token: {0}")]
+    Random(String),
+    #[error("HTTP server failed: {0}")]
+    Serve(io::Error),
+}

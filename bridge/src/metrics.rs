@@ -1,0 +1,151 @@
+//! Counters for `/metrics`, rendered as Prometheus text by hand.
+
+use std::{
+    fmt::Write,
+    sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed},
+};
+
+use protocol::bridge::ErrorCode;
+
+const CODES: [ErrorCode; 6] = [
+    ErrorCode::InvalidJson,
+    ErrorCode::NotAnObject,
+    ErrorCode::UnknownCommand,
+    ErrorCode::Forbidden,
+    ErrorCode::RateLimited,
+    ErrorCode::MasterDown,
+];
+
+/// Shared by every connection; plain relaxed atomics (no ordering needed).
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// Open WebSockets that have not authenticated.
+    pub viewers: AtomicI64,
+    /// Open WebSockets that sent the admin token.
+    pub admins: AtomicI64,
+    /// Text and binary frames received from browsers.
+    pub frames_in: AtomicU64,
+    /// Text messages sent to browsers.
+    pub frames_out: AtomicU64,
+    refusals: [AtomicU64; 6],
+    /// Upgrades refused before the WebSocket existed.
+    pub refused_origin: AtomicU64,
+    /// Upgrades refused at the connection limit.
+    pub refused_full: AtomicU64,
+    /// `bridgeAuth` with a wrong token.
+    pub auth_failures: AtomicU64,
+    /// Queries the bridge sent to the master (shared poller and admin links).
+    pub master_queries: AtomicU64,
+    /// 1 while the shared upstream reaches the master.
+    pub master_up: AtomicI64,
+}
+
+impl Metrics {
+    /// Counts one refusal answered with `code`.
+    pub fn refused(&self, code: ErrorCode) {
+        if let Some(i) = CODES.iter().position(|c| *c == code) {
+            self.refusals[i].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// How many frames were refused with `code`.
+    pub fn refusals(&self, code: ErrorCode) -> u64 {
+        CODES
+            .iter()
+            .position(|c| *c == code)
+            .map_or(0, |i| self.refusals[i].load(Relaxed))
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(2048);
+        let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, i64)]| {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (labels, value) in samples {
+                let _ = writeln!(out, "{name}{labels} {value}");
+            }
+        };
+        let u = |a: &AtomicU64| i64::try_from(a.load(Relaxed)).unwrap_or(i64::MAX);
+        metric(
+            "bridge_connections",
+            "gauge",
+            "Open WebSocket connections by role.",
+            &[
+                ("{role=\"viewer\"}", self.viewers.load(Relaxed)),
+                ("{role=\"admin\"}", self.admins.load(Relaxed)),
+            ],
+        );
+        metric(
+            "bridge_frames_in_total",
+            "counter",
+            "WebSocket frames received from browsers.",
+            &[("", u(&self.frames_in))],
+        );
+        metric(
+            "bridge_frames_out_total",
+            "counter",
+            "WebSocket messages sent to browsers.",
+            &[("", u(&self.frames_out))],
+        );
+        let labels: Vec<String> = CODES
+            .iter()
+            .map(|c| format!("{{code=\"{}\"}}", c.as_str()))
+            .collect();
+        let samples: Vec<(&str, i64)> = labels
+            .iter()
+            .zip(&self.refusals)
+            .map(|(l, n)| (l.as_str(), u(n)))
+            .collect();
+        metric(
+            "bridge_refusals_total",
+            "counter",
+            "Frames refused with bridgeError, by code.",
+            &samples,
+        );
+        metric(
+            "bridge_upgrades_refused_total",
+            "counter",
+            "WebSocket upgrades refused before the handshake, by HTTP status.",
+            &[
+                ("{status=\"403\"}", u(&self.refused_origin)),
+                ("{status=\"503\"}", u(&self.refused_full)),
+            ],
+        );
+        metric(
+            "bridge_auth_failures_total",
+            "counter",
+            "bridgeAuth attempts with a wrong token.",
+            &[("", u(&self.auth_failures))],
+        );
+        metric(
+            "bridge_master_queries_total",
+            "counter",
+            "msQueryGameServers sent to the master.",
+            &[("", u(&self.master_queries))],
+        );
+        metric(
+            "bridge_master_up",
+            "gauge",
+            "1 while the master is reachable.",
+            &[("", self.master_up.load(Relaxed))],
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_every_family() {
+        let m = Metrics::default();
+        m.refused(ErrorCode::Forbidden);
+        m.refused(ErrorCode::Forbidden);
+        assert_eq!(m.refusals(ErrorCode::Forbidden), 2);
+        let text = m.render();
+        assert!(text.contains("bridge_refusals_total{code=\"forbidden\"} 2\n"));
+        assert!(text.contains("bridge_connections{role=\"viewer\"} 0\n"));
+        assert!(text.contains("# TYPE bridge_master_up gauge\n"));
+    }
+}

@@ -1,0 +1,225 @@
+//! The HTTP side: routes (`/ws`, `/healthz`, `/metrics`, the front end),
+//! the checks made before a WebSocket upgrade, and graceful shutdown.
+
+use std::{future::Future, net::SocketAddr, sync::Arc};
+
+use axum::{
+    extract::{ws::WebSocketUpgrade, ConnectInfo, State},
+    http::{header, HeaderMap, StatusCode},
+    response::{IntoResponse, Response},
+    routing::get,
+    Router,
+};
+use protocol::bridge::MasterState;
+use tokio::{net::TcpListener, sync::Semaphore};
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tower_http::{
+    compression::CompressionLayer,
+    services::{ServeDir, ServeFile},
+};
+use tracing::{info, warn};
+
+use crate::{
+    config::{Config, MAX_WS_MESSAGE},
+    error::Error,
+    limits::origin_allowed,
+    metrics::Metrics,
+    session::Session,
+    upstream::Upstream,
+};
+
+/// What every request handler and session shares.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    pub(crate) config: Config,
+    pub(crate) upstream: Arc<Upstream>,
+    pub(crate) metrics: Arc<Metrics>,
+    /// Fires on shutdown: sessions close with 1001.
+    pub(crate) cancel: CancellationToken,
+    /// Open WebSocket sessions, so shutdown can wait for them.
+    pub(crate) sessions: TaskTracker,
+    /// One permit per open WebSocket (`max_connections`).
+    pub(crate) slots: Arc<Semaphore>,
+}
+
+/// A bridge: configuration plus shared state. Build it, keep
+/// [`Bridge::metrics`] if you want to look inside, then [`Bridge::run`].
+#[derive(Debug)]
+pub struct Bridge {
+    ctx: Arc<Ctx>,
+}
+
+impl Bridge {
+    /// A bridge that does nothing until [`Bridge::run`].
+    pub fn new(config: Config) -> Self {
+        let metrics = Arc::new(Metrics::default());
+        let upstream = Arc::new(Upstream::new(config.hide_addresses, metrics.clone()));
+        let slots = Arc::new(Semaphore::new(config.max_connections));
+        Self {
+            ctx: Arc::new(Ctx {
+                config,
+                upstream,
+                metrics,
+                cancel: CancellationToken::new(),
+                sessions: TaskTracker::new(),
+                slots,
+            }),
+        }
+    }
+
+    /// The live counters, as `/metrics` shows them.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.ctx.metrics.clone()
+    }
+
+    /// Serves `listener` until `shutdown` resolves; then stops accepting,
+    /// closes every WebSocket with 1001 and the master connections, and
+    /// returns within the configured grace time.
+    pub async fn run(
+        &self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), Error> {
+        let ctx = &self.ctx;
+        let index = ctx.config.static_dir.join("index.html");
+        if !index.is_file() {
+            warn!(path = %index.display(), "no front end found; only /ws, /healthz and /metrics work");
+        }
+        let poller = tokio::spawn(
+            ctx.upstream
+                .clone()
+                .run(ctx.config.clone(), ctx.cancel.child_token()),
+        );
+        let cancel = ctx.cancel.clone();
+        let serve = axum::serve(
+            listener,
+            router(ctx.clone()).into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move { cancel.cancelled().await });
+        let serve = std::future::IntoFuture::into_future(serve);
+        tokio::pin!(serve);
+        tokio::pin!(shutdown);
+        let (result, served) = tokio::select! {
+            r = &mut serve => (r.map_err(Error::Serve), true),
+            () = &mut shutdown => (Ok(()), false),
+        };
+        info!("bridge shutting down: closing WebSockets");
+        ctx.cancel.cancel();
+        ctx.sessions.close();
+        let grace = ctx.config.shutdown_grace;
+        let drained = tokio::time::timeout(grace, async {
+            ctx.sessions.wait().await;
+            if !served {
+                // Idle HTTP connections close; open requests finish.
+                let _ = (&mut serve).await;
+            }
+        })
+        .await;
+        if drained.is_err() {
+            warn!("some connections did not close within the grace time");
+        }
+        poller.abort();
+        result
+    }
+}
+
+/// Runs a bridge with `config` on `listener` until `shutdown` resolves.
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), Error> {
+    Bridge::new(config).run(listener, shutdown).await
+}
+
+fn router(ctx: Arc<Ctx>) -> Router {
+    let dir = &ctx.config.static_dir;
+    // Client-side routes (/admin, /embed, ...) get the page itself.
+    let front_end = Router::new()
+        .fallback_service(ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html"))))
+        .layer(CompressionLayer::new());
+    Router::new()
+        .route("/ws", get(ws))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .with_state(ctx)
+        .merge(front_end)
+}
+
+async fn ws(
+    State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    if !origin_allowed(
+        origin,
+        host,
+        &ctx.config.allowed_origins,
+        ctx.config.loopback_origins,
+    ) {
+        ctx.metrics
+            .refused_origin
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        info!(%peer, origin = origin.unwrap_or_default(), "upgrade from a foreign origin refused");
+        return (StatusCode::FORBIDDEN, "origin not allowed\n").into_response();
+    }
+    if ctx.cancel.is_cancelled() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    }
+    let Ok(permit) = ctx.slots.clone().try_acquire_owned() else {
+        ctx.metrics
+            .refused_full
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        warn!(%peer, "connection limit reached; upgrade refused");
+        return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
+    };
+    let session = Session::new(ctx.clone(), peer);
+    let tracker = ctx.sessions.clone();
+    upgrade
+        .max_message_size(MAX_WS_MESSAGE)
+        .max_frame_size(MAX_WS_MESSAGE)
+        .read_buffer_size(4096)
+        .write_buffer_size(0)
+        .max_write_buffer_size(16 << 20)
+        .on_upgrade(move |socket| {
+            tracker.track_future(async move {
+                session.run(socket).await;
+                drop(permit);
+            })
+        })
+}
+
+async fn healthz(State(ctx): State<Arc<Ctx>>) -> Response {
+    let shared = ctx.upstream.current();
+    let (status, body) = match shared.master {
+        MasterState::Up => (
+            StatusCode::OK,
+            serde_json::json!({"status": "ok", "master": "up"}),
+        ),
+        MasterState::Down => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            serde_json::json!({
+                "status": "unavailable",
+                "master": "down",
+                "reason": shared.reason.as_deref().unwrap_or("the master cannot be reached"),
+            }),
+        ),
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+async fn metrics(State(ctx): State<Arc<Ctx>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        ctx.metrics.render(),
+    )
+        .into_response()
+}

@@ -1,0 +1,79 @@
+//! The admin token: loaded or generated, compared in constant time, never logged.
+
+use std::{fmt, path::Path};
+
+use subtle::ConstantTimeEq;
+
+use crate::error::Error;
+
+/// The secret that makes a connection an admin. `Debug` hides it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AdminToken(String);
+
+impl AdminToken {
+    /// A token given by the operator; empty (or whitespace) is refused so
+    /// that an empty `bridgeAuth` can never match.
+    pub fn new(token: &str) -> Result<Self, Error> {
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(Error::EmptyToken);
+        }
+        Ok(Self(token.to_owned()))
+    }
+
+    /// Reads the token from the first line of `path`.
+    pub fn from_file(path: &Path) -> Result<Self, Error> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::TokenFile {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::new(text.lines().next().unwrap_or_default())
+    }
+
+    /// A random 128-bit token in hex, for a bridge started without one.
+    pub fn generate() -> Result<Self, Error> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| Error::Random(e.to_string()))?;
+        Ok(Self(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+    }
+
+    /// Constant-time comparison, so timing does not reveal a prefix.
+    pub fn matches(&self, candidate: &str) -> bool {
+        bool::from(self.0.as_bytes().ct_eq(candidate.as_bytes()))
+    }
+
+    /// The token itself, for printing it once at start.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for AdminToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AdminToken(..)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_tokens_are_hex_and_differ() {
+        let a = AdminToken::generate().unwrap();
+        let b = AdminToken::generate().unwrap();
+        assert_eq!(a.expose().len(), 32);
+        assert!(a.expose().chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn matching() {
+        let t = AdminToken::new(" secret\n").unwrap();
+        assert!(t.matches("secret"));
+        assert!(!t.matches("secre"));
+        assert!(!t.matches(""));
+        assert!(AdminToken::new("  ").is_err());
+        assert_eq!(format!("{t:?}"), "AdminToken(..)");
+    }
+}

@@ -1,0 +1,178 @@
+//! The `bridge` binary in embedded-master mode: one command starts both,
+//! prints one line on stdout, and stops cleanly on SIGTERM.
+
+mod common;
+
+use std::{net::SocketAddr, process::Stdio, time::Duration};
+
+use common::*;
+use tokio::{
+    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
+    net::TcpStream,
+    process::Command,
+};
+
+fn bridge_cmd() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    cmd.env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+#[tokio::test]
+async fn embedded_master_mode() {
+    let dir = std::env::temp_dir().join(format!("bridge-bin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.html"), "<!doctype html>lobby").unwrap();
+    let mut child = bridge_cmd()
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+        ])
+        .arg("--static")
+        .arg(&dir)
+        .args(["--poll-interval", "100ms"])
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+        .await
+        .unwrap()
+        .unwrap();
+    // "bridge listening on http://ADDR master ADDR"
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(words[..3], ["bridge", "listening", "on"], "{line}");
+    assert_eq!(words[4], "master", "{line}");
+    let http: SocketAddr = words[3].strip_prefix("http://").unwrap().parse().unwrap();
+    let master: SocketAddr = words[5].parse().unwrap();
+
+    // The embedded master speaks raw TCP...
+    let mut game = game_server(master, "Embedded", 20000).await;
+    let mut client = TcpStream::connect(master).await.unwrap();
+    client
+        .write_all(b"33{\"command\":\"msQueryGameServers\"}\n")
+        .await
+        .unwrap();
+    let mut reply = vec![0u8; 4096];
+    let n = tokio::time::timeout(WAIT, client.read(&mut reply))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&reply[..n]).contains("msRQueryGameServers"));
+
+    // ...and the bridge relays to it and serves the page.
+    let (status, _, body) = http_get(http, "/admin", "").await;
+    assert_eq!(
+        (status, body.as_slice()),
+        (200, &b"<!doctype html>lobby"[..])
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
+        .await
+        .unwrap();
+    send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
+    let v = recv_until(&mut ws, |v| is_list(v) && names(v) == ["Embedded"]).await;
+    assert_eq!(v["content"]["servers"][0]["port"], 20000);
+    game.shutdown().await.unwrap();
+
+    // SIGTERM: the socket closes with 1001 and the process exits 0 in time.
+    let pid = child.id().unwrap().to_string();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(recv_close(&mut ws).await, 1001);
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .expect("bridge did not exit within 5 s")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).await.unwrap();
+    assert!(rest.is_empty(), "stdout must hold one line only: {rest:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn taken_master_port_fails_with_advice() {
+    let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = tokio::time::timeout(
+        WAIT,
+        bridge_cmd()
+            .args(["--listen", "127.0.0.1:0", "--embedded-master", &addr])
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--master"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[tokio::test]
+async fn generated_token_is_printed_once_to_stderr() {
+    let master = TestMaster::start().await;
+    let mut child = bridge_cmd()
+        .env_remove("BRIDGE_ADMIN_TOKEN")
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--master",
+            &master.addr.to_string(),
+        ])
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let token = tokio::time::timeout(WAIT, async {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(
+                stderr.read_line(&mut line).await.unwrap() > 0,
+                "no token printed"
+            );
+            if let Some(i) = line.find("#token=") {
+                return line[i + 7..].trim().to_owned();
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(token.len(), 32);
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).await.unwrap();
+    let http = line
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .strip_prefix("http://")
+        .unwrap()
+        .to_owned();
+    assert!(
+        line.trim_end()
+            .ends_with(&format!("master {}", master.addr)),
+        "{line}"
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
+        .await
+        .unwrap();
+    send(
+        &mut ws,
+        &format!(r#"{{"command":"bridgeAuth","content":{{"token":"{token}"}}}}"#),
+    )
+    .await;
+    assert_eq!(recv_json(&mut ws).await["content"]["ok"], true);
+    child.start_kill().unwrap();
+}

@@ -1,0 +1,271 @@
+//! Test helpers: an in-process master and bridge on port 0, WebSocket and
+//! raw HTTP clients, each wait bounded by a timeout.
+#![allow(dead_code)]
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use bridge::{metrics::Metrics, AdminToken, Bridge, Config};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    task::JoinHandle,
+};
+use tokio_tungstenite::{
+    tungstenite::{client::IntoClientRequest, protocol::CloseFrame, Message},
+    MaybeTlsStream, WebSocketStream,
+};
+use tokio_util::sync::CancellationToken;
+
+pub const TOKEN: &str = "test-admin-token";
+/// Upper bound for any single wait in these tests.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+pub struct TestMaster {
+    pub addr: SocketAddr,
+    pub master: master::Master,
+    pub stop: CancellationToken,
+    pub task: JoinHandle<()>,
+}
+
+impl TestMaster {
+    pub async fn start() -> Self {
+        Self::start_on("127.0.0.1:0".parse().unwrap()).await
+    }
+
+    pub async fn start_on(addr: SocketAddr) -> Self {
+        let listener = TcpListener::bind(addr).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let master = master::Master::new(master::Config::default());
+        let stop = CancellationToken::new();
+        let m = master.clone();
+        let s = stop.clone();
+        let task = tokio::spawn(async move { m.run(listener, s.cancelled_owned()).await });
+        Self {
+            addr,
+            master,
+            stop,
+            task,
+        }
+    }
+
+    pub fn queries(&self) -> u64 {
+        self.master.registry().queries_answered()
+    }
+
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        tokio::time::timeout(WAIT, self.task)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+}
+
+pub struct TestBridge {
+    pub addr: SocketAddr,
+    pub metrics: Arc<Metrics>,
+    pub stop: CancellationToken,
+    pub task: JoinHandle<Result<(), bridge::Error>>,
+}
+
+/// A config with short intervals, for a master at `master`.
+pub fn test_config(master: SocketAddr) -> Config {
+    let mut c = Config::new(master.to_string(), AdminToken::new(TOKEN).unwrap());
+    c.poll_interval = Duration::from_millis(100);
+    c.reconnect_min = Duration::from_millis(20);
+    c.reconnect_max = Duration::from_millis(200);
+    c.master_timeout = Duration::from_secs(2);
+    c.close_wait = Duration::from_millis(100);
+    c.static_dir = std::env::temp_dir().join("bridge-tests-no-such-dir");
+    c
+}
+
+impl TestBridge {
+    pub async fn start(config: Config) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let bridge = Bridge::new(config);
+        let metrics = bridge.metrics();
+        let stop = CancellationToken::new();
+        let s = stop.clone();
+        let task = tokio::spawn(async move { bridge.run(listener, s.cancelled_owned()).await });
+        Self {
+            addr,
+            metrics,
+            stop,
+            task,
+        }
+    }
+
+    pub async fn with_master(master: &TestMaster) -> Self {
+        Self::start(test_config(master.addr)).await
+    }
+
+    pub fn url(&self) -> String {
+        format!("ws://{}/ws", self.addr)
+    }
+
+    pub async fn connect(&self) -> Ws {
+        let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(self.url()))
+            .await
+            .unwrap()
+            .unwrap();
+        ws
+    }
+
+    /// Connects with an `Origin` header; returns the HTTP status of a refusal.
+    pub async fn connect_with_origin(&self, origin: &str) -> Result<Ws, u16> {
+        let mut req = self.url().into_client_request().unwrap();
+        req.headers_mut().insert("Origin", origin.parse().unwrap());
+        match tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req))
+            .await
+            .unwrap()
+        {
+            Ok((ws, _)) => Ok(ws),
+            Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Err(resp.status().as_u16()),
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+
+    /// A connection that is already an admin.
+    pub async fn admin(&self) -> Ws {
+        let mut ws = self.connect().await;
+        send(
+            &mut ws,
+            &format!(r#"{{"command":"bridgeAuth","content":{{"token":"{TOKEN}"}}}}"#),
+        )
+        .await;
+        let reply = recv_json(&mut ws).await;
+        assert_eq!(reply["content"]["ok"], true, "{reply}");
+        ws
+    }
+
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        tokio::time::timeout(WAIT, self.task)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+    }
+}
+
+pub async fn send(ws: &mut Ws, text: &str) {
+    ws.send(Message::text(text)).await.unwrap();
+}
+
+/// The next text message, skipping pings and pongs.
+pub async fn recv_text(ws: &mut Ws) -> String {
+    loop {
+        let msg = tokio::time::timeout(WAIT, ws.next())
+            .await
+            .expect("timed out waiting for a message")
+            .expect("stream ended")
+            .expect("read failed");
+        match msg {
+            Message::Text(t) => return t.to_string(),
+            Message::Ping(_) | Message::Pong(_) => continue,
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+}
+
+pub async fn recv_json(ws: &mut Ws) -> Value {
+    serde_json::from_str(&recv_text(ws).await).unwrap()
+}
+
+/// Waits for a message satisfying `pred`, skipping others.
+pub async fn recv_until(ws: &mut Ws, pred: impl Fn(&Value) -> bool) -> Value {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let v = recv_json(ws).await;
+            if pred(&v) {
+                return v;
+            }
+        }
+    })
+    .await
+    .expect("timed out waiting for a matching message")
+}
+
+/// Reads until the close frame; returns its code.
+pub async fn recv_close(ws: &mut Ws) -> u16 {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Close(Some(CloseFrame { code, .. })))) => return u16::from(code),
+                Some(Ok(Message::Close(None))) => panic!("close without code"),
+                Some(Ok(_)) => continue,
+                other => panic!("expected a close frame, got {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("timed out waiting for close")
+}
+
+/// Server names in an `msRQueryGameServers` message.
+pub fn names(v: &Value) -> Vec<String> {
+    assert_eq!(v["command"], "msRQueryGameServers", "{v}");
+    v["content"]["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+pub fn is_list(v: &Value) -> bool {
+    v["command"] == "msRQueryGameServers"
+}
+
+pub fn register_json(name: &str, port: u16) -> String {
+    format!(
+        r#"{{"command":"msRegisterGameServer","content":{{"serverName":"{name}","serverAddress":"192.168.0.10","serverPort":{port}}}}}"#
+    )
+}
+
+/// A game server speaking raw TCP to the master; registered while it lives.
+pub async fn game_server(master: SocketAddr, name: &str, port: u16) -> TcpStream {
+    let mut s = TcpStream::connect(master).await.unwrap();
+    let json = register_json(name, port);
+    s.write_all(format!("{}{json}\n", json.len() + 1).as_bytes())
+        .await
+        .unwrap();
+    s
+}
+
+/// Waits until the master's registry has `n` servers.
+pub async fn wait_registered(master: &TestMaster, n: usize) {
+    tokio::time::timeout(WAIT, async {
+        while master.master.registry().len() != n {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("registry never reached the expected size");
+}
+
+/// A plain HTTP/1.1 GET; returns status, raw head and body.
+pub async fn http_get(addr: SocketAddr, path: &str, extra: &str) -> (u16, String, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let split = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("no end of head");
+    let head = String::from_utf8_lossy(&buf[..split]).to_string();
+    let body = buf[split + 4..].to_vec();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head, body)
+}

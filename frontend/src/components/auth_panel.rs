@@ -1,0 +1,46 @@
+//! The admin token field and the bridge's verdict on it.
+
+use web_sys::HtmlInputElement;
+use yew::prelude::*;
+
+use crate::{context::use_lobby, services::storage, state::Auth};
+
+/// Signs this tab in with `bridgeAuth`; the token lives in sessionStorage.
+#[component]
+pub fn AuthPanel() -> Html {
+    let lobby = use_lobby();
+    let token = use_state(|| storage::token().unwrap_or_default());
+    let on_input = {
+        let token = token.clone();
+        Callback::from(move |e: InputEvent| {
+            token.set(e.target_unchecked_into::<HtmlInputElement>().value())
+        })
+    };
+    let on_submit = {
+        let token = token.clone();
+        let lobby = lobby.clone();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            lobby.sign_in(token.trim());
+        })
+    };
+    let (class, text) = match lobby.state.auth {
+        Auth::SignedOut => ("muted", "Not signed in"),
+        Auth::Pending => ("muted", "Checking the token…"),
+        Auth::SignedIn => ("ok", "Signed in: you can add test servers"),
+        Auth::Rejected => ("bad", "Token rejected by the bridge"),
+    };
+    html! {
+        <form class="auth" onsubmit={on_submit}>
+            <label for="admin-token">{"Admin token"}</label>
+            <div class="row">
+                <input id="admin-token" type="password" autocomplete="off"
+                    value={(*token).clone()} oninput={on_input} />
+                <button id="admin-login" type="submit" class="primary">{"Sign in"}</button>
+            </div>
+            <p data-testid="auth-result" class={classes!("auth-result", class)} role="status" aria-live="polite">
+                { text }
+            </p>
+        </form>
+    }
+}

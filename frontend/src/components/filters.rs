@@ -1,0 +1,96 @@
+//! The search box and filters above the list; they edit the URL query.
+
+use protocol::GameplayMode;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+use crate::query::ListQuery;
+
+/// Props of [`Filters`].
+#[derive(Properties, PartialEq)]
+pub struct FiltersProps {
+    pub query: ListQuery,
+    /// Receives the whole new query (always back on the first page).
+    pub on_change: Callback<ListQuery>,
+}
+
+/// Search, "open lobbies only", "hide full", "hide empty" and the mode.
+#[component]
+pub fn Filters(props: &FiltersProps) -> Html {
+    let q = &props.query;
+    let change = |f: fn(&mut ListQuery, bool)| {
+        let q = q.clone();
+        let cb = props.on_change.clone();
+        Callback::from(move |e: Event| {
+            let checked = e.target_unchecked_into::<HtmlInputElement>().checked();
+            let mut next = q.clone();
+            f(&mut next, checked);
+            next.page = 0;
+            cb.emit(next);
+        })
+    };
+    let on_search = {
+        let q = q.clone();
+        let cb = props.on_change.clone();
+        Callback::from(move |e: InputEvent| {
+            let value = e.target_unchecked_into::<HtmlInputElement>().value();
+            cb.emit(ListQuery {
+                search: value,
+                page: 0,
+                ..q.clone()
+            });
+        })
+    };
+    let on_mode = {
+        let q = q.clone();
+        let cb = props.on_change.clone();
+        Callback::from(move |e: Event| {
+            let value = e.target_unchecked_into::<HtmlSelectElement>().value();
+            let mode = value
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| GameplayMode::from_wire(n).ok());
+            cb.emit(ListQuery {
+                mode,
+                page: 0,
+                ..q.clone()
+            });
+        })
+    };
+    let mode_value = q.mode.map(|m| m.to_wire().to_string()).unwrap_or_default();
+    html! {
+        <div class="filters" role="search">
+            <label class="search">
+                <span class="visually-hidden">{"Search servers"}</span>
+                <input id="search" type="search" placeholder="Search by name or address"
+                    autocomplete="off" spellcheck="false"
+                    value={q.search.clone()} oninput={on_search} />
+            </label>
+            <label class="check">
+                <input id="filter-open" type="checkbox" checked={q.open_only}
+                    onchange={change(|q, v| q.open_only = v)} />
+                {"Open lobbies only"}
+            </label>
+            <label class="check">
+                <input id="filter-hide-full" type="checkbox" checked={q.hide_full}
+                    onchange={change(|q, v| q.hide_full = v)} />
+                {"Hide full"}
+            </label>
+            <label class="check">
+                <input id="filter-hide-empty" type="checkbox" checked={q.hide_empty}
+                    onchange={change(|q, v| q.hide_empty = v)} />
+                {"Hide empty"}
+            </label>
+            <label class="select">
+                <span>{"Mode"}</span>
+                <select id="filter-mode" onchange={on_mode}>
+                    <option value="" selected={q.mode.is_none()}>{"Any"}</option>
+                    { for [GameplayMode::StandardA, GameplayMode::StandardAB].into_iter().map(|m| {
+                        let v = m.to_wire().to_string();
+                        html! { <option value={v.clone()} selected={mode_value == v}>{ m.label() }</option> }
+                    }) }
+                </select>
+            </label>
+        </div>
+    }
+}

@@ -1,0 +1,70 @@
+//! The server table: sortable headings and keyed rows for one page.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::{
+    components::server_row::ServerRow,
+    listing::Row,
+    query::{ListQuery, SortKey},
+};
+
+/// Props of [`ServerTable`].
+#[derive(Properties, PartialEq)]
+pub struct ServerTableProps {
+    pub rows: Rc<Vec<Row>>,
+    /// Indices into `rows` to show, in order.
+    pub shown: Rc<Vec<usize>>,
+    pub query: ListQuery,
+    /// The list version, to tell which rows flash.
+    pub version: u32,
+    pub on_sort: Callback<SortKey>,
+}
+
+#[component]
+pub fn ServerTable(props: &ServerTableProps) -> Html {
+    let q = &props.query;
+    let flash = if props.version.is_multiple_of(2) {
+        "flash-a"
+    } else {
+        "flash-b"
+    };
+    let heading = |key: SortKey| {
+        let active = q.sort == key;
+        let aria = if active { q.dir.aria() } else { "none" };
+        let onclick = {
+            let cb = props.on_sort.clone();
+            Callback::from(move |_: MouseEvent| cb.emit(key))
+        };
+        let arrow = match (active, q.dir.aria()) {
+            (false, _) => "↕",
+            (true, "ascending") => "▲",
+            (true, _) => "▼",
+        };
+        html! {
+            <th scope="col" data-sort={key.as_str()} aria-sort={aria} class={classes!("c-".to_owned() + key.as_str(), active.then_some("active"))}>
+                <button type="button" class="sort" {onclick}>
+                    { key.label() }<span class="arrow" aria-hidden="true">{ arrow }</span>
+                </button>
+            </th>
+        }
+    };
+    html! {
+        <table class="servers">
+            <caption class="visually-hidden">{"Game servers. Click a column heading to sort."}</caption>
+            <thead>
+                <tr>
+                    { for SortKey::ALL.into_iter().map(heading) }
+                    <th scope="col" class="c-addr">{"Address"}</th>
+                </tr>
+            </thead>
+            <tbody>
+                { for props.shown.iter().filter_map(|&i| props.rows.get(i)).map(|row| {
+                    let f = (row.changed_in != 0 && row.changed_in == props.version).then_some(flash);
+                    html! { <ServerRow key={row.key.to_string()} row={row.clone()} flash={f} /> }
+                }) }
+            </tbody>
+        </table>
+    }
+}

@@ -1,0 +1,129 @@
+//! The lobby context: one bridge connection per page, its state, and the
+//! `use_lobby` hook with the domain actions components need.
+
+use std::{cell::RefCell, rc::Rc};
+
+use protocol::bridge::{ClientMessage, ErrorCode, MasterState};
+use yew::prelude::*;
+
+use crate::{
+    incoming::Incoming,
+    services::{
+        browser,
+        connection::{ConnEvent, Connection},
+        storage,
+    },
+    state::{Action, State},
+    test_servers::auth_json,
+};
+
+/// What the context shares: the state and a way to talk to the bridge.
+#[derive(Clone)]
+pub struct Lobby {
+    pub state: UseReducerHandle<State>,
+    conn: Rc<RefCell<Option<Connection>>>,
+}
+
+impl PartialEq for Lobby {
+    fn eq(&self, other: &Self) -> bool {
+        self.state == other.state && Rc::ptr_eq(&self.conn, &other.conn)
+    }
+}
+
+impl Lobby {
+    /// A lobby over `state` without a connection: for component tests and
+    /// previews that feed the state themselves.
+    pub fn detached(state: UseReducerHandle<State>) -> Self {
+        Lobby {
+            state,
+            conn: Rc::new(RefCell::new(None)),
+        }
+    }
+
+    /// Keeps the token for this tab and asks the bridge to accept it; when
+    /// the socket is down, it goes out as soon as the socket opens.
+    pub fn sign_in(&self, token: &str) {
+        storage::set_token(token);
+        self.state.dispatch(Action::AuthPending);
+        if let Some(c) = self.conn.borrow().as_ref() {
+            c.send(auth_json(token));
+        }
+    }
+}
+
+/// Props of [`LobbyProvider`].
+#[derive(Properties, PartialEq)]
+pub struct LobbyProviderProps {
+    #[prop_or_default]
+    pub children: Html,
+}
+
+fn subscribe_json() -> String {
+    serde_json::to_string(&ClientMessage::Subscribe).unwrap_or_default()
+}
+
+/// Opens the page's connection and provides [`Lobby`] to its children.
+#[component]
+pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
+    let state = use_reducer(State::default);
+    let conn = use_mut_ref(|| None::<Connection>);
+    {
+        let dispatcher = state.dispatcher();
+        let conn = conn.clone();
+        use_effect_with((), move |_| {
+            let cell = conn.clone();
+            let on_event = Callback::from(move |ev: ConnEvent| match ev {
+                ConnEvent::Connecting => dispatcher.dispatch(Action::Connecting),
+                ConnEvent::Opened => {
+                    dispatcher.dispatch(Action::Opened);
+                    if let Some(c) = cell.borrow().as_ref() {
+                        c.send(subscribe_json());
+                        if let Some(token) = storage::token() {
+                            dispatcher.dispatch(Action::AuthPending);
+                            c.send(auth_json(&token));
+                        }
+                    }
+                }
+                ConnEvent::Polling => dispatcher.dispatch(Action::Polling),
+                ConnEvent::Closed { retry_at_ms } => {
+                    dispatcher.dispatch(Action::Closed { at_ms: retry_at_ms })
+                }
+                ConnEvent::Message { msg, perf_ms } => match msg {
+                    Incoming::List(list) => dispatcher.dispatch(Action::List {
+                        list,
+                        at_ms: browser::now_ms(),
+                        perf_ms,
+                    }),
+                    Incoming::AuthResult(ok) => dispatcher.dispatch(Action::AuthResult(ok)),
+                    Incoming::Master(m) => dispatcher.dispatch(Action::Master(m)),
+                    Incoming::Error { code, message } => {
+                        if code == Some(ErrorCode::MasterDown) {
+                            dispatcher.dispatch(Action::Master(MasterState::Down));
+                        }
+                        dispatcher.dispatch(Action::BridgeError(message))
+                    }
+                    Incoming::Other(_) => {}
+                },
+            });
+            let c = Connection::start(browser::bridge_url(), true, on_event);
+            *conn.borrow_mut() = Some(c.clone());
+            move || c.close()
+        });
+    }
+    let lobby = Lobby {
+        state,
+        conn: conn.clone(),
+    };
+    html! {
+        <ContextProvider<Lobby> context={lobby}>
+            { props.children.clone() }
+        </ContextProvider<Lobby>>
+    }
+}
+
+/// The lobby context; panics only when used outside [`LobbyProvider`],
+/// which is a programming error, not a runtime condition.
+#[hook]
+pub fn use_lobby() -> Lobby {
+    use_context::<Lobby>().expect("use_lobby outside LobbyProvider")
+}

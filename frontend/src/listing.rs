@@ -1,0 +1,448 @@
+//! The server list as the page shows it: rows with stable keys, filtering,
+//! sorting, paging, the summary line and the labels of each cell. Plain
+//! functions over plain data, tested natively.
+
+use std::{cmp::Ordering, collections::HashMap, rc::Rc};
+
+use protocol::{GameplayMode, ServerEntry};
+
+use crate::query::{ListQuery, SortDir, SortKey};
+
+/// Rows per page; a page stays cheap to render whatever the list's size.
+pub const PAGE_SIZE: usize = 100;
+
+/// One listed server plus what the view needs precomputed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub entry: ServerEntry,
+    /// Unique within a list and stable across updates: Yew's key.
+    pub key: Rc<str>,
+    /// The name lowercased once, for search and sorting.
+    pub name_lc: String,
+    /// The list version in which this row last appeared or changed (0 for
+    /// rows of the first list, which do not flash).
+    pub changed_in: u32,
+}
+
+/// The identity of a server across updates: its name and where it runs.
+fn identity(e: &ServerEntry) -> String {
+    format!(
+        "{}\u{1f}{}\u{1f}{}",
+        e.name,
+        e.address.as_deref().unwrap_or(""),
+        e.port.map(|p| p.to_string()).unwrap_or_default()
+    )
+}
+
+/// Builds rows for a new list, marking what changed since `previous`.
+/// Identical identities (possible when the bridge hides addresses) get a
+/// numeric suffix so keys stay unique.
+pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> Vec<Row> {
+    let old: HashMap<&str, &Row> = previous.iter().map(|r| (&*r.key, r)).collect();
+    let mut seen: HashMap<String, u32> = HashMap::with_capacity(entries.len());
+    entries
+        .into_iter()
+        .map(|entry| {
+            let base = identity(&entry);
+            let n = seen.entry(base.clone()).or_insert(0);
+            *n += 1;
+            let key: Rc<str> = if *n == 1 {
+                base.into()
+            } else {
+                format!("{base}\u{1f}{n}").into()
+            };
+            let changed_in = match old.get(&*key) {
+                Some(prev) if prev.entry == entry => prev.changed_in,
+                _ if previous.is_empty() => 0,
+                _ => version,
+            };
+            Row {
+                name_lc: entry.name.to_lowercase(),
+                entry,
+                key,
+                changed_in,
+            }
+        })
+        .collect()
+}
+
+/// Free slots; negative when players are queued.
+pub fn free_slots(e: &ServerEntry) -> i64 {
+    i64::from(e.stats.players.max) - i64::from(e.stats.players.current)
+}
+
+/// Whether a row passes the query's search and filters.
+pub fn matches(row: &Row, q: &ListQuery, search_lc: &str) -> bool {
+    let s = &row.entry.stats;
+    if q.open_only && !s.is_lobby_open {
+        return false;
+    }
+    if q.hide_full && s.players.current >= u32::from(s.players.max) {
+        return false;
+    }
+    if q.hide_empty && s.players.current == 0 {
+        return false;
+    }
+    if q.mode.is_some_and(|m| m != s.gameplay_mode) {
+        return false;
+    }
+    search_lc.is_empty()
+        || row.name_lc.contains(search_lc)
+        || row
+            .entry
+            .address
+            .as_deref()
+            .is_some_and(|a| a.to_lowercase().contains(search_lc))
+}
+
+fn compare(a: &Row, b: &Row, key: SortKey) -> Ordering {
+    let (sa, sb) = (&a.entry.stats, &b.entry.stats);
+    match key {
+        SortKey::Name => Ordering::Equal,
+        SortKey::Players => sa.players.current.cmp(&sb.players.current),
+        SortKey::Free => free_slots(&a.entry).cmp(&free_slots(&b.entry)),
+        // Ascending puts open lobbies first.
+        SortKey::Lobby => sb.is_lobby_open.cmp(&sa.is_lobby_open),
+        SortKey::Mode => sa.gameplay_mode.cmp(&sb.gameplay_mode),
+    }
+}
+
+/// Indices into `rows` of the servers to show, filtered and sorted. Ties
+/// are broken by name (always A→Z) and then by key, so the order is total
+/// and rows do not jump between updates.
+pub fn visible(rows: &[Row], q: &ListQuery) -> Vec<usize> {
+    let search_lc = q.search.trim().to_lowercase();
+    let mut idx: Vec<usize> = (0..rows.len())
+        .filter(|&i| matches(&rows[i], q, &search_lc))
+        .collect();
+    idx.sort_by(|&i, &j| {
+        let (a, b) = (&rows[i], &rows[j]);
+        let primary = compare(a, b, q.sort);
+        let primary = if q.dir == SortDir::Desc {
+            primary.reverse()
+        } else {
+            primary
+        };
+        let by_name = a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key));
+        let by_name = if q.sort == SortKey::Name && q.dir == SortDir::Desc {
+            by_name.reverse()
+        } else {
+            by_name
+        };
+        primary.then(by_name)
+    });
+    idx
+}
+
+/// Number of pages for `count` rows (at least one).
+pub fn page_count(count: usize) -> usize {
+    count.div_ceil(PAGE_SIZE).max(1)
+}
+
+/// The slice of `visible` on `page`, clamping a page past the end.
+pub fn page_slice(visible: &[usize], page: usize) -> (usize, &[usize]) {
+    let page = page.min(page_count(visible.len()) - 1);
+    let start = page * PAGE_SIZE;
+    let end = (start + PAGE_SIZE).min(visible.len());
+    (page, &visible[start.min(end)..end])
+}
+
+/// Totals for the summary line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Summary {
+    pub servers: usize,
+    pub players: u64,
+    pub open: usize,
+}
+
+pub fn summarize(rows: &[Row]) -> Summary {
+    rows.iter().fold(Summary::default(), |mut s, r| {
+        s.servers += 1;
+        s.players += u64::from(r.entry.stats.players.current);
+        s.open += usize::from(r.entry.stats.is_lobby_open);
+        s
+    })
+}
+
+fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// "N servers · M players · K open", plus how many the filters show.
+pub fn summary_text(s: Summary, shown: usize) -> String {
+    let mut text = format!(
+        "{} · {} · {} open",
+        plural(s.servers as u64, "server", "servers"),
+        plural(s.players, "player", "players"),
+        s.open
+    );
+    if shown != s.servers {
+        text.push_str(&format!(" · {shown} shown"));
+    }
+    text
+}
+
+/// The players cell: `2/4`, `4/4 full`, `4/4 +3 queued`.
+pub fn players_label(current: u32, max: u8) -> String {
+    let max32 = u32::from(max);
+    match current.cmp(&max32) {
+        Ordering::Less => format!("{current}/{max}"),
+        Ordering::Equal => format!("{current}/{max} full"),
+        Ordering::Greater => format!("{max}/{max} +{} queued", current - max32),
+    }
+}
+
+pub fn lobby_label(open: bool) -> &'static str {
+    if open {
+        "Open"
+    } else {
+        "In game"
+    }
+}
+
+pub fn mode_label(mode: GameplayMode) -> &'static str {
+    mode.label()
+}
+
+/// `host:port`, with IPv6 addresses in brackets; `None` when hidden.
+pub fn address_label(e: &ServerEntry) -> Option<String> {
+    let addr = e.address.as_deref()?;
+    Some(match e.port {
+        Some(p) if addr.contains(':') => format!("[{addr}]:{p}"),
+        Some(p) => format!("{addr}:{p}"),
+        None => addr.to_owned(),
+    })
+}
+
+/// "updated N s ago" for a list received at `at_ms`.
+pub fn ago_text(now_ms: f64, at_ms: f64) -> String {
+    let secs = ((now_ms - at_ms) / 1000.0).floor().max(0.0) as u64;
+    match secs {
+        0 => "updated just now".to_owned(),
+        s if s < 120 => format!("updated {s} s ago"),
+        s if s < 7200 => format!("updated {} min ago", s / 60),
+        s => format!("updated {} h ago", s / 3600),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use protocol::{Players, Stats};
+
+    use super::*;
+
+    pub(crate) fn entry(name: &str, cur: u32, max: u8, open: bool, mode: u64) -> ServerEntry {
+        ServerEntry {
+            name: name.into(),
+            address: Some(format!("{}.example.org", name.len())),
+            port: Some(20000),
+            stats: Stats {
+                players: Players { current: cur, max },
+                is_lobby_open: open,
+                gameplay_mode: GameplayMode::from_wire(mode).unwrap_or(GameplayMode::StandardA),
+            },
+        }
+    }
+
+    fn sample() -> Vec<Row> {
+        build_rows(
+            vec![
+                entry("bravo", 2, 4, true, 1),
+                entry("Alpha", 4, 4, false, 2),
+                entry("轰炸机人", 22, 4, false, 2),
+                entry("Server von Bösewicht", 0, 3, true, 1),
+                entry("charlie", 1, 2, true, 2),
+            ],
+            &[],
+            1,
+        )
+    }
+
+    fn names(rows: &[Row], q: &ListQuery) -> Vec<String> {
+        visible(rows, q)
+            .into_iter()
+            .map(|i| rows[i].entry.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn sorts_by_each_column() {
+        let rows = sample();
+        let q = |s: &str| ListQuery::from_query_str(s);
+        assert_eq!(
+            names(&rows, &q("")),
+            [
+                "Alpha",
+                "bravo",
+                "charlie",
+                "Server von Bösewicht",
+                "轰炸机人"
+            ]
+        );
+        assert_eq!(
+            names(&rows, &q("dir=desc")),
+            [
+                "轰炸机人",
+                "Server von Bösewicht",
+                "charlie",
+                "bravo",
+                "Alpha"
+            ]
+        );
+        assert_eq!(
+            names(&rows, &q("sort=players")),
+            [
+                "轰炸机人",
+                "Alpha",
+                "bravo",
+                "charlie",
+                "Server von Bösewicht"
+            ]
+        );
+        assert_eq!(
+            names(&rows, &q("sort=free")),
+            [
+                "Server von Bösewicht",
+                "bravo",
+                "charlie",
+                "Alpha",
+                "轰炸机人"
+            ]
+        );
+        // Ties keep A→Z whatever the direction.
+        assert_eq!(
+            names(&rows, &q("sort=lobby")),
+            [
+                "bravo",
+                "charlie",
+                "Server von Bösewicht",
+                "Alpha",
+                "轰炸机人"
+            ]
+        );
+        assert_eq!(
+            names(&rows, &q("sort=lobby&dir=desc")),
+            [
+                "Alpha",
+                "轰炸机人",
+                "bravo",
+                "charlie",
+                "Server von Bösewicht"
+            ]
+        );
+        assert_eq!(
+            names(&rows, &q("sort=mode")),
+            [
+                "bravo",
+                "Server von Bösewicht",
+                "Alpha",
+                "charlie",
+                "轰炸机人"
+            ]
+        );
+    }
+
+    #[test]
+    fn filters_and_search() {
+        let rows = sample();
+        let q = |s: &str| ListQuery::from_query_str(s);
+        assert_eq!(
+            names(&rows, &q("open=1")),
+            ["bravo", "charlie", "Server von Bösewicht"]
+        );
+        assert_eq!(
+            names(&rows, &q("hidefull=1")),
+            ["bravo", "charlie", "Server von Bösewicht"]
+        );
+        assert_eq!(
+            names(&rows, &q("hideempty=1")),
+            ["Alpha", "bravo", "charlie", "轰炸机人"]
+        );
+        assert_eq!(names(&rows, &q("mode=2")), ["Alpha", "charlie", "轰炸机人"]);
+        assert_eq!(names(&rows, &q("q=BÖSE")), ["Server von Bösewicht"]);
+        assert_eq!(names(&rows, &q("q=%E7%82%B8")), ["轰炸机人"]);
+        assert_eq!(names(&rows, &q("q=+alp+")), ["Alpha"]);
+        // Addresses are searchable too.
+        assert_eq!(names(&rows, &q("q=21.example")), ["Server von Bösewicht"]);
+        assert!(names(&rows, &q("q=nothing")).is_empty());
+    }
+
+    #[test]
+    fn keys_are_stable_and_unique_and_changes_flash() {
+        let first = sample();
+        assert!(first.iter().all(|r| r.changed_in == 0));
+        let mut next: Vec<ServerEntry> = first.iter().map(|r| r.entry.clone()).collect();
+        next[0].stats.players.current = 3;
+        next.push(entry("delta", 0, 2, true, 1));
+        let second = build_rows(next, &first, 2);
+        assert_eq!(second[0].key, first[0].key);
+        assert_eq!(second[0].changed_in, 2);
+        assert_eq!(second[1].changed_in, 0);
+        assert_eq!(second[5].changed_in, 2);
+        let third = build_rows(second.iter().map(|r| r.entry.clone()).collect(), &second, 3);
+        assert_eq!(third[0].changed_in, 2);
+
+        let mut hidden = entry("same", 1, 4, true, 1);
+        hidden.address = None;
+        hidden.port = None;
+        let dup = build_rows(vec![hidden.clone(), hidden], &[], 1);
+        assert_ne!(dup[0].key, dup[1].key);
+    }
+
+    #[test]
+    fn paging() {
+        let idx: Vec<usize> = (0..250).collect();
+        assert_eq!(page_count(0), 1);
+        assert_eq!(page_count(250), 3);
+        assert_eq!(page_slice(&idx, 0).1.len(), 100);
+        let (p, last) = page_slice(&idx, 2);
+        assert_eq!((p, last.len(), last[0]), (2, 50, 200));
+        assert_eq!(page_slice(&idx, 99).0, 2);
+        assert_eq!(page_slice(&[], 3), (0, &[][..]));
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(players_label(2, 4), "2/4");
+        assert_eq!(players_label(4, 4), "4/4 full");
+        assert_eq!(players_label(22, 4), "4/4 +18 queued");
+        let rows = sample();
+        let s = summarize(&rows);
+        assert_eq!(
+            s,
+            Summary {
+                servers: 5,
+                players: 29,
+                open: 3
+            }
+        );
+        assert_eq!(summary_text(s, 5), "5 servers · 29 players · 3 open");
+        assert_eq!(
+            summary_text(s, 2),
+            "5 servers · 29 players · 3 open · 2 shown"
+        );
+        assert_eq!(
+            summary_text(
+                Summary {
+                    servers: 1,
+                    players: 1,
+                    open: 0
+                },
+                1
+            ),
+            "1 server · 1 player · 0 open"
+        );
+        let mut e = entry("v6", 0, 2, true, 1);
+        e.address = Some("fd40:9dc7:b528::1".into());
+        assert_eq!(
+            address_label(&e).as_deref(),
+            Some("[fd40:9dc7:b528::1]:20000")
+        );
+        e.address = None;
+        assert_eq!(address_label(&e), None);
+        assert_eq!(ago_text(10_000.0, 9_500.0), "updated just now");
+        assert_eq!(ago_text(10_000.0, 3_000.0), "updated 7 s ago");
+        assert_eq!(ago_text(1_000_000.0, 0.0), "updated 16 min ago");
+    }
+}

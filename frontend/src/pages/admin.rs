@@ -1,0 +1,96 @@
+//! `/admin`: sign in with the admin token and run test servers from this
+//! browser. The servers themselves belong to the app (see
+//! `test_server_context`), so leaving this page keeps them registered.
+
+use yew::prelude::*;
+
+use crate::{
+    components::{
+        add_server_form::AddServerForm, auth_panel::AuthPanel, header::Header,
+        test_server_card::TestServerCard,
+    },
+    context::use_lobby,
+    state::Auth,
+    test_server_context::use_test_servers,
+    test_servers::TestServerDef,
+};
+
+#[component]
+pub fn Admin() -> Html {
+    let lobby = use_lobby();
+    let servers = use_test_servers();
+    {
+        let servers = servers.clone();
+        use_effect_with((), move |_| servers.activate());
+    }
+    let signed_in = lobby.state.auth == Auth::SignedIn;
+
+    let on_add = {
+        let servers = servers.clone();
+        Callback::from(move |(name, address, port): (String, String, u16)| {
+            servers.add(name, address, port)
+        })
+    };
+    let on_samples = {
+        let servers = servers.clone();
+        Callback::from(move |_: MouseEvent| servers.add_samples())
+    };
+    let on_change = {
+        let servers = servers.clone();
+        Callback::from(move |d: TestServerDef| servers.update(d))
+    };
+    let on_remove = {
+        let servers = servers.clone();
+        Callback::from(move |id: u64| servers.remove(id))
+    };
+    let on_remove_all = {
+        let servers = servers.clone();
+        Callback::from(move |_: MouseEvent| servers.remove_all())
+    };
+
+    let rows = lobby.state.rows.clone();
+    let ts = &*servers.state;
+    html! {
+        <>
+            <Header />
+            <main class="page admin">
+                <h1>{"Admin"}</h1>
+                <section class="card" aria-labelledby="auth-title">
+                    <h2 id="auth-title">{"Sign in"}</h2>
+                    <AuthPanel />
+                </section>
+                <section class="card" aria-labelledby="ts-title">
+                    <h2 id="ts-title">{"Test servers"}</h2>
+                    <p class="muted">
+                        {"Each test server is registered over its own connection from this tab: it stays listed while this tab is open (on any page), and is registered again after a reload."}
+                    </p>
+                    <AddServerForm on_add={on_add} enabled={signed_in} />
+                    <div class="actions">
+                        <button id="add-samples" type="button" onclick={on_samples} disabled={!signed_in}>
+                            {"Add 10 sample servers"}
+                        </button>
+                        if !ts.defs.is_empty() {
+                            <button id="remove-all" type="button" class="danger" onclick={on_remove_all}>
+                                {"Remove all"}
+                            </button>
+                        }
+                    </div>
+                    if ts.defs.is_empty() {
+                        <p class="empty muted">{"No test servers yet."}</p>
+                    } else {
+                        <ul class="test-servers">
+                            { for ts.defs.iter().map(|d| {
+                                let listed = rows.iter().any(|r| d.is_listed_as(&r.entry));
+                                html! {
+                                    <TestServerCard key={d.id.to_string()} def={d.clone()} listed={listed}
+                                        phase={ts.phase(d.id)} error={ts.errors.get(&d.id).cloned()}
+                                        on_change={on_change.clone()} on_remove={on_remove.clone()} />
+                                }
+                            }) }
+                        </ul>
+                    }
+                </section>
+            </main>
+        </>
+    }
+}

@@ -1,0 +1,31 @@
+//! `/embed`: the list without navigation, for an `<iframe>`; `theme=light|dark`
+//! overrides the system colour scheme.
+
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use crate::{
+    components::{server_browser::ServerBrowser, status_pill::StatusPill},
+    query::ListQuery,
+    services::browser,
+};
+
+#[component]
+pub fn Embed() -> Html {
+    let location = use_location();
+    let query = ListQuery::from_query_str(location.as_ref().map_or("", |l| l.query_str()));
+    let theme = query.theme.map(|t| t.as_str());
+    use_effect_with(theme, |theme| {
+        browser::set_theme(*theme);
+        || browser::set_theme(None)
+    });
+    html! {
+        <main class="page embed">
+            <div class="embed-head">
+                <span class="brand"><span class="brand-mark" aria-hidden="true">{"◆"}</span>{" Lobby"}</span>
+                <StatusPill />
+            </div>
+            <ServerBrowser embed=true />
+        </main>
+    }
+}

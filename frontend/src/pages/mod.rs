@@ -1,0 +1,6 @@
+//! One component per route.
+
+pub mod admin;
+pub mod embed;
+pub mod home;
+pub mod not_found;

@@ -1,0 +1,101 @@
+//! Small browser APIs behind plain functions: clocks, randomness, the
+//! bridge URL, the clipboard, the page theme and render metrics.
+
+use js_sys::Reflect;
+use wasm_bindgen::JsValue;
+
+use crate::query::ListQuery;
+
+/// Wall-clock milliseconds (`Date.now()`).
+pub fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+/// High-resolution milliseconds since page load (`performance.now()`).
+pub fn perf_now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or_else(now_ms, |p| p.now())
+}
+
+/// A number in [0, 1).
+pub fn random() -> f64 {
+    js_sys::Math::random()
+}
+
+/// The bridge's WebSocket URL: the `bridge` query parameter if given (for
+/// development), otherwise `/ws` on this page's origin.
+pub fn bridge_url() -> String {
+    let Some(location) = web_sys::window().map(|w| w.location()) else {
+        return "ws://127.0.0.1/ws".to_owned();
+    };
+    let query = ListQuery::from_query_str(&location.search().unwrap_or_default());
+    if let Some(url) = query.bridge {
+        return url;
+    }
+    let scheme = match location.protocol().as_deref() {
+        Ok("https:") => "wss",
+        _ => "ws",
+    };
+    let host = location.host().unwrap_or_else(|_| "127.0.0.1".to_owned());
+    format!("{scheme}://{host}/ws")
+}
+
+/// The page's path (`/`, `/admin`, `/embed`, ...).
+pub fn path() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().pathname().ok())
+        .unwrap_or_default()
+}
+
+/// Copies text; the result is not awaited (the button says "Copied" anyway,
+/// and browsers without the API simply do nothing).
+pub fn copy_to_clipboard(text: &str) {
+    if let Some(w) = web_sys::window() {
+        let _promise = w.navigator().clipboard().write_text(text);
+    }
+}
+
+/// Sets `data-theme` on `<html>` (`None` removes it: follow the system).
+pub fn set_theme(theme: Option<&str>) {
+    let Some(root) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    else {
+        return;
+    };
+    let _ = match theme {
+        Some(t) => root.set_attribute("data-theme", t),
+        None => root.remove_attribute("data-theme"),
+    };
+}
+
+/// Records render timing in `window.__lobbyMetrics` for benchmarks:
+/// `lastListSize`, `firstFullRenderMs` (first non-empty list) and
+/// `lastUpdateMs`, each from receiving the list to the rendered DOM.
+pub fn record_render(list_size: usize, received_perf_ms: f64) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let elapsed = perf_now() - received_perf_ms;
+    let key = JsValue::from_str("__lobbyMetrics");
+    let existing = Reflect::get(&window, &key)
+        .ok()
+        .filter(|v| v.is_object())
+        .unwrap_or_else(|| js_sys::Object::new().into());
+    let first = Reflect::get(&existing, &JsValue::from_str("firstFullRenderMs"))
+        .ok()
+        .filter(|v| v.as_f64().is_some());
+    let metrics = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = Reflect::set(&metrics, &JsValue::from_str(k), &v);
+    };
+    set("lastListSize", JsValue::from_f64(list_size as f64));
+    set("lastUpdateMs", JsValue::from_f64(elapsed));
+    match first {
+        Some(v) => set("firstFullRenderMs", v),
+        None if list_size > 0 => set("firstFullRenderMs", JsValue::from_f64(elapsed)),
+        None => set("firstFullRenderMs", JsValue::NULL),
+    }
+    let _ = Reflect::set(&window, &key, &metrics);
+}

@@ -1,0 +1,269 @@
+//! Component tests in headless Chromium (wasm-bindgen-test): the list
+//! renders rows, a heading click re-sorts, filters hide rows, and the add
+//! form shows the protocol crate's message next to the field.
+#![cfg(target_arch = "wasm32")]
+
+use std::time::Duration;
+
+use frontend::{
+    components::{add_server_form::AddServerForm, server_browser::ServerBrowser},
+    context::Lobby,
+    state::{Action, State},
+};
+use protocol::{GameplayMode, Players, ServerEntry, ServerList, Stats};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use web_sys::{Element, HtmlElement, HtmlInputElement};
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn entry(name: &str, current: u32, max: u8, open: bool, mode: u64) -> ServerEntry {
+    ServerEntry {
+        name: name.into(),
+        address: Some("192.0.2.1".into()),
+        port: Some(20000 + current as u16),
+        stats: Stats {
+            players: Players { current, max },
+            is_lobby_open: open,
+            gameplay_mode: GameplayMode::from_wire(mode).unwrap_or(GameplayMode::StandardA),
+        },
+    }
+}
+
+/// Provides a lobby fed with a fixed list instead of a connection.
+#[component]
+fn FedLobby() -> Html {
+    let state = use_reducer(State::default);
+    {
+        let state = state.clone();
+        use_effect_with((), move |_| {
+            state.dispatch(Action::Opened);
+            state.dispatch(Action::List {
+                list: ServerList {
+                    servers: vec![
+                        entry("bravo", 1, 4, true, 1),
+                        entry("轰炸机人", 22, 4, false, 2),
+                        entry("Server von Bösewicht", 3, 3, true, 1),
+                    ],
+                },
+                at_ms: js_sys::Date::now(),
+                perf_ms: 0.0,
+            });
+        });
+    }
+    html! {
+        <BrowserRouter>
+            <ContextProvider<Lobby> context={Lobby::detached(state)}>
+                <ServerBrowser />
+            </ContextProvider<Lobby>>
+        </BrowserRouter>
+    }
+}
+
+async fn settle() {
+    gloo_timers::future::sleep(Duration::from_millis(30)).await;
+}
+
+fn mount() -> Element {
+    let document = gloo_utils::document();
+    let root = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&root).unwrap();
+    root
+}
+
+fn row_names(root: &Element) -> Vec<String> {
+    let rows = root.query_selector_all("[data-testid=server-row]").unwrap();
+    (0..rows.length())
+        .filter_map(|i| rows.item(i))
+        .filter_map(|n| n.dyn_into::<Element>().ok())
+        .filter_map(|e| e.get_attribute("data-name"))
+        .collect()
+}
+
+fn click(root: &Element, selector: &str) {
+    root.query_selector(selector)
+        .unwrap()
+        .unwrap_or_else(|| panic!("no {selector}"))
+        .dyn_into::<HtmlElement>()
+        .unwrap()
+        .click();
+}
+
+fn reset_url() {
+    let history = gloo_utils::window().history().unwrap();
+    history
+        .replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("/"))
+        .unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn list_renders_rows_summary_and_unicode() {
+    reset_url();
+    let root = mount();
+    yew::Renderer::<FedLobby>::with_root(root.clone()).render();
+    settle().await;
+    assert_eq!(
+        row_names(&root),
+        ["bravo", "Server von Bösewicht", "轰炸机人"]
+    );
+    let summary = root
+        .query_selector("[data-testid=summary]")
+        .unwrap()
+        .unwrap()
+        .text_content()
+        .unwrap_or_default();
+    assert_eq!(summary, "3 servers · 26 players · 2 open");
+    let text = root.text_content().unwrap_or_default();
+    assert!(text.contains("4/4 +18 queued"), "{text}");
+    assert!(text.contains("3/3 full"), "{text}");
+    // Metrics for benchmarks were recorded after the render.
+    let metrics = js_sys::Reflect::get(&gloo_utils::window(), &"__lobbyMetrics".into()).unwrap();
+    let size = js_sys::Reflect::get(&metrics, &"lastListSize".into()).unwrap();
+    assert_eq!(size.as_f64(), Some(3.0));
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn sort_click_reorders_and_sets_aria_sort() {
+    reset_url();
+    let root = mount();
+    yew::Renderer::<FedLobby>::with_root(root.clone()).render();
+    settle().await;
+    click(&root, "th[data-sort=players] button");
+    settle().await;
+    assert_eq!(
+        row_names(&root),
+        ["轰炸机人", "Server von Bösewicht", "bravo"]
+    );
+    let th = root
+        .query_selector("th[data-sort=players]")
+        .unwrap()
+        .unwrap();
+    assert_eq!(th.get_attribute("aria-sort").as_deref(), Some("descending"));
+    let search = gloo_utils::window().location().search().unwrap();
+    assert_eq!(search, "?sort=players");
+    click(&root, "th[data-sort=players] button");
+    settle().await;
+    assert_eq!(
+        row_names(&root),
+        ["bravo", "Server von Bösewicht", "轰炸机人"]
+    );
+    click(&root, "#filter-open");
+    settle().await;
+    assert_eq!(row_names(&root), ["bravo", "Server von Bösewicht"]);
+    assert!(gloo_utils::window()
+        .location()
+        .search()
+        .unwrap()
+        .contains("open=1"));
+    root.remove();
+    reset_url();
+}
+
+#[component]
+fn Form() -> Html {
+    html! { <AddServerForm on_add={Callback::noop()} enabled=true /> }
+}
+
+fn type_into(root: &Element, selector: &str, value: &str) {
+    let input: HtmlInputElement = root
+        .query_selector(selector)
+        .unwrap()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    input.set_value(value);
+    let init = web_sys::EventInit::new();
+    init.set_bubbles(true);
+    let event = web_sys::Event::new_with_event_init_dict("input", &init).unwrap();
+    input.dispatch_event(&event).unwrap();
+}
+
+fn error_text(root: &Element, field: &str) -> Option<String> {
+    root.query_selector(&format!("[data-testid=error-{field}]"))
+        .unwrap()
+        .and_then(|e| e.text_content())
+}
+
+#[wasm_bindgen_test]
+async fn form_shows_protocol_messages_as_you_type() {
+    let root = mount();
+    yew::Renderer::<Form>::with_root(root.clone()).render();
+    settle().await;
+    assert_eq!(error_text(&root, "serverPort"), None);
+    type_into(&root, "#new-port", "51963");
+    settle().await;
+    assert_eq!(
+        error_text(&root, "serverPort").as_deref(),
+        Some("port 51963 is reserved for the master server")
+    );
+    type_into(&root, "#new-address", "1.2.3");
+    settle().await;
+    assert!(error_text(&root, "serverAddress")
+        .unwrap_or_default()
+        .contains("not a valid one"));
+    type_into(&root, "#new-port", "20000");
+    type_into(&root, "#new-name", "轰炸机人");
+    settle().await;
+    assert_eq!(error_text(&root, "serverPort"), None);
+    assert_eq!(error_text(&root, "serverName"), None);
+    // Submitting shows the errors of untouched fields too.
+    type_into(&root, "#new-name", "");
+    settle().await;
+    assert_eq!(
+        error_text(&root, "serverName").as_deref(),
+        Some("the server name must not be empty")
+    );
+    root.remove();
+}
+
+/// Feeds two lists in a row: "bravo" changes, the others do not.
+#[component]
+fn UpdatedLobby() -> Html {
+    let state = use_reducer(State::default);
+    {
+        let state = state.clone();
+        use_effect_with((), move |_| {
+            state.dispatch(Action::Opened);
+            for bravo in [1, 2] {
+                state.dispatch(Action::List {
+                    list: ServerList {
+                        servers: vec![entry("alpha", 0, 4, true, 1), {
+                            let mut e = entry("bravo", 1, 4, true, 1);
+                            e.stats.players.current = bravo;
+                            e
+                        }],
+                    },
+                    at_ms: js_sys::Date::now(),
+                    perf_ms: 0.0,
+                });
+            }
+        });
+    }
+    html! {
+        <BrowserRouter>
+            <ContextProvider<Lobby> context={Lobby::detached(state)}>
+                <ServerBrowser />
+            </ContextProvider<Lobby>>
+        </BrowserRouter>
+    }
+}
+
+#[wasm_bindgen_test]
+async fn only_changed_rows_flash() {
+    reset_url();
+    let root = mount();
+    yew::Renderer::<UpdatedLobby>::with_root(root.clone()).render();
+    settle().await;
+    let class = |name: &str| {
+        root.query_selector(&format!("[data-testid=server-row][data-name={name}]"))
+            .unwrap()
+            .and_then(|e| e.get_attribute("class"))
+            .unwrap_or_default()
+    };
+    assert!(class("bravo").starts_with("flash-"), "{}", class("bravo"));
+    assert_eq!(class("alpha"), "");
+    root.remove();
+}
