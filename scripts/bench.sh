@@ -1,6 +1,32 @@
 #!/usr/bin/env bash
-# Runs the benchmarks and prints their tables (figures beside a baseline).
+# Runs the benchmarks (see bench/README.md): builds master, bridge and the
+# load generator in release mode and the front end with Trunk, then
+# `loadgen` starts the real master and bridge on loopback and prints one
+# table, every figure beside a baseline measured in the same run.
+#
+#   bash scripts/bench.sh                 # the full run (about 5 minutes)
+#   bash scripts/bench.sh --only relay    # some phases: relay,memory,fanout,page,bundle
+#   bash scripts/bench.sh --smoke         # CI: debug builds, tiny counts, seconds
+#
+# Master-only detail (reply rebuild cost): cargo bench -p master --bench query
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-cargo bench -p master --bench query
+target="${CARGO_TARGET_DIR:-target}"
+
+for arg in "$@"; do
+  if [ "$arg" = "--smoke" ]; then
+    # Checks that every phase still runs, not its speed: the debug builds
+    # the tests made already; the page only if dist/ was built.
+    cargo build -q -p master -p bridge -p bench
+    exec "$target/debug/loadgen" "$@"
+  fi
+done
+
+cargo build -q --release -p master -p bridge -p bench
+if command -v trunk >/dev/null 2>&1; then
+  trunk build --release >&2
+else
+  echo "[bench] trunk is missing (make setup): page and bundle use dist/ as it is" >&2
+fi
+exec "$target/release/loadgen" "$@"

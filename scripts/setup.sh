@@ -23,11 +23,14 @@ for comp in rustfmt clippy; do
   fi
 done
 
-if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1; then
-  log "installing chromium and chromium-driver from apt"
+# fonts-wqy-zenhei: CJK glyphs, so names like "轰炸机人" render in headless
+# Chromium (the end-to-end screenshots).
+if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1 \
+  || ! dpkg -s fonts-wqy-zenhei >/dev/null 2>&1; then
+  log "installing chromium, chromium-driver and fonts-wqy-zenhei from apt"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq chromium chromium-driver >/dev/null
+  apt-get install -y -qq chromium chromium-driver fonts-wqy-zenhei >/dev/null
 fi
 
 if [ "$(trunk --version 2>/dev/null || true)" != "trunk $TRUNK_VERSION" ]; then

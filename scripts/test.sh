@@ -13,14 +13,17 @@ step "clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 step "protocol builds for wasm32 without tokio"
 cargo check -p protocol --target wasm32-unknown-unknown
-step "front end: release build with Trunk"
+step "front end (Trunk release build into dist/, served by the end-to-end tests)"
 cargo fetch
 trunk build --release
-step "front end: component tests in headless Chromium"
+step "binaries the end-to-end tests start (bridge, master)"
+cargo build -p bridge -p master --bins
+step "tests"
+cargo test --workspace
+step "front-end component tests in headless Chromium (wasm-bindgen-test)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   CHROMEDRIVER="$(command -v chromedriver)" \
   cargo test -p frontend --target wasm32-unknown-unknown
-step "tests"
-cargo test --workspace
 step "benchmark smoke run (checks it runs, not its speed)"
 QUERY_BENCH_SERVERS=200 QUERY_BENCH_ROUNDS=20 cargo bench -p master --bench query
+bash scripts/bench.sh --smoke

@@ -61,6 +61,18 @@ pub struct Config {
     pub close_wait: Duration,
     /// How long shutdown waits for WebSockets to close before giving up.
     pub shutdown_grace: Duration,
+    /// Valve A2S servers to show (`host:port`); empty: none.
+    pub a2s: Vec<String>,
+    /// Serious Engine GameAgent masters whose servers to show (`host:port`).
+    pub gameagent_masters: Vec<String>,
+    /// How often the other games' servers are queried again.
+    pub game_poll_interval: Duration,
+    /// Time limit of one UDP query attempt to another game's server.
+    pub game_query_timeout: Duration,
+    /// Attempts after a UDP query's first one fails.
+    pub game_query_retries: u32,
+    /// UDP queries in flight at once.
+    pub game_query_concurrency: usize,
 }
 
 impl Config {
@@ -86,6 +98,12 @@ impl Config {
             write_timeout: Duration::from_secs(10),
             close_wait: Duration::from_secs(1),
             shutdown_grace: Duration::from_secs(3),
+            a2s: Vec::new(),
+            gameagent_masters: Vec::new(),
+            game_poll_interval: Duration::from_secs(10),
+            game_query_timeout: Duration::from_secs(1),
+            game_query_retries: 2,
+            game_query_concurrency: 64,
         }
     }
 }

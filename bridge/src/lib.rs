@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod error;
+pub mod games;
 pub mod limits;
 pub mod metrics;
 mod server;

@@ -61,6 +61,35 @@ struct Args {
     /// Close a browser that answered nothing for this long.
     #[arg(long, env = "BRIDGE_PONG_TIMEOUT", default_value = "60s", value_parser = duration)]
     pong_timeout: Duration,
+    /// Show this Valve A2S game server (host:port; repeatable). Off unless given.
+    #[arg(
+        long = "a2s",
+        env = "BRIDGE_A2S",
+        value_delimiter = ',',
+        value_name = "HOST:PORT"
+    )]
+    a2s: Vec<String>,
+    /// Show the servers this Serious Engine GameAgent master lists
+    /// (host:port, UDP; repeatable). Off unless given.
+    #[arg(
+        long = "gameagent-master",
+        env = "BRIDGE_GAMEAGENT_MASTER",
+        value_delimiter = ',',
+        value_name = "HOST:PORT"
+    )]
+    gameagent_master: Vec<String>,
+    /// How often the A2S and GameAgent servers are queried again.
+    #[arg(long, env = "BRIDGE_GAME_POLL_INTERVAL", default_value = "10s", value_parser = duration)]
+    game_poll_interval: Duration,
+    /// Time limit of one UDP query attempt.
+    #[arg(long, env = "BRIDGE_GAME_QUERY_TIMEOUT", default_value = "1s", value_parser = duration)]
+    game_query_timeout: Duration,
+    /// Attempts after a UDP query's first one fails.
+    #[arg(long, env = "BRIDGE_GAME_QUERY_RETRIES", default_value_t = 2)]
+    game_query_retries: u32,
+    /// UDP queries in flight at once.
+    #[arg(long, env = "BRIDGE_GAME_QUERY_CONCURRENCY", default_value_t = 64)]
+    game_query_concurrency: usize,
 }
 
 /// Parses "1s", "250ms", "2m" or plain milliseconds.
@@ -145,6 +174,12 @@ async fn main() -> anyhow::Result<()> {
         hide_addresses: args.hide_addresses,
         ping_interval: args.ping_interval,
         pong_timeout: args.pong_timeout,
+        a2s: args.a2s,
+        gameagent_masters: args.gameagent_master,
+        game_poll_interval: args.game_poll_interval,
+        game_query_timeout: args.game_query_timeout,
+        game_query_retries: args.game_query_retries,
+        game_query_concurrency: args.game_query_concurrency.max(1),
         ..Config::new(master_addr.clone(), token.clone())
     };
 

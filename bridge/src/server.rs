@@ -22,6 +22,7 @@ use tracing::{info, warn};
 use crate::{
     config::{Config, MAX_WS_MESSAGE},
     error::Error,
+    games::Games,
     limits::origin_allowed,
     metrics::Metrics,
     session::Session,
@@ -33,6 +34,8 @@ use crate::{
 pub(crate) struct Ctx {
     pub(crate) config: Config,
     pub(crate) upstream: Arc<Upstream>,
+    /// Other games' servers; `None` unless `--a2s`/`--gameagent-master`.
+    pub(crate) games: Option<Arc<Games>>,
     pub(crate) metrics: Arc<Metrics>,
     /// Fires on shutdown: sessions close with 1001.
     pub(crate) cancel: CancellationToken,
@@ -55,10 +58,12 @@ impl Bridge {
         let metrics = Arc::new(Metrics::default());
         let upstream = Arc::new(Upstream::new(config.hide_addresses, metrics.clone()));
         let slots = Arc::new(Semaphore::new(config.max_connections));
+        let games = Games::from_config(&config).map(Arc::new);
         Self {
             ctx: Arc::new(Ctx {
                 config,
                 upstream,
+                games,
                 metrics,
                 cancel: CancellationToken::new(),
                 sessions: TaskTracker::new(),
@@ -90,7 +95,16 @@ impl Bridge {
                 .clone()
                 .run(ctx.config.clone(), ctx.cancel.child_token()),
         );
+        let games = ctx
+            .games
+            .clone()
+            .map(|games| tokio::spawn(games.run(ctx.config.clone(), ctx.cancel.child_token())));
         let cancel = ctx.cancel.clone();
+        // Nagle off: every WebSocket message is one write, and relayed
+        // replies must not wait for the browser's ACK of the previous one.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let serve = axum::serve(
             listener,
             router(ctx.clone()).into_make_service_with_connect_info::<SocketAddr>(),
@@ -119,6 +133,9 @@ impl Bridge {
             warn!("some connections did not close within the grace time");
         }
         poller.abort();
+        if let Some(games) = games {
+            games.abort();
+        }
         result
     }
 }
@@ -182,7 +199,9 @@ async fn ws(
         .max_message_size(MAX_WS_MESSAGE)
         .max_frame_size(MAX_WS_MESSAGE)
         .read_buffer_size(4096)
-        .write_buffer_size(0)
+        // Messages are written at each flush (every send flushes; relayed
+        // replies that arrived together are flushed together).
+        .write_buffer_size(64 * 1024)
         .max_write_buffer_size(16 << 20)
         .on_upgrade(move |socket| {
             tracker.track_future(async move {

@@ -10,7 +10,7 @@ use std::{
 
 use axum::extract::ws::{close_code, CloseFrame, Message, Utf8Bytes, WebSocket};
 use bytes::Bytes;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use protocol::{
     bridge::{BridgeMessage, ClientMessage, ErrorCode, Inbound, MasterState},
     codec::{Frame, FrameCodec},
@@ -22,10 +22,14 @@ use tokio_util::codec::Framed;
 use tracing::{debug, info, warn};
 
 use crate::{
+    games::GamesSnapshot,
     limits::TokenBucket,
     server::Ctx,
     upstream::{self, Shared},
 };
+
+/// Browser frames handled together before the replies are flushed.
+const BATCH: usize = 16;
 
 /// Queries an admin may have in flight on its master connection; more means
 /// the master stopped answering.
@@ -65,6 +69,8 @@ enum Event {
     Browser(Option<Result<Message, axum::Error>>),
     Shared(bool),
     Link(Option<std::io::Result<Frame>>),
+    /// Other games' servers changed (`false`: their refresher is gone).
+    Games(bool),
     Ping,
 }
 
@@ -84,12 +90,20 @@ pub(crate) struct Session {
     told_state: MasterState,
     /// The list sequence number last pushed to this subscriber.
     pushed_seq: u64,
+    /// Other games' servers, when configured.
+    games: Option<watch::Receiver<Option<GamesSnapshot>>>,
+    /// The `bridgeGameServers` sequence number last pushed.
+    pushed_games_seq: u64,
     last_heard: Instant,
+    /// While set, [`Session::send`] queues without flushing: replies the
+    /// master sent together leave in one write (see `Event::Link`).
+    batching: bool,
 }
 
 impl Session {
     pub(crate) fn new(ctx: Arc<Ctx>, peer: SocketAddr) -> Self {
         let shared = ctx.upstream.subscribe();
+        let games = ctx.games.as_ref().map(|g| g.subscribe());
         let bucket = TokenBucket::new(
             ctx.config.rate_per_sec,
             ctx.config.rate_burst,
@@ -107,7 +121,10 @@ impl Session {
             shared,
             told_state: MasterState::Up,
             pushed_seq: 0,
+            games,
+            pushed_games_seq: 0,
             last_heard: Instant::now(),
+            batching: false,
         }
     }
 
@@ -146,6 +163,7 @@ impl Session {
                 msg = ws.recv() => Event::Browser(msg),
                 changed = self.shared.changed() => Event::Shared(changed.is_ok()),
                 frame = next_link_frame(&mut self.link) => Event::Link(frame),
+                changed = games_changed(&mut self.games) => Event::Games(changed),
                 _ = ping.tick() => Event::Ping,
             };
             match event {
@@ -156,13 +174,15 @@ impl Session {
                 Event::Browser(Some(Err(e))) => return Err(read_error(e, self.peer)),
                 Event::Browser(Some(Ok(msg))) => {
                     self.last_heard = Instant::now();
-                    self.on_browser(ws, msg).await?;
+                    self.on_browser_batch(ws, msg).await?;
                 }
                 Event::Shared(true) => self.on_shared(ws).await?,
                 Event::Shared(false) => {
                     return Err(Close::With(close_code::AWAY, "bridge shutting down"))
                 }
-                Event::Link(frame) => self.on_link(ws, frame).await?,
+                Event::Link(frame) => self.on_link_batch(ws, frame).await?,
+                Event::Games(true) => self.push_games(ws).await?,
+                Event::Games(false) => self.games = None,
                 Event::Ping => {
                     if self.last_heard.elapsed() > self.ctx.config.pong_timeout {
                         info!(peer = %self.peer, "no pong; closing");
@@ -224,7 +244,9 @@ impl Session {
             Ok(Inbound::Bridge(ClientMessage::Subscribe)) => {
                 self.subscribed = true;
                 self.pushed_seq = 0;
-                self.push_list(ws).await
+                self.pushed_games_seq = 0;
+                self.push_list(ws).await?;
+                self.push_games(ws).await
             }
             Ok(Inbound::Bridge(ClientMessage::Unsubscribe)) => {
                 self.subscribed = false;
@@ -286,7 +308,11 @@ impl Session {
             }
             self.ctx.metrics.master_queries.fetch_add(1, Relaxed);
         }
-        let sent = tokio::time::timeout(timeout, link.framed.send(json.as_bytes())).await;
+        let sent = if self.batching {
+            tokio::time::timeout(timeout, link.framed.feed(json.as_bytes())).await
+        } else {
+            tokio::time::timeout(timeout, link.framed.send(json.as_bytes())).await
+        };
         if !matches!(sent, Ok(Ok(()))) {
             return self.link_lost(ws).await;
         }
@@ -388,6 +414,28 @@ impl Session {
         self.send(ws, Message::Text(text)).await
     }
 
+    /// Sends the other games' servers to a subscriber unless it has them.
+    async fn push_games(&mut self, ws: &mut WebSocket) -> Result<(), Close> {
+        if !self.subscribed {
+            return Ok(());
+        }
+        let Some(games) = self.games.as_mut() else {
+            return Ok(());
+        };
+        let Some(snapshot) = games.borrow_and_update().clone() else {
+            return Ok(());
+        };
+        if snapshot.seq == self.pushed_games_seq {
+            return Ok(());
+        }
+        self.pushed_games_seq = snapshot.seq;
+        let text = match self.role {
+            Role::Admin => snapshot.full,
+            Role::Viewer => snapshot.viewer,
+        };
+        self.send(ws, Message::Text(text)).await
+    }
+
     async fn refuse(&mut self, ws: &mut WebSocket, code: ErrorCode) -> Result<(), Close> {
         self.ctx.metrics.refused(code);
         self.send_bridge(ws, &BridgeMessage::refusal(code)).await
@@ -397,12 +445,105 @@ impl Session {
         self.send(ws, Message::Text(msg.to_json().into())).await
     }
 
-    /// Writes one message; a browser that does not take it in time, or a
-    /// shutdown meanwhile, ends the session.
+    /// Handles `msg` and up to [`BATCH`] further browser frames already
+    /// received, then flushes what they relayed to the master and answered
+    /// the browser, once each.
+    async fn on_browser_batch(&mut self, ws: &mut WebSocket, msg: Message) -> Result<(), Close> {
+        self.batching = true;
+        let mut handled = self.on_browser(ws, msg).await;
+        for _ in 0..BATCH {
+            if handled.is_err() {
+                break;
+            }
+            // Polled once: the select loop registers the real waker again.
+            match ws.recv().now_or_never() {
+                Some(Some(Ok(msg))) => handled = self.on_browser(ws, msg).await,
+                // Errors and the end are seen again by the select loop.
+                _ => break,
+            }
+        }
+        self.batching = false;
+        handled?;
+        self.flush_link(ws).await?;
+        self.send_flush(ws).await
+    }
+
+    /// Writes what [`Session::relay`] queued for the master while batching.
+    async fn flush_link(&mut self, ws: &mut WebSocket) -> Result<(), Close> {
+        let timeout = self.ctx.config.master_timeout;
+        let Some(link) = self.link.as_mut() else {
+            return Ok(());
+        };
+        if !matches!(
+            tokio::time::timeout(timeout, SinkExt::<&[u8]>::flush(&mut link.framed)).await,
+            Ok(Ok(()))
+        ) {
+            return self.link_lost(ws).await;
+        }
+        Ok(())
+    }
+
+    /// Handles `frame` and every further master frame already received,
+    /// then writes their replies to the browser at once: under load an
+    /// admin's pipelined queries come back together, and one write instead
+    /// of one per reply is most of what the relay can still save.
+    async fn on_link_batch(
+        &mut self,
+        ws: &mut WebSocket,
+        frame: Option<std::io::Result<Frame>>,
+    ) -> Result<(), Close> {
+        self.batching = true;
+        let mut handled = self.on_link(ws, frame).await;
+        while handled.is_ok() {
+            // Polled once: the select loop registers the real waker again.
+            let ready = match self.link.as_mut() {
+                Some(link) => link.framed.next().now_or_never(),
+                None => None,
+            };
+            match ready {
+                Some(frame) => handled = self.on_link(ws, frame).await,
+                None => break,
+            }
+        }
+        self.batching = false;
+        handled?;
+        self.send_flush(ws).await
+    }
+
+    /// Writes whatever [`Session::send`] queued while batching.
+    async fn send_flush(&mut self, ws: &mut WebSocket) -> Result<(), Close> {
+        let flushed = tokio::select! {
+            r = tokio::time::timeout(self.ctx.config.write_timeout, ws.flush()) => r,
+            () = self.ctx.cancel.cancelled() => return Err(Close::Quietly),
+        };
+        match flushed {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                debug!(peer = %self.peer, error = %e, "write failed");
+                Err(Close::Quietly)
+            }
+            Err(_) => {
+                info!(peer = %self.peer, "browser does not read; dropping it");
+                Err(Close::Quietly)
+            }
+        }
+    }
+
+    /// Writes one message (or only queues it while batching); a browser
+    /// that does not take it in time, or a shutdown meanwhile, ends the
+    /// session.
     async fn send(&mut self, ws: &mut WebSocket, msg: Message) -> Result<(), Close> {
         let counts = matches!(msg, Message::Text(_));
+        let batching = self.batching;
+        let write = async {
+            if batching {
+                ws.feed(msg).await
+            } else {
+                ws.send(msg).await
+            }
+        };
         let sent = tokio::select! {
-            r = tokio::time::timeout(self.ctx.config.write_timeout, ws.send(msg)) => r,
+            r = tokio::time::timeout(self.ctx.config.write_timeout, write) => r,
             () = self.ctx.cancel.cancelled() => return Err(Close::Quietly),
         };
         match sent {
@@ -475,6 +616,15 @@ fn read_error(e: axum::Error, peer: SocketAddr) -> Close {
 async fn next_link_frame(link: &mut Option<MasterLink>) -> Option<std::io::Result<Frame>> {
     match link {
         Some(link) => link.framed.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Waits for the next change of the other games' servers; never, when
+/// they are not configured.
+async fn games_changed(games: &mut Option<watch::Receiver<Option<GamesSnapshot>>>) -> bool {
+    match games {
+        Some(rx) => rx.changed().await.is_ok(),
         None => std::future::pending().await,
     }
 }

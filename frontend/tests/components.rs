@@ -62,8 +62,28 @@ fn FedLobby() -> Html {
     }
 }
 
-async fn settle() {
-    gloo_timers::future::sleep(Duration::from_millis(30)).await;
+/// Polls `check` every 10 ms until it holds (renders are asynchronous and
+/// a busy machine is slow); panics after 5 s naming `what`.
+async fn until(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if check() {
+            return;
+        }
+        gloo_timers::future::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Waits until the rows are `expected`, in order.
+async fn until_rows(root: &Element, expected: &[&str]) {
+    until(&format!("rows {expected:?}"), || {
+        row_names(root) == expected
+    })
+    .await;
+}
+
+fn exists(root: &Element, selector: &str) -> bool {
+    root.query_selector(selector).ok().flatten().is_some()
 }
 
 fn mount() -> Element {
@@ -103,11 +123,7 @@ async fn list_renders_rows_summary_and_unicode() {
     reset_url();
     let root = mount();
     yew::Renderer::<FedLobby>::with_root(root.clone()).render();
-    settle().await;
-    assert_eq!(
-        row_names(&root),
-        ["bravo", "Server von Bösewicht", "轰炸机人"]
-    );
+    until_rows(&root, &["bravo", "Server von Bösewicht", "轰炸机人"]).await;
     let summary = root
         .query_selector("[data-testid=summary]")
         .unwrap()
@@ -118,10 +134,14 @@ async fn list_renders_rows_summary_and_unicode() {
     let text = root.text_content().unwrap_or_default();
     assert!(text.contains("4/4 +18 queued"), "{text}");
     assert!(text.contains("3/3 full"), "{text}");
-    // Metrics for benchmarks were recorded after the render.
-    let metrics = js_sys::Reflect::get(&gloo_utils::window(), &"__lobbyMetrics".into()).unwrap();
-    let size = js_sys::Reflect::get(&metrics, &"lastListSize".into()).unwrap();
-    assert_eq!(size.as_f64(), Some(3.0));
+    // Metrics for benchmarks are recorded after the render.
+    let list_size = || {
+        let metrics = js_sys::Reflect::get(&gloo_utils::window(), &"__lobbyMetrics".into()).ok()?;
+        js_sys::Reflect::get(&metrics, &"lastListSize".into())
+            .ok()?
+            .as_f64()
+    };
+    until("render metrics", || list_size() == Some(3.0)).await;
     root.remove();
 }
 
@@ -130,13 +150,9 @@ async fn sort_click_reorders_and_sets_aria_sort() {
     reset_url();
     let root = mount();
     yew::Renderer::<FedLobby>::with_root(root.clone()).render();
-    settle().await;
+    until_rows(&root, &["bravo", "Server von Bösewicht", "轰炸机人"]).await;
     click(&root, "th[data-sort=players] button");
-    settle().await;
-    assert_eq!(
-        row_names(&root),
-        ["轰炸机人", "Server von Bösewicht", "bravo"]
-    );
+    until_rows(&root, &["轰炸机人", "Server von Bösewicht", "bravo"]).await;
     let th = root
         .query_selector("th[data-sort=players]")
         .unwrap()
@@ -145,14 +161,9 @@ async fn sort_click_reorders_and_sets_aria_sort() {
     let search = gloo_utils::window().location().search().unwrap();
     assert_eq!(search, "?sort=players");
     click(&root, "th[data-sort=players] button");
-    settle().await;
-    assert_eq!(
-        row_names(&root),
-        ["bravo", "Server von Bösewicht", "轰炸机人"]
-    );
+    until_rows(&root, &["bravo", "Server von Bösewicht", "轰炸机人"]).await;
     click(&root, "#filter-open");
-    settle().await;
-    assert_eq!(row_names(&root), ["bravo", "Server von Bösewicht"]);
+    until_rows(&root, &["bravo", "Server von Bösewicht"]).await;
     assert!(gloo_utils::window()
         .location()
         .search()
@@ -191,31 +202,34 @@ fn error_text(root: &Element, field: &str) -> Option<String> {
 async fn form_shows_protocol_messages_as_you_type() {
     let root = mount();
     yew::Renderer::<Form>::with_root(root.clone()).render();
-    settle().await;
+    until("the form", || exists(&root, "#new-port")).await;
     assert_eq!(error_text(&root, "serverPort"), None);
     type_into(&root, "#new-port", "51963");
-    settle().await;
-    assert_eq!(
-        error_text(&root, "serverPort").as_deref(),
-        Some("port 51963 is reserved for the master server")
-    );
+    until("the port message", || {
+        error_text(&root, "serverPort").as_deref()
+            == Some("port 51963 is reserved for the master server")
+    })
+    .await;
     type_into(&root, "#new-address", "1.2.3");
-    settle().await;
-    assert!(error_text(&root, "serverAddress")
-        .unwrap_or_default()
-        .contains("not a valid one"));
+    until("the address message", || {
+        error_text(&root, "serverAddress")
+            .unwrap_or_default()
+            .contains("not a valid one")
+    })
+    .await;
     type_into(&root, "#new-port", "20000");
     type_into(&root, "#new-name", "轰炸机人");
-    settle().await;
-    assert_eq!(error_text(&root, "serverPort"), None);
+    until("the port message to go", || {
+        error_text(&root, "serverPort").is_none()
+    })
+    .await;
     assert_eq!(error_text(&root, "serverName"), None);
-    // Submitting shows the errors of untouched fields too.
+    // A field emptied again shows its message.
     type_into(&root, "#new-name", "");
-    settle().await;
-    assert_eq!(
-        error_text(&root, "serverName").as_deref(),
-        Some("the server name must not be empty")
-    );
+    until("the name message", || {
+        error_text(&root, "serverName").as_deref() == Some("the server name must not be empty")
+    })
+    .await;
     root.remove();
 }
 
@@ -256,7 +270,7 @@ async fn only_changed_rows_flash() {
     reset_url();
     let root = mount();
     yew::Renderer::<UpdatedLobby>::with_root(root.clone()).render();
-    settle().await;
+    until_rows(&root, &["alpha", "bravo"]).await;
     let class = |name: &str| {
         root.query_selector(&format!("[data-testid=server-row][data-name={name}]"))
             .unwrap()

@@ -1,0 +1,35 @@
+//! The one error type of the load generator's library.
+
+use std::time::Duration;
+
+/// What can stop a benchmark phase.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("WebSocket: {0}")]
+    WebSocket(#[from] tokio_tungstenite::tungstenite::Error),
+    #[error("JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A process or peer answered something the benchmark did not expect.
+    #[error("{0}")]
+    Unexpected(String),
+    /// A bounded wait ran out.
+    #[error("timed out after {1:?}: {0}")]
+    Timeout(String, Duration),
+}
+
+/// Results of the load generator's library.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Runs `fut`, failing with [`Error::Timeout`] naming `what` after `limit`.
+pub async fn within<T>(
+    limit: Duration,
+    what: impl Into<String>,
+    fut: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::Timeout(what.into(), limit)),
+    }
+}

@@ -1,0 +1,193 @@
+//! `loadgen`: starts the real master and bridge on loopback, measures them
+//! against the direct-TCP floor (and the page in headless Chromium), and
+//! prints one table with every figure beside a baseline from the same run.
+
+use std::{path::PathBuf, time::Instant};
+
+use anyhow::{bail, Context};
+use bench::{
+    phases::{self, Env},
+    procs::{self, Binaries},
+    report::{Row, Table},
+    Sizes,
+};
+use clap::{Parser, ValueEnum};
+
+/// A phase of the benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Phase {
+    Relay,
+    Memory,
+    Fanout,
+    Page,
+    Bundle,
+}
+
+/// Load generator for the lobby's master and bridge (see bench/README.md).
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Args {
+    /// Tiny counts and sub-second runs: checks that every phase still works
+    /// (what CI runs); its figures mean nothing.
+    #[arg(long, env = "LOADGEN_SMOKE")]
+    smoke: bool,
+    /// Phases to run (comma-separated); all by default.
+    #[arg(long, value_delimiter = ',', value_enum)]
+    only: Vec<Phase>,
+    /// Directory holding the `master` and `bridge` executables (default:
+    /// the directory of this executable, i.e. the same cargo profile).
+    #[arg(long, env = "LOADGEN_BIN_DIR")]
+    bin_dir: Option<PathBuf>,
+    /// The built front end (Trunk's output).
+    #[arg(long, env = "LOADGEN_DIST", default_value = "dist")]
+    dist: PathBuf,
+    /// The CPU that client, bridge and master share for the round-trip
+    /// figure.
+    #[arg(long, default_value = "0")]
+    pin_cpu: String,
+    /// Do not pin (the round-trip figure then mostly measures wake-ups).
+    #[arg(long)]
+    no_pin: bool,
+    /// Sequential queries of the round-trip figure (default 5,000; more
+    /// to profile it).
+    #[arg(long)]
+    relay_rounds: Option<usize>,
+}
+
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0 / 1024.0);
+    format!("{cpus} CPUs ({model}), {mem_gib:.0} GiB")
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let mut sizes = if args.smoke {
+        Sizes::smoke()
+    } else {
+        Sizes::full()
+    };
+    if let Some(n) = args.relay_rounds {
+        sizes.relay_rounds = n;
+    }
+    let bin_dir = match args.bin_dir {
+        Some(d) => d,
+        None => std::env::current_exe()?
+            .parent()
+            .context("executable has no directory")?
+            .to_path_buf(),
+    };
+    let bins = Binaries {
+        master: bin_dir.join("master"),
+        bridge: bin_dir.join("bridge"),
+        static_dir: args.dist,
+        work: std::env::temp_dir().join(format!("lobby-bench-{}", std::process::id())),
+    };
+    for bin in [&bins.master, &bins.bridge] {
+        if !bin.is_file() {
+            bail!(
+                "{} not found: build it first (`cargo build --release -p master -p bridge`)",
+                bin.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(&bins.work)?;
+
+    // Children inherit the raised soft limit; each process stays below the
+    // hard one (viewers here, the bridge's sockets in the bridge).
+    let nofile = rlimit::increase_nofile_limit(u64::MAX).context("raising the fd limit")?;
+    let needed = sizes.held_viewers.max(sizes.page_servers) as u64 + 512;
+    let mut notes = Vec::new();
+    if nofile < needed {
+        bail!("file-descriptor limit {nofile} is below the {needed} this run needs");
+    }
+
+    let taskset = procs::taskset_available();
+    let pin_cpu = (!args.no_pin && taskset).then(|| args.pin_cpu.clone());
+    if !taskset {
+        notes.push("taskset (util-linux) is missing: the round trip ran unpinned".to_owned());
+    }
+    let env = Env {
+        bins: bins.clone(),
+        sizes: sizes.clone(),
+        pin_cpu,
+    };
+    let wanted = |p: Phase| args.only.is_empty() || args.only.contains(&p);
+    let started = Instant::now();
+    let mut table = Table::default();
+    for phase in [
+        Phase::Relay,
+        Phase::Memory,
+        Phase::Fanout,
+        Phase::Page,
+        Phase::Bundle,
+    ] {
+        if !wanted(phase) {
+            continue;
+        }
+        eprintln!("[loadgen] phase {phase:?}");
+        let t = Instant::now();
+        let rows = match phase {
+            Phase::Relay => phases::relay::run(&env).await,
+            Phase::Memory => phases::memory::run(&env).await,
+            Phase::Fanout => phases::fanout::run(&env).await,
+            Phase::Page => phases::page::run(&env).await,
+            Phase::Bundle => phases::bundle::run(&env).await,
+        }
+        .with_context(|| {
+            format!(
+                "phase {phase:?} failed (logs of master and bridge in {})",
+                bins.work.display()
+            )
+        })?;
+        eprintln!("[loadgen] phase {phase:?} done in {:.1?}", t.elapsed());
+        table.rows.extend(rows);
+    }
+    if table.rows.is_empty() {
+        table.rows.push(Row::skipped("-", "no phase selected"));
+    }
+    notes.push(format!(
+        "machine: {}; master and bridge from {}; fd limit {nofile}; whole run {:.0?}",
+        machine(),
+        bin_dir.display(),
+        started.elapsed()
+    ));
+    notes.push(
+        "master runs with --keepalive-secs 600 and the bridge with --master: idle loopback \
+         connections opened in a burst are probed in a burst, which overflows the kernel's \
+         loopback backlog (netdev_max_backlog) and drops healthy peers"
+            .to_owned(),
+    );
+    notes.push(
+        "relay figures: bridge rate limit lifted (--rate-limit/--rate-burst 1e9); every other \
+         phase uses the bridge's defaults (poll interval 1 s, 10,000 connections)"
+            .to_owned(),
+    );
+    if sizes.smoke {
+        notes.push("SMOKE RUN: tiny counts, the figures mean nothing".to_owned());
+    }
+    table.notes = notes;
+    println!(
+        "\nlobby benchmark{}\n",
+        if sizes.smoke { " (smoke)" } else { "" }
+    );
+    print!("{}", table.render());
+    let _ = std::fs::remove_dir_all(&bins.work);
+    Ok(())
+}

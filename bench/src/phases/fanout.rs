@@ -1,0 +1,346 @@
+//! Fan-out: thousands of subscribed viewers, hundreds of registered
+//! servers, one server changes its stats; how long until every viewer has
+//! the new list, and how many queries the bridge sent the master meanwhile.
+
+use std::{
+    sync::{
+        atomic::{AtomicUsize, Ordering::Relaxed},
+        Arc,
+    },
+    time::{Duration, Instant},
+};
+
+use futures_util::{stream::SplitSink, SinkExt, StreamExt};
+use hdrhistogram::Histogram;
+use tokio::sync::{mpsc, watch, Semaphore};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    direct::{self, REPLY_PREFIX},
+    error::{within, Error, Result},
+    phases::Env,
+    procs::{self, BridgeOptions},
+    report::{count, histogram, ms, q, record, times, Row, Verdict},
+    ws,
+};
+
+/// One change the viewers wait for: the text that marks it in the list.
+#[derive(Debug, Clone)]
+struct Round {
+    id: u64,
+    marker: Arc<str>,
+    start: Instant,
+}
+
+/// Subscribed viewers that report when they see each round's marker.
+struct Subscribers {
+    rounds: watch::Sender<Option<Round>>,
+    reports: mpsc::Receiver<(u64, Duration)>,
+    ready: Arc<AtomicUsize>,
+    errors: Arc<AtomicUsize>,
+    stop: CancellationToken,
+    count: usize,
+}
+
+impl Subscribers {
+    async fn open(url: &str, count: usize) -> Result<Self> {
+        let (rounds, rounds_rx) = watch::channel(None::<Round>);
+        let (tx, reports) = mpsc::channel(count * 2 + 16);
+        let ready = Arc::new(AtomicUsize::new(0));
+        let errors = Arc::new(AtomicUsize::new(0));
+        let stop = CancellationToken::new();
+        let connecting = Arc::new(Semaphore::new(64));
+        for _ in 0..count {
+            let (url, rx, tx) = (url.to_owned(), rounds_rx.clone(), tx.clone());
+            let (ready, errors, stop, connecting) = (
+                ready.clone(),
+                errors.clone(),
+                stop.clone(),
+                connecting.clone(),
+            );
+            tokio::spawn(async move {
+                if let Err(e) = subscriber(url, rx, tx, ready, connecting, stop).await {
+                    if errors.fetch_add(1, Relaxed) == 0 {
+                        eprintln!("[loadgen] subscribed viewer failed: {e}");
+                    }
+                }
+            });
+        }
+        let subs = Self {
+            rounds,
+            reports,
+            ready,
+            errors,
+            stop,
+            count,
+        };
+        within(Duration::from_secs(300), "viewers subscribed", async {
+            while subs.ready.load(Relaxed) + subs.errors.load(Relaxed) < count {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Ok(())
+        })
+        .await?;
+        if subs.errors.load(Relaxed) > 0 {
+            return Err(Error::Unexpected(format!(
+                "{} of {count} viewers could not subscribe",
+                subs.errors.load(Relaxed)
+            )));
+        }
+        Ok(subs)
+    }
+
+    /// Announces round `id` (marked by `current` players), makes the change
+    /// with `change`, and returns each viewer's delay until it saw it.
+    async fn round(
+        &mut self,
+        id: u64,
+        current: u64,
+        change: impl std::future::Future<Output = Result<()>>,
+    ) -> Result<Vec<Duration>> {
+        let start = Instant::now();
+        self.rounds.send_replace(Some(Round {
+            id,
+            marker: direct::marker(current).into(),
+            start,
+        }));
+        change.await?;
+        let mut got = Vec::with_capacity(self.count);
+        let collected = within(
+            Duration::from_secs(30),
+            format!("change {id} seen by all"),
+            async {
+                while got.len() < self.count {
+                    match self.reports.recv().await {
+                        Some((round, d)) if round == id => got.push(d),
+                        Some(_) => {}
+                        None => return Err(Error::Unexpected("viewers gone".into())),
+                    }
+                }
+                Ok(())
+            },
+        )
+        .await;
+        collected?;
+        if self.errors.load(Relaxed) > 0 {
+            return Err(Error::Unexpected("a subscribed viewer failed".into()));
+        }
+        Ok(got)
+    }
+
+    fn close(self) {
+        self.stop.cancel();
+    }
+}
+
+async fn subscriber(
+    url: String,
+    rounds: watch::Receiver<Option<Round>>,
+    reports: mpsc::Sender<(u64, Duration)>,
+    ready: Arc<AtomicUsize>,
+    connecting: Arc<Semaphore>,
+    stop: CancellationToken,
+) -> Result<()> {
+    let permit = connecting.acquire_owned().await;
+    let mut socket = ws::connect(&url).await?;
+    ws::send(&mut socket, r#"{"command":"bridgeSubscribe"}"#).await?;
+    while !ws::next_text(&mut socket)
+        .await?
+        .as_str()
+        .starts_with(REPLY_PREFIX)
+    {}
+    drop(permit);
+    ready.fetch_add(1, Relaxed);
+    let mut last = 0;
+    loop {
+        let msg = tokio::select! {
+            () = stop.cancelled() => return Ok(()),
+            msg = socket.next() => msg,
+        };
+        match msg {
+            Some(Ok(Message::Text(text))) => {
+                let round = rounds.borrow().clone();
+                if let Some(r) = round {
+                    if r.id != last && text.as_str().contains(&*r.marker) {
+                        last = r.id;
+                        let _ = reports.send((r.id, r.start.elapsed())).await;
+                    }
+                }
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(e.into()),
+            None => return Err(Error::Unexpected("bridge closed a viewer".into())),
+        }
+    }
+}
+
+/// Latencies of several rounds: all samples, and the slowest viewer of each.
+struct Rounds {
+    each: Histogram<u64>,
+    worst: Duration,
+}
+
+impl Rounds {
+    fn new() -> Self {
+        Self {
+            each: histogram(),
+            worst: Duration::ZERO,
+        }
+    }
+
+    fn add(&mut self, got: &[Duration]) {
+        for d in got {
+            record(&mut self.each, *d);
+            self.worst = self.worst.max(*d);
+        }
+    }
+
+    fn summary(&self, viewers: usize) -> String {
+        format!(
+            "p50 {} / p99 {}; all {} had it within {}",
+            q(&self.each, 0.5),
+            q(&self.each, 0.99),
+            count(viewers as u64),
+            ms(self.worst.as_micros() as u64)
+        )
+    }
+}
+
+type AdminSink = SplitSink<ws::Ws, Message>;
+
+async fn admin_change(admin: &mut AdminSink, current: u64) -> Result<()> {
+    admin
+        .send(Message::text(direct::stats_json(current)))
+        .await?;
+    Ok(())
+}
+
+/// Runs the fan-out figures.
+pub async fn run(env: &Env) -> Result<Vec<Row>> {
+    let s = &env.sizes;
+    let opts = BridgeOptions::default();
+    let poll = opts.poll_interval;
+    let (master, maddr) = procs::start_master(&env.bins, 12_000).await?;
+    let mut servers = direct::register_servers(maddr, s.fanout_servers - 1, "Fanout", 0).await?;
+    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
+    let url = ws::url(baddr);
+
+    // The changing server is an admin's test server: its change reaches
+    // viewers at once (the bridge re-queries after each admin command).
+    let mut admin = ws::admin(&url).await?;
+    ws::send(&mut admin, &direct::register_json("Fanout probe", 29_999)).await?;
+    let mut probe = direct::connect(maddr).await?;
+    while direct::count_servers(&mut probe).await? < s.fanout_servers {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (mut admin, mut admin_rx) = admin.split();
+    // Drain the admin's socket (and answer the bridge's pings).
+    tokio::spawn(async move { while let Some(Ok(_)) = admin_rx.next().await {} });
+
+    let mut base = Rounds::new();
+    let mut one = Subscribers::open(&url, 1).await?;
+    for i in 0..s.fanout_rounds as u64 {
+        let got = one
+            .round(i + 1, 1000 + i, admin_change(&mut admin, 1000 + i))
+            .await?;
+        base.add(&got);
+    }
+    one.close();
+
+    let rss_before = bridge.rss_kib()?;
+    let mut viewers = Subscribers::open(&url, s.fanout_viewers).await?;
+    let (mut by_admin, mut by_poll) = (Rounds::new(), Rounds::new());
+    let queries_before = procs::bridge_metric(baddr, "bridge_master_queries_total").await?;
+    let window_start = Instant::now();
+    let slot = s.fanout_window / (2 * s.fanout_rounds as u32);
+    for i in 0..s.fanout_rounds as u64 {
+        let t = Instant::now();
+        let got = viewers
+            .round(100 + i, 2000 + i, admin_change(&mut admin, 2000 + i))
+            .await?;
+        by_admin.add(&got);
+        tokio::time::sleep(slot.saturating_sub(t.elapsed())).await;
+        let t = Instant::now();
+        let game = &mut servers[0];
+        let got = viewers
+            .round(
+                200 + i,
+                3000 + i,
+                direct::send(game, &direct::stats_json(3000 + i)),
+            )
+            .await?;
+        by_poll.add(&got);
+        tokio::time::sleep(slot.saturating_sub(t.elapsed())).await;
+    }
+    tokio::time::sleep(s.fanout_window.saturating_sub(window_start.elapsed())).await;
+    let queries =
+        procs::bridge_metric(baddr, "bridge_master_queries_total").await? - queries_before;
+    let window = window_start.elapsed();
+    let rss_during = bridge.rss_kib()?;
+    viewers.close();
+    bridge.stop().await;
+    master.stop().await;
+
+    let polls = (window.as_secs_f64() / poll.as_secs_f64()).floor() as u64 + 1;
+    let bound = polls + s.fanout_rounds as u64;
+    let p99 = by_admin.each.value_at_quantile(0.99);
+    let n = s.fanout_viewers;
+    Ok(vec![
+        Row::new(
+            format!(
+                "fan-out: admin's server changes, {} subscribed viewers, {} servers ({} rounds)",
+                count(n as u64),
+                s.fanout_servers,
+                s.fanout_rounds
+            ),
+            by_admin.summary(n),
+            format!("1 viewer: p99 {}", q(&base.each, 0.99)),
+            times(p99 as f64, base.each.value_at_quantile(0.99) as f64),
+            "p99 ≤ 500 ms",
+            Verdict::of(p99 <= 500_000),
+        ),
+        Row::new(
+            "fan-out: game server changes over TCP (bridge learns it at its next poll)",
+            by_poll.summary(n),
+            format!("poll interval {}", ms(poll.as_micros() as u64)),
+            times(
+                by_poll.each.value_at_quantile(0.99) as f64,
+                poll.as_micros() as f64,
+            ),
+            "-",
+            Verdict::Info,
+        ),
+        Row::new(
+            format!(
+                "bridge memory with {} subscribed viewers after the pushes (VmRSS)",
+                count(n as u64)
+            ),
+            format!(
+                "{:.1} MiB ({:.1} KiB/viewer)",
+                rss_during as f64 / 1024.0,
+                rss_during.saturating_sub(rss_before) as f64 / n as f64
+            ),
+            format!("before the viewers {:.1} MiB", rss_before as f64 / 1024.0),
+            "-",
+            "-",
+            Verdict::Info,
+        ),
+        Row::new(
+            format!(
+                "master queries from the bridge during the window ({:.1} s, {} viewers)",
+                window.as_secs_f64(),
+                count(n as u64)
+            ),
+            format!("{queries:.0}"),
+            format!(
+                "{polls} polls (1 per {}) + {} admin commands = {bound}",
+                ms(poll.as_micros() as u64),
+                s.fanout_rounds
+            ),
+            times(queries, bound as f64),
+            "≤ 1 per poll interval + 1 per admin command",
+            Verdict::of(queries <= bound as f64),
+        ),
+    ])
+}

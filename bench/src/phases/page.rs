@@ -1,0 +1,228 @@
+//! The page with thousands of servers, in headless Chromium: time to the
+//! first full render and to apply a one-server change, as the page itself
+//! measures them (`window.__lobbyMetrics`); and the master's query round
+//! trip with that many servers, since they are registered anyway.
+
+use std::time::{Duration, Instant};
+
+use crate::{
+    cdp::{self, Chromium},
+    direct::{self, Conn},
+    error::{Error, Result},
+    phases::Env,
+    procs::{self, BridgeOptions},
+    report::{count, histogram, q, record, times, Row, Verdict},
+};
+
+const FIRST: &str = "page first full render";
+const CHANGE: &str = "page one-server change";
+const MASTER: &str = "master query round trip";
+
+/// Runs the page and master-query figures.
+pub async fn run(env: &Env) -> Result<Vec<Row>> {
+    let s = &env.sizes;
+    let n = s.page_servers;
+    let (master, maddr) = procs::start_master(&env.bins, n + 2_000).await?;
+    let mut tcp = direct::connect(maddr).await?;
+    let mut empty = histogram();
+    for i in 0..s.warmup_rounds + s.master_rounds {
+        let t = Instant::now();
+        direct::query(&mut tcp).await?;
+        if i >= s.warmup_rounds {
+            record(&mut empty, t.elapsed());
+        }
+    }
+    let mut first = direct::register_servers(maddr, 1, "Page", 0).await?;
+
+    let chromium = cdp::find();
+    let front_end = env.bins.static_dir.join("index.html").is_file();
+    let mut page = None;
+    if let (Some(bin), true) = (&chromium, front_end) {
+        let (bridge, baddr) =
+            procs::start_bridge(&env.bins, maddr, &BridgeOptions::default()).await?;
+        let mut browser = Chromium::launch(bin, &env.bins.work).await?;
+        let url = format!("http://{baddr}/");
+        let small = measure(
+            &mut browser,
+            &url,
+            1,
+            &mut first[0],
+            s.page_loads,
+            s.page_changes,
+            500,
+        )
+        .await;
+        page = Some((bridge, browser, url, small));
+    }
+
+    let _rest = direct::register_servers(maddr, n - 1, "Page server", 1).await?;
+    let mut full = histogram();
+    for i in 0..s.warmup_rounds + s.master_rounds {
+        let t = Instant::now();
+        let reply = direct::query(&mut tcp).await?;
+        if i == 0 && !reply.windows(10).any(|w| w == b"Page serve") {
+            return Err(Error::Unexpected("the full list lacks the servers".into()));
+        }
+        if i >= s.warmup_rounds {
+            record(&mut full, t.elapsed());
+        }
+    }
+    let reply_kb = direct::query(&mut tcp).await?.len() as f64 / 1000.0;
+    let p50 = full.value_at_quantile(0.5);
+    let mut rows = vec![Row::new(
+        format!(
+            "{MASTER} ({} servers on their own connections, {reply_kb:.0} KB reply, {} queries)",
+            count(n as u64),
+            s.master_rounds
+        ),
+        format!("p50 {} (p99 {})", q(&full, 0.5), q(&full, 0.99)),
+        format!("empty list p50 {}", q(&empty, 0.5)),
+        times(p50 as f64, empty.value_at_quantile(0.5) as f64),
+        "p50 ≤ 5 ms",
+        Verdict::of(p50 <= 5_000),
+    )];
+
+    match page {
+        Some((bridge, mut browser, url, small)) => {
+            let big = measure(
+                &mut browser,
+                &url,
+                n,
+                &mut first[0],
+                s.page_loads,
+                s.page_changes,
+                600,
+            )
+            .await;
+            let parse = json_parse_ms(&mut browser, n).await;
+            browser.close().await;
+            bridge.stop().await;
+            let (small, big) = (small?, big?);
+            let fmt = |v: &[f64]| format!("{:.1} ms", median(v));
+            let spread = |v: &[f64]| {
+                format!(
+                    "{:.1} ms (median of {}, max {:.1} ms)",
+                    median(v),
+                    v.len(),
+                    v.iter().copied().fold(0.0, f64::max)
+                )
+            };
+            rows.push(Row::new(
+                format!("{FIRST} ({} servers, headless Chromium)", count(n as u64)),
+                spread(&big.0),
+                format!("1 server {}", fmt(&small.0)),
+                times(median(&big.0), median(&small.0)),
+                "≤ 150 ms",
+                Verdict::of(median(&big.0) <= 150.0),
+            ));
+            rows.push(Row::new(
+                format!("{CHANGE} ({} servers)", count(n as u64)),
+                spread(&big.1),
+                format!("1 server {}", fmt(&small.1)),
+                times(median(&big.1), median(&small.1)),
+                "≤ 16 ms",
+                Verdict::of(median(&big.1) <= 16.0),
+            ));
+            rows.push(Row::new(
+                format!(
+                    "floor of a full-list update: JSON.parse of a {}-server list in the page",
+                    count(n as u64)
+                ),
+                format!("{:.1} ms (median of 5)", parse?),
+                "-",
+                "-",
+                "-",
+                Verdict::Info,
+            ));
+        }
+        None => {
+            let why = match chromium {
+                None => "no chromium on PATH".to_owned(),
+                Some(_) => format!(
+                    "no front end in {} (run `trunk build --release`)",
+                    env.bins.static_dir.display()
+                ),
+            };
+            rows.push(Row::skipped(FIRST, why.clone()));
+            rows.push(Row::skipped(CHANGE, why));
+        }
+    }
+    master.stop().await;
+    Ok(rows)
+}
+
+/// How long the page's JavaScript takes just to parse a list of `n`
+/// servers shaped like the master's: what any full-list update costs
+/// before the front end does anything with it.
+async fn json_parse_ms(browser: &mut Chromium, n: usize) -> Result<f64> {
+    let v = browser
+        .eval(&format!(
+            "(() => {{ const s = JSON.stringify({{command: 'msRQueryGameServers', content: {{servers: \
+             Array.from({{length: {n}}}, (_, i) => ({{name: 'Page server ' + i, address: '192.168.0.10', \
+             port: 20000 + i % 30000, players: {{current: 0, max: 4}}, isLobbyOpen: true, gameplayMode: 1}}))}}}}); \
+             const t = []; for (let k = 0; k < 5; k++) {{ const a = performance.now(); JSON.parse(s); \
+             t.push(performance.now() - a); }} t.sort((a, b) => a - b); return t[2]; }})()"
+        ))
+        .await?;
+    v.as_f64()
+        .ok_or_else(|| Error::Unexpected(format!("JSON.parse timing: {v}")))
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Loads the page `loads` times (first full render of `expect` servers),
+/// then changes `game`'s stats `changes` times (the page's update time).
+async fn measure(
+    browser: &mut Chromium,
+    url: &str,
+    expect: usize,
+    game: &mut Conn,
+    loads: usize,
+    changes: usize,
+    marker_base: u64,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let limit = Duration::from_secs(60);
+    let mut first = Vec::new();
+    // The first load compiles the page's code and is not counted.
+    for load in 0..=loads {
+        // The old document forgets its figures before the new one loads.
+        browser.eval("window.__lobbyMetrics = undefined").await?;
+        browser.navigate(url).await?;
+        let v = browser
+            .wait_for(
+                &format!(
+                    "(() => {{ const m = window.__lobbyMetrics; \
+                     return m && m.lastListSize === {expect} && typeof m.firstFullRenderMs === 'number' \
+                     ? m.firstFullRenderMs : null }})()"
+                ),
+                limit,
+            )
+            .await?;
+        if load > 0 {
+            first.push(v.as_f64().unwrap_or(f64::NAN));
+        }
+    }
+    let mut update = Vec::new();
+    for i in 0..changes as u64 {
+        // Every render replaces the object: a new one lacks this mark.
+        browser
+            .eval("window.__lobbyMetrics.benchSeen = true")
+            .await?;
+        direct::send(game, &direct::stats_json(marker_base + i)).await?;
+        let v = browser
+            .wait_for(
+                &format!(
+                    "(() => {{ const m = window.__lobbyMetrics; \
+                     return m && !m.benchSeen && m.lastListSize === {expect} ? m.lastUpdateMs : null }})()"
+                ),
+                limit,
+            )
+            .await?;
+        update.push(v.as_f64().unwrap_or(f64::NAN));
+    }
+    Ok((first, update))
+}

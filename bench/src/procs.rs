@@ -1,0 +1,313 @@
+//! The real `master` and `bridge` binaries as child processes, and the
+//! outside views of them the benchmark needs: readiness lines, `/metrics`,
+//! resident memory from `/proc`, and CPU pinning with `taskset`.
+
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::Duration,
+};
+
+use tokio::{
+    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
+    net::TcpStream,
+    process::{Child, Command},
+};
+
+use crate::error::{within, Error, Result};
+
+/// The admin token the benchmark's bridges are started with.
+pub const ADMIN_TOKEN: &str = "lobby-bench-admin-token-7f3a9c";
+
+/// Where the programs under test are, and where the run keeps its files.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    /// The `master` executable.
+    pub master: PathBuf,
+    /// The `bridge` executable.
+    pub bridge: PathBuf,
+    /// The built front end the bridge serves (`dist/`).
+    pub static_dir: PathBuf,
+    /// Logs of the children and the admin token file.
+    pub work: PathBuf,
+}
+
+/// A running child; killed when dropped, stopped politely by [`Proc::stop`].
+#[derive(Debug)]
+pub struct Proc {
+    name: &'static str,
+    pid: u32,
+    child: Child,
+}
+
+impl Proc {
+    /// The process id (the same after `taskset` execs the program).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Resident memory (`VmRSS` of `/proc/PID/status`) in KiB.
+    pub fn rss_kib(&self) -> Result<u64> {
+        rss_kib(self.pid)
+    }
+
+    /// SIGTERM, then SIGKILL if it has not exited within 5 s.
+    pub async fn stop(mut self) {
+        let pid = libc::pid_t::try_from(self.pid).unwrap_or(0);
+        // SAFETY: kill(2) with our own child's pid has no memory effects.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+            .await
+            .is_err()
+        {
+            eprintln!(
+                "[loadgen] {} did not stop on SIGTERM; killing it",
+                self.name
+            );
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+/// `VmRSS` of any process in KiB.
+pub fn rss_kib(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| Error::Unexpected(format!("no VmRSS for pid {pid}")))
+}
+
+/// Options of one benchmark bridge.
+#[derive(Debug, Clone)]
+pub struct BridgeOptions {
+    /// `--poll-interval`.
+    pub poll_interval: Duration,
+    /// Lift the per-connection rate limit (20/s by default): the relay
+    /// figures measure the relay, not the limiter.
+    pub unlimited_rate: bool,
+    /// `--max-connections`.
+    pub max_connections: usize,
+}
+
+impl Default for BridgeOptions {
+    fn default() -> Self {
+        Self {
+            poll_interval: Duration::from_secs(1),
+            unlimited_rate: false,
+            max_connections: 10_000,
+        }
+    }
+}
+
+fn log_file(work: &Path, name: &str) -> Result<std::fs::File> {
+    let n = std::fs::read_dir(work)?.count();
+    Ok(std::fs::File::create(
+        work.join(format!("{n:02}-{name}.log")),
+    )?)
+}
+
+/// Starts the master on a free loopback port. Keepalive is 600 s: idle
+/// loopback connections opened in a burst get their keepalive probes in a
+/// burst, which overflows the kernel's loopback backlog and makes the
+/// master drop healthy peers (what the benchmark is not about).
+pub async fn start_master(bins: &Binaries, max_connections: usize) -> Result<(Proc, SocketAddr)> {
+    let mut cmd = Command::new(&bins.master);
+    cmd.args(["--listen", "127.0.0.1:0", "--keepalive-secs", "600"])
+        .args(["--max-connections", &max_connections.to_string()])
+        .env("RUST_LOG", "warn");
+    let (proc_, line) = spawn_ready(cmd, "master", bins, "master listening on ").await?;
+    let addr = parse_addr(line.trim())?;
+    Ok((proc_, addr))
+}
+
+/// Starts a bridge relaying to `master` on a free loopback port; returns it
+/// and its HTTP address.
+pub async fn start_bridge(
+    bins: &Binaries,
+    master: SocketAddr,
+    opts: &BridgeOptions,
+) -> Result<(Proc, SocketAddr)> {
+    let token = bins.work.join("admin-token");
+    std::fs::write(&token, format!("{ADMIN_TOKEN}\n"))?;
+    let mut cmd = Command::new(&bins.bridge);
+    cmd.args(["--listen", "127.0.0.1:0", "--master", &master.to_string()])
+        .arg("--static")
+        .arg(&bins.static_dir)
+        .arg("--admin-token-file")
+        .arg(&token)
+        .args([
+            "--poll-interval",
+            &opts.poll_interval.as_millis().to_string(),
+        ])
+        .args(["--max-connections", &opts.max_connections.to_string()])
+        .env("RUST_LOG", "warn");
+    if opts.unlimited_rate {
+        cmd.args(["--rate-limit", "1000000000", "--rate-burst", "1000000000"]);
+    }
+    let (proc_, line) = spawn_ready(cmd, "bridge", bins, "bridge listening on http://").await?;
+    let addr = line
+        .split_whitespace()
+        .next()
+        .ok_or_else(|| Error::Unexpected(format!("bridge readiness line {line:?}")))
+        .and_then(parse_addr)?;
+    Ok((proc_, addr))
+}
+
+fn parse_addr(s: &str) -> Result<SocketAddr> {
+    s.parse()
+        .map_err(|_| Error::Unexpected(format!("not an address: {s:?}")))
+}
+
+/// Spawns `cmd` with stderr to a log file and waits for the stdout line
+/// starting with `prefix`; returns the rest of that line.
+async fn spawn_ready(
+    mut cmd: Command,
+    name: &'static str,
+    bins: &Binaries,
+    prefix: &str,
+) -> Result<(Proc, String)> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log_file(&bins.work, name)?)
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::Unexpected(format!(
+            "cannot start {name} ({:?}): {e}",
+            cmd.as_std().get_program()
+        ))
+    })?;
+    let pid = child
+        .id()
+        .ok_or_else(|| Error::Unexpected(format!("{name} exited at once")))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| Error::Unexpected("no stdout".into()))?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = within(
+        Duration::from_secs(20),
+        format!("{name} readiness"),
+        async {
+            while let Some(line) = lines.next_line().await? {
+                if let Some(rest) = line.strip_prefix(prefix) {
+                    return Ok(rest.to_owned());
+                }
+            }
+            Err(Error::Unexpected(format!(
+                "{name} exited before it was ready; see the logs in {}",
+                bins.work.display()
+            )))
+        },
+    )
+    .await?;
+    // Keep reading stdout so the child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok((Proc { name, pid, child }, line))
+}
+
+/// Whether `taskset` (util-linux) can be run.
+pub fn taskset_available() -> bool {
+    std::process::Command::new("taskset")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The CPU list a process may run on (`taskset -cp PID`).
+pub fn affinity(pid: u32) -> Result<String> {
+    let out = std::process::Command::new("taskset")
+        .args(["-cp", &pid.to_string()])
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.rsplit(": ")
+        .next()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty() && out.status.success())
+        .ok_or_else(|| Error::Unexpected(format!("taskset -cp {pid}: {text}")))
+}
+
+/// Moves every thread of `pid` to `cpus` (`taskset -a -cp CPUS PID`).
+pub fn pin(pid: u32, cpus: &str) -> Result<()> {
+    let out = std::process::Command::new("taskset")
+        .args(["-a", "-cp", cpus, &pid.to_string()])
+        .output()?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(Error::Unexpected(format!(
+            "taskset -a -cp {cpus} {pid}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+/// A plain HTTP/1.1 GET on loopback (`Connection: close`; the body is
+/// read by `Content-Length`, since Chromium's DevTools server keeps the
+/// connection open); the body of a 200 answer.
+pub async fn http_get(addr: SocketAddr, path: &str) -> Result<String> {
+    within(Duration::from_secs(10), format!("GET {path}"), async {
+        let mut conn = TcpStream::connect(addr).await?;
+        conn.write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await?;
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        let mut body_len = None;
+        loop {
+            if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+                let len = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok());
+                body_len = Some((end + 4, len));
+                if let Some(len) = len {
+                    if raw.len() >= end + 4 + len {
+                        break;
+                    }
+                }
+            }
+            let n = conn.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            raw.extend_from_slice(&buf[..n]);
+        }
+        let Some((start, len)) = body_len else {
+            return Err(Error::Unexpected(format!("GET {path}: no HTTP answer")));
+        };
+        let head = String::from_utf8_lossy(&raw[..start]);
+        if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
+            return Err(Error::Unexpected(format!(
+                "GET {path}: {}",
+                head.lines().next().unwrap_or_default()
+            )));
+        }
+        let end = len.map_or(raw.len(), |l| (start + l).min(raw.len()));
+        Ok(String::from_utf8_lossy(&raw[start..end]).into_owned())
+    })
+    .await
+}
+
+/// One sample of a Prometheus text exposition, by its name with labels
+/// (`bridge_connections{role="viewer"}`).
+pub fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| l.rsplit_once(' ').filter(|(k, _)| *k == name))
+        .and_then(|(_, v)| v.parse().ok())
+}
+
+/// Reads one sample from the bridge's `/metrics`.
+pub async fn bridge_metric(bridge: SocketAddr, name: &str) -> Result<f64> {
+    let text = http_get(bridge, "/metrics").await?;
+    metric(&text, name).ok_or_else(|| Error::Unexpected(format!("no {name} in /metrics")))
+}

@@ -1,0 +1,95 @@
+//! How big each load is: the full sizes, or a smoke run that only
+//! checks the benchmark still works (tiny counts, seconds in total).
+
+use std::time::Duration;
+
+/// Counts and durations of every phase.
+#[derive(Debug, Clone)]
+pub struct Sizes {
+    /// Whether this is the smoke run (its figures mean nothing).
+    pub smoke: bool,
+    /// Servers listed during the relay phases (what each query returns).
+    pub relay_servers: usize,
+    /// Sequential queries per client for the round-trip figure.
+    pub relay_rounds: usize,
+    /// Unmeasured queries first (connections, caches, CPU frequency).
+    pub warmup_rounds: usize,
+    /// Connections of the throughput figure.
+    pub throughput_conns: usize,
+    /// Requests in flight per connection.
+    pub in_flight: usize,
+    /// How long each throughput run lasts.
+    pub throughput_time: Duration,
+    /// Idle viewers for the memory figure.
+    pub idle_viewers: usize,
+    /// Idle viewers held at the end of the memory phase.
+    pub held_viewers: usize,
+    /// How long they are held.
+    pub hold_time: Duration,
+    /// Subscribed viewers of the fan-out figure.
+    pub fanout_viewers: usize,
+    /// Servers registered during the fan-out (what each push carries).
+    pub fanout_servers: usize,
+    /// Changes of each kind (admin command, game server) during the window.
+    pub fanout_rounds: usize,
+    /// The window in which the bridge's master queries are counted.
+    pub fanout_window: Duration,
+    /// Servers on the page (each on its own master connection).
+    pub page_servers: usize,
+    /// Page loads measured.
+    pub page_loads: usize,
+    /// One-server changes measured on the page.
+    pub page_changes: usize,
+    /// Sequential master queries for the master-query figure.
+    pub master_rounds: usize,
+}
+
+impl Sizes {
+    /// The sizes of the table.
+    pub fn full() -> Self {
+        Self {
+            smoke: false,
+            relay_servers: 100,
+            relay_rounds: 5_000,
+            warmup_rounds: 500,
+            throughput_conns: 64,
+            in_flight: 4,
+            throughput_time: Duration::from_secs(10),
+            idle_viewers: 5_000,
+            held_viewers: 10_000,
+            hold_time: Duration::from_secs(10),
+            fanout_viewers: 5_000,
+            fanout_servers: 500,
+            fanout_rounds: 5,
+            fanout_window: Duration::from_secs(10),
+            page_servers: 10_000,
+            page_loads: 3,
+            page_changes: 5,
+            master_rounds: 500,
+        }
+    }
+
+    /// A few seconds in total: checks that every phase still runs.
+    pub fn smoke() -> Self {
+        Self {
+            smoke: true,
+            relay_servers: 5,
+            relay_rounds: 50,
+            warmup_rounds: 10,
+            throughput_conns: 4,
+            in_flight: 2,
+            throughput_time: Duration::from_millis(500),
+            idle_viewers: 50,
+            held_viewers: 100,
+            hold_time: Duration::from_millis(500),
+            fanout_viewers: 20,
+            fanout_servers: 10,
+            fanout_rounds: 1,
+            fanout_window: Duration::from_secs(2),
+            page_servers: 50,
+            page_loads: 1,
+            page_changes: 1,
+            master_rounds: 20,
+        }
+    }
+}

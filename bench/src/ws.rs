@@ -1,0 +1,109 @@
+//! WebSocket clients of the bridge: viewers and admins, as a browser page
+//! would open them.
+
+use std::{net::SocketAddr, time::Duration};
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::{
+    tungstenite::{protocol::WebSocketConfig, Message, Utf8Bytes},
+    MaybeTlsStream, WebSocketStream,
+};
+
+use crate::{
+    direct::{QUERY, REPLY_PREFIX},
+    error::{within, Error, Result},
+    procs::ADMIN_TOKEN,
+};
+
+/// A client WebSocket to the bridge.
+pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// The bridge's WebSocket URL.
+pub fn url(bridge: SocketAddr) -> String {
+    format!("ws://{bridge}/ws")
+}
+
+/// Opens a WebSocket (Nagle off) that reads in 128 KiB chunks, as a
+/// browser would: lists arrive in one read.
+pub async fn connect(url: &str) -> Result<Ws> {
+    connect_with(url, 128 * 1024).await
+}
+
+/// Opens a WebSocket with a small read buffer: thousands of idle ones live
+/// in one process.
+pub async fn connect_small(url: &str) -> Result<Ws> {
+    connect_with(url, 4096).await
+}
+
+async fn connect_with(url: &str, read_buffer: usize) -> Result<Ws> {
+    let config = WebSocketConfig::default()
+        .read_buffer_size(read_buffer)
+        .max_message_size(Some(64 << 20));
+    let (ws, _) = within(Duration::from_secs(30), "WebSocket handshake", async {
+        Ok(tokio_tungstenite::connect_async_with_config(url, Some(config), true).await?)
+    })
+    .await?;
+    Ok(ws)
+}
+
+/// Sends one text message.
+pub async fn send(ws: &mut Ws, text: &str) -> Result<()> {
+    ws.send(Message::text(text)).await?;
+    Ok(())
+}
+
+/// The next text message (pings are answered by tungstenite itself).
+pub async fn next_text(ws: &mut Ws) -> Result<Utf8Bytes> {
+    loop {
+        match ws.next().await {
+            Some(Ok(Message::Text(t))) => return Ok(t),
+            Some(Ok(Message::Close(frame))) => {
+                return Err(Error::Unexpected(format!(
+                    "bridge closed the socket: {frame:?}"
+                )))
+            }
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return Err(e.into()),
+            None => return Err(Error::Unexpected("bridge closed the socket".into())),
+        }
+    }
+}
+
+/// One query through the bridge; returns the reply's length.
+pub async fn query(ws: &mut Ws) -> Result<usize> {
+    send(ws, QUERY).await?;
+    let reply = next_text(ws).await?;
+    if !reply.as_str().starts_with(REPLY_PREFIX) {
+        return Err(Error::Unexpected(format!(
+            "bridge answered a query with {:.120}",
+            reply.as_str()
+        )));
+    }
+    Ok(reply.len())
+}
+
+/// An authenticated admin WebSocket.
+pub async fn admin(url: &str) -> Result<Ws> {
+    let mut ws = connect(url).await?;
+    send(
+        &mut ws,
+        &format!(r#"{{"command":"bridgeAuth","content":{{"token":"{ADMIN_TOKEN}"}}}}"#),
+    )
+    .await?;
+    let answer = next_text(&mut ws).await?;
+    if !answer.as_str().contains(r#""ok":true"#) {
+        return Err(Error::Unexpected(format!("bridgeAuth refused: {answer}")));
+    }
+    Ok(ws)
+}
+
+/// An admin whose queries are relayed on its own master connection: the
+/// bridge opens that connection on the first admin command, here an
+/// unregister that changes nothing.
+pub async fn admin_with_link(url: &str) -> Result<Ws> {
+    let mut ws = admin(url).await?;
+    send(&mut ws, r#"{"command":"msUnregisterGameServer"}"#).await?;
+    query(&mut ws).await?;
+    Ok(ws)
+}

@@ -1,0 +1,275 @@
+//! `bridgeGameServers`: the bridge queries fake A2S and GameAgent servers on
+//! 127.0.0.1 over UDP and pushes what they say to subscribers, once on
+//! subscribe and again on change; nothing of it unless configured.
+
+mod common;
+
+use std::{
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
+
+use common::*;
+use gamequery::{
+    gameagent,
+    packet::{self, SplitLayout},
+};
+use protocol::bridge::{GameServers, GameSourceKind, GamesMessage};
+use serde_json::Value;
+use tokio::{net::UdpSocket, task::JoinHandle};
+
+fn hex(text: &str) -> Vec<u8> {
+    text.split_whitespace()
+        .map(|b| u8::from_str_radix(b, 16).unwrap())
+        .collect()
+}
+
+const CS_INFO: &str = include_str!("../../gamequery/tests/fixtures/ru_cs_source_info.hex");
+const PLAYERS: &str = include_str!("../../gamequery/tests/fixtures/ru_players.hex");
+const RULES_0: &str = include_str!("../../gamequery/tests/fixtures/ru_rules_split_0.hex");
+const RULES_1: &str = include_str!("../../gamequery/tests/fixtures/ru_rules_split_1.hex");
+
+/// A UDP server answering each request with `handler`'s datagrams.
+struct FakeUdp {
+    addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl FakeUdp {
+    async fn start(handler: impl Fn(&[u8]) -> Vec<Vec<u8>> + Send + 'static) -> Self {
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let addr = socket.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let mut buf = vec![0u8; 2048];
+            while let Ok((n, from)) = socket.recv_from(&mut buf).await {
+                for p in handler(&buf[..n]) {
+                    let _ = socket.send_to(&p, from).await;
+                }
+            }
+        });
+        Self { addr, task }
+    }
+}
+
+impl Drop for FakeUdp {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// An A2S server that wants a challenge, sends its rules as compressed
+/// Source split packets in reverse order, and plays `de_nuke` once
+/// `switched` is set.
+async fn a2s_server(switched: Arc<AtomicBool>) -> FakeUdp {
+    let info = hex(CS_INFO);
+    let mut nuke = info.clone();
+    let at = nuke.windows(7).position(|w| w == b"de_dust").unwrap();
+    nuke[at..at + 7].copy_from_slice(b"de_nuke");
+    let players = hex(PLAYERS);
+    let rules = packet::reassemble(&[&hex(RULES_0), &hex(RULES_1)], None).unwrap();
+    let mut whole = packet::SINGLE.to_le_bytes().to_vec();
+    whole.extend_from_slice(&rules);
+    let mut rules = packet::split(&whole, 42, SplitLayout::Source, 500, true);
+    rules.reverse();
+    FakeUdp::start(move |req| {
+        let challenged = req.ends_with(&[1, 2, 3, 4]);
+        match (req.get(4), challenged) {
+            (Some(b'T'), true) if switched.load(Ordering::SeqCst) => vec![nuke.clone()],
+            (Some(b'T'), true) => vec![info.clone()],
+            (Some(b'U'), true) => vec![players.clone()],
+            (Some(b'V'), true) => rules.clone(),
+            (Some(b'T' | b'U' | b'V'), false) => {
+                vec![b"\xFF\xFF\xFF\xFFA\x01\x02\x03\x04".to_vec()]
+            }
+            _ => vec![],
+        }
+    })
+    .await
+}
+
+/// A GameAgent master listing one server, and that server's query port.
+async fn gameagent() -> (FakeUdp, FakeUdp) {
+    let server = loop {
+        let s = FakeUdp::start(|req| match req {
+            [0x02] => vec![gameagent::encode_status(&gameagent::Status {
+                players: 2,
+                max_players: 16,
+                level: "Yodeller".into(),
+                game_type: "Fragmatch".into(),
+                version: "1.10".into(),
+                game_name: "serioussamse".into(),
+                session_name: "Awesome; Server".into(),
+                keys: vec![],
+            })],
+            [0x03] => gameagent::encode_players(
+                2,
+                &[
+                    gameagent::Player {
+                        index: 0,
+                        name: Some("Angelo".into()),
+                        frags: 14,
+                        ping: 80,
+                    },
+                    gameagent::Player {
+                        index: 3,
+                        name: None,
+                        frags: 1,
+                        ping: 20,
+                    },
+                ],
+                1024,
+            ),
+            _ => vec![],
+        })
+        .await;
+        if s.addr.port() > 1 {
+            break s;
+        }
+    };
+    let game_port = server.addr.port() - 1;
+    let mut list = vec![b's', 127, 0, 0, 1];
+    list.extend_from_slice(&game_port.to_le_bytes());
+    let master = FakeUdp::start(move |req| {
+        if req == b"e" {
+            vec![list.clone()]
+        } else {
+            vec![]
+        }
+    })
+    .await;
+    (master, server)
+}
+
+fn is_games(v: &Value) -> bool {
+    v["command"] == "bridgeGameServers"
+}
+
+fn parse(v: &Value) -> GameServers {
+    match serde_json::from_value::<GamesMessage>(v.clone()).unwrap() {
+        GamesMessage::GameServers(g) => g,
+    }
+}
+
+#[tokio::test]
+async fn subscribers_get_game_servers_and_their_changes() {
+    let master = TestMaster::start().await;
+    let switched = Arc::new(AtomicBool::new(false));
+    let a2s = a2s_server(switched.clone()).await;
+    let (ga_master, ga_server) = gameagent().await;
+    // A closed port: listed as offline with a reason.
+    let closed = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let closed_addr = closed.local_addr().unwrap();
+    drop(closed);
+
+    let mut config = test_config(master.addr);
+    config.a2s = vec![a2s.addr.to_string(), closed_addr.to_string()];
+    config.gameagent_masters = vec![ga_master.addr.to_string()];
+    config.game_poll_interval = Duration::from_millis(100);
+    config.game_query_timeout = Duration::from_millis(300);
+    config.game_query_retries = 0;
+    let bridge = TestBridge::start(config).await;
+
+    let mut ws = bridge.connect().await;
+    send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
+    let games = parse(&recv_until(&mut ws, is_games).await);
+    assert_eq!(games.sources.len(), 3);
+
+    let a = &games.sources[0];
+    assert_eq!(a.kind, GameSourceKind::A2s);
+    assert_eq!(a.label, a2s.addr.to_string());
+    let s = &a.servers[0];
+    assert!(s.online, "{s:?}");
+    assert_eq!(s.name, "game2xs.com Counter-Strike Source #1");
+    assert_eq!(s.map, "de_dust");
+    assert_eq!(s.game, "Counter-Strike: Source");
+    assert_eq!((s.players, s.max_players, s.bots), (5, 16, 4));
+    assert_eq!(s.address.as_deref(), Some("127.0.0.1"));
+    assert_eq!(s.port, Some(a2s.addr.port()));
+    assert_eq!(s.player_list.len(), 2);
+    assert_eq!(s.player_list[0].name, "[D]---->T.N.W<----");
+    assert_eq!(s.player_list[0].score, 14);
+    assert_eq!(s.player_list[0].time_secs, Some(514));
+    assert_eq!(s.rules.len(), 93);
+
+    let offline = &games.sources[1].servers[0];
+    assert!(!offline.online);
+    assert!(offline.error.is_some());
+
+    let g = &games.sources[2];
+    assert_eq!(g.kind, GameSourceKind::GameAgent);
+    assert_eq!(g.error, None);
+    let s = &g.servers[0];
+    assert!(s.online, "{s:?}");
+    assert_eq!(s.name, "Awesome; Server");
+    assert_eq!(s.map, "Yodeller");
+    assert_eq!(s.mode, "Fragmatch");
+    assert_eq!(s.port, Some(ga_server.addr.port() - 1));
+    assert_eq!((s.players, s.max_players), (2, 16));
+    assert_eq!(s.player_list.len(), 2);
+    assert_eq!(s.player_list[0].name, "Angelo");
+    assert_eq!(s.player_list[0].ping_ms, Some(80));
+    assert_eq!(s.player_list[1].name, "");
+    assert!(s
+        .rules
+        .iter()
+        .any(|r| r.name == "gamename" && r.value == "serioussamse"));
+
+    // A change on the server reaches the subscriber.
+    switched.store(true, Ordering::SeqCst);
+    recv_until(&mut ws, |v| {
+        is_games(v) && v["content"]["sources"][0]["servers"][0]["map"] == "de_nuke"
+    })
+    .await;
+
+    // A second subscriber gets the current state at once.
+    let mut late = bridge.connect().await;
+    send(&mut late, r#"{"command":"bridgeSubscribe"}"#).await;
+    let now = parse(&recv_until(&mut late, is_games).await);
+    assert_eq!(now.sources[0].servers[0].map, "de_nuke");
+
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn hidden_addresses_stay_hidden() {
+    let master = TestMaster::start().await;
+    let a2s = a2s_server(Arc::new(AtomicBool::new(false))).await;
+    let mut config = test_config(master.addr);
+    config.a2s = vec![a2s.addr.to_string()];
+    config.hide_addresses = true;
+    config.game_poll_interval = Duration::from_millis(100);
+    let bridge = TestBridge::start(config).await;
+    let mut ws = bridge.connect().await;
+    send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
+    let games = parse(&recv_until(&mut ws, is_games).await);
+    let s = &games.sources[0].servers[0];
+    assert!(s.online);
+    assert_eq!((s.address.as_deref(), s.port), (None, None));
+    // Admins see them.
+    let mut admin = bridge.admin().await;
+    send(&mut admin, r#"{"command":"bridgeSubscribe"}"#).await;
+    let games = parse(&recv_until(&mut admin, is_games).await);
+    assert_eq!(games.sources[0].servers[0].port, Some(a2s.addr.port()));
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn off_unless_configured() {
+    let master = TestMaster::start().await;
+    let bridge = TestBridge::with_master(&master).await;
+    let mut ws = bridge.connect().await;
+    send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
+    let first = recv_until(&mut ws, is_list).await;
+    assert!(is_list(&first));
+    // Nothing else arrives: no bridgeGameServers.
+    let more = tokio::time::timeout(Duration::from_millis(500), recv_json(&mut ws)).await;
+    assert!(more.is_err(), "unexpected {more:?}");
+    bridge.shutdown().await;
+    master.shutdown().await;
+}

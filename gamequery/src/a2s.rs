@@ -1,0 +1,439 @@
+//! Valve's A2S server queries: the requests, and pure decoders for the
+//! replies (after [`crate::packet`] removed the `-1` header), including the
+//! old GoldSource `'m'` info reply, The Ship's extra fields and the Extra
+//! Data Flag fields.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{cursor::Cursor, error::DecodeError, packet::SINGLE};
+
+/// `S2C_CHALLENGE`: the server wants the request again with this number.
+pub const CHALLENGE: u8 = b'A';
+/// Source `A2S_INFO` reply.
+pub const INFO: u8 = b'I';
+/// Obsolete GoldSource `A2S_INFO` reply.
+pub const INFO_GOLDSOURCE: u8 = b'm';
+/// `A2S_PLAYER` reply.
+pub const PLAYERS: u8 = b'D';
+/// `A2S_RULES` reply.
+pub const RULES: u8 = b'E';
+
+/// The challenge that asks a server for a real one (`A2S_PLAYER`, `A2S_RULES`).
+pub const NO_CHALLENGE: i32 = -1;
+
+/// AppIDs of The Ship, whose info and player replies carry extra fields.
+pub const THE_SHIP_APP_IDS: [u16; 8] = [2400, 2401, 2402, 2403, 2405, 2406, 2412, 2430];
+
+/// Whether `app_id` is The Ship (its replies have extra fields).
+pub fn is_the_ship(app_id: u16) -> bool {
+    THE_SHIP_APP_IDS.contains(&app_id)
+}
+
+fn request(kind: u8, body: &[u8], challenge: Option<i32>) -> Vec<u8> {
+    let mut out = SINGLE.to_le_bytes().to_vec();
+    out.push(kind);
+    out.extend_from_slice(body);
+    if let Some(c) = challenge {
+        out.extend_from_slice(&c.to_le_bytes());
+    }
+    out
+}
+
+/// `A2S_INFO`, with the challenge from an `S2C_CHALLENGE` reply if the
+/// server sent one (required since December 2020).
+pub fn info_request(challenge: Option<i32>) -> Vec<u8> {
+    request(b'T', b"Source Engine Query\0", challenge)
+}
+
+/// `A2S_PLAYER`; [`NO_CHALLENGE`] first, then the server's number.
+pub fn players_request(challenge: i32) -> Vec<u8> {
+    request(b'U', &[], Some(challenge))
+}
+
+/// `A2S_RULES`; [`NO_CHALLENGE`] first, then the server's number.
+pub fn rules_request(challenge: i32) -> Vec<u8> {
+    request(b'V', &[], Some(challenge))
+}
+
+/// The type byte of a reply (its first byte).
+pub fn reply_type(reply: &[u8]) -> Result<u8, DecodeError> {
+    Cursor::new(reply).u8("reply type")
+}
+
+fn expect_type(c: &mut Cursor<'_>, want: u8, name: &'static str) -> Result<(), DecodeError> {
+    let got = c.u8("reply type")?;
+    if got == want {
+        Ok(())
+    } else {
+        Err(DecodeError::UnexpectedType {
+            expected: name,
+            got,
+        })
+    }
+}
+
+/// Reads an `S2C_CHALLENGE` (`'A'`) reply: the number to send back.
+pub fn decode_challenge(reply: &[u8]) -> Result<i32, DecodeError> {
+    let mut c = Cursor::new(reply);
+    expect_type(&mut c, CHALLENGE, "S2C_CHALLENGE ('A')")?;
+    c.i32("challenge number")
+}
+
+/// What kind of server answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ServerType {
+    Dedicated,
+    NonDedicated,
+    /// SourceTV relay, or HLTV on GoldSource.
+    SourceTv,
+    /// Anything else (Rag Doll Kung Fu always sends 0).
+    Unknown,
+}
+
+impl ServerType {
+    fn from_byte(b: u8) -> Self {
+        match b {
+            b'd' | b'D' => Self::Dedicated,
+            b'l' | b'L' => Self::NonDedicated,
+            b'p' | b'P' => Self::SourceTv,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+/// The server's operating system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Environment {
+    Linux,
+    Windows,
+    Mac,
+    Unknown,
+}
+
+impl Environment {
+    fn from_byte(b: u8) -> Self {
+        match b {
+            b'l' | b'L' => Self::Linux,
+            b'w' | b'W' => Self::Windows,
+            b'm' | b'o' => Self::Mac,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+/// Which reply the info came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum InfoFormat {
+    /// `'I'`: Source, and GoldSource since Steam.
+    Source,
+    /// `'m'`: old GoldSource servers.
+    GoldSource,
+}
+
+/// The Ship's extra info fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TheShip {
+    /// 0 Hunt, 1 Elimination, 2 Duel, 3 Deathmatch, 4 VIP Team, 5 Team Elimination.
+    pub mode: u8,
+    /// Witnesses needed to arrest a player.
+    pub witnesses: u8,
+    /// Seconds before a watched player is arrested.
+    pub duration: u8,
+}
+
+/// A GoldSource mod's details (`'m'` reply with `Mod` = 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoldSourceMod {
+    pub link: String,
+    pub download_link: String,
+    pub version: i32,
+    /// Bytes the mod takes on disk.
+    pub size: i32,
+    /// Multiplayer-only mod (else single and multiplayer).
+    pub multiplayer_only: bool,
+    /// Whether it ships its own DLL rather than Half-Life's.
+    pub own_dll: bool,
+}
+
+/// SourceTV's port and name (EDF 0x40).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceTv {
+    pub port: u16,
+    pub name: String,
+}
+
+/// An `A2S_INFO` reply of either format, every optional part as `Option`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Info {
+    pub format: InfoFormat,
+    /// Network protocol version.
+    pub protocol: u8,
+    pub name: String,
+    pub map: String,
+    /// Game directory (`cstrike`, `hl2mp`).
+    pub folder: String,
+    /// Game description.
+    pub game: String,
+    /// Steam AppID (Source format only; truncated to 16 bits, see `game_id`).
+    pub app_id: Option<u16>,
+    pub players: u8,
+    pub max_players: u8,
+    pub bots: u8,
+    pub server_type: ServerType,
+    pub environment: Environment,
+    /// A password is needed to join.
+    pub password: bool,
+    /// Valve Anti-Cheat is on.
+    pub vac: bool,
+    /// Game version (Source format only).
+    pub version: Option<String>,
+    /// `ip:port` as the server sees itself (GoldSource format only).
+    pub address: Option<String>,
+    pub the_ship: Option<TheShip>,
+    pub goldsource_mod: Option<GoldSourceMod>,
+    /// The Extra Data Flag byte, when present.
+    pub edf: Option<u8>,
+    /// EDF 0x80: the game port.
+    pub port: Option<u16>,
+    /// EDF 0x10: the server's SteamID.
+    pub steam_id: Option<u64>,
+    /// EDF 0x40.
+    pub source_tv: Option<SourceTv>,
+    /// EDF 0x20: tags.
+    pub keywords: Option<String>,
+    /// EDF 0x01: 64-bit GameID; its low 24 bits are the full AppID.
+    pub game_id: Option<u64>,
+}
+
+/// Reads an `A2S_INFO` reply, `'I'` or `'m'`.
+pub fn decode_info(reply: &[u8]) -> Result<Info, DecodeError> {
+    let mut c = Cursor::new(reply);
+    match c.u8("reply type")? {
+        INFO => decode_source_info(c),
+        INFO_GOLDSOURCE => decode_goldsource_info(c),
+        got => Err(DecodeError::UnexpectedType {
+            expected: "A2S_INFO ('I' or 'm')",
+            got,
+        }),
+    }
+}
+
+fn decode_source_info(mut c: Cursor<'_>) -> Result<Info, DecodeError> {
+    let protocol = c.u8("protocol")?;
+    let name = c.cstr("server name")?;
+    let map = c.cstr("map")?;
+    let folder = c.cstr("folder")?;
+    let game = c.cstr("game")?;
+    let app_id = c.u16("AppID")?;
+    let players = c.u8("player count")?;
+    let max_players = c.u8("maximum players")?;
+    let bots = c.u8("bot count")?;
+    let server_type = ServerType::from_byte(c.u8("server type")?);
+    let environment = Environment::from_byte(c.u8("environment")?);
+    let password = c.u8("visibility")? != 0;
+    let vac = c.u8("VAC flag")? != 0;
+    let the_ship = if is_the_ship(app_id) {
+        Some(TheShip {
+            mode: c.u8("The Ship mode")?,
+            witnesses: c.u8("The Ship witnesses")?,
+            duration: c.u8("The Ship duration")?,
+        })
+    } else {
+        None
+    };
+    let version = c.cstr("version")?;
+    let mut info = Info {
+        format: InfoFormat::Source,
+        protocol,
+        name,
+        map,
+        folder,
+        game,
+        app_id: Some(app_id),
+        players,
+        max_players,
+        bots,
+        server_type,
+        environment,
+        password,
+        vac,
+        version: Some(version),
+        address: None,
+        the_ship,
+        goldsource_mod: None,
+        edf: None,
+        port: None,
+        steam_id: None,
+        source_tv: None,
+        keywords: None,
+        game_id: None,
+    };
+    if c.is_empty() {
+        return Ok(info);
+    }
+    let edf = c.u8("extra data flag")?;
+    info.edf = Some(edf);
+    if edf & 0x80 != 0 {
+        info.port = Some(c.u16("EDF game port")?);
+    }
+    if edf & 0x10 != 0 {
+        info.steam_id = Some(c.u64("EDF SteamID")?);
+    }
+    if edf & 0x40 != 0 {
+        info.source_tv = Some(SourceTv {
+            port: c.u16("EDF SourceTV port")?,
+            name: c.cstr("EDF SourceTV name")?,
+        });
+    }
+    if edf & 0x20 != 0 {
+        info.keywords = Some(c.cstr("EDF keywords")?);
+    }
+    if edf & 0x01 != 0 {
+        info.game_id = Some(c.u64("EDF GameID")?);
+    }
+    Ok(info)
+}
+
+fn decode_goldsource_info(mut c: Cursor<'_>) -> Result<Info, DecodeError> {
+    let address = c.cstr("address")?;
+    let name = c.cstr("server name")?;
+    let map = c.cstr("map")?;
+    let folder = c.cstr("folder")?;
+    let game = c.cstr("game")?;
+    let players = c.u8("player count")?;
+    let max_players = c.u8("maximum players")?;
+    let protocol = c.u8("protocol")?;
+    let server_type = ServerType::from_byte(c.u8("server type")?);
+    let environment = Environment::from_byte(c.u8("environment")?);
+    let password = c.u8("visibility")? != 0;
+    let is_mod = c.u8("mod flag")?;
+    let goldsource_mod = if is_mod == 1 {
+        let link = c.cstr("mod link")?;
+        let download_link = c.cstr("mod download link")?;
+        c.u8("NULL byte")?;
+        Some(GoldSourceMod {
+            link,
+            download_link,
+            version: c.i32("mod version")?,
+            size: c.i32("mod size")?,
+            multiplayer_only: c.u8("mod type")? == 1,
+            own_dll: c.u8("mod DLL flag")? == 1,
+        })
+    } else {
+        None
+    };
+    let vac = c.u8("VAC flag")? != 0;
+    let bots = c.u8("bot count")?;
+    Ok(Info {
+        format: InfoFormat::GoldSource,
+        protocol,
+        name,
+        map,
+        folder,
+        game,
+        app_id: None,
+        players,
+        max_players,
+        bots,
+        server_type,
+        environment,
+        password,
+        vac,
+        version: None,
+        address: Some(address),
+        the_ship: None,
+        goldsource_mod,
+        edf: None,
+        port: None,
+        steam_id: None,
+        source_tv: None,
+        keywords: None,
+        game_id: None,
+    })
+}
+
+/// One player of an `A2S_PLAYER` reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Player {
+    /// The server's index (often 0 for everyone).
+    pub index: u8,
+    pub name: String,
+    pub score: i32,
+    /// Seconds connected.
+    pub duration: f32,
+    /// The Ship only.
+    pub deaths: Option<i32>,
+    /// The Ship only.
+    pub money: Option<i32>,
+}
+
+/// Reads an `A2S_PLAYER` reply. `the_ship`: the server is The Ship (see
+/// [`is_the_ship`]), whose deaths and money follow all players.
+///
+/// The count byte includes players still connecting, who are not listed,
+/// so fewer entries than the count is normal; bytes after the listed
+/// players are ignored.
+pub fn decode_players(reply: &[u8], the_ship: bool) -> Result<Vec<Player>, DecodeError> {
+    let mut c = Cursor::new(reply);
+    expect_type(&mut c, PLAYERS, "A2S_PLAYER ('D')")?;
+    let count = usize::from(c.u8("player count")?);
+    let mut players = Vec::with_capacity(count);
+    while players.len() < count && !c.is_empty() {
+        // The Ship: stop where exactly the deaths and money of the players
+        // read so far remain.
+        if the_ship && !players.is_empty() && c.remaining() == 8 * players.len() {
+            break;
+        }
+        players.push(Player {
+            index: c.u8("player index")?,
+            name: c.cstr("player name")?,
+            score: c.i32("player score")?,
+            duration: c.f32("player duration")?,
+            deaths: None,
+            money: None,
+        });
+    }
+    if the_ship {
+        for p in &mut players {
+            p.deaths = Some(c.i32("The Ship deaths")?);
+            p.money = Some(c.i32("The Ship money")?);
+        }
+    }
+    Ok(players)
+}
+
+/// One server rule (console variable).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rule {
+    pub name: String,
+    pub value: String,
+}
+
+/// Reads an `A2S_RULES` reply. A reply cut short (old engines truncate at
+/// the MTU) is an error, not a silently shorter list.
+pub fn decode_rules(reply: &[u8]) -> Result<Vec<Rule>, DecodeError> {
+    let mut c = Cursor::new(reply);
+    expect_type(&mut c, RULES, "A2S_RULES ('E')")?;
+    let count = usize::from(c.u16("rule count")?);
+    // Each rule takes at least two bytes: a count beyond that is a lie.
+    let mut rules = Vec::with_capacity(count.min(c.remaining() / 2));
+    for _ in 0..count {
+        rules.push(Rule {
+            name: c.cstr("rule name")?,
+            value: c.cstr("rule value")?,
+        });
+    }
+    if !c.is_empty() {
+        return Err(DecodeError::TrailingBytes(c.remaining()));
+    }
+    Ok(rules)
+}

@@ -1,0 +1,69 @@
+//! Errors: [`DecodeError`] for packets a server got wrong (the pure decoders),
+//! [`QueryError`] for a whole query (network, time-outs, and decode errors).
+
+use std::net::SocketAddr;
+
+/// Why a packet or a reassembled reply could not be read. Always the
+/// server's fault (or the network's), never a panic.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("the packet ends inside the {0}")]
+    Truncated(&'static str),
+    #[error("unknown packet header {0:#010x} (expected -1 or -2)")]
+    BadHeader(u32),
+    #[error("expected a {expected:?} reply, got type byte {got:#04x}")]
+    UnexpectedType { expected: &'static str, got: u8 },
+    #[error("split packet count {0} is outside 1..=15")]
+    BadPacketCount(u8),
+    #[error("split packet number {number} is not below the packet count {total}")]
+    BadPacketNumber { number: u8, total: u8 },
+    #[error("split packet of reply {got:#010x} arrived while reassembling {expected:#010x}")]
+    MismatchedId { expected: u32, got: u32 },
+    #[error("split packets of one reply disagree on the packet count")]
+    InconsistentCount,
+    #[error("split packet number {0} arrived twice with different contents")]
+    DuplicatePacket(u8),
+    #[error("more than 15 split packets for one reply")]
+    TooManyPackets,
+    #[error("no split-packet layout (Source, Source without size, GoldSource) fits these packets")]
+    UnknownLayout,
+    #[error("the decompressed reply would be {0} bytes, over the limit")]
+    TooLarge(u64),
+    #[error("the bzip2 data is corrupt: {0}")]
+    Decompress(String),
+    #[error("decompressed {got} bytes where the header announced {expected}")]
+    SizeMismatch { expected: u64, got: u64 },
+    #[error("CRC32 {got:#010x} of the decompressed reply does not match {expected:#010x}")]
+    CrcMismatch { expected: u32, got: u32 },
+    #[error("{0} bytes left over after the last record")]
+    TrailingBytes(usize),
+    #[error("invalid {field}: {value:?}")]
+    InvalidField { field: &'static str, value: String },
+    #[error("the reply has no {0}")]
+    Missing(&'static str),
+}
+
+/// Why a query returned nothing usable.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// Every attempt timed out (the server is down, or drops our packets).
+    #[error("no reply from {addr} after {attempts} attempt(s)")]
+    Timeout { addr: SocketAddr, attempts: u32 },
+    /// The last attempt got a reply that could not be read.
+    #[error("malformed reply from {addr}: {source}")]
+    Decode {
+        addr: SocketAddr,
+        #[source]
+        source: DecodeError,
+    },
+    /// The server answered every challenge with yet another challenge.
+    #[error("{0} keeps answering with a new challenge")]
+    ChallengeLoop(SocketAddr),
+    /// Our side failed: no socket, no route.
+    #[error("network error talking to {addr}: {source}")]
+    Io {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}

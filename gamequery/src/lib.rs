@@ -1,0 +1,18 @@
+//! Queries other games' servers over UDP, for the lobby's browser: Valve's
+//! A2S (`INFO`, `PLAYER`, `RULES`, split and compressed replies) and Serious
+//! Engine's GameAgent (master list, status, players, ping).
+//!
+//! The decoders in [`packet`], [`a2s`] and [`gameagent`] are pure functions
+//! over `&[u8]` that return errors, never panic; [`Client`] sends the
+//! queries with time limits, retries and a concurrency cap. Results are
+//! plain serde types.
+
+pub mod a2s;
+mod client;
+mod cursor;
+pub mod error;
+pub mod gameagent;
+pub mod packet;
+
+pub use client::{Client, QueryOptions};
+pub use error::{DecodeError, QueryError};

@@ -1,0 +1,336 @@
+//! Headless Chromium over WebDriver: a `chromedriver` child process and
+//! browser sessions (fantoccini over plain HTTP), with helpers that read the
+//! page through the selectors the front end provides.
+
+use std::{
+    net::SocketAddr,
+    path::PathBuf,
+    process::Command,
+    sync::atomic::{AtomicU32, Ordering},
+    time::Duration,
+};
+
+use fantoccini::{elements::Element, Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+use crate::{
+    paths,
+    process::{free_port, http_get, Proc},
+    wait_for,
+};
+
+/// How long chromedriver may take to answer `/status` with ready.
+const DRIVER_READY: Duration = Duration::from_secs(20);
+/// How long the page may take to load and connect.
+pub const PAGE_READY: Duration = Duration::from_secs(15);
+
+/// A running chromedriver; killing its process group on drop also ends
+/// every Chromium it started.
+pub struct Driver {
+    addr: SocketAddr,
+    // Field order: the process dies before its profiles are deleted.
+    _proc: Proc,
+    dir: TempDir,
+    sessions: AtomicU32,
+}
+
+impl Driver {
+    /// Starts `chromedriver --port=P` on a free port and waits until its
+    /// `/status` says ready.
+    pub fn start() -> Driver {
+        let dir = tempfile::Builder::new()
+            .prefix("lobby-e2e-chrome-")
+            .tempdir()
+            .expect("temp dir");
+        let port = free_port();
+        let mut cmd = Command::new(chromedriver());
+        cmd.arg(format!("--port={port}"));
+        let proc = Proc::spawn("chromedriver", cmd, &dir.path().join("chromedriver.log"));
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
+        let start = std::time::Instant::now();
+        loop {
+            match http_get(addr, "/status") {
+                Ok(r) if r.status == 200 && r.body.contains("\"ready\":true") => break,
+                seen => {
+                    assert!(
+                        start.elapsed() < DRIVER_READY,
+                        "chromedriver not ready after {DRIVER_READY:?}: {seen:?}\n{}",
+                        proc.log_tail()
+                    );
+                    std::thread::sleep(crate::POLL_EVERY);
+                }
+            }
+        }
+        Driver {
+            addr,
+            _proc: proc,
+            dir,
+            sessions: AtomicU32::new(0),
+        }
+    }
+
+    /// Opens a new browser (its own fresh profile) at 1280×800.
+    pub async fn browser(&self) -> Browser {
+        let n = self.sessions.fetch_add(1, Ordering::Relaxed);
+        let profile = self.dir.path().join(format!("profile-{n}"));
+        std::fs::create_dir_all(&profile).expect("profile dir");
+        let caps = json!({
+            "goog:chromeOptions": {
+                "binary": chromium(),
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-background-networking", "--disable-component-update",
+                    "--disable-sync", "--no-first-run", "--window-size=1280,800",
+                    format!("--user-data-dir={}", profile.display()),
+                ]
+            }
+        });
+        let Value::Object(caps) = caps else {
+            unreachable!("a JSON object")
+        };
+        let client = ClientBuilder::new(HttpConnector::new())
+            .capabilities(caps)
+            .connect(&format!("http://{}", self.addr))
+            .await
+            .unwrap_or_else(|e| panic!("WebDriver session at {}: {e}", self.addr));
+        Browser { client }
+    }
+}
+
+fn chromedriver() -> PathBuf {
+    std::env::var_os("CHROMEDRIVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "chromedriver".into())
+}
+
+fn chromium() -> String {
+    std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned())
+}
+
+/// One browser session.
+pub struct Browser {
+    pub client: Client,
+}
+
+/// A JS string literal for `s`.
+fn js_str(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
+}
+
+impl Browser {
+    /// Navigates to `url` (a real page load, not an in-app link).
+    pub async fn goto(&self, url: &str) {
+        self.client
+            .goto(url)
+            .await
+            .unwrap_or_else(|e| panic!("open {url}: {e}"));
+    }
+
+    /// Runs `script` (a function body; `return` a value).
+    pub async fn js(&self, script: &str) -> Value {
+        self.client
+            .execute(script, Vec::new())
+            .await
+            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    /// The element matching `css`; panics when there is none.
+    pub async fn find(&self, css: &str) -> Element {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no element {css}: {e}"))
+    }
+
+    /// Clicks the element matching `css` like a user would.
+    pub async fn click(&self, css: &str) {
+        self.find(css)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("click {css}: {e}"));
+    }
+
+    /// Replaces the value of the input at `css` by typing `text`.
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let input = self.find(css).await;
+        input
+            .clear()
+            .await
+            .unwrap_or_else(|e| panic!("clear {css}: {e}"));
+        input
+            .send_keys(text)
+            .await
+            .unwrap_or_else(|e| panic!("type into {css}: {e}"));
+    }
+
+    /// The trimmed text of the first element matching `css`, if any.
+    pub async fn text(&self, css: &str) -> Option<String> {
+        self.js(&format!(
+            "const e = document.querySelector({}); return e ? e.textContent.trim() : null;",
+            js_str(css)
+        ))
+        .await
+        .as_str()
+        .map(str::to_owned)
+    }
+
+    /// An attribute of the first element matching `css`.
+    pub async fn attr(&self, css: &str, name: &str) -> Option<String> {
+        self.js(&format!(
+            "const e = document.querySelector({}); return e ? e.getAttribute({}) : null;",
+            js_str(css),
+            js_str(name)
+        ))
+        .await
+        .as_str()
+        .map(str::to_owned)
+    }
+
+    /// A DOM property of the first element matching `css` (`value`,
+    /// `checked`, ...), as JSON.
+    pub async fn prop(&self, css: &str, name: &str) -> Value {
+        self.js(&format!(
+            "const e = document.querySelector({}); return e ? e[{}] : null;",
+            js_str(css),
+            js_str(name)
+        ))
+        .await
+    }
+
+    /// The names of the listed servers, in page order.
+    pub async fn rows(&self) -> Vec<String> {
+        let v = self
+            .js(
+                "return Array.from(document.querySelectorAll('[data-testid=server-row]'))\
+                 .map(e => e.dataset.name);",
+            )
+            .await;
+        serde_json::from_value(v).unwrap_or_default()
+    }
+
+    /// The status pill's text.
+    pub async fn status(&self) -> String {
+        self.text("[data-testid=status]").await.unwrap_or_default()
+    }
+
+    /// `location.search` (with its `?`).
+    pub async fn search(&self) -> String {
+        self.js("return location.search;")
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Waits until the status pill says exactly "Live".
+    pub async fn wait_live(&self, timeout: Duration) {
+        wait_for("the status pill to say Live", timeout, || async move {
+            let s = self.status().await;
+            if s == "Live" {
+                Ok(())
+            } else {
+                Err(s)
+            }
+        })
+        .await
+    }
+
+    /// Waits until the listed rows are exactly `expected`, in order.
+    pub async fn wait_rows(&self, expected: &[&str], timeout: Duration) {
+        wait_for(&format!("the rows {expected:?}"), timeout, || async move {
+            let rows = self.rows().await;
+            if rows == expected {
+                Ok(())
+            } else {
+                Err(format!("{rows:?}"))
+            }
+        })
+        .await
+    }
+
+    /// Waits until the list contains (or, with `present = false`, lacks) `name`.
+    pub async fn wait_listed(&self, name: &str, present: bool, timeout: Duration) {
+        let what = format!(
+            "{name:?} to be {}",
+            if present { "listed" } else { "unlisted" }
+        );
+        wait_for(&what, timeout, || async move {
+            let rows = self.rows().await;
+            if rows.iter().any(|r| r == name) == present {
+                Ok(())
+            } else {
+                Err(format!("{rows:?}"))
+            }
+        })
+        .await
+    }
+
+    /// Waits until the text of `css` contains `needle`.
+    pub async fn wait_text(&self, css: &str, needle: &str, timeout: Duration) -> String {
+        let what = format!("{css} to contain {needle:?}");
+        wait_for(&what, timeout, || async move {
+            match self.text(css).await {
+                Some(t) if t.contains(needle) => Ok(t),
+                seen => Err(format!("{seen:?}")),
+            }
+        })
+        .await
+    }
+
+    /// Marks this document, so a later [`Browser::same_document`] tells
+    /// whether the page was reloaded in between.
+    pub async fn mark_document(&self) {
+        self.js("window.__e2eMark = 'kept'; return null;").await;
+    }
+
+    /// Whether the document marked by [`Browser::mark_document`] is still
+    /// the one shown (no reload, no navigation outside the app).
+    pub async fn same_document(&self) -> bool {
+        self.js("return window.__e2eMark === 'kept';").await == Value::Bool(true)
+    }
+
+    /// Sets the window size and waits until the page's viewport is `width`
+    /// CSS pixels wide.
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.client
+            .set_window_size(width, height)
+            .await
+            .unwrap_or_else(|e| panic!("resize to {width}x{height}: {e}"));
+        wait_for(
+            "the viewport to resize",
+            Duration::from_secs(5),
+            || async move {
+                let w = self.js("return window.innerWidth;").await;
+                if w.as_u64() == Some(u64::from(width)) {
+                    Ok(())
+                } else {
+                    Err(format!("innerWidth {w}"))
+                }
+            },
+        )
+        .await
+    }
+
+    /// Saves a PNG of the viewport as `target/e2e-screenshots/{name}.png`.
+    pub async fn screenshot(&self, name: &str) -> PathBuf {
+        let png = self
+            .client
+            .screenshot()
+            .await
+            .unwrap_or_else(|e| panic!("screenshot {name}: {e}"));
+        let path = paths::screenshot_dir().join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("write the screenshot");
+        path
+    }
+
+    /// Ends the session, closing the browser (and so its WebSockets).
+    pub async fn close(self) {
+        self.client
+            .close()
+            .await
+            .unwrap_or_else(|e| panic!("close the session: {e}"));
+    }
+}

@@ -1,0 +1,94 @@
+//! A game server as the master sees one: a raw TCP connection speaking the
+//! length-prefixed JSON framing of `shared/protocol.md` section 1. Dropping
+//! it closes the connection, which unlists the server at once.
+
+use std::{io::Write, net::SocketAddr, net::TcpStream, time::Duration};
+
+use serde_json::{json, Value};
+
+/// One frame: `[length][JSON][0x0A]`, the length counting the JSON's bytes
+/// plus the newline.
+pub fn frame(message: &Value) -> Vec<u8> {
+    let json = message.to_string();
+    format!("{}{json}\n", json.len() + 1).into_bytes()
+}
+
+/// The stats a game server reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    pub current: u32,
+    pub max: u8,
+    pub open: bool,
+    /// 1 = Standard A, 2 = Standard A+B.
+    pub mode: u8,
+}
+
+/// A registered game server; unregistered when dropped (the connection
+/// closes).
+pub struct GameServer {
+    stream: TcpStream,
+    /// The registered `serverName`.
+    pub name: String,
+}
+
+impl GameServer {
+    /// Connects to `master`, registers `name` at `address:port` and sends
+    /// `stats`.
+    pub fn register(
+        master: SocketAddr,
+        name: &str,
+        address: &str,
+        port: u16,
+        stats: Stats,
+    ) -> GameServer {
+        let stream = TcpStream::connect_timeout(&master, Duration::from_secs(2))
+            .unwrap_or_else(|e| panic!("connect to the master at {master}: {e}"));
+        let mut server = GameServer {
+            stream,
+            name: name.to_owned(),
+        };
+        server.send(&json!({
+            "command": "msRegisterGameServer",
+            "content": {"serverName": name, "serverAddress": address, "serverPort": port}
+        }));
+        server.update(stats);
+        server
+    }
+
+    /// Sends `msUpdateGameServerStats`.
+    pub fn update(&mut self, stats: Stats) {
+        self.send(&json!({
+            "command": "msUpdateGameServerStats",
+            "content": {
+                "players": {"current": stats.current, "max": stats.max},
+                "isLobbyOpen": stats.open,
+                "gameplayMode": stats.mode
+            }
+        }));
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.stream
+            .write_all(&frame(message))
+            .expect("write to the master");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_count_bytes_and_the_newline() {
+        // The protocol's own example: 16 bytes of JSON + 1.
+        assert_eq!(
+            frame(&json!({"Hallo": "Welt"})),
+            b"17{\"Hallo\":\"Welt\"}\n"
+        );
+        // `ä` is two bytes.
+        assert_eq!(
+            frame(&json!({"universität": "TU Chemnitz"})),
+            "31{\"universität\":\"TU Chemnitz\"}\n".as_bytes()
+        );
+    }
+}

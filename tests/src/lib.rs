@@ -1,0 +1,68 @@
+//! Harness for the lobby's end-to-end tests (`tests/browser.rs`): finds the
+//! Trunk-built front end and the built binaries, runs the real `bridge`,
+//! `master` and `chromedriver` as child processes that are killed on drop
+//! (also when a test panics), drives headless Chromium over WebDriver, and
+//! plays game servers over raw TCP.
+//!
+//! Every wait is a bounded poll of a real signal (a ready line on stdout,
+//! chromedriver's `/status`, the page's DOM), never a fixed sleep.
+
+pub mod browser;
+pub mod game;
+pub mod lobby;
+pub mod paths;
+pub mod process;
+
+use std::{future::Future, time::Duration};
+
+use tokio::{
+    sync::{Mutex, MutexGuard},
+    time::Instant,
+};
+
+/// How often a wait looks again.
+pub const POLL_EVERY: Duration = Duration::from_millis(50);
+
+static SERIAL: Mutex<()> = Mutex::const_new(());
+
+/// Runs browser tests one at a time whatever `--test-threads` says: each
+/// starts Chromium, and two cores cannot keep several honest about a 3 s
+/// deadline. Hold the guard for the whole test.
+pub async fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().await
+}
+
+/// Polls `probe` every [`POLL_EVERY`] until it returns `Ok`, and panics
+/// after `timeout` with `what` and the last thing `probe` saw (its `Err`).
+pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    let start = Instant::now();
+    loop {
+        match probe().await {
+            Ok(v) => return v,
+            Err(seen) if start.elapsed() >= timeout => {
+                panic!("timed out after {timeout:?} waiting for {what}; last seen: {seen}")
+            }
+            Err(_) => tokio::time::sleep(POLL_EVERY).await,
+        }
+    }
+}
+
+/// Polls `probe` for `period` and panics as soon as it returns `Err`: for
+/// "this stays true" checks (a server that must stay listed).
+pub async fn holds_for<F, Fut>(what: &str, period: Duration, mut probe: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), String>>,
+{
+    let start = Instant::now();
+    while start.elapsed() < period {
+        if let Err(seen) = probe().await {
+            panic!("{what} stopped holding after {:?}: {seen}", start.elapsed());
+        }
+        tokio::time::sleep(POLL_EVERY).await;
+    }
+}

@@ -1,0 +1,142 @@
+//! The product under test as real processes: the `bridge` binary serving
+//! `dist/` with an admin token file, with its embedded master or next to a
+//! separate `master` process (which survives a bridge restart).
+
+use std::{net::SocketAddr, process::Command, time::Duration};
+
+use tempfile::TempDir;
+
+use crate::{paths, process::Proc};
+
+/// How long a binary may take to print its ready line.
+const READY_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The admin token the tests sign in with.
+pub const ADMIN_TOKEN: &str = "e2e-admin-token-0123456789abcdef";
+
+/// A running bridge (and maybe master); everything is killed on drop.
+pub struct Lobby {
+    /// Bridge HTTP address (the page, `/ws`).
+    pub http: SocketAddr,
+    /// Master TCP address (where game servers register).
+    pub master: SocketAddr,
+    bridge: Option<Proc>,
+    /// The separate master, when the bridge does not embed one.
+    external_master: Option<Proc>,
+    restarts: u32,
+    dir: TempDir,
+}
+
+impl Lobby {
+    /// The bridge with its embedded master, both on free ports.
+    pub fn start() -> Lobby {
+        Self::launch(false)
+    }
+
+    /// A `master` process and a bridge relaying to it, so the bridge can be
+    /// restarted while the game servers stay registered.
+    pub fn start_with_separate_master() -> Lobby {
+        Self::launch(true)
+    }
+
+    fn launch(separate: bool) -> Lobby {
+        let dist = paths::dist_dir();
+        let dir = tempfile::Builder::new()
+            .prefix("lobby-e2e-")
+            .tempdir()
+            .expect("temp dir");
+        std::fs::write(dir.path().join("admin-token"), format!("{ADMIN_TOKEN}\n"))
+            .expect("write the token file");
+        let external_master = separate.then(|| {
+            let mut cmd = Command::new(paths::binary("master"));
+            cmd.args(["--listen", "127.0.0.1:0"]);
+            let log = dir.path().join("master.log");
+            Proc::spawn_ready("master", cmd, &log, "master listening on ", READY_TIMEOUT)
+        });
+        let (external_master, master_arg) = match external_master {
+            Some((p, addr)) => (Some(p), Some(addr)),
+            None => (None, None),
+        };
+        let mut lobby = Lobby {
+            http: "127.0.0.1:0".parse().expect("address"),
+            master: "127.0.0.1:0".parse().expect("address"),
+            bridge: None,
+            external_master,
+            restarts: 0,
+            dir,
+        };
+        lobby.start_bridge("127.0.0.1:0", master_arg.as_deref(), &dist);
+        lobby
+    }
+
+    fn start_bridge(&mut self, listen: &str, master: Option<&str>, dist: &std::path::Path) {
+        let mut cmd = Command::new(paths::binary("bridge"));
+        cmd.args(["--listen", listen])
+            .arg("--static")
+            .arg(dist)
+            .arg("--admin-token-file")
+            .arg(self.dir.path().join("admin-token"))
+            .env("RUST_LOG", "info");
+        match master {
+            Some(addr) => cmd.args(["--master", addr]),
+            None => cmd.args(["--embedded-master", "127.0.0.1:0"]),
+        };
+        let log = self
+            .dir
+            .path()
+            .join(format!("bridge-{}.log", self.restarts));
+        let (proc, rest) =
+            Proc::spawn_ready("bridge", cmd, &log, "bridge listening on ", READY_TIMEOUT);
+        // "http://ADDR master ADDR"
+        let mut words = rest.split_whitespace();
+        let http = words
+            .next()
+            .and_then(|u| u.strip_prefix("http://"))
+            .and_then(|a| a.parse().ok());
+        let master = match (words.next(), words.next()) {
+            (Some("master"), Some(addr)) => addr.parse().ok(),
+            _ => None,
+        };
+        match (http, master) {
+            (Some(http), Some(master)) => {
+                self.http = http;
+                self.master = master;
+            }
+            _ => panic!("unexpected ready line from the bridge: {rest:?}"),
+        }
+        self.bridge = Some(proc);
+    }
+
+    /// `http://ADDR{path}`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.http)
+    }
+
+    /// Kills the bridge (SIGKILL, like a crash); the separate master, if
+    /// any, keeps running.
+    pub fn kill_bridge(&mut self) {
+        if let Some(mut b) = self.bridge.take() {
+            b.kill();
+        }
+    }
+
+    /// Starts the bridge again on the same HTTP port and the same master.
+    /// Only with a separate master: an embedded one died with the bridge.
+    pub fn restart_bridge(&mut self) {
+        assert!(
+            self.external_master.is_some(),
+            "restart needs start_with_separate_master()"
+        );
+        self.kill_bridge();
+        self.restarts += 1;
+        let listen = self.http.to_string();
+        let master = self.master.to_string();
+        self.start_bridge(&listen, Some(&master), &paths::dist_dir());
+        assert_eq!(self.http.to_string(), listen, "the bridge moved");
+    }
+
+    /// The bridge's process id (to tell a restart happened).
+    pub fn bridge_pid(&self) -> Option<u32> {
+        self.bridge.as_ref().map(Proc::pid)
+    }
+}

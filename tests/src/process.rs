@@ -1,0 +1,227 @@
+//! Child processes that cannot outlive a test: each runs in its own process
+//! group with its output in a log file, and the whole group (a
+//! chromedriver's Chromium included) is killed on drop, also when the test
+//! panics; then the log's tail is printed for the failure report.
+
+use std::{
+    fs::File,
+    io::{BufRead, BufReader, Read, Write},
+    net::{SocketAddr, TcpListener, TcpStream},
+    os::unix::process::CommandExt,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::mpsc,
+    thread,
+    time::Duration,
+};
+
+/// A running child process (and its process group).
+pub struct Proc {
+    name: String,
+    child: Child,
+    log: PathBuf,
+    exited: bool,
+}
+
+impl Proc {
+    /// Starts `cmd` in a new process group, stdout and stderr appended to
+    /// `log`.
+    pub fn spawn(name: &str, mut cmd: Command, log: &Path) -> Proc {
+        let out = File::options()
+            .create(true)
+            .append(true)
+            .open(log)
+            .expect("open the log file");
+        let err = out.try_clone().expect("clone the log file");
+        cmd.stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0);
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name} ({cmd:?}): {e}"));
+        Proc {
+            name: name.to_owned(),
+            child,
+            log: log.to_path_buf(),
+            exited: false,
+        }
+    }
+
+    /// Starts `cmd` like [`Proc::spawn`] but reads its stdout until a line
+    /// starting with `ready` (then keeps draining stdout into nothing) and
+    /// returns the rest of that line. Panics with the log if the line does
+    /// not come within `timeout` or the process exits first.
+    pub fn spawn_ready(
+        name: &str,
+        mut cmd: Command,
+        log: &Path,
+        ready: &str,
+        timeout: Duration,
+    ) -> (Proc, String) {
+        let err = File::options()
+            .create(true)
+            .append(true)
+            .open(log)
+            .expect("open the log file");
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(err)
+            .process_group(0);
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name} ({cmd:?}): {e}"));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = mpsc::channel();
+        let prefix = ready.to_owned();
+        thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix(&prefix) {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(rest.trim().to_owned());
+                    }
+                }
+            }
+        });
+        let mut proc = Proc {
+            name: name.to_owned(),
+            child,
+            log: log.to_path_buf(),
+            exited: false,
+        };
+        match rx.recv_timeout(timeout) {
+            Ok(rest) => (proc, rest),
+            Err(e) => {
+                let status = proc.child.try_wait().ok().flatten();
+                proc.kill();
+                panic!(
+                    "{name} did not print {ready:?} ({e}; exit status {status:?}); its log:\n{}",
+                    log_tail(&proc.log)
+                );
+            }
+        }
+    }
+
+    /// The process id (also the process group id).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills the whole process group at once (SIGKILL: a crash, no
+    /// goodbyes) and reaps the child.
+    pub fn kill(&mut self) {
+        if self.exited {
+            return;
+        }
+        if let Ok(pgid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill(2) with a negative pid signals the process group
+            // this struct created for its own child; it touches no memory.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.exited = true;
+    }
+
+    /// The last lines of the process's log.
+    pub fn log_tail(&self) -> String {
+        log_tail(&self.log)
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+        if thread::panicking() {
+            eprintln!(
+                "---- last lines of {} ({}) ----\n{}",
+                self.name,
+                self.log.display(),
+                log_tail(&self.log)
+            );
+        }
+    }
+}
+
+fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
+}
+
+/// A port that was free a moment ago (for programs that cannot take port 0
+/// and report it, like chromedriver, or to restart on a known port).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind 127.0.0.1:0")
+        .port()
+}
+
+/// A response from [`http_get`].
+#[derive(Debug)]
+pub struct HttpResponse {
+    pub status: u16,
+    /// The status line and headers as received.
+    pub head: String,
+    pub body: String,
+}
+
+/// A plain HTTP/1.1 GET with a short timeout, or the error as text.
+pub fn http_get(addr: SocketAddr, path: &str) -> Result<HttpResponse, String> {
+    let timeout = Duration::from_secs(2);
+    let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    // Read until the body named by Content-Length is complete, or the
+    // server closes (some servers ignore `Connection: close`).
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        if let Some(len) = complete_length(&raw) {
+            raw.truncate(len);
+            break;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) => return Err(format!("{e} after {} bytes", raw.len())),
+        }
+    }
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text.split_once("\r\n\r\n").ok_or("no HTTP header")?;
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("bad status line in {head:?}"))?;
+    Ok(HttpResponse {
+        status,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    })
+}
+
+/// The total length of a response in `raw` whose header is complete and
+/// names a Content-Length that has fully arrived.
+fn complete_length(raw: &[u8]) -> Option<usize> {
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    (raw.len() >= end + len).then_some(end + len)
+}
