@@ -7,14 +7,7 @@ use std::{
 
 use protocol::bridge::ErrorCode;
 
-const CODES: [ErrorCode; 6] = [
-    ErrorCode::InvalidJson,
-    ErrorCode::NotAnObject,
-    ErrorCode::UnknownCommand,
-    ErrorCode::Forbidden,
-    ErrorCode::RateLimited,
-    ErrorCode::MasterDown,
-];
+const CODES: [ErrorCode; 6] = ErrorCode::ALL;
 
 /// Shared by every connection; plain relaxed atomics (no ordering needed).
 #[derive(Debug, Default)]

@@ -6,9 +6,11 @@
 use protocol::{
     bridge::{names as bridge_names, BridgeMessage, ErrorCode, MasterState},
     message::{names as ms_names, Envelope},
-    Command, MessageError, ServerList,
+    validate::GameplayMode,
+    Command, MessageError, Players, ServerEntry, ServerList, Stats,
 };
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::{value::RawValue, Value};
 
 /// A message from the bridge that the front end acts on.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,8 +30,116 @@ pub enum Incoming {
     Other(String),
 }
 
+/// The frame's outer shape, read without building a `Value` tree: the
+/// content stays raw text until the command says what it is.
+#[derive(Deserialize)]
+struct RawFrame<'a> {
+    command: String,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+/// `msRQueryGameServers` content with each entry kept as raw text, so one
+/// unreadable entry is skipped without losing the list.
+#[derive(Deserialize)]
+struct RawList<'a> {
+    #[serde(borrow)]
+    servers: Vec<&'a RawValue>,
+}
+
+/// One listed server as the wire spells it: the same fields as
+/// [`ServerEntry`] without `#[serde(flatten)]`, which buffers every field.
+#[derive(Deserialize)]
+struct WireEntry {
+    name: String,
+    #[serde(default)]
+    address: Option<String>,
+    #[serde(default)]
+    port: Option<u16>,
+    players: Players,
+    #[serde(rename = "isLobbyOpen")]
+    is_lobby_open: bool,
+    #[serde(rename = "gameplayMode")]
+    gameplay_mode: GameplayMode,
+}
+
+impl From<WireEntry> for ServerEntry {
+    fn from(w: WireEntry) -> Self {
+        ServerEntry {
+            name: w.name,
+            address: w.address,
+            port: w.port,
+            stats: Stats {
+                players: w.players,
+                is_lobby_open: w.is_lobby_open,
+                gameplay_mode: w.gameplay_mode,
+            },
+        }
+    }
+}
+
+/// The previous list's text and where each of its entries lies in it, with
+/// what each entry parsed to: a list changes a few entries at a time, so
+/// an entry whose text is unchanged at the same position is not parsed
+/// again.
+#[derive(Default)]
+struct LastList {
+    text: String,
+    entries: Vec<(usize, usize, Option<ServerEntry>)>,
+}
+
+thread_local! {
+    static LAST_LIST: std::cell::RefCell<LastList> = std::cell::RefCell::default();
+}
+
+/// The common case, a whole list, parsed straight into typed entries.
+/// `None` when the frame is anything else or malformed: the general path
+/// then decides (and reports the same errors as before).
+fn parse_list_fast(text: &str) -> Option<ServerList> {
+    let frame: RawFrame<'_> = serde_json::from_str(text).ok()?;
+    if frame.command != ms_names::QUERY_REPLY {
+        return None;
+    }
+    let raw: RawList<'_> = serde_json::from_str(frame.content?.get()).ok()?;
+    let base = text.as_ptr() as usize;
+    LAST_LIST.with(|cell| {
+        let mut last = cell.borrow_mut();
+        let mut entries = Vec::with_capacity(raw.servers.len());
+        let mut servers = Vec::with_capacity(raw.servers.len());
+        for (i, r) in raw.servers.iter().enumerate() {
+            let slice = r.get();
+            let start = slice.as_ptr() as usize - base;
+            let cached = last.entries.get(i).and_then(|(s, l, e)| {
+                (last.text.get(*s..*s + *l) == Some(slice)).then(|| e.clone())
+            });
+            let entry = match cached {
+                Some(e) => e,
+                None => serde_json::from_str::<WireEntry>(slice)
+                    .ok()
+                    .map(ServerEntry::from),
+            };
+            if let Some(e) = &entry {
+                servers.push(e.clone());
+            }
+            entries.push((start, slice.len(), entry));
+        }
+        last.text.clear();
+        last.text.push_str(text);
+        last.entries = entries;
+        Some(ServerList { servers })
+    })
+}
+
 /// Parses one WebSocket text frame.
 pub fn parse(text: &str) -> Result<Incoming, MessageError> {
+    match parse_list_fast(text) {
+        Some(list) => Ok(Incoming::List(list)),
+        None => parse_general(text),
+    }
+}
+
+/// Every message, through the protocol crate's `Value`-based envelope.
+fn parse_general(text: &str) -> Result<Incoming, MessageError> {
     let env = Envelope::parse(text.as_bytes())?;
     match env.command.as_str() {
         ms_names::QUERY_REPLY => match Command::from_envelope(env)? {
@@ -79,6 +189,40 @@ mod tests {
         assert_eq!(list.servers.len(), 2);
         assert_eq!(list.servers[0].stats.players.current, 22);
         assert_eq!(list.servers[1].address, None);
+    }
+
+    #[test]
+    fn fast_list_path_agrees_with_the_general_one() {
+        let texts = [
+            r#"{"content":{"servers":[{"gameplayMode":1,"isLobbyOpen":true,
+                "players":{"max":4,"current":3},"port":1,"address":null,"name":"x\"y","extra":1},
+                {"name":"a","players":{"current":1,"max":300},"isLobbyOpen":true,"gameplayMode":1},
+                {"name":"b","players":{"current":1,"max":3},"isLobbyOpen":true,"gameplayMode":3},
+                {"name":"c","address":"h","port":70000,"players":{"current":1,"max":3},"isLobbyOpen":true,"gameplayMode":2},
+                {"name":"d","address":"h","port":7,"players":{"current":"007","max":2},"isLobbyOpen":false,"gameplayMode":2},
+                3, null, "s"],"more":true},"command":"msRQueryGameServers"}"#,
+            r#"{"command":"msRQueryGameServers","content":{"servers":[]}}"#,
+        ];
+        for text in texts {
+            let fast = parse_list_fast(text).expect("fast path");
+            assert_eq!(parse_general(text), Ok(Incoming::List(fast)));
+        }
+        let Some(list) = parse_list_fast(texts[0]) else {
+            unreachable!()
+        };
+        let names: Vec<&str> = list.servers.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["x\"y", "d"]);
+        assert_eq!(list.servers[1].stats.players.current, 7);
+        // Anything else is left to the general path.
+        for text in [
+            r#"{"command":"msRQueryGameServers"}"#,
+            r#"{"command":"msRQueryGameServers","content":null}"#,
+            r#"{"command":"msRQueryGameServers","content":{"servers":3}}"#,
+            r#"{"command":"msRQueryGameServers","content":{"servers":[]}} x"#,
+            r#"{"command":"bridgeAuthResult","content":{"ok":true}}"#,
+        ] {
+            assert!(parse_list_fast(text).is_none(), "{text}");
+        }
     }
 
     #[test]

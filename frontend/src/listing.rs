@@ -18,48 +18,108 @@ pub struct Row {
     /// Unique within a list and stable across updates: Yew's key.
     pub key: Rc<str>,
     /// The name lowercased once, for search and sorting.
-    pub name_lc: String,
+    pub name_lc: Rc<str>,
+    /// The address lowercased once, for search.
+    pub addr_lc: Option<Rc<str>>,
     /// The list version in which this row last appeared or changed (0 for
     /// rows of the first list, which do not flash).
     pub changed_in: u32,
 }
 
-/// The identity of a server across updates: its name and where it runs.
-fn identity(e: &ServerEntry) -> String {
-    format!(
-        "{}\u{1f}{}\u{1f}{}",
-        e.name,
-        e.address.as_deref().unwrap_or(""),
-        e.port.map(|p| p.to_string()).unwrap_or_default()
-    )
+/// The identity of a server across updates, its name and where it runs,
+/// written into `out` (a buffer reused across rows).
+fn identity(e: &ServerEntry, out: &mut String) {
+    use std::fmt::Write;
+    out.clear();
+    out.push_str(&e.name);
+    out.push('\u{1f}');
+    out.push_str(e.address.as_deref().unwrap_or(""));
+    out.push('\u{1f}');
+    if let Some(p) = e.port {
+        let _ = write!(out, "{p}");
+    }
+}
+
+fn lowercase(s: &str) -> Rc<str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        s.to_lowercase().into()
+    } else {
+        s.into()
+    }
 }
 
 /// Builds rows for a new list, marking what changed since `previous`.
 /// Identical identities (possible when the bridge hides addresses) get a
-/// numeric suffix so keys stay unique.
+/// numeric suffix so keys stay unique. One pass with a map of the old rows
+/// by key; a row whose key was there before reuses its key and lowercased
+/// texts instead of allocating them again.
 pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> Vec<Row> {
+    let mut base = String::new();
+    // The usual update: the same servers in the same order. When every
+    // identity equals the previous key at its position, the identities are
+    // all distinct (those keys were unique), so they are the keys; no maps.
+    let same_servers = entries.len() == previous.len()
+        && entries.iter().zip(previous).all(|(e, p)| {
+            identity(e, &mut base);
+            base == *p.key
+        });
+    if same_servers {
+        return entries
+            .into_iter()
+            .zip(previous)
+            .map(|(entry, prev)| Row {
+                changed_in: if prev.entry == entry {
+                    prev.changed_in
+                } else {
+                    version
+                },
+                entry,
+                key: prev.key.clone(),
+                name_lc: prev.name_lc.clone(),
+                addr_lc: prev.addr_lc.clone(),
+            })
+            .collect();
+    }
     let old: HashMap<&str, &Row> = previous.iter().map(|r| (&*r.key, r)).collect();
-    let mut seen: HashMap<String, u32> = HashMap::with_capacity(entries.len());
+    // How often each identity was seen so far in this list.
+    let mut seen: HashMap<Rc<str>, u32> = HashMap::with_capacity(entries.len());
     entries
         .into_iter()
         .map(|entry| {
-            let base = identity(&entry);
-            let n = seen.entry(base.clone()).or_insert(0);
-            *n += 1;
-            let key: Rc<str> = if *n == 1 {
-                base.into()
-            } else {
-                format!("{base}\u{1f}{n}").into()
+            identity(&entry, &mut base);
+            let (key, prev) = match seen.get_mut(base.as_str()) {
+                Some(n) => {
+                    *n += 1;
+                    let key: Rc<str> = format!("{base}\u{1f}{n}").into();
+                    let prev = old.get(&*key).copied();
+                    (key, prev)
+                }
+                None => {
+                    let prev = old.get(base.as_str()).copied();
+                    let key: Rc<str> = prev.map_or_else(|| base.as_str().into(), |p| p.key.clone());
+                    seen.insert(key.clone(), 1);
+                    (key, prev)
+                }
             };
-            let changed_in = match old.get(&*key) {
+            let changed_in = match prev {
                 Some(prev) if prev.entry == entry => prev.changed_in,
                 _ if previous.is_empty() => 0,
                 _ => version,
             };
+            // The identity holds name and address, so a previous row with
+            // this key has the same texts.
+            let (name_lc, addr_lc) = match prev {
+                Some(prev) => (prev.name_lc.clone(), prev.addr_lc.clone()),
+                None => (
+                    lowercase(&entry.name),
+                    entry.address.as_deref().map(lowercase),
+                ),
+            };
             Row {
-                name_lc: entry.name.to_lowercase(),
                 entry,
                 key,
+                name_lc,
+                addr_lc,
                 changed_in,
             }
         })
@@ -89,10 +149,9 @@ pub fn matches(row: &Row, q: &ListQuery, search_lc: &str) -> bool {
     search_lc.is_empty()
         || row.name_lc.contains(search_lc)
         || row
-            .entry
-            .address
+            .addr_lc
             .as_deref()
-            .is_some_and(|a| a.to_lowercase().contains(search_lc))
+            .is_some_and(|a| a.contains(search_lc))
 }
 
 fn compare(a: &Row, b: &Row, key: SortKey) -> Ordering {
@@ -115,7 +174,9 @@ pub fn visible(rows: &[Row], q: &ListQuery) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..rows.len())
         .filter(|&i| matches(&rows[i], q, &search_lc))
         .collect();
-    idx.sort_by(|&i, &j| {
+    // Keys are unique, so the order is total and an unstable sort gives
+    // the same result without its scratch buffer.
+    idx.sort_unstable_by(|&i, &j| {
         let (a, b) = (&rows[i], &rows[j]);
         let primary = compare(a, b, q.sort);
         let primary = if q.dir == SortDir::Desc {
@@ -377,17 +438,40 @@ pub(crate) mod tests {
         next.push(entry("delta", 0, 2, true, 1));
         let second = build_rows(next, &first, 2);
         assert_eq!(second[0].key, first[0].key);
+        assert!(Rc::ptr_eq(&second[1].key, &first[1].key));
         assert_eq!(second[0].changed_in, 2);
         assert_eq!(second[1].changed_in, 0);
         assert_eq!(second[5].changed_in, 2);
         let third = build_rows(second.iter().map(|r| r.entry.clone()).collect(), &second, 3);
         assert_eq!(third[0].changed_in, 2);
+        // Same servers in the same order: keys are reused, changes flash.
+        let mut same: Vec<ServerEntry> = third.iter().map(|r| r.entry.clone()).collect();
+        same[3].stats.is_lobby_open = !same[3].stats.is_lobby_open;
+        let fourth = build_rows(same, &third, 4);
+        assert!(fourth
+            .iter()
+            .zip(&third)
+            .all(|(a, b)| Rc::ptr_eq(&a.key, &b.key)));
+        assert_eq!(
+            fourth.iter().map(|r| r.changed_in).collect::<Vec<_>>(),
+            [2, 0, 0, 4, 0, 2]
+        );
 
         let mut hidden = entry("same", 1, 4, true, 1);
         hidden.address = None;
         hidden.port = None;
-        let dup = build_rows(vec![hidden.clone(), hidden], &[], 1);
+        let dup = build_rows(vec![hidden.clone(), hidden.clone()], &[], 1);
         assert_ne!(dup[0].key, dup[1].key);
+        let mut changed = hidden.clone();
+        changed.stats.players.current = 2;
+        let dup2 = build_rows(vec![hidden.clone(), changed, hidden], &dup, 2);
+        assert_eq!(dup2[0].key, dup[0].key);
+        assert_eq!(dup2[1].key, dup[1].key);
+        assert_eq!(
+            dup2.iter().map(|r| r.changed_in).collect::<Vec<_>>(),
+            [0, 2, 2]
+        );
+        assert_eq!(dup2[2].name_lc, dup[0].name_lc);
     }
 
     #[test]

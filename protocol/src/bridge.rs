@@ -50,6 +50,16 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, for counters and exhaustive tests.
+    pub const ALL: [ErrorCode; 6] = [
+        ErrorCode::InvalidJson,
+        ErrorCode::NotAnObject,
+        ErrorCode::UnknownCommand,
+        ErrorCode::Forbidden,
+        ErrorCode::RateLimited,
+        ErrorCode::MasterDown,
+    ];
+
     /// The code as it appears on the wire and in metrics labels.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -403,14 +413,7 @@ mod tests {
         let auth: ClientMessage =
             serde_json::from_str(r#"{"command":"bridgeAuth","content":{"token":"t"}}"#).unwrap();
         assert_eq!(auth, ClientMessage::Auth { token: "t".into() });
-        for code in [
-            ErrorCode::InvalidJson,
-            ErrorCode::NotAnObject,
-            ErrorCode::UnknownCommand,
-            ErrorCode::Forbidden,
-            ErrorCode::RateLimited,
-            ErrorCode::MasterDown,
-        ] {
+        for code in ErrorCode::ALL {
             assert_eq!(
                 serde_json::to_string(&code).unwrap(),
                 format!("\"{}\"", code.as_str())

@@ -10,8 +10,9 @@ use crate::{
     query::{ListQuery, SortKey},
 };
 
-/// Props of [`ServerTable`].
-#[derive(Properties, PartialEq)]
+/// Props of [`ServerTable`]. Compared by hand: the derived comparison would
+/// walk all of `rows` (thousands of entries) whenever the list is replaced.
+#[derive(Properties)]
 pub struct ServerTableProps {
     pub rows: Rc<Vec<Row>>,
     /// Indices into `rows` to show, in order.
@@ -20,6 +21,16 @@ pub struct ServerTableProps {
     /// The list version, to tell which rows flash.
     pub version: u32,
     pub on_sort: Callback<SortKey>,
+}
+
+impl PartialEq for ServerTableProps {
+    fn eq(&self, other: &Self) -> bool {
+        self.version == other.version
+            && Rc::ptr_eq(&self.rows, &other.rows)
+            && self.shown == other.shown
+            && self.query == other.query
+            && self.on_sort == other.on_sort
+    }
 }
 
 #[component]
@@ -62,7 +73,7 @@ pub fn ServerTable(props: &ServerTableProps) -> Html {
             <tbody>
                 { for props.shown.iter().filter_map(|&i| props.rows.get(i)).map(|row| {
                     let f = (row.changed_in != 0 && row.changed_in == props.version).then_some(flash);
-                    html! { <ServerRow key={row.key.to_string()} row={row.clone()} flash={f} /> }
+                    html! { <ServerRow key={row.key.clone()} row={row.clone()} flash={f} /> }
                 }) }
             </tbody>
         </table>
