@@ -8,6 +8,12 @@ use crate::token::AdminToken;
 /// ones close the socket with 1009.
 pub const MAX_WS_MESSAGE: usize = 64 * 1024;
 
+/// Text messages to browsers larger than this leave as fragments of this
+/// size: tungstenite copies each frame whole into a per-connection write
+/// buffer that never shrinks, so unfragmented lists would keep every
+/// subscriber's buffer as large as the largest list ever pushed.
+pub const WS_FRAGMENT: usize = 16 * 1024;
+
 /// Largest reply the bridge reads from the master. The master's own 64 KiB
 /// limit is for what it receives; its list grows with the servers.
 pub const MAX_MASTER_REPLY: usize = 16 << 20;

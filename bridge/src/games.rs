@@ -10,13 +10,13 @@ use std::{
     time::Duration,
 };
 
-use axum::extract::ws::Utf8Bytes;
 use futures_util::future::join_all;
 use gamequery::{a2s, gameagent, Client, QueryOptions};
 use protocol::bridge::{
     GamePlayer, GameRule, GameServer, GameServers, GameSource, GameSourceKind, GamesMessage,
 };
 use tokio::sync::watch;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 

@@ -4,23 +4,31 @@
 use std::{future::Future, net::SocketAddr, sync::Arc};
 
 use axum::{
-    extract::{ws::WebSocketUpgrade, ConnectInfo, State},
-    http::{header, HeaderMap, StatusCode},
+    extract::{ConnectInfo, Request, State},
+    http::{header, HeaderMap, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
     routing::get,
     Router,
 };
+use hyper_util::rt::TokioIo;
 use protocol::bridge::MasterState;
 use tokio::{net::TcpListener, sync::Semaphore};
+use tokio_tungstenite::{
+    tungstenite::{
+        handshake::derive_accept_key,
+        protocol::{Role, WebSocketConfig},
+    },
+    WebSocketStream,
+};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tower_http::{
     compression::CompressionLayer,
     services::{ServeDir, ServeFile},
 };
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::{
-    config::{Config, MAX_WS_MESSAGE},
+    config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
     error::Error,
     games::Games,
     limits::origin_allowed,
@@ -166,9 +174,17 @@ fn router(ctx: Arc<Ctx>) -> Router {
 async fn ws(
     State(ctx): State<Arc<Ctx>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    upgrade: WebSocketUpgrade,
+    mut req: Request,
 ) -> Response {
+    // The upgrade is done here rather than with axum's `WebSocketUpgrade`:
+    // its socket hides tungstenite's frames, and large lists must go out
+    // fragmented (see `Session::send`) or every subscriber's write buffer
+    // grows to the largest list ever pushed.
+    let headers = req.headers();
+    let key = match upgrade_key(headers) {
+        Ok(key) => key,
+        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+    };
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     if !origin_allowed(
@@ -186,6 +202,9 @@ async fn ws(
     if ctx.cancel.is_cancelled() {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
     }
+    let Ok(accept) = HeaderValue::from_str(&derive_accept_key(key.as_bytes())) else {
+        return (StatusCode::BAD_REQUEST, "bad Sec-WebSocket-Key\n").into_response();
+    };
     let Ok(permit) = ctx.slots.clone().try_acquire_owned() else {
         ctx.metrics
             .refused_full
@@ -193,22 +212,76 @@ async fn ws(
         warn!(%peer, "connection limit reached; upgrade refused");
         return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
     };
+    let upgrade = hyper::upgrade::on(&mut req);
     let session = Session::new(ctx.clone(), peer);
-    let tracker = ctx.sessions.clone();
-    upgrade
-        .max_message_size(MAX_WS_MESSAGE)
-        .max_frame_size(MAX_WS_MESSAGE)
+    ctx.sessions.spawn(async move {
+        match upgrade.await {
+            Ok(upgraded) => {
+                let socket = WebSocketStream::from_raw_socket(
+                    TokioIo::new(upgraded),
+                    Role::Server,
+                    Some(ws_config()),
+                )
+                .await;
+                session.run(socket).await;
+            }
+            Err(e) => debug!(%peer, error = %e, "websocket upgrade failed"),
+        }
+        drop(permit);
+    });
+    (
+        StatusCode::SWITCHING_PROTOCOLS,
+        [
+            (header::CONNECTION, HeaderValue::from_static("upgrade")),
+            (header::UPGRADE, HeaderValue::from_static("websocket")),
+            (header::SEC_WEBSOCKET_ACCEPT, accept),
+        ],
+    )
+        .into_response()
+}
+
+/// The WebSocket settings of every browser connection.
+fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(MAX_WS_MESSAGE))
+        .max_frame_size(Some(MAX_WS_MESSAGE))
         .read_buffer_size(4096)
         // Messages are written at each flush (every send flushes; relayed
-        // replies that arrived together are flushed together).
-        .write_buffer_size(64 * 1024)
+        // replies that arrived together are flushed together). Large
+        // messages leave in fragments of `WS_FRAGMENT`, so the write
+        // buffer stays about this size plus one fragment.
+        .write_buffer_size(WS_FRAGMENT)
         .max_write_buffer_size(16 << 20)
-        .on_upgrade(move |socket| {
-            tracker.track_future(async move {
-                session.run(socket).await;
-                drop(permit);
-            })
+}
+
+/// The `Sec-WebSocket-Key` of a valid WebSocket upgrade request, or why
+/// the request is not one.
+fn upgrade_key(headers: &HeaderMap) -> Result<String, &'static str> {
+    let has_token = |name: header::HeaderName, token: &str| {
+        headers.get_all(name).iter().any(|v| {
+            v.to_str()
+                .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
         })
+    };
+    if !has_token(header::CONNECTION, "upgrade") {
+        return Err("Connection header did not include 'upgrade'\n");
+    }
+    if !has_token(header::UPGRADE, "websocket") {
+        return Err("`Upgrade` header did not include 'websocket'\n");
+    }
+    if headers
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .is_none_or(|v| v.as_bytes() != b"13")
+    {
+        return Err("`Sec-WebSocket-Version` header did not include '13'\n");
+    }
+    match headers
+        .get(header::SEC_WEBSOCKET_KEY)
+        .and_then(|v| v.to_str().ok())
+    {
+        Some(key) if !key.trim().is_empty() => Ok(key.trim().to_owned()),
+        _ => Err("`Sec-WebSocket-Key` header missing\n"),
+    }
 }
 
 async fn healthz(State(ctx): State<Arc<Ctx>>) -> Response {

@@ -8,25 +8,43 @@ use std::{
     sync::{atomic::Ordering::Relaxed, Arc},
 };
 
-use axum::extract::ws::{close_code, CloseFrame, Message, Utf8Bytes, WebSocket};
 use bytes::Bytes;
 use futures_util::{FutureExt, SinkExt, StreamExt};
+use hyper::upgrade::Upgraded;
+use hyper_util::rt::TokioIo;
 use protocol::{
     bridge::{BridgeMessage, ClientMessage, ErrorCode, Inbound, MasterState},
     codec::{Frame, FrameCodec},
     Command,
 };
 use tokio::{net::TcpStream, sync::watch, time::Instant};
-use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
+use tokio_tungstenite::{
+    tungstenite::{
+        error::{CapacityError, Error as WsError},
+        protocol::{
+            frame::{
+                coding::{CloseCode, Data, OpCode},
+                Frame as WsFrame,
+            },
+            CloseFrame,
+        },
+        Message, Utf8Bytes,
+    },
+    WebSocketStream,
+};
 use tokio_util::codec::Framed;
 use tracing::{debug, info, warn};
 
 use crate::{
+    config::WS_FRAGMENT,
     games::GamesSnapshot,
     limits::TokenBucket,
     server::Ctx,
     upstream::{self, Shared},
 };
+
+/// A browser's WebSocket.
+pub(crate) type WebSocket = WebSocketStream<TokioIo<Upgraded>>;
 
 /// Browser frames handled together before the replies are flushed.
 const BATCH: usize = 16;
@@ -59,14 +77,14 @@ struct MasterLink {
 /// How the session ends, when it does.
 enum Close {
     /// Send a close frame with this code and reason.
-    With(u16, &'static str),
+    With(CloseCode, &'static str),
     /// The browser is gone or already closed; just drop the socket.
     Quietly,
 }
 
 enum Event {
     Shutdown,
-    Browser(Option<Result<Message, axum::Error>>),
+    Browser(Option<Result<Message, WsError>>),
     Shared(bool),
     Link(Option<std::io::Result<Frame>>),
     /// Other games' servers changed (`false`: their refresher is gone).
@@ -160,7 +178,7 @@ impl Session {
         loop {
             let event = tokio::select! {
                 () = self.ctx.cancel.cancelled() => Event::Shutdown,
-                msg = ws.recv() => Event::Browser(msg),
+                msg = ws.next() => Event::Browser(msg),
                 changed = self.shared.changed() => Event::Shared(changed.is_ok()),
                 frame = next_link_frame(&mut self.link) => Event::Link(frame),
                 changed = games_changed(&mut self.games) => Event::Games(changed),
@@ -168,7 +186,7 @@ impl Session {
             };
             match event {
                 Event::Shutdown => {
-                    return Err(Close::With(close_code::AWAY, "bridge shutting down"))
+                    return Err(Close::With(CloseCode::Away, "bridge shutting down"))
                 }
                 Event::Browser(None) => return Ok(()),
                 Event::Browser(Some(Err(e))) => return Err(read_error(e, self.peer)),
@@ -178,7 +196,7 @@ impl Session {
                 }
                 Event::Shared(true) => self.on_shared(ws).await?,
                 Event::Shared(false) => {
-                    return Err(Close::With(close_code::AWAY, "bridge shutting down"))
+                    return Err(Close::With(CloseCode::Away, "bridge shutting down"))
                 }
                 Event::Link(frame) => self.on_link_batch(ws, frame).await?,
                 Event::Games(true) => self.push_games(ws).await?,
@@ -186,7 +204,7 @@ impl Session {
                 Event::Ping => {
                     if self.last_heard.elapsed() > self.ctx.config.pong_timeout {
                         info!(peer = %self.peer, "no pong; closing");
-                        return Err(Close::With(close_code::AWAY, "no pong"));
+                        return Err(Close::With(CloseCode::Away, "no pong"));
                     }
                     self.send(ws, Message::Ping(Bytes::new())).await?;
                 }
@@ -203,11 +221,12 @@ impl Session {
             Message::Binary(_) => {
                 self.ctx.metrics.frames_in.fetch_add(1, Relaxed);
                 Err(Close::With(
-                    close_code::UNSUPPORTED,
+                    CloseCode::Unsupported,
                     "binary frames are not accepted",
                 ))
             }
-            Message::Ping(_) | Message::Pong(_) => Ok(()),
+            // Reading never yields raw frames.
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(()),
             // tungstenite answers the close handshake itself.
             Message::Close(_) => Err(Close::Quietly),
         }
@@ -218,7 +237,7 @@ impl Session {
             self.strikes += 1;
             if self.strikes >= self.ctx.config.flood_close_after {
                 warn!(peer = %self.peer, "message flood; closing");
-                return Err(Close::With(close_code::POLICY, "too many messages"));
+                return Err(Close::With(CloseCode::Policy, "too many messages"));
             }
             return self.refuse(ws, ErrorCode::RateLimited).await;
         }
@@ -355,7 +374,7 @@ impl Session {
         warn!(peer = %self.peer, "admin's master connection dropped; closing");
         self.link = None;
         self.send_bridge(ws, &status(MasterState::Down)).await?;
-        Err(Close::With(close_code::ERROR, "master connection lost"))
+        Err(Close::With(CloseCode::Error, "master connection lost"))
     }
 
     async fn answer_query(&mut self, ws: &mut WebSocket) -> Result<(), Close> {
@@ -456,7 +475,7 @@ impl Session {
                 break;
             }
             // Polled once: the select loop registers the real waker again.
-            match ws.recv().now_or_never() {
+            match ws.next().now_or_never() {
                 Some(Some(Ok(msg))) => handled = self.on_browser(ws, msg).await,
                 // Errors and the end are seen again by the select loop.
                 _ => break,
@@ -536,10 +555,20 @@ impl Session {
         let counts = matches!(msg, Message::Text(_));
         let batching = self.batching;
         let write = async {
+            // A large text leaves in fragments: tungstenite's write buffer
+            // then grows to one fragment, not to the whole message.
+            match msg {
+                Message::Text(text) if text.len() > WS_FRAGMENT => {
+                    for frame in fragments(text) {
+                        ws.feed(frame).await?;
+                    }
+                }
+                msg => ws.feed(msg).await?,
+            }
             if batching {
-                ws.feed(msg).await
+                Ok(())
             } else {
-                ws.send(msg).await
+                ws.flush().await
             }
         };
         let sent = tokio::select! {
@@ -566,7 +595,7 @@ impl Session {
 
     /// Sends a close frame and waits briefly for the browser's answer, so
     /// the close frame is not lost to a connection reset.
-    async fn close(&mut self, ws: &mut WebSocket, code: u16, reason: &'static str) {
+    async fn close(&mut self, ws: &mut WebSocket, code: CloseCode, reason: &'static str) {
         let frame = CloseFrame {
             code,
             reason: Utf8Bytes::from_static(reason),
@@ -583,10 +612,10 @@ impl Session {
             return;
         }
         let _ = tokio::time::timeout(self.ctx.config.close_wait, async {
-            while let Some(Ok(_)) = ws.recv().await {}
+            while let Some(Ok(_)) = ws.next().await {}
         })
         .await;
-        if code == close_code::SIZE {
+        if code == CloseCode::Size {
             // The oversized frame's bytes are still unread: closing now
             // would reset the connection before the browser reads our close.
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -599,18 +628,45 @@ fn status(master: MasterState) -> BridgeMessage {
 }
 
 /// A read error: an oversized message earns 1009, anything else ends quietly.
-fn read_error(e: axum::Error, peer: SocketAddr) -> Close {
-    let inner = e.into_inner();
-    match inner.downcast_ref::<WsError>() {
-        Some(WsError::Capacity(CapacityError::MessageTooLong { size, max_size })) => {
+fn read_error(e: WsError, peer: SocketAddr) -> Close {
+    match e {
+        WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
             info!(%peer, size, max_size, "message too big; closing");
-            Close::With(close_code::SIZE, "message too big")
+            Close::With(CloseCode::Size, "message too big")
         }
-        _ => {
-            debug!(%peer, error = %inner, "read failed");
+        e => {
+            debug!(%peer, error = %e, "read failed");
             Close::Quietly
         }
     }
+}
+
+/// `text` as fragments of at most [`WS_FRAGMENT`] bytes (cut at character
+/// boundaries) sharing its buffer.
+fn fragments(text: Utf8Bytes) -> Vec<Message> {
+    let mut cuts = Vec::with_capacity(text.len() / WS_FRAGMENT + 2);
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + WS_FRAGMENT).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        cuts.push((start, end));
+        start = end;
+    }
+    let bytes = Bytes::from(text);
+    let last = cuts.len() - 1;
+    cuts.into_iter()
+        .enumerate()
+        .map(|(i, (start, end))| {
+            let opcode = if i == 0 { Data::Text } else { Data::Continue };
+            Message::Frame(WsFrame::message(
+                bytes.slice(start..end),
+                OpCode::Data(opcode),
+                i == last,
+            ))
+        })
+        .collect()
 }
 
 async fn next_link_frame(link: &mut Option<MasterLink>) -> Option<std::io::Result<Frame>> {
@@ -626,5 +682,43 @@ async fn games_changed(games: &mut Option<watch::Receiver<Option<GamesSnapshot>>
     match games {
         Some(rx) => rx.changed().await.is_ok(),
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(msg: &Message) -> (&[u8], OpCode, bool) {
+        match msg {
+            Message::Frame(f) => (f.payload(), f.header().opcode, f.header().is_final),
+            other => panic!("not a frame: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fragments_cover_the_text_at_char_boundaries() {
+        // Two-byte characters, so some cuts fall inside one.
+        let text = format!("x{}", "é".repeat(WS_FRAGMENT * 2));
+        let frames = fragments(Utf8Bytes::from(text.clone()));
+        assert_eq!(frames.len(), 5);
+        let mut joined = Vec::new();
+        for (i, frame) in frames.iter().enumerate() {
+            let (bytes, opcode, fin) = payload(frame);
+            assert!(bytes.len() <= WS_FRAGMENT && !bytes.is_empty());
+            assert!(std::str::from_utf8(bytes).is_ok());
+            let want = if i == 0 { Data::Text } else { Data::Continue };
+            assert_eq!(opcode, OpCode::Data(want));
+            assert_eq!(fin, i == frames.len() - 1);
+            joined.extend_from_slice(bytes);
+        }
+        assert_eq!(joined, text.as_bytes());
+    }
+
+    #[test]
+    fn an_exact_multiple_has_no_empty_fragment() {
+        let frames = fragments(Utf8Bytes::from("y".repeat(WS_FRAGMENT * 2)));
+        assert_eq!(frames.len(), 2);
+        assert!(payload(&frames[1]).2);
     }
 }

@@ -4,7 +4,6 @@
 
 use std::{sync::Arc, time::Duration};
 
-use axum::extract::ws::Utf8Bytes;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use protocol::{
@@ -18,6 +17,7 @@ use tokio::{
     sync::watch,
     time::{Instant, MissedTickBehavior},
 };
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_util::{codec::Framed, sync::CancellationToken};
 use tracing::{debug, info, warn};
 

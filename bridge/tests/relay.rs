@@ -574,3 +574,67 @@ async fn lists_over_64_kib_are_relayed() {
     assert_eq!(names(&recv_until(&mut admin, is_list).await).len(), 401);
     bridge.shutdown().await;
 }
+
+#[tokio::test]
+async fn lists_larger_than_a_fragment_arrive_as_one_message() {
+    rlimit::increase_nofile_limit(4096).unwrap();
+    let master = TestMaster::start().await;
+    let mut games = Vec::new();
+    for i in 0..150 {
+        let name = format!("{i:03}-{}", "f".repeat(90));
+        games.push(game_server(master.addr, &name, 20000).await);
+    }
+    wait_registered(&master, 150).await;
+    let bridge = TestBridge::with_master(&master).await;
+    let mut viewer = bridge.connect().await;
+    send(&mut viewer, r#"{"command":"bridgeSubscribe"}"#).await;
+    // `recv_text` accepts only whole text messages: the fragments are
+    // put back together by the client.
+    let pushed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let text = recv_text(&mut viewer).await;
+            let v: Value = serde_json::from_str(&text).unwrap();
+            if is_list(&v) && names(&v).len() == 150 {
+                return (text, v);
+            }
+        }
+    })
+    .await
+    .expect("no full list");
+    let (text, v) = pushed;
+    assert!(text.len() > 16 * 1024 + 1, "{} bytes", text.len());
+    let mut got = names(&v);
+    got.sort();
+    let want: Vec<String> = (0..150)
+        .map(|i| format!("{i:03}-{}", "f".repeat(90)))
+        .collect();
+    assert_eq!(got, want);
+    // The connection goes on after the fragmented message: a query is
+    // answered with the same list, again in fragments.
+    send(&mut viewer, r#"{"command":"msQueryGameServers"}"#).await;
+    assert_eq!(recv_text(&mut viewer).await, text);
+    bridge.shutdown().await;
+}
+
+#[tokio::test]
+async fn requests_that_are_not_websocket_upgrades_get_400() {
+    let master = TestMaster::start().await;
+    let bridge = TestBridge::with_master(&master).await;
+    let (status, _, _) = http_get(bridge.addr, "/ws", "").await;
+    assert_eq!(status, 400);
+    let (status, _, _) = http_get(
+        bridge.addr,
+        "/ws",
+        "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n",
+    )
+    .await;
+    assert_eq!(status, 400);
+    let (status, _, _) = http_get(
+        bridge.addr,
+        "/ws",
+        "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n",
+    )
+    .await;
+    assert_eq!(status, 400);
+    bridge.shutdown().await;
+}
