@@ -8,7 +8,6 @@ use bridge::{AdminToken, Config};
 use clap::Parser;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tracing_subscriber::EnvFilter;
 
 /// The lobby's WebSocket bridge: serves the web front end and relays
 /// browsers to the master server (see the README).
@@ -105,12 +104,7 @@ fn duration(s: &str) -> Result<Duration, String> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    master::logging::init();
     let args = Args::parse();
 
     let (token, generated) = if let Some(path) = &args.admin_token_file {

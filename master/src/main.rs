@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use anyhow::Context;
 use clap::Parser;
 use master::{signal::shutdown_signal, Config};
-use tracing_subscriber::EnvFilter;
 
 /// The lobby's master server: game servers register over TCP, clients query
 /// the list (see the README for the protocol).
@@ -27,12 +26,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    master::logging::init();
     let args = Args::parse();
     // Every connection is a file descriptor: use all the hard limit allows.
     if let Err(e) = rlimit::increase_nofile_limit(args.max_connections as u64 + 256) {
