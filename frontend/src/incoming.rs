@@ -6,8 +6,7 @@
 use protocol::{
     bridge::{names as bridge_names, BridgeMessage, ErrorCode, MasterState},
     message::{names as ms_names, Envelope},
-    validate::GameplayMode,
-    Command, MessageError, Players, ServerEntry, ServerList, Stats,
+    Command, MessageError, ServerEntry, ServerList,
 };
 use serde::Deserialize;
 use serde_json::{value::RawValue, Value};
@@ -47,37 +46,6 @@ struct RawList<'a> {
     servers: Vec<&'a RawValue>,
 }
 
-/// One listed server as the wire spells it: the same fields as
-/// [`ServerEntry`] without `#[serde(flatten)]`, which buffers every field.
-#[derive(Deserialize)]
-struct WireEntry {
-    name: String,
-    #[serde(default)]
-    address: Option<String>,
-    #[serde(default)]
-    port: Option<u16>,
-    players: Players,
-    #[serde(rename = "isLobbyOpen")]
-    is_lobby_open: bool,
-    #[serde(rename = "gameplayMode")]
-    gameplay_mode: GameplayMode,
-}
-
-impl From<WireEntry> for ServerEntry {
-    fn from(w: WireEntry) -> Self {
-        ServerEntry {
-            name: w.name,
-            address: w.address,
-            port: w.port,
-            stats: Stats {
-                players: w.players,
-                is_lobby_open: w.is_lobby_open,
-                gameplay_mode: w.gameplay_mode,
-            },
-        }
-    }
-}
-
 /// The previous list's text and where each of its entries lies in it, with
 /// what each entry parsed to: a list changes a few entries at a time, so
 /// an entry whose text is unchanged at the same position is not parsed
@@ -114,9 +82,7 @@ fn parse_list_fast(text: &str) -> Option<ServerList> {
             });
             let entry = match cached {
                 Some(e) => e,
-                None => serde_json::from_str::<WireEntry>(slice)
-                    .ok()
-                    .map(ServerEntry::from),
+                None => serde_json::from_str::<ServerEntry>(slice).ok(),
             };
             if let Some(e) = &entry {
                 servers.push(e.clone());

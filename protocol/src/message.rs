@@ -153,6 +153,7 @@ fn field_in<'a>(
 /// One server in `msRQueryGameServers`. `address` and `port` are optional
 /// because a bridge may hide them from players (`--hide-addresses`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "WireEntry")]
 pub struct ServerEntry {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,6 +162,38 @@ pub struct ServerEntry {
     pub port: Option<u16>,
     #[serde(flatten)]
     pub stats: Stats,
+}
+
+/// `ServerEntry` as it is read: flat, because `#[serde(flatten)]` buffers
+/// every field of every entry and readers parse lists of 10,000 servers on
+/// each change (the front end spent most of an update there).
+#[derive(Deserialize)]
+struct WireEntry {
+    name: String,
+    #[serde(default)]
+    address: Option<String>,
+    #[serde(default)]
+    port: Option<u16>,
+    players: Players,
+    #[serde(rename = "isLobbyOpen")]
+    is_lobby_open: bool,
+    #[serde(rename = "gameplayMode")]
+    gameplay_mode: GameplayMode,
+}
+
+impl From<WireEntry> for ServerEntry {
+    fn from(w: WireEntry) -> Self {
+        Self {
+            name: w.name,
+            address: w.address,
+            port: w.port,
+            stats: Stats {
+                players: w.players,
+                is_lobby_open: w.is_lobby_open,
+                gameplay_mode: w.gameplay_mode,
+            },
+        }
+    }
 }
 
 /// The content of `msRQueryGameServers`.
