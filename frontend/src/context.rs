@@ -96,6 +96,10 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
                     }),
                     Incoming::AuthResult(ok) => dispatcher.dispatch(Action::AuthResult(ok)),
                     Incoming::Master(m) => dispatcher.dispatch(Action::Master(m)),
+                    Incoming::Games(games) => dispatcher.dispatch(Action::Games {
+                        games,
+                        at_ms: browser::now_ms(),
+                    }),
                     Incoming::Error { code, message } => {
                         if code == Some(ErrorCode::MasterDown) {
                             dispatcher.dispatch(Action::Master(MasterState::Down));

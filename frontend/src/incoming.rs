@@ -4,7 +4,9 @@
 //! are ignored rather than treated as errors.
 
 use protocol::{
-    bridge::{names as bridge_names, BridgeMessage, ErrorCode, MasterState},
+    bridge::{
+        names as bridge_names, BridgeMessage, ErrorCode, GameServers, GamesMessage, MasterState,
+    },
     message::{names as ms_names, Envelope},
     Command, MessageError, ServerEntry, ServerList,
 };
@@ -20,6 +22,8 @@ pub enum Incoming {
     AuthResult(bool),
     /// `bridgeStatus`: whether the bridge reaches the master.
     Master(MasterState),
+    /// `bridgeGameServers`: other games' servers, every source.
+    Games(GameServers),
     /// `bridgeError`; `code` is `None` for a code this build does not know.
     Error {
         code: Option<ErrorCode>,
@@ -134,6 +138,13 @@ fn parse_general(text: &str) -> Result<Incoming, MessageError> {
                 Err(e) => Err(MessageError::InvalidJson(e.to_string())),
             }
         }
+        bridge_names::GAME_SERVERS => {
+            let value = serde_json::json!({ "command": env.command, "content": env.content });
+            match serde_json::from_value::<GamesMessage>(value) {
+                Ok(GamesMessage::GameServers(games)) => Ok(Incoming::Games(games)),
+                Err(e) => Err(MessageError::InvalidJson(e.to_string())),
+            }
+        }
         _ => Ok(Incoming::Other(env.command)),
     }
 }
@@ -221,6 +232,26 @@ mod tests {
             parse(r#"{"command":"bridgeHello","content":{}}"#),
             Ok(Incoming::Other("bridgeHello".into()))
         );
+    }
+
+    #[test]
+    fn game_servers() {
+        let text = r#"{"command":"bridgeGameServers","content":{"sources":[
+            {"id":"a2s:127.0.0.1:27015","kind":"a2s","label":"127.0.0.1:27015","servers":[
+             {"address":"127.0.0.1","port":27015,"online":true,"name":"de","map":"de_dust",
+              "game":"CS","mode":"","version":"1","players":2,"maxPlayers":32,"bots":0,
+              "playerList":[{"name":"a","score":3,"timeSecs":65}],"rules":[{"name":"r","value":"1"}]}]},
+            {"id":"gameagent:m:9005","kind":"gameAgent","label":"m:9005","error":"silent","servers":[]}]}}"#;
+        let Ok(Incoming::Games(games)) = parse(text) else {
+            panic!("not games")
+        };
+        assert_eq!(games.sources.len(), 2);
+        assert_eq!(
+            games.sources[0].servers[0].player_list[0].time_secs,
+            Some(65)
+        );
+        assert_eq!(games.sources[1].error.as_deref(), Some("silent"));
+        assert!(parse(r#"{"command":"bridgeGameServers","content":{"sources":3}}"#).is_err());
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! list at `/`, admin test servers at `/admin` and an embeddable list at
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
-//! Pure logic (`query`, `listing`, `incoming`, `backoff`, `state`,
+//! Pure logic (`query`, `listing`, `games`, `incoming`, `backoff`, `state`,
 //! `test_servers`) compiles and is tested natively; the rest needs a browser.
 
 pub mod app;
 pub mod backoff;
 pub mod components;
 pub mod context;
+pub mod games;
 pub mod incoming;
 pub mod listing;
 pub mod pages;

@@ -157,7 +157,8 @@ pub fn matches(row: &Row, q: &ListQuery, search_lc: &str) -> bool {
 fn compare(a: &Row, b: &Row, key: SortKey) -> Ordering {
     let (sa, sb) = (&a.entry.stats, &b.entry.stats);
     match key {
-        SortKey::Name => Ordering::Equal,
+        // Other games' columns: by name.
+        SortKey::Name | SortKey::Game | SortKey::Map | SortKey::Ping => Ordering::Equal,
         SortKey::Players => sa.players.current.cmp(&sb.players.current),
         SortKey::Free => free_slots(&a.entry).cmp(&free_slots(&b.entry)),
         // Ascending puts open lobbies first.
@@ -225,7 +226,7 @@ pub fn summarize(rows: &[Row]) -> Summary {
     })
 }
 
-fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
     format!("{n} {}", if n == 1 { one } else { many })
 }

@@ -1,10 +1,11 @@
-//! The list view's state as it lives in the URL query (sort, search,
-//! filters, page, embed theme), parsed leniently so a hand-edited or stale
-//! link still opens a sensible view.
+//! The list view's state as it lives in the URL query (source tab, sort,
+//! search, filters, page, open detail, embed theme), parsed leniently so a
+//! hand-edited or stale link still opens a sensible view.
 
 use protocol::GameplayMode;
 
-/// A sortable column.
+/// A sortable column. One enum for both tables so `sort=` means the same
+/// thing on every tab; a key the current table lacks sorts by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SortKey {
     #[default]
@@ -13,16 +14,40 @@ pub enum SortKey {
     Free,
     Lobby,
     Mode,
+    Game,
+    Map,
+    Ping,
 }
 
 impl SortKey {
-    /// Every column, in table order.
-    pub const ALL: [SortKey; 5] = [
+    /// Every key.
+    pub const ALL: [SortKey; 8] = [
         SortKey::Name,
         SortKey::Players,
         SortKey::Free,
         SortKey::Lobby,
         SortKey::Mode,
+        SortKey::Game,
+        SortKey::Map,
+        SortKey::Ping,
+    ];
+
+    /// The lobby table's columns, in table order.
+    pub const LOBBY: [SortKey; 5] = [
+        SortKey::Name,
+        SortKey::Players,
+        SortKey::Free,
+        SortKey::Lobby,
+        SortKey::Mode,
+    ];
+
+    /// The other games' table's columns, in table order.
+    pub const GAMES: [SortKey; 5] = [
+        SortKey::Name,
+        SortKey::Game,
+        SortKey::Map,
+        SortKey::Players,
+        SortKey::Ping,
     ];
 
     /// The value in the URL and in `data-sort`.
@@ -33,6 +58,9 @@ impl SortKey {
             SortKey::Free => "free",
             SortKey::Lobby => "lobby",
             SortKey::Mode => "mode",
+            SortKey::Game => "game",
+            SortKey::Map => "map",
+            SortKey::Ping => "ping",
         }
     }
 
@@ -44,6 +72,9 @@ impl SortKey {
             SortKey::Free => "Free slots",
             SortKey::Lobby => "Lobby",
             SortKey::Mode => "Mode",
+            SortKey::Game => "Game",
+            SortKey::Map => "Map",
+            SortKey::Ping => "Ping",
         }
     }
 
@@ -111,6 +142,12 @@ impl Theme {
 /// Everything about the list view a link should reproduce.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ListQuery {
+    /// The selected source of other games' servers (`src=`, a
+    /// `GameSource::id`); `None` is the lobby's own list.
+    pub source: Option<String>,
+    /// The server whose details are open (`server=`, see
+    /// `games::server_key`), within `source`.
+    pub server: Option<String>,
     pub sort: SortKey,
     pub dir: SortDir,
     /// Free text matched against names and addresses, case-insensitively.
@@ -161,6 +198,8 @@ impl ListQuery {
                     }
                 }
                 "bridge" if !v.is_empty() => q.bridge = Some(v.to_owned()),
+                "src" if !v.is_empty() => q.source = Some(v.to_owned()),
+                "server" if !v.is_empty() => q.server = Some(v.to_owned()),
                 _ => {}
             }
         }
@@ -178,6 +217,9 @@ impl ListQuery {
     /// The pairs that differ from the defaults, in a stable order.
     pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
+        if let Some(source) = &self.source {
+            out.push(("src", source.clone()));
+        }
         if self.sort != SortKey::default() {
             out.push(("sort", self.sort.as_str().to_owned()));
         }
@@ -201,6 +243,9 @@ impl ListQuery {
         }
         if self.page > 0 {
             out.push(("page", (self.page + 1).to_string()));
+        }
+        if let Some(server) = &self.server {
+            out.push(("server", server.clone()));
         }
         if let Some(theme) = self.theme {
             out.push(("theme", theme.as_str().to_owned()));
@@ -234,12 +279,55 @@ impl ListQuery {
     }
 
     /// Whether any filter hides servers (used to explain an empty list).
+    /// On another game's tab only the filters it shows count.
     pub fn is_filtered(&self) -> bool {
-        !self.search.trim().is_empty()
-            || self.open_only
-            || self.hide_full
-            || self.hide_empty
-            || self.mode.is_some()
+        let lobby_only = self.source.is_none() && (self.open_only || self.mode.is_some());
+        !self.search.trim().is_empty() || self.hide_full || self.hide_empty || lobby_only
+    }
+
+    /// The view after choosing another tab: the search and the filters both
+    /// tables share stay, the sort starts over when the new table lacks the
+    /// column, and the page and an open detail are dropped.
+    pub fn with_source(&self, source: Option<String>) -> Self {
+        let columns: &[SortKey] = if source.is_some() {
+            &SortKey::GAMES
+        } else {
+            &SortKey::LOBBY
+        };
+        let (sort, dir) = if columns.contains(&self.sort) {
+            (self.sort, self.dir)
+        } else {
+            (SortKey::default(), SortKey::default().default_dir())
+        };
+        ListQuery {
+            source,
+            server: None,
+            sort,
+            dir,
+            page: 0,
+            ..self.clone()
+        }
+    }
+
+    /// The view without search and filters (the tab, sort, theme and
+    /// bridge stay).
+    pub fn cleared(&self) -> Self {
+        ListQuery {
+            source: self.source.clone(),
+            sort: self.sort,
+            dir: self.dir,
+            theme: self.theme,
+            bridge: self.bridge.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// The view with `server`'s details open (or closed with `None`).
+    pub fn with_server(&self, server: Option<String>) -> Self {
+        ListQuery {
+            server,
+            ..self.clone()
+        }
     }
 }
 
@@ -257,6 +345,8 @@ mod tests {
     #[test]
     fn round_trip_of_every_field() {
         let q = ListQuery {
+            source: Some("a2s:[::1]:27015".into()),
+            server: Some("127.0.0.1:27015".into()),
             sort: SortKey::Free,
             dir: SortDir::Asc,
             search: "Bösewicht & 轰炸 + co".into(),
@@ -328,5 +418,36 @@ mod tests {
         assert!(!ListQuery::from_query_str("q=+++").is_filtered());
         assert!(ListQuery::from_query_str("mode=1").is_filtered());
         assert!(ListQuery::from_query_str("open=1").is_filtered());
+        // The lobby-only filters do not hide other games' servers.
+        assert!(!ListQuery::from_query_str("src=a2s:h:1&open=1&mode=2").is_filtered());
+        assert!(ListQuery::from_query_str("src=a2s:h:1&hideempty=1").is_filtered());
+    }
+
+    #[test]
+    fn switching_tabs() {
+        let q = ListQuery::from_query_str("sort=free&q=x&hidefull=1&page=3");
+        let games = q.with_source(Some("a2s:h:1".into()));
+        assert_eq!(games.to_query_string(), "src=a2s%3Ah%3A1&q=x&hidefull=1");
+        let q = ListQuery::from_query_str("src=a2s:h:1&sort=players&dir=asc&server=h:1");
+        let lobby = q.with_source(None);
+        assert_eq!(lobby.to_query_string(), "sort=players&dir=asc");
+        let other = q.with_source(Some("gameagent:m:9005".into()));
+        assert_eq!(other.server, None);
+        assert_eq!(other.sort, SortKey::Players);
+        let open = lobby.with_server(Some("h:1".into()));
+        assert_eq!(open.server.as_deref(), Some("h:1"));
+        assert_eq!(open.with_server(None), lobby);
+        let busy = ListQuery::from_query_str("src=s&sort=map&q=x&open=1&page=2&theme=dark");
+        assert_eq!(
+            busy.cleared().to_query_string(),
+            "src=s&sort=map&theme=dark"
+        );
+    }
+
+    #[test]
+    fn every_key_round_trips() {
+        for key in SortKey::ALL {
+            assert_eq!(SortKey::parse(key.as_str()), Some(key));
+        }
     }
 }

@@ -4,7 +4,10 @@
 
 use std::rc::Rc;
 
-use protocol::{bridge::MasterState, ServerList};
+use protocol::{
+    bridge::{GameServers, MasterState},
+    ServerList,
+};
 use yew::Reducible;
 
 use crate::listing::{build_rows, Row};
@@ -50,6 +53,13 @@ pub struct State {
     pub auth: Auth,
     /// The last `bridgeError` message, shown until the next list.
     pub last_error: Option<String>,
+    /// Other games' servers (`bridgeGameServers`); `None` until the bridge
+    /// sends them, which it only does when sources are configured.
+    pub games: Option<Rc<GameServers>>,
+    /// Incremented with every `bridgeGameServers`, for memos.
+    pub games_version: u32,
+    /// When the games arrived (wall clock, for "N s ago").
+    pub games_at_ms: Option<f64>,
 }
 
 /// Everything that changes the state.
@@ -71,6 +81,10 @@ pub enum Action {
     AuthPending,
     AuthResult(bool),
     BridgeError(String),
+    Games {
+        games: GameServers,
+        at_ms: f64,
+    },
 }
 
 impl Reducible for State {
@@ -115,6 +129,11 @@ impl Reducible for State {
             Action::AuthPending => s.auth = Auth::Pending,
             Action::AuthResult(ok) => s.auth = if ok { Auth::SignedIn } else { Auth::Rejected },
             Action::BridgeError(message) => s.last_error = Some(message),
+            Action::Games { games, at_ms } => {
+                s.games = Some(Rc::new(games));
+                s.games_version = s.games_version.wrapping_add(1);
+                s.games_at_ms = Some(at_ms);
+            }
         }
         Rc::new(s)
     }
@@ -213,6 +232,25 @@ mod tests {
         assert_eq!(s.version, 2);
         assert_eq!(s.rows[0].changed_in, 2);
         assert_eq!(s.rows[1].changed_in, 0);
+    }
+
+    #[test]
+    fn games_are_kept_across_reconnects() {
+        let s = Rc::new(State::default());
+        assert_eq!(s.games, None);
+        let s = reduce(
+            s,
+            Action::Games {
+                games: GameServers::default(),
+                at_ms: 7.0,
+            },
+        );
+        assert_eq!(s.games_version, 1);
+        assert_eq!(s.games_at_ms, Some(7.0));
+        let s = reduce(s, Action::Closed { at_ms: 0.0 });
+        assert!(s.games.is_some());
+        // The lobby's list is untouched by games.
+        assert_eq!(s.version, 0);
     }
 
     #[test]

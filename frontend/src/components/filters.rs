@@ -14,10 +14,12 @@ pub struct FiltersProps {
     pub on_change: Callback<ListQuery>,
 }
 
-/// Search, "open lobbies only", "hide full", "hide empty" and the mode.
+/// Search, "hide full" and "hide empty"; on the lobby's own list also
+/// "open lobbies only" and the mode, which other games do not have.
 #[component]
 pub fn Filters(props: &FiltersProps) -> Html {
     let q = &props.query;
+    let lobby = q.source.is_none();
     let change = |f: fn(&mut ListQuery, bool)| {
         let q = q.clone();
         let cb = props.on_change.clone();
@@ -62,15 +64,18 @@ pub fn Filters(props: &FiltersProps) -> Html {
         <div class="filters" role="search">
             <label class="search">
                 <span class="visually-hidden">{"Search servers"}</span>
-                <input id="search" type="search" placeholder="Search by name or address"
+                <input id="search" type="search"
+                    placeholder={if lobby { "Search by name or address" } else { "Search by name, map, game or address" }}
                     autocomplete="off" spellcheck="false"
                     value={q.search.clone()} oninput={on_search} />
             </label>
-            <label class="check">
-                <input id="filter-open" type="checkbox" checked={q.open_only}
-                    onchange={change(|q, v| q.open_only = v)} />
-                {"Open lobbies only"}
-            </label>
+            if lobby {
+                <label class="check">
+                    <input id="filter-open" type="checkbox" checked={q.open_only}
+                        onchange={change(|q, v| q.open_only = v)} />
+                    {"Open lobbies only"}
+                </label>
+            }
             <label class="check">
                 <input id="filter-hide-full" type="checkbox" checked={q.hide_full}
                     onchange={change(|q, v| q.hide_full = v)} />
@@ -81,16 +86,18 @@ pub fn Filters(props: &FiltersProps) -> Html {
                     onchange={change(|q, v| q.hide_empty = v)} />
                 {"Hide empty"}
             </label>
-            <label class="select">
-                <span>{"Mode"}</span>
-                <select id="filter-mode" onchange={on_mode}>
-                    <option value="" selected={q.mode.is_none()}>{"Any"}</option>
-                    { for [GameplayMode::StandardA, GameplayMode::StandardAB].into_iter().map(|m| {
-                        let v = m.to_wire().to_string();
-                        html! { <option value={v.clone()} selected={mode_value == v}>{ m.label() }</option> }
-                    }) }
-                </select>
-            </label>
+            if lobby {
+                <label class="select">
+                    <span>{"Mode"}</span>
+                    <select id="filter-mode" onchange={on_mode}>
+                        <option value="" selected={q.mode.is_none()}>{"Any"}</option>
+                        { for [GameplayMode::StandardA, GameplayMode::StandardAB].into_iter().map(|m| {
+                            let v = m.to_wire().to_string();
+                            html! { <option value={v.clone()} selected={mode_value == v}>{ m.label() }</option> }
+                        }) }
+                    </select>
+                </label>
+            }
         </div>
     }
 }

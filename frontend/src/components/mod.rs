@@ -2,12 +2,21 @@
 
 pub mod add_server_form;
 pub mod auth_panel;
+pub mod browser_chrome;
+pub mod copy_address;
+pub mod empty_state;
 pub mod filters;
+pub mod game_detail;
+pub mod game_list;
+pub mod game_table;
 pub mod header;
+pub mod lobby_list;
 pub mod pager;
 pub mod server_browser;
 pub mod server_row;
 pub mod server_table;
+pub mod sort_heading;
+pub mod source_tabs;
 pub mod status_pill;
 pub mod test_server_card;
 pub mod updated_ago;

@@ -1,11 +1,10 @@
 //! One server in the table (a card on narrow screens).
 
-use gloo_timers::callback::Timeout;
 use yew::prelude::*;
 
 use crate::{
+    components::copy_address::CopyAddress,
     listing::{address_label, free_slots, lobby_label, mode_label, players_label, Row},
-    services::browser,
 };
 
 /// Props of [`ServerRow`]; equal props skip the re-render, so an update
@@ -22,18 +21,6 @@ pub struct ServerRowProps {
 pub fn ServerRow(props: &ServerRowProps) -> Html {
     let e = &props.row.entry;
     let p = e.stats.players;
-    let copied = use_state(|| false);
-    let address = address_label(e);
-    let on_copy = {
-        let copied = copied.clone();
-        let text = address.clone().unwrap_or_default();
-        Callback::from(move |_: MouseEvent| {
-            browser::copy_to_clipboard(&text);
-            copied.set(true);
-            let copied = copied.clone();
-            Timeout::new(1500, move || copied.set(false)).forget();
-        })
-    };
     let queued = p.current > u32::from(p.max);
     let full = p.current >= u32::from(p.max);
     html! {
@@ -52,18 +39,7 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
             </td>
             <td class="c-mode" data-label="Mode">{ mode_label(e.stats.gameplay_mode) }</td>
             <td class="c-addr" data-label="Address">
-                { match address {
-                    Some(addr) => html! {
-                        <span class="addr">
-                            <code>{ addr }</code>
-                            <button type="button" class="copy" onclick={on_copy}
-                                aria-label={format!("Copy the address of {}", e.name)}>
-                                { if *copied { "Copied" } else { "Copy" } }
-                            </button>
-                        </span>
-                    },
-                    None => html! { <span class="muted">{"hidden"}</span> },
-                } }
+                <CopyAddress address={address_label(e)} owner={e.name.clone()} />
             </td>
         </tr>
     }

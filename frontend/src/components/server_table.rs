@@ -5,7 +5,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::{
-    components::server_row::ServerRow,
+    components::{server_row::ServerRow, sort_heading::SortHeading},
     listing::Row,
     query::{ListQuery, SortKey},
 };
@@ -41,32 +41,14 @@ pub fn ServerTable(props: &ServerTableProps) -> Html {
     } else {
         "flash-b"
     };
-    let heading = |key: SortKey| {
-        let active = q.sort == key;
-        let aria = if active { q.dir.aria() } else { "none" };
-        let onclick = {
-            let cb = props.on_sort.clone();
-            Callback::from(move |_: MouseEvent| cb.emit(key))
-        };
-        let arrow = match (active, q.dir.aria()) {
-            (false, _) => "↕",
-            (true, "ascending") => "▲",
-            (true, _) => "▼",
-        };
-        html! {
-            <th scope="col" data-sort={key.as_str()} aria-sort={aria} class={classes!("c-".to_owned() + key.as_str(), active.then_some("active"))}>
-                <button type="button" class="sort" {onclick}>
-                    { key.label() }<span class="arrow" aria-hidden="true">{ arrow }</span>
-                </button>
-            </th>
-        }
-    };
     html! {
         <table class="servers">
             <caption class="visually-hidden">{"Game servers. Click a column heading to sort."}</caption>
             <thead>
                 <tr>
-                    { for SortKey::ALL.into_iter().map(heading) }
+                    { for SortKey::LOBBY.into_iter().map(|column| html! {
+                        <SortHeading {column} query={q.clone()} on_sort={props.on_sort.clone()} />
+                    }) }
                     <th scope="col" class="c-addr">{"Address"}</th>
                 </tr>
             </thead>

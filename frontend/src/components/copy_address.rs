@@ -1,0 +1,44 @@
+//! An address with a Copy button, or "hidden" when the bridge hides it.
+
+use gloo_timers::callback::Timeout;
+use yew::prelude::*;
+
+use crate::services::browser;
+
+/// Props of [`CopyAddress`].
+#[derive(Properties, PartialEq)]
+pub struct CopyAddressProps {
+    /// `host:port`; `None` when hidden.
+    pub address: Option<String>,
+    /// Whose address it is, for the button's accessible name.
+    pub owner: AttrValue,
+}
+
+/// Players join by address, so copying it is one click; the button says
+/// "Copied" for a moment.
+#[component]
+pub fn CopyAddress(props: &CopyAddressProps) -> Html {
+    let copied = use_state(|| false);
+    let Some(address) = props.address.clone() else {
+        return html! { <span class="muted">{"hidden"}</span> };
+    };
+    let on_copy = {
+        let copied = copied.clone();
+        let text = address.clone();
+        Callback::from(move |_: MouseEvent| {
+            browser::copy_to_clipboard(&text);
+            copied.set(true);
+            let copied = copied.clone();
+            Timeout::new(1500, move || copied.set(false)).forget();
+        })
+    };
+    html! {
+        <span class="addr">
+            <code>{ address }</code>
+            <button type="button" class="copy" onclick={on_copy}
+                aria-label={format!("Copy the address of {}", props.owner)}>
+                { if *copied { "Copied" } else { "Copy" } }
+            </button>
+        </span>
+    }
+}

@@ -1,0 +1,118 @@
+//! One server of another game in full: what it runs, who plays (score and
+//! time or ping) and its rules or status keys.
+
+use protocol::bridge::GameSourceKind;
+use yew::prelude::*;
+
+use crate::{
+    components::copy_address::CopyAddress,
+    games::{
+        address_label, duration_label, flag_label, join_link, ping_label, players_by_score,
+        players_label, GameRow,
+    },
+};
+
+/// Props of [`GameDetail`].
+#[derive(Properties, PartialEq)]
+pub struct GameDetailProps {
+    pub row: GameRow,
+    /// A2S servers report time on the server, GameAgent ones ping.
+    pub kind: GameSourceKind,
+    pub on_close: Callback<()>,
+}
+
+/// Replaces the table while open; focus moves to its heading so keyboard
+/// and screen-reader users land on it.
+#[component]
+pub fn GameDetail(props: &GameDetailProps) -> Html {
+    let row = &props.row;
+    let s = &row.server;
+    let heading = use_node_ref();
+    {
+        let heading = heading.clone();
+        use_effect_with(row.key.clone(), move |_| {
+            if let Some(h) = heading.cast::<web_sys::HtmlElement>() {
+                let _ = h.focus();
+            }
+        });
+    }
+    let onclick = props.on_close.reform(|_: MouseEvent| ());
+    let a2s = props.kind == GameSourceKind::A2s;
+    let fact = |label: &'static str, value: Html| {
+        html! { <div class="fact"><dt>{ label }</dt><dd>{ value }</dd></div> }
+    };
+    let text = |v: &str| -> Option<Html> {
+        (!v.trim().is_empty()).then(|| html! { <span dir="auto">{ v.to_owned() }</span> })
+    };
+    let players = players_by_score(s);
+    html! {
+        <section class="detail card" data-testid="game-detail" aria-labelledby="detail-title">
+            <button type="button" id="detail-close" class="back" {onclick}>{"← All servers"}</button>
+            <h2 id="detail-title" tabindex="-1" ref={heading} dir="auto">{ row.title.to_string() }</h2>
+            if !s.online {
+                <p class="banner warn" role="status">
+                    { format!("Not answering: {}", s.error.as_deref().unwrap_or("no reply")) }
+                </p>
+            }
+            <dl class="facts">
+                { fact("Address", html! { <CopyAddress address={address_label(s)} owner={row.title.to_string()} /> }) }
+                { for text(&s.game).map(|v| fact("Game", v)) }
+                { for text(&s.map).map(|v| fact("Map", v)) }
+                { for text(&s.mode).map(|v| fact("Mode", v)) }
+                { for text(&s.version).map(|v| fact("Version", v)) }
+                if s.online {
+                    { fact("Players", html! { players_label(s) }) }
+                }
+                { for flag_label(s.password, "Yes", "No").map(|v| fact("Password", html! { v })) }
+                { for flag_label(s.vac, "Secured", "Off").map(|v| fact("VAC", html! { v })) }
+                { fact("Ping", html! { ping_label(s.ping_ms) }) }
+            </dl>
+            if let Some(href) = join_link(props.kind, s) {
+                <p><a class="join" {href}>{"Join with Steam"}</a></p>
+            }
+            <h3>{ format!("Players ({})", players.len()) }</h3>
+            if players.is_empty() {
+                <p class="muted">{ if s.online { "The server lists no players." } else { "Unknown while the server does not answer." } }</p>
+            } else {
+                <table class="detail-table players-table">
+                    <thead><tr>
+                        <th scope="col">{"Name"}</th>
+                        <th scope="col" class="num">{ if a2s { "Score" } else { "Frags" } }</th>
+                        <th scope="col" class="num">{ if a2s { "Time" } else { "Ping" } }</th>
+                    </tr></thead>
+                    <tbody>
+                        { for players.iter().map(|p| html! {
+                            <tr data-testid="detail-player" data-name={p.name.clone()}>
+                                <th scope="row" dir="auto">
+                                    if p.name.is_empty() { <span class="muted">{"(no name)"}</span> } else { { p.name.clone() } }
+                                </th>
+                                <td class="c-score num">{ p.score }</td>
+                                if a2s {
+                                    <td class="c-time num">{ p.time_secs.map(duration_label).unwrap_or_else(|| "—".to_owned()) }</td>
+                                } else {
+                                    <td class="c-ping num">{ ping_label(p.ping_ms) }</td>
+                                }
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            }
+            <h3>{ format!("{} ({})", if a2s { "Rules" } else { "Status" }, s.rules.len()) }</h3>
+            if s.rules.is_empty() {
+                <p class="muted">{ if a2s { "The server sent no rules." } else { "The server sent no status keys." } }</p>
+            } else {
+                <table class="detail-table rules-table">
+                    <thead><tr><th scope="col">{"Name"}</th><th scope="col">{"Value"}</th></tr></thead>
+                    <tbody>
+                        { for s.rules.iter().map(|r| html! {
+                            <tr data-testid="detail-rule" data-name={r.name.clone()}>
+                                <th scope="row"><code>{ r.name.clone() }</code></th>
+                                <td class="c-value" dir="auto">{ r.value.clone() }</td>
+                            </tr>
+                        }) }
+                    </tbody>
+                </table>
+            }
+        </section>
+    }
+}

@@ -1,0 +1,179 @@
+//! One source of other games' servers: filters, summary, table or one
+//! server's details, empty states and paging.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::{
+    components::{
+        browser_chrome::{empty_before_list, scroll_to_top, ListMeta},
+        empty_state::EmptyState,
+        filters::Filters,
+        game_detail::GameDetail,
+        game_table::GameTable,
+        pager::Pager,
+    },
+    context::use_lobby,
+    games,
+    listing::{page_count, page_slice},
+    query::{ListQuery, SortKey},
+    state::Conn,
+};
+
+/// Props of [`GameList`].
+#[derive(Properties, PartialEq)]
+pub struct GameListProps {
+    /// Its `source` names the source shown.
+    pub query: ListQuery,
+    pub on_change: Callback<ListQuery>,
+    /// Compact mode for the iframe: no filter bar.
+    #[prop_or_default]
+    pub embed: bool,
+}
+
+/// The selected source's servers as `query` says; with `server=` set, that
+/// server's details instead of the table.
+#[component]
+pub fn GameList(props: &GameListProps) -> Html {
+    let lobby = use_lobby();
+    let state = &*lobby.state;
+    let q = props.query.clone();
+    let set = props.on_change.clone();
+    let id = q.source.clone().unwrap_or_default();
+    let source = state
+        .games
+        .as_ref()
+        .and_then(|g| games::find(&g.sources, &id))
+        .cloned();
+    let rows = {
+        let source = source.clone();
+        use_memo((state.games_version, id.clone()), move |_| {
+            source.as_ref().map(games::rows).unwrap_or_default()
+        })
+    };
+    let filter_key = ListQuery {
+        page: 0,
+        server: None,
+        ..q.clone()
+    };
+    let all = {
+        let rows = rows.clone();
+        use_memo((state.games_version, filter_key), move |(_, q)| {
+            games::visible(&rows, q)
+        })
+    };
+
+    let back_to_lobby = {
+        let next = q.with_source(None);
+        let set = set.clone();
+        Callback::from(move |_: MouseEvent| set.emit(next.clone()))
+    };
+    let Some(source) = source else {
+        // Before the bridge's first report, or a link to a source this
+        // bridge does not have.
+        let body = if state.games.is_none() {
+            empty_before_list(state.conn)
+        } else {
+            html! {
+                <EmptyState title="This source is not on this bridge"
+                    detail="The link names a game server source this lobby does not query (any more)."
+                    action={Some(("back-to-lobby".into(), "Show the lobby's servers".into(), back_to_lobby))} />
+            }
+        };
+        return html! { <div class="table-wrap">{ body }</div> };
+    };
+
+    let stale = matches!(state.conn, Conn::Waiting { .. }).then_some(
+        "The connection to the lobby was lost; these are the last results received. Reconnecting by itself.",
+    );
+    let meta = html! {
+        <ListMeta summary={games::summary_text(&rows, all.len())} at_ms={state.games_at_ms} {stale} />
+    };
+    let source_error = source.error.as_ref().map(|e| {
+        html! {
+            <p class="banner warn" role="alert" data-testid="source-error">
+                { format!("{} could not be read: {e}", source.label) }
+            </p>
+        }
+    });
+
+    if let Some(key) = &q.server {
+        let close = {
+            let next = q.with_server(None);
+            let set = set.clone();
+            Callback::from(move |()| set.emit(next.clone()))
+        };
+        let body = match rows.iter().find(|r| &*r.key == key.as_str()) {
+            Some(row) => {
+                html! { <GameDetail row={row.clone()} kind={source.kind} on_close={close} /> }
+            }
+            None => html! {
+                <div class="table-wrap">
+                    <EmptyState title="This server is no longer listed"
+                        detail="It stopped answering or its source dropped it. The list shows every server the source lists now."
+                        action={Some(("detail-close".into(), "Show all servers".into(), close.reform(|_: MouseEvent| ())))} />
+                </div>
+            },
+        };
+        return html! { <>{ meta }{ source_error }{ body }</> };
+    }
+
+    let (page, slice) = page_slice(&all, q.page);
+    let shown = Rc::new(slice.to_vec());
+    let pages = page_count(all.len());
+    let on_sort = {
+        let q = q.clone();
+        let set = set.clone();
+        Callback::from(move |key: SortKey| set.emit(q.with_sort(key)))
+    };
+    let on_page = {
+        let q = q.clone();
+        let set = set.clone();
+        Callback::from(move |p: usize| {
+            set.emit(ListQuery {
+                page: p,
+                ..q.clone()
+            });
+            scroll_to_top();
+        })
+    };
+    let on_open = {
+        let q = q.clone();
+        let set = set.clone();
+        Callback::from(move |key: Rc<str>| {
+            set.emit(q.with_server(Some(key.to_string())));
+            scroll_to_top();
+        })
+    };
+    let clear_filters = {
+        let next = q.cleared();
+        let set = set.clone();
+        Callback::from(move |_: MouseEvent| set.emit(next.clone()))
+    };
+    let body = if !all.is_empty() {
+        html! { <GameTable rows={rows.clone()} {shown} query={q.clone()} {on_sort} {on_open} /> }
+    } else if rows.is_empty() {
+        html! {
+            <EmptyState title="No servers listed"
+                detail="The source lists no servers right now. This list updates by itself." />
+        }
+    } else {
+        html! {
+            <EmptyState title="No servers match"
+                detail="Every server is hidden by the search or the filters."
+                action={Some(("clear-filters".into(), "Clear search and filters".into(), clear_filters))} />
+        }
+    };
+    html! {
+        <>
+            if !props.embed {
+                <Filters query={q.clone()} on_change={set.clone()} />
+            }
+            { meta }
+            { source_error }
+            <div class="table-wrap">{ body }</div>
+            <Pager {page} {pages} {on_page} />
+        </>
+    }
+}
