@@ -4,143 +4,47 @@
 
 mod common;
 
-use std::{
-    net::SocketAddr,
-    sync::{
-        atomic::{AtomicBool, Ordering},
-        Arc,
-    },
-    time::Duration,
-};
+use std::time::Duration;
 
 use common::*;
 use gamequery::{
+    fake::{self, A2sServer, GameAgentMaster, GameAgentServer},
     gameagent,
-    packet::{self, SplitLayout},
 };
 use protocol::bridge::{GameServers, GameSourceKind, GamesMessage};
 use serde_json::Value;
-use tokio::{net::UdpSocket, task::JoinHandle};
-
-fn hex(text: &str) -> Vec<u8> {
-    text.split_whitespace()
-        .map(|b| u8::from_str_radix(b, 16).unwrap())
-        .collect()
-}
-
-const CS_INFO: &str = include_str!("../../gamequery/tests/fixtures/ru_cs_source_info.hex");
-const PLAYERS: &str = include_str!("../../gamequery/tests/fixtures/ru_players.hex");
-const RULES_0: &str = include_str!("../../gamequery/tests/fixtures/ru_rules_split_0.hex");
-const RULES_1: &str = include_str!("../../gamequery/tests/fixtures/ru_rules_split_1.hex");
-
-/// A UDP server answering each request with `handler`'s datagrams.
-struct FakeUdp {
-    addr: SocketAddr,
-    task: JoinHandle<()>,
-}
-
-impl FakeUdp {
-    async fn start(handler: impl Fn(&[u8]) -> Vec<Vec<u8>> + Send + 'static) -> Self {
-        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let addr = socket.local_addr().unwrap();
-        let task = tokio::spawn(async move {
-            let mut buf = vec![0u8; 2048];
-            while let Ok((n, from)) = socket.recv_from(&mut buf).await {
-                for p in handler(&buf[..n]) {
-                    let _ = socket.send_to(&p, from).await;
-                }
-            }
-        });
-        Self { addr, task }
-    }
-}
-
-impl Drop for FakeUdp {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// An A2S server that wants a challenge, sends its rules as compressed
-/// Source split packets in reverse order, and plays `de_nuke` once
-/// `switched` is set.
-async fn a2s_server(switched: Arc<AtomicBool>) -> FakeUdp {
-    let info = hex(CS_INFO);
-    let mut nuke = info.clone();
-    let at = nuke.windows(7).position(|w| w == b"de_dust").unwrap();
-    nuke[at..at + 7].copy_from_slice(b"de_nuke");
-    let players = hex(PLAYERS);
-    let rules = packet::reassemble(&[&hex(RULES_0), &hex(RULES_1)], None).unwrap();
-    let mut whole = packet::SINGLE.to_le_bytes().to_vec();
-    whole.extend_from_slice(&rules);
-    let mut rules = packet::split(&whole, 42, SplitLayout::Source, 500, true);
-    rules.reverse();
-    FakeUdp::start(move |req| {
-        let challenged = req.ends_with(&[1, 2, 3, 4]);
-        match (req.get(4), challenged) {
-            (Some(b'T'), true) if switched.load(Ordering::SeqCst) => vec![nuke.clone()],
-            (Some(b'T'), true) => vec![info.clone()],
-            (Some(b'U'), true) => vec![players.clone()],
-            (Some(b'V'), true) => rules.clone(),
-            (Some(b'T' | b'U' | b'V'), false) => {
-                vec![b"\xFF\xFF\xFF\xFFA\x01\x02\x03\x04".to_vec()]
-            }
-            _ => vec![],
-        }
-    })
-    .await
-}
+use tokio::net::UdpSocket;
 
 /// A GameAgent master listing one server, and that server's query port.
-async fn gameagent() -> (FakeUdp, FakeUdp) {
-    let server = loop {
-        let s = FakeUdp::start(|req| match req {
-            [0x02] => vec![gameagent::encode_status(&gameagent::Status {
-                players: 2,
-                max_players: 16,
-                level: "Yodeller".into(),
-                game_type: "Fragmatch".into(),
-                version: "1.10".into(),
-                game_name: "serioussamse".into(),
-                session_name: "Awesome; Server".into(),
-                keys: vec![],
-            })],
-            [0x03] => gameagent::encode_players(
-                2,
-                &[
-                    gameagent::Player {
-                        index: 0,
-                        name: Some("Angelo".into()),
-                        frags: 14,
-                        ping: 80,
-                    },
-                    gameagent::Player {
-                        index: 3,
-                        name: None,
-                        frags: 1,
-                        ping: 20,
-                    },
-                ],
-                1024,
-            ),
-            _ => vec![],
-        })
-        .await;
-        if s.addr.port() > 1 {
-            break s;
-        }
+async fn gameagent() -> (GameAgentMaster, GameAgentServer) {
+    let status = gameagent::Status {
+        players: 2,
+        max_players: 16,
+        level: "Yodeller".into(),
+        game_type: "Fragmatch".into(),
+        version: "1.10".into(),
+        game_name: "serioussamse".into(),
+        session_name: "Awesome; Server".into(),
+        keys: vec![],
     };
-    let game_port = server.addr.port() - 1;
-    let mut list = vec![b's', 127, 0, 0, 1];
-    list.extend_from_slice(&game_port.to_le_bytes());
-    let master = FakeUdp::start(move |req| {
-        if req == b"e" {
-            vec![list.clone()]
-        } else {
-            vec![]
-        }
-    })
-    .await;
+    let players = vec![
+        gameagent::Player {
+            index: 0,
+            name: Some("Angelo".into()),
+            frags: 14,
+            ping: 80,
+        },
+        gameagent::Player {
+            index: 3,
+            name: None,
+            frags: 1,
+            ping: 20,
+        },
+    ];
+    let server = GameAgentServer::start(status, players).await.unwrap();
+    let master = GameAgentMaster::start(vec![server.game_addr()])
+        .await
+        .unwrap();
     (master, server)
 }
 
@@ -157,8 +61,7 @@ fn parse(v: &Value) -> GameServers {
 #[tokio::test]
 async fn subscribers_get_game_servers_and_their_changes() {
     let master = TestMaster::start().await;
-    let switched = Arc::new(AtomicBool::new(false));
-    let a2s = a2s_server(switched.clone()).await;
+    let a2s = A2sServer::start().await.unwrap();
     let (ga_master, ga_server) = gameagent().await;
     // A closed port: listed as offline with a reason.
     let closed = UdpSocket::bind("127.0.0.1:0").await.unwrap();
@@ -166,8 +69,8 @@ async fn subscribers_get_game_servers_and_their_changes() {
     drop(closed);
 
     let mut config = test_config(master.addr);
-    config.a2s = vec![a2s.addr.to_string(), closed_addr.to_string()];
-    config.gameagent_masters = vec![ga_master.addr.to_string()];
+    config.a2s = vec![a2s.addr().to_string(), closed_addr.to_string()];
+    config.gameagent_masters = vec![ga_master.addr().to_string()];
     config.game_poll_interval = Duration::from_millis(100);
     config.game_query_timeout = Duration::from_millis(300);
     config.game_query_retries = 0;
@@ -180,7 +83,7 @@ async fn subscribers_get_game_servers_and_their_changes() {
 
     let a = &games.sources[0];
     assert_eq!(a.kind, GameSourceKind::A2s);
-    assert_eq!(a.label, a2s.addr.to_string());
+    assert_eq!(a.label, a2s.addr().to_string());
     let s = &a.servers[0];
     assert!(s.online, "{s:?}");
     assert_eq!(s.name, "game2xs.com Counter-Strike Source #1");
@@ -188,7 +91,7 @@ async fn subscribers_get_game_servers_and_their_changes() {
     assert_eq!(s.game, "Counter-Strike: Source");
     assert_eq!((s.players, s.max_players, s.bots), (5, 16, 4));
     assert_eq!(s.address.as_deref(), Some("127.0.0.1"));
-    assert_eq!(s.port, Some(a2s.addr.port()));
+    assert_eq!(s.port, Some(a2s.addr().port()));
     assert_eq!(s.player_list.len(), 2);
     assert_eq!(s.player_list[0].name, "[D]---->T.N.W<----");
     assert_eq!(s.player_list[0].score, 14);
@@ -207,7 +110,7 @@ async fn subscribers_get_game_servers_and_their_changes() {
     assert_eq!(s.name, "Awesome; Server");
     assert_eq!(s.map, "Yodeller");
     assert_eq!(s.mode, "Fragmatch");
-    assert_eq!(s.port, Some(ga_server.addr.port() - 1));
+    assert_eq!(s.port, Some(ga_server.addr().port() - 1));
     assert_eq!((s.players, s.max_players), (2, 16));
     assert_eq!(s.player_list.len(), 2);
     assert_eq!(s.player_list[0].name, "Angelo");
@@ -219,9 +122,9 @@ async fn subscribers_get_game_servers_and_their_changes() {
         .any(|r| r.name == "gamename" && r.value == "serioussamse"));
 
     // A change on the server reaches the subscriber.
-    switched.store(true, Ordering::SeqCst);
+    a2s.set_alternate_map(true);
     recv_until(&mut ws, |v| {
-        is_games(v) && v["content"]["sources"][0]["servers"][0]["map"] == "de_nuke"
+        is_games(v) && v["content"]["sources"][0]["servers"][0]["map"] == fake::ALTERNATE_MAP
     })
     .await;
 
@@ -229,7 +132,7 @@ async fn subscribers_get_game_servers_and_their_changes() {
     let mut late = bridge.connect().await;
     send(&mut late, r#"{"command":"bridgeSubscribe"}"#).await;
     let now = parse(&recv_until(&mut late, is_games).await);
-    assert_eq!(now.sources[0].servers[0].map, "de_nuke");
+    assert_eq!(now.sources[0].servers[0].map, fake::ALTERNATE_MAP);
 
     bridge.shutdown().await;
     master.shutdown().await;
@@ -238,9 +141,9 @@ async fn subscribers_get_game_servers_and_their_changes() {
 #[tokio::test]
 async fn hidden_addresses_stay_hidden() {
     let master = TestMaster::start().await;
-    let a2s = a2s_server(Arc::new(AtomicBool::new(false))).await;
+    let a2s = A2sServer::start().await.unwrap();
     let mut config = test_config(master.addr);
-    config.a2s = vec![a2s.addr.to_string()];
+    config.a2s = vec![a2s.addr().to_string()];
     config.hide_addresses = true;
     config.game_poll_interval = Duration::from_millis(100);
     let bridge = TestBridge::start(config).await;
@@ -254,7 +157,7 @@ async fn hidden_addresses_stay_hidden() {
     let mut admin = bridge.admin().await;
     send(&mut admin, r#"{"command":"bridgeSubscribe"}"#).await;
     let games = parse(&recv_until(&mut admin, is_games).await);
-    assert_eq!(games.sources[0].servers[0].port, Some(a2s.addr.port()));
+    assert_eq!(games.sources[0].servers[0].port, Some(a2s.addr().port()));
     bridge.shutdown().await;
     master.shutdown().await;
 }

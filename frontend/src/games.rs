@@ -138,9 +138,10 @@ fn compare(a: &GameRow, b: &GameRow, key: SortKey) -> Ordering {
     }
 }
 
-/// Indices into `rows` of the servers to show, filtered and sorted, ties
-/// broken by name (A→Z) and key so the order is total, as in the lobby's
-/// list.
+/// Indices into `rows` of the servers to show, filtered and sorted: servers
+/// that answer first (a player cannot join the others), then by the
+/// column, ties broken by name (A→Z) and key so the order is total, as in
+/// the lobby's list.
 pub fn visible(rows: &[GameRow], q: &ListQuery) -> Vec<usize> {
     let search_lc = q.search.trim().to_lowercase();
     let mut idx: Vec<usize> = (0..rows.len())
@@ -148,6 +149,7 @@ pub fn visible(rows: &[GameRow], q: &ListQuery) -> Vec<usize> {
         .collect();
     idx.sort_unstable_by(|&i, &j| {
         let (a, b) = (&rows[i], &rows[j]);
+        let answering = b.server.online.cmp(&a.server.online);
         let primary = compare(a, b, q.sort);
         let primary = if q.dir == SortDir::Desc {
             primary.reverse()
@@ -160,7 +162,7 @@ pub fn visible(rows: &[GameRow], q: &ListQuery) -> Vec<usize> {
         } else {
             by_name
         };
-        primary.then(by_name)
+        answering.then(primary).then(by_name)
     });
     idx
 }
@@ -193,9 +195,14 @@ pub fn players_label(s: &GameServer) -> String {
     text
 }
 
-/// A ping in milliseconds, or a dash when unknown.
+/// A ping in milliseconds (`<1 ms` on a local network), or a dash when
+/// unknown.
 pub fn ping_label(ms: Option<u32>) -> String {
-    ms.map_or_else(|| "—".to_owned(), |ms| format!("{ms} ms"))
+    match ms {
+        None => "—".to_owned(),
+        Some(0) => "<1 ms".to_owned(),
+        Some(ms) => format!("{ms} ms"),
+    }
 }
 
 /// Time on the server: `0:05`, `1:05`, `12:03:04`.
@@ -301,13 +308,18 @@ mod tests {
     fn sorting_and_filters() {
         let r = four();
         let q = |s: &str| ListQuery::from_query_str(s);
+        // Servers that do not answer come last in every order.
         assert_eq!(
             names(&r, &visible(&r, &q(""))),
-            ["10.0.0.9:25600", "alpha", "Bravo", "Charlie"]
+            ["alpha", "Bravo", "Charlie", "10.0.0.9:25600"]
         );
         assert_eq!(
             names(&r, &visible(&r, &q("sort=players"))),
-            ["alpha", "Bravo", "10.0.0.9:25600", "Charlie"]
+            ["alpha", "Bravo", "Charlie", "10.0.0.9:25600"]
+        );
+        assert_eq!(
+            names(&r, &visible(&r, &q("sort=players&dir=asc"))),
+            ["Charlie", "Bravo", "alpha", "10.0.0.9:25600"]
         );
         assert_eq!(
             names(&r, &visible(&r, &q("sort=ping"))),
@@ -348,6 +360,7 @@ mod tests {
         assert_eq!(players_label(&r[2].server), "—");
         assert_eq!(ping_label(Some(3)), "3 ms");
         assert_eq!(ping_label(None), "—");
+        assert_eq!(ping_label(Some(0)), "<1 ms");
         assert_eq!(duration_label(5), "0:05");
         assert_eq!(duration_label(65), "1:05");
         assert_eq!(duration_label(12 * 3600 + 184), "12:03:04");

@@ -326,6 +326,19 @@ pub fn decode_players(packets: &[&[u8]]) -> Result<Vec<Player>, DecodeError> {
     }
 }
 
+/// Builds a master's list reply (for tests and fake servers): `'s'`, then
+/// each server's IPv4 address and game port, as [`decode_master_list`]
+/// reads it.
+pub fn encode_master_list(servers: &[SocketAddrV4]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1 + 6 * servers.len());
+    out.push(b's');
+    for s in servers {
+        out.extend_from_slice(&s.ip().octets());
+        out.extend_from_slice(&s.port().to_le_bytes());
+    }
+    out
+}
+
 /// Builds a status reply as the engine does (for tests and fake servers).
 pub fn encode_status(s: &Status) -> Vec<u8> {
     format!(

@@ -5,12 +5,15 @@
 //! The decoders in [`packet`], [`a2s`] and [`gameagent`] are pure functions
 //! over `&[u8]` that return errors, never panic; [`Client`] sends the
 //! queries with time limits, retries and a concurrency cap. Results are
-//! plain serde types.
+//! plain serde types. Feature `fake` adds module `fake`: fake servers built
+//! from the seeds, for this crate's and the bridge's tests.
 
 pub mod a2s;
 mod client;
 mod cursor;
 pub mod error;
+#[cfg(feature = "fake")]
+pub mod fake;
 pub mod gameagent;
 pub mod packet;
 

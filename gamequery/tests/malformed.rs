@@ -314,6 +314,8 @@ fn gameagent_master_list() {
         ]
     );
     assert_eq!(gameagent::query_port(list[0].port()), 25601);
+    // The fakes' encoder writes exactly this.
+    assert_eq!(gameagent::encode_master_list(&list), reply);
     assert_eq!(gameagent::decode_master_list(b"s"), Ok(vec![]));
     assert_eq!(
         gameagent::decode_master_list(&reply[..10]),

@@ -5,97 +5,34 @@
 
 use std::{
     net::SocketAddr,
-    sync::{
-        atomic::{AtomicUsize, Ordering},
-        Arc,
-    },
+    sync::atomic::{AtomicUsize, Ordering},
     time::{Duration, Instant},
 };
 
 use gamequery::{
+    fake::{self, hex, FakeUdp, GameAgentMaster, GameAgentServer, Options},
     gameagent,
     packet::{self, SplitLayout},
     Client, DecodeError, QueryError, QueryOptions,
 };
-use tokio::{net::UdpSocket, task::JoinHandle};
-
-fn hex(text: &str) -> Vec<u8> {
-    text.split_whitespace()
-        .map(|b| u8::from_str_radix(b, 16).unwrap())
-        .collect()
-}
+use tokio::net::UdpSocket;
 
 /// Upper bound for any one test's query.
 const BOUND: Duration = Duration::from_secs(10);
 
-/// Replies to each request with the handler's datagrams (after `delay`),
-/// dropping the first `drop` requests. Counts requests and the most
-/// unanswered at once.
-struct Fake {
-    addr: SocketAddr,
-    requests: Arc<AtomicUsize>,
-    max_outstanding: Arc<AtomicUsize>,
-    task: JoinHandle<()>,
-}
-
-type Handler = Arc<dyn Fn(&[u8]) -> Vec<Vec<u8>> + Send + Sync>;
-
-impl Fake {
-    async fn start(drop: usize, delay: Duration, handler: Handler) -> Self {
-        Self::start_on("127.0.0.1:0".parse().unwrap(), drop, delay, handler).await
-    }
-
-    async fn start_on(at: SocketAddr, drop: usize, delay: Duration, handler: Handler) -> Self {
-        let socket = Arc::new(UdpSocket::bind(at).await.unwrap());
-        let addr = socket.local_addr().unwrap();
-        let requests = Arc::new(AtomicUsize::new(0));
-        let outstanding = Arc::new(AtomicUsize::new(0));
-        let max_outstanding = Arc::new(AtomicUsize::new(0));
-        let (r, o, m) = (
-            requests.clone(),
-            outstanding.clone(),
-            max_outstanding.clone(),
-        );
-        let task = tokio::spawn(async move {
-            let mut buf = vec![0u8; 2048];
-            loop {
-                let Ok((n, from)) = socket.recv_from(&mut buf).await else {
-                    return;
-                };
-                let seen = r.fetch_add(1, Ordering::SeqCst);
-                if seen < drop {
-                    continue;
-                }
-                let replies = handler(&buf[..n]);
-                let now = o.fetch_add(1, Ordering::SeqCst) + 1;
-                m.fetch_max(now, Ordering::SeqCst);
-                let (socket, o) = (socket.clone(), o.clone());
-                tokio::spawn(async move {
-                    tokio::time::sleep(delay).await;
-                    for p in replies {
-                        let _ = socket.send_to(&p, from).await;
-                    }
-                    o.fetch_sub(1, Ordering::SeqCst);
-                });
-            }
-        });
-        Self {
-            addr,
-            requests,
-            max_outstanding,
-            task,
-        }
-    }
-
-    fn requests(&self) -> usize {
-        self.requests.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for Fake {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+/// A fake answering with `handler`, after ignoring the first `drop`
+/// requests and waiting `delay` before each reply.
+async fn start(
+    drop: usize,
+    delay: Duration,
+    handler: impl Fn(&[u8]) -> Vec<Vec<u8>> + Send + 'static,
+) -> FakeUdp {
+    let options = Options {
+        drop_first: drop,
+        delay,
+        ..Options::default()
+    };
+    FakeUdp::start_with(options, handler).await.unwrap()
 }
 
 fn client(timeout_ms: u64, retries: u32) -> Client {
@@ -113,39 +50,16 @@ async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
         .expect("test query hung")
 }
 
-const CHALLENGE: [u8; 4] = [0x0A, 0x08, 0x5E, 0xEA];
-
 fn single(reply: &[u8]) -> Vec<u8> {
     let mut p = packet::SINGLE.to_le_bytes().to_vec();
     p.extend_from_slice(reply);
     p
 }
 
-/// The seed's rules reply, whole (with its `-1` header).
-fn seed_rules_whole() -> Vec<u8> {
-    let p0 = hex(include_str!("fixtures/ru_rules_split_0.hex"));
-    let p1 = hex(include_str!("fixtures/ru_rules_split_1.hex"));
-    single(&packet::reassemble(&[&p0, &p1], None).unwrap())
-}
-
-/// A modern A2S server: every request needs the challenge; rules come as
-/// `rules` packets.
-fn a2s_server(rules: Vec<Vec<u8>>) -> Handler {
-    let info = hex(include_str!("fixtures/ru_cs_source_info.hex"));
-    let players = hex(include_str!("fixtures/ru_players.hex"));
-    let with_challenge = hex(include_str!("fixtures/ru_info_request_challenge.hex"));
-    Arc::new(move |req: &[u8]| {
-        let challenge_ok = req.ends_with(&CHALLENGE);
-        let mut challenge = single(b"A");
-        challenge.extend_from_slice(&CHALLENGE);
-        match req.get(4) {
-            Some(b'T') if req == with_challenge => vec![info.clone()],
-            Some(b'U') if challenge_ok => vec![players.clone()],
-            Some(b'V') if challenge_ok => rules.clone(),
-            Some(b'T' | b'U' | b'V') => vec![challenge],
-            _ => vec![],
-        }
-    })
+/// A modern A2S server (`gamequery::fake`): every request needs the seed's
+/// challenge; rules come as `rules` packets.
+fn a2s_server(rules: Vec<Vec<u8>>) -> impl Fn(&[u8]) -> Vec<Vec<u8>> + Send + Sync + 'static {
+    fake::a2s_handler(rules, Default::default())
 }
 
 #[tokio::test]
@@ -155,16 +69,16 @@ async fn info_players_rules_with_challenges_and_goldsource_split_reversed() {
         hex(include_str!("fixtures/ru_rules_split_1.hex")),
     ];
     rules.reverse();
-    let fake = Fake::start(0, Duration::ZERO, a2s_server(rules)).await;
+    let fake = start(0, Duration::ZERO, a2s_server(rules)).await;
     let c = client(1000, 0);
-    let (info, rtt) = bounded(c.a2s_info(fake.addr)).await.unwrap();
+    let (info, rtt) = bounded(c.a2s_info(fake.addr())).await.unwrap();
     assert_eq!(info.name, "game2xs.com Counter-Strike Source #1");
     assert_eq!(info.players, 5);
     assert!(rtt < BOUND);
-    let players = bounded(c.a2s_players(fake.addr, false)).await.unwrap();
+    let players = bounded(c.a2s_players(fake.addr(), false)).await.unwrap();
     assert_eq!(players.len(), 2);
     assert_eq!(players[1].name, "Killer !!!");
-    let rules = bounded(c.a2s_rules(fake.addr)).await.unwrap();
+    let rules = bounded(c.a2s_rules(fake.addr())).await.unwrap();
     assert_eq!(rules.len(), 93);
     // Each query took exactly one challenge round trip.
     assert_eq!(fake.requests(), 6);
@@ -172,13 +86,21 @@ async fn info_players_rules_with_challenges_and_goldsource_split_reversed() {
 
 #[tokio::test]
 async fn compressed_source_split_shuffled_with_a_duplicate() {
-    let mut parts = packet::split(&seed_rules_whole(), 0x51, SplitLayout::Source, 400, true);
+    let mut parts = packet::split(
+        &fake::cs_source_rules(),
+        0x51,
+        SplitLayout::Source,
+        400,
+        true,
+    );
     assert!(parts.len() >= 2);
     parts.swap(0, 1);
     let dup = parts[0].clone();
     parts.push(dup);
-    let fake = Fake::start(0, Duration::ZERO, a2s_server(parts)).await;
-    let rules = bounded(client(1000, 0).a2s_rules(fake.addr)).await.unwrap();
+    let fake = start(0, Duration::ZERO, a2s_server(parts)).await;
+    let rules = bounded(client(1000, 0).a2s_rules(fake.addr()))
+        .await
+        .unwrap();
     assert_eq!(rules.len(), 93);
     assert_eq!(rules.last().unwrap().name, "sv_waterfriction");
 }
@@ -186,60 +108,61 @@ async fn compressed_source_split_shuffled_with_a_duplicate() {
 #[tokio::test]
 async fn uncompressed_source_split_without_size_field() {
     let parts = packet::split(
-        &seed_rules_whole(),
+        &fake::cs_source_rules(),
         9,
         SplitLayout::SourceNoSize,
         500,
         false,
     );
-    let fake = Fake::start(0, Duration::ZERO, a2s_server(parts)).await;
-    let rules = bounded(client(1000, 0).a2s_rules(fake.addr)).await.unwrap();
+    let fake = start(0, Duration::ZERO, a2s_server(parts)).await;
+    let rules = bounded(client(1000, 0).a2s_rules(fake.addr()))
+        .await
+        .unwrap();
     assert_eq!(rules.len(), 93);
 }
 
 #[tokio::test]
 async fn a_lost_packet_of_a_split_reply_is_retried() {
     // The first rules reply loses its second packet; the retry gets both.
-    let parts = packet::split(&seed_rules_whole(), 3, SplitLayout::Source, 600, false);
-    let sent = Arc::new(AtomicUsize::new(0));
+    let parts = packet::split(&fake::cs_source_rules(), 3, SplitLayout::Source, 600, false);
+    let sent = AtomicUsize::new(0);
     let inner = a2s_server(parts);
-    let handler: Handler = Arc::new(move |req: &[u8]| {
+    let handler = move |req: &[u8]| {
         let mut out = inner(req);
         if out.len() > 1 && sent.fetch_add(1, Ordering::SeqCst) == 0 {
             out.remove(1);
         }
         out
-    });
-    let fake = Fake::start(0, Duration::ZERO, handler).await;
-    let rules = bounded(client(300, 1).a2s_rules(fake.addr)).await.unwrap();
+    };
+    let fake = start(0, Duration::ZERO, handler).await;
+    let rules = bounded(client(300, 1).a2s_rules(fake.addr()))
+        .await
+        .unwrap();
     assert_eq!(rules.len(), 93);
 }
 
 #[tokio::test]
 async fn old_server_without_challenge_and_goldsource_m_reply() {
     let gold = hex(include_str!("fixtures/ru_goldsource_info.hex"));
-    let fake = Fake::start(
-        0,
-        Duration::ZERO,
-        Arc::new(move |_: &[u8]| vec![gold.clone()]),
-    )
-    .await;
-    let (info, _) = bounded(client(1000, 0).a2s_info(fake.addr)).await.unwrap();
+    let fake = start(0, Duration::ZERO, move |_: &[u8]| vec![gold.clone()]).await;
+    let (info, _) = bounded(client(1000, 0).a2s_info(fake.addr()))
+        .await
+        .unwrap();
     assert_eq!(info.address.as_deref(), Some("77.111.194.110:27015"));
     assert_eq!(fake.requests(), 1);
 }
 
 #[tokio::test]
 async fn dropped_requests_are_retried_then_time_out() {
-    let fake = Fake::start(2, Duration::ZERO, a2s_server(vec![])).await;
-    let (info, _) = bounded(client(150, 2).a2s_info(fake.addr)).await.unwrap();
+    let fake = start(2, Duration::ZERO, a2s_server(vec![])).await;
+    let (info, _) = bounded(client(150, 2).a2s_info(fake.addr())).await.unwrap();
     assert_eq!(info.map, "de_dust");
     // Two dropped, then the challenge and the real request.
     assert_eq!(fake.requests(), 4);
 
-    let silent = Fake::start(usize::MAX, Duration::ZERO, a2s_server(vec![])).await;
+    let silent = start(usize::MAX, Duration::ZERO, a2s_server(vec![])).await;
     let started = Instant::now();
-    let err = bounded(client(100, 2).a2s_info(silent.addr))
+    let err = bounded(client(100, 2).a2s_info(silent.addr()))
         .await
         .unwrap_err();
     assert!(
@@ -264,10 +187,16 @@ async fn nobody_listening_fails_fast() {
 
 #[tokio::test]
 async fn bad_crc_is_a_decode_error() {
-    let mut parts = packet::split(&seed_rules_whole(), 0x77, SplitLayout::Source, 400, true);
+    let mut parts = packet::split(
+        &fake::cs_source_rules(),
+        0x77,
+        SplitLayout::Source,
+        400,
+        true,
+    );
     parts[0][16] ^= 0xFF;
-    let fake = Fake::start(0, Duration::ZERO, a2s_server(parts)).await;
-    let err = bounded(client(300, 1).a2s_rules(fake.addr))
+    let fake = start(0, Duration::ZERO, a2s_server(parts)).await;
+    let err = bounded(client(300, 1).a2s_rules(fake.addr()))
         .await
         .unwrap_err();
     assert!(
@@ -284,13 +213,11 @@ async fn bad_crc_is_a_decode_error() {
 
 #[tokio::test]
 async fn endless_challenges_are_refused() {
-    let fake = Fake::start(
-        0,
-        Duration::ZERO,
-        Arc::new(|_: &[u8]| vec![single(b"A\x01\x02\x03\x04")]),
-    )
+    let fake = start(0, Duration::ZERO, |_: &[u8]| {
+        vec![single(b"A\x01\x02\x03\x04")]
+    })
     .await;
-    let err = bounded(client(500, 0).a2s_info(fake.addr))
+    let err = bounded(client(500, 0).a2s_info(fake.addr()))
         .await
         .unwrap_err();
     assert!(matches!(err, QueryError::ChallengeLoop(_)), "{err}");
@@ -299,11 +226,9 @@ async fn endless_challenges_are_refused() {
 #[tokio::test]
 async fn concurrency_cap_holds() {
     let info = hex(include_str!("fixtures/ru_sin1_info.hex"));
-    let fake = Fake::start(
-        0,
-        Duration::from_millis(80),
-        Arc::new(move |_: &[u8]| vec![info.clone()]),
-    )
+    let fake = start(0, Duration::from_millis(80), move |_: &[u8]| {
+        vec![info.clone()]
+    })
     .await;
     let c = Client::new(QueryOptions {
         timeout: Duration::from_secs(2),
@@ -315,7 +240,7 @@ async fn concurrency_cap_holds() {
     let tasks: Vec<_> = (0..6)
         .map(|_| {
             let c = c.clone();
-            let addr = fake.addr;
+            let addr = fake.addr();
             tokio::spawn(async move { c.a2s_info(addr).await })
         })
         .collect();
@@ -323,7 +248,7 @@ async fn concurrency_cap_holds() {
         let (info, _) = bounded(t).await.unwrap().unwrap();
         assert_eq!(info.name, "Sensemann SiN DM");
     }
-    assert_eq!(fake.max_outstanding.load(Ordering::SeqCst), 2);
+    assert_eq!(fake.max_outstanding(), 2);
     assert!(started.elapsed() >= Duration::from_millis(240));
 }
 
@@ -344,62 +269,33 @@ fn ga_players() -> Vec<gameagent::Player> {
         .collect()
 }
 
-/// A Serious Engine server's query port: status, players (several packets,
-/// the last one sent before a middle one), ping.
-fn gameagent_server(name: &'static str) -> Handler {
-    Arc::new(move |req: &[u8]| match req {
-        [0x02] => vec![gameagent::encode_status(&gameagent::Status {
-            players: 30,
-            max_players: 32,
-            level: "Yodeller".into(),
-            game_type: "Fragmatch".into(),
-            version: "1.10".into(),
-            game_name: "serioussamse".into(),
-            session_name: name.into(),
-            keys: vec![],
-        })],
-        [0x03] => {
-            let mut packets = gameagent::encode_players(30, &ga_players(), 400);
-            let n = packets.len();
-            assert!(n >= 3);
-            packets.swap(1, n - 1);
-            packets
-        }
-        [0x04] => vec![b"\x0430".to_vec()],
-        _ => vec![],
-    })
-}
-
-/// Binds a query port whose game port (one below) is free to name.
-async fn gameagent_game_server(name: &'static str) -> (Fake, u16) {
-    loop {
-        let fake = Fake::start(0, Duration::ZERO, gameagent_server(name)).await;
-        let port = fake.addr.port();
-        if port > 1 {
-            return (fake, port - 1);
-        }
+fn ga_status(name: &str) -> gameagent::Status {
+    gameagent::Status {
+        players: 30,
+        max_players: 32,
+        level: "Yodeller".into(),
+        game_type: "Fragmatch".into(),
+        version: "1.10".into(),
+        game_name: "serioussamse".into(),
+        session_name: name.into(),
+        keys: vec![],
     }
 }
 
 #[tokio::test]
 async fn gameagent_master_status_players_ping() {
-    let (server, game_port) = gameagent_game_server("Awesome; Server").await;
-    let mut list = vec![b's', 127, 0, 0, 1];
-    list.extend_from_slice(&game_port.to_le_bytes());
-    let master = Fake::start(
-        0,
-        Duration::ZERO,
-        Arc::new(move |req: &[u8]| {
-            if req == b"e" {
-                vec![list.clone()]
-            } else {
-                vec![]
-            }
-        }),
-    )
-    .await;
+    // Player replies of 400 bytes: several packets, the last one sent
+    // before a middle one.
+    assert!(gameagent::encode_players(30, &ga_players(), 400).len() >= 3);
+    let server = GameAgentServer::start_with(ga_status("Awesome; Server"), ga_players(), 400)
+        .await
+        .unwrap();
+    let game_port = server.game_addr().port();
+    let master = GameAgentMaster::start(vec![server.game_addr()])
+        .await
+        .unwrap();
     let c = client(1000, 0);
-    let servers = bounded(c.gameagent_master(master.addr)).await.unwrap();
+    let servers = bounded(c.gameagent_master(master.addr())).await.unwrap();
     assert_eq!(
         servers,
         vec![format!("127.0.0.1:{game_port}").parse().unwrap()]
@@ -407,7 +303,7 @@ async fn gameagent_master_status_players_ping() {
     let query: SocketAddr = format!("127.0.0.1:{}", gameagent::query_port(game_port))
         .parse()
         .unwrap();
-    assert_eq!(query, server.addr);
+    assert_eq!(query, server.addr());
     let (status, _) = bounded(c.gameagent_status(query)).await.unwrap();
     assert_eq!(status.session_name, "Awesome; Server");
     assert_eq!((status.players, status.max_players), (30, 32));
@@ -421,14 +317,14 @@ async fn gameagent_master_status_players_ping() {
 async fn gameagent_players_with_a_lost_middle_packet_settle() {
     // The count says 30 but a middle packet never comes: after the first
     // and last packets, the reply settles with what arrived.
-    let handler: Handler = Arc::new(|_: &[u8]| {
+    let handler = |_: &[u8]| {
         let mut packets = gameagent::encode_players(30, &ga_players(), 400);
         packets.remove(1);
         packets
-    });
-    let fake = Fake::start(0, Duration::ZERO, handler).await;
+    };
+    let fake = start(0, Duration::ZERO, handler).await;
     let started = Instant::now();
-    let players = bounded(client(2000, 0).gameagent_players(fake.addr))
+    let players = bounded(client(2000, 0).gameagent_players(fake.addr()))
         .await
         .unwrap();
     assert!(!players.is_empty() && players.len() < 30);
@@ -437,23 +333,18 @@ async fn gameagent_players_with_a_lost_middle_packet_settle() {
 
 #[tokio::test]
 async fn gameagent_garbage_is_a_decode_error() {
-    let fake = Fake::start(
-        0,
-        Duration::ZERO,
-        Arc::new(|_: &[u8]| vec![b"hello".to_vec()]),
-    )
-    .await;
+    let fake = start(0, Duration::ZERO, |_: &[u8]| vec![b"hello".to_vec()]).await;
     let c = client(300, 0);
     assert!(matches!(
-        bounded(c.gameagent_master(fake.addr)).await,
+        bounded(c.gameagent_master(fake.addr())).await,
         Err(QueryError::Decode { .. })
     ));
     assert!(matches!(
-        bounded(c.gameagent_status(fake.addr)).await,
+        bounded(c.gameagent_status(fake.addr())).await,
         Err(QueryError::Decode { .. })
     ));
     assert!(matches!(
-        bounded(c.gameagent_players(fake.addr)).await,
+        bounded(c.gameagent_players(fake.addr())).await,
         Err(QueryError::Decode { .. })
     ));
 }

@@ -1,4 +1,4 @@
-//! Harness for the lobby's end-to-end tests (`tests/browser.rs`): finds the
+//! Harness for the lobby's end-to-end tests (`tests/*.rs`): finds the
 //! Trunk-built front end and the built binaries, runs the real `bridge`,
 //! `master` and `chromedriver` as child processes that are killed on drop
 //! (also when a test panics), drives headless Chromium over WebDriver, and

@@ -2,7 +2,12 @@
 //! `dist/` with an admin token file, with its embedded master or next to a
 //! separate `master` process (which survives a bridge restart).
 
-use std::{net::SocketAddr, process::Command, time::Duration};
+use std::{
+    ffi::{OsStr, OsString},
+    net::SocketAddr,
+    process::Command,
+    time::Duration,
+};
 
 use tempfile::TempDir;
 
@@ -24,22 +29,30 @@ pub struct Lobby {
     /// The separate master, when the bridge does not embed one.
     external_master: Option<Proc>,
     restarts: u32,
+    /// More bridge arguments, kept for a restart.
+    extra_args: Vec<OsString>,
     dir: TempDir,
 }
 
 impl Lobby {
     /// The bridge with its embedded master, both on free ports.
     pub fn start() -> Lobby {
-        Self::launch(false)
+        Self::launch(false, Vec::new())
+    }
+
+    /// Like [`Lobby::start`], with more bridge arguments (other games'
+    /// sources, `--hide-addresses`, …) after the harness's own.
+    pub fn start_with<S: AsRef<OsStr>>(args: &[S]) -> Lobby {
+        Self::launch(false, args.iter().map(|a| a.as_ref().to_owned()).collect())
     }
 
     /// A `master` process and a bridge relaying to it, so the bridge can be
     /// restarted while the game servers stay registered.
     pub fn start_with_separate_master() -> Lobby {
-        Self::launch(true)
+        Self::launch(true, Vec::new())
     }
 
-    fn launch(separate: bool) -> Lobby {
+    fn launch(separate: bool, extra_args: Vec<OsString>) -> Lobby {
         let dist = paths::dist_dir();
         let dir = tempfile::Builder::new()
             .prefix("lobby-e2e-")
@@ -63,6 +76,7 @@ impl Lobby {
             bridge: None,
             external_master,
             restarts: 0,
+            extra_args,
             dir,
         };
         lobby.start_bridge("127.0.0.1:0", master_arg.as_deref(), &dist);
@@ -81,6 +95,7 @@ impl Lobby {
             Some(addr) => cmd.args(["--master", addr]),
             None => cmd.args(["--embedded-master", "127.0.0.1:0"]),
         };
+        cmd.args(&self.extra_args);
         let log = self
             .dir
             .path()

@@ -11,10 +11,13 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The front end as Trunk built it; panics with what to run when it is
-/// missing or incomplete.
+/// The front end as Trunk built it: `dist/`, or `E2E_DIST_DIR` when set
+/// (a build of one's own, so two people in one checkout do not overwrite
+/// each other's); panics with what to run when it is missing or incomplete.
 pub fn dist_dir() -> PathBuf {
-    let dist = workspace_root().join("dist");
+    let dist = std::env::var_os("E2E_DIST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("dist"));
     let index = dist.join("index.html");
     let html = std::fs::read_to_string(&index).unwrap_or_else(|e| {
         panic!(

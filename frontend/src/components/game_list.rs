@@ -93,7 +93,7 @@ pub fn GameList(props: &GameListProps) -> Html {
     let source_error = source.error.as_ref().map(|e| {
         html! {
             <p class="banner warn" role="alert" data-testid="source-error">
-                { format!("{} could not be read: {e}", source.label) }
+                { format!("This source could not be read: {e}") }
             </p>
         }
     });

@@ -50,11 +50,13 @@ pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
                 <SourceTabs games={games.clone()} lobby_count={state.rows.len()}
                     query={query.clone()} on_change={set_query.clone()} />
             }
-            if query.source.is_some() {
-                <GameList query={query} on_change={set_query} embed={props.embed} />
-            } else {
-                <LobbyList query={query} on_change={set_query} embed={props.embed} />
-            }
+            <div id="source-panel" role={sources.is_some().then_some("tabpanel")}>
+                if query.source.is_some() {
+                    <GameList query={query} on_change={set_query} embed={props.embed} />
+                } else {
+                    <LobbyList query={query} on_change={set_query} embed={props.embed} />
+                }
+            </div>
         </section>
     }
 }

@@ -36,7 +36,7 @@ pub fn SourceTabs(props: &SourceTabsProps) -> Html {
         html! {
             <button type="button" role="tab" class={classes!("source-tab", selected.then_some("selected"))}
                 data-testid="source-tab" data-source={source.unwrap_or("lobby").to_owned()}
-                aria-selected={if selected { "true" } else { "false" }} {onclick}>
+                aria-selected={if selected { "true" } else { "false" }} aria-controls="source-panel" {onclick}>
                 <span class="tab-title" dir="auto">{ title }</span>
                 <span class="tab-sub">{ subtitle }</span>
             </button>
@@ -47,8 +47,10 @@ pub fn SourceTabs(props: &SourceTabsProps) -> Html {
             <div role="tablist">
                 { tab(None, "Lobby".to_owned(), plural(props.lobby_count as u64, "server", "servers")) }
                 { for props.games.sources.iter().map(|s| {
-                    let online = online_count(s);
-                    let sub = format!("{} · {online} online", tab_subtitle(s));
+                    let sub = match &s.error {
+                        Some(_) => format!("{} · unreachable", tab_subtitle(s)),
+                        None => format!("{} · {} online", tab_subtitle(s), online_count(s)),
+                    };
                     tab(Some(&s.id), tab_title(s), sub)
                 }) }
             </div>

@@ -1,0 +1,827 @@
+//! Other games' servers end to end: fake A2S and GameAgent servers on
+//! 127.0.0.1 (`gamequery::fake`, replaying the seeds' packets), the real
+//! bridge querying them over UDP, and the front end's source tabs, game
+//! table, detail view and embed in headless Chromium.
+//!
+//! What the page must show is decoded from the same seed packets the fakes
+//! send, never typed in by hand. Each test holds [`e2e::serial`];
+//! screenshots go to `target/e2e-screenshots/`.
+
+use std::time::Duration;
+
+use e2e::{
+    browser::{Browser, Driver, PAGE_READY},
+    game::{GameServer, Stats},
+    holds_for,
+    lobby::Lobby,
+    wait_for,
+};
+use gamequery::{
+    a2s,
+    fake::{self, A2sServer, GameAgentMaster, GameAgentServer},
+    gameagent::{Player, Status},
+    packet::{self, Datagram},
+    QueryError,
+};
+use serde_json::{json, Value};
+
+/// Bound for what the page does by itself (render, sort, filter).
+const LIVE: Duration = Duration::from_secs(3);
+/// Bound for a change on a game server to reach the page: the next poll
+/// (1 s), a query that may time out and retry (2 × 300 ms), the push.
+const GAME_LIVE: Duration = Duration::from_secs(8);
+/// `--game-query-retries` below: attempts per query are one more.
+const RETRIES: u32 = 1;
+
+/// A JS string literal.
+fn lit(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
+}
+
+/// A CSS attribute value in double quotes.
+fn css_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Evaluates the JS expression `expr` in the page.
+async fn eval(b: &Browser, expr: &str) -> Value {
+    b.js(&format!("return {expr};")).await
+}
+
+/// Waits until `expr` evaluates to `expected`.
+async fn wait_eq(b: &Browser, what: &str, expr: &str, expected: Value, timeout: Duration) {
+    let what = format!("{what}: {expected}");
+    wait_for(&what, timeout, || {
+        let expected = expected.clone();
+        async move {
+            let seen = eval(b, expr).await;
+            if seen == expected {
+                Ok(())
+            } else {
+                Err(seen.to_string())
+            }
+        }
+    })
+    .await
+}
+
+/// The game table's rows' names, in page order (offline ones included).
+const ROWS: &str = "Array.from(document.querySelectorAll('tr[data-testid=game-row]'))\
+                    .map(r => r.dataset.name)";
+/// The names of the rows of servers that answer, in page order.
+const ONLINE_ROWS: &str = "Array.from(document.querySelectorAll('tr[data-testid=game-row]'))\
+                           .filter(r => r.dataset.online === 'true').map(r => r.dataset.name)";
+/// Each tab's `data-source` and `aria-selected`, in page order.
+const TABS: &str = "Array.from(document.querySelectorAll('[data-testid=source-tab]'))\
+                    .map(t => [t.dataset.source, t.getAttribute('aria-selected')])";
+
+/// A URL query parameter of the page, decoded (`null` when absent).
+fn param(name: &str) -> String {
+    format!("new URLSearchParams(location.search).get({})", lit(name))
+}
+
+/// The trimmed text of `cell` in the row `[data-testid={testid}]` whose
+/// `data-name` is `name` (`null` when there is none).
+fn cell(testid: &str, name: &str, cell: &str) -> String {
+    format!(
+        "(() => {{ const r = Array.from(document.querySelectorAll('[data-testid={testid}]'))\
+         .find(r => r.dataset.name === {}); const c = r && r.querySelector({});\
+         return c ? c.textContent.trim() : null; }})()",
+        lit(name),
+        lit(cell)
+    )
+}
+
+/// The selector of the tab of source `id` (`lobby` for the lobby's list).
+fn tab(id: &str) -> String {
+    format!("[data-testid=source-tab][data-source={}]", css_str(id))
+}
+
+/// The selector of the game table's row named `name`.
+fn row(name: &str) -> String {
+    format!("tr[data-testid=game-row][data-name={}]", css_str(name))
+}
+
+/// Number of elements matching `css`.
+fn count(css: &str) -> String {
+    format!("document.querySelectorAll({}).length", lit(css))
+}
+
+/// Waits until the text of `cell` in game row `name` satisfies `ok`.
+async fn wait_cell(
+    b: &Browser,
+    name: &str,
+    class: &str,
+    timeout: Duration,
+    ok: impl Fn(&str) -> bool,
+) -> String {
+    let expr = cell("game-row", name, class);
+    wait_for(&format!("{class} of {name:?}"), timeout, || {
+        let (expr, ok) = (&expr, &ok);
+        async move {
+            let seen = eval(b, expr).await;
+            match seen.as_str() {
+                Some(t) if ok(t) => Ok(t.to_owned()),
+                _ => Err(seen.to_string()),
+            }
+        }
+    })
+    .await
+}
+
+/// A2S player times as the page shows them: `m:ss`, or `h:mm:ss` from an
+/// hour on.
+fn clock(secs: u32) -> String {
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// The reply inside a single (`-1`) packet.
+fn single(packet: &[u8]) -> Vec<u8> {
+    match packet::classify(packet) {
+        Ok(Datagram::Single(reply)) => reply.to_vec(),
+        other => panic!("not a single packet: {other:?}"),
+    }
+}
+
+fn status(name: &str, level: &str, game_type: &str, players: u32, max: u32) -> Status {
+    Status {
+        players,
+        max_players: max,
+        level: level.into(),
+        game_type: game_type.into(),
+        version: "1.10".into(),
+        game_name: "serioussamse".into(),
+        session_name: name.into(),
+        keys: vec![],
+    }
+}
+
+fn player(index: u32, name: &str, frags: i32, ping: u32) -> Player {
+    Player {
+        index,
+        name: Some(name.into()),
+        frags,
+        ping,
+    }
+}
+
+/// Every fake the bridge queries.
+struct Fakes {
+    a2s: A2sServer,
+    master: GameAgentMaster,
+    /// A master that never answers: its tab shows the error.
+    silent: GameAgentMaster,
+    /// Listed by `master`, by name: Awesome Server (3/16), Cooperative
+    /// Karnak (1/8), Full House (4/4), Empty Arena (0/8).
+    servers: Vec<GameAgentServer>,
+    /// Listed by `master` but never answers.
+    gone: GameAgentServer,
+}
+
+impl Fakes {
+    async fn start() -> Fakes {
+        let a2s = A2sServer::start().await.expect("fake A2S server");
+        let awesome = GameAgentServer::start(
+            status("Awesome Server", "Yodeller", "Fragmatch", 3, 16),
+            vec![
+                player(0, "Angelo", 14, 80),
+                player(1, "Bärbel", 3, 45),
+                player(4, "Zed", -2, 120),
+            ],
+        );
+        let karnak = GameAgentServer::start(
+            status("Cooperative Karnak", "Karnak", "Cooperative", 1, 8),
+            vec![player(0, "Solo", 7, 30)],
+        );
+        let full = GameAgentServer::start(
+            status("Full House", "Sierra de Chiapas", "Fragmatch", 4, 4),
+            (0..4).map(|i| player(i, &format!("P{i}"), 0, 50)).collect(),
+        );
+        let empty = GameAgentServer::start(
+            status("Empty Arena", "Valley of the Jaguar", "Fragmatch", 0, 8),
+            vec![],
+        );
+        let gone = GameAgentServer::start(status("Gone", "Gone", "Gone", 0, 8), vec![]);
+        let (awesome, karnak, full, empty, gone) = tokio::join!(awesome, karnak, full, empty, gone);
+        let servers: Vec<GameAgentServer> = [awesome, karnak, full, empty]
+            .into_iter()
+            .map(|s| s.expect("fake GameAgent server"))
+            .collect();
+        let gone = gone.expect("fake GameAgent server");
+        gone.set_answering(false);
+        let mut listed: Vec<_> = servers.iter().map(GameAgentServer::game_addr).collect();
+        listed.insert(2, gone.game_addr());
+        let master = GameAgentMaster::start(listed)
+            .await
+            .expect("fake GameAgent master");
+        let silent = GameAgentMaster::start(vec![])
+            .await
+            .expect("fake GameAgent master");
+        silent.set_answering(false);
+        Fakes {
+            a2s,
+            master,
+            silent,
+            servers,
+            gone,
+        }
+    }
+
+    fn a2s_id(&self) -> String {
+        format!("a2s:{}", self.a2s.addr())
+    }
+
+    fn master_id(&self) -> String {
+        format!("gameagent:{}", self.master.addr())
+    }
+
+    fn silent_id(&self) -> String {
+        format!("gameagent:{}", self.silent.addr())
+    }
+
+    /// The bridge with these sources, polled every second.
+    fn lobby(&self) -> Lobby {
+        let retries = RETRIES.to_string();
+        Lobby::start_with(&[
+            "--a2s",
+            &self.a2s.addr().to_string(),
+            "--gameagent-master",
+            &self.master.addr().to_string(),
+            "--gameagent-master",
+            &self.silent.addr().to_string(),
+            "--game-poll-interval",
+            "1s",
+            "--game-query-timeout",
+            "300ms",
+            "--game-query-retries",
+            &retries,
+        ])
+    }
+}
+
+/// Opens `path` and waits until the page is live.
+async fn open_live(browser: &Browser, lobby: &Lobby, path: &str) {
+    browser.goto(&lobby.url(path)).await;
+    browser.wait_live(PAGE_READY).await;
+}
+
+/// Reloads the page and waits until it is live again.
+async fn reload(browser: &Browser) {
+    browser.client.refresh().await.expect("reload");
+    browser.wait_live(PAGE_READY).await;
+}
+
+/// The fakes, a bridge querying them with one lobby server registered
+/// ("Feuerland"), and a browser.
+struct Scene {
+    fakes: Fakes,
+    lobby: Lobby,
+    _feuerland: GameServer,
+    // Field order: the browser goes before its driver.
+    browser: Browser,
+    _driver: Driver,
+}
+
+impl Scene {
+    async fn start() -> Scene {
+        let fakes = Fakes::start().await;
+        let lobby = fakes.lobby();
+        let feuerland = GameServer::register(
+            lobby.master,
+            "Feuerland",
+            "192.168.0.10",
+            20000,
+            Stats {
+                current: 2,
+                max: 4,
+                open: true,
+                mode: 2,
+            },
+        );
+        let driver = Driver::start();
+        let browser = driver.browser().await;
+        Scene {
+            fakes,
+            lobby,
+            _feuerland: feuerland,
+            browser,
+            _driver: driver,
+        }
+    }
+
+    /// Opens `/` and waits for the tab bar: the lobby's own list first and
+    /// selected, then one tab per source in the configured order.
+    async fn open_with_tabs(&self) {
+        let (b, fakes) = (&self.browser, &self.fakes);
+        open_live(b, &self.lobby, "/").await;
+        wait_eq(
+            b,
+            "the source tabs",
+            TABS,
+            json!([
+                ["lobby", "true"],
+                [fakes.a2s_id(), "false"],
+                [fakes.master_id(), "false"],
+                [fakes.silent_id(), "false"]
+            ]),
+            PAGE_READY,
+        )
+        .await;
+        b.wait_rows(&["Feuerland"], LIVE).await;
+        assert_eq!(eval(b, &param("src")).await, Value::Null);
+    }
+}
+
+/// The GameAgent master's online servers by name.
+const BY_NAME: [&str; 4] = [
+    "Awesome Server",
+    "Cooperative Karnak",
+    "Empty Arena",
+    "Full House",
+];
+/// The same by players, most first.
+const BY_PLAYERS: [&str; 4] = [
+    "Full House",
+    "Awesome Server",
+    "Cooperative Karnak",
+    "Empty Arena",
+];
+
+// Multi-threaded (all three): the fakes answer from the runtime's workers
+// even while the test thread blocks in the harness (starting processes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
+    let _serial = e2e::serial().await;
+    let scene = Scene::start().await;
+    let (b, fakes) = (&scene.browser, &scene.fakes);
+    // What the A2S server says, decoded from the packets it sends.
+    let info = a2s::decode_info(&single(&fake::cs_source_info())).expect("seed info");
+    let players =
+        a2s::decode_players(&single(&fake::cs_source_players()), false).expect("seed players");
+    let rules = a2s::decode_rules(&single(&fake::cs_source_rules())).expect("seed rules");
+    assert!(!players.is_empty() && !rules.is_empty());
+    let a2s_port = info.port.unwrap_or(fakes.a2s.addr().port());
+    let a2s_server = format!("127.0.0.1:{a2s_port}");
+    scene.open_with_tabs().await;
+    b.mark_document().await;
+
+    b.click(&tab(&fakes.a2s_id())).await;
+    wait_eq(b, "the A2S rows", ROWS, json!([info.name]), LIVE).await;
+    assert_eq!(eval(b, &param("src")).await, json!(fakes.a2s_id()));
+    assert_eq!(
+        b.attr(&tab(&fakes.a2s_id()), "aria-selected")
+            .await
+            .as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        b.attr(&tab("lobby"), "aria-selected").await.as_deref(),
+        Some("false")
+    );
+    assert_eq!(eval(b, &count("[data-testid=server-row]")).await, json!(0));
+    assert_eq!(eval(b, ONLINE_ROWS).await, json!([info.name]));
+    assert_eq!(
+        eval(b, &cell("game-row", &info.name, ".c-map")).await,
+        json!(info.map)
+    );
+    assert_eq!(
+        eval(b, &cell("game-row", &info.name, ".c-game")).await,
+        json!(info.game)
+    );
+    let players_cell = wait_cell(b, &info.name, ".c-players", LIVE, |_| true).await;
+    let current_max = format!("{}/{}", info.players, info.max_players);
+    assert!(
+        players_cell.starts_with(&current_max),
+        "{players_cell:?} does not start with {current_max}"
+    );
+    let addr_cell = wait_cell(b, &info.name, ".c-addr", LIVE, |_| true).await;
+    assert!(addr_cell.contains(&a2s_server), "{addr_cell:?}");
+    b.wait_text(
+        "[data-testid=summary]",
+        &format!("1 server · {} players · 1 online", info.players),
+        LIVE,
+    )
+    .await;
+    // The lobby-only filters are not offered here.
+    assert_eq!(
+        eval(b, &count("#filter-open, #filter-mode")).await,
+        json!(0)
+    );
+    b.screenshot("games-a2s-table").await;
+
+    // Its details: the players with score and time, every rule.
+    b.click(&format!("{} button.open-detail", row(&info.name)))
+        .await;
+    b.wait_text("[data-testid=game-detail] h2", &info.name, LIVE)
+        .await;
+    assert_eq!(eval(b, &count("table.games")).await, json!(0));
+    assert_eq!(eval(b, &param("server")).await, json!(a2s_server));
+    assert_eq!(eval(b, &param("src")).await, json!(fakes.a2s_id()));
+    let names: Vec<&str> = players.iter().map(|p| p.name.as_str()).collect();
+    let shown_players = "Array.from(document.querySelectorAll('tr[data-testid=detail-player]'))\
+                         .map(r => r.dataset.name).sort()";
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    wait_eq(b, "the A2S players", shown_players, json!(sorted), LIVE).await;
+    for p in &players {
+        assert_eq!(
+            eval(b, &cell("detail-player", &p.name, ".c-score")).await,
+            json!(p.score.to_string()),
+            "score of {:?}",
+            p.name
+        );
+        assert_eq!(
+            eval(b, &cell("detail-player", &p.name, ".c-time")).await,
+            json!(clock(p.duration as u32)),
+            "time of {:?} ({} s)",
+            p.name,
+            p.duration
+        );
+    }
+    assert_eq!(
+        eval(b, &count("tr[data-testid=detail-rule]")).await,
+        json!(rules.len())
+    );
+    let rule = rules
+        .iter()
+        .find(|r| r.name == "sv_gravity")
+        .or(rules.last())
+        .expect("a rule");
+    assert_eq!(
+        eval(b, &cell("detail-rule", &rule.name, ".c-value")).await,
+        json!(rule.value),
+        "rule {}",
+        rule.name
+    );
+    b.screenshot("games-a2s-detail").await;
+
+    // The open detail survives a reload.
+    let url = b.search().await;
+    reload(b).await;
+    b.wait_text("[data-testid=game-detail] h2", &info.name, PAGE_READY)
+        .await;
+    wait_eq(
+        b,
+        "the A2S players after a reload",
+        shown_players,
+        json!(sorted),
+        LIVE,
+    )
+    .await;
+    assert_eq!(b.search().await, url);
+
+    // Closing it drops `server=` and shows the table again.
+    b.click("#detail-close").await;
+    wait_eq(b, "the table back", ROWS, json!([info.name]), LIVE).await;
+    assert_eq!(eval(b, &param("server")).await, Value::Null);
+    assert_eq!(eval(b, &param("src")).await, json!(fakes.a2s_id()));
+    assert_eq!(eval(b, &count("[data-testid=game-detail]")).await, json!(0));
+
+    // A live change: the server switches maps, the row follows unreloaded.
+    b.mark_document().await;
+    fakes.a2s.set_alternate_map(true);
+    wait_cell(b, &info.name, ".c-map", GAME_LIVE, |t| {
+        t == fake::ALTERNATE_MAP
+    })
+    .await;
+    assert!(b.same_document().await, "the page reloaded");
+
+    // It goes down: the row stays, offline, named by its address.
+    fakes.a2s.set_answering(false);
+    wait_eq(
+        b,
+        "the A2S server offline",
+        "Array.from(document.querySelectorAll('tr[data-testid=game-row]'))\
+         .map(r => r.dataset.online)",
+        json!(["false"]),
+        GAME_LIVE,
+    )
+    .await;
+    let name_cell = b
+        .text("tr[data-testid=game-row] .c-name")
+        .await
+        .unwrap_or_default();
+    assert!(name_cell.contains("127.0.0.1"), "{name_cell:?}");
+    b.wait_text(
+        "[data-testid=summary]",
+        "1 server · 0 players · 0 online",
+        LIVE,
+    )
+    .await;
+    b.screenshot("games-a2s-offline").await;
+    // And back.
+    fakes.a2s.set_answering(true);
+    wait_eq(
+        b,
+        "the A2S server back",
+        ONLINE_ROWS,
+        json!([info.name]),
+        GAME_LIVE,
+    )
+    .await;
+    assert!(b.same_document().await, "the page reloaded");
+    scene.browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors() {
+    let _serial = e2e::serial().await;
+    let scene = Scene::start().await;
+    let (b, fakes, lobby) = (&scene.browser, &scene.fakes, &scene.lobby);
+    scene.open_with_tabs().await;
+
+    let gone_addr = fakes.gone.game_addr().to_string();
+    b.click(&tab(&fakes.master_id())).await;
+    wait_eq(
+        b,
+        "the GameAgent servers by name",
+        ONLINE_ROWS,
+        json!(BY_NAME),
+        LIVE,
+    )
+    .await;
+    assert_eq!(
+        b.attr(&tab(&fakes.master_id()), "aria-selected")
+            .await
+            .as_deref(),
+        Some("true")
+    );
+    assert_eq!(eval(b, &param("src")).await, json!(fakes.master_id()));
+    assert_eq!(eval(b, &count("tr[data-testid=game-row]")).await, json!(5));
+    // The listed server that does not answer: offline, named by address.
+    let offline = "tr[data-testid=game-row][data-online=false]";
+    assert_eq!(eval(b, &count(offline)).await, json!(1));
+    let offline_name = b
+        .text(&format!("{offline} .c-name"))
+        .await
+        .unwrap_or_default();
+    assert!(
+        offline_name.contains("127.0.0.1"),
+        "{offline_name:?} (expected the address {gone_addr})"
+    );
+    let awesome = &fakes.servers[0];
+    let awesome_addr = awesome.game_addr().to_string();
+    for (class, expected) in [(".c-game", "serioussamse"), (".c-map", "Yodeller")] {
+        assert_eq!(
+            eval(b, &cell("game-row", "Awesome Server", class)).await,
+            json!(expected),
+            "{class}"
+        );
+    }
+    let players_cell = wait_cell(b, "Awesome Server", ".c-players", LIVE, |_| true).await;
+    assert!(players_cell.starts_with("3/16"), "{players_cell:?}");
+    let addr_cell = wait_cell(b, "Awesome Server", ".c-addr", LIVE, |_| true).await;
+    assert!(addr_cell.contains(&awesome_addr), "{addr_cell:?}");
+    b.wait_text(
+        "[data-testid=summary]",
+        "5 servers · 8 players · 4 online",
+        LIVE,
+    )
+    .await;
+    b.screenshot("games-gameagent-table").await;
+
+    // Sorting: players most first, then fewest first, then by name.
+    b.click("th[data-sort=players] button.sort").await;
+    wait_eq(b, "sorted by players", ONLINE_ROWS, json!(BY_PLAYERS), LIVE).await;
+    assert_eq!(
+        b.attr("th[data-sort=players]", "aria-sort")
+            .await
+            .as_deref(),
+        Some("descending")
+    );
+    assert_eq!(eval(b, &param("sort")).await, json!("players"));
+    // Descending is the players column's own direction: `dir` may be left out.
+    let dir = eval(b, &param("dir")).await;
+    assert!(dir.is_null() || dir == json!("desc"), "dir={dir}");
+    b.click("th[data-sort=players] button.sort").await;
+    let mut fewest = BY_PLAYERS;
+    fewest.reverse();
+    wait_eq(
+        b,
+        "sorted by players, fewest first",
+        ONLINE_ROWS,
+        json!(fewest),
+        LIVE,
+    )
+    .await;
+    assert_eq!(
+        b.attr("th[data-sort=players]", "aria-sort")
+            .await
+            .as_deref(),
+        Some("ascending")
+    );
+    assert_eq!(eval(b, &param("dir")).await, json!("asc"));
+    b.click("th[data-sort=map] button.sort").await;
+    // Karnak, Sierra de Chiapas, Valley of the Jaguar, Yodeller.
+    let by_map = [
+        "Cooperative Karnak",
+        "Full House",
+        "Empty Arena",
+        "Awesome Server",
+    ];
+    wait_eq(b, "sorted by map", ONLINE_ROWS, json!(by_map), LIVE).await;
+    assert_eq!(
+        b.attr("th[data-sort=map]", "aria-sort").await.as_deref(),
+        Some("ascending")
+    );
+    assert_eq!(
+        b.attr("th[data-sort=players]", "aria-sort")
+            .await
+            .as_deref(),
+        Some("none")
+    );
+    assert_eq!(eval(b, &param("sort")).await, json!("map"));
+
+    // Filters and search, in the URL.
+    b.click("#filter-hide-full").await;
+    wait_eq(
+        b,
+        "full servers hidden",
+        ONLINE_ROWS,
+        json!(["Cooperative Karnak", "Empty Arena", "Awesome Server"]),
+        LIVE,
+    )
+    .await;
+    b.click("#filter-hide-empty").await;
+    wait_eq(
+        b,
+        "empty servers hidden",
+        ONLINE_ROWS,
+        json!(["Cooperative Karnak", "Awesome Server"]),
+        LIVE,
+    )
+    .await;
+    // Search covers the map ("yodel") ...
+    b.type_into("#search", "YODEL").await;
+    wait_eq(b, "search by map", ROWS, json!(["Awesome Server"]), LIVE).await;
+    // ... and the name.
+    b.type_into("#search", "karnak").await;
+    wait_eq(
+        b,
+        "search by name",
+        ROWS,
+        json!(["Cooperative Karnak"]),
+        LIVE,
+    )
+    .await;
+    for (key, value) in [
+        ("src", fakes.master_id()),
+        ("sort", "map".to_owned()),
+        ("q", "karnak".to_owned()),
+        ("hidefull", "1".to_owned()),
+        ("hideempty", "1".to_owned()),
+    ] {
+        assert_eq!(eval(b, &param(key)).await, json!(value), "{key}");
+    }
+
+    // A reload reproduces the view.
+    let url = b.search().await;
+    reload(b).await;
+    wait_eq(
+        b,
+        "the view after a reload",
+        ROWS,
+        json!(["Cooperative Karnak"]),
+        LIVE,
+    )
+    .await;
+    assert_eq!(b.search().await, url);
+    assert_eq!(b.prop("#search", "value").await, json!("karnak"));
+    assert_eq!(b.prop("#filter-hide-full", "checked").await, json!(true));
+    assert_eq!(b.prop("#filter-hide-empty", "checked").await, json!(true));
+    assert_eq!(
+        b.attr(&tab(&fakes.master_id()), "aria-selected")
+            .await
+            .as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        b.attr("th[data-sort=map]", "aria-sort").await.as_deref(),
+        Some("ascending")
+    );
+
+    // The details of a GameAgent server: players with frags and ping, its
+    // status keys as rules.
+    open_live(b, lobby, &format!("/?src={}", fakes.master_id())).await;
+    wait_eq(
+        b,
+        "the GameAgent servers",
+        ONLINE_ROWS,
+        json!(BY_NAME),
+        LIVE,
+    )
+    .await;
+    b.click(&format!("{} button.open-detail", row("Awesome Server")))
+        .await;
+    b.wait_text("[data-testid=game-detail] h2", "Awesome Server", LIVE)
+        .await;
+    assert_eq!(eval(b, &param("server")).await, json!(awesome_addr));
+    let shown_players = "Array.from(document.querySelectorAll('tr[data-testid=detail-player]'))\
+                         .map(r => r.dataset.name).sort()";
+    wait_eq(
+        b,
+        "the GameAgent players",
+        shown_players,
+        json!(["Angelo", "Bärbel", "Zed"]),
+        LIVE,
+    )
+    .await;
+    for (name, score, ping) in [("Angelo", "14", "80"), ("Zed", "-2", "120")] {
+        assert_eq!(
+            eval(b, &cell("detail-player", name, ".c-score")).await,
+            json!(score),
+            "score of {name}"
+        );
+        let shown = eval(b, &cell("detail-player", name, ".c-ping")).await;
+        assert!(
+            shown.as_str().is_some_and(|t| t.contains(ping)),
+            "ping of {name}: {shown}"
+        );
+    }
+    for (rule, value) in [("gametype", "Fragmatch"), ("level", "Yodeller")] {
+        assert_eq!(
+            eval(b, &cell("detail-rule", rule, ".c-value")).await,
+            json!(value),
+            "rule {rule}"
+        );
+    }
+    b.screenshot("games-gameagent-detail").await;
+    b.click("#detail-close").await;
+    wait_eq(b, "the table back", ONLINE_ROWS, json!(BY_NAME), LIVE).await;
+    assert_eq!(eval(b, &param("server")).await, Value::Null);
+
+    // ---- The silent master's tab: the source's error -----------------
+    b.click(&tab(&fakes.silent_id())).await;
+    let error = QueryError::Timeout {
+        addr: fakes.silent.addr(),
+        attempts: RETRIES + 1,
+    }
+    .to_string();
+    b.wait_text("[data-testid=source-error]", &error, LIVE)
+        .await;
+    assert_eq!(eval(b, &count("tr[data-testid=game-row]")).await, json!(0));
+    b.screenshot("games-source-error").await;
+
+    // ---- Back to the lobby's own list --------------------------------
+    b.click(&tab("lobby")).await;
+    b.wait_rows(&["Feuerland"], LIVE).await;
+    assert_eq!(eval(b, &param("src")).await, Value::Null);
+    assert_eq!(
+        b.attr(&tab("lobby"), "aria-selected").await.as_deref(),
+        Some("true")
+    );
+    assert_eq!(eval(b, &count("table.games")).await, json!(0));
+    scene.browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embed_shows_a_sources_game_table() {
+    let _serial = e2e::serial().await;
+    let scene = Scene::start().await;
+    let (b, fakes, lobby) = (&scene.browser, &scene.fakes, &scene.lobby);
+    b.resize(800, 600).await;
+    open_live(
+        b,
+        lobby,
+        &format!("/embed?src={}&sort=players", fakes.master_id()),
+    )
+    .await;
+    wait_eq(
+        b,
+        "the embedded table",
+        ONLINE_ROWS,
+        json!(BY_PLAYERS),
+        LIVE,
+    )
+    .await;
+    assert_eq!(eval(b, &count("table.games")).await, json!(1));
+    assert_eq!(eval(b, &count("[data-testid=server-row]")).await, json!(0));
+    b.screenshot("games-embed").await;
+    scene.browser.close().await;
+}
+
+#[tokio::test]
+async fn lobby_without_sources_has_no_tab_bar() {
+    let _serial = e2e::serial().await;
+    let lobby = Lobby::start();
+    let driver = Driver::start();
+    let browser = driver.browser().await;
+    open_live(&browser, &lobby, "/").await;
+    browser
+        .wait_text("[data-testid=empty]", "No servers online", LIVE)
+        .await;
+    holds_for("no source tabs", Duration::from_secs(1), || async {
+        match eval(&browser, &count("[data-testid=source-tab]")).await {
+            v if v == json!(0) => Ok(()),
+            v => Err(format!("{v} tabs")),
+        }
+    })
+    .await;
+    assert_eq!(eval(&browser, &count("table.games")).await, json!(0));
+    browser.close().await;
+}
