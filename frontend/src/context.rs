@@ -85,6 +85,7 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
                     }
                 }
                 ConnEvent::Polling => dispatcher.dispatch(Action::Polling),
+                ConnEvent::PushesResumed => dispatcher.dispatch(Action::PushesResumed),
                 ConnEvent::Closed { retry_at_ms } => {
                     dispatcher.dispatch(Action::Closed { at_ms: retry_at_ms })
                 }

@@ -2,7 +2,7 @@
 //! list at `/`, admin test servers at `/admin` and an embeddable list at
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
-//! Pure logic (`query`, `listing`, `games`, `incoming`, `backoff`, `state`,
+//! Pure logic (`query`, `listing`, `games`, `incoming`, `backoff`, `polling`, `state`,
 //! `test_servers`) compiles and is tested natively; the rest needs a browser.
 
 pub mod app;
@@ -13,6 +13,7 @@ pub mod games;
 pub mod incoming;
 pub mod listing;
 pub mod pages;
+pub mod polling;
 pub mod query;
 pub mod services;
 pub mod state;

@@ -72,6 +72,8 @@ pub enum Action {
         at_ms: f64,
     },
     Polling,
+    /// A push arrived while polling; polling stopped.
+    PushesResumed,
     List {
         list: ServerList,
         at_ms: f64,
@@ -111,6 +113,7 @@ impl Reducible for State {
                 }
             }
             Action::Polling => s.polling = true,
+            Action::PushesResumed => s.polling = false,
             Action::List {
                 list,
                 at_ms,
@@ -221,6 +224,8 @@ mod tests {
         let s = reduce(s, Action::Polling);
         let s = reduce(s, list(0));
         assert_eq!(status_view(&s, 0.0).text, "Live (polling)");
+        let s = reduce(s, Action::PushesResumed);
+        assert_eq!(status_view(&s, 0.0).text, "Live");
     }
 
     #[test]

@@ -45,9 +45,15 @@ pub fn ListMeta(props: &ListMetaProps) -> Html {
     }
 }
 
-/// Why the shown data may be out of date, if it may.
+/// Whether the connection that brought the shown data is gone and no
+/// list came on a new one yet (data shown then may be out of date).
+pub fn disconnected(state: &State) -> bool {
+    matches!(state.conn, Conn::Waiting { .. }) || !state.receiving
+}
+
+/// Why the shown lobby list may be out of date, if it may.
 pub fn stale_text(state: &State) -> Option<&'static str> {
-    if matches!(state.conn, Conn::Waiting { .. }) {
+    if disconnected(state) {
         Some("The connection to the lobby was lost; this is the last list received. Reconnecting by itself.")
     } else if state.master == Some(MasterState::Down) {
         Some("The master server is unreachable; this is the last list it sent.")

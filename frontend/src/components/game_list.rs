@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        browser_chrome::{empty_before_list, scroll_to_top, ListMeta},
+        browser_chrome::{disconnected, empty_before_list, scroll_to_top, ListMeta},
         empty_state::EmptyState,
         filters::Filters,
         game_detail::GameDetail,
@@ -18,7 +18,6 @@ use crate::{
     games,
     listing::{page_count, page_slice},
     query::{ListQuery, SortKey},
-    state::Conn,
 };
 
 /// Props of [`GameList`].
@@ -84,7 +83,7 @@ pub fn GameList(props: &GameListProps) -> Html {
         return html! { <div class="table-wrap">{ body }</div> };
     };
 
-    let stale = matches!(state.conn, Conn::Waiting { .. }).then_some(
+    let stale = disconnected(state).then_some(
         "The connection to the lobby was lost; these are the last results received. Reconnecting by itself.",
     );
     let meta = html! {

@@ -13,7 +13,7 @@ use futures_util::{
     SinkExt, StreamExt,
 };
 use gloo_net::websocket::{futures::WebSocket, Message, State as WsState};
-use gloo_timers::future::TimeoutFuture;
+use gloo_timers::future::{IntervalStream, TimeoutFuture};
 use protocol::Command;
 use wasm_bindgen_futures::spawn_local;
 use yew::Callback;
@@ -21,13 +21,10 @@ use yew::Callback;
 use crate::{
     backoff,
     incoming::{self, Incoming},
+    polling::{PollChange, Poller},
     services::browser,
 };
 
-/// If no list arrives this long after subscribing, poll instead.
-pub const PUSH_GRACE_MS: f64 = 3000.0;
-/// How often to poll once polling.
-pub const POLL_EVERY_MS: f64 = 2000.0;
 /// Give up on a socket that has not opened after this long.
 const OPEN_TIMEOUT_MS: u32 = 10_000;
 /// A connection that stayed up this long resets the backoff.
@@ -49,6 +46,8 @@ pub enum ConnEvent {
     },
     /// Pushes did not come within the grace period; polling started.
     Polling,
+    /// A push arrived while polling, so polling stopped.
+    PushesResumed,
     /// The socket closed; the next attempt starts at `retry_at_ms` (Date.now()).
     Closed {
         retry_at_ms: f64,
@@ -80,7 +79,7 @@ impl PartialEq for Connection {
 impl Connection {
     /// Starts connecting to `url` in the background. With `poll_fallback`,
     /// the socket sends `msQueryGameServers` every 2 s when no list arrived
-    /// within 3 s of opening.
+    /// within 3 s of opening, until a push arrives (see `polling`).
     pub fn start(url: String, poll_fallback: bool, on_event: Callback<ConnEvent>) -> Self {
         let conn = Connection {
             inner: Rc::new(Inner {
@@ -165,20 +164,26 @@ async fn serve(
     *inner.tx.borrow_mut() = Some(tx);
     on_event.emit(ConnEvent::Opened);
 
-    let opened = browser::now_ms();
+    let mut poller = Poller::new(poll_fallback, browser::now_ms());
     let mut got_message = false;
-    let mut got_list = false;
-    let mut polling = false;
-    let mut last_poll = f64::NEG_INFINITY;
+    // One timer for the socket's life: frames arriving do not restart it,
+    // so a chatty bridge cannot starve the grace check or the polls.
+    let mut ticks = IntervalStream::new(TICK_MS);
     loop {
         let inbound_or_outbound = select(read.next(), rx.next());
-        match select(inbound_or_outbound, TimeoutFuture::new(TICK_MS)).await {
+        match select(inbound_or_outbound, ticks.next()).await {
             Either::Left((Either::Left((frame, _)), _)) => match frame {
                 Some(Ok(Message::Text(text))) => {
                     got_message = true;
                     let perf_ms = browser::perf_now();
                     if let Ok(msg) = incoming::parse(&text) {
-                        got_list |= matches!(msg, Incoming::List(_));
+                        match msg {
+                            Incoming::List(_) if poller.on_list() == Some(PollChange::Stopped) => {
+                                on_event.emit(ConnEvent::PushesResumed);
+                            }
+                            Incoming::Error { .. } => poller.on_error(),
+                            _ => {}
+                        }
                         on_event.emit(ConnEvent::Message { msg, perf_ms });
                     }
                 }
@@ -196,20 +201,17 @@ async fn serve(
                 Some(Out::Close) | None => break,
             },
             Either::Right(_) => {
-                let now = browser::now_ms();
-                if poll_fallback && !got_list && !polling && now - opened >= PUSH_GRACE_MS {
-                    polling = true;
+                let (send, change) = poller.on_tick(browser::now_ms());
+                if change == Some(PollChange::Started) {
                     on_event.emit(ConnEvent::Polling);
                 }
-                if polling && now - last_poll >= POLL_EVERY_MS {
-                    last_poll = now;
-                    if write
+                if send
+                    && write
                         .send(Message::Text(Command::Query.to_json()))
                         .await
                         .is_err()
-                    {
-                        break;
-                    }
+                {
+                    break;
                 }
             }
         }
