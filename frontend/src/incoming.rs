@@ -33,21 +33,23 @@ pub enum Incoming {
     Other(String),
 }
 
-/// The frame's outer shape, read without building a `Value` tree: the
-/// content stays raw text until the command says what it is.
-#[derive(Deserialize)]
-struct RawFrame<'a> {
-    command: String,
-    #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
-}
-
 /// `msRQueryGameServers` content with each entry kept as raw text, so one
 /// unreadable entry is skipped without losing the list.
 #[derive(Deserialize)]
 struct RawList<'a> {
     #[serde(borrow)]
     servers: Vec<&'a RawValue>,
+}
+
+/// A whole list frame read in one pass over the text (a list is megabytes;
+/// reading the content as a raw value first and then again as a list
+/// would scan it twice). Any other message fails to match this shape.
+#[derive(Deserialize)]
+struct ListFrame<'a> {
+    #[serde(borrow)]
+    command: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    content: RawList<'a>,
 }
 
 /// The previous list's text and where each of its entries lies in it, with
@@ -68,21 +70,23 @@ thread_local! {
 /// `None` when the frame is anything else or malformed: the general path
 /// then decides (and reports the same errors as before).
 fn parse_list_fast(text: &str) -> Option<ServerList> {
-    let frame: RawFrame<'_> = serde_json::from_str(text).ok()?;
+    let frame: ListFrame<'_> = serde_json::from_str(text).ok()?;
     if frame.command != ms_names::QUERY_REPLY {
         return None;
     }
-    let raw: RawList<'_> = serde_json::from_str(frame.content?.get()).ok()?;
+    let raw = frame.content;
     let base = text.as_ptr() as usize;
     LAST_LIST.with(|cell| {
         let mut last = cell.borrow_mut();
+        let last = &mut *last;
         let mut entries = Vec::with_capacity(raw.servers.len());
         let mut servers = Vec::with_capacity(raw.servers.len());
         for (i, r) in raw.servers.iter().enumerate() {
             let slice = r.get();
             let start = slice.as_ptr() as usize - base;
-            let cached = last.entries.get(i).and_then(|(s, l, e)| {
-                (last.text.get(*s..*s + *l) == Some(slice)).then(|| e.clone())
+            // The old cache is rebuilt below, so its entry can move.
+            let cached = last.entries.get_mut(i).and_then(|(s, l, e)| {
+                (last.text.get(*s..*s + *l) == Some(slice)).then(|| e.take())
             });
             let entry = match cached {
                 Some(e) => e,
@@ -190,6 +194,17 @@ mod tests {
         let names: Vec<&str> = list.servers.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["x\"y", "d"]);
         assert_eq!(list.servers[1].stats.players.current, 7);
+        // Parsed again (entries from the cache) and after a change of one
+        // entry (that one parsed anew): still what the general path says.
+        let changed = texts[0].replace(r#""current":"007""#, r#""current":"008""#);
+        for text in [texts[0], changed.as_str(), changed.as_str(), texts[0]] {
+            let fast = parse_list_fast(text).expect("fast path");
+            assert_eq!(parse_general(text), Ok(Incoming::List(fast)));
+        }
+        let Some(list) = parse_list_fast(&changed) else {
+            unreachable!()
+        };
+        assert_eq!(list.servers[1].stats.players.current, 8);
         // Anything else is left to the general path.
         for text in [
             r#"{"command":"msRQueryGameServers"}"#,
