@@ -52,56 +52,229 @@ struct ListFrame<'a> {
     content: RawList<'a>,
 }
 
-/// The previous list's text and where each of its entries lies in it, with
-/// what each entry parsed to: a list changes a few entries at a time, so
-/// an entry whose text is unchanged at the same position is not parsed
-/// again.
+/// One entry of the previous list: where its text lies in that list's
+/// text, and what it parsed to (`None`: unreadable, skipped).
+struct Cached {
+    start: usize,
+    len: usize,
+    entry: Option<ServerEntry>,
+}
+
+impl Cached {
+    fn end(&self) -> usize {
+        self.start + self.len
+    }
+}
+
+/// The previous list's text and its entries: a list changes a few entries
+/// at a time, so only the text that differs from the previous one needs
+/// reading.
 #[derive(Default)]
 struct LastList {
     text: String,
-    entries: Vec<(usize, usize, Option<ServerEntry>)>,
+    entries: Vec<Cached>,
 }
 
 thread_local! {
     static LAST_LIST: std::cell::RefCell<LastList> = std::cell::RefCell::default();
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many lists were read by their changed part only.
+    static CHANGED_PART_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The common case, a whole list, parsed straight into typed entries.
 /// `None` when the frame is anything else or malformed: the general path
 /// then decides (and reports the same errors as before).
 fn parse_list_fast(text: &str) -> Option<ServerList> {
-    let frame: ListFrame<'_> = serde_json::from_str(text).ok()?;
-    if frame.command != ms_names::QUERY_REPLY {
-        return None;
-    }
-    let raw = frame.content;
-    let base = text.as_ptr() as usize;
     LAST_LIST.with(|cell| {
         let mut last = cell.borrow_mut();
-        let last = &mut *last;
-        let mut entries = Vec::with_capacity(raw.servers.len());
-        let mut servers = Vec::with_capacity(raw.servers.len());
-        for (i, r) in raw.servers.iter().enumerate() {
-            let slice = r.get();
-            let start = slice.as_ptr() as usize - base;
-            // The old cache is rebuilt below, so its entry can move.
-            let cached = last.entries.get_mut(i).and_then(|(s, l, e)| {
-                (last.text.get(*s..*s + *l) == Some(slice)).then(|| e.take())
-            });
-            let entry = match cached {
-                Some(e) => e,
-                None => serde_json::from_str::<ServerEntry>(slice).ok(),
-            };
-            if let Some(e) = &entry {
-                servers.push(e.clone());
+        let entries = match parse_changed_part(&mut last, text) {
+            Some(entries) => {
+                #[cfg(test)]
+                CHANGED_PART_READS.with(|c| c.set(c.get() + 1));
+                entries
             }
-            entries.push((start, slice.len(), entry));
-        }
+            None => parse_whole(&mut last, text)?,
+        };
+        let servers = entries.iter().filter_map(|c| c.entry.clone()).collect();
         last.text.clear();
         last.text.push_str(text);
         last.entries = entries;
         Some(ServerList { servers })
     })
+}
+
+/// Reads the whole frame; entries whose text is unchanged at the same
+/// position keep what they parsed to.
+fn parse_whole(last: &mut LastList, text: &str) -> Option<Vec<Cached>> {
+    let frame: ListFrame<'_> = serde_json::from_str(text).ok()?;
+    if frame.command != ms_names::QUERY_REPLY {
+        return None;
+    }
+    let base = text.as_ptr() as usize;
+    let servers = frame.content.servers;
+    let mut entries = Vec::with_capacity(servers.len());
+    for (i, r) in servers.iter().enumerate() {
+        let slice = r.get();
+        let start = slice.as_ptr() as usize - base;
+        // The old cache is replaced afterwards, so its entry can move.
+        let cached = last
+            .entries
+            .get_mut(i)
+            .and_then(|c| (last.text.get(c.start..c.end()) == Some(slice)).then(|| c.entry.take()));
+        let entry = match cached {
+            Some(e) => e,
+            None => serde_json::from_str::<ServerEntry>(slice).ok(),
+        };
+        entries.push(Cached {
+            start,
+            len: slice.len(),
+            entry,
+        });
+    }
+    Some(entries)
+}
+
+/// Length of the common prefix of `a` and `b`, compared in blocks (which
+/// compile to `memcmp`) before bytes.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let max = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= max && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    while i < max && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// Length of the common suffix of `a` and `b`.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let max = a.len().min(b.len());
+    let (la, lb) = (a.len(), b.len());
+    let mut i = 0;
+    while i + BLOCK <= max && a[la - i - BLOCK..la - i] == b[lb - i - BLOCK..lb - i] {
+        i += BLOCK;
+    }
+    while i < max && a[la - i - 1] == b[lb - i - 1] {
+        i += 1;
+    }
+    i
+}
+
+const JSON_SPACE: [char; 4] = [' ', '\t', '\n', '\r'];
+
+/// Reads only what changed since the previous list: the entries wholly
+/// inside the text both lists share at their start and at their end are
+/// the previous ones (moved by the length difference), and just the text
+/// between them is parsed. Sound because the previous text was a valid
+/// list frame: with the same bytes before the changed part, the parser is
+/// inside the `servers` array there; if the changed part is complete
+/// entries separated by commas, it is there again after it, and the same
+/// bytes after it parse as they did before. `None` when the change
+/// touches anything but whole entries (the header, the trailer), or the
+/// changed part is not entries: the whole frame is read then.
+fn parse_changed_part(last: &mut LastList, text: &str) -> Option<Vec<Cached>> {
+    let old = last.text.as_bytes();
+    let new = text.as_bytes();
+    let n = last.entries.len();
+    let (first, final_entry) = (last.entries.first()?, last.entries.last()?);
+    if old == new {
+        return Some(
+            last.entries
+                .iter_mut()
+                .map(|c| Cached {
+                    start: c.start,
+                    len: c.len,
+                    entry: c.entry.take(),
+                })
+                .collect(),
+        );
+    }
+    let prefix = common_prefix(old, new);
+    let suffix = common_suffix(old, new).min(old.len().min(new.len()) - prefix);
+    let tail = old.len() - suffix;
+    // The frame's header and trailer must be among the shared bytes.
+    if prefix < first.start || tail > final_entry.end() {
+        return None;
+    }
+    let i0 = last.entries.partition_point(|c| c.end() <= prefix);
+    let j0 = last.entries.partition_point(|c| c.start < tail);
+    let shift = |x: usize| (x + new.len()).checked_sub(old.len());
+    let from = if i0 > 0 {
+        last.entries[i0 - 1].end()
+    } else {
+        first.start
+    };
+    let to = match last.entries.get(j0) {
+        Some(c) => shift(c.start)?,
+        None => shift(final_entry.end())?,
+    };
+    if to < from {
+        return None;
+    }
+    let middle = text.get(from..to)?;
+    // Neighbours on either side are separated from the new entries (or
+    // from each other) by commas.
+    let (left, right) = (i0 > 0, j0 < n);
+    let mut seg = middle.trim_matches(JSON_SPACE);
+    if left && right && seg == "," {
+        seg = "";
+    } else if !seg.is_empty() {
+        if left {
+            seg = seg.strip_prefix(',')?.trim_matches(JSON_SPACE);
+        }
+        if right {
+            seg = seg.strip_suffix(',')?.trim_matches(JSON_SPACE);
+        }
+        if seg.is_empty() {
+            return None;
+        }
+    } else if left && right {
+        return None;
+    }
+    // Everything that can fail comes before the cache is taken apart.
+    let mut changed = Vec::new();
+    if !seg.is_empty() {
+        let wrapped = format!("[{seg}]");
+        let raw: Vec<&RawValue> = serde_json::from_str(&wrapped).ok()?;
+        // Where `wrapped`'s text lies in `text`.
+        let offset = seg.as_ptr() as usize - text.as_ptr() as usize;
+        let base = wrapped.as_ptr() as usize + 1;
+        for r in raw {
+            let slice = r.get();
+            changed.push(Cached {
+                start: slice.as_ptr() as usize - base + offset,
+                len: slice.len(),
+                entry: serde_json::from_str::<ServerEntry>(slice).ok(),
+            });
+        }
+    }
+    let moved = new.len().wrapping_sub(old.len());
+    let mut entries = Vec::with_capacity(n + changed.len());
+    let mut take = |c: &mut Cached, start: usize| {
+        entries.push(Cached {
+            start,
+            len: c.len,
+            entry: c.entry.take(),
+        })
+    };
+    let (before, after) = last.entries.split_at_mut(j0);
+    for c in &mut before[..i0] {
+        take(c, c.start);
+    }
+    for c in after {
+        // `to` showed the first of these lands inside the new text.
+        take(c, c.start.wrapping_add(moved));
+    }
+    entries.splice(i0..i0, changed);
+    Some(entries)
 }
 
 /// Parses one WebSocket text frame.
@@ -215,6 +388,124 @@ mod tests {
         ] {
             assert!(parse_list_fast(text).is_none(), "{text}");
         }
+    }
+
+    /// A small deterministic generator, so the test needs no dependency
+    /// and a failure repeats.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) as usize) % n.max(1)
+        }
+    }
+
+    fn random_entry(rng: &mut Lcg) -> Value {
+        const NAMES: [&str; 8] = [
+            "Alpha",
+            "x,y]",
+            "q\"uote",
+            "back\\slash",
+            "轰炸机人",
+            "{brace}",
+            "  ",
+            "Zed",
+        ];
+        let name = format!("{}{}", NAMES[rng.next(NAMES.len())], rng.next(50));
+        match rng.next(12) {
+            // Unreadable entries, which every path skips.
+            0 => serde_json::json!({ "name": name }),
+            1 => serde_json::json!(rng.next(9)),
+            _ => serde_json::json!({
+                "name": name,
+                "address": if rng.next(4) == 0 { Value::Null } else { Value::from("h.example") },
+                "port": 20000 + rng.next(30),
+                "players": { "current": if rng.next(3) == 0 {
+                    Value::from(format!("{}", rng.next(5)))
+                } else {
+                    Value::from(rng.next(5))
+                }, "max": 4 },
+                "isLobbyOpen": rng.next(2) == 0,
+                "gameplayMode": 1 + rng.next(2),
+            }),
+        }
+    }
+
+    fn frame_text(entries: &[Value], style: usize) -> String {
+        let content = serde_json::json!({ "servers": entries });
+        match style {
+            0 => serde_json::json!({ "command": "msRQueryGameServers", "content": content })
+                .to_string(),
+            1 => serde_json::to_string_pretty(
+                &serde_json::json!({ "content": content, "command": "msRQueryGameServers" }),
+            )
+            .unwrap_or_default(),
+            _ => format!(
+                r#"{{"command":"msRQueryGameServers","content":{{"more":1, "servers": {} ,"x":[]}}}}"#,
+                serde_json::to_string(entries).unwrap_or_default()
+            ),
+        }
+    }
+
+    #[test]
+    fn changed_part_parsing_agrees_with_the_general_path() {
+        let mut rng = Lcg(7);
+        let mut entries: Vec<Value> = (0..20).map(|_| random_entry(&mut rng)).collect();
+        let mut style = 0;
+        for step in 0..3000 {
+            match rng.next(10) {
+                0..=2 => {
+                    let i = rng.next(entries.len());
+                    if let Some(e) = entries.get_mut(i) {
+                        *e = random_entry(&mut rng);
+                    }
+                }
+                // Inserts outweigh removals, so the list stays long.
+                3 | 9 => {
+                    let i = rng.next(entries.len() + 1);
+                    entries.insert(i, random_entry(&mut rng));
+                }
+                4 if !entries.is_empty() => {
+                    let i = rng.next(entries.len());
+                    entries.remove(i);
+                }
+                5 if entries.len() > 1 => {
+                    let (i, j) = (rng.next(entries.len()), rng.next(entries.len()));
+                    entries.swap(i, j);
+                }
+                6 if rng.next(8) == 0 => {
+                    let k = rng.next(3);
+                    entries.truncate(entries.len().saturating_sub(k));
+                }
+                7 if rng.next(20) == 0 => style = rng.next(3),
+                8 if rng.next(30) == 0 => entries.clear(),
+                _ => {}
+            }
+            let text = frame_text(&entries, style);
+            // Now and then a broken frame or another message in between.
+            let noise = match rng.next(25) {
+                0 => Some(text.replacen("},{", "},,{", 1)),
+                1 => Some(text[..text.len() / 2].to_owned()),
+                2 => Some(r#"{"command":"bridgeStatus","content":{"master":"up"}}"#.to_owned()),
+                3 => Some(text.replacen("msRQueryGameServers", "msRQueryGameServerz", 1)),
+                _ => None,
+            };
+            for t in noise.iter().chain([&text]) {
+                assert_eq!(parse(t), parse_general(t), "step {step}: {t}");
+            }
+        }
+        // Most lists were read by their changed part (not all: a change of
+        // the first entry in a frame whose header ends in the same bytes,
+        // noise, and the lists after it fall back to the whole frame).
+        let partial = CHANGED_PART_READS.with(|c| c.get());
+        assert!(
+            partial > 2000,
+            "only {partial} of 3000 lists read partially"
+        );
     }
 
     #[test]

@@ -124,6 +124,14 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
                 Verdict::of(median(&big.1) <= 16.0),
             ));
             rows.push(Row::new(
+                "of which parsing the list frame in the page (wasm, serde_json)".to_owned(),
+                format!("{:.1} ms (median of {})", median(&big.2), big.2.len()),
+                format!("1 server {}", fmt(&small.2)),
+                times(median(&big.2), median(&small.2)),
+                "-",
+                Verdict::Info,
+            ));
+            rows.push(Row::new(
                 format!(
                     "floor of a full-list update: JSON.parse of a {}-server list in the page",
                     count(n as u64)
@@ -175,7 +183,8 @@ fn median(v: &[f64]) -> f64 {
 }
 
 /// Loads the page `loads` times (first full render of `expect` servers),
-/// then changes `game`'s stats `changes` times (the page's update time).
+/// then changes `game`'s stats `changes` times: the page's update times
+/// and the parts of them spent parsing the frame.
 async fn measure(
     browser: &mut Chromium,
     url: &str,
@@ -184,7 +193,7 @@ async fn measure(
     loads: usize,
     changes: usize,
     marker_base: u64,
-) -> Result<(Vec<f64>, Vec<f64>)> {
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
     let limit = Duration::from_secs(60);
     let mut first = Vec::new();
     // The first load compiles the page's code and is not counted.
@@ -207,6 +216,7 @@ async fn measure(
         }
     }
     let mut update = Vec::new();
+    let mut parse = Vec::new();
     for i in 0..changes as u64 {
         // Every render replaces the object: a new one lacks this mark.
         browser
@@ -217,12 +227,15 @@ async fn measure(
             .wait_for(
                 &format!(
                     "(() => {{ const m = window.__lobbyMetrics; \
-                     return m && !m.benchSeen && m.lastListSize === {expect} ? m.lastUpdateMs : null }})()"
+                     return m && !m.benchSeen && m.lastListSize === {expect} \
+                     ? [m.lastUpdateMs, m.lastParseMs] : null }})()"
                 ),
                 limit,
             )
             .await?;
-        update.push(v.as_f64().unwrap_or(f64::NAN));
+        let at = |i: usize| v.get(i).and_then(|x| x.as_f64()).unwrap_or(f64::NAN);
+        update.push(at(0));
+        parse.push(at(1));
     }
-    Ok((first, update))
+    Ok((first, update, parse))
 }

@@ -70,9 +70,20 @@ pub fn set_theme(theme: Option<&str>) {
     };
 }
 
+thread_local! {
+    static LAST_PARSE_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(f64::NAN) };
+}
+
+/// Notes how long parsing the last frame took, for `lastParseMs` in the
+/// next [`record_render`] (the benchmark's breakdown of an update).
+pub fn note_parse(ms: f64) {
+    LAST_PARSE_MS.with(|c| c.set(ms));
+}
+
 /// Records render timing in `window.__lobbyMetrics` for benchmarks:
 /// `lastListSize`, `firstFullRenderMs` (first non-empty list) and
-/// `lastUpdateMs`, each from receiving the list to the rendered DOM.
+/// `lastUpdateMs`, each from receiving the list to the rendered DOM,
+/// and `lastParseMs`, the part of it spent parsing the frame.
 pub fn record_render(list_size: usize, received_perf_ms: f64) {
     let Some(window) = web_sys::window() else {
         return;
@@ -92,6 +103,10 @@ pub fn record_render(list_size: usize, received_perf_ms: f64) {
     };
     set("lastListSize", JsValue::from_f64(list_size as f64));
     set("lastUpdateMs", JsValue::from_f64(elapsed));
+    set(
+        "lastParseMs",
+        JsValue::from_f64(LAST_PARSE_MS.with(|c| c.get())),
+    );
     match first {
         Some(v) => set("firstFullRenderMs", v),
         None if list_size > 0 => set("firstFullRenderMs", JsValue::from_f64(elapsed)),

@@ -176,7 +176,11 @@ async fn serve(
                 Some(Ok(Message::Text(text))) => {
                     got_message = true;
                     let perf_ms = browser::perf_now();
-                    if let Ok(msg) = incoming::parse(&text) {
+                    let parsed = incoming::parse(&text);
+                    if matches!(parsed, Ok(Incoming::List(_))) {
+                        browser::note_parse(browser::perf_now() - perf_ms);
+                    }
+                    if let Ok(msg) = parsed {
                         match msg {
                             Incoming::List(_) if poller.on_list() == Some(PollChange::Stopped) => {
                                 on_event.emit(ConnEvent::PushesResumed);
