@@ -7,6 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
-cargo fetch
+cargo fetch --locked
 trunk build --release
 exec cargo run --release -p bridge -- --static dist "$@"

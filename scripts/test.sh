@@ -7,6 +7,8 @@ source scripts/env.sh
 
 step() { printf '\n== %s\n' "$*"; }
 
+step "dependencies exactly as Cargo.lock pins them"
+cargo fetch --locked
 step "format"
 cargo fmt --all -- --check
 step "clippy"
@@ -14,7 +16,6 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "protocol builds for wasm32 without tokio"
 cargo check -p protocol --target wasm32-unknown-unknown
 step "front end (Trunk release build into dist/, served by the end-to-end tests)"
-cargo fetch
 trunk build --release
 step "binaries the end-to-end tests start (bridge, master)"
 cargo build -p bridge -p master --bins

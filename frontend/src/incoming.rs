@@ -4,9 +4,7 @@
 //! are ignored rather than treated as errors.
 
 use protocol::{
-    bridge::{
-        names as bridge_names, BridgeMessage, ErrorCode, GameServers, GamesMessage, MasterState,
-    },
+    bridge::{names as bridge_names, BridgeMessage, ErrorCode, GameServers, MasterState},
     message::{names as ms_names, Envelope},
     Command, MessageError, ServerEntry, ServerList,
 };
@@ -39,6 +37,15 @@ pub enum Incoming {
 struct RawList<'a> {
     #[serde(borrow)]
     servers: Vec<&'a RawValue>,
+}
+
+/// A frame's content once its command is known: read as a plain struct
+/// rather than through the tagged enum (`GamesMessage`), whose content may
+/// precede its tag and so pulls in serde's buffering for every type in it,
+/// a large share of the bundle.
+#[derive(Deserialize)]
+struct ContentOf<T> {
+    content: T,
 }
 
 /// A whole list frame read in one pass over the text (a list is megabytes;
@@ -293,36 +300,32 @@ fn parse_general(text: &str) -> Result<Incoming, MessageError> {
             Command::QueryReply(list) => Ok(Incoming::List(list)),
             other => Ok(Incoming::Other(other.name().to_owned())),
         },
-        bridge_names::AUTH_RESULT | bridge_names::STATUS | bridge_names::ERROR => {
-            let command = env.command.clone();
-            let content = env.content.unwrap_or(Value::Null);
-            let value = serde_json::json!({ "command": command, "content": content });
-            match serde_json::from_value::<BridgeMessage>(value) {
-                Ok(BridgeMessage::AuthResult { ok }) => Ok(Incoming::AuthResult(ok)),
-                Ok(BridgeMessage::Status { master }) => Ok(Incoming::Master(master)),
-                Ok(BridgeMessage::Error { code, message }) => Ok(Incoming::Error {
-                    code: Some(code),
-                    message,
-                }),
-                Err(_) if command == bridge_names::ERROR => Ok(Incoming::Error {
-                    code: None,
-                    message: content
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("the bridge refused a message")
-                        .to_owned(),
-                }),
-                Err(e) => Err(MessageError::InvalidJson(e.to_string())),
-            }
-        }
-        bridge_names::GAME_SERVERS => {
-            let value = serde_json::json!({ "command": env.command, "content": env.content });
-            match serde_json::from_value::<GamesMessage>(value) {
-                Ok(GamesMessage::GameServers(games)) => Ok(Incoming::Games(games)),
-                Err(e) => Err(MessageError::InvalidJson(e.to_string())),
-            }
-        }
-        _ => Ok(Incoming::Other(env.command)),
+        bridge_names::GAME_SERVERS => match serde_json::from_str::<ContentOf<GameServers>>(text) {
+            Ok(frame) => Ok(Incoming::Games(frame.content)),
+            Err(e) => Err(MessageError::InvalidJson(e.to_string())),
+        },
+        // The bridge's own messages are read from the text, as plain
+        // structs (see `BridgeMessage::from_frame`).
+        command => match BridgeMessage::from_frame(command, text) {
+            Some(Ok(BridgeMessage::AuthResult { ok })) => Ok(Incoming::AuthResult(ok)),
+            Some(Ok(BridgeMessage::Status { master })) => Ok(Incoming::Master(master)),
+            Some(Ok(BridgeMessage::Error { code, message })) => Ok(Incoming::Error {
+                code: Some(code),
+                message,
+            }),
+            Some(Err(_)) if command == bridge_names::ERROR => Ok(Incoming::Error {
+                code: None,
+                message: env
+                    .content
+                    .as_ref()
+                    .and_then(|c| c.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("the bridge refused a message")
+                    .to_owned(),
+            }),
+            Some(Err(e)) => Err(MessageError::InvalidJson(e.to_string())),
+            None => Ok(Incoming::Other(env.command)),
+        },
     }
 }
 

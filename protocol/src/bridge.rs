@@ -153,6 +153,43 @@ pub enum BridgeMessage {
 }
 
 impl BridgeMessage {
+    /// Reads a frame whose `command` the reader already knows (from an
+    /// `Envelope`); `None` for a command that is not one of these. Each
+    /// variant's content is read as a plain struct: reading the tagged enum
+    /// itself, whose content may precede its tag, pulls serde's buffering
+    /// into the browser bundle.
+    pub fn from_frame(command: &str, text: &str) -> Option<Result<Self, serde_json::Error>> {
+        #[derive(Deserialize)]
+        struct Frame<T> {
+            content: T,
+        }
+        #[derive(Deserialize)]
+        struct AuthResult {
+            ok: bool,
+        }
+        #[derive(Deserialize)]
+        struct Status {
+            master: MasterState,
+        }
+        #[derive(Deserialize)]
+        struct Error {
+            code: ErrorCode,
+            message: String,
+        }
+        Some(match command {
+            names::AUTH_RESULT => serde_json::from_str::<Frame<AuthResult>>(text)
+                .map(|f| Self::AuthResult { ok: f.content.ok }),
+            names::STATUS => serde_json::from_str::<Frame<Status>>(text).map(|f| Self::Status {
+                master: f.content.master,
+            }),
+            names::ERROR => serde_json::from_str::<Frame<Error>>(text).map(|f| Self::Error {
+                code: f.content.code,
+                message: f.content.message,
+            }),
+            _ => return None,
+        })
+    }
+
     /// The refusal for `code`, with its standard sentence.
     pub fn refusal(code: ErrorCode) -> Self {
         Self::Error {
@@ -387,6 +424,48 @@ mod tests {
                 ErrorCode::Forbidden.describe()
             )
         );
+    }
+
+    #[test]
+    fn from_frame_reads_what_to_json_writes() {
+        let messages = [
+            BridgeMessage::AuthResult { ok: true },
+            BridgeMessage::Status {
+                master: MasterState::Down,
+            },
+            BridgeMessage::refusal(ErrorCode::RateLimited),
+        ];
+        for m in messages {
+            let json = m.to_json();
+            let env = Envelope::parse(json.as_bytes()).unwrap();
+            assert_eq!(
+                BridgeMessage::from_frame(&env.command, &json)
+                    .unwrap()
+                    .unwrap(),
+                m
+            );
+        }
+        // Content first, extra fields: still read.
+        let text = r#"{"content":{"master":"up","since":3},"command":"bridgeStatus"}"#;
+        assert_eq!(
+            BridgeMessage::from_frame(names::STATUS, text)
+                .unwrap()
+                .unwrap(),
+            BridgeMessage::Status {
+                master: MasterState::Up
+            }
+        );
+        assert!(
+            BridgeMessage::from_frame(names::AUTH_RESULT, r#"{"content":{"ok":"yes"}}"#)
+                .unwrap()
+                .is_err()
+        );
+        assert!(
+            BridgeMessage::from_frame(names::ERROR, r#"{"command":"bridgeError"}"#)
+                .unwrap()
+                .is_err()
+        );
+        assert!(BridgeMessage::from_frame("msQueryGameServers", "{}").is_none());
     }
 
     #[test]
