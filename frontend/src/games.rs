@@ -9,7 +9,7 @@ use protocol::bridge::{GameServer, GameSource, GameSourceKind};
 
 use crate::{
     listing::plural,
-    query::{ListQuery, SortDir, SortKey},
+    query::{ListQuery, SortKey},
 };
 
 /// One server of a source plus what the view needs precomputed.
@@ -150,19 +150,11 @@ pub fn visible(rows: &[GameRow], q: &ListQuery) -> Vec<usize> {
     idx.sort_unstable_by(|&i, &j| {
         let (a, b) = (&rows[i], &rows[j]);
         let answering = b.server.online.cmp(&a.server.online);
-        let primary = compare(a, b, q.sort);
-        let primary = if q.dir == SortDir::Desc {
-            primary.reverse()
-        } else {
-            primary
-        };
-        let by_name = a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key));
-        let by_name = if q.sort == SortKey::Name && q.dir == SortDir::Desc {
-            by_name.reverse()
-        } else {
-            by_name
-        };
-        answering.then(primary).then(by_name)
+        answering.then_with(|| {
+            q.order(compare(a, b, q.sort), || {
+                a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key))
+            })
+        })
     });
     idx
 }

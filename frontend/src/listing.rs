@@ -6,7 +6,7 @@ use std::{cmp::Ordering, collections::HashMap, rc::Rc};
 
 use protocol::{GameplayMode, ServerEntry};
 
-use crate::query::{ListQuery, SortDir, SortKey};
+use crate::query::{ListQuery, SortKey};
 
 /// Rows per page; a page stays cheap to render whatever the list's size.
 pub const PAGE_SIZE: usize = 100;
@@ -179,19 +179,9 @@ pub fn visible(rows: &[Row], q: &ListQuery) -> Vec<usize> {
     // the same result without its scratch buffer.
     idx.sort_unstable_by(|&i, &j| {
         let (a, b) = (&rows[i], &rows[j]);
-        let primary = compare(a, b, q.sort);
-        let primary = if q.dir == SortDir::Desc {
-            primary.reverse()
-        } else {
-            primary
-        };
-        let by_name = a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key));
-        let by_name = if q.sort == SortKey::Name && q.dir == SortDir::Desc {
-            by_name.reverse()
-        } else {
-            by_name
-        };
-        primary.then(by_name)
+        q.order(compare(a, b, q.sort), || {
+            a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key))
+        })
     });
     idx
 }

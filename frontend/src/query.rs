@@ -2,6 +2,8 @@
 //! search, filters, page, open detail, embed theme), parsed leniently so a
 //! hand-edited or stale link still opens a sensible view.
 
+use std::cmp::Ordering;
+
 use protocol::GameplayMode;
 
 /// A sortable column. One enum for both tables so `sort=` means the same
@@ -276,6 +278,25 @@ impl ListQuery {
             page: 0,
             ..self.clone()
         }
+    }
+
+    /// Orders two rows as this view sorts: by the column (`column`, the
+    /// ascending comparison) in the chosen direction, ties by name A→Z
+    /// (Z→A when sorting by name descending). Shared by both tables so
+    /// they sort alike.
+    pub fn order(&self, column: Ordering, by_name: impl FnOnce() -> Ordering) -> Ordering {
+        let column = match self.dir {
+            SortDir::Asc => column,
+            SortDir::Desc => column.reverse(),
+        };
+        column.then_with(|| {
+            let by_name = by_name();
+            if self.sort == SortKey::Name && self.dir == SortDir::Desc {
+                by_name.reverse()
+            } else {
+                by_name
+            }
+        })
     }
 
     /// Whether any filter hides servers (used to explain an empty list).

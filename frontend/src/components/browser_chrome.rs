@@ -8,6 +8,7 @@ use protocol::bridge::MasterState;
 
 use crate::{
     components::{empty_state::EmptyState, updated_ago::UpdatedAgo},
+    query::{ListQuery, SortKey},
     state::{Conn, State},
 };
 
@@ -71,6 +72,50 @@ pub fn empty_before_list(conn: Conn) -> Html {
                 detail="The page keeps trying by itself; the list appears as soon as the connection is back." />
         },
         _ => html! { <EmptyState title="Loading servers…" detail="Connecting to the lobby." /> },
+    }
+}
+
+/// The empty state when the search or filters hide every server, with a
+/// button that clears them.
+pub fn no_match(clear_filters: Callback<MouseEvent>) -> Html {
+    html! {
+        <EmptyState title="No servers match"
+            detail="Every server is hidden by the search or the filters."
+            action={Some(("clear-filters".into(), "Clear search and filters".into(), clear_filters))} />
+    }
+}
+
+/// What both lists do when a heading, a page button or "clear filters" is
+/// clicked: a new view for the URL.
+pub struct ViewCallbacks {
+    pub on_sort: Callback<SortKey>,
+    pub on_page: Callback<usize>,
+    pub clear_filters: Callback<MouseEvent>,
+}
+
+impl ViewCallbacks {
+    /// Callbacks that emit `query`'s successors to `set`.
+    pub fn new(query: &ListQuery, set: &Callback<ListQuery>) -> Self {
+        let on_sort = {
+            let (q, set) = (query.clone(), set.clone());
+            Callback::from(move |key: SortKey| set.emit(q.with_sort(key)))
+        };
+        let on_page = {
+            let (q, set) = (query.clone(), set.clone());
+            Callback::from(move |page: usize| {
+                set.emit(ListQuery { page, ..q.clone() });
+                scroll_to_top();
+            })
+        };
+        let clear_filters = {
+            let (next, set) = (query.cleared(), set.clone());
+            Callback::from(move |_: MouseEvent| set.emit(next.clone()))
+        };
+        ViewCallbacks {
+            on_sort,
+            on_page,
+            clear_filters,
+        }
     }
 }
 

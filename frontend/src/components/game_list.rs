@@ -7,7 +7,9 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        browser_chrome::{disconnected, empty_before_list, scroll_to_top, ListMeta},
+        browser_chrome::{
+            disconnected, empty_before_list, no_match, scroll_to_top, ListMeta, ViewCallbacks,
+        },
         empty_state::EmptyState,
         filters::Filters,
         game_detail::GameDetail,
@@ -17,7 +19,7 @@ use crate::{
     context::use_lobby,
     games,
     listing::{page_count, page_slice},
-    query::{ListQuery, SortKey},
+    query::ListQuery,
 };
 
 /// Props of [`GameList`].
@@ -121,22 +123,11 @@ pub fn GameList(props: &GameListProps) -> Html {
     let (page, slice) = page_slice(&all, q.page);
     let shown = Rc::new(slice.to_vec());
     let pages = page_count(all.len());
-    let on_sort = {
-        let q = q.clone();
-        let set = set.clone();
-        Callback::from(move |key: SortKey| set.emit(q.with_sort(key)))
-    };
-    let on_page = {
-        let q = q.clone();
-        let set = set.clone();
-        Callback::from(move |p: usize| {
-            set.emit(ListQuery {
-                page: p,
-                ..q.clone()
-            });
-            scroll_to_top();
-        })
-    };
+    let ViewCallbacks {
+        on_sort,
+        on_page,
+        clear_filters,
+    } = ViewCallbacks::new(&q, &set);
     let on_open = {
         let q = q.clone();
         let set = set.clone();
@@ -144,11 +135,6 @@ pub fn GameList(props: &GameListProps) -> Html {
             set.emit(q.with_server(Some(key.to_string())));
             scroll_to_top();
         })
-    };
-    let clear_filters = {
-        let next = q.cleared();
-        let set = set.clone();
-        Callback::from(move |_: MouseEvent| set.emit(next.clone()))
     };
     let body = if !all.is_empty() {
         html! { <GameTable rows={rows.clone()} {shown} query={q.clone()} {on_sort} {on_open} /> }
@@ -158,11 +144,7 @@ pub fn GameList(props: &GameListProps) -> Html {
                 detail="The source lists no servers right now. This list updates by itself." />
         }
     } else {
-        html! {
-            <EmptyState title="No servers match"
-                detail="Every server is hidden by the search or the filters."
-                action={Some(("clear-filters".into(), "Clear search and filters".into(), clear_filters))} />
-        }
+        no_match(clear_filters)
     };
     html! {
         <>

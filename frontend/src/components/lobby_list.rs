@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        browser_chrome::{empty_before_list, scroll_to_top, stale_text, ListMeta},
+        browser_chrome::{empty_before_list, no_match, stale_text, ListMeta, ViewCallbacks},
         empty_state::EmptyState,
         filters::Filters,
         pager::Pager,
@@ -15,7 +15,7 @@ use crate::{
     },
     context::use_lobby,
     listing::{page_count, page_slice, summarize, summary_text, visible},
-    query::{ListQuery, SortKey},
+    query::ListQuery,
     services::browser,
 };
 
@@ -62,27 +62,11 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
         });
     }
 
-    let on_sort = {
-        let q = query.clone();
-        let set = set_query.clone();
-        Callback::from(move |key: SortKey| set.emit(q.with_sort(key)))
-    };
-    let on_page = {
-        let q = query.clone();
-        let set = set_query.clone();
-        Callback::from(move |p: usize| {
-            set.emit(ListQuery {
-                page: p,
-                ..q.clone()
-            });
-            scroll_to_top();
-        })
-    };
-    let clear_filters = {
-        let q = query.clone();
-        let set = set_query.clone();
-        Callback::from(move |_: MouseEvent| set.emit(q.cleared()))
-    };
+    let ViewCallbacks {
+        on_sort,
+        on_page,
+        clear_filters,
+    } = ViewCallbacks::new(&query, &set_query);
 
     let has_list = state.received_at_ms.is_some();
     let body = if !all.is_empty() {
@@ -98,11 +82,7 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
                 detail="Nobody is hosting a game right now. This list updates by itself when a server starts." />
         }
     } else {
-        html! {
-            <EmptyState title="No servers match"
-                detail="Every server is hidden by the search or the filters."
-                action={Some(("clear-filters".into(), "Clear search and filters".into(), clear_filters))} />
-        }
+        no_match(clear_filters)
     };
     html! {
         <>
