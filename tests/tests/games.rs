@@ -383,6 +383,54 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
         b.attr(&tab("lobby"), "aria-selected").await.as_deref(),
         Some("false")
     );
+    // The keyboard as in WAI-ARIA tabs: only the selected tab is in the Tab
+    // order; arrows, End and Home select another tab and focus it.
+    assert_eq!(
+        eval(
+            b,
+            "Array.from(document.querySelectorAll('[data-testid=source-tab]'))\
+             .filter(t => t.tabIndex === 0).map(t => t.dataset.source)"
+        )
+        .await,
+        json!([fakes.a2s_id()])
+    );
+    b.js(&format!(
+        "document.querySelector({}).focus()",
+        lit(&tab(&fakes.a2s_id()))
+    ))
+    .await;
+    for (key, to) in [
+        ("\u{E014}", fakes.master_id()),  // ArrowRight
+        ("\u{E010}", fakes.silent_id()),  // End
+        ("\u{E011}", "lobby".to_owned()), // Home
+        ("\u{E012}", fakes.silent_id()),  // ArrowLeft wraps around
+        ("\u{E011}", "lobby".to_owned()),
+        ("\u{E014}", fakes.a2s_id()),
+    ] {
+        let focused = "document.activeElement";
+        b.find(":focus")
+            .await
+            .send_keys(key)
+            .await
+            .expect("send a key");
+        let expr = format!(
+            "[{focused}.dataset.source, {focused}.getAttribute('aria-selected'), {}]",
+            param("src")
+        );
+        let src = if to == "lobby" {
+            json!(null)
+        } else {
+            json!(to)
+        };
+        wait_eq(
+            b,
+            &format!("the {to} tab focused"),
+            &expr,
+            json!([to, "true", src]),
+            LIVE,
+        )
+        .await;
+    }
     assert_eq!(eval(b, &count("[data-testid=server-row]")).await, json!(0));
     assert_eq!(eval(b, ONLINE_ROWS).await, json!([info.name]));
     assert_eq!(
