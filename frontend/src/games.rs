@@ -5,7 +5,7 @@
 
 use std::{cmp::Ordering, collections::HashMap, rc::Rc};
 
-use protocol::bridge::{GameServer, GameSource, GameSourceKind};
+use protocol::bridge::{GameRule, GameServer, GameSource, GameSourceKind};
 
 use crate::{
     listing::plural,
@@ -237,6 +237,20 @@ pub fn players_by_score(s: &GameServer) -> Vec<&protocol::bridge::GamePlayer> {
     players
 }
 
+/// The rules whose name or value contains `filter` (case-insensitive), in
+/// the server's order: servers send hundreds, players look for one.
+pub fn filter_rules<'a>(rules: &'a [GameRule], filter: &str) -> Vec<&'a GameRule> {
+    let needle = filter.trim().to_lowercase();
+    rules
+        .iter()
+        .filter(|r| {
+            needle.is_empty()
+                || r.name.to_lowercase().contains(&needle)
+                || r.value.to_lowercase().contains(&needle)
+        })
+        .collect()
+}
+
 /// A Steam link that joins an A2S server, when its address is known.
 pub fn join_link(kind: GameSourceKind, s: &GameServer) -> Option<String> {
     match kind {
@@ -393,6 +407,31 @@ mod tests {
         let sources = [src];
         assert!(find(&sources, "gameagent:m:9005").is_some());
         assert!(find(&sources, "a2s:m:9005").is_none());
+    }
+
+    #[test]
+    fn rule_filter() {
+        let rules: Vec<GameRule> = [
+            ("sv_gravity", "800"),
+            ("mp_timelimit", "30"),
+            ("Gravity2", "x"),
+        ]
+        .into_iter()
+        .map(|(n, v)| GameRule {
+            name: n.into(),
+            value: v.into(),
+        })
+        .collect();
+        let names = |f: &str| -> Vec<String> {
+            filter_rules(&rules, f)
+                .iter()
+                .map(|r| r.name.clone())
+                .collect()
+        };
+        assert_eq!(names(" GRAV "), ["sv_gravity", "Gravity2"]);
+        assert_eq!(names("30"), ["mp_timelimit"]);
+        assert_eq!(names("").len(), 3);
+        assert!(names("nothing").is_empty());
     }
 
     #[test]

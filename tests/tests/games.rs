@@ -507,6 +507,44 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
         rule.name
     );
     b.screenshot("games-a2s-detail").await;
+    // The rule filter narrows the rules to the ones that mention it.
+    let needle = &rule.name[rule.name.len().saturating_sub(5)..];
+    let expected: Vec<&str> = rules
+        .iter()
+        .filter(|r| {
+            r.name.to_lowercase().contains(&needle.to_lowercase())
+                || r.value.to_lowercase().contains(&needle.to_lowercase())
+        })
+        .map(|r| r.name.as_str())
+        .collect();
+    assert!(expected.len() < rules.len(), "{needle:?} filters nothing");
+    b.type_into("#rule-filter", &needle.to_uppercase()).await;
+    wait_eq(
+        b,
+        "the filtered rules",
+        "Array.from(document.querySelectorAll('tr[data-testid=detail-rule]')).map(r => r.dataset.name)",
+        json!(expected),
+        LIVE,
+    )
+    .await;
+    let nothing = "no rule has this";
+    b.type_into("#rule-filter", nothing).await;
+    b.wait_text("[data-testid=no-rules]", "Nothing matches", LIVE)
+        .await;
+    // Backspaces, as a user empties it (WebDriver's clear fires no input).
+    b.find("#rule-filter")
+        .await
+        .send_keys(&"\u{E003}".repeat(nothing.len()))
+        .await
+        .expect("backspaces");
+    wait_eq(
+        b,
+        "all rules again",
+        &count("tr[data-testid=detail-rule]"),
+        json!(rules.len()),
+        LIVE,
+    )
+    .await;
 
     // The open detail survives a reload.
     let url = b.search().await;

@@ -7,8 +7,8 @@ use yew::prelude::*;
 use crate::{
     components::copy_address::CopyAddress,
     games::{
-        address_label, duration_label, flag_label, join_link, ping_label, players_by_score,
-        players_label, GameRow,
+        address_label, duration_label, filter_rules, flag_label, join_link, ping_label,
+        players_by_score, players_label, GameRow,
     },
 };
 
@@ -45,6 +45,17 @@ pub fn GameDetail(props: &GameDetailProps) -> Html {
         (!v.trim().is_empty()).then(|| html! { <span dir="auto">{ v.to_owned() }</span> })
     };
     let players = players_by_score(s);
+    let rule_filter = use_state(String::new);
+    let on_rule_filter = {
+        let rule_filter = rule_filter.clone();
+        Callback::from(move |e: InputEvent| {
+            rule_filter.set(
+                e.target_unchecked_into::<web_sys::HtmlInputElement>()
+                    .value(),
+            )
+        })
+    };
+    let rules = filter_rules(&s.rules, &rule_filter);
     html! {
         <section class="detail card" data-testid="game-detail" aria-labelledby="detail-title">
             <button type="button" id="detail-close" class="back" {onclick}>{"← All servers"}</button>
@@ -97,14 +108,25 @@ pub fn GameDetail(props: &GameDetailProps) -> Html {
                     </tbody>
                 </table>
             }
-            <h3>{ format!("{} ({})", if a2s { "Rules" } else { "Status" }, s.rules.len()) }</h3>
+            <div class="rules-head">
+                <h3>{ format!("{} ({})", if a2s { "Rules" } else { "Status" }, s.rules.len()) }</h3>
+                if s.rules.len() > 1 {
+                    <label>
+                        <span class="visually-hidden">{ if a2s { "Filter the rules" } else { "Filter the status keys" } }</span>
+                        <input id="rule-filter" type="search" placeholder="Filter by name or value"
+                            autocomplete="off" spellcheck="false" value={(*rule_filter).clone()} oninput={on_rule_filter} />
+                    </label>
+                }
+            </div>
             if s.rules.is_empty() {
                 <p class="muted">{ if a2s { "The server sent no rules." } else { "The server sent no status keys." } }</p>
+            } else if rules.is_empty() {
+                <p class="muted" data-testid="no-rules">{ format!("Nothing matches \u{201c}{}\u{201d}.", rule_filter.trim()) }</p>
             } else {
                 <table class="detail-table rules-table">
                     <thead><tr><th scope="col">{"Name"}</th><th scope="col">{"Value"}</th></tr></thead>
                     <tbody>
-                        { for s.rules.iter().map(|r| html! {
+                        { for rules.iter().map(|r| html! {
                             <tr data-testid="detail-rule" data-name={r.name.clone()}>
                                 <th scope="row"><code>{ r.name.clone() }</code></th>
                                 <td class="c-value" dir="auto">{ r.value.clone() }</td>
