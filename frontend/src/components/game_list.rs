@@ -42,15 +42,19 @@ pub fn GameList(props: &GameListProps) -> Html {
     let q = props.query.clone();
     let set = props.on_change.clone();
     let id = q.source.clone().unwrap_or_default();
+    // Borrowed, not cloned: this renders on every lobby push too, and a
+    // source may list hundreds of servers with their players and rules.
     let source = state
         .games
-        .as_ref()
-        .and_then(|g| games::find(&g.sources, &id))
-        .cloned();
+        .as_deref()
+        .and_then(|g| games::find(&g.sources, &id));
     let rows = {
-        let source = source.clone();
-        use_memo((state.games_version, id.clone()), move |_| {
-            source.as_ref().map(games::rows).unwrap_or_default()
+        let all = state.games.clone();
+        use_memo((state.games_version, id.clone()), move |(_, id)| {
+            all.as_deref()
+                .and_then(|g| games::find(&g.sources, id))
+                .map(games::rows)
+                .unwrap_or_default()
         })
     };
     let filter_key = ListQuery {
