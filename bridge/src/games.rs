@@ -209,6 +209,8 @@ async fn a2s_server(client: &Client, addr: SocketAddr) -> GameServer {
                 time_secs: (p.duration.is_finite() && p.duration >= 0.0)
                     .then(|| p.duration.min(u32::MAX as f32) as u32),
                 ping_ms: None,
+                deaths: p.deaths,
+                money: p.money,
             })
             .collect(),
         rules: rules
@@ -282,6 +284,8 @@ async fn gameagent_server(client: &Client, game: SocketAddrV4) -> GameServer {
                 score: i64::from(p.frags),
                 time_secs: None,
                 ping_ms: Some(p.ping),
+                deaths: None,
+                money: None,
             })
             .collect(),
         rules: status

@@ -138,6 +138,70 @@ async fn subscribers_get_game_servers_and_their_changes() {
     master.shutdown().await;
 }
 
+/// The Ship's seed packets (info, then players with deaths and money),
+/// behind the usual challenge round trip; no rules.
+async fn the_ship() -> fake::FakeUdp {
+    let info = fake::hex(include_str!(
+        "../../gamequery/tests/fixtures/ru_the_ship_info.hex"
+    ));
+    let players = fake::hex(include_str!(
+        "../../gamequery/tests/fixtures/ru_the_ship_players.hex"
+    ));
+    let challenge = fake::CHALLENGE.to_le_bytes();
+    fake::FakeUdp::start(move |req| {
+        let challenged = req.len() == 9 && req[5..] == challenge;
+        match (req.get(4), challenged) {
+            (Some(b'T'), _) => vec![info.clone()],
+            (Some(b'U'), true) => vec![players.clone()],
+            (Some(b'V'), true) => vec![b"\xFF\xFF\xFF\xFFE\x00\x00".to_vec()],
+            (Some(b'U' | b'V'), false) => {
+                let mut reply = b"\xFF\xFF\xFF\xFFA".to_vec();
+                reply.extend_from_slice(&challenge);
+                vec![reply]
+            }
+            _ => vec![],
+        }
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn the_ship_players_carry_deaths_and_money() {
+    let master = TestMaster::start().await;
+    let ship = the_ship().await;
+    let expected = gamequery::a2s::decode_players(
+        &fake::hex(include_str!(
+            "../../gamequery/tests/fixtures/ru_the_ship_players.hex"
+        ))[4..],
+        true,
+    )
+    .unwrap();
+    assert!(expected.iter().any(|p| p.money.is_some_and(|m| m != 0)));
+    let mut config = test_config(master.addr);
+    config.a2s = vec![ship.addr().to_string()];
+    config.game_poll_interval = Duration::from_millis(100);
+    let bridge = TestBridge::start(config).await;
+    let mut ws = bridge.connect().await;
+    send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
+    let games = parse(&recv_until(&mut ws, is_games).await);
+    let s = &games.sources[0].servers[0];
+    assert!(s.online, "{s:?}");
+    assert_eq!(s.game, "The Ship");
+    let got: Vec<_> = s
+        .player_list
+        .iter()
+        .map(|p| (p.name.as_str(), p.score, p.deaths, p.money))
+        .collect();
+    let want: Vec<_> = expected
+        .iter()
+        .map(|p| (p.name.as_str(), i64::from(p.score), p.deaths, p.money))
+        .collect();
+    assert_eq!(got, want);
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
 #[tokio::test]
 async fn hidden_addresses_stay_hidden() {
     let master = TestMaster::start().await;

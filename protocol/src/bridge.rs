@@ -309,6 +309,12 @@ pub struct GamePlayer {
     /// The player's ping (GameAgent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ping_ms: Option<u32>,
+    /// Deaths (A2S, The Ship only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deaths: Option<i32>,
+    /// Money (A2S, The Ship only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub money: Option<i32>,
 }
 
 /// One rule or status key.
@@ -343,6 +349,8 @@ mod game_tests {
                         score: 4,
                         time_secs: Some(60),
                         ping_ms: None,
+                        deaths: None,
+                        money: None,
                     }],
                     rules: vec![GameRule {
                         name: "sv_gravity".into(),

@@ -45,6 +45,9 @@ pub fn GameDetail(props: &GameDetailProps) -> Html {
         (!v.trim().is_empty()).then(|| html! { <span dir="auto">{ v.to_owned() }</span> })
     };
     let players = players_by_score(s);
+    // The Ship also reports deaths and money.
+    let deaths = players.iter().any(|p| p.deaths.is_some());
+    let money = players.iter().any(|p| p.money.is_some());
     let rule_filter = use_state(String::new);
     let on_rule_filter = {
         let rule_filter = rule_filter.clone();
@@ -89,6 +92,8 @@ pub fn GameDetail(props: &GameDetailProps) -> Html {
                     <thead><tr>
                         <th scope="col">{"Name"}</th>
                         <th scope="col" class="num">{ if a2s { "Score" } else { "Frags" } }</th>
+                        if deaths { <th scope="col" class="num">{"Deaths"}</th> }
+                        if money { <th scope="col" class="num">{"Money"}</th> }
                         <th scope="col" class="num">{ if a2s { "Time" } else { "Ping" } }</th>
                     </tr></thead>
                     <tbody>
@@ -98,6 +103,8 @@ pub fn GameDetail(props: &GameDetailProps) -> Html {
                                     if p.name.is_empty() { <span class="muted">{"(no name)"}</span> } else { { p.name.clone() } }
                                 </th>
                                 <td class="c-score num">{ p.score }</td>
+                                if deaths { <td class="c-deaths num">{ p.deaths.map_or_else(|| "—".to_owned(), |d| d.to_string()) }</td> }
+                                if money { <td class="c-money num">{ p.money.map_or_else(|| "—".to_owned(), |m| m.to_string()) }</td> }
                                 if a2s {
                                     <td class="c-time num">{ p.time_secs.map(duration_label).unwrap_or_else(|| "—".to_owned()) }</td>
                                 } else {
