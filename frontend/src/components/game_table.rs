@@ -5,7 +5,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::{
-    components::{copy_address::CopyAddress, sort_heading::SortHeading},
+    components::{copy_address::CopyAddress, sort_heading::sort_heading},
     games::{address_label, ping_label, players_label, GameRow},
     query::{ListQuery, SortKey},
 };
@@ -30,9 +30,7 @@ pub fn GameTable(props: &GameTableProps) -> Html {
             <caption class="visually-hidden">{"Game servers. Click a column heading to sort, a name for details."}</caption>
             <thead>
                 <tr>
-                    { for SortKey::GAMES.into_iter().map(|column| html! {
-                        <SortHeading {column} query={q.clone()} on_sort={props.on_sort.clone()} />
-                    }) }
+                    { for SortKey::GAMES.into_iter().map(|column| sort_heading(column, q, &props.on_sort)) }
                     <th scope="col" class="c-addr">{"Address"}</th>
                 </tr>
             </thead>

@@ -5,7 +5,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::{
-    components::{server_row::ServerRow, sort_heading::SortHeading},
+    components::{server_row::ServerRow, sort_heading::sort_heading},
     listing::Row,
     query::{ListQuery, SortKey},
 };
@@ -46,9 +46,7 @@ pub fn ServerTable(props: &ServerTableProps) -> Html {
             <caption class="visually-hidden">{"Game servers. Click a column heading to sort."}</caption>
             <thead>
                 <tr>
-                    { for SortKey::LOBBY.into_iter().map(|column| html! {
-                        <SortHeading {column} query={q.clone()} on_sort={props.on_sort.clone()} />
-                    }) }
+                    { for SortKey::LOBBY.into_iter().map(|column| sort_heading(column, q, &props.on_sort)) }
                     <th scope="col" class="c-addr">{"Address"}</th>
                 </tr>
             </thead>
