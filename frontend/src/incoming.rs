@@ -104,7 +104,7 @@ fn parse_list_fast(text: &str) -> Option<ServerList> {
                 CHANGED_PART_READS.with(|c| c.set(c.get() + 1));
                 entries
             }
-            None => parse_whole(&mut last, text)?,
+            None => parse_whole(text)?,
         };
         let servers = entries.iter().filter_map(|c| c.entry.clone()).collect();
         last.text.clear();
@@ -114,35 +114,29 @@ fn parse_list_fast(text: &str) -> Option<ServerList> {
     })
 }
 
-/// Reads the whole frame; entries whose text is unchanged at the same
-/// position keep what they parsed to.
-fn parse_whole(last: &mut LastList, text: &str) -> Option<Vec<Cached>> {
+/// Reads the whole frame: the first list, or one whose change is not
+/// confined to whole entries (see [`parse_changed_part`]).
+fn parse_whole(text: &str) -> Option<Vec<Cached>> {
     let frame: ListFrame<'_> = serde_json::from_str(text).ok()?;
     if frame.command != ms_names::QUERY_REPLY {
         return None;
     }
     let base = text.as_ptr() as usize;
-    let servers = frame.content.servers;
-    let mut entries = Vec::with_capacity(servers.len());
-    for (i, r) in servers.iter().enumerate() {
-        let slice = r.get();
-        let start = slice.as_ptr() as usize - base;
-        // The old cache is replaced afterwards, so its entry can move.
-        let cached = last
-            .entries
-            .get_mut(i)
-            .and_then(|c| (last.text.get(c.start..c.end()) == Some(slice)).then(|| c.entry.take()));
-        let entry = match cached {
-            Some(e) => e,
-            None => serde_json::from_str::<ServerEntry>(slice).ok(),
-        };
-        entries.push(Cached {
-            start,
-            len: slice.len(),
-            entry,
-        });
-    }
-    Some(entries)
+    Some(
+        frame
+            .content
+            .servers
+            .iter()
+            .map(|r| {
+                let slice = r.get();
+                Cached {
+                    start: slice.as_ptr() as usize - base,
+                    len: slice.len(),
+                    entry: serde_json::from_str::<ServerEntry>(slice).ok(),
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Length of the common prefix of `a` and `b`, compared in blocks (which
