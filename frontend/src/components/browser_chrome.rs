@@ -12,34 +12,25 @@ use crate::{
     state::{Conn, State},
 };
 
-/// Props of [`ListMeta`].
-#[derive(Properties, PartialEq)]
-pub struct ListMetaProps {
-    /// The summary line (empty before data arrives).
-    pub summary: String,
-    /// When the shown data arrived.
-    pub at_ms: Option<f64>,
-    /// A warning that the data may be out of date.
-    #[prop_or_default]
-    pub stale: Option<&'static str>,
-    /// The bridge's last error message.
-    #[prop_or_default]
-    pub error: Option<String>,
-}
-
-/// Summary, age and banners above a table.
-#[component]
-pub fn ListMeta(props: &ListMetaProps) -> Html {
+/// Summary, age and banners above a table. A plain function rather than
+/// a component, so the summary changes in the same render as the rows (a
+/// child component would render a moment later).
+pub fn list_meta(
+    summary: String,
+    at_ms: Option<f64>,
+    stale: Option<&'static str>,
+    error: Option<&str>,
+) -> Html {
     html! {
         <>
             <div class="meta">
-                <span data-testid="summary" class="summary">{ props.summary.clone() }</span>
-                <UpdatedAgo at_ms={props.at_ms} />
+                <span data-testid="summary" class="summary">{ summary }</span>
+                <UpdatedAgo {at_ms} />
             </div>
-            if let Some(text) = props.stale {
+            if let Some(text) = stale {
                 <p class="banner warn" role="alert" data-testid="stale">{ text }</p>
             }
-            if let Some(err) = &props.error {
+            if let Some(err) = error {
                 <p class="banner" role="status">{ format!("The bridge says: {err}") }</p>
             }
         </>

@@ -8,7 +8,7 @@ use yew::prelude::*;
 use crate::{
     components::{
         browser_chrome::{
-            disconnected, empty_before_list, no_match, scroll_to_top, ListMeta, ViewCallbacks,
+            disconnected, empty_before_list, list_meta, no_match, scroll_to_top, ViewCallbacks,
         },
         empty_state::EmptyState,
         filters::Filters,
@@ -92,9 +92,12 @@ pub fn GameList(props: &GameListProps) -> Html {
     let stale = disconnected(state).then_some(
         "The connection to the lobby was lost; these are the last results received. Reconnecting by itself.",
     );
-    let meta = html! {
-        <ListMeta summary={games::summary_text(&rows, all.len())} at_ms={state.games_at_ms} {stale} />
-    };
+    let meta = list_meta(
+        games::summary_text(&rows, all.len()),
+        state.games_at_ms,
+        stale,
+        None,
+    );
     let source_error = source.error.as_ref().map(|e| {
         html! {
             <p class="banner warn" role="alert" data-testid="source-error">

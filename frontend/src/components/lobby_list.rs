@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        browser_chrome::{empty_before_list, no_match, stale_text, ListMeta, ViewCallbacks},
+        browser_chrome::{empty_before_list, list_meta, no_match, stale_text, ViewCallbacks},
         empty_state::EmptyState,
         filters::Filters,
         pager::Pager,
@@ -89,9 +89,12 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
             if !props.embed {
                 <Filters query={query.clone()} on_change={set_query.clone()} />
             }
-            <ListMeta summary={if has_list { summary_text(*summary, all.len()) } else { String::new() }}
-                at_ms={state.received_at_ms} stale={has_list.then(|| stale_text(state)).flatten()}
-                error={state.last_error.clone()} />
+            { list_meta(
+                if has_list { summary_text(*summary, all.len()) } else { String::new() },
+                state.received_at_ms,
+                has_list.then(|| stale_text(state)).flatten(),
+                state.last_error.as_deref(),
+            ) }
             <div class="table-wrap">{ body }</div>
             <Pager page={page} pages={pages} on_page={on_page} />
         </>
