@@ -6,8 +6,10 @@
 //! Like the master, the library takes an already-bound listener so tests
 //! (and the binary) choose the port.
 
+mod api;
 pub mod config;
 pub mod error;
+pub mod feed;
 pub mod games;
 pub mod limits;
 pub mod metrics;

@@ -4,7 +4,7 @@
 use std::{io::Write, net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::Context;
-use bridge::{AdminToken, Config};
+use bridge::{AdminToken, Bridge, Config};
 use clap::Parser;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -143,16 +143,13 @@ async fn main() -> anyhow::Result<()> {
                     })?;
             let master_addr = master_listener.local_addr()?;
             tracing::info!(addr = %master_addr, "starting the embedded master");
+            let master = master::Master::new(master::Config::default());
+            let registry = master.registry();
             let stop = shutdown.clone();
             let task = tokio::spawn(async move {
-                master::run(
-                    master_listener,
-                    master::Config::default(),
-                    stop.cancelled_owned(),
-                )
-                .await;
+                master.run(master_listener, stop.cancelled_owned()).await;
             });
-            (master_addr.to_string(), Some(task))
+            (master_addr.to_string(), Some((task, registry)))
         }
     };
 
@@ -200,7 +197,15 @@ async fn main() -> anyhow::Result<()> {
         master::signal::shutdown_signal().await;
         stop.cancel();
     });
-    let result = bridge::run(listener, config, shutdown.clone().cancelled_owned()).await;
+    // With the master in this process, its changes are pushed as they
+    // happen; a remote master is polled.
+    let (bridge, embedded) = match embedded {
+        Some((task, registry)) => (Bridge::embedding(config, registry), Some(task)),
+        None => (Bridge::new(config), None),
+    };
+    let result = bridge
+        .run(listener, shutdown.clone().cancelled_owned())
+        .await;
     shutdown.cancel();
     if let Some(task) = embedded {
         let _ = tokio::time::timeout(Duration::from_secs(2), task).await;

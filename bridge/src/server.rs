@@ -28,6 +28,7 @@ use tower_http::{
 use tracing::{debug, info, warn};
 
 use crate::{
+    api,
     config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
     error::Error,
     games::Games,
@@ -63,8 +64,24 @@ pub struct Bridge {
 impl Bridge {
     /// A bridge that does nothing until [`Bridge::run`].
     pub fn new(config: Config) -> Self {
+        Self::build(config, None)
+    }
+
+    /// A bridge in front of a master running in the same process: it
+    /// learns every change of `registry` at once instead of polling
+    /// (`config.master` still names the master's TCP address, where admins'
+    /// test servers register).
+    pub fn embedding(config: Config, registry: Arc<master::Registry>) -> Self {
+        Self::build(config, Some(registry))
+    }
+
+    fn build(config: Config, embedded: Option<Arc<master::Registry>>) -> Self {
         let metrics = Arc::new(Metrics::default());
-        let upstream = Arc::new(Upstream::new(config.hide_addresses, metrics.clone()));
+        let mut upstream = Upstream::new(config.hide_addresses, metrics.clone());
+        if let Some(registry) = embedded {
+            upstream = upstream.with_embedded(registry);
+        }
+        let upstream = Arc::new(upstream);
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let games = Games::from_config(&config).map(Arc::new);
         Self {
@@ -166,6 +183,7 @@ fn router(ctx: Arc<Ctx>) -> Router {
     Router::new()
         .route("/ws", get(ws))
         .route("/healthz", get(healthz))
+        .route("/api/servers", get(api::servers).options(api::preflight))
         .route("/metrics", get(metrics))
         .with_state(ctx)
         .merge(front_end)

@@ -13,8 +13,9 @@ use futures_util::{FutureExt, SinkExt, StreamExt};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
 use protocol::{
-    bridge::{BridgeMessage, ClientMessage, ErrorCode, Inbound, MasterState},
+    bridge::{BridgeMessage, ClientMessage, ErrorCode, Inbound, MasterState, Refusal},
     codec::{Frame, FrameCodec},
+    delta::Resume,
     Command,
 };
 use tokio::{net::TcpStream, sync::watch, time::Instant};
@@ -92,6 +93,15 @@ enum Event {
     Ping,
 }
 
+/// A delta subscriber's position in the feed.
+#[derive(Debug)]
+struct DeltaSub {
+    /// The list it holds (epoch and seq), once it was sent one.
+    sent: Option<(Arc<str>, u64)>,
+    /// Before the bridge's first list: what the subscribe asked to continue.
+    resume: Option<Resume>,
+}
+
 pub(crate) struct Session {
     ctx: Arc<Ctx>,
     peer: SocketAddr,
@@ -108,6 +118,8 @@ pub(crate) struct Session {
     told_state: MasterState,
     /// The list sequence number last pushed to this subscriber.
     pushed_seq: u64,
+    /// Delta subscribers (§2.1): what they hold; `None` for whole lists.
+    deltas: Option<DeltaSub>,
     /// Other games' servers, when configured.
     games: Option<watch::Receiver<Option<GamesSnapshot>>>,
     /// The `bridgeGameServers` sequence number last pushed.
@@ -139,6 +151,7 @@ impl Session {
             shared,
             told_state: MasterState::Up,
             pushed_seq: 0,
+            deltas: None,
             games,
             pushed_games_seq: 0,
             last_heard: Instant::now(),
@@ -243,7 +256,7 @@ impl Session {
         }
         self.strikes = 0;
         match Inbound::classify(text.as_bytes()) {
-            Err(code) => self.refuse(ws, code).await,
+            Err(refusal) => self.refuse_with(ws, refusal).await,
             Ok(Inbound::Bridge(ClientMessage::Auth { token })) => {
                 let ok = self.ctx.config.admin_token.matches(&token);
                 if ok {
@@ -253,6 +266,12 @@ impl Session {
                         self.ctx.metrics.admins.fetch_add(1, Relaxed);
                     }
                     info!(peer = %self.peer, "admin authenticated");
+                    if self.ctx.config.hide_addresses {
+                        if let Some(sub) = self.deltas.as_mut() {
+                            // Its entries lack the addresses it may now see.
+                            sub.sent = None;
+                        }
+                    }
                 } else {
                     self.ctx.metrics.auth_failures.fetch_add(1, Relaxed);
                     warn!(peer = %self.peer, "bridgeAuth with a wrong token");
@@ -260,15 +279,20 @@ impl Session {
                 self.send_bridge(ws, &BridgeMessage::AuthResult { ok })
                     .await
             }
-            Ok(Inbound::Bridge(ClientMessage::Subscribe)) => {
+            Ok(Inbound::Bridge(ClientMessage::Subscribe(sub))) => {
                 self.subscribed = true;
                 self.pushed_seq = 0;
                 self.pushed_games_seq = 0;
+                self.deltas = sub.deltas.then_some(DeltaSub {
+                    sent: None,
+                    resume: sub.resume,
+                });
                 self.push_list(ws).await?;
                 self.push_games(ws).await
             }
             Ok(Inbound::Bridge(ClientMessage::Unsubscribe)) => {
                 self.subscribed = false;
+                self.deltas = None;
                 Ok(())
             }
             Ok(Inbound::Query) => {
@@ -423,6 +447,9 @@ impl Session {
         if !self.subscribed {
             return Ok(());
         }
+        if self.deltas.is_some() {
+            return self.push_deltas(ws).await;
+        }
         let list = self.shared.borrow().list.clone();
         let Some(list) = list else { return Ok(()) };
         if list.seq == self.pushed_seq {
@@ -431,6 +458,33 @@ impl Session {
         self.pushed_seq = list.seq;
         let text = self.list_text(&list);
         self.send(ws, Message::Text(text)).await
+    }
+
+    /// Brings a delta subscriber to the newest list: the deltas it lacks
+    /// (shared texts, encoded once for everyone), or a snapshot when they
+    /// are gone; the first answer follows its subscribe's `epoch`/`since`.
+    async fn push_deltas(&mut self, ws: &mut WebSocket) -> Result<(), Close> {
+        let Some(state) = self.shared.borrow().feed.clone() else {
+            return Ok(());
+        };
+        let admin = self.role == Role::Admin;
+        let Some(sub) = self.deltas.as_mut() else {
+            return Ok(());
+        };
+        let texts = match &sub.sent {
+            Some((epoch, seq)) if *epoch == state.epoch => {
+                if *seq == state.seq {
+                    return Ok(());
+                }
+                state.after(*seq, admin)
+            }
+            _ => state.catch_up(sub.resume.take().as_ref(), admin),
+        };
+        sub.sent = Some((state.epoch.clone(), state.seq));
+        for text in texts {
+            self.send(ws, Message::Text(text)).await?;
+        }
+        Ok(())
     }
 
     /// Sends the other games' servers to a subscriber unless it has them.
@@ -456,8 +510,12 @@ impl Session {
     }
 
     async fn refuse(&mut self, ws: &mut WebSocket, code: ErrorCode) -> Result<(), Close> {
-        self.ctx.metrics.refused(code);
-        self.send_bridge(ws, &BridgeMessage::refusal(code)).await
+        self.refuse_with(ws, code.into()).await
+    }
+
+    async fn refuse_with(&mut self, ws: &mut WebSocket, refusal: Refusal) -> Result<(), Close> {
+        self.ctx.metrics.refused(refusal.code);
+        self.send_bridge(ws, &refusal.to_message()).await
     }
 
     async fn send_bridge(&mut self, ws: &mut WebSocket, msg: &BridgeMessage) -> Result<(), Close> {

@@ -2,7 +2,10 @@
 //! every interval, and a `watch` channel every WebSocket reads the latest
 //! state from. A slow viewer only ever sees the newest value, never a queue.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -23,8 +26,14 @@ use tracing::{debug, info, warn};
 
 use crate::{
     config::{Config, MAX_MASTER_REPLY, MAX_MASTER_REPLY_DIGITS},
+    feed::{new_epoch, Feed, FeedState},
     metrics::Metrics,
 };
+
+/// How long the embedded master's changes are gathered into one publish:
+/// short next to the fan-out target, long enough that a burst of
+/// registrations (a master restart) is one delta rather than thousands.
+const COALESCE: Duration = Duration::from_millis(20);
 
 /// The master's list as received, and as viewers get it.
 #[derive(Debug, Clone)]
@@ -46,6 +55,9 @@ pub struct Shared {
     pub reason: Option<Arc<str>>,
     /// `None` until the first answer arrives.
     pub list: Option<ListSnapshot>,
+    /// The same list for delta subscribers and `/api/servers` (§2.1);
+    /// `None` until the first answer arrives.
+    pub feed: Option<Arc<FeedState>>,
 }
 
 /// The shared upstream: the poller's state and the ways to nudge it.
@@ -54,6 +66,11 @@ pub struct Upstream {
     tx: watch::Sender<Shared>,
     hide_addresses: bool,
     metrics: Arc<Metrics>,
+    /// Numbers the list and keeps its recent deltas; also serialises
+    /// publishing, so lists reach the watch in the order they were taken.
+    feed: Mutex<Feed>,
+    /// The master running in this process: its changes are pushed, not polled.
+    embedded: Option<Arc<master::Registry>>,
 }
 
 impl Upstream {
@@ -64,12 +81,22 @@ impl Upstream {
             master: MasterState::Up,
             reason: None,
             list: None,
+            feed: None,
         });
         Self {
             tx,
             hide_addresses,
             metrics,
+            feed: Mutex::new(Feed::new(new_epoch(), hide_addresses)),
+            embedded: None,
         }
+    }
+
+    /// Takes lists from the master running in this process instead of
+    /// polling it: every change is published as it happens.
+    pub fn with_embedded(mut self, registry: Arc<master::Registry>) -> Self {
+        self.embedded = Some(registry);
+        self
     }
 
     /// A receiver for one connection; it starts at the current state.
@@ -85,39 +112,63 @@ impl Upstream {
     /// Publishes a list the master just sent (to the poller or to an
     /// admin's own connection). Unchanged bytes wake nobody.
     pub fn offer(&self, reply: &Bytes) {
-        let Ok(full) = Utf8Bytes::try_from(reply.clone()) else {
-            debug!("master reply is not UTF-8; ignored");
+        if self.is_current(reply) {
             return;
+        }
+        let servers = match Command::parse(reply) {
+            Ok(Command::QueryReply(list)) => list.servers,
+            _ => {
+                debug!("master reply unreadable; ignored");
+                return;
+            }
         };
-        if self
-            .tx
+        self.publish(reply, &servers);
+    }
+
+    /// Publishes the embedded master's list (`reply` unframed).
+    fn offer_listing(&self, reply: &Bytes, servers: &[protocol::ServerEntry]) {
+        if !self.is_current(reply) {
+            self.publish(reply, servers);
+        }
+    }
+
+    fn is_current(&self, reply: &Bytes) -> bool {
+        self.tx
             .borrow()
             .list
             .as_ref()
             .is_some_and(|l| l.full.as_bytes() == reply.as_ref())
-        {
+    }
+
+    fn publish(&self, reply: &Bytes, servers: &[protocol::ServerEntry]) {
+        let Ok(full) = Utf8Bytes::try_from(reply.clone()) else {
+            debug!("master reply is not UTF-8; ignored");
             return;
-        }
+        };
         let viewer = if self.hide_addresses {
-            match Command::parse(reply) {
-                Ok(Command::QueryReply(mut list)) => {
-                    for s in &mut list.servers {
-                        s.address = None;
-                        s.port = None;
-                    }
-                    Utf8Bytes::from(Command::QueryReply(list).to_json())
-                }
-                _ => {
-                    debug!("master reply unreadable; ignored");
-                    return;
-                }
+            let hidden = servers.iter().map(|s| protocol::ServerEntry {
+                address: None,
+                port: None,
+                ..s.clone()
+            });
+            let json = protocol::message::query_reply_json(hidden.collect::<Vec<_>>().iter());
+            match Utf8Bytes::try_from(Bytes::from(json)) {
+                Ok(text) => text,
+                Err(_) => return,
             }
         } else {
             full.clone()
         };
+        // Held while the watch is updated: lists are published in the order
+        // the feed numbered them.
+        let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
+        let state = feed.publish(servers);
         self.tx.send_modify(|s| {
             let seq = s.list.as_ref().map_or(1, |l| l.seq + 1);
             s.list = Some(ListSnapshot { seq, full, viewer });
+            if let Some(state) = state {
+                s.feed = Some(state);
+            }
         });
     }
 
@@ -155,6 +206,9 @@ impl Upstream {
     /// it fails) and queries every `poll_interval`. Admin commands refresh
     /// the list through [`Upstream::offer`] from the admin's own connection.
     pub async fn run(self: Arc<Self>, config: Config, cancel: CancellationToken) {
+        if let Some(registry) = self.embedded.clone() {
+            return self.follow(registry, cancel).await;
+        }
         let mut backoff = config.reconnect_min;
         // A lost connection is retried at once; only a failed retry is "down".
         let mut retry_now = true;
@@ -190,6 +244,26 @@ impl Upstream {
             // master that answers nothing is down already.
             if reason.starts_with("no answer") {
                 self.set_down(reason);
+            }
+        }
+    }
+
+    /// Publishes the embedded master's list at once after each change
+    /// (changes within [`COALESCE`] of each other go out together).
+    async fn follow(&self, registry: Arc<master::Registry>, cancel: CancellationToken) {
+        let mut changes = registry.changes();
+        self.set_up();
+        loop {
+            changes.borrow_and_update();
+            let listing = registry.listing();
+            self.offer_listing(&unframe(&listing.reply), &listing.servers);
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return },
+                () = cancel.cancelled() => return,
+            }
+            tokio::select! {
+                () = tokio::time::sleep(COALESCE) => {}
+                () = cancel.cancelled() => return,
             }
         }
     }
@@ -299,6 +373,17 @@ impl<'de> serde::Deserialize<'de> for ReplyHead {
     }
 }
 
+/// The JSON of one framed master message (`[digits][JSON][newline]`), as
+/// the registry caches it; shares the buffer.
+fn unframe(framed: &Bytes) -> Bytes {
+    let start = framed
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(framed.len());
+    let end = framed.len().saturating_sub(1).max(start);
+    framed.slice(start..end)
+}
+
 /// Opens a framed connection to the master; the error is a sentence.
 pub async fn connect(
     master: &str,
@@ -319,7 +404,14 @@ pub async fn connect(
 
 #[cfg(test)]
 mod tests {
-    use super::is_query_reply;
+    use super::{is_query_reply, unframe};
+
+    #[test]
+    fn unframe_strips_length_and_newline() {
+        let framed = bytes::Bytes::from_static(b"17{\"Hallo\":\"Welt\"}\n");
+        assert_eq!(&unframe(&framed)[..], br#"{"Hallo":"Welt"}"#);
+        assert!(unframe(&bytes::Bytes::new()).is_empty());
+    }
 
     #[test]
     fn recognises_list_replies_by_command_only() {

@@ -3,7 +3,10 @@
 
 use std::{cell::RefCell, rc::Rc};
 
-use protocol::bridge::{ClientMessage, ErrorCode, MasterState};
+use protocol::{
+    bridge::{ClientMessage, ErrorCode, MasterState},
+    delta::Subscribe,
+};
 use yew::prelude::*;
 
 use crate::{
@@ -59,7 +62,7 @@ pub struct LobbyProviderProps {
 }
 
 fn subscribe_json() -> String {
-    serde_json::to_string(&ClientMessage::Subscribe).unwrap_or_default()
+    ClientMessage::Subscribe(Subscribe::whole_lists()).to_json()
 }
 
 /// Opens the page's connection and provides [`Lobby`] to its children.

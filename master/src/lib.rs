@@ -9,5 +9,5 @@ pub mod registry;
 pub mod server;
 pub mod signal;
 
-pub use registry::Registry;
+pub use registry::{Listing, Registry};
 pub use server::{bind, run, Config, Master};

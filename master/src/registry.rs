@@ -1,6 +1,8 @@
 //! The list of registered game servers: one per connection, kept in
 //! registration order, with the serialized query reply cached until the list
 //! changes (queries are the hot path; changes are rare by comparison).
+//! Programs that embed the master (the bridge) watch [`Registry::changes`]
+//! instead of polling the list.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -12,21 +14,49 @@ use std::{
 
 use bytes::Bytes;
 use protocol::{frame::encode_frame, message::query_reply_json, Registration, ServerEntry, Stats};
+use tokio::sync::watch;
 
 /// Identifies one TCP connection to the master.
 pub type ConnId = u64;
 
 /// Shared state of all connections. Cheap to query: the framed reply is built
 /// once per change and then handed out as a reference-counted buffer.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Registry {
     inner: Mutex<Inner>,
     next_conn: AtomicU64,
     queries: AtomicU64,
+    /// The list's version, bumped on every change: an embedding program
+    /// learns of changes at once instead of polling.
+    changes: watch::Sender<u64>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::default(),
+            next_conn: AtomicU64::default(),
+            queries: AtomicU64::default(),
+            changes: watch::Sender::new(0),
+        }
+    }
+}
+
+/// The list at one version, read under one lock so the three agree.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    /// The version [`Registry::changes`] announced for this list.
+    pub version: u64,
+    /// The registered servers, in registration order.
+    pub servers: Vec<ServerEntry>,
+    /// The framed `msRQueryGameServers` for this list.
+    pub reply: Bytes,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
+    /// Bumped on every change of the list (see [`Registry::changes`]).
+    version: u64,
     next_seq: u64,
     /// Registration order: sequence number → entry.
     servers: BTreeMap<u64, ServerEntry>,
@@ -71,7 +101,7 @@ impl Registry {
             },
         );
         inner.by_conn.insert(conn, seq);
-        inner.cached_reply = None;
+        self.changed(inner);
     }
 
     /// Replaces the stats of `conn`'s server; false if it has none.
@@ -85,7 +115,7 @@ impl Registry {
         };
         if entry.stats != stats {
             entry.stats = stats;
-            inner.cached_reply = None;
+            self.changed(inner);
         }
         true
     }
@@ -97,14 +127,44 @@ impl Registry {
             return false;
         };
         inner.servers.remove(&seq);
-        inner.cached_reply = None;
+        self.changed(inner);
         true
+    }
+
+    /// Drops the cached reply and announces the new version. The watch is
+    /// updated while the lock is still held, so versions reach watchers in
+    /// the order the changes happened.
+    fn changed(&self, mut inner: MutexGuard<'_, Inner>) {
+        inner.cached_reply = None;
+        inner.version += 1;
+        let version = inner.version;
+        self.changes.send_replace(version);
+    }
+
+    /// A receiver woken after every change of the list (it holds the
+    /// latest version; changes in quick succession wake it once).
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// The current list with its version and reply, consistent with each other.
+    pub fn listing(&self) -> Listing {
+        let mut inner = self.lock();
+        let reply = Self::reply_of(&mut inner);
+        Listing {
+            version: inner.version,
+            servers: inner.servers.values().cloned().collect(),
+            reply,
+        }
     }
 
     /// The framed `msRQueryGameServers` reply for the current list.
     pub fn query_reply(&self) -> Bytes {
         self.queries.fetch_add(1, Ordering::Relaxed);
-        let mut inner = self.lock();
+        Self::reply_of(&mut self.lock())
+    }
+
+    fn reply_of(inner: &mut Inner) -> Bytes {
         if let Some(reply) = &inner.cached_reply {
             return reply.clone();
         }
@@ -192,5 +252,26 @@ mod tests {
             "unchanged stats keep the cache"
         );
         assert_eq!(r.queries_answered(), 4);
+    }
+
+    #[test]
+    fn changes_announce_each_new_version() {
+        let r = Registry::new();
+        let mut rx = r.changes();
+        assert!(!rx.has_changed().unwrap());
+        r.register(1, reg("a"));
+        assert!(rx.has_changed().unwrap());
+        assert_eq!(*rx.borrow_and_update(), 1);
+        assert!(r.update_stats(1, Stats::default()), "same stats");
+        assert!(!rx.has_changed().unwrap(), "no change, no wake-up");
+        let listing = r.listing();
+        assert_eq!(listing.version, 1);
+        assert_eq!(listing.servers.len(), 1);
+        assert_eq!(listing.reply, r.query_reply());
+        assert!(r.unregister(1));
+        assert_eq!(*rx.borrow_and_update(), 2);
+        assert!(!r.unregister(1));
+        assert!(!rx.has_changed().unwrap());
+        assert!(r.listing().servers.is_empty());
     }
 }

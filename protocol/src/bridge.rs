@@ -3,7 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{names as ms, Envelope, MessageError};
+use crate::{
+    delta::{Subscribe, SubscribeError},
+    message::{names as ms, Envelope, MessageError},
+};
 
 /// Command names of the bridge's messages.
 pub mod names {
@@ -15,18 +18,51 @@ pub mod names {
     pub const ERROR: &str = "bridgeError";
     /// Other games' servers (A2S, GameAgent), pushed to subscribers.
     pub const GAME_SERVERS: &str = "bridgeGameServers";
+    /// The whole list with ids, for delta subscribers (§2.1).
+    pub const SNAPSHOT: &str = "bridgeSnapshot";
+    /// One list change, for delta subscribers (§2.1).
+    pub const DELTA: &str = "bridgeDelta";
 }
 
 /// Messages the browser sends to the bridge itself (not relayed).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "command", content = "content")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientMessage {
-    #[serde(rename = "bridgeAuth")]
-    Auth { token: String },
-    #[serde(rename = "bridgeSubscribe")]
-    Subscribe,
-    #[serde(rename = "bridgeUnsubscribe")]
+    Auth {
+        token: String,
+    },
+    /// Whole lists, or deltas (§2.1) when the content asks for them.
+    Subscribe(Subscribe),
     Unsubscribe,
+}
+
+impl ClientMessage {
+    /// The frame's text, as the bridge reads it (a plain subscribe has no
+    /// `content`).
+    pub fn to_json(&self) -> String {
+        // Plain data into a String: cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl Serialize for ClientMessage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        match self {
+            Self::Auth { token } => {
+                map.serialize_entry("command", names::AUTH)?;
+                map.serialize_entry("content", &serde_json::json!({ "token": token }))?;
+            }
+            Self::Subscribe(sub) => {
+                map.serialize_entry("command", names::SUBSCRIBE)?;
+                if let Some(content) = sub.to_content() {
+                    map.serialize_entry("content", &content)?;
+                }
+            }
+            Self::Unsubscribe => map.serialize_entry("command", names::UNSUBSCRIBE)?,
+        }
+        map.end()
+    }
 }
 
 /// Whether the bridge can reach the master.
@@ -87,6 +123,42 @@ impl ErrorCode {
     }
 }
 
+/// Why the bridge refuses a frame: the code, and the sentence to send
+/// (the code's standard one unless the refusal says more).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl From<ErrorCode> for Refusal {
+    fn from(code: ErrorCode) -> Self {
+        Self {
+            code,
+            message: code.describe().to_owned(),
+        }
+    }
+}
+
+impl From<SubscribeError> for Refusal {
+    fn from(e: SubscribeError) -> Self {
+        Self {
+            code: ErrorCode::InvalidJson,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl Refusal {
+    /// The `bridgeError` that says it.
+    pub fn to_message(&self) -> BridgeMessage {
+        BridgeMessage::Error {
+            code: self.code,
+            message: self.message.clone(),
+        }
+    }
+}
+
 /// What one inbound WebSocket text frame asks for, decided by the rules of
 /// `shared/protocol.md` section 2. Bridge and front end share this so that
 /// both agree on which commands need an admin connection.
@@ -106,12 +178,14 @@ impl Inbound {
     ///
     /// A `bridgeAuth` without a string `token` is read as an empty token (a
     /// wrong one), so the reply is still `bridgeAuthResult {"ok":false}`.
-    pub fn classify(text: &[u8]) -> Result<Self, ErrorCode> {
+    /// A `bridgeSubscribe` whose content is malformed is refused with
+    /// `invalid-json` and a sentence that names the field.
+    pub fn classify(text: &[u8]) -> Result<Self, Refusal> {
         let env = match Envelope::parse(text) {
             Ok(env) => env,
-            Err(MessageError::InvalidJson(_)) => return Err(ErrorCode::InvalidJson),
-            Err(MessageError::NotAnObject) => return Err(ErrorCode::NotAnObject),
-            Err(_) => return Err(ErrorCode::UnknownCommand),
+            Err(MessageError::InvalidJson(_)) => return Err(ErrorCode::InvalidJson.into()),
+            Err(MessageError::NotAnObject) => return Err(ErrorCode::NotAnObject.into()),
+            Err(_) => return Err(ErrorCode::UnknownCommand.into()),
         };
         match env.command.as_str() {
             names::AUTH => {
@@ -124,13 +198,15 @@ impl Inbound {
                     .to_owned();
                 Ok(Self::Bridge(ClientMessage::Auth { token }))
             }
-            names::SUBSCRIBE => Ok(Self::Bridge(ClientMessage::Subscribe)),
+            names::SUBSCRIBE => Ok(Self::Bridge(ClientMessage::Subscribe(
+                Subscribe::from_content(env.content.as_ref())?,
+            ))),
             names::UNSUBSCRIBE => Ok(Self::Bridge(ClientMessage::Unsubscribe)),
             ms::QUERY => Ok(Self::Query),
             c if c.starts_with("ms") => Ok(Self::Admin {
                 command: env.command,
             }),
-            _ => Err(ErrorCode::UnknownCommand),
+            _ => Err(ErrorCode::UnknownCommand.into()),
         }
     }
 
@@ -382,7 +458,7 @@ mod tests {
 
     #[test]
     fn classify_frames() {
-        let c = |s: &str| Inbound::classify(s.as_bytes());
+        let c = |s: &str| Inbound::classify(s.as_bytes()).map_err(|r| r.code);
         assert_eq!(c("{nope"), Err(ErrorCode::InvalidJson));
         assert_eq!(c(""), Err(ErrorCode::InvalidJson));
         assert_eq!(c("[1]"), Err(ErrorCode::NotAnObject));
@@ -397,8 +473,22 @@ mod tests {
         assert_eq!(c(r#"{"command":"msQueryGameServers"}"#), Ok(Inbound::Query));
         assert_eq!(
             c(r#"{"command":"bridgeSubscribe","content":{}}"#),
-            Ok(Inbound::Bridge(ClientMessage::Subscribe))
+            Ok(Inbound::Bridge(ClientMessage::Subscribe(
+                Subscribe::whole_lists()
+            )))
         );
+        assert_eq!(
+            c(r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#),
+            Ok(Inbound::Bridge(ClientMessage::Subscribe(
+                Subscribe::deltas(None)
+            )))
+        );
+        let refused = Inbound::classify(
+            br#"{"command":"bridgeSubscribe","content":{"deltas":true,"epoch":"e","since":-1}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(refused.code, ErrorCode::InvalidJson);
+        assert!(refused.message.contains("`since`"), "{}", refused.message);
         assert_eq!(
             c(r#"{"command":"bridgeUnsubscribe"}"#),
             Ok(Inbound::Bridge(ClientMessage::Unsubscribe))
@@ -494,12 +584,22 @@ mod tests {
             r#"{"command":"bridgeStatus","content":{"master":"down"}}"#
         );
         assert_eq!(
-            serde_json::to_string(&ClientMessage::Subscribe).unwrap(),
+            ClientMessage::Subscribe(Subscribe::whole_lists()).to_json(),
             r#"{"command":"bridgeSubscribe"}"#
         );
-        let auth: ClientMessage =
-            serde_json::from_str(r#"{"command":"bridgeAuth","content":{"token":"t"}}"#).unwrap();
-        assert_eq!(auth, ClientMessage::Auth { token: "t".into() });
+        assert_eq!(
+            ClientMessage::Subscribe(Subscribe::deltas(Some(crate::delta::Resume {
+                epoch: "e".into(),
+                since: 4
+            })))
+            .to_json(),
+            r#"{"command":"bridgeSubscribe","content":{"deltas":true,"epoch":"e","since":4}}"#
+        );
+        let auth = ClientMessage::Auth { token: "t".into() };
+        assert_eq!(
+            Inbound::classify(auth.to_json().as_bytes()),
+            Ok(Inbound::Bridge(auth))
+        );
         for code in ErrorCode::ALL {
             assert_eq!(
                 serde_json::to_string(&code).unwrap(),

@@ -8,6 +8,7 @@
 pub mod bridge;
 #[cfg(feature = "codec")]
 pub mod codec;
+pub mod delta;
 pub mod frame;
 pub mod message;
 pub mod validate;

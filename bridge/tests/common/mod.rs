@@ -86,9 +86,18 @@ pub fn test_config(master: SocketAddr) -> Config {
 
 impl TestBridge {
     pub async fn start(config: Config) -> Self {
+        Self::start_bridge(Bridge::new(config)).await
+    }
+
+    /// A bridge in front of `master` as if it ran in the same process:
+    /// the registry's changes are pushed, never polled.
+    pub async fn embedding(master: &TestMaster, config: Config) -> Self {
+        Self::start_bridge(Bridge::embedding(config, master.master.registry())).await
+    }
+
+    async fn start_bridge(bridge: Bridge) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let bridge = Bridge::new(config);
         let metrics = bridge.metrics();
         let stop = CancellationToken::new();
         let s = stop.clone();

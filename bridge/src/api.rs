@@ -1,0 +1,190 @@
+//! `GET /api/servers`: the lobby list as one JSON document for pages and
+//! bots that only read (`shared/protocol.md` §2.1). The body is encoded and
+//! compressed once per list, revalidated by `ETag`, and readable from any
+//! origin.
+
+use std::sync::Arc;
+
+use axum::{
+    extract::State,
+    http::{header, HeaderMap, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+};
+
+use crate::server::Ctx;
+
+/// The headers every answer carries: any page may read the list, and a
+/// cache must ask again (with the ETag) before reusing it.
+fn common(etag: Option<&str>) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("ETag"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    if let Some(v) = etag.and_then(|e| HeaderValue::from_str(e).ok()) {
+        h.insert(header::ETAG, v);
+    }
+    h
+}
+
+pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, req: HeaderMap) -> Response {
+    let Some(state) = ctx.upstream.current().feed else {
+        let mut h = common(None);
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        h.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        let body = r#"{"error":"the bridge has no list from the master yet"}"#;
+        return (StatusCode::SERVICE_UNAVAILABLE, h, body).into_response();
+    };
+    let etag = state.etag();
+    let mut h = common(Some(&etag));
+    if if_none_match(&req, &etag) {
+        return (StatusCode::NOT_MODIFIED, h).into_response();
+    }
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    // Compressed off the request path's hot loop: the first request after a
+    // change pays for it, the others share it.
+    let body = tokio::task::spawn_blocking({
+        let state = state.clone();
+        move || {
+            state.api_body();
+        }
+    })
+    .await;
+    if body.is_err() {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    }
+    let body = state.api_body();
+    let bytes = match accepted(&req) {
+        Encoding::Br => {
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("br"));
+            body.br.clone()
+        }
+        Encoding::Gzip => {
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            body.gzip.clone()
+        }
+        Encoding::Identity => body.identity.clone(),
+    };
+    (StatusCode::OK, h, bytes).into_response()
+}
+
+/// Cross-origin readers that send `If-None-Match` themselves ask first.
+pub(crate) async fn preflight() -> Response {
+    let mut h = common(None);
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, OPTIONS"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("If-None-Match"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("86400"),
+    );
+    (StatusCode::NO_CONTENT, h).into_response()
+}
+
+fn if_none_match(req: &HeaderMap, etag: &str) -> bool {
+    req.get_all(header::IF_NONE_MATCH).iter().any(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(',')
+                .map(|t| t.trim().trim_start_matches("W/"))
+                .any(|t| t == etag || t == "*")
+        })
+    })
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Encoding {
+    Br,
+    Gzip,
+    Identity,
+}
+
+/// The best encoding the request accepts (`q=0` refuses one).
+fn accepted(req: &HeaderMap) -> Encoding {
+    let mut br = false;
+    let mut gzip = false;
+    for v in req.get_all(header::ACCEPT_ENCODING) {
+        let Ok(v) = v.to_str() else { continue };
+        for item in v.split(',') {
+            let mut parts = item.split(';');
+            let name = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            match name.as_str() {
+                "br" => br = !refused,
+                "gzip" => gzip = !refused,
+                _ => {}
+            }
+        }
+    }
+    if br {
+        Encoding::Br
+    } else if gzip {
+        Encoding::Gzip
+    } else {
+        Encoding::Identity
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(k.clone(), HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn picks_the_best_accepted_encoding() {
+        let ae = header::ACCEPT_ENCODING;
+        assert_eq!(accepted(&headers(&[])), Encoding::Identity);
+        assert_eq!(
+            accepted(&headers(&[(ae.clone(), "gzip, deflate, br")])),
+            Encoding::Br
+        );
+        assert_eq!(accepted(&headers(&[(ae.clone(), "gzip")])), Encoding::Gzip);
+        assert_eq!(
+            accepted(&headers(&[(ae.clone(), "br;q=0, gzip;q=0.5")])),
+            Encoding::Gzip
+        );
+        assert_eq!(accepted(&headers(&[(ae, "identity")])), Encoding::Identity);
+    }
+
+    #[test]
+    fn etags_match_exactly_weakly_or_by_star() {
+        let inm = header::IF_NONE_MATCH;
+        let tag = "\"e-3\"";
+        assert!(if_none_match(&headers(&[(inm.clone(), "\"e-3\"")]), tag));
+        assert!(if_none_match(
+            &headers(&[(inm.clone(), "\"x\", W/\"e-3\"")]),
+            tag
+        ));
+        assert!(if_none_match(&headers(&[(inm.clone(), "*")]), tag));
+        assert!(!if_none_match(&headers(&[(inm, "\"e-2\"")]), tag));
+        assert!(!if_none_match(&headers(&[]), tag));
+    }
+}

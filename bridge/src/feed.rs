@@ -1,0 +1,375 @@
+//! The lobby list as deltas (`shared/protocol.md` §2.1): each new list from
+//! the master is compared once with the last published one, and the
+//! resulting delta is encoded once, for every subscriber. The newest
+//! deltas are kept (a bounded ring) so a subscriber that fell behind or
+//! reconnected gets what it missed instead of the whole list.
+
+use std::{
+    collections::VecDeque,
+    io::Write,
+    sync::{Arc, Mutex, OnceLock},
+};
+
+use bytes::Bytes;
+use protocol::{
+    bridge::names,
+    delta::{delta_json, snapshot_content_json, Change, Keyed, KeyedList, Resume},
+    ServerEntry,
+};
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+/// Deltas kept for catching up; older ones are answered with a snapshot.
+pub const HISTORY: usize = 64;
+
+/// One message in the two forms the bridge sends it: with addresses (to
+/// admins) and as viewers may see it (the same text unless
+/// `--hide-addresses`).
+#[derive(Debug, Clone)]
+pub struct Encoded {
+    pub full: Utf8Bytes,
+    pub viewer: Utf8Bytes,
+}
+
+impl Encoded {
+    fn new(hide: bool, encode: impl Fn(bool) -> String) -> Self {
+        let full = Utf8Bytes::from(encode(false));
+        let viewer = if hide {
+            Utf8Bytes::from(encode(true))
+        } else {
+            full.clone()
+        };
+        Self { full, viewer }
+    }
+
+    /// The form for an admin (`true`) or a viewer.
+    pub fn for_role(&self, admin: bool) -> &Utf8Bytes {
+        if admin {
+            &self.full
+        } else {
+            &self.viewer
+        }
+    }
+}
+
+/// `GET /api/servers`'s body for one list, in each encoding it is served in.
+#[derive(Debug)]
+pub struct ApiBody {
+    pub identity: Bytes,
+    pub gzip: Bytes,
+    pub br: Bytes,
+}
+
+/// One published list: what every delta subscriber and `/api/servers`
+/// read. Immutable; the next change publishes a new one.
+#[derive(Debug)]
+pub struct FeedState {
+    pub epoch: Arc<str>,
+    pub seq: u64,
+    hide: bool,
+    entries: Vec<Keyed>,
+    /// Deltas up to this one, oldest first; the last turns `seq - 1` into `seq`.
+    recent: VecDeque<Encoded>,
+    /// Encoded on first use: most changes are only ever sent as deltas.
+    snapshot: OnceLock<Encoded>,
+    api: OnceLock<ApiBody>,
+}
+
+impl FeedState {
+    /// The `bridgeSnapshot` of this list.
+    pub fn snapshot(&self) -> &Encoded {
+        self.snapshot.get_or_init(|| {
+            Encoded::new(self.hide, |hide| {
+                let content = snapshot_content_json(&self.epoch, self.seq, &self.entries, hide);
+                format!(r#"{{"command":"{}","content":{content}}}"#, names::SNAPSHOT)
+            })
+        })
+    }
+
+    /// The deltas after `since` (oldest first) if this list still has
+    /// them all; `since == seq` gives none.
+    pub fn deltas_since(&self, since: u64) -> Option<impl Iterator<Item = &Encoded>> {
+        let missing = usize::try_from(self.seq.checked_sub(since)?).ok()?;
+        (missing <= self.recent.len()).then(|| self.recent.iter().skip(self.recent.len() - missing))
+    }
+
+    /// The answer to a delta subscribe that holds `resume`: the missing
+    /// deltas, an empty delta (`prev` = `seq`) that confirms a current
+    /// list, or the snapshot (§2.1).
+    pub fn catch_up(&self, resume: Option<&Resume>, admin: bool) -> Vec<Utf8Bytes> {
+        if let Some(r) = resume.filter(|r| *r.epoch == *self.epoch) {
+            if r.since == self.seq {
+                let confirm =
+                    delta_json(&self.epoch, self.seq, self.seq, &Change::default(), false);
+                return vec![Utf8Bytes::from(confirm)];
+            }
+            if let Some(deltas) = self.deltas_since(r.since) {
+                return deltas.map(|d| d.for_role(admin).clone()).collect();
+            }
+        }
+        vec![self.snapshot().for_role(admin).clone()]
+    }
+
+    /// What a subscriber that was sent list `sent` needs to reach this one.
+    pub fn after(&self, sent: u64, admin: bool) -> Vec<Utf8Bytes> {
+        match self.deltas_since(sent) {
+            Some(deltas) => deltas.map(|d| d.for_role(admin).clone()).collect(),
+            None => vec![self.snapshot().for_role(admin).clone()],
+        }
+    }
+
+    /// The list as `/api/servers` serves it (addresses hidden when the
+    /// bridge hides them), compressed once per list on first request.
+    pub fn api_body(&self) -> &ApiBody {
+        self.api.get_or_init(|| {
+            let json = snapshot_content_json(&self.epoch, self.seq, &self.entries, self.hide);
+            let identity = Bytes::from(json);
+            ApiBody {
+                gzip: gzip(&identity),
+                br: brotli(&identity),
+                identity,
+            }
+        })
+    }
+
+    /// The `ETag` of this list: epoch and seq name it exactly.
+    pub fn etag(&self) -> String {
+        format!("\"{}-{}\"", self.epoch, self.seq)
+    }
+}
+
+/// Fast levels: a 10,000-server list is compressed in milliseconds, to
+/// about a tenth of its size (most of its bytes are repeated keys).
+fn gzip(data: &[u8]) -> Bytes {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    // Writing to a Vec cannot fail.
+    let _ = enc.write_all(data);
+    Bytes::from(enc.finish().unwrap_or_default())
+}
+
+fn brotli(data: &[u8]) -> Bytes {
+    let mut out = Vec::new();
+    {
+        let mut enc = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+        let _ = enc.write_all(data);
+    }
+    Bytes::from(out)
+}
+
+/// The publisher: the numbered list and the recent deltas. Callers
+/// serialise through a mutex (lists arrive from the poller, admins' own
+/// master connections and the embedded master).
+#[derive(Debug)]
+pub struct Feed {
+    epoch: Arc<str>,
+    hide: bool,
+    list: KeyedList,
+    seq: u64,
+    recent: VecDeque<Encoded>,
+}
+
+impl Feed {
+    /// A feed for a new epoch (a random string: bridges behind one load
+    /// balancer must not share one).
+    pub fn new(epoch: impl Into<Arc<str>>, hide_addresses: bool) -> Self {
+        Self {
+            epoch: epoch.into(),
+            hide: hide_addresses,
+            list: KeyedList::new(),
+            seq: 0,
+            recent: VecDeque::with_capacity(HISTORY),
+        }
+    }
+
+    /// Takes the master's current list; returns the list to publish, or
+    /// `None` when nothing changed since the last one.
+    pub fn publish(&mut self, servers: &[ServerEntry]) -> Option<Arc<FeedState>> {
+        let first = self.seq == 0;
+        let change = self.list.update(servers);
+        if change.is_none() && !first {
+            return None;
+        }
+        let change = change.unwrap_or_default();
+        let prev = self.seq;
+        self.seq += 1;
+        let (epoch, seq) = (&self.epoch, self.seq);
+        let delta = Encoded::new(self.hide, |hide| {
+            delta_json(epoch, seq, prev, &change, hide)
+        });
+        if self.recent.len() == HISTORY {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(delta);
+        Some(Arc::new(FeedState {
+            epoch: self.epoch.clone(),
+            seq: self.seq,
+            hide: self.hide,
+            entries: self.list.entries().to_vec(),
+            recent: self.recent.clone(),
+            snapshot: OnceLock::new(),
+            api: OnceLock::new(),
+        }))
+    }
+}
+
+/// A [`Feed`] shared by the tasks that learn of lists.
+pub type SharedFeed = Mutex<Feed>;
+
+/// A fresh epoch: 16 random bytes as hex (the clock, should the system's
+/// randomness fail).
+pub fn new_epoch() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (nanos as u64).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::{
+        delta::{ClientList, DeltaMessage},
+        message::Envelope,
+        Stats,
+    };
+
+    fn entry(name: &str, current: u32) -> ServerEntry {
+        let mut stats = Stats::default();
+        stats.players.current = current;
+        ServerEntry {
+            name: name.into(),
+            address: Some("192.0.2.7".into()),
+            port: Some(20000),
+            stats,
+        }
+    }
+
+    fn read(text: &str) -> DeltaMessage {
+        let env = Envelope::parse(text.as_bytes()).unwrap();
+        DeltaMessage::from_frame(&env.command, text)
+            .unwrap()
+            .unwrap()
+    }
+
+    fn client(text: &str) -> ClientList {
+        match read(text) {
+            DeltaMessage::Snapshot(s) => ClientList::from_snapshot(s),
+            other => panic!("not a snapshot: {other:?}"),
+        }
+    }
+
+    fn apply(list: &mut ClientList, text: &str) {
+        match read(text) {
+            DeltaMessage::Delta(d) => list.apply(&d).unwrap(),
+            other => panic!("not a delta: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn publishes_changes_only_and_catches_up() {
+        let mut feed = Feed::new("e", true);
+        let first = feed
+            .publish(&[])
+            .expect("the first list is published even if empty");
+        assert_eq!(first.seq, 1);
+        assert!(feed.publish(&[]).is_none());
+        let a = feed.publish(&[entry("a", 0)]).unwrap();
+        let b = feed.publish(&[entry("a", 1), entry("b", 0)]).unwrap();
+        assert_eq!(b.seq, 3);
+
+        // A viewer holding list 1 gets the two deltas, without addresses.
+        let resume = Resume {
+            epoch: "e".into(),
+            since: 1,
+        };
+        let texts = b.catch_up(Some(&resume), false);
+        assert_eq!(texts.len(), 2);
+        assert!(texts.iter().all(|t| !t.as_str().contains("192.0.2.7")));
+        let mut list = client(first.snapshot().viewer.as_str());
+        for t in &texts {
+            apply(&mut list, t);
+        }
+        assert_eq!(list.len(), 2);
+        assert_eq!(list.seq(), 3);
+        // An admin sees the addresses.
+        assert!(b.catch_up(Some(&resume), true)[1]
+            .as_str()
+            .contains("192.0.2.7"));
+
+        // Current: one empty confirmation. Other epoch or ahead: snapshot.
+        let current = b.catch_up(
+            Some(&Resume {
+                epoch: "e".into(),
+                since: 3,
+            }),
+            false,
+        );
+        assert_eq!(current.len(), 1);
+        apply(&mut list, &current[0]);
+        for resume in [
+            Resume {
+                epoch: "x".into(),
+                since: 3,
+            },
+            Resume {
+                epoch: "e".into(),
+                since: 9,
+            },
+        ] {
+            let texts = b.catch_up(Some(&resume), false);
+            assert_eq!(texts.len(), 1);
+            assert!(texts[0]
+                .as_str()
+                .starts_with(r#"{"command":"bridgeSnapshot""#));
+        }
+        assert_eq!(a.after(1, false).len(), 1);
+        assert_eq!(b.after(1, false).len(), 2);
+    }
+
+    #[test]
+    fn old_lists_get_a_snapshot() {
+        let mut feed = Feed::new("e", false);
+        let mut last = None;
+        for n in 0..(HISTORY as u32 + 5) {
+            last = feed.publish(&[entry("a", n)]);
+        }
+        let last = last.unwrap();
+        let texts = last.after(2, false);
+        assert_eq!(texts.len(), 1);
+        assert!(texts[0]
+            .as_str()
+            .starts_with(r#"{"command":"bridgeSnapshot""#));
+        assert_eq!(last.after(last.seq - 3, false).len(), 3);
+    }
+
+    #[test]
+    fn api_body_is_the_snapshot_content_compressed() {
+        let mut feed = Feed::new("e", true);
+        let servers: Vec<_> = (0..500).map(|n| entry(&format!("server {n}"), n)).collect();
+        let state = feed.publish(&servers).unwrap();
+        let body = state.api_body();
+        let json: serde_json::Value = serde_json::from_slice(&body.identity).unwrap();
+        assert_eq!(json["seq"], 1);
+        assert_eq!(json["servers"].as_array().unwrap().len(), 500);
+        assert!(json["servers"][0].get("address").is_none(), "hidden");
+        let mut unzipped = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(&body.gzip[..]),
+            &mut unzipped,
+        )
+        .unwrap();
+        assert_eq!(unzipped, body.identity);
+        let mut unbr = Vec::new();
+        std::io::Read::read_to_end(
+            &mut brotli::Decompressor::new(&body.br[..], 4096),
+            &mut unbr,
+        )
+        .unwrap();
+        assert_eq!(unbr, body.identity);
+        assert!(body.br.len() * 4 < body.identity.len(), "well compressed");
+        assert_eq!(state.etag(), "\"e-1\"");
+    }
+}
