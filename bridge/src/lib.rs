@@ -8,7 +8,9 @@
 
 pub mod config;
 pub mod error;
+pub mod forwarded;
 pub mod games;
+mod http;
 pub mod limits;
 pub mod metrics;
 mod server;
