@@ -23,6 +23,9 @@ pub const MAX_MASTER_REPLY: usize = 16 << 20;
 /// Digits of [`MAX_MASTER_REPLY`]'s length field.
 pub const MAX_MASTER_REPLY_DIGITS: usize = 8;
 
+/// Client TCP connections served at once unless configured otherwise.
+pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 16_384;
+
 /// Everything a [`crate::Bridge`] needs; tests shorten the intervals.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -132,7 +135,7 @@ impl Config {
             game_query_timeout: Duration::from_secs(1),
             game_query_retries: 2,
             game_query_concurrency: 64,
-            max_http_connections: 16_384,
+            max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
             max_http_per_address: 128,
             max_ws_per_address: 64,
             header_read_timeout: Duration::from_secs(10),

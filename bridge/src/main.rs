@@ -43,9 +43,9 @@ struct Args {
     #[arg(long, env = "BRIDGE_MAX_CONNECTIONS", default_value = "10000", value_parser = count)]
     max_connections: usize,
     /// Client TCP connections at once, WebSockets included; more are closed
-    /// at once. Lowered to half the open-file limit when that is smaller.
-    #[arg(long, env = "BRIDGE_MAX_HTTP_CONNECTIONS", default_value = "16384", value_parser = count)]
-    max_http_connections: usize,
+    /// at once. Default: 16384, or half the open-file limit when smaller.
+    #[arg(long, env = "BRIDGE_MAX_HTTP_CONNECTIONS", value_parser = count)]
+    max_http_connections: Option<usize>,
     /// Client TCP connections from one address (IPv6: one /64), WebSockets
     /// included; trusted proxies are exempt.
     #[arg(long, env = "BRIDGE_MAX_HTTP_PER_ADDRESS", default_value = "128", value_parser = count)]
@@ -160,24 +160,33 @@ fn cidr(s: &str) -> Result<IpNet, String> {
         .map_err(|_| format!("{s:?} is neither an address nor a CIDR network"))
 }
 
-/// The HTTP connection cap within the open-file limit: client sockets may
-/// use half of it, the rest is for the master's connections and files.
-fn http_cap(wanted: usize, open_files: Option<u64>) -> usize {
+/// The HTTP connection cap: as asked, else the default; within the
+/// open-file limit either way, since client sockets may use half of it (the
+/// rest is for the master's connections and files).
+fn http_cap(asked: Option<usize>, open_files: Option<u64>) -> usize {
+    let wanted = asked.unwrap_or(bridge::config::DEFAULT_MAX_HTTP_CONNECTIONS);
     let Some(limit) = open_files else {
         return wanted;
     };
     let fits = usize::try_from(limit / 2).unwrap_or(usize::MAX).max(1);
-    if wanted > fits {
+    if wanted <= fits {
+        return wanted;
+    }
+    if asked.is_some() {
         tracing::warn!(
-            wanted,
+            asked = wanted,
             open_file_limit = limit,
             using = fits,
             "lowering --max-http-connections to half the open-file limit"
         );
-        fits
     } else {
-        wanted
+        tracing::info!(
+            open_file_limit = limit,
+            max_http_connections = fits,
+            "HTTP connections capped at half the open-file limit"
+        );
     }
+    fits
 }
 
 #[tokio::main]
