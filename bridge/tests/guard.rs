@@ -275,6 +275,30 @@ async fn header_read_timeout_closes_a_slow_request() {
 }
 
 #[tokio::test]
+async fn a_connection_that_sends_nothing_is_closed_at_the_header_timeout() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.header_read_timeout = Duration::from_millis(500);
+    config.idle_timeout = Duration::from_secs(60);
+    let bridge = TestBridge::start(config).await;
+    let mut s = connect_from(HOST_A, bridge.addr).await;
+    let start = Instant::now();
+    let mut buf = [0u8; 512];
+    let read = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await;
+    let took = start.elapsed();
+    assert!(
+        matches!(read, Ok(Ok(0) | Err(_))),
+        "a silent connection was still open after {took:?}: {read:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(400),
+        "closed too early: {took:?}"
+    );
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
 async fn idle_keep_alive_connections_are_closed() {
     let master = TestMaster::start().await;
     let mut config = test_config(master.addr);
