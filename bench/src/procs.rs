@@ -145,6 +145,16 @@ pub async fn start_bridge(
             &opts.poll_interval.as_millis().to_string(),
         ])
         .args(["--max-connections", &opts.max_connections.to_string()])
+        // Every load-generating client comes from 127.0.0.1.
+        .args(["--max-ws-per-address", &opts.max_connections.to_string()])
+        .args([
+            "--max-http-per-address",
+            &(opts.max_connections + 1024).to_string(),
+        ])
+        .args([
+            "--max-http-connections",
+            &(opts.max_connections + 1024).to_string(),
+        ])
         .env("RUST_LOG", "warn");
     if opts.unlimited_rate {
         cmd.args(["--rate-limit", "1000000000", "--rate-burst", "1000000000"]);

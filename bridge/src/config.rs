@@ -2,7 +2,9 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use crate::token::AdminToken;
+use ipnet::IpNet;
+
+use crate::{error::Error, forwarded::ForwardedHeader, token::AdminToken};
 
 /// Largest WebSocket frame or message a browser may send (64 KiB); larger
 /// ones close the socket with 1009.
@@ -20,6 +22,9 @@ pub const MAX_MASTER_REPLY: usize = 16 << 20;
 
 /// Digits of [`MAX_MASTER_REPLY`]'s length field.
 pub const MAX_MASTER_REPLY_DIGITS: usize = 8;
+
+/// Client TCP connections served at once unless configured otherwise.
+pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 16_384;
 
 /// Everything a [`crate::Bridge`] needs; tests shorten the intervals.
 #[derive(Debug, Clone)]
@@ -79,6 +84,26 @@ pub struct Config {
     pub game_query_retries: u32,
     /// UDP queries in flight at once.
     pub game_query_concurrency: usize,
+    /// Client TCP connections served at once, WebSockets included; more are
+    /// closed right after `accept` (with a best-effort 503), so a flood
+    /// cannot use up the process's file descriptors.
+    pub max_http_connections: usize,
+    /// Client TCP connections from one address (IPv6: one /64) at once,
+    /// WebSockets included. Connections from trusted proxies are exempt.
+    pub max_http_per_address: usize,
+    /// WebSockets from one client address (IPv6: one /64) at once; more get
+    /// HTTP 503. Behind a trusted proxy the forwarded address counts.
+    pub max_ws_per_address: usize,
+    /// Time a client has to send a request's whole head; slower ones are
+    /// closed (slowloris).
+    pub header_read_timeout: Duration,
+    /// An HTTP connection with no request for this long is closed.
+    pub idle_timeout: Duration,
+    /// Reverse proxies whose forwarding header names the client; from
+    /// anyone else the socket's peer is the client.
+    pub trusted_proxies: Vec<IpNet>,
+    /// The header the trusted proxies fill in.
+    pub forwarded_header: ForwardedHeader,
 }
 
 impl Config {
@@ -110,6 +135,80 @@ impl Config {
             game_query_timeout: Duration::from_secs(1),
             game_query_retries: 2,
             game_query_concurrency: 64,
+            max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
+            max_http_per_address: 128,
+            max_ws_per_address: 64,
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            trusted_proxies: Vec::new(),
+            forwarded_header: ForwardedHeader::XForwardedFor,
         }
+    }
+
+    /// Refuses settings that would panic a task or refuse everyone (a zero
+    /// interval, timeout or cap), naming the setting.
+    pub fn validate(&self) -> Result<(), Error> {
+        let durations = [
+            ("poll interval", self.poll_interval),
+            ("ping interval", self.ping_interval),
+            ("pong timeout", self.pong_timeout),
+            ("master timeout", self.master_timeout),
+            ("reconnect minimum", self.reconnect_min),
+            ("reconnect maximum", self.reconnect_max),
+            ("write timeout", self.write_timeout),
+            ("game poll interval", self.game_poll_interval),
+            ("game query timeout", self.game_query_timeout),
+            ("header read timeout", self.header_read_timeout),
+            ("idle timeout", self.idle_timeout),
+        ];
+        for (name, value) in durations {
+            if value.is_zero() {
+                return Err(Error::Config(format!(
+                    "the {name} must be greater than zero"
+                )));
+            }
+        }
+        let counts = [
+            ("maximum of WebSocket connections", self.max_connections),
+            ("maximum of HTTP connections", self.max_http_connections),
+            (
+                "maximum of HTTP connections per address",
+                self.max_http_per_address,
+            ),
+            ("maximum of WebSockets per address", self.max_ws_per_address),
+            ("game query concurrency", self.game_query_concurrency),
+        ];
+        for (name, value) in counts {
+            if value == 0 {
+                return Err(Error::Config(format!(
+                    "the {name} must be greater than zero"
+                )));
+            }
+        }
+        if self.reconnect_min > self.reconnect_max {
+            return Err(Error::Config(
+                "the reconnect minimum is above the reconnect maximum".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_zeroes_are_not() {
+        let token = AdminToken::new("0123456789abcdef").unwrap();
+        let config = Config::new("127.0.0.1:1", token);
+        assert!(config.validate().is_ok());
+        let mut zero = config.clone();
+        zero.poll_interval = Duration::ZERO;
+        let err = zero.validate().unwrap_err().to_string();
+        assert!(err.contains("poll interval"), "{err}");
+        let mut zero = config.clone();
+        zero.max_ws_per_address = 0;
+        assert!(zero.validate().is_err());
     }
 }

@@ -4,8 +4,9 @@
 use std::{io::Write, net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::Context;
-use bridge::{AdminToken, Bridge, Config};
+use bridge::{forwarded::ForwardedHeader, AdminToken, Bridge, Config};
 use clap::Parser;
+use ipnet::IpNet;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -39,11 +40,45 @@ struct Args {
     #[arg(long, env = "BRIDGE_ALLOWED_ORIGINS", value_delimiter = ',')]
     allowed_origin: Vec<String>,
     /// WebSocket connections served at once; more get HTTP 503.
-    #[arg(long, env = "BRIDGE_MAX_CONNECTIONS", default_value_t = 10_000)]
+    #[arg(long, env = "BRIDGE_MAX_CONNECTIONS", default_value = "10000", value_parser = count)]
     max_connections: usize,
+    /// Client TCP connections at once, WebSockets included; more are closed
+    /// at once. Default: 16384, or half the open-file limit when smaller.
+    #[arg(long, env = "BRIDGE_MAX_HTTP_CONNECTIONS", value_parser = count)]
+    max_http_connections: Option<usize>,
+    /// Client TCP connections from one address (IPv6: one /64), WebSockets
+    /// included; trusted proxies are exempt.
+    #[arg(long, env = "BRIDGE_MAX_HTTP_PER_ADDRESS", default_value = "128", value_parser = count)]
+    max_http_per_address: usize,
+    /// WebSockets from one client address (IPv6: one /64); more get HTTP 503.
+    #[arg(long, env = "BRIDGE_MAX_WS_PER_ADDRESS", default_value = "64", value_parser = count)]
+    max_ws_per_address: usize,
+    /// Time a client has to send a request's whole head.
+    #[arg(long, env = "BRIDGE_HEADER_READ_TIMEOUT", default_value = "10s", value_parser = positive_duration)]
+    header_read_timeout: Duration,
+    /// Close an HTTP connection that sent no request for this long.
+    #[arg(long, env = "BRIDGE_IDLE_TIMEOUT", default_value = "60s", value_parser = positive_duration)]
+    idle_timeout: Duration,
+    /// Reverse proxy (address or CIDR; repeatable) whose forwarding header
+    /// names the client. From anyone else the socket's peer is the client.
+    #[arg(
+        long = "trusted-proxy",
+        env = "BRIDGE_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        value_name = "CIDR",
+        value_parser = cidr
+    )]
+    trusted_proxy: Vec<IpNet>,
+    /// The header the trusted proxies fill in: x-forwarded-for or forwarded.
+    #[arg(
+        long,
+        env = "BRIDGE_FORWARDED_HEADER",
+        default_value = "x-forwarded-for"
+    )]
+    forwarded_header: ForwardedHeader,
     /// How often the shared upstream asks the master for the list
     /// (humantime like "1s", "500ms", or plain milliseconds).
-    #[arg(long, env = "BRIDGE_POLL_INTERVAL", default_value = "1s", value_parser = duration)]
+    #[arg(long, env = "BRIDGE_POLL_INTERVAL", default_value = "1s", value_parser = positive_duration)]
     poll_interval: Duration,
     /// Messages per second one connection may send.
     #[arg(long, env = "BRIDGE_RATE_LIMIT", default_value_t = 20)]
@@ -55,10 +90,10 @@ struct Args {
     #[arg(long, env = "BRIDGE_HIDE_ADDRESSES")]
     hide_addresses: bool,
     /// How often to ping each browser.
-    #[arg(long, env = "BRIDGE_PING_INTERVAL", default_value = "30s", value_parser = duration)]
+    #[arg(long, env = "BRIDGE_PING_INTERVAL", default_value = "30s", value_parser = positive_duration)]
     ping_interval: Duration,
     /// Close a browser that answered nothing for this long.
-    #[arg(long, env = "BRIDGE_PONG_TIMEOUT", default_value = "60s", value_parser = duration)]
+    #[arg(long, env = "BRIDGE_PONG_TIMEOUT", default_value = "60s", value_parser = positive_duration)]
     pong_timeout: Duration,
     /// Show this Valve A2S game server (host:port; repeatable). Off unless given.
     #[arg(
@@ -78,16 +113,16 @@ struct Args {
     )]
     gameagent_master: Vec<String>,
     /// How often the A2S and GameAgent servers are queried again.
-    #[arg(long, env = "BRIDGE_GAME_POLL_INTERVAL", default_value = "10s", value_parser = duration)]
+    #[arg(long, env = "BRIDGE_GAME_POLL_INTERVAL", default_value = "10s", value_parser = positive_duration)]
     game_poll_interval: Duration,
     /// Time limit of one UDP query attempt.
-    #[arg(long, env = "BRIDGE_GAME_QUERY_TIMEOUT", default_value = "1s", value_parser = duration)]
+    #[arg(long, env = "BRIDGE_GAME_QUERY_TIMEOUT", default_value = "1s", value_parser = positive_duration)]
     game_query_timeout: Duration,
     /// Attempts after a UDP query's first one fails.
     #[arg(long, env = "BRIDGE_GAME_QUERY_RETRIES", default_value_t = 2)]
     game_query_retries: u32,
     /// UDP queries in flight at once.
-    #[arg(long, env = "BRIDGE_GAME_QUERY_CONCURRENCY", default_value_t = 64)]
+    #[arg(long, env = "BRIDGE_GAME_QUERY_CONCURRENCY", default_value = "64", value_parser = count)]
     game_query_concurrency: usize,
 }
 
@@ -102,16 +137,74 @@ fn duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| e.to_string())
 }
 
+/// A [`duration`] above zero: a zero interval would spin or panic a task.
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    match duration(s)? {
+        d if d.is_zero() => Err("must be greater than zero".into()),
+        d => Ok(d),
+    }
+}
+
+/// A count above zero: a cap of zero would refuse everyone.
+fn count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>().map_err(|e| e.to_string())? {
+        0 => Err("must be greater than zero".into()),
+        n => Ok(n),
+    }
+}
+
+/// A network (`10.0.0.0/8`, `2001:db8::/32`) or one address.
+fn cidr(s: &str) -> Result<IpNet, String> {
+    s.parse::<IpNet>()
+        .or_else(|_| s.parse::<std::net::IpAddr>().map(IpNet::from))
+        .map_err(|_| format!("{s:?} is neither an address nor a CIDR network"))
+}
+
+/// The HTTP connection cap: as asked, else the default; within the
+/// open-file limit either way, since client sockets may use half of it (the
+/// rest is for the master's connections and files).
+fn http_cap(asked: Option<usize>, open_files: Option<u64>) -> usize {
+    let wanted = asked.unwrap_or(bridge::config::DEFAULT_MAX_HTTP_CONNECTIONS);
+    let Some(limit) = open_files else {
+        return wanted;
+    };
+    let fits = usize::try_from(limit / 2).unwrap_or(usize::MAX).max(1);
+    if wanted <= fits {
+        return wanted;
+    }
+    if asked.is_some() {
+        tracing::warn!(
+            asked = wanted,
+            open_file_limit = limit,
+            using = fits,
+            "lowering --max-http-connections to half the open-file limit"
+        );
+    } else {
+        tracing::info!(
+            open_file_limit = limit,
+            max_http_connections = fits,
+            "HTTP connections capped at half the open-file limit"
+        );
+    }
+    fits
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     master::logging::init();
     let args = Args::parse();
+    // Every connection is a file descriptor: use all the hard limit allows.
+    let open_files = master::fdlimit::raise_to_hard_limit();
 
     let (token, generated) = if let Some(path) = &args.admin_token_file {
-        (AdminToken::from_file(path)?, false)
+        (
+            AdminToken::from_file(path)
+                .with_context(|| format!("the token in {} is refused", path.display()))?,
+            false,
+        )
     } else if let Ok(token) = std::env::var("BRIDGE_ADMIN_TOKEN") {
         (
-            AdminToken::new(&token).context("BRIDGE_ADMIN_TOKEN is empty")?,
+            AdminToken::new(&token).context("BRIDGE_ADMIN_TOKEN is refused")?,
             false,
         )
     } else {
@@ -170,9 +263,17 @@ async fn main() -> anyhow::Result<()> {
         game_poll_interval: args.game_poll_interval,
         game_query_timeout: args.game_query_timeout,
         game_query_retries: args.game_query_retries,
-        game_query_concurrency: args.game_query_concurrency.max(1),
+        game_query_concurrency: args.game_query_concurrency,
+        max_http_connections: http_cap(args.max_http_connections, open_files),
+        max_http_per_address: args.max_http_per_address,
+        max_ws_per_address: args.max_ws_per_address,
+        header_read_timeout: args.header_read_timeout,
+        idle_timeout: args.idle_timeout,
+        trusted_proxies: args.trusted_proxy,
+        forwarded_header: args.forwarded_header,
         ..Config::new(master_addr.clone(), token.clone())
     };
+    config.validate()?;
 
     tracing::info!(%addr, master = %master_addr, "bridge listening");
     if generated {

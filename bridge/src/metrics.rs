@@ -25,6 +25,14 @@ pub struct Metrics {
     pub refused_origin: AtomicU64,
     /// Upgrades refused at the connection limit.
     pub refused_full: AtomicU64,
+    /// WebSocket upgrades refused at the per-address cap.
+    pub refused_ws_address: AtomicU64,
+    /// Open client TCP connections (HTTP and WebSocket).
+    pub http_connections: AtomicI64,
+    /// Connections closed at accept: their address had all its slots.
+    pub http_refused_address: AtomicU64,
+    /// Connections closed at accept: the bridge had all its slots.
+    pub http_refused_full: AtomicU64,
     /// `bridgeAuth` with a wrong token.
     pub auth_failures: AtomicU64,
     /// Queries the bridge sent to the master (shared poller and admin links).
@@ -98,10 +106,32 @@ impl Metrics {
         metric(
             "bridge_upgrades_refused_total",
             "counter",
-            "WebSocket upgrades refused before the handshake, by HTTP status.",
+            "WebSocket upgrades refused before the handshake, by HTTP status and reason.",
             &[
-                ("{status=\"403\"}", u(&self.refused_origin)),
-                ("{status=\"503\"}", u(&self.refused_full)),
+                (
+                    "{status=\"403\",reason=\"origin\"}",
+                    u(&self.refused_origin),
+                ),
+                ("{status=\"503\",reason=\"full\"}", u(&self.refused_full)),
+                (
+                    "{status=\"503\",reason=\"address\"}",
+                    u(&self.refused_ws_address),
+                ),
+            ],
+        );
+        metric(
+            "bridge_http_connections",
+            "gauge",
+            "Open client TCP connections, WebSockets included.",
+            &[("", self.http_connections.load(Relaxed))],
+        );
+        metric(
+            "bridge_http_connections_refused_total",
+            "counter",
+            "Client connections closed right after accept, by the cap reached.",
+            &[
+                ("{cap=\"address\"}", u(&self.http_refused_address)),
+                ("{cap=\"total\"}", u(&self.http_refused_full)),
             ],
         );
         metric(

@@ -8,7 +8,7 @@ use axum::{
     http::{header, HeaderMap, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
     routing::get,
-    Router,
+    Extension, Router,
 };
 use hyper_util::rt::TokioIo;
 use protocol::bridge::MasterState;
@@ -32,6 +32,7 @@ use crate::{
     config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
     error::Error,
     games::Games,
+    http,
     limits::origin_allowed,
     metrics::Metrics,
     session::Session,
@@ -104,13 +105,15 @@ impl Bridge {
 
     /// Serves `listener` until `shutdown` resolves; then stops accepting,
     /// closes every WebSocket with 1001 and the master connections, and
-    /// returns within the configured grace time.
+    /// returns within the configured grace time. A configuration that
+    /// [`Config::validate`] refuses is an error before anything starts.
     pub async fn run(
         &self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), Error> {
         let ctx = &self.ctx;
+        ctx.config.validate()?;
         let index = ctx.config.static_dir.join("index.html");
         if !index.is_file() {
             warn!(path = %index.display(), "no front end found; only /ws, /healthz and /metrics work");
@@ -124,23 +127,17 @@ impl Bridge {
             .games
             .clone()
             .map(|games| tokio::spawn(games.run(ctx.config.clone(), ctx.cancel.child_token())));
-        let cancel = ctx.cancel.clone();
-        // Nagle off: every WebSocket message is one write, and relayed
-        // replies must not wait for the browser's ACK of the previous one.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let serve = axum::serve(
+        let serve = http::serve(
             listener,
-            router(ctx.clone()).into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move { cancel.cancelled().await });
-        let serve = std::future::IntoFuture::into_future(serve);
+            router(ctx.clone()),
+            http::Limits::new(&ctx.config, ctx.metrics.clone()),
+            ctx.cancel.clone(),
+        );
         tokio::pin!(serve);
         tokio::pin!(shutdown);
-        let (result, served) = tokio::select! {
-            r = &mut serve => (r.map_err(Error::Serve), true),
-            () = &mut shutdown => (Ok(()), false),
+        let served = tokio::select! {
+            () = &mut serve => true,
+            () = &mut shutdown => false,
         };
         info!("bridge shutting down: closing WebSockets");
         ctx.cancel.cancel();
@@ -161,7 +158,7 @@ impl Bridge {
         if let Some(games) = games {
             games.abort();
         }
-        result
+        Ok(())
     }
 }
 
@@ -192,6 +189,7 @@ fn router(ctx: Arc<Ctx>) -> Router {
 async fn ws(
     State(ctx): State<Arc<Ctx>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(client): Extension<http::Client>,
     mut req: Request,
 ) -> Response {
     // The upgrade is done here rather than with axum's `WebSocketUpgrade`:
@@ -223,6 +221,17 @@ async fn ws(
     let Ok(accept) = HeaderValue::from_str(&derive_accept_key(key.as_bytes())) else {
         return (StatusCode::BAD_REQUEST, "bad Sec-WebSocket-Key\n").into_response();
     };
+    let Some(address_slot) = client.ws_slot() else {
+        ctx.metrics
+            .refused_ws_address
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        debug!(%peer, "WebSocket limit of this address reached; upgrade refused");
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many connections from your address\n",
+        )
+            .into_response();
+    };
     let Ok(permit) = ctx.slots.clone().try_acquire_owned() else {
         ctx.metrics
             .refused_full
@@ -245,7 +254,7 @@ async fn ws(
             }
             Err(e) => debug!(%peer, error = %e, "websocket upgrade failed"),
         }
-        drop(permit);
+        drop((permit, address_slot));
     });
     (
         StatusCode::SWITCHING_PROTOCOLS,

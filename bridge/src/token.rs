@@ -6,17 +6,25 @@ use subtle::ConstantTimeEq;
 
 use crate::error::Error;
 
+/// Shortest operator token accepted: shorter ones can be guessed.
+pub const MIN_TOKEN_LEN: usize = 16;
+
 /// The secret that makes a connection an admin. `Debug` hides it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct AdminToken(String);
 
 impl AdminToken {
     /// A token given by the operator; empty (or whitespace) is refused so
-    /// that an empty `bridgeAuth` can never match.
+    /// that an empty `bridgeAuth` can never match, and one shorter than
+    /// [`MIN_TOKEN_LEN`] characters because it could be guessed.
     pub fn new(token: &str) -> Result<Self, Error> {
         let token = token.trim();
         if token.is_empty() {
             return Err(Error::EmptyToken);
+        }
+        let len = token.chars().count();
+        if len < MIN_TOKEN_LEN {
+            return Err(Error::ShortToken(len));
         }
         Ok(Self(token.to_owned()))
     }
@@ -69,11 +77,22 @@ mod tests {
 
     #[test]
     fn matching() {
-        let t = AdminToken::new(" secret\n").unwrap();
-        assert!(t.matches("secret"));
-        assert!(!t.matches("secre"));
+        let t = AdminToken::new(" secret-0123456789\n").unwrap();
+        assert!(t.matches("secret-0123456789"));
+        assert!(!t.matches("secret-012345678"));
         assert!(!t.matches(""));
         assert!(AdminToken::new("  ").is_err());
         assert_eq!(format!("{t:?}"), "AdminToken(..)");
+    }
+
+    #[test]
+    fn short_tokens_are_refused() {
+        assert!(matches!(
+            AdminToken::new("0123456789abcde"),
+            Err(Error::ShortToken(15))
+        ));
+        assert!(AdminToken::new("0123456789abcdef").is_ok());
+        let err = AdminToken::new("x").unwrap_err().to_string();
+        assert!(err.contains("at least 16"), "{err}");
     }
 }

@@ -23,6 +23,9 @@ async fn thousand_subscribers_share_one_upstream() {
     let mut config = test_config(master.addr);
     // The production interval, so the count below is the real one.
     config.poll_interval = Duration::from_secs(1);
+    // Every viewer comes from 127.0.0.1.
+    config.max_ws_per_address = VIEWERS;
+    config.max_http_per_address = VIEWERS + 100;
     let bridge = TestBridge::start(config).await;
     let url = bridge.url();
 

@@ -4,6 +4,7 @@
 //! The library takes an already-bound listener so that tests and the bridge
 //! (which embeds the master) can bind wherever they like.
 
+pub mod fdlimit;
 pub mod logging;
 pub mod registry;
 pub mod server;

@@ -29,9 +29,7 @@ async fn main() -> anyhow::Result<()> {
     master::logging::init();
     let args = Args::parse();
     // Every connection is a file descriptor: use all the hard limit allows.
-    if let Err(e) = rlimit::increase_nofile_limit(args.max_connections as u64 + 256) {
-        tracing::warn!(error = %e, "cannot raise the open-file limit");
-    }
+    master::fdlimit::raise_to_hard_limit();
     let listener =
         master::bind(args.listen).with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;

@@ -1,0 +1,460 @@
+//! The bridge's own HTTP/1.1 accept loop, in place of `axum::serve`, so
+//! that one host cannot use up the process's file descriptors or hold
+//! connections forever: a cap on client connections in all and per address
+//! (checked right after `accept`, before anything is read), a time limit for
+//! a request's head (slowloris), an idle keep-alive timeout, and the client
+//! address of each request (see [`crate::forwarded`]) for the per-address
+//! WebSocket cap and the log lines.
+
+use std::{
+    collections::HashMap,
+    io,
+    net::{IpAddr, Ipv6Addr, SocketAddr},
+    pin::Pin,
+    sync::{atomic::Ordering::Relaxed, Arc, Mutex, PoisonError},
+    task::{Context, Poll},
+    time::{Duration, Instant},
+};
+
+use axum::{extract::ConnectInfo, Router};
+use hyper::{body::Incoming, server::conn::http1, Request};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use ipnet::IpNet;
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    net::{TcpListener, TcpStream},
+    sync::{OwnedSemaphorePermit, Semaphore},
+};
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tower::ServiceExt;
+use tracing::{debug, warn};
+
+use crate::{
+    config::Config,
+    forwarded::{self, ForwardedHeader},
+    metrics::Metrics,
+};
+
+/// Largest request head (and write queue) hyper buffers per connection.
+const MAX_HTTP_BUFFER: usize = 64 * 1024;
+
+/// What a refused connection is told before it is closed.
+const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
+content-length: 21\r\nconnection: close\r\n\r\ntoo many connections\n";
+
+/// The caps and timeouts of the accept loop, shared by every connection.
+#[derive(Debug)]
+pub(crate) struct Limits {
+    trusted: Vec<IpNet>,
+    header: ForwardedHeader,
+    total: Arc<Semaphore>,
+    http: Arc<PerAddress>,
+    ws: Arc<PerAddress>,
+    header_read_timeout: Duration,
+    idle_timeout: Duration,
+    metrics: Arc<Metrics>,
+}
+
+impl Limits {
+    /// The limits `config` asks for.
+    pub(crate) fn new(config: &Config, metrics: Arc<Metrics>) -> Arc<Self> {
+        Arc::new(Self {
+            trusted: config.trusted_proxies.clone(),
+            header: config.forwarded_header,
+            total: Arc::new(Semaphore::new(config.max_http_connections)),
+            http: PerAddress::new(config.max_http_per_address),
+            ws: PerAddress::new(config.max_ws_per_address),
+            header_read_timeout: config.header_read_timeout,
+            idle_timeout: config.idle_timeout,
+            metrics,
+        })
+    }
+}
+
+/// Who sent a request, put into its extensions by the accept loop (next to
+/// axum's `ConnectInfo`, which holds the same client address).
+#[derive(Debug, Clone)]
+pub(crate) struct Client {
+    /// The client address: the peer, or the forwarded one from a trusted proxy.
+    pub(crate) addr: SocketAddr,
+    ws: Arc<PerAddress>,
+}
+
+impl Client {
+    /// One of the client address's WebSocket slots, held for the socket's
+    /// life; `None` when the address has all of them.
+    pub(crate) fn ws_slot(&self) -> Option<AddressSlot> {
+        self.ws.try_acquire(self.addr.ip())
+    }
+}
+
+/// Open connections per client address (IPv6: per /64, which one host
+/// usually has whole), each at most `max`.
+#[derive(Debug)]
+pub(crate) struct PerAddress {
+    max: usize,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl PerAddress {
+    fn new(max: usize) -> Arc<Self> {
+        Arc::new(Self {
+            max,
+            open: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn try_acquire(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
+        let key = address_key(ip);
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = open.entry(key).or_insert(0);
+        if *count >= self.max {
+            return None;
+        }
+        *count += 1;
+        Some(AddressSlot {
+            owner: self.clone(),
+            key,
+        })
+    }
+}
+
+/// One connection counted against its address; given back on drop.
+#[derive(Debug)]
+pub(crate) struct AddressSlot {
+    owner: Arc<PerAddress>,
+    key: IpAddr,
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .owner
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.key) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// The key an address is counted under: IPv4 as is, IPv6 by its /64.
+fn address_key(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => {
+            let bits = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(Ipv6Addr::from(bits))
+        }
+        v4 => v4,
+    }
+}
+
+/// Serves `router` on `listener` until `stop` fires; then stops accepting,
+/// lets open requests finish and closes idle connections, and returns once
+/// every HTTP connection has ended (upgraded WebSockets are not waited for).
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Arc<Limits>,
+    stop: CancellationToken,
+) {
+    let connections = TaskTracker::new();
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (tcp, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) if is_connection_error(&e) => continue,
+            Err(e) => {
+                // Out of file descriptors or memory: give the open
+                // connections a moment to end instead of spinning.
+                warn!(error = %e, "accept failed; retrying in 100 ms");
+                tokio::select! {
+                    () = stop.cancelled() => break,
+                    () = tokio::time::sleep(Duration::from_millis(100)) => continue,
+                }
+            }
+        };
+        let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
+        let Some(slot) = admit(&limits, peer) else {
+            // Closed at once, before reading anything, so the descriptor
+            // is free again; the 503 is best-effort.
+            let _ = tcp.try_write(REFUSAL);
+            continue;
+        };
+        // Nagle off: every WebSocket message is one write, and relayed
+        // replies must not wait for the browser's ACK of the previous one.
+        let _ = tcp.set_nodelay(true);
+        connections.spawn(connection(
+            Held {
+                io: tcp,
+                _slot: slot,
+            },
+            peer,
+            router.clone(),
+            limits.clone(),
+            stop.clone(),
+        ));
+    }
+    drop(listener);
+    connections.close();
+    connections.wait().await;
+}
+
+/// The slots a new connection from `peer` holds for its life, or `None`
+/// when its address or the whole bridge is at its cap.
+fn admit(limits: &Arc<Limits>, peer: SocketAddr) -> Option<ConnSlot> {
+    let metrics = &limits.metrics;
+    // A trusted proxy carries many clients: only the total cap applies.
+    let address = if forwarded::is_trusted(peer.ip(), &limits.trusted) {
+        None
+    } else {
+        let Some(slot) = limits.http.try_acquire(peer.ip()) else {
+            metrics.http_refused_address.fetch_add(1, Relaxed);
+            debug!(%peer, "too many connections from this address; closed");
+            return None;
+        };
+        Some(slot)
+    };
+    let Ok(permit) = limits.total.clone().try_acquire_owned() else {
+        metrics.http_refused_full.fetch_add(1, Relaxed);
+        debug!(%peer, "HTTP connection limit reached; closed");
+        return None;
+    };
+    metrics.http_connections.fetch_add(1, Relaxed);
+    Some(ConnSlot {
+        _permit: permit,
+        _address: address,
+        metrics: metrics.clone(),
+    })
+}
+
+/// Errors of one connection that `accept` reports; the next one may work.
+fn is_connection_error(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::Interrupted
+    )
+}
+
+/// Serves one HTTP/1.1 connection until it ends or is upgraded.
+async fn connection(
+    io: Held,
+    peer: SocketAddr,
+    router: Router,
+    limits: Arc<Limits>,
+    stop: CancellationToken,
+) {
+    let activity = Arc::new(Activity::new());
+    let trusted = forwarded::is_trusted(peer.ip(), &limits.trusted);
+    let service = {
+        let activity = activity.clone();
+        let limits = limits.clone();
+        hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            let addr = if trusted {
+                forwarded::client_addr(req.headers(), peer, &limits.trusted, limits.header)
+            } else {
+                peer
+            };
+            req.extensions_mut().insert(ConnectInfo(addr));
+            req.extensions_mut().insert(Client {
+                addr,
+                ws: limits.ws.clone(),
+            });
+            let busy = activity.begin();
+            let router = router.clone();
+            async move {
+                let response = router.oneshot(req).await;
+                drop(busy);
+                response
+            }
+        })
+    };
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .keep_alive(true)
+        .max_buf_size(MAX_HTTP_BUFFER);
+    let conn = builder
+        .serve_connection(TokioIo::new(io), service)
+        .with_upgrades();
+    tokio::pin!(conn);
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            result = conn.as_mut() => {
+                if let Err(e) = result {
+                    debug!(%peer, error = %e, "HTTP connection ended with an error");
+                }
+                return;
+            }
+            () = stop.cancelled(), if !closing => {
+                conn.as_mut().graceful_shutdown();
+                closing = true;
+            }
+            () = activity.idle(limits.idle_timeout), if !closing => {
+                debug!(%peer, "idle HTTP connection closed");
+                conn.as_mut().graceful_shutdown();
+                closing = true;
+            }
+        }
+    }
+}
+
+/// The slots one client connection holds; kept inside its socket (see
+/// [`Held`]) so an upgraded WebSocket keeps them too.
+#[derive(Debug)]
+struct ConnSlot {
+    _permit: OwnedSemaphorePermit,
+    _address: Option<AddressSlot>,
+    metrics: Arc<Metrics>,
+}
+
+impl Drop for ConnSlot {
+    fn drop(&mut self) {
+        self.metrics.http_connections.fetch_sub(1, Relaxed);
+    }
+}
+
+/// A client socket with its slots: they are given back when the socket
+/// closes, whether it stayed HTTP or became a WebSocket.
+#[derive(Debug)]
+struct Held {
+    io: TcpStream,
+    _slot: ConnSlot,
+}
+
+impl AsyncRead for Held {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Held {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+/// Requests being answered on one connection, and since when it has had none.
+#[derive(Debug)]
+struct Activity {
+    state: Mutex<(usize, Instant)>,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            state: Mutex::new((0, Instant::now())),
+        }
+    }
+
+    fn begin(self: &Arc<Self>) -> Busy {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).0 += 1;
+        Busy(self.clone())
+    }
+
+    /// Resolves once no request has been in progress for `timeout`.
+    async fn idle(&self, timeout: Duration) {
+        loop {
+            let (busy, since) = *self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            let idle_for = since.elapsed();
+            if busy == 0 && idle_for >= timeout {
+                return;
+            }
+            let wait = if busy == 0 {
+                timeout - idle_for
+            } else {
+                timeout
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// A request in progress; its end restarts the idle clock.
+struct Busy(Arc<Activity>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.0 = state.0.saturating_sub(1);
+        state.1 = Instant::now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_address_slots_are_capped_and_given_back() {
+        let counts = PerAddress::new(2);
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        let first = counts.try_acquire(a).unwrap();
+        let _second = counts.try_acquire(a).unwrap();
+        assert!(counts.try_acquire(a).is_none());
+        assert!(counts.try_acquire(b).is_some());
+        drop(first);
+        assert!(counts.try_acquire(a).is_some());
+    }
+
+    #[test]
+    fn ipv6_counts_per_64() {
+        let counts = PerAddress::new(1);
+        let _slot = counts
+            .try_acquire("2001:db8:1:2::1".parse().unwrap())
+            .unwrap();
+        assert!(counts
+            .try_acquire("2001:db8:1:2:ffff::9".parse().unwrap())
+            .is_none());
+        assert!(counts
+            .try_acquire("2001:db8:1:3::1".parse().unwrap())
+            .is_some());
+        // IPv4-mapped addresses count as the IPv4 address.
+        let _v4 = counts.try_acquire("192.0.2.1".parse().unwrap()).unwrap();
+        assert!(counts
+            .try_acquire("::ffff:192.0.2.1".parse().unwrap())
+            .is_none());
+    }
+}

@@ -1,0 +1,513 @@
+//! The HTTP-level defences: one host cannot take the bridge away from the
+//! others (connection caps per address and in all, header-read and idle
+//! timeouts, the open-file limit), forwarded addresses count only from
+//! trusted proxies, and bad settings are refused at start. "Other hosts"
+//! are other loopback addresses (127.0.0.2, 127.0.0.3 route to lo on Linux).
+
+mod common;
+
+use std::{
+    net::SocketAddr,
+    process::Stdio,
+    sync::atomic::Ordering::Relaxed,
+    time::{Duration, Instant},
+};
+
+use bridge::{Bridge, Config};
+use common::*;
+use tokio::{
+    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
+    net::{TcpSocket, TcpStream},
+    process::{Child, Command},
+};
+use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest};
+
+const HOST_A: &str = "127.0.0.1";
+const HOST_B: &str = "127.0.0.2";
+const HOST_C: &str = "127.0.0.3";
+
+/// A TCP connection to `to` from the loopback address `from`.
+async fn connect_from(from: &str, to: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket
+        .bind(SocketAddr::new(from.parse().unwrap(), 0))
+        .unwrap();
+    tokio::time::timeout(WAIT, socket.connect(to))
+        .await
+        .expect("connect timed out")
+        .expect("connect failed")
+}
+
+/// A GET from `from`; returns the status and the body (`None`: the
+/// connection closed without an answer).
+async fn get_from(from: &str, to: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let mut s = connect_from(from, to).await;
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.ok()?;
+    read_response(&mut s).await
+}
+
+/// Reads a whole `Connection: close` response.
+async fn read_response(s: &mut TcpStream) -> Option<(u16, String)> {
+    let mut buf = Vec::new();
+    // A reset after the answer still leaves the answer in `buf`.
+    let _ = tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+        .await
+        .expect("no answer and no close");
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status = text.split(' ').nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned())?;
+    Some((status, body))
+}
+
+/// A WebSocket to the bridge at `to` from `from`, with extra headers;
+/// `Err(status)` when the upgrade is refused.
+async fn ws_from(from: &str, to: SocketAddr, headers: &[(&str, &str)]) -> Result<Ws, u16> {
+    let stream = connect_from(from, to).await;
+    let mut req = format!("ws://{to}/ws").into_client_request().unwrap();
+    for (name, value) in headers {
+        let name = tungstenite::http::HeaderName::from_bytes(name.as_bytes()).unwrap();
+        req.headers_mut()
+            .insert(name, value.parse().expect("header value"));
+    }
+    let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
+    match tokio::time::timeout(WAIT, tokio_tungstenite::client_async(req, stream))
+        .await
+        .expect("upgrade timed out")
+    {
+        Ok((ws, _)) => Ok(ws),
+        Err(tungstenite::Error::Http(resp)) => Err(resp.status().as_u16()),
+        Err(e) => panic!("unexpected upgrade error: {e}"),
+    }
+}
+
+/// Subscribes and waits for the first list.
+async fn gets_list(ws: &mut Ws) {
+    send(ws, r#"{"command":"bridgeSubscribe"}"#).await;
+    recv_until(ws, is_list).await;
+}
+
+/// Waits until `f` holds, polling every 10 ms; panics with `what` after WAIT.
+async fn until(what: &str, f: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < WAIT, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn per_address_http_cap() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.max_http_per_address = 4;
+    let bridge = TestBridge::start(config).await;
+    let open = || bridge.metrics.http_connections.load(Relaxed);
+
+    // Host A holds its four connections without sending a byte.
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(connect_from(HOST_A, bridge.addr).await);
+    }
+    until("four connections are open", || open() == 4).await;
+    // Its fifth is turned away before anything is read...
+    let (status, body) = get_from(HOST_A, bridge.addr, "/healthz")
+        .await
+        .expect("an answer");
+    assert_eq!((status, body.as_str()), (503, "too many connections\n"));
+    assert_eq!(bridge.metrics.http_refused_address.load(Relaxed), 1);
+    // ...while host B is served,
+    let (status, body) = get_from(HOST_B, bridge.addr, "/healthz").await.unwrap();
+    assert!(body.contains("master"), "{status} {body}");
+    // and a closed connection gives host A its slot back.
+    held.pop();
+    until("a slot is free again", || open() == 3).await;
+    let (_, body) = get_from(HOST_A, bridge.addr, "/healthz").await.unwrap();
+    assert!(body.contains("master"), "{body}");
+    drop(held);
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn total_http_cap() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.max_http_connections = 3;
+    let bridge = TestBridge::start(config).await;
+    let mut held = Vec::new();
+    for host in [HOST_A, HOST_B, HOST_C] {
+        held.push(connect_from(host, bridge.addr).await);
+    }
+    until("three connections are open", || {
+        bridge.metrics.http_connections.load(Relaxed) == 3
+    })
+    .await;
+    let (status, body) = get_from(HOST_C, bridge.addr, "/healthz").await.unwrap();
+    assert_eq!((status, body.as_str()), (503, "too many connections\n"));
+    assert_eq!(bridge.metrics.http_refused_full.load(Relaxed), 1);
+    drop(held);
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn per_address_websocket_cap() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.max_ws_per_address = 2;
+    let bridge = TestBridge::start(config).await;
+    let mut first = ws_from(HOST_A, bridge.addr, &[]).await.unwrap();
+    let _second = ws_from(HOST_A, bridge.addr, &[]).await.unwrap();
+    assert_eq!(ws_from(HOST_A, bridge.addr, &[]).await.err(), Some(503));
+    assert_eq!(bridge.metrics.refused_ws_address.load(Relaxed), 1);
+    // Another host is not affected.
+    let mut other = ws_from(HOST_B, bridge.addr, &[]).await.unwrap();
+    gets_list(&mut other).await;
+    // A closed WebSocket gives its slot back.
+    first.close(None).await.unwrap();
+    let start = Instant::now();
+    let mut again = loop {
+        match ws_from(HOST_A, bridge.addr, &[]).await {
+            Ok(ws) => break ws,
+            Err(503) if start.elapsed() < WAIT => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(status) => panic!("slot never came back ({status})"),
+        }
+    };
+    gets_list(&mut again).await;
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn forwarded_addresses_count_from_trusted_proxies_only() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.trusted_proxies = vec![format!("{HOST_B}/32").parse().unwrap()];
+    config.max_ws_per_address = 1;
+    // The proxy carries three WebSockets below: it is exempt from this.
+    config.max_http_per_address = 2;
+    let bridge = TestBridge::start(config).await;
+    let xff = |client| [("X-Forwarded-For", client)];
+
+    // Through the trusted proxy (host B) each forwarded client has its own
+    // slot, and a client forging an entry on the left gains nothing.
+    let mut one = ws_from(HOST_B, bridge.addr, &xff("203.0.113.1"))
+        .await
+        .expect("first client");
+    gets_list(&mut one).await;
+    assert_eq!(
+        ws_from(HOST_B, bridge.addr, &xff("198.51.100.7, 203.0.113.1"))
+            .await
+            .err(),
+        Some(503),
+        "the same forwarded client must hit its cap"
+    );
+    let mut two = ws_from(HOST_B, bridge.addr, &xff("203.0.113.2"))
+        .await
+        .expect("a second forwarded client");
+    gets_list(&mut two).await;
+    let _three = ws_from(HOST_B, bridge.addr, &xff("203.0.113.3"))
+        .await
+        .expect("the proxy is not held to the per-address HTTP cap");
+
+    // From anyone else the header is ignored: host C is host C.
+    let _c = ws_from(HOST_C, bridge.addr, &xff("203.0.113.4"))
+        .await
+        .expect("host C's first");
+    assert_eq!(
+        ws_from(HOST_C, bridge.addr, &xff("203.0.113.5"))
+            .await
+            .err(),
+        Some(503),
+        "an untrusted peer's X-Forwarded-For must not count"
+    );
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn header_read_timeout_closes_a_slow_request() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.header_read_timeout = Duration::from_millis(500);
+    config.idle_timeout = Duration::from_secs(60);
+    let bridge = TestBridge::start(config).await;
+    let mut s = connect_from(HOST_A, bridge.addr).await;
+    let start = Instant::now();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    // One header byte every 100 ms, never finishing the head.
+    let mut closed = false;
+    let mut buf = [0u8; 512];
+    while start.elapsed() < Duration::from_secs(5) {
+        if s.write_all(b"X").await.is_err() {
+            closed = true;
+            break;
+        }
+        match tokio::time::timeout(Duration::from_millis(100), s.read(&mut buf)).await {
+            Err(_) => {}
+            // EOF, a reset, or hyper's 408 before closing.
+            Ok(Ok(0) | Err(_)) => {
+                closed = true;
+                break;
+            }
+            Ok(Ok(n)) => {
+                let text = String::from_utf8_lossy(&buf[..n]);
+                assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+            }
+        }
+    }
+    let took = start.elapsed();
+    assert!(
+        closed,
+        "a request head trickling for {took:?} was not closed"
+    );
+    assert!(
+        took >= Duration::from_millis(400),
+        "closed too early: {took:?}"
+    );
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_connection_that_sends_nothing_is_closed_at_the_header_timeout() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.header_read_timeout = Duration::from_millis(500);
+    config.idle_timeout = Duration::from_secs(60);
+    let bridge = TestBridge::start(config).await;
+    let mut s = connect_from(HOST_A, bridge.addr).await;
+    let start = Instant::now();
+    let mut buf = [0u8; 512];
+    let read = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await;
+    let took = start.elapsed();
+    assert!(
+        matches!(read, Ok(Ok(0) | Err(_))),
+        "a silent connection was still open after {took:?}: {read:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(400),
+        "closed too early: {took:?}"
+    );
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn idle_keep_alive_connections_are_closed() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.header_read_timeout = Duration::from_secs(60);
+    config.idle_timeout = Duration::from_millis(500);
+    let bridge = TestBridge::start(config).await;
+    let mut s = connect_from(HOST_A, bridge.addr).await;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let start = Instant::now();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut got = 0;
+    let eof = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got += n,
+            }
+        }
+    })
+    .await;
+    assert!(got > 0, "no answer");
+    assert!(eof.is_ok(), "an idle keep-alive connection stayed open");
+    assert!(start.elapsed() >= Duration::from_millis(400));
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn zero_intervals_are_refused_by_the_library() {
+    let master = TestMaster::start().await;
+    type Zero = fn(&mut Config);
+    let zeroes: [(&str, Zero); 4] = [
+        ("poll interval", |c| c.poll_interval = Duration::ZERO),
+        ("ping interval", |c| c.ping_interval = Duration::ZERO),
+        ("game poll interval", |c| {
+            c.game_poll_interval = Duration::ZERO
+        }),
+        ("header read timeout", |c| {
+            c.header_read_timeout = Duration::ZERO
+        }),
+    ];
+    for (name, zero) in zeroes {
+        let mut config = test_config(master.addr);
+        zero(&mut config);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let result = tokio::time::timeout(
+            WAIT,
+            Bridge::new(config).run(listener, std::future::pending()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("a zero {name} was not refused"));
+        let err = result.expect_err(name).to_string();
+        assert!(
+            err.contains(name) && err.contains("greater than zero"),
+            "{err}"
+        );
+    }
+    master.shutdown().await;
+}
+
+// The binary.
+
+fn bridge_cmd(token: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    cmd.env("BRIDGE_ADMIN_TOKEN", token)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Starts the binary with this open-file limit (soft, hard) and waits for
+/// its readiness line; returns it and its HTTP address.
+async fn start_limited(args: &[&str], soft: u64, hard: u64) -> (Child, SocketAddr) {
+    let mut cmd = bridge_cmd(TOKEN);
+    cmd.args([
+        "--listen",
+        "127.0.0.1:0",
+        "--embedded-master",
+        "127.0.0.1:0",
+    ])
+    .args(["--poll-interval", "100ms"])
+    .args(args)
+    .stderr(Stdio::null());
+    // SAFETY: setrlimit is async-signal-safe, and nothing else runs in the
+    // child between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || rlimit::Resource::NOFILE.set(soft, hard));
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+        .await
+        .expect("no readiness line")
+        .unwrap();
+    let http = line
+        .split_whitespace()
+        .nth(3)
+        .and_then(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("bad readiness line {line:?}"))
+        .parse()
+        .unwrap();
+    (child, http)
+}
+
+/// The soft open-file limit of process `pid`, from /proc.
+fn soft_open_files(pid: u32) -> u64 {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    line.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn the_binary_raises_its_open_file_limit() {
+    let (child, _) = start_limited(&[], 256, 1024).await;
+    assert_eq!(soft_open_files(child.id().unwrap()), 1024);
+}
+
+/// A service's usual 1,024 open files; one host holds 1,100 unfinished
+/// requests. Another host still gets `/healthz` and a list over WebSocket.
+#[tokio::test]
+async fn slowloris_from_one_host_leaves_the_others_served() {
+    rlimit::increase_nofile_limit(4096).unwrap();
+    // The header-read timeout is made long here: the caps alone must hold.
+    let (_child, http) = start_limited(&["--header-read-timeout", "5m"], 1024, 1024).await;
+    let mut held = Vec::with_capacity(1100);
+    for _ in 0..1100 {
+        let mut s = connect_from(HOST_A, http).await;
+        // The server may already have closed the surplus: ignore errors.
+        let _ = s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ").await;
+        held.push(s);
+    }
+    let (status, body) = get_from(HOST_B, http, "/healthz")
+        .await
+        .expect("host B got no answer to /healthz");
+    assert!(
+        body.contains("\"master\""),
+        "host B got {status} {body:?} from /healthz"
+    );
+    let mut ws = ws_from(HOST_B, http, &[])
+        .await
+        .expect("host B's WebSocket was refused");
+    gets_list(&mut ws).await;
+    drop(held);
+}
+
+#[tokio::test]
+async fn zero_intervals_and_caps_are_refused_by_the_binary() {
+    for (flag, value) in [
+        ("--poll-interval", "0"),
+        ("--ping-interval", "0ms"),
+        ("--game-poll-interval", "0s"),
+        ("--idle-timeout", "0"),
+        ("--max-ws-per-address", "0"),
+    ] {
+        let out = tokio::time::timeout(
+            WAIT,
+            bridge_cmd(TOKEN)
+                .args([
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--embedded-master",
+                    "127.0.0.1:0",
+                ])
+                .args([flag, value])
+                .output(),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{flag} {value} did not end the bridge"))
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flag} {value} was accepted");
+        assert!(
+            stderr.contains(flag) && stderr.contains("greater than zero"),
+            "{flag}: {stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn short_operator_tokens_are_refused() {
+    let out = tokio::time::timeout(
+        WAIT,
+        bridge_cmd("short-token")
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--embedded-master",
+                "127.0.0.1:0",
+            ])
+            .output(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("BRIDGE_ADMIN_TOKEN") && stderr.contains("at least 16"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
