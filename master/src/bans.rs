@@ -32,7 +32,7 @@ pub struct BadLine {
 
 /// Why a ban file could not be read at all.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot read the ban file {path}: {source}")]
+#[error("cannot read the ban file {path}")]
 pub struct LoadError {
     pub path: String,
     #[source]

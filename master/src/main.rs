@@ -133,7 +133,7 @@ async fn main() -> anyhow::Result<()> {
                         tracing::info!(file = %path.display(), entries, closed, "ban list reloaded");
                     }
                     Err(e) => {
-                        tracing::error!(error = %e, "ban list not reloaded; the previous one stays")
+                        tracing::error!(error = %e, reason = %e.source, "ban list not reloaded; the previous one stays")
                     }
                 }
             }
