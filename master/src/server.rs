@@ -6,7 +6,7 @@ use std::{
     collections::HashMap,
     future::Future,
     io,
-    net::{IpAddr, SocketAddr},
+    net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr},
     sync::{Arc, Mutex, MutexGuard},
     time::{Duration, Instant},
 };
@@ -96,6 +96,22 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// The defaults for a master embedded in a program (the bridge) that
+    /// connects to it at `listen`: the address those connections come from
+    /// is exempt, since the program holds one connection per admin and
+    /// limits its own clients. Game servers on that address are exempt too.
+    pub fn embedded(listen: SocketAddr) -> Self {
+        let own = match listen.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            ip => ip.to_canonical(),
+        };
+        Self {
+            exempt: vec![IpNet::from(own)],
+            ..Self::default()
+        }
+    }
+
     /// Checks the values a program took from its user; [`Master::run`]
     /// refuses to start with a configuration that fails this.
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -582,6 +598,15 @@ mod tests {
         assert!(is_peer_address("127.0.0.2", mapped));
         let v6: SocketAddr = "[2001:db8::1]:5000".parse().unwrap();
         assert!(is_peer_address("2001:db8:0::1", v6));
+    }
+
+    #[test]
+    fn an_embedded_master_exempts_the_address_its_host_dials_from() {
+        let exempt = |listen: &str| Config::embedded(listen.parse().unwrap()).exempt;
+        assert_eq!(exempt("127.0.0.1:51963"), ["127.0.0.1/32".parse().unwrap()]);
+        assert_eq!(exempt("0.0.0.0:51963"), ["127.0.0.1/32".parse().unwrap()]);
+        assert_eq!(exempt("[::]:51963"), ["::1/128".parse().unwrap()]);
+        assert_eq!(exempt("192.0.2.1:51963"), ["192.0.2.1/32".parse().unwrap()]);
     }
 
     #[test]

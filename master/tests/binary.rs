@@ -144,8 +144,7 @@ async fn sighup_reloads_the_ban_file_and_closes_only_the_newly_banned() {
     assert!(bad.contains("not-an-address"), "{bad}");
     m.wait_for("ban list loaded");
 
-    let mut old = Client::connect_from("127.0.0.3", m.addr).await;
-    old.closed("a banned address").await;
+    refused("127.0.0.3", m.addr, "a banned address").await;
     let mut soon_banned = Client::connect_from("127.0.0.2", m.addr).await;
     soon_banned.register("cheater", 20000).await;
     assert_eq!(names(&soon_banned.query().await), ["cheater"]);
@@ -168,8 +167,7 @@ async fn sighup_reloads_the_ban_file_and_closes_only_the_newly_banned() {
     std::fs::remove_file(&bans).unwrap();
     m.signal(libc::SIGHUP);
     m.wait_for("ban list not reloaded");
-    let mut still = Client::connect_from("127.0.0.2", m.addr).await;
-    still.closed("still banned").await;
+    refused("127.0.0.2", m.addr, "still banned").await;
 }
 
 #[test]

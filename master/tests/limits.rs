@@ -10,27 +10,8 @@ use std::time::Duration;
 use common::*;
 use master::{BanList, Config};
 use protocol::frame::frame;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::{io::AsyncWriteExt, time::timeout};
-
-/// Registers `name` and queries: the list if the master served the
-/// connection, `None` if it closed it.
-async fn register_and_query(c: &mut Client, name: &str, port: u16) -> Option<Vec<Value>> {
-    // A refused connection may be reset before or during the write.
-    if c.stream
-        .write_all(&frame(
-            json!({"command": "msRegisterGameServer", "content": {
-                "serverName": name, "serverAddress": "192.168.0.10", "serverPort": port}})
-            .to_string()
-            .as_bytes(),
-        ))
-        .await
-        .is_err()
-    {
-        return None;
-    }
-    c.try_query().await
-}
 
 #[tokio::test]
 async fn one_host_at_the_whole_connection_cap_leaves_room_for_another() {
@@ -44,9 +25,8 @@ async fn one_host_at_the_whole_connection_cap_leaves_room_for_another() {
     let mut held = Vec::new();
     let mut refused = 0;
     for i in 0..8u16 {
-        let mut c = Client::connect_from("127.0.0.1", m.addr).await;
-        match register_and_query(&mut c, &format!("flood {i}"), 1000 + i).await {
-            Some(_) => held.push(c),
+        match join("127.0.0.1", m.addr, &format!("flood {i}"), 1000 + i).await {
+            Some((c, _)) => held.push(c),
             None => refused += 1,
         }
     }
@@ -56,8 +36,7 @@ async fn one_host_at_the_whole_connection_cap_leaves_room_for_another() {
         "127.0.0.1 is held to --max-per-address"
     );
     // A game server on another host still gets in and is listed.
-    let mut game = Client::connect_from("127.0.0.2", m.addr).await;
-    let servers = register_and_query(&mut game, "Feuerland", 20000)
+    let (_game, servers) = join("127.0.0.2", m.addr, "Feuerland", 20000)
         .await
         .expect("127.0.0.2 is served");
     assert!(names(&servers).contains(&"Feuerland".to_owned()));
@@ -76,20 +55,16 @@ async fn a_full_master_closes_new_connections_at_once_and_frees_slots() {
         ..Config::default()
     })
     .await;
-    let mut first = Client::connect_from("127.0.0.2", m.addr).await;
-    assert!(register_and_query(&mut first, "a", 1).await.is_some());
-    let mut second = Client::connect_from("127.0.0.3", m.addr).await;
-    assert!(register_and_query(&mut second, "b", 2).await.is_some());
+    let first = join("127.0.0.2", m.addr, "a", 1).await.expect("served");
+    let _second = join("127.0.0.3", m.addr, "b", 2).await.expect("served");
     // Full: closed, not left hanging in the accept backlog.
-    let mut third = Client::connect_from("127.0.0.4", m.addr).await;
-    third.closed("a connection beyond --max-connections").await;
+    refused("127.0.0.4", m.addr, "a connection beyond --max-connections").await;
     // A slot given back is a slot for the next one.
     drop(first);
     let served = timeout(WAIT, async {
         loop {
-            let mut again = Client::connect_from("127.0.0.4", m.addr).await;
-            if let Some(servers) = register_and_query(&mut again, "c", 3).await {
-                return (again, servers);
+            if let Some(served) = join("127.0.0.4", m.addr, "c", 3).await {
+                return served;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -109,25 +84,38 @@ async fn exempt_networks_pass_the_per_address_cap() {
     .await;
     let mut provider = Vec::new();
     for i in 0..5u16 {
-        let mut c = Client::connect_from("127.0.0.2", m.addr).await;
-        assert!(
-            register_and_query(&mut c, &format!("hosted {i}"), 1000 + i)
-                .await
-                .is_some(),
-            "connection {i} of an exempt address"
-        );
-        provider.push(c);
+        let served = join("127.0.0.2", m.addr, &format!("hosted {i}"), 1000 + i).await;
+        provider.push(served.expect("every connection of an exempt address is served"));
     }
     let mut other = Vec::new();
-    let mut held = Vec::new();
     for i in 0..3u16 {
-        let mut c = Client::connect_from("127.0.0.3", m.addr).await;
-        other.push(register_and_query(&mut c, &format!("other {i}"), 2000 + i).await);
-        held.push(c);
+        other.push(join("127.0.0.3", m.addr, &format!("other {i}"), 2000 + i).await);
     }
     assert!(other[0].is_some() && other[1].is_some());
     assert!(other[2].is_none(), "a non-exempt address is still capped");
     assert_eq!(m.registry.len(), 7);
+}
+
+#[tokio::test]
+async fn an_embedded_master_exempts_its_hosts_own_connections() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let config = Config {
+        max_per_address: 2,
+        ..Config::embedded(listener.local_addr().unwrap())
+    };
+    let m = start_on(listener, config);
+    // The embedding bridge: a poller and many admins, all from 127.0.0.1.
+    let mut own = Vec::new();
+    for i in 0..5u16 {
+        let served = join("127.0.0.1", m.addr, &format!("admin {i}"), 1000 + i).await;
+        own.push(served.expect("the host's own connections are served"));
+    }
+    // Everyone else is capped as usual.
+    let mut others = Vec::new();
+    for i in 0..3u16 {
+        others.push(join("127.0.0.2", m.addr, &format!("other {i}"), 2000 + i).await);
+    }
+    assert_eq!(others.iter().filter(|o| o.is_some()).count(), 2);
 }
 
 #[tokio::test]
@@ -242,16 +230,15 @@ async fn a_new_ban_list_closes_banned_peers_and_keeps_the_rest() {
         .await;
     assert_eq!(names(&kept.query().await), ["honest"]);
     // New connections from the banned address are closed at once.
-    let mut again = Client::connect_from("127.0.0.2", m.addr).await;
-    assert!(register_and_query(&mut again, "cheater", 20000)
-        .await
-        .is_none());
+    refused(
+        "127.0.0.2",
+        m.addr,
+        "a new connection from a banned address",
+    )
+    .await;
     // Lifting the ban lets it back in.
     m.master.set_bans(BanList::default());
-    let mut back = Client::connect_from("127.0.0.2", m.addr).await;
-    assert!(register_and_query(&mut back, "forgiven", 20000)
-        .await
-        .is_some());
+    assert!(join("127.0.0.2", m.addr, "forgiven", 20000).await.is_some());
 }
 
 #[tokio::test]

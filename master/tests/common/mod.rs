@@ -33,6 +33,11 @@ pub struct TestMaster {
 
 pub async fn start_with(config: Config) -> TestMaster {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    start_on(listener, config)
+}
+
+/// Runs a master with `config` on a listener the test bound itself.
+pub fn start_on(listener: TcpListener, config: Config) -> TestMaster {
     let addr = listener.local_addr().unwrap();
     let master = Master::new(config);
     let registry = master.registry();
@@ -85,16 +90,25 @@ impl Client {
 
     /// Connects from the loopback address `from`, as another host would.
     pub async fn connect_from(from: &str, addr: SocketAddr) -> Self {
+        Self::try_connect_from(from, addr)
+            .await
+            .unwrap_or_else(|| panic!("connect from {from} refused"))
+    }
+
+    /// Connects from `from`; `None` if the connection failed, which it may
+    /// when the master resets a refused connection before the connect
+    /// completes on this side.
+    pub async fn try_connect_from(from: &str, addr: SocketAddr) -> Option<Self> {
         let socket = TcpSocket::new_v4().unwrap();
         socket.bind(SocketAddr::new(ip(from), 0)).unwrap();
         let stream = timeout(WAIT, socket.connect(addr))
             .await
             .expect("connect within the timeout")
-            .unwrap();
-        Self {
+            .ok()?;
+        Some(Self {
             stream,
             buf: Vec::new(),
-        }
+        })
     }
 
     pub async fn send_raw(&mut self, bytes: &[u8]) {
@@ -222,4 +236,32 @@ pub async fn eventually_from(
     })
     .await
     .expect("condition reached in time")
+}
+
+/// Connects from `from`, registers `name` and queries: the client and the
+/// list if the master serves the connection, `None` if it refused it.
+pub async fn join(
+    from: &str,
+    addr: SocketAddr,
+    name: &str,
+    port: u16,
+) -> Option<(Client, Vec<Value>)> {
+    let mut c = Client::try_connect_from(from, addr).await?;
+    let registration = frame(
+        json!({"command": "msRegisterGameServer", "content": {
+            "serverName": name, "serverAddress": "192.168.0.10", "serverPort": port}})
+        .to_string()
+        .as_bytes(),
+    );
+    // A refused connection may be reset before or during the write.
+    c.stream.write_all(&registration).await.ok()?;
+    let servers = c.try_query().await?;
+    Some((c, servers))
+}
+
+/// Asserts that the master closes a new connection from `from` unserved.
+pub async fn refused(from: &str, addr: SocketAddr, what: &str) {
+    if let Some(mut c) = Client::try_connect_from(from, addr).await {
+        c.closed(what).await;
+    }
 }
