@@ -284,11 +284,14 @@ impl Master {
                 require_peer_address: self.config.require_peer_address,
                 rate,
             };
-            let shared = self.shared.clone();
+            let admitted = Admitted {
+                id,
+                shared: self.shared.clone(),
+                _slot: slot,
+            };
             tracker.spawn(async move {
                 handler.run(socket).await;
-                shared.lock().live.remove(&id);
-                drop(slot);
+                drop(admitted);
             });
         }
         info!("master stops accepting; closing connections");
@@ -338,6 +341,20 @@ impl Master {
             warn!(%peer, reason = refusal, "refusing connections (one line per 10 s; {held_back} more refused since the last)");
         }
         None
+    }
+}
+
+/// An admitted connection's entries in the counts and in the list that ban
+/// reloads check; dropped when its task ends, even by a panic.
+struct Admitted {
+    id: ConnId,
+    shared: Arc<Shared>,
+    _slot: Slot,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.shared.lock().live.remove(&self.id);
     }
 }
 
