@@ -236,7 +236,9 @@ async fn main() -> anyhow::Result<()> {
                     })?;
             let master_addr = master_listener.local_addr()?;
             tracing::info!(addr = %master_addr, "starting the embedded master");
-            let master = master::Master::new(master::Config::default());
+            // The bridge's own connections (its poller, one per admin) come
+            // from the address it dials: exempt from the per-address cap.
+            let master = master::Master::new(master::Config::embedded(master_addr));
             let registry = master.registry();
             let stop = shutdown.clone();
             let task = tokio::spawn(async move {

@@ -4,11 +4,15 @@
 //! The library takes an already-bound listener so that tests and the bridge
 //! (which embeds the master) can bind wherever they like.
 
+pub mod bans;
 pub mod fdlimit;
+pub mod limits;
 pub mod logging;
 pub mod registry;
 pub mod server;
 pub mod signal;
 
+pub use bans::BanList;
+pub use ipnet::IpNet;
 pub use registry::{Listing, Registry};
-pub use server::{bind, run, Config, Master};
+pub use server::{bind, run, Config, ConfigError, Master};

@@ -1,22 +1,57 @@
-//! `master`: runs the lobby's master server until SIGINT or SIGTERM.
+//! `master`: runs the lobby's master server until SIGINT or SIGTERM;
+//! SIGHUP reloads the ban file.
 
-use std::net::SocketAddr;
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::Context;
 use clap::Parser;
-use master::{signal::shutdown_signal, Config};
+use master::{bans::BanList, signal::shutdown_signal, Config, IpNet, Master};
 
 /// The lobby's master server: game servers register over TCP, clients query
-/// the list (see the README for the protocol).
+/// the list (see the README for the protocol and SECURITY.md for the limits).
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
     /// Address to listen on.
     #[arg(long, env = "MASTER_LISTEN", default_value = "127.0.0.1:51963")]
     listen: SocketAddr,
-    /// Connections served at once.
+    /// Connections served at once (exempt ones included); further ones are
+    /// closed at once.
     #[arg(long, env = "MASTER_MAX_CONNECTIONS", default_value_t = 10_000)]
     max_connections: usize,
+    /// Connections served at once from one address (IPv6: one /64).
+    #[arg(long, env = "MASTER_MAX_PER_ADDRESS", default_value_t = 32)]
+    max_per_address: usize,
+    /// A network (CIDR, or a single address) exempt from the per-address
+    /// cap and the message rate limit, e.g. a hosting provider running many
+    /// servers behind one address. Repeatable; comma-separated in the
+    /// environment.
+    #[arg(long, env = "MASTER_EXEMPT", value_delimiter = ',', value_parser = network)]
+    exempt: Vec<IpNet>,
+    /// A connection that sends no valid message this long after connecting
+    /// is closed (humantime like "10s", or plain milliseconds).
+    #[arg(long, env = "MASTER_FIRST_MESSAGE_TIMEOUT", default_value = "10s", value_parser = duration)]
+    first_message_timeout: Duration,
+    /// Messages a connection may send per second on average; the excess is
+    /// discarded.
+    #[arg(long, env = "MASTER_MESSAGE_RATE", default_value_t = 20)]
+    message_rate: u32,
+    /// Messages a connection may send at once before the rate applies.
+    #[arg(long, env = "MASTER_MESSAGE_BURST", default_value_t = 60)]
+    message_burst: u32,
+    /// Discarded (over-rate) messages after which a connection is closed as
+    /// a flood; the count restarts once the peer is quiet long enough to
+    /// refill its burst.
+    #[arg(long, env = "MASTER_FLOOD_CLOSE_AFTER", default_value_t = 200)]
+    flood_close_after: u32,
+    /// File of banned addresses and CIDR networks, one a line with an
+    /// optional reason after it; `#` starts a comment. Reloaded on SIGHUP.
+    #[arg(long, env = "MASTER_BAN_FILE")]
+    ban_file: Option<PathBuf>,
+    /// Discard registrations whose serverAddress is not the IP address the
+    /// game server connects from (hostnames are discarded too).
+    #[arg(long, env = "MASTER_REQUIRE_PEER_ADDRESS")]
+    require_peer_address: bool,
     /// Seconds a connection may be silent before TCP keepalive probes check
     /// that its peer still exists (spread by up to half again per connection,
     /// then up to 6 probes about 10 s apart).
@@ -24,24 +59,87 @@ struct Args {
     keepalive_secs: u64,
 }
 
+fn duration(s: &str) -> Result<Duration, String> {
+    if let Ok(ms) = s.parse::<u64>() {
+        return Ok(Duration::from_millis(ms));
+    }
+    humantime::parse_duration(s).map_err(|e| e.to_string())
+}
+
+fn network(s: &str) -> Result<IpNet, String> {
+    master::bans::parse_net(s)
+        .ok_or_else(|| format!("{s:?} is neither an IP address nor a CIDR network"))
+}
+
+/// Reads the ban file, logging each bad line with its number.
+fn load_bans(path: &std::path::Path) -> Result<BanList, master::bans::LoadError> {
+    let (bans, bad) = BanList::load(path)?;
+    for line in &bad {
+        tracing::warn!(file = %path.display(), "skipping a bad ban-file {line}");
+    }
+    Ok(bans)
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     master::logging::init();
     let args = Args::parse();
+    let config = Config {
+        max_connections: args.max_connections,
+        max_per_address: args.max_per_address,
+        exempt: args.exempt,
+        first_message_timeout: args.first_message_timeout,
+        message_rate: args.message_rate,
+        message_burst: args.message_burst,
+        flood_close_after: args.flood_close_after,
+        require_peer_address: args.require_peer_address,
+        keepalive: Duration::from_secs(args.keepalive_secs),
+        ..Config::default()
+    };
+    config.validate().context("invalid configuration")?;
+    if config.max_per_address >= config.max_connections {
+        tracing::warn!(
+            "--max-per-address ({}) is not below --max-connections ({}): one address can \
+             take every slot",
+            config.max_per_address,
+            config.max_connections
+        );
+    }
+    let master = Master::new(config);
+    if let Some(path) = &args.ban_file {
+        let bans = load_bans(path)?;
+        tracing::info!(file = %path.display(), entries = bans.len(), "ban list loaded");
+        master.set_bans(bans);
+    }
     // Every connection is a file descriptor: use all the hard limit allows.
     master::fdlimit::raise_to_hard_limit();
     let listener =
         master::bind(args.listen).with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "master listening");
+    #[cfg(unix)]
+    if let Some(path) = args.ban_file.clone() {
+        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .context("cannot listen for SIGHUP")?;
+        let master = master.clone();
+        tokio::spawn(async move {
+            while hangup.recv().await.is_some() {
+                match load_bans(&path) {
+                    Ok(bans) => {
+                        let entries = bans.len();
+                        let closed = master.set_bans(bans);
+                        tracing::info!(file = %path.display(), entries, closed, "ban list reloaded");
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, reason = %e.source, "ban list not reloaded; the previous one stays")
+                    }
+                }
+            }
+        });
+    }
     // One machine-readable line on stdout, so scripts and tests can wait for
     // readiness (and learn the port when listening on port 0).
     println!("master listening on {addr}");
-    let config = Config {
-        max_connections: args.max_connections,
-        keepalive: std::time::Duration::from_secs(args.keepalive_secs),
-        ..Config::default()
-    };
-    master::run(listener, config, shutdown_signal()).await;
+    master.run(listener, shutdown_signal()).await;
     Ok(())
 }

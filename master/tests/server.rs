@@ -1,138 +1,19 @@
 //! The master over real TCP on 127.0.0.1:0: the specification's examples,
 //! registration lifetime, robustness against bad input, and bounded memory.
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+mod common;
 
-use master::{Config, Master, Registry};
+use std::time::Duration;
+
+use common::*;
+use master::Config;
 use protocol::{frame::frame, Command, ServerEntry};
 use serde_json::{json, Value};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpStream},
-    sync::oneshot,
-    task::JoinHandle,
+    net::TcpStream,
     time::timeout,
 };
-
-const WAIT: Duration = Duration::from_secs(10);
-
-struct TestMaster {
-    addr: SocketAddr,
-    registry: Arc<Registry>,
-    stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
-}
-
-async fn start_with(config: Config) -> TestMaster {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let master = Master::new(config);
-    let registry = master.registry();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        master
-            .run(listener, async {
-                let _ = stopped.await;
-            })
-            .await
-    });
-    TestMaster {
-        addr,
-        registry,
-        stop: Some(stop),
-        task,
-    }
-}
-
-async fn start() -> TestMaster {
-    start_with(Config::default()).await
-}
-
-/// A raw TCP client that reads the master's framed replies.
-struct Client {
-    stream: TcpStream,
-    buf: Vec<u8>,
-}
-
-impl Client {
-    async fn connect(addr: SocketAddr) -> Self {
-        Self {
-            stream: TcpStream::connect(addr).await.unwrap(),
-            buf: Vec::new(),
-        }
-    }
-
-    async fn send_raw(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).await.unwrap();
-    }
-
-    async fn send(&mut self, msg: Value) {
-        self.send_raw(&frame(msg.to_string().as_bytes())).await;
-    }
-
-    /// Reads one framed reply and checks the length counts JSON + newline.
-    async fn recv(&mut self) -> Value {
-        timeout(WAIT, async {
-            loop {
-                let digits = self.buf.iter().take_while(|b| b.is_ascii_digit()).count();
-                if digits > 0 && digits < self.buf.len() {
-                    let len: usize = std::str::from_utf8(&self.buf[..digits])
-                        .unwrap()
-                        .parse()
-                        .unwrap();
-                    if self.buf.len() >= digits + len {
-                        let body: Vec<u8> = self.buf.drain(..digits + len).skip(digits).collect();
-                        assert_eq!(body.last(), Some(&b'\n'), "frame ends with LF");
-                        return serde_json::from_slice(&body[..len - 1]).unwrap();
-                    }
-                }
-                let mut chunk = [0u8; 65536];
-                let n = self.stream.read(&mut chunk).await.unwrap();
-                assert!(n > 0, "master closed the connection");
-                self.buf.extend_from_slice(&chunk[..n]);
-            }
-        })
-        .await
-        .expect("reply within the timeout")
-    }
-
-    async fn query(&mut self) -> Vec<Value> {
-        self.send(json!({"command": "msQueryGameServers"})).await;
-        let reply = self.recv().await;
-        assert_eq!(reply["command"], "msRQueryGameServers");
-        reply["content"]["servers"].as_array().unwrap().clone()
-    }
-
-    async fn register(&mut self, name: &str, port: u16) {
-        self.send(json!({"command": "msRegisterGameServer", "content": {
-            "serverName": name, "serverAddress": "192.168.0.10", "serverPort": port}}))
-            .await;
-    }
-}
-
-fn names(servers: &[Value]) -> Vec<String> {
-    servers
-        .iter()
-        .map(|s| s["name"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// Queries until `pred` holds: other connections' messages are processed
-/// concurrently, so a reader observes them eventually, not instantly.
-async fn eventually(addr: SocketAddr, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-    let mut client = Client::connect(addr).await;
-    timeout(WAIT, async {
-        loop {
-            let servers = client.query().await;
-            if pred(&servers) {
-                return servers;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .expect("condition reached in time")
-}
 
 #[tokio::test]
 async fn spec_example_exchange_is_byte_exact() {
@@ -326,7 +207,7 @@ async fn five_hundred_concurrent_registrations_appear_and_vanish() {
 async fn a_client_that_never_reads_is_disconnected() {
     let m = start_with(Config {
         outbound_queue: 4,
-        ..Config::default()
+        ..trusting_loopback()
     })
     .await;
     // A large list makes each reply ~150 KB, so socket buffers fill fast.
