@@ -79,6 +79,15 @@ pub struct Config {
     pub game_query_retries: u32,
     /// UDP queries in flight at once.
     pub game_query_concurrency: usize,
+    /// Query loopback, private and other non-global addresses a GameAgent
+    /// master lists (a LAN master, tests); off: a master cannot aim the
+    /// bridge's queries at the bridge's own networks.
+    pub game_allow_private: bool,
+    /// Servers taken from one GameAgent master's list at most.
+    pub game_max_servers: usize,
+    /// Longest time one refresh round of the other games' servers takes;
+    /// whatever has not answered by then is offline ("no answer in time").
+    pub game_refresh_deadline: Duration,
 }
 
 impl Config {
@@ -110,6 +119,9 @@ impl Config {
             game_query_timeout: Duration::from_secs(1),
             game_query_retries: 2,
             game_query_concurrency: 64,
+            game_allow_private: false,
+            game_max_servers: 512,
+            game_refresh_deadline: Duration::from_secs(15),
         }
     }
 }

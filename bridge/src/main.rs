@@ -89,6 +89,18 @@ struct Args {
     /// UDP queries in flight at once.
     #[arg(long, env = "BRIDGE_GAME_QUERY_CONCURRENCY", default_value_t = 64)]
     game_query_concurrency: usize,
+    /// Also query loopback, private, link-local and other non-global
+    /// addresses a GameAgent master lists (a LAN master). Off: skipped.
+    #[arg(long, env = "BRIDGE_GAME_ALLOW_PRIVATE")]
+    game_allow_private: bool,
+    /// Servers taken from one GameAgent master's list at most (after
+    /// dropping duplicates and skipped addresses).
+    #[arg(long, env = "BRIDGE_GAME_MAX_SERVERS", default_value_t = 512)]
+    game_max_servers: usize,
+    /// Longest time one refresh of the game servers takes; servers that
+    /// have not answered by then are shown offline ("no answer in time").
+    #[arg(long, env = "BRIDGE_GAME_REFRESH_DEADLINE", default_value = "15s", value_parser = refresh_deadline)]
+    game_refresh_deadline: Duration,
 }
 
 /// Parses "1s", "250ms", "2m" or plain milliseconds.
@@ -100,6 +112,14 @@ fn duration(s: &str) -> Result<Duration, String> {
             .map_err(|e| e.to_string());
     }
     humantime::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// A [`duration`] above zero: a zero deadline would time out every query.
+fn refresh_deadline(s: &str) -> Result<Duration, String> {
+    match duration(s)? {
+        d if d.is_zero() => Err("must be above zero".to_owned()),
+        d => Ok(d),
+    }
 }
 
 #[tokio::main]
@@ -174,6 +194,9 @@ async fn main() -> anyhow::Result<()> {
         game_query_timeout: args.game_query_timeout,
         game_query_retries: args.game_query_retries,
         game_query_concurrency: args.game_query_concurrency.max(1),
+        game_allow_private: args.game_allow_private,
+        game_max_servers: args.game_max_servers,
+        game_refresh_deadline: args.game_refresh_deadline,
         ..Config::new(master_addr.clone(), token.clone())
     };
 

@@ -260,6 +260,9 @@ impl Fakes {
             "300ms",
             "--game-query-retries",
             &retries,
+            // The fakes are on 127.0.0.1, which a master may list only when
+            // private addresses are allowed.
+            "--game-allow-private",
         ])
     }
 }
