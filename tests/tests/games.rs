@@ -977,3 +977,33 @@ async fn lobby_without_sources_has_no_tab_bar() {
     assert_eq!(eval(&browser, &count("table.games")).await, json!(0));
     browser.close().await;
 }
+
+/// A zero refresh deadline would mark every server offline: the bridge
+/// refuses it at start, saying why.
+#[tokio::test]
+async fn a_zero_refresh_deadline_is_refused_at_start() {
+    let child = tokio::process::Command::new(e2e::paths::binary("bridge"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+            "--game-refresh-deadline",
+            "0",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run the bridge");
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("the bridge started instead of refusing the deadline")
+        .expect("wait for the bridge");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "started: {stderr}");
+    assert!(
+        stderr.contains("--game-refresh-deadline") && stderr.contains("must be above zero"),
+        "{stderr}"
+    );
+}
