@@ -938,7 +938,7 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
     open_live(&b, &lobby, &format!("/?src={hostile_id}")).await;
     b.wait_text(
         "[data-testid=source-error]",
-        "3 listed server(s) skipped: 2 private or reserved address(es), 1 with port 0 or 65535",
+        "3 listed servers skipped: 2 private or reserved addresses, 1 with port 0 or 65535",
         GAME_LIVE,
     )
     .await;

@@ -81,10 +81,18 @@ pub fn skipped_text(s: &Skipped) -> Option<String> {
     }
     let mut parts = Vec::new();
     if s.non_global > 0 {
-        parts.push(format!("{} private or reserved address(es)", s.non_global));
+        parts.push(format!(
+            "{} private or reserved {}",
+            s.non_global,
+            plural(s.non_global, "address", "addresses")
+        ));
     }
     if s.duplicate > 0 {
-        parts.push(format!("{} duplicate(s)", s.duplicate));
+        parts.push(format!(
+            "{} {}",
+            s.duplicate,
+            plural(s.duplicate, "duplicate", "duplicates")
+        ));
     }
     if s.bad_port > 0 {
         parts.push(format!("{} with port 0 or 65535", s.bad_port));
@@ -93,9 +101,18 @@ pub fn skipped_text(s: &Skipped) -> Option<String> {
         parts.push(format!("{} over the limit per master", s.over_cap));
     }
     Some(format!(
-        "{total} listed server(s) skipped: {}",
+        "{total} listed {} skipped: {}",
+        plural(total, "server", "servers"),
         parts.join(", ")
     ))
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
 }
 
 impl Round {
