@@ -104,6 +104,15 @@ pub struct Config {
     pub trusted_proxies: Vec<IpNet>,
     /// The header the trusted proxies fill in.
     pub forwarded_header: ForwardedHeader,
+    /// Query loopback, private and other non-global addresses a GameAgent
+    /// master lists (a LAN master, tests); off: a master cannot aim the
+    /// bridge's queries at the bridge's own networks.
+    pub game_allow_private: bool,
+    /// Servers taken from one GameAgent master's list at most.
+    pub game_max_servers: usize,
+    /// Longest time one refresh round of the other games' servers takes;
+    /// whatever has not answered by then is offline ("no answer in time").
+    pub game_refresh_deadline: Duration,
 }
 
 impl Config {
@@ -142,6 +151,9 @@ impl Config {
             idle_timeout: Duration::from_secs(60),
             trusted_proxies: Vec::new(),
             forwarded_header: ForwardedHeader::XForwardedFor,
+            game_allow_private: false,
+            game_max_servers: 512,
+            game_refresh_deadline: Duration::from_secs(15),
         }
     }
 
@@ -158,6 +170,7 @@ impl Config {
             ("write timeout", self.write_timeout),
             ("game poll interval", self.game_poll_interval),
             ("game query timeout", self.game_query_timeout),
+            ("game refresh deadline", self.game_refresh_deadline),
             ("header read timeout", self.header_read_timeout),
             ("idle timeout", self.idle_timeout),
         ];
@@ -177,6 +190,7 @@ impl Config {
             ),
             ("maximum of WebSockets per address", self.max_ws_per_address),
             ("game query concurrency", self.game_query_concurrency),
+            ("game server cap", self.game_max_servers),
         ];
         for (name, value) in counts {
             if value == 0 {

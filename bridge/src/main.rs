@@ -124,6 +124,18 @@ struct Args {
     /// UDP queries in flight at once.
     #[arg(long, env = "BRIDGE_GAME_QUERY_CONCURRENCY", default_value = "64", value_parser = count)]
     game_query_concurrency: usize,
+    /// Also query loopback, private, link-local and other non-global
+    /// addresses a GameAgent master lists (a LAN master). Off: skipped.
+    #[arg(long, env = "BRIDGE_GAME_ALLOW_PRIVATE")]
+    game_allow_private: bool,
+    /// Servers taken from one GameAgent master's list at most (after
+    /// dropping duplicates and skipped addresses).
+    #[arg(long, env = "BRIDGE_GAME_MAX_SERVERS", default_value = "512", value_parser = count)]
+    game_max_servers: usize,
+    /// Longest time one refresh of the game servers takes; servers that
+    /// have not answered by then are shown offline ("no answer in time").
+    #[arg(long, env = "BRIDGE_GAME_REFRESH_DEADLINE", default_value = "15s", value_parser = positive_duration)]
+    game_refresh_deadline: Duration,
 }
 
 /// Parses "1s", "250ms", "2m" or plain milliseconds.
@@ -273,6 +285,9 @@ async fn main() -> anyhow::Result<()> {
         idle_timeout: args.idle_timeout,
         trusted_proxies: args.trusted_proxy,
         forwarded_header: args.forwarded_header,
+        game_allow_private: args.game_allow_private,
+        game_max_servers: args.game_max_servers,
+        game_refresh_deadline: args.game_refresh_deadline,
         ..Config::new(master_addr.clone(), token.clone())
     };
     config.validate()?;

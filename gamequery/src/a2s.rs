@@ -212,7 +212,8 @@ pub struct Info {
     pub game_id: Option<u64>,
 }
 
-/// Reads an `A2S_INFO` reply, `'I'` or `'m'`.
+/// Reads an `A2S_INFO` reply, `'I'` or `'m'`. An `'m'` reply that ends
+/// after its VAC byte (old servers, HLTV proxies) has 0 bots.
 pub fn decode_info(reply: &[u8]) -> Result<Info, DecodeError> {
     let mut c = Cursor::new(reply);
     match c.u8("reply type")? {
@@ -330,7 +331,8 @@ fn decode_goldsource_info(mut c: Cursor<'_>) -> Result<Info, DecodeError> {
         None
     };
     let vac = c.u8("VAC flag")? != 0;
-    let bots = c.u8("bot count")?;
+    // Old servers and HLTV proxies end the reply after the VAC byte.
+    let bots = if c.is_empty() { 0 } else { c.u8("bot count")? };
     Ok(Info {
         format: InfoFormat::GoldSource,
         protocol,

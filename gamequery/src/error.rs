@@ -67,3 +67,45 @@ pub enum QueryError {
         source: std::io::Error,
     },
 }
+
+impl DecodeError {
+    /// The same reason without anything the server wrote (field values are
+    /// the server's text, which may name an address).
+    pub fn without_server_text(&self) -> String {
+        match self {
+            Self::InvalidField { field, .. } => format!("invalid {field}"),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl QueryError {
+    /// The server the query went to.
+    pub fn addr(&self) -> SocketAddr {
+        match self {
+            Self::Timeout { addr, .. }
+            | Self::Decode { addr, .. }
+            | Self::ChallengeLoop(addr)
+            | Self::Io { addr, .. } => *addr,
+        }
+    }
+
+    /// The reason without the server's address (nor text it sent), for
+    /// viewers who must not learn where the server is; `Display` has both.
+    pub fn without_address(&self) -> String {
+        match self {
+            Self::Timeout { attempts, .. } => format!("no reply after {attempts} attempt(s)"),
+            Self::Decode { source, .. } => {
+                format!("malformed reply: {}", source.without_server_text())
+            }
+            Self::ChallengeLoop(_) => "the server keeps answering with a new challenge".to_owned(),
+            Self::Io { source, .. } => format!("network error: {}", io_reason(source)),
+        }
+    }
+}
+
+/// An I/O error's kind ("connection refused"), never its message, which
+/// may be free text that names the peer.
+fn io_reason(e: &std::io::Error) -> String {
+    e.kind().to_string()
+}

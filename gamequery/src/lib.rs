@@ -4,7 +4,8 @@
 //!
 //! The decoders in [`packet`], [`a2s`] and [`gameagent`] are pure functions
 //! over `&[u8]` that return errors, never panic; [`Client`] sends the
-//! queries with time limits, retries and a concurrency cap. Results are
+//! queries with time limits, retries and a concurrency cap; [`screen`]
+//! decides which records of a master's list may be queried at all. Results are
 //! plain serde types. Feature `fake` adds module `fake`: fake servers built
 //! from the seeds, for this crate's and the bridge's tests.
 
@@ -16,6 +17,7 @@ pub mod error;
 pub mod fake;
 pub mod gameagent;
 pub mod packet;
+pub mod screen;
 
 pub use client::{Client, QueryOptions};
 pub use error::{DecodeError, QueryError};

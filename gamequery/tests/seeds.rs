@@ -177,6 +177,26 @@ fn goldsource_info() {
     assert_eq!(info.version, None);
 }
 
+/// HLTV proxies and old servers end the `'m'` reply after the VAC byte:
+/// no bot count, read as 0 bots, the rest as with it.
+#[test]
+fn goldsource_info_without_the_bots_byte() {
+    let packet = fixture!("ru_goldsource_info");
+    let full = single(&packet);
+    let mut with_bots = full.to_vec();
+    *with_bots.last_mut().unwrap() = 3;
+    let with_bots = a2s::decode_info(&with_bots).unwrap();
+    assert_eq!(with_bots.bots, 3);
+
+    let short = &full[..full.len() - 1];
+    let info = a2s::decode_info(short).expect("an 'm' reply without the bots byte");
+    assert_eq!(info.bots, 0);
+    assert!(info.vac);
+    assert_eq!(info, a2s::decode_info(full).unwrap());
+    // One byte less (no VAC byte either) is still malformed.
+    assert!(a2s::decode_info(&full[..full.len() - 2]).is_err());
+}
+
 #[test]
 fn players() {
     let players = a2s::decode_players(single(&fixture!("ru_players")), false).unwrap();

@@ -7,7 +7,10 @@
 //! send, never typed in by hand. Each test holds [`e2e::serial`];
 //! screenshots go to `target/e2e-screenshots/`.
 
-use std::time::Duration;
+use std::{
+    net::{Ipv4Addr, SocketAddrV4},
+    time::Duration,
+};
 
 use e2e::{
     browser::{Browser, Driver, PAGE_READY},
@@ -260,6 +263,9 @@ impl Fakes {
             "300ms",
             "--game-query-retries",
             &retries,
+            // The fakes are on 127.0.0.1, which a master may list only when
+            // private addresses are allowed.
+            "--game-allow-private",
         ])
     }
 }
@@ -891,6 +897,66 @@ async fn embed_shows_a_sources_game_table() {
     scene.browser.close().await;
 }
 
+/// The bridge as shipped (no `--game-allow-private`): a master listing the
+/// bridge's own loopback gets none of it queried and its tab says why; a
+/// master that never answers is cut off by `--game-refresh-deadline`
+/// although one query may take 30 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
+    let _serial = e2e::serial().await;
+    let target = GameAgentServer::start(status("Internal", "Yodeller", "Fragmatch", 1, 8), vec![])
+        .await
+        .expect("fake GameAgent server");
+    let hostile = GameAgentMaster::start(vec![
+        target.game_addr(),
+        target.game_addr(),
+        SocketAddrV4::new(Ipv4Addr::LOCALHOST, u16::MAX),
+    ])
+    .await
+    .expect("fake GameAgent master");
+    let silent = GameAgentMaster::start(vec![])
+        .await
+        .expect("fake GameAgent master");
+    silent.set_answering(false);
+    let lobby = Lobby::start_with(&[
+        "--gameagent-master",
+        &hostile.addr().to_string(),
+        "--gameagent-master",
+        &silent.addr().to_string(),
+        "--game-poll-interval",
+        "1s",
+        "--game-query-timeout",
+        "30s",
+        "--game-query-retries",
+        "0",
+        "--game-refresh-deadline",
+        "1s",
+    ]);
+    let driver = Driver::start();
+    let b = driver.browser().await;
+    let hostile_id = format!("gameagent:{}", hostile.addr());
+    open_live(&b, &lobby, &format!("/?src={hostile_id}")).await;
+    b.wait_text(
+        "[data-testid=source-error]",
+        "3 listed servers skipped: 2 private or reserved addresses, 1 with port 0 or 65535",
+        GAME_LIVE,
+    )
+    .await;
+    assert_eq!(eval(&b, &count("tr[data-testid=game-row]")).await, json!(0));
+    assert!(hostile.udp().requests() >= 1, "the master was asked");
+    assert_eq!(
+        target.udp().requests(),
+        0,
+        "a listed loopback server was queried"
+    );
+    b.screenshot("games-hostile-master").await;
+
+    b.click(&tab(&format!("gameagent:{}", silent.addr()))).await;
+    b.wait_text("[data-testid=source-error]", "no answer in time", GAME_LIVE)
+        .await;
+    b.close().await;
+}
+
 #[tokio::test]
 async fn lobby_without_sources_has_no_tab_bar() {
     let _serial = e2e::serial().await;
@@ -910,4 +976,34 @@ async fn lobby_without_sources_has_no_tab_bar() {
     .await;
     assert_eq!(eval(&browser, &count("table.games")).await, json!(0));
     browser.close().await;
+}
+
+/// A zero refresh deadline would mark every server offline: the bridge
+/// refuses it at start, saying why.
+#[tokio::test]
+async fn a_zero_refresh_deadline_is_refused_at_start() {
+    let child = tokio::process::Command::new(e2e::paths::binary("bridge"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+            "--game-refresh-deadline",
+            "0",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run the bridge");
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("the bridge started instead of refusing the deadline")
+        .expect("wait for the bridge");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "started: {stderr}");
+    assert!(
+        stderr.contains("--game-refresh-deadline") && stderr.contains("must be greater than zero"),
+        "{stderr}"
+    );
 }
