@@ -286,6 +286,7 @@ mod tests {
             kind: GameSourceKind::GameAgent,
             label: "m:9005".into(),
             error: None,
+            note: None,
             servers,
         }
     }

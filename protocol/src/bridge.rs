@@ -329,6 +329,10 @@ pub struct GameSource {
     /// silent); its servers are then empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Something viewers should know that is not a failure: how many listed
+    /// servers the bridge skipped, and why (never which).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     pub servers: Vec<GameServer>,
 }
 
@@ -412,6 +416,7 @@ mod game_tests {
                 kind: GameSourceKind::A2s,
                 label: "127.0.0.1:27015".into(),
                 error: None,
+                note: None,
                 servers: vec![GameServer {
                     address: Some("127.0.0.1".into()),
                     port: Some(27015),

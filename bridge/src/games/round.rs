@@ -136,11 +136,8 @@ impl Round {
                         (format!("gameagent:{}", s.label), s.label.clone())
                     }
                 };
-                let error = s
-                    .error
-                    .as_ref()
-                    .map(|e| e.text(with_address))
-                    .or_else(|| skipped_text(&s.skipped));
+                let error = s.error.as_ref().map(|e| e.text(with_address));
+                let note = skipped_text(&s.skipped);
                 let servers = s
                     .servers
                     .iter()
@@ -159,6 +156,7 @@ impl Round {
                     kind: s.kind,
                     label,
                     error,
+                    note,
                     servers,
                 }
             })

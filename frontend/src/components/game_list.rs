@@ -105,6 +105,10 @@ pub fn GameList(props: &GameListProps) -> Html {
             </p>
         }
     });
+    // Not a failure: the servers that are listed are fine.
+    let source_note = source.note.as_ref().map(|n| {
+        html! { <p class="banner info" data-testid="source-note">{ n.clone() }</p> }
+    });
 
     if let Some(key) = &q.server {
         let close = {
@@ -124,7 +128,7 @@ pub fn GameList(props: &GameListProps) -> Html {
                 </div>
             },
         };
-        return html! { <>{ meta }{ source_error }{ body }</> };
+        return html! { <>{ meta }{ source_error }{ source_note }{ body }</> };
     }
 
     let (page, slice) = page_slice(&all, q.page);
@@ -160,6 +164,7 @@ pub fn GameList(props: &GameListProps) -> Html {
             }
             { meta }
             { source_error }
+            { source_note }
             <div class="table-wrap">{ body }</div>
             <Pager {page} {pages} {on_page} />
         </>
