@@ -6,6 +6,7 @@
 //! Like the master, the library takes an already-bound listener so tests
 //! (and the binary) choose the port.
 
+pub mod assets;
 pub mod config;
 pub mod error;
 pub mod games;
