@@ -103,9 +103,7 @@ pub fn is_hashed(path: &str) -> bool {
         let stem = stem.strip_suffix("_bg").unwrap_or(stem);
         match stem.rsplit_once('-') {
             Some((name, hash)) => {
-                !name.is_empty()
-                    && hash.len() == 16
-                    && hash.bytes().all(|b| b.is_ascii_hexdigit())
+                !name.is_empty() && hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())
             }
             None => false,
         }
@@ -248,7 +246,7 @@ mod tests {
         (Response::from_parts(parts, Body::empty()), bytes)
     }
 
-    fn header_of<'a>(res: &'a Response, name: header::HeaderName) -> &'a str {
+    fn header_of(res: &Response, name: header::HeaderName) -> &str {
         res.headers()
             .get(name)
             .and_then(|v| v.to_str().ok())
@@ -323,7 +321,12 @@ mod tests {
 
         let (res, body) = get(dir.path(), &path, Some("gzip")).await;
         assert_eq!(header_of(&res, header::CONTENT_ENCODING), "gzip");
-        assert_eq!(body.len() as u64, fs::metadata(dir.path().join(format!("{WASM}.gz"))).expect("gz").len());
+        assert_eq!(
+            body.len() as u64,
+            fs::metadata(dir.path().join(format!("{WASM}.gz")))
+                .expect("gz")
+                .len()
+        );
 
         let (res, body) = get(dir.path(), &path, None).await;
         assert_eq!(header_of(&res, header::CONTENT_ENCODING), "");
