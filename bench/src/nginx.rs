@@ -80,13 +80,13 @@ impl Nginx {
         bridges: [SocketAddr; 2],
         connections: usize,
     ) -> Result<Nginx> {
-        let root = std::env::var_os("CARGO_MANIFEST_DIR")
-            .map(PathBuf::from)
-            .and_then(|d| d.parent().map(Path::to_path_buf))
-            .unwrap_or_else(|| PathBuf::from("."));
-        let template = std::fs::read_to_string(root.join(CONFIG))
+        // The checkout this loadgen was built from, else the current one.
+        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(CONFIG);
+        let template = std::fs::read_to_string(&built)
             .or_else(|_| std::fs::read_to_string(CONFIG))
             .map_err(|e| Error::Unexpected(format!("cannot read {CONFIG}: {e}")))?;
+        // nginx resolves a relative root against its prefix, not here.
+        let dist = std::path::absolute(dist)?;
         let dir = work.join("nginx");
         std::fs::create_dir_all(dir.join("tmp"))?;
         let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
