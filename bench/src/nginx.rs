@@ -81,7 +81,9 @@ impl Nginx {
         connections: usize,
     ) -> Result<Nginx> {
         // The checkout this loadgen was built from, else the current one.
-        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(CONFIG);
+        let built = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(CONFIG);
         let template = std::fs::read_to_string(&built)
             .or_else(|_| std::fs::read_to_string(CONFIG))
             .map_err(|e| Error::Unexpected(format!("cannot read {CONFIG}: {e}")))?;

@@ -65,9 +65,10 @@ fn which(name: &str) -> Option<PathBuf> {
 }
 
 fn nginx() -> PathBuf {
-    let found = std::env::var_os("NGINX")
-        .map(PathBuf::from)
-        .or_else(|| which("nginx"));
+    let found = match std::env::var_os("NGINX") {
+        Some(path) => Some(PathBuf::from(path)).filter(|p| p.is_file()),
+        None => which("nginx"),
+    };
     require("nginx", found, "nginx libnginx-mod-http-brotli-static")
 }
 
