@@ -155,6 +155,9 @@ async fn subscriber(
     let mut last = 0;
     loop {
         let msg = tokio::select! {
+            // A closed set of subscribers ends quietly even when its
+            // sockets are cut (the bridge or nginx stopping) at once.
+            biased;
             () = stop.cancelled() => return Ok(()),
             msg = socket.next() => msg,
         };
