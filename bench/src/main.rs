@@ -21,6 +21,8 @@ enum Phase {
     Fanout,
     Page,
     Bundle,
+    /// Two bridges behind nginx against one direct (needs nginx).
+    Scaleout,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -137,6 +139,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Fanout,
         Phase::Page,
         Phase::Bundle,
+        Phase::Scaleout,
     ] {
         if !wanted(phase) {
             continue;
@@ -149,6 +152,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Fanout => phases::fanout::run(&env).await,
             Phase::Page => phases::page::run(&env).await,
             Phase::Bundle => phases::bundle::run(&env).await,
+            Phase::Scaleout => phases::scaleout::run(&env).await,
         }
         .with_context(|| {
             format!(

@@ -42,6 +42,18 @@ pub struct Sizes {
     pub page_changes: usize,
     /// Sequential master queries for the master-query figure.
     pub master_rounds: usize,
+    /// Scale-out: idle viewers per bridge (one bridge direct holds this
+    /// many, two behind nginx twice as many).
+    pub scaleout_viewers: usize,
+    /// Scale-out: subscribed viewers of the fan-out, direct and via nginx.
+    pub scaleout_subscribers: usize,
+    /// Scale-out: servers listed (what each push carries).
+    pub scaleout_servers: usize,
+    /// Scale-out: changes of each kind per path.
+    pub scaleout_rounds: usize,
+    /// Scale-out: how long idle viewers are held, and the window in which
+    /// the master's queries are counted.
+    pub scaleout_window: Duration,
 }
 
 impl Sizes {
@@ -66,6 +78,11 @@ impl Sizes {
             page_loads: 3,
             page_changes: 5,
             master_rounds: 500,
+            scaleout_viewers: 4_000,
+            scaleout_subscribers: 2_000,
+            scaleout_servers: 100,
+            scaleout_rounds: 3,
+            scaleout_window: Duration::from_secs(5),
         }
     }
 
@@ -90,6 +107,11 @@ impl Sizes {
             page_loads: 1,
             page_changes: 1,
             master_rounds: 20,
+            scaleout_viewers: 20,
+            scaleout_subscribers: 10,
+            scaleout_servers: 5,
+            scaleout_rounds: 1,
+            scaleout_window: Duration::from_secs(2),
         }
     }
 }

@@ -21,10 +21,6 @@ use tokio_tungstenite::{
     WebSocketStream,
 };
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tower_http::{
-    compression::CompressionLayer,
-    services::{ServeDir, ServeFile},
-};
 use tracing::{debug, info, warn};
 
 use crate::{
@@ -172,11 +168,8 @@ pub async fn run(
 }
 
 fn router(ctx: Arc<Ctx>) -> Router {
-    let dir = &ctx.config.static_dir;
-    // Client-side routes (/admin, /embed, ...) get the page itself.
-    let front_end = Router::new()
-        .fallback_service(ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html"))))
-        .layer(CompressionLayer::new());
+    // Precompressed files; client-side routes (/admin, /embed) get the page.
+    let front_end = crate::assets::router(&ctx.config.static_dir);
     Router::new()
         .route("/ws", get(ws))
         .route("/healthz", get(healthz))

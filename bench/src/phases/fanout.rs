@@ -34,7 +34,7 @@ struct Round {
 }
 
 /// Subscribed viewers that report when they see each round's marker.
-struct Subscribers {
+pub(crate) struct Subscribers {
     rounds: watch::Sender<Option<Round>>,
     reports: mpsc::Receiver<(u64, Duration)>,
     ready: Arc<AtomicUsize>,
@@ -44,7 +44,7 @@ struct Subscribers {
 }
 
 impl Subscribers {
-    async fn open(url: &str, count: usize) -> Result<Self> {
+    pub(crate) async fn open(url: &str, count: usize) -> Result<Self> {
         let (rounds, rounds_rx) = watch::channel(None::<Round>);
         let (tx, reports) = mpsc::channel(count * 2 + 16);
         let ready = Arc::new(AtomicUsize::new(0));
@@ -93,7 +93,7 @@ impl Subscribers {
 
     /// Announces round `id` (marked by `current` players), makes the change
     /// with `change`, and returns each viewer's delay until it saw it.
-    async fn round(
+    pub(crate) async fn round(
         &mut self,
         id: u64,
         current: u64,
@@ -129,7 +129,7 @@ impl Subscribers {
         Ok(got)
     }
 
-    fn close(self) {
+    pub(crate) fn close(self) {
         self.stop.cancel();
     }
 }
@@ -155,6 +155,9 @@ async fn subscriber(
     let mut last = 0;
     loop {
         let msg = tokio::select! {
+            // A closed set of subscribers ends quietly even when its
+            // sockets are cut (the bridge or nginx stopping) at once.
+            biased;
             () = stop.cancelled() => return Ok(()),
             msg = socket.next() => msg,
         };
@@ -176,27 +179,27 @@ async fn subscriber(
 }
 
 /// Latencies of several rounds: all samples, and the slowest viewer of each.
-struct Rounds {
-    each: Histogram<u64>,
+pub(crate) struct Rounds {
+    pub(crate) each: Histogram<u64>,
     worst: Duration,
 }
 
 impl Rounds {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             each: histogram(),
             worst: Duration::ZERO,
         }
     }
 
-    fn add(&mut self, got: &[Duration]) {
+    pub(crate) fn add(&mut self, got: &[Duration]) {
         for d in got {
             record(&mut self.each, *d);
             self.worst = self.worst.max(*d);
         }
     }
 
-    fn summary(&self, viewers: usize) -> String {
+    pub(crate) fn summary(&self, viewers: usize) -> String {
         format!(
             "p50 {} / p99 {}; all {} had it within {}",
             q(&self.each, 0.5),
@@ -207,9 +210,9 @@ impl Rounds {
     }
 }
 
-type AdminSink = SplitSink<ws::Ws, Message>;
+pub(crate) type AdminSink = SplitSink<ws::Ws, Message>;
 
-async fn admin_change(admin: &mut AdminSink, current: u64) -> Result<()> {
+pub(crate) async fn admin_change(admin: &mut AdminSink, current: u64) -> Result<()> {
     admin
         .send(Message::text(direct::stats_json(current)))
         .await?;
