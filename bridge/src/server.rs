@@ -33,7 +33,7 @@ use crate::{
     games::Games,
     limits::origin_allowed,
     metrics::Metrics,
-    session::Session,
+    session::{self, Handle, Settings},
     upstream::Upstream,
 };
 
@@ -51,6 +51,8 @@ pub(crate) struct Ctx {
     pub(crate) sessions: TaskTracker,
     /// One permit per open WebSocket (`max_connections`).
     pub(crate) slots: Arc<Semaphore>,
+    /// What each WebSocket session gets of the above.
+    pub(crate) session: Arc<Handle>,
 }
 
 /// A bridge: configuration plus shared state. Build it, keep
@@ -67,15 +69,26 @@ impl Bridge {
         let upstream = Arc::new(Upstream::new(config.hide_addresses, metrics.clone()));
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let games = Games::from_config(&config).map(Arc::new);
+        let cancel = CancellationToken::new();
+        let offer = upstream.clone();
+        let session = Arc::new(Handle {
+            config: Settings::from(&config),
+            shared: upstream.subscribe(),
+            games: games.as_ref().map(|g| g.subscribe()),
+            offer_list: Box::new(move |reply| offer.offer(reply)),
+            metrics: metrics.clone(),
+            cancel: cancel.clone(),
+        });
         Self {
             ctx: Arc::new(Ctx {
                 config,
                 upstream,
                 games,
                 metrics,
-                cancel: CancellationToken::new(),
+                cancel,
                 sessions: TaskTracker::new(),
                 slots,
+                session,
             }),
         }
     }
@@ -178,7 +191,7 @@ async fn ws(
 ) -> Response {
     // The upgrade is done here rather than with axum's `WebSocketUpgrade`:
     // its socket hides tungstenite's frames, and large lists must go out
-    // fragmented (see `Session::send`) or every subscriber's write buffer
+    // fragmented (see `session::outbox`) or every subscriber's write buffer
     // grows to the largest list ever pushed.
     let headers = req.headers();
     let key = match upgrade_key(headers) {
@@ -213,7 +226,7 @@ async fn ws(
         return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
     };
     let upgrade = hyper::upgrade::on(&mut req);
-    let session = Session::new(ctx.clone(), peer);
+    let handle = ctx.session.clone();
     ctx.sessions.spawn(async move {
         match upgrade.await {
             Ok(upgraded) => {
@@ -223,7 +236,7 @@ async fn ws(
                     Some(ws_config()),
                 )
                 .await;
-                session.run(socket).await;
+                session::run(handle, peer, socket).await;
             }
             Err(e) => debug!(%peer, error = %e, "websocket upgrade failed"),
         }

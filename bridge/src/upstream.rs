@@ -23,6 +23,7 @@ use tracing::{debug, info, warn};
 
 use crate::{
     config::{Config, MAX_MASTER_REPLY, MAX_MASTER_REPLY_DIGITS},
+    error::MasterError,
     metrics::Metrics,
 };
 
@@ -166,7 +167,7 @@ impl Upstream {
             let mut framed = match connected {
                 Ok(framed) => framed,
                 Err(reason) => {
-                    self.set_down(reason);
+                    self.set_down(reason.to_string());
                     if !retry_now {
                         tokio::select! {
                             () = tokio::time::sleep(backoff) => {}
@@ -299,21 +300,25 @@ impl<'de> serde::Deserialize<'de> for ReplyHead {
     }
 }
 
-/// Opens a framed connection to the master; the error is a sentence.
+/// Opens a framed connection to the master.
 pub async fn connect(
     master: &str,
     timeout: Duration,
-) -> Result<Framed<TcpStream, FrameCodec>, String> {
+) -> Result<Framed<TcpStream, FrameCodec>, MasterError> {
     match tokio::time::timeout(timeout, TcpStream::connect(master)).await {
         Ok(Ok(stream)) => {
             let _ = stream.set_nodelay(true);
             let codec = FrameCodec::new(MAX_MASTER_REPLY, MAX_MASTER_REPLY_DIGITS);
             Ok(Framed::new(stream, codec))
         }
-        Ok(Err(e)) => Err(format!("cannot connect to the master at {master}: {e}")),
-        Err(_) => Err(format!(
-            "cannot connect to the master at {master}: no answer within {timeout:?}"
-        )),
+        Ok(Err(source)) => Err(MasterError::Connect {
+            master: master.to_owned(),
+            source,
+        }),
+        Err(_) => Err(MasterError::ConnectTimeout {
+            master: master.to_owned(),
+            timeout,
+        }),
     }
 }
 
