@@ -12,13 +12,16 @@ use std::{collections::VecDeque, io, sync::atomic::Ordering::Relaxed, sync::Arc,
 use bytes::Bytes;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use protocol::{
+    bridge::{ErrorCode, MasterState},
     codec::{Frame, FrameCodec},
     Command,
 };
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Utf8Bytes;
+use tokio_tungstenite::tungstenite::{protocol::frame::coding::CloseCode, Message, Utf8Bytes};
 use tokio_util::codec::Framed;
+use tracing::{info, warn};
 
+use super::{outbox::Close, status, Session};
 use crate::{
     error::MasterError,
     metrics::Metrics,
@@ -143,5 +146,107 @@ impl AdminLink {
             Some(Asker::Bridge) => Reply::Everyone(json),
             None => Reply::Nothing,
         })
+    }
+}
+
+/// The session's side: relaying, batching and losing its admin link.
+impl Session {
+    /// Relays an admin command, connecting to the master at the first one.
+    pub(super) async fn relay_command(&mut self, json: &str) -> Result<(), Close> {
+        let link = match self.link.take() {
+            Some(link) => link,
+            None => match self.open_link().await {
+                Ok(link) => link,
+                Err(reason) => {
+                    warn!(peer = %self.peer, %reason, "admin cannot reach the master");
+                    return self.refuse(ErrorCode::MasterDown).await;
+                }
+            },
+        };
+        let queued = self.link.insert(link).command(json).await;
+        self.relayed(queued).await
+    }
+
+    /// Relays the admin's list query: it goes where its changes went.
+    pub(super) async fn relay_query(&mut self, json: &str) -> Result<(), Close> {
+        let queued = match self.link.as_mut() {
+            Some(link) => link.query(json).await,
+            None => Ok(()),
+        };
+        self.relayed(queued).await
+    }
+
+    /// Writes what the browser frames of one batch relayed.
+    pub(super) async fn flush_link(&mut self) -> Result<(), Close> {
+        let flushed = match self.link.as_mut() {
+            Some(link) => link.flush().await,
+            None => Ok(()),
+        };
+        self.relayed(flushed).await
+    }
+
+    async fn open_link(&self) -> Result<AdminLink, MasterError> {
+        let config = &self.handle.config;
+        let link = AdminLink::open(
+            &config.master,
+            config.master_timeout,
+            self.handle.metrics.clone(),
+        )
+        .await?;
+        info!(peer = %self.peer, "admin connected to the master");
+        Ok(link)
+    }
+
+    /// Handles `frame` and every further master frame already received;
+    /// their replies to the browser leave together at the loop's flush:
+    /// under load an admin's pipelined queries come back together, and one
+    /// write instead of one per reply is most of what the relay can still
+    /// save.
+    pub(super) async fn on_link_batch(
+        &mut self,
+        frame: Option<std::io::Result<Frame>>,
+    ) -> Result<(), Close> {
+        let mut frame = frame;
+        loop {
+            let Some(link) = self.link.as_mut() else {
+                return Ok(());
+            };
+            match link.reply(frame) {
+                Ok(Reply::Browser(text)) => self.outbox.queue(Message::Text(text)).await?,
+                Ok(Reply::Everyone(json)) => (self.handle.offer_list)(&json),
+                Ok(Reply::Nothing) => {}
+                Err(reason) => return self.link_lost(reason).await,
+            }
+            // Polled once: the select loop registers the real waker again.
+            match self.link.as_mut().and_then(AdminLink::ready) {
+                Some(next) => frame = next,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Ends the session if relaying to the admin's master connection failed.
+    async fn relayed(&mut self, sent: Result<(), MasterError>) -> Result<(), Close> {
+        match sent {
+            Ok(()) => Ok(()),
+            Err(reason) => self.link_lost(reason).await,
+        }
+    }
+
+    /// The admin's master connection is gone, and its registration with it.
+    /// The page must reconnect to register again.
+    async fn link_lost(&mut self, reason: MasterError) -> Result<(), Close> {
+        warn!(peer = %self.peer, %reason, "admin's master connection dropped; closing");
+        self.link = None;
+        self.send_bridge(&status(MasterState::Down)).await?;
+        Err(Close::With(CloseCode::Error, "master connection lost"))
+    }
+}
+
+/// The admin link's next frame; never, without one.
+pub(super) async fn next_frame(link: &mut Option<AdminLink>) -> Option<io::Result<Frame>> {
+    match link {
+        Some(link) => link.next().await,
+        None => std::future::pending().await,
     }
 }

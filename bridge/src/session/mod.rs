@@ -1,8 +1,9 @@
 //! One browser's WebSocket: the event loop, and the dispatch of its frames
 //! with the role (viewer or admin) and the per-connection limits. Viewers
 //! are answered from the shared upstream; an admin's commands go over its
-//! own master connection ([`admin_link`]); every reply leaves through the
-//! [`outbox`]; what a subscriber was sent is kept in [`push`].
+//! own master connection ([`admin_link`], with the session's side of it);
+//! every reply leaves through the [`outbox`]; what a subscriber was sent is
+//! kept in [`push`].
 
 mod admin_link;
 mod handle;
@@ -36,11 +37,11 @@ use tracing::{debug, info, warn};
 pub(crate) use handle::{Handle, Settings};
 
 use self::{
-    admin_link::{AdminLink, Reply},
+    admin_link::AdminLink,
     outbox::{Close, Outbox},
     push::Subscription,
 };
-use crate::{error::MasterError, games::GamesSnapshot, limits::TokenBucket, upstream::Shared};
+use crate::{games::GamesSnapshot, limits::TokenBucket, upstream::Shared};
 
 /// A browser's WebSocket.
 pub(crate) type WebSocket = WebSocketStream<TokioIo<Upgraded>>;
@@ -173,7 +174,7 @@ impl Session {
                 () = self.handle.cancel.cancelled() => Event::Shutdown,
                 msg = self.reader.next() => Event::Browser(msg),
                 changed = self.shared.changed() => Event::Shared(changed.is_ok()),
-                frame = next_link_frame(&mut self.link) => Event::Link(frame),
+                frame = admin_link::next_frame(&mut self.link) => Event::Link(frame),
                 changed = games_changed(&mut self.games) => Event::Games(changed),
                 _ = ping.tick() => Event::Ping,
             };
@@ -217,11 +218,7 @@ impl Session {
                 _ => break,
             }
         }
-        let flushed = match self.link.as_mut() {
-            Some(link) => link.flush().await,
-            None => Ok(()),
-        };
-        self.relayed(flushed).await
+        self.flush_link().await
     }
 
     async fn on_browser(&mut self, msg: Message) -> Result<(), Close> {
@@ -266,31 +263,14 @@ impl Session {
                 self.subscription.stop();
                 Ok(())
             }
-            Ok(Inbound::Query) => match self.link.as_mut() {
-                // Read-your-writes: an admin's query goes where its changes went.
-                Some(link) => {
-                    let queued = link.query(&text).await;
-                    self.relayed(queued).await
-                }
-                None => self.answer_query().await,
-            },
+            Ok(Inbound::Query) if self.link.is_some() => self.relay_query(&text).await,
+            Ok(Inbound::Query) => self.answer_query().await,
             Ok(Inbound::Admin { command }) => {
                 if self.role != Role::Admin {
                     debug!(peer = %self.peer, %command, "admin command from a viewer");
                     return self.refuse(ErrorCode::Forbidden).await;
                 }
-                let link = match self.link.take() {
-                    Some(link) => link,
-                    None => match self.open_link().await {
-                        Ok(link) => link,
-                        Err(reason) => {
-                            warn!(peer = %self.peer, %reason, "admin cannot reach the master");
-                            return self.refuse(ErrorCode::MasterDown).await;
-                        }
-                    },
-                };
-                let queued = self.link.insert(link).command(&text).await;
-                self.relayed(queued).await
+                self.relay_command(&text).await
             }
         }
     }
@@ -310,60 +290,6 @@ impl Session {
             warn!(peer = %self.peer, "bridgeAuth with a wrong token");
         }
         self.send_bridge(&BridgeMessage::AuthResult { ok }).await
-    }
-
-    async fn open_link(&self) -> Result<AdminLink, MasterError> {
-        let config = &self.handle.config;
-        let link = AdminLink::open(
-            &config.master,
-            config.master_timeout,
-            self.handle.metrics.clone(),
-        )
-        .await?;
-        info!(peer = %self.peer, "admin connected to the master");
-        Ok(link)
-    }
-
-    /// Handles `frame` and every further master frame already received;
-    /// their replies to the browser leave together at the loop's flush:
-    /// under load an admin's pipelined queries come back together, and one
-    /// write instead of one per reply is most of what the relay can still
-    /// save.
-    async fn on_link_batch(&mut self, frame: Option<std::io::Result<Frame>>) -> Result<(), Close> {
-        let mut frame = frame;
-        loop {
-            let Some(link) = self.link.as_mut() else {
-                return Ok(());
-            };
-            match link.reply(frame) {
-                Ok(Reply::Browser(text)) => self.outbox.queue(Message::Text(text)).await?,
-                Ok(Reply::Everyone(json)) => (self.handle.offer_list)(&json),
-                Ok(Reply::Nothing) => {}
-                Err(reason) => return self.link_lost(reason).await,
-            }
-            // Polled once: the select loop registers the real waker again.
-            match self.link.as_mut().and_then(AdminLink::ready) {
-                Some(next) => frame = next,
-                None => return Ok(()),
-            }
-        }
-    }
-
-    /// Ends the session if relaying to the admin's master connection failed.
-    async fn relayed(&mut self, sent: Result<(), MasterError>) -> Result<(), Close> {
-        match sent {
-            Ok(()) => Ok(()),
-            Err(reason) => self.link_lost(reason).await,
-        }
-    }
-
-    /// The admin's master connection is gone, and its registration with it.
-    /// The page must reconnect to register again.
-    async fn link_lost(&mut self, reason: MasterError) -> Result<(), Close> {
-        warn!(peer = %self.peer, %reason, "admin's master connection dropped; closing");
-        self.link = None;
-        self.send_bridge(&status(MasterState::Down)).await?;
-        Err(Close::With(CloseCode::Error, "master connection lost"))
     }
 
     async fn answer_query(&mut self) -> Result<(), Close> {
@@ -451,13 +377,6 @@ fn read_error(e: WsError, peer: SocketAddr) -> Close {
             debug!(%peer, error = %e, "read failed");
             Close::Quietly
         }
-    }
-}
-
-async fn next_link_frame(link: &mut Option<AdminLink>) -> Option<std::io::Result<Frame>> {
-    match link {
-        Some(link) => link.next().await,
-        None => std::future::pending().await,
     }
 }
 
