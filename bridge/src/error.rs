@@ -12,7 +12,7 @@ pub enum Error {
     #[error("cannot read the admin token file {path}: {source}")]
     TokenFile { path: PathBuf, source: io::Error },
     #[error("cannot generate a random admin token: {0}")]
-    Random(String),
+    Random(getrandom::Error),
     #[error("HTTP server failed: {0}")]
     Serve(io::Error),
 }
@@ -47,5 +47,32 @@ impl MasterError {
             self,
             Self::NotReading | Self::NoAnswer(_) | Self::Unanswered(_)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_silent_master_is_told_from_a_lost_connection() {
+        let timeout = Duration::from_secs(5);
+        assert!(MasterError::NoAnswer(timeout).is_silence());
+        assert!(MasterError::NotReading.is_silence());
+        assert!(!MasterError::Closed.is_silence());
+        assert!(!MasterError::Read(io::ErrorKind::ConnectionReset.into()).is_silence());
+        let refused = MasterError::Connect {
+            master: "127.0.0.1:1".into(),
+            source: io::ErrorKind::ConnectionRefused.into(),
+        };
+        assert!(!refused.is_silence());
+        // `/healthz` shows these sentences.
+        assert_eq!(
+            MasterError::NoAnswer(timeout).to_string(),
+            "no answer from the master within 5s"
+        );
+        assert!(refused
+            .to_string()
+            .starts_with("cannot connect to the master at 127.0.0.1:1: "));
     }
 }

@@ -137,7 +137,7 @@ impl Upstream {
         });
     }
 
-    fn set_down(&self, reason: String) {
+    fn set_down(&self, reason: &MasterError) {
         self.metrics
             .master_up
             .store(0, std::sync::atomic::Ordering::Relaxed);
@@ -147,7 +147,7 @@ impl Upstream {
                 warn!(%reason, "master is down");
             }
             s.master = MasterState::Down;
-            s.reason = Some(reason.into());
+            s.reason = Some(reason.to_string().into());
             changed
         });
     }
@@ -167,7 +167,7 @@ impl Upstream {
             let mut framed = match connected {
                 Ok(framed) => framed,
                 Err(reason) => {
-                    self.set_down(reason.to_string());
+                    self.set_down(&reason);
                     if !retry_now {
                         tokio::select! {
                             () = tokio::time::sleep(backoff) => {}
@@ -189,14 +189,18 @@ impl Upstream {
             retry_now = true;
             // Only a failed reconnection reports the master down; but a
             // master that answers nothing is down already.
-            if reason.starts_with("no answer") {
-                self.set_down(reason);
+            if reason.is_silence() {
+                self.set_down(&reason);
             }
         }
     }
 
     /// Queries over one connection until it fails; returns why.
-    async fn poll(&self, framed: &mut Framed<TcpStream, FrameCodec>, config: &Config) -> String {
+    async fn poll(
+        &self,
+        framed: &mut Framed<TcpStream, FrameCodec>,
+        config: &Config,
+    ) -> MasterError {
         let mut tick = tokio::time::interval(config.poll_interval);
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
@@ -206,20 +210,15 @@ impl Upstream {
             let query = Command::Query.to_json();
             match tokio::time::timeout(config.master_timeout, framed.send(query.as_bytes())).await {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => return format!("cannot write to the master: {e}"),
-                Err(_) => return "no answer: the master does not read".to_owned(),
+                Ok(Err(e)) => return MasterError::Write(e),
+                Err(_) => return MasterError::NotReading,
             }
             let deadline = Instant::now() + config.master_timeout;
             loop {
                 match tokio::time::timeout_at(deadline, framed.next()).await {
-                    Err(_) => {
-                        return format!(
-                            "no answer from the master within {:?}",
-                            config.master_timeout
-                        )
-                    }
-                    Ok(None) => return "the master closed the connection".to_owned(),
-                    Ok(Some(Err(e))) => return format!("reading from the master failed: {e}"),
+                    Err(_) => return MasterError::NoAnswer(config.master_timeout),
+                    Ok(None) => return MasterError::Closed,
+                    Ok(Some(Err(e))) => return MasterError::Read(e),
                     Ok(Some(Ok(Frame::Discarded(_)))) => continue,
                     Ok(Some(Ok(Frame::Message(json)))) => {
                         if is_query_reply(&json) {
@@ -237,8 +236,8 @@ impl Upstream {
                 tokio::select! {
                     _ = tick.tick() => break,
                     frame = framed.next() => match frame {
-                        None => return "the master closed the connection".to_owned(),
-                        Some(Err(e)) => return format!("reading from the master failed: {e}"),
+                        None => return MasterError::Closed,
+                        Some(Err(e)) => return MasterError::Read(e),
                         Some(Ok(_)) => continue,
                     },
                 }
