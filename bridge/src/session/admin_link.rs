@@ -14,7 +14,7 @@ use futures_util::{FutureExt, SinkExt, StreamExt};
 use protocol::{
     bridge::{ErrorCode, MasterState},
     codec::{Frame, FrameCodec},
-    Command,
+    is_query_reply, Command,
 };
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::{protocol::frame::coding::CloseCode, Message, Utf8Bytes};
@@ -22,11 +22,7 @@ use tokio_util::codec::Framed;
 use tracing::{info, warn};
 
 use super::{outbox::Close, status, Session};
-use crate::{
-    error::MasterError,
-    metrics::Metrics,
-    upstream::{self, is_query_reply},
-};
+use crate::{error::MasterError, metrics::Metrics, upstream};
 
 /// Queries an admin may have in flight on its master connection; more means
 /// the master stopped answering.
