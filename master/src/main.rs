@@ -12,15 +12,19 @@ use master::{signal::shutdown_signal, Config};
 #[command(version)]
 struct Args {
     /// Address to listen on.
-    #[arg(long, env = "MASTER_LISTEN", default_value = "127.0.0.1:51963")]
+    #[arg(long, env = "MASTER_LISTEN", default_value_t = Config::DEFAULT_LISTEN)]
     listen: SocketAddr,
     /// Connections served at once.
-    #[arg(long, env = "MASTER_MAX_CONNECTIONS", default_value_t = 10_000)]
+    #[arg(long, env = "MASTER_MAX_CONNECTIONS", default_value_t = Config::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
     /// Seconds a connection may be silent before TCP keepalive probes check
     /// that its peer still exists (spread by up to half again per connection,
     /// then up to 6 probes about 10 s apart).
-    #[arg(long, env = "MASTER_KEEPALIVE_SECS", default_value_t = 30)]
+    #[arg(
+        long,
+        env = "MASTER_KEEPALIVE_SECS",
+        default_value_t = Config::DEFAULT_KEEPALIVE.as_secs()
+    )]
     keepalive_secs: u64,
 }
 

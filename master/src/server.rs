@@ -1,7 +1,13 @@
 //! Accepting connections (the `Listener`) and serving each one (the
 //! `Handler`): read frames, apply them to the [`Registry`], queue replies.
 
-use std::{future::Future, io, net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    future::Future,
+    io,
+    net::{Ipv4Addr, SocketAddr, SocketAddrV4},
+    sync::Arc,
+    time::Duration,
+};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -34,12 +40,25 @@ pub struct Config {
     pub shutdown_grace: Duration,
 }
 
+impl Config {
+    /// Where the binary listens unless told: the specification's port, on
+    /// loopback (the bridge's embedded master uses it too).
+    pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(
+        Ipv4Addr::LOCALHOST,
+        protocol::MASTER_PORT,
+    ));
+    /// Default of [`Config::max_connections`].
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+    /// Default of [`Config::keepalive`].
+    pub const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(30);
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
-            max_connections: 10_000,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             outbound_queue: 16,
-            keepalive: Duration::from_secs(30),
+            keepalive: Self::DEFAULT_KEEPALIVE,
             shutdown_grace: Duration::from_secs(3),
         }
     }
