@@ -136,24 +136,25 @@ impl Session {
     }
 
     async fn run(mut self) {
-        let metrics = self.handle.metrics.clone();
-        metrics.viewers.fetch_add(1, Relaxed);
+        self.handle.metrics.viewers.fetch_add(1, Relaxed);
         debug!(peer = %self.peer, "websocket opened");
         let close = self.serve().await.err().unwrap_or(Close::Quietly);
-        match self.role {
-            Role::Viewer => metrics.viewers.fetch_sub(1, Relaxed),
-            Role::Admin => metrics.admins.fetch_sub(1, Relaxed),
-        };
         let Session {
+            handle,
             peer,
             mut reader,
             outbox,
+            role,
             link,
             ..
         } = self;
         if let Close::With(code, reason) = close {
             outbox.close(&mut reader, code, reason).await;
         }
+        match role {
+            Role::Viewer => handle.metrics.viewers.fetch_sub(1, Relaxed),
+            Role::Admin => handle.metrics.admins.fetch_sub(1, Relaxed),
+        };
         if link.is_some() {
             info!(%peer, "admin connection closed; its master connection too");
         }
