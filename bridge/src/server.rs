@@ -259,8 +259,8 @@ fn ws_config() -> WebSocketConfig {
         .max_message_size(Some(MAX_WS_MESSAGE))
         .max_frame_size(Some(MAX_WS_MESSAGE))
         .read_buffer_size(4096)
-        // Messages are written at each flush (every send flushes; relayed
-        // replies that arrived together are flushed together). Large
+        // Messages are written at each flush (once per event a session
+        // handles: see `session::outbox`). Large
         // messages leave in fragments of `WS_FRAGMENT`, so the write
         // buffer stays about this size plus one fragment.
         .write_buffer_size(WS_FRAGMENT)
