@@ -21,6 +21,7 @@ enum Phase {
     Fanout,
     Page,
     Bundle,
+    Deltas,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -112,7 +113,11 @@ async fn main() -> anyhow::Result<()> {
     // Children inherit the raised soft limit; each process stays below the
     // hard one (viewers here, the bridge's sockets in the bridge).
     let nofile = rlimit::increase_nofile_limit(u64::MAX).context("raising the fd limit")?;
-    let needed = sizes.held_viewers.max(sizes.page_servers) as u64 + 512;
+    let needed = sizes
+        .held_viewers
+        .max(sizes.page_servers)
+        .max(sizes.deltas_servers + sizes.deltas_viewers) as u64
+        + 512;
     let mut notes = Vec::new();
     if nofile < needed {
         bail!("file-descriptor limit {nofile} is below the {needed} this run needs");
@@ -137,6 +142,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Fanout,
         Phase::Page,
         Phase::Bundle,
+        Phase::Deltas,
     ] {
         if !wanted(phase) {
             continue;
@@ -149,6 +155,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Fanout => phases::fanout::run(&env).await,
             Phase::Page => phases::page::run(&env).await,
             Phase::Bundle => phases::bundle::run(&env).await,
+            Phase::Deltas => phases::deltas::run(&env).await,
         }
         .with_context(|| {
             format!(

@@ -42,6 +42,17 @@ pub struct Sizes {
     pub page_changes: usize,
     /// Sequential master queries for the master-query figure.
     pub master_rounds: usize,
+    /// Servers listed during the deltas phase (each on its own connection
+    /// to the bridge's embedded master).
+    pub deltas_servers: usize,
+    /// Delta-subscribed viewers of the deltas phase.
+    pub deltas_viewers: usize,
+    /// How often one server changes during the churn.
+    pub churn_interval: Duration,
+    /// How long each churn window lasts (bytes and CPU are counted over it).
+    pub churn_window: Duration,
+    /// Game-server changes whose delay to every delta viewer is measured.
+    pub deltas_rounds: usize,
 }
 
 impl Sizes {
@@ -66,6 +77,11 @@ impl Sizes {
             page_loads: 3,
             page_changes: 5,
             master_rounds: 500,
+            deltas_servers: 10_000,
+            deltas_viewers: 5_000,
+            churn_interval: Duration::from_millis(200),
+            churn_window: Duration::from_secs(10),
+            deltas_rounds: 10,
         }
     }
 
@@ -90,6 +106,11 @@ impl Sizes {
             page_loads: 1,
             page_changes: 1,
             master_rounds: 20,
+            deltas_servers: 50,
+            deltas_viewers: 20,
+            churn_interval: Duration::from_millis(200),
+            churn_window: Duration::from_secs(1),
+            deltas_rounds: 1,
         }
     }
 }
