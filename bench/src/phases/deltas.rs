@@ -445,7 +445,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
 
     // Baseline of the CPU: the same churn with no viewer.
     let mut k = 0;
-    let (idle_cpu, idle_wall, _) = churn_cpu(pid, &mut servers, env, &mut k).await?;
+    let (idle_cpu, idle_wall, idle_changes) = churn_cpu(pid, &mut servers, env, &mut k).await?;
 
     let list = api_list(baddr).await?;
     let v = s.deltas_viewers;
@@ -540,9 +540,10 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
             cpu.as_secs_f64()
         ),
         format!(
-            "same churn, no viewers: {:.1} % ({:.2} s)",
+            "same churn, no viewers: {:.1} % ({:.2} s, {:.1} ms per change)",
             share(idle_cpu, idle_wall),
-            idle_cpu.as_secs_f64()
+            idle_cpu.as_secs_f64(),
+            idle_cpu.as_secs_f64() * 1000.0 / idle_changes.max(1) as f64
         ),
         times(share(cpu, wall), share(idle_cpu, idle_wall)),
         "-",
