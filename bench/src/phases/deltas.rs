@@ -288,11 +288,16 @@ async fn api_list(bridge: SocketAddr) -> Result<Listed> {
     listed(&procs::http_request(bridge, "/api/servers", &[]).await?.body)
 }
 
-/// Registers `n` servers on their own connections to the embedded master
-/// and waits (every 1,000) until `/api/servers` lists them.
-async fn register(master: SocketAddr, bridge: SocketAddr, n: usize) -> Result<Vec<Conn>> {
-    let mut conns = Vec::with_capacity(n);
-    for i in 0..n {
+/// Registers servers `from..n` on their own connections to the embedded
+/// master and waits (every 1,000) until `/api/servers` lists them.
+async fn register(
+    master: SocketAddr,
+    bridge: SocketAddr,
+    from: usize,
+    n: usize,
+) -> Result<Vec<Conn>> {
+    let mut conns = Vec::with_capacity(n - from);
+    for i in from..n {
         let mut c = direct::connect(master).await?;
         let port = 20_000 + (i % 30_000) as u16;
         direct::send(&mut c, &direct::register_json(&format!("Delta {i}"), port)).await?;
@@ -441,7 +446,20 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         procs::start_bridge_embedded(&env.bins, &BridgeOptions::default()).await?;
     let pid = bridge.pid();
     let n = s.deltas_servers;
-    let mut servers = register(maddr, baddr, n).await?;
+    // Baselines of the latency: one delta viewer, first with a short list
+    // (what the bridge's work per change costs at 10,000 shows beside it).
+    let few = s.fanout_servers.min(n);
+    let mut servers = register(maddr, baddr, 0, few).await?;
+    let mut one = Viewers::open(
+        baddr,
+        1,
+        Mode::Deltas,
+        &subscribe_json(&api_list(baddr).await?),
+    )
+    .await?;
+    let (short, _) = rounds(&mut one, &mut servers, 1, s.deltas_rounds).await?;
+    one.close();
+    servers.extend(register(maddr, baddr, few, n).await?);
 
     // First load: the same list raw, gzip and br.
     let raw = procs::http_request(baddr, "/api/servers", &[]).await?;
@@ -463,9 +481,8 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         )));
     }
 
-    // Baseline of the latency: one delta viewer.
     let mut one = Viewers::open(baddr, 1, Mode::Deltas, &subscribe_json(&list)).await?;
-    let (base, _) = rounds(&mut one, &mut servers, 1, s.deltas_rounds).await?;
+    let (base, _) = rounds(&mut one, &mut servers, 50, s.deltas_rounds).await?;
     one.close();
 
     // Baseline of the CPU: the same churn with no viewer.
@@ -535,8 +552,12 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
             ms(worst.as_micros() as u64)
         ),
         format!(
-            "1 delta viewer: p99 {} (with --master it waits for the next poll: see the fan-out TCP row)",
-            q(&base, 0.99)
+            "1 delta viewer: p99 {} (p50 {}); 1 viewer with {} servers listed: p99 {} (p50 {})",
+            q(&base, 0.99),
+            q(&base, 0.5),
+            count(few as u64),
+            q(&short, 0.99),
+            q(&short, 0.5)
         ),
         times(p99 as f64, base.value_at_quantile(0.99) as f64),
         "p99 ≤ 150 ms",
