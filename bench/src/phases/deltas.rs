@@ -536,7 +536,11 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
             }
         ),
         format!("whole-list subscriber: {}/s", kb(whole_rate)),
-        times(delta_rate, whole_rate),
+        if delta_rate > 0.0 {
+            format!("1/{:.0}", whole_rate / delta_rate)
+        } else {
+            "-".into()
+        },
         "≤ 2 KB/s",
         Verdict::of(delta_rate <= 2_000.0),
     )];
