@@ -19,9 +19,9 @@ enum Phase {
     Relay,
     Memory,
     Fanout,
+    Deltas,
     Page,
     Bundle,
-    Deltas,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -140,9 +140,9 @@ async fn main() -> anyhow::Result<()> {
         Phase::Relay,
         Phase::Memory,
         Phase::Fanout,
+        Phase::Deltas,
         Phase::Page,
         Phase::Bundle,
-        Phase::Deltas,
     ] {
         if !wanted(phase) {
             continue;
@@ -153,9 +153,9 @@ async fn main() -> anyhow::Result<()> {
             Phase::Relay => phases::relay::run(&env).await,
             Phase::Memory => phases::memory::run(&env).await,
             Phase::Fanout => phases::fanout::run(&env).await,
+            Phase::Deltas => phases::deltas::run(&env).await,
             Phase::Page => phases::page::run(&env).await,
             Phase::Bundle => phases::bundle::run(&env).await,
-            Phase::Deltas => phases::deltas::run(&env).await,
         }
         .with_context(|| {
             format!(

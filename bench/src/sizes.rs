@@ -34,14 +34,6 @@ pub struct Sizes {
     pub fanout_rounds: usize,
     /// The window in which the bridge's master queries are counted.
     pub fanout_window: Duration,
-    /// Servers on the page (each on its own master connection).
-    pub page_servers: usize,
-    /// Page loads measured.
-    pub page_loads: usize,
-    /// One-server changes measured on the page.
-    pub page_changes: usize,
-    /// Sequential master queries for the master-query figure.
-    pub master_rounds: usize,
     /// Servers listed during the deltas phase (each on its own connection
     /// to the bridge's embedded master).
     pub deltas_servers: usize,
@@ -53,6 +45,14 @@ pub struct Sizes {
     pub churn_window: Duration,
     /// Game-server changes whose delay to every delta viewer is measured.
     pub deltas_rounds: usize,
+    /// Servers on the page (each on its own master connection).
+    pub page_servers: usize,
+    /// Page loads measured.
+    pub page_loads: usize,
+    /// One-server changes measured on the page.
+    pub page_changes: usize,
+    /// Sequential master queries for the master-query figure.
+    pub master_rounds: usize,
 }
 
 impl Sizes {
@@ -73,15 +73,15 @@ impl Sizes {
             fanout_servers: 500,
             fanout_rounds: 5,
             fanout_window: Duration::from_secs(10),
-            page_servers: 10_000,
-            page_loads: 3,
-            page_changes: 5,
-            master_rounds: 500,
             deltas_servers: 10_000,
             deltas_viewers: 5_000,
             churn_interval: Duration::from_millis(200),
             churn_window: Duration::from_secs(10),
             deltas_rounds: 10,
+            page_servers: 10_000,
+            page_loads: 3,
+            page_changes: 5,
+            master_rounds: 500,
         }
     }
 
@@ -102,15 +102,15 @@ impl Sizes {
             fanout_servers: 10,
             fanout_rounds: 1,
             fanout_window: Duration::from_secs(2),
-            page_servers: 50,
-            page_loads: 1,
-            page_changes: 1,
-            master_rounds: 20,
             deltas_servers: 50,
             deltas_viewers: 20,
             churn_interval: Duration::from_millis(200),
             churn_window: Duration::from_secs(1),
             deltas_rounds: 1,
+            page_servers: 50,
+            page_loads: 1,
+            page_changes: 1,
+            master_rounds: 20,
         }
     }
 }
