@@ -34,6 +34,17 @@ pub struct Sizes {
     pub fanout_rounds: usize,
     /// The window in which the bridge's master queries are counted.
     pub fanout_window: Duration,
+    /// Servers listed during the deltas phase (each on its own connection
+    /// to the bridge's embedded master).
+    pub deltas_servers: usize,
+    /// Delta-subscribed viewers of the deltas phase.
+    pub deltas_viewers: usize,
+    /// How often one server changes during the churn.
+    pub churn_interval: Duration,
+    /// How long each churn window lasts (bytes and CPU are counted over it).
+    pub churn_window: Duration,
+    /// Game-server changes whose delay to every delta viewer is measured.
+    pub deltas_rounds: usize,
     /// Servers on the page (each on its own master connection).
     pub page_servers: usize,
     /// Page loads measured.
@@ -74,6 +85,11 @@ impl Sizes {
             fanout_servers: 500,
             fanout_rounds: 5,
             fanout_window: Duration::from_secs(10),
+            deltas_servers: 10_000,
+            deltas_viewers: 5_000,
+            churn_interval: Duration::from_millis(200),
+            churn_window: Duration::from_secs(10),
+            deltas_rounds: 10,
             page_servers: 10_000,
             page_loads: 3,
             page_changes: 5,
@@ -103,6 +119,11 @@ impl Sizes {
             fanout_servers: 10,
             fanout_rounds: 1,
             fanout_window: Duration::from_secs(2),
+            deltas_servers: 50,
+            deltas_viewers: 20,
+            churn_interval: Duration::from_millis(200),
+            churn_window: Duration::from_secs(1),
+            deltas_rounds: 1,
             page_servers: 50,
             page_loads: 1,
             page_changes: 1,
