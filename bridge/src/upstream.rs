@@ -122,11 +122,11 @@ impl Upstream {
                 return;
             }
         };
-        self.publish(reply, &servers);
+        self.publish(reply, servers);
     }
 
     /// Publishes the embedded master's list (`reply` unframed).
-    fn offer_listing(&self, reply: &Bytes, servers: &[protocol::ServerEntry]) {
+    fn offer_listing(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
         if !self.is_current(reply) {
             self.publish(reply, servers);
         }
@@ -140,7 +140,7 @@ impl Upstream {
             .is_some_and(|l| l.full.as_bytes() == reply.as_ref())
     }
 
-    fn publish(&self, reply: &Bytes, servers: &[protocol::ServerEntry]) {
+    fn publish(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
         let Ok(full) = Utf8Bytes::try_from(reply.clone()) else {
             debug!("master reply is not UTF-8; ignored");
             return;
@@ -256,7 +256,7 @@ impl Upstream {
         loop {
             changes.borrow_and_update();
             let listing = registry.listing();
-            self.offer_listing(&unframe(&listing.reply), &listing.servers);
+            self.offer_listing(&unframe(&listing.reply), listing.servers);
             tokio::select! {
                 changed = changes.changed() => if changed.is_err() { return },
                 () = cancel.cancelled() => return,
