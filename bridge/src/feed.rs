@@ -272,7 +272,7 @@ mod tests {
     fn publishes_changes_only_and_catches_up() {
         let mut feed = Feed::new("e", true);
         let first = feed
-            .publish(&[])
+            .publish(vec![])
             .expect("the first list is published even if empty");
         assert_eq!(first.seq, 1);
         assert!(feed.publish(vec![]).is_none());

@@ -159,7 +159,7 @@ mod tests {
             },
         };
         let mut feed = Feed::new("e", false);
-        let one = feed.publish(&[entry(1)]);
+        let one = feed.publish(vec![entry(1)]);
         let mut sub = Subscription::default();
         sub.start(Subscribe::deltas(None));
         let texts = sub.lists(None, one.as_ref(), Role::Viewer);
@@ -169,8 +169,8 @@ mod tests {
             sub.lists(None, one.as_ref(), Role::Viewer).is_empty(),
             "once"
         );
-        let _two = feed.publish(&[entry(2)]);
-        let three = feed.publish(&[entry(3)]);
+        let _two = feed.publish(vec![entry(2)]);
+        let three = feed.publish(vec![entry(3)]);
         let texts = sub.lists(None, three.as_ref(), Role::Viewer);
         assert_eq!(texts.len(), 2, "both deltas it missed");
         assert!(texts.iter().all(|t| t.as_str().contains("bridgeDelta")));
