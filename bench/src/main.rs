@@ -21,6 +21,7 @@ enum Phase {
     Fanout,
     Page,
     Bundle,
+    Soak,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -137,6 +138,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Fanout,
         Phase::Page,
         Phase::Bundle,
+        Phase::Soak,
     ] {
         if !wanted(phase) {
             continue;
@@ -149,6 +151,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Fanout => phases::fanout::run(&env).await,
             Phase::Page => phases::page::run(&env).await,
             Phase::Bundle => phases::bundle::run(&env).await,
+            Phase::Soak => phases::soak::run(&env).await,
         }
         .with_context(|| {
             format!(

@@ -42,6 +42,12 @@ pub struct Sizes {
     pub page_changes: usize,
     /// Sequential master queries for the master-query figure.
     pub master_rounds: usize,
+    /// Soak rounds (the first is the warm-up).
+    pub soak_rounds: usize,
+    /// Viewers that connect, subscribe and leave in each soak round.
+    pub soak_viewers: usize,
+    /// Servers listed during the soak (what each subscriber receives).
+    pub soak_servers: usize,
 }
 
 impl Sizes {
@@ -66,6 +72,9 @@ impl Sizes {
             page_loads: 3,
             page_changes: 5,
             master_rounds: 500,
+            soak_rounds: 8,
+            soak_viewers: 3_000,
+            soak_servers: 50,
         }
     }
 
@@ -90,6 +99,9 @@ impl Sizes {
             page_loads: 1,
             page_changes: 1,
             master_rounds: 20,
+            soak_rounds: 3,
+            soak_viewers: 20,
+            soak_servers: 5,
         }
     }
 }

@@ -58,7 +58,9 @@ pub struct Config {
     pub master_timeout: Duration,
     /// First wait between reconnection attempts to the master; doubles.
     pub reconnect_min: Duration,
-    /// Longest wait between reconnection attempts to the master.
+    /// Longest wait between reconnection attempts to the master: short
+    /// (1 s), because admins' pages register their test servers again on
+    /// the `bridgeStatus up` that the next successful attempt sends.
     pub reconnect_max: Duration,
     /// Time limit for one write to a browser; a browser that does not read
     /// for this long is dropped.
@@ -100,7 +102,7 @@ impl Config {
             pong_timeout: Duration::from_secs(60),
             master_timeout: Duration::from_secs(5),
             reconnect_min: Duration::from_millis(100),
-            reconnect_max: Duration::from_secs(5),
+            reconnect_max: Duration::from_secs(1),
             write_timeout: Duration::from_secs(10),
             close_wait: Duration::from_secs(1),
             shutdown_grace: Duration::from_secs(3),

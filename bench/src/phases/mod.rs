@@ -7,6 +7,7 @@ pub mod fanout;
 pub mod memory;
 pub mod page;
 pub mod relay;
+pub mod soak;
 
 use crate::{procs::Binaries, sizes::Sizes};
 
