@@ -747,7 +747,9 @@ async fn a_master_answering_garbage_oversized_frames_or_half_replies() {
 
     for (mode, what, noticed_within) in [
         (GARBAGE, "garbage", HANG_NOTICED),
-        (OVERSIZED, "an oversized frame", LIVE),
+        // The bridge skips an oversized frame as it arrives (its memory
+        // stays bounded), so that is a master that does not answer.
+        (OVERSIZED, "an oversized frame", HANG_NOTICED),
         (CLOSE_MID_REPLY, "a close in mid-reply", LIVE),
     ] {
         let t = Instant::now();
@@ -792,10 +794,10 @@ async fn a_master_answering_garbage_oversized_frames_or_half_replies() {
 async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
     let _serial = e2e::serial().await;
     let lobby = Lobby::start_with_separate_master();
-    // A list of about 60 KB, pushed on every change.
-    let long = "x".repeat(200);
+    // A list of about 55 KB, pushed on every change.
+    let long = "x".repeat(80);
     let mut games = Vec::new();
-    for i in 0..250u16 {
+    for i in 0..300u16 {
         games.push(e2e::game::GameServer::register(
             lobby.master,
             &format!("Lang {i:03} {long}"),
@@ -810,9 +812,9 @@ async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
         ));
     }
     let viewers = watchers(lobby.http, 3).await;
-    wait_for("250 servers listed", LIVE, || async {
+    wait_for("300 servers listed", LIVE, || async {
         let n = viewers[0].last_list().map_or(0, |l| l.len());
-        if n == 250 {
+        if n == 300 {
             Ok(())
         } else {
             Err(format!("{n}"))
