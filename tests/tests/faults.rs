@@ -862,7 +862,7 @@ async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
             r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{n},"max":4}},"isLobbyOpen":true,"gameplayMode":1}}}}"#
         ));
         // The readers see each change promptly, whatever the slow one does.
-        if n % 10 == 0 {
+        if n.is_multiple_of(10) {
             let sent = Instant::now();
             let marker_seen = |w: &Watcher| {
                 w.any_since(
