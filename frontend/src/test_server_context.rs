@@ -4,11 +4,12 @@
 
 use std::{cell::RefCell, collections::HashMap, rc::Rc};
 
-use gloo_timers::callback::Timeout;
+use gloo_timers::future::TimeoutFuture;
 use protocol::{
     bridge::{ErrorCode, MasterState},
     Stats,
 };
+use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
 use crate::{
@@ -73,8 +74,9 @@ struct Runtime {
     master_down: bool,
     /// A registration the bridge refused with `master-down` is tried again
     /// after [`RETRY_MS`] even if no `bridgeStatus up` comes (when this
-    /// socket never saw the master go down, it will not see it come back).
-    retry: Option<Timeout>,
+    /// socket never saw the master go down, it will not see it come back);
+    /// bumping this cancels the pending try.
+    retry_gen: u32,
 }
 
 type Runtimes = HashMap<u64, Rc<RefCell<Runtime>>>;
@@ -107,7 +109,7 @@ fn register(
         }
     };
     let mut rt = cell.borrow_mut();
-    rt.retry = None;
+    rt.retry_gen = rt.retry_gen.wrapping_add(1);
     let sent = rt
         .conn
         .as_ref()
@@ -139,7 +141,7 @@ fn start(
                 rt.signed_in = false;
                 rt.registered = false;
                 rt.master_down = false;
-                rt.retry = None;
+                rt.retry_gen = rt.retry_gen.wrapping_add(1);
                 drop(rt);
                 phase(Phase::Connecting);
             }
@@ -208,26 +210,30 @@ fn start(
                 ..
             } => {
                 let retry = {
+                    let mut rt = cell.borrow_mut();
+                    rt.registered = false;
+                    rt.retry_gen = rt.retry_gen.wrapping_add(1);
+                    // While the bridge reports the master down, its "up" is
+                    // the signal; the timer covers a socket that never
+                    // heard "down".
+                    (!rt.master_down).then_some(rt.retry_gen)
+                };
+                if let Some(gen) = retry {
                     let weak = Rc::downgrade(&cell);
                     let latest = Rc::clone(&latest);
                     let dispatcher = dispatcher.clone();
-                    Timeout::new(RETRY_MS, move || {
+                    spawn_local(async move {
+                        TimeoutFuture::new(RETRY_MS).await;
                         let Some(cell) = weak.upgrade() else { return };
                         let ready = {
                             let rt = cell.borrow();
-                            rt.signed_in && !rt.registered
+                            rt.retry_gen == gen && rt.signed_in && !rt.registered
                         };
                         if ready {
                             register(id, &cell, &latest, &dispatcher);
                         }
-                    })
-                };
-                let mut rt = cell.borrow_mut();
-                rt.registered = false;
-                // While the bridge reports the master down, its "up" is the
-                // signal; the timer covers a socket that never heard "down".
-                rt.retry = (!rt.master_down).then_some(retry);
-                drop(rt);
+                    });
+                }
                 dispatcher.dispatch(TsAction::BridgeError(id, message));
                 phase(Phase::MasterDown);
             }
@@ -239,7 +245,7 @@ fn start(
                 let mut rt = cell.borrow_mut();
                 rt.signed_in = false;
                 rt.registered = false;
-                rt.retry = None;
+                rt.retry_gen = rt.retry_gen.wrapping_add(1);
                 drop(rt);
                 phase(Phase::Reconnecting);
             }

@@ -230,7 +230,8 @@ pub struct TestServers {
     pub errors: BTreeMap<u64, String>,
     /// When each server's registration last went out (`performance.now()`):
     /// only a list that arrived after it can confirm it.
-    pub registered_at: BTreeMap<u64, f64>,
+    /// (A small list rather than a map: fewer generic copies in the bundle.)
+    pub registered_at: Vec<(u64, f64)>,
     /// Whether this tab runs its test servers: from the start when it holds
     /// an admin token (a reload), otherwise once the admin page is opened.
     pub active: bool,
@@ -271,8 +272,8 @@ impl TestServers {
         fresh
             && self
                 .registered_at
-                .get(&def.id)
-                .is_some_and(|&at| list_perf_ms > at)
+                .iter()
+                .any(|&(id, at)| id == def.id && list_perf_ms > at)
             && list.any(|e| def.is_listed_as(e))
     }
 }
@@ -333,7 +334,7 @@ impl Reducible for TestServers {
                 s.defs.retain(|d| d.id != id);
                 s.phases.remove(&id);
                 s.errors.remove(&id);
-                s.registered_at.remove(&id);
+                s.registered_at.retain(|r| r.0 != id);
             }
             TsAction::RemoveAll => {
                 s.defs.clear();
@@ -346,7 +347,8 @@ impl Reducible for TestServers {
                     return self;
                 }
                 s.errors.remove(&id);
-                s.registered_at.insert(id, at);
+                s.registered_at.retain(|r| r.0 != id);
+                s.registered_at.push((id, at));
                 s.phases.insert(id, Phase::Registered);
             }
             TsAction::Phase(id, phase) => {

@@ -468,10 +468,14 @@ async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
     // The master comes back (empty: its registrations died with it).
     lobby.start_master();
     let answering = Instant::now();
-    let status_up = wait_all_status(&viewers, "up", LIVE * 2).await;
-    let back = wait_all_list(&viewers, &SAMPLES, LIVE * 3).await;
-    let cards = wait_cards(&admin, SAMPLES.len(), "registered", LIVE * 3).await;
-    let listed = wait_rows_exactly(&viewer, SAMPLES.len(), LIVE).await;
+    wait_all_status(&viewers, "up", LIVE * 2).await;
+    let status_up = answering.elapsed();
+    wait_all_list(&viewers, &SAMPLES, LIVE * 3).await;
+    let back = answering.elapsed();
+    wait_cards(&admin, SAMPLES.len(), "registered", LIVE * 3).await;
+    let cards = answering.elapsed();
+    wait_rows_exactly(&viewer, SAMPLES.len(), LIVE).await;
+    let listed = answering.elapsed();
     wait_pill(&viewer, "Live", LIVE).await;
     let page_live = answering.elapsed();
     let mut on_master = master_names(lobby.master).expect("ask the master");
@@ -489,10 +493,11 @@ async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
         })
         .sum();
     eprintln!(
-        "master SIGKILL: viewers told down {told:?} after the kill; master answering again → \
-         viewers told up {status_up:?}, all 10 test servers in every viewer's list {back:?}, \
-         all cards 'registered' {cards:?}, viewer page rows {listed:?}, page Live {page_live:?}; \
-         {partial} partial lists pushed meanwhile (the fresh master before the page re-registered)"
+        "master SIGKILL: viewers told down {told:?} after the kill; after the restarted master \
+         answered: viewers told up {status_up:?}, all 10 test servers in every viewer's list \
+         {back:?}, all cards 'registered' {cards:?}, viewer page rows complete {listed:?}, \
+         page Live {page_live:?}; {partial} partial lists pushed meanwhile (50 viewers; the fresh \
+         master's list before the page had registered all ten)"
     );
     assert!(
         back <= REREGISTER,
@@ -534,8 +539,10 @@ async fn master_hung_and_resumed_under_viewers_and_an_admin_page() {
 
     let resumed = Instant::now();
     lobby.resume_master();
-    let up = wait_all_status(&viewers, "up", LIVE * 2).await;
-    let cards = wait_cards(&admin, SAMPLES.len(), "registered", LIVE * 2).await;
+    wait_all_status(&viewers, "up", LIVE * 2).await;
+    let up = resumed.elapsed();
+    wait_cards(&admin, SAMPLES.len(), "registered", LIVE * 2).await;
+    let cards = resumed.elapsed();
     wait_pill(&viewer, "Live", LIVE).await;
     let page_live = resumed.elapsed();
     wait_rows_exactly(&viewer, SAMPLES.len(), LIVE).await;
@@ -931,16 +938,18 @@ async fn bridge_sigterm_and_restart_with_the_pages_open() {
 
     let restarted = Instant::now();
     lobby.start_bridge_again();
-    let cards = wait_cards(&admin, SAMPLES.len(), "registered", Duration::from_secs(20)).await;
-    let rows = wait_rows_exactly(&viewer, SAMPLES.len(), LIVE).await;
+    wait_cards(&admin, SAMPLES.len(), "registered", Duration::from_secs(20)).await;
+    let cards = restarted.elapsed();
+    wait_rows_exactly(&viewer, SAMPLES.len(), LIVE).await;
+    let rows = restarted.elapsed();
     wait_pill(&viewer, "Live", LIVE).await;
     let live = restarted.elapsed();
     let names = master_names(lobby.master).expect("ask the master");
     assert_eq!(names.len(), SAMPLES.len(), "{names:?}");
     assert!(admin.same_document().await && viewer.same_document().await);
     eprintln!(
-        "bridge SIGTERM: exited in {stopped:?}; after the restart the cards said 'registered' in \
-         {cards:?}, the viewer page had its rows {rows:?} later and was Live {live:?} after the restart"
+        "bridge SIGTERM: exited in {stopped:?}; after the restart (ready line) the cards said \
+         'registered' {cards:?}, the viewer page had its rows {rows:?} and was Live {live:?}"
     );
     admin.close().await;
     viewer.close().await;
