@@ -260,6 +260,11 @@ impl Lobby {
         crate::process::http_get(self.http, "/healthz")
     }
 
+    /// The last lines of the running bridge's log (for a drill's report).
+    pub fn bridge_log_tail(&self) -> String {
+        self.bridge.as_ref().map(Proc::log_tail).unwrap_or_default()
+    }
+
     /// The bridge's process id (to tell a restart happened).
     pub fn bridge_pid(&self) -> Option<u32> {
         self.bridge.as_ref().map(Proc::pid)

@@ -499,6 +499,9 @@ async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
          page Live {page_live:?}; {partial} partial lists pushed meanwhile (50 viewers; the fresh \
          master's list before the page had registered all ten)"
     );
+    if std::env::var_os("FAULTS_DEBUG").is_some() {
+        eprintln!("{}", lobby.bridge_log_tail());
+    }
     assert!(
         back <= REREGISTER,
         "test servers back {back:?} after the master answered (target {REREGISTER:?})"
