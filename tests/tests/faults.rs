@@ -770,12 +770,12 @@ async fn a_master_answering_garbage_oversized_frames_or_half_replies() {
             .expect("/healthz answers while the master misbehaves");
         assert_eq!(health.status, 503, "{}", health.body);
         // Retried with backoff, not in a busy loop: 3 s of 100 ms doubling
-        // to 1 s is about 6 attempts.
+        // to 500 ms is about 8 attempts (a busy loop makes thousands).
         let before = fake.accepted.load(Relaxed);
         tokio::time::sleep(Duration::from_secs(3)).await;
         let attempts = fake.accepted.load(Relaxed) - before;
         assert!(
-            attempts <= 10,
+            attempts <= 15,
             "the bridge reconnected {attempts} times in 3 s to a master answering {what}"
         );
         // Nothing the fake sent reached a viewer, and nobody was dropped.
