@@ -24,6 +24,7 @@ enum Phase {
     Bundle,
     /// Two bridges behind nginx against one direct (needs nginx).
     Scaleout,
+    Soak,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -146,6 +147,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Page,
         Phase::Bundle,
         Phase::Scaleout,
+        Phase::Soak,
     ] {
         if !wanted(phase) {
             continue;
@@ -160,6 +162,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Page => phases::page::run(&env).await,
             Phase::Bundle => phases::bundle::run(&env).await,
             Phase::Scaleout => phases::scaleout::run(&env).await,
+            Phase::Soak => phases::soak::run(&env).await,
         }
         .with_context(|| {
             format!(

@@ -65,6 +65,12 @@ pub struct Sizes {
     /// Scale-out: how long idle viewers are held, and the window in which
     /// the master's queries are counted.
     pub scaleout_window: Duration,
+    /// Soak rounds (the first is the warm-up).
+    pub soak_rounds: usize,
+    /// Viewers that connect, subscribe and leave in each soak round.
+    pub soak_viewers: usize,
+    /// Servers listed during the soak (what each subscriber receives).
+    pub soak_servers: usize,
 }
 
 impl Sizes {
@@ -99,6 +105,9 @@ impl Sizes {
             scaleout_servers: 100,
             scaleout_rounds: 3,
             scaleout_window: Duration::from_secs(5),
+            soak_rounds: 8,
+            soak_viewers: 3_000,
+            soak_servers: 50,
         }
     }
 
@@ -133,6 +142,9 @@ impl Sizes {
             scaleout_servers: 5,
             scaleout_rounds: 1,
             scaleout_window: Duration::from_secs(2),
+            soak_rounds: 3,
+            soak_viewers: 20,
+            soak_servers: 5,
         }
     }
 }

@@ -67,7 +67,12 @@ pub struct Config {
     pub master_timeout: Duration,
     /// First wait between reconnection attempts to the master; doubles.
     pub reconnect_min: Duration,
-    /// Longest wait between reconnection attempts to the master.
+    /// Longest wait between reconnection attempts to the master: short
+    /// (500 ms), because admins' pages register their test servers again
+    /// on the `bridgeStatus up` that the next successful attempt sends, and
+    /// viewers may only get the complete list at the poll after that (the
+    /// admins' own refreshes can arrive out of order): 0.5 s + one poll
+    /// interval stays within the 2 s that re-registration may take.
     pub reconnect_max: Duration,
     /// Time limit for one write to a browser; a browser that does not read
     /// for this long is dropped.
@@ -177,7 +182,7 @@ impl Config {
             pong_timeout: Self::DEFAULT_PONG_TIMEOUT,
             master_timeout: Duration::from_secs(5),
             reconnect_min: Duration::from_millis(100),
-            reconnect_max: Duration::from_secs(5),
+            reconnect_max: Duration::from_millis(500),
             write_timeout: Duration::from_secs(10),
             close_wait: Duration::from_secs(1),
             shutdown_grace: Duration::from_secs(3),

@@ -233,11 +233,24 @@ impl Upstream {
                 }
             };
             debug!(master = %config.master, "shared upstream connected");
-            let reason = tokio::select! {
+            let (reason, answered) = tokio::select! {
                 r = self.poll(&mut framed, &config) => r,
                 () = cancel.cancelled() => return,
             };
             debug!(%reason, "shared upstream lost the master");
+            if !answered {
+                // A master that accepts but never gives a readable list
+                // (garbage, an oversized frame, a close mid-reply) is down,
+                // and is retried with backoff, not in a busy loop.
+                self.set_down(&reason);
+                tokio::select! {
+                    () = tokio::time::sleep(backoff) => {}
+                    () = cancel.cancelled() => return,
+                }
+                backoff = (backoff * 2).min(config.reconnect_max);
+                retry_now = false;
+                continue;
+            }
             backoff = config.reconnect_min;
             retry_now = true;
             // Only a failed reconnection reports the master down; but a
@@ -268,11 +281,23 @@ impl Upstream {
         }
     }
 
-    /// Queries over one connection until it fails; returns why.
+    /// Queries over one connection until it fails; returns why, and
+    /// whether the master answered at least one query on it.
     async fn poll(
         &self,
         framed: &mut Framed<TcpStream, FrameCodec>,
         config: &Config,
+    ) -> (MasterError, bool) {
+        let mut answered = false;
+        let reason = self.poll_until_lost(framed, config, &mut answered).await;
+        (reason, answered)
+    }
+
+    async fn poll_until_lost(
+        &self,
+        framed: &mut Framed<TcpStream, FrameCodec>,
+        config: &Config,
+        answered: &mut bool,
     ) -> MasterError {
         let mut tick = tokio::time::interval(config.poll_interval);
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -295,6 +320,7 @@ impl Upstream {
                     Ok(Some(Ok(Frame::Discarded(_)))) => continue,
                     Ok(Some(Ok(Frame::Message(json)))) => {
                         if is_query_reply(&json) {
+                            *answered = true;
                             self.set_up();
                             self.offer(&json);
                             break;

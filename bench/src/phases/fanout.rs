@@ -12,7 +12,10 @@ use std::{
 
 use futures_util::{stream::SplitSink, SinkExt, StreamExt};
 use hdrhistogram::Histogram;
-use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::{
+    sync::{mpsc, watch, Semaphore},
+    task::JoinHandle,
+};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +43,7 @@ pub(crate) struct Subscribers {
     ready: Arc<AtomicUsize>,
     errors: Arc<AtomicUsize>,
     stop: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
     count: usize,
 }
 
@@ -51,6 +55,7 @@ impl Subscribers {
         let errors = Arc::new(AtomicUsize::new(0));
         let stop = CancellationToken::new();
         let connecting = Arc::new(Semaphore::new(64));
+        let mut tasks = Vec::with_capacity(count);
         for _ in 0..count {
             let (url, rx, tx) = (url.to_owned(), rounds_rx.clone(), tx.clone());
             let (ready, errors, stop, connecting) = (
@@ -59,13 +64,13 @@ impl Subscribers {
                 stop.clone(),
                 connecting.clone(),
             );
-            tokio::spawn(async move {
+            tasks.push(tokio::spawn(async move {
                 if let Err(e) = subscriber(url, rx, tx, ready, connecting, stop).await {
                     if errors.fetch_add(1, Relaxed) == 0 {
                         eprintln!("[loadgen] subscribed viewer failed: {e}");
                     }
                 }
-            });
+            }));
         }
         let subs = Self {
             rounds,
@@ -73,6 +78,7 @@ impl Subscribers {
             ready,
             errors,
             stop,
+            tasks,
             count,
         };
         within(Duration::from_secs(300), "viewers subscribed", async {
@@ -129,8 +135,13 @@ impl Subscribers {
         Ok(got)
     }
 
-    pub(crate) fn close(self) {
+    /// Stops every viewer and waits until each has left: only then may the
+    /// bridge stop, or viewers still reading would report it closing them.
+    pub(crate) async fn close(self) {
         self.stop.cancel();
+        for task in self.tasks {
+            let _ = task.await;
+        }
     }
 }
 
@@ -249,7 +260,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
             .await?;
         base.add(&got);
     }
-    one.close();
+    one.close().await;
 
     let rss_before = bridge.rss_kib()?;
     let mut viewers = Subscribers::open(&url, s.fanout_viewers).await?;
@@ -281,7 +292,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         procs::bridge_metric(baddr, "bridge_master_queries_total").await? - queries_before;
     let window = window_start.elapsed();
     let rss_during = bridge.rss_kib()?;
-    viewers.close();
+    viewers.close().await;
     bridge.stop().await;
     master.stop().await;
 

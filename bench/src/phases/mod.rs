@@ -9,6 +9,7 @@ pub mod memory;
 pub mod page;
 pub mod relay;
 pub mod scaleout;
+pub mod soak;
 
 use crate::{procs::Binaries, sizes::Sizes};
 

@@ -64,7 +64,7 @@ async fn fan_out(
                 .await?,
         );
     }
-    subs.close();
+    subs.close().await;
     Ok((by_admin, by_poll))
 }
 
