@@ -44,8 +44,12 @@ impl Lobby {
     }
 
     /// Keeps the token for this tab and asks the bridge to accept it; when
-    /// the socket is down, it goes out as soon as the socket opens.
+    /// the socket is down, it goes out as soon as the socket opens. Only
+    /// the bridge that served the page ever gets it.
     pub fn sign_in(&self, token: &str) {
+        if !browser::bridge_is_own() {
+            return;
+        }
         storage::set_token(token);
         self.state.dispatch(Action::AuthPending);
         if let Some(c) = self.conn.borrow().as_ref() {
@@ -81,7 +85,9 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
                     dispatcher.dispatch(Action::Opened);
                     if let Some(c) = cell.borrow().as_ref() {
                         c.send(subscribe_json());
-                        if let Some(token) = storage::token() {
+                        // Never to a bridge named by the link (`?bridge=`).
+                        let token = storage::token().filter(|_| browser::bridge_is_own());
+                        if let Some(token) = token {
                             dispatcher.dispatch(Action::AuthPending);
                             c.send(auth_json(&token));
                         }

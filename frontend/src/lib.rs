@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod backoff;
+pub mod bridge_choice;
 pub mod components;
 pub mod context;
 pub mod games;
@@ -20,7 +21,9 @@ pub mod state;
 pub mod test_server_context;
 pub mod test_servers;
 
-/// Mounts the app on `<body>`.
+/// Takes a sign-in link's token, then mounts the app on `<body>`.
 pub fn start() {
+    // Before anything reads the token from storage.
+    services::browser::take_fragment_token();
     yew::Renderer::<app::App>::new().render();
 }

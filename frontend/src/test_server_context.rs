@@ -252,7 +252,9 @@ fn start(
             _ => {}
         }
     });
-    let conn = Connection::start(browser::bridge_url(), false, on_event);
+    // It carries the token: always the bridge that served the page, never
+    // one a link named.
+    let conn = Connection::start(browser::own_bridge_url(), false, on_event);
     runtime.borrow_mut().conn = Some(conn);
     runtime
 }

@@ -3,7 +3,11 @@
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::{context::use_lobby, services::storage, state::Auth};
+use crate::{
+    context::use_lobby,
+    services::{browser, storage},
+    state::Auth,
+};
 
 /// Signs this tab in with `bridgeAuth`; the token lives in sessionStorage.
 #[component]
@@ -24,6 +28,13 @@ pub fn AuthPanel() -> Html {
             lobby.sign_in(token.trim());
         })
     };
+    if !browser::bridge_is_own() {
+        return html! {
+            <p data-testid="auth-result" class="auth-result muted" role="status">
+                {"This link shows another bridge's list: sign in on the page without ?bridge=."}
+            </p>
+        };
+    }
     let (class, text) = match lobby.state.auth {
         Auth::SignedOut => ("muted", "Not signed in"),
         Auth::Pending => ("muted", "Checking the token…"),

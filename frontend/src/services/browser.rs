@@ -4,7 +4,9 @@
 use js_sys::Reflect;
 use wasm_bindgen::JsValue;
 
-use crate::query::ListQuery;
+use yew_router::history::{BrowserHistory, History};
+
+use crate::{bridge_choice, query::ListQuery, services::storage};
 
 /// Wall-clock milliseconds (`Date.now()`).
 pub fn now_ms() -> f64 {
@@ -23,22 +25,55 @@ pub fn random() -> f64 {
     js_sys::Math::random()
 }
 
-/// The bridge's WebSocket URL: the `bridge` query parameter if given (for
-/// development), otherwise `/ws` on this page's origin.
-pub fn bridge_url() -> String {
+/// The WebSocket URL of the bridge that served this page (`/ws` on its
+/// origin): the only place the admin token is ever sent.
+pub fn own_bridge_url() -> String {
     let Some(location) = web_sys::window().map(|w| w.location()) else {
         return "ws://127.0.0.1/ws".to_owned();
     };
-    let query = ListQuery::from_query_str(&location.search().unwrap_or_default());
-    if let Some(url) = query.bridge {
-        return url;
-    }
-    let scheme = match location.protocol().as_deref() {
-        Ok("https:") => "wss",
-        _ => "ws",
-    };
     let host = location.host().unwrap_or_else(|_| "127.0.0.1".to_owned());
-    format!("{scheme}://{host}/ws")
+    bridge_choice::own_bridge(&location.protocol().unwrap_or_default(), &host)
+}
+
+/// The bridge the list comes from: `?bridge=` when the operator allows that
+/// address (see [`bridge_choice::choose`]), otherwise [`own_bridge_url`].
+pub fn bridge_url() -> String {
+    let own = own_bridge_url();
+    let Some(window) = web_sys::window() else {
+        return own;
+    };
+    let location = window.location();
+    let query = ListQuery::from_query_str(&location.search().unwrap_or_default());
+    let allowed = window
+        .document()
+        .and_then(|d| d.query_selector("meta[name=lobby-bridges]").ok().flatten())
+        .and_then(|m| m.get_attribute("content"))
+        .unwrap_or_default();
+    let host = location.host().unwrap_or_default();
+    bridge_choice::choose(query.bridge.as_deref(), &own, &host, &allowed)
+}
+
+/// Whether the page's connection goes to the bridge that served the page,
+/// so it may carry the admin token.
+pub fn bridge_is_own() -> bool {
+    bridge_url() == own_bridge_url()
+}
+
+/// Keeps a sign-in link's token (`/admin#token=…`, which the bridge prints)
+/// for this tab and removes it from the address bar and history at once.
+pub fn take_fragment_token() {
+    let Some(location) = web_sys::window().map(|w| w.location()) else {
+        return;
+    };
+    let Some(token) = bridge_choice::fragment_token(&location.hash().unwrap_or_default()) else {
+        return;
+    };
+    if !token.is_empty() {
+        storage::set_token(&token);
+    }
+    let path = location.pathname().unwrap_or_default();
+    let search = location.search().unwrap_or_default();
+    BrowserHistory::new().replace(format!("{path}{search}"));
 }
 
 /// The page's path (`/`, `/admin`, `/embed`, ...).
