@@ -5,8 +5,6 @@
 //! address (or page and bridge are both on loopback, for development), and
 //! the admin token goes only to the bridge that served the page.
 
-use std::net::IpAddr;
-
 /// `/ws` on the page's origin (`wss` when the page came over `https:`): the
 /// bridge that served the page, the only one trusted with the token.
 pub fn own_bridge(protocol: &str, host: &str) -> String {
@@ -15,13 +13,13 @@ pub fn own_bridge(protocol: &str, host: &str) -> String {
 }
 
 /// The bridge to list from: `requested` (the `?bridge=` value) when it is
-/// one of the `allowed` URLs (whitespace-separated, from the page's
+/// one of the `allowed` URLs (separated by spaces, from the page's
 /// `<meta name="lobby-bridges">`) or a loopback bridge while `page_host` is
 /// loopback; `own` otherwise.
 pub fn choose(requested: Option<&str>, own: &str, page_host: &str, allowed: &str) -> String {
     match requested {
         Some(url)
-            if allowed.split_whitespace().any(|a| a == url)
+            if allowed.split(' ').any(|a| !a.is_empty() && a == url)
                 || (is_loopback(page_host) && ws_authority(url).is_some_and(is_loopback)) =>
         {
             url.to_owned()
@@ -30,15 +28,10 @@ pub fn choose(requested: Option<&str>, own: &str, page_host: &str, allowed: &str
     }
 }
 
-/// The token of a sign-in link's fragment (`#token=…`, as the bridge prints
-/// it), percent-decoded; `None` when the fragment has no `token`.
-pub fn fragment_token(hash: &str) -> Option<String> {
-    let pairs: Vec<(String, String)> =
-        serde_urlencoded::from_str(hash.strip_prefix('#').unwrap_or(hash)).ok()?;
-    pairs
-        .into_iter()
-        .find(|(k, _)| k == "token")
-        .map(|(_, v)| v)
+/// The raw (still percent-encoded) token of a sign-in link's fragment,
+/// `#token=…` as the bridge prints it.
+pub fn fragment_token(hash: &str) -> Option<&str> {
+    hash.strip_prefix("#token=")
 }
 
 /// The `host[:port]` of a `ws:` or `wss:` URL.
@@ -46,28 +39,31 @@ fn ws_authority(url: &str) -> Option<&str> {
     let rest = url
         .strip_prefix("ws://")
         .or_else(|| url.strip_prefix("wss://"))?;
-    let end = rest.find(['/', '\\', '?', '#']).unwrap_or(rest.len());
+    let end = rest
+        .bytes()
+        .position(|b| matches!(b, b'/' | b'\\' | b'?' | b'#'))
+        .unwrap_or(rest.len());
     Some(&rest[..end])
 }
 
-/// Whether `host[:port]` is `localhost`, 127.0.0.0/8 or `[::1]`. Anything
-/// a browser could read as another host (user info, odd spellings, a port
-/// that is not digits) is not.
+/// Whether `host[:port]` is `localhost`, `[::1]` or in 127.0.0.0/8. Only
+/// spellings a browser reads as this machine or refuses pass (`127.` and
+/// digits and dots is 127/8 or invalid); user info, other characters or a
+/// port that is not digits make it foreign.
 fn is_loopback(authority: &str) -> bool {
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(v6) => match v6.split_once(']') {
-            Some((h, "")) => (h, ""),
-            Some((h, rest)) => match rest.strip_prefix(':') {
-                Some(port) => (h, port),
-                None => return false,
-            },
-            None => return false,
-        },
-        None => authority.rsplit_once(':').unwrap_or((authority, "")),
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(port) = authority.strip_prefix("[::1]") {
+        return port.is_empty() || port.strip_prefix(':').is_some_and(digits);
+    }
+    let (host, port) = match authority.bytes().rposition(|b| b == b':') {
+        Some(i) => (&authority[..i], &authority[i + 1..]),
+        None => (authority, ""),
     };
-    port.bytes().all(|b| b.is_ascii_digit())
-        && (host.eq_ignore_ascii_case("localhost")
-            || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+    digits(port)
+        && (host == "localhost"
+            || host
+                .strip_prefix("127.")
+                .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit() || b == b'.')))
 }
 
 #[cfg(test)]
@@ -100,7 +96,7 @@ mod tests {
 
     #[test]
     fn the_operator_list_allows_exact_urls() {
-        let allowed = " wss://a.example/ws\n wss://b.example/ws ";
+        let allowed = " wss://a.example/ws  wss://b.example/ws ";
         let host = "lobby.example";
         assert_eq!(
             choose(Some("wss://b.example/ws"), OWN, host, allowed),
@@ -143,6 +139,9 @@ mod tests {
             "ws://127.0.0.1:8\t0@evil.example/ws",
             "http://127.0.0.1:8099/ws",
             "ws://0177.0.0.1/ws",
+            "ws://127.0.0.1x/ws",
+            "ws://::1:5/ws",
+            "ws://[::1]:8x/ws",
             "ws://10.0.0.1/ws",
             "",
         ] {
@@ -151,10 +150,11 @@ mod tests {
     }
 
     #[test]
-    fn the_fragment_token_is_decoded() {
-        assert_eq!(fragment_token("#token=0a1b").as_deref(), Some("0a1b"));
-        assert_eq!(fragment_token("#x=1&token=a%2Bb").as_deref(), Some("a+b"));
-        assert_eq!(fragment_token("token=t").as_deref(), Some("t"));
+    fn the_fragment_token_is_found() {
+        assert_eq!(fragment_token("#token=0a1b"), Some("0a1b"));
+        assert_eq!(fragment_token("#token=a%2Bb"), Some("a%2Bb"));
+        assert_eq!(fragment_token("#x=1&token=t"), None);
+        assert_eq!(fragment_token("#token="), Some(""));
         assert_eq!(fragment_token("#top"), None);
         assert_eq!(fragment_token(""), None);
     }

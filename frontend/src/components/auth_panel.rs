@@ -28,13 +28,6 @@ pub fn AuthPanel() -> Html {
             lobby.sign_in(token.trim());
         })
     };
-    if !browser::bridge_is_own() {
-        return html! {
-            <p data-testid="auth-result" class="auth-result muted" role="status">
-                {"This link shows another bridge's list: sign in on the page without ?bridge=."}
-            </p>
-        };
-    }
     let (class, text) = match lobby.state.auth {
         Auth::SignedOut => ("muted", "Not signed in"),
         Auth::Pending => ("muted", "Checking the token…"),

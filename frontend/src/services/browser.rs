@@ -65,11 +65,17 @@ pub fn take_fragment_token() {
     let Some(location) = web_sys::window().map(|w| w.location()) else {
         return;
     };
-    let Some(token) = bridge_choice::fragment_token(&location.hash().unwrap_or_default()) else {
+    let hash = location.hash().unwrap_or_default();
+    let Some(raw) = bridge_choice::fragment_token(&hash) else {
         return;
     };
-    if !token.is_empty() {
-        storage::set_token(&token);
+    if let Some(token) = js_sys::decode_uri_component(raw)
+        .ok()
+        .and_then(|t| t.as_string())
+    {
+        if !token.is_empty() {
+            storage::set_token(&token);
+        }
     }
     let path = location.pathname().unwrap_or_default();
     let search = location.search().unwrap_or_default();
