@@ -6,6 +6,7 @@ use yew_router::prelude::*;
 
 use crate::{
     context::LobbyProvider,
+    marks_context::MarksProvider,
     pages::{admin::Admin, embed::Embed, home::Home, not_found::NotFound},
     test_server_context::TestServersProvider,
 };
@@ -40,7 +41,9 @@ pub fn App() -> Html {
         <BrowserRouter>
             <LobbyProvider>
                 <TestServersProvider>
-                    <Switch<Route> render={switch} />
+                    <MarksProvider>
+                        <Switch<Route> render={switch} />
+                    </MarksProvider>
                 </TestServersProvider>
             </LobbyProvider>
         </BrowserRouter>

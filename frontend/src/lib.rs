@@ -3,15 +3,19 @@
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
 //! Pure logic (`query`, `listing`, `games`, `incoming`, `backoff`, `polling`, `state`,
-//! `test_servers`) compiles and is tested natively; the rest needs a browser.
+//! `test_servers`, `favourites`, `fresh`, `i18n`) compiles and is tested natively; the rest needs a browser.
 
 pub mod app;
 pub mod backoff;
 pub mod components;
 pub mod context;
+pub mod favourites;
+pub mod fresh;
 pub mod games;
+pub mod i18n;
 pub mod incoming;
 pub mod listing;
+pub mod marks_context;
 pub mod pages;
 pub mod polling;
 pub mod query;
@@ -22,5 +26,6 @@ pub mod test_servers;
 
 /// Mounts the app on `<body>`.
 pub fn start() {
+    services::browser::remove_boot_placeholder();
     yew::Renderer::<app::App>::new().render();
 }

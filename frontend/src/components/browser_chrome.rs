@@ -8,6 +8,8 @@ use protocol::bridge::MasterState;
 
 use crate::{
     components::{empty_state::EmptyState, updated_ago::UpdatedAgo},
+    favourites::{Arranged, MarkAction, MarksState},
+    i18n::{t, tf, K},
     query::{ListQuery, SortKey},
     state::{Conn, State},
 };
@@ -17,6 +19,7 @@ use crate::{
 /// child component would render a moment later).
 pub fn list_meta(
     summary: String,
+    note: Html,
     at_ms: Option<f64>,
     stale: Option<&'static str>,
     error: Option<&str>,
@@ -24,7 +27,10 @@ pub fn list_meta(
     html! {
         <>
             <div class="meta">
-                <span data-testid="summary" class="summary">{ summary }</span>
+                <span class="summary-line">
+                    <span data-testid="summary" class="summary">{ summary }</span>
+                    { note }
+                </span>
                 <UpdatedAgo {at_ms} />
             </div>
             if let Some(text) = stale {
@@ -35,6 +41,39 @@ pub fn list_meta(
             }
         </>
     }
+}
+
+/// What the filters and hidden rows take away, beside the summary:
+/// "· filters hide 3 · clear" and "· 2 hidden · show", each one click.
+pub fn filter_note(
+    arranged: &Arranged,
+    clear_filters: Callback<MouseEvent>,
+    marks: &UseReducerDispatcher<MarksState>,
+    show_hidden: bool,
+) -> Html {
+    let filtered = (arranged.filtered_out > 0).then(|| {
+        html! {
+            <span class="note" data-testid="filtered">
+                { " · " }{ tf(K::FiltersHide, &[&arranged.filtered_out]) }{ " " }
+                <button type="button" class="link" id="summary-clear" onclick={clear_filters}>
+                    { t(K::ClearFilters) }
+                </button>
+            </span>
+        }
+    });
+    let hidden = (arranged.hidden > 0).then(|| {
+        let m = marks.clone();
+        let onclick = Callback::from(move |_: MouseEvent| m.dispatch(MarkAction::ShowHidden(!show_hidden)));
+        html! {
+            <span class="note" data-testid="hidden">
+                { " · " }{ tf(K::HiddenCount, &[&arranged.hidden]) }{ " " }
+                <button type="button" class="link" id="toggle-hidden" aria-pressed={show_hidden.to_string()} {onclick}>
+                    { t(if show_hidden { K::HideHidden } else { K::ShowHidden }) }
+                </button>
+            </span>
+        }
+    });
+    html! { <>{ filtered }{ hidden }</> }
 }
 
 /// Whether the connection that brought the shown data is gone and no

@@ -4,7 +4,10 @@ use protocol::GameplayMode;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
-use crate::query::ListQuery;
+use crate::{
+    i18n::{t, K},
+    query::ListQuery,
+};
 
 /// Props of [`Filters`].
 #[derive(Properties, PartialEq)]
@@ -85,6 +88,11 @@ pub fn Filters(props: &FiltersProps) -> Html {
                 <input id="filter-hide-empty" type="checkbox" checked={q.hide_empty}
                     onchange={change(|q, v| q.hide_empty = v)} />
                 {"Hide empty"}
+            </label>
+            <label class="check">
+                <input id="filter-favourites" type="checkbox" checked={q.favourites_only}
+                    onchange={change(|q, v| q.favourites_only = v)} />
+                { t(K::FavouritesOnly) }
             </label>
             if lobby {
                 <label class="select">

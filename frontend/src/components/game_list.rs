@@ -8,16 +8,20 @@ use yew::prelude::*;
 use crate::{
     components::{
         browser_chrome::{
-            disconnected, empty_before_list, list_meta, no_match, scroll_to_top, ViewCallbacks,
+            disconnected, empty_before_list, filter_note, list_meta, no_match, scroll_to_top,
+            ViewCallbacks,
         },
         empty_state::EmptyState,
         filters::Filters,
         game_detail::GameDetail,
         game_table::GameTable,
         pager::Pager,
+        server_table::MarkFlags,
     },
     context::use_lobby,
+    favourites::{Favourite, MarkAction},
     games,
+    marks_context::use_marks,
     listing::{page_count, page_slice},
     query::ListQuery,
 };
@@ -62,12 +66,26 @@ pub fn GameList(props: &GameListProps) -> Html {
         server: None,
         ..q.clone()
     };
-    let all = {
+    let marks = use_marks();
+    let arranged = {
         let rows = rows.clone();
-        use_memo((state.games_version, filter_key), move |(_, q)| {
-            games::visible(&rows, q)
-        })
+        let m = marks.marks.clone();
+        use_memo(
+            (state.games_version, filter_key, marks.marks.version),
+            move |(_, q, _)| games::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default()),
+        )
     };
+    {
+        let dispatcher = marks.dispatcher();
+        let present = arranged.present.clone();
+        let at = state.games_at_ms;
+        use_effect_with((state.games_version, marks.marks.version), move |_| {
+            if let (Some(at_ms), false) = (at, present.is_empty()) {
+                dispatcher.dispatch(MarkAction::Seen { pairs: present, at_ms });
+            }
+        });
+    }
+    let all = &arranged.idx;
 
     let back_to_lobby = {
         let next = q.with_source(None);
@@ -93,7 +111,8 @@ pub fn GameList(props: &GameListProps) -> Html {
         "The connection to the lobby was lost; these are the last results received. Reconnecting by itself.",
     );
     let meta = list_meta(
-        games::summary_text(&rows, all.len()),
+        games::summary_text(&rows),
+        filter_note(&arranged, ViewCallbacks::new(&q, &set).clear_filters, &marks.dispatcher(), marks.marks.show_hidden),
         state.games_at_ms,
         stale,
         None,
@@ -131,7 +150,17 @@ pub fn GameList(props: &GameListProps) -> Html {
         return html! { <>{ meta }{ source_error }{ source_note }{ body }</> };
     }
 
-    let (page, slice) = page_slice(&all, q.page);
+    let (page, slice) = page_slice(all, q.page);
+    let offline: Rc<Vec<Favourite>> = Rc::new(if page == 0 {
+        marks
+            .marks
+            .favourites_of(&id)
+            .filter(|f| !arranged.present.iter().any(|(k, _)| *k == f.key))
+            .cloned()
+            .collect()
+    } else {
+        Vec::new()
+    });
     let shown = Rc::new(slice.to_vec());
     let pages = page_count(all.len());
     let ViewCallbacks {
@@ -147,8 +176,12 @@ pub fn GameList(props: &GameListProps) -> Html {
             scroll_to_top();
         })
     };
-    let body = if !all.is_empty() {
-        html! { <GameTable rows={rows.clone()} {shown} query={q.clone()} {on_sort} {on_open} /> }
+    let body = if !all.is_empty() || !offline.is_empty() {
+        html! {
+            <GameTable rows={rows.clone()} {shown} query={q.clone()} {on_sort} {on_open}
+                pinned={if page == 0 { arranged.pinned } else { 0 }} marks={MarkFlags::of(&arranged)}
+                {offline} dispatcher={marks.dispatcher()} />
+        }
     } else if rows.is_empty() {
         html! {
             <EmptyState title="No servers listed"

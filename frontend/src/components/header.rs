@@ -3,7 +3,39 @@
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use crate::{app::Route, components::status_pill::StatusPill};
+use crate::{
+    app::Route,
+    components::status_pill::StatusPill,
+    i18n::{t, Lang, K},
+    marks_context::use_lang,
+};
+
+/// English or German; the choice is kept in localStorage.
+#[component]
+pub fn LangSwitch() -> Html {
+    let lang = use_lang();
+    let onchange = {
+        let set = lang.set.clone();
+        Callback::from(move |e: Event| {
+            let v = e
+                .target_unchecked_into::<web_sys::HtmlSelectElement>()
+                .value();
+            if let Some(l) = Lang::parse(&v) {
+                set.emit(l);
+            }
+        })
+    };
+    html! {
+        <label class="lang">
+            <span class="visually-hidden">{ t(K::Language) }</span>
+            <select id="lang" {onchange}>
+                { for Lang::ALL.into_iter().map(|l| html! {
+                    <option value={l.code()} selected={l == lang.lang}>{ l.name() }</option>
+                }) }
+            </select>
+        </label>
+    }
+}
 
 /// Navigation chrome for the full pages (the embed has none).
 #[component]
@@ -29,6 +61,7 @@ pub fn Header() -> Html {
                     {"Admin"}
                 </Link<Route>>
             </nav>
+            <LangSwitch />
             <StatusPill />
         </header>
     }

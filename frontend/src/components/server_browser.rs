@@ -11,6 +11,7 @@ use crate::{
     components::{game_list::GameList, lobby_list::LobbyList, source_tabs::SourceTabs},
     context::use_lobby,
     query::ListQuery,
+    services::storage,
 };
 
 /// Props of [`ServerBrowser`].
@@ -30,9 +31,34 @@ pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
     let location = use_location();
     let navigator = use_navigator();
     let route = use_route::<Route>().unwrap_or(Route::Home);
-    let query = ListQuery::from_query_str(location.as_ref().map_or("", |l| l.query_str()));
+    let raw_query = location
+        .as_ref()
+        .map_or(String::new(), |l| l.query_str().to_owned());
+    let query = ListQuery::from_query_str(&raw_query);
+    let embed = props.embed;
+
+    // A bare `/` gets the last used filters (the summary says what they
+    // hide, one click clears them). Embeds show what their link says.
+    {
+        let navigator = navigator.clone();
+        let route = route.clone();
+        let bare = raw_query.trim_start_matches('?').is_empty();
+        use_effect_with((), move |_| {
+            if bare && !embed {
+                if let (Some(saved), Some(nav)) = (storage::filters(), &navigator) {
+                    let pairs = saved.to_pairs();
+                    if !pairs.is_empty() {
+                        let _ = nav.replace_with_query(&route, &pairs);
+                    }
+                }
+            }
+        });
+    }
 
     let set_query = Callback::from(move |q: ListQuery| {
+        if !embed {
+            storage::set_filters(&q);
+        }
         if let Some(nav) = &navigator {
             let pairs = q.to_pairs();
             if pairs.is_empty() {
@@ -43,7 +69,10 @@ pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
         }
     });
 
-    let sources = state.games.as_ref().filter(|g| !g.sources.is_empty());
+    let sources = state
+        .games
+        .as_ref()
+        .filter(|g| !g.sources.is_empty() && !query.hide_tabs);
     html! {
         <section class={classes!("browser", props.embed.then_some("embed"))} aria-label="Servers">
             if let Some(games) = sources {

@@ -114,3 +114,40 @@ pub fn record_render(list_size: usize, received_perf_ms: f64) {
     }
     let _ = Reflect::set(&window, &key, &metrics);
 }
+
+/// The browser's preferred languages, most wanted first.
+pub fn languages() -> Vec<String> {
+    let Some(nav) = web_sys::window().map(|w| w.navigator()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = nav
+        .languages()
+        .iter()
+        .filter_map(|v| v.as_string())
+        .collect();
+    if out.is_empty() {
+        out.extend(nav.language());
+    }
+    out
+}
+
+/// Sets `lang` on `<html>`, for screen readers and hyphenation.
+pub fn set_document_lang(code: &str) {
+    if let Some(root) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = root.set_attribute("lang", code);
+    }
+}
+
+/// Removes the static "Loading the server list…" placeholder of
+/// `index.html` once the app renders its own page.
+pub fn remove_boot_placeholder() {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("boot"))
+    {
+        el.remove();
+    }
+}
