@@ -172,6 +172,8 @@ pub enum MarkAction {
     ShowHidden(bool),
     /// These favourites are in the list received at `at_ms` (key, name).
     Seen { pairs: Vec<(String, String)>, at_ms: f64 },
+    /// Switch the page's language.
+    SetLang(crate::i18n::Lang),
 }
 
 impl Marks {
@@ -239,14 +241,18 @@ impl Marks {
                 }
                 (changed, false)
             }
+            MarkAction::SetLang(_) => (false, false),
         }
     }
 }
 
-/// The marks as shared state; writing to storage is the provider's job.
+/// The player's settings as shared state: the marks and the language
+/// (one context, which costs the bundle less than two); writing to
+/// storage is the provider's job.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MarksState {
     pub marks: Marks,
+    pub lang: crate::i18n::Lang,
     /// What the last action changed: (favourites, hidden), for the writer.
     pub dirty: (bool, bool),
 }
@@ -256,6 +262,11 @@ impl Reducible for MarksState {
 
     fn reduce(self: Rc<Self>, action: MarkAction) -> Rc<Self> {
         let mut next = (*self).clone();
+        if let MarkAction::SetLang(l) = action {
+            next.lang = l;
+            next.dirty = (false, false);
+            return Rc::new(next);
+        }
         let dirty = next.marks.apply(action);
         if next.marks == self.marks {
             return self;

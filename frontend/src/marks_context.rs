@@ -1,5 +1,5 @@
-//! The player's own settings as contexts: favourites and hidden servers
-//! (kept in localStorage as they change) and the page's language.
+//! The player's own settings as one context: favourites and hidden
+//! servers (kept in localStorage as they change) and the page's language.
 
 use yew::prelude::*;
 
@@ -9,16 +9,9 @@ use crate::{
     services::{browser, storage},
 };
 
-/// The marks and a way to change them; the dispatcher is stable, so rows
-/// that get it as a prop do not re-render for it.
+/// The marks, the language and a way to change them; the dispatcher is
+/// stable, so rows that get it as a prop do not re-render for it.
 pub type MarksHandle = UseReducerHandle<MarksState>;
-
-/// The language and a way to switch it.
-#[derive(Clone, PartialEq)]
-pub struct LangHandle {
-    pub lang: Lang,
-    pub set: Callback<Lang>,
-}
 
 /// Props of [`MarksProvider`].
 #[derive(Properties, PartialEq)]
@@ -35,19 +28,20 @@ pub fn initial_lang() -> Lang {
     })
 }
 
-/// Loads the marks and the language and provides both. Its children are
+/// Loads the marks and the language and provides them. Its children are
 /// re-mounted when the language changes, so every string is rendered again
 /// (the lobby connection above it stays).
 #[component]
 pub fn MarksProvider(props: &MarksProviderProps) -> Html {
-    let marks = use_reducer(|| MarksState {
+    let state = use_reducer(|| MarksState {
         marks: storage::marks(),
+        lang: initial_lang(),
         dirty: (false, false),
     });
     {
         // Write what changed (after the render that shows it).
-        let m = marks.clone();
-        use_effect_with(marks.clone(), move |_| {
+        let m = state.clone();
+        use_effect_with(state.clone(), move |_| {
             let (favs, hidden) = m.dirty;
             if favs {
                 storage::set_favourites(&m.marks.favourites);
@@ -55,55 +49,29 @@ pub fn MarksProvider(props: &MarksProviderProps) -> Html {
             if hidden {
                 storage::set_hidden(&m.marks.hidden);
             }
+            browser::set_document_lang(m.lang.code());
         });
     }
-    let lang = use_state(|| {
-        let l = initial_lang();
-        i18n::set_lang(l);
-        l
-    });
-    {
-        use_effect_with(*lang, |l| {
-            browser::set_document_lang(l.code());
-        });
-    }
-    let handle = LangHandle {
-        lang: *lang,
-        set: {
-            let lang = lang.clone();
-            Callback::from(move |l: Lang| {
-                i18n::set_lang(l);
-                storage::set_lang(l);
-                lang.set(l);
-            })
-        },
-    };
-    i18n::set_lang(*lang);
+    i18n::set_lang(state.lang);
+    let key = state.lang.code();
     html! {
-        <ContextProvider<LangHandle> context={handle}>
-            <ContextProvider<MarksHandle> context={marks}>
-                <div key={lang.code()} class="lang-root">{ props.children.clone() }</div>
-            </ContextProvider<MarksHandle>>
-        </ContextProvider<LangHandle>>
+        <ContextProvider<MarksHandle> context={state}>
+            <div {key} class="lang-root">{ props.children.clone() }</div>
+        </ContextProvider<MarksHandle>>
     }
 }
 
-/// The marks; outside [`MarksProvider`] (component tests) a fresh,
-/// unsaved set.
+/// The settings; panics only when used outside [`MarksProvider`], which
+/// is a programming error, not a runtime condition.
 #[hook]
 pub fn use_marks() -> MarksHandle {
-    let own = use_reducer(MarksState::default);
-    use_context::<MarksHandle>().unwrap_or(own)
+    use_context::<MarksHandle>().expect("use_marks outside MarksProvider")
 }
 
-/// The language handle; outside [`MarksProvider`], English without a
-/// switcher.
-#[hook]
-pub fn use_lang() -> LangHandle {
-    use_context::<LangHandle>().unwrap_or(LangHandle {
-        lang: Lang::En,
-        set: Callback::noop(),
-    })
+/// Switches the language and keeps the choice.
+pub fn set_lang(marks: &MarksHandle, l: Lang) {
+    storage::set_lang(l);
+    marks.dispatch(MarkAction::SetLang(l));
 }
 
 /// Shorthand used by rows: star or unstar.

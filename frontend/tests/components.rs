@@ -8,6 +8,7 @@ use std::time::Duration;
 use frontend::{
     components::{add_server_form::AddServerForm, server_browser::ServerBrowser},
     context::Lobby,
+    marks_context::MarksProvider,
     state::{Action, State},
 };
 use protocol::{GameplayMode, Players, ServerEntry, ServerList, Stats};
@@ -56,7 +57,9 @@ fn FedLobby() -> Html {
     html! {
         <BrowserRouter>
             <ContextProvider<Lobby> context={Lobby::detached(state)}>
-                <ServerBrowser />
+                <MarksProvider>
+                    <ServerBrowser />
+                </MarksProvider>
             </ContextProvider<Lobby>>
         </BrowserRouter>
     }
@@ -259,7 +262,9 @@ fn UpdatedLobby() -> Html {
     html! {
         <BrowserRouter>
             <ContextProvider<Lobby> context={Lobby::detached(state)}>
-                <ServerBrowser />
+                <MarksProvider>
+                    <ServerBrowser />
+                </MarksProvider>
             </ContextProvider<Lobby>>
         </BrowserRouter>
     }

@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        copy_address::CopyAddress, server_row::OfflineFavourite, server_table::MarkFlags,
+        copy_address::CopyAddress, server_row::offline_favourite, server_table::MarkFlags,
         sort_heading::sort_heading, star::marks_buttons,
     },
     favourites::{Favourite, MarksState},
@@ -64,10 +64,7 @@ pub fn GameTable(props: &GameTableProps) -> Html {
             </thead>
             <tbody>
                 { for props.shown[..pinned].iter().filter_map(row) }
-                { for props.offline.iter().map(|f| html! {
-                    <OfflineFavourite key={format!("offline\u{1f}{}", f.key)} favourite={f.clone()}
-                        dispatcher={props.dispatcher.clone()} />
-                }) }
+                { for props.offline.iter().map(|f| offline_favourite(f, props.dispatcher.as_ref(), 5)) }
                 { for props.shown[pinned..].iter().filter_map(row) }
             </tbody>
         </table>

@@ -7,21 +7,20 @@ use crate::{
     app::Route,
     components::status_pill::StatusPill,
     i18n::{t, Lang, K},
-    marks_context::use_lang,
+    marks_context::{set_lang, use_marks, MarksHandle},
 };
 
-/// English or German; the choice is kept in localStorage.
-#[component]
-pub fn LangSwitch() -> Html {
-    let lang = use_lang();
+/// English or German; the choice is kept in localStorage. A plain
+/// function, not a component: one less component in the bundle.
+fn lang_switch(marks: &MarksHandle) -> Html {
     let onchange = {
-        let set = lang.set.clone();
+        let marks = marks.clone();
         Callback::from(move |e: Event| {
             let v = e
                 .target_unchecked_into::<web_sys::HtmlSelectElement>()
                 .value();
             if let Some(l) = Lang::parse(&v) {
-                set.emit(l);
+                set_lang(&marks, l);
             }
         })
     };
@@ -30,7 +29,7 @@ pub fn LangSwitch() -> Html {
             <span class="visually-hidden">{ t(K::Language) }</span>
             <select id="lang" {onchange}>
                 { for Lang::ALL.into_iter().map(|l| html! {
-                    <option value={l.code()} selected={l == lang.lang}>{ l.name() }</option>
+                    <option value={l.code()} selected={l == marks.lang}>{ l.name() }</option>
                 }) }
             </select>
         </label>
@@ -41,6 +40,7 @@ pub fn LangSwitch() -> Html {
 #[component]
 pub fn Header() -> Html {
     let route = use_route::<Route>();
+    let marks = use_marks();
     let current = |r: Route| {
         if route.as_ref() == Some(&r) {
             Some("page")
@@ -61,7 +61,7 @@ pub fn Header() -> Html {
                     {"Admin"}
                 </Link<Route>>
             </nav>
-            <LangSwitch />
+            { lang_switch(&marks) }
             <StatusPill />
         </header>
     }

@@ -4,10 +4,13 @@
 use yew::prelude::*;
 
 use crate::{
-    components::{copy_address::CopyAddress, star::marks_buttons, updated_ago::SeenAgo},
+    components::{copy_address::CopyAddress, star::marks_buttons},
     favourites::{Favourite, MarkAction, MarksState},
     i18n::{t, tf, K},
-    listing::{address_label, free_slots, lobby_label, mark_key, mode_label, players_label, Row},
+    listing::{
+        address_label, ago, free_slots, lobby_label, mark_key, mode_label, players_label, Row,
+    },
+    services::browser,
 };
 
 /// Props of [`ServerRow`]; equal props skip the re-render, so an update
@@ -82,42 +85,35 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
     }
 }
 
-/// Props of [`OfflineFavourite`].
-#[derive(Properties, PartialEq)]
-pub struct OfflineFavouriteProps {
-    pub favourite: Favourite,
-    #[prop_or_default]
-    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
-    /// Columns the note spans.
-    #[prop_or(5)]
-    pub span: u32,
-}
-
 /// A favourite that left the list: greyed, "offline — last seen …", until
-/// its star is taken off.
-#[component]
-pub fn OfflineFavourite(props: &OfflineFavouriteProps) -> Html {
-    let f = &props.favourite;
-    let unstar = props.dispatcher.clone().map(|d| {
+/// its star is taken off; `span` is the number of columns after the name.
+/// A plain function, not a component: one less component in the bundle.
+pub fn offline_favourite(
+    f: &Favourite,
+    dispatcher: Option<&UseReducerDispatcher<MarksState>>,
+    span: u32,
+) -> Html {
+    let unstar = dispatcher.cloned().map(|d| {
         let key = f.key.clone();
-        let name = f.name.clone();
         Callback::from(move |_: MouseEvent| {
             d.dispatch(MarkAction::ToggleFavourite {
                 key: key.clone(),
-                name: name.clone(),
+                name: String::new(),
                 now_ms: 0.0,
             })
         })
     });
+    let label = tf(K::StarRemove, &[&f.name]);
     html! {
-        <tr data-testid="offline-favourite" data-name={f.name.clone()} class="fav offline-fav">
+        <tr key={format!("offline\u{1f}{}", f.key)} data-testid="offline-favourite"
+            data-name={f.name.clone()} class="fav offline-fav">
             <th scope="row" class="c-name">
                 <button type="button" class="star on" aria-pressed="true" onclick={unstar}
-                    aria-label={tf(K::StarRemove, &[&f.name])} title={tf(K::StarRemove, &[&f.name])}>{"★"}</button>
+                    aria-label={label.clone()} title={label}>{"★"}</button>
                 <span dir="auto">{ &f.name }</span>
             </th>
-            <td colspan={props.span.to_string()} class="c-offline" data-testid="offline-note">
-                <SeenAgo at_ms={f.seen_ms} />
+            <td colspan={span.to_string()} class="c-offline muted" data-testid="offline-note">
+                { tf(K::OfflineSeen, &[&ago(browser::now_ms(), f.seen_ms)]) }
             </td>
         </tr>
     }

@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        server_row::{OfflineFavourite, ServerRow},
+        server_row::{offline_favourite, ServerRow},
         sort_heading::sort_heading,
     },
     favourites::{Arranged, Favourite, MarksState},
@@ -106,10 +106,7 @@ pub fn ServerTable(props: &ServerTableProps) -> Html {
             </thead>
             <tbody>
                 { for props.shown[..pinned].iter().filter_map(row) }
-                { for props.offline.iter().map(|f| html! {
-                    <OfflineFavourite key={format!("offline\u{1f}{}", f.key)} favourite={f.clone()}
-                        dispatcher={props.dispatcher.clone()} />
-                }) }
+                { for props.offline.iter().map(|f| offline_favourite(f, props.dispatcher.as_ref(), 5)) }
                 { for props.shown[pinned..].iter().filter_map(row) }
             </tbody>
         </table>

@@ -28,23 +28,3 @@ pub fn UpdatedAgo(props: &UpdatedAgoProps) -> Html {
     }
 }
 
-/// Props of [`SeenAgo`].
-#[derive(Properties, PartialEq)]
-pub struct SeenAgoProps {
-    pub at_ms: f64,
-}
-
-/// "offline — last seen N min ago", ticking every few seconds.
-#[component]
-pub fn SeenAgo(props: &SeenAgoProps) -> Html {
-    let tick = use_force_update();
-    use_effect_with((), move |_| {
-        let interval = Interval::new(5000, move || tick.force_update());
-        move || drop(interval)
-    });
-    html! {
-        <span class="muted">
-            { crate::i18n::tf(crate::i18n::K::OfflineSeen, &[&crate::listing::ago(browser::now_ms(), props.at_ms)]) }
-        </span>
-    }
-}
