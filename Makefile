@@ -1,5 +1,5 @@
 # The two front doors (see README): `make run` and `make test`.
-.PHONY: run test setup bench
+.PHONY: run test setup bench release
 
 # Installs the tools, builds everything, starts the product.
 run:
@@ -9,8 +9,14 @@ run:
 test:
 	bash scripts/test.sh
 
+# Everything `make test` needs (`bash scripts/setup.sh run` for less).
 setup:
-	bash scripts/setup.sh
+	bash scripts/setup.sh test
+
+# One tarball for a server without Rust: master, bridge, the precompressed
+# front end and deploy/ (see README, "Deploying").
+release:
+	bash scripts/release.sh
 
 bench:
 	bash scripts/bench.sh

@@ -5,7 +5,7 @@
 # table, every figure beside a baseline measured in the same run.
 #
 #   bash scripts/bench.sh                 # the full run (about 5 minutes)
-#   bash scripts/bench.sh --only relay    # some phases: relay,memory,fanout,page,bundle
+#   bash scripts/bench.sh --only relay    # some phases: relay,memory,fanout,page,bundle,scaleout,deltas,soak
 #   bash scripts/bench.sh --smoke         # CI: debug builds, tiny counts, seconds
 #
 # Master-only detail (reply rebuild cost): cargo bench -p master --bench query

@@ -5,8 +5,10 @@
 # (e.g. `--master HOST:PORT` to use a master that is already running).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh run
 source scripts/env.sh
 cargo fetch --locked
 trunk build --release
+# .br/.gz beside each file, served by Accept-Encoding (see bridge/src/assets.rs).
+cargo run -q --release -p bridge --bin precompress -- dist >/dev/null
 exec cargo run --release -p bridge -- --static dist "$@"

@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
-# Installs every tool the build and the tests need, skipping what is already
-# there at the right version. Safe to run again; CI and `make setup` call it.
+# Installs the tools for one purpose, skipping what is already there at the
+# right version. Safe to run again.
+#
+#   bash scripts/setup.sh run    # building and running: wasm target, trunk,
+#                                # wasm-bindgen, wasm-opt (make run, make release)
+#   bash scripts/setup.sh test   # also the checks: rustfmt, clippy, Chromium,
+#                                # chromedriver, CJK fonts, nginx, openssl
+#                                # (make test, CI)
+#
+# System packages come from apt-get (Debian/Ubuntu, as root). Where apt-get
+# is missing or the user is not root, it prints what to install and exits
+# with status 2 before installing anything.
 set -euo pipefail
 
 TRUNK_VERSION=0.21.14
@@ -10,6 +20,87 @@ TOOLS_DIR="${LOBBY_TOOLS_DIR:-$HOME/.cache/lobby-tools}"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
+purpose="${1:-test}"
+case "$purpose" in
+  run | test) ;;
+  *)
+    echo "usage: bash scripts/setup.sh run|test" >&2
+    exit 64
+    ;;
+esac
+
+# --- what is missing: system packages first, so nothing is half-installed --
+# Each entry: the Debian package, and how to tell it is there.
+apt_missing=()
+need_apt() { # PACKAGE CHECK-COMMAND...
+  local pkg="$1"
+  shift
+  if ! "$@" >/dev/null 2>&1; then
+    apt_missing+=("$pkg")
+  fi
+}
+dpkg_has() { dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'; }
+cjk_font() { dpkg_has fonts-wqy-zenhei || fc-list 2>/dev/null | grep -qi 'wenquanyi zen hei'; }
+nginx_present() { command -v nginx || [ -x /usr/sbin/nginx ]; }
+nginx_brotli() {
+  [ -e /usr/lib/nginx/modules/ngx_http_brotli_static_module.so ] \
+    || [ -e "${LOBBY_NGINX_BROTLI_MODULE:-/nonexistent}" ]
+}
+
+# npm installs wasm-opt (binaryen) for Trunk.
+need_apt npm command -v npm
+if [ "$purpose" = test ]; then
+  need_apt chromium command -v chromium
+  need_apt chromium-driver command -v chromedriver
+  # CJK glyphs, so names like "轰炸机人" render in the end-to-end screenshots.
+  need_apt fonts-wqy-zenhei cjk_font
+  # tests/tests/deploy.rs: nginx in front of two bridges, with TLS.
+  need_apt nginx nginx_present
+  need_apt libnginx-mod-http-brotli-static nginx_brotli
+  need_apt openssl command -v openssl
+fi
+
+missing_rust=()
+command -v cargo >/dev/null 2>&1 || missing_rust+=(cargo)
+command -v rustup >/dev/null 2>&1 || missing_rust+=(rustup)
+
+if [ ${#apt_missing[@]} -gt 0 ] || [ ${#missing_rust[@]} -gt 0 ]; then
+  if [ ${#missing_rust[@]} -eq 0 ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing ${apt_missing[*]} from apt"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${apt_missing[@]}" >/dev/null
+  else
+    {
+      echo "[setup] 'make $purpose' needs tools this script cannot install here"
+      if [ ${#missing_rust[@]} -gt 0 ]; then
+        echo "[setup]   Rust through rustup (https://rustup.rs): ${missing_rust[*]} missing"
+      fi
+      if [ ${#apt_missing[@]} -gt 0 ]; then
+        if command -v apt-get >/dev/null 2>&1; then
+          echo "[setup]   as root: apt-get install ${apt_missing[*]}"
+        else
+          echo "[setup]   no apt-get: install the equivalents of these Debian packages:"
+          for pkg in "${apt_missing[@]}"; do
+            case "$pkg" in
+              npm) echo "[setup]     npm (Node.js' package manager; it installs wasm-opt)" ;;
+              chromium) echo "[setup]     chromium (set CHROMIUM=/path/to/chromium if not /usr/bin/chromium)" ;;
+              chromium-driver) echo "[setup]     chromedriver of the same version, on PATH (or CHROMEDRIVER=/path)" ;;
+              fonts-wqy-zenhei) echo "[setup]     a CJK font (WenQuanYi Zen Hei), for the screenshots" ;;
+              nginx) echo "[setup]     nginx with the ssl, http_v2 and gzip_static modules, on PATH" ;;
+              libnginx-mod-http-brotli-static) echo "[setup]     nginx's brotli_static module (ngx_brotli), LOBBY_NGINX_BROTLI_MODULE=/path/to/ngx_http_brotli_static_module.so" ;;
+              openssl) echo "[setup]     openssl (the command line tool)" ;;
+            esac
+          done
+        fi
+      fi
+      echo "[setup] then run it again; the rest (Rust tools) it installs itself"
+    } >&2
+    exit 2
+  fi
+fi
+
+# --- Rust tools (cargo install, npm) ----------------------------------------
 # Faster cargo installs on 2 cores; the tools' speed does not matter.
 export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 
@@ -17,20 +108,12 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
-for comp in rustfmt clippy; do
-  if ! rustup component list --installed | grep -q "^$comp"; then
-    rustup component add "$comp"
-  fi
-done
-
-# fonts-wqy-zenhei: CJK glyphs, so names like "轰炸机人" render in headless
-# Chromium (the end-to-end screenshots).
-if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1 \
-  || ! dpkg -s fonts-wqy-zenhei >/dev/null 2>&1; then
-  log "installing chromium, chromium-driver and fonts-wqy-zenhei from apt"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq chromium chromium-driver fonts-wqy-zenhei >/dev/null
+if [ "$purpose" = test ]; then
+  for comp in rustfmt clippy; do
+    if ! rustup component list --installed | grep -q "^$comp"; then
+      rustup component add "$comp"
+    fi
+  done
 fi
 
 if [ "$(trunk --version 2>/dev/null || true)" != "trunk $TRUNK_VERSION" ]; then
@@ -50,4 +133,4 @@ if [ ! -x "$TOOLS_DIR/node_modules/.bin/wasm-opt" ] \
   mkdir -p "$TOOLS_DIR"
   npm install --silent --prefix "$TOOLS_DIR" "binaryen@$BINARYEN_VERSION"
 fi
-log "tools ready (wasm-opt in $TOOLS_DIR/node_modules/.bin)"
+log "tools for '$purpose' ready (wasm-opt in $TOOLS_DIR/node_modules/.bin)"

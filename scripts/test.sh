@@ -2,7 +2,7 @@
 # Sets up the tools, then runs every check and test. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh test
 source scripts/env.sh
 
 step() { printf '\n== %s\n' "$*"; }
@@ -19,6 +19,8 @@ step "front end (Trunk release build into dist/, served by the end-to-end tests)
 trunk build --release
 step "binaries the end-to-end tests start (bridge, master)"
 cargo build -p bridge -p master --bins
+step "precompressed front end (dist/**.br, .gz; served by the bridge and nginx)"
+"${CARGO_TARGET_DIR:-target}/debug/precompress" dist >/dev/null
 step "tests"
 cargo test --workspace
 step "front-end component tests in headless Chromium (wasm-bindgen-test)"

@@ -19,8 +19,12 @@ enum Phase {
     Relay,
     Memory,
     Fanout,
+    Deltas,
     Page,
     Bundle,
+    /// Two bridges behind nginx against one direct (needs nginx).
+    Scaleout,
+    Soak,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -112,7 +116,11 @@ async fn main() -> anyhow::Result<()> {
     // Children inherit the raised soft limit; each process stays below the
     // hard one (viewers here, the bridge's sockets in the bridge).
     let nofile = rlimit::increase_nofile_limit(u64::MAX).context("raising the fd limit")?;
-    let needed = sizes.held_viewers.max(sizes.page_servers) as u64 + 512;
+    let needed = sizes
+        .held_viewers
+        .max(sizes.page_servers)
+        .max(sizes.deltas_servers + sizes.deltas_viewers) as u64
+        + 512;
     let mut notes = Vec::new();
     if nofile < needed {
         bail!("file-descriptor limit {nofile} is below the {needed} this run needs");
@@ -135,8 +143,11 @@ async fn main() -> anyhow::Result<()> {
         Phase::Relay,
         Phase::Memory,
         Phase::Fanout,
+        Phase::Deltas,
         Phase::Page,
         Phase::Bundle,
+        Phase::Scaleout,
+        Phase::Soak,
     ] {
         if !wanted(phase) {
             continue;
@@ -147,8 +158,11 @@ async fn main() -> anyhow::Result<()> {
             Phase::Relay => phases::relay::run(&env).await,
             Phase::Memory => phases::memory::run(&env).await,
             Phase::Fanout => phases::fanout::run(&env).await,
+            Phase::Deltas => phases::deltas::run(&env).await,
             Phase::Page => phases::page::run(&env).await,
             Phase::Bundle => phases::bundle::run(&env).await,
+            Phase::Scaleout => phases::scaleout::run(&env).await,
+            Phase::Soak => phases::soak::run(&env).await,
         }
         .with_context(|| {
             format!(

@@ -175,6 +175,65 @@ fn parse_addr(s: &str) -> Result<SocketAddr> {
         .map_err(|_| Error::Unexpected(format!("not an address: {s:?}")))
 }
 
+/// Starts a bridge that runs the master in-process (no `--master`; its
+/// master on a free loopback port), so registry changes are pushed, not
+/// polled; returns it, its HTTP address and its master's address.
+pub async fn start_bridge_embedded(
+    bins: &Binaries,
+    opts: &BridgeOptions,
+) -> Result<(Proc, SocketAddr, SocketAddr)> {
+    let token = bins.work.join("admin-token");
+    std::fs::write(&token, format!("{ADMIN_TOKEN}\n"))?;
+    let mut cmd = Command::new(&bins.bridge);
+    cmd.args([
+        "--listen",
+        "127.0.0.1:0",
+        "--embedded-master",
+        "127.0.0.1:0",
+    ])
+    .arg("--static")
+    .arg(&bins.static_dir)
+    .arg("--admin-token-file")
+    .arg(&token)
+    .args([
+        "--poll-interval",
+        &opts.poll_interval.as_millis().to_string(),
+    ])
+    .args(["--max-connections", &opts.max_connections.to_string()])
+    .env("RUST_LOG", "warn");
+    // Every load-generating client comes from 127.0.0.1: lift the
+    // per-address caps where this bridge has them.
+    let open = opts.max_connections + 1024;
+    for (flag, value) in [
+        ("--max-ws-per-address", opts.max_connections),
+        ("--max-http-per-address", open),
+        ("--max-http-connections", open),
+    ] {
+        if bridge_accepts(&bins.bridge, flag) {
+            cmd.args([flag, &value.to_string()]);
+        }
+    }
+    if opts.unlimited_rate {
+        cmd.args(["--rate-limit", "1000000000", "--rate-burst", "1000000000"]);
+    }
+    let (proc_, line) = spawn_ready(cmd, "bridge", bins, "bridge listening on http://").await?;
+    // "ADDR master MASTER"
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let (Some(addr), Some(master)) = (words.first(), words.get(2)) else {
+        return Err(Error::Unexpected(format!("bridge readiness line {line:?}")));
+    };
+    Ok((proc_, parse_addr(addr)?, parse_addr(master)?))
+}
+
+/// Whether the bridge's `--help` lists `flag` (older bridges lack the
+/// per-address caps).
+fn bridge_accepts(bridge: &Path, flag: &str) -> bool {
+    std::process::Command::new(bridge)
+        .arg("--help")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(flag))
+}
+
 /// Spawns `cmd` with stderr to a log file and waits for the stdout line
 /// starting with `prefix`; returns the rest of that line.
 async fn spawn_ready(
@@ -264,27 +323,67 @@ pub fn pin(pid: u32, cpus: &str) -> Result<()> {
 /// read by `Content-Length`, since Chromium's DevTools server keeps the
 /// connection open); the body of a 200 answer.
 pub async fn http_get(addr: SocketAddr, path: &str) -> Result<String> {
+    let answer = http_request(addr, path, &[]).await?;
+    Ok(String::from_utf8_lossy(&answer.body).into_owned())
+}
+
+/// A 200 answer to [`http_request`]: its header block and its body as it
+/// came over the wire (still compressed if it was).
+#[derive(Debug)]
+pub struct HttpAnswer {
+    /// Status line and headers, lower-cased.
+    pub head: String,
+    /// The body's bytes.
+    pub body: Vec<u8>,
+}
+
+impl HttpAnswer {
+    /// A header's value (`name` lower-case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|l| {
+            l.strip_prefix(name)
+                .and_then(|r| r.strip_prefix(':'))
+                .map(str::trim)
+        })
+    }
+}
+
+/// A GET with extra request headers (`Accept-Encoding`, say); fails unless
+/// the answer is 200.
+pub async fn http_request(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> Result<HttpAnswer> {
     within(Duration::from_secs(10), format!("GET {path}"), async {
         let mut conn = TcpStream::connect(addr).await?;
+        let extra: String = headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\r\n"))
+            .collect();
         conn.write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+            format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n")
+                .as_bytes(),
         )
         .await?;
         let mut raw = Vec::new();
-        let mut buf = [0u8; 16 * 1024];
-        let mut body_len = None;
+        let mut buf = [0u8; 64 * 1024];
+        // (body start, Content-Length) once the head is complete.
+        let mut body_at: Option<(usize, Option<usize>)> = None;
         loop {
-            if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
-                let len = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse::<usize>().ok());
-                body_len = Some((end + 4, len));
-                if let Some(len) = len {
-                    if raw.len() >= end + 4 + len {
-                        break;
-                    }
+            if body_at.is_none() {
+                if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+                    let len = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok());
+                    body_at = Some((end + 4, len));
+                }
+            }
+            if let Some((start, Some(len))) = body_at {
+                if raw.len() >= start + len {
+                    break;
                 }
             }
             let n = conn.read(&mut buf).await?;
@@ -293,20 +392,51 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> Result<String> {
             }
             raw.extend_from_slice(&buf[..n]);
         }
-        let Some((start, len)) = body_len else {
+        let Some((start, len)) = body_at else {
             return Err(Error::Unexpected(format!("GET {path}: no HTTP answer")));
         };
-        let head = String::from_utf8_lossy(&raw[..start]);
-        if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
+        let head = String::from_utf8_lossy(&raw[..start]).to_ascii_lowercase();
+        if !head.starts_with("http/1.1 200") && !head.starts_with("http/1.0 200") {
             return Err(Error::Unexpected(format!(
                 "GET {path}: {}",
                 head.lines().next().unwrap_or_default()
             )));
         }
         let end = len.map_or(raw.len(), |l| (start + l).min(raw.len()));
-        Ok(String::from_utf8_lossy(&raw[start..end]).into_owned())
+        Ok(HttpAnswer {
+            head,
+            body: raw[start..end].to_vec(),
+        })
     })
     .await
+}
+
+/// CPU time (user + system) a process has used so far, from
+/// `/proc/PID/stat`.
+pub fn cpu_time(pid: u32) -> Result<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name (field 2) may hold spaces: count from its ")".
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // After ")": state is field 3, so utime (14) and stime (15) are 11 and 12.
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
+    let (Some(user), Some(sys)) = (ticks(11), ticks(12)) else {
+        return Err(Error::Unexpected(format!("unreadable /proc/{pid}/stat")));
+    };
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = u64::try_from(hz).ok().filter(|h| *h > 0).unwrap_or(100);
+    Ok(Duration::from_micros((user + sys) * 1_000_000 / hz))
+}
+
+/// The 1-minute load average (`/proc/loadavg`), to say how busy the shared
+/// machine was.
+pub fn load_average() -> Option<String> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
 }
 
 /// One sample of a Prometheus text exposition, by its name with labels

@@ -34,6 +34,17 @@ pub struct Sizes {
     pub fanout_rounds: usize,
     /// The window in which the bridge's master queries are counted.
     pub fanout_window: Duration,
+    /// Servers listed during the deltas phase (each on its own connection
+    /// to the bridge's embedded master).
+    pub deltas_servers: usize,
+    /// Delta-subscribed viewers of the deltas phase.
+    pub deltas_viewers: usize,
+    /// How often one server changes during the churn.
+    pub churn_interval: Duration,
+    /// How long each churn window lasts (bytes and CPU are counted over it).
+    pub churn_window: Duration,
+    /// Game-server changes whose delay to every delta viewer is measured.
+    pub deltas_rounds: usize,
     /// Servers on the page (each on its own master connection).
     pub page_servers: usize,
     /// Page loads measured.
@@ -42,6 +53,24 @@ pub struct Sizes {
     pub page_changes: usize,
     /// Sequential master queries for the master-query figure.
     pub master_rounds: usize,
+    /// Scale-out: idle viewers per bridge (one bridge direct holds this
+    /// many, two behind nginx twice as many).
+    pub scaleout_viewers: usize,
+    /// Scale-out: subscribed viewers of the fan-out, direct and via nginx.
+    pub scaleout_subscribers: usize,
+    /// Scale-out: servers listed (what each push carries).
+    pub scaleout_servers: usize,
+    /// Scale-out: changes of each kind per path.
+    pub scaleout_rounds: usize,
+    /// Scale-out: how long idle viewers are held, and the window in which
+    /// the master's queries are counted.
+    pub scaleout_window: Duration,
+    /// Soak rounds (the first is the warm-up).
+    pub soak_rounds: usize,
+    /// Viewers that connect, subscribe and leave in each soak round.
+    pub soak_viewers: usize,
+    /// Servers listed during the soak (what each subscriber receives).
+    pub soak_servers: usize,
 }
 
 impl Sizes {
@@ -62,10 +91,23 @@ impl Sizes {
             fanout_servers: 500,
             fanout_rounds: 5,
             fanout_window: Duration::from_secs(10),
+            deltas_servers: 10_000,
+            deltas_viewers: 5_000,
+            churn_interval: Duration::from_millis(200),
+            churn_window: Duration::from_secs(10),
+            deltas_rounds: 10,
             page_servers: 10_000,
             page_loads: 3,
             page_changes: 5,
             master_rounds: 500,
+            scaleout_viewers: 4_000,
+            scaleout_subscribers: 2_000,
+            scaleout_servers: 100,
+            scaleout_rounds: 3,
+            scaleout_window: Duration::from_secs(5),
+            soak_rounds: 8,
+            soak_viewers: 3_000,
+            soak_servers: 50,
         }
     }
 
@@ -86,10 +128,23 @@ impl Sizes {
             fanout_servers: 10,
             fanout_rounds: 1,
             fanout_window: Duration::from_secs(2),
+            deltas_servers: 50,
+            deltas_viewers: 20,
+            churn_interval: Duration::from_millis(200),
+            churn_window: Duration::from_secs(1),
+            deltas_rounds: 1,
             page_servers: 50,
             page_loads: 1,
             page_changes: 1,
             master_rounds: 20,
+            scaleout_viewers: 20,
+            scaleout_subscribers: 10,
+            scaleout_servers: 5,
+            scaleout_rounds: 1,
+            scaleout_window: Duration::from_secs(2),
+            soak_rounds: 3,
+            soak_viewers: 20,
+            soak_servers: 5,
         }
     }
 }

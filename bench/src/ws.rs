@@ -1,10 +1,22 @@
 //! WebSocket clients of the bridge: viewers and admins, as a browser page
 //! would open them.
 
-use std::{net::SocketAddr, time::Duration};
+use std::{
+    net::SocketAddr,
+    pin::Pin,
+    sync::{
+        atomic::{AtomicU64, Ordering::Relaxed},
+        Arc,
+    },
+    task::{Context, Poll},
+    time::Duration,
+};
 
 use futures_util::{SinkExt, StreamExt};
-use tokio::net::TcpStream;
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    net::TcpStream,
+};
 use tokio_tungstenite::{
     tungstenite::{protocol::WebSocketConfig, Message, Utf8Bytes},
     MaybeTlsStream, WebSocketStream,
@@ -106,4 +118,64 @@ pub async fn admin_with_link(url: &str) -> Result<Ws> {
     send(&mut ws, r#"{"command":"msUnregisterGameServer"}"#).await?;
     query(&mut ws).await?;
     Ok(ws)
+}
+
+/// A TCP stream that adds every byte it reads to a shared counter: what the
+/// bridge sent on it, WebSocket framing and pings included.
+#[derive(Debug)]
+pub struct Counted {
+    inner: TcpStream,
+    read: Arc<AtomicU64>,
+}
+
+impl AsyncRead for Counted {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let n = buf.filled().len().saturating_sub(before);
+        self.read.fetch_add(n as u64, Relaxed);
+        polled
+    }
+}
+
+impl AsyncWrite for Counted {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// A WebSocket whose received bytes are counted.
+pub type CountedWs = WebSocketStream<Counted>;
+
+/// Opens a WebSocket to `bridge` (Nagle off, small read buffer: thousands
+/// live in one process) that adds the bytes it receives to `read`.
+pub async fn connect_counted(bridge: SocketAddr, read: Arc<AtomicU64>) -> Result<CountedWs> {
+    let config = WebSocketConfig::default()
+        .read_buffer_size(4096)
+        .max_message_size(Some(64 << 20));
+    within(Duration::from_secs(30), "WebSocket handshake", async {
+        let tcp = TcpStream::connect(bridge).await?;
+        tcp.set_nodelay(true)?;
+        let stream = Counted { inner: tcp, read };
+        let (ws, _) =
+            tokio_tungstenite::client_async_with_config(url(bridge), stream, Some(config)).await?;
+        Ok(ws)
+    })
+    .await
 }

@@ -1,6 +1,10 @@
 //! The bridge's tunables, with the defaults the binary uses.
 
-use std::{path::PathBuf, time::Duration};
+use std::{
+    net::{Ipv4Addr, SocketAddr, SocketAddrV4},
+    path::PathBuf,
+    time::Duration,
+};
 
 use ipnet::IpNet;
 
@@ -63,7 +67,12 @@ pub struct Config {
     pub master_timeout: Duration,
     /// First wait between reconnection attempts to the master; doubles.
     pub reconnect_min: Duration,
-    /// Longest wait between reconnection attempts to the master.
+    /// Longest wait between reconnection attempts to the master: short
+    /// (500 ms), because admins' pages register their test servers again
+    /// on the `bridgeStatus up` that the next successful attempt sends, and
+    /// viewers may only get the complete list at the poll after that (the
+    /// admins' own refreshes can arrive out of order): 0.5 s + one poll
+    /// interval stays within the 2 s that re-registration may take.
     pub reconnect_max: Duration,
     /// Time limit for one write to a browser; a browser that does not read
     /// for this long is dropped.
@@ -116,44 +125,83 @@ pub struct Config {
 }
 
 impl Config {
+    /// Where the binary serves HTTP unless told.
+    pub const DEFAULT_LISTEN: SocketAddr =
+        SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
+    /// Default of [`Config::static_dir`].
+    pub const DEFAULT_STATIC_DIR: &str = "dist";
+    /// Default of [`Config::max_connections`].
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+    /// Default of [`Config::poll_interval`].
+    pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
+    /// Default of [`Config::rate_per_sec`].
+    pub const DEFAULT_RATE_PER_SEC: u32 = 20;
+    /// Default of [`Config::rate_burst`] (and of [`Config::flood_close_after`]).
+    pub const DEFAULT_RATE_BURST: u32 = 40;
+    /// Default of [`Config::ping_interval`].
+    pub const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(30);
+    /// Default of [`Config::pong_timeout`].
+    pub const DEFAULT_PONG_TIMEOUT: Duration = Duration::from_secs(60);
+    /// Default of [`Config::game_poll_interval`].
+    pub const DEFAULT_GAME_POLL_INTERVAL: Duration = Duration::from_secs(10);
+    /// Default of [`Config::game_query_timeout`].
+    pub const DEFAULT_GAME_QUERY_TIMEOUT: Duration = Duration::from_secs(1);
+    /// Default of [`Config::game_query_retries`].
+    pub const DEFAULT_GAME_QUERY_RETRIES: u32 = 2;
+    /// Default of [`Config::game_query_concurrency`].
+    pub const DEFAULT_GAME_QUERY_CONCURRENCY: usize = 64;
+    /// Default of [`Config::max_http_per_address`]: room for a LAN party or
+    /// a carrier-grade NAT behind one address.
+    pub const DEFAULT_MAX_HTTP_PER_ADDRESS: usize = 128;
+    /// Default of [`Config::max_ws_per_address`].
+    pub const DEFAULT_MAX_WS_PER_ADDRESS: usize = 64;
+    /// Default of [`Config::header_read_timeout`].
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Default of [`Config::idle_timeout`].
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+    /// Default of [`Config::game_max_servers`].
+    pub const DEFAULT_GAME_MAX_SERVERS: usize = 512;
+    /// Default of [`Config::game_refresh_deadline`].
+    pub const DEFAULT_GAME_REFRESH_DEADLINE: Duration = Duration::from_secs(15);
+
     /// A configuration with the defaults of the binary.
     pub fn new(master: impl Into<String>, admin_token: AdminToken) -> Self {
         Self {
             master: master.into(),
-            static_dir: PathBuf::from("dist"),
+            static_dir: PathBuf::from(Self::DEFAULT_STATIC_DIR),
             admin_token,
             allowed_origins: Vec::new(),
             loopback_origins: true,
-            max_connections: 10_000,
-            poll_interval: Duration::from_secs(1),
-            rate_per_sec: 20,
-            rate_burst: 40,
-            flood_close_after: 40,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            poll_interval: Self::DEFAULT_POLL_INTERVAL,
+            rate_per_sec: Self::DEFAULT_RATE_PER_SEC,
+            rate_burst: Self::DEFAULT_RATE_BURST,
+            flood_close_after: Self::DEFAULT_RATE_BURST,
             hide_addresses: false,
-            ping_interval: Duration::from_secs(30),
-            pong_timeout: Duration::from_secs(60),
+            ping_interval: Self::DEFAULT_PING_INTERVAL,
+            pong_timeout: Self::DEFAULT_PONG_TIMEOUT,
             master_timeout: Duration::from_secs(5),
             reconnect_min: Duration::from_millis(100),
-            reconnect_max: Duration::from_secs(5),
+            reconnect_max: Duration::from_millis(500),
             write_timeout: Duration::from_secs(10),
             close_wait: Duration::from_secs(1),
             shutdown_grace: Duration::from_secs(3),
             a2s: Vec::new(),
             gameagent_masters: Vec::new(),
-            game_poll_interval: Duration::from_secs(10),
-            game_query_timeout: Duration::from_secs(1),
-            game_query_retries: 2,
-            game_query_concurrency: 64,
+            game_poll_interval: Self::DEFAULT_GAME_POLL_INTERVAL,
+            game_query_timeout: Self::DEFAULT_GAME_QUERY_TIMEOUT,
+            game_query_retries: Self::DEFAULT_GAME_QUERY_RETRIES,
+            game_query_concurrency: Self::DEFAULT_GAME_QUERY_CONCURRENCY,
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
-            max_http_per_address: 128,
-            max_ws_per_address: 64,
-            header_read_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
+            max_http_per_address: Self::DEFAULT_MAX_HTTP_PER_ADDRESS,
+            max_ws_per_address: Self::DEFAULT_MAX_WS_PER_ADDRESS,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             trusted_proxies: Vec::new(),
             forwarded_header: ForwardedHeader::XForwardedFor,
             game_allow_private: false,
-            game_max_servers: 512,
-            game_refresh_deadline: Duration::from_secs(15),
+            game_max_servers: Self::DEFAULT_GAME_MAX_SERVERS,
+            game_refresh_deadline: Self::DEFAULT_GAME_REFRESH_DEADLINE,
         }
     }
 

@@ -1,7 +1,8 @@
 //! The bridge's errors: configuration and start-up faults (ours), as
-//! opposed to a browser's faults, which are answered on the wire.
+//! opposed to a browser's faults, which are answered on the wire; and why a
+//! connection to the master failed, which decides what happens next.
 
-use std::{io, path::PathBuf};
+use std::{io, path::PathBuf, time::Duration};
 
 /// Why the bridge could not start or serve.
 #[derive(Debug, thiserror::Error)]
@@ -19,7 +20,67 @@ pub enum Error {
     #[error("cannot read the admin token file {path}: {source}")]
     TokenFile { path: PathBuf, source: io::Error },
     #[error("cannot generate a random admin token: {0}")]
-    Random(String),
+    Random(getrandom::Error),
     #[error("HTTP server failed: {0}")]
     Serve(io::Error),
+}
+
+/// Why a connection to the master (the shared upstream's or an admin's)
+/// could not be opened or ended. `/healthz` shows it as its sentence.
+#[derive(Debug, thiserror::Error)]
+pub enum MasterError {
+    #[error("cannot connect to the master at {master}: {source}")]
+    Connect { master: String, source: io::Error },
+    #[error("cannot connect to the master at {master}: no answer within {timeout:?}")]
+    ConnectTimeout { master: String, timeout: Duration },
+    #[error("cannot write to the master: {0}")]
+    Write(io::Error),
+    #[error("no answer: the master does not read")]
+    NotReading,
+    #[error("no answer from the master within {0:?}")]
+    NoAnswer(Duration),
+    #[error("no answer: {0} queries unanswered")]
+    Unanswered(usize),
+    #[error("the master closed the connection")]
+    Closed,
+    #[error("reading from the master failed: {0}")]
+    Read(io::Error),
+}
+
+impl MasterError {
+    /// Whether the master was reached but answers nothing: such a master is
+    /// down already, while a lost connection is first retried.
+    pub fn is_silence(&self) -> bool {
+        matches!(
+            self,
+            Self::NotReading | Self::NoAnswer(_) | Self::Unanswered(_)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_silent_master_is_told_from_a_lost_connection() {
+        let timeout = Duration::from_secs(5);
+        assert!(MasterError::NoAnswer(timeout).is_silence());
+        assert!(MasterError::NotReading.is_silence());
+        assert!(!MasterError::Closed.is_silence());
+        assert!(!MasterError::Read(io::ErrorKind::ConnectionReset.into()).is_silence());
+        let refused = MasterError::Connect {
+            master: "127.0.0.1:1".into(),
+            source: io::ErrorKind::ConnectionRefused.into(),
+        };
+        assert!(!refused.is_silence());
+        // `/healthz` shows these sentences.
+        assert_eq!(
+            MasterError::NoAnswer(timeout).to_string(),
+            "no answer from the master within 5s"
+        );
+        assert!(refused
+            .to_string()
+            .starts_with("cannot connect to the master at 127.0.0.1:1: "));
+    }
 }

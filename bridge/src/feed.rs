@@ -66,7 +66,7 @@ pub struct FeedState {
     pub epoch: Arc<str>,
     pub seq: u64,
     hide: bool,
-    entries: Vec<Keyed>,
+    entries: Arc<[Keyed]>,
     /// Deltas up to this one, oldest first; the last turns `seq - 1` into `seq`.
     recent: VecDeque<Encoded>,
     /// Encoded on first use: most changes are only ever sent as deltas.
@@ -182,7 +182,7 @@ impl Feed {
 
     /// Takes the master's current list; returns the list to publish, or
     /// `None` when nothing changed since the last one.
-    pub fn publish(&mut self, servers: &[ServerEntry]) -> Option<Arc<FeedState>> {
+    pub fn publish(&mut self, servers: Vec<ServerEntry>) -> Option<Arc<FeedState>> {
         let first = self.seq == 0;
         let change = self.list.update(servers);
         if change.is_none() && !first {
@@ -203,7 +203,7 @@ impl Feed {
             epoch: self.epoch.clone(),
             seq: self.seq,
             hide: self.hide,
-            entries: self.list.entries().to_vec(),
+            entries: self.list.shared_entries(),
             recent: self.recent.clone(),
             snapshot: OnceLock::new(),
             api: OnceLock::new(),
@@ -272,12 +272,12 @@ mod tests {
     fn publishes_changes_only_and_catches_up() {
         let mut feed = Feed::new("e", true);
         let first = feed
-            .publish(&[])
+            .publish(vec![])
             .expect("the first list is published even if empty");
         assert_eq!(first.seq, 1);
-        assert!(feed.publish(&[]).is_none());
-        let a = feed.publish(&[entry("a", 0)]).unwrap();
-        let b = feed.publish(&[entry("a", 1), entry("b", 0)]).unwrap();
+        assert!(feed.publish(vec![]).is_none());
+        let a = feed.publish(vec![entry("a", 0)]).unwrap();
+        let b = feed.publish(vec![entry("a", 1), entry("b", 0)]).unwrap();
         assert_eq!(b.seq, 3);
 
         // A viewer holding list 1 gets the two deltas, without addresses.
@@ -334,7 +334,7 @@ mod tests {
         let mut feed = Feed::new("e", false);
         let mut last = None;
         for n in 0..(HISTORY as u32 + 5) {
-            last = feed.publish(&[entry("a", n)]);
+            last = feed.publish(vec![entry("a", n)]);
         }
         let last = last.unwrap();
         let texts = last.after(2, false);
@@ -349,7 +349,7 @@ mod tests {
     fn api_body_is_the_snapshot_content_compressed() {
         let mut feed = Feed::new("e", true);
         let servers: Vec<_> = (0..500).map(|n| entry(&format!("server {n}"), n)).collect();
-        let state = feed.publish(&servers).unwrap();
+        let state = feed.publish(servers).unwrap();
         let body = state.api_body();
         let json: serde_json::Value = serde_json::from_slice(&body.identity).unwrap();
         assert_eq!(json["seq"], 1);

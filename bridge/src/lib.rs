@@ -7,6 +7,7 @@
 //! (and the binary) choose the port.
 
 mod api;
+pub mod assets;
 pub mod config;
 pub mod error;
 pub mod feed;

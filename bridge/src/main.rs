@@ -1,7 +1,7 @@
 //! `bridge`: serves the front end and relays browsers to the master, which
 //! it runs in-process unless `--master` names one; until SIGINT or SIGTERM.
 
-use std::{io::Write, net::SocketAddr, path::PathBuf, time::Duration};
+use std::{fmt, io::Write, net::SocketAddr, path::PathBuf, str::FromStr, time::Duration};
 
 use anyhow::Context;
 use bridge::{forwarded::ForwardedHeader, AdminToken, Bridge, Config};
@@ -16,10 +16,10 @@ use tokio_util::sync::CancellationToken;
 #[command(version)]
 struct Args {
     /// Address for HTTP and WebSocket (`/ws`).
-    #[arg(long, env = "BRIDGE_LISTEN", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "BRIDGE_LISTEN", default_value_t = Config::DEFAULT_LISTEN)]
     listen: SocketAddr,
     /// Directory of the built front end.
-    #[arg(long = "static", env = "BRIDGE_STATIC", default_value = "dist")]
+    #[arg(long = "static", env = "BRIDGE_STATIC", default_value = Config::DEFAULT_STATIC_DIR)]
     static_dir: PathBuf,
     /// Relay to this running master (host:port) instead of starting one.
     #[arg(long, env = "BRIDGE_MASTER")]
@@ -28,7 +28,7 @@ struct Args {
     #[arg(
         long,
         env = "BRIDGE_EMBEDDED_MASTER",
-        default_value = "127.0.0.1:51963"
+        default_value_t = master::Config::DEFAULT_LISTEN
     )]
     embedded_master: SocketAddr,
     /// File whose first line is the admin token (else BRIDGE_ADMIN_TOKEN,
@@ -40,7 +40,7 @@ struct Args {
     #[arg(long, env = "BRIDGE_ALLOWED_ORIGINS", value_delimiter = ',')]
     allowed_origin: Vec<String>,
     /// WebSocket connections served at once; more get HTTP 503.
-    #[arg(long, env = "BRIDGE_MAX_CONNECTIONS", default_value = "10000", value_parser = count)]
+    #[arg(long, env = "BRIDGE_MAX_CONNECTIONS", default_value_t = Config::DEFAULT_MAX_CONNECTIONS, value_parser = count)]
     max_connections: usize,
     /// Client TCP connections at once, WebSockets included; more are closed
     /// at once. Default: 16384, or half the open-file limit when smaller.
@@ -48,17 +48,17 @@ struct Args {
     max_http_connections: Option<usize>,
     /// Client TCP connections from one address (IPv6: one /64), WebSockets
     /// included; trusted proxies are exempt.
-    #[arg(long, env = "BRIDGE_MAX_HTTP_PER_ADDRESS", default_value = "128", value_parser = count)]
+    #[arg(long, env = "BRIDGE_MAX_HTTP_PER_ADDRESS", default_value_t = Config::DEFAULT_MAX_HTTP_PER_ADDRESS, value_parser = count)]
     max_http_per_address: usize,
     /// WebSockets from one client address (IPv6: one /64); more get HTTP 503.
-    #[arg(long, env = "BRIDGE_MAX_WS_PER_ADDRESS", default_value = "64", value_parser = count)]
+    #[arg(long, env = "BRIDGE_MAX_WS_PER_ADDRESS", default_value_t = Config::DEFAULT_MAX_WS_PER_ADDRESS, value_parser = count)]
     max_ws_per_address: usize,
     /// Time a client has to send a request's whole head.
-    #[arg(long, env = "BRIDGE_HEADER_READ_TIMEOUT", default_value = "10s", value_parser = positive_duration)]
-    header_read_timeout: Duration,
+    #[arg(long, env = "BRIDGE_HEADER_READ_TIMEOUT", default_value_t = Interval(Config::DEFAULT_HEADER_READ_TIMEOUT))]
+    header_read_timeout: Interval,
     /// Close an HTTP connection that sent no request for this long.
-    #[arg(long, env = "BRIDGE_IDLE_TIMEOUT", default_value = "60s", value_parser = positive_duration)]
-    idle_timeout: Duration,
+    #[arg(long, env = "BRIDGE_IDLE_TIMEOUT", default_value_t = Interval(Config::DEFAULT_IDLE_TIMEOUT))]
+    idle_timeout: Interval,
     /// Reverse proxy (address or CIDR; repeatable) whose forwarding header
     /// names the client. From anyone else the socket's peer is the client.
     #[arg(
@@ -78,23 +78,23 @@ struct Args {
     forwarded_header: ForwardedHeader,
     /// How often the shared upstream asks the master for the list
     /// (humantime like "1s", "500ms", or plain milliseconds).
-    #[arg(long, env = "BRIDGE_POLL_INTERVAL", default_value = "1s", value_parser = positive_duration)]
-    poll_interval: Duration,
+    #[arg(long, env = "BRIDGE_POLL_INTERVAL", default_value_t = Interval(Config::DEFAULT_POLL_INTERVAL))]
+    poll_interval: Interval,
     /// Messages per second one connection may send.
-    #[arg(long, env = "BRIDGE_RATE_LIMIT", default_value_t = 20)]
+    #[arg(long, env = "BRIDGE_RATE_LIMIT", default_value_t = Config::DEFAULT_RATE_PER_SEC)]
     rate_limit: u32,
     /// Messages one connection may send in a burst.
-    #[arg(long, env = "BRIDGE_RATE_BURST", default_value_t = 40)]
+    #[arg(long, env = "BRIDGE_RATE_BURST", default_value_t = Config::DEFAULT_RATE_BURST)]
     rate_burst: u32,
     /// Hide servers' addresses and ports from viewers (admins still see them).
     #[arg(long, env = "BRIDGE_HIDE_ADDRESSES")]
     hide_addresses: bool,
     /// How often to ping each browser.
-    #[arg(long, env = "BRIDGE_PING_INTERVAL", default_value = "30s", value_parser = positive_duration)]
-    ping_interval: Duration,
+    #[arg(long, env = "BRIDGE_PING_INTERVAL", default_value_t = Interval(Config::DEFAULT_PING_INTERVAL))]
+    ping_interval: Interval,
     /// Close a browser that answered nothing for this long.
-    #[arg(long, env = "BRIDGE_PONG_TIMEOUT", default_value = "60s", value_parser = positive_duration)]
-    pong_timeout: Duration,
+    #[arg(long, env = "BRIDGE_PONG_TIMEOUT", default_value_t = Interval(Config::DEFAULT_PONG_TIMEOUT))]
+    pong_timeout: Interval,
     /// Show this Valve A2S game server (host:port; repeatable). Off unless given.
     #[arg(
         long = "a2s",
@@ -113,16 +113,29 @@ struct Args {
     )]
     gameagent_master: Vec<String>,
     /// How often the A2S and GameAgent servers are queried again.
-    #[arg(long, env = "BRIDGE_GAME_POLL_INTERVAL", default_value = "10s", value_parser = positive_duration)]
-    game_poll_interval: Duration,
+    #[arg(
+        long,
+        env = "BRIDGE_GAME_POLL_INTERVAL",
+        default_value_t = Interval(Config::DEFAULT_GAME_POLL_INTERVAL)
+    )]
+    game_poll_interval: Interval,
     /// Time limit of one UDP query attempt.
-    #[arg(long, env = "BRIDGE_GAME_QUERY_TIMEOUT", default_value = "1s", value_parser = positive_duration)]
-    game_query_timeout: Duration,
+    #[arg(
+        long,
+        env = "BRIDGE_GAME_QUERY_TIMEOUT",
+        default_value_t = Interval(Config::DEFAULT_GAME_QUERY_TIMEOUT)
+    )]
+    game_query_timeout: Interval,
     /// Attempts after a UDP query's first one fails.
-    #[arg(long, env = "BRIDGE_GAME_QUERY_RETRIES", default_value_t = 2)]
+    #[arg(long, env = "BRIDGE_GAME_QUERY_RETRIES", default_value_t = Config::DEFAULT_GAME_QUERY_RETRIES)]
     game_query_retries: u32,
     /// UDP queries in flight at once.
-    #[arg(long, env = "BRIDGE_GAME_QUERY_CONCURRENCY", default_value = "64", value_parser = count)]
+    #[arg(
+        long,
+        env = "BRIDGE_GAME_QUERY_CONCURRENCY",
+        default_value_t = Config::DEFAULT_GAME_QUERY_CONCURRENCY,
+        value_parser = count
+    )]
     game_query_concurrency: usize,
     /// Also query loopback, private, link-local and other non-global
     /// addresses a GameAgent master lists (a LAN master). Off: skipped.
@@ -130,30 +143,77 @@ struct Args {
     game_allow_private: bool,
     /// Servers taken from one GameAgent master's list at most (after
     /// dropping duplicates and skipped addresses).
-    #[arg(long, env = "BRIDGE_GAME_MAX_SERVERS", default_value = "512", value_parser = count)]
+    #[arg(long, env = "BRIDGE_GAME_MAX_SERVERS", default_value_t = Config::DEFAULT_GAME_MAX_SERVERS, value_parser = count)]
     game_max_servers: usize,
     /// Longest time one refresh of the game servers takes; servers that
     /// have not answered by then are shown offline ("no answer in time").
-    #[arg(long, env = "BRIDGE_GAME_REFRESH_DEADLINE", default_value = "15s", value_parser = positive_duration)]
-    game_refresh_deadline: Duration,
+    #[arg(long, env = "BRIDGE_GAME_REFRESH_DEADLINE", default_value_t = Interval(Config::DEFAULT_GAME_REFRESH_DEADLINE))]
+    game_refresh_deadline: Interval,
 }
 
-/// Parses "1s", "250ms", "2m" or plain milliseconds.
-fn duration(s: &str) -> Result<Duration, String> {
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        return s
-            .parse()
-            .map(Duration::from_millis)
-            .map_err(|e| e.to_string());
+/// A duration on the command line: "1s", "250ms", "2m" or plain
+/// milliseconds; shown like "1s" (so `--help` prints the config's default).
+#[derive(Debug, Clone, Copy)]
+struct Interval(Duration);
+
+impl FromStr for Interval {
+    type Err = String;
+
+    /// Zero is refused: a zero interval would spin or panic a task.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let d = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            s.parse()
+                .map(Duration::from_millis)
+                .map_err(|e: std::num::ParseIntError| e.to_string())?
+        } else {
+            humantime::parse_duration(s).map_err(|e| e.to_string())?
+        };
+        if d.is_zero() {
+            return Err("must be greater than zero".into());
+        }
+        Ok(Self(d))
     }
-    humantime::parse_duration(s).map_err(|e| e.to_string())
 }
 
-/// A [`duration`] above zero: a zero interval would spin or panic a task.
-fn positive_duration(s: &str) -> Result<Duration, String> {
-    match duration(s)? {
-        d if d.is_zero() => Err("must be greater than zero".into()),
-        d => Ok(d),
+impl fmt::Display for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        humantime::format_duration(self.0).fmt(f)
+    }
+}
+
+impl Args {
+    /// `base` (the master and the token) with these arguments applied.
+    fn config(self, base: Config, loopback: bool, open_files: Option<u64>) -> Config {
+        Config {
+            static_dir: self.static_dir,
+            allowed_origins: self.allowed_origin,
+            loopback_origins: loopback,
+            max_connections: self.max_connections,
+            poll_interval: self.poll_interval.0,
+            rate_per_sec: self.rate_limit,
+            rate_burst: self.rate_burst,
+            flood_close_after: self.rate_burst.max(1),
+            hide_addresses: self.hide_addresses,
+            ping_interval: self.ping_interval.0,
+            pong_timeout: self.pong_timeout.0,
+            a2s: self.a2s,
+            gameagent_masters: self.gameagent_master,
+            game_poll_interval: self.game_poll_interval.0,
+            game_query_timeout: self.game_query_timeout.0,
+            game_query_retries: self.game_query_retries,
+            game_query_concurrency: self.game_query_concurrency,
+            max_http_connections: http_cap(self.max_http_connections, open_files),
+            max_http_per_address: self.max_http_per_address,
+            max_ws_per_address: self.max_ws_per_address,
+            header_read_timeout: self.header_read_timeout.0,
+            idle_timeout: self.idle_timeout.0,
+            trusted_proxies: self.trusted_proxy,
+            forwarded_header: self.forwarded_header,
+            game_allow_private: self.game_allow_private,
+            game_max_servers: self.game_max_servers,
+            game_refresh_deadline: self.game_refresh_deadline.0,
+            ..base
+        }
     }
 }
 
@@ -260,36 +320,11 @@ async fn main() -> anyhow::Result<()> {
         }
     };
 
-    let config = Config {
-        static_dir: args.static_dir,
-        allowed_origins: args.allowed_origin,
-        loopback_origins: addr.ip().is_loopback(),
-        max_connections: args.max_connections,
-        poll_interval: args.poll_interval,
-        rate_per_sec: args.rate_limit,
-        rate_burst: args.rate_burst,
-        flood_close_after: args.rate_burst.max(1),
-        hide_addresses: args.hide_addresses,
-        ping_interval: args.ping_interval,
-        pong_timeout: args.pong_timeout,
-        a2s: args.a2s,
-        gameagent_masters: args.gameagent_master,
-        game_poll_interval: args.game_poll_interval,
-        game_query_timeout: args.game_query_timeout,
-        game_query_retries: args.game_query_retries,
-        game_query_concurrency: args.game_query_concurrency,
-        max_http_connections: http_cap(args.max_http_connections, open_files),
-        max_http_per_address: args.max_http_per_address,
-        max_ws_per_address: args.max_ws_per_address,
-        header_read_timeout: args.header_read_timeout,
-        idle_timeout: args.idle_timeout,
-        trusted_proxies: args.trusted_proxy,
-        forwarded_header: args.forwarded_header,
-        game_allow_private: args.game_allow_private,
-        game_max_servers: args.game_max_servers,
-        game_refresh_deadline: args.game_refresh_deadline,
-        ..Config::new(master_addr.clone(), token.clone())
-    };
+    let config = args.config(
+        Config::new(master_addr.clone(), token.clone()),
+        addr.ip().is_loopback(),
+        open_files,
+    );
     config.validate()?;
 
     tracing::info!(%addr, master = %master_addr, "bridge listening");
@@ -330,4 +365,32 @@ async fn main() -> anyhow::Result<()> {
     }
     result?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_arguments_the_binary_uses_the_library_defaults() {
+        let token = AdminToken::new("0123456789abcdef").unwrap();
+        let base = Config::new("m:1", token.clone());
+        let args = Args::try_parse_from(["bridge"]).unwrap();
+        assert_eq!(args.listen, Config::DEFAULT_LISTEN);
+        assert_eq!(args.embedded_master, master::Config::DEFAULT_LISTEN);
+        let got = args.config(Config::new("m:1", token), true, None);
+        assert_eq!(format!("{got:?}"), format!("{base:?}"));
+    }
+
+    #[test]
+    fn durations_are_humantime_or_milliseconds() {
+        let parse = |s: &str| s.parse::<Interval>().map(|i| i.0);
+        assert_eq!(parse("250"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse("").is_err() && parse("soon").is_err());
+        assert_eq!(parse("0"), Err("must be greater than zero".to_owned()));
+        assert!(parse("0s").is_err());
+        assert_eq!(Interval(Config::DEFAULT_POLL_INTERVAL).to_string(), "1s");
+    }
 }

@@ -21,10 +21,6 @@ use tokio_tungstenite::{
     WebSocketStream,
 };
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tower_http::{
-    compression::CompressionLayer,
-    services::{ServeDir, ServeFile},
-};
 use tracing::{debug, info, warn};
 
 use crate::{
@@ -35,7 +31,7 @@ use crate::{
     http,
     limits::origin_allowed,
     metrics::Metrics,
-    session::Session,
+    session::{self, Handle, Settings},
     upstream::Upstream,
 };
 
@@ -53,6 +49,8 @@ pub(crate) struct Ctx {
     pub(crate) sessions: TaskTracker,
     /// One permit per open WebSocket (`max_connections`).
     pub(crate) slots: Arc<Semaphore>,
+    /// What each WebSocket session gets of the above.
+    pub(crate) session: Arc<Handle>,
 }
 
 /// A bridge: configuration plus shared state. Build it, keep
@@ -85,15 +83,26 @@ impl Bridge {
         let upstream = Arc::new(upstream);
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let games = Games::from_config(&config).map(Arc::new);
+        let cancel = CancellationToken::new();
+        let offer = upstream.clone();
+        let session = Arc::new(Handle {
+            config: Settings::from(&config),
+            shared: upstream.subscribe(),
+            games: games.as_ref().map(|g| g.subscribe()),
+            offer_list: Box::new(move |reply| offer.offer(reply)),
+            metrics: metrics.clone(),
+            cancel: cancel.clone(),
+        });
         Self {
             ctx: Arc::new(Ctx {
                 config,
                 upstream,
                 games,
                 metrics,
-                cancel: CancellationToken::new(),
+                cancel,
                 sessions: TaskTracker::new(),
                 slots,
+                session,
             }),
         }
     }
@@ -172,11 +181,8 @@ pub async fn run(
 }
 
 fn router(ctx: Arc<Ctx>) -> Router {
-    let dir = &ctx.config.static_dir;
-    // Client-side routes (/admin, /embed, ...) get the page itself.
-    let front_end = Router::new()
-        .fallback_service(ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html"))))
-        .layer(CompressionLayer::new());
+    // Precompressed files; client-side routes (/admin, /embed) get the page.
+    let front_end = crate::assets::router(&ctx.config.static_dir);
     Router::new()
         .route("/ws", get(ws))
         .route("/healthz", get(healthz))
@@ -194,7 +200,7 @@ async fn ws(
 ) -> Response {
     // The upgrade is done here rather than with axum's `WebSocketUpgrade`:
     // its socket hides tungstenite's frames, and large lists must go out
-    // fragmented (see `Session::send`) or every subscriber's write buffer
+    // fragmented (see `session::outbox`) or every subscriber's write buffer
     // grows to the largest list ever pushed.
     let headers = req.headers();
     let key = match upgrade_key(headers) {
@@ -240,7 +246,7 @@ async fn ws(
         return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
     };
     let upgrade = hyper::upgrade::on(&mut req);
-    let session = Session::new(ctx.clone(), peer);
+    let handle = ctx.session.clone();
     ctx.sessions.spawn(async move {
         match upgrade.await {
             Ok(upgraded) => {
@@ -250,7 +256,7 @@ async fn ws(
                     Some(ws_config()),
                 )
                 .await;
-                session.run(socket).await;
+                session::run(handle, peer, socket).await;
             }
             Err(e) => debug!(%peer, error = %e, "websocket upgrade failed"),
         }
@@ -273,8 +279,8 @@ fn ws_config() -> WebSocketConfig {
         .max_message_size(Some(MAX_WS_MESSAGE))
         .max_frame_size(Some(MAX_WS_MESSAGE))
         .read_buffer_size(4096)
-        // Messages are written at each flush (every send flushes; relayed
-        // replies that arrived together are flushed together). Large
+        // Messages are written at each flush (once per event a session
+        // handles: see `session::outbox`). Large
         // messages leave in fragments of `WS_FRAGMENT`, so the write
         // buffer stays about this size plus one fragment.
         .write_buffer_size(WS_FRAGMENT)

@@ -41,7 +41,7 @@ impl AdminToken {
     /// A random 128-bit token in hex, for a bridge started without one.
     pub fn generate() -> Result<Self, Error> {
         let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| Error::Random(e.to_string()))?;
+        getrandom::fill(&mut bytes).map_err(Error::Random)?;
         Ok(Self(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 

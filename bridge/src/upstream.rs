@@ -12,8 +12,7 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::{
     bridge::MasterState,
     codec::{Frame, FrameCodec},
-    message::names,
-    Command,
+    is_query_reply, Command,
 };
 use tokio::{
     net::TcpStream,
@@ -26,6 +25,7 @@ use tracing::{debug, info, warn};
 
 use crate::{
     config::{Config, MAX_MASTER_REPLY, MAX_MASTER_REPLY_DIGITS},
+    error::MasterError,
     feed::{new_epoch, Feed, FeedState},
     metrics::Metrics,
 };
@@ -122,11 +122,11 @@ impl Upstream {
                 return;
             }
         };
-        self.publish(reply, &servers);
+        self.publish(reply, servers);
     }
 
     /// Publishes the embedded master's list (`reply` unframed).
-    fn offer_listing(&self, reply: &Bytes, servers: &[protocol::ServerEntry]) {
+    fn offer_listing(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
         if !self.is_current(reply) {
             self.publish(reply, servers);
         }
@@ -140,7 +140,7 @@ impl Upstream {
             .is_some_and(|l| l.full.as_bytes() == reply.as_ref())
     }
 
-    fn publish(&self, reply: &Bytes, servers: &[protocol::ServerEntry]) {
+    fn publish(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
         let Ok(full) = Utf8Bytes::try_from(reply.clone()) else {
             debug!("master reply is not UTF-8; ignored");
             return;
@@ -187,7 +187,7 @@ impl Upstream {
         });
     }
 
-    fn set_down(&self, reason: String) {
+    fn set_down(&self, reason: &MasterError) {
         self.metrics
             .master_up
             .store(0, std::sync::atomic::Ordering::Relaxed);
@@ -197,7 +197,7 @@ impl Upstream {
                 warn!(%reason, "master is down");
             }
             s.master = MasterState::Down;
-            s.reason = Some(reason.into());
+            s.reason = Some(reason.to_string().into());
             changed
         });
     }
@@ -220,7 +220,7 @@ impl Upstream {
             let mut framed = match connected {
                 Ok(framed) => framed,
                 Err(reason) => {
-                    self.set_down(reason);
+                    self.set_down(&reason);
                     if !retry_now {
                         tokio::select! {
                             () = tokio::time::sleep(backoff) => {}
@@ -233,17 +233,30 @@ impl Upstream {
                 }
             };
             debug!(master = %config.master, "shared upstream connected");
-            let reason = tokio::select! {
+            let (reason, answered) = tokio::select! {
                 r = self.poll(&mut framed, &config) => r,
                 () = cancel.cancelled() => return,
             };
             debug!(%reason, "shared upstream lost the master");
+            if !answered {
+                // A master that accepts but never gives a readable list
+                // (garbage, an oversized frame, a close mid-reply) is down,
+                // and is retried with backoff, not in a busy loop.
+                self.set_down(&reason);
+                tokio::select! {
+                    () = tokio::time::sleep(backoff) => {}
+                    () = cancel.cancelled() => return,
+                }
+                backoff = (backoff * 2).min(config.reconnect_max);
+                retry_now = false;
+                continue;
+            }
             backoff = config.reconnect_min;
             retry_now = true;
             // Only a failed reconnection reports the master down; but a
             // master that answers nothing is down already.
-            if reason.starts_with("no answer") {
-                self.set_down(reason);
+            if reason.is_silence() {
+                self.set_down(&reason);
             }
         }
     }
@@ -256,7 +269,7 @@ impl Upstream {
         loop {
             changes.borrow_and_update();
             let listing = registry.listing();
-            self.offer_listing(&unframe(&listing.reply), &listing.servers);
+            self.offer_listing(&unframe(&listing.reply), listing.servers);
             tokio::select! {
                 changed = changes.changed() => if changed.is_err() { return },
                 () = cancel.cancelled() => return,
@@ -268,8 +281,24 @@ impl Upstream {
         }
     }
 
-    /// Queries over one connection until it fails; returns why.
-    async fn poll(&self, framed: &mut Framed<TcpStream, FrameCodec>, config: &Config) -> String {
+    /// Queries over one connection until it fails; returns why, and
+    /// whether the master answered at least one query on it.
+    async fn poll(
+        &self,
+        framed: &mut Framed<TcpStream, FrameCodec>,
+        config: &Config,
+    ) -> (MasterError, bool) {
+        let mut answered = false;
+        let reason = self.poll_until_lost(framed, config, &mut answered).await;
+        (reason, answered)
+    }
+
+    async fn poll_until_lost(
+        &self,
+        framed: &mut Framed<TcpStream, FrameCodec>,
+        config: &Config,
+        answered: &mut bool,
+    ) -> MasterError {
         let mut tick = tokio::time::interval(config.poll_interval);
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         loop {
@@ -279,23 +308,19 @@ impl Upstream {
             let query = Command::Query.to_json();
             match tokio::time::timeout(config.master_timeout, framed.send(query.as_bytes())).await {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => return format!("cannot write to the master: {e}"),
-                Err(_) => return "no answer: the master does not read".to_owned(),
+                Ok(Err(e)) => return MasterError::Write(e),
+                Err(_) => return MasterError::NotReading,
             }
             let deadline = Instant::now() + config.master_timeout;
             loop {
                 match tokio::time::timeout_at(deadline, framed.next()).await {
-                    Err(_) => {
-                        return format!(
-                            "no answer from the master within {:?}",
-                            config.master_timeout
-                        )
-                    }
-                    Ok(None) => return "the master closed the connection".to_owned(),
-                    Ok(Some(Err(e))) => return format!("reading from the master failed: {e}"),
+                    Err(_) => return MasterError::NoAnswer(config.master_timeout),
+                    Ok(None) => return MasterError::Closed,
+                    Ok(Some(Err(e))) => return MasterError::Read(e),
                     Ok(Some(Ok(Frame::Discarded(_)))) => continue,
                     Ok(Some(Ok(Frame::Message(json)))) => {
                         if is_query_reply(&json) {
+                            *answered = true;
                             self.set_up();
                             self.offer(&json);
                             break;
@@ -310,66 +335,13 @@ impl Upstream {
                 tokio::select! {
                     _ = tick.tick() => break,
                     frame = framed.next() => match frame {
-                        None => return "the master closed the connection".to_owned(),
-                        Some(Err(e)) => return format!("reading from the master failed: {e}"),
+                        None => return MasterError::Closed,
+                        Some(Err(e)) => return MasterError::Read(e),
                         Some(Ok(_)) => continue,
                     },
                 }
             }
         }
-    }
-}
-
-/// Whether a master message is `msRQueryGameServers`: a JSON object whose
-/// `command` is that string. Only `command` is read; the rest (the list,
-/// megabytes with thousands of servers) is checked to be JSON but never
-/// built into a `Value` tree, which cost most of the relay's CPU (profiled
-/// with `make bench`: 80 % in allocation and `Value` construction).
-///
-/// The master's own compact form (`{"command":"msRQueryGameServers",...}`)
-/// is recognised by its first bytes: even skipping the list cost most of
-/// what was left. The bridge does not vouch for the master's JSON beyond
-/// that (browsers parse it anyway); other spellings get the full check.
-pub fn is_query_reply(json: &[u8]) -> bool {
-    const COMPACT: &[u8] = br#"{"command":"msRQueryGameServers","#;
-    if json.starts_with(COMPACT) && json.ends_with(b"}") {
-        return true;
-    }
-    serde_json::from_slice::<ReplyHead>(json).is_ok_and(|h| h.0)
-}
-
-/// The outcome of reading only a message's `command` (see [`is_query_reply`]).
-struct ReplyHead(bool);
-
-impl<'de> serde::Deserialize<'de> for ReplyHead {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Head;
-        impl<'de> serde::de::Visitor<'de> for Head {
-            type Value = ReplyHead;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<ReplyHead, A::Error> {
-                // Like a parsed object: the last `command` counts, and a
-                // `command` that is not a string is an error.
-                let mut is_reply = false;
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    if key == "command" {
-                        let command = map.next_value::<std::borrow::Cow<'de, str>>()?;
-                        is_reply = command == names::QUERY_REPLY;
-                    } else {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                    }
-                }
-                Ok(ReplyHead(is_reply))
-            }
-        }
-        d.deserialize_map(Head)
     }
 }
 
@@ -384,56 +356,36 @@ fn unframe(framed: &Bytes) -> Bytes {
     framed.slice(start..end)
 }
 
-/// Opens a framed connection to the master; the error is a sentence.
+/// Opens a framed connection to the master.
 pub async fn connect(
     master: &str,
     timeout: Duration,
-) -> Result<Framed<TcpStream, FrameCodec>, String> {
+) -> Result<Framed<TcpStream, FrameCodec>, MasterError> {
     match tokio::time::timeout(timeout, TcpStream::connect(master)).await {
         Ok(Ok(stream)) => {
             let _ = stream.set_nodelay(true);
             let codec = FrameCodec::new(MAX_MASTER_REPLY, MAX_MASTER_REPLY_DIGITS);
             Ok(Framed::new(stream, codec))
         }
-        Ok(Err(e)) => Err(format!("cannot connect to the master at {master}: {e}")),
-        Err(_) => Err(format!(
-            "cannot connect to the master at {master}: no answer within {timeout:?}"
-        )),
+        Ok(Err(source)) => Err(MasterError::Connect {
+            master: master.to_owned(),
+            source,
+        }),
+        Err(_) => Err(MasterError::ConnectTimeout {
+            master: master.to_owned(),
+            timeout,
+        }),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{is_query_reply, unframe};
+    use super::unframe;
 
     #[test]
     fn unframe_strips_length_and_newline() {
         let framed = bytes::Bytes::from_static(b"17{\"Hallo\":\"Welt\"}\n");
         assert_eq!(&unframe(&framed)[..], br#"{"Hallo":"Welt"}"#);
         assert!(unframe(&bytes::Bytes::new()).is_empty());
-    }
-
-    #[test]
-    fn recognises_list_replies_by_command_only() {
-        assert!(is_query_reply(
-            br#"{"command":"msRQueryGameServers","content":{"servers":[{"name":"a"}]}}"#
-        ));
-        assert!(is_query_reply(
-            br#"{"content":{"servers":[]},"command":"msRQueryGameServers"}"#
-        ));
-        assert!(is_query_reply(br#"{"command":"msRQuery\u0047ameServers"}"#));
-        assert!(!is_query_reply(br#"{"command":"msQueryGameServers"}"#));
-        assert!(!is_query_reply(br#"{"command":1,"content":{}}"#));
-        assert!(!is_query_reply(br#"["msRQueryGameServers"]"#));
-        assert!(!is_query_reply(
-            br#"{"command":"msRQueryGameServers","content":{"#
-        ));
-        assert!(!is_query_reply(br#"{"command":"msRQueryGameServers"} x"#));
-        assert!(!is_query_reply(
-            br#"{ "command":"msRQueryGameServers","command":"other"}"#
-        ));
-        assert!(is_query_reply(
-            br#"{ "command" : "msRQueryGameServers", "content": {"servers": []} }"#
-        ));
     }
 }

@@ -377,21 +377,28 @@ fn bridge_cmd(token: &str) -> Command {
 /// Starts the binary with this open-file limit (soft, hard) and waits for
 /// its readiness line; returns it and its HTTP address.
 async fn start_limited(args: &[&str], soft: u64, hard: u64) -> (Child, SocketAddr) {
-    let mut cmd = bridge_cmd(TOKEN);
-    cmd.args([
-        "--listen",
-        "127.0.0.1:0",
-        "--embedded-master",
-        "127.0.0.1:0",
-    ])
-    .args(["--poll-interval", "100ms"])
-    .args(args)
-    .stderr(Stdio::null());
-    // SAFETY: setrlimit is async-signal-safe, and nothing else runs in the
-    // child between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || rlimit::Resource::NOFILE.set(soft, hard));
-    }
+    // The shell lowers its limits and then becomes the bridge (`exec`), so
+    // the test needs no `pre_exec` (the product crates forbid unsafe code).
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            r#"ulimit -Sn {soft} && ulimit -Hn {hard} && exec "$0" "$@""#
+        ))
+        .arg(env!("CARGO_BIN_EXE_bridge"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+        ])
+        .args(["--poll-interval", "100ms"])
+        .args(args)
+        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
     let mut child = cmd.spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();

@@ -505,6 +505,8 @@ async fn http_endpoints_and_front_end() {
     );
     std::fs::write(dir.join("index.html"), &page).unwrap();
     std::fs::write(dir.join("app.js"), "console.log(1);").unwrap();
+    // The .br/.gz copies the build writes (scripts/test.sh, run.sh).
+    bridge::assets::precompress(&dir).unwrap();
     let mut config = test_config(master.addr);
     config.static_dir = dir.clone();
     let bridge = TestBridge::start(config).await;

@@ -4,7 +4,12 @@
 
 use std::{cell::RefCell, collections::HashMap, rc::Rc};
 
-use protocol::Stats;
+use gloo_timers::future::TimeoutFuture;
+use protocol::{
+    bridge::{ErrorCode, MasterState},
+    Stats,
+};
+use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
 use crate::{
@@ -59,13 +64,25 @@ impl TestServersHandle {
 #[derive(Default)]
 struct Runtime {
     conn: Option<Connection>,
-    /// Registration sent on the current socket.
+    /// `bridgeAuth` succeeded on the current socket.
+    signed_in: bool,
+    /// Registration sent on the current socket and not refused.
     registered: bool,
     /// The stats last sent on the current socket.
     sent: Option<Stats>,
+    /// The current socket was told the master is down and not yet up again.
+    master_down: bool,
+    /// A registration the bridge refused with `master-down` is tried again
+    /// after [`RETRY_MS`] even if no `bridgeStatus up` comes (when this
+    /// socket never saw the master go down, it will not see it come back);
+    /// bumping this cancels the pending try.
+    retry_gen: u32,
 }
 
 type Runtimes = HashMap<u64, Rc<RefCell<Runtime>>>;
+
+/// The fallback wait before registering again after a `master-down` refusal.
+const RETRY_MS: u32 = 3000;
 
 /// Props of [`TestServersProvider`].
 #[derive(Properties, PartialEq)]
@@ -74,27 +91,64 @@ pub struct TestServersProviderProps {
     pub children: Html,
 }
 
+/// Sends server `id`'s registration and its latest stats on its socket.
+fn register(
+    id: u64,
+    cell: &RefCell<Runtime>,
+    latest: &RefCell<Vec<TestServerDef>>,
+    dispatcher: &UseReducerDispatcher<TestServers>,
+) {
+    let Some(def) = latest.borrow().iter().find(|d| d.id == id).cloned() else {
+        return;
+    };
+    let register = match def.register_json() {
+        Ok(register) => register,
+        Err(e) => {
+            dispatcher.dispatch(TsAction::Phase(id, Phase::Invalid(e.to_string())));
+            return;
+        }
+    };
+    let mut rt = cell.borrow_mut();
+    rt.retry_gen = rt.retry_gen.wrapping_add(1);
+    let sent = rt
+        .conn
+        .as_ref()
+        .is_some_and(|c| c.send(register) && c.send(def.stats_json()));
+    if sent {
+        rt.registered = true;
+        rt.sent = Some(def.stats());
+        drop(rt);
+        dispatcher.dispatch(TsAction::Registered(id, browser::perf_now()));
+    }
+}
+
 /// Opens a socket for server `id`: signs in with the tab's token, then
-/// registers and sends the stats, again after every reconnect.
+/// registers and sends the stats, again after every reconnect and whenever
+/// the master comes back after refusing it.
 fn start(
     id: u64,
     latest: Rc<RefCell<Vec<TestServerDef>>>,
     dispatcher: UseReducerDispatcher<TestServers>,
 ) -> Rc<RefCell<Runtime>> {
     let runtime = Rc::new(RefCell::new(Runtime::default()));
-    let cell = Rc::clone(&runtime);
+    let weak = Rc::downgrade(&runtime);
     let on_event = Callback::from(move |ev: ConnEvent| {
+        let Some(cell) = weak.upgrade() else { return };
         let phase = |p: Phase| dispatcher.dispatch(TsAction::Phase(id, p));
-        let conn = cell.borrow().conn.clone();
-        let send = |text: String| conn.as_ref().is_some_and(|c| c.send(text));
         match ev {
             ConnEvent::Connecting => {
-                cell.borrow_mut().registered = false;
+                let mut rt = cell.borrow_mut();
+                rt.signed_in = false;
+                rt.registered = false;
+                rt.master_down = false;
+                rt.retry_gen = rt.retry_gen.wrapping_add(1);
+                drop(rt);
                 phase(Phase::Connecting);
             }
             ConnEvent::Opened => match storage::token() {
                 Some(token) => {
-                    send(auth_json(&token));
+                    let conn = cell.borrow().conn.clone();
+                    conn.map(|c| c.send(auth_json(&token)));
                     phase(Phase::SigningIn);
                 }
                 None => phase(Phase::NoToken),
@@ -103,20 +157,15 @@ fn start(
                 msg: Incoming::AuthResult(true),
                 ..
             } => {
-                let Some(def) = latest.borrow().iter().find(|d| d.id == id).cloned() else {
-                    return;
+                let master_down = {
+                    let mut rt = cell.borrow_mut();
+                    rt.signed_in = true;
+                    rt.master_down
                 };
-                match def.register_json() {
-                    Ok(register) => {
-                        send(register);
-                        send(def.stats_json());
-                        let mut rt = cell.borrow_mut();
-                        rt.registered = true;
-                        rt.sent = Some(def.stats());
-                        drop(rt);
-                        phase(Phase::Registered);
-                    }
-                    Err(e) => phase(Phase::Invalid(e.to_string())),
+                if master_down {
+                    phase(Phase::MasterDown);
+                } else {
+                    register(id, &cell, &latest, &dispatcher);
                 }
             }
             ConnEvent::Message {
@@ -124,11 +173,80 @@ fn start(
                 ..
             } => phase(Phase::Rejected),
             ConnEvent::Message {
+                msg: Incoming::Master(MasterState::Down),
+                ..
+            } => {
+                let signed_in = {
+                    let mut rt = cell.borrow_mut();
+                    rt.master_down = true;
+                    rt.signed_in
+                };
+                if signed_in {
+                    phase(Phase::MasterDown);
+                }
+            }
+            ConnEvent::Message {
+                msg: Incoming::Master(MasterState::Up),
+                ..
+            } => {
+                let (signed_in, registered) = {
+                    let mut rt = cell.borrow_mut();
+                    rt.master_down = false;
+                    (rt.signed_in, rt.registered)
+                };
+                match (signed_in, registered) {
+                    // A hung master kept the registration: it is back as is.
+                    (true, true) => phase(Phase::Registered),
+                    (true, false) => register(id, &cell, &latest, &dispatcher),
+                    _ => {}
+                }
+            }
+            ConnEvent::Message {
+                msg:
+                    Incoming::Error {
+                        code: Some(ErrorCode::MasterDown),
+                        message,
+                    },
+                ..
+            } => {
+                let retry = {
+                    let mut rt = cell.borrow_mut();
+                    rt.registered = false;
+                    rt.retry_gen = rt.retry_gen.wrapping_add(1);
+                    // While the bridge reports the master down, its "up" is
+                    // the signal; the timer covers a socket that never
+                    // heard "down".
+                    (!rt.master_down).then_some(rt.retry_gen)
+                };
+                if let Some(gen) = retry {
+                    let weak = Rc::downgrade(&cell);
+                    let latest = Rc::clone(&latest);
+                    let dispatcher = dispatcher.clone();
+                    spawn_local(async move {
+                        TimeoutFuture::new(RETRY_MS).await;
+                        let Some(cell) = weak.upgrade() else { return };
+                        let ready = {
+                            let rt = cell.borrow();
+                            rt.retry_gen == gen && rt.signed_in && !rt.registered
+                        };
+                        if ready {
+                            register(id, &cell, &latest, &dispatcher);
+                        }
+                    });
+                }
+                dispatcher.dispatch(TsAction::BridgeError(id, message));
+                phase(Phase::MasterDown);
+            }
+            ConnEvent::Message {
                 msg: Incoming::Error { message, .. },
                 ..
             } => dispatcher.dispatch(TsAction::BridgeError(id, message)),
             ConnEvent::Closed { .. } => {
-                cell.borrow_mut().registered = false;
+                let mut rt = cell.borrow_mut();
+                rt.signed_in = false;
+                rt.registered = false;
+                rt.retry_gen = rt.retry_gen.wrapping_add(1);
+                drop(rt);
                 phase(Phase::Reconnecting);
             }
             _ => {}

@@ -188,6 +188,10 @@ pub enum Phase {
     SigningIn,
     /// Registration and stats sent; confirmed once listed.
     Registered,
+    /// The bridge says the master is down (or refused the registration for
+    /// it): the server registers again, with its last stats, once the
+    /// bridge reports the master up.
+    MasterDown,
     Reconnecting,
     /// The tab has no admin token yet.
     NoToken,
@@ -205,6 +209,7 @@ impl Phase {
             Phase::SigningIn => ("wait", "signing in".to_owned()),
             Phase::Registered if listed => ("ok", "registered".to_owned()),
             Phase::Registered => ("wait", "registering".to_owned()),
+            Phase::MasterDown => ("wait", "waiting for the master".to_owned()),
             Phase::Reconnecting => ("wait", "reconnecting".to_owned()),
             Phase::NoToken => ("bad", "sign in first".to_owned()),
             Phase::Rejected => ("bad", "token rejected".to_owned()),
@@ -223,6 +228,10 @@ pub struct TestServers {
     pub phases: BTreeMap<u64, Phase>,
     /// The last `bridgeError` per definition id, until it registers again.
     pub errors: BTreeMap<u64, String>,
+    /// When each server's registration last went out (`performance.now()`):
+    /// only a list that arrived after it can confirm it.
+    /// (A small list rather than a map: fewer generic copies in the bundle.)
+    pub registered_at: Vec<(u64, f64)>,
     /// Whether this tab runs its test servers: from the start when it holds
     /// an admin token (a reload), otherwise once the admin page is opened.
     pub active: bool,
@@ -247,6 +256,26 @@ impl TestServers {
     pub fn phase(&self, id: u64) -> Phase {
         self.phases.get(&id).cloned().unwrap_or(Phase::Connecting)
     }
+
+    /// Whether the master's list confirms server `def`: `list` is the list
+    /// the page holds, `list_perf_ms` when it arrived and `fresh` whether it
+    /// is current (its connection is open and the master up). A list from
+    /// before the registration went out proves nothing (after a master
+    /// restart the page still holds the list from before it).
+    pub fn confirmed<'a>(
+        &self,
+        def: &TestServerDef,
+        mut list: impl Iterator<Item = &'a ServerEntry>,
+        list_perf_ms: f64,
+        fresh: bool,
+    ) -> bool {
+        fresh
+            && self
+                .registered_at
+                .iter()
+                .any(|&(id, at)| id == def.id && list_perf_ms > at)
+            && list.any(|e| def.is_listed_as(e))
+    }
 }
 
 /// Everything that changes [`TestServers`].
@@ -263,6 +292,8 @@ pub enum TsAction {
     Remove(u64),
     RemoveAll,
     Phase(u64, Phase),
+    /// Registration and stats went out at this `performance.now()`.
+    Registered(u64, f64),
     BridgeError(u64, String),
 }
 
@@ -303,11 +334,22 @@ impl Reducible for TestServers {
                 s.defs.retain(|d| d.id != id);
                 s.phases.remove(&id);
                 s.errors.remove(&id);
+                s.registered_at.retain(|r| r.0 != id);
             }
             TsAction::RemoveAll => {
                 s.defs.clear();
                 s.phases.clear();
                 s.errors.clear();
+                s.registered_at.clear();
+            }
+            TsAction::Registered(id, at) => {
+                if !s.defs.iter().any(|d| d.id == id) {
+                    return self;
+                }
+                s.errors.remove(&id);
+                s.registered_at.retain(|r| r.0 != id);
+                s.registered_at.push((id, at));
+                s.phases.insert(id, Phase::Registered);
             }
             TsAction::Phase(id, phase) => {
                 // A late event from a removed server's socket changes nothing.
@@ -458,10 +500,49 @@ mod tests {
     }
 
     #[test]
+    fn only_a_current_list_from_after_the_registration_confirms_it() {
+        let defs = samples(1)[..1].to_vec();
+        let d = defs[0].clone();
+        let mut e = crate::listing::tests::entry(&d.name, 0, 4, true, 1);
+        e.address = Some(d.address.clone());
+        e.port = Some(d.port);
+        let other = crate::listing::tests::entry("Someone else", 0, 4, true, 1);
+        let s = Rc::new(TestServers::new(defs, true));
+        // Never registered: a list naming it (a stale one) proves nothing.
+        assert!(!s.confirmed(&d, [&e].into_iter(), 50.0, true));
+        let s = reduce(s, TsAction::BridgeError(1, "master down".into()));
+        let s = reduce(s, TsAction::Registered(1, 100.0));
+        assert_eq!(s.phase(1), Phase::Registered);
+        assert!(s.errors.is_empty());
+        // The list held from before the registration went out.
+        assert!(!s.confirmed(&d, [&e].into_iter(), 99.0, true));
+        assert!(s.confirmed(&d, [&other, &e].into_iter(), 101.0, true));
+        assert!(!s.confirmed(&d, [&other].into_iter(), 101.0, true));
+        // A list from a closed connection or a master that is down.
+        assert!(!s.confirmed(&d, [&e].into_iter(), 101.0, false));
+        // Registered again (after a master restart): the old list no longer counts.
+        let s = reduce(s, TsAction::Phase(1, Phase::MasterDown));
+        let s = reduce(s, TsAction::Registered(1, 200.0));
+        assert!(!s.confirmed(&d, [&e].into_iter(), 101.0, true));
+        assert!(s.confirmed(&d, [&e].into_iter(), 201.0, true));
+        let s = reduce(s, TsAction::Remove(1));
+        assert!(s.registered_at.is_empty());
+        let before = s.clone();
+        assert!(Rc::ptr_eq(
+            &before,
+            &reduce(s, TsAction::Registered(1, 300.0))
+        ));
+    }
+
+    #[test]
     fn status_words() {
         assert_eq!(Phase::Registered.status(true), ("ok", "registered".into()));
         assert_eq!(Phase::Registered.status(false).1, "registering");
         assert_eq!(Phase::NoToken.status(false).0, "bad");
+        assert_eq!(
+            Phase::MasterDown.status(true),
+            ("wait", "waiting for the master".into())
+        );
         assert_eq!(
             Phase::Invalid("bad port".into()).status(true).1,
             "invalid: bad port"

@@ -13,14 +13,14 @@ use master::{bans::BanList, signal::shutdown_signal, Config, IpNet, Master};
 #[command(version)]
 struct Args {
     /// Address to listen on.
-    #[arg(long, env = "MASTER_LISTEN", default_value = "127.0.0.1:51963")]
+    #[arg(long, env = "MASTER_LISTEN", default_value_t = Config::DEFAULT_LISTEN)]
     listen: SocketAddr,
     /// Connections served at once (exempt ones included); further ones are
     /// closed at once.
-    #[arg(long, env = "MASTER_MAX_CONNECTIONS", default_value_t = 10_000)]
+    #[arg(long, env = "MASTER_MAX_CONNECTIONS", default_value_t = Config::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
     /// Connections served at once from one address (IPv6: one /64).
-    #[arg(long, env = "MASTER_MAX_PER_ADDRESS", default_value_t = 32)]
+    #[arg(long, env = "MASTER_MAX_PER_ADDRESS", default_value_t = Config::DEFAULT_MAX_PER_ADDRESS)]
     max_per_address: usize,
     /// A network (CIDR, or a single address) exempt from the per-address
     /// cap and the message rate limit, e.g. a hosting provider running many
@@ -30,19 +30,19 @@ struct Args {
     exempt: Vec<IpNet>,
     /// A connection that sends no valid message this long after connecting
     /// is closed (humantime like "10s", or plain milliseconds).
-    #[arg(long, env = "MASTER_FIRST_MESSAGE_TIMEOUT", default_value = "10s", value_parser = duration)]
+    #[arg(long, env = "MASTER_FIRST_MESSAGE_TIMEOUT", default_value = Config::DEFAULT_FIRST_MESSAGE_TIMEOUT_TEXT, value_parser = duration)]
     first_message_timeout: Duration,
     /// Messages a connection may send per second on average; the excess is
     /// discarded.
-    #[arg(long, env = "MASTER_MESSAGE_RATE", default_value_t = 20)]
+    #[arg(long, env = "MASTER_MESSAGE_RATE", default_value_t = Config::DEFAULT_MESSAGE_RATE)]
     message_rate: u32,
     /// Messages a connection may send at once before the rate applies.
-    #[arg(long, env = "MASTER_MESSAGE_BURST", default_value_t = 60)]
+    #[arg(long, env = "MASTER_MESSAGE_BURST", default_value_t = Config::DEFAULT_MESSAGE_BURST)]
     message_burst: u32,
     /// Discarded (over-rate) messages after which a connection is closed as
     /// a flood; the count restarts once the peer is quiet long enough to
     /// refill its burst.
-    #[arg(long, env = "MASTER_FLOOD_CLOSE_AFTER", default_value_t = 200)]
+    #[arg(long, env = "MASTER_FLOOD_CLOSE_AFTER", default_value_t = Config::DEFAULT_FLOOD_CLOSE_AFTER)]
     flood_close_after: u32,
     /// File of banned addresses and CIDR networks, one a line with an
     /// optional reason after it; `#` starts a comment. Reloaded on SIGHUP.
@@ -55,7 +55,11 @@ struct Args {
     /// Seconds a connection may be silent before TCP keepalive probes check
     /// that its peer still exists (spread by up to half again per connection,
     /// then up to 6 probes about 10 s apart).
-    #[arg(long, env = "MASTER_KEEPALIVE_SECS", default_value_t = 30)]
+    #[arg(
+        long,
+        env = "MASTER_KEEPALIVE_SECS",
+        default_value_t = Config::DEFAULT_KEEPALIVE.as_secs()
+    )]
     keepalive_secs: u64,
 }
 

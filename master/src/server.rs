@@ -6,7 +6,7 @@ use std::{
     collections::HashMap,
     future::Future,
     io,
-    net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr},
+    net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4},
     sync::{Arc, Mutex, MutexGuard},
     time::{Duration, Instant},
 };
@@ -68,19 +68,44 @@ pub struct Config {
     pub require_peer_address: bool,
 }
 
+impl Config {
+    /// Where the binary listens unless told: the specification's port, on
+    /// loopback (the bridge's embedded master uses it too).
+    pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(
+        Ipv4Addr::LOCALHOST,
+        protocol::MASTER_PORT,
+    ));
+    /// Default of [`Config::max_connections`].
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+    /// Default of [`Config::keepalive`].
+    pub const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(30);
+    /// Default of [`Config::max_per_address`], in the spirit of dpmaster's 32.
+    pub const DEFAULT_MAX_PER_ADDRESS: usize = 32;
+    /// Default of [`Config::first_message_timeout`].
+    pub const DEFAULT_FIRST_MESSAGE_TIMEOUT: Duration = Duration::from_secs(10);
+    /// [`Config::DEFAULT_FIRST_MESSAGE_TIMEOUT`] as the binary's flag writes it.
+    pub const DEFAULT_FIRST_MESSAGE_TIMEOUT_TEXT: &'static str = "10s";
+    /// Default of [`Config::message_rate`].
+    pub const DEFAULT_MESSAGE_RATE: u32 = 20;
+    /// Default of [`Config::message_burst`].
+    pub const DEFAULT_MESSAGE_BURST: u32 = 60;
+    /// Default of [`Config::flood_close_after`].
+    pub const DEFAULT_FLOOD_CLOSE_AFTER: u32 = 200;
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
-            max_connections: 10_000,
-            max_per_address: 32,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            max_per_address: Self::DEFAULT_MAX_PER_ADDRESS,
             exempt: Vec::new(),
             outbound_queue: 16,
-            keepalive: Duration::from_secs(30),
+            keepalive: Self::DEFAULT_KEEPALIVE,
             shutdown_grace: Duration::from_secs(3),
-            first_message_timeout: Duration::from_secs(10),
-            message_rate: 20,
-            message_burst: 60,
-            flood_close_after: 200,
+            first_message_timeout: Self::DEFAULT_FIRST_MESSAGE_TIMEOUT,
+            message_rate: Self::DEFAULT_MESSAGE_RATE,
+            message_burst: Self::DEFAULT_MESSAGE_BURST,
+            flood_close_after: Self::DEFAULT_FLOOD_CLOSE_AFTER,
             require_peer_address: false,
         }
     }

@@ -4,7 +4,10 @@
 //! ([`KeyedList`], [`History`]) and the browser's ([`ClientList`]) live
 //! here together so that the rules they must agree on are written once.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::{
+    collections::{BTreeMap, HashMap, VecDeque},
+    sync::Arc,
+};
 
 use serde::{
     ser::{SerializeMap, SerializeStruct},
@@ -336,23 +339,35 @@ fn identity(e: &ServerEntry) -> Identity<'_> {
 /// The bridge's numbered copy of the master's list. Ids rise in list
 /// order and are never reused, so a client that orders by id has the
 /// master's order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct KeyedList {
     next_id: u64,
-    entries: Vec<Keyed>,
+    /// Shared with whoever publishes it: a change does not copy the list.
+    entries: Arc<[Keyed]>,
+}
+
+impl Default for KeyedList {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl KeyedList {
     pub fn new() -> Self {
         Self {
             next_id: 1,
-            entries: Vec::new(),
+            entries: Arc::from(Vec::new()),
         }
     }
 
     /// The current entries, in list order.
     pub fn entries(&self) -> &[Keyed] {
         &self.entries
+    }
+
+    /// The current entries, shared.
+    pub fn shared_entries(&self) -> Arc<[Keyed]> {
+        self.entries.clone()
     }
 
     /// Takes the master's list as it is now; returns what changed, or
@@ -367,65 +382,95 @@ impl KeyedList {
     /// ones, and with any other master the ids still rise in list order.
     /// Servers registered twice with the same name and address are
     /// interchangeable: which of them keeps which id does not change the list.
-    pub fn update(&mut self, servers: &[ServerEntry]) -> Option<Change> {
-        let old = std::mem::take(&mut self.entries);
-        let mut positions: HashMap<Identity<'_>, VecDeque<usize>> = HashMap::new();
-        for (i, k) in old.iter().enumerate() {
-            positions
-                .entry(identity(&k.entry))
-                .or_default()
-                .push_back(i);
-        }
-        let mut kept = vec![false; old.len()];
-        let mut next_old = 0;
-        let mut fresh = false;
+    ///
+    /// The common change (stats of a few servers, arrivals at the end)
+    /// matches position by position without hashing; only the part after
+    /// the first removal or reordering is looked up by registration.
+    pub fn update(&mut self, servers: Vec<ServerEntry>) -> Option<Change> {
+        let old = self.entries.clone();
         let mut change = Change::default();
         let mut entries = Vec::with_capacity(servers.len());
+        let mut kept = vec![false; old.len()];
+        let mut servers = servers.into_iter().peekable();
+        // Same registration at the same position: the same server.
+        while let Some(entry) = servers.next_if(|e| {
+            old.get(entries.len())
+                .is_some_and(|k| identity(&k.entry) == identity(e))
+        }) {
+            let i = entries.len();
+            kept[i] = true;
+            if old[i].entry != entry {
+                change.upsert.push(Keyed {
+                    id: old[i].id,
+                    entry: entry.clone(),
+                });
+            }
+            entries.push(Keyed {
+                id: old[i].id,
+                entry,
+            });
+        }
+        let mut next_old = entries.len();
+        // Keyed by name (looked up without borrowing the new entry); the
+        // rest of the registration is compared on the few candidates.
+        let mut positions: HashMap<&str, VecDeque<usize>> = HashMap::new();
+        if servers.peek().is_some() {
+            for (i, k) in old.iter().enumerate().skip(next_old) {
+                positions.entry(&k.entry.name).or_default().push_back(i);
+            }
+        }
+        let mut fresh = false;
         for entry in servers {
             let matched = if fresh {
                 None
             } else {
-                positions.get_mut(&identity(entry)).and_then(|q| {
+                positions.get_mut(entry.name.as_str()).and_then(|q| {
                     while q.front().is_some_and(|&i| i < next_old) {
                         q.pop_front();
                     }
-                    q.pop_front()
+                    let at = q
+                        .iter()
+                        .position(|&i| identity(&old[i].entry) == identity(&entry))?;
+                    q.remove(at)
                 })
             };
-            let keyed = match matched {
+            let id = match matched {
                 Some(i) => {
                     kept[i] = true;
                     next_old = i + 1;
-                    let keyed = Keyed {
-                        id: old[i].id,
-                        entry: entry.clone(),
-                    };
-                    if old[i].entry != *entry {
-                        change.upsert.push(keyed.clone());
+                    if old[i].entry != entry {
+                        change.upsert.push(Keyed {
+                            id: old[i].id,
+                            entry: entry.clone(),
+                        });
                     }
-                    keyed
+                    old[i].id
                 }
                 None => {
                     fresh = true;
-                    let keyed = Keyed {
-                        id: self.next_id,
-                        entry: entry.clone(),
-                    };
+                    let id = self.next_id;
                     self.next_id += 1;
-                    change.upsert.push(keyed.clone());
-                    keyed
+                    change.upsert.push(Keyed {
+                        id,
+                        entry: entry.clone(),
+                    });
+                    id
                 }
             };
-            entries.push(keyed);
+            entries.push(Keyed { id, entry });
         }
+        drop(positions);
         change.remove = old
             .iter()
             .zip(&kept)
             .filter(|(_, &kept)| !kept)
             .map(|(k, _)| k.id)
             .collect();
-        self.entries = entries;
-        (!change.is_empty()).then_some(change)
+        if change.is_empty() {
+            return None;
+        }
+        self.entries = entries.into();
+        Some(change)
     }
 }
 
@@ -682,15 +727,15 @@ mod tests {
         let a = entry("a", 1, 0);
         let b = entry("b", 2, 0);
         let c = entry("c", 3, 0);
-        let first = list.update(&[a.clone(), b.clone()]).unwrap();
+        let first = list.update(vec![a.clone(), b.clone()]).unwrap();
         assert_eq!(first.upsert.len(), 2);
         assert!(first.remove.is_empty());
         assert_eq!(ids(&list), [1, 2]);
-        assert_eq!(list.update(&[a.clone(), b.clone()]), None, "unchanged");
+        assert_eq!(list.update(vec![a.clone(), b.clone()]), None, "unchanged");
 
         // b's stats change, c registers.
         let b2 = entry("b", 2, 3);
-        let change = list.update(&[a.clone(), b2.clone(), c.clone()]).unwrap();
+        let change = list.update(vec![a.clone(), b2.clone(), c.clone()]).unwrap();
         assert_eq!(
             change.upsert,
             [
@@ -707,7 +752,7 @@ mod tests {
         assert!(change.remove.is_empty());
 
         // a registers again: it moves to the end with a new id.
-        let change = list.update(&[b2.clone(), c.clone(), a.clone()]).unwrap();
+        let change = list.update(vec![b2.clone(), c.clone(), a.clone()]).unwrap();
         assert_eq!(change.remove, [1]);
         assert_eq!(
             change.upsert,
@@ -722,7 +767,7 @@ mod tests {
         // it and everything after it get fresh, rising ids.
         let d = entry("d", 4, 0);
         let change = list
-            .update(&[b2.clone(), d.clone(), c.clone(), a.clone()])
+            .update(vec![b2.clone(), d.clone(), c.clone(), a.clone()])
             .unwrap();
         assert_eq!(ids(&list), [2, 5, 6, 7]);
         assert_eq!(change.remove, [3, 4]);
@@ -734,10 +779,10 @@ mod tests {
         let mut list = KeyedList::new();
         let one = entry("twin", 1, 1);
         let two = entry("twin", 1, 2);
-        list.update(&[one.clone(), two.clone()]);
+        list.update(vec![one.clone(), two.clone()]);
         // The first twin leaves: which id survives does not matter, the
         // entries do.
-        let change = list.update(std::slice::from_ref(&two)).unwrap();
+        let change = list.update(vec![two.clone()]).unwrap();
         assert_eq!(change.remove.len(), 1);
         let entries: Vec<_> = list.entries().iter().map(|k| k.entry.clone()).collect();
         assert_eq!(entries, [two]);

@@ -11,9 +11,11 @@ pub mod codec;
 pub mod delta;
 pub mod frame;
 pub mod message;
+pub mod reply;
 pub mod validate;
 
 pub use message::{Command, MessageError, Players, ServerEntry, ServerList, Stats};
+pub use reply::is_query_reply;
 pub use validate::{
     GameplayMode, Registration, ServerAddress, ServerName, ServerPort, ValidationError,
 };

@@ -134,7 +134,7 @@ proptest! {
             if !matches!(op, Op::Publish) {
                 continue;
             }
-            let Some(change) = bridge.update(&model.list()) else {
+            let Some(change) = bridge.update(model.list()) else {
                 prop_assert_eq!(bridge.entries().iter().map(|k| k.entry.clone()).collect::<Vec<_>>(), model.list());
                 continue;
             };

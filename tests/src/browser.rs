@@ -73,6 +73,12 @@ impl Driver {
 
     /// Opens a new browser (its own fresh profile) at 1280×800.
     pub async fn browser(&self) -> Browser {
+        self.browser_with(&[]).await
+    }
+
+    /// Like [`Driver::browser`], with more Chromium switches (e.g.
+    /// `--ignore-certificate-errors` for a test's self-signed certificate).
+    pub async fn browser_with(&self, extra_args: &[&str]) -> Browser {
         let n = self.sessions.fetch_add(1, Ordering::Relaxed);
         let profile = self.dir.path().join(format!("profile-{n}"));
         std::fs::create_dir_all(&profile).expect("profile dir");
@@ -87,6 +93,10 @@ impl Driver {
                 ]
             }
         });
+        let mut caps = caps;
+        if let Some(args) = caps["goog:chromeOptions"]["args"].as_array_mut() {
+            args.extend(extra_args.iter().map(|a| json!(a)));
+        }
         let Value::Object(caps) = caps else {
             unreachable!("a JSON object")
         };

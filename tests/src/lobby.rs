@@ -29,6 +29,10 @@ pub struct Lobby {
     /// The separate master, when the bridge does not embed one.
     external_master: Option<Proc>,
     restarts: u32,
+    /// Master restarts so far (each gets its own log).
+    master_restarts: u32,
+    /// The bridge relays to a master it did not start (`--master`).
+    relay: bool,
     /// More bridge arguments, kept for a restart.
     extra_args: Vec<OsString>,
     dir: TempDir,
@@ -52,14 +56,39 @@ impl Lobby {
         Self::launch(true, Vec::new())
     }
 
-    fn launch(separate: bool, extra_args: Vec<OsString>) -> Lobby {
-        let dist = paths::dist_dir();
+    /// A bridge relaying to `master`, whatever listens there (nothing yet,
+    /// or a fake master in the test). [`Lobby::start_master`] can start a
+    /// real master at that address later.
+    pub fn start_relaying_to(master: SocketAddr) -> Lobby {
+        let dir = Self::temp_dir();
+        let mut lobby = Lobby {
+            http: "127.0.0.1:0".parse().expect("address"),
+            master,
+            bridge: None,
+            external_master: None,
+            restarts: 0,
+            master_restarts: 0,
+            relay: true,
+            extra_args: Vec::new(),
+            dir,
+        };
+        lobby.start_bridge("127.0.0.1:0", Some(&master.to_string()), &paths::dist_dir());
+        lobby
+    }
+
+    fn temp_dir() -> TempDir {
         let dir = tempfile::Builder::new()
             .prefix("lobby-e2e-")
             .tempdir()
             .expect("temp dir");
         std::fs::write(dir.path().join("admin-token"), format!("{ADMIN_TOKEN}\n"))
             .expect("write the token file");
+        dir
+    }
+
+    fn launch(separate: bool, extra_args: Vec<OsString>) -> Lobby {
+        let dist = paths::dist_dir();
+        let dir = Self::temp_dir();
         let external_master = separate.then(|| {
             let mut cmd = Command::new(paths::binary("master"));
             cmd.args(["--listen", "127.0.0.1:0"]);
@@ -76,6 +105,8 @@ impl Lobby {
             bridge: None,
             external_master,
             restarts: 0,
+            master_restarts: 0,
+            relay: separate,
             extra_args,
             dir,
         };
@@ -139,8 +170,8 @@ impl Lobby {
     /// Only with a separate master: an embedded one died with the bridge.
     pub fn restart_bridge(&mut self) {
         assert!(
-            self.external_master.is_some(),
-            "restart needs start_with_separate_master()"
+            self.relay,
+            "restart needs start_with_separate_master() or start_relaying_to()"
         );
         self.kill_bridge();
         self.restarts += 1;
@@ -148,6 +179,90 @@ impl Lobby {
         let master = self.master.to_string();
         self.start_bridge(&listen, Some(&master), &paths::dist_dir());
         assert_eq!(self.http.to_string(), listen, "the bridge moved");
+    }
+
+    /// Stops the bridge with SIGTERM and waits for it to exit; panics
+    /// unless it exits 0 within `timeout`. The separate master keeps running.
+    pub fn terminate_bridge(&mut self, timeout: Duration) {
+        let Some(mut bridge) = self.bridge.take() else {
+            return;
+        };
+        bridge.signal(libc::SIGTERM);
+        match bridge.wait_exit(timeout) {
+            Some(status) if status.success() => {}
+            other => panic!(
+                "the bridge did not exit 0 within {timeout:?} of SIGTERM ({other:?}); its log:\n{}",
+                bridge.log_tail()
+            ),
+        }
+    }
+
+    /// Starts the bridge again on the same HTTP port and master, after
+    /// [`Lobby::terminate_bridge`] or [`Lobby::kill_bridge`].
+    pub fn start_bridge_again(&mut self) {
+        assert!(self.bridge.is_none(), "the bridge is still running");
+        self.restart_bridge();
+    }
+
+    /// Kills the separate master (SIGKILL: a crash); its game servers'
+    /// connections drop with it.
+    pub fn kill_master(&mut self) {
+        if let Some(mut m) = self.external_master.take() {
+            m.kill();
+        }
+    }
+
+    /// Starts a real master at [`Lobby::master`] (after
+    /// [`Lobby::kill_master`], or where [`Lobby::start_relaying_to`] pointed
+    /// the bridge) and waits for its ready line.
+    pub fn start_master(&mut self) {
+        self.start_master_at(self.master);
+    }
+
+    /// Starts a real master listening at `listen`, which may differ from
+    /// where the bridge connects (a proxy in between).
+    pub fn start_master_at(&mut self, listen: SocketAddr) {
+        assert!(
+            self.relay,
+            "the embedded master cannot be started separately"
+        );
+        assert!(self.external_master.is_none(), "a master is running");
+        let mut cmd = Command::new(paths::binary("master"));
+        cmd.arg("--listen").arg(listen.to_string());
+        let log = self
+            .dir
+            .path()
+            .join(format!("master-{}.log", self.master_restarts));
+        self.master_restarts += 1;
+        let (proc, addr) =
+            Proc::spawn_ready("master", cmd, &log, "master listening on ", READY_TIMEOUT);
+        assert_eq!(addr, listen.to_string(), "the master moved");
+        self.external_master = Some(proc);
+    }
+
+    /// Freezes the separate master (SIGSTOP): it holds its connections but
+    /// answers nothing, like a hung process.
+    pub fn pause_master(&self) {
+        if let Some(m) = &self.external_master {
+            m.signal(libc::SIGSTOP);
+        }
+    }
+
+    /// Lets a paused master run again (SIGCONT).
+    pub fn resume_master(&self) {
+        if let Some(m) = &self.external_master {
+            m.signal(libc::SIGCONT);
+        }
+    }
+
+    /// The bridge's `/healthz` body and status (`"up"`/`"down"` in it).
+    pub fn healthz(&self) -> Result<crate::process::HttpResponse, String> {
+        crate::process::http_get(self.http, "/healthz")
+    }
+
+    /// The last lines of the running bridge's log (for a drill's report).
+    pub fn bridge_log_tail(&self) -> String {
+        self.bridge.as_ref().map(Proc::log_tail).unwrap_or_default()
     }
 
     /// The bridge's process id (to tell a restart happened).

@@ -127,6 +127,35 @@ impl Proc {
         self.exited = true;
     }
 
+    /// Sends `signal` to the process itself (SIGSTOP, SIGCONT, SIGTERM, …).
+    pub fn signal(&self, signal: i32) {
+        if self.exited {
+            return;
+        }
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill(2) on this struct's own child; it touches no memory.
+            unsafe {
+                libc::kill(pid, signal);
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for the process to exit by itself; its exit
+    /// status, or `None` (it is still running) when the time is up.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let start = std::time::Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.exited = true;
+                return Some(status);
+            }
+            if start.elapsed() >= timeout {
+                return None;
+            }
+            thread::sleep(crate::POLL_EVERY);
+        }
+    }
+
     /// The last lines of the process's log.
     pub fn log_tail(&self) -> String {
         log_tail(&self.log)

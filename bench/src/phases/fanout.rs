@@ -12,7 +12,10 @@ use std::{
 
 use futures_util::{stream::SplitSink, SinkExt, StreamExt};
 use hdrhistogram::Histogram;
-use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::{
+    sync::{mpsc, watch, Semaphore},
+    task::JoinHandle,
+};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
@@ -34,23 +37,25 @@ struct Round {
 }
 
 /// Subscribed viewers that report when they see each round's marker.
-struct Subscribers {
+pub(crate) struct Subscribers {
     rounds: watch::Sender<Option<Round>>,
     reports: mpsc::Receiver<(u64, Duration)>,
     ready: Arc<AtomicUsize>,
     errors: Arc<AtomicUsize>,
     stop: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
     count: usize,
 }
 
 impl Subscribers {
-    async fn open(url: &str, count: usize) -> Result<Self> {
+    pub(crate) async fn open(url: &str, count: usize) -> Result<Self> {
         let (rounds, rounds_rx) = watch::channel(None::<Round>);
         let (tx, reports) = mpsc::channel(count * 2 + 16);
         let ready = Arc::new(AtomicUsize::new(0));
         let errors = Arc::new(AtomicUsize::new(0));
         let stop = CancellationToken::new();
         let connecting = Arc::new(Semaphore::new(64));
+        let mut tasks = Vec::with_capacity(count);
         for _ in 0..count {
             let (url, rx, tx) = (url.to_owned(), rounds_rx.clone(), tx.clone());
             let (ready, errors, stop, connecting) = (
@@ -59,13 +64,13 @@ impl Subscribers {
                 stop.clone(),
                 connecting.clone(),
             );
-            tokio::spawn(async move {
+            tasks.push(tokio::spawn(async move {
                 if let Err(e) = subscriber(url, rx, tx, ready, connecting, stop).await {
                     if errors.fetch_add(1, Relaxed) == 0 {
                         eprintln!("[loadgen] subscribed viewer failed: {e}");
                     }
                 }
-            });
+            }));
         }
         let subs = Self {
             rounds,
@@ -73,6 +78,7 @@ impl Subscribers {
             ready,
             errors,
             stop,
+            tasks,
             count,
         };
         within(Duration::from_secs(300), "viewers subscribed", async {
@@ -93,7 +99,7 @@ impl Subscribers {
 
     /// Announces round `id` (marked by `current` players), makes the change
     /// with `change`, and returns each viewer's delay until it saw it.
-    async fn round(
+    pub(crate) async fn round(
         &mut self,
         id: u64,
         current: u64,
@@ -129,8 +135,13 @@ impl Subscribers {
         Ok(got)
     }
 
-    fn close(self) {
+    /// Stops every viewer and waits until each has left: only then may the
+    /// bridge stop, or viewers still reading would report it closing them.
+    pub(crate) async fn close(self) {
         self.stop.cancel();
+        for task in self.tasks {
+            let _ = task.await;
+        }
     }
 }
 
@@ -155,6 +166,9 @@ async fn subscriber(
     let mut last = 0;
     loop {
         let msg = tokio::select! {
+            // A closed set of subscribers ends quietly even when its
+            // sockets are cut (the bridge or nginx stopping) at once.
+            biased;
             () = stop.cancelled() => return Ok(()),
             msg = socket.next() => msg,
         };
@@ -176,27 +190,27 @@ async fn subscriber(
 }
 
 /// Latencies of several rounds: all samples, and the slowest viewer of each.
-struct Rounds {
-    each: Histogram<u64>,
+pub(crate) struct Rounds {
+    pub(crate) each: Histogram<u64>,
     worst: Duration,
 }
 
 impl Rounds {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             each: histogram(),
             worst: Duration::ZERO,
         }
     }
 
-    fn add(&mut self, got: &[Duration]) {
+    pub(crate) fn add(&mut self, got: &[Duration]) {
         for d in got {
             record(&mut self.each, *d);
             self.worst = self.worst.max(*d);
         }
     }
 
-    fn summary(&self, viewers: usize) -> String {
+    pub(crate) fn summary(&self, viewers: usize) -> String {
         format!(
             "p50 {} / p99 {}; all {} had it within {}",
             q(&self.each, 0.5),
@@ -207,9 +221,9 @@ impl Rounds {
     }
 }
 
-type AdminSink = SplitSink<ws::Ws, Message>;
+pub(crate) type AdminSink = SplitSink<ws::Ws, Message>;
 
-async fn admin_change(admin: &mut AdminSink, current: u64) -> Result<()> {
+pub(crate) async fn admin_change(admin: &mut AdminSink, current: u64) -> Result<()> {
     admin
         .send(Message::text(direct::stats_json(current)))
         .await?;
@@ -246,7 +260,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
             .await?;
         base.add(&got);
     }
-    one.close();
+    one.close().await;
 
     let rss_before = bridge.rss_kib()?;
     let mut viewers = Subscribers::open(&url, s.fanout_viewers).await?;
@@ -278,7 +292,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         procs::bridge_metric(baddr, "bridge_master_queries_total").await? - queries_before;
     let window = window_start.elapsed();
     let rss_during = bridge.rss_kib()?;
-    viewers.close();
+    viewers.close().await;
     bridge.stop().await;
     master.stop().await;
 

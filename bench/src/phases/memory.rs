@@ -25,19 +25,24 @@ use crate::{
 
 /// Idle viewers opened by the load generator (this process: the bridge
 /// runs in its own, so each stays under the file-descriptor limit).
-struct Viewers {
+pub(crate) struct Viewers {
     url: String,
     connecting: Arc<Semaphore>,
     stop: CancellationToken,
-    open: Arc<AtomicUsize>,
-    errors: Arc<AtomicUsize>,
+    pub(crate) open: Arc<AtomicUsize>,
+    pub(crate) errors: Arc<AtomicUsize>,
     tasks: Vec<JoinHandle<()>>,
 }
 
 impl Viewers {
     fn new(bridge: SocketAddr) -> Self {
+        Self::at(ws::url(bridge))
+    }
+
+    /// Viewers of the WebSocket at `url` (a bridge, or nginx before some).
+    pub(crate) fn at(url: String) -> Self {
         Self {
-            url: ws::url(bridge),
+            url,
             connecting: Arc::new(Semaphore::new(64)),
             stop: CancellationToken::new(),
             open: Arc::new(AtomicUsize::new(0)),
@@ -47,7 +52,7 @@ impl Viewers {
     }
 
     /// Opens viewers until `total` are open (or failed).
-    async fn grow_to(&mut self, total: usize) -> Result<()> {
+    pub(crate) async fn grow_to(&mut self, total: usize) -> Result<()> {
         for _ in self.tasks.len()..total {
             let (url, connecting, stop) =
                 (self.url.clone(), self.connecting.clone(), self.stop.clone());
@@ -94,7 +99,7 @@ impl Viewers {
         .await
     }
 
-    async fn close(self) {
+    pub(crate) async fn close(self) {
         self.stop.cancel();
         for t in self.tasks {
             let _ = t.await;

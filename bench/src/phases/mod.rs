@@ -3,10 +3,13 @@
 //! next), measures, stops them, and returns rows of the table.
 
 pub mod bundle;
+pub mod deltas;
 pub mod fanout;
 pub mod memory;
 pub mod page;
 pub mod relay;
+pub mod scaleout;
+pub mod soak;
 
 use crate::{procs::Binaries, sizes::Sizes};
 

@@ -17,6 +17,48 @@ use crate::{
 const FIRST: &str = "page first full render";
 const CHANGE: &str = "page one-server change";
 const MASTER: &str = "master query round trip";
+const FIRST_LOAD: &str = "page first load: /api/servers as the page fetched it";
+
+/// The page's first list as it came over the wire (resource timing).
+struct Fetched {
+    encoded: f64,
+    decoded: f64,
+    encoding: String,
+}
+
+/// The last `/api/servers` the page fetched (`None`: it fetched none), and
+/// the `Content-Encoding` the bridge answers Chromium's own request with.
+async fn first_load(browser: &mut Chromium) -> Result<Option<Fetched>> {
+    let v = browser
+        .eval(
+            "(() => { const e = performance.getEntriesByType('resource')\
+             .filter(e => e.name.includes('/api/servers')).pop(); \
+             return e ? [e.encodedBodySize, e.decodedBodySize] : null })()",
+        )
+        .await?;
+    let Some(sizes) = v.as_array() else {
+        return Ok(None);
+    };
+    let at = |i: usize| sizes.get(i).and_then(|x| x.as_f64()).unwrap_or(f64::NAN);
+    browser
+        .eval(
+            "window.__benchEncoding = undefined; fetch('/api/servers', {cache: 'no-store'})\
+             .then(r => { window.__benchEncoding = r.headers.get('content-encoding') || 'identity' })\
+             .catch(e => { window.__benchEncoding = 'failed: ' + e })",
+        )
+        .await?;
+    let encoding = browser
+        .wait_for(
+            "window.__benchEncoding === undefined ? null : window.__benchEncoding",
+            Duration::from_secs(20),
+        )
+        .await?;
+    Ok(Some(Fetched {
+        encoded: at(0),
+        decoded: at(1),
+        encoding: encoding.as_str().unwrap_or("?").to_owned(),
+    }))
+}
 
 /// Runs the page and master-query figures.
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
@@ -95,6 +137,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
             )
             .await;
             let parse = json_parse_ms(&mut browser, n).await;
+            let fetched = first_load(&mut browser).await;
             browser.close().await;
             bridge.stop().await;
             let (small, big) = (small?, big?);
@@ -142,6 +185,44 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
                 "-",
                 Verdict::Info,
             ));
+            // Issue 10's page rows: only a front end that loads its first
+            // list from /api/servers (and then follows deltas) has them.
+            match fetched? {
+                Some(f) => {
+                    rows.push(Row::new(
+                        format!(
+                            "{CHANGE}, deltas ({} servers; issue 10's target)",
+                            count(n as u64)
+                        ),
+                        spread(&big.1),
+                        format!("1 server {}", fmt(&small.1)),
+                        times(median(&big.1), median(&small.1)),
+                        "≤ 4 ms",
+                        Verdict::of(median(&big.1) <= 4.0),
+                    ));
+                    rows.push(Row::new(
+                        format!(
+                            "{FIRST_LOAD} ({} servers, Content-Encoding {} as Chromium asked over http)",
+                            count(n as u64),
+                            f.encoding
+                        ),
+                        format!(
+                            "{:.1} KB ({:.1} % of raw)",
+                            f.encoded / 1000.0,
+                            100.0 * f.encoded / f.decoded.max(1.0)
+                        ),
+                        format!("raw JSON {:.1} KB", f.decoded / 1000.0),
+                        times(f.encoded, f.decoded),
+                        "≤ 25 % of raw",
+                        Verdict::of(f.encoded <= 0.25 * f.decoded),
+                    ));
+                }
+                None => {
+                    let why = "the page did not fetch /api/servers (a front end without deltas)";
+                    rows.push(Row::skipped(format!("{CHANGE}, deltas"), why));
+                    rows.push(Row::skipped(FIRST_LOAD, why));
+                }
+            }
         }
         None => {
             let why = match chromium {

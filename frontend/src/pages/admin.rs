@@ -2,12 +2,13 @@
 //! browser. The servers themselves belong to the app (see
 //! `test_server_context`), so leaving this page keeps them registered.
 
+use protocol::bridge::MasterState;
 use yew::prelude::*;
 
 use crate::{
     components::{
-        add_server_form::AddServerForm, auth_panel::AuthPanel, header::Header,
-        test_server_card::TestServerCard,
+        add_server_form::AddServerForm, auth_panel::AuthPanel, browser_chrome::disconnected,
+        header::Header, test_server_card::TestServerCard,
     },
     context::use_lobby,
     state::Auth,
@@ -49,6 +50,10 @@ pub fn Admin() -> Html {
     };
 
     let rows = lobby.state.rows.clone();
+    // Only a current list confirms a registration: not one kept from a
+    // closed connection, nor the last one a master sent before it went down.
+    let fresh = !disconnected(&lobby.state) && lobby.state.master != Some(MasterState::Down);
+    let list_at = lobby.state.received_perf_ms;
     let ts = &*servers.state;
     html! {
         <>
@@ -80,7 +85,7 @@ pub fn Admin() -> Html {
                     } else {
                         <ul class="test-servers">
                             { for ts.defs.iter().map(|d| {
-                                let listed = rows.iter().any(|r| d.is_listed_as(&r.entry));
+                                let listed = ts.confirmed(d, rows.iter().map(|r| &r.entry), list_at, fresh);
                                 html! {
                                     <TestServerCard key={d.id.to_string()} def={d.clone()} listed={listed}
                                         phase={ts.phase(d.id)} error={ts.errors.get(&d.id).cloned()}

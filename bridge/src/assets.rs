@@ -1,0 +1,368 @@
+//! The front end as files: `dist/` served the way nginx serves it in a
+//! deployment. Compression happens once, at build time ([`precompress`]
+//! writes `NAME.br` and `NAME.gz` beside each file), and the bridge picks the
+//! twin the browser's `Accept-Encoding` allows instead of compressing the
+//! 620 KB `.wasm` on every request. Trunk's hashed file names never change
+//! content, so browsers may keep them forever; `index.html` (also served for
+//! client-side routes such as `/admin` and `/embed`) must be asked for again
+//! each time, or a browser would keep loading an old build's hashed files.
+
+use std::{
+    fs,
+    io::{self, Write},
+    path::{Path, PathBuf},
+};
+
+use axum::{
+    extract::Request,
+    http::{header, HeaderValue},
+    middleware::{self, Next},
+    response::Response,
+    Router,
+};
+use tower_http::services::{ServeDir, ServeFile};
+
+/// `Cache-Control` of Trunk's hashed files (`frontend-<hash>_bg.wasm`, ...):
+/// a new build has new names, so a cached copy is never stale.
+pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// `Cache-Control` of everything else (`index.html`, client-side routes):
+/// browsers may store it but must revalidate before each use.
+pub const NO_CACHE: &str = "no-cache";
+
+/// Brotli quality used by [`precompress`]: the highest (11); it is paid
+/// once per build, not per request.
+pub const BROTLI_QUALITY: i32 = 11;
+
+/// Brotli window (log2 bytes): the largest standard window, so the whole
+/// `.wasm` is one context.
+const BROTLI_WINDOW: i32 = 24;
+
+/// Why [`precompress`] failed: which file, and what the system said.
+#[derive(Debug, thiserror::Error)]
+#[error("{action} {path}: {source}")]
+pub struct PrecompressError {
+    action: &'static str,
+    path: PathBuf,
+    source: io::Error,
+}
+
+/// What [`precompress`] wrote: per original file, its size and its twins'.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Precompressed {
+    /// `(file, original bytes, .br bytes, .gz bytes)`; a twin that would not
+    /// be smaller than the original is not written and counts as `None`.
+    pub files: Vec<(PathBuf, u64, Option<u64>, Option<u64>)>,
+}
+
+/// Serves the Trunk build in `dir`: files with their precompressed twins
+/// chosen by `Accept-Encoding`, anything else as `dir/index.html` (the app
+/// routes on the client), with the `Cache-Control` described above and
+/// `Vary: Accept-Encoding` so shared caches keep one copy per encoding.
+pub fn router(dir: &Path) -> Router {
+    let index = ServeFile::new(dir.join("index.html"))
+        .precompressed_br()
+        .precompressed_gzip();
+    let files = ServeDir::new(dir)
+        .precompressed_br()
+        .precompressed_gzip()
+        .fallback(index);
+    Router::new()
+        .fallback_service(files)
+        .layer(middleware::from_fn(cache_headers))
+}
+
+/// Adds `Cache-Control` and `Vary` to a static response.
+async fn cache_headers(req: Request, next: Next) -> Response {
+    let hashed = is_hashed(req.uri().path());
+    let mut res = next.run(req).await;
+    let status = res.status();
+    let headers = res.headers_mut();
+    // A hashed name that does not exist falls back to index.html, which
+    // must not be cached forever under that name.
+    let html = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    let keep = hashed && !html && (status.is_success() || status.as_u16() == 304);
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(if keep { IMMUTABLE } else { NO_CACHE }),
+    );
+    headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
+    res
+}
+
+/// Whether `path` names one of Trunk's content-hashed files: a segment
+/// whose name (before its first dot) ends in `-` and 16 hex digits,
+/// optionally followed by `_bg` (wasm-bindgen's module), like
+/// `frontend-72ee731f47c37d54_bg.wasm` or `style-0a1b2c3d4e5f6a7b.css`.
+pub fn is_hashed(path: &str) -> bool {
+    path.split('/').any(|segment| {
+        let stem = segment.split('.').next().unwrap_or_default();
+        let stem = stem.strip_suffix("_bg").unwrap_or(stem);
+        match stem.rsplit_once('-') {
+            Some((name, hash)) => {
+                !name.is_empty() && hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())
+            }
+            None => false,
+        }
+    })
+}
+
+/// Writes `NAME.br` (brotli, quality [`BROTLI_QUALITY`]) and `NAME.gz`
+/// (gzip level 9) beside every file under `dir`, recursively; the bridge
+/// and nginx (`brotli_static`, `gzip_static`) serve them. Safe to run again:
+/// twins are rewritten (through a temporary file and a rename, so a server
+/// reading `dir` never sees half a file), and a twin that would not be
+/// smaller than its original is removed instead, so no stale one is served.
+pub fn precompress(dir: &Path) -> Result<Precompressed, PrecompressError> {
+    let mut out = Precompressed::default();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        let entries = fs::read_dir(&folder).map_err(err("cannot list", &folder))?;
+        for entry in entries {
+            let entry = entry.map_err(err("cannot list", &folder))?;
+            let path = entry.path();
+            let kind = entry.file_type().map_err(err("cannot stat", &path))?;
+            if kind.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let twin_or_temp = path
+                .extension()
+                .is_some_and(|x| x == "br" || x == "gz" || x == "tmp");
+            if !kind.is_file() || twin_or_temp {
+                continue;
+            }
+            let data = fs::read(&path).map_err(err("cannot read", &path))?;
+            let br = write_twin(&path, "br", &data, brotli)?;
+            let gz = write_twin(&path, "gz", &data, gzip)?;
+            out.files.push((path, data.len() as u64, br, gz));
+        }
+    }
+    out.files.sort();
+    Ok(out)
+}
+
+fn err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> PrecompressError {
+    let path = path.to_path_buf();
+    move |source| PrecompressError {
+        action,
+        path,
+        source,
+    }
+}
+
+/// Writes `path.EXT` from `compress(data)` if smaller than `data`, else
+/// removes any old one; returns the written size.
+fn write_twin(
+    path: &Path,
+    ext: &str,
+    data: &[u8],
+    compress: fn(&[u8]) -> io::Result<Vec<u8>>,
+) -> Result<Option<u64>, PrecompressError> {
+    let mut twin = path.as_os_str().to_owned();
+    twin.push(".");
+    twin.push(ext);
+    let twin = PathBuf::from(twin);
+    let packed = compress(data).map_err(err("cannot compress", path))?;
+    if packed.len() >= data.len() {
+        match fs::remove_file(&twin) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(err("cannot remove", &twin)(e)),
+        }
+        return Ok(None);
+    }
+    let mut temp = twin.as_os_str().to_owned();
+    temp.push(".tmp");
+    let temp = PathBuf::from(temp);
+    fs::write(&temp, &packed).map_err(err("cannot write", &temp))?;
+    fs::rename(&temp, &twin).map_err(err("cannot rename to", &twin))?;
+    Ok(Some(packed.len() as u64))
+}
+
+fn brotli(data: &[u8]) -> io::Result<Vec<u8>> {
+    let params = brotli::enc::BrotliEncoderParams {
+        quality: BROTLI_QUALITY,
+        lgwin: BROTLI_WINDOW,
+        size_hint: data.len(),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    brotli::BrotliCompress(&mut &data[..], &mut out, &params)?;
+    Ok(out)
+}
+
+fn gzip(data: &[u8]) -> io::Result<Vec<u8>> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(data)?;
+    encoder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use axum::{body::Body, http::StatusCode};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    const WASM: &str = "frontend-72ee731f47c37d54_bg.wasm";
+    const INDEX: &str = "<!doctype html><title>lobby</title><script src=\"/frontend-72ee731f47c37d54.js\"></script>";
+
+    /// A fake Trunk build: compressible `.wasm`, `.js` and `index.html`,
+    /// plus a tiny file that compression would only make bigger.
+    fn dist() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let wasm: Vec<u8> = (0..50_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        fs::write(dir.path().join(WASM), wasm).expect("write");
+        fs::write(
+            dir.path().join("frontend-72ee731f47c37d54.js"),
+            "export function run() { return 1; }\n".repeat(200),
+        )
+        .expect("write");
+        fs::write(dir.path().join("index.html"), INDEX.repeat(20)).expect("write");
+        fs::write(dir.path().join("x.txt"), "x").expect("write");
+        dir
+    }
+
+    async fn get(dir: &Path, path: &str, accept: Option<&str>) -> (Response, Vec<u8>) {
+        let mut req = Request::builder().uri(path);
+        if let Some(accept) = accept {
+            req = req.header(header::ACCEPT_ENCODING, accept);
+        }
+        let res = router(dir)
+            .oneshot(req.body(Body::empty()).expect("request"))
+            .await
+            .expect("infallible");
+        let (parts, body) = res.into_parts();
+        let bytes = body.collect().await.expect("body").to_bytes().to_vec();
+        (Response::from_parts(parts, Body::empty()), bytes)
+    }
+
+    fn header_of(res: &Response, name: header::HeaderName) -> &str {
+        res.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn knows_trunks_hashed_names() {
+        assert!(is_hashed("/frontend-72ee731f47c37d54_bg.wasm"));
+        assert!(is_hashed("/frontend-72ee731f47c37d54.js"));
+        assert!(is_hashed("/style-0a1b2c3d4e5f6a7b.css"));
+        assert!(is_hashed("/snippets/frontend-72ee731f47c37d54/inline0.js"));
+        assert!(!is_hashed("/"));
+        assert!(!is_hashed("/index.html"));
+        assert!(!is_hashed("/admin"));
+        assert!(!is_hashed("/frontend.wasm"));
+        assert!(!is_hashed("/frontend-72ee731f47c37d5.js"), "15 digits");
+        assert!(!is_hashed("/frontend-72ee731f47c37d5x.js"), "not hex");
+        assert!(!is_hashed("/-72ee731f47c37d54.js"), "no name");
+    }
+
+    #[test]
+    fn precompress_writes_smaller_twins_that_decode_to_the_original() {
+        let dir = dist();
+        let report = precompress(dir.path()).expect("precompress");
+        assert_eq!(report.files.len(), 4, "{report:?}");
+        let wasm = fs::read(dir.path().join(WASM)).expect("read");
+        let br = fs::read(dir.path().join(format!("{WASM}.br"))).expect("br twin");
+        let gz = fs::read(dir.path().join(format!("{WASM}.gz"))).expect("gz twin");
+        assert!(br.len() < gz.len() && gz.len() < wasm.len());
+        let mut unbr = Vec::new();
+        brotli::Decompressor::new(&br[..], 4096)
+            .read_to_end(&mut unbr)
+            .expect("brotli");
+        assert_eq!(unbr, wasm);
+        let mut ungz = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut ungz)
+            .expect("gzip");
+        assert_eq!(ungz, wasm);
+        // One byte only grows: no twin, so nothing stale is ever served.
+        assert!(!dir.path().join("x.txt.br").exists());
+        assert!(!dir.path().join("x.txt.gz").exists());
+
+        // Again: same twins, no twins of twins, no temporary files left.
+        let again = precompress(dir.path()).expect("precompress again");
+        assert_eq!(again, report);
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 4 + 3 * 2, "{names:?}");
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+
+    #[tokio::test]
+    async fn serves_the_twin_the_browser_accepts_and_caches_hashed_files_forever() {
+        let dir = dist();
+        precompress(dir.path()).expect("precompress");
+        let path = format!("/{WASM}");
+        let wasm = fs::read(dir.path().join(WASM)).expect("read");
+
+        let (res, body) = get(dir.path(), &path, Some("gzip, deflate, br, zstd")).await;
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(header_of(&res, header::CONTENT_ENCODING), "br");
+        assert_eq!(header_of(&res, header::CONTENT_TYPE), "application/wasm");
+        assert_eq!(header_of(&res, header::CACHE_CONTROL), IMMUTABLE);
+        assert_eq!(header_of(&res, header::VARY), "accept-encoding");
+        let br = fs::read(dir.path().join(format!("{WASM}.br"))).expect("br twin");
+        assert_eq!(body, br);
+
+        let (res, body) = get(dir.path(), &path, Some("gzip")).await;
+        assert_eq!(header_of(&res, header::CONTENT_ENCODING), "gzip");
+        assert_eq!(
+            body.len() as u64,
+            fs::metadata(dir.path().join(format!("{WASM}.gz")))
+                .expect("gz")
+                .len()
+        );
+
+        let (res, body) = get(dir.path(), &path, None).await;
+        assert_eq!(header_of(&res, header::CONTENT_ENCODING), "");
+        assert_eq!(body, wasm);
+        assert_eq!(header_of(&res, header::CACHE_CONTROL), IMMUTABLE);
+    }
+
+    #[tokio::test]
+    async fn index_and_client_side_routes_are_never_cached_stale() {
+        let dir = dist();
+        precompress(dir.path()).expect("precompress");
+        let index = fs::read(dir.path().join("index.html")).expect("read");
+        let index_br = fs::read(dir.path().join("index.html.br")).expect("read");
+        for path in ["/", "/index.html", "/admin", "/embed?theme=dark"] {
+            let (res, body) = get(dir.path(), path, None).await;
+            assert_eq!(res.status(), StatusCode::OK, "{path}");
+            assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");
+            assert_eq!(body, index, "{path}");
+            let (res, body) = get(dir.path(), path, Some("br")).await;
+            assert_eq!(header_of(&res, header::CONTENT_ENCODING), "br", "{path}");
+            assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");
+            assert_eq!(body, index_br, "{path}");
+        }
+        // A hashed name from another build falls back to the page, which
+        // must not be cached forever under that name.
+        let (res, body) = get(dir.path(), "/frontend-0000000000000000_bg.wasm", None).await;
+        assert_eq!(body, index);
+        assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE);
+    }
+
+    #[tokio::test]
+    async fn without_twins_files_are_served_as_they_are() {
+        let dir = dist();
+        let (res, body) = get(dir.path(), &format!("/{WASM}"), Some("br, gzip")).await;
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(header_of(&res, header::CONTENT_ENCODING), "");
+        assert_eq!(body, fs::read(dir.path().join(WASM)).expect("read"));
+    }
+}

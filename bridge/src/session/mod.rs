@@ -1,0 +1,400 @@
+//! One browser's WebSocket: the event loop, and the dispatch of its frames
+//! with the role (viewer or admin) and the per-connection limits. Viewers
+//! are answered from the shared upstream; an admin's commands go over its
+//! own master connection ([`admin_link`], with the session's side of it);
+//! every reply leaves through the [`outbox`]; what a subscriber was sent is
+//! kept in [`push`].
+
+mod admin_link;
+mod handle;
+mod outbox;
+mod push;
+
+use std::{
+    net::SocketAddr,
+    sync::{atomic::Ordering::Relaxed, Arc},
+};
+
+use bytes::Bytes;
+use futures_util::{stream::SplitStream, FutureExt, StreamExt};
+use hyper::upgrade::Upgraded;
+use hyper_util::rt::TokioIo;
+use protocol::{
+    bridge::{BridgeMessage, ClientMessage, ErrorCode, Inbound, MasterState, Refusal},
+    codec::Frame,
+};
+use tokio::{sync::watch, time::Instant};
+use tokio_tungstenite::{
+    tungstenite::{
+        error::{CapacityError, Error as WsError},
+        protocol::frame::coding::CloseCode,
+        Message, Utf8Bytes,
+    },
+    WebSocketStream,
+};
+use tracing::{debug, info, warn};
+
+pub(crate) use handle::{Handle, Settings};
+
+use self::{
+    admin_link::AdminLink,
+    outbox::{Close, Outbox},
+    push::Subscription,
+};
+use crate::{games::GamesSnapshot, limits::TokenBucket, upstream::Shared};
+
+/// A browser's WebSocket.
+pub(crate) type WebSocket = WebSocketStream<TokioIo<Upgraded>>;
+
+/// Browser frames handled together before the replies are flushed.
+const BATCH: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Viewer,
+    Admin,
+}
+
+impl Role {
+    /// The admins' or the viewers' version of a message.
+    fn pick(self, full: &Utf8Bytes, viewer: &Utf8Bytes) -> Utf8Bytes {
+        match self {
+            Role::Admin => full.clone(),
+            Role::Viewer => viewer.clone(),
+        }
+    }
+}
+
+enum Event {
+    Shutdown,
+    Browser(Option<Result<Message, WsError>>),
+    Shared(bool),
+    Link(Option<std::io::Result<Frame>>),
+    /// Other games' servers changed (`false`: their refresher is gone).
+    Games(bool),
+    Ping,
+}
+
+/// Serves `peer`'s socket until either side closes or the bridge shuts down.
+pub(crate) async fn run(handle: Arc<Handle>, peer: SocketAddr, ws: WebSocket) {
+    let (sink, reader) = ws.split();
+    let outbox = Outbox::new(sink, peer, &handle);
+    Session::new(handle, peer, reader, outbox).run().await;
+}
+
+struct Session {
+    handle: Arc<Handle>,
+    peer: SocketAddr,
+    /// The socket's read side; the write side is the outbox's.
+    reader: SplitStream<WebSocket>,
+    outbox: Outbox,
+    role: Role,
+    /// A viewer's query waits for the first list after start-up.
+    pending_query: bool,
+    link: Option<AdminLink>,
+    bucket: TokenBucket,
+    /// Rate-limited frames in a row.
+    strikes: u32,
+    shared: watch::Receiver<Shared>,
+    /// The master state this browser was last told (it starts "up").
+    told_state: MasterState,
+    subscription: Subscription,
+    /// Other games' servers, when configured.
+    games: Option<watch::Receiver<Option<GamesSnapshot>>>,
+    last_heard: Instant,
+}
+
+impl Session {
+    fn new(
+        handle: Arc<Handle>,
+        peer: SocketAddr,
+        reader: SplitStream<WebSocket>,
+        outbox: Outbox,
+    ) -> Self {
+        let config = &handle.config;
+        let bucket = TokenBucket::new(
+            config.rate_per_sec,
+            config.rate_burst,
+            Instant::now().into_std(),
+        );
+        Self {
+            shared: handle.subscribe_shared(),
+            games: handle.subscribe_games(),
+            handle,
+            peer,
+            reader,
+            outbox,
+            role: Role::Viewer,
+            pending_query: false,
+            link: None,
+            bucket,
+            strikes: 0,
+            told_state: MasterState::Up,
+            subscription: Subscription::default(),
+            last_heard: Instant::now(),
+        }
+    }
+
+    async fn run(mut self) {
+        self.handle.metrics.viewers.fetch_add(1, Relaxed);
+        debug!(peer = %self.peer, "websocket opened");
+        let close = self.serve().await.err().unwrap_or(Close::Quietly);
+        let Session {
+            handle,
+            peer,
+            mut reader,
+            outbox,
+            role,
+            link,
+            ..
+        } = self;
+        if let Close::With(code, reason) = close {
+            outbox.close(&mut reader, code, reason).await;
+        }
+        match role {
+            Role::Viewer => handle.metrics.viewers.fetch_sub(1, Relaxed),
+            Role::Admin => handle.metrics.admins.fetch_sub(1, Relaxed),
+        };
+        if link.is_some() {
+            info!(%peer, "admin connection closed; its master connection too");
+        }
+        debug!(%peer, "websocket closed");
+    }
+
+    async fn serve(&mut self) -> Result<(), Close> {
+        // A browser arriving while the master is down learns it at once.
+        if self.shared.borrow_and_update().master == MasterState::Down {
+            self.told_state = MasterState::Down;
+            self.send_bridge(&status(MasterState::Down)).await?;
+            self.outbox.flush().await?;
+        }
+        let period = self.handle.config.ping_interval;
+        let mut ping = tokio::time::interval_at(Instant::now() + period, period);
+        loop {
+            let event = tokio::select! {
+                () = self.handle.cancel.cancelled() => Event::Shutdown,
+                msg = self.reader.next() => Event::Browser(msg),
+                changed = self.shared.changed() => Event::Shared(changed.is_ok()),
+                frame = admin_link::next_frame(&mut self.link) => Event::Link(frame),
+                changed = games_changed(&mut self.games) => Event::Games(changed),
+                _ = ping.tick() => Event::Ping,
+            };
+            match event {
+                Event::Shutdown | Event::Shared(false) => {
+                    return Err(Close::With(CloseCode::Away, "bridge shutting down"))
+                }
+                Event::Browser(None) => return Ok(()),
+                Event::Browser(Some(Err(e))) => return Err(read_error(e, self.peer)),
+                Event::Browser(Some(Ok(msg))) => {
+                    self.last_heard = Instant::now();
+                    self.on_browser_batch(msg).await?;
+                }
+                Event::Shared(true) => self.on_shared().await?,
+                Event::Link(frame) => self.on_link_batch(frame).await?,
+                Event::Games(true) => self.push_games().await?,
+                Event::Games(false) => self.games = None,
+                Event::Ping => {
+                    if self.last_heard.elapsed() > self.handle.config.pong_timeout {
+                        info!(peer = %self.peer, "no pong; closing");
+                        return Err(Close::With(CloseCode::Away, "no pong"));
+                    }
+                    self.outbox.queue(Message::Ping(Bytes::new())).await?;
+                }
+            }
+            // Whatever the event queued leaves in one write.
+            self.outbox.flush().await?;
+        }
+    }
+
+    /// Handles `msg` and up to [`BATCH`] further browser frames already
+    /// received, then writes what they relayed to the master (their replies
+    /// to the browser leave at the loop's flush).
+    async fn on_browser_batch(&mut self, msg: Message) -> Result<(), Close> {
+        self.on_browser(msg).await?;
+        for _ in 0..BATCH {
+            // Polled once: the select loop registers the real waker again.
+            match self.reader.next().now_or_never() {
+                Some(Some(Ok(msg))) => self.on_browser(msg).await?,
+                // Errors and the end are seen again by the select loop.
+                _ => break,
+            }
+        }
+        self.flush_link().await
+    }
+
+    async fn on_browser(&mut self, msg: Message) -> Result<(), Close> {
+        match msg {
+            Message::Text(text) => {
+                self.handle.metrics.frames_in.fetch_add(1, Relaxed);
+                self.on_text(text).await
+            }
+            Message::Binary(_) => {
+                self.handle.metrics.frames_in.fetch_add(1, Relaxed);
+                Err(Close::With(
+                    CloseCode::Unsupported,
+                    "binary frames are not accepted",
+                ))
+            }
+            // Reading never yields raw frames.
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(()),
+            // tungstenite answers the close handshake itself.
+            Message::Close(_) => Err(Close::Quietly),
+        }
+    }
+
+    async fn on_text(&mut self, text: Utf8Bytes) -> Result<(), Close> {
+        if !self.bucket.take(Instant::now().into_std()) {
+            self.strikes += 1;
+            if self.strikes >= self.handle.config.flood_close_after {
+                warn!(peer = %self.peer, "message flood; closing");
+                return Err(Close::With(CloseCode::Policy, "too many messages"));
+            }
+            return self.refuse(ErrorCode::RateLimited).await;
+        }
+        self.strikes = 0;
+        match Inbound::classify(text.as_bytes()) {
+            Err(refusal) => self.refuse_with(refusal).await,
+            Ok(Inbound::Bridge(ClientMessage::Auth { token })) => self.on_auth(&token).await,
+            Ok(Inbound::Bridge(ClientMessage::Subscribe(sub))) => {
+                self.subscription.start(sub);
+                self.push_list().await?;
+                self.push_games().await
+            }
+            Ok(Inbound::Bridge(ClientMessage::Unsubscribe)) => {
+                self.subscription.stop();
+                Ok(())
+            }
+            Ok(Inbound::Query) if self.link.is_some() => self.relay_query(&text).await,
+            Ok(Inbound::Query) => self.answer_query().await,
+            Ok(Inbound::Admin { command }) => {
+                if self.role != Role::Admin {
+                    debug!(peer = %self.peer, %command, "admin command from a viewer");
+                    return self.refuse(ErrorCode::Forbidden).await;
+                }
+                self.relay_command(&text).await
+            }
+        }
+    }
+
+    async fn on_auth(&mut self, token: &str) -> Result<(), Close> {
+        let ok = self.handle.config.admin_token.matches(token);
+        let metrics = &self.handle.metrics;
+        if ok {
+            if self.role == Role::Viewer {
+                self.role = Role::Admin;
+                metrics.viewers.fetch_sub(1, Relaxed);
+                metrics.admins.fetch_add(1, Relaxed);
+                if self.handle.config.hide_addresses {
+                    self.subscription.role_changed();
+                }
+            }
+            info!(peer = %self.peer, "admin authenticated");
+        } else {
+            metrics.auth_failures.fetch_add(1, Relaxed);
+            warn!(peer = %self.peer, "bridgeAuth with a wrong token");
+        }
+        self.send_bridge(&BridgeMessage::AuthResult { ok }).await
+    }
+
+    async fn answer_query(&mut self) -> Result<(), Close> {
+        let (state, text) = {
+            let shared = self.shared.borrow();
+            let text = shared
+                .list
+                .as_ref()
+                .map(|l| self.role.pick(&l.full, &l.viewer));
+            (shared.master, text)
+        };
+        if state == MasterState::Down {
+            return self.refuse(ErrorCode::MasterDown).await;
+        }
+        match text {
+            Some(text) => self.outbox.queue(Message::Text(text)).await,
+            None => {
+                self.pending_query = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// The shared state changed: tell about reachability, push the list.
+    async fn on_shared(&mut self) -> Result<(), Close> {
+        let state = self.shared.borrow_and_update().master;
+        if state != self.told_state {
+            self.told_state = state;
+            self.send_bridge(&status(state)).await?;
+        }
+        if self.pending_query {
+            self.pending_query = false;
+            self.answer_query().await?;
+        }
+        self.push_list().await
+    }
+
+    async fn push_list(&mut self) -> Result<(), Close> {
+        let texts = {
+            let shared = self.shared.borrow();
+            self.subscription
+                .lists(shared.list.as_ref(), shared.feed.as_ref(), self.role)
+        };
+        for text in texts {
+            self.outbox.queue(Message::Text(text)).await?;
+        }
+        Ok(())
+    }
+
+    async fn push_games(&mut self) -> Result<(), Close> {
+        let text = match self.games.as_mut() {
+            Some(games) if self.subscription.is_on() => {
+                let games = games.borrow_and_update();
+                self.subscription.games(games.as_ref(), self.role)
+            }
+            _ => None,
+        };
+        match text {
+            Some(text) => self.outbox.queue(Message::Text(text)).await,
+            None => Ok(()),
+        }
+    }
+
+    async fn refuse(&mut self, code: ErrorCode) -> Result<(), Close> {
+        self.refuse_with(code.into()).await
+    }
+
+    /// Refuses a frame with `refusal`'s code and sentence.
+    async fn refuse_with(&mut self, refusal: Refusal) -> Result<(), Close> {
+        self.handle.metrics.refused(refusal.code);
+        self.send_bridge(&refusal.to_message()).await
+    }
+
+    async fn send_bridge(&mut self, msg: &BridgeMessage) -> Result<(), Close> {
+        self.outbox.queue(Message::Text(msg.to_json().into())).await
+    }
+}
+
+fn status(master: MasterState) -> BridgeMessage {
+    BridgeMessage::Status { master }
+}
+
+/// A read error: an oversized message earns 1009, anything else ends quietly.
+fn read_error(e: WsError, peer: SocketAddr) -> Close {
+    match e {
+        WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
+            info!(%peer, size, max_size, "message too big; closing");
+            Close::With(CloseCode::Size, "message too big")
+        }
+        e => {
+            debug!(%peer, error = %e, "read failed");
+            Close::Quietly
+        }
+    }
+}
+
+/// Waits for the next change of the other games' servers; never, when
+/// they are not configured.
+async fn games_changed(games: &mut Option<watch::Receiver<Option<GamesSnapshot>>>) -> bool {
+    match games {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
