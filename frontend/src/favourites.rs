@@ -165,13 +165,20 @@ impl Marks {
 #[derive(Debug, Clone, PartialEq)]
 pub enum MarkAction {
     /// Star or unstar; starring unhides.
-    ToggleFavourite { key: String, name: String, now_ms: f64 },
+    ToggleFavourite {
+        key: String,
+        name: String,
+        now_ms: f64,
+    },
     /// Hide a row; a favourite stays (favourites are never hidden).
     Hide(String),
     Unhide(String),
     ShowHidden(bool),
     /// These favourites are in the list received at `at_ms` (key, name).
-    Seen { pairs: Vec<(String, String)>, at_ms: f64 },
+    Seen {
+        pairs: Vec<(String, String)>,
+        at_ms: f64,
+    },
     /// Switch the page's language.
     SetLang(crate::i18n::Lang),
 }
@@ -366,7 +373,10 @@ mod tests {
 
     #[test]
     fn keys_prefer_the_address() {
-        assert_eq!(server_key("lobby", Some("1.2.3.4:5"), "A"), "lobby|1.2.3.4:5");
+        assert_eq!(
+            server_key("lobby", Some("1.2.3.4:5"), "A"),
+            "lobby|1.2.3.4:5"
+        );
         assert_eq!(server_key("lobby", None, "A"), "lobby|name:A");
     }
 
@@ -402,7 +412,10 @@ mod tests {
         assert_eq!(m.apply(MarkAction::Hide("lobby|a:1".into())), (false, true));
         assert_eq!(m.apply(fav("lobby|a:1")), (true, true));
         assert!(m.hidden.is_empty());
-        assert_eq!(m.apply(MarkAction::Hide("lobby|a:1".into())), (false, false));
+        assert_eq!(
+            m.apply(MarkAction::Hide("lobby|a:1".into())),
+            (false, false)
+        );
         assert_eq!(m.apply(fav("lobby|a:1")), (true, true));
         assert!(m.favourites.is_empty());
         for i in 0..MAX_FAVOURITES + 5 {

@@ -47,8 +47,7 @@ impl Fresh {
         // Bounded: forget servers long gone once the map is twice the list
         // (a key seen again later then counts as new again, which it is).
         if self.seen.len() > 2 * count + 64 {
-            self.seen
-                .retain(|_, at| *at > 0 && is_recent(*at, now_ms));
+            self.seen.retain(|_, at| *at > 0 && is_recent(*at, now_ms));
         }
     }
 

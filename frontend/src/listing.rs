@@ -501,18 +501,31 @@ pub(crate) mod tests {
             now_ms: 0.0,
         });
         m.apply(crate::favourites::MarkAction::Hide(key("轰炸机人")));
-        for sort in ["", "dir=desc", "sort=players", "sort=free", "sort=lobby", "sort=mode&dir=desc"] {
+        for sort in [
+            "",
+            "dir=desc",
+            "sort=players",
+            "sort=free",
+            "sort=lobby",
+            "sort=mode&dir=desc",
+        ] {
             let a = arrange_rows(&rows, &ListQuery::from_query_str(sort), &m);
             assert_eq!(rows[a.idx[0]].entry.name, "charlie", "{sort}");
             assert_eq!(a.pinned, 1);
-            assert!(a.idx.iter().all(|&i| rows[i].entry.name != "轰炸机人"), "{sort}");
+            assert!(
+                a.idx.iter().all(|&i| rows[i].entry.name != "轰炸机人"),
+                "{sort}"
+            );
             assert_eq!(a.hidden, 1);
         }
         // Mode 1 does not match charlie (mode 2), yet it stays, marked.
         let a = arrange_rows(&rows, &ListQuery::from_query_str("mode=1"), &m);
         assert_eq!(rows[a.idx[0]].entry.name, "charlie");
         assert_eq!(a.unmatched, [a.idx[0]]);
-        assert_eq!(a.filtered_out, 1, "bravo and Bösewicht match, Alpha not, 轰炸机人 hidden");
+        assert_eq!(
+            a.filtered_out, 1,
+            "bravo and Bösewicht match, Alpha not, 轰炸机人 hidden"
+        );
         // Renamed, same address: still the favourite.
         let mut renamed: Vec<ServerEntry> = rows.iter().map(|r| r.entry.clone()).collect();
         renamed[4].name = "charlie (renamed)".into();

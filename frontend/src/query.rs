@@ -476,10 +476,13 @@ mod tests {
         assert!(ListQuery::from_query_str("src=a2s:h:1&hideempty=1").is_filtered());
         assert!(ListQuery::from_query_str("fav=1").is_filtered());
         assert!(!ListQuery::from_query_str("tabs=0").is_filtered());
-        let saved = ListQuery::from_query_str("q=x&sort=free&open=1&mode=2&fav=1&page=3&tabs=0").filters();
+        let saved =
+            ListQuery::from_query_str("q=x&sort=free&open=1&mode=2&fav=1&page=3&tabs=0").filters();
         assert_eq!(saved.to_query_string(), "open=1&mode=2&fav=1");
         assert_eq!(
-            ListQuery::from_query_str("tabs=0&fav=1&hidefull=1").cleared().to_query_string(),
+            ListQuery::from_query_str("tabs=0&fav=1&hidefull=1")
+                .cleared()
+                .to_query_string(),
             "tabs=0"
         );
     }

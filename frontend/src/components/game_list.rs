@@ -21,8 +21,8 @@ use crate::{
     context::use_lobby,
     favourites::{Favourite, MarkAction},
     games,
-    marks_context::use_marks,
     listing::{page_count, page_slice},
+    marks_context::use_marks,
     query::ListQuery,
 };
 
@@ -72,7 +72,9 @@ pub fn GameList(props: &GameListProps) -> Html {
         let m = marks.marks.clone();
         use_memo(
             (state.games_version, filter_key, marks.marks.version),
-            move |(_, q, _)| games::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default()),
+            move |(_, q, _)| {
+                games::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default())
+            },
         )
     };
     {
@@ -81,7 +83,10 @@ pub fn GameList(props: &GameListProps) -> Html {
         let at = state.games_at_ms;
         use_effect_with((state.games_version, marks.marks.version), move |_| {
             if let (Some(at_ms), false) = (at, present.is_empty()) {
-                dispatcher.dispatch(MarkAction::Seen { pairs: present, at_ms });
+                dispatcher.dispatch(MarkAction::Seen {
+                    pairs: present,
+                    at_ms,
+                });
             }
         });
     }
@@ -112,7 +117,12 @@ pub fn GameList(props: &GameListProps) -> Html {
     );
     let meta = list_meta(
         games::summary_text(&rows),
-        filter_note(&arranged, ViewCallbacks::new(&q, &set).clear_filters, &marks.dispatcher(), marks.marks.show_hidden),
+        filter_note(
+            &arranged,
+            ViewCallbacks::new(&q, &set).clear_filters,
+            &marks.dispatcher(),
+            marks.marks.show_hidden,
+        ),
         state.games_at_ms,
         stale,
         None,

@@ -100,7 +100,13 @@ pub fn GameTableRow(props: &GameTableRowProps) -> Html {
     };
     let full = s.max_players > 0 && s.players >= s.max_players;
     let buttons = props.dispatcher.as_ref().map(|d| {
-        marks_buttons(d, props.mark_key.clone(), row.title.to_string(), props.favourite, props.hidden)
+        marks_buttons(
+            d,
+            props.mark_key.clone(),
+            row.title.to_string(),
+            props.favourite,
+            props.hidden,
+        )
     });
     let class = classes!(
         (!s.online).then_some("offline"),

@@ -44,7 +44,13 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
     let queued = p.current > u32::from(p.max);
     let full = p.current >= u32::from(p.max);
     let buttons = props.dispatcher.as_ref().map(|d| {
-        marks_buttons(d, mark_key(e), e.name.clone(), props.favourite, props.hidden)
+        marks_buttons(
+            d,
+            mark_key(e),
+            e.name.clone(),
+            props.favourite,
+            props.hidden,
+        )
     });
     let class = classes!(
         props.flash,

@@ -27,4 +27,3 @@ pub fn UpdatedAgo(props: &UpdatedAgoProps) -> Html {
         None => html! {},
     }
 }
-
