@@ -9,8 +9,7 @@ use protocol::bridge::{GameRule, GameServer, GameSource, GameSourceKind};
 
 use crate::{
     favourites::{arrange, server_key, Arranged, Marks},
-    i18n::{count, tf, K},
-    listing::plural,
+    i18n::{count, t, tf, K},
     query::{ListQuery, SortKey},
 };
 
@@ -53,7 +52,7 @@ pub fn rows(source: &GameSource) -> Vec<GameRow> {
             *n += 1;
             let key = if *n == 1 { base } else { format!("{base}#{n}") };
             let title = if server.name.trim().is_empty() {
-                address_label(server).unwrap_or_else(|| "Unnamed server".to_owned())
+                address_label(server).unwrap_or_else(|| t(K::UnnamedServer).to_owned())
             } else {
                 server.name.clone()
             };
@@ -89,8 +88,8 @@ pub fn tab_title(source: &GameSource) -> String {
         .map(|s| s.game.trim().to_owned());
     match (game, source.kind) {
         (Some(game), _) => game,
-        (None, GameSourceKind::A2s) => "Valve server".to_owned(),
-        (None, GameSourceKind::GameAgent) => "Serious Sam servers".to_owned(),
+        (None, GameSourceKind::A2s) => t(K::ValveServer).to_owned(),
+        (None, GameSourceKind::GameAgent) => t(K::SeriousSamServers).to_owned(),
     }
 }
 
@@ -212,7 +211,10 @@ pub fn players_label(s: &GameServer) -> String {
     }
     let mut text = format!("{}/{}", s.players, s.max_players);
     if s.bots > 0 {
-        text.push_str(&format!(" ({})", plural(u64::from(s.bots), "bot", "bots")));
+        text.push_str(&format!(
+            " ({})",
+            count(u64::from(s.bots), K::BotOne, K::BotMany)
+        ));
     }
     text
 }

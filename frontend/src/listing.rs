@@ -237,11 +237,6 @@ pub fn summarize(rows: &[Row]) -> Summary {
     })
 }
 
-pub(crate) fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
-    let n = n.into();
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// "N servers · M players · K open" (the filters' effect is said beside
 /// it, see `browser_chrome::filter_note`).
 pub fn summary_text(s: Summary) -> String {
@@ -258,17 +253,13 @@ pub fn players_label(current: u32, max: u8) -> String {
     let max32 = u32::from(max);
     match current.cmp(&max32) {
         Ordering::Less => format!("{current}/{max}"),
-        Ordering::Equal => format!("{current}/{max} full"),
-        Ordering::Greater => format!("{max}/{max} +{} queued", current - max32),
+        Ordering::Equal => tf(K::PlayersFull, &[&current, &max]),
+        Ordering::Greater => tf(K::PlayersQueued, &[&max, &max, &(current - max32)]),
     }
 }
 
 pub fn lobby_label(open: bool) -> &'static str {
-    if open {
-        "Open"
-    } else {
-        "In game"
-    }
+    t(if open { K::Open } else { K::InGame })
 }
 
 pub fn mode_label(mode: GameplayMode) -> &'static str {

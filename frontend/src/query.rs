@@ -68,16 +68,17 @@ impl SortKey {
 
     /// The column heading.
     pub fn label(self) -> &'static str {
-        match self {
-            SortKey::Name => "Name",
-            SortKey::Players => "Players",
-            SortKey::Free => "Free slots",
-            SortKey::Lobby => "Lobby",
-            SortKey::Mode => "Mode",
-            SortKey::Game => "Game",
-            SortKey::Map => "Map",
-            SortKey::Ping => "Ping",
-        }
+        use crate::i18n::{t, K};
+        t(match self {
+            SortKey::Name => K::Name,
+            SortKey::Players => K::Players,
+            SortKey::Free => K::FreeSlots,
+            SortKey::Lobby => K::Lobby,
+            SortKey::Mode => K::Mode,
+            SortKey::Game => K::Game,
+            SortKey::Map => K::Map,
+            SortKey::Ping => K::Ping,
+        })
     }
 
     pub fn parse(s: &str) -> Option<Self> {

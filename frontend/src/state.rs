@@ -153,33 +153,30 @@ pub struct StatusView {
 /// What the pill says at `now_ms`: Live · Reconnecting in N s · Master
 /// unreachable (or Connecting… before the first answer).
 pub fn status_view(s: &State, now_ms: f64) -> StatusView {
+    use crate::i18n::{t, tf, K};
     match s.conn {
         Conn::Waiting { at_ms } => {
             let secs = ((at_ms - now_ms) / 1000.0).ceil().max(0.0) as u64;
             StatusView {
                 tone: "wait",
                 text: if secs == 0 {
-                    "Reconnecting…".to_owned()
+                    t(K::Reconnecting).to_owned()
                 } else {
-                    format!("Reconnecting in {secs} s")
+                    tf(K::ReconnectingIn, &[&secs])
                 },
             }
         }
         _ if s.master == Some(MasterState::Down) => StatusView {
             tone: "down",
-            text: "Master unreachable".to_owned(),
+            text: t(K::MasterUnreachable).to_owned(),
         },
         Conn::Open if s.receiving => StatusView {
             tone: "live",
-            text: if s.polling {
-                "Live (polling)".to_owned()
-            } else {
-                "Live".to_owned()
-            },
+            text: t(if s.polling { K::LivePolling } else { K::Live }).to_owned(),
         },
         Conn::Open | Conn::Connecting => StatusView {
             tone: "wait",
-            text: "Connecting…".to_owned(),
+            text: t(K::Connecting).to_owned(),
         },
     }
 }

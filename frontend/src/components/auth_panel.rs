@@ -3,7 +3,12 @@
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::{context::use_lobby, services::storage, state::Auth};
+use crate::{
+    context::use_lobby,
+    i18n::{t, K},
+    services::storage,
+    state::Auth,
+};
 
 /// Signs this tab in with `bridgeAuth`; the token lives in sessionStorage.
 #[component]
@@ -25,18 +30,18 @@ pub fn AuthPanel() -> Html {
         })
     };
     let (class, text) = match lobby.state.auth {
-        Auth::SignedOut => ("muted", "Not signed in"),
-        Auth::Pending => ("muted", "Checking the token…"),
-        Auth::SignedIn => ("ok", "Signed in: you can add test servers"),
-        Auth::Rejected => ("bad", "Token rejected by the bridge"),
+        Auth::SignedOut => ("muted", t(K::NotSignedIn)),
+        Auth::Pending => ("muted", t(K::CheckingToken)),
+        Auth::SignedIn => ("ok", t(K::SignedInCanAdd)),
+        Auth::Rejected => ("bad", t(K::TokenRejected)),
     };
     html! {
         <form class="auth" onsubmit={on_submit}>
-            <label for="admin-token">{"Admin token"}</label>
+            <label for="admin-token">{ t(K::AdminToken) }</label>
             <div class="row">
                 <input id="admin-token" type="password" autocomplete="off"
                     value={(*token).clone()} oninput={on_input} />
-                <button id="admin-login" type="submit" class="primary">{"Sign in"}</button>
+                <button id="admin-login" type="submit" class="primary">{ t(K::SignIn) }</button>
             </div>
             <p data-testid="auth-result" class={classes!("auth-result", class)} role="status" aria-live="polite">
                 { text }

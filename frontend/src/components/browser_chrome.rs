@@ -37,7 +37,7 @@ pub fn list_meta(
                 <p class="banner warn" role="alert" data-testid="stale">{ text }</p>
             }
             if let Some(err) = error {
-                <p class="banner" role="status">{ format!("The bridge says: {err}") }</p>
+                <p class="banner" role="status">{ tf(K::BridgeSays, &[&err]) }</p>
             }
         </>
     }
@@ -85,9 +85,9 @@ pub fn disconnected(state: &State) -> bool {
 /// Why the shown lobby list may be out of date, if it may.
 pub fn stale_text(state: &State) -> Option<&'static str> {
     if disconnected(state) {
-        Some("The connection to the lobby was lost; this is the last list received. Reconnecting by itself.")
+        Some(t(K::StaleLobby))
     } else if state.master == Some(MasterState::Down) {
-        Some("The master server is unreachable; this is the last list it sent.")
+        Some(t(K::StaleMaster))
     } else {
         None
     }
@@ -98,10 +98,10 @@ pub fn stale_text(state: &State) -> Option<&'static str> {
 pub fn empty_before_list(conn: Conn) -> Html {
     match conn {
         Conn::Waiting { .. } => html! {
-            <EmptyState title="Can't reach the lobby right now"
-                detail="The page keeps trying by itself; the list appears as soon as the connection is back." />
+            <EmptyState title={t(K::CantReach)}
+                detail={t(K::CantReachDetail)} />
         },
-        _ => html! { <EmptyState title="Loading servers…" detail="Connecting to the lobby." /> },
+        _ => html! { <EmptyState title={t(K::LoadingServers)} detail={t(K::ConnectingLobby)} /> },
     }
 }
 
@@ -109,9 +109,9 @@ pub fn empty_before_list(conn: Conn) -> Html {
 /// button that clears them.
 pub fn no_match(clear_filters: Callback<MouseEvent>) -> Html {
     html! {
-        <EmptyState title="No servers match"
-            detail="Every server is hidden by the search or the filters."
-            action={Some(("clear-filters".into(), "Clear search and filters".into(), clear_filters))} />
+        <EmptyState title={t(K::NoMatch)}
+            detail={t(K::NoMatchDetail)}
+            action={Some(("clear-filters".into(), t(K::ClearSearchFilters).into(), clear_filters))} />
     }
 }
 

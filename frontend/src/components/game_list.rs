@@ -21,6 +21,7 @@ use crate::{
     context::use_lobby,
     favourites::{Favourite, MarkAction},
     games,
+    i18n::{t, tf, K},
     listing::{page_count, page_slice},
     marks_context::use_marks,
     query::ListQuery,
@@ -104,17 +105,15 @@ pub fn GameList(props: &GameListProps) -> Html {
             empty_before_list(state.conn)
         } else {
             html! {
-                <EmptyState title="This source is not on this bridge"
-                    detail="The link names a game server source this lobby does not query (any more)."
-                    action={Some(("back-to-lobby".into(), "Show the lobby's servers".into(), back_to_lobby))} />
+                <EmptyState title={t(K::NotOnBridge)}
+                    detail={t(K::NotOnBridgeDetail)}
+                    action={Some(("back-to-lobby".into(), t(K::ShowLobby).into(), back_to_lobby))} />
             }
         };
         return html! { <div class="table-wrap">{ body }</div> };
     };
 
-    let stale = disconnected(state).then_some(
-        "The connection to the lobby was lost; these are the last results received. Reconnecting by itself.",
-    );
+    let stale = disconnected(state).then_some(t(K::StaleGames));
     let meta = list_meta(
         games::summary_text(&rows),
         filter_note(
@@ -130,7 +129,7 @@ pub fn GameList(props: &GameListProps) -> Html {
     let source_error = source.error.as_ref().map(|e| {
         html! {
             <p class="banner warn" role="alert" data-testid="source-error">
-                { format!("This source could not be read: {e}") }
+                { tf(K::SourceError, &[e]) }
             </p>
         }
     });
@@ -151,9 +150,9 @@ pub fn GameList(props: &GameListProps) -> Html {
             }
             None => html! {
                 <div class="table-wrap">
-                    <EmptyState title="This server is no longer listed"
-                        detail="It stopped answering or its source dropped it. The list shows every server the source lists now."
-                        action={Some(("detail-close".into(), "Show all servers".into(), close.reform(|_: MouseEvent| ())))} />
+                    <EmptyState title={t(K::NoLongerListed)}
+                        detail={t(K::NoLongerListedDetail)}
+                        action={Some(("detail-close".into(), t(K::ShowAllServers).into(), close.reform(|_: MouseEvent| ())))} />
                 </div>
             },
         };
@@ -194,8 +193,8 @@ pub fn GameList(props: &GameListProps) -> Html {
         }
     } else if rows.is_empty() {
         html! {
-            <EmptyState title="No servers listed"
-                detail="The source lists no servers right now. This list updates by itself." />
+            <EmptyState title={t(K::NoServersListed)}
+                detail={t(K::NoServersListedDetail)} />
         }
     } else {
         no_match(clear_filters)

@@ -11,7 +11,7 @@ use crate::{
     },
     favourites::{Favourite, MarksState},
     games::{address_label, mark_key, ping_label, players_label, GameRow},
-    i18n::{t, K},
+    i18n::{t, tf, K},
     query::{ListQuery, SortKey},
 };
 
@@ -55,11 +55,11 @@ pub fn GameTable(props: &GameTableProps) -> Html {
     };
     html! {
         <table class="servers games">
-            <caption class="visually-hidden">{"Game servers. Click a column heading to sort, a name for details."}</caption>
+            <caption class="visually-hidden">{ t(K::TableCaptionGames) }</caption>
             <thead>
                 <tr>
                     { for SortKey::GAMES.into_iter().map(|column| sort_heading(column, q, &props.on_sort)) }
-                    <th scope="col" class="c-addr">{"Address"}</th>
+                    <th scope="col" class="c-addr">{ t(K::Address) }</th>
                 </tr>
             </thead>
             <tbody>
@@ -121,25 +121,25 @@ pub fn GameTableRow(props: &GameTableRowProps) -> Html {
             <th scope="row" class="c-name">
                 { buttons.as_ref().map(|b| b.0.clone()) }
                 <button type="button" class="open-detail" dir="auto" {onclick}
-                    aria-label={format!("Details of {}", row.title)}>{ row.title.to_string() }</button>
+                    aria-label={tf(K::DetailsOf, &[&row.title])}>{ row.title.to_string() }</button>
                 if !s.online {
-                    <span class="badge down" title={s.error.clone().unwrap_or_default()}>{"Offline"}</span>
+                    <span class="badge down" title={s.error.clone().unwrap_or_default()}>{ t(K::Offline) }</span>
                 }
                 if s.password == Some(true) {
-                    <span class="badge lock" title="Needs a password">{"Password"}</span>
+                    <span class="badge lock" title={t(K::NeedsPassword)}>{ t(K::Password) }</span>
                 }
                 if props.unmatched {
                     <span class="badge unmatched-badge" data-testid="unmatched">{ t(K::NotMatching) }</span>
                 }
                 { buttons.map(|b| b.1) }
             </th>
-            <td class="c-game" data-label="Game" dir="auto">{ &s.game }</td>
-            <td class="c-map" data-label="Map" dir="auto">{ &s.map }</td>
-            <td class="c-players" data-label="Players">
+            <td class="c-game" data-label={t(K::Game)} dir="auto">{ &s.game }</td>
+            <td class="c-map" data-label={t(K::Map)} dir="auto">{ &s.map }</td>
+            <td class="c-players" data-label={t(K::Players)}>
                 <span class={classes!("players", full.then_some("full"))}>{ players_label(s) }</span>
             </td>
-            <td class="c-ping num" data-label="Ping">{ ping_label(s.ping_ms) }</td>
-            <td class="c-addr" data-label="Address">
+            <td class="c-ping num" data-label={t(K::Ping)}>{ ping_label(s.ping_ms) }</td>
+            <td class="c-addr" data-label={t(K::Address)}>
                 <CopyAddress address={address_label(s)} owner={row.title.to_string()} />
             </td>
         </tr>

@@ -53,12 +53,12 @@ pub fn Header() -> Html {
             <Link<Route> to={Route::Home} classes="brand">
                 <span class="brand-mark" aria-hidden="true">{"◆"}</span>{" Lobby"}
             </Link<Route>>
-            <nav aria-label="Main">
+            <nav aria-label={t(K::MainNav)}>
                 <Link<Route> to={Route::Home} classes={classes!(current(Route::Home).map(|_| "active"))}>
-                    {"Servers"}
+                    { t(K::ServersNav) }
                 </Link<Route>>
                 <Link<Route> to={Route::Admin} classes={classes!(current(Route::Admin).map(|_| "active"))}>
-                    {"Admin"}
+                    { t(K::Admin) }
                 </Link<Route>>
             </nav>
             { lang_switch(&marks) }

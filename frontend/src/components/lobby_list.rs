@@ -18,6 +18,7 @@ use crate::{
     context::use_lobby,
     favourites::{Favourite, MarkAction},
     fresh::Fresh,
+    i18n::{t, K},
     listing::{arrange_rows, page_count, page_slice, summarize, summary_text, LOBBY_SOURCE},
     marks_context::use_marks,
     query::ListQuery,
@@ -140,8 +141,8 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
         empty_before_list(state.conn)
     } else if state.rows.is_empty() {
         html! {
-            <EmptyState title="No servers online"
-                detail="Nobody is hosting a game right now. This list updates by itself when a server starts." />
+            <EmptyState title={t(K::NoServersOnline)}
+                detail={t(K::NoServersOnlineDetail)} />
         }
     } else {
         no_match(clear_filters)

@@ -10,6 +10,7 @@ use crate::{
     app::Route,
     components::{game_list::GameList, lobby_list::LobbyList, source_tabs::SourceTabs},
     context::use_lobby,
+    i18n::{t, K},
     query::ListQuery,
     services::storage,
 };
@@ -74,7 +75,7 @@ pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
         .as_ref()
         .filter(|g| !g.sources.is_empty() && !query.hide_tabs);
     html! {
-        <section class={classes!("browser", props.embed.then_some("embed"))} aria-label="Servers">
+        <section class={classes!("browser", props.embed.then_some("embed"))} aria-label={t(K::ServersNav)}>
             if let Some(games) = sources {
                 <SourceTabs games={games.clone()} lobby_count={state.rows.len()}
                     query={query.clone()} on_change={set_query.clone()} />

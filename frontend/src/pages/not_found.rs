@@ -3,7 +3,11 @@
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use crate::{app::Route, components::header::Header};
+use crate::{
+    app::Route,
+    components::header::Header,
+    i18n::{t, K},
+};
 
 #[component]
 pub fn NotFound() -> Html {
@@ -11,8 +15,8 @@ pub fn NotFound() -> Html {
         <>
             <Header />
             <main class="page">
-                <h1>{"Page not found"}</h1>
-                <p><Link<Route> to={Route::Home}>{"Back to the server list"}</Link<Route>></p>
+                <h1>{ t(K::PageNotFound) }</h1>
+                <p><Link<Route> to={Route::Home}>{ t(K::BackToList) }</Link<Route>></p>
             </main>
         </>
     }
