@@ -3,11 +3,11 @@
 //! touches only the rows it names and every other row keeps its props, and
 //! Yew re-renders just the changed ones.
 
-use std::{collections::HashMap, rc::Rc};
+use std::rc::Rc;
 
 use protocol::delta::Keyed;
 
-use crate::listing::{identity, lowercase, Row};
+use crate::listing::{lowercase, Row};
 
 fn row(keyed: Keyed, changed_in: u32) -> Row {
     let entry = Rc::new(keyed.entry);
@@ -21,21 +21,17 @@ fn row(keyed: Keyed, changed_in: u32) -> Row {
     }
 }
 
-/// Rows for a whole keyed list. A server that was shown before with the
-/// same stats does not flash (rows are matched by name and address, since
-/// a snapshot from another bridge has other ids).
+/// Rows for a whole keyed list, in id order. A row whose id was shown
+/// before with the same entry does not flash (a snapshot from another
+/// bridge has other ids, so there every row flashes once).
 pub fn rows_from_snapshot(servers: Vec<Keyed>, previous: &[Row], version: u32) -> Vec<Row> {
-    let mut base = String::new();
-    let mut old: HashMap<String, Vec<&Row>> = HashMap::new();
-    for r in previous.iter().rev() {
-        identity(&r.entry, &mut base);
-        old.entry(base.clone()).or_default().push(r);
-    }
-    let mut rows: Vec<Row> = servers
+    servers
         .into_iter()
         .map(|k| {
-            identity(&k.entry, &mut base);
-            let prev = old.get_mut(&base).and_then(Vec::pop);
+            let prev = previous
+                .binary_search_by_key(&k.id, |r| r.id)
+                .ok()
+                .map(|i| &previous[i]);
             let changed_in = match prev {
                 Some(p) if *p.entry == k.entry => p.changed_in,
                 _ if previous.is_empty() => 0,
@@ -43,9 +39,7 @@ pub fn rows_from_snapshot(servers: Vec<Keyed>, previous: &[Row], version: u32) -
             };
             row(k, changed_in)
         })
-        .collect();
-    rows.sort_by_key(|r| r.id);
-    rows
+        .collect()
 }
 
 /// The rows after a delta that applied to the list they show: `remove`d
@@ -54,9 +48,15 @@ pub fn rows_from_snapshot(servers: Vec<Keyed>, previous: &[Row], version: u32) -
 pub fn apply_delta(previous: &[Row], upsert: Vec<Keyed>, remove: &[u64], version: u32) -> Vec<Row> {
     let mut rows = previous.to_vec();
     if !remove.is_empty() {
-        let mut gone = remove.to_vec();
-        gone.sort_unstable();
-        rows.retain(|r| gone.binary_search(&r.id).is_err());
+        // Marked by binary search, dropped in one pass.
+        let mut gone = vec![false; rows.len()];
+        for id in remove {
+            if let Ok(i) = rows.binary_search_by_key(id, |r| r.id) {
+                gone[i] = true;
+            }
+        }
+        let mut marks = gone.into_iter();
+        rows.retain(|_| !marks.next().unwrap_or(false));
     }
     for k in upsert {
         match rows.binary_search_by_key(&k.id, |r| r.id) {
@@ -108,13 +108,13 @@ mod tests {
     }
 
     #[test]
-    fn a_snapshot_is_keyed_by_id_in_id_order() {
-        let rows = rows_from_snapshot(vec![keyed(4, "B", 1), keyed(2, "a", 0)], &[], 1);
+    fn a_snapshot_is_keyed_by_id() {
+        let rows = rows_from_snapshot(vec![keyed(2, "a", 0), keyed(4, "B", 1)], &[], 1);
         assert_eq!(rows.iter().map(|r| &*r.key).collect::<Vec<_>>(), ["2", "4"]);
         assert!(rows.iter().all(|r| r.changed_in == 0));
         assert_eq!(&*rows[1].name_lc, "b");
-        // Another bridge's snapshot: other ids, and only the changed server flashes.
-        let again = rows_from_snapshot(vec![keyed(10, "a", 0), keyed(11, "B", 2)], &rows, 2);
+        // A snapshot of the same bridge: only the changed server flashes.
+        let again = rows_from_snapshot(vec![keyed(2, "a", 0), keyed(4, "B", 2)], &rows, 2);
         assert_eq!(
             again.iter().map(|r| r.changed_in).collect::<Vec<_>>(),
             [0, 2]

@@ -32,7 +32,7 @@ pub struct Row {
 
 /// The identity of a server across updates, its name and where it runs,
 /// written into `out` (a buffer reused across rows).
-pub(crate) fn identity(e: &ServerEntry, out: &mut String) {
+fn identity(e: &ServerEntry, out: &mut String) {
     use std::fmt::Write;
     out.clear();
     out.push_str(&e.name);

@@ -9,7 +9,7 @@ use protocol::{
     bridge::{names as bridge_names, BridgeMessage, ErrorCode, GameServers, MasterState},
     delta::{Delta, DeltaMessage, Snapshot},
     message::{names as ms_names, Envelope},
-    Command, MessageError, ServerEntry, ServerList,
+    MessageError, ServerEntry, ServerList,
 };
 use serde::Deserialize;
 use serde_json::{value::RawValue, Value};
@@ -82,10 +82,9 @@ fn parse_list(text: &str) -> Option<ServerList> {
 pub fn parse(text: &str) -> Result<Incoming, MessageError> {
     let command = serde_json::from_str::<Head<'_>>(text).map(|h| h.command);
     match command.as_deref() {
-        Ok(ms_names::QUERY_REPLY) => match parse_list(text) {
-            Some(list) => Ok(Incoming::List(list)),
-            None => parse_general(text),
-        },
+        Ok(ms_names::QUERY_REPLY) => parse_list(text).map(Incoming::List).ok_or_else(|| {
+            MessageError::InvalidJson("msRQueryGameServers without a list of servers".into())
+        }),
         Ok(command @ (bridge_names::SNAPSHOT | bridge_names::DELTA)) => {
             match DeltaMessage::from_frame(command, text) {
                 Some(Ok(DeltaMessage::Snapshot(s))) => Ok(Incoming::Snapshot(s)),
@@ -102,10 +101,6 @@ pub fn parse(text: &str) -> Result<Incoming, MessageError> {
 fn parse_general(text: &str) -> Result<Incoming, MessageError> {
     let env = Envelope::parse(text.as_bytes())?;
     match env.command.as_str() {
-        ms_names::QUERY_REPLY => match Command::from_envelope(env)? {
-            Command::QueryReply(list) => Ok(Incoming::List(list)),
-            other => Ok(Incoming::Other(other.name().to_owned())),
-        },
         bridge_names::GAME_SERVERS => match serde_json::from_str::<ContentOf<GameServers>>(text) {
             Ok(frame) => Ok(Incoming::Games(frame.content)),
             Err(e) => Err(MessageError::InvalidJson(e.to_string())),
@@ -155,7 +150,7 @@ mod tests {
     }
 
     #[test]
-    fn list_path_agrees_with_the_general_one() {
+    fn whole_lists_skip_unreadable_entries() {
         let texts = [
             r#"{"content":{"servers":[{"gameplayMode":1,"isLobbyOpen":true,
                 "players":{"max":4,"current":3},"port":1,"address":null,"name":"x\"y","extra":1},
@@ -168,7 +163,6 @@ mod tests {
         ];
         for text in texts {
             let list = parse_list(text).expect("a list");
-            assert_eq!(parse_general(text), Ok(Incoming::List(list.clone())));
             assert_eq!(parse(text), Ok(Incoming::List(list)));
         }
         let Some(list) = parse_list(texts[0]) else {
@@ -177,14 +171,13 @@ mod tests {
         let names: Vec<&str> = list.servers.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["x\"y", "d"]);
         assert_eq!(list.servers[1].stats.players.current, 7);
-        // Anything else is left to the general path.
         for text in [
             r#"{"command":"msRQueryGameServers"}"#,
             r#"{"command":"msRQueryGameServers","content":null}"#,
             r#"{"command":"msRQueryGameServers","content":{"servers":3}}"#,
             r#"{"command":"msRQueryGameServers","content":{"servers":[]}} x"#,
         ] {
-            assert!(parse_list(text).is_none(), "{text}");
+            assert!(parse(text).is_err(), "{text}");
         }
     }
 

@@ -69,10 +69,10 @@ impl Feed {
 
     /// A snapshot replaces the list, whatever it held.
     pub fn on_snapshot(&mut self, snapshot: Snapshot) -> Step {
-        let servers = snapshot.servers.clone();
         self.list = Some(ClientList::from_snapshot(snapshot));
         self.rows_unkeyed = false;
-        Step::Show(ListUpdate::Snapshot(servers))
+        // From the list: in id order whatever the wire's order.
+        Step::Show(ListUpdate::Snapshot(self.keyed()))
     }
 
     /// A delta applies to the list held, all or nothing.
