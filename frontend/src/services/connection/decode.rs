@@ -56,14 +56,6 @@ struct ContentOf<T> {
     content: T,
 }
 
-/// Just the command of a frame: the content is skipped, not built, so a
-/// large frame is read into its own type in a second, typed pass only.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow)]
-    command: std::borrow::Cow<'a, str>,
-}
-
 /// A whole list read in one pass over the text, each entry on its own so
 /// an unreadable one is skipped. `None` when the frame is not that shape:
 /// the general path then reports the error.
@@ -78,22 +70,44 @@ fn parse_list(text: &str) -> Option<ServerList> {
     Some(ServerList { servers })
 }
 
+/// The command of a frame that starts with it, as the bridge writes every
+/// frame (`{"command":"NAME",...`): big frames go straight to their typed
+/// reader. The closing quote is part of the match, so a longer name never
+/// passes for a shorter one.
+fn leading_command(text: &str) -> Option<&'static str> {
+    let rest = text.strip_prefix(r#"{"command":""#)?;
+    [
+        ms_names::QUERY_REPLY,
+        bridge_names::DELTA,
+        bridge_names::SNAPSHOT,
+    ]
+    .into_iter()
+    .find(|name| {
+        rest.strip_prefix(name)
+            .is_some_and(|after| after.starts_with('"'))
+    })
+}
+
+/// Reads a frame whose command is known to be a list, a snapshot or a delta.
+fn parse_list_frame(command: &str, text: &str) -> Result<Incoming, MessageError> {
+    if command == ms_names::QUERY_REPLY {
+        return parse_list(text).map(Incoming::List).ok_or_else(|| {
+            MessageError::InvalidJson("msRQueryGameServers without a list of servers".into())
+        });
+    }
+    match DeltaMessage::from_frame(command, text) {
+        Some(Ok(DeltaMessage::Snapshot(s))) => Ok(Incoming::Snapshot(s)),
+        Some(Ok(DeltaMessage::Delta(d))) => Ok(Incoming::Delta(d)),
+        Some(Err(e)) => Err(MessageError::InvalidJson(e.to_string())),
+        None => Ok(Incoming::Other(command.to_owned())),
+    }
+}
+
 /// Parses one WebSocket text frame.
 pub fn parse(text: &str) -> Result<Incoming, MessageError> {
-    let command = serde_json::from_str::<Head<'_>>(text).map(|h| h.command);
-    match command.as_deref() {
-        Ok(ms_names::QUERY_REPLY) => parse_list(text).map(Incoming::List).ok_or_else(|| {
-            MessageError::InvalidJson("msRQueryGameServers without a list of servers".into())
-        }),
-        Ok(command @ (bridge_names::SNAPSHOT | bridge_names::DELTA)) => {
-            match DeltaMessage::from_frame(command, text) {
-                Some(Ok(DeltaMessage::Snapshot(s))) => Ok(Incoming::Snapshot(s)),
-                Some(Ok(DeltaMessage::Delta(d))) => Ok(Incoming::Delta(d)),
-                Some(Err(e)) => Err(MessageError::InvalidJson(e.to_string())),
-                None => Ok(Incoming::Other(command.to_owned())),
-            }
-        }
-        _ => parse_general(text),
+    match leading_command(text) {
+        Some(command) => parse_list_frame(command, text),
+        None => parse_general(text),
     }
 }
 
@@ -101,6 +115,10 @@ pub fn parse(text: &str) -> Result<Incoming, MessageError> {
 fn parse_general(text: &str) -> Result<Incoming, MessageError> {
     let env = Envelope::parse(text.as_bytes())?;
     match env.command.as_str() {
+        // Another writer's order (content first, spaces): read again, typed.
+        command @ (ms_names::QUERY_REPLY | bridge_names::SNAPSHOT | bridge_names::DELTA) => {
+            parse_list_frame(command, text)
+        }
         bridge_names::GAME_SERVERS => match serde_json::from_str::<ContentOf<GameServers>>(text) {
             Ok(frame) => Ok(Incoming::Games(frame.content)),
             Err(e) => Err(MessageError::InvalidJson(e.to_string())),
@@ -236,6 +254,11 @@ mod tests {
         assert_eq!(
             parse(r#"{"command":"bridgeHello","content":{}}"#),
             Ok(Incoming::Other("bridgeHello".into()))
+        );
+        // A longer name is not the shorter one it starts with.
+        assert_eq!(
+            parse(r#"{"command":"bridgeDeltas","content":{"seq":1}}"#),
+            Ok(Incoming::Other("bridgeDeltas".into()))
         );
     }
 

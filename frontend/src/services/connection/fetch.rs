@@ -2,7 +2,10 @@
 //! `bridgeSnapshot` carries, compressed (the browser decompresses it), so a
 //! first load moves a fraction of the list's bytes.
 
-use protocol::delta::Snapshot;
+use protocol::{
+    bridge::names,
+    delta::{DeltaMessage, Snapshot},
+};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
@@ -31,7 +34,13 @@ pub(super) async fn snapshot(url: &str) -> Option<Fetched> {
         .ok()?
         .as_string()?;
     let perf_ms = browser::perf_now();
-    let snapshot = serde_json::from_str::<Snapshot>(&text).ok()?;
+    // Read as the content of a `bridgeSnapshot` frame: one reader for both
+    // keeps the bundle smaller than a copy of the text costs.
+    let frame = format!(r#"{{"content":{text}}}"#);
+    let snapshot = match DeltaMessage::from_frame(names::SNAPSHOT, &frame)? {
+        Ok(DeltaMessage::Snapshot(s)) => s,
+        _ => return None,
+    };
     Some(Fetched {
         snapshot,
         perf_ms,
