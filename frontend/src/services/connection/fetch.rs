@@ -25,10 +25,10 @@ pub(super) struct Fetched {
 pub(super) async fn snapshot(url: &str) -> Option<Fetched> {
     let window = web_sys::window()?;
     let response = JsFuture::from(window.fetch_with_str(url)).await.ok()?;
-    let response: web_sys::Response = response.dyn_into().ok()?;
-    if !response.ok() {
-        return None;
-    }
+    // `fetch` resolves to a Response. Any status is read: an error's body
+    // (503 before the bridge has a list, 404 on an older bridge's index
+    // page) is not a snapshot, which is the same failure.
+    let response: web_sys::Response = response.unchecked_into();
     let text = JsFuture::from(response.text().ok()?)
         .await
         .ok()?
