@@ -75,8 +75,15 @@ impl Feed {
         Step::Show(ListUpdate::Snapshot(self.keyed()))
     }
 
-    /// A delta applies to the list held, all or nothing.
+    /// A delta applies to the list held, all or nothing. One the list
+    /// already went past (sent before the bridge read a resubscribe, and
+    /// then again in its answer) changes nothing and asks for nothing.
     pub fn on_delta(&mut self, delta: Delta) -> Step {
+        if let Some(list) = &self.list {
+            if list.epoch() == delta.epoch && delta.prev < list.seq() && delta.seq <= list.seq() {
+                return Step::Show(ListUpdate::Current);
+            }
+        }
         let applied = match self.list.as_mut() {
             Some(list) => list.apply(&delta),
             // Only after a subscribe without a list, whose answer is a
@@ -215,8 +222,14 @@ mod tests {
         );
         feed.on_snapshot(snapshot(5, vec![keyed(1, 0)]));
         let before = feed.list().cloned();
+        // A delta the list already went past is old news, not a gap.
+        assert_eq!(
+            feed.on_delta(delta(3, vec![keyed(7, 0)], vec![])),
+            Step::Show(ListUpdate::Current)
+        );
+        assert_eq!(feed.list().cloned(), before);
         let bad = [
-            (delta(4, vec![], vec![]), "gap"),
+            (delta(6, vec![], vec![]), "gap"),
             (delta(5, vec![], vec![9]), "unknown id"),
             (
                 Delta {
