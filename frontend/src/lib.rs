@@ -2,22 +2,22 @@
 //! list at `/`, admin test servers at `/admin` and an embeddable list at
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
-//! Pure logic (`query`, `listing`, `games`, `incoming`, `backoff`, `polling`, `state`,
-//! `test_servers`, `favourites`, `fresh`, `i18n`) compiles and is tested natively; the rest needs a browser.
+//! Pure logic (`query`, `listing`, `games`, `state`, `test_servers`,
+//! `favourites`, `fresh`, `i18n`, and in `services::connection` the
+//! decoder, the list feed, backoff and polling) compiles and is tested
+//! natively; the rest needs a browser.
 
 pub mod app;
-pub mod backoff;
 pub mod components;
 pub mod context;
 pub mod favourites;
 pub mod fresh;
 pub mod games;
 pub mod i18n;
-pub mod incoming;
+pub mod keyed_rows;
 pub mod listing;
 pub mod marks_context;
 pub mod pages;
-pub mod polling;
 pub mod query;
 pub mod services;
 pub mod state;

@@ -18,7 +18,11 @@ pub const PAGE_SIZE: usize = 100;
 /// One listed server plus what the view needs precomputed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
-    pub entry: ServerEntry,
+    /// Shared, so copying the rows for an update copies no strings.
+    pub entry: Rc<ServerEntry>,
+    /// The bridge's id for the entry (`shared/protocol.md` §2.1), 0 in a
+    /// whole list (`msRQueryGameServers`), which has none.
+    pub id: u64,
     /// Unique within a list and stable across updates: Yew's key.
     pub key: Rc<str>,
     /// The name lowercased once, for search and sorting.
@@ -44,7 +48,7 @@ fn identity(e: &ServerEntry, out: &mut String) {
     }
 }
 
-fn lowercase(s: &str) -> Rc<str> {
+pub(crate) fn lowercase(s: &str) -> Rc<str> {
     if s.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
         s.to_lowercase().into()
     } else {
@@ -72,12 +76,13 @@ pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> 
             .into_iter()
             .zip(previous)
             .map(|(entry, prev)| Row {
-                changed_in: if prev.entry == entry {
+                changed_in: if *prev.entry == entry {
                     prev.changed_in
                 } else {
                     version
                 },
-                entry,
+                entry: Rc::new(entry),
+                id: 0,
                 key: prev.key.clone(),
                 name_lc: prev.name_lc.clone(),
                 addr_lc: prev.addr_lc.clone(),
@@ -106,7 +111,7 @@ pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> 
                 }
             };
             let changed_in = match prev {
-                Some(prev) if prev.entry == entry => prev.changed_in,
+                Some(prev) if *prev.entry == entry => prev.changed_in,
                 _ if previous.is_empty() => 0,
                 _ => version,
             };
@@ -120,7 +125,8 @@ pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> 
                 ),
             };
             Row {
-                entry,
+                entry: Rc::new(entry),
+                id: 0,
                 key,
                 name_lc,
                 addr_lc,
@@ -440,7 +446,7 @@ pub(crate) mod tests {
     fn keys_are_stable_and_unique_and_changes_flash() {
         let first = sample();
         assert!(first.iter().all(|r| r.changed_in == 0));
-        let mut next: Vec<ServerEntry> = first.iter().map(|r| r.entry.clone()).collect();
+        let mut next: Vec<ServerEntry> = first.iter().map(|r| (*r.entry).clone()).collect();
         next[0].stats.players.current = 3;
         next.push(entry("delta", 0, 2, true, 1));
         let second = build_rows(next, &first, 2);
@@ -449,10 +455,14 @@ pub(crate) mod tests {
         assert_eq!(second[0].changed_in, 2);
         assert_eq!(second[1].changed_in, 0);
         assert_eq!(second[5].changed_in, 2);
-        let third = build_rows(second.iter().map(|r| r.entry.clone()).collect(), &second, 3);
+        let third = build_rows(
+            second.iter().map(|r| (*r.entry).clone()).collect(),
+            &second,
+            3,
+        );
         assert_eq!(third[0].changed_in, 2);
         // Same servers in the same order: keys are reused, changes flash.
-        let mut same: Vec<ServerEntry> = third.iter().map(|r| r.entry.clone()).collect();
+        let mut same: Vec<ServerEntry> = third.iter().map(|r| (*r.entry).clone()).collect();
         same[3].stats.is_lobby_open = !same[3].stats.is_lobby_open;
         let fourth = build_rows(same, &third, 4);
         assert!(fourth
@@ -518,7 +528,7 @@ pub(crate) mod tests {
             "bravo and Bösewicht match, Alpha not, 轰炸机人 hidden"
         );
         // Renamed, same address: still the favourite.
-        let mut renamed: Vec<ServerEntry> = rows.iter().map(|r| r.entry.clone()).collect();
+        let mut renamed: Vec<ServerEntry> = rows.iter().map(|r| (*r.entry).clone()).collect();
         renamed[4].name = "charlie (renamed)".into();
         let rows2 = build_rows(renamed, &rows, 2);
         let a = arrange_rows(&rows2, &ListQuery::default(), &m);

@@ -91,7 +91,8 @@ impl Lobby {
         let dir = Self::temp_dir();
         let external_master = separate.then(|| {
             let mut cmd = Command::new(paths::binary("master"));
-            cmd.args(["--listen", "127.0.0.1:0"]);
+            // The tests play every game server from 127.0.0.1.
+            cmd.args(["--listen", "127.0.0.1:0", "--exempt", "127.0.0.1"]);
             let log = dir.path().join("master.log");
             Proc::spawn_ready("master", cmd, &log, "master listening on ", READY_TIMEOUT)
         });
@@ -229,6 +230,7 @@ impl Lobby {
         assert!(self.external_master.is_none(), "a master is running");
         let mut cmd = Command::new(paths::binary("master"));
         cmd.arg("--listen").arg(listen.to_string());
+        cmd.args(["--exempt", "127.0.0.1"]);
         let log = self
             .dir
             .path()

@@ -107,11 +107,15 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
     });
 
     {
-        let size = state.rows.len();
-        let perf = state.received_perf_ms;
+        let timing = browser::RenderTiming {
+            list_size: state.rows.len(),
+            received_perf_ms: state.received_perf_ms,
+            parse_ms: state.parse_ms,
+            kind: state.update_kind,
+        };
         use_effect_with(state.version, move |v| {
             if *v > 0 {
-                browser::record_render(size, perf);
+                browser::record_render(timing);
             }
         });
     }

@@ -41,6 +41,18 @@ pub fn bridge_url() -> String {
     format!("{scheme}://{host}/ws")
 }
 
+/// Where the first snapshot comes from: `/api/servers` on this page's
+/// origin. `None` when the `bridge` query parameter points the socket
+/// elsewhere (development): that socket then sends the snapshot itself.
+pub fn api_url() -> Option<String> {
+    let location = web_sys::window()?.location();
+    let query = ListQuery::from_query_str(&location.search().unwrap_or_default());
+    if query.bridge.is_some() {
+        return None;
+    }
+    Some(format!("{}/api/servers", location.origin().ok()?))
+}
+
 /// The page's path (`/`, `/admin`, `/embed`, ...).
 pub fn path() -> String {
     web_sys::window()
@@ -70,25 +82,30 @@ pub fn set_theme(theme: Option<&str>) {
     };
 }
 
-thread_local! {
-    static LAST_PARSE_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(f64::NAN) };
-}
-
-/// Notes how long parsing the last frame took, for `lastParseMs` in the
-/// next [`record_render`] (the benchmark's breakdown of an update).
-pub fn note_parse(ms: f64) {
-    LAST_PARSE_MS.with(|c| c.set(ms));
+/// What one list update cost the page, for `window.__lobbyMetrics`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RenderTiming {
+    /// Entries in the list after the update.
+    pub list_size: usize,
+    /// `performance.now()` when the frame or response arrived.
+    pub received_perf_ms: f64,
+    /// How long reading it took.
+    pub parse_ms: f64,
+    /// `list` (a whole list), `snapshot` or `delta`.
+    pub kind: &'static str,
 }
 
 /// Records render timing in `window.__lobbyMetrics` for benchmarks:
 /// `lastListSize`, `firstFullRenderMs` (first non-empty list) and
-/// `lastUpdateMs`, each from receiving the list to the rendered DOM,
-/// and `lastParseMs`, the part of it spent parsing the frame.
-pub fn record_render(list_size: usize, received_perf_ms: f64) {
+/// `lastUpdateMs`, each from receiving the list (a frame, or the
+/// `/api/servers` response) to the rendered DOM; `lastParseMs`, the part of
+/// it spent parsing; and `lastKind`, what the update was (`list`,
+/// `snapshot`, `delta`).
+pub fn record_render(t: RenderTiming) {
     let Some(window) = web_sys::window() else {
         return;
     };
-    let elapsed = perf_now() - received_perf_ms;
+    let elapsed = perf_now() - t.received_perf_ms;
     let key = JsValue::from_str("__lobbyMetrics");
     let existing = Reflect::get(&window, &key)
         .ok()
@@ -101,15 +118,13 @@ pub fn record_render(list_size: usize, received_perf_ms: f64) {
     let set = |k: &str, v: JsValue| {
         let _ = Reflect::set(&metrics, &JsValue::from_str(k), &v);
     };
-    set("lastListSize", JsValue::from_f64(list_size as f64));
+    set("lastListSize", JsValue::from_f64(t.list_size as f64));
     set("lastUpdateMs", JsValue::from_f64(elapsed));
-    set(
-        "lastParseMs",
-        JsValue::from_f64(LAST_PARSE_MS.with(|c| c.get())),
-    );
+    set("lastParseMs", JsValue::from_f64(t.parse_ms));
+    set("lastKind", JsValue::from_str(t.kind));
     match first {
         Some(v) => set("firstFullRenderMs", v),
-        None if list_size > 0 => set("firstFullRenderMs", JsValue::from_f64(elapsed)),
+        None if t.list_size > 0 => set("firstFullRenderMs", JsValue::from_f64(elapsed)),
         None => set("firstFullRenderMs", JsValue::NULL),
     }
     let _ = Reflect::set(&window, &key, &metrics);
