@@ -19,6 +19,7 @@ pub mod listing;
 pub mod marks_context;
 pub mod pages;
 pub mod query;
+pub mod router;
 pub mod services;
 pub mod state;
 pub mod test_server_context;

@@ -9,6 +9,7 @@ use frontend::{
     components::{add_server_form::AddServerForm, server_browser::ServerBrowser},
     context::Lobby,
     marks_context::MarksProvider,
+    router::RouterProvider,
     state::{Action, State},
 };
 use protocol::{GameplayMode, Players, ServerEntry, ServerList, Stats};
@@ -16,7 +17,6 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlElement, HtmlInputElement};
 use yew::prelude::*;
-use yew_router::prelude::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -55,13 +55,13 @@ fn FedLobby() -> Html {
         });
     }
     html! {
-        <BrowserRouter>
+        <RouterProvider>
             <ContextProvider<Lobby> context={Lobby::detached(state)}>
                 <MarksProvider>
                     <ServerBrowser />
                 </MarksProvider>
             </ContextProvider<Lobby>>
-        </BrowserRouter>
+        </RouterProvider>
     }
 }
 
@@ -327,13 +327,13 @@ fn UpdatedLobby() -> Html {
         });
     }
     html! {
-        <BrowserRouter>
+        <RouterProvider>
             <ContextProvider<Lobby> context={Lobby::detached(state)}>
                 <MarksProvider>
                     <ServerBrowser />
                 </MarksProvider>
             </ContextProvider<Lobby>>
-        </BrowserRouter>
+        </RouterProvider>
     }
 }
 

@@ -1,13 +1,12 @@
 //! The site header: brand, navigation and the status pill.
 
 use yew::prelude::*;
-use yew_router::prelude::*;
 
 use crate::{
-    app::Route,
     components::status_pill::StatusPill,
     i18n::{t, Lang, K},
     marks_context::{set_lang, use_marks, MarksHandle},
+    router::{link, use_router, Route},
 };
 
 /// English or German; the choice is kept in localStorage. A plain
@@ -39,27 +38,18 @@ fn lang_switch(marks: &MarksHandle) -> Html {
 /// Navigation chrome for the full pages (the embed has none).
 #[component]
 pub fn Header() -> Html {
-    let route = use_route::<Route>();
+    let router = use_router();
+    let route = router.location.route();
     let marks = use_marks();
-    let current = |r: Route| {
-        if route.as_ref() == Some(&r) {
-            Some("page")
-        } else {
-            None
-        }
-    };
+    let active = |r: Route| classes!((route == r).then_some("active"));
     html! {
         <header class="site-header">
-            <Link<Route> to={Route::Home} classes="brand">
-                <span class="brand-mark" aria-hidden="true">{"◆"}</span>{" Lobby"}
-            </Link<Route>>
+            { link(&router, Route::Home, classes!("brand"), html! {
+                <><span class="brand-mark" aria-hidden="true">{"◆"}</span>{" Lobby"}</>
+            }) }
             <nav aria-label={t(K::MainNav)}>
-                <Link<Route> to={Route::Home} classes={classes!(current(Route::Home).map(|_| "active"))}>
-                    { t(K::ServersNav) }
-                </Link<Route>>
-                <Link<Route> to={Route::Admin} classes={classes!(current(Route::Admin).map(|_| "active"))}>
-                    { t(K::Admin) }
-                </Link<Route>>
+                { link(&router, Route::Home, active(Route::Home), html! { t(K::ServersNav) }) }
+                { link(&router, Route::Admin, active(Route::Admin), html! { t(K::Admin) }) }
             </nav>
             { lang_switch(&marks) }
             <StatusPill />

@@ -4,14 +4,13 @@
 //! query.
 
 use yew::prelude::*;
-use yew_router::prelude::*;
 
 use crate::{
-    app::Route,
     components::{game_list::GameList, lobby_list::LobbyList, source_tabs::SourceTabs},
     context::use_lobby,
     i18n::{t, K},
     query::ListQuery,
+    router::use_router,
     services::storage,
 };
 
@@ -29,27 +28,22 @@ pub struct ServerBrowserProps {
 pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
     let lobby = use_lobby();
     let state = &*lobby.state;
-    let location = use_location();
-    let navigator = use_navigator();
-    let route = use_route::<Route>().unwrap_or(Route::Home);
-    let raw_query = location
-        .as_ref()
-        .map_or(String::new(), |l| l.query_str().to_owned());
+    let router = use_router();
+    let raw_query = router.location.query.clone();
     let query = ListQuery::from_query_str(&raw_query);
     let embed = props.embed;
 
     // A bare `/` gets the last used filters (the summary says what they
     // hide, one click clears them). Embeds show what their link says.
     {
-        let navigator = navigator.clone();
-        let route = route.clone();
-        let bare = raw_query.trim_start_matches('?').is_empty();
+        let router = router.clone();
+        let bare = raw_query.is_empty();
         use_effect_with((), move |_| {
             if bare && !embed {
-                if let (Some(saved), Some(nav)) = (storage::filters(), &navigator) {
-                    let pairs = saved.to_pairs();
-                    if !pairs.is_empty() {
-                        let _ = nav.replace_with_query(&route, &pairs);
+                if let Some(saved) = storage::filters() {
+                    let query = saved.to_query_string();
+                    if !query.is_empty() {
+                        router.replace_query(&query);
                     }
                 }
             }
@@ -60,14 +54,7 @@ pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
         if !embed {
             storage::set_filters(&q);
         }
-        if let Some(nav) = &navigator {
-            let pairs = q.to_pairs();
-            if pairs.is_empty() {
-                nav.replace(&route);
-            } else {
-                let _ = nav.replace_with_query(&route, &pairs);
-            }
-        }
+        router.replace_query(&q.to_query_string());
     });
 
     let sources = state

@@ -1,22 +1,22 @@
 //! Any other path.
 
 use yew::prelude::*;
-use yew_router::prelude::*;
 
 use crate::{
-    app::Route,
     components::header::Header,
     i18n::{t, K},
+    router::{link, use_router, Route},
 };
 
 #[component]
 pub fn NotFound() -> Html {
+    let router = use_router();
     html! {
         <>
             <Header />
             <main class="page">
                 <h1>{ t(K::PageNotFound) }</h1>
-                <p><Link<Route> to={Route::Home}>{ t(K::BackToList) }</Link<Route>></p>
+                <p>{ link(&router, Route::Home, Classes::new(), html! { t(K::BackToList) }) }</p>
             </main>
         </>
     }
