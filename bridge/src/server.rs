@@ -31,7 +31,7 @@ use crate::{
     http,
     limits::origin_allowed,
     metrics::Metrics,
-    session::{self, Handle, Settings},
+    session::{self, AuthGuard, Handle, Settings},
     upstream::Upstream,
 };
 
@@ -91,6 +91,7 @@ impl Bridge {
             games: games.as_ref().map(|g| g.subscribe()),
             offer_list: Box::new(move |reply| offer.offer(reply)),
             metrics: metrics.clone(),
+            auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
             cancel: cancel.clone(),
         });
         Self {
