@@ -13,13 +13,7 @@ use axum::{
 use hyper_util::rt::TokioIo;
 use protocol::bridge::MasterState;
 use tokio::{net::TcpListener, sync::Semaphore};
-use tokio_tungstenite::{
-    tungstenite::{
-        handshake::derive_accept_key,
-        protocol::{Role, WebSocketConfig},
-    },
-    WebSocketStream,
-};
+use tokio_tungstenite::tungstenite::{handshake::derive_accept_key, protocol::WebSocketConfig};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{debug, info, warn};
 
@@ -251,13 +245,7 @@ async fn ws(
     ctx.sessions.spawn(async move {
         match upgrade.await {
             Ok(upgraded) => {
-                let socket = WebSocketStream::from_raw_socket(
-                    TokioIo::new(upgraded),
-                    Role::Server,
-                    Some(ws_config()),
-                )
-                .await;
-                session::run(handle, peer, socket).await;
+                session::run(handle, peer, TokioIo::new(upgraded), ws_config()).await;
             }
             Err(e) => debug!(%peer, error = %e, "websocket upgrade failed"),
         }

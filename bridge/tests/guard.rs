@@ -626,3 +626,34 @@ async fn a_viewers_queries_are_answered_at_a_bounded_rate() {
     bridge.shutdown().await;
     master.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_flood_of_empty_continuation_frames_closes_the_socket() {
+    use tungstenite::protocol::frame::{
+        coding::{Data, OpCode},
+        Frame,
+    };
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.rate_per_sec = 1;
+    config.rate_burst = 5;
+    config.flood_close_after = 10;
+    let bridge = TestBridge::start(config).await;
+    let mut ws = ws_from(HOST_B, bridge.addr, &[]).await.unwrap();
+    // A text message that never ends: tungstenite gathers its fragments
+    // without showing them to the session.
+    let start = Frame::message(&b"{"[..], OpCode::Data(Data::Text), false);
+    ws.feed(tungstenite::Message::Frame(start)).await.unwrap();
+    for _ in 0..50 {
+        let empty = Frame::message(&b""[..], OpCode::Data(Data::Continue), false);
+        if ws.feed(tungstenite::Message::Frame(empty)).await.is_err() {
+            break;
+        }
+    }
+    let _ = ws.flush().await;
+    assert_eq!(recv_close(&mut ws).await, 1008);
+    let mut other = ws_from(HOST_C, bridge.addr, &[]).await.unwrap();
+    gets_list(&mut other).await;
+    bridge.shutdown().await;
+    master.shutdown().await;
+}

@@ -8,6 +8,7 @@
 mod admin_link;
 mod auth_guard;
 mod handle;
+mod meter;
 mod outbox;
 mod push;
 
@@ -28,7 +29,7 @@ use tokio::{sync::watch, time::Instant};
 use tokio_tungstenite::{
     tungstenite::{
         error::{CapacityError, Error as WsError},
-        protocol::frame::coding::CloseCode,
+        protocol::{frame::coding::CloseCode, Role as WsRole, WebSocketConfig},
         Message, Utf8Bytes,
     },
     WebSocketStream,
@@ -41,13 +42,14 @@ pub(crate) use handle::{Handle, Settings};
 use self::{
     admin_link::AdminLink,
     auth_guard::Verdict,
+    meter::{FrameMeter, Rate, Spend},
     outbox::{Close, Outbox},
     push::Subscription,
 };
-use crate::{games::GamesSnapshot, limits::TokenBucket, upstream::Shared};
+use crate::{games::GamesSnapshot, upstream::Shared};
 
 /// A browser's WebSocket.
-pub(crate) type WebSocket = WebSocketStream<TokioIo<Upgraded>>;
+pub(crate) type WebSocket = WebSocketStream<FrameMeter<TokioIo<Upgraded>>>;
 
 /// Browser frames handled together before the replies are flushed.
 const BATCH: usize = 16;
@@ -80,11 +82,20 @@ enum Event {
     QueryDue,
 }
 
-/// Serves `peer`'s socket until either side closes or the bridge shuts down.
-pub(crate) async fn run(handle: Arc<Handle>, peer: SocketAddr, ws: WebSocket) {
+/// Serves `peer`'s upgraded connection as a WebSocket until either side
+/// closes or the bridge shuts down.
+pub(crate) async fn run(
+    handle: Arc<Handle>,
+    peer: SocketAddr,
+    io: TokioIo<Upgraded>,
+    config: WebSocketConfig,
+) {
+    let rate = Rate::new(&handle.config);
+    let io = FrameMeter::new(io, rate.clone());
+    let ws = WebSocketStream::from_raw_socket(io, WsRole::Server, Some(config)).await;
     let (sink, reader) = ws.split();
     let outbox = Outbox::new(sink, peer, &handle);
-    Session::new(handle, peer, reader, outbox).run().await;
+    Session::new(handle, peer, reader, outbox, rate).run().await;
 }
 
 struct Session {
@@ -101,9 +112,8 @@ struct Session {
     /// A query arrived before `next_answer`: answer it then.
     deferred_query: bool,
     link: Option<AdminLink>,
-    bucket: TokenBucket,
-    /// Rate-limited frames in a row.
-    strikes: u32,
+    /// The message rate, shared with the socket's [`FrameMeter`].
+    rate: Arc<Rate>,
     shared: watch::Receiver<Shared>,
     /// The master state this browser was last told (it starts "up").
     told_state: MasterState,
@@ -119,13 +129,8 @@ impl Session {
         peer: SocketAddr,
         reader: SplitStream<WebSocket>,
         outbox: Outbox,
+        rate: Arc<Rate>,
     ) -> Self {
-        let config = &handle.config;
-        let bucket = TokenBucket::new(
-            config.rate_per_sec,
-            config.rate_burst,
-            Instant::now().into_std(),
-        );
         Self {
             shared: handle.subscribe_shared(),
             games: handle.subscribe_games(),
@@ -138,8 +143,7 @@ impl Session {
             next_answer: Instant::now(),
             deferred_query: false,
             link: None,
-            bucket,
-            strikes: 0,
+            rate,
             told_state: MasterState::Up,
             subscription: Subscription::default(),
             last_heard: Instant::now(),
@@ -269,16 +273,14 @@ impl Session {
     /// was none (the frame is over the rate), an error when that makes a
     /// flood (1008).
     fn over_rate(&mut self) -> Result<bool, Close> {
-        if self.bucket.take(Instant::now().into_std()) {
-            self.strikes = 0;
-            return Ok(false);
+        match self.rate.spend() {
+            Spend::Ok => Ok(false),
+            Spend::Over => Ok(true),
+            Spend::Flood => {
+                warn!(peer = %self.peer, "message flood; closing");
+                Err(FLOOD)
+            }
         }
-        self.strikes += 1;
-        if self.strikes >= self.handle.config.flood_close_after {
-            warn!(peer = %self.peer, "message flood; closing");
-            return Err(Close::With(CloseCode::Policy, "too many messages"));
-        }
-        Ok(true)
     }
 
     async fn on_text(&mut self, text: Utf8Bytes) -> Result<(), Close> {
@@ -437,9 +439,17 @@ fn status(master: MasterState) -> BridgeMessage {
     BridgeMessage::Status { master }
 }
 
-/// A read error: an oversized message earns 1009, anything else ends quietly.
+/// How a message flood (continuation frames included) is closed.
+const FLOOD: Close = Close::With(CloseCode::Policy, "too many messages");
+
+/// A read error: an oversized message earns 1009, a flood of continuation
+/// frames 1008, anything else ends quietly.
 fn read_error(e: WsError, peer: SocketAddr) -> Close {
     match e {
+        WsError::Io(e) if meter::is_flood(&e) => {
+            warn!(%peer, "continuation frame flood; closing");
+            FLOOD
+        }
         WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
             info!(%peer, size, max_size, "message too big; closing");
             Close::With(CloseCode::Size, "message too big")
