@@ -471,6 +471,9 @@ async fn zero_intervals_and_caps_are_refused_by_the_binary() {
         ("--game-poll-interval", "0s"),
         ("--idle-timeout", "0"),
         ("--max-ws-per-address", "0"),
+        ("--auth-failures", "0"),
+        ("--auth-window", "0s"),
+        ("--query-interval", "0"),
     ] {
         let out = tokio::time::timeout(
             WAIT,
