@@ -154,15 +154,17 @@ async fn main() -> anyhow::Result<()> {
         }
         eprintln!("[loadgen] phase {phase:?}");
         let t = Instant::now();
+        // Boxed: each phase is a large future, and the largest would
+        // otherwise sit on the main thread's stack (debug builds overflowed it).
         let rows = match phase {
-            Phase::Relay => phases::relay::run(&env).await,
-            Phase::Memory => phases::memory::run(&env).await,
-            Phase::Fanout => phases::fanout::run(&env).await,
-            Phase::Deltas => phases::deltas::run(&env).await,
-            Phase::Page => phases::page::run(&env).await,
-            Phase::Bundle => phases::bundle::run(&env).await,
-            Phase::Scaleout => phases::scaleout::run(&env).await,
-            Phase::Soak => phases::soak::run(&env).await,
+            Phase::Relay => Box::pin(phases::relay::run(&env)).await,
+            Phase::Memory => Box::pin(phases::memory::run(&env)).await,
+            Phase::Fanout => Box::pin(phases::fanout::run(&env)).await,
+            Phase::Deltas => Box::pin(phases::deltas::run(&env)).await,
+            Phase::Page => Box::pin(phases::page::run(&env)).await,
+            Phase::Bundle => Box::pin(phases::bundle::run(&env)).await,
+            Phase::Scaleout => Box::pin(phases::scaleout::run(&env)).await,
+            Phase::Soak => Box::pin(phases::soak::run(&env)).await,
         }
         .with_context(|| {
             format!(

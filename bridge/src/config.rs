@@ -122,6 +122,16 @@ pub struct Config {
     /// Longest time one refresh round of the other games' servers takes;
     /// whatever has not answered by then is offline ("no answer in time").
     pub game_refresh_deadline: Duration,
+    /// Failed `bridgeAuth` one client address (IPv6: one /64) may make
+    /// within [`Config::auth_window`]; further attempts get `rate-limited`
+    /// without the token being checked until the window ends.
+    pub auth_max_failures: u32,
+    /// The window of [`Config::auth_max_failures`], from the first failure.
+    pub auth_window: Duration,
+    /// Shortest time between two list answers to one browser's
+    /// `msQueryGameServers` (from the shared cache); queries within it are
+    /// answered once, at its end.
+    pub query_interval: Duration,
 }
 
 impl Config {
@@ -163,6 +173,13 @@ impl Config {
     pub const DEFAULT_GAME_MAX_SERVERS: usize = 512;
     /// Default of [`Config::game_refresh_deadline`].
     pub const DEFAULT_GAME_REFRESH_DEADLINE: Duration = Duration::from_secs(15);
+    /// Default of [`Config::auth_max_failures`].
+    pub const DEFAULT_AUTH_MAX_FAILURES: u32 = 5;
+    /// Default of [`Config::auth_window`].
+    pub const DEFAULT_AUTH_WINDOW: Duration = Duration::from_secs(60);
+    /// Default of [`Config::query_interval`]: the default poll interval, as
+    /// the shared list rarely changes faster.
+    pub const DEFAULT_QUERY_INTERVAL: Duration = Duration::from_secs(1);
 
     /// A configuration with the defaults of the binary.
     pub fn new(master: impl Into<String>, admin_token: AdminToken) -> Self {
@@ -202,6 +219,9 @@ impl Config {
             game_allow_private: false,
             game_max_servers: Self::DEFAULT_GAME_MAX_SERVERS,
             game_refresh_deadline: Self::DEFAULT_GAME_REFRESH_DEADLINE,
+            auth_max_failures: Self::DEFAULT_AUTH_MAX_FAILURES,
+            auth_window: Self::DEFAULT_AUTH_WINDOW,
+            query_interval: Self::DEFAULT_QUERY_INTERVAL,
         }
     }
 
@@ -221,6 +241,8 @@ impl Config {
             ("game refresh deadline", self.game_refresh_deadline),
             ("header read timeout", self.header_read_timeout),
             ("idle timeout", self.idle_timeout),
+            ("bridgeAuth failure window", self.auth_window),
+            ("query answer interval", self.query_interval),
         ];
         for (name, value) in durations {
             if value.is_zero() {
@@ -239,6 +261,10 @@ impl Config {
             ("maximum of WebSockets per address", self.max_ws_per_address),
             ("game query concurrency", self.game_query_concurrency),
             ("game server cap", self.game_max_servers),
+            (
+                "maximum of bridgeAuth failures",
+                self.auth_max_failures as usize,
+            ),
         ];
         for (name, value) in counts {
             if value == 0 {

@@ -143,7 +143,7 @@ impl Drop for AddressSlot {
 }
 
 /// The key an address is counted under: IPv4 as is, IPv6 by its /64.
-fn address_key(ip: IpAddr) -> IpAddr {
+pub(crate) fn address_key(ip: IpAddr) -> IpAddr {
     match ip.to_canonical() {
         IpAddr::V6(v6) => {
             let bits = u128::from(v6) & !((1u128 << 64) - 1);

@@ -149,6 +149,17 @@ struct Args {
     /// have not answered by then are shown offline ("no answer in time").
     #[arg(long, env = "BRIDGE_GAME_REFRESH_DEADLINE", default_value_t = Interval(Config::DEFAULT_GAME_REFRESH_DEADLINE))]
     game_refresh_deadline: Interval,
+    /// Failed bridgeAuth one client address (IPv6: one /64) may make per
+    /// --auth-window; then `rate-limited` without checking the token.
+    #[arg(long, env = "BRIDGE_AUTH_FAILURES", default_value_t = Config::DEFAULT_AUTH_MAX_FAILURES, value_parser = count_u32)]
+    auth_failures: u32,
+    /// The window of --auth-failures, from an address's first failure.
+    #[arg(long, env = "BRIDGE_AUTH_WINDOW", default_value_t = Interval(Config::DEFAULT_AUTH_WINDOW))]
+    auth_window: Interval,
+    /// Shortest time between two list answers to one browser's queries;
+    /// queries within it are answered once, at its end.
+    #[arg(long, env = "BRIDGE_QUERY_INTERVAL", default_value_t = Interval(Config::DEFAULT_QUERY_INTERVAL))]
+    query_interval: Interval,
 }
 
 /// A duration on the command line: "1s", "250ms", "2m" or plain
@@ -212,6 +223,9 @@ impl Args {
             game_allow_private: self.game_allow_private,
             game_max_servers: self.game_max_servers,
             game_refresh_deadline: self.game_refresh_deadline.0,
+            auth_max_failures: self.auth_failures,
+            auth_window: self.auth_window.0,
+            query_interval: self.query_interval.0,
             ..base
         }
     }
@@ -223,6 +237,11 @@ fn count(s: &str) -> Result<usize, String> {
         0 => Err("must be greater than zero".into()),
         n => Ok(n),
     }
+}
+
+/// A count above zero that fits a `u32`.
+fn count_u32(s: &str) -> Result<u32, String> {
+    u32::try_from(count(s)?).map_err(|e| e.to_string())
 }
 
 /// A network (`10.0.0.0/8`, `2001:db8::/32`) or one address.

@@ -13,13 +13,7 @@ use axum::{
 use hyper_util::rt::TokioIo;
 use protocol::bridge::MasterState;
 use tokio::{net::TcpListener, sync::Semaphore};
-use tokio_tungstenite::{
-    tungstenite::{
-        handshake::derive_accept_key,
-        protocol::{Role, WebSocketConfig},
-    },
-    WebSocketStream,
-};
+use tokio_tungstenite::tungstenite::{handshake::derive_accept_key, protocol::WebSocketConfig};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{debug, info, warn};
 
@@ -31,7 +25,7 @@ use crate::{
     http,
     limits::origin_allowed,
     metrics::Metrics,
-    session::{self, Handle, Settings},
+    session::{self, AuthGuard, Handle, Settings},
     upstream::Upstream,
 };
 
@@ -91,6 +85,7 @@ impl Bridge {
             games: games.as_ref().map(|g| g.subscribe()),
             offer_list: Box::new(move |reply| offer.offer(reply)),
             metrics: metrics.clone(),
+            auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
             cancel: cancel.clone(),
         });
         Self {
@@ -250,13 +245,7 @@ async fn ws(
     ctx.sessions.spawn(async move {
         match upgrade.await {
             Ok(upgraded) => {
-                let socket = WebSocketStream::from_raw_socket(
-                    TokioIo::new(upgraded),
-                    Role::Server,
-                    Some(ws_config()),
-                )
-                .await;
-                session::run(handle, peer, socket).await;
+                session::run(handle, peer, TokioIo::new(upgraded), ws_config()).await;
             }
             Err(e) => debug!(%peer, error = %e, "websocket upgrade failed"),
         }

@@ -217,46 +217,45 @@ impl Upstream {
                 c = connect(&config.master, config.master_timeout) => c,
                 () = cancel.cancelled() => return,
             };
-            let mut framed = match connected {
-                Ok(framed) => framed,
-                Err(reason) => {
-                    self.set_down(&reason);
-                    if !retry_now {
-                        tokio::select! {
-                            () = tokio::time::sleep(backoff) => {}
-                            () = cancel.cancelled() => return,
+            let failed = match connected {
+                Err(reason) => Some(reason),
+                Ok(mut framed) => {
+                    debug!(master = %config.master, "shared upstream connected");
+                    let (reason, answered) = tokio::select! {
+                        r = self.poll(&mut framed, &config) => r,
+                        () = cancel.cancelled() => return,
+                    };
+                    debug!(%reason, "shared upstream lost the master");
+                    if answered {
+                        backoff = config.reconnect_min;
+                        retry_now = true;
+                        // Only a failed reconnection reports the master
+                        // down; but a master that answers nothing is down
+                        // already.
+                        if reason.is_silence() {
+                            self.set_down(&reason);
                         }
-                        backoff = (backoff * 2).min(config.reconnect_max);
+                        None
+                    } else {
+                        // A master that accepts but never gives a readable
+                        // list (garbage, an oversized frame, a close
+                        // mid-reply) is down, and is retried with backoff,
+                        // not in a busy loop.
+                        retry_now = false;
+                        Some(reason)
                     }
-                    retry_now = false;
-                    continue;
                 }
             };
-            debug!(master = %config.master, "shared upstream connected");
-            let (reason, answered) = tokio::select! {
-                r = self.poll(&mut framed, &config) => r,
-                () = cancel.cancelled() => return,
-            };
-            debug!(%reason, "shared upstream lost the master");
-            if !answered {
-                // A master that accepts but never gives a readable list
-                // (garbage, an oversized frame, a close mid-reply) is down,
-                // and is retried with backoff, not in a busy loop.
+            if let Some(reason) = failed {
                 self.set_down(&reason);
-                tokio::select! {
-                    () = tokio::time::sleep(backoff) => {}
-                    () = cancel.cancelled() => return,
+                if !retry_now {
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        () = cancel.cancelled() => return,
+                    }
+                    backoff = (backoff * 2).min(config.reconnect_max);
                 }
-                backoff = (backoff * 2).min(config.reconnect_max);
                 retry_now = false;
-                continue;
-            }
-            backoff = config.reconnect_min;
-            retry_now = true;
-            // Only a failed reconnection reports the master down; but a
-            // master that answers nothing is down already.
-            if reason.is_silence() {
-                self.set_down(&reason);
             }
         }
     }

@@ -1,7 +1,9 @@
-//! The HTTP-level defences: one host cannot take the bridge away from the
+//! The defences against one hostile host: it cannot take the bridge away from the
 //! others (connection caps per address and in all, header-read and idle
 //! timeouts, the open-file limit), forwarded addresses count only from
-//! trusted proxies, and bad settings are refused at start. "Other hosts"
+//! trusted proxies, bad settings are refused at start, and the session's
+//! own limits (failed `bridgeAuth` per address, pings counted toward the
+//! message rate, query answers at a bounded rate) hold. "Other hosts"
 //! are other loopback addresses (127.0.0.2, 127.0.0.3 route to lo on Linux).
 
 mod common;
@@ -15,6 +17,7 @@ use std::{
 
 use bridge::{Bridge, Config};
 use common::*;
+use futures_util::SinkExt;
 use tokio::{
     io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
     net::{TcpSocket, TcpStream},
@@ -468,6 +471,9 @@ async fn zero_intervals_and_caps_are_refused_by_the_binary() {
         ("--game-poll-interval", "0s"),
         ("--idle-timeout", "0"),
         ("--max-ws-per-address", "0"),
+        ("--auth-failures", "0"),
+        ("--auth-window", "0s"),
+        ("--query-interval", "0"),
     ] {
         let out = tokio::time::timeout(
             WAIT,
@@ -517,4 +523,140 @@ async fn short_operator_tokens_are_refused() {
         "{stderr}"
     );
     assert!(out.stdout.is_empty());
+}
+
+/// `bridgeAuth` with `token` on `ws`; returns the answer.
+async fn auth(ws: &mut Ws, token: &str) -> serde_json::Value {
+    send(
+        ws,
+        &format!(r#"{{"command":"bridgeAuth","content":{{"token":"{token}"}}}}"#),
+    )
+    .await;
+    recv_json(ws).await
+}
+
+#[tokio::test]
+async fn brute_force_is_rate_limited_per_address() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.auth_max_failures = 3;
+    config.auth_window = Duration::from_secs(60);
+    let bridge = TestBridge::start(config).await;
+    let mut guesser = ws_from(HOST_B, bridge.addr, &[]).await.unwrap();
+    for i in 0..3 {
+        let reply = auth(&mut guesser, &format!("guess-number-{i}")).await;
+        assert_eq!(reply["content"]["ok"], false, "{reply}");
+    }
+    // The right token no longer helps: it is not even checked.
+    let reply = auth(&mut guesser, TOKEN).await;
+    assert_eq!(reply["command"], "bridgeError", "{reply}");
+    assert_eq!(reply["content"]["code"], "rate-limited", "{reply}");
+    // Per address, not per socket: a new one from there is refused too.
+    let mut again = ws_from(HOST_B, bridge.addr, &[]).await.unwrap();
+    let reply = auth(&mut again, TOKEN).await;
+    assert_eq!(reply["content"]["code"], "rate-limited", "{reply}");
+    // Another host signs in.
+    let mut admin = ws_from(HOST_C, bridge.addr, &[]).await.unwrap();
+    let reply = auth(&mut admin, TOKEN).await;
+    assert_eq!(reply["content"]["ok"], true, "{reply}");
+    assert_eq!(bridge.metrics.auth_failures.load(Relaxed), 3);
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_ping_flood_closes_the_socket() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.rate_per_sec = 1;
+    config.rate_burst = 5;
+    config.flood_close_after = 10;
+    let bridge = TestBridge::start(config).await;
+    let mut ws = ws_from(HOST_B, bridge.addr, &[]).await.unwrap();
+    for _ in 0..50 {
+        if ws
+            .feed(tungstenite::Message::Ping(Vec::new().into()))
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    let _ = ws.flush().await;
+    assert_eq!(recv_close(&mut ws).await, 1008);
+    // Another host is unaffected.
+    let mut other = ws_from(HOST_C, bridge.addr, &[]).await.unwrap();
+    gets_list(&mut other).await;
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_viewers_queries_are_answered_at_a_bounded_rate() {
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    let interval = Duration::from_millis(500);
+    config.query_interval = interval;
+    let bridge = TestBridge::start(config).await;
+    let _game = game_server(master.addr, "Listed", 20000).await;
+    wait_registered(&master, 1).await;
+    let mut ws = ws_from(HOST_B, bridge.addr, &[]).await.unwrap();
+    let query = r#"{"command":"msQueryGameServers"}"#;
+    // The first answer (once the bridge has a list) starts an interval.
+    send(&mut ws, query).await;
+    recv_until(&mut ws, is_list).await;
+    let first = Instant::now();
+    // Twenty more at once (within the message rate): one answer, at the
+    // interval's end, not twenty.
+    for _ in 0..20 {
+        send(&mut ws, query).await;
+    }
+    let v = recv_until(&mut ws, is_list).await;
+    assert_eq!(names(&v), ["Listed"]);
+    assert!(
+        first.elapsed() >= interval,
+        "answered again after {:?}",
+        first.elapsed()
+    );
+    // Nothing more comes within two more intervals.
+    let more = tokio::time::timeout(interval * 2, recv_text(&mut ws)).await;
+    assert!(more.is_err(), "a further answer: {more:?}");
+    // Once an interval has passed, a query is answered at once again.
+    send(&mut ws, query).await;
+    let asked = Instant::now();
+    recv_until(&mut ws, is_list).await;
+    assert!(asked.elapsed() < interval, "waited {:?}", asked.elapsed());
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_flood_of_empty_continuation_frames_closes_the_socket() {
+    use tungstenite::protocol::frame::{
+        coding::{Data, OpCode},
+        Frame,
+    };
+    let master = TestMaster::start().await;
+    let mut config = test_config(master.addr);
+    config.rate_per_sec = 1;
+    config.rate_burst = 5;
+    config.flood_close_after = 10;
+    let bridge = TestBridge::start(config).await;
+    let mut ws = ws_from(HOST_B, bridge.addr, &[]).await.unwrap();
+    // A text message that never ends: tungstenite gathers its fragments
+    // without showing them to the session.
+    let start = Frame::message(&b"{"[..], OpCode::Data(Data::Text), false);
+    ws.feed(tungstenite::Message::Frame(start)).await.unwrap();
+    for _ in 0..50 {
+        let empty = Frame::message(&b""[..], OpCode::Data(Data::Continue), false);
+        if ws.feed(tungstenite::Message::Frame(empty)).await.is_err() {
+            break;
+        }
+    }
+    let _ = ws.flush().await;
+    assert_eq!(recv_close(&mut ws).await, 1008);
+    let mut other = ws_from(HOST_C, bridge.addr, &[]).await.unwrap();
+    gets_list(&mut other).await;
+    bridge.shutdown().await;
+    master.shutdown().await;
 }

@@ -2,27 +2,16 @@
 //! tab's test servers for all of them.
 
 use yew::prelude::*;
-use yew_router::prelude::*;
+
+pub use crate::router::Route;
 
 use crate::{
     context::LobbyProvider,
+    marks_context::MarksProvider,
     pages::{admin::Admin, embed::Embed, home::Home, not_found::NotFound},
+    router::{use_router, RouterProvider},
     test_server_context::TestServersProvider,
 };
-
-/// The app's routes.
-#[derive(Debug, Clone, PartialEq, Eq, Routable)]
-pub enum Route {
-    #[at("/")]
-    Home,
-    #[at("/admin")]
-    Admin,
-    #[at("/embed")]
-    Embed,
-    #[not_found]
-    #[at("/404")]
-    NotFound,
-}
 
 fn switch(route: Route) -> Html {
     match route {
@@ -33,16 +22,24 @@ fn switch(route: Route) -> Html {
     }
 }
 
+/// The page the router's location names.
+#[component]
+fn Pages() -> Html {
+    switch(use_router().location.route())
+}
+
 /// The root component.
 #[component]
 pub fn App() -> Html {
     html! {
-        <BrowserRouter>
+        <RouterProvider>
             <LobbyProvider>
                 <TestServersProvider>
-                    <Switch<Route> render={switch} />
+                    <MarksProvider>
+                        <Pages />
+                    </MarksProvider>
                 </TestServersProvider>
             </LobbyProvider>
-        </BrowserRouter>
+        </RouterProvider>
     }
 }

@@ -3,17 +3,13 @@
 
 use std::{cell::RefCell, rc::Rc};
 
-use protocol::{
-    bridge::{ClientMessage, ErrorCode, MasterState},
-    delta::Subscribe,
-};
+use protocol::bridge::{ErrorCode, MasterState};
 use yew::prelude::*;
 
 use crate::{
-    incoming::Incoming,
     services::{
         browser,
-        connection::{ConnEvent, Connection},
+        connection::{decode::Incoming, ConnEvent, Connection},
         storage,
     },
     state::{Action, State},
@@ -65,10 +61,6 @@ pub struct LobbyProviderProps {
     pub children: Html,
 }
 
-fn subscribe_json() -> String {
-    ClientMessage::Subscribe(Subscribe::whole_lists()).to_json()
-}
-
 /// Opens the page's connection and provides [`Lobby`] to its children.
 #[component]
 pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
@@ -83,8 +75,8 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
                 ConnEvent::Connecting => dispatcher.dispatch(Action::Connecting),
                 ConnEvent::Opened => {
                     dispatcher.dispatch(Action::Opened);
+                    // The connection subscribes to the list by itself.
                     if let Some(c) = cell.borrow().as_ref() {
-                        c.send(subscribe_json());
                         // Never to a bridge named by the link (`?bridge=`).
                         let token = storage::token().filter(|_| browser::bridge_is_own());
                         if let Some(token) = token {
@@ -98,12 +90,17 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
                 ConnEvent::Closed { retry_at_ms } => {
                     dispatcher.dispatch(Action::Closed { at_ms: retry_at_ms })
                 }
-                ConnEvent::Message { msg, perf_ms } => match msg {
-                    Incoming::List(list) => dispatcher.dispatch(Action::List {
-                        list,
-                        at_ms: browser::now_ms(),
-                        perf_ms,
-                    }),
+                ConnEvent::List {
+                    update,
+                    perf_ms,
+                    parse_ms,
+                } => dispatcher.dispatch(Action::Update {
+                    update,
+                    at_ms: browser::now_ms(),
+                    perf_ms,
+                    parse_ms,
+                }),
+                ConnEvent::Message { msg, .. } => match msg {
                     Incoming::AuthResult(ok) => dispatcher.dispatch(Action::AuthResult(ok)),
                     Incoming::Master(m) => dispatcher.dispatch(Action::Master(m)),
                     Incoming::Games(games) => dispatcher.dispatch(Action::Games {
@@ -116,10 +113,14 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
                         }
                         dispatcher.dispatch(Action::BridgeError(message))
                     }
-                    Incoming::Other(_) => {}
+                    // Lists come as `ConnEvent::List`.
+                    Incoming::List(_)
+                    | Incoming::Snapshot(_)
+                    | Incoming::Delta(_)
+                    | Incoming::Other(_) => {}
                 },
             });
-            let c = Connection::start(browser::bridge_url(), true, on_event);
+            let c = Connection::lobby(browser::bridge_url(), browser::api_url(), on_event);
             *conn.borrow_mut() = Some(c.clone());
             move || c.close()
         });

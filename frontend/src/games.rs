@@ -8,7 +8,8 @@ use std::{cmp::Ordering, collections::HashMap, rc::Rc};
 use protocol::bridge::{GameRule, GameServer, GameSource, GameSourceKind};
 
 use crate::{
-    listing::plural,
+    favourites::{arrange, server_key, Arranged, Marks},
+    i18n::{count, t, tf, K},
     query::{ListQuery, SortKey},
 };
 
@@ -51,7 +52,7 @@ pub fn rows(source: &GameSource) -> Vec<GameRow> {
             *n += 1;
             let key = if *n == 1 { base } else { format!("{base}#{n}") };
             let title = if server.name.trim().is_empty() {
-                address_label(server).unwrap_or_else(|| "Unnamed server".to_owned())
+                address_label(server).unwrap_or_else(|| t(K::UnnamedServer).to_owned())
             } else {
                 server.name.clone()
             };
@@ -87,8 +88,8 @@ pub fn tab_title(source: &GameSource) -> String {
         .map(|s| s.game.trim().to_owned());
     match (game, source.kind) {
         (Some(game), _) => game,
-        (None, GameSourceKind::A2s) => "Valve server".to_owned(),
-        (None, GameSourceKind::GameAgent) => "Serious Sam servers".to_owned(),
+        (None, GameSourceKind::A2s) => t(K::ValveServer).to_owned(),
+        (None, GameSourceKind::GameAgent) => t(K::SeriousSamServers).to_owned(),
     }
 }
 
@@ -155,40 +156,51 @@ fn compare(a: &GameRow, b: &GameRow, key: SortKey) -> Ordering {
     }
 }
 
-/// Indices into `rows` of the servers to show, filtered and sorted: servers
-/// that answer first (a player cannot join the others), then by the
-/// column, ties broken by name (A→Z) and key so the order is total, as in
-/// the lobby's list.
-pub fn visible(rows: &[GameRow], q: &ListQuery) -> Vec<usize> {
-    let search_lc = q.search.trim().to_lowercase();
-    let mut idx: Vec<usize> = (0..rows.len())
-        .filter(|&i| matches(&rows[i], q, &search_lc))
-        .collect();
-    idx.sort_unstable_by(|&i, &j| {
-        let (a, b) = (&rows[i], &rows[j]);
-        let answering = b.server.online.cmp(&a.server.online);
-        answering.then_with(|| {
-            q.order(compare(a, b, q.sort), || {
-                a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key))
-            })
-        })
-    });
-    idx
+/// The key of a source's server for favourites and hiding.
+pub fn mark_key(source_id: &str, row: &GameRow) -> String {
+    server_key(source_id, Some(&row.key), "")
 }
 
-/// "N servers · M players · K online", plus how many the filters show.
-pub fn summary_text(rows: &[GameRow], shown: usize) -> String {
+/// The servers to show, filtered and sorted: favourites pinned first (and
+/// never filtered out), then servers that answer (a player cannot join
+/// the others), then by the column, ties broken by name (A→Z) and key so
+/// the order is total, as in the lobby's list; hidden ones left out.
+pub fn arrange_rows(rows: &[GameRow], q: &ListQuery, marks: &Marks, source_id: &str) -> Arranged {
+    let search_lc = q.search.trim().to_lowercase();
+    arrange(
+        rows.len(),
+        marks,
+        q.favourites_only,
+        &|i| mark_key(source_id, &rows[i]),
+        &|i| rows[i].title.to_string(),
+        &|i| matches(&rows[i], q, &search_lc),
+        &|i, j| {
+            let (a, b) = (&rows[i], &rows[j]);
+            let answering = b.server.online.cmp(&a.server.online);
+            answering.then_with(|| {
+                q.order(compare(a, b, q.sort), || {
+                    a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key))
+                })
+            })
+        },
+    )
+}
+
+/// Indices into `rows` of the servers to show without any marks.
+pub fn visible(rows: &[GameRow], q: &ListQuery) -> Vec<usize> {
+    arrange_rows(rows, q, &Marks::default(), "").idx
+}
+
+/// "N servers · M players · K online".
+pub fn summary_text(rows: &[GameRow]) -> String {
     let players: u64 = rows.iter().map(|r| u64::from(r.server.players)).sum();
     let online = rows.iter().filter(|r| r.server.online).count();
-    let mut text = format!(
-        "{} · {} · {online} online",
-        plural(rows.len() as u64, "server", "servers"),
-        plural(players, "player", "players"),
-    );
-    if shown != rows.len() {
-        text.push_str(&format!(" · {shown} shown"));
-    }
-    text
+    format!(
+        "{} · {} · {}",
+        count(rows.len() as u64, K::ServerOne, K::ServerMany),
+        count(players, K::PlayerOne, K::PlayerMany),
+        tf(K::OnlineCount, &[&online]),
+    )
 }
 
 /// The players cell: `12/32`, with bots when there are any; a dash while
@@ -199,7 +211,10 @@ pub fn players_label(s: &GameServer) -> String {
     }
     let mut text = format!("{}/{}", s.players, s.max_players);
     if s.bots > 0 {
-        text.push_str(&format!(" ({})", plural(u64::from(s.bots), "bot", "bots")));
+        text.push_str(&format!(
+            " ({})",
+            count(u64::from(s.bots), K::BotOne, K::BotMany)
+        ));
     }
     text
 }
@@ -372,11 +387,8 @@ mod tests {
     #[test]
     fn labels() {
         let r = four();
-        assert_eq!(summary_text(&r, 4), "4 servers · 21 players · 3 online");
-        assert_eq!(
-            summary_text(&r[..1], 0),
-            "1 server · 5 players · 1 online · 0 shown"
-        );
+        assert_eq!(summary_text(&r), "4 servers · 21 players · 3 online");
+        assert_eq!(summary_text(&r[..1]), "1 server · 5 players · 1 online");
         let mut s = server("a", "m", 1, 8, Some(3));
         assert_eq!(players_label(&s), "1/8");
         s.bots = 1;

@@ -2,20 +2,25 @@
 //! list at `/`, admin test servers at `/admin` and an embeddable list at
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
-//! Pure logic (`query`, `listing`, `games`, `incoming`, `backoff`, `polling`, `state`,
-//! `test_servers`) compiles and is tested natively; the rest needs a browser.
+//! Pure logic (`query`, `listing`, `games`, `state`, `test_servers`,
+//! `favourites`, `fresh`, `i18n`, and in `services::connection` the
+//! decoder, the list feed, backoff and polling) compiles and is tested
+//! natively; the rest needs a browser.
 
 pub mod app;
-pub mod backoff;
 pub mod bridge_choice;
 pub mod components;
 pub mod context;
+pub mod favourites;
+pub mod fresh;
 pub mod games;
-pub mod incoming;
+pub mod i18n;
+pub mod keyed_rows;
 pub mod listing;
+pub mod marks_context;
 pub mod pages;
-pub mod polling;
 pub mod query;
+pub mod router;
 pub mod services;
 pub mod state;
 pub mod test_server_context;
@@ -25,5 +30,6 @@ pub mod test_servers;
 pub fn start() {
     // Before anything reads the token from storage.
     services::browser::take_fragment_token();
+    services::browser::remove_boot_placeholder();
     yew::Renderer::<app::App>::new().render();
 }

@@ -6,7 +6,11 @@ use std::{cmp::Ordering, collections::HashMap, rc::Rc};
 
 use protocol::{GameplayMode, ServerEntry};
 
-use crate::query::{ListQuery, SortKey};
+use crate::{
+    favourites::{arrange, server_key, Arranged, Marks},
+    i18n::{count, t, tf, K},
+    query::{ListQuery, SortKey},
+};
 
 /// Rows per page; a page stays cheap to render whatever the list's size.
 pub const PAGE_SIZE: usize = 100;
@@ -14,7 +18,11 @@ pub const PAGE_SIZE: usize = 100;
 /// One listed server plus what the view needs precomputed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
-    pub entry: ServerEntry,
+    /// Shared, so copying the rows for an update copies no strings.
+    pub entry: Rc<ServerEntry>,
+    /// The bridge's id for the entry (`shared/protocol.md` §2.1), 0 in a
+    /// whole list (`msRQueryGameServers`), which has none.
+    pub id: u64,
     /// Unique within a list and stable across updates: Yew's key.
     pub key: Rc<str>,
     /// The name lowercased once, for search and sorting.
@@ -40,7 +48,7 @@ fn identity(e: &ServerEntry, out: &mut String) {
     }
 }
 
-fn lowercase(s: &str) -> Rc<str> {
+pub(crate) fn lowercase(s: &str) -> Rc<str> {
     if s.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
         s.to_lowercase().into()
     } else {
@@ -68,12 +76,13 @@ pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> 
             .into_iter()
             .zip(previous)
             .map(|(entry, prev)| Row {
-                changed_in: if prev.entry == entry {
+                changed_in: if *prev.entry == entry {
                     prev.changed_in
                 } else {
                     version
                 },
-                entry,
+                entry: Rc::new(entry),
+                id: 0,
                 key: prev.key.clone(),
                 name_lc: prev.name_lc.clone(),
                 addr_lc: prev.addr_lc.clone(),
@@ -102,7 +111,7 @@ pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> 
                 }
             };
             let changed_in = match prev {
-                Some(prev) if prev.entry == entry => prev.changed_in,
+                Some(prev) if *prev.entry == entry => prev.changed_in,
                 _ if previous.is_empty() => 0,
                 _ => version,
             };
@@ -116,7 +125,8 @@ pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> 
                 ),
             };
             Row {
-                entry,
+                entry: Rc::new(entry),
+                id: 0,
                 key,
                 name_lc,
                 addr_lc,
@@ -167,23 +177,40 @@ fn compare(a: &Row, b: &Row, key: SortKey) -> Ordering {
     }
 }
 
-/// Indices into `rows` of the servers to show, filtered and sorted. Ties
-/// are broken by name (always A→Z) and then by key, so the order is total
-/// and rows do not jump between updates.
-pub fn visible(rows: &[Row], q: &ListQuery) -> Vec<usize> {
+/// The key of a lobby server for favourites and hiding: its address and
+/// port (so a renamed server is still found), else its name.
+pub fn mark_key(e: &ServerEntry) -> String {
+    server_key(LOBBY_SOURCE, address_label(e).as_deref(), &e.name)
+}
+
+/// The `source` part of the lobby's own servers' mark keys.
+pub const LOBBY_SOURCE: &str = "lobby";
+
+/// The servers to show, filtered and sorted, favourites pinned first and
+/// never filtered out, hidden ones left out (see [`arrange`]). Ties are
+/// broken by name (always A→Z) and then by key, so the order is total and
+/// rows do not jump between updates.
+pub fn arrange_rows(rows: &[Row], q: &ListQuery, marks: &Marks) -> Arranged {
     let search_lc = q.search.trim().to_lowercase();
-    let mut idx: Vec<usize> = (0..rows.len())
-        .filter(|&i| matches(&rows[i], q, &search_lc))
-        .collect();
-    // Keys are unique, so the order is total and an unstable sort gives
-    // the same result without its scratch buffer.
-    idx.sort_unstable_by(|&i, &j| {
-        let (a, b) = (&rows[i], &rows[j]);
-        q.order(compare(a, b, q.sort), || {
-            a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key))
-        })
-    });
-    idx
+    arrange(
+        rows.len(),
+        marks,
+        q.favourites_only,
+        &|i| mark_key(&rows[i].entry),
+        &|i| rows[i].entry.name.clone(),
+        &|i| matches(&rows[i], q, &search_lc),
+        &|i, j| {
+            let (a, b) = (&rows[i], &rows[j]);
+            q.order(compare(a, b, q.sort), || {
+                a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key))
+            })
+        },
+    )
+}
+
+/// Indices into `rows` of the servers to show without any marks.
+pub fn visible(rows: &[Row], q: &ListQuery) -> Vec<usize> {
+    arrange_rows(rows, q, &Marks::default()).idx
 }
 
 /// Number of pages for `count` rows (at least one).
@@ -216,23 +243,15 @@ pub fn summarize(rows: &[Row]) -> Summary {
     })
 }
 
-pub(crate) fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
-    let n = n.into();
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// "N servers · M players · K open", plus how many the filters show.
-pub fn summary_text(s: Summary, shown: usize) -> String {
-    let mut text = format!(
-        "{} · {} · {} open",
-        plural(s.servers as u64, "server", "servers"),
-        plural(s.players, "player", "players"),
-        s.open
-    );
-    if shown != s.servers {
-        text.push_str(&format!(" · {shown} shown"));
-    }
-    text
+/// "N servers · M players · K open" (the filters' effect is said beside
+/// it, see `browser_chrome::filter_note`).
+pub fn summary_text(s: Summary) -> String {
+    format!(
+        "{} · {} · {}",
+        count(s.servers as u64, K::ServerOne, K::ServerMany),
+        count(s.players, K::PlayerOne, K::PlayerMany),
+        tf(K::OpenCount, &[&s.open])
+    )
 }
 
 /// The players cell: `2/4`, `4/4 full`, `4/4 +3 queued`.
@@ -240,17 +259,13 @@ pub fn players_label(current: u32, max: u8) -> String {
     let max32 = u32::from(max);
     match current.cmp(&max32) {
         Ordering::Less => format!("{current}/{max}"),
-        Ordering::Equal => format!("{current}/{max} full"),
-        Ordering::Greater => format!("{max}/{max} +{} queued", current - max32),
+        Ordering::Equal => tf(K::PlayersFull, &[&current, &max]),
+        Ordering::Greater => tf(K::PlayersQueued, &[&max, &max, &(current - max32)]),
     }
 }
 
 pub fn lobby_label(open: bool) -> &'static str {
-    if open {
-        "Open"
-    } else {
-        "In game"
-    }
+    t(if open { K::Open } else { K::InGame })
 }
 
 pub fn mode_label(mode: GameplayMode) -> &'static str {
@@ -267,15 +282,22 @@ pub fn address_label(e: &ServerEntry) -> Option<String> {
     })
 }
 
-/// "updated N s ago" for a list received at `at_ms`.
-pub fn ago_text(now_ms: f64, at_ms: f64) -> String {
+/// How long ago `at_ms` was: "just now", "7 s ago", "16 min ago",
+/// "3 h ago", "2 d ago".
+pub fn ago(now_ms: f64, at_ms: f64) -> String {
     let secs = ((now_ms - at_ms) / 1000.0).floor().max(0.0) as u64;
     match secs {
-        0 => "updated just now".to_owned(),
-        s if s < 120 => format!("updated {s} s ago"),
-        s if s < 7200 => format!("updated {} min ago", s / 60),
-        s => format!("updated {} h ago", s / 3600),
+        0 => t(K::JustNow).to_owned(),
+        s if s < 120 => tf(K::SecondsAgo, &[&s]),
+        s if s < 7200 => tf(K::MinutesAgo, &[&(s / 60)]),
+        s if s < 172_800 => tf(K::HoursAgo, &[&(s / 3600)]),
+        s => tf(K::DaysAgo, &[&(s / 86_400)]),
     }
+}
+
+/// "updated N s ago" for a list received at `at_ms`.
+pub fn ago_text(now_ms: f64, at_ms: f64) -> String {
+    tf(K::Updated, &[&ago(now_ms, at_ms)])
 }
 
 #[cfg(test)]
@@ -424,7 +446,7 @@ pub(crate) mod tests {
     fn keys_are_stable_and_unique_and_changes_flash() {
         let first = sample();
         assert!(first.iter().all(|r| r.changed_in == 0));
-        let mut next: Vec<ServerEntry> = first.iter().map(|r| r.entry.clone()).collect();
+        let mut next: Vec<ServerEntry> = first.iter().map(|r| (*r.entry).clone()).collect();
         next[0].stats.players.current = 3;
         next.push(entry("delta", 0, 2, true, 1));
         let second = build_rows(next, &first, 2);
@@ -433,10 +455,14 @@ pub(crate) mod tests {
         assert_eq!(second[0].changed_in, 2);
         assert_eq!(second[1].changed_in, 0);
         assert_eq!(second[5].changed_in, 2);
-        let third = build_rows(second.iter().map(|r| r.entry.clone()).collect(), &second, 3);
+        let third = build_rows(
+            second.iter().map(|r| (*r.entry).clone()).collect(),
+            &second,
+            3,
+        );
         assert_eq!(third[0].changed_in, 2);
         // Same servers in the same order: keys are reused, changes flash.
-        let mut same: Vec<ServerEntry> = third.iter().map(|r| r.entry.clone()).collect();
+        let mut same: Vec<ServerEntry> = third.iter().map(|r| (*r.entry).clone()).collect();
         same[3].stats.is_lobby_open = !same[3].stats.is_lobby_open;
         let fourth = build_rows(same, &third, 4);
         assert!(fourth
@@ -466,6 +492,51 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn favourites_pinned_in_every_sort_and_hidden_left_out() {
+        let rows = sample();
+        let mut m = Marks::default();
+        let key = |name: &str| mark_key(&rows.iter().find(|r| r.entry.name == name).unwrap().entry);
+        m.apply(crate::favourites::MarkAction::ToggleFavourite {
+            key: key("charlie"),
+            name: "charlie".into(),
+            now_ms: 0.0,
+        });
+        m.apply(crate::favourites::MarkAction::Hide(key("轰炸机人")));
+        for sort in [
+            "",
+            "dir=desc",
+            "sort=players",
+            "sort=free",
+            "sort=lobby",
+            "sort=mode&dir=desc",
+        ] {
+            let a = arrange_rows(&rows, &ListQuery::from_query_str(sort), &m);
+            assert_eq!(rows[a.idx[0]].entry.name, "charlie", "{sort}");
+            assert_eq!(a.pinned, 1);
+            assert!(
+                a.idx.iter().all(|&i| rows[i].entry.name != "轰炸机人"),
+                "{sort}"
+            );
+            assert_eq!(a.hidden, 1);
+        }
+        // Mode 1 does not match charlie (mode 2), yet it stays, marked.
+        let a = arrange_rows(&rows, &ListQuery::from_query_str("mode=1"), &m);
+        assert_eq!(rows[a.idx[0]].entry.name, "charlie");
+        assert_eq!(a.unmatched, [a.idx[0]]);
+        assert_eq!(
+            a.filtered_out, 1,
+            "bravo and Bösewicht match, Alpha not, 轰炸机人 hidden"
+        );
+        // Renamed, same address: still the favourite.
+        let mut renamed: Vec<ServerEntry> = rows.iter().map(|r| (*r.entry).clone()).collect();
+        renamed[4].name = "charlie (renamed)".into();
+        let rows2 = build_rows(renamed, &rows, 2);
+        let a = arrange_rows(&rows2, &ListQuery::default(), &m);
+        assert_eq!(rows2[a.idx[0]].entry.name, "charlie (renamed)");
+        assert_eq!(a.present[0].1, "charlie (renamed)");
+    }
+
+    #[test]
     fn paging() {
         let idx: Vec<usize> = (0..250).collect();
         assert_eq!(page_count(0), 1);
@@ -492,20 +563,13 @@ pub(crate) mod tests {
                 open: 3
             }
         );
-        assert_eq!(summary_text(s, 5), "5 servers · 29 players · 3 open");
+        assert_eq!(summary_text(s), "5 servers · 29 players · 3 open");
         assert_eq!(
-            summary_text(s, 2),
-            "5 servers · 29 players · 3 open · 2 shown"
-        );
-        assert_eq!(
-            summary_text(
-                Summary {
-                    servers: 1,
-                    players: 1,
-                    open: 0
-                },
-                1
-            ),
+            summary_text(Summary {
+                servers: 1,
+                players: 1,
+                open: 0
+            }),
             "1 server · 1 player · 0 open"
         );
         let mut e = entry("v6", 0, 2, true, 1);

@@ -68,16 +68,17 @@ impl SortKey {
 
     /// The column heading.
     pub fn label(self) -> &'static str {
-        match self {
-            SortKey::Name => "Name",
-            SortKey::Players => "Players",
-            SortKey::Free => "Free slots",
-            SortKey::Lobby => "Lobby",
-            SortKey::Mode => "Mode",
-            SortKey::Game => "Game",
-            SortKey::Map => "Map",
-            SortKey::Ping => "Ping",
-        }
+        use crate::i18n::{t, K};
+        t(match self {
+            SortKey::Name => K::Name,
+            SortKey::Players => K::Players,
+            SortKey::Free => K::FreeSlots,
+            SortKey::Lobby => K::Lobby,
+            SortKey::Mode => K::Mode,
+            SortKey::Game => K::Game,
+            SortKey::Map => K::Map,
+            SortKey::Ping => K::Ping,
+        })
     }
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -158,6 +159,10 @@ pub struct ListQuery {
     pub hide_full: bool,
     pub hide_empty: bool,
     pub mode: Option<GameplayMode>,
+    /// Only favourites (`fav=1`).
+    pub favourites_only: bool,
+    /// No source tabs (`tabs=0`, for embeds that show one list).
+    pub hide_tabs: bool,
     /// Zero-based page (the URL shows it one-based).
     pub page: usize,
     pub theme: Option<Theme>,
@@ -190,6 +195,8 @@ impl ListQuery {
                 "open" => q.open_only = truthy(v),
                 "hidefull" => q.hide_full = truthy(v),
                 "hideempty" => q.hide_empty = truthy(v),
+                "fav" => q.favourites_only = truthy(v),
+                "tabs" => q.hide_tabs = !truthy(v),
                 "mode" => q.mode = v.parse().ok().and_then(|n| GameplayMode::from_wire(n).ok()),
                 "page" => q.page = v.parse::<usize>().ok().map_or(0, |p| p.saturating_sub(1)),
                 "theme" => {
@@ -242,6 +249,12 @@ impl ListQuery {
         }
         if let Some(mode) = self.mode {
             out.push(("mode", mode.to_wire().to_string()));
+        }
+        if self.favourites_only {
+            out.push(("fav", "1".to_owned()));
+        }
+        if self.hide_tabs {
+            out.push(("tabs", "0".to_owned()));
         }
         if self.page > 0 {
             out.push(("page", (self.page + 1).to_string()));
@@ -303,7 +316,24 @@ impl ListQuery {
     /// On another game's tab only the filters it shows count.
     pub fn is_filtered(&self) -> bool {
         let lobby_only = self.source.is_none() && (self.open_only || self.mode.is_some());
-        !self.search.trim().is_empty() || self.hide_full || self.hide_empty || lobby_only
+        !self.search.trim().is_empty()
+            || self.hide_full
+            || self.hide_empty
+            || self.favourites_only
+            || lobby_only
+    }
+
+    /// The filters a player sets (not the search, sort, tab or page): what
+    /// is remembered in localStorage and applied on a bare `/`.
+    pub fn filters(&self) -> ListQuery {
+        ListQuery {
+            open_only: self.open_only,
+            hide_full: self.hide_full,
+            hide_empty: self.hide_empty,
+            mode: self.mode,
+            favourites_only: self.favourites_only,
+            ..Default::default()
+        }
     }
 
     /// The view after choosing another tab: the search and the filters both
@@ -330,14 +360,15 @@ impl ListQuery {
         }
     }
 
-    /// The view without search and filters (the tab, sort, theme and
-    /// bridge stay).
+    /// The view without search and filters (the tab, sort, theme, tabs
+    /// and bridge stay).
     pub fn cleared(&self) -> Self {
         ListQuery {
             source: self.source.clone(),
             sort: self.sort,
             dir: self.dir,
             theme: self.theme,
+            hide_tabs: self.hide_tabs,
             bridge: self.bridge.clone(),
             ..Default::default()
         }
@@ -375,6 +406,8 @@ mod tests {
             hide_full: true,
             hide_empty: true,
             mode: Some(GameplayMode::StandardAB),
+            favourites_only: true,
+            hide_tabs: true,
             page: 3,
             theme: Some(Theme::Dark),
             bridge: Some("ws://127.0.0.1:8099/ws".into()),
@@ -442,6 +475,17 @@ mod tests {
         // The lobby-only filters do not hide other games' servers.
         assert!(!ListQuery::from_query_str("src=a2s:h:1&open=1&mode=2").is_filtered());
         assert!(ListQuery::from_query_str("src=a2s:h:1&hideempty=1").is_filtered());
+        assert!(ListQuery::from_query_str("fav=1").is_filtered());
+        assert!(!ListQuery::from_query_str("tabs=0").is_filtered());
+        let saved =
+            ListQuery::from_query_str("q=x&sort=free&open=1&mode=2&fav=1&page=3&tabs=0").filters();
+        assert_eq!(saved.to_query_string(), "open=1&mode=2&fav=1");
+        assert_eq!(
+            ListQuery::from_query_str("tabs=0&fav=1&hidefull=1")
+                .cleared()
+                .to_query_string(),
+            "tabs=0"
+        );
     }
 
     #[test]

@@ -10,7 +10,11 @@ use protocol::{
 };
 use yew::Reducible;
 
-use crate::listing::{build_rows, Row};
+use crate::{
+    keyed_rows::{apply_delta, rows_from_snapshot},
+    listing::{build_rows, Row},
+    services::connection::feed::ListUpdate,
+};
 
 /// The bridge connection as the status pill describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -50,6 +54,10 @@ pub struct State {
     /// `performance.now()` (for render metrics).
     pub received_at_ms: Option<f64>,
     pub received_perf_ms: f64,
+    /// How long reading the current list's frame took (render metrics).
+    pub parse_ms: f64,
+    /// What the current list's last update was: `list`, `snapshot`, `delta`.
+    pub update_kind: &'static str,
     pub auth: Auth,
     /// The last `bridgeError` message, shown until the next list.
     pub last_error: Option<String>,
@@ -74,10 +82,18 @@ pub enum Action {
     Polling,
     /// A push arrived while polling; polling stopped.
     PushesResumed,
+    /// A whole list (as a bridge without deltas, or a poll, sends it).
     List {
         list: ServerList,
         at_ms: f64,
         perf_ms: f64,
+    },
+    /// The connection's list changed, or was confirmed current.
+    Update {
+        update: ListUpdate,
+        at_ms: f64,
+        perf_ms: f64,
+        parse_ms: f64,
     },
     Master(MasterState),
     AuthPending,
@@ -119,10 +135,41 @@ impl Reducible for State {
                 at_ms,
                 perf_ms,
             } => {
-                s.version = s.version.wrapping_add(1).max(1);
-                s.rows = Rc::new(build_rows(list.servers, &self.rows, s.version));
+                return self.reduce(Action::Update {
+                    update: ListUpdate::Whole(list.servers),
+                    at_ms,
+                    perf_ms,
+                    parse_ms: f64::NAN,
+                })
+            }
+            Action::Update {
+                update,
+                at_ms,
+                perf_ms,
+                parse_ms,
+            } => {
+                let version = s.version.wrapping_add(1).max(1);
+                let (rows, kind) = match update {
+                    ListUpdate::Whole(servers) => {
+                        (build_rows(servers, &self.rows, version), "list")
+                    }
+                    ListUpdate::Snapshot(servers) => {
+                        (rows_from_snapshot(servers, &self.rows, version), "snapshot")
+                    }
+                    ListUpdate::Delta { upsert, remove } => {
+                        (apply_delta(&self.rows, upsert, &remove, version), "delta")
+                    }
+                    // Nothing to render; the list is live again.
+                    ListUpdate::Current => (Vec::new(), ""),
+                };
+                if !kind.is_empty() {
+                    s.version = version;
+                    s.rows = Rc::new(rows);
+                    s.received_perf_ms = perf_ms;
+                    s.parse_ms = parse_ms;
+                    s.update_kind = kind;
+                }
                 s.received_at_ms = Some(at_ms);
-                s.received_perf_ms = perf_ms;
                 s.receiving = true;
                 s.last_error = None;
                 // A list comes through the master, so it is reachable.
@@ -153,33 +200,30 @@ pub struct StatusView {
 /// What the pill says at `now_ms`: Live · Reconnecting in N s · Master
 /// unreachable (or Connecting… before the first answer).
 pub fn status_view(s: &State, now_ms: f64) -> StatusView {
+    use crate::i18n::{t, tf, K};
     match s.conn {
         Conn::Waiting { at_ms } => {
             let secs = ((at_ms - now_ms) / 1000.0).ceil().max(0.0) as u64;
             StatusView {
                 tone: "wait",
                 text: if secs == 0 {
-                    "Reconnecting…".to_owned()
+                    t(K::Reconnecting).to_owned()
                 } else {
-                    format!("Reconnecting in {secs} s")
+                    tf(K::ReconnectingIn, &[&secs])
                 },
             }
         }
         _ if s.master == Some(MasterState::Down) => StatusView {
             tone: "down",
-            text: "Master unreachable".to_owned(),
+            text: t(K::MasterUnreachable).to_owned(),
         },
         Conn::Open if s.receiving => StatusView {
             tone: "live",
-            text: if s.polling {
-                "Live (polling)".to_owned()
-            } else {
-                "Live".to_owned()
-            },
+            text: t(if s.polling { K::LivePolling } else { K::Live }).to_owned(),
         },
         Conn::Open | Conn::Connecting => StatusView {
             tone: "wait",
-            text: "Connecting…".to_owned(),
+            text: t(K::Connecting).to_owned(),
         },
     }
 }

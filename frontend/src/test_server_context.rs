@@ -14,7 +14,7 @@ use yew::prelude::*;
 
 use crate::{
     context::use_lobby,
-    incoming::Incoming,
+    services::connection::decode::Incoming,
     services::{
         browser,
         connection::{ConnEvent, Connection},

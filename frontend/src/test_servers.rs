@@ -204,16 +204,17 @@ impl Phase {
     /// The status pill's tone (`ok`, `wait`, `bad`) and words; `listed`
     /// says whether the server shows up in the live list.
     pub fn status(&self, listed: bool) -> (&'static str, String) {
+        use crate::i18n::{t, tf, K};
         match self {
-            Phase::Connecting => ("wait", "connecting".to_owned()),
-            Phase::SigningIn => ("wait", "signing in".to_owned()),
-            Phase::Registered if listed => ("ok", "registered".to_owned()),
-            Phase::Registered => ("wait", "registering".to_owned()),
-            Phase::MasterDown => ("wait", "waiting for the master".to_owned()),
-            Phase::Reconnecting => ("wait", "reconnecting".to_owned()),
-            Phase::NoToken => ("bad", "sign in first".to_owned()),
-            Phase::Rejected => ("bad", "token rejected".to_owned()),
-            Phase::Invalid(msg) => ("bad", format!("invalid: {msg}")),
+            Phase::Connecting => ("wait", t(K::TsConnecting).to_owned()),
+            Phase::SigningIn => ("wait", t(K::TsSigningIn).to_owned()),
+            Phase::Registered if listed => ("ok", t(K::TsRegistered).to_owned()),
+            Phase::Registered => ("wait", t(K::TsRegistering).to_owned()),
+            Phase::MasterDown => ("wait", t(K::TsMasterDown).to_owned()),
+            Phase::Reconnecting => ("wait", t(K::TsReconnecting).to_owned()),
+            Phase::NoToken => ("bad", t(K::TsNoToken).to_owned()),
+            Phase::Rejected => ("bad", t(K::TsRejected).to_owned()),
+            Phase::Invalid(msg) => ("bad", tf(K::TsInvalid, &[msg])),
         }
     }
 }

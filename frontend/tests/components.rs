@@ -8,6 +8,8 @@ use std::time::Duration;
 use frontend::{
     components::{add_server_form::AddServerForm, server_browser::ServerBrowser},
     context::Lobby,
+    marks_context::MarksProvider,
+    router::RouterProvider,
     state::{Action, State},
 };
 use protocol::{GameplayMode, Players, ServerEntry, ServerList, Stats};
@@ -15,7 +17,6 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlElement, HtmlInputElement};
 use yew::prelude::*;
-use yew_router::prelude::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -54,11 +55,13 @@ fn FedLobby() -> Html {
         });
     }
     html! {
-        <BrowserRouter>
+        <RouterProvider>
             <ContextProvider<Lobby> context={Lobby::detached(state)}>
-                <ServerBrowser />
+                <MarksProvider>
+                    <ServerBrowser />
+                </MarksProvider>
             </ContextProvider<Lobby>>
-        </BrowserRouter>
+        </RouterProvider>
     }
 }
 
@@ -111,7 +114,12 @@ fn click(root: &Element, selector: &str) {
         .click();
 }
 
+/// A bare `/` and no stored settings (the page applies the last used
+/// filters on a bare `/`, and the tests share one page).
 fn reset_url() {
+    if let Ok(Some(storage)) = gloo_utils::window().local_storage() {
+        let _ = storage.clear();
+    }
     let history = gloo_utils::window().history().unwrap();
     history
         .replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("/"))
@@ -143,6 +151,68 @@ async fn list_renders_rows_summary_and_unicode() {
     };
     until("render metrics", || list_size() == Some(3.0)).await;
     root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn a_starred_row_is_pinned_and_a_hidden_one_counted() {
+    reset_url();
+    let root = mount();
+    yew::Renderer::<FedLobby>::with_root(root.clone()).render();
+    until_rows(&root, &["bravo", "Server von Bösewicht", "轰炸机人"]).await;
+    click(&root, "[data-name=\"轰炸机人\"] [data-testid=star]");
+    until_rows(&root, &["轰炸机人", "bravo", "Server von Bösewicht"]).await;
+    // Pinned whatever the sort.
+    click(&root, "th[data-sort=name] button");
+    until_rows(&root, &["轰炸机人", "Server von Bösewicht", "bravo"]).await;
+    click(&root, "[data-name=bravo] [data-testid=hide]");
+    until_rows(&root, &["轰炸机人", "Server von Bösewicht"]).await;
+    let hidden = || {
+        root.query_selector("[data-testid=hidden]")
+            .ok()
+            .flatten()
+            .and_then(|e| e.text_content())
+            .unwrap_or_default()
+    };
+    until("the hidden count", || hidden().contains("1 hidden")).await;
+    let stored = gloo_utils::window()
+        .local_storage()
+        .unwrap()
+        .unwrap()
+        .get_item("lobby.favourites")
+        .unwrap()
+        .unwrap_or_default();
+    assert!(stored.starts_with("lobby-favourites-1\n"), "{stored:?}");
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn a_stored_german_choice_renders_german() {
+    reset_url();
+    gloo_utils::window()
+        .local_storage()
+        .unwrap()
+        .unwrap()
+        .set_item("lobby.lang", "de")
+        .unwrap();
+    let root = mount();
+    yew::Renderer::<FedLobby>::with_root(root.clone()).render();
+    until_rows(&root, &["bravo", "Server von Bösewicht", "轰炸机人"]).await;
+    let summary = || {
+        root.query_selector("[data-testid=summary]")
+            .ok()
+            .flatten()
+            .and_then(|e| e.text_content())
+            .unwrap_or_default()
+    };
+    until("the German summary", || {
+        summary() == "3 Server · 26 Spieler · 2 offen"
+    })
+    .await;
+    let text = root.text_content().unwrap_or_default();
+    assert!(text.contains("4/4 +18 wartend"), "{text}");
+    assert!(text.contains("Nur Favoriten"), "{text}");
+    root.remove();
+    frontend::i18n::set_lang(frontend::i18n::Lang::En);
 }
 
 #[wasm_bindgen_test]
@@ -257,11 +327,13 @@ fn UpdatedLobby() -> Html {
         });
     }
     html! {
-        <BrowserRouter>
+        <RouterProvider>
             <ContextProvider<Lobby> context={Lobby::detached(state)}>
-                <ServerBrowser />
+                <MarksProvider>
+                    <ServerBrowser />
+                </MarksProvider>
             </ContextProvider<Lobby>>
-        </BrowserRouter>
+        </RouterProvider>
     }
 }
 

@@ -5,7 +5,7 @@
 //! here together so that the rules they must agree on are written once.
 
 use std::{
-    collections::{BTreeMap, HashMap, VecDeque},
+    collections::{HashMap, VecDeque},
     sync::Arc,
 };
 
@@ -567,29 +567,38 @@ pub enum ApplyError {
 }
 
 /// The browser's side: a list built from a snapshot and kept current by
-/// deltas, ordered by id (= the master's order).
+/// deltas, ordered by id (= the master's order). A sorted `Vec` rather than
+/// a map: new ids come at the end, lookups are binary searches, and it
+/// keeps the browser's bundle small.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientList {
     epoch: String,
     seq: u64,
-    entries: BTreeMap<u64, ServerEntry>,
+    /// Sorted by id, ids unique.
+    entries: Vec<(u64, ServerEntry)>,
     /// The highest id ever seen in this epoch: a new id must be above it.
     max_id: u64,
 }
 
 impl ClientList {
     pub fn from_snapshot(snapshot: Snapshot) -> Self {
-        let max_id = snapshot.servers.iter().map(|k| k.id).max().unwrap_or(0);
-        Self {
+        let mut list = Self {
             epoch: snapshot.epoch,
             seq: snapshot.seq,
-            entries: snapshot
-                .servers
-                .into_iter()
-                .map(|k| (k.id, k.entry))
-                .collect(),
-            max_id,
+            entries: Vec::with_capacity(snapshot.servers.len()),
+            max_id: 0,
+        };
+        // The bridge sends them in id order (each goes at the end); any
+        // other order still gives a sorted list, and a repeated id keeps
+        // its last entry.
+        for k in snapshot.servers {
+            match list.position(k.id) {
+                Ok(i) => list.entries[i].1 = k.entry,
+                Err(i) => list.entries.insert(i, (k.id, k.entry)),
+            }
         }
+        list.max_id = list.entries.last().map_or(0, |(id, _)| *id);
+        list
     }
 
     pub fn epoch(&self) -> &str {
@@ -613,8 +622,12 @@ impl ClientList {
         self.entries.iter().map(|(id, e)| (*id, e))
     }
 
+    fn position(&self, id: u64) -> Result<usize, usize> {
+        self.entries.binary_search_by_key(&id, |(id, _)| *id)
+    }
+
     pub fn get(&self, id: u64) -> Option<&ServerEntry> {
-        self.entries.get(&id)
+        self.position(id).ok().map(|i| &self.entries[i].1)
     }
 
     pub fn len(&self) -> usize {
@@ -627,7 +640,7 @@ impl ClientList {
 
     /// The entries as the master lists them.
     pub fn servers(&self) -> Vec<ServerEntry> {
-        self.entries.values().cloned().collect()
+        self.entries.iter().map(|(_, e)| e.clone()).collect()
     }
 
     /// Applies `delta`, all or nothing. An empty delta whose `prev` and
@@ -646,27 +659,36 @@ impl ClientList {
                 prev: delta.prev,
             });
         }
-        if let Some(&id) = delta
-            .remove
-            .iter()
-            .find(|id| !self.entries.contains_key(id))
-        {
+        if let Some(&id) = delta.remove.iter().find(|&&id| self.position(id).is_err()) {
             return Err(ApplyError::UnknownRemove(id));
         }
         let mut max_id = self.max_id;
         for k in &delta.upsert {
-            if !self.entries.contains_key(&k.id) {
+            if self.position(k.id).is_err() {
                 if k.id <= max_id {
                     return Err(ApplyError::OutOfOrder(k.id));
                 }
                 max_id = k.id;
             }
         }
-        for id in &delta.remove {
-            self.entries.remove(id);
+        match delta.remove.len() {
+            0 => {}
+            // The usual few: a scan each.
+            1..=16 => self.entries.retain(|(id, _)| !delta.remove.contains(id)),
+            _ => {
+                let mut gone = delta.remove.clone();
+                gone.sort_unstable();
+                self.entries
+                    .retain(|(id, _)| gone.binary_search(id).is_err());
+            }
         }
         for k in &delta.upsert {
-            self.entries.insert(k.id, k.entry.clone());
+            match self.position(k.id) {
+                Ok(i) => self.entries[i].1 = k.entry.clone(),
+                // New ids are above every id held: at the end, unless the
+                // same delta also removed a higher one.
+                Err(i) => self.entries.insert(i, (k.id, k.entry.clone())),
+            }
         }
         self.max_id = max_id;
         self.seq = delta.seq;
@@ -685,19 +707,46 @@ pub enum DeltaMessage {
 
 impl DeltaMessage {
     pub fn from_frame(command: &str, text: &str) -> Option<Result<Self, serde_json::Error>> {
+        use serde::de::Error;
+        /// Both contents in one reader: one visitor instead of one per
+        /// message and per wrapper, a noticeable part of a page's bundle.
         #[derive(Deserialize)]
-        struct Frame<T> {
-            content: T,
+        struct Content {
+            epoch: String,
+            seq: u64,
+            prev: Option<u64>,
+            upsert: Option<Vec<Keyed>>,
+            remove: Option<Vec<u64>>,
+            servers: Option<Vec<Keyed>>,
         }
-        Some(match command {
-            names::SNAPSHOT => {
-                serde_json::from_str::<Frame<Snapshot>>(text).map(|f| Self::Snapshot(f.content))
-            }
-            names::DELTA => {
-                serde_json::from_str::<Frame<Delta>>(text).map(|f| Self::Delta(f.content))
-            }
+        #[derive(Deserialize)]
+        struct Frame {
+            content: Content,
+        }
+        let snapshot = match command {
+            names::SNAPSHOT => true,
+            names::DELTA => false,
             _ => return None,
-        })
+        };
+        let missing = serde_json::Error::missing_field;
+        Some(serde_json::from_str::<Frame>(text).and_then(|f| {
+            let c = f.content;
+            if snapshot {
+                Ok(Self::Snapshot(Snapshot {
+                    epoch: c.epoch,
+                    seq: c.seq,
+                    servers: c.servers.ok_or_else(|| missing("servers"))?,
+                }))
+            } else {
+                Ok(Self::Delta(Delta {
+                    epoch: c.epoch,
+                    seq: c.seq,
+                    prev: c.prev.ok_or_else(|| missing("prev"))?,
+                    upsert: c.upsert.ok_or_else(|| missing("upsert"))?,
+                    remove: c.remove.ok_or_else(|| missing("remove"))?,
+                }))
+            }
+        }))
     }
 }
 

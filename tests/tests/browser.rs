@@ -294,7 +294,12 @@ async fn sort_and_filters_live_in_the_url_and_survive_a_reload() {
         Some("descending")
     );
 
-    // Search: case-insensitive, any script, and in the URL too.
+    // Search: case-insensitive, any script, and in the URL too. (A bare
+    // `/` brings back the last filters, see tests/players.rs: forget them
+    // to start from the whole list.)
+    browser
+        .js("localStorage.removeItem('lobby.filters'); return null;")
+        .await;
     browser.goto(&lobby.url("/")).await;
     browser.wait_live(PAGE_READY).await;
     browser

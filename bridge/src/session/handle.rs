@@ -8,6 +8,7 @@ use bytes::Bytes;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::auth_guard::AuthGuard;
 use crate::{
     config::Config, games::GamesSnapshot, metrics::Metrics, token::AdminToken, upstream::Shared,
 };
@@ -28,6 +29,8 @@ pub(crate) struct Settings {
     pub(crate) close_wait: Duration,
     /// Viewers see lists without addresses; admins with them.
     pub(crate) hide_addresses: bool,
+    /// Shortest time between two list answers to one browser's queries.
+    pub(crate) query_interval: Duration,
 }
 
 impl From<&Config> for Settings {
@@ -44,6 +47,7 @@ impl From<&Config> for Settings {
             write_timeout: c.write_timeout,
             close_wait: c.close_wait,
             hide_addresses: c.hide_addresses,
+            query_interval: c.query_interval,
         }
     }
 }
@@ -61,6 +65,8 @@ pub(crate) struct Handle {
     /// Called with each list the bridge asked for after an admin command.
     pub(crate) offer_list: OfferList,
     pub(crate) metrics: Arc<Metrics>,
+    /// Failed `bridgeAuth` per client address, shared by every session.
+    pub(crate) auth: AuthGuard,
     /// Fires on shutdown: sessions close with 1001.
     pub(crate) cancel: CancellationToken,
 }

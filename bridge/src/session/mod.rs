@@ -6,7 +6,9 @@
 //! kept in [`push`].
 
 mod admin_link;
+mod auth_guard;
 mod handle;
+mod meter;
 mod outbox;
 mod push;
 
@@ -27,24 +29,27 @@ use tokio::{sync::watch, time::Instant};
 use tokio_tungstenite::{
     tungstenite::{
         error::{CapacityError, Error as WsError},
-        protocol::frame::coding::CloseCode,
+        protocol::{frame::coding::CloseCode, Role as WsRole, WebSocketConfig},
         Message, Utf8Bytes,
     },
     WebSocketStream,
 };
 use tracing::{debug, info, warn};
 
+pub(crate) use auth_guard::AuthGuard;
 pub(crate) use handle::{Handle, Settings};
 
 use self::{
     admin_link::AdminLink,
+    auth_guard::Verdict,
+    meter::{FrameMeter, Rate, Spend},
     outbox::{Close, Outbox},
     push::Subscription,
 };
-use crate::{games::GamesSnapshot, limits::TokenBucket, upstream::Shared};
+use crate::{games::GamesSnapshot, upstream::Shared};
 
 /// A browser's WebSocket.
-pub(crate) type WebSocket = WebSocketStream<TokioIo<Upgraded>>;
+pub(crate) type WebSocket = WebSocketStream<FrameMeter<TokioIo<Upgraded>>>;
 
 /// Browser frames handled together before the replies are flushed.
 const BATCH: usize = 16;
@@ -73,13 +78,24 @@ enum Event {
     /// Other games' servers changed (`false`: their refresher is gone).
     Games(bool),
     Ping,
+    /// A coalesced query's answer is due.
+    QueryDue,
 }
 
-/// Serves `peer`'s socket until either side closes or the bridge shuts down.
-pub(crate) async fn run(handle: Arc<Handle>, peer: SocketAddr, ws: WebSocket) {
+/// Serves `peer`'s upgraded connection as a WebSocket until either side
+/// closes or the bridge shuts down.
+pub(crate) async fn run(
+    handle: Arc<Handle>,
+    peer: SocketAddr,
+    io: TokioIo<Upgraded>,
+    config: WebSocketConfig,
+) {
+    let rate = Rate::new(&handle.config);
+    let io = FrameMeter::new(io, rate.clone());
+    let ws = WebSocketStream::from_raw_socket(io, WsRole::Server, Some(config)).await;
     let (sink, reader) = ws.split();
     let outbox = Outbox::new(sink, peer, &handle);
-    Session::new(handle, peer, reader, outbox).run().await;
+    Session::new(handle, peer, reader, outbox, rate).run().await;
 }
 
 struct Session {
@@ -91,10 +107,13 @@ struct Session {
     role: Role,
     /// A viewer's query waits for the first list after start-up.
     pending_query: bool,
+    /// When the next query answer may leave (see `Config::query_interval`).
+    next_answer: Instant,
+    /// A query arrived before `next_answer`: answer it then.
+    deferred_query: bool,
     link: Option<AdminLink>,
-    bucket: TokenBucket,
-    /// Rate-limited frames in a row.
-    strikes: u32,
+    /// The message rate, shared with the socket's [`FrameMeter`].
+    rate: Arc<Rate>,
     shared: watch::Receiver<Shared>,
     /// The master state this browser was last told (it starts "up").
     told_state: MasterState,
@@ -110,13 +129,8 @@ impl Session {
         peer: SocketAddr,
         reader: SplitStream<WebSocket>,
         outbox: Outbox,
+        rate: Arc<Rate>,
     ) -> Self {
-        let config = &handle.config;
-        let bucket = TokenBucket::new(
-            config.rate_per_sec,
-            config.rate_burst,
-            Instant::now().into_std(),
-        );
         Self {
             shared: handle.subscribe_shared(),
             games: handle.subscribe_games(),
@@ -126,9 +140,10 @@ impl Session {
             outbox,
             role: Role::Viewer,
             pending_query: false,
+            next_answer: Instant::now(),
+            deferred_query: false,
             link: None,
-            bucket,
-            strikes: 0,
+            rate,
             told_state: MasterState::Up,
             subscription: Subscription::default(),
             last_heard: Instant::now(),
@@ -178,6 +193,9 @@ impl Session {
                 frame = admin_link::next_frame(&mut self.link) => Event::Link(frame),
                 changed = games_changed(&mut self.games) => Event::Games(changed),
                 _ = ping.tick() => Event::Ping,
+                () = tokio::time::sleep_until(self.next_answer), if self.deferred_query => {
+                    Event::QueryDue
+                }
             };
             match event {
                 Event::Shutdown | Event::Shared(false) => {
@@ -199,6 +217,11 @@ impl Session {
                         return Err(Close::With(CloseCode::Away, "no pong"));
                     }
                     self.outbox.queue(Message::Ping(Bytes::new())).await?;
+                }
+                Event::QueryDue => {
+                    self.deferred_query = false;
+                    self.next_answer = Instant::now() + self.handle.config.query_interval;
+                    self.answer_query().await?;
                 }
             }
             // Whatever the event queued leaves in one write.
@@ -235,23 +258,35 @@ impl Session {
                     "binary frames are not accepted",
                 ))
             }
+            // Control frames cost like messages (tungstenite has queued the
+            // pong already): a flood of them closes the socket, the rest
+            // are dropped silently.
+            Message::Ping(_) | Message::Pong(_) => self.over_rate().map(drop),
             // Reading never yields raw frames.
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(()),
+            Message::Frame(_) => Ok(()),
             // tungstenite answers the close handshake itself.
             Message::Close(_) => Err(Close::Quietly),
         }
     }
 
-    async fn on_text(&mut self, text: Utf8Bytes) -> Result<(), Close> {
-        if !self.bucket.take(Instant::now().into_std()) {
-            self.strikes += 1;
-            if self.strikes >= self.handle.config.flood_close_after {
+    /// Spends a token of the connection's rate limit: `Ok(true)` when there
+    /// was none (the frame is over the rate), an error when that makes a
+    /// flood (1008).
+    fn over_rate(&mut self) -> Result<bool, Close> {
+        match self.rate.spend() {
+            Spend::Ok => Ok(false),
+            Spend::Over => Ok(true),
+            Spend::Flood => {
                 warn!(peer = %self.peer, "message flood; closing");
-                return Err(Close::With(CloseCode::Policy, "too many messages"));
+                Err(FLOOD)
             }
+        }
+    }
+
+    async fn on_text(&mut self, text: Utf8Bytes) -> Result<(), Close> {
+        if self.over_rate()? {
             return self.refuse(ErrorCode::RateLimited).await;
         }
-        self.strikes = 0;
         match Inbound::classify(text.as_bytes()) {
             Err(refusal) => self.refuse_with(refusal).await,
             Ok(Inbound::Bridge(ClientMessage::Auth { token })) => self.on_auth(&token).await,
@@ -265,7 +300,7 @@ impl Session {
                 Ok(())
             }
             Ok(Inbound::Query) if self.link.is_some() => self.relay_query(&text).await,
-            Ok(Inbound::Query) => self.answer_query().await,
+            Ok(Inbound::Query) => self.on_query().await,
             Ok(Inbound::Admin { command }) => {
                 if self.role != Role::Admin {
                     debug!(peer = %self.peer, %command, "admin command from a viewer");
@@ -277,6 +312,12 @@ impl Session {
     }
 
     async fn on_auth(&mut self, token: &str) -> Result<(), Close> {
+        let ip = self.peer.ip();
+        let now = Instant::now().into_std();
+        if self.handle.auth.verdict(ip, now) == Verdict::Limited {
+            debug!(peer = %self.peer, "bridgeAuth refused: too many failures");
+            return self.refuse(ErrorCode::RateLimited).await;
+        }
         let ok = self.handle.config.admin_token.matches(token);
         let metrics = &self.handle.metrics;
         if ok {
@@ -291,9 +332,31 @@ impl Session {
             info!(peer = %self.peer, "admin authenticated");
         } else {
             metrics.auth_failures.fetch_add(1, Relaxed);
-            warn!(peer = %self.peer, "bridgeAuth with a wrong token");
+            if self.handle.auth.failed(ip, now) {
+                warn!(
+                    peer = %self.peer,
+                    "bridgeAuth with a wrong token (further failures from this address are \
+                     logged at debug for a while, and refused once too many)"
+                );
+            } else {
+                debug!(peer = %self.peer, "bridgeAuth with a wrong token");
+            }
         }
         self.send_bridge(&BridgeMessage::AuthResult { ok }).await
+    }
+
+    /// A query answered from the shared cache: at once when the last answer
+    /// is an interval old, else once at the interval's end however many
+    /// arrive meanwhile (the page still gets its list, the bridge writes at
+    /// most one per interval).
+    async fn on_query(&mut self) -> Result<(), Close> {
+        let now = Instant::now();
+        if now < self.next_answer {
+            self.deferred_query = true;
+            return Ok(());
+        }
+        self.next_answer = now + self.handle.config.query_interval;
+        self.answer_query().await
     }
 
     async fn answer_query(&mut self) -> Result<(), Close> {
@@ -376,9 +439,17 @@ fn status(master: MasterState) -> BridgeMessage {
     BridgeMessage::Status { master }
 }
 
-/// A read error: an oversized message earns 1009, anything else ends quietly.
+/// How a message flood (continuation frames included) is closed.
+const FLOOD: Close = Close::With(CloseCode::Policy, "too many messages");
+
+/// A read error: an oversized message earns 1009, a flood of continuation
+/// frames 1008, anything else ends quietly.
 fn read_error(e: WsError, peer: SocketAddr) -> Close {
     match e {
+        WsError::Io(e) if meter::is_flood(&e) => {
+            warn!(%peer, "continuation frame flood; closing");
+            FLOOD
+        }
         WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
             info!(%peer, size, max_size, "message too big; closing");
             Close::With(CloseCode::Size, "message too big")

@@ -144,9 +144,10 @@ impl Outbox {
             while let Some(Ok(_)) = reader.next().await {}
         })
         .await;
-        if code == CloseCode::Size {
-            // The oversized frame's bytes are still unread: closing now
-            // would reset the connection before the browser reads our close.
+        if matches!(code, CloseCode::Size | CloseCode::Policy) {
+            // The oversized frame's (or the flood's) bytes may still be
+            // unread: closing now would reset the connection before the
+            // browser reads our close.
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }

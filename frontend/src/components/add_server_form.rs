@@ -4,6 +4,8 @@
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
+use crate::i18n::{t, K};
+
 use crate::test_servers::{validate_form, FormInput};
 
 /// Props of [`AddServerForm`].
@@ -95,19 +97,19 @@ pub fn AddServerForm(props: &AddServerFormProps) -> Html {
     html! {
         <form class="add-server" onsubmit={on_submit} novalidate=true>
             <fieldset>
-                <legend>{"Add a test server"}</legend>
+                <legend>{ t(K::AddTestServer) }</legend>
                 <div class="fields">
-                    { field("new-name", "Name", "serverName", &input.name, touched.name,
+                    { field("new-name", t(K::Name), "serverName", &input.name, touched.name,
                         "Server von Bösewicht", "text", edit(|i, v| i.name = v, |t| t.name = true)) }
-                    { field("new-address", "Address", "serverAddress", &input.address, touched.address,
-                        "192.168.0.10 or host.example.org", "url", edit(|i, v| i.address = v, |t| t.address = true)) }
-                    { field("new-port", "Port", "serverPort", &input.port, touched.port,
+                    { field("new-address", t(K::Address), "serverAddress", &input.address, touched.address,
+                        t(K::AddressPlaceholder), "url", edit(|i, v| i.address = v, |t| t.address = true)) }
+                    { field("new-port", t(K::Port), "serverPort", &input.port, touched.port,
                         "20000", "numeric", edit(|i, v| i.port = v, |t| t.port = true)) }
                 </div>
                 <div class="actions">
-                    <button id="add-server" type="submit" class="primary" disabled={!props.enabled}>{"Add test server"}</button>
+                    <button id="add-server" type="submit" class="primary" disabled={!props.enabled}>{ t(K::AddTestServerButton) }</button>
                     if !props.enabled {
-                        <span class="muted">{"Sign in with the admin token first."}</span>
+                        <span class="muted">{ t(K::SignInFirst) }</span>
                     }
                 </div>
             </fieldset>

@@ -5,6 +5,7 @@ use yew::prelude::*;
 
 use crate::{
     context::use_lobby,
+    i18n::{t, K},
     services::{browser, storage},
     state::Auth,
 };
@@ -28,19 +29,26 @@ pub fn AuthPanel() -> Html {
             lobby.sign_in(token.trim());
         })
     };
+    if !browser::bridge_is_own() {
+        return html! {
+            <p data-testid="auth-result" class="auth-result muted" role="status">
+                { t(K::SignInOnOwnBridge) }
+            </p>
+        };
+    }
     let (class, text) = match lobby.state.auth {
-        Auth::SignedOut => ("muted", "Not signed in"),
-        Auth::Pending => ("muted", "Checking the token…"),
-        Auth::SignedIn => ("ok", "Signed in: you can add test servers"),
-        Auth::Rejected => ("bad", "Token rejected by the bridge"),
+        Auth::SignedOut => ("muted", t(K::NotSignedIn)),
+        Auth::Pending => ("muted", t(K::CheckingToken)),
+        Auth::SignedIn => ("ok", t(K::SignedInCanAdd)),
+        Auth::Rejected => ("bad", t(K::TokenRejected)),
     };
     html! {
         <form class="auth" onsubmit={on_submit}>
-            <label for="admin-token">{"Admin token"}</label>
+            <label for="admin-token">{ t(K::AdminToken) }</label>
             <div class="row">
                 <input id="admin-token" type="password" autocomplete="off"
                     value={(*token).clone()} oninput={on_input} />
-                <button id="admin-login" type="submit" class="primary">{"Sign in"}</button>
+                <button id="admin-login" type="submit" class="primary">{ t(K::SignIn) }</button>
             </div>
             <p data-testid="auth-result" class={classes!("auth-result", class)} role="status" aria-live="polite">
                 { text }

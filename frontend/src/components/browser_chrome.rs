@@ -8,6 +8,8 @@ use protocol::bridge::MasterState;
 
 use crate::{
     components::{empty_state::EmptyState, updated_ago::UpdatedAgo},
+    favourites::{Arranged, MarkAction, MarksState},
+    i18n::{t, tf, K},
     query::{ListQuery, SortKey},
     state::{Conn, State},
 };
@@ -17,6 +19,7 @@ use crate::{
 /// child component would render a moment later).
 pub fn list_meta(
     summary: String,
+    note: Html,
     at_ms: Option<f64>,
     stale: Option<&'static str>,
     error: Option<&str>,
@@ -24,17 +27,53 @@ pub fn list_meta(
     html! {
         <>
             <div class="meta">
-                <span data-testid="summary" class="summary">{ summary }</span>
+                <span class="summary-line">
+                    <span data-testid="summary" class="summary">{ summary }</span>
+                    { note }
+                </span>
                 <UpdatedAgo {at_ms} />
             </div>
             if let Some(text) = stale {
                 <p class="banner warn" role="alert" data-testid="stale">{ text }</p>
             }
             if let Some(err) = error {
-                <p class="banner" role="status">{ format!("The bridge says: {err}") }</p>
+                <p class="banner" role="status">{ tf(K::BridgeSays, &[&err]) }</p>
             }
         </>
     }
+}
+
+/// What the filters and hidden rows take away, beside the summary:
+/// "· filters hide 3 · clear" and "· 2 hidden · show", each one click.
+pub fn filter_note(
+    arranged: &Arranged,
+    clear_filters: Callback<MouseEvent>,
+    marks: &UseReducerDispatcher<MarksState>,
+    show_hidden: bool,
+) -> Html {
+    let filtered = (arranged.filtered_out > 0).then(|| {
+        html! {
+            <span class="note" data-testid="filtered">
+                { " · " }{ tf(K::FiltersHide, &[&arranged.filtered_out]) }{ " " }
+                <button type="button" class="link" id="summary-clear" onclick={clear_filters}>
+                    { t(K::ClearFilters) }
+                </button>
+            </span>
+        }
+    });
+    let hidden = (arranged.hidden > 0).then(|| {
+        let m = marks.clone();
+        let onclick = Callback::from(move |_: MouseEvent| m.dispatch(MarkAction::ShowHidden(!show_hidden)));
+        html! {
+            <span class="note" data-testid="hidden">
+                { " · " }{ tf(K::HiddenCount, &[&arranged.hidden]) }{ " " }
+                <button type="button" class="link" id="toggle-hidden" aria-pressed={show_hidden.to_string()} {onclick}>
+                    { t(if show_hidden { K::HideHidden } else { K::ShowHidden }) }
+                </button>
+            </span>
+        }
+    });
+    html! { <>{ filtered }{ hidden }</> }
 }
 
 /// Whether the connection that brought the shown data is gone and no
@@ -46,9 +85,9 @@ pub fn disconnected(state: &State) -> bool {
 /// Why the shown lobby list may be out of date, if it may.
 pub fn stale_text(state: &State) -> Option<&'static str> {
     if disconnected(state) {
-        Some("The connection to the lobby was lost; this is the last list received. Reconnecting by itself.")
+        Some(t(K::StaleLobby))
     } else if state.master == Some(MasterState::Down) {
-        Some("The master server is unreachable; this is the last list it sent.")
+        Some(t(K::StaleMaster))
     } else {
         None
     }
@@ -59,10 +98,10 @@ pub fn stale_text(state: &State) -> Option<&'static str> {
 pub fn empty_before_list(conn: Conn) -> Html {
     match conn {
         Conn::Waiting { .. } => html! {
-            <EmptyState title="Can't reach the lobby right now"
-                detail="The page keeps trying by itself; the list appears as soon as the connection is back." />
+            <EmptyState title={t(K::CantReach)}
+                detail={t(K::CantReachDetail)} />
         },
-        _ => html! { <EmptyState title="Loading servers…" detail="Connecting to the lobby." /> },
+        _ => html! { <EmptyState title={t(K::LoadingServers)} detail={t(K::ConnectingLobby)} /> },
     }
 }
 
@@ -70,9 +109,9 @@ pub fn empty_before_list(conn: Conn) -> Html {
 /// button that clears them.
 pub fn no_match(clear_filters: Callback<MouseEvent>) -> Html {
     html! {
-        <EmptyState title="No servers match"
-            detail="Every server is hidden by the search or the filters."
-            action={Some(("clear-filters".into(), "Clear search and filters".into(), clear_filters))} />
+        <EmptyState title={t(K::NoMatch)}
+            detail={t(K::NoMatchDetail)}
+            action={Some(("clear-filters".into(), t(K::ClearSearchFilters).into(), clear_filters))} />
     }
 }
 

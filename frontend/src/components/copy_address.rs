@@ -3,6 +3,8 @@
 use gloo_timers::callback::Timeout;
 use yew::prelude::*;
 
+use crate::i18n::{t, tf, K};
+
 use crate::services::browser;
 
 /// Props of [`CopyAddress`].
@@ -20,7 +22,7 @@ pub struct CopyAddressProps {
 pub fn CopyAddress(props: &CopyAddressProps) -> Html {
     let copied = use_state(|| false);
     let Some(address) = props.address.clone() else {
-        return html! { <span class="muted">{"hidden"}</span> };
+        return html! { <span class="muted">{ t(K::AddrHidden) }</span> };
     };
     let on_copy = {
         let copied = copied.clone();
@@ -36,8 +38,8 @@ pub fn CopyAddress(props: &CopyAddressProps) -> Html {
         <span class="addr">
             <code>{ address }</code>
             <button type="button" class="copy" onclick={on_copy}
-                aria-label={format!("Copy the address of {}", props.owner)}>
-                { if *copied { "Copied" } else { "Copy" } }
+                aria-label={tf(K::CopyAddressOf, &[&props.owner])}>
+                { t(if *copied { K::Copied } else { K::Copy }) }
             </button>
         </span>
     }

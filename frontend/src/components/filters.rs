@@ -4,7 +4,10 @@ use protocol::GameplayMode;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
-use crate::query::ListQuery;
+use crate::{
+    i18n::{t, K},
+    query::ListQuery,
+};
 
 /// Props of [`Filters`].
 #[derive(Properties, PartialEq)]
@@ -63,9 +66,9 @@ pub fn Filters(props: &FiltersProps) -> Html {
     html! {
         <div class="filters" role="search">
             <label class="search">
-                <span class="visually-hidden">{"Search servers"}</span>
+                <span class="visually-hidden">{ t(K::SearchServers) }</span>
                 <input id="search" type="search"
-                    placeholder={if lobby { "Search by name or address" } else { "Search by name, map, game or address" }}
+                    placeholder={t(if lobby { K::SearchLobby } else { K::SearchGames })}
                     autocomplete="off" spellcheck="false"
                     value={q.search.clone()} oninput={on_search} />
             </label>
@@ -73,24 +76,29 @@ pub fn Filters(props: &FiltersProps) -> Html {
                 <label class="check">
                     <input id="filter-open" type="checkbox" checked={q.open_only}
                         onchange={change(|q, v| q.open_only = v)} />
-                    {"Open lobbies only"}
+                    { t(K::OpenOnly) }
                 </label>
             }
             <label class="check">
                 <input id="filter-hide-full" type="checkbox" checked={q.hide_full}
                     onchange={change(|q, v| q.hide_full = v)} />
-                {"Hide full"}
+                { t(K::HideFull) }
             </label>
             <label class="check">
                 <input id="filter-hide-empty" type="checkbox" checked={q.hide_empty}
                     onchange={change(|q, v| q.hide_empty = v)} />
-                {"Hide empty"}
+                { t(K::HideEmpty) }
+            </label>
+            <label class="check">
+                <input id="filter-favourites" type="checkbox" checked={q.favourites_only}
+                    onchange={change(|q, v| q.favourites_only = v)} />
+                { t(K::FavouritesOnly) }
             </label>
             if lobby {
                 <label class="select">
-                    <span>{"Mode"}</span>
+                    <span>{ t(K::Mode) }</span>
                     <select id="filter-mode" onchange={on_mode}>
-                        <option value="" selected={q.mode.is_none()}>{"Any"}</option>
+                        <option value="" selected={q.mode.is_none()}>{ t(K::Any) }</option>
                         { for [GameplayMode::StandardA, GameplayMode::StandardAB].into_iter().map(|m| {
                             let v = m.to_wire().to_string();
                             html! { <option value={v.clone()} selected={mode_value == v}>{ m.label() }</option> }

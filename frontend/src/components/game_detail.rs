@@ -10,6 +10,7 @@ use crate::{
         address_label, duration_label, filter_rules, flag_label, join_link, ping_label,
         players_by_score, players_label, GameRow,
     },
+    i18n::{t, tf, K},
 };
 
 /// Props of [`GameDetail`].
@@ -61,46 +62,46 @@ pub fn GameDetail(props: &GameDetailProps) -> Html {
     let rules = filter_rules(&s.rules, &rule_filter);
     html! {
         <section class="detail card" data-testid="game-detail" aria-labelledby="detail-title">
-            <button type="button" id="detail-close" class="back" {onclick}>{"← All servers"}</button>
+            <button type="button" id="detail-close" class="back" {onclick}>{ t(K::AllServers) }</button>
             <h2 id="detail-title" tabindex="-1" ref={heading} dir="auto">{ row.title.to_string() }</h2>
             if !s.online {
                 <p class="banner warn" role="status">
-                    { format!("Not answering: {}", s.error.as_deref().unwrap_or("no reply")) }
+                    { tf(K::NotAnswering, &[&s.error.as_deref().unwrap_or(t(K::NoReply))]) }
                 </p>
             }
             <dl class="facts">
-                { fact("Address", html! { <CopyAddress address={address_label(s)} owner={row.title.to_string()} /> }) }
-                { for text(&s.game).map(|v| fact("Game", v)) }
-                { for text(&s.map).map(|v| fact("Map", v)) }
-                { for text(&s.mode).map(|v| fact("Mode", v)) }
-                { for text(&s.version).map(|v| fact("Version", v)) }
+                { fact(t(K::Address), html! { <CopyAddress address={address_label(s)} owner={row.title.to_string()} /> }) }
+                { for text(&s.game).map(|v| fact(t(K::Game), v)) }
+                { for text(&s.map).map(|v| fact(t(K::Map), v)) }
+                { for text(&s.mode).map(|v| fact(t(K::Mode), v)) }
+                { for text(&s.version).map(|v| fact(t(K::Version), v)) }
                 if s.online {
-                    { fact("Players", html! { players_label(s) }) }
+                    { fact(t(K::Players), html! { players_label(s) }) }
                 }
-                { for flag_label(s.password, "Yes", "No").map(|v| fact("Password", html! { v })) }
-                { for flag_label(s.vac, "Secured", "Off").map(|v| fact("VAC", html! { v })) }
-                { fact("Ping", html! { ping_label(s.ping_ms) }) }
+                { for flag_label(s.password, t(K::Yes), t(K::No)).map(|v| fact(t(K::Password), html! { v })) }
+                { for flag_label(s.vac, t(K::Secured), t(K::Off)).map(|v| fact("VAC", html! { v })) }
+                { fact(t(K::Ping), html! { ping_label(s.ping_ms) }) }
             </dl>
             if let Some(href) = join_link(props.kind, s) {
-                <p><a class="join" {href}>{"Join with Steam"}</a></p>
+                <p><a class="join" {href}>{ t(K::JoinSteam) }</a></p>
             }
-            <h3>{ format!("Players ({})", players.len()) }</h3>
+            <h3>{ tf(K::PlayersCount, &[&players.len()]) }</h3>
             if players.is_empty() {
-                <p class="muted">{ if s.online { "The server lists no players." } else { "Unknown while the server does not answer." } }</p>
+                <p class="muted">{ t(if s.online { K::NoPlayers } else { K::UnknownOffline }) }</p>
             } else {
                 <table class="detail-table players-table">
                     <thead><tr>
-                        <th scope="col">{"Name"}</th>
-                        <th scope="col" class="num">{ if a2s { "Score" } else { "Frags" } }</th>
-                        if deaths { <th scope="col" class="num">{"Deaths"}</th> }
-                        if money { <th scope="col" class="num">{"Money"}</th> }
-                        <th scope="col" class="num">{ if a2s { "Time" } else { "Ping" } }</th>
+                        <th scope="col">{ t(K::Name) }</th>
+                        <th scope="col" class="num">{ t(if a2s { K::Score } else { K::Frags }) }</th>
+                        if deaths { <th scope="col" class="num">{ t(K::Deaths) }</th> }
+                        if money { <th scope="col" class="num">{ t(K::Money) }</th> }
+                        <th scope="col" class="num">{ t(if a2s { K::Time } else { K::Ping }) }</th>
                     </tr></thead>
                     <tbody>
                         { for players.iter().map(|p| html! {
                             <tr data-testid="detail-player" data-name={p.name.clone()}>
                                 <th scope="row" dir="auto">
-                                    if p.name.is_empty() { <span class="muted">{"(no name)"}</span> } else { { p.name.clone() } }
+                                    if p.name.is_empty() { <span class="muted">{ t(K::NoName) }</span> } else { { p.name.clone() } }
                                 </th>
                                 <td class="c-score num">{ p.score }</td>
                                 if deaths { <td class="c-deaths num">{ p.deaths.map_or_else(|| "—".to_owned(), |d| d.to_string()) }</td> }
@@ -116,22 +117,22 @@ pub fn GameDetail(props: &GameDetailProps) -> Html {
                 </table>
             }
             <div class="rules-head">
-                <h3>{ format!("{} ({})", if a2s { "Rules" } else { "Status" }, s.rules.len()) }</h3>
+                <h3>{ tf(if a2s { K::RulesCount } else { K::StatusCount }, &[&s.rules.len()]) }</h3>
                 if s.rules.len() > 1 {
                     <label>
-                        <span class="visually-hidden">{ if a2s { "Filter the rules" } else { "Filter the status keys" } }</span>
-                        <input id="rule-filter" type="search" placeholder="Filter by name or value"
+                        <span class="visually-hidden">{ t(if a2s { K::FilterRules } else { K::FilterStatus }) }</span>
+                        <input id="rule-filter" type="search" placeholder={t(K::FilterPlaceholder)}
                             autocomplete="off" spellcheck="false" value={(*rule_filter).clone()} oninput={on_rule_filter} />
                     </label>
                 }
             </div>
             if s.rules.is_empty() {
-                <p class="muted">{ if a2s { "The server sent no rules." } else { "The server sent no status keys." } }</p>
+                <p class="muted">{ t(if a2s { K::NoRules } else { K::NoStatusKeys }) }</p>
             } else if rules.is_empty() {
-                <p class="muted" data-testid="no-rules">{ format!("Nothing matches \u{201c}{}\u{201d}.", rule_filter.trim()) }</p>
+                <p class="muted" data-testid="no-rules">{ tf(K::NothingMatches, &[&rule_filter.trim()]) }</p>
             } else {
                 <table class="detail-table rules-table">
-                    <thead><tr><th scope="col">{"Name"}</th><th scope="col">{"Value"}</th></tr></thead>
+                    <thead><tr><th scope="col">{ t(K::Name) }</th><th scope="col">{ t(K::Value) }</th></tr></thead>
                     <tbody>
                         { for rules.iter().map(|r| html! {
                             <tr data-testid="detail-rule" data-name={r.name.clone()}>

@@ -8,17 +8,22 @@ use yew::prelude::*;
 use crate::{
     components::{
         browser_chrome::{
-            disconnected, empty_before_list, list_meta, no_match, scroll_to_top, ViewCallbacks,
+            disconnected, empty_before_list, filter_note, list_meta, no_match, scroll_to_top,
+            ViewCallbacks,
         },
         empty_state::EmptyState,
         filters::Filters,
         game_detail::GameDetail,
         game_table::GameTable,
         pager::Pager,
+        server_table::MarkFlags,
     },
     context::use_lobby,
+    favourites::{Favourite, MarkAction},
     games,
+    i18n::{t, tf, K},
     listing::{page_count, page_slice},
+    marks_context::use_marks,
     query::ListQuery,
 };
 
@@ -62,12 +67,31 @@ pub fn GameList(props: &GameListProps) -> Html {
         server: None,
         ..q.clone()
     };
-    let all = {
+    let marks = use_marks();
+    let arranged = {
         let rows = rows.clone();
-        use_memo((state.games_version, filter_key), move |(_, q)| {
-            games::visible(&rows, q)
-        })
+        let m = marks.marks.clone();
+        use_memo(
+            (state.games_version, filter_key, marks.marks.version),
+            move |(_, q, _)| {
+                games::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default())
+            },
+        )
     };
+    {
+        let dispatcher = marks.dispatcher();
+        let present = arranged.present.clone();
+        let at = state.games_at_ms;
+        use_effect_with((state.games_version, marks.marks.version), move |_| {
+            if let (Some(at_ms), false) = (at, present.is_empty()) {
+                dispatcher.dispatch(MarkAction::Seen {
+                    pairs: present,
+                    at_ms,
+                });
+            }
+        });
+    }
+    let all = &arranged.idx;
 
     let back_to_lobby = {
         let next = q.with_source(None);
@@ -81,19 +105,23 @@ pub fn GameList(props: &GameListProps) -> Html {
             empty_before_list(state.conn)
         } else {
             html! {
-                <EmptyState title="This source is not on this bridge"
-                    detail="The link names a game server source this lobby does not query (any more)."
-                    action={Some(("back-to-lobby".into(), "Show the lobby's servers".into(), back_to_lobby))} />
+                <EmptyState title={t(K::NotOnBridge)}
+                    detail={t(K::NotOnBridgeDetail)}
+                    action={Some(("back-to-lobby".into(), t(K::ShowLobby).into(), back_to_lobby))} />
             }
         };
         return html! { <div class="table-wrap">{ body }</div> };
     };
 
-    let stale = disconnected(state).then_some(
-        "The connection to the lobby was lost; these are the last results received. Reconnecting by itself.",
-    );
+    let stale = disconnected(state).then_some(t(K::StaleGames));
     let meta = list_meta(
-        games::summary_text(&rows, all.len()),
+        games::summary_text(&rows),
+        filter_note(
+            &arranged,
+            ViewCallbacks::new(&q, &set).clear_filters,
+            &marks.dispatcher(),
+            marks.marks.show_hidden,
+        ),
         state.games_at_ms,
         stale,
         None,
@@ -101,7 +129,7 @@ pub fn GameList(props: &GameListProps) -> Html {
     let source_error = source.error.as_ref().map(|e| {
         html! {
             <p class="banner warn" role="alert" data-testid="source-error">
-                { format!("This source could not be read: {e}") }
+                { tf(K::SourceError, &[e]) }
             </p>
         }
     });
@@ -122,16 +150,26 @@ pub fn GameList(props: &GameListProps) -> Html {
             }
             None => html! {
                 <div class="table-wrap">
-                    <EmptyState title="This server is no longer listed"
-                        detail="It stopped answering or its source dropped it. The list shows every server the source lists now."
-                        action={Some(("detail-close".into(), "Show all servers".into(), close.reform(|_: MouseEvent| ())))} />
+                    <EmptyState title={t(K::NoLongerListed)}
+                        detail={t(K::NoLongerListedDetail)}
+                        action={Some(("detail-close".into(), t(K::ShowAllServers).into(), close.reform(|_: MouseEvent| ())))} />
                 </div>
             },
         };
         return html! { <>{ meta }{ source_error }{ source_note }{ body }</> };
     }
 
-    let (page, slice) = page_slice(&all, q.page);
+    let (page, slice) = page_slice(all, q.page);
+    let offline: Rc<Vec<Favourite>> = Rc::new(if page == 0 {
+        marks
+            .marks
+            .favourites_of(&id)
+            .filter(|f| !arranged.present.iter().any(|(k, _)| *k == f.key))
+            .cloned()
+            .collect()
+    } else {
+        Vec::new()
+    });
     let shown = Rc::new(slice.to_vec());
     let pages = page_count(all.len());
     let ViewCallbacks {
@@ -147,12 +185,16 @@ pub fn GameList(props: &GameListProps) -> Html {
             scroll_to_top();
         })
     };
-    let body = if !all.is_empty() {
-        html! { <GameTable rows={rows.clone()} {shown} query={q.clone()} {on_sort} {on_open} /> }
+    let body = if !all.is_empty() || !offline.is_empty() {
+        html! {
+            <GameTable rows={rows.clone()} {shown} query={q.clone()} {on_sort} {on_open}
+                pinned={if page == 0 { arranged.pinned } else { 0 }} marks={MarkFlags::of(&arranged)}
+                {offline} dispatcher={marks.dispatcher()} />
+        }
     } else if rows.is_empty() {
         html! {
-            <EmptyState title="No servers listed"
-                detail="The source lists no servers right now. This list updates by itself." />
+            <EmptyState title={t(K::NoServersListed)}
+                detail={t(K::NoServersListedDetail)} />
         }
     } else {
         no_match(clear_filters)

@@ -5,8 +5,13 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::{
-    components::{copy_address::CopyAddress, sort_heading::sort_heading},
-    games::{address_label, ping_label, players_label, GameRow},
+    components::{
+        copy_address::CopyAddress, server_row::offline_favourite, server_table::MarkFlags,
+        sort_heading::sort_heading, star::marks_buttons,
+    },
+    favourites::{Favourite, MarksState},
+    games::{address_label, mark_key, ping_label, players_label, GameRow},
+    i18n::{t, tf, K},
     query::{ListQuery, SortKey},
 };
 
@@ -20,24 +25,47 @@ pub struct GameTableProps {
     pub on_sort: Callback<SortKey>,
     /// Opens a server's details (its key).
     pub on_open: Callback<Rc<str>>,
+    /// Favourites at the start of `shown`.
+    #[prop_or_default]
+    pub pinned: usize,
+    #[prop_or_default]
+    pub marks: MarkFlags,
+    /// Favourites of this source not in its list, after the pinned ones.
+    #[prop_or_default]
+    pub offline: Rc<Vec<Favourite>>,
+    #[prop_or_default]
+    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
 }
 
 #[component]
 pub fn GameTable(props: &GameTableProps) -> Html {
     let q = &props.query;
+    let source = q.source.clone().unwrap_or_default();
+    let pinned = props.pinned.min(props.shown.len());
+    let row = |&i: &usize| {
+        let row = props.rows.get(i)?;
+        Some(html! {
+            <GameTableRow key={row.key.clone()} row={row.clone()} on_open={props.on_open.clone()}
+                mark_key={mark_key(&source, row)}
+                favourite={props.shown[..pinned].contains(&i)}
+                unmatched={props.marks.unmatched.contains(&i)}
+                hidden={props.marks.hidden.contains(&i)}
+                dispatcher={props.dispatcher.clone()} />
+        })
+    };
     html! {
         <table class="servers games">
-            <caption class="visually-hidden">{"Game servers. Click a column heading to sort, a name for details."}</caption>
+            <caption class="visually-hidden">{ t(K::TableCaptionGames) }</caption>
             <thead>
                 <tr>
                     { for SortKey::GAMES.into_iter().map(|column| sort_heading(column, q, &props.on_sort)) }
-                    <th scope="col" class="c-addr">{"Address"}</th>
+                    <th scope="col" class="c-addr">{ t(K::Address) }</th>
                 </tr>
             </thead>
             <tbody>
-                { for props.shown.iter().filter_map(|&i| props.rows.get(i)).map(|row| html! {
-                    <GameTableRow key={row.key.clone()} row={row.clone()} on_open={props.on_open.clone()} />
-                }) }
+                { for props.shown[..pinned].iter().filter_map(row) }
+                { for props.offline.iter().map(|f| offline_favourite(f, props.dispatcher.as_ref(), 5)) }
+                { for props.shown[pinned..].iter().filter_map(row) }
             </tbody>
         </table>
     }
@@ -48,6 +76,16 @@ pub fn GameTable(props: &GameTableProps) -> Html {
 pub struct GameTableRowProps {
     pub row: GameRow,
     pub on_open: Callback<Rc<str>>,
+    #[prop_or_default]
+    pub mark_key: String,
+    #[prop_or_default]
+    pub favourite: bool,
+    #[prop_or_default]
+    pub unmatched: bool,
+    #[prop_or_default]
+    pub hidden: bool,
+    #[prop_or_default]
+    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
 }
 
 /// One server (a card on narrow screens); its name opens the details.
@@ -61,26 +99,47 @@ pub fn GameTableRow(props: &GameTableRowProps) -> Html {
         Callback::from(move |_: MouseEvent| cb.emit(key.clone()))
     };
     let full = s.max_players > 0 && s.players >= s.max_players;
+    let buttons = props.dispatcher.as_ref().map(|d| {
+        marks_buttons(
+            d,
+            props.mark_key.clone(),
+            row.title.to_string(),
+            props.favourite,
+            props.hidden,
+        )
+    });
+    let class = classes!(
+        (!s.online).then_some("offline"),
+        props.favourite.then_some("fav"),
+        props.unmatched.then_some("unmatched"),
+        props.hidden.then_some("hidden-row"),
+    );
     html! {
         <tr data-testid="game-row" data-name={row.title.to_string()}
-            data-online={if s.online { "true" } else { "false" }} class={classes!((!s.online).then_some("offline"))}>
+            data-online={if s.online { "true" } else { "false" }} {class}
+            data-favourite={props.favourite.then_some("true")}>
             <th scope="row" class="c-name">
+                { buttons.as_ref().map(|b| b.0.clone()) }
                 <button type="button" class="open-detail" dir="auto" {onclick}
-                    aria-label={format!("Details of {}", row.title)}>{ row.title.to_string() }</button>
+                    aria-label={tf(K::DetailsOf, &[&row.title])}>{ row.title.to_string() }</button>
                 if !s.online {
-                    <span class="badge down" title={s.error.clone().unwrap_or_default()}>{"Offline"}</span>
+                    <span class="badge down" title={s.error.clone().unwrap_or_default()}>{ t(K::Offline) }</span>
                 }
                 if s.password == Some(true) {
-                    <span class="badge lock" title="Needs a password">{"Password"}</span>
+                    <span class="badge lock" title={t(K::NeedsPassword)}>{ t(K::Password) }</span>
                 }
+                if props.unmatched {
+                    <span class="badge unmatched-badge" data-testid="unmatched">{ t(K::NotMatching) }</span>
+                }
+                { buttons.map(|b| b.1) }
             </th>
-            <td class="c-game" data-label="Game" dir="auto">{ &s.game }</td>
-            <td class="c-map" data-label="Map" dir="auto">{ &s.map }</td>
-            <td class="c-players" data-label="Players">
+            <td class="c-game" data-label={t(K::Game)} dir="auto">{ &s.game }</td>
+            <td class="c-map" data-label={t(K::Map)} dir="auto">{ &s.map }</td>
+            <td class="c-players" data-label={t(K::Players)}>
                 <span class={classes!("players", full.then_some("full"))}>{ players_label(s) }</span>
             </td>
-            <td class="c-ping num" data-label="Ping">{ ping_label(s.ping_ms) }</td>
-            <td class="c-addr" data-label="Address">
+            <td class="c-ping num" data-label={t(K::Ping)}>{ ping_label(s.ping_ms) }</td>
+            <td class="c-addr" data-label={t(K::Address)}>
                 <CopyAddress address={address_label(s)} owner={row.title.to_string()} />
             </td>
         </tr>

@@ -1,34 +1,57 @@
 //! The site header: brand, navigation and the status pill.
 
 use yew::prelude::*;
-use yew_router::prelude::*;
 
-use crate::{app::Route, components::status_pill::StatusPill};
+use crate::{
+    components::status_pill::StatusPill,
+    i18n::{t, Lang, K},
+    marks_context::{set_lang, use_marks, MarksHandle},
+    router::{link, use_router, Route},
+};
+
+/// English or German; the choice is kept in localStorage. A plain
+/// function, not a component: one less component in the bundle.
+fn lang_switch(marks: &MarksHandle) -> Html {
+    let onchange = {
+        let marks = marks.clone();
+        Callback::from(move |e: Event| {
+            let v = e
+                .target_unchecked_into::<web_sys::HtmlSelectElement>()
+                .value();
+            if let Some(l) = Lang::parse(&v) {
+                set_lang(&marks, l);
+            }
+        })
+    };
+    html! {
+        <label class="lang">
+            <span class="visually-hidden">{ t(K::Language) }</span>
+            <select id="lang" {onchange}>
+                { for Lang::ALL.into_iter().map(|l| html! {
+                    <option value={l.code()} selected={l == marks.lang}>{ l.name() }</option>
+                }) }
+            </select>
+        </label>
+    }
+}
 
 /// Navigation chrome for the full pages (the embed has none).
 #[component]
 pub fn Header() -> Html {
-    let route = use_route::<Route>();
-    let current = |r: Route| {
-        if route.as_ref() == Some(&r) {
-            Some("page")
-        } else {
-            None
-        }
-    };
+    let router = use_router();
+    let route = router.location.route();
+    let marks = use_marks();
+    let active = |r: Route| classes!((route == r).then_some("active"));
     html! {
         <header class="site-header">
-            <Link<Route> to={Route::Home} classes="brand">
-                <span class="brand-mark" aria-hidden="true">{"◆"}</span>{" Lobby"}
-            </Link<Route>>
-            <nav aria-label="Main">
-                <Link<Route> to={Route::Home} classes={classes!(current(Route::Home).map(|_| "active"))}>
-                    {"Servers"}
-                </Link<Route>>
-                <Link<Route> to={Route::Admin} classes={classes!(current(Route::Admin).map(|_| "active"))}>
-                    {"Admin"}
-                </Link<Route>>
+            { link(&router, Route::Home, classes!("brand"), html! {
+                <><span class="brand-mark" aria-hidden="true">{"◆"}</span>{" Lobby"}</>
+            }) }
+            <nav aria-label={t(K::MainNav)}>
+                { link(&router, Route::Home, active(Route::Home), html! { t(K::ServersNav) }) }
+                { link(&router, Route::Admin, active(Route::Admin), html! { t(K::Admin) }) }
             </nav>
+            { lang_switch(&marks) }
             <StatusPill />
         </header>
     }

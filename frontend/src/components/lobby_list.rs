@@ -7,14 +7,20 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        browser_chrome::{empty_before_list, list_meta, no_match, stale_text, ViewCallbacks},
+        browser_chrome::{
+            empty_before_list, filter_note, list_meta, no_match, stale_text, ViewCallbacks,
+        },
         empty_state::EmptyState,
         filters::Filters,
         pager::Pager,
-        server_table::ServerTable,
+        server_table::{MarkFlags, ServerTable},
     },
     context::use_lobby,
-    listing::{page_count, page_slice, summarize, summary_text, visible},
+    favourites::{Favourite, MarkAction},
+    fresh::Fresh,
+    i18n::{t, K},
+    listing::{arrange_rows, page_count, page_slice, summarize, summary_text, LOBBY_SOURCE},
+    marks_context::use_marks,
     query::ListQuery,
     services::browser,
 };
@@ -44,20 +50,72 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
         page: 0,
         ..query.clone()
     };
-    let all = use_memo((state.version, filter_key), |(_, q)| {
-        visible(&state.rows, q)
-    });
+    let marks = use_marks();
+    let arranged = use_memo(
+        (state.version, filter_key, marks.marks.version),
+        |(_, q, _)| arrange_rows(&state.rows, q, &marks.marks),
+    );
+    let all = &arranged.idx;
     let summary = use_memo(state.version, |_| summarize(&state.rows));
-    let (page, slice) = page_slice(&all, query.page);
+    let (page, slice) = page_slice(all, query.page);
     let shown = Rc::new(slice.to_vec());
     let pages = page_count(all.len());
+    // Rows new since the page opened ("new" for a few seconds).
+    let fresh = use_mut_ref(Fresh::default);
+    fresh.borrow_mut().observe(
+        state.version,
+        browser::now_ms(),
+        state
+            .rows
+            .iter()
+            .map(|r| (&r.key, r.changed_in == state.version)),
+    );
+    // Favourites in this list: refresh their "last seen" and name.
+    {
+        let dispatcher = marks.dispatcher();
+        let present = arranged.present.clone();
+        let at = state.received_at_ms;
+        use_effect_with((state.version, marks.marks.version), move |_| {
+            if let (Some(at_ms), false) = (at, present.is_empty()) {
+                dispatcher.dispatch(MarkAction::Seen {
+                    pairs: present,
+                    at_ms,
+                });
+            }
+        });
+    }
+    let now = browser::now_ms();
+    let new_keys: Rc<Vec<Rc<str>>> = Rc::new(
+        shown
+            .iter()
+            .filter_map(|&i| state.rows.get(i))
+            .filter(|r| fresh.borrow().is_new(&r.key, now))
+            .map(|r| r.key.clone())
+            .collect(),
+    );
+    // Favourites not in the list: greyed on the first page until removed.
+    let offline: Rc<Vec<Favourite>> = Rc::new(if page == 0 && state.received_at_ms.is_some() {
+        let present = &arranged.present;
+        marks
+            .marks
+            .favourites_of(LOBBY_SOURCE)
+            .filter(|f| !present.iter().any(|(k, _)| *k == f.key))
+            .cloned()
+            .collect()
+    } else {
+        Vec::new()
+    });
 
     {
-        let size = state.rows.len();
-        let perf = state.received_perf_ms;
+        let timing = browser::RenderTiming {
+            list_size: state.rows.len(),
+            received_perf_ms: state.received_perf_ms,
+            parse_ms: state.parse_ms,
+            kind: state.update_kind,
+        };
         use_effect_with(state.version, move |v| {
             if *v > 0 {
-                browser::record_render(size, perf);
+                browser::record_render(timing);
             }
         });
     }
@@ -69,17 +127,26 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
     } = ViewCallbacks::new(&query, &set_query);
 
     let has_list = state.received_at_ms.is_some();
-    let body = if !all.is_empty() {
+    let note = filter_note(
+        &arranged,
+        clear_filters.clone(),
+        &marks.dispatcher(),
+        marks.marks.show_hidden,
+    );
+    let body = if !all.is_empty() || !offline.is_empty() {
         html! {
             <ServerTable rows={state.rows.clone()} shown={shown} query={query.clone()}
-                version={state.version} on_sort={on_sort} />
+                version={state.version} on_sort={on_sort}
+                pinned={if page == 0 { arranged.pinned } else { 0 }}
+                marks={MarkFlags::of(&arranged)} offline={offline} new_keys={new_keys}
+                dispatcher={marks.dispatcher()} />
         }
     } else if !has_list {
         empty_before_list(state.conn)
     } else if state.rows.is_empty() {
         html! {
-            <EmptyState title="No servers online"
-                detail="Nobody is hosting a game right now. This list updates by itself when a server starts." />
+            <EmptyState title={t(K::NoServersOnline)}
+                detail={t(K::NoServersOnlineDetail)} />
         }
     } else {
         no_match(clear_filters)
@@ -90,7 +157,8 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
                 <Filters query={query.clone()} on_change={set_query.clone()} />
             }
             { list_meta(
-                if has_list { summary_text(*summary, all.len()) } else { String::new() },
+                if has_list { summary_text(*summary) } else { String::new() },
+                if has_list { note } else { html! {} },
                 state.received_at_ms,
                 has_list.then(|| stale_text(state)).flatten(),
                 state.last_error.as_deref(),

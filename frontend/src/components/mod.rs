@@ -17,6 +17,7 @@ pub mod server_row;
 pub mod server_table;
 pub mod sort_heading;
 pub mod source_tabs;
+pub mod star;
 pub mod status_pill;
 pub mod test_server_card;
 pub mod updated_ago;

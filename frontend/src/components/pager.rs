@@ -2,6 +2,8 @@
 
 use yew::prelude::*;
 
+use crate::i18n::{t, tf, K};
+
 /// Props of [`Pager`].
 #[derive(Properties, PartialEq)]
 pub struct PagerProps {
@@ -22,12 +24,12 @@ pub fn Pager(props: &PagerProps) -> Html {
         Callback::from(move |_: MouseEvent| cb.emit(p))
     };
     html! {
-        <nav class="pager" aria-label="Pages">
+        <nav class="pager" aria-label={t(K::Pages)}>
             <button type="button" id="page-prev" disabled={props.page == 0}
-                onclick={go(props.page.saturating_sub(1))}>{"‹ Previous"}</button>
-            <span data-testid="page">{ format!("Page {} of {}", props.page + 1, props.pages) }</span>
+                onclick={go(props.page.saturating_sub(1))}>{ t(K::Previous) }</button>
+            <span data-testid="page">{ tf(K::PageOf, &[&(props.page + 1), &props.pages]) }</span>
             <button type="button" id="page-next" disabled={props.page + 1 >= props.pages}
-                onclick={go(props.page + 1)}>{"Next ›"}</button>
+                onclick={go(props.page + 1)}>{ t(K::Next) }</button>
         </nav>
     }
 }

@@ -4,13 +4,14 @@
 //! query.
 
 use yew::prelude::*;
-use yew_router::prelude::*;
 
 use crate::{
-    app::Route,
     components::{game_list::GameList, lobby_list::LobbyList, source_tabs::SourceTabs},
     context::use_lobby,
+    i18n::{t, K},
     query::ListQuery,
+    router::use_router,
+    services::storage,
 };
 
 /// Props of [`ServerBrowser`].
@@ -27,25 +28,41 @@ pub struct ServerBrowserProps {
 pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
     let lobby = use_lobby();
     let state = &*lobby.state;
-    let location = use_location();
-    let navigator = use_navigator();
-    let route = use_route::<Route>().unwrap_or(Route::Home);
-    let query = ListQuery::from_query_str(location.as_ref().map_or("", |l| l.query_str()));
+    let router = use_router();
+    let raw_query = router.location.query.clone();
+    let query = ListQuery::from_query_str(&raw_query);
+    let embed = props.embed;
+
+    // A bare `/` gets the last used filters (the summary says what they
+    // hide, one click clears them). Embeds show what their link says.
+    {
+        let router = router.clone();
+        let bare = raw_query.is_empty();
+        use_effect_with((), move |_| {
+            if bare && !embed {
+                if let Some(saved) = storage::filters() {
+                    let query = saved.to_query_string();
+                    if !query.is_empty() {
+                        router.replace_query(&query);
+                    }
+                }
+            }
+        });
+    }
 
     let set_query = Callback::from(move |q: ListQuery| {
-        if let Some(nav) = &navigator {
-            let pairs = q.to_pairs();
-            if pairs.is_empty() {
-                nav.replace(&route);
-            } else {
-                let _ = nav.replace_with_query(&route, &pairs);
-            }
+        if !embed {
+            storage::set_filters(&q);
         }
+        router.replace_query(&q.to_query_string());
     });
 
-    let sources = state.games.as_ref().filter(|g| !g.sources.is_empty());
+    let sources = state
+        .games
+        .as_ref()
+        .filter(|g| !g.sources.is_empty() && !query.hide_tabs);
     html! {
-        <section class={classes!("browser", props.embed.then_some("embed"))} aria-label="Servers">
+        <section class={classes!("browser", props.embed.then_some("embed"))} aria-label={t(K::ServersNav)}>
             if let Some(games) = sources {
                 <SourceTabs games={games.clone()} lobby_count={state.rows.len()}
                     query={query.clone()} on_change={set_query.clone()} />

@@ -1,10 +1,16 @@
-//! One server in the table (a card on narrow screens).
+//! One server in the table (a card on narrow screens), with its star and
+//! hide buttons; and a favourite that is not in the list any more.
 
 use yew::prelude::*;
 
 use crate::{
-    components::copy_address::CopyAddress,
-    listing::{address_label, free_slots, lobby_label, mode_label, players_label, Row},
+    components::{copy_address::CopyAddress, star::marks_buttons},
+    favourites::{Favourite, MarkAction, MarksState},
+    i18n::{t, tf, K},
+    listing::{
+        address_label, ago, free_slots, lobby_label, mark_key, mode_label, players_label, Row,
+    },
+    services::browser,
 };
 
 /// Props of [`ServerRow`]; equal props skip the re-render, so an update
@@ -15,6 +21,20 @@ pub struct ServerRowProps {
     /// `flash-a` / `flash-b` while the row is new or changed in this list
     /// (alternating so back-to-back changes restart the animation).
     pub flash: Option<&'static str>,
+    #[prop_or_default]
+    pub favourite: bool,
+    /// A favourite the filters would hide.
+    #[prop_or_default]
+    pub unmatched: bool,
+    /// Hidden, shown because "show" is on.
+    #[prop_or_default]
+    pub hidden: bool,
+    /// Appeared a moment ago.
+    #[prop_or_default]
+    pub new: bool,
+    /// Star and hide go here; without it the row has no such buttons.
+    #[prop_or_default]
+    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
 }
 
 #[component]
@@ -23,23 +43,83 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
     let p = e.stats.players;
     let queued = p.current > u32::from(p.max);
     let full = p.current >= u32::from(p.max);
+    let buttons = props.dispatcher.as_ref().map(|d| {
+        marks_buttons(
+            d,
+            mark_key(e),
+            e.name.clone(),
+            props.favourite,
+            props.hidden,
+        )
+    });
+    let class = classes!(
+        props.flash,
+        props.favourite.then_some("fav"),
+        props.unmatched.then_some("unmatched"),
+        props.hidden.then_some("hidden-row"),
+    );
     html! {
-        <tr data-testid="server-row" data-name={e.name.clone()} class={classes!(props.flash)}>
-            <th scope="row" class="c-name"><span dir="auto">{ &e.name }</span></th>
-            <td class="c-players" data-label="Players">
+        <tr data-testid="server-row" data-name={e.name.clone()} {class}
+            data-favourite={props.favourite.then_some("true")}>
+            <th scope="row" class="c-name">
+                { buttons.as_ref().map(|b| b.0.clone()) }
+                <span dir="auto">{ &e.name }</span>
+                if props.new {
+                    <span class="badge new" data-testid="new">{ t(K::New) }</span>
+                }
+                if props.unmatched {
+                    <span class="badge unmatched-badge" data-testid="unmatched">{ t(K::NotMatching) }</span>
+                }
+                { buttons.map(|b| b.1) }
+            </th>
+            <td class="c-players" data-label={t(K::Players)}>
                 <span class={classes!("players", full.then_some("full"), queued.then_some("queued"))}>
                     { players_label(p.current, p.max) }
                 </span>
             </td>
-            <td class="c-free num" data-label="Free">{ free_slots(e).max(0) }</td>
-            <td class="c-lobby" data-label="Lobby">
+            <td class="c-free num" data-label={t(K::Free)}>{ free_slots(e).max(0) }</td>
+            <td class="c-lobby" data-label={t(K::Lobby)}>
                 <span class={classes!("badge", if e.stats.is_lobby_open { "open" } else { "ingame" })}>
                     { lobby_label(e.stats.is_lobby_open) }
                 </span>
             </td>
-            <td class="c-mode" data-label="Mode">{ mode_label(e.stats.gameplay_mode) }</td>
-            <td class="c-addr" data-label="Address">
+            <td class="c-mode" data-label={t(K::Mode)}>{ mode_label(e.stats.gameplay_mode) }</td>
+            <td class="c-addr" data-label={t(K::Address)}>
                 <CopyAddress address={address_label(e)} owner={e.name.clone()} />
+            </td>
+        </tr>
+    }
+}
+
+/// A favourite that left the list: greyed, "offline — last seen …", until
+/// its star is taken off; `span` is the number of columns after the name.
+/// A plain function, not a component: one less component in the bundle.
+pub fn offline_favourite(
+    f: &Favourite,
+    dispatcher: Option<&UseReducerDispatcher<MarksState>>,
+    span: u32,
+) -> Html {
+    let unstar = dispatcher.cloned().map(|d| {
+        let key = f.key.clone();
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(MarkAction::ToggleFavourite {
+                key: key.clone(),
+                name: String::new(),
+                now_ms: 0.0,
+            })
+        })
+    });
+    let label = tf(K::StarRemove, &[&f.name]);
+    html! {
+        <tr key={format!("offline\u{1f}{}", f.key)} data-testid="offline-favourite"
+            data-name={f.name.clone()} class="fav offline-fav">
+            <th scope="row" class="c-name">
+                <button type="button" class="star on" aria-pressed="true" onclick={unstar}
+                    aria-label={label.clone()} title={label}>{"★"}</button>
+                <span dir="auto">{ &f.name }</span>
+            </th>
+            <td colspan={span.to_string()} class="c-offline muted" data-testid="offline-note">
+                { tf(K::OfflineSeen, &[&ago(browser::now_ms(), f.seen_ms)]) }
             </td>
         </tr>
     }

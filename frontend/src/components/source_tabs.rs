@@ -9,7 +9,7 @@ use yew::prelude::*;
 
 use crate::{
     games::{next_tab, online_count, tab_subtitle, tab_title},
-    listing::plural,
+    i18n::{count, t, tf, K},
     query::ListQuery,
 };
 
@@ -79,13 +79,13 @@ pub fn SourceTabs(props: &SourceTabsProps) -> Html {
         }
     };
     html! {
-        <nav class="sources" aria-label="Games">
+        <nav class="sources" aria-label={t(K::Games)}>
             <div role="tablist" ref={list} {onkeydown}>
-                { tab(0, "Lobby".to_owned(), plural(props.lobby_count as u64, "server", "servers")) }
+                { tab(0, t(K::Lobby).to_owned(), count(props.lobby_count as u64, K::ServerOne, K::ServerMany)) }
                 { for props.games.sources.iter().enumerate().map(|(i, s)| {
                     let sub = match &s.error {
-                        Some(_) => format!("{} · unreachable", tab_subtitle(s)),
-                        None => format!("{} · {} online", tab_subtitle(s), online_count(s)),
+                        Some(_) => format!("{} · {}", tab_subtitle(s), t(K::Unreachable)),
+                        None => format!("{} · {}", tab_subtitle(s), tf(K::OnlineCount, &[&online_count(s)])),
                     };
                     tab(i + 1, tab_title(s), sub)
                 }) }

@@ -4,6 +4,8 @@
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
+use crate::i18n::{t, tf, K};
+
 use crate::test_servers::{Phase, TestServerDef};
 
 /// Props of [`TestServerCard`].
@@ -98,36 +100,36 @@ pub fn TestServerCard(props: &TestServerCardProps) -> Html {
                 <span class={classes!("pill", "small", tone)} data-testid="test-server-status">{ status }</span>
             </div>
             if let Some(err) = &props.error {
-                <p class="error">{ format!("Bridge: {err}") }</p>
+                <p class="error">{ tf(K::BridgeError, &[&err]) }</p>
             }
             <div class="ts-controls">
                 <div class="control">
-                    <label for={uid("current")}>{"Players"}</label>
+                    <label for={uid("current")}>{ t(K::Players) }</label>
                     <div class="stepper">
-                        <button type="button" aria-label="One player fewer" onclick={step(-1)}>{"−"}</button>
+                        <button type="button" aria-label={t(K::PlayerFewer)} onclick={step(-1)}>{"−"}</button>
                         <input id={uid("current")} type="number" min="0" value={def.current.to_string()} onchange={on_current} />
-                        <button type="button" aria-label="One player more" onclick={step(1)}>{"+"}</button>
+                        <button type="button" aria-label={t(K::PlayerMore)} onclick={step(1)}>{"+"}</button>
                     </div>
                 </div>
                 <div class="control">
-                    <label for={uid("max")}>{"Max"}</label>
+                    <label for={uid("max")}>{ t(K::Max) }</label>
                     <select id={uid("max")} onchange={on_max}>
                         { for (2u8..=4).map(|n| html! { <option value={n.to_string()} selected={def.max == n}>{ n }</option> }) }
                     </select>
                 </div>
                 <div class="control">
-                    <label for={uid("mode")}>{"Mode"}</label>
+                    <label for={uid("mode")}>{ t(K::Mode) }</label>
                     <select id={uid("mode")} onchange={on_mode}>
-                        <option value="1" selected={def.mode != 2}>{"Standard A"}</option>
-                        <option value="2" selected={def.mode == 2}>{"Standard A+B"}</option>
+                        <option value="1" selected={def.mode != 2}>{ protocol::GameplayMode::StandardA.label() }</option>
+                        <option value="2" selected={def.mode == 2}>{ protocol::GameplayMode::StandardAB.label() }</option>
                     </select>
                 </div>
                 <label class="check control">
                     <input type="checkbox" checked={def.open} onchange={on_open} />
-                    {"Lobby open"}
+                    { t(K::LobbyOpen) }
                 </label>
                 <button type="button" class="danger remove" onclick={on_remove}
-                    aria-label={format!("Remove {}", def.name)}>{"Remove"}</button>
+                    aria-label={tf(K::RemoveNamed, &[&def.name])}>{ t(K::Remove) }</button>
             </div>
         </li>
     }

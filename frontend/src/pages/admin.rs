@@ -11,6 +11,7 @@ use crate::{
         header::Header, test_server_card::TestServerCard,
     },
     context::use_lobby,
+    i18n::{t, K},
     state::Auth,
     test_server_context::use_test_servers,
     test_servers::TestServerDef,
@@ -59,33 +60,33 @@ pub fn Admin() -> Html {
         <>
             <Header />
             <main class="page admin">
-                <h1>{"Admin"}</h1>
+                <h1>{ t(K::Admin) }</h1>
                 <section class="card" aria-labelledby="auth-title">
-                    <h2 id="auth-title">{"Sign in"}</h2>
+                    <h2 id="auth-title">{ t(K::SignIn) }</h2>
                     <AuthPanel />
                 </section>
                 <section class="card" aria-labelledby="ts-title">
-                    <h2 id="ts-title">{"Test servers"}</h2>
+                    <h2 id="ts-title">{ t(K::TestServers) }</h2>
                     <p class="muted">
-                        {"Each test server is registered over its own connection from this tab: it stays listed while this tab is open (on any page), and is registered again after a reload."}
+                        { t(K::TestServersHelp) }
                     </p>
                     <AddServerForm on_add={on_add} enabled={signed_in} />
                     <div class="actions">
                         <button id="add-samples" type="button" onclick={on_samples} disabled={!signed_in}>
-                            {"Add 10 sample servers"}
+                            { t(K::AddSamples) }
                         </button>
                         if !ts.defs.is_empty() {
                             <button id="remove-all" type="button" class="danger" onclick={on_remove_all}>
-                                {"Remove all"}
+                                { t(K::RemoveAll) }
                             </button>
                         }
                     </div>
                     if ts.defs.is_empty() {
-                        <p class="empty muted">{"No test servers yet."}</p>
+                        <p class="empty muted">{ t(K::NoTestServers) }</p>
                     } else {
                         <ul class="test-servers">
                             { for ts.defs.iter().map(|d| {
-                                let listed = ts.confirmed(d, rows.iter().map(|r| &r.entry), list_at, fresh);
+                                let listed = ts.confirmed(d, rows.iter().map(|r| &*r.entry), list_at, fresh);
                                 html! {
                                     <TestServerCard key={d.id.to_string()} def={d.clone()} listed={listed}
                                         phase={ts.phase(d.id)} error={ts.errors.get(&d.id).cloned()}

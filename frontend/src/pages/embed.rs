@@ -2,18 +2,18 @@
 //! overrides the system colour scheme.
 
 use yew::prelude::*;
-use yew_router::prelude::*;
 
 use crate::{
     components::{server_browser::ServerBrowser, status_pill::StatusPill},
     query::ListQuery,
+    router::use_router,
     services::browser,
 };
 
 #[component]
 pub fn Embed() -> Html {
-    let location = use_location();
-    let query = ListQuery::from_query_str(location.as_ref().map_or("", |l| l.query_str()));
+    let router = use_router();
+    let query = ListQuery::from_query_str(&router.location.query);
     let theme = query.theme.map(|t| t.as_str());
     use_effect_with(theme, |theme| {
         browser::set_theme(*theme);

@@ -2,6 +2,8 @@
 
 use yew::prelude::*;
 
+use crate::i18n::{t, K};
+
 use crate::components::{header::Header, server_browser::ServerBrowser};
 
 #[component]
@@ -10,7 +12,7 @@ pub fn Home() -> Html {
         <>
             <Header />
             <main class="page">
-                <h1>{"Game servers"}</h1>
+                <h1>{ t(K::GameServers) }</h1>
                 <ServerBrowser />
             </main>
         </>

@@ -1,18 +1,22 @@
 //! Any other path.
 
 use yew::prelude::*;
-use yew_router::prelude::*;
 
-use crate::{app::Route, components::header::Header};
+use crate::{
+    components::header::Header,
+    i18n::{t, K},
+    router::{link, use_router, Route},
+};
 
 #[component]
 pub fn NotFound() -> Html {
+    let router = use_router();
     html! {
         <>
             <Header />
             <main class="page">
-                <h1>{"Page not found"}</h1>
-                <p><Link<Route> to={Route::Home}>{"Back to the server list"}</Link<Route>></p>
+                <h1>{ t(K::PageNotFound) }</h1>
+                <p>{ link(&router, Route::Home, Classes::new(), html! { t(K::BackToList) }) }</p>
             </main>
         </>
     }

@@ -4,8 +4,6 @@
 use js_sys::Reflect;
 use wasm_bindgen::JsValue;
 
-use yew_router::history::{BrowserHistory, History};
-
 use crate::{bridge_choice, query::ListQuery, services::storage};
 
 /// Wall-clock milliseconds (`Date.now()`).
@@ -79,7 +77,21 @@ pub fn take_fragment_token() {
     }
     let path = location.pathname().unwrap_or_default();
     let search = location.search().unwrap_or_default();
-    BrowserHistory::new().replace(format!("{path}{search}"));
+    if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+        let url = format!("{path}{search}");
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
+/// Where the first snapshot comes from: `/api/servers` on this page's
+/// origin. `None` when the socket goes to another bridge (an allowed
+/// `?bridge=`): that socket then sends the snapshot itself.
+pub fn api_url() -> Option<String> {
+    let location = web_sys::window()?.location();
+    if !bridge_is_own() {
+        return None;
+    }
+    Some(format!("{}/api/servers", location.origin().ok()?))
 }
 
 /// The page's path (`/`, `/admin`, `/embed`, ...).
@@ -111,25 +123,30 @@ pub fn set_theme(theme: Option<&str>) {
     };
 }
 
-thread_local! {
-    static LAST_PARSE_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(f64::NAN) };
-}
-
-/// Notes how long parsing the last frame took, for `lastParseMs` in the
-/// next [`record_render`] (the benchmark's breakdown of an update).
-pub fn note_parse(ms: f64) {
-    LAST_PARSE_MS.with(|c| c.set(ms));
+/// What one list update cost the page, for `window.__lobbyMetrics`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RenderTiming {
+    /// Entries in the list after the update.
+    pub list_size: usize,
+    /// `performance.now()` when the frame or response arrived.
+    pub received_perf_ms: f64,
+    /// How long reading it took.
+    pub parse_ms: f64,
+    /// `list` (a whole list), `snapshot` or `delta`.
+    pub kind: &'static str,
 }
 
 /// Records render timing in `window.__lobbyMetrics` for benchmarks:
 /// `lastListSize`, `firstFullRenderMs` (first non-empty list) and
-/// `lastUpdateMs`, each from receiving the list to the rendered DOM,
-/// and `lastParseMs`, the part of it spent parsing the frame.
-pub fn record_render(list_size: usize, received_perf_ms: f64) {
+/// `lastUpdateMs`, each from receiving the list (a frame, or the
+/// `/api/servers` response) to the rendered DOM; `lastParseMs`, the part of
+/// it spent parsing; and `lastKind`, what the update was (`list`,
+/// `snapshot`, `delta`).
+pub fn record_render(t: RenderTiming) {
     let Some(window) = web_sys::window() else {
         return;
     };
-    let elapsed = perf_now() - received_perf_ms;
+    let elapsed = perf_now() - t.received_perf_ms;
     let key = JsValue::from_str("__lobbyMetrics");
     let existing = Reflect::get(&window, &key)
         .ok()
@@ -142,16 +159,51 @@ pub fn record_render(list_size: usize, received_perf_ms: f64) {
     let set = |k: &str, v: JsValue| {
         let _ = Reflect::set(&metrics, &JsValue::from_str(k), &v);
     };
-    set("lastListSize", JsValue::from_f64(list_size as f64));
+    set("lastListSize", JsValue::from_f64(t.list_size as f64));
     set("lastUpdateMs", JsValue::from_f64(elapsed));
-    set(
-        "lastParseMs",
-        JsValue::from_f64(LAST_PARSE_MS.with(|c| c.get())),
-    );
+    set("lastParseMs", JsValue::from_f64(t.parse_ms));
+    set("lastKind", JsValue::from_str(t.kind));
     match first {
         Some(v) => set("firstFullRenderMs", v),
-        None if list_size > 0 => set("firstFullRenderMs", JsValue::from_f64(elapsed)),
+        None if t.list_size > 0 => set("firstFullRenderMs", JsValue::from_f64(elapsed)),
         None => set("firstFullRenderMs", JsValue::NULL),
     }
     let _ = Reflect::set(&window, &key, &metrics);
+}
+
+/// The browser's preferred languages, most wanted first.
+pub fn languages() -> Vec<String> {
+    let Some(nav) = web_sys::window().map(|w| w.navigator()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = nav
+        .languages()
+        .iter()
+        .filter_map(|v| v.as_string())
+        .collect();
+    if out.is_empty() {
+        out.extend(nav.language());
+    }
+    out
+}
+
+/// Sets `lang` on `<html>`, for screen readers and hyphenation.
+pub fn set_document_lang(code: &str) {
+    if let Some(root) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = root.set_attribute("lang", code);
+    }
+}
+
+/// Removes the static "Loading the server list…" placeholder of
+/// `index.html` once the app renders its own page.
+pub fn remove_boot_placeholder() {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("boot"))
+    {
+        el.remove();
+    }
 }

@@ -1,4 +1,5 @@
-//! Side effects: the bridge WebSocket, browser storage and small browser
+//! Side effects: the bridge connection (socket, decoding, polling, the
+//! list it keeps), browser storage and small browser
 //! APIs (clocks, clipboard, render metrics).
 
 pub mod browser;

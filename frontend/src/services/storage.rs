@@ -1,5 +1,6 @@
 //! Browser storage: the admin token in sessionStorage (gone with the tab),
-//! test-server definitions in localStorage (kept across reloads).
+//! test-server definitions, favourites, hidden servers, the last filters
+//! and the language in localStorage (kept across reloads).
 
 use gloo_storage::{LocalStorage, SessionStorage, Storage};
 
@@ -33,4 +34,68 @@ pub fn test_servers() -> Vec<TestServerDef> {
 
 pub fn set_test_servers(defs: &[TestServerDef]) {
     let _ = LocalStorage::raw().set_item(DEFS_KEY, &save_defs(defs));
+}
+
+const FAVOURITES_KEY: &str = "lobby.favourites";
+const HIDDEN_KEY: &str = "lobby.hidden";
+const FILTERS_KEY: &str = "lobby.filters";
+const LANG_KEY: &str = "lobby.lang";
+
+fn local(key: &str) -> Option<String> {
+    LocalStorage::raw().get_item(key).ok().flatten()
+}
+
+fn set_local(key: &str, value: &str) {
+    let _ = LocalStorage::raw().set_item(key, value);
+}
+
+/// Reads a stored value with `parse`; a value it cannot read (corrupt,
+/// written by something else) is replaced by `fallback`'s serialisation,
+/// so the page never trips over it again.
+fn read_or_reset<T>(key: &str, parse: impl Fn(&str) -> Option<T>, reset: &str) -> Option<T> {
+    let raw = local(key)?;
+    let parsed = parse(&raw);
+    if parsed.is_none() {
+        set_local(key, reset);
+    }
+    parsed
+}
+
+/// The stored favourites and hidden servers.
+pub fn marks() -> crate::favourites::Marks {
+    use crate::favourites::{favourites_text, hidden_text, parse_favourites, parse_hidden, Marks};
+    Marks {
+        favourites: read_or_reset(FAVOURITES_KEY, parse_favourites, &favourites_text(&[]))
+            .unwrap_or_default(),
+        hidden: read_or_reset(HIDDEN_KEY, parse_hidden, &hidden_text(&[])).unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+pub fn set_favourites(list: &[crate::favourites::Favourite]) {
+    set_local(FAVOURITES_KEY, &crate::favourites::favourites_text(list));
+}
+
+pub fn set_hidden(list: &[String]) {
+    set_local(HIDDEN_KEY, &crate::favourites::hidden_text(list));
+}
+
+/// The last used filters, as a query string (see `ListQuery::filters`).
+pub fn filters() -> Option<crate::query::ListQuery> {
+    use crate::query::ListQuery;
+    // Anything is a valid query string; keep only the filters of it.
+    local(FILTERS_KEY).map(|s| ListQuery::from_query_str(&s).filters())
+}
+
+pub fn set_filters(q: &crate::query::ListQuery) {
+    set_local(FILTERS_KEY, &q.filters().to_query_string());
+}
+
+/// The chosen language, if one was chosen and is still ours.
+pub fn lang() -> Option<crate::i18n::Lang> {
+    read_or_reset(LANG_KEY, crate::i18n::Lang::parse, "")
+}
+
+pub fn set_lang(l: crate::i18n::Lang) {
+    set_local(LANG_KEY, l.code());
 }

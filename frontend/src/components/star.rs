@@ -1,0 +1,50 @@
+//! The star (favourite) and hide buttons of a row, shared by both tables.
+
+use yew::prelude::*;
+
+use crate::{
+    favourites::{MarkAction, MarksState},
+    i18n::{tf, K},
+    marks_context::toggle_action,
+};
+
+/// The star button (before the name) and the hide/unhide button (after
+/// it) for the server with mark key `key`.
+pub fn marks_buttons(
+    d: &UseReducerDispatcher<MarksState>,
+    key: String,
+    name: String,
+    favourite: bool,
+    hidden: bool,
+) -> (Html, Html) {
+    let star = {
+        let (d, key, name) = (d.clone(), key.clone(), name.clone());
+        Callback::from(move |_: MouseEvent| d.dispatch(toggle_action(key.clone(), name.clone())))
+    };
+    let star_label = tf(if favourite { K::StarRemove } else { K::StarAdd }, &[&name]);
+    let star = html! {
+        <button type="button" class={classes!("star", favourite.then_some("on"))} data-testid="star"
+            aria-pressed={favourite.to_string()} aria-label={star_label.clone()} title={star_label}
+            onclick={star}>{ if favourite { "★" } else { "☆" } }</button>
+    };
+    let hide = if favourite {
+        html! {}
+    } else {
+        let d = d.clone();
+        let label = tf(if hidden { K::UnhideRow } else { K::HideRow }, &[&name]);
+        let onclick = Callback::from(move |_: MouseEvent| {
+            d.dispatch(if hidden {
+                MarkAction::Unhide(key.clone())
+            } else {
+                MarkAction::Hide(key.clone())
+            })
+        });
+        html! {
+            <button type="button" class="hide-row" data-testid={if hidden { "unhide" } else { "hide" }}
+                aria-label={label.clone()} title={label} {onclick}>
+                { if hidden { "↺" } else { "✕" } }
+            </button>
+        }
+    };
+    (star, hide)
+}

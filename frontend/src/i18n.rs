@@ -1,0 +1,380 @@
+//! Every visible string in English and German: one table, one enum key per
+//! string, `{}` placeholders filled in order by [`tf`]. The table is one
+//! macro call, so a key without both texts does not compile; the tests
+//! check that both languages use the same placeholders.
+
+use std::cell::Cell;
+
+/// The page's languages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Lang {
+    #[default]
+    En,
+    De,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 2] = [Lang::En, Lang::De];
+
+    /// The code stored in localStorage and put on `<html lang>`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::De => "de",
+        }
+    }
+
+    /// The language's own name, for the switcher.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::En => "English",
+            Lang::De => "Deutsch",
+        }
+    }
+
+    /// A stored code or a browser language tag (`de-AT`, `en_US`), if it is
+    /// one of ours.
+    pub fn parse(tag: &str) -> Option<Lang> {
+        let primary = tag
+            .split(['-', '_'])
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        match primary.as_str() {
+            "en" => Some(Lang::En),
+            "de" => Some(Lang::De),
+            _ => None,
+        }
+    }
+
+    /// The first of the browser's preferred languages we have; English
+    /// otherwise.
+    pub fn pick<'a>(preferred: impl IntoIterator<Item = &'a str>) -> Lang {
+        preferred
+            .into_iter()
+            .find_map(Lang::parse)
+            .unwrap_or_default()
+    }
+}
+
+thread_local! {
+    static CURRENT: Cell<Lang> = const { Cell::new(Lang::En) };
+}
+
+/// The language strings are rendered in now.
+pub fn lang() -> Lang {
+    CURRENT.with(Cell::get)
+}
+
+/// Sets the language for the next render (the app re-mounts its pages
+/// when it changes, so every component picks it up).
+pub fn set_lang(l: Lang) {
+    CURRENT.with(|c| c.set(l));
+}
+
+macro_rules! table {
+    ($($key:ident => $en:literal, $de:literal;)*) => {
+        /// A visible string.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum K { $($key,)* }
+
+        impl K {
+            /// Every key, for the completeness test.
+            pub const ALL: &'static [K] = &[$(K::$key,)*];
+        }
+
+        /// The text of `k` in `l`.
+        pub fn text(l: Lang, k: K) -> &'static str {
+            match l {
+                Lang::En => match k { $(K::$key => $en,)* },
+                Lang::De => match k { $(K::$key => $de,)* },
+            }
+        }
+    };
+}
+
+table! {
+    // Summary line and its actions.
+    ServerOne => "{} server", "{} Server";
+    ServerMany => "{} servers", "{} Server";
+    PlayerOne => "{} player", "{} Spieler";
+    PlayerMany => "{} players", "{} Spieler";
+    OpenCount => "{} open", "{} offen";
+    OnlineCount => "{} online", "{} online";
+    FiltersHide => "filters hide {}", "Filter blenden {} aus";
+    ClearFilters => "clear", "zurücksetzen";
+    HiddenCount => "{} hidden", "{} ausgeblendet";
+    ShowHidden => "show", "anzeigen";
+    HideHidden => "hide again", "wieder ausblenden";
+    // Favourites and hidden rows.
+    StarAdd => "Add {} to favourites", "{} zu den Favoriten";
+    StarRemove => "Remove {} from favourites", "{} aus den Favoriten entfernen";
+    HideRow => "Hide {}", "{} ausblenden";
+    UnhideRow => "Show {} again", "{} wieder anzeigen";
+    Unhide => "unhide", "einblenden";
+    NotMatching => "not matching the filters", "passt nicht zu den Filtern";
+    OfflineSeen => "offline — last seen {}", "offline — zuletzt gesehen {}";
+    FavouritesOnly => "Favourites only", "Nur Favoriten";
+    New => "new", "neu";
+    // Table.
+    TableCaption => "Game servers. Click a column heading to sort.", "Spielserver. Zum Sortieren auf eine Spaltenüberschrift klicken.";
+    Address => "Address", "Adresse";
+    Players => "Players", "Spieler";
+    Free => "Free", "Frei";
+    Lobby => "Lobby", "Lobby";
+    Mode => "Mode", "Modus";
+    // Ages.
+    JustNow => "just now", "gerade eben";
+    SecondsAgo => "{} s ago", "vor {} s";
+    MinutesAgo => "{} min ago", "vor {} min";
+    HoursAgo => "{} h ago", "vor {} h";
+    DaysAgo => "{} d ago", "vor {} Tagen";
+    Updated => "updated {}", "aktualisiert {}";
+    // Everything else, by where it shows.
+    AddTestServer => "Add a test server", "Testserver hinzufügen";
+    Name => "Name", "Name";
+    Port => "Port", "Port";
+    AddressPlaceholder => "192.168.0.10 or host.example.org", "192.168.0.10 oder host.example.org";
+    AddTestServerButton => "Add test server", "Testserver hinzufügen";
+    SignInFirst => "Sign in with the admin token first.", "Zuerst mit dem Admin-Token anmelden.";
+    NotSignedIn => "Not signed in", "Nicht angemeldet";
+    CheckingToken => "Checking the token…", "Token wird geprüft…";
+    SignedInCanAdd => "Signed in: you can add test servers", "Angemeldet: du kannst Testserver hinzufügen";
+    TokenRejected => "Token rejected by the bridge", "Token von der Bridge abgelehnt";
+    AdminToken => "Admin token", "Admin-Token";
+    SignIn => "Sign in", "Anmelden";
+    SignInOnOwnBridge => "This link shows another bridge's list: sign in on the page without ?bridge=.", "Dieser Link zeigt die Liste einer anderen Bridge: melde dich auf der Seite ohne ?bridge= an.";
+    StaleLobby => "The connection to the lobby was lost; this is the last list received. Reconnecting by itself.", "Die Verbindung zur Lobby ist unterbrochen; das ist die zuletzt empfangene Liste. Die Seite verbindet sich von selbst neu.";
+    StaleMaster => "The master server is unreachable; this is the last list it sent.", "Der Master-Server ist nicht erreichbar; das ist die letzte Liste, die er gesendet hat.";
+    CantReach => "Can't reach the lobby right now", "Die Lobby ist gerade nicht erreichbar";
+    CantReachDetail => "The page keeps trying by itself; the list appears as soon as the connection is back.", "Die Seite versucht es weiter; die Liste erscheint, sobald die Verbindung wieder steht.";
+    LoadingServers => "Loading servers…", "Server werden geladen…";
+    ConnectingLobby => "Connecting to the lobby.", "Verbindung zur Lobby wird aufgebaut.";
+    NoMatch => "No servers match", "Kein Server passt";
+    NoMatchDetail => "Every server is hidden by the search or the filters.", "Die Suche oder die Filter blenden alle Server aus.";
+    ClearSearchFilters => "Clear search and filters", "Suche und Filter zurücksetzen";
+    BridgeSays => "The bridge says: {}", "Die Bridge meldet: {}";
+    AddrHidden => "hidden", "verborgen";
+    Copied => "Copied", "Kopiert";
+    Copy => "Copy", "Kopieren";
+    CopyAddressOf => "Copy the address of {}", "Adresse von {} kopieren";
+    SearchServers => "Search servers", "Server suchen";
+    SearchLobby => "Search by name or address", "Nach Name oder Adresse suchen";
+    SearchGames => "Search by name, map, game or address", "Nach Name, Karte, Spiel oder Adresse suchen";
+    OpenOnly => "Open lobbies only", "Nur offene Lobbys";
+    HideFull => "Hide full", "Volle ausblenden";
+    HideEmpty => "Hide empty", "Leere ausblenden";
+    Any => "Any", "Alle";
+    AllServers => "← All servers", "← Alle Server";
+    NotAnswering => "Not answering: {}", "Antwortet nicht: {}";
+    NoReply => "no reply", "keine Antwort";
+    Game => "Game", "Spiel";
+    Map => "Map", "Karte";
+    Version => "Version", "Version";
+    Yes => "Yes", "Ja";
+    No => "No", "Nein";
+    Password => "Password", "Passwort";
+    Secured => "Secured", "Gesichert";
+    Off => "Off", "Aus";
+    Ping => "Ping", "Ping";
+    PlayersCount => "Players ({})", "Spieler ({})";
+    NoPlayers => "The server lists no players.", "Der Server meldet keine Spieler.";
+    UnknownOffline => "Unknown while the server does not answer.", "Unbekannt, solange der Server nicht antwortet.";
+    Score => "Score", "Punkte";
+    Frags => "Frags", "Frags";
+    Deaths => "Deaths", "Tode";
+    Money => "Money", "Geld";
+    Time => "Time", "Zeit";
+    NoName => "(no name)", "(ohne Namen)";
+    RulesCount => "Rules ({})", "Regeln ({})";
+    StatusCount => "Status ({})", "Status ({})";
+    FilterRules => "Filter the rules", "Regeln filtern";
+    FilterStatus => "Filter the status keys", "Statusschlüssel filtern";
+    FilterPlaceholder => "Filter by name or value", "Nach Name oder Wert filtern";
+    NoRules => "The server sent no rules.", "Der Server hat keine Regeln gesendet.";
+    NoStatusKeys => "The server sent no status keys.", "Der Server hat keine Statusschlüssel gesendet.";
+    NothingMatches => "Nothing matches “{}”.", "Nichts passt zu „{}“.";
+    Value => "Value", "Wert";
+    NotOnBridge => "This source is not on this bridge", "Diese Quelle gibt es auf dieser Bridge nicht";
+    NotOnBridgeDetail => "The link names a game server source this lobby does not query (any more).", "Der Link nennt eine Quelle, die diese Lobby (nicht mehr) abfragt.";
+    ShowLobby => "Show the lobby's servers", "Server der Lobby zeigen";
+    StaleGames => "The connection to the lobby was lost; these are the last results received. Reconnecting by itself.", "Die Verbindung zur Lobby ist unterbrochen; das sind die zuletzt empfangenen Ergebnisse. Die Seite verbindet sich von selbst neu.";
+    SourceError => "This source could not be read: {}", "Diese Quelle konnte nicht gelesen werden: {}";
+    NoLongerListed => "This server is no longer listed", "Dieser Server ist nicht mehr gelistet";
+    NoLongerListedDetail => "It stopped answering or its source dropped it. The list shows every server the source lists now.", "Er antwortet nicht mehr oder seine Quelle führt ihn nicht mehr. Die Liste zeigt alle Server, die die Quelle jetzt nennt.";
+    ShowAllServers => "Show all servers", "Alle Server zeigen";
+    NoServersListed => "No servers listed", "Keine Server gelistet";
+    NoServersListedDetail => "The source lists no servers right now. This list updates by itself.", "Die Quelle nennt gerade keine Server. Die Liste aktualisiert sich von selbst.";
+    TableCaptionGames => "Game servers. Click a column heading to sort, a name for details.", "Spielserver. Zum Sortieren auf eine Spaltenüberschrift klicken, für Details auf einen Namen.";
+    DetailsOf => "Details of {}", "Details zu {}";
+    Offline => "Offline", "Offline";
+    NeedsPassword => "Needs a password", "Braucht ein Passwort";
+    MainNav => "Main", "Hauptmenü";
+    ServersNav => "Servers", "Server";
+    Admin => "Admin", "Admin";
+    NoServersOnline => "No servers online", "Keine Server online";
+    NoServersOnlineDetail => "Nobody is hosting a game right now. This list updates by itself when a server starts.", "Gerade hostet niemand ein Spiel. Die Liste aktualisiert sich von selbst, sobald ein Server startet.";
+    Unreachable => "unreachable", "nicht erreichbar";
+    Games => "Games", "Spiele";
+    Pages => "Pages", "Seiten";
+    Previous => "‹ Previous", "‹ Zurück";
+    PageOf => "Page {} of {}", "Seite {} von {}";
+    Next => "Next ›", "Weiter ›";
+    PlayerFewer => "One player fewer", "Ein Spieler weniger";
+    PlayerMore => "One player more", "Ein Spieler mehr";
+    Max => "Max", "Max";
+    LobbyOpen => "Lobby open", "Lobby offen";
+    RemoveNamed => "Remove {}", "{} entfernen";
+    Remove => "Remove", "Entfernen";
+    BridgeError => "Bridge: {}", "Bridge: {}";
+    TestServers => "Test servers", "Testserver";
+    TestServersHelp => "Each test server is registered over its own connection from this tab: it stays listed while this tab is open (on any page), and is registered again after a reload.", "Jeder Testserver wird über eine eigene Verbindung aus diesem Tab registriert: Er bleibt gelistet, solange der Tab offen ist (auf jeder Seite), und wird nach einem Neuladen wieder registriert.";
+    AddSamples => "Add 10 sample servers", "10 Beispielserver hinzufügen";
+    RemoveAll => "Remove all", "Alle entfernen";
+    NoTestServers => "No test servers yet.", "Noch keine Testserver.";
+    GameServers => "Game servers", "Spielserver";
+    PageNotFound => "Page not found", "Seite nicht gefunden";
+    BackToList => "Back to the server list", "Zurück zur Serverliste";
+    UnnamedServer => "Unnamed server", "Unbenannter Server";
+    ValveServer => "Valve server", "Valve-Server";
+    SeriousSamServers => "Serious Sam servers", "Serious-Sam-Server";
+    BotOne => "{} bot", "{} Bot";
+    BotMany => "{} bots", "{} Bots";
+    PlayersFull => "{}/{} full", "{}/{} voll";
+    PlayersQueued => "{}/{} +{} queued", "{}/{} +{} wartend";
+    Open => "Open", "Offen";
+    InGame => "In game", "Im Spiel";
+    FreeSlots => "Free slots", "Freie Plätze";
+    Reconnecting => "Reconnecting…", "Verbinde neu…";
+    ReconnectingIn => "Reconnecting in {} s", "Neuer Versuch in {} s";
+    MasterUnreachable => "Master unreachable", "Master nicht erreichbar";
+    LivePolling => "Live (polling)", "Live (Abfrage)";
+    Live => "Live", "Live";
+    Connecting => "Connecting…", "Verbinde…";
+    TsConnecting => "connecting", "verbindet";
+    TsSigningIn => "signing in", "meldet an";
+    TsRegistered => "registered", "registriert";
+    TsRegistering => "registering", "wird registriert";
+    TsMasterDown => "waiting for the master", "wartet auf den Master";
+    TsReconnecting => "reconnecting", "verbindet neu";
+    TsNoToken => "sign in first", "zuerst anmelden";
+    TsRejected => "token rejected", "Token abgelehnt";
+    TsInvalid => "invalid: {}", "ungültig: {}";
+    JoinSteam => "Join with Steam", "Mit Steam beitreten";
+    // Language switcher.
+    Language => "Language", "Sprache";
+}
+
+/// The text of `k` in the current language.
+pub fn t(k: K) -> &'static str {
+    text(lang(), k)
+}
+
+/// `k` with its `{}` placeholders filled by `args` in order.
+pub fn tf(k: K, args: &[&dyn std::fmt::Display]) -> String {
+    fill(t(k), args)
+}
+
+fn fill(template: &str, args: &[&dyn std::fmt::Display]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(template.len() + 8);
+    let mut args = args.iter();
+    let mut parts = template.split("{}");
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    for part in parts {
+        if let Some(a) = args.next() {
+            let _ = write!(out, "{a}");
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// "1 server" / "2 servers" in the current language.
+pub fn count(n: u64, one: K, many: K) -> String {
+    tf(if n == 1 { one } else { many }, &[&n])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_has_both_texts_with_the_same_placeholders() {
+        for &k in K::ALL {
+            let en = text(Lang::En, k);
+            let de = text(Lang::De, k);
+            assert!(!en.trim().is_empty(), "{k:?} has no English text");
+            assert!(!de.trim().is_empty(), "{k:?} has no German text");
+            assert_eq!(
+                en.matches("{}").count(),
+                de.matches("{}").count(),
+                "{k:?}: placeholders differ between {en:?} and {de:?}"
+            );
+        }
+    }
+
+    /// Every visible string goes through the table: no component or page
+    /// writes English text into its markup directly (the brand excepted).
+    #[test]
+    fn markup_has_no_untranslated_text() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut bad = Vec::new();
+        for dir in ["components", "pages"] {
+            for entry in std::fs::read_dir(root.join(dir)).expect("source dir") {
+                let path = entry.expect("dir entry").path();
+                let text = std::fs::read_to_string(&path).expect("source file");
+                for (n, line) in text.lines().enumerate() {
+                    let line = line.replace("{\" Lobby\"}", "");
+                    let text_node = line.match_indices("{\"").any(|(i, _)| {
+                        line[i + 2..].starts_with(|c: char| c.is_alphabetic() || c == ' ')
+                    });
+                    let attr = [
+                        "title=\"",
+                        "placeholder=\"",
+                        "aria-label=\"",
+                        "detail=\"",
+                        "data-label=\"",
+                    ]
+                    .iter()
+                    .any(|a| {
+                        line.match_indices(a)
+                            .any(|(i, _)| line[i + a.len()..].starts_with(char::is_alphabetic))
+                    });
+                    if text_node || attr {
+                        bad.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(bad.is_empty(), "untranslated text:\n{}", bad.join("\n"));
+    }
+
+    #[test]
+    fn languages_from_tags() {
+        assert_eq!(Lang::parse("de-AT"), Some(Lang::De));
+        assert_eq!(Lang::parse("EN_us"), Some(Lang::En));
+        assert_eq!(Lang::parse("fr"), None);
+        assert_eq!(Lang::parse(""), None);
+        assert_eq!(Lang::pick(["fr-FR", "de", "en"]), Lang::De);
+        assert_eq!(Lang::pick(["fr-FR"]), Lang::En);
+        for l in Lang::ALL {
+            assert_eq!(Lang::parse(l.code()), Some(l));
+        }
+    }
+
+    #[test]
+    fn placeholders_fill_in_order() {
+        assert_eq!(fill("{} of {}", &[&1, &"two"]), "1 of two");
+        assert_eq!(fill("none", &[&1]), "none");
+        assert_eq!(fill("{} and {}", &[&1]), "1 and ");
+        set_lang(Lang::De);
+        assert_eq!(count(2, K::ServerOne, K::ServerMany), "2 Server");
+        set_lang(Lang::En);
+        assert_eq!(count(1, K::ServerOne, K::ServerMany), "1 server");
+        assert_eq!(count(2, K::PlayerOne, K::PlayerMany), "2 players");
+    }
+}
