@@ -259,7 +259,15 @@ fn http_cap(asked: Option<usize>, open_files: Option<u64>) -> usize {
     let Some(limit) = open_files else {
         return wanted;
     };
-    let fits = usize::try_from(limit / 2).unwrap_or(usize::MAX).max(1);
+    let limit_usize = usize::try_from(limit).unwrap_or(usize::MAX);
+    // By default half the descriptors (the rest: admins' master
+    // connections, the embedded master's game servers, files); an operator
+    // who asks for more gets it up to the limit less a small reserve.
+    let fits = if asked.is_some() {
+        limit_usize.saturating_sub(RESERVED_FDS).max(1)
+    } else {
+        (limit_usize / 2).max(1)
+    };
     if wanted <= fits {
         return wanted;
     }
@@ -268,7 +276,7 @@ fn http_cap(asked: Option<usize>, open_files: Option<u64>) -> usize {
             asked = wanted,
             open_file_limit = limit,
             using = fits,
-            "lowering --max-http-connections to half the open-file limit"
+            "lowering --max-http-connections to what the open-file limit allows"
         );
     } else {
         tracing::info!(
@@ -279,6 +287,9 @@ fn http_cap(asked: Option<usize>, open_files: Option<u64>) -> usize {
     }
     fits
 }
+
+/// Descriptors kept back from an operator's `--max-http-connections`.
+const RESERVED_FDS: usize = 256;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -399,6 +410,18 @@ mod tests {
         assert_eq!(args.embedded_master, master::Config::DEFAULT_LISTEN);
         let got = args.config(Config::new("m:1", token), true, None);
         assert_eq!(format!("{got:?}"), format!("{base:?}"));
+    }
+
+    #[test]
+    fn the_http_cap_fits_the_open_file_limit() {
+        assert_eq!(
+            http_cap(None, None),
+            bridge::config::DEFAULT_MAX_HTTP_CONNECTIONS
+        );
+        assert_eq!(http_cap(None, Some(20_000)), 10_000, "half by default");
+        assert_eq!(http_cap(Some(11_024), Some(20_000)), 11_024, "asked, fits");
+        assert_eq!(http_cap(Some(30_000), Some(20_000)), 20_000 - RESERVED_FDS);
+        assert_eq!(http_cap(Some(500), Some(1_024)), 500);
     }
 
     #[test]
