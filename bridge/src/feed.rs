@@ -5,15 +5,14 @@
 //! reconnected gets what it missed instead of the whole list.
 
 use std::{
-    collections::VecDeque,
     io::Write,
-    sync::{Arc, Mutex, OnceLock},
+    sync::{Arc, OnceLock},
 };
 
 use bytes::Bytes;
 use protocol::{
     bridge::names,
-    delta::{delta_json, snapshot_content_json, Change, Keyed, KeyedList, Resume},
+    delta::{delta_json, snapshot_json, CatchUp, Change, History, Keyed, KeyedList, Resume},
     ServerEntry,
 };
 use tokio_tungstenite::tungstenite::Utf8Bytes;
@@ -67,8 +66,8 @@ pub struct FeedState {
     pub seq: u64,
     hide: bool,
     entries: Arc<[Keyed]>,
-    /// Deltas up to this one, oldest first; the last turns `seq - 1` into `seq`.
-    recent: VecDeque<Encoded>,
+    /// The deltas up to this one (protocol's ring and catch-up rule).
+    history: History<Encoded>,
     /// Encoded on first use: most changes are only ever sent as deltas.
     snapshot: OnceLock<Encoded>,
     api: OnceLock<ApiBody>,
@@ -79,50 +78,52 @@ impl FeedState {
     pub fn snapshot(&self) -> &Encoded {
         self.snapshot.get_or_init(|| {
             Encoded::new(self.hide, |hide| {
-                let content = snapshot_content_json(&self.epoch, self.seq, &self.entries, hide);
-                format!(r#"{{"command":"{}","content":{content}}}"#, names::SNAPSHOT)
+                snapshot_json(&self.epoch, self.seq, &self.entries, hide)
             })
         })
     }
 
-    /// The deltas after `since` (oldest first) if this list still has
-    /// them all; `since == seq` gives none.
-    pub fn deltas_since(&self, since: u64) -> Option<impl Iterator<Item = &Encoded>> {
-        let missing = usize::try_from(self.seq.checked_sub(since)?).ok()?;
-        (missing <= self.recent.len()).then(|| self.recent.iter().skip(self.recent.len() - missing))
+    fn texts<'a>(deltas: impl IntoIterator<Item = &'a Encoded>, admin: bool) -> Vec<Utf8Bytes> {
+        deltas
+            .into_iter()
+            .map(|d| d.for_role(admin).clone())
+            .collect()
     }
 
     /// The answer to a delta subscribe that holds `resume`: the missing
     /// deltas, an empty delta (`prev` = `seq`) that confirms a current
     /// list, or the snapshot (§2.1).
     pub fn catch_up(&self, resume: Option<&Resume>, admin: bool) -> Vec<Utf8Bytes> {
-        if let Some(r) = resume.filter(|r| *r.epoch == *self.epoch) {
-            if r.since == self.seq {
+        match self.history.catch_up(resume) {
+            CatchUp::Deltas(deltas) if deltas.is_empty() => {
                 let confirm =
                     delta_json(&self.epoch, self.seq, self.seq, &Change::default(), false);
-                return vec![Utf8Bytes::from(confirm)];
+                vec![Utf8Bytes::from(confirm)]
             }
-            if let Some(deltas) = self.deltas_since(r.since) {
-                return deltas.map(|d| d.for_role(admin).clone()).collect();
-            }
+            CatchUp::Deltas(deltas) => Self::texts(deltas, admin),
+            CatchUp::Snapshot => vec![self.snapshot().for_role(admin).clone()],
         }
-        vec![self.snapshot().for_role(admin).clone()]
     }
 
     /// What a subscriber that was sent list `sent` needs to reach this one.
     pub fn after(&self, sent: u64, admin: bool) -> Vec<Utf8Bytes> {
-        match self.deltas_since(sent) {
-            Some(deltas) => deltas.map(|d| d.for_role(admin).clone()).collect(),
+        match self.history.since(sent) {
+            Some(deltas) => Self::texts(deltas, admin),
             None => vec![self.snapshot().for_role(admin).clone()],
         }
     }
 
     /// The list as `/api/servers` serves it (addresses hidden when the
-    /// bridge hides them), compressed once per list on first request.
+    /// bridge hides them): the viewers' snapshot content, compressed once
+    /// per list on first request.
     pub fn api_body(&self) -> &ApiBody {
         self.api.get_or_init(|| {
-            let json = snapshot_content_json(&self.epoch, self.seq, &self.entries, self.hide);
-            let identity = Bytes::from(json);
+            // `{"command":"bridgeSnapshot","content":` CONTENT `}`: the
+            // content is sliced out, not encoded a second time.
+            let frame = Bytes::from(self.snapshot().viewer.clone());
+            let start = format!(r#"{{"command":"{}","content":"#, names::SNAPSHOT).len();
+            let end = frame.len().saturating_sub(1).max(start);
+            let identity = frame.slice(start.min(end)..end);
             ApiBody {
                 gzip: gzip(&identity),
                 br: brotli(&identity),
@@ -163,56 +164,49 @@ pub struct Feed {
     epoch: Arc<str>,
     hide: bool,
     list: KeyedList,
-    seq: u64,
-    recent: VecDeque<Encoded>,
+    history: History<Encoded>,
 }
 
 impl Feed {
     /// A feed for a new epoch (a random string: bridges behind one load
     /// balancer must not share one).
     pub fn new(epoch: impl Into<Arc<str>>, hide_addresses: bool) -> Self {
+        let epoch = epoch.into();
         Self {
-            epoch: epoch.into(),
+            history: History::new(&*epoch, HISTORY),
+            epoch,
             hide: hide_addresses,
             list: KeyedList::new(),
-            seq: 0,
-            recent: VecDeque::with_capacity(HISTORY),
         }
     }
 
     /// Takes the master's current list; returns the list to publish, or
-    /// `None` when nothing changed since the last one.
+    /// `None` when nothing changed since the last one (the first list is
+    /// published even when empty).
     pub fn publish(&mut self, servers: Vec<ServerEntry>) -> Option<Arc<FeedState>> {
-        let first = self.seq == 0;
+        let first = self.history.seq() == 0;
         let change = self.list.update(servers);
         if change.is_none() && !first {
             return None;
         }
         let change = change.unwrap_or_default();
-        let prev = self.seq;
-        self.seq += 1;
-        let (epoch, seq) = (&self.epoch, self.seq);
+        let prev = self.history.seq();
+        let epoch = &self.epoch;
         let delta = Encoded::new(self.hide, |hide| {
-            delta_json(epoch, seq, prev, &change, hide)
+            delta_json(epoch, prev + 1, prev, &change, hide)
         });
-        if self.recent.len() == HISTORY {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(delta);
+        let seq = self.history.push(delta);
         Some(Arc::new(FeedState {
             epoch: self.epoch.clone(),
-            seq: self.seq,
+            seq,
             hide: self.hide,
             entries: self.list.shared_entries(),
-            recent: self.recent.clone(),
+            history: self.history.clone(),
             snapshot: OnceLock::new(),
             api: OnceLock::new(),
         }))
     }
 }
-
-/// A [`Feed`] shared by the tasks that learn of lists.
-pub type SharedFeed = Mutex<Feed>;
 
 /// A fresh epoch: 16 random bytes as hex (the clock, should the system's
 /// randomness fail).
@@ -351,6 +345,8 @@ mod tests {
         let servers: Vec<_> = (0..500).map(|n| entry(&format!("server {n}"), n)).collect();
         let state = feed.publish(servers).unwrap();
         let body = state.api_body();
+        let expected = protocol::delta::snapshot_content_json("e", 1, &state.entries, true);
+        assert_eq!(body.identity, expected.as_bytes(), "the snapshot's content");
         let json: serde_json::Value = serde_json::from_slice(&body.identity).unwrap();
         assert_eq!(json["seq"], 1);
         assert_eq!(json["servers"].as_array().unwrap().len(), 500);
