@@ -134,45 +134,8 @@ pub async fn start_bridge(
     master: SocketAddr,
     opts: &BridgeOptions,
 ) -> Result<(Proc, SocketAddr)> {
-    let token = bins.work.join("admin-token");
-    std::fs::write(&token, format!("{ADMIN_TOKEN}\n"))?;
-    let mut cmd = Command::new(&bins.bridge);
-    cmd.args(["--listen", "127.0.0.1:0", "--master", &master.to_string()])
-        .arg("--static")
-        .arg(&bins.static_dir)
-        .arg("--admin-token-file")
-        .arg(&token)
-        .args([
-            "--poll-interval",
-            &opts.poll_interval.as_millis().to_string(),
-        ])
-        .args(["--max-connections", &opts.max_connections.to_string()])
-        // Every load-generating client comes from 127.0.0.1.
-        .args(["--max-ws-per-address", &opts.max_connections.to_string()])
-        .args([
-            "--max-http-per-address",
-            &(opts.max_connections + 1024).to_string(),
-        ])
-        .args([
-            "--max-http-connections",
-            &(opts.max_connections + 1024).to_string(),
-        ])
-        .env("RUST_LOG", "warn");
-    if opts.unlimited_rate {
-        cmd.args(["--rate-limit", "1000000000", "--rate-burst", "1000000000"]);
-    }
-    let (proc_, line) = spawn_ready(cmd, "bridge", bins, "bridge listening on http://").await?;
-    let addr = line
-        .split_whitespace()
-        .next()
-        .ok_or_else(|| Error::Unexpected(format!("bridge readiness line {line:?}")))
-        .and_then(parse_addr)?;
+    let (proc_, addr, _) = launch_bridge(bins, Some(master), opts).await?;
     Ok((proc_, addr))
-}
-
-fn parse_addr(s: &str) -> Result<SocketAddr> {
-    s.parse()
-        .map_err(|_| Error::Unexpected(format!("not an address: {s:?}")))
 }
 
 /// Starts a bridge that runs the master in-process (no `--master`; its
@@ -182,42 +145,44 @@ pub async fn start_bridge_embedded(
     bins: &Binaries,
     opts: &BridgeOptions,
 ) -> Result<(Proc, SocketAddr, SocketAddr)> {
+    launch_bridge(bins, None, opts).await
+}
+
+/// The bridge with `opts`, relaying to `master` or embedding one.
+async fn launch_bridge(
+    bins: &Binaries,
+    master: Option<SocketAddr>,
+    opts: &BridgeOptions,
+) -> Result<(Proc, SocketAddr, SocketAddr)> {
     let token = bins.work.join("admin-token");
     std::fs::write(&token, format!("{ADMIN_TOKEN}\n"))?;
     let mut cmd = Command::new(&bins.bridge);
-    cmd.args([
-        "--listen",
-        "127.0.0.1:0",
-        "--embedded-master",
-        "127.0.0.1:0",
-    ])
-    .arg("--static")
-    .arg(&bins.static_dir)
-    .arg("--admin-token-file")
-    .arg(&token)
-    .args([
-        "--poll-interval",
-        &opts.poll_interval.as_millis().to_string(),
-    ])
-    .args(["--max-connections", &opts.max_connections.to_string()])
-    .env("RUST_LOG", "warn");
+    cmd.args(["--listen", "127.0.0.1:0"]);
+    match master {
+        Some(master) => cmd.args(["--master", &master.to_string()]),
+        None => cmd.args(["--embedded-master", "127.0.0.1:0"]),
+    };
     // Every load-generating client comes from 127.0.0.1: lift the
-    // per-address caps where this bridge has them.
-    let open = opts.max_connections + 1024;
-    for (flag, value) in [
-        ("--max-ws-per-address", opts.max_connections),
-        ("--max-http-per-address", open),
-        ("--max-http-connections", open),
-    ] {
-        if bridge_accepts(&bins.bridge, flag) {
-            cmd.args([flag, &value.to_string()]);
-        }
-    }
+    // per-address caps to the connection count.
+    let open = (opts.max_connections + 1024).to_string();
+    cmd.arg("--static")
+        .arg(&bins.static_dir)
+        .arg("--admin-token-file")
+        .arg(&token)
+        .args([
+            "--poll-interval",
+            &opts.poll_interval.as_millis().to_string(),
+        ])
+        .args(["--max-connections", &opts.max_connections.to_string()])
+        .args(["--max-ws-per-address", &opts.max_connections.to_string()])
+        .args(["--max-http-per-address", &open])
+        .args(["--max-http-connections", &open])
+        .env("RUST_LOG", "warn");
     if opts.unlimited_rate {
         cmd.args(["--rate-limit", "1000000000", "--rate-burst", "1000000000"]);
     }
     let (proc_, line) = spawn_ready(cmd, "bridge", bins, "bridge listening on http://").await?;
-    // "ADDR master MASTER"
+    // "http://ADDR master MASTER"
     let words: Vec<&str> = line.split_whitespace().collect();
     let (Some(addr), Some(master)) = (words.first(), words.get(2)) else {
         return Err(Error::Unexpected(format!("bridge readiness line {line:?}")));
@@ -225,13 +190,9 @@ pub async fn start_bridge_embedded(
     Ok((proc_, parse_addr(addr)?, parse_addr(master)?))
 }
 
-/// Whether the bridge's `--help` lists `flag` (older bridges lack the
-/// per-address caps).
-fn bridge_accepts(bridge: &Path, flag: &str) -> bool {
-    std::process::Command::new(bridge)
-        .arg("--help")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(flag))
+fn parse_addr(s: &str) -> Result<SocketAddr> {
+    s.parse()
+        .map_err(|_| Error::Unexpected(format!("not an address: {s:?}")))
 }
 
 /// Spawns `cmd` with stderr to a log file and waits for the stdout line
