@@ -854,9 +854,11 @@ async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
     // The bridge counts a viewer once it has handled the subscribe, which
     // may be a moment after the send returned: wait for it, do not race it.
     wait_for("the slow viewer to be counted", LIVE, || async {
-        match viewer_count().await {
-            Ok(n) if n == 4.0 => Ok(()),
-            other => Err(format!("{other:?}")),
+        let n = viewer_count().await;
+        if n == Ok(4.0) {
+            Ok(())
+        } else {
+            Err(format!("{n:?}"))
         }
     })
     .await;
