@@ -10,20 +10,19 @@
 pub mod app;
 pub mod bridge_choice;
 pub mod components;
-pub mod context;
+pub mod contexts;
 pub mod favourites;
 pub mod fresh;
 pub mod games;
 pub mod i18n;
 pub mod keyed_rows;
 pub mod listing;
-pub mod marks_context;
 pub mod pages;
 pub mod query;
+pub mod route;
 pub mod router;
 pub mod services;
 pub mod state;
-pub mod test_server_context;
 pub mod test_servers;
 
 /// Takes a sign-in link's token, then mounts the app on `<body>`.

@@ -13,7 +13,7 @@ use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
 use crate::{
-    context::use_lobby,
+    contexts::lobby::use_lobby,
     services::connection::decode::Incoming,
     services::{
         browser,
@@ -299,7 +299,7 @@ fn reconcile(
 }
 
 /// Holds the tab's test servers and their sockets; place it inside
-/// [`crate::context::LobbyProvider`] (it retries refused sign-ins when the
+/// [`crate::contexts::lobby::LobbyProvider`] (it retries refused sign-ins when the
 /// page signs in).
 #[component]
 pub fn TestServersProvider(props: &TestServersProviderProps) -> Html {
