@@ -3,9 +3,11 @@
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
 //! Pure logic (`query`, `listing`, `games`, `state`, `test_servers`,
-//! `favourites`, `fresh`, `i18n`, and in `services::connection` the
-//! decoder, the list feed, backoff and polling) compiles and is tested
-//! natively; the rest needs a browser.
+//! `favourites`, `fresh`, `i18n`, `route`, what the contexts do on each
+//! connection event in `contexts::lobby_events` and
+//! `contexts::test_server_flow`, and in `services::connection` the decoder,
+//! the list feed, backoff and polling) compiles and is tested natively; the
+//! rest needs a browser.
 
 pub mod app;
 pub mod bridge_choice;

@@ -1,19 +1,20 @@
 //! The lobby context: one bridge connection per page, its state, and the
-//! `use_lobby` hook with the domain actions components need.
+//! `use_lobby` hook with the domain actions components need. What each
+//! connection event does is decided in `lobby_events`; this is the glue.
 
 use std::{cell::RefCell, rc::Rc};
 
-use protocol::bridge::{ErrorCode, MasterState};
+use protocol::bridge::ClientMessage;
 use yew::prelude::*;
 
+use super::lobby_events::react;
 use crate::{
     services::{
         browser,
-        connection::{decode::Incoming, ConnEvent, Connection},
+        connection::{ConnEvent, Connection},
         storage,
     },
     state::{Action, State},
-    test_servers::auth_json,
 };
 
 /// What the context shares: the state and a way to talk to the bridge.
@@ -49,7 +50,12 @@ impl Lobby {
         storage::set_token(token);
         self.state.dispatch(Action::AuthPending);
         if let Some(c) = self.conn.borrow().as_ref() {
-            c.send(auth_json(token));
+            c.send(
+                ClientMessage::Auth {
+                    token: token.to_owned(),
+                }
+                .to_json(),
+            );
         }
     }
 }
@@ -71,54 +77,16 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
         let conn = conn.clone();
         use_effect_with((), move |_| {
             let cell = conn.clone();
-            let on_event = Callback::from(move |ev: ConnEvent| match ev {
-                ConnEvent::Connecting => dispatcher.dispatch(Action::Connecting),
-                ConnEvent::Opened => {
-                    dispatcher.dispatch(Action::Opened);
-                    // The connection subscribes to the list by itself.
-                    if let Some(c) = cell.borrow().as_ref() {
-                        // Never to a bridge named by the link (`?bridge=`).
-                        let token = storage::token().filter(|_| browser::bridge_is_own());
-                        if let Some(token) = token {
-                            dispatcher.dispatch(Action::AuthPending);
-                            c.send(auth_json(&token));
-                        }
-                    }
+            let on_event = Callback::from(move |ev: ConnEvent| {
+                // Never to a bridge named by the link (`?bridge=`).
+                let token = || storage::token().filter(|_| browser::bridge_is_own());
+                let reaction = react(ev, browser::now_ms(), token);
+                for action in reaction.actions {
+                    dispatcher.dispatch(action);
                 }
-                ConnEvent::Polling => dispatcher.dispatch(Action::Polling),
-                ConnEvent::PushesResumed => dispatcher.dispatch(Action::PushesResumed),
-                ConnEvent::Closed { retry_at_ms } => {
-                    dispatcher.dispatch(Action::Closed { at_ms: retry_at_ms })
+                if let (Some(msg), Some(c)) = (reaction.send, cell.borrow().as_ref()) {
+                    c.send(msg.to_json());
                 }
-                ConnEvent::List {
-                    update,
-                    perf_ms,
-                    parse_ms,
-                } => dispatcher.dispatch(Action::Update {
-                    update,
-                    at_ms: browser::now_ms(),
-                    perf_ms,
-                    parse_ms,
-                }),
-                ConnEvent::Message { msg, .. } => match msg {
-                    Incoming::AuthResult(ok) => dispatcher.dispatch(Action::AuthResult(ok)),
-                    Incoming::Master(m) => dispatcher.dispatch(Action::Master(m)),
-                    Incoming::Games(games) => dispatcher.dispatch(Action::Games {
-                        games,
-                        at_ms: browser::now_ms(),
-                    }),
-                    Incoming::Error { code, message } => {
-                        if code == Some(ErrorCode::MasterDown) {
-                            dispatcher.dispatch(Action::Master(MasterState::Down));
-                        }
-                        dispatcher.dispatch(Action::BridgeError(message))
-                    }
-                    // Lists come as `ConnEvent::List`.
-                    Incoming::List(_)
-                    | Incoming::Snapshot(_)
-                    | Incoming::Delta(_)
-                    | Incoming::Other(_) => {}
-                },
             });
             let c = Connection::lobby(browser::bridge_url(), browser::api_url(), on_event);
             *conn.borrow_mut() = Some(c.clone());

@@ -1,27 +1,28 @@
 //! The tab's test servers as an app-level context: one WebSocket per test
 //! server, owned here rather than by the admin page, so moving between
 //! pages inside the app keeps them registered; they end with the tab.
+//! What each socket sends and shows is decided in `test_server_flow`;
+//! this is the glue (sockets, timers, storage, dispatch).
 
 use std::{cell::RefCell, collections::HashMap, rc::Rc};
 
 use gloo_timers::future::TimeoutFuture;
-use protocol::{
-    bridge::{ErrorCode, MasterState},
-    Stats,
-};
+use protocol::{bridge::ClientMessage, Command, Registration};
 use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
+use super::{
+    lobby::use_lobby,
+    test_server_flow::{removed, signs_in_again, Effect, Flow, RETRY_MS},
+};
 use crate::{
-    contexts::lobby::use_lobby,
-    services::connection::decode::Incoming,
     services::{
         browser,
         connection::{ConnEvent, Connection},
         storage,
     },
     state::Auth,
-    test_servers::{auth_json, unregister_json, Phase, TestServerDef, TestServers, TsAction},
+    test_servers::{Phase, TestServerDef, TestServers, TsAction},
 };
 
 /// What the context shares: the test servers' state and their actions.
@@ -36,9 +37,9 @@ impl TestServersHandle {
         self.state.dispatch(TsAction::Activate);
     }
 
-    /// Adds a validated server from the form.
-    pub fn add(&self, name: String, address: String, port: u16) {
-        self.state.dispatch(TsAction::Add(name, address, port));
+    /// Adds the server the form validated.
+    pub fn add(&self, reg: Registration) {
+        self.state.dispatch(TsAction::Add(reg));
     }
 
     pub fn add_samples(&self) {
@@ -64,25 +65,21 @@ impl TestServersHandle {
 #[derive(Default)]
 struct Runtime {
     conn: Option<Connection>,
-    /// `bridgeAuth` succeeded on the current socket.
-    signed_in: bool,
-    /// Registration sent on the current socket and not refused.
-    registered: bool,
-    /// The stats last sent on the current socket.
-    sent: Option<Stats>,
-    /// The current socket was told the master is down and not yet up again.
-    master_down: bool,
-    /// A registration the bridge refused with `master-down` is tried again
-    /// after [`RETRY_MS`] even if no `bridgeStatus up` comes (when this
-    /// socket never saw the master go down, it will not see it come back);
-    /// bumping this cancels the pending try.
-    retry_gen: u32,
+    flow: Flow,
+}
+
+impl Runtime {
+    /// Runs `step` on the flow with this socket's `send`.
+    fn step<T>(&mut self, step: impl FnOnce(&mut Flow, &mut dyn FnMut(String) -> bool) -> T) -> T {
+        let Runtime { conn, flow } = self;
+        step(flow, &mut |frame| {
+            conn.as_ref().is_some_and(|c| c.send(frame))
+        })
+    }
 }
 
 type Runtimes = HashMap<u64, Rc<RefCell<Runtime>>>;
-
-/// The fallback wait before registering again after a `master-down` refusal.
-const RETRY_MS: u32 = 3000;
+type Defs = Rc<RefCell<Vec<TestServerDef>>>;
 
 /// Props of [`TestServersProvider`].
 #[derive(Properties, PartialEq)]
@@ -91,166 +88,68 @@ pub struct TestServersProviderProps {
     pub children: Html,
 }
 
-/// Sends server `id`'s registration and its latest stats on its socket.
-fn register(
+/// Runs `step` on server `id`'s flow with its latest definition, then
+/// carries out the effects (after every borrow is released, since a
+/// dispatch may render).
+fn drive(
     id: u64,
-    cell: &RefCell<Runtime>,
-    latest: &RefCell<Vec<TestServerDef>>,
+    cell: &Rc<RefCell<Runtime>>,
+    latest: &Defs,
+    dispatcher: &UseReducerDispatcher<TestServers>,
+    step: impl FnOnce(&mut Flow, Option<&TestServerDef>, &mut dyn FnMut(String) -> bool) -> Vec<Effect>,
+) {
+    let effects = {
+        let defs = latest.borrow();
+        let def = defs.iter().find(|d| d.id == id);
+        cell.borrow_mut().step(|flow, send| step(flow, def, send))
+    };
+    apply(id, effects, cell, latest, dispatcher);
+}
+
+/// Carries out what server `id`'s flow asked for.
+fn apply(
+    id: u64,
+    effects: Vec<Effect>,
+    cell: &Rc<RefCell<Runtime>>,
+    latest: &Defs,
     dispatcher: &UseReducerDispatcher<TestServers>,
 ) {
-    let Some(def) = latest.borrow().iter().find(|d| d.id == id).cloned() else {
-        return;
-    };
-    let register = match def.register_json() {
-        Ok(register) => register,
-        Err(e) => {
-            dispatcher.dispatch(TsAction::Phase(id, Phase::Invalid(e.to_string())));
-            return;
+    for effect in effects {
+        match effect {
+            Effect::Phase(p) => dispatcher.dispatch(TsAction::Phase(id, p)),
+            Effect::Registered => {
+                dispatcher.dispatch(TsAction::Registered(id, browser::perf_now()))
+            }
+            Effect::BridgeError(m) => dispatcher.dispatch(TsAction::BridgeError(id, m)),
+            Effect::RetryLater(gen) => {
+                let weak = Rc::downgrade(cell);
+                let latest = Rc::clone(latest);
+                let dispatcher = dispatcher.clone();
+                spawn_local(async move {
+                    TimeoutFuture::new(RETRY_MS).await;
+                    let Some(cell) = weak.upgrade() else { return };
+                    drive(id, &cell, &latest, &dispatcher, |flow, def, send| {
+                        flow.on_retry(gen, def, send)
+                    });
+                });
+            }
         }
-    };
-    let mut rt = cell.borrow_mut();
-    rt.retry_gen = rt.retry_gen.wrapping_add(1);
-    let sent = rt
-        .conn
-        .as_ref()
-        .is_some_and(|c| c.send(register) && c.send(def.stats_json()));
-    if sent {
-        rt.registered = true;
-        rt.sent = Some(def.stats());
-        drop(rt);
-        dispatcher.dispatch(TsAction::Registered(id, browser::perf_now()));
     }
 }
 
-/// Opens a socket for server `id`: signs in with the tab's token, then
-/// registers and sends the stats, again after every reconnect and whenever
-/// the master comes back after refusing it.
+/// Opens a socket for server `id`, its events driving the server's [`Flow`].
 fn start(
     id: u64,
-    latest: Rc<RefCell<Vec<TestServerDef>>>,
+    latest: Defs,
     dispatcher: UseReducerDispatcher<TestServers>,
 ) -> Rc<RefCell<Runtime>> {
     let runtime = Rc::new(RefCell::new(Runtime::default()));
     let weak = Rc::downgrade(&runtime);
     let on_event = Callback::from(move |ev: ConnEvent| {
         let Some(cell) = weak.upgrade() else { return };
-        let phase = |p: Phase| dispatcher.dispatch(TsAction::Phase(id, p));
-        match ev {
-            ConnEvent::Connecting => {
-                let mut rt = cell.borrow_mut();
-                rt.signed_in = false;
-                rt.registered = false;
-                rt.master_down = false;
-                rt.retry_gen = rt.retry_gen.wrapping_add(1);
-                drop(rt);
-                phase(Phase::Connecting);
-            }
-            ConnEvent::Opened => match storage::token() {
-                Some(token) => {
-                    let conn = cell.borrow().conn.clone();
-                    conn.map(|c| c.send(auth_json(&token)));
-                    phase(Phase::SigningIn);
-                }
-                None => phase(Phase::NoToken),
-            },
-            ConnEvent::Message {
-                msg: Incoming::AuthResult(true),
-                ..
-            } => {
-                let master_down = {
-                    let mut rt = cell.borrow_mut();
-                    rt.signed_in = true;
-                    rt.master_down
-                };
-                if master_down {
-                    phase(Phase::MasterDown);
-                } else {
-                    register(id, &cell, &latest, &dispatcher);
-                }
-            }
-            ConnEvent::Message {
-                msg: Incoming::AuthResult(false),
-                ..
-            } => phase(Phase::Rejected),
-            ConnEvent::Message {
-                msg: Incoming::Master(MasterState::Down),
-                ..
-            } => {
-                let signed_in = {
-                    let mut rt = cell.borrow_mut();
-                    rt.master_down = true;
-                    rt.signed_in
-                };
-                if signed_in {
-                    phase(Phase::MasterDown);
-                }
-            }
-            ConnEvent::Message {
-                msg: Incoming::Master(MasterState::Up),
-                ..
-            } => {
-                let (signed_in, registered) = {
-                    let mut rt = cell.borrow_mut();
-                    rt.master_down = false;
-                    (rt.signed_in, rt.registered)
-                };
-                match (signed_in, registered) {
-                    // A hung master kept the registration: it is back as is.
-                    (true, true) => phase(Phase::Registered),
-                    (true, false) => register(id, &cell, &latest, &dispatcher),
-                    _ => {}
-                }
-            }
-            ConnEvent::Message {
-                msg:
-                    Incoming::Error {
-                        code: Some(ErrorCode::MasterDown),
-                        message,
-                    },
-                ..
-            } => {
-                let retry = {
-                    let mut rt = cell.borrow_mut();
-                    rt.registered = false;
-                    rt.retry_gen = rt.retry_gen.wrapping_add(1);
-                    // While the bridge reports the master down, its "up" is
-                    // the signal; the timer covers a socket that never
-                    // heard "down".
-                    (!rt.master_down).then_some(rt.retry_gen)
-                };
-                if let Some(gen) = retry {
-                    let weak = Rc::downgrade(&cell);
-                    let latest = Rc::clone(&latest);
-                    let dispatcher = dispatcher.clone();
-                    spawn_local(async move {
-                        TimeoutFuture::new(RETRY_MS).await;
-                        let Some(cell) = weak.upgrade() else { return };
-                        let ready = {
-                            let rt = cell.borrow();
-                            rt.retry_gen == gen && rt.signed_in && !rt.registered
-                        };
-                        if ready {
-                            register(id, &cell, &latest, &dispatcher);
-                        }
-                    });
-                }
-                dispatcher.dispatch(TsAction::BridgeError(id, message));
-                phase(Phase::MasterDown);
-            }
-            ConnEvent::Message {
-                msg: Incoming::Error { message, .. },
-                ..
-            } => dispatcher.dispatch(TsAction::BridgeError(id, message)),
-            ConnEvent::Closed { .. } => {
-                let mut rt = cell.borrow_mut();
-                rt.signed_in = false;
-                rt.registered = false;
-                rt.retry_gen = rt.retry_gen.wrapping_add(1);
-                drop(rt);
-                phase(Phase::Reconnecting);
-            }
-            _ => {}
-        }
+        drive(id, &cell, &latest, &dispatcher, |flow, def, send| {
+            flow.on_event(ev, def, storage::token, send)
+        });
     });
     // It carries the token: always the bridge that served the page, never
     // one a link named.
@@ -264,42 +163,32 @@ fn start(
 fn reconcile(
     runtimes: &RefCell<Runtimes>,
     defs: &[TestServerDef],
-    latest: &Rc<RefCell<Vec<TestServerDef>>>,
+    latest: &Defs,
     dispatcher: &UseReducerDispatcher<TestServers>,
 ) {
     let mut map = runtimes.borrow_mut();
-    map.retain(|id, rt| {
-        let keep = defs.iter().any(|d| d.id == *id);
-        if !keep {
-            if let Some(c) = rt.borrow().conn.as_ref() {
-                c.send(unregister_json());
-                c.close();
-            }
+    for id in removed(map.keys().copied(), defs) {
+        let conn = map.remove(&id).and_then(|rt| rt.borrow().conn.clone());
+        if let Some(c) = conn {
+            c.send(Command::Unregister.to_json());
+            c.close();
         }
-        keep
-    });
+    }
     for def in defs {
         match map.get(&def.id) {
             None => {
                 let rt = start(def.id, Rc::clone(latest), dispatcher.clone());
                 map.insert(def.id, rt);
             }
-            Some(rt) => {
-                let mut rt = rt.borrow_mut();
-                let stats = def.stats();
-                if rt.registered && rt.sent != Some(stats) {
-                    let sent = rt.conn.as_ref().is_some_and(|c| c.send(def.stats_json()));
-                    if sent {
-                        rt.sent = Some(stats);
-                    }
-                }
-            }
+            Some(rt) => rt
+                .borrow_mut()
+                .step(|flow, send| flow.update_stats(def, send)),
         }
     }
 }
 
 /// Holds the tab's test servers and their sockets; place it inside
-/// [`crate::contexts::lobby::LobbyProvider`] (it retries refused sign-ins when the
+/// [`super::lobby::LobbyProvider`] (it retries refused sign-ins when the
 /// page signs in).
 #[component]
 pub fn TestServersProvider(props: &TestServersProviderProps) -> Html {
@@ -334,10 +223,11 @@ pub fn TestServersProvider(props: &TestServersProviderProps) -> Html {
         use_effect_with(lobby.state.auth == Auth::SignedIn, move |signed_in| {
             let token = storage::token().filter(|_| *signed_in);
             if let Some(token) = token {
+                let auth = ClientMessage::Auth { token }.to_json();
                 for (id, rt) in runtimes.borrow().iter() {
-                    let refused = matches!(phases.get(id), Some(Phase::Rejected | Phase::NoToken));
+                    let refused = signs_in_again(phases.get(id));
                     let conn = rt.borrow().conn.clone();
-                    if refused && conn.is_some_and(|c| c.send(auth_json(&token))) {
+                    if refused && conn.is_some_and(|c| c.send(auth.clone())) {
                         dispatcher.dispatch(TsAction::Phase(*id, Phase::SigningIn));
                     }
                 }

@@ -2,7 +2,7 @@
 //! browser. The servers themselves belong to the app (see
 //! `contexts::test_servers`), so leaving this page keeps them registered.
 
-use protocol::bridge::MasterState;
+use protocol::{bridge::MasterState, Registration};
 use yew::prelude::*;
 
 use crate::{
@@ -29,9 +29,7 @@ pub fn Admin() -> Html {
 
     let on_add = {
         let servers = servers.clone();
-        Callback::from(move |(name, address, port): (String, String, u16)| {
-            servers.add(name, address, port)
-        })
+        Callback::from(move |reg: Registration| servers.add(reg))
     };
     let on_samples = {
         let servers = servers.clone();

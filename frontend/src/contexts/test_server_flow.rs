@@ -1,0 +1,559 @@
+//! One test server's socket as a pure state machine: sign in with the tab's
+//! token, register with the latest stats, and register again after every
+//! reconnect and whenever the master comes back after refusing it. The
+//! provider in `test_servers` feeds it events and a way to send, and
+//! carries out the [`Effect`]s it returns; the rules are tested natively
+//! (like `services::connection::polling`).
+
+use protocol::{
+    bridge::{ClientMessage, ErrorCode, MasterState},
+    Stats,
+};
+
+use crate::{
+    services::connection::{decode::Incoming, ConnEvent},
+    test_servers::{Phase, TestServerDef},
+};
+
+/// The fallback wait before registering again after a `master-down` refusal.
+pub const RETRY_MS: u32 = 3000;
+
+/// What the provider does after an event, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Show this phase on the server's card.
+    Phase(Phase),
+    /// Registration and stats went out now (`TsAction::Registered`).
+    Registered,
+    /// The bridge's refusal, shown on the card until the next registration.
+    BridgeError(String),
+    /// Call [`Flow::on_retry`] with this generation after [`RETRY_MS`].
+    RetryLater(u32),
+}
+
+/// What went out on one server's current socket.
+#[derive(Debug, Default)]
+pub struct Flow {
+    /// `bridgeAuth` succeeded on the current socket.
+    signed_in: bool,
+    /// Registration sent on the current socket and not refused.
+    registered: bool,
+    /// The stats last sent on the current socket.
+    sent: Option<Stats>,
+    /// The current socket was told the master is down and not yet up again.
+    master_down: bool,
+    /// A registration the bridge refused with `master-down` is tried again
+    /// after [`RETRY_MS`] even if no `bridgeStatus up` comes (when this
+    /// socket never saw the master go down, it will not see it come back);
+    /// bumping this cancels the pending try.
+    retry_gen: u32,
+}
+
+impl Flow {
+    /// Handles `ev` for server `def` (`None` once it was removed). `token`
+    /// is asked only when the socket opens; `send` queues a frame and says
+    /// whether the socket took it.
+    pub fn on_event(
+        &mut self,
+        ev: ConnEvent,
+        def: Option<&TestServerDef>,
+        token: impl FnOnce() -> Option<String>,
+        mut send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        match ev {
+            ConnEvent::Connecting => {
+                self.signed_in = false;
+                self.registered = false;
+                self.master_down = false;
+                self.cancel_retry();
+                vec![Effect::Phase(Phase::Connecting)]
+            }
+            ConnEvent::Opened => match token() {
+                Some(token) => {
+                    send(ClientMessage::Auth { token }.to_json());
+                    vec![Effect::Phase(Phase::SigningIn)]
+                }
+                None => vec![Effect::Phase(Phase::NoToken)],
+            },
+            ConnEvent::Closed { .. } => {
+                self.signed_in = false;
+                self.registered = false;
+                self.cancel_retry();
+                vec![Effect::Phase(Phase::Reconnecting)]
+            }
+            ConnEvent::Message { msg, .. } => self.on_message(msg, def, send),
+            _ => Vec::new(),
+        }
+    }
+
+    fn on_message(
+        &mut self,
+        msg: Incoming,
+        def: Option<&TestServerDef>,
+        send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        match msg {
+            Incoming::AuthResult(true) => {
+                self.signed_in = true;
+                if self.master_down {
+                    vec![Effect::Phase(Phase::MasterDown)]
+                } else {
+                    self.register(def, send)
+                }
+            }
+            Incoming::AuthResult(false) => vec![Effect::Phase(Phase::Rejected)],
+            Incoming::Master(MasterState::Down) => {
+                self.master_down = true;
+                if self.signed_in {
+                    vec![Effect::Phase(Phase::MasterDown)]
+                } else {
+                    Vec::new()
+                }
+            }
+            Incoming::Master(MasterState::Up) => {
+                self.master_down = false;
+                match (self.signed_in, self.registered) {
+                    // A hung master kept the registration: it is back as is.
+                    (true, true) => vec![Effect::Phase(Phase::Registered)],
+                    (true, false) => self.register(def, send),
+                    _ => Vec::new(),
+                }
+            }
+            Incoming::Error {
+                code: Some(ErrorCode::MasterDown),
+                message,
+            } => {
+                self.registered = false;
+                self.cancel_retry();
+                let mut effects = Vec::with_capacity(3);
+                // While the bridge reports the master down, its "up" is the
+                // signal; the timer covers a socket that never heard "down".
+                if !self.master_down {
+                    effects.push(Effect::RetryLater(self.retry_gen));
+                }
+                effects.push(Effect::BridgeError(message));
+                effects.push(Effect::Phase(Phase::MasterDown));
+                effects
+            }
+            Incoming::Error { message, .. } => vec![Effect::BridgeError(message)],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The retry timer of generation `gen` fired: registers unless anything
+    /// happened on the socket since.
+    pub fn on_retry(
+        &mut self,
+        gen: u32,
+        def: Option<&TestServerDef>,
+        send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        if self.retry_gen == gen && self.signed_in && !self.registered {
+            self.register(def, send)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The admin changed `def`: its stats go out at once while it is
+    /// registered, and only when they differ from the last ones sent.
+    pub fn update_stats(&mut self, def: &TestServerDef, mut send: impl FnMut(String) -> bool) {
+        let stats = def.stats();
+        if self.registered && self.sent != Some(stats) && send(def.stats_json()) {
+            self.sent = Some(stats);
+        }
+    }
+
+    /// Sends the registration and the latest stats. A definition that fails
+    /// the protocol's rules (edited in storage by hand) never goes out.
+    fn register(
+        &mut self,
+        def: Option<&TestServerDef>,
+        mut send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        let Some(def) = def else {
+            return Vec::new();
+        };
+        let register = match def.register_json() {
+            Ok(register) => register,
+            Err(e) => return vec![Effect::Phase(Phase::Invalid(e.to_string()))],
+        };
+        self.cancel_retry();
+        if send(register) && send(def.stats_json()) {
+            self.registered = true;
+            self.sent = Some(def.stats());
+            vec![Effect::Registered]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn cancel_retry(&mut self) {
+        self.retry_gen = self.retry_gen.wrapping_add(1);
+    }
+}
+
+/// Whether a server in `phase` signs in again once the page's own
+/// connection signs in: it was refused, or the tab had no token yet.
+pub fn signs_in_again(phase: Option<&Phase>) -> bool {
+    matches!(phase, Some(Phase::Rejected | Phase::NoToken))
+}
+
+/// The running servers whose definitions are gone: they unregister and
+/// close.
+pub fn removed(running: impl Iterator<Item = u64>, defs: &[TestServerDef]) -> Vec<u64> {
+    running
+        .filter(|id| !defs.iter().any(|d| d.id == *id))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use protocol::ValidationError;
+
+    use super::*;
+    use crate::test_servers::samples::samples;
+
+    /// A fake socket: records what it took while open.
+    #[derive(Default)]
+    struct Sock {
+        closed: bool,
+        frames: Vec<String>,
+    }
+
+    impl Sock {
+        fn send(&mut self) -> impl FnMut(String) -> bool + '_ {
+            move |frame| {
+                if !self.closed {
+                    self.frames.push(frame);
+                }
+                !self.closed
+            }
+        }
+
+        fn take(&mut self) -> Vec<String> {
+            std::mem::take(&mut self.frames)
+        }
+    }
+
+    fn token() -> Option<String> {
+        Some("tok".into())
+    }
+
+    fn msg(msg: Incoming) -> ConnEvent {
+        ConnEvent::Message { msg, perf_ms: 0.0 }
+    }
+
+    fn master_down_error() -> ConnEvent {
+        msg(Incoming::Error {
+            code: Some(ErrorCode::MasterDown),
+            message: "master down".into(),
+        })
+    }
+
+    fn frames(def: &TestServerDef) -> Vec<String> {
+        vec![def.register_json().unwrap(), def.stats_json()]
+    }
+
+    /// A flow that opened, signed in and registered `def`.
+    fn registered(def: &TestServerDef, sock: &mut Sock) -> Flow {
+        let mut f = Flow::default();
+        f.on_event(ConnEvent::Connecting, Some(def), token, sock.send());
+        f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
+        let e = f.on_event(
+            msg(Incoming::AuthResult(true)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Registered]);
+        sock.take();
+        f
+    }
+
+    #[test]
+    fn signs_in_then_registers_with_the_stats() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = Flow::default();
+        let e = f.on_event(ConnEvent::Connecting, Some(def), token, sock.send());
+        assert_eq!(e, [Effect::Phase(Phase::Connecting)]);
+        let e = f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
+        assert_eq!(e, [Effect::Phase(Phase::SigningIn)]);
+        assert_eq!(
+            sock.take(),
+            [r#"{"command":"bridgeAuth","content":{"token":"tok"}}"#]
+        );
+        let e = f.on_event(
+            msg(Incoming::AuthResult(true)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Registered]);
+        assert_eq!(sock.take(), frames(def));
+    }
+
+    #[test]
+    fn no_token_or_a_refused_one() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = Flow::default();
+        let e = f.on_event(ConnEvent::Opened, Some(def), || None, sock.send());
+        assert_eq!(e, [Effect::Phase(Phase::NoToken)]);
+        assert!(sock.take().is_empty());
+        let e = f.on_event(
+            msg(Incoming::AuthResult(false)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Phase(Phase::Rejected)]);
+        assert!(sock.take().is_empty());
+        assert!(signs_in_again(Some(&Phase::Rejected)));
+        assert!(signs_in_again(Some(&Phase::NoToken)));
+        assert!(!signs_in_again(Some(&Phase::Registered)));
+        assert!(!signs_in_again(None));
+    }
+
+    #[test]
+    fn a_hung_master_keeps_the_registration() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = registered(def, &mut sock);
+        let e = f.on_event(
+            msg(Incoming::Master(MasterState::Down)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Phase(Phase::MasterDown)]);
+        let e = f.on_event(
+            msg(Incoming::Master(MasterState::Up)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Phase(Phase::Registered)]);
+        assert!(sock.take().is_empty());
+    }
+
+    #[test]
+    fn a_refusal_while_the_master_is_down_waits_for_up() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = registered(def, &mut sock);
+        f.on_event(
+            msg(Incoming::Master(MasterState::Down)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        let e = f.on_event(master_down_error(), Some(def), token, sock.send());
+        // No timer: the bridge's "up" is the signal.
+        assert_eq!(
+            e,
+            [
+                Effect::BridgeError("master down".into()),
+                Effect::Phase(Phase::MasterDown)
+            ]
+        );
+        let e = f.on_event(
+            msg(Incoming::Master(MasterState::Up)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Registered]);
+        assert_eq!(sock.take(), frames(def));
+    }
+
+    #[test]
+    fn a_refusal_without_down_retries_on_a_timer_once() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = registered(def, &mut sock);
+        let e = f.on_event(master_down_error(), Some(def), token, sock.send());
+        let Some(Effect::RetryLater(gen)) = e.first().cloned() else {
+            panic!("no retry: {e:?}");
+        };
+        assert_eq!(e.len(), 3);
+        assert_eq!(
+            f.on_retry(gen, Some(def), sock.send()),
+            [Effect::Registered]
+        );
+        assert_eq!(sock.take(), frames(def));
+        // That registration cancelled the timer: firing again sends nothing.
+        assert!(f.on_retry(gen, Some(def), sock.send()).is_empty());
+        assert!(sock.take().is_empty());
+    }
+
+    #[test]
+    fn a_reconnect_cancels_the_retry_and_registers_anew() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = registered(def, &mut sock);
+        let e = f.on_event(master_down_error(), Some(def), token, sock.send());
+        let Some(Effect::RetryLater(gen)) = e.first().cloned() else {
+            panic!("no retry: {e:?}");
+        };
+        let e = f.on_event(
+            ConnEvent::Closed { retry_at_ms: 1.0 },
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Phase(Phase::Reconnecting)]);
+        assert!(f.on_retry(gen, Some(def), sock.send()).is_empty());
+        f.on_event(ConnEvent::Connecting, Some(def), token, sock.send());
+        f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
+        let e = f.on_event(
+            msg(Incoming::AuthResult(true)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Registered]);
+        let sent = sock.take();
+        assert_eq!(sent[1..], frames(def));
+    }
+
+    #[test]
+    fn down_before_sign_in_holds_the_registration() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = Flow::default();
+        f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
+        sock.take();
+        let e = f.on_event(
+            msg(Incoming::Master(MasterState::Down)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert!(e.is_empty());
+        let e = f.on_event(
+            msg(Incoming::AuthResult(true)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Phase(Phase::MasterDown)]);
+        assert!(sock.take().is_empty());
+        // Up before sign-in does nothing either.
+        let mut f = Flow::default();
+        let e = f.on_event(
+            msg(Incoming::Master(MasterState::Up)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert!(e.is_empty());
+    }
+
+    #[test]
+    fn an_invalid_definition_never_goes_out() {
+        let mut def = samples(1)[0].clone();
+        def.port = 51963;
+        let mut sock = Sock::default();
+        let mut f = Flow::default();
+        f.on_event(ConnEvent::Opened, Some(&def), token, sock.send());
+        sock.take();
+        let e = f.on_event(
+            msg(Incoming::AuthResult(true)),
+            Some(&def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(
+            e,
+            [Effect::Phase(Phase::Invalid(
+                ValidationError::PortReserved.to_string()
+            ))]
+        );
+        assert!(sock.take().is_empty());
+        // A removed server registers nothing.
+        let e = f.on_event(
+            msg(Incoming::Master(MasterState::Up)),
+            None,
+            token,
+            sock.send(),
+        );
+        assert!(e.is_empty());
+    }
+
+    #[test]
+    fn a_closed_socket_leaves_it_unregistered() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = Flow::default();
+        f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
+        sock.take();
+        sock.closed = true;
+        let e = f.on_event(
+            msg(Incoming::AuthResult(true)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert!(e.is_empty());
+        // So the stats are not sent on their own, and "up" registers.
+        sock.closed = false;
+        f.update_stats(def, sock.send());
+        assert!(sock.take().is_empty());
+        let e = f.on_event(
+            msg(Incoming::Master(MasterState::Up)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Registered]);
+    }
+
+    #[test]
+    fn changed_stats_go_out_once() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = registered(def, &mut sock);
+        f.update_stats(def, sock.send());
+        assert!(sock.take().is_empty());
+        let mut changed = def.clone();
+        changed.current = 3;
+        f.update_stats(&changed, sock.send());
+        assert_eq!(sock.take(), [changed.stats_json()]);
+        f.update_stats(&changed, sock.send());
+        assert!(sock.take().is_empty());
+    }
+
+    #[test]
+    fn other_errors_only_show() {
+        let def = &samples(1)[0];
+        let mut sock = Sock::default();
+        let mut f = registered(def, &mut sock);
+        let e = f.on_event(
+            msg(Incoming::Error {
+                code: Some(ErrorCode::RateLimited),
+                message: "slow down".into(),
+            }),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::BridgeError("slow down".into())]);
+        // Still registered: no new registration on "up".
+        let e = f.on_event(
+            msg(Incoming::Master(MasterState::Up)),
+            Some(def),
+            token,
+            sock.send(),
+        );
+        assert_eq!(e, [Effect::Phase(Phase::Registered)]);
+    }
+
+    #[test]
+    fn removed_definitions() {
+        let defs = samples(1)[..2].to_vec();
+        assert_eq!(removed([1, 2, 7].into_iter(), &defs), [7]);
+        assert!(removed([1].into_iter(), &defs).is_empty());
+    }
+}
