@@ -214,102 +214,126 @@ mod tests {
     use super::*;
     use crate::test_servers::samples::samples;
 
-    /// A fake socket: records what it took while open.
-    #[derive(Default)]
-    struct Sock {
+    /// One server's flow on a fake socket that records what it took while
+    /// open; the tab holds a token unless `token` is cleared.
+    struct Rig {
+        flow: Flow,
+        def: Option<TestServerDef>,
+        token: Option<String>,
         closed: bool,
         frames: Vec<String>,
     }
 
-    impl Sock {
-        fn send(&mut self) -> impl FnMut(String) -> bool + '_ {
-            move |frame| {
-                if !self.closed {
-                    self.frames.push(frame);
-                }
-                !self.closed
+    impl Rig {
+        fn new() -> Self {
+            Rig::with(samples(1)[0].clone())
+        }
+
+        fn with(def: TestServerDef) -> Self {
+            Rig {
+                flow: Flow::default(),
+                def: Some(def),
+                token: Some("tok".into()),
+                closed: false,
+                frames: Vec::new(),
             }
+        }
+
+        /// Opened, signed in and registered.
+        fn registered() -> Self {
+            let mut r = Rig::new();
+            r.ev(ConnEvent::Connecting);
+            r.ev(ConnEvent::Opened);
+            assert_eq!(r.msg(Incoming::AuthResult(true)), [Effect::Registered]);
+            r.take();
+            r
+        }
+
+        fn ev(&mut self, ev: ConnEvent) -> Vec<Effect> {
+            let token = self.token.clone();
+            let send = sock(&mut self.frames, self.closed);
+            self.flow.on_event(ev, self.def.as_ref(), || token, send)
+        }
+
+        fn msg(&mut self, msg: Incoming) -> Vec<Effect> {
+            self.ev(ConnEvent::Message { msg, perf_ms: 0.0 })
+        }
+
+        fn master(&mut self, state: MasterState) -> Vec<Effect> {
+            self.msg(Incoming::Master(state))
+        }
+
+        fn refused(&mut self, code: ErrorCode, message: &str) -> Vec<Effect> {
+            self.msg(Incoming::Error {
+                code: Some(code),
+                message: message.into(),
+            })
+        }
+
+        fn retry(&mut self, gen: u32) -> Vec<Effect> {
+            let send = sock(&mut self.frames, self.closed);
+            self.flow.on_retry(gen, self.def.as_ref(), send)
+        }
+
+        fn update(&mut self, def: &TestServerDef) {
+            let send = sock(&mut self.frames, self.closed);
+            self.flow.update_stats(def, send);
         }
 
         fn take(&mut self) -> Vec<String> {
             std::mem::take(&mut self.frames)
         }
+
+        /// Registration and stats of the rig's server.
+        fn registration(&self) -> Vec<String> {
+            let def = self.def.as_ref().unwrap();
+            vec![def.register_json().unwrap(), def.stats_json()]
+        }
     }
 
-    fn token() -> Option<String> {
-        Some("tok".into())
+    /// A fake socket's `send`: records the frame unless it is closed.
+    fn sock(frames: &mut Vec<String>, closed: bool) -> impl FnMut(String) -> bool + '_ {
+        move |frame| {
+            if !closed {
+                frames.push(frame);
+            }
+            !closed
+        }
     }
 
-    fn msg(msg: Incoming) -> ConnEvent {
-        ConnEvent::Message { msg, perf_ms: 0.0 }
-    }
-
-    fn master_down_error() -> ConnEvent {
-        msg(Incoming::Error {
-            code: Some(ErrorCode::MasterDown),
-            message: "master down".into(),
-        })
-    }
-
-    fn frames(def: &TestServerDef) -> Vec<String> {
-        vec![def.register_json().unwrap(), def.stats_json()]
-    }
-
-    /// A flow that opened, signed in and registered `def`.
-    fn registered(def: &TestServerDef, sock: &mut Sock) -> Flow {
-        let mut f = Flow::default();
-        f.on_event(ConnEvent::Connecting, Some(def), token, sock.send());
-        f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
-        let e = f.on_event(
-            msg(Incoming::AuthResult(true)),
-            Some(def),
-            token,
-            sock.send(),
-        );
-        assert_eq!(e, [Effect::Registered]);
-        sock.take();
-        f
+    fn retry_gen(effects: &[Effect]) -> u32 {
+        match effects.first() {
+            Some(Effect::RetryLater(gen)) => *gen,
+            _ => panic!("no retry: {effects:?}"),
+        }
     }
 
     #[test]
     fn signs_in_then_registers_with_the_stats() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = Flow::default();
-        let e = f.on_event(ConnEvent::Connecting, Some(def), token, sock.send());
-        assert_eq!(e, [Effect::Phase(Phase::Connecting)]);
-        let e = f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
-        assert_eq!(e, [Effect::Phase(Phase::SigningIn)]);
+        let mut r = Rig::new();
         assert_eq!(
-            sock.take(),
+            r.ev(ConnEvent::Connecting),
+            [Effect::Phase(Phase::Connecting)]
+        );
+        assert_eq!(r.ev(ConnEvent::Opened), [Effect::Phase(Phase::SigningIn)]);
+        assert_eq!(
+            r.take(),
             [r#"{"command":"bridgeAuth","content":{"token":"tok"}}"#]
         );
-        let e = f.on_event(
-            msg(Incoming::AuthResult(true)),
-            Some(def),
-            token,
-            sock.send(),
-        );
-        assert_eq!(e, [Effect::Registered]);
-        assert_eq!(sock.take(), frames(def));
+        assert_eq!(r.msg(Incoming::AuthResult(true)), [Effect::Registered]);
+        assert_eq!(r.take(), r.registration());
     }
 
     #[test]
     fn no_token_or_a_refused_one() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = Flow::default();
-        let e = f.on_event(ConnEvent::Opened, Some(def), || None, sock.send());
-        assert_eq!(e, [Effect::Phase(Phase::NoToken)]);
-        assert!(sock.take().is_empty());
-        let e = f.on_event(
-            msg(Incoming::AuthResult(false)),
-            Some(def),
-            token,
-            sock.send(),
+        let mut r = Rig::new();
+        r.token = None;
+        assert_eq!(r.ev(ConnEvent::Opened), [Effect::Phase(Phase::NoToken)]);
+        assert_eq!(
+            r.msg(Incoming::AuthResult(false)),
+            [Effect::Phase(Phase::Rejected)]
         );
-        assert_eq!(e, [Effect::Phase(Phase::Rejected)]);
-        assert!(sock.take().is_empty());
+        assert!(r.take().is_empty());
         assert!(signs_in_again(Some(&Phase::Rejected)));
         assert!(signs_in_again(Some(&Phase::NoToken)));
         assert!(!signs_in_again(Some(&Phase::Registered)));
@@ -318,236 +342,136 @@ mod tests {
 
     #[test]
     fn a_hung_master_keeps_the_registration() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = registered(def, &mut sock);
-        let e = f.on_event(
-            msg(Incoming::Master(MasterState::Down)),
-            Some(def),
-            token,
-            sock.send(),
+        let mut r = Rig::registered();
+        assert_eq!(
+            r.master(MasterState::Down),
+            [Effect::Phase(Phase::MasterDown)]
         );
-        assert_eq!(e, [Effect::Phase(Phase::MasterDown)]);
-        let e = f.on_event(
-            msg(Incoming::Master(MasterState::Up)),
-            Some(def),
-            token,
-            sock.send(),
+        assert_eq!(
+            r.master(MasterState::Up),
+            [Effect::Phase(Phase::Registered)]
         );
-        assert_eq!(e, [Effect::Phase(Phase::Registered)]);
-        assert!(sock.take().is_empty());
+        assert!(r.take().is_empty());
     }
 
     #[test]
     fn a_refusal_while_the_master_is_down_waits_for_up() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = registered(def, &mut sock);
-        f.on_event(
-            msg(Incoming::Master(MasterState::Down)),
-            Some(def),
-            token,
-            sock.send(),
-        );
-        let e = f.on_event(master_down_error(), Some(def), token, sock.send());
+        let mut r = Rig::registered();
+        r.master(MasterState::Down);
         // No timer: the bridge's "up" is the signal.
         assert_eq!(
-            e,
+            r.refused(ErrorCode::MasterDown, "master down"),
             [
                 Effect::BridgeError("master down".into()),
                 Effect::Phase(Phase::MasterDown)
             ]
         );
-        let e = f.on_event(
-            msg(Incoming::Master(MasterState::Up)),
-            Some(def),
-            token,
-            sock.send(),
-        );
-        assert_eq!(e, [Effect::Registered]);
-        assert_eq!(sock.take(), frames(def));
+        assert_eq!(r.master(MasterState::Up), [Effect::Registered]);
+        assert_eq!(r.take(), r.registration());
     }
 
     #[test]
     fn a_refusal_without_down_retries_on_a_timer_once() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = registered(def, &mut sock);
-        let e = f.on_event(master_down_error(), Some(def), token, sock.send());
-        let Some(Effect::RetryLater(gen)) = e.first().cloned() else {
-            panic!("no retry: {e:?}");
-        };
-        assert_eq!(e.len(), 3);
-        assert_eq!(
-            f.on_retry(gen, Some(def), sock.send()),
-            [Effect::Registered]
-        );
-        assert_eq!(sock.take(), frames(def));
+        let mut r = Rig::registered();
+        let effects = r.refused(ErrorCode::MasterDown, "master down");
+        assert_eq!(effects.len(), 3);
+        let gen = retry_gen(&effects);
+        assert_eq!(r.retry(gen), [Effect::Registered]);
+        assert_eq!(r.take(), r.registration());
         // That registration cancelled the timer: firing again sends nothing.
-        assert!(f.on_retry(gen, Some(def), sock.send()).is_empty());
-        assert!(sock.take().is_empty());
+        assert!(r.retry(gen).is_empty());
+        assert!(r.take().is_empty());
     }
 
     #[test]
     fn a_reconnect_cancels_the_retry_and_registers_anew() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = registered(def, &mut sock);
-        let e = f.on_event(master_down_error(), Some(def), token, sock.send());
-        let Some(Effect::RetryLater(gen)) = e.first().cloned() else {
-            panic!("no retry: {e:?}");
-        };
-        let e = f.on_event(
-            ConnEvent::Closed { retry_at_ms: 1.0 },
-            Some(def),
-            token,
-            sock.send(),
+        let mut r = Rig::registered();
+        let gen = retry_gen(&r.refused(ErrorCode::MasterDown, "master down"));
+        assert_eq!(
+            r.ev(ConnEvent::Closed { retry_at_ms: 1.0 }),
+            [Effect::Phase(Phase::Reconnecting)]
         );
-        assert_eq!(e, [Effect::Phase(Phase::Reconnecting)]);
-        assert!(f.on_retry(gen, Some(def), sock.send()).is_empty());
-        f.on_event(ConnEvent::Connecting, Some(def), token, sock.send());
-        f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
-        let e = f.on_event(
-            msg(Incoming::AuthResult(true)),
-            Some(def),
-            token,
-            sock.send(),
-        );
-        assert_eq!(e, [Effect::Registered]);
-        let sent = sock.take();
-        assert_eq!(sent[1..], frames(def));
+        assert!(r.retry(gen).is_empty());
+        r.ev(ConnEvent::Connecting);
+        r.ev(ConnEvent::Opened);
+        assert_eq!(r.msg(Incoming::AuthResult(true)), [Effect::Registered]);
+        assert_eq!(r.take()[1..], r.registration());
     }
 
     #[test]
     fn down_before_sign_in_holds_the_registration() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = Flow::default();
-        f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
-        sock.take();
-        let e = f.on_event(
-            msg(Incoming::Master(MasterState::Down)),
-            Some(def),
-            token,
-            sock.send(),
+        let mut r = Rig::new();
+        r.ev(ConnEvent::Opened);
+        r.take();
+        assert!(r.master(MasterState::Down).is_empty());
+        assert_eq!(
+            r.msg(Incoming::AuthResult(true)),
+            [Effect::Phase(Phase::MasterDown)]
         );
-        assert!(e.is_empty());
-        let e = f.on_event(
-            msg(Incoming::AuthResult(true)),
-            Some(def),
-            token,
-            sock.send(),
-        );
-        assert_eq!(e, [Effect::Phase(Phase::MasterDown)]);
-        assert!(sock.take().is_empty());
-        // Up before sign-in does nothing either.
-        let mut f = Flow::default();
-        let e = f.on_event(
-            msg(Incoming::Master(MasterState::Up)),
-            Some(def),
-            token,
-            sock.send(),
-        );
-        assert!(e.is_empty());
+        assert!(r.take().is_empty());
+        // "Up" before sign-in does nothing either.
+        assert!(Rig::new().master(MasterState::Up).is_empty());
     }
 
     #[test]
     fn an_invalid_definition_never_goes_out() {
         let mut def = samples(1)[0].clone();
         def.port = 51963;
-        let mut sock = Sock::default();
-        let mut f = Flow::default();
-        f.on_event(ConnEvent::Opened, Some(&def), token, sock.send());
-        sock.take();
-        let e = f.on_event(
-            msg(Incoming::AuthResult(true)),
-            Some(&def),
-            token,
-            sock.send(),
-        );
+        let mut r = Rig::with(def);
+        r.ev(ConnEvent::Opened);
+        r.take();
         assert_eq!(
-            e,
+            r.msg(Incoming::AuthResult(true)),
             [Effect::Phase(Phase::Invalid(
                 ValidationError::PortReserved.to_string()
             ))]
         );
-        assert!(sock.take().is_empty());
+        assert!(r.take().is_empty());
         // A removed server registers nothing.
-        let e = f.on_event(
-            msg(Incoming::Master(MasterState::Up)),
-            None,
-            token,
-            sock.send(),
-        );
-        assert!(e.is_empty());
+        r.def = None;
+        assert!(r.master(MasterState::Up).is_empty());
     }
 
     #[test]
     fn a_closed_socket_leaves_it_unregistered() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = Flow::default();
-        f.on_event(ConnEvent::Opened, Some(def), token, sock.send());
-        sock.take();
-        sock.closed = true;
-        let e = f.on_event(
-            msg(Incoming::AuthResult(true)),
-            Some(def),
-            token,
-            sock.send(),
-        );
-        assert!(e.is_empty());
+        let mut r = Rig::new();
+        r.ev(ConnEvent::Opened);
+        r.take();
+        r.closed = true;
+        assert!(r.msg(Incoming::AuthResult(true)).is_empty());
         // So the stats are not sent on their own, and "up" registers.
-        sock.closed = false;
-        f.update_stats(def, sock.send());
-        assert!(sock.take().is_empty());
-        let e = f.on_event(
-            msg(Incoming::Master(MasterState::Up)),
-            Some(def),
-            token,
-            sock.send(),
-        );
-        assert_eq!(e, [Effect::Registered]);
+        r.closed = false;
+        let def = r.def.clone().unwrap();
+        r.update(&def);
+        assert!(r.take().is_empty());
+        assert_eq!(r.master(MasterState::Up), [Effect::Registered]);
     }
 
     #[test]
     fn changed_stats_go_out_once() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = registered(def, &mut sock);
-        f.update_stats(def, sock.send());
-        assert!(sock.take().is_empty());
-        let mut changed = def.clone();
-        changed.current = 3;
-        f.update_stats(&changed, sock.send());
-        assert_eq!(sock.take(), [changed.stats_json()]);
-        f.update_stats(&changed, sock.send());
-        assert!(sock.take().is_empty());
+        let mut r = Rig::registered();
+        let mut def = r.def.clone().unwrap();
+        r.update(&def);
+        assert!(r.take().is_empty());
+        def.current = 3;
+        r.update(&def);
+        assert_eq!(r.take(), [def.stats_json()]);
+        r.update(&def);
+        assert!(r.take().is_empty());
     }
 
     #[test]
     fn other_errors_only_show() {
-        let def = &samples(1)[0];
-        let mut sock = Sock::default();
-        let mut f = registered(def, &mut sock);
-        let e = f.on_event(
-            msg(Incoming::Error {
-                code: Some(ErrorCode::RateLimited),
-                message: "slow down".into(),
-            }),
-            Some(def),
-            token,
-            sock.send(),
+        let mut r = Rig::registered();
+        assert_eq!(
+            r.refused(ErrorCode::RateLimited, "slow down"),
+            [Effect::BridgeError("slow down".into())]
         );
-        assert_eq!(e, [Effect::BridgeError("slow down".into())]);
         // Still registered: no new registration on "up".
-        let e = f.on_event(
-            msg(Incoming::Master(MasterState::Up)),
-            Some(def),
-            token,
-            sock.send(),
+        assert_eq!(
+            r.master(MasterState::Up),
+            [Effect::Phase(Phase::Registered)]
         );
-        assert_eq!(e, [Effect::Phase(Phase::Registered)]);
     }
 
     #[test]
