@@ -39,10 +39,12 @@ impl TestServerDef {
         }
     }
 
+    /// `msRegisterGameServer`, or why the definition may not be sent.
     pub fn register_json(&self) -> Result<String, ValidationError> {
         Ok(Command::Register(self.registration()?).to_json())
     }
 
+    /// `msUpdateGameServerStats` with [`Self::stats`].
     pub fn stats_json(&self) -> String {
         Command::UpdateStats(self.stats()).to_json()
     }

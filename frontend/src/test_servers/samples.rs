@@ -1,5 +1,5 @@
 //! The demo servers behind "add samples": names in several scripts and
-//! stats that cover every case the list shows (full, closed, both modes).
+//! varied stats (more players than slots, closed lobbies, both modes).
 
 use super::TestServerDef;
 
