@@ -3,14 +3,13 @@
 
 use yew::prelude::*;
 
-pub use crate::router::Route;
-
 use crate::{
-    context::LobbyProvider,
-    marks_context::MarksProvider,
+    contexts::lobby::LobbyProvider,
+    contexts::marks::MarksProvider,
+    contexts::test_servers::TestServersProvider,
     pages::{admin::Admin, embed::Embed, home::Home, not_found::NotFound},
+    route::Route,
     router::{use_router, RouterProvider},
-    test_server_context::TestServersProvider,
 };
 
 fn switch(route: Route) -> Html {

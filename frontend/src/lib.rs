@@ -3,27 +3,28 @@
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
 //! Pure logic (`query`, `listing`, `games`, `state`, `test_servers`,
-//! `favourites`, `fresh`, `i18n`, and in `services::connection` the
-//! decoder, the list feed, backoff and polling) compiles and is tested
-//! natively; the rest needs a browser.
+//! `favourites`, `fresh`, `i18n`, `route`, what the contexts do on each
+//! connection event in `contexts::lobby_events` and
+//! `contexts::test_server_flow`, and in `services::connection` the decoder,
+//! the list feed, backoff and polling) compiles and is tested natively; the
+//! rest needs a browser.
 
 pub mod app;
 pub mod bridge_choice;
 pub mod components;
-pub mod context;
+pub mod contexts;
 pub mod favourites;
 pub mod fresh;
 pub mod games;
 pub mod i18n;
 pub mod keyed_rows;
 pub mod listing;
-pub mod marks_context;
 pub mod pages;
 pub mod query;
+pub mod route;
 pub mod router;
 pub mod services;
 pub mod state;
-pub mod test_server_context;
 pub mod test_servers;
 
 /// Takes a sign-in link's token, then mounts the app on `<body>`.

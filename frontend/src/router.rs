@@ -10,36 +10,7 @@ use std::rc::Rc;
 use wasm_bindgen::{closure::Closure, JsCast, JsValue};
 use yew::prelude::*;
 
-/// The app's pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
-    Home,
-    Admin,
-    Embed,
-    NotFound,
-}
-
-impl Route {
-    /// The page for a path (a trailing slash is the same page).
-    pub fn from_path(path: &str) -> Route {
-        match path.trim_end_matches('/') {
-            "" => Route::Home,
-            "/admin" => Route::Admin,
-            "/embed" => Route::Embed,
-            _ => Route::NotFound,
-        }
-    }
-
-    /// The page's path.
-    pub fn path(self) -> &'static str {
-        match self {
-            Route::Home => "/",
-            Route::Admin => "/admin",
-            Route::Embed => "/embed",
-            Route::NotFound => "/404",
-        }
-    }
-}
+use crate::route::Route;
 
 /// Where the page is: its path and its query (without `?`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -170,22 +141,4 @@ pub fn link(router: &Router, route: Route, class: Classes, children: Html) -> Ht
         })
     };
     html! { <a href={route.path()} class={class} {onclick}>{ children }</a> }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_pick_pages() {
-        assert_eq!(Route::from_path("/"), Route::Home);
-        assert_eq!(Route::from_path(""), Route::Home);
-        assert_eq!(Route::from_path("/admin"), Route::Admin);
-        assert_eq!(Route::from_path("/admin/"), Route::Admin);
-        assert_eq!(Route::from_path("/embed"), Route::Embed);
-        assert_eq!(Route::from_path("/nope"), Route::NotFound);
-        for r in [Route::Home, Route::Admin, Route::Embed] {
-            assert_eq!(Route::from_path(r.path()), r);
-        }
-    }
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use frontend::{
     components::{add_server_form::AddServerForm, server_browser::ServerBrowser},
-    context::Lobby,
-    marks_context::MarksProvider,
+    contexts::lobby::Lobby,
+    contexts::marks::MarksProvider,
     router::RouterProvider,
     state::{Action, State},
 };

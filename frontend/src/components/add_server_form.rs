@@ -4,15 +4,18 @@
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::i18n::{t, K};
+use protocol::Registration;
 
-use crate::test_servers::{validate_form, FormInput};
+use crate::{
+    i18n::{t, K},
+    test_servers::form::{validate_form, FormInput},
+};
 
 /// Props of [`AddServerForm`].
 #[derive(Properties, PartialEq)]
 pub struct AddServerFormProps {
-    /// A valid (name, address, port).
-    pub on_add: Callback<(String, String, u16)>,
+    /// The registration the form validated.
+    pub on_add: Callback<Registration>,
     /// Adding needs a signed-in tab.
     pub enabled: bool,
 }

@@ -4,7 +4,7 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 use crate::{
-    context::use_lobby,
+    contexts::lobby::use_lobby,
     i18n::{t, K},
     services::{browser, storage},
     state::Auth,

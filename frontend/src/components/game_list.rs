@@ -18,12 +18,12 @@ use crate::{
         pager::Pager,
         server_table::MarkFlags,
     },
-    context::use_lobby,
+    contexts::lobby::use_lobby,
+    contexts::marks::use_marks,
     favourites::{Favourite, MarkAction},
     games,
     i18n::{t, tf, K},
     listing::{page_count, page_slice},
-    marks_context::use_marks,
     query::ListQuery,
 };
 

@@ -4,9 +4,10 @@ use yew::prelude::*;
 
 use crate::{
     components::status_pill::StatusPill,
+    contexts::marks::{set_lang, use_marks, MarksHandle},
     i18n::{t, Lang, K},
-    marks_context::{set_lang, use_marks, MarksHandle},
-    router::{link, use_router, Route},
+    route::Route,
+    router::{link, use_router},
 };
 
 /// English or German; the choice is kept in localStorage. A plain

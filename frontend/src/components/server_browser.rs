@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use crate::{
     components::{game_list::GameList, lobby_list::LobbyList, source_tabs::SourceTabs},
-    context::use_lobby,
+    contexts::lobby::use_lobby,
     i18n::{t, K},
     query::ListQuery,
     router::use_router,

@@ -3,9 +3,9 @@
 use yew::prelude::*;
 
 use crate::{
+    contexts::marks::toggle_action,
     favourites::{MarkAction, MarksState},
     i18n::{tf, K},
-    marks_context::toggle_action,
 };
 
 /// The star button (before the name) and the hide/unhide button (after

@@ -3,7 +3,7 @@
 use gloo_timers::callback::Interval;
 use yew::prelude::*;
 
-use crate::{context::use_lobby, services::browser, state::status_view};
+use crate::{contexts::lobby::use_lobby, services::browser, state::status_view};
 
 /// Shows the lobby connection's state; re-renders itself every second so
 /// the reconnect countdown moves.

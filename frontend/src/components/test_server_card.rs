@@ -1,5 +1,5 @@
 //! One test server's card: its status and controls for its stats. The
-//! server's connection lives in the app-level `test_server_context`.
+//! server's connection lives in the app-level `contexts::test_servers`.
 
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;

@@ -1,8 +1,8 @@
 //! `/admin`: sign in with the admin token and run test servers from this
 //! browser. The servers themselves belong to the app (see
-//! `test_server_context`), so leaving this page keeps them registered.
+//! `contexts::test_servers`), so leaving this page keeps them registered.
 
-use protocol::bridge::MasterState;
+use protocol::{bridge::MasterState, Registration};
 use yew::prelude::*;
 
 use crate::{
@@ -10,10 +10,10 @@ use crate::{
         add_server_form::AddServerForm, auth_panel::AuthPanel, browser_chrome::disconnected,
         header::Header, test_server_card::TestServerCard,
     },
-    context::use_lobby,
+    contexts::lobby::use_lobby,
+    contexts::test_servers::use_test_servers,
     i18n::{t, K},
     state::Auth,
-    test_server_context::use_test_servers,
     test_servers::TestServerDef,
 };
 
@@ -29,9 +29,7 @@ pub fn Admin() -> Html {
 
     let on_add = {
         let servers = servers.clone();
-        Callback::from(move |(name, address, port): (String, String, u16)| {
-            servers.add(name, address, port)
-        })
+        Callback::from(move |reg: Registration| servers.add(reg))
     };
     let on_samples = {
         let servers = servers.clone();

@@ -5,7 +5,8 @@ use yew::prelude::*;
 use crate::{
     components::header::Header,
     i18n::{t, K},
-    router::{link, use_router, Route},
+    route::Route,
+    router::{link, use_router},
 };
 
 #[component]

@@ -4,7 +4,10 @@
 
 use gloo_storage::{LocalStorage, SessionStorage, Storage};
 
-use crate::test_servers::{load_defs, save_defs, TestServerDef};
+use crate::test_servers::{
+    storage::{load_defs, save_defs},
+    TestServerDef,
+};
 
 const TOKEN_KEY: &str = "lobby.adminToken";
 const DEFS_KEY: &str = "lobby.testServers";

@@ -1,0 +1,112 @@
+//! The lobby context: one bridge connection per page, its state, and the
+//! `use_lobby` hook with the domain actions components need. What each
+//! connection event does is decided in `lobby_events`; this is the glue.
+
+use std::{cell::RefCell, rc::Rc};
+
+use protocol::bridge::ClientMessage;
+use yew::prelude::*;
+
+use super::lobby_events::react;
+use crate::{
+    services::{
+        browser,
+        connection::{ConnEvent, Connection},
+        storage,
+    },
+    state::{Action, State},
+};
+
+/// What the context shares: the state and a way to talk to the bridge.
+#[derive(Clone)]
+pub struct Lobby {
+    pub state: UseReducerHandle<State>,
+    conn: Rc<RefCell<Option<Connection>>>,
+}
+
+impl PartialEq for Lobby {
+    fn eq(&self, other: &Self) -> bool {
+        self.state == other.state && Rc::ptr_eq(&self.conn, &other.conn)
+    }
+}
+
+impl Lobby {
+    /// A lobby over `state` without a connection: for component tests and
+    /// previews that feed the state themselves.
+    pub fn detached(state: UseReducerHandle<State>) -> Self {
+        Lobby {
+            state,
+            conn: Rc::new(RefCell::new(None)),
+        }
+    }
+
+    /// Keeps the token for this tab and asks the bridge to accept it; when
+    /// the socket is down, it goes out as soon as the socket opens. Only
+    /// the bridge that served the page ever gets it.
+    pub fn sign_in(&self, token: &str) {
+        if !browser::bridge_is_own() {
+            return;
+        }
+        storage::set_token(token);
+        self.state.dispatch(Action::AuthPending);
+        if let Some(c) = self.conn.borrow().as_ref() {
+            c.send(
+                ClientMessage::Auth {
+                    token: token.to_owned(),
+                }
+                .to_json(),
+            );
+        }
+    }
+}
+
+/// Props of [`LobbyProvider`].
+#[derive(Properties, PartialEq)]
+pub struct LobbyProviderProps {
+    #[prop_or_default]
+    pub children: Html,
+}
+
+/// Opens the page's connection and provides [`Lobby`] to its children.
+#[component]
+pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
+    let state = use_reducer(State::default);
+    let conn = use_mut_ref(|| None::<Connection>);
+    {
+        let dispatcher = state.dispatcher();
+        let conn = conn.clone();
+        use_effect_with((), move |_| {
+            let cell = conn.clone();
+            let on_event = Callback::from(move |ev: ConnEvent| {
+                // Never to a bridge named by the link (`?bridge=`).
+                let token = || storage::token().filter(|_| browser::bridge_is_own());
+                let reaction = react(ev, browser::now_ms(), token);
+                for action in reaction.actions {
+                    dispatcher.dispatch(action);
+                }
+                if let (Some(msg), Some(c)) = (reaction.send, cell.borrow().as_ref()) {
+                    c.send(msg.to_json());
+                }
+            });
+            let c = Connection::lobby(browser::bridge_url(), browser::api_url(), on_event);
+            *conn.borrow_mut() = Some(c.clone());
+            move || c.close()
+        });
+    }
+    let lobby = Lobby {
+        state,
+        conn: conn.clone(),
+    };
+    html! {
+        <ContextProvider<Lobby> context={lobby}>
+            { props.children.clone() }
+        </ContextProvider<Lobby>>
+    }
+}
+
+/// The lobby context; panics only when used outside [`LobbyProvider`],
+/// which is a programming error, not a runtime condition.
+#[hook]
+pub fn use_lobby() -> Lobby {
+    use_context::<Lobby>().expect("use_lobby outside LobbyProvider")
+}

@@ -1,0 +1,483 @@
+//! One test server's socket as a pure state machine: sign in with the tab's
+//! token, register with the latest stats, and register again after every
+//! reconnect and whenever the master comes back after refusing it. The
+//! provider in `test_servers` feeds it events and a way to send, and
+//! carries out the [`Effect`]s it returns; the rules are tested natively
+//! (like `services::connection::polling`).
+
+use protocol::{
+    bridge::{ClientMessage, ErrorCode, MasterState},
+    Stats,
+};
+
+use crate::{
+    services::connection::{decode::Incoming, ConnEvent},
+    test_servers::{Phase, TestServerDef},
+};
+
+/// The fallback wait before registering again after a `master-down` refusal.
+pub const RETRY_MS: u32 = 3000;
+
+/// What the provider does after an event, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Show this phase on the server's card.
+    Phase(Phase),
+    /// Registration and stats went out now (`TsAction::Registered`).
+    Registered,
+    /// The bridge's refusal, shown on the card until the next registration.
+    BridgeError(String),
+    /// Call [`Flow::on_retry`] with this generation after [`RETRY_MS`].
+    RetryLater(u32),
+}
+
+/// What went out on one server's current socket.
+#[derive(Debug, Default)]
+pub struct Flow {
+    /// `bridgeAuth` succeeded on the current socket.
+    signed_in: bool,
+    /// Registration sent on the current socket and not refused.
+    registered: bool,
+    /// The stats last sent on the current socket.
+    sent: Option<Stats>,
+    /// The current socket was told the master is down and not yet up again.
+    master_down: bool,
+    /// A registration the bridge refused with `master-down` is tried again
+    /// after [`RETRY_MS`] even if no `bridgeStatus up` comes (when this
+    /// socket never saw the master go down, it will not see it come back);
+    /// bumping this cancels the pending try.
+    retry_gen: u32,
+}
+
+impl Flow {
+    /// Handles `ev` for server `def` (`None` once it was removed). `token`
+    /// is asked only when the socket opens; `send` queues a frame and says
+    /// whether the socket took it.
+    pub fn on_event(
+        &mut self,
+        ev: ConnEvent,
+        def: Option<&TestServerDef>,
+        token: impl FnOnce() -> Option<String>,
+        mut send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        match ev {
+            ConnEvent::Connecting => {
+                self.signed_in = false;
+                self.registered = false;
+                self.master_down = false;
+                self.cancel_retry();
+                vec![Effect::Phase(Phase::Connecting)]
+            }
+            ConnEvent::Opened => match token() {
+                Some(token) => {
+                    send(ClientMessage::Auth { token }.to_json());
+                    vec![Effect::Phase(Phase::SigningIn)]
+                }
+                None => vec![Effect::Phase(Phase::NoToken)],
+            },
+            ConnEvent::Closed { .. } => {
+                self.signed_in = false;
+                self.registered = false;
+                self.cancel_retry();
+                vec![Effect::Phase(Phase::Reconnecting)]
+            }
+            ConnEvent::Message { msg, .. } => self.on_message(msg, def, send),
+            _ => Vec::new(),
+        }
+    }
+
+    fn on_message(
+        &mut self,
+        msg: Incoming,
+        def: Option<&TestServerDef>,
+        send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        match msg {
+            Incoming::AuthResult(true) => {
+                self.signed_in = true;
+                if self.master_down {
+                    vec![Effect::Phase(Phase::MasterDown)]
+                } else {
+                    self.register(def, send)
+                }
+            }
+            Incoming::AuthResult(false) => vec![Effect::Phase(Phase::Rejected)],
+            Incoming::Master(MasterState::Down) => {
+                self.master_down = true;
+                if self.signed_in {
+                    vec![Effect::Phase(Phase::MasterDown)]
+                } else {
+                    Vec::new()
+                }
+            }
+            Incoming::Master(MasterState::Up) => {
+                self.master_down = false;
+                match (self.signed_in, self.registered) {
+                    // A hung master kept the registration: it is back as is.
+                    (true, true) => vec![Effect::Phase(Phase::Registered)],
+                    (true, false) => self.register(def, send),
+                    _ => Vec::new(),
+                }
+            }
+            Incoming::Error {
+                code: Some(ErrorCode::MasterDown),
+                message,
+            } => {
+                self.registered = false;
+                self.cancel_retry();
+                let mut effects = Vec::with_capacity(3);
+                // While the bridge reports the master down, its "up" is the
+                // signal; the timer covers a socket that never heard "down".
+                if !self.master_down {
+                    effects.push(Effect::RetryLater(self.retry_gen));
+                }
+                effects.push(Effect::BridgeError(message));
+                effects.push(Effect::Phase(Phase::MasterDown));
+                effects
+            }
+            Incoming::Error { message, .. } => vec![Effect::BridgeError(message)],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The retry timer of generation `gen` fired: registers unless anything
+    /// happened on the socket since.
+    pub fn on_retry(
+        &mut self,
+        gen: u32,
+        def: Option<&TestServerDef>,
+        send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        if self.retry_gen == gen && self.signed_in && !self.registered {
+            self.register(def, send)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The admin changed `def`: its stats go out at once while it is
+    /// registered, and only when they differ from the last ones sent.
+    pub fn update_stats(&mut self, def: &TestServerDef, mut send: impl FnMut(String) -> bool) {
+        let stats = def.stats();
+        if self.registered && self.sent != Some(stats) && send(def.stats_json()) {
+            self.sent = Some(stats);
+        }
+    }
+
+    /// Sends the registration and the latest stats. A definition that fails
+    /// the protocol's rules (edited in storage by hand) never goes out.
+    fn register(
+        &mut self,
+        def: Option<&TestServerDef>,
+        mut send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        let Some(def) = def else {
+            return Vec::new();
+        };
+        let register = match def.register_json() {
+            Ok(register) => register,
+            Err(e) => return vec![Effect::Phase(Phase::Invalid(e.to_string()))],
+        };
+        self.cancel_retry();
+        if send(register) && send(def.stats_json()) {
+            self.registered = true;
+            self.sent = Some(def.stats());
+            vec![Effect::Registered]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn cancel_retry(&mut self) {
+        self.retry_gen = self.retry_gen.wrapping_add(1);
+    }
+}
+
+/// Whether a server in `phase` signs in again once the page's own
+/// connection signs in: it was refused, or the tab had no token yet.
+pub fn signs_in_again(phase: Option<&Phase>) -> bool {
+    matches!(phase, Some(Phase::Rejected | Phase::NoToken))
+}
+
+/// The running servers whose definitions are gone: they unregister and
+/// close.
+pub fn removed(running: impl Iterator<Item = u64>, defs: &[TestServerDef]) -> Vec<u64> {
+    running
+        .filter(|id| !defs.iter().any(|d| d.id == *id))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use protocol::ValidationError;
+
+    use super::*;
+    use crate::test_servers::samples::samples;
+
+    /// One server's flow on a fake socket that records what it took while
+    /// open; the tab holds a token unless `token` is cleared.
+    struct Rig {
+        flow: Flow,
+        def: Option<TestServerDef>,
+        token: Option<String>,
+        closed: bool,
+        frames: Vec<String>,
+    }
+
+    impl Rig {
+        fn new() -> Self {
+            Rig::with(samples(1)[0].clone())
+        }
+
+        fn with(def: TestServerDef) -> Self {
+            Rig {
+                flow: Flow::default(),
+                def: Some(def),
+                token: Some("tok".into()),
+                closed: false,
+                frames: Vec::new(),
+            }
+        }
+
+        /// Opened, signed in and registered.
+        fn registered() -> Self {
+            let mut r = Rig::new();
+            r.ev(ConnEvent::Connecting);
+            r.ev(ConnEvent::Opened);
+            assert_eq!(r.msg(Incoming::AuthResult(true)), [Effect::Registered]);
+            r.take();
+            r
+        }
+
+        fn ev(&mut self, ev: ConnEvent) -> Vec<Effect> {
+            let token = self.token.clone();
+            let send = sock(&mut self.frames, self.closed);
+            self.flow.on_event(ev, self.def.as_ref(), || token, send)
+        }
+
+        fn msg(&mut self, msg: Incoming) -> Vec<Effect> {
+            self.ev(ConnEvent::Message { msg, perf_ms: 0.0 })
+        }
+
+        fn master(&mut self, state: MasterState) -> Vec<Effect> {
+            self.msg(Incoming::Master(state))
+        }
+
+        fn refused(&mut self, code: ErrorCode, message: &str) -> Vec<Effect> {
+            self.msg(Incoming::Error {
+                code: Some(code),
+                message: message.into(),
+            })
+        }
+
+        fn retry(&mut self, gen: u32) -> Vec<Effect> {
+            let send = sock(&mut self.frames, self.closed);
+            self.flow.on_retry(gen, self.def.as_ref(), send)
+        }
+
+        fn update(&mut self, def: &TestServerDef) {
+            let send = sock(&mut self.frames, self.closed);
+            self.flow.update_stats(def, send);
+        }
+
+        fn take(&mut self) -> Vec<String> {
+            std::mem::take(&mut self.frames)
+        }
+
+        /// Registration and stats of the rig's server.
+        fn registration(&self) -> Vec<String> {
+            let def = self.def.as_ref().unwrap();
+            vec![def.register_json().unwrap(), def.stats_json()]
+        }
+    }
+
+    /// A fake socket's `send`: records the frame unless it is closed.
+    fn sock(frames: &mut Vec<String>, closed: bool) -> impl FnMut(String) -> bool + '_ {
+        move |frame| {
+            if !closed {
+                frames.push(frame);
+            }
+            !closed
+        }
+    }
+
+    fn retry_gen(effects: &[Effect]) -> u32 {
+        match effects.first() {
+            Some(Effect::RetryLater(gen)) => *gen,
+            _ => panic!("no retry: {effects:?}"),
+        }
+    }
+
+    #[test]
+    fn signs_in_then_registers_with_the_stats() {
+        let mut r = Rig::new();
+        assert_eq!(
+            r.ev(ConnEvent::Connecting),
+            [Effect::Phase(Phase::Connecting)]
+        );
+        assert_eq!(r.ev(ConnEvent::Opened), [Effect::Phase(Phase::SigningIn)]);
+        assert_eq!(
+            r.take(),
+            [r#"{"command":"bridgeAuth","content":{"token":"tok"}}"#]
+        );
+        assert_eq!(r.msg(Incoming::AuthResult(true)), [Effect::Registered]);
+        assert_eq!(r.take(), r.registration());
+    }
+
+    #[test]
+    fn no_token_or_a_refused_one() {
+        let mut r = Rig::new();
+        r.token = None;
+        assert_eq!(r.ev(ConnEvent::Opened), [Effect::Phase(Phase::NoToken)]);
+        assert_eq!(
+            r.msg(Incoming::AuthResult(false)),
+            [Effect::Phase(Phase::Rejected)]
+        );
+        assert!(r.take().is_empty());
+        assert!(signs_in_again(Some(&Phase::Rejected)));
+        assert!(signs_in_again(Some(&Phase::NoToken)));
+        assert!(!signs_in_again(Some(&Phase::Registered)));
+        assert!(!signs_in_again(None));
+    }
+
+    #[test]
+    fn a_hung_master_keeps_the_registration() {
+        let mut r = Rig::registered();
+        assert_eq!(
+            r.master(MasterState::Down),
+            [Effect::Phase(Phase::MasterDown)]
+        );
+        assert_eq!(
+            r.master(MasterState::Up),
+            [Effect::Phase(Phase::Registered)]
+        );
+        assert!(r.take().is_empty());
+    }
+
+    #[test]
+    fn a_refusal_while_the_master_is_down_waits_for_up() {
+        let mut r = Rig::registered();
+        r.master(MasterState::Down);
+        // No timer: the bridge's "up" is the signal.
+        assert_eq!(
+            r.refused(ErrorCode::MasterDown, "master down"),
+            [
+                Effect::BridgeError("master down".into()),
+                Effect::Phase(Phase::MasterDown)
+            ]
+        );
+        assert_eq!(r.master(MasterState::Up), [Effect::Registered]);
+        assert_eq!(r.take(), r.registration());
+    }
+
+    #[test]
+    fn a_refusal_without_down_retries_on_a_timer_once() {
+        let mut r = Rig::registered();
+        let effects = r.refused(ErrorCode::MasterDown, "master down");
+        assert_eq!(effects.len(), 3);
+        let gen = retry_gen(&effects);
+        assert_eq!(r.retry(gen), [Effect::Registered]);
+        assert_eq!(r.take(), r.registration());
+        // That registration cancelled the timer: firing again sends nothing.
+        assert!(r.retry(gen).is_empty());
+        assert!(r.take().is_empty());
+    }
+
+    #[test]
+    fn a_reconnect_cancels_the_retry_and_registers_anew() {
+        let mut r = Rig::registered();
+        let gen = retry_gen(&r.refused(ErrorCode::MasterDown, "master down"));
+        assert_eq!(
+            r.ev(ConnEvent::Closed { retry_at_ms: 1.0 }),
+            [Effect::Phase(Phase::Reconnecting)]
+        );
+        assert!(r.retry(gen).is_empty());
+        r.ev(ConnEvent::Connecting);
+        r.ev(ConnEvent::Opened);
+        assert_eq!(r.msg(Incoming::AuthResult(true)), [Effect::Registered]);
+        assert_eq!(r.take()[1..], r.registration());
+    }
+
+    #[test]
+    fn down_before_sign_in_holds_the_registration() {
+        let mut r = Rig::new();
+        r.ev(ConnEvent::Opened);
+        r.take();
+        assert!(r.master(MasterState::Down).is_empty());
+        assert_eq!(
+            r.msg(Incoming::AuthResult(true)),
+            [Effect::Phase(Phase::MasterDown)]
+        );
+        assert!(r.take().is_empty());
+        // "Up" before sign-in does nothing either.
+        assert!(Rig::new().master(MasterState::Up).is_empty());
+    }
+
+    #[test]
+    fn an_invalid_definition_never_goes_out() {
+        let mut def = samples(1)[0].clone();
+        def.port = 51963;
+        let mut r = Rig::with(def);
+        r.ev(ConnEvent::Opened);
+        r.take();
+        assert_eq!(
+            r.msg(Incoming::AuthResult(true)),
+            [Effect::Phase(Phase::Invalid(
+                ValidationError::PortReserved.to_string()
+            ))]
+        );
+        assert!(r.take().is_empty());
+        // A removed server registers nothing.
+        r.def = None;
+        assert!(r.master(MasterState::Up).is_empty());
+    }
+
+    #[test]
+    fn a_closed_socket_leaves_it_unregistered() {
+        let mut r = Rig::new();
+        r.ev(ConnEvent::Opened);
+        r.take();
+        r.closed = true;
+        assert!(r.msg(Incoming::AuthResult(true)).is_empty());
+        // So the stats are not sent on their own, and "up" registers.
+        r.closed = false;
+        let def = r.def.clone().unwrap();
+        r.update(&def);
+        assert!(r.take().is_empty());
+        assert_eq!(r.master(MasterState::Up), [Effect::Registered]);
+    }
+
+    #[test]
+    fn changed_stats_go_out_once() {
+        let mut r = Rig::registered();
+        let mut def = r.def.clone().unwrap();
+        r.update(&def);
+        assert!(r.take().is_empty());
+        def.current = 3;
+        r.update(&def);
+        assert_eq!(r.take(), [def.stats_json()]);
+        r.update(&def);
+        assert!(r.take().is_empty());
+    }
+
+    #[test]
+    fn other_errors_only_show() {
+        let mut r = Rig::registered();
+        assert_eq!(
+            r.refused(ErrorCode::RateLimited, "slow down"),
+            [Effect::BridgeError("slow down".into())]
+        );
+        // Still registered: no new registration on "up".
+        assert_eq!(
+            r.master(MasterState::Up),
+            [Effect::Phase(Phase::Registered)]
+        );
+    }
+
+    #[test]
+    fn removed_definitions() {
+        let defs = samples(1)[..2].to_vec();
+        assert_eq!(removed([1, 2, 7].into_iter(), &defs), [7]);
+        assert!(removed([1].into_iter(), &defs).is_empty());
+    }
+}
