@@ -35,6 +35,9 @@ impl Serialize for Keyed {
 impl<'de> Deserialize<'de> for Keyed {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         // Flat, like `ServerEntry` itself: `flatten` would buffer every field.
+        // Its own struct rather than a `message::WireEntry` generic over the
+        // id: that adds an `id` field to every master entry the page reads,
+        // and measured 240 bytes more of gzipped bundle.
         #[derive(Deserialize)]
         struct Wire {
             id: u64,
