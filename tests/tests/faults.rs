@@ -855,7 +855,7 @@ async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
     // may be a moment after the send returned: wait for it, do not race it.
     wait_for("the slow viewer to be counted", LIVE, || async {
         match viewer_count().await {
-            Ok(n) if n == 4.0 => Ok(()),
+            Ok(4.0) => Ok(()),
             other => Err(format!("{other:?}")),
         }
     })
