@@ -7,9 +7,8 @@
 //! WebSocket cap and the log lines.
 
 use std::{
-    collections::HashMap,
     io,
-    net::{IpAddr, Ipv6Addr, SocketAddr},
+    net::SocketAddr,
     pin::Pin,
     sync::{atomic::Ordering::Relaxed, Arc, Mutex, PoisonError},
     task::{Context, Poll},
@@ -20,6 +19,7 @@ use axum::{extract::ConnectInfo, Router};
 use hyper::{body::Incoming, server::conn::http1, Request};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use ipnet::IpNet;
+use master::limits::{AddressSlot, PerAddress};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::{TcpListener, TcpStream},
@@ -85,71 +85,6 @@ impl Client {
     /// life; `None` when the address has all of them.
     pub(crate) fn ws_slot(&self) -> Option<AddressSlot> {
         self.ws.try_acquire(self.addr.ip())
-    }
-}
-
-/// Open connections per client address (IPv6: per /64, which one host
-/// usually has whole), each at most `max`.
-#[derive(Debug)]
-pub(crate) struct PerAddress {
-    max: usize,
-    open: Mutex<HashMap<IpAddr, usize>>,
-}
-
-impl PerAddress {
-    fn new(max: usize) -> Arc<Self> {
-        Arc::new(Self {
-            max,
-            open: Mutex::new(HashMap::new()),
-        })
-    }
-
-    fn try_acquire(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
-        let key = address_key(ip);
-        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = open.entry(key).or_insert(0);
-        if *count >= self.max {
-            return None;
-        }
-        *count += 1;
-        Some(AddressSlot {
-            owner: self.clone(),
-            key,
-        })
-    }
-}
-
-/// One connection counted against its address; given back on drop.
-#[derive(Debug)]
-pub(crate) struct AddressSlot {
-    owner: Arc<PerAddress>,
-    key: IpAddr,
-}
-
-impl Drop for AddressSlot {
-    fn drop(&mut self) {
-        let mut open = self
-            .owner
-            .open
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = open.get_mut(&self.key) {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&self.key);
-            }
-        }
-    }
-}
-
-/// The key an address is counted under: IPv4 as is, IPv6 by its /64.
-pub(crate) fn address_key(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V6(v6) => {
-            let bits = u128::from(v6) & !((1u128 << 64) - 1);
-            IpAddr::V6(Ipv6Addr::from(bits))
-        }
-        v4 => v4,
     }
 }
 
@@ -419,42 +354,5 @@ impl Drop for Busy {
         let mut state = self.0.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.0 = state.0.saturating_sub(1);
         state.1 = Instant::now();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn per_address_slots_are_capped_and_given_back() {
-        let counts = PerAddress::new(2);
-        let a: IpAddr = "192.0.2.1".parse().unwrap();
-        let b: IpAddr = "192.0.2.2".parse().unwrap();
-        let first = counts.try_acquire(a).unwrap();
-        let _second = counts.try_acquire(a).unwrap();
-        assert!(counts.try_acquire(a).is_none());
-        assert!(counts.try_acquire(b).is_some());
-        drop(first);
-        assert!(counts.try_acquire(a).is_some());
-    }
-
-    #[test]
-    fn ipv6_counts_per_64() {
-        let counts = PerAddress::new(1);
-        let _slot = counts
-            .try_acquire("2001:db8:1:2::1".parse().unwrap())
-            .unwrap();
-        assert!(counts
-            .try_acquire("2001:db8:1:2:ffff::9".parse().unwrap())
-            .is_none());
-        assert!(counts
-            .try_acquire("2001:db8:1:3::1".parse().unwrap())
-            .is_some());
-        // IPv4-mapped addresses count as the IPv4 address.
-        let _v4 = counts.try_acquire("192.0.2.1".parse().unwrap()).unwrap();
-        assert!(counts
-            .try_acquire("::ffff:192.0.2.1".parse().unwrap())
-            .is_none());
     }
 }

@@ -23,8 +23,8 @@ use crate::{
     error::Error,
     games::Games,
     http,
-    limits::origin_allowed,
     metrics::Metrics,
+    origin::origin_allowed,
     session::{self, AuthGuard, Handle, Settings},
     upstream::Upstream,
 };

@@ -36,35 +36,94 @@ pub enum Refusal {
     PerAddress,
 }
 
+/// Open connections per address (see [`address_key`]), each at most `max`:
+/// the cap on one host that the master and the bridge (HTTP and WebSocket)
+/// share.
+#[derive(Debug)]
+pub struct PerAddress {
+    max: usize,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl PerAddress {
+    pub fn new(max: usize) -> Arc<Self> {
+        Arc::new(Self {
+            max,
+            open: Mutex::default(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<IpAddr, usize>> {
+        // Counts stay consistent: every change is a single step.
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts one more connection from `ip`, or `None` when its address
+    /// holds `max` already. The slot gives the place back when dropped.
+    pub fn try_acquire(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
+        self.acquire(ip, true)
+    }
+
+    /// Counts one more connection from `ip`, past `max` too unless `capped`
+    /// (an allow-listed address still counts for its neighbours in a /64).
+    fn acquire(self: &Arc<Self>, ip: IpAddr, capped: bool) -> Option<AddressSlot> {
+        let key = address_key(ip);
+        let mut open = self.lock();
+        let count = open.get(&key).copied().unwrap_or(0);
+        if capped && count >= self.max {
+            return None;
+        }
+        open.insert(key, count + 1);
+        Some(AddressSlot {
+            owner: self.clone(),
+            key,
+        })
+    }
+}
+
+/// One connection counted against its address; given back on drop.
+#[derive(Debug)]
+pub struct AddressSlot {
+    owner: Arc<PerAddress>,
+    key: IpAddr,
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self.owner.lock();
+        if let Some(n) = open.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
 /// Connection counts, overall and per address, shared by the listener and
-/// the connections' guards.
+/// the connections' guards; addresses on the allow-list have no cap of
+/// their own.
 #[derive(Debug)]
 pub struct Admission {
     max_total: usize,
-    max_per_address: usize,
     exempt: Vec<IpNet>,
-    counts: Mutex<Counts>,
-}
-
-#[derive(Debug, Default)]
-struct Counts {
-    total: usize,
-    by_address: HashMap<IpAddr, usize>,
+    total: Mutex<usize>,
+    per_address: Arc<PerAddress>,
 }
 
 impl Admission {
     pub fn new(max_total: usize, max_per_address: usize, exempt: Vec<IpNet>) -> Arc<Self> {
         Arc::new(Self {
             max_total,
-            max_per_address,
             exempt,
-            counts: Mutex::default(),
+            total: Mutex::new(0),
+            per_address: PerAddress::new(max_per_address),
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Counts> {
-        // Counts stay consistent: every change is a single step.
-        self.counts.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, usize> {
+        // The count stays consistent: every change is a single step.
+        self.total.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Whether `ip` is on the allow-list (no per-address cap, no rate limit).
@@ -77,27 +136,27 @@ impl Admission {
     /// returned slot gives the place back when dropped.
     pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Slot, Refusal> {
         let exempt = self.is_exempt(ip);
-        let key = address_key(ip);
-        let mut counts = self.lock();
-        if counts.total >= self.max_total {
+        // Held across the per-address check so that two connections cannot
+        // both take the last place.
+        let mut total = self.lock();
+        if *total >= self.max_total {
             return Err(Refusal::Full);
         }
-        let mine = counts.by_address.get(&key).copied().unwrap_or(0);
-        if !exempt && mine >= self.max_per_address {
-            return Err(Refusal::PerAddress);
-        }
-        counts.total += 1;
-        counts.by_address.insert(key, mine + 1);
+        let address = self
+            .per_address
+            .acquire(ip, !exempt)
+            .ok_or(Refusal::PerAddress)?;
+        *total += 1;
         Ok(Slot {
             admission: self.clone(),
-            key,
+            _address: address,
             exempt,
         })
     }
 
     /// Connections served now.
     pub fn total(&self) -> usize {
-        self.lock().total
+        *self.lock()
     }
 }
 
@@ -105,7 +164,7 @@ impl Admission {
 #[derive(Debug)]
 pub struct Slot {
     admission: Arc<Admission>,
-    key: IpAddr,
+    _address: AddressSlot,
     exempt: bool,
 }
 
@@ -118,14 +177,8 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut counts = self.admission.lock();
-        counts.total = counts.total.saturating_sub(1);
-        if let Some(n) = counts.by_address.get_mut(&self.key) {
-            *n -= 1;
-            if *n == 0 {
-                counts.by_address.remove(&self.key);
-            }
-        }
+        let mut total = self.admission.lock();
+        *total = total.saturating_sub(1);
     }
 }
 
@@ -140,10 +193,22 @@ pub enum Verdict {
     Flood,
 }
 
+/// When a [`TokenBucket`] forgets the messages it refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forgive {
+    /// Once the peer was quiet long enough for the bucket to fill again, so
+    /// a peer that keeps sending just over the rate is closed in the end
+    /// (the master).
+    WhenFull,
+    /// At the next message within the rate: only `flood_after` refusals in
+    /// a row close (the bridge, whose browsers send in short bursts).
+    OnPass,
+}
+
 /// A token bucket (`burst` messages at once, then `rate` a second) that also
-/// tells a burst from a flood: excess messages are counted until the peer
-/// has been quiet long enough for the bucket to fill again, and
-/// `flood_after` of them close the connection.
+/// tells a burst from a flood: excess messages are counted until they are
+/// forgiven (see [`Forgive`]), and `flood_after` of them close the
+/// connection.
 #[derive(Debug, Clone)]
 pub struct TokenBucket {
     tokens: f64,
@@ -152,10 +217,11 @@ pub struct TokenBucket {
     last: Instant,
     excess: u32,
     flood_after: u32,
+    forgive: Forgive,
 }
 
 impl TokenBucket {
-    /// A full bucket.
+    /// A full bucket that forgives [`Forgive::WhenFull`].
     pub fn new(rate: u32, burst: u32, flood_after: u32, now: Instant) -> Self {
         let burst = f64::from(burst.max(1));
         Self {
@@ -165,7 +231,14 @@ impl TokenBucket {
             last: now,
             excess: 0,
             flood_after,
+            forgive: Forgive::WhenFull,
         }
+    }
+
+    /// The same bucket with another rule for forgiving refusals.
+    #[must_use]
+    pub fn forgiving(self, forgive: Forgive) -> Self {
+        Self { forgive, ..self }
     }
 
     /// Judges one message arriving at `now`.
@@ -173,11 +246,14 @@ impl TokenBucket {
         let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
         self.last = now;
         self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
-        if self.tokens >= self.burst {
+        if self.forgive == Forgive::WhenFull && self.tokens >= self.burst {
             self.excess = 0;
         }
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
+            if self.forgive == Forgive::OnPass {
+                self.excess = 0;
+            }
             return Verdict::Pass;
         }
         self.excess = self.excess.saturating_add(1);
@@ -294,6 +370,75 @@ mod tests {
             b.take(t2);
         }
         assert_eq!(b.take(t2), Verdict::Excess, "counting started afresh");
+    }
+
+    #[test]
+    fn bucket_allows_burst_then_rate() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(20, 40, u32::MAX, t0);
+        let passed =
+            |b: &mut TokenBucket, t| (0..50).filter(|_| b.take(t) == Verdict::Pass).count();
+        assert_eq!(passed(&mut b, t0), 40);
+        // 100 ms at 20/s refills two tokens.
+        let t1 = t0 + Duration::from_millis(100);
+        assert_eq!(passed(&mut b, t1), 2);
+        // Never more than the burst, however long the pause.
+        let t2 = t1 + Duration::from_secs(3600);
+        assert_eq!(passed(&mut b, t2), 40);
+    }
+
+    #[test]
+    fn forgiving_on_pass_closes_only_refusals_in_a_row() {
+        let t0 = Instant::now();
+        // 100 ms at 10/s gives one token back: not a full bucket of two.
+        let t1 = t0 + Duration::from_millis(100);
+        let mut b = TokenBucket::new(10, 2, 3, t0).forgiving(Forgive::OnPass);
+        let mut m = TokenBucket::new(10, 2, 3, t0);
+        for bucket in [&mut b, &mut m] {
+            assert_eq!(bucket.take(t0), Verdict::Pass);
+            assert_eq!(bucket.take(t0), Verdict::Pass);
+            assert_eq!(bucket.take(t0), Verdict::Excess);
+            assert_eq!(bucket.take(t0), Verdict::Excess);
+            assert_eq!(bucket.take(t1), Verdict::Pass);
+        }
+        // The pass forgave the two refusals: three more in a row close.
+        assert_eq!(b.take(t1), Verdict::Excess);
+        assert_eq!(b.take(t1), Verdict::Excess);
+        assert_eq!(b.take(t1), Verdict::Flood);
+        // Forgiving only when full, the third refusal overall closes.
+        assert_eq!(m.take(t1), Verdict::Flood);
+    }
+
+    #[test]
+    fn per_address_slots_are_capped_and_given_back() {
+        let counts = PerAddress::new(2);
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        let first = counts.try_acquire(a).unwrap();
+        let _second = counts.try_acquire(a).unwrap();
+        assert!(counts.try_acquire(a).is_none());
+        assert!(counts.try_acquire(b).is_some());
+        drop(first);
+        assert!(counts.try_acquire(a).is_some());
+    }
+
+    #[test]
+    fn per_address_counts_ipv6_per_64() {
+        let counts = PerAddress::new(1);
+        let _slot = counts
+            .try_acquire("2001:db8:1:2::1".parse().unwrap())
+            .unwrap();
+        assert!(counts
+            .try_acquire("2001:db8:1:2:ffff::9".parse().unwrap())
+            .is_none());
+        assert!(counts
+            .try_acquire("2001:db8:1:3::1".parse().unwrap())
+            .is_some());
+        // IPv4-mapped addresses count as the IPv4 address.
+        let _v4 = counts.try_acquire("192.0.2.1".parse().unwrap()).unwrap();
+        assert!(counts
+            .try_acquire("::ffff:192.0.2.1".parse().unwrap())
+            .is_none());
     }
 
     #[test]

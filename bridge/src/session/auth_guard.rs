@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::http::address_key;
+use master::limits::address_key;
 
 /// Addresses tracked at once; enough for every host guessing within one
 /// window of a real attack, small enough (a few MiB) to never matter.

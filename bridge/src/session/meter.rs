@@ -14,53 +14,38 @@ use std::{
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use master::limits::{Forgive, TokenBucket};
+
 use super::Settings;
-use crate::limits::TokenBucket;
 
-/// What spending one frame's token came to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Spend {
-    /// Within the rate.
-    Ok,
-    /// Over the rate: the frame is refused (or dropped).
-    Over,
-    /// Over the rate too many times in a row: close with 1008.
-    Flood,
-}
+/// What spending one frame's token came to: over the rate the frame is
+/// refused (or dropped), and `flood_close_after` refusals in a row close
+/// with 1008.
+pub(crate) use master::limits::Verdict as Spend;
 
-/// One connection's token bucket and its refusals in a row.
+/// One connection's token bucket, forgiving its refusals at the next frame
+/// within the rate.
 #[derive(Debug)]
-pub(crate) struct Rate {
-    state: Mutex<(TokenBucket, u32)>,
-    flood_after: u32,
-}
+pub(crate) struct Rate(Mutex<TokenBucket>);
 
 impl Rate {
     /// A full bucket with the configured rate, burst and flood threshold.
     pub(crate) fn new(config: &Settings) -> Arc<Self> {
-        Arc::new(Self {
-            state: Mutex::new((
-                TokenBucket::new(config.rate_per_sec, config.rate_burst, Instant::now()),
-                0,
-            )),
-            flood_after: config.flood_close_after.max(1),
-        })
+        let bucket = TokenBucket::new(
+            config.rate_per_sec,
+            config.rate_burst,
+            config.flood_close_after,
+            Instant::now(),
+        );
+        Arc::new(Self(Mutex::new(bucket.forgiving(Forgive::OnPass))))
     }
 
     /// Spends one frame's token.
     pub(crate) fn spend(&self) -> Spend {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let (bucket, strikes) = &mut *state;
-        if bucket.take(Instant::now()) {
-            *strikes = 0;
-            return Spend::Ok;
-        }
-        *strikes += 1;
-        if *strikes >= self.flood_after {
-            Spend::Flood
-        } else {
-            Spend::Over
-        }
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take(Instant::now())
     }
 }
 

@@ -274,8 +274,8 @@ impl Session {
     /// flood (1008).
     fn over_rate(&mut self) -> Result<bool, Close> {
         match self.rate.spend() {
-            Spend::Ok => Ok(false),
-            Spend::Over => Ok(true),
+            Spend::Pass => Ok(false),
+            Spend::Excess => Ok(true),
             Spend::Flood => {
                 warn!(peer = %self.peer, "message flood; closing");
                 Err(FLOOD)

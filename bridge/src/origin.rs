@@ -1,42 +1,5 @@
-//! Abuse limits that need no I/O: the per-connection token bucket and the
-//! `Origin` check of WebSocket upgrades.
-
-use std::time::Instant;
-
-/// A token bucket: `burst` messages at once, then `rate` per second.
-#[derive(Debug, Clone)]
-pub struct TokenBucket {
-    tokens: f64,
-    burst: f64,
-    rate: f64,
-    last: Instant,
-}
-
-impl TokenBucket {
-    /// A full bucket.
-    pub fn new(rate: u32, burst: u32, now: Instant) -> Self {
-        let burst = f64::from(burst.max(1));
-        Self {
-            tokens: burst,
-            burst,
-            rate: f64::from(rate),
-            last: now,
-        }
-    }
-
-    /// Takes one token if there is one.
-    pub fn take(&mut self, now: Instant) -> bool {
-        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
-        self.last = now;
-        self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
+//! The `Origin` check of WebSocket upgrades (no I/O). The rate and
+//! connection limits are the master's (`master::limits`).
 
 /// Whether a WebSocket upgrade with this `Origin` may proceed.
 ///
@@ -78,23 +41,6 @@ pub fn origin_allowed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn bucket_allows_burst_then_rate() {
-        let t0 = Instant::now();
-        let mut b = TokenBucket::new(20, 40, t0);
-        assert_eq!((0..50).filter(|_| b.take(t0)).count(), 40);
-        assert!(!b.take(t0));
-        // 100 ms at 20/s refills two tokens.
-        let t1 = t0 + Duration::from_millis(100);
-        assert!(b.take(t1));
-        assert!(b.take(t1));
-        assert!(!b.take(t1));
-        // Never more than the burst, however long the pause.
-        let t2 = t1 + Duration::from_secs(3600);
-        assert_eq!((0..50).filter(|_| b.take(t2)).count(), 40);
-    }
 
     #[test]
     fn origins() {

@@ -1,0 +1,22 @@
+//! List deltas (`shared/protocol.md` §2.1): the bridge numbers the entries of
+//! the master's list with ids of its own and, on every change, sends only
+//! the entries that changed instead of the whole list. The bridge's side
+//! ([`KeyedList`], [`History`]) and the browser's ([`ClientList`]) live
+//! here together so that the rules they must agree on are written once.
+
+mod client;
+mod history;
+mod keyed_list;
+mod subscribe;
+mod wire;
+
+pub use client::{ApplyError, ClientList};
+pub use history::{CatchUp, History};
+pub use keyed_list::{Change, KeyedList};
+pub use subscribe::{Resume, Subscribe, SubscribeError};
+pub use wire::{
+    delta_json, snapshot_content_json, snapshot_json, Delta, DeltaMessage, Keyed, Snapshot,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,296 @@
+//! The delta rules the bridge and the browser must agree on.
+
+use super::*;
+use crate::{
+    bridge::names,
+    message::{Players, ServerEntry, Stats},
+};
+
+fn entry(name: &str, port: u16, current: u32) -> ServerEntry {
+    ServerEntry {
+        name: name.into(),
+        address: Some("192.0.2.1".into()),
+        port: Some(port),
+        stats: Stats {
+            players: Players { current, max: 4 },
+            ..Stats::default()
+        },
+    }
+}
+
+fn ids(list: &KeyedList) -> Vec<u64> {
+    list.entries().iter().map(|k| k.id).collect()
+}
+
+#[test]
+fn update_keeps_ids_sends_changes_and_numbers_new_entries() {
+    let mut list = KeyedList::new();
+    let a = entry("a", 1, 0);
+    let b = entry("b", 2, 0);
+    let c = entry("c", 3, 0);
+    let first = list.update(vec![a.clone(), b.clone()]).unwrap();
+    assert_eq!(first.upsert.len(), 2);
+    assert!(first.remove.is_empty());
+    assert_eq!(ids(&list), [1, 2]);
+    assert_eq!(list.update(vec![a.clone(), b.clone()]), None, "unchanged");
+
+    // b's stats change, c registers.
+    let b2 = entry("b", 2, 3);
+    let change = list.update(vec![a.clone(), b2.clone(), c.clone()]).unwrap();
+    assert_eq!(
+        change.upsert,
+        [
+            Keyed {
+                id: 2,
+                entry: b2.clone()
+            },
+            Keyed {
+                id: 3,
+                entry: c.clone()
+            }
+        ]
+    );
+    assert!(change.remove.is_empty());
+
+    // a registers again: it moves to the end with a new id.
+    let change = list.update(vec![b2.clone(), c.clone(), a.clone()]).unwrap();
+    assert_eq!(change.remove, [1]);
+    assert_eq!(
+        change.upsert,
+        [Keyed {
+            id: 4,
+            entry: a.clone()
+        }]
+    );
+    assert_eq!(ids(&list), [2, 3, 4]);
+
+    // An entry that appears in the middle (another master's order):
+    // it and everything after it get fresh, rising ids.
+    let d = entry("d", 4, 0);
+    let change = list
+        .update(vec![b2.clone(), d.clone(), c.clone(), a.clone()])
+        .unwrap();
+    assert_eq!(ids(&list), [2, 5, 6, 7]);
+    assert_eq!(change.remove, [3, 4]);
+    assert_eq!(change.upsert.len(), 3);
+}
+
+#[test]
+fn twins_keep_the_list_exact() {
+    let mut list = KeyedList::new();
+    let one = entry("twin", 1, 1);
+    let two = entry("twin", 1, 2);
+    list.update(vec![one.clone(), two.clone()]);
+    // The first twin leaves: which id survives does not matter, the
+    // entries do.
+    let change = list.update(vec![two.clone()]).unwrap();
+    assert_eq!(change.remove.len(), 1);
+    let entries: Vec<_> = list.entries().iter().map(|k| k.entry.clone()).collect();
+    assert_eq!(entries, [two]);
+}
+
+#[test]
+fn history_catches_up_or_asks_for_a_snapshot() {
+    let mut h = History::new("e1", 3);
+    for n in 1..=5 {
+        assert_eq!(h.push(n), n);
+    }
+    let resume = |epoch: &str, since| Resume {
+        epoch: epoch.into(),
+        since,
+    };
+    assert_eq!(h.catch_up(None), CatchUp::Snapshot);
+    assert_eq!(h.catch_up(Some(&resume("e2", 5))), CatchUp::Snapshot);
+    assert_eq!(h.catch_up(Some(&resume("e1", 5))), CatchUp::Deltas(vec![]));
+    assert_eq!(
+        h.catch_up(Some(&resume("e1", 3))),
+        CatchUp::Deltas(vec![&4, &5])
+    );
+    assert_eq!(
+        h.catch_up(Some(&resume("e1", 2))),
+        CatchUp::Deltas(vec![&3, &4, &5])
+    );
+    assert_eq!(
+        h.catch_up(Some(&resume("e1", 1))),
+        CatchUp::Snapshot,
+        "gone"
+    );
+    assert_eq!(
+        h.catch_up(Some(&resume("e1", 6))),
+        CatchUp::Snapshot,
+        "ahead"
+    );
+}
+
+#[test]
+fn subscribe_content_is_checked_field_by_field() {
+    let parse = |s: &str| Subscribe::from_content(Some(&serde_json::from_str(s).unwrap()));
+    assert_eq!(Subscribe::from_content(None), Ok(Subscribe::whole_lists()));
+    assert_eq!(parse("{}"), Ok(Subscribe::whole_lists()));
+    assert_eq!(
+        parse(r#"{"deltas":false,"since":"x"}"#),
+        Ok(Subscribe::whole_lists())
+    );
+    assert_eq!(parse(r#"{"deltas":true}"#), Ok(Subscribe::deltas(None)));
+    assert_eq!(
+        parse(r#"{"deltas":true,"epoch":"e","since":7}"#),
+        Ok(Subscribe::deltas(Some(Resume {
+            epoch: "e".into(),
+            since: 7
+        })))
+    );
+    assert_eq!(parse("[]"), Err(SubscribeError::NotAnObject));
+    assert_eq!(parse(r#"{"deltas":"yes"}"#), Err(SubscribeError::Deltas));
+    assert_eq!(parse(r#"{"deltas":1}"#), Err(SubscribeError::Deltas));
+    for since in ["-1", "1.5", "\"3\"", "null"] {
+        let text = format!(r#"{{"deltas":true,"epoch":"e","since":{since}}}"#);
+        assert_eq!(parse(&text), Err(SubscribeError::Since), "{since}");
+    }
+    assert_eq!(
+        parse(r#"{"deltas":true,"epoch":5,"since":1}"#),
+        Err(SubscribeError::Epoch)
+    );
+    assert_eq!(
+        parse(r#"{"deltas":true,"since":1}"#),
+        Err(SubscribeError::Pair("since", "epoch"))
+    );
+    assert!(SubscribeError::Since.to_string().contains("`since`"));
+    for s in [
+        Subscribe::whole_lists(),
+        Subscribe::deltas(None),
+        Subscribe::deltas(Some(Resume {
+            epoch: "x".into(),
+            since: 9,
+        })),
+    ] {
+        assert_eq!(Subscribe::from_content(s.to_content().as_ref()), Ok(s));
+    }
+}
+
+#[test]
+fn wire_shapes_and_reading_back() {
+    let keyed = vec![Keyed {
+        id: 7,
+        entry: entry("Feuerland", 20000, 2),
+    }];
+    assert_eq!(
+        snapshot_json("e1", 3, &keyed, false),
+        r#"{"command":"bridgeSnapshot","content":{"epoch":"e1","seq":3,"servers":[{"id":7,"name":"Feuerland","address":"192.0.2.1","port":20000,"players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":1}]}}"#
+    );
+    assert_eq!(
+        snapshot_content_json("e1", 3, &keyed, true),
+        r#"{"epoch":"e1","seq":3,"servers":[{"id":7,"name":"Feuerland","players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":1}]}"#
+    );
+    let change = Change {
+        upsert: keyed.clone(),
+        remove: vec![1, 2],
+    };
+    let text = delta_json("e1", 4, 3, &change, false);
+    assert_eq!(
+        DeltaMessage::from_frame(names::DELTA, &text)
+            .unwrap()
+            .unwrap(),
+        DeltaMessage::Delta(Delta {
+            epoch: "e1".into(),
+            seq: 4,
+            prev: 3,
+            upsert: keyed.clone(),
+            remove: vec![1, 2],
+        })
+    );
+    let text = snapshot_json("e1", 3, &keyed, false);
+    assert_eq!(
+        DeltaMessage::from_frame(names::SNAPSHOT, &text)
+            .unwrap()
+            .unwrap(),
+        DeltaMessage::Snapshot(Snapshot {
+            epoch: "e1".into(),
+            seq: 3,
+            servers: keyed,
+        })
+    );
+    assert!(DeltaMessage::from_frame("bridgeStatus", "{}").is_none());
+    assert!(
+        DeltaMessage::from_frame(names::DELTA, r#"{"content":{"seq":1}}"#)
+            .unwrap()
+            .is_err()
+    );
+}
+
+#[test]
+fn client_refuses_what_does_not_apply_and_stays_unchanged() {
+    let snapshot = Snapshot {
+        epoch: "e".into(),
+        seq: 2,
+        servers: vec![
+            Keyed {
+                id: 3,
+                entry: entry("a", 1, 0),
+            },
+            Keyed {
+                id: 5,
+                entry: entry("b", 2, 0),
+            },
+        ],
+    };
+    let mut list = ClientList::from_snapshot(snapshot);
+    let delta = |prev, upsert: Vec<Keyed>, remove: Vec<u64>| Delta {
+        epoch: "e".into(),
+        seq: prev + 1,
+        prev,
+        upsert,
+        remove,
+    };
+    let before = list.clone();
+    assert!(matches!(
+        list.apply(&delta(1, vec![], vec![])),
+        Err(ApplyError::Gap { .. })
+    ));
+    assert_eq!(
+        list.apply(&delta(2, vec![], vec![4])),
+        Err(ApplyError::UnknownRemove(4))
+    );
+    let late = Keyed {
+        id: 4,
+        entry: entry("c", 3, 0),
+    };
+    assert_eq!(
+        list.apply(&delta(2, vec![late], vec![3])),
+        Err(ApplyError::OutOfOrder(4))
+    );
+    let mut other = delta(2, vec![], vec![]);
+    other.epoch = "f".into();
+    assert!(matches!(list.apply(&other), Err(ApplyError::Epoch { .. })));
+    assert_eq!(list, before, "failed deltas change nothing");
+
+    // A confirmation (empty, prev = seq) changes nothing but is fine.
+    let confirm = Delta {
+        seq: 2,
+        ..delta(2, vec![], vec![])
+    };
+    assert_eq!(list.apply(&confirm), Ok(()));
+    assert_eq!(list, before);
+
+    let c = Keyed {
+        id: 6,
+        entry: entry("c", 3, 1),
+    };
+    let b2 = Keyed {
+        id: 5,
+        entry: entry("b", 2, 4),
+    };
+    list.apply(&delta(2, vec![b2.clone(), c.clone()], vec![3]))
+        .unwrap();
+    assert_eq!(list.seq(), 3);
+    assert_eq!(list.servers(), [b2.entry, c.entry]);
+    // Removing the highest id does not let a lower new id in later.
+    list.apply(&delta(3, vec![], vec![6])).unwrap();
+    let reuse = Keyed {
+        id: 6,
+        entry: entry("d", 4, 0),
+    };
+    assert_eq!(
+        list.apply(&delta(4, vec![reuse], vec![])),
+        Err(ApplyError::OutOfOrder(6))
+    );
+}
