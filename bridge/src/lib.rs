@@ -16,6 +16,7 @@ pub mod games;
 mod http;
 pub mod limits;
 pub mod metrics;
+pub mod publish;
 mod server;
 mod session;
 pub mod token;

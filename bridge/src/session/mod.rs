@@ -44,9 +44,9 @@ use self::{
     auth_guard::Verdict,
     meter::{FrameMeter, Rate, Spend},
     outbox::{Close, Outbox},
-    push::Subscription,
+    push::{Source, Subscription},
 };
-use crate::{games::GamesSnapshot, upstream::Shared};
+use crate::{games::GamesWatch, publish::Encoded, upstream::Shared};
 
 /// A browser's WebSocket.
 pub(crate) type WebSocket = WebSocketStream<FrameMeter<TokioIo<Upgraded>>>;
@@ -61,12 +61,9 @@ pub(crate) enum Role {
 }
 
 impl Role {
-    /// The admins' or the viewers' version of a message.
-    fn pick(self, full: &Utf8Bytes, viewer: &Utf8Bytes) -> Utf8Bytes {
-        match self {
-            Role::Admin => full.clone(),
-            Role::Viewer => viewer.clone(),
-        }
+    /// The admins' or the viewers' form of a message.
+    fn pick(self, text: &Encoded) -> Utf8Bytes {
+        text.for_role(self == Role::Admin).clone()
     }
 }
 
@@ -119,7 +116,7 @@ struct Session {
     told_state: MasterState,
     subscription: Subscription,
     /// Other games' servers, when configured.
-    games: Option<watch::Receiver<Option<GamesSnapshot>>>,
+    games: Option<GamesWatch>,
     last_heard: Instant,
 }
 
@@ -362,10 +359,7 @@ impl Session {
     async fn answer_query(&mut self) -> Result<(), Close> {
         let (state, text) = {
             let shared = self.shared.borrow();
-            let text = shared
-                .list
-                .as_ref()
-                .map(|l| self.role.pick(&l.full, &l.viewer));
+            let text = shared.list.as_ref().map(|l| self.role.pick(&l.text));
             (shared.master, text)
         };
         if state == MasterState::Down {
@@ -410,7 +404,8 @@ impl Session {
         let text = match self.games.as_mut() {
             Some(games) if self.subscription.is_on() => {
                 let games = games.borrow_and_update();
-                self.subscription.games(games.as_ref(), self.role)
+                self.subscription
+                    .fresh(Source::Games, games.as_ref(), self.role)
             }
             _ => None,
         };
@@ -463,7 +458,7 @@ fn read_error(e: WsError, peer: SocketAddr) -> Close {
 
 /// Waits for the next change of the other games' servers; never, when
 /// they are not configured.
-async fn games_changed(games: &mut Option<watch::Receiver<Option<GamesSnapshot>>>) -> bool {
+async fn games_changed(games: &mut Option<GamesWatch>) -> bool {
     match games {
         Some(rx) => rx.changed().await.is_ok(),
         None => std::future::pending().await,
