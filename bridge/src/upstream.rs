@@ -12,7 +12,7 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::{
     bridge::MasterState,
     codec::{Frame, FrameCodec},
-    is_query_reply, Command,
+    is_query_reply, Command, ServerList,
 };
 use tokio::{
     net::TcpStream,
@@ -114,13 +114,11 @@ impl Upstream {
         if self.out.is_current(reply) {
             return;
         }
-        let servers = match Command::parse(reply) {
-            Ok(Command::QueryReply(list)) => list.servers,
-            _ => {
-                debug!("master reply unreadable; ignored");
-                return;
-            }
+        let Some(list) = ServerList::from_reply(reply) else {
+            debug!("master reply unreadable; ignored");
+            return;
         };
+        let servers = list.servers;
         self.publish(reply, servers);
     }
 
