@@ -4,7 +4,6 @@
 //! list and the other games' servers, de-duplicated in [`push`]).
 //!
 //! [`push`]: super::push
-//! [`Subscription::lists`]: super::push::Subscription::lists
 
 use protocol::bridge::{ErrorCode, MasterState};
 use tokio::time::Instant;
@@ -62,7 +61,8 @@ impl Session {
         self.push_list().await
     }
 
-    /// Whatever brings a subscriber to the newest list (see [`Subscription::lists`]).
+    /// Whatever brings a subscriber to the newest list (see
+    /// [`Subscription::lists`](super::push::Subscription::lists)).
     pub(super) async fn push_list(&mut self) -> Result<(), Close> {
         let texts = {
             let shared = self.shared.borrow();
