@@ -9,6 +9,7 @@
 #   bash scripts/bench.sh --smoke         # CI: debug builds, tiny counts, seconds
 #
 # Master-only detail (reply rebuild cost): cargo bench -p master --bench query
+# Reading a 10,000-server list (a bridge with --master): cargo bench -p protocol --bench query_reply
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

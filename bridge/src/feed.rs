@@ -17,38 +17,10 @@ use protocol::{
 };
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
+use crate::publish::Encoded;
+
 /// Deltas kept for catching up; older ones are answered with a snapshot.
 pub const HISTORY: usize = 64;
-
-/// One message in the two forms the bridge sends it: with addresses (to
-/// admins) and as viewers may see it (the same text unless
-/// `--hide-addresses`).
-#[derive(Debug, Clone)]
-pub struct Encoded {
-    pub full: Utf8Bytes,
-    pub viewer: Utf8Bytes,
-}
-
-impl Encoded {
-    fn new(hide: bool, encode: impl Fn(bool) -> String) -> Self {
-        let full = Utf8Bytes::from(encode(false));
-        let viewer = if hide {
-            Utf8Bytes::from(encode(true))
-        } else {
-            full.clone()
-        };
-        Self { full, viewer }
-    }
-
-    /// The form for an admin (`true`) or a viewer.
-    pub fn for_role(&self, admin: bool) -> &Utf8Bytes {
-        if admin {
-            &self.full
-        } else {
-            &self.viewer
-        }
-    }
-}
 
 /// `GET /api/servers`'s body for one list, in each encoding it is served in.
 #[derive(Debug)]
@@ -77,9 +49,8 @@ impl FeedState {
     /// The `bridgeSnapshot` of this list.
     pub fn snapshot(&self) -> &Encoded {
         self.snapshot.get_or_init(|| {
-            Encoded::new(self.hide, |hide| {
-                snapshot_json(&self.epoch, self.seq, &self.entries, hide)
-            })
+            let encode = |hide| snapshot_json(&self.epoch, self.seq, &self.entries, hide);
+            Encoded::new(encode(false), self.hide, || encode(true))
         })
     }
 
@@ -192,9 +163,8 @@ impl Feed {
         let change = change.unwrap_or_default();
         let prev = self.history.seq();
         let epoch = &self.epoch;
-        let delta = Encoded::new(self.hide, |hide| {
-            delta_json(epoch, prev + 1, prev, &change, hide)
-        });
+        let encode = |hide| delta_json(epoch, prev + 1, prev, &change, hide);
+        let delta = Encoded::new(encode(false), self.hide, || encode(true));
         let seq = self.history.push(delta);
         Some(Arc::new(FeedState {
             epoch: self.epoch.clone(),

@@ -20,29 +20,23 @@ use std::sync::Arc;
 use gamequery::{Client, QueryOptions};
 use protocol::bridge::GamesMessage;
 use tokio::sync::watch;
-use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::{
+    config::Config,
+    publish::{Publisher, Snapshot},
+};
 
 use self::round::Round;
 
-/// The latest `bridgeGameServers`, as admins and as viewers get it.
-#[derive(Debug, Clone)]
-pub struct GamesSnapshot {
-    /// Increases with every change, so a connection knows what it has sent.
-    pub seq: u64,
-    /// With addresses.
-    pub full: Utf8Bytes,
-    /// Without addresses when `--hide-addresses` is set, else `full`.
-    pub viewer: Utf8Bytes,
-}
+/// What a connection watches of the other games' servers: the latest
+/// `bridgeGameServers` (`None` until the first round ends).
+pub type GamesWatch = watch::Receiver<Option<Snapshot>>;
 
 /// The refresher's output channel.
 #[derive(Debug)]
 pub struct Games {
-    tx: watch::Sender<Option<GamesSnapshot>>,
-    hide_addresses: bool,
+    out: Publisher<Option<Snapshot>>,
 }
 
 impl Games {
@@ -51,42 +45,26 @@ impl Games {
         if config.a2s.is_empty() && config.gameagent_masters.is_empty() {
             return None;
         }
-        let (tx, _) = watch::channel(None);
         Some(Self {
-            tx,
-            hide_addresses: config.hide_addresses,
+            out: Publisher::new(None, config.hide_addresses),
         })
     }
 
     /// A receiver for one connection; it starts at the current state.
-    pub fn subscribe(&self) -> watch::Receiver<Option<GamesSnapshot>> {
-        self.tx.subscribe()
+    pub fn subscribe(&self) -> GamesWatch {
+        self.out.subscribe()
     }
 
     /// Publishes a round; unchanged contents wake nobody.
     pub fn publish(&self, round: &Round) {
         let full = GamesMessage::GameServers(round.render(false)).to_json();
-        if self
-            .tx
-            .borrow()
-            .as_ref()
-            .is_some_and(|s| s.full.as_str() == full)
-        {
+        if self.out.is_current(full.as_bytes()) {
             return;
         }
-        let viewer = if self.hide_addresses {
-            Utf8Bytes::from(GamesMessage::GameServers(round.render(true)).to_json())
-        } else {
-            Utf8Bytes::from(full.clone())
-        };
-        self.tx.send_modify(|s| {
-            let seq = s.as_ref().map_or(1, |s| s.seq + 1);
-            *s = Some(GamesSnapshot {
-                seq,
-                full: Utf8Bytes::from(full),
-                viewer,
-            });
+        let text = self.out.encode(full, || {
+            GamesMessage::GameServers(round.render(true)).to_json()
         });
+        self.out.publish(text, |_| {});
     }
 
     /// Refreshes every `game_poll_interval` until `cancel` fires.

@@ -4,29 +4,24 @@
 //! (checked right after `accept`, before anything is read), a time limit for
 //! a request's head (slowloris), an idle keep-alive timeout, and the client
 //! address of each request (see [`crate::forwarded`]) for the per-address
-//! WebSocket cap and the log lines.
+//! WebSocket cap and the log lines. This file admits connections;
+//! [`connection`] serves each one.
 
 use std::{
     io,
     net::SocketAddr,
-    pin::Pin,
-    sync::{atomic::Ordering::Relaxed, Arc, Mutex, PoisonError},
-    task::{Context, Poll},
-    time::{Duration, Instant},
+    sync::{atomic::Ordering::Relaxed, Arc},
+    time::Duration,
 };
 
-use axum::{extract::ConnectInfo, Router};
-use hyper::{body::Incoming, server::conn::http1, Request};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use axum::Router;
 use ipnet::IpNet;
 use master::limits::{AddressSlot, PerAddress};
 use tokio::{
-    io::{AsyncRead, AsyncWrite, ReadBuf},
-    net::{TcpListener, TcpStream},
+    net::TcpListener,
     sync::{OwnedSemaphorePermit, Semaphore},
 };
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tower::ServiceExt;
 use tracing::{debug, warn};
 
 use crate::{
@@ -35,8 +30,9 @@ use crate::{
     metrics::Metrics,
 };
 
-/// Largest request head (and write queue) hyper buffers per connection.
-const MAX_HTTP_BUFFER: usize = 64 * 1024;
+mod connection;
+
+use self::connection::Held;
 
 /// What a refused connection is told before it is closed.
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
@@ -127,11 +123,8 @@ pub(crate) async fn serve(
         // Nagle off: every WebSocket message is one write, and relayed
         // replies must not wait for the browser's ACK of the previous one.
         let _ = tcp.set_nodelay(true);
-        connections.spawn(connection(
-            Held {
-                io: tcp,
-                _slot: slot,
-            },
+        connections.spawn(connection::serve(
+            Held::new(tcp, slot),
             peer,
             router.clone(),
             limits.clone(),
@@ -182,71 +175,6 @@ fn is_connection_error(e: &io::Error) -> bool {
     )
 }
 
-/// Serves one HTTP/1.1 connection until it ends or is upgraded.
-async fn connection(
-    io: Held,
-    peer: SocketAddr,
-    router: Router,
-    limits: Arc<Limits>,
-    stop: CancellationToken,
-) {
-    let activity = Arc::new(Activity::new());
-    let trusted = forwarded::is_trusted(peer.ip(), &limits.trusted);
-    let service = {
-        let activity = activity.clone();
-        let limits = limits.clone();
-        hyper::service::service_fn(move |mut req: Request<Incoming>| {
-            let addr = if trusted {
-                forwarded::client_addr(req.headers(), peer, &limits.trusted, limits.header)
-            } else {
-                peer
-            };
-            req.extensions_mut().insert(ConnectInfo(addr));
-            req.extensions_mut().insert(Client {
-                addr,
-                ws: limits.ws.clone(),
-            });
-            let busy = activity.begin();
-            let router = router.clone();
-            async move {
-                let response = router.oneshot(req).await;
-                drop(busy);
-                response
-            }
-        })
-    };
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
-        .keep_alive(true)
-        .max_buf_size(MAX_HTTP_BUFFER);
-    let conn = builder
-        .serve_connection(TokioIo::new(io), service)
-        .with_upgrades();
-    tokio::pin!(conn);
-    let mut closing = false;
-    loop {
-        tokio::select! {
-            result = conn.as_mut() => {
-                if let Err(e) = result {
-                    debug!(%peer, error = %e, "HTTP connection ended with an error");
-                }
-                return;
-            }
-            () = stop.cancelled(), if !closing => {
-                conn.as_mut().graceful_shutdown();
-                closing = true;
-            }
-            () = activity.idle(limits.idle_timeout), if !closing => {
-                debug!(%peer, "idle HTTP connection closed");
-                conn.as_mut().graceful_shutdown();
-                closing = true;
-            }
-        }
-    }
-}
-
 /// The slots one client connection holds; kept inside its socket (see
 /// [`Held`]) so an upgraded WebSocket keeps them too.
 #[derive(Debug)]
@@ -259,100 +187,5 @@ struct ConnSlot {
 impl Drop for ConnSlot {
     fn drop(&mut self) {
         self.metrics.http_connections.fetch_sub(1, Relaxed);
-    }
-}
-
-/// A client socket with its slots: they are given back when the socket
-/// closes, whether it stayed HTTP or became a WebSocket.
-#[derive(Debug)]
-struct Held {
-    io: TcpStream,
-    _slot: ConnSlot,
-}
-
-impl AsyncRead for Held {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Held {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
-    }
-}
-
-/// Requests being answered on one connection, and since when it has had none.
-#[derive(Debug)]
-struct Activity {
-    state: Mutex<(usize, Instant)>,
-}
-
-impl Activity {
-    fn new() -> Self {
-        Self {
-            state: Mutex::new((0, Instant::now())),
-        }
-    }
-
-    fn begin(self: &Arc<Self>) -> Busy {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).0 += 1;
-        Busy(self.clone())
-    }
-
-    /// Resolves once no request has been in progress for `timeout`.
-    async fn idle(&self, timeout: Duration) {
-        loop {
-            let (busy, since) = *self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            let idle_for = since.elapsed();
-            if busy == 0 && idle_for >= timeout {
-                return;
-            }
-            let wait = if busy == 0 {
-                timeout - idle_for
-            } else {
-                timeout
-            };
-            tokio::time::sleep(wait).await;
-        }
-    }
-}
-
-/// A request in progress; its end restarts the idle clock.
-struct Busy(Arc<Activity>);
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        let mut state = self.0.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.0 = state.0.saturating_sub(1);
-        state.1 = Instant::now();
     }
 }

@@ -16,6 +16,7 @@ pub mod games;
 mod http;
 pub mod metrics;
 pub mod origin;
+pub mod publish;
 mod server;
 mod session;
 pub mod token;

@@ -12,7 +12,7 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::{
     bridge::MasterState,
     codec::{Frame, FrameCodec},
-    is_query_reply, Command,
+    is_query_reply, Command, ServerList,
 };
 use tokio::{
     net::TcpStream,
@@ -28,23 +28,13 @@ use crate::{
     error::MasterError,
     feed::{new_epoch, Feed, FeedState},
     metrics::Metrics,
+    publish::{Holds, Publisher, Snapshot},
 };
 
 /// How long the embedded master's changes are gathered into one publish:
 /// short next to the fan-out target, long enough that a burst of
 /// registrations (a master restart) is one delta rather than thousands.
 const COALESCE: Duration = Duration::from_millis(20);
-
-/// The master's list as received, and as viewers get it.
-#[derive(Debug, Clone)]
-pub struct ListSnapshot {
-    /// Increases with every change, so a connection knows what it has sent.
-    pub seq: u64,
-    /// `msRQueryGameServers` exactly as the master sent it (admins see this).
-    pub full: Utf8Bytes,
-    /// What viewers see: `full`, or without addresses (`--hide-addresses`).
-    pub viewer: Utf8Bytes,
-}
 
 /// What every connection watches: the master's reachability and its list.
 #[derive(Debug, Clone)]
@@ -53,18 +43,28 @@ pub struct Shared {
     pub master: MasterState,
     /// Why the master is down, for `/healthz`.
     pub reason: Option<Arc<str>>,
-    /// `None` until the first answer arrives.
-    pub list: Option<ListSnapshot>,
+    /// `msRQueryGameServers` exactly as the master sent it (admins' form)
+    /// and as viewers see it; `None` until the first answer arrives.
+    pub list: Option<Snapshot>,
     /// The same list for delta subscribers and `/api/servers` (§2.1);
     /// `None` until the first answer arrives.
     pub feed: Option<Arc<FeedState>>,
 }
 
+impl Holds for Shared {
+    fn snapshot(&self) -> Option<&Snapshot> {
+        self.list.as_ref()
+    }
+
+    fn snapshot_mut(&mut self) -> &mut Option<Snapshot> {
+        &mut self.list
+    }
+}
+
 /// The shared upstream: the poller's state and the ways to nudge it.
 #[derive(Debug)]
 pub struct Upstream {
-    tx: watch::Sender<Shared>,
-    hide_addresses: bool,
+    out: Publisher<Shared>,
     metrics: Arc<Metrics>,
     /// Numbers the list and keeps its recent deltas; also serialises
     /// publishing, so lists reach the watch in the order they were taken.
@@ -77,15 +77,14 @@ impl Upstream {
     /// An upstream that has not polled yet (and counts itself "up" until
     /// its first attempt fails).
     pub fn new(hide_addresses: bool, metrics: Arc<Metrics>) -> Self {
-        let (tx, _) = watch::channel(Shared {
+        let initial = Shared {
             master: MasterState::Up,
             reason: None,
             list: None,
             feed: None,
-        });
+        };
         Self {
-            tx,
-            hide_addresses,
+            out: Publisher::new(initial, hide_addresses),
             metrics,
             feed: Mutex::new(Feed::new(new_epoch(), hide_addresses)),
             embedded: None,
@@ -101,43 +100,33 @@ impl Upstream {
 
     /// A receiver for one connection; it starts at the current state.
     pub fn subscribe(&self) -> watch::Receiver<Shared> {
-        self.tx.subscribe()
+        self.out.subscribe()
     }
 
     /// The current state.
     pub fn current(&self) -> Shared {
-        self.tx.borrow().clone()
+        self.out.borrow().clone()
     }
 
     /// Publishes a list the master just sent (to the poller or to an
     /// admin's own connection). Unchanged bytes wake nobody.
     pub fn offer(&self, reply: &Bytes) {
-        if self.is_current(reply) {
+        if self.out.is_current(reply) {
             return;
         }
-        let servers = match Command::parse(reply) {
-            Ok(Command::QueryReply(list)) => list.servers,
-            _ => {
-                debug!("master reply unreadable; ignored");
-                return;
-            }
+        let Some(list) = ServerList::from_reply(reply) else {
+            debug!("master reply unreadable; ignored");
+            return;
         };
+        let servers = list.servers;
         self.publish(reply, servers);
     }
 
     /// Publishes the embedded master's list (`reply` unframed).
     fn offer_listing(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
-        if !self.is_current(reply) {
+        if !self.out.is_current(reply) {
             self.publish(reply, servers);
         }
-    }
-
-    fn is_current(&self, reply: &Bytes) -> bool {
-        self.tx
-            .borrow()
-            .list
-            .as_ref()
-            .is_some_and(|l| l.full.as_bytes() == reply.as_ref())
     }
 
     fn publish(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
@@ -145,27 +134,21 @@ impl Upstream {
             debug!("master reply is not UTF-8; ignored");
             return;
         };
-        let viewer = if self.hide_addresses {
+        let text = self.out.encode(full, || {
             let hidden = servers.iter().map(|s| protocol::ServerEntry {
                 address: None,
                 port: None,
                 ..s.clone()
             });
             let json = protocol::message::query_reply_json(hidden.collect::<Vec<_>>().iter());
-            match Utf8Bytes::try_from(Bytes::from(json)) {
-                Ok(text) => text,
-                Err(_) => return,
-            }
-        } else {
-            full.clone()
-        };
+            // serde_json writes UTF-8 only.
+            String::from_utf8(json).unwrap_or_default()
+        });
         // Held while the watch is updated: lists are published in the order
         // the feed numbered them.
         let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
         let state = feed.publish(servers);
-        self.tx.send_modify(|s| {
-            let seq = s.list.as_ref().map_or(1, |l| l.seq + 1);
-            s.list = Some(ListSnapshot { seq, full, viewer });
+        self.out.publish(text, |s| {
             if let Some(state) = state {
                 s.feed = Some(state);
             }
@@ -176,7 +159,7 @@ impl Upstream {
         self.metrics
             .master_up
             .store(1, std::sync::atomic::Ordering::Relaxed);
-        self.tx.send_if_modified(|s| {
+        self.out.update(|s| {
             let changed = s.master != MasterState::Up;
             s.master = MasterState::Up;
             s.reason = None;
@@ -191,7 +174,7 @@ impl Upstream {
         self.metrics
             .master_up
             .store(0, std::sync::atomic::Ordering::Relaxed);
-        self.tx.send_if_modified(|s| {
+        self.out.update(|s| {
             let changed = s.master != MasterState::Down;
             if changed {
                 warn!(%reason, "master is down");

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth_guard::AuthGuard;
 use crate::{
-    config::Config, games::GamesSnapshot, metrics::Metrics, token::AdminToken, upstream::Shared,
+    config::Config, games::GamesWatch, metrics::Metrics, token::AdminToken, upstream::Shared,
 };
 
 /// The configuration values a session reads.
@@ -61,7 +61,7 @@ pub(crate) struct Handle {
     /// The master's reachability and list (each session clones it).
     pub(crate) shared: watch::Receiver<Shared>,
     /// Other games' servers, when configured.
-    pub(crate) games: Option<watch::Receiver<Option<GamesSnapshot>>>,
+    pub(crate) games: Option<GamesWatch>,
     /// Called with each list the bridge asked for after an admin command.
     pub(crate) offer_list: OfferList,
     pub(crate) metrics: Arc<Metrics>,
@@ -80,7 +80,7 @@ impl Handle {
     }
 
     /// A receiver of the other games' servers that has seen the current ones.
-    pub(crate) fn subscribe_games(&self) -> Option<watch::Receiver<Option<GamesSnapshot>>> {
+    pub(crate) fn subscribe_games(&self) -> Option<GamesWatch> {
         self.games.as_ref().map(|rx| {
             let mut rx = rx.clone();
             rx.mark_unchanged();

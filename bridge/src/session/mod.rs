@@ -1,16 +1,18 @@
 //! One browser's WebSocket: the event loop, and the dispatch of its frames
-//! with the role (viewer or admin) and the per-connection limits. Viewers
-//! are answered from the shared upstream; an admin's commands go over its
-//! own master connection ([`admin_link`], with the session's side of it);
-//! every reply leaves through the [`outbox`]; what a subscriber was sent is
-//! kept in [`push`].
+//! with the per-connection limits. The [`role`] (viewer or admin) changes
+//! with `bridgeAuth`; viewers are answered from the shared upstream
+//! ([`lists`]); an admin's commands go over its own master connection
+//! ([`admin_link`], with the session's side of it); every reply leaves
+//! through the [`outbox`]; what a subscriber was sent is kept in [`push`].
 
 mod admin_link;
 mod auth_guard;
 mod handle;
+mod lists;
 mod meter;
 mod outbox;
 mod push;
+mod role;
 
 use std::{
     net::SocketAddr,
@@ -39,36 +41,21 @@ use tracing::{debug, info, warn};
 pub(crate) use auth_guard::AuthGuard;
 pub(crate) use handle::{Handle, Settings};
 
+pub(crate) use self::role::Role;
 use self::{
     admin_link::AdminLink,
-    auth_guard::Verdict,
+    lists::games_changed,
     meter::{FrameMeter, Rate, Spend},
     outbox::{Close, Outbox},
     push::Subscription,
 };
-use crate::{games::GamesSnapshot, upstream::Shared};
+use crate::{games::GamesWatch, upstream::Shared};
 
 /// A browser's WebSocket.
 pub(crate) type WebSocket = WebSocketStream<FrameMeter<TokioIo<Upgraded>>>;
 
 /// Browser frames handled together before the replies are flushed.
 const BATCH: usize = 16;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
-    Viewer,
-    Admin,
-}
-
-impl Role {
-    /// The admins' or the viewers' version of a message.
-    fn pick(self, full: &Utf8Bytes, viewer: &Utf8Bytes) -> Utf8Bytes {
-        match self {
-            Role::Admin => full.clone(),
-            Role::Viewer => viewer.clone(),
-        }
-    }
-}
 
 enum Event {
     Shutdown,
@@ -119,7 +106,7 @@ struct Session {
     told_state: MasterState,
     subscription: Subscription,
     /// Other games' servers, when configured.
-    games: Option<watch::Receiver<Option<GamesSnapshot>>>,
+    games: Option<GamesWatch>,
     last_heard: Instant,
 }
 
@@ -311,115 +298,6 @@ impl Session {
         }
     }
 
-    async fn on_auth(&mut self, token: &str) -> Result<(), Close> {
-        let ip = self.peer.ip();
-        let now = Instant::now().into_std();
-        if self.handle.auth.verdict(ip, now) == Verdict::Limited {
-            debug!(peer = %self.peer, "bridgeAuth refused: too many failures");
-            return self.refuse(ErrorCode::RateLimited).await;
-        }
-        let ok = self.handle.config.admin_token.matches(token);
-        let metrics = &self.handle.metrics;
-        if ok {
-            if self.role == Role::Viewer {
-                self.role = Role::Admin;
-                metrics.viewers.fetch_sub(1, Relaxed);
-                metrics.admins.fetch_add(1, Relaxed);
-                if self.handle.config.hide_addresses {
-                    self.subscription.role_changed();
-                }
-            }
-            info!(peer = %self.peer, "admin authenticated");
-        } else {
-            metrics.auth_failures.fetch_add(1, Relaxed);
-            if self.handle.auth.failed(ip, now) {
-                warn!(
-                    peer = %self.peer,
-                    "bridgeAuth with a wrong token (further failures from this address are \
-                     logged at debug for a while, and refused once too many)"
-                );
-            } else {
-                debug!(peer = %self.peer, "bridgeAuth with a wrong token");
-            }
-        }
-        self.send_bridge(&BridgeMessage::AuthResult { ok }).await
-    }
-
-    /// A query answered from the shared cache: at once when the last answer
-    /// is an interval old, else once at the interval's end however many
-    /// arrive meanwhile (the page still gets its list, the bridge writes at
-    /// most one per interval).
-    async fn on_query(&mut self) -> Result<(), Close> {
-        let now = Instant::now();
-        if now < self.next_answer {
-            self.deferred_query = true;
-            return Ok(());
-        }
-        self.next_answer = now + self.handle.config.query_interval;
-        self.answer_query().await
-    }
-
-    async fn answer_query(&mut self) -> Result<(), Close> {
-        let (state, text) = {
-            let shared = self.shared.borrow();
-            let text = shared
-                .list
-                .as_ref()
-                .map(|l| self.role.pick(&l.full, &l.viewer));
-            (shared.master, text)
-        };
-        if state == MasterState::Down {
-            return self.refuse(ErrorCode::MasterDown).await;
-        }
-        match text {
-            Some(text) => self.outbox.queue(Message::Text(text)).await,
-            None => {
-                self.pending_query = true;
-                Ok(())
-            }
-        }
-    }
-
-    /// The shared state changed: tell about reachability, push the list.
-    async fn on_shared(&mut self) -> Result<(), Close> {
-        let state = self.shared.borrow_and_update().master;
-        if state != self.told_state {
-            self.told_state = state;
-            self.send_bridge(&status(state)).await?;
-        }
-        if self.pending_query {
-            self.pending_query = false;
-            self.answer_query().await?;
-        }
-        self.push_list().await
-    }
-
-    async fn push_list(&mut self) -> Result<(), Close> {
-        let texts = {
-            let shared = self.shared.borrow();
-            self.subscription
-                .lists(shared.list.as_ref(), shared.feed.as_ref(), self.role)
-        };
-        for text in texts {
-            self.outbox.queue(Message::Text(text)).await?;
-        }
-        Ok(())
-    }
-
-    async fn push_games(&mut self) -> Result<(), Close> {
-        let text = match self.games.as_mut() {
-            Some(games) if self.subscription.is_on() => {
-                let games = games.borrow_and_update();
-                self.subscription.games(games.as_ref(), self.role)
-            }
-            _ => None,
-        };
-        match text {
-            Some(text) => self.outbox.queue(Message::Text(text)).await,
-            None => Ok(()),
-        }
-    }
-
     async fn refuse(&mut self, code: ErrorCode) -> Result<(), Close> {
         self.refuse_with(code.into()).await
     }
@@ -458,14 +336,5 @@ fn read_error(e: WsError, peer: SocketAddr) -> Close {
             debug!(%peer, error = %e, "read failed");
             Close::Quietly
         }
-    }
-}
-
-/// Waits for the next change of the other games' servers; never, when
-/// they are not configured.
-async fn games_changed(games: &mut Option<watch::Receiver<Option<GamesSnapshot>>>) -> bool {
-    match games {
-        Some(rx) => rx.changed().await.is_ok(),
-        None => std::future::pending().await,
     }
 }

@@ -1,5 +1,6 @@
 //! What a subscriber has been sent: the list and the other games' servers
-//! go out when they changed since, never twice. A delta subscriber
+//! are both [`Snapshot`]s and go out through one check, when they changed
+//! since, never twice. A delta subscriber
 //! (`shared/protocol.md` §2.1) gets the deltas it lacks instead of lists.
 
 use std::sync::Arc;
@@ -8,7 +9,16 @@ use protocol::delta::{Resume, Subscribe};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::Role;
-use crate::{feed::FeedState, games::GamesSnapshot, upstream::ListSnapshot};
+use crate::{feed::FeedState, publish::Snapshot};
+
+/// What a subscriber is pushed as whole snapshots.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Source {
+    /// The lobby list (`msRQueryGameServers`), for plain subscribers.
+    List,
+    /// Other games' servers (`bridgeGameServers`).
+    Games,
+}
 
 /// A browser's `bridgeSubscribe` state and the sequence numbers it has.
 #[derive(Debug, Default)]
@@ -60,7 +70,7 @@ impl Subscription {
     /// the newest list already.
     pub(crate) fn lists(
         &mut self,
-        list: Option<&ListSnapshot>,
+        list: Option<&Snapshot>,
         feed: Option<&Arc<FeedState>>,
         role: Role,
     ) -> Vec<Utf8Bytes> {
@@ -68,7 +78,7 @@ impl Subscription {
             return Vec::new();
         }
         let Some(position) = self.deltas.as_mut() else {
-            return self.list(list, role).into_iter().collect();
+            return self.fresh(Source::List, list, role).into_iter().collect();
         };
         let Some(state) = feed else {
             return Vec::new();
@@ -96,18 +106,21 @@ impl Subscription {
         self.on
     }
 
-    /// The list to push to a subscriber with `role`, unless it has it.
-    pub(crate) fn list(&mut self, list: Option<&ListSnapshot>, role: Role) -> Option<Utf8Bytes> {
-        let list = list.filter(|l| self.on && l.seq != self.list_seq)?;
-        self.list_seq = list.seq;
-        Some(role.pick(&list.full, &list.viewer))
-    }
-
-    /// The other games' servers to push, unless the subscriber has them.
-    pub(crate) fn games(&mut self, games: Option<&GamesSnapshot>, role: Role) -> Option<Utf8Bytes> {
-        let games = games.filter(|g| self.on && g.seq != self.games_seq)?;
-        self.games_seq = games.seq;
-        Some(role.pick(&games.full, &games.viewer))
+    /// `snapshot` of `source` in `role`'s form, unless the subscriber has
+    /// it or is not subscribed.
+    pub(crate) fn fresh(
+        &mut self,
+        source: Source,
+        snapshot: Option<&Snapshot>,
+        role: Role,
+    ) -> Option<Utf8Bytes> {
+        let sent = match source {
+            Source::List => &mut self.list_seq,
+            Source::Games => &mut self.games_seq,
+        };
+        let snapshot = snapshot.filter(|s| self.on && s.seq != *sent)?;
+        *sent = snapshot.seq;
+        Some(role.pick(&snapshot.text))
     }
 }
 
@@ -115,34 +128,40 @@ impl Subscription {
 mod tests {
     use super::*;
 
-    fn list(seq: u64) -> ListSnapshot {
-        ListSnapshot {
+    fn snapshot(seq: u64, what: &str) -> Snapshot {
+        Snapshot {
             seq,
-            full: Utf8Bytes::from(format!("full {seq}")),
-            viewer: Utf8Bytes::from(format!("viewer {seq}")),
+            text: crate::publish::Encoded::new(format!("{what} full {seq}"), true, || {
+                format!("{what} viewer {seq}")
+            }),
         }
+    }
+
+    fn list(seq: u64) -> Snapshot {
+        snapshot(seq, "list")
     }
 
     #[test]
     fn pushes_each_list_once_and_only_while_subscribed() {
+        use Source::List;
         let mut sub = Subscription::default();
-        assert_eq!(sub.list(Some(&list(1)), Role::Viewer), None);
+        assert_eq!(sub.fresh(List, Some(&list(1)), Role::Viewer), None);
         sub.start(Subscribe::whole_lists());
-        assert_eq!(sub.list(None, Role::Viewer), None);
+        assert_eq!(sub.fresh(List, None, Role::Viewer), None);
         assert_eq!(
-            sub.list(Some(&list(1)), Role::Viewer).as_deref(),
-            Some("viewer 1")
+            sub.fresh(List, Some(&list(1)), Role::Viewer).as_deref(),
+            Some("list viewer 1")
         );
-        assert_eq!(sub.list(Some(&list(1)), Role::Viewer), None);
+        assert_eq!(sub.fresh(List, Some(&list(1)), Role::Viewer), None);
         assert_eq!(
-            sub.list(Some(&list(2)), Role::Admin).as_deref(),
-            Some("full 2")
+            sub.fresh(List, Some(&list(2)), Role::Admin).as_deref(),
+            Some("list full 2")
         );
         // Subscribing again sends the current list again.
         sub.start(Subscribe::whole_lists());
-        assert!(sub.list(Some(&list(2)), Role::Viewer).is_some());
+        assert!(sub.fresh(List, Some(&list(2)), Role::Viewer).is_some());
         sub.stop();
-        assert_eq!(sub.list(Some(&list(3)), Role::Viewer), None);
+        assert_eq!(sub.fresh(List, Some(&list(3)), Role::Viewer), None);
     }
 
     #[test]
@@ -182,24 +201,25 @@ mod tests {
         sub.start(Subscribe::whole_lists());
         assert_eq!(
             sub.lists(Some(&list(7)), three.as_ref(), Role::Viewer),
-            ["viewer 7"]
+            ["list viewer 7"]
         );
     }
 
     #[test]
-    fn pushes_games_once() {
-        let games = GamesSnapshot {
-            seq: 4,
-            full: Utf8Bytes::from_static("g full"),
-            viewer: Utf8Bytes::from_static("g viewer"),
-        };
+    fn pushes_games_once_apart_from_the_list() {
+        let games = snapshot(4, "games");
         let mut sub = Subscription::default();
-        assert_eq!(sub.games(Some(&games), Role::Admin), None);
+        assert_eq!(sub.fresh(Source::Games, Some(&games), Role::Admin), None);
         sub.start(Subscribe::whole_lists());
+        // The list with the same number does not count as the games sent.
+        assert!(sub
+            .fresh(Source::List, Some(&list(4)), Role::Admin)
+            .is_some());
         assert_eq!(
-            sub.games(Some(&games), Role::Admin).as_deref(),
-            Some("g full")
+            sub.fresh(Source::Games, Some(&games), Role::Admin)
+                .as_deref(),
+            Some("games full 4")
         );
-        assert_eq!(sub.games(Some(&games), Role::Admin), None);
+        assert_eq!(sub.fresh(Source::Games, Some(&games), Role::Admin), None);
     }
 }

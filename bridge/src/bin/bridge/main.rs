@@ -1,0 +1,121 @@
+//! `bridge`: serves the front end and relays browsers to the master, which
+//! it runs in-process unless `--master` names one; until SIGINT or SIGTERM.
+
+mod args;
+mod values;
+
+use std::{io::Write, time::Duration};
+
+use anyhow::Context;
+use bridge::{AdminToken, Bridge, Config};
+use clap::Parser;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::Args;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    master::logging::init();
+    let args = Args::parse();
+    // Every connection is a file descriptor: use all the hard limit allows.
+    let open_files = master::fdlimit::raise_to_hard_limit();
+
+    let (token, generated) = if let Some(path) = &args.admin_token_file {
+        (
+            AdminToken::from_file(path)
+                .with_context(|| format!("the token in {} is refused", path.display()))?,
+            false,
+        )
+    } else if let Ok(token) = std::env::var("BRIDGE_ADMIN_TOKEN") {
+        (
+            AdminToken::new(&token).context("BRIDGE_ADMIN_TOKEN is refused")?,
+            false,
+        )
+    } else {
+        (AdminToken::generate()?, true)
+    };
+
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let shutdown = CancellationToken::new();
+
+    let (master_addr, embedded) = match &args.master {
+        Some(master) => {
+            tracing::info!(%master, "relaying to an existing master");
+            (master.clone(), None)
+        }
+        None => {
+            let master_listener =
+                TcpListener::bind(args.embedded_master)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "cannot start the embedded master on {0}; is a master already \
+                         running there? Use it with `--master {0}`, or pick another \
+                         address with `--embedded-master`",
+                            args.embedded_master
+                        )
+                    })?;
+            let master_addr = master_listener.local_addr()?;
+            tracing::info!(addr = %master_addr, "starting the embedded master");
+            // The bridge's own connections (its poller, one per admin) come
+            // from the address it dials: exempt from the per-address cap.
+            let master = master::Master::new(master::Config::embedded(master_addr));
+            let registry = master.registry();
+            let stop = shutdown.clone();
+            let task = tokio::spawn(async move {
+                master.run(master_listener, stop.cancelled_owned()).await;
+            });
+            (master_addr.to_string(), Some((task, registry)))
+        }
+    };
+
+    let config = args.config(
+        Config::new(master_addr.clone(), token.clone()),
+        addr.ip().is_loopback(),
+        open_files,
+    );
+    config.validate()?;
+
+    tracing::info!(%addr, master = %master_addr, "bridge listening");
+    if generated {
+        eprintln!(
+            "admin token (generated for this run; set BRIDGE_ADMIN_TOKEN or \
+             --admin-token-file to keep one): {}\nadmin page: http://{addr}/admin#token={}",
+            token.expose(),
+            token.expose()
+        );
+    }
+    // The one line on stdout: scripts and tests wait for it.
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "bridge listening on http://{addr} master {master_addr}"
+    )?;
+    stdout.flush()?;
+    drop(stdout);
+
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        master::signal::shutdown_signal().await;
+        stop.cancel();
+    });
+    // With the master in this process, its changes are pushed as they
+    // happen; a remote master is polled.
+    let (bridge, embedded) = match embedded {
+        Some((task, registry)) => (Bridge::embedding(config, registry), Some(task)),
+        None => (Bridge::new(config), None),
+    };
+    let result = bridge
+        .run(listener, shutdown.clone().cancelled_owned())
+        .await;
+    shutdown.cancel();
+    if let Some(task) = embedded {
+        let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+    }
+    result?;
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! How the bridge publishes what every connection watches (the lobby list
+//! from [`crate::upstream`], the other games' servers from
+//! [`crate::games`]): one message in its two forms, admins' and viewers',
+//! numbered, and sent on a `watch` channel only when its bytes changed, so
+//! an unchanged list wakes nobody and a session can tell by the number
+//! whether it has pushed it.
+
+use tokio::sync::watch;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+/// One message in the two forms the bridge sends it: with addresses (to
+/// admins) and as viewers may see it (the same text, shared, unless
+/// `--hide-addresses`).
+#[derive(Debug, Clone)]
+pub struct Encoded {
+    pub full: Utf8Bytes,
+    pub viewer: Utf8Bytes,
+}
+
+impl Encoded {
+    /// `full` for admins; for viewers `hidden()` when addresses are hidden
+    /// (only then is it encoded), else `full` again.
+    pub fn new<T: Into<Utf8Bytes>>(
+        full: impl Into<Utf8Bytes>,
+        hide: bool,
+        hidden: impl FnOnce() -> T,
+    ) -> Self {
+        let full = full.into();
+        let viewer = if hide { hidden().into() } else { full.clone() };
+        Self { full, viewer }
+    }
+
+    /// The form for an admin (`true`) or a viewer.
+    pub fn for_role(&self, admin: bool) -> &Utf8Bytes {
+        if admin {
+            &self.full
+        } else {
+            &self.viewer
+        }
+    }
+}
+
+/// A published message and its number, which increases with every change
+/// so a connection knows whether it has sent this one.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub seq: u64,
+    pub text: Encoded,
+}
+
+/// A watched state that carries a [`Snapshot`]; the [`Publisher`] numbers
+/// it and decides when a change wakes the watchers.
+pub trait Holds {
+    /// The snapshot last published, if any.
+    fn snapshot(&self) -> Option<&Snapshot>;
+    /// Where the next snapshot goes.
+    fn snapshot_mut(&mut self) -> &mut Option<Snapshot>;
+}
+
+impl Holds for Option<Snapshot> {
+    fn snapshot(&self) -> Option<&Snapshot> {
+        self.as_ref()
+    }
+
+    fn snapshot_mut(&mut self) -> &mut Option<Snapshot> {
+        self
+    }
+}
+
+/// The sending side of a watched state `S`: publishes its snapshots
+/// (see the module) and lets the owner change the rest of it.
+#[derive(Debug)]
+pub struct Publisher<S> {
+    tx: watch::Sender<S>,
+    hide_addresses: bool,
+}
+
+impl<S: Holds> Publisher<S> {
+    /// A publisher starting at `initial`; viewers' forms lack addresses
+    /// when `hide_addresses`.
+    pub fn new(initial: S, hide_addresses: bool) -> Self {
+        let (tx, _) = watch::channel(initial);
+        Self { tx, hide_addresses }
+    }
+
+    /// A receiver for one connection; it starts at the current state.
+    pub fn subscribe(&self) -> watch::Receiver<S> {
+        self.tx.subscribe()
+    }
+
+    /// The current state, borrowed (publishing waits while it is held).
+    pub fn borrow(&self) -> watch::Ref<'_, S> {
+        self.tx.borrow()
+    }
+
+    /// Whether `full` is the admins' form last published: an offer of it
+    /// can stop before decoding or encoding anything.
+    pub fn is_current(&self, full: &[u8]) -> bool {
+        self.tx
+            .borrow()
+            .snapshot()
+            .is_some_and(|s| s.text.full.as_bytes() == full)
+    }
+
+    /// The two forms of a message: `full`, and `hidden()` for viewers when
+    /// this publisher hides addresses.
+    pub fn encode<T: Into<Utf8Bytes>>(
+        &self,
+        full: impl Into<Utf8Bytes>,
+        hidden: impl FnOnce() -> T,
+    ) -> Encoded {
+        Encoded::new(full, self.hide_addresses, hidden)
+    }
+
+    /// Publishes `text` under the next number, applying `also` in the same
+    /// update (so watchers see both together). Text equal to the current
+    /// one wakes nobody and `also` is not applied. Returns whether it was
+    /// published.
+    pub fn publish(&self, text: Encoded, also: impl FnOnce(&mut S)) -> bool {
+        self.tx.send_if_modified(|state| {
+            let slot = state.snapshot_mut();
+            if slot.as_ref().is_some_and(|s| s.text.full == text.full) {
+                return false;
+            }
+            let seq = slot.as_ref().map_or(1, |s| s.seq + 1);
+            *slot = Some(Snapshot { seq, text });
+            also(state);
+            true
+        })
+    }
+
+    /// Changes the rest of the state; watchers wake when `change` returns
+    /// `true`.
+    pub fn update(&self, change: impl FnOnce(&mut S) -> bool) -> bool {
+        self.tx.send_if_modified(change)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forms(publisher: &Publisher<Option<Snapshot>>, full: &'static str) -> Encoded {
+        publisher.encode(full, || format!("{full} hidden"))
+    }
+
+    #[test]
+    fn numbers_changes_and_wakes_nobody_for_the_same_text() {
+        let publisher = Publisher::new(None, false);
+        let mut rx = publisher.subscribe();
+        assert!(publisher.publish(forms(&publisher, "a"), |_| {}));
+        assert!(rx.has_changed().unwrap());
+        assert_eq!(rx.borrow_and_update().as_ref().unwrap().seq, 1);
+        assert!(publisher.is_current(b"a"));
+        assert!(!publisher.publish(forms(&publisher, "a"), |_| panic!("not applied")));
+        assert!(!rx.has_changed().unwrap(), "unchanged text wakes nobody");
+        assert!(publisher.publish(forms(&publisher, "b"), |_| {}));
+        let now = rx.borrow_and_update().clone().unwrap();
+        assert_eq!((now.seq, now.text.full.as_str()), (2, "b"));
+        assert_eq!(now.text.viewer.as_str(), "b", "addresses are shown");
+    }
+
+    #[test]
+    fn hides_addresses_only_in_the_viewers_form() {
+        let publisher = Publisher::new(None, true);
+        let text = forms(&publisher, "a");
+        assert_eq!(text.for_role(true).as_str(), "a");
+        assert_eq!(text.for_role(false).as_str(), "a hidden");
+        // Not encoded at all when addresses are shown.
+        let shown = Encoded::new("a", false, || -> String { panic!("not encoded") });
+        assert_eq!(shown.viewer.as_str(), "a");
+    }
+}
