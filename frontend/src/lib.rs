@@ -2,7 +2,7 @@
 //! list at `/`, admin test servers at `/admin` and an embeddable list at
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
-//! Pure logic (`query`, `listing`, `games`, `state`, `test_servers`,
+//! Pure logic (`query`, `list`, `listing`, `games`, `state`, `test_servers`,
 //! `favourites`, `fresh`, `i18n`, and in `services::connection` the
 //! decoder, the list feed, backoff and polling) compiles and is tested
 //! natively; the rest needs a browser.
@@ -16,6 +16,7 @@ pub mod fresh;
 pub mod games;
 pub mod i18n;
 pub mod keyed_rows;
+pub mod list;
 pub mod listing;
 pub mod marks_context;
 pub mod pages;

@@ -15,14 +15,14 @@ use crate::{
         filters::Filters,
         game_detail::GameDetail,
         game_table::GameTable,
+        list_table::MarkFlags,
         pager::Pager,
-        server_table::MarkFlags,
     },
     context::use_lobby,
     favourites::{Favourite, MarkAction},
     games,
     i18n::{t, tf, K},
-    listing::{page_count, page_slice},
+    list::{self, page_count, page_slice, summarize, summary_text},
     marks_context::use_marks,
     query::ListQuery,
 };
@@ -74,7 +74,7 @@ pub fn GameList(props: &GameListProps) -> Html {
         use_memo(
             (state.games_version, filter_key, marks.marks.version),
             move |(_, q, _)| {
-                games::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default())
+                list::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default())
             },
         )
     };
@@ -115,7 +115,7 @@ pub fn GameList(props: &GameListProps) -> Html {
 
     let stale = disconnected(state).then_some(t(K::StaleGames));
     let meta = list_meta(
-        games::summary_text(&rows),
+        summary_text::<games::GameRow>(summarize(&rows)),
         filter_note(
             &arranged,
             ViewCallbacks::new(&q, &set).clear_filters,

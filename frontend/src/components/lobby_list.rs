@@ -12,14 +12,16 @@ use crate::{
         },
         empty_state::EmptyState,
         filters::Filters,
+        list_table::MarkFlags,
         pager::Pager,
-        server_table::{MarkFlags, ServerTable},
+        server_table::ServerTable,
     },
     context::use_lobby,
     favourites::{Favourite, MarkAction},
     fresh::Fresh,
     i18n::{t, K},
-    listing::{arrange_rows, page_count, page_slice, summarize, summary_text, LOBBY_SOURCE},
+    list::{page_count, page_slice, summarize, summary_text},
+    listing::{arrange_rows, Row, LOBBY_SOURCE},
     marks_context::use_marks,
     query::ListQuery,
     services::browser,
@@ -157,7 +159,7 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
                 <Filters query={query.clone()} on_change={set_query.clone()} />
             }
             { list_meta(
-                if has_list { summary_text(*summary) } else { String::new() },
+                if has_list { summary_text::<Row>(*summary) } else { String::new() },
                 if has_list { note } else { html! {} },
                 state.received_at_ms,
                 has_list.then(|| stale_text(state)).flatten(),

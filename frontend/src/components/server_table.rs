@@ -7,31 +7,14 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        server_row::{offline_favourite, ServerRow},
-        sort_heading::sort_heading,
+        list_table::{list_table, MarkFlags, TableParts},
+        server_row::ServerRow,
     },
-    favourites::{Arranged, Favourite, MarksState},
+    favourites::{Favourite, MarksState},
     i18n::{t, K},
     listing::Row,
     query::{ListQuery, SortKey},
 };
-
-/// Row indices the arrangement marks: favourites not matching the filters
-/// and hidden rows shown on request (both short lists).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct MarkFlags {
-    pub unmatched: Rc<Vec<usize>>,
-    pub hidden: Rc<Vec<usize>>,
-}
-
-impl MarkFlags {
-    pub fn of(a: &Arranged) -> Self {
-        MarkFlags {
-            unmatched: Rc::new(a.unmatched.clone()),
-            hidden: Rc::new(a.hidden_shown.clone()),
-        }
-    }
-}
 
 /// Props of [`ServerTable`]. Compared by hand: the derived comparison would
 /// walk all of `rows` (thousands of entries) whenever the list is replaced.
@@ -82,33 +65,27 @@ pub fn ServerTable(props: &ServerTableProps) -> Html {
     } else {
         "flash-b"
     };
-    let pinned = props.pinned.min(props.shown.len());
-    let row = |&i: &usize| {
-        let row = props.rows.get(i)?;
-        let f = (row.changed_in != 0 && row.changed_in == props.version).then_some(flash);
-        Some(html! {
-            <ServerRow key={row.key.clone()} row={row.clone()} flash={f}
-                favourite={props.shown[..pinned].contains(&i)}
-                unmatched={props.marks.unmatched.contains(&i)}
-                hidden={props.marks.hidden.contains(&i)}
-                new={props.new_keys.contains(&row.key)}
-                dispatcher={props.dispatcher.clone()} />
-        })
-    };
-    html! {
-        <table class="servers">
-            <caption class="visually-hidden">{ t(K::TableCaption) }</caption>
-            <thead>
-                <tr>
-                    { for SortKey::LOBBY.into_iter().map(|column| sort_heading(column, q, &props.on_sort)) }
-                    <th scope="col" class="c-addr">{ t(K::Address) }</th>
-                </tr>
-            </thead>
-            <tbody>
-                { for props.shown[..pinned].iter().filter_map(row) }
-                { for props.offline.iter().map(|f| offline_favourite(f, props.dispatcher.as_ref(), 5)) }
-                { for props.shown[pinned..].iter().filter_map(row) }
-            </tbody>
-        </table>
-    }
+    list_table(
+        TableParts {
+            class: None,
+            caption: t(K::TableCaption),
+            columns: &SortKey::LOBBY,
+            query: q,
+            on_sort: &props.on_sort,
+            shown: &props.shown,
+            pinned: props.pinned,
+            marks: &props.marks,
+            offline: &props.offline,
+            dispatcher: props.dispatcher.as_ref(),
+        },
+        &|i, marks| {
+            let row = props.rows.get(i)?;
+            let f = (row.changed_in != 0 && row.changed_in == props.version).then_some(flash);
+            Some(html! {
+                <ServerRow key={row.key.clone()} row={row.clone()} flash={f} {marks}
+                    new={props.new_keys.contains(&row.key)}
+                    dispatcher={props.dispatcher.clone()} />
+            })
+        },
+    )
 }
