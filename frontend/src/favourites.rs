@@ -284,10 +284,11 @@ impl Reducible for MarksState {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn fav(key: &str) -> MarkAction {
+    /// Stars `key` (named after it).
+    pub(crate) fn fav(key: &str) -> MarkAction {
         MarkAction::ToggleFavourite {
             key: key.into(),
             name: key.into(),

@@ -15,14 +15,13 @@ use crate::{
         filters::Filters,
         game_detail::GameDetail,
         game_table::GameTable,
-        list_table::MarkFlags,
+        list_table::{use_favourites_seen, TableView},
         pager::Pager,
     },
     context::use_lobby,
-    favourites::{Favourite, MarkAction},
     games,
     i18n::{t, tf, K},
-    list::{self, page_count, page_slice, summarize, summary_text},
+    list::{self, summarize, summary_text},
     marks_context::use_marks,
     query::ListQuery,
 };
@@ -78,20 +77,12 @@ pub fn GameList(props: &GameListProps) -> Html {
             },
         )
     };
-    {
-        let dispatcher = marks.dispatcher();
-        let present = arranged.present.clone();
-        let at = state.games_at_ms;
-        use_effect_with((state.games_version, marks.marks.version), move |_| {
-            if let (Some(at_ms), false) = (at, present.is_empty()) {
-                dispatcher.dispatch(MarkAction::Seen {
-                    pairs: present,
-                    at_ms,
-                });
-            }
-        });
-    }
-    let all = &arranged.idx;
+    use_favourites_seen(
+        (state.games_version, marks.marks.version),
+        arranged.present.clone(),
+        state.games_at_ms,
+        marks.dispatcher(),
+    );
 
     let back_to_lobby = {
         let next = q.with_source(None);
@@ -159,19 +150,6 @@ pub fn GameList(props: &GameListProps) -> Html {
         return html! { <>{ meta }{ source_error }{ source_note }{ body }</> };
     }
 
-    let (page, slice) = page_slice(all, q.page);
-    let offline: Rc<Vec<Favourite>> = Rc::new(if page == 0 {
-        marks
-            .marks
-            .favourites_of(&id)
-            .filter(|f| !arranged.present.iter().any(|(k, _)| *k == f.key))
-            .cloned()
-            .collect()
-    } else {
-        Vec::new()
-    });
-    let shown = Rc::new(slice.to_vec());
-    let pages = page_count(all.len());
     let ViewCallbacks {
         on_sort,
         on_page,
@@ -185,12 +163,17 @@ pub fn GameList(props: &GameListProps) -> Html {
             scroll_to_top();
         })
     };
-    let body = if !all.is_empty() || !offline.is_empty() {
-        html! {
-            <GameTable rows={rows.clone()} {shown} query={q.clone()} {on_sort} {on_open}
-                pinned={if page == 0 { arranged.pinned } else { 0 }} marks={MarkFlags::of(&arranged)}
-                {offline} dispatcher={marks.dispatcher()} />
-        }
+    let view = TableView::new(
+        &arranged,
+        &q,
+        on_sort,
+        &marks.marks,
+        marks.dispatcher(),
+        (&id, true),
+    );
+    let (page, pages) = (view.page, view.pages);
+    let body = if !view.is_empty() {
+        html! { <GameTable rows={rows.clone()} {view} {on_open} /> }
     } else if rows.is_empty() {
         html! {
             <EmptyState title={t(K::NoServersListed)}

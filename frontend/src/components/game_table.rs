@@ -7,63 +7,41 @@ use yew::prelude::*;
 use crate::{
     components::{
         copy_address::CopyAddress,
-        list_table::{list_table, MarkFlags, RowMarks, TableParts},
+        list_table::{list_table, RowMarks, TableParts, TableView},
     },
-    favourites::{Favourite, MarksState},
+    favourites::MarksState,
     games::{address_label, ping_label, players_label, GameRow},
     i18n::{t, tf, K},
     list::ListRow,
-    query::{ListQuery, SortKey},
+    query::SortKey,
 };
 
 /// Props of [`GameTable`].
 #[derive(Properties, PartialEq)]
 pub struct GameTableProps {
     pub rows: Rc<Vec<GameRow>>,
-    /// Indices into `rows` to show, in order.
-    pub shown: Rc<Vec<usize>>,
-    pub query: ListQuery,
-    pub on_sort: Callback<SortKey>,
+    pub view: TableView,
     /// Opens a server's details (its key).
     pub on_open: Callback<Rc<str>>,
-    /// Favourites at the start of `shown`.
-    #[prop_or_default]
-    pub pinned: usize,
-    #[prop_or_default]
-    pub marks: MarkFlags,
-    /// Favourites of this source not in its list, after the pinned ones.
-    #[prop_or_default]
-    pub offline: Rc<Vec<Favourite>>,
-    #[prop_or_default]
-    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
 }
 
 #[component]
 pub fn GameTable(props: &GameTableProps) -> Html {
-    let q = &props.query;
-    let source = q.source.clone().unwrap_or_default();
-    list_table(
-        TableParts {
-            class: Some("games"),
-            caption: t(K::TableCaptionGames),
-            columns: &SortKey::GAMES,
-            query: q,
-            on_sort: &props.on_sort,
-            shown: &props.shown,
-            pinned: props.pinned,
-            marks: &props.marks,
-            offline: &props.offline,
-            dispatcher: props.dispatcher.as_ref(),
-        },
-        &|i, marks| {
-            let row = props.rows.get(i)?;
-            Some(html! {
-                <GameTableRow key={row.key.clone()} row={row.clone()} on_open={props.on_open.clone()}
-                    mark_key={row.mark_key(&source)} {marks}
-                    dispatcher={props.dispatcher.clone()} />
-            })
-        },
-    )
+    let view = &props.view;
+    let source = view.query.source.clone().unwrap_or_default();
+    let parts = TableParts {
+        class: Some("games"),
+        caption: t(K::TableCaptionGames),
+        columns: &SortKey::GAMES,
+    };
+    list_table(parts, view, &|i, marks| {
+        let row = props.rows.get(i)?;
+        Some(html! {
+            <GameTableRow key={row.key.clone()} row={row.clone()} on_open={props.on_open.clone()}
+                mark_key={row.mark_key(&source)} {marks}
+                dispatcher={view.dispatcher.clone()} />
+        })
+    })
 }
 
 /// Props of [`GameTableRow`].

@@ -84,15 +84,7 @@ pub fn arrange(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::favourites::MarkAction;
-
-    fn fav(key: &str) -> MarkAction {
-        MarkAction::ToggleFavourite {
-            key: key.into(),
-            name: key.into(),
-            now_ms: 1.0,
-        }
-    }
+    use crate::favourites::{tests::fav, MarkAction};
 
     /// Rows 0..5 named by index; `keep` is the filter.
     fn arranged(m: &Marks, fav_only: bool, keep: &[usize]) -> Arranged {
