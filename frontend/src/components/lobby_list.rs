@@ -19,8 +19,9 @@ use crate::{
     context::use_lobby,
     fresh::Fresh,
     i18n::{t, K},
-    list::{summarize, summary_text},
-    listing::{arrange_rows, Row, LOBBY_SOURCE},
+    keyed_rows::diff,
+    list::{incremental::arrange_after, summarize, summary_text},
+    listing::{Row, LOBBY_SOURCE},
     marks_context::use_marks,
     query::ListQuery,
     services::browser,
@@ -46,15 +47,20 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
     let set_query = props.on_change.clone();
 
     // Filtering and sorting only when the list or the view changes, not
-    // when the page does.
+    // when the page does; after a delta, only the rows it changed move.
     let filter_key = ListQuery {
         page: 0,
         ..query.clone()
     };
     let marks = use_marks();
-    let arranged = use_memo(
-        (state.version, filter_key, marks.marks.version),
-        |(_, q, _)| arrange_rows(&state.rows, q, &marks.marks),
+    let last = use_mut_ref(|| None);
+    let arranged = arrange_after(
+        &mut last.borrow_mut(),
+        &state.rows,
+        &filter_key,
+        &marks.marks,
+        LOBBY_SOURCE,
+        &diff,
     );
     let summary = use_memo(state.version, |_| summarize(&state.rows));
     let ViewCallbacks {

@@ -25,6 +25,45 @@ pub struct Arranged {
     pub present: Vec<(String, String)>,
 }
 
+/// Where the arranging puts one row.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Place {
+    /// Pinned; `matches` says whether the filters would keep it.
+    Favourite { key: String, matches: bool },
+    /// Hidden; `shown` when "show hidden" is on and the filters keep it.
+    Hidden { shown: bool },
+    /// Left out by the filters (or by "favourites only").
+    Out,
+    /// Shown after the favourites.
+    Rest,
+}
+
+/// Where a row goes: `key` is its mark key (asked only when there are
+/// marks), `ok` whether the view's filters keep it. The one rule for a
+/// whole arrangement and for re-placing the rows an update changed.
+pub(crate) fn place(
+    marks: &Marks,
+    favourites_only: bool,
+    key: impl FnOnce() -> String,
+    ok: bool,
+) -> Place {
+    if !marks.favourites.is_empty() || !marks.hidden.is_empty() {
+        let key = key();
+        if marks.is_favourite(&key) {
+            return Place::Favourite { key, matches: ok };
+        }
+        if marks.is_hidden(&key) {
+            let shown = marks.show_hidden && ok && !favourites_only;
+            return Place::Hidden { shown };
+        }
+    }
+    if ok && !favourites_only {
+        Place::Rest
+    } else {
+        Place::Out
+    }
+}
+
 /// Arranges `n` rows: `key(i)` and `name(i)` identify row `i`, `matches(i)`
 /// says whether the view's filters keep it, `cmp` is the view's order.
 /// Favourites show whatever the filters say (marked when not matching)
@@ -44,33 +83,24 @@ pub fn arrange(
     let mut out = Arranged::default();
     let mut favs = Vec::new();
     let mut rest = Vec::new();
-    let marked = !marks.favourites.is_empty() || !marks.hidden.is_empty();
     for i in 0..n {
-        let k = if marked { Some(key(i)) } else { None };
-        let fav = k.as_deref().is_some_and(|k| marks.is_favourite(k));
-        let ok = matches(i);
-        if fav {
-            if !ok {
-                out.unmatched.push(i);
+        match place(marks, favourites_only, || key(i), matches(i)) {
+            Place::Favourite { key, matches } => {
+                if !matches {
+                    out.unmatched.push(i);
+                }
+                out.present.push((key, name(i)));
+                favs.push(i);
             }
-            out.present.push((k.unwrap_or_default(), name(i)));
-            favs.push(i);
-            continue;
-        }
-        if k.as_deref().is_some_and(|k| marks.is_hidden(k)) {
-            out.hidden += 1;
-            if marks.show_hidden && ok && !favourites_only {
-                out.hidden_shown.push(i);
-                rest.push(i);
+            Place::Hidden { shown } => {
+                out.hidden += 1;
+                if shown {
+                    out.hidden_shown.push(i);
+                    rest.push(i);
+                }
             }
-            continue;
-        }
-        if !ok {
-            out.filtered_out += 1;
-        } else if !favourites_only {
-            rest.push(i);
-        } else {
-            out.filtered_out += 1;
+            Place::Out => out.filtered_out += 1,
+            Place::Rest => rest.push(i),
         }
     }
     favs.sort_unstable_by(|&a, &b| cmp(a, b));

@@ -5,6 +5,7 @@
 //! rows answer. Plain functions over plain data, tested natively.
 
 pub mod arrange;
+pub mod incremental;
 pub mod page;
 
 use std::{cmp::Ordering, rc::Rc};
