@@ -167,14 +167,21 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_delta_touches_only_the_rows_it_names() {
+    /// Three rows (ids 1, 2, 3), then a delta that removes 1, changes 2
+    /// and adds 5.
+    fn three_then_delta() -> (Vec<Row>, Vec<Row>) {
         let rows = rows_from_snapshot(
             vec![keyed(1, "a", 0), keyed(2, "b", 0), keyed(3, "c", 0)],
             &[],
             1,
         );
         let next = apply_delta(&rows, vec![keyed(2, "b", 3), keyed(5, "e", 1)], &[1], 2);
+        (rows, next)
+    }
+
+    #[test]
+    fn a_delta_touches_only_the_rows_it_names() {
+        let (rows, next) = three_then_delta();
         assert_eq!(
             entries(&next),
             [
@@ -200,12 +207,7 @@ mod tests {
 
     #[test]
     fn the_diff_names_what_a_delta_touched() {
-        let rows = rows_from_snapshot(
-            vec![keyed(1, "a", 0), keyed(2, "b", 0), keyed(3, "c", 0)],
-            &[],
-            1,
-        );
-        let next = apply_delta(&rows, vec![keyed(2, "b", 3), keyed(5, "e", 1)], &[1], 2);
+        let (rows, next) = three_then_delta();
         let d = diff(&rows, &next).expect("keyed");
         assert_eq!(d.new_of_old, [None, None, Some(1)]);
         assert_eq!((d.gone, d.touched), (vec![0, 1], vec![0, 2]));
