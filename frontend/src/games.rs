@@ -1,15 +1,16 @@
 //! Other games' servers (`bridgeGameServers`) as the page shows them: tab
-//! labels, stable keys for `server=` links, filtering, sorting, the summary
-//! line and the labels of each cell. Plain functions over plain data,
-//! tested natively, mirroring `listing` for the lobby's own list.
+//! labels, stable keys for `server=` links, what the shared list code
+//! ([`crate::list`]) asks of a row, and the labels of each cell and of the
+//! details. Plain functions over plain data, tested natively.
 
 use std::{cmp::Ordering, collections::HashMap, rc::Rc};
 
 use protocol::bridge::{GameRule, GameServer, GameSource, GameSourceKind};
 
 use crate::{
-    favourites::{arrange, server_key, Arranged, Marks},
-    i18n::{count, t, tf, K},
+    favourites::server_key,
+    i18n::{count, t, K},
+    list::{self, ListRow},
     query::{ListQuery, SortKey},
 };
 
@@ -31,12 +32,7 @@ pub struct GameRow {
 /// `host:port` of a server, with IPv6 addresses in brackets; `None` when
 /// the bridge hides addresses.
 pub fn address_label(s: &GameServer) -> Option<String> {
-    let addr = s.address.as_deref()?;
-    Some(match s.port {
-        Some(p) if addr.contains(':') => format!("[{addr}]:{p}"),
-        Some(p) => format!("{addr}:{p}"),
-        None => addr.to_owned(),
-    })
+    list::address_label(s.address.as_deref(), s.port)
 }
 
 /// The server's key within its source: its address when known (what a
@@ -123,84 +119,63 @@ pub fn online_count(source: &GameSource) -> usize {
     source.servers.iter().filter(|s| s.online).count()
 }
 
-/// Whether a row passes the query's search and the filters both tables
-/// have (hide full, hide empty); an offline server counts as empty.
-pub fn matches(row: &GameRow, q: &ListQuery, search_lc: &str) -> bool {
-    let s = &row.server;
-    if q.hide_full && s.max_players > 0 && s.players >= s.max_players {
-        return false;
-    }
-    if q.hide_empty && (s.players == 0 || !s.online) {
-        return false;
-    }
-    search_lc.is_empty() || row.name_lc.contains(search_lc) || row.haystack_lc.contains(search_lc)
-}
+impl ListRow for GameRow {
+    const COUNTED: K = K::OnlineCount;
 
-fn compare(a: &GameRow, b: &GameRow, key: SortKey) -> Ordering {
-    let (sa, sb) = (&a.server, &b.server);
-    match key {
-        SortKey::Game => sa.game.to_lowercase().cmp(&sb.game.to_lowercase()),
-        SortKey::Map => sa.map.to_lowercase().cmp(&sb.map.to_lowercase()),
-        SortKey::Players => sa.players.cmp(&sb.players),
-        SortKey::Free => {
-            let free = |s: &GameServer| i64::from(s.max_players) - i64::from(s.players);
-            free(sa).cmp(&free(sb))
+    fn key(&self) -> &Rc<str> {
+        &self.key
+    }
+
+    fn title(&self) -> &str {
+        &self.title
+    }
+
+    fn name_lc(&self) -> &str {
+        &self.name_lc
+    }
+
+    /// Game, map and address.
+    fn search_lc(&self) -> Option<&str> {
+        Some(&self.haystack_lc)
+    }
+
+    /// A server that does not answer says 0 slots: unknown, never full.
+    fn players(&self) -> (u32, Option<u32>) {
+        let s = &self.server;
+        (s.players, (s.max_players > 0).then_some(s.max_players))
+    }
+
+    fn online(&self) -> bool {
+        self.server.online
+    }
+
+    fn counted(&self) -> bool {
+        self.server.online
+    }
+
+    /// Its key within the source (its address when known).
+    fn mark_key(&self, source: &str) -> String {
+        server_key(source, Some(&self.key), "")
+    }
+
+    /// The lobby's own filters (open lobbies, mode) do not apply here.
+    fn own_filters(&self, _: &ListQuery) -> bool {
+        true
+    }
+
+    fn compare_own(&self, other: &Self, key: SortKey) -> Ordering {
+        let (sa, sb) = (&self.server, &other.server);
+        match key {
+            SortKey::Game => sa.game.to_lowercase().cmp(&sb.game.to_lowercase()),
+            SortKey::Map => sa.map.to_lowercase().cmp(&sb.map.to_lowercase()),
+            // Unknown pings (offline servers) last when ascending.
+            SortKey::Ping => sa
+                .ping_ms
+                .unwrap_or(u32::MAX)
+                .cmp(&sb.ping_ms.unwrap_or(u32::MAX)),
+            _ => Ordering::Equal,
         }
-        // Unknown pings (offline servers) last when ascending.
-        SortKey::Ping => sa
-            .ping_ms
-            .unwrap_or(u32::MAX)
-            .cmp(&sb.ping_ms.unwrap_or(u32::MAX)),
-        // Lobby columns: by name.
-        SortKey::Name | SortKey::Lobby | SortKey::Mode => Ordering::Equal,
     }
-}
-
-/// The key of a source's server for favourites and hiding.
-pub fn mark_key(source_id: &str, row: &GameRow) -> String {
-    server_key(source_id, Some(&row.key), "")
-}
-
-/// The servers to show, filtered and sorted: favourites pinned first (and
-/// never filtered out), then servers that answer (a player cannot join
-/// the others), then by the column, ties broken by name (A→Z) and key so
-/// the order is total, as in the lobby's list; hidden ones left out.
-pub fn arrange_rows(rows: &[GameRow], q: &ListQuery, marks: &Marks, source_id: &str) -> Arranged {
-    let search_lc = q.search.trim().to_lowercase();
-    arrange(
-        rows.len(),
-        marks,
-        q.favourites_only,
-        &|i| mark_key(source_id, &rows[i]),
-        &|i| rows[i].title.to_string(),
-        &|i| matches(&rows[i], q, &search_lc),
-        &|i, j| {
-            let (a, b) = (&rows[i], &rows[j]);
-            let answering = b.server.online.cmp(&a.server.online);
-            answering.then_with(|| {
-                q.order(compare(a, b, q.sort), || {
-                    a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key))
-                })
-            })
-        },
-    )
-}
-
-/// Indices into `rows` of the servers to show without any marks.
-pub fn visible(rows: &[GameRow], q: &ListQuery) -> Vec<usize> {
-    arrange_rows(rows, q, &Marks::default(), "").idx
-}
-
-/// "N servers · M players · K online".
-pub fn summary_text(rows: &[GameRow]) -> String {
-    let players: u64 = rows.iter().map(|r| u64::from(r.server.players)).sum();
-    let online = rows.iter().filter(|r| r.server.online).count();
-    format!(
-        "{} · {} · {}",
-        count(rows.len() as u64, K::ServerOne, K::ServerMany),
-        count(players, K::PlayerOne, K::PlayerMany),
-        tf(K::OnlineCount, &[&online]),
-    )
 }
 
 /// The players cell: `12/32`, with bots when there are any; a dash while
@@ -279,6 +254,7 @@ mod tests {
     use protocol::bridge::GamePlayer;
 
     use super::*;
+    use crate::list::{summarize, summary_text, visible};
 
     fn server(name: &str, map: &str, players: u32, max: u32, ping: Option<u32>) -> GameServer {
         GameServer {
@@ -387,8 +363,9 @@ mod tests {
     #[test]
     fn labels() {
         let r = four();
-        assert_eq!(summary_text(&r), "4 servers · 21 players · 3 online");
-        assert_eq!(summary_text(&r[..1]), "1 server · 5 players · 1 online");
+        let text = |rows: &[GameRow]| summary_text::<GameRow>(summarize(rows));
+        assert_eq!(text(&r), "4 servers · 21 players · 3 online");
+        assert_eq!(text(&r[..1]), "1 server · 5 players · 1 online");
         let mut s = server("a", "m", 1, 8, Some(3));
         assert_eq!(players_label(&s), "1/8");
         s.bots = 1;

@@ -7,7 +7,10 @@ use std::rc::Rc;
 
 use protocol::delta::Keyed;
 
-use crate::listing::{lowercase, Row};
+use crate::{
+    list::incremental::RowDiff,
+    listing::{lowercase, Row},
+};
 
 fn row(keyed: Keyed, changed_in: u32) -> Row {
     let entry = Rc::new(keyed.entry);
@@ -89,6 +92,49 @@ pub fn apply_delta(previous: &[Row], upsert: Vec<Keyed>, remove: &[u64], version
     rows
 }
 
+/// What changed from `old` to `new`, two lists of keyed rows in id order
+/// (`new` made from `old` by [`apply_delta`] or a snapshot): a row whose
+/// entry is the very same one is kept, any other is re-placed. `None`
+/// when either list is not keyed (a whole list has no ids).
+pub fn diff(old: &[Row], new: &[Row]) -> Option<RowDiff> {
+    let keyed = |rows: &[Row]| {
+        rows.first().is_none_or(|r| r.id != 0) && rows.windows(2).all(|w| w[0].id < w[1].id)
+    };
+    if !keyed(old) || !keyed(new) {
+        return None;
+    }
+    let mut d = RowDiff {
+        new_of_old: Vec::with_capacity(old.len()),
+        ..RowDiff::default()
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) if a.id == b.id => {
+                if Rc::ptr_eq(&a.entry, &b.entry) {
+                    d.new_of_old.push(Some(j));
+                } else {
+                    d.new_of_old.push(None);
+                    d.gone.push(i);
+                    d.touched.push(j);
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(a), b) if b.is_none_or(|b| a.id < b.id) => {
+                d.new_of_old.push(None);
+                d.gone.push(i);
+                i += 1;
+            }
+            _ => {
+                d.touched.push(j);
+                j += 1;
+            }
+        }
+    }
+    Some(d)
+}
+
 #[cfg(test)]
 mod tests {
     use protocol::ServerEntry;
@@ -121,14 +167,21 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_delta_touches_only_the_rows_it_names() {
+    /// Three rows (ids 1, 2, 3), then a delta that removes 1, changes 2
+    /// and adds 5.
+    fn three_then_delta() -> (Vec<Row>, Vec<Row>) {
         let rows = rows_from_snapshot(
             vec![keyed(1, "a", 0), keyed(2, "b", 0), keyed(3, "c", 0)],
             &[],
             1,
         );
         let next = apply_delta(&rows, vec![keyed(2, "b", 3), keyed(5, "e", 1)], &[1], 2);
+        (rows, next)
+    }
+
+    #[test]
+    fn a_delta_touches_only_the_rows_it_names() {
+        let (rows, next) = three_then_delta();
         assert_eq!(
             entries(&next),
             [
@@ -150,5 +203,21 @@ mod tests {
         // A row that is not there yet joins in id order.
         let late = apply_delta(&next, vec![keyed(4, "d", 0)], &[], 3);
         assert_eq!(late.iter().map(|r| r.id).collect::<Vec<_>>(), [2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn the_diff_names_what_a_delta_touched() {
+        let (rows, next) = three_then_delta();
+        let d = diff(&rows, &next).expect("keyed");
+        assert_eq!(d.new_of_old, [None, None, Some(1)]);
+        assert_eq!((d.gone, d.touched), (vec![0, 1], vec![0, 2]));
+        assert_eq!(
+            diff(&rows, &rows).expect("keyed").new_of_old,
+            [Some(0), Some(1), Some(2)]
+        );
+        // A whole list has no ids: no diff.
+        let whole = crate::listing::build_rows(vec![entry("a", 0, 4, true, 1)], &[], 1);
+        assert_eq!(diff(&rows, &whole), None);
+        assert_eq!(diff(&whole, &rows), None);
     }
 }

@@ -2,7 +2,7 @@
 //! list at `/`, admin test servers at `/admin` and an embeddable list at
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
-//! Pure logic (`query`, `listing`, `games`, `state`, `test_servers`,
+//! Pure logic (`query`, `list`, `listing`, `games`, `state`, `test_servers`,
 //! `favourites`, `fresh`, `i18n`, `route`, what the contexts do on each
 //! connection event in `contexts::lobby_events` and
 //! `contexts::test_server_flow`, and in `services::connection` the decoder,
@@ -18,6 +18,7 @@ pub mod fresh;
 pub mod games;
 pub mod i18n;
 pub mod keyed_rows;
+pub mod list;
 pub mod listing;
 pub mod pages;
 pub mod query;

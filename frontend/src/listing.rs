@@ -1,19 +1,18 @@
-//! The server list as the page shows it: rows with stable keys, filtering,
-//! sorting, paging, the summary line and the labels of each cell. Plain
-//! functions over plain data, tested natively.
+//! The lobby's own servers as the page shows them: rows with stable keys
+//! built from the master's entries, what the shared list code
+//! ([`crate::list`]) asks of a row, and the labels of the lobby's cells.
+//! Plain functions over plain data, tested natively.
 
 use std::{cmp::Ordering, collections::HashMap, rc::Rc};
 
 use protocol::{GameplayMode, ServerEntry};
 
 use crate::{
-    favourites::{arrange, server_key, Arranged, Marks},
-    i18n::{count, t, tf, K},
+    favourites::{server_key, Marks},
+    i18n::{t, tf, K},
+    list::{self, ListRow},
     query::{ListQuery, SortKey},
 };
-
-/// Rows per page; a page stays cheap to render whatever the list's size.
-pub const PAGE_SIZE: usize = 100;
 
 /// One listed server plus what the view needs precomputed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,122 +135,71 @@ pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> 
         .collect()
 }
 
-/// Free slots; negative when players are queued.
-pub fn free_slots(e: &ServerEntry) -> i64 {
-    i64::from(e.stats.players.max) - i64::from(e.stats.players.current)
-}
+impl ListRow for Row {
+    const COUNTED: K = K::OpenCount;
 
-/// Whether a row passes the query's search and filters.
-pub fn matches(row: &Row, q: &ListQuery, search_lc: &str) -> bool {
-    let s = &row.entry.stats;
-    if q.open_only && !s.is_lobby_open {
-        return false;
+    fn key(&self) -> &Rc<str> {
+        &self.key
     }
-    if q.hide_full && s.players.current >= u32::from(s.players.max) {
-        return false;
-    }
-    if q.hide_empty && s.players.current == 0 {
-        return false;
-    }
-    if q.mode.is_some_and(|m| m != s.gameplay_mode) {
-        return false;
-    }
-    search_lc.is_empty()
-        || row.name_lc.contains(search_lc)
-        || row
-            .addr_lc
-            .as_deref()
-            .is_some_and(|a| a.contains(search_lc))
-}
 
-fn compare(a: &Row, b: &Row, key: SortKey) -> Ordering {
-    let (sa, sb) = (&a.entry.stats, &b.entry.stats);
-    match key {
-        // Other games' columns: by name.
-        SortKey::Name | SortKey::Game | SortKey::Map | SortKey::Ping => Ordering::Equal,
-        SortKey::Players => sa.players.current.cmp(&sb.players.current),
-        SortKey::Free => free_slots(&a.entry).cmp(&free_slots(&b.entry)),
-        // Ascending puts open lobbies first.
-        SortKey::Lobby => sb.is_lobby_open.cmp(&sa.is_lobby_open),
-        SortKey::Mode => sa.gameplay_mode.cmp(&sb.gameplay_mode),
+    fn title(&self) -> &str {
+        &self.entry.name
     }
-}
 
-/// The key of a lobby server for favourites and hiding: its address and
-/// port (so a renamed server is still found), else its name.
-pub fn mark_key(e: &ServerEntry) -> String {
-    server_key(LOBBY_SOURCE, address_label(e).as_deref(), &e.name)
+    fn name_lc(&self) -> &str {
+        &self.name_lc
+    }
+
+    fn search_lc(&self) -> Option<&str> {
+        self.addr_lc.as_deref()
+    }
+
+    fn players(&self) -> (u32, Option<u32>) {
+        let p = self.entry.stats.players;
+        (p.current, Some(u32::from(p.max)))
+    }
+
+    fn online(&self) -> bool {
+        true
+    }
+
+    fn counted(&self) -> bool {
+        self.entry.stats.is_lobby_open
+    }
+
+    /// Its address and port (so a renamed server is still found), else its
+    /// name.
+    fn mark_key(&self, source: &str) -> String {
+        server_key(
+            source,
+            address_label(&self.entry).as_deref(),
+            &self.entry.name,
+        )
+    }
+
+    fn own_filters(&self, q: &ListQuery) -> bool {
+        let s = &self.entry.stats;
+        (s.is_lobby_open || !q.open_only) && q.mode.is_none_or(|m| m == s.gameplay_mode)
+    }
+
+    fn compare_own(&self, other: &Self, key: SortKey) -> Ordering {
+        let (sa, sb) = (&self.entry.stats, &other.entry.stats);
+        match key {
+            // Ascending puts open lobbies first.
+            SortKey::Lobby => sb.is_lobby_open.cmp(&sa.is_lobby_open),
+            SortKey::Mode => sa.gameplay_mode.cmp(&sb.gameplay_mode),
+            _ => Ordering::Equal,
+        }
+    }
 }
 
 /// The `source` part of the lobby's own servers' mark keys.
 pub const LOBBY_SOURCE: &str = "lobby";
 
-/// The servers to show, filtered and sorted, favourites pinned first and
-/// never filtered out, hidden ones left out (see [`arrange`]). Ties are
-/// broken by name (always A→Z) and then by key, so the order is total and
-/// rows do not jump between updates.
-pub fn arrange_rows(rows: &[Row], q: &ListQuery, marks: &Marks) -> Arranged {
-    let search_lc = q.search.trim().to_lowercase();
-    arrange(
-        rows.len(),
-        marks,
-        q.favourites_only,
-        &|i| mark_key(&rows[i].entry),
-        &|i| rows[i].entry.name.clone(),
-        &|i| matches(&rows[i], q, &search_lc),
-        &|i, j| {
-            let (a, b) = (&rows[i], &rows[j]);
-            q.order(compare(a, b, q.sort), || {
-                a.name_lc.cmp(&b.name_lc).then_with(|| a.key.cmp(&b.key))
-            })
-        },
-    )
-}
-
-/// Indices into `rows` of the servers to show without any marks.
-pub fn visible(rows: &[Row], q: &ListQuery) -> Vec<usize> {
-    arrange_rows(rows, q, &Marks::default()).idx
-}
-
-/// Number of pages for `count` rows (at least one).
-pub fn page_count(count: usize) -> usize {
-    count.div_ceil(PAGE_SIZE).max(1)
-}
-
-/// The slice of `visible` on `page`, clamping a page past the end.
-pub fn page_slice(visible: &[usize], page: usize) -> (usize, &[usize]) {
-    let page = page.min(page_count(visible.len()) - 1);
-    let start = page * PAGE_SIZE;
-    let end = (start + PAGE_SIZE).min(visible.len());
-    (page, &visible[start.min(end)..end])
-}
-
-/// Totals for the summary line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Summary {
-    pub servers: usize,
-    pub players: u64,
-    pub open: usize,
-}
-
-pub fn summarize(rows: &[Row]) -> Summary {
-    rows.iter().fold(Summary::default(), |mut s, r| {
-        s.servers += 1;
-        s.players += u64::from(r.entry.stats.players.current);
-        s.open += usize::from(r.entry.stats.is_lobby_open);
-        s
-    })
-}
-
-/// "N servers · M players · K open" (the filters' effect is said beside
-/// it, see `browser_chrome::filter_note`).
-pub fn summary_text(s: Summary) -> String {
-    format!(
-        "{} · {} · {}",
-        count(s.servers as u64, K::ServerOne, K::ServerMany),
-        count(s.players, K::PlayerOne, K::PlayerMany),
-        tf(K::OpenCount, &[&s.open])
-    )
+/// The lobby's servers to show, filtered and sorted, favourites pinned
+/// first (see [`list::arrange_rows`]).
+pub fn arrange_rows(rows: &[Row], q: &ListQuery, marks: &Marks) -> list::Arranged {
+    list::arrange_rows(rows, q, marks, LOBBY_SOURCE)
 }
 
 /// The players cell: `2/4`, `4/4 full`, `4/4 +3 queued`.
@@ -274,12 +222,7 @@ pub fn mode_label(mode: GameplayMode) -> &'static str {
 
 /// `host:port`, with IPv6 addresses in brackets; `None` when hidden.
 pub fn address_label(e: &ServerEntry) -> Option<String> {
-    let addr = e.address.as_deref()?;
-    Some(match e.port {
-        Some(p) if addr.contains(':') => format!("[{addr}]:{p}"),
-        Some(p) => format!("{addr}:{p}"),
-        None => addr.to_owned(),
-    })
+    list::address_label(e.address.as_deref(), e.port)
 }
 
 /// How long ago `at_ms` was: "just now", "7 s ago", "16 min ago",
@@ -305,6 +248,7 @@ pub(crate) mod tests {
     use protocol::{Players, Stats};
 
     use super::*;
+    use crate::list::{summarize, summary_text, visible, Summary};
 
     pub(crate) fn entry(name: &str, cur: u32, max: u8, open: bool, mode: u64) -> ServerEntry {
         ServerEntry {
@@ -495,7 +439,12 @@ pub(crate) mod tests {
     fn favourites_pinned_in_every_sort_and_hidden_left_out() {
         let rows = sample();
         let mut m = Marks::default();
-        let key = |name: &str| mark_key(&rows.iter().find(|r| r.entry.name == name).unwrap().entry);
+        let key = |name: &str| {
+            rows.iter()
+                .find(|r| r.entry.name == name)
+                .unwrap()
+                .mark_key(LOBBY_SOURCE)
+        };
         m.apply(crate::favourites::MarkAction::ToggleFavourite {
             key: key("charlie"),
             name: "charlie".into(),
@@ -537,18 +486,6 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn paging() {
-        let idx: Vec<usize> = (0..250).collect();
-        assert_eq!(page_count(0), 1);
-        assert_eq!(page_count(250), 3);
-        assert_eq!(page_slice(&idx, 0).1.len(), 100);
-        let (p, last) = page_slice(&idx, 2);
-        assert_eq!((p, last.len(), last[0]), (2, 50, 200));
-        assert_eq!(page_slice(&idx, 99).0, 2);
-        assert_eq!(page_slice(&[], 3), (0, &[][..]));
-    }
-
-    #[test]
     fn labels() {
         assert_eq!(players_label(2, 4), "2/4");
         assert_eq!(players_label(4, 4), "4/4 full");
@@ -560,15 +497,15 @@ pub(crate) mod tests {
             Summary {
                 servers: 5,
                 players: 29,
-                open: 3
+                counted: 3
             }
         );
-        assert_eq!(summary_text(s), "5 servers · 29 players · 3 open");
+        assert_eq!(summary_text::<Row>(s), "5 servers · 29 players · 3 open");
         assert_eq!(
-            summary_text(Summary {
+            summary_text::<Row>(Summary {
                 servers: 1,
                 players: 1,
-                open: 0
+                counted: 0
             }),
             "1 server · 1 player · 0 open"
         );

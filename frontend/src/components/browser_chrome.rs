@@ -8,8 +8,9 @@ use protocol::bridge::MasterState;
 
 use crate::{
     components::{empty_state::EmptyState, updated_ago::UpdatedAgo},
-    favourites::{Arranged, MarkAction, MarksState},
+    favourites::{MarkAction, MarksState},
     i18n::{t, tf, K},
+    list::Arranged,
     query::{ListQuery, SortKey},
     state::{Conn, State},
 };

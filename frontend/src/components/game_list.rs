@@ -15,15 +15,14 @@ use crate::{
         filters::Filters,
         game_detail::GameDetail,
         game_table::GameTable,
+        list_table::{use_favourites_seen, TableView},
         pager::Pager,
-        server_table::MarkFlags,
     },
     contexts::lobby::use_lobby,
     contexts::marks::use_marks,
-    favourites::{Favourite, MarkAction},
     games,
     i18n::{t, tf, K},
-    listing::{page_count, page_slice},
+    list::{self, summarize, summary_text},
     query::ListQuery,
 };
 
@@ -74,24 +73,16 @@ pub fn GameList(props: &GameListProps) -> Html {
         use_memo(
             (state.games_version, filter_key, marks.marks.version),
             move |(_, q, _)| {
-                games::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default())
+                list::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default())
             },
         )
     };
-    {
-        let dispatcher = marks.dispatcher();
-        let present = arranged.present.clone();
-        let at = state.games_at_ms;
-        use_effect_with((state.games_version, marks.marks.version), move |_| {
-            if let (Some(at_ms), false) = (at, present.is_empty()) {
-                dispatcher.dispatch(MarkAction::Seen {
-                    pairs: present,
-                    at_ms,
-                });
-            }
-        });
-    }
-    let all = &arranged.idx;
+    use_favourites_seen(
+        (state.games_version, marks.marks.version),
+        arranged.present.clone(),
+        state.games_at_ms,
+        marks.dispatcher(),
+    );
 
     let back_to_lobby = {
         let next = q.with_source(None);
@@ -115,7 +106,7 @@ pub fn GameList(props: &GameListProps) -> Html {
 
     let stale = disconnected(state).then_some(t(K::StaleGames));
     let meta = list_meta(
-        games::summary_text(&rows),
+        summary_text::<games::GameRow>(summarize(&rows)),
         filter_note(
             &arranged,
             ViewCallbacks::new(&q, &set).clear_filters,
@@ -159,19 +150,6 @@ pub fn GameList(props: &GameListProps) -> Html {
         return html! { <>{ meta }{ source_error }{ source_note }{ body }</> };
     }
 
-    let (page, slice) = page_slice(all, q.page);
-    let offline: Rc<Vec<Favourite>> = Rc::new(if page == 0 {
-        marks
-            .marks
-            .favourites_of(&id)
-            .filter(|f| !arranged.present.iter().any(|(k, _)| *k == f.key))
-            .cloned()
-            .collect()
-    } else {
-        Vec::new()
-    });
-    let shown = Rc::new(slice.to_vec());
-    let pages = page_count(all.len());
     let ViewCallbacks {
         on_sort,
         on_page,
@@ -185,12 +163,17 @@ pub fn GameList(props: &GameListProps) -> Html {
             scroll_to_top();
         })
     };
-    let body = if !all.is_empty() || !offline.is_empty() {
-        html! {
-            <GameTable rows={rows.clone()} {shown} query={q.clone()} {on_sort} {on_open}
-                pinned={if page == 0 { arranged.pinned } else { 0 }} marks={MarkFlags::of(&arranged)}
-                {offline} dispatcher={marks.dispatcher()} />
-        }
+    let view = TableView::new(
+        &arranged,
+        &q,
+        on_sort,
+        &marks.marks,
+        marks.dispatcher(),
+        (&id, true),
+    );
+    let (page, pages) = (view.page, view.pages);
+    let body = if !view.is_empty() {
+        html! { <GameTable rows={rows.clone()} {view} {on_open} /> }
     } else if rows.is_empty() {
         html! {
             <EmptyState title={t(K::NoServersListed)}

@@ -6,69 +6,42 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        copy_address::CopyAddress, server_row::offline_favourite, server_table::MarkFlags,
-        sort_heading::sort_heading, star::marks_buttons,
+        copy_address::CopyAddress,
+        list_table::{list_table, RowMarks, TableParts, TableView},
     },
-    favourites::{Favourite, MarksState},
-    games::{address_label, mark_key, ping_label, players_label, GameRow},
+    favourites::MarksState,
+    games::{address_label, ping_label, players_label, GameRow},
     i18n::{t, tf, K},
-    query::{ListQuery, SortKey},
+    list::ListRow,
+    query::SortKey,
 };
 
 /// Props of [`GameTable`].
 #[derive(Properties, PartialEq)]
 pub struct GameTableProps {
     pub rows: Rc<Vec<GameRow>>,
-    /// Indices into `rows` to show, in order.
-    pub shown: Rc<Vec<usize>>,
-    pub query: ListQuery,
-    pub on_sort: Callback<SortKey>,
+    pub view: TableView,
     /// Opens a server's details (its key).
     pub on_open: Callback<Rc<str>>,
-    /// Favourites at the start of `shown`.
-    #[prop_or_default]
-    pub pinned: usize,
-    #[prop_or_default]
-    pub marks: MarkFlags,
-    /// Favourites of this source not in its list, after the pinned ones.
-    #[prop_or_default]
-    pub offline: Rc<Vec<Favourite>>,
-    #[prop_or_default]
-    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
 }
 
 #[component]
 pub fn GameTable(props: &GameTableProps) -> Html {
-    let q = &props.query;
-    let source = q.source.clone().unwrap_or_default();
-    let pinned = props.pinned.min(props.shown.len());
-    let row = |&i: &usize| {
+    let view = &props.view;
+    let source = view.query.source.clone().unwrap_or_default();
+    let parts = TableParts {
+        class: Some("games"),
+        caption: t(K::TableCaptionGames),
+        columns: &SortKey::GAMES,
+    };
+    list_table(parts, view, &|i, marks| {
         let row = props.rows.get(i)?;
         Some(html! {
             <GameTableRow key={row.key.clone()} row={row.clone()} on_open={props.on_open.clone()}
-                mark_key={mark_key(&source, row)}
-                favourite={props.shown[..pinned].contains(&i)}
-                unmatched={props.marks.unmatched.contains(&i)}
-                hidden={props.marks.hidden.contains(&i)}
-                dispatcher={props.dispatcher.clone()} />
+                mark_key={row.mark_key(&source)} {marks}
+                dispatcher={view.dispatcher.clone()} />
         })
-    };
-    html! {
-        <table class="servers games">
-            <caption class="visually-hidden">{ t(K::TableCaptionGames) }</caption>
-            <thead>
-                <tr>
-                    { for SortKey::GAMES.into_iter().map(|column| sort_heading(column, q, &props.on_sort)) }
-                    <th scope="col" class="c-addr">{ t(K::Address) }</th>
-                </tr>
-            </thead>
-            <tbody>
-                { for props.shown[..pinned].iter().filter_map(row) }
-                { for props.offline.iter().map(|f| offline_favourite(f, props.dispatcher.as_ref(), 5)) }
-                { for props.shown[pinned..].iter().filter_map(row) }
-            </tbody>
-        </table>
-    }
+    })
 }
 
 /// Props of [`GameTableRow`].
@@ -79,11 +52,7 @@ pub struct GameTableRowProps {
     #[prop_or_default]
     pub mark_key: String,
     #[prop_or_default]
-    pub favourite: bool,
-    #[prop_or_default]
-    pub unmatched: bool,
-    #[prop_or_default]
-    pub hidden: bool,
+    pub marks: RowMarks,
     #[prop_or_default]
     pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
 }
@@ -99,27 +68,19 @@ pub fn GameTableRow(props: &GameTableRowProps) -> Html {
         Callback::from(move |_: MouseEvent| cb.emit(key.clone()))
     };
     let full = s.max_players > 0 && s.players >= s.max_players;
-    let buttons = props.dispatcher.as_ref().map(|d| {
-        marks_buttons(
-            d,
-            props.mark_key.clone(),
-            row.title.to_string(),
-            props.favourite,
-            props.hidden,
-        )
-    });
-    let class = classes!(
-        (!s.online).then_some("offline"),
-        props.favourite.then_some("fav"),
-        props.unmatched.then_some("unmatched"),
-        props.hidden.then_some("hidden-row"),
+    let marks = props.marks;
+    let (star, hide) = marks.buttons(
+        props.dispatcher.as_ref(),
+        || props.mark_key.clone(),
+        &row.title,
     );
+    let class = classes!((!s.online).then_some("offline"), marks.classes());
     html! {
         <tr data-testid="game-row" data-name={row.title.to_string()}
             data-online={if s.online { "true" } else { "false" }} {class}
-            data-favourite={props.favourite.then_some("true")}>
+            data-favourite={marks.favourite.then_some("true")}>
             <th scope="row" class="c-name">
-                { buttons.as_ref().map(|b| b.0.clone()) }
+                { star }
                 <button type="button" class="open-detail" dir="auto" {onclick}
                     aria-label={tf(K::DetailsOf, &[&row.title])}>{ row.title.to_string() }</button>
                 if !s.online {
@@ -128,10 +89,8 @@ pub fn GameTableRow(props: &GameTableRowProps) -> Html {
                 if s.password == Some(true) {
                     <span class="badge lock" title={t(K::NeedsPassword)}>{ t(K::Password) }</span>
                 }
-                if props.unmatched {
-                    <span class="badge unmatched-badge" data-testid="unmatched">{ t(K::NotMatching) }</span>
-                }
-                { buttons.map(|b| b.1) }
+                { marks.badge() }
+                { hide }
             </th>
             <td class="c-game" data-label={t(K::Game)} dir="auto">{ &s.game }</td>
             <td class="c-map" data-label={t(K::Map)} dir="auto">{ &s.map }</td>

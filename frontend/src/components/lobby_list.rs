@@ -12,15 +12,17 @@ use crate::{
         },
         empty_state::EmptyState,
         filters::Filters,
+        list_table::{use_favourites_seen, TableView},
         pager::Pager,
-        server_table::{MarkFlags, ServerTable},
+        server_table::ServerTable,
     },
     contexts::lobby::use_lobby,
     contexts::marks::use_marks,
-    favourites::{Favourite, MarkAction},
     fresh::Fresh,
     i18n::{t, K},
-    listing::{arrange_rows, page_count, page_slice, summarize, summary_text, LOBBY_SOURCE},
+    keyed_rows::diff,
+    list::{incremental::arrange_after, summarize, summary_text},
+    listing::{Row, LOBBY_SOURCE},
     query::ListQuery,
     services::browser,
 };
@@ -45,21 +47,37 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
     let set_query = props.on_change.clone();
 
     // Filtering and sorting only when the list or the view changes, not
-    // when the page does.
+    // when the page does; after a delta, only the rows it changed move.
     let filter_key = ListQuery {
         page: 0,
         ..query.clone()
     };
     let marks = use_marks();
-    let arranged = use_memo(
-        (state.version, filter_key, marks.marks.version),
-        |(_, q, _)| arrange_rows(&state.rows, q, &marks.marks),
+    let last = use_mut_ref(|| None);
+    let arranged = arrange_after(
+        &mut last.borrow_mut(),
+        &state.rows,
+        &filter_key,
+        &marks.marks,
+        LOBBY_SOURCE,
+        &diff,
     );
-    let all = &arranged.idx;
     let summary = use_memo(state.version, |_| summarize(&state.rows));
-    let (page, slice) = page_slice(all, query.page);
-    let shown = Rc::new(slice.to_vec());
-    let pages = page_count(all.len());
+    let ViewCallbacks {
+        on_sort,
+        on_page,
+        clear_filters,
+    } = ViewCallbacks::new(&query, &set_query);
+    let has_list = state.received_at_ms.is_some();
+    // Favourites not in the list: greyed on the first page until removed.
+    let view = TableView::new(
+        &arranged,
+        &query,
+        on_sort,
+        &marks.marks,
+        marks.dispatcher(),
+        (LOBBY_SOURCE, has_list),
+    );
     // Rows new since the page opened ("new" for a few seconds).
     let fresh = use_mut_ref(Fresh::default);
     fresh.borrow_mut().observe(
@@ -70,42 +88,21 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
             .iter()
             .map(|r| (&r.key, r.changed_in == state.version)),
     );
-    // Favourites in this list: refresh their "last seen" and name.
-    {
-        let dispatcher = marks.dispatcher();
-        let present = arranged.present.clone();
-        let at = state.received_at_ms;
-        use_effect_with((state.version, marks.marks.version), move |_| {
-            if let (Some(at_ms), false) = (at, present.is_empty()) {
-                dispatcher.dispatch(MarkAction::Seen {
-                    pairs: present,
-                    at_ms,
-                });
-            }
-        });
-    }
+    use_favourites_seen(
+        (state.version, marks.marks.version),
+        arranged.present.clone(),
+        state.received_at_ms,
+        marks.dispatcher(),
+    );
     let now = browser::now_ms();
     let new_keys: Rc<Vec<Rc<str>>> = Rc::new(
-        shown
+        view.shown
             .iter()
             .filter_map(|&i| state.rows.get(i))
             .filter(|r| fresh.borrow().is_new(&r.key, now))
             .map(|r| r.key.clone())
             .collect(),
     );
-    // Favourites not in the list: greyed on the first page until removed.
-    let offline: Rc<Vec<Favourite>> = Rc::new(if page == 0 && state.received_at_ms.is_some() {
-        let present = &arranged.present;
-        marks
-            .marks
-            .favourites_of(LOBBY_SOURCE)
-            .filter(|f| !present.iter().any(|(k, _)| *k == f.key))
-            .cloned()
-            .collect()
-    } else {
-        Vec::new()
-    });
-
     {
         let timing = browser::RenderTiming {
             list_size: state.rows.len(),
@@ -120,26 +117,16 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
         });
     }
 
-    let ViewCallbacks {
-        on_sort,
-        on_page,
-        clear_filters,
-    } = ViewCallbacks::new(&query, &set_query);
-
-    let has_list = state.received_at_ms.is_some();
     let note = filter_note(
         &arranged,
         clear_filters.clone(),
         &marks.dispatcher(),
         marks.marks.show_hidden,
     );
-    let body = if !all.is_empty() || !offline.is_empty() {
+    let (page, pages) = (view.page, view.pages);
+    let body = if !view.is_empty() {
         html! {
-            <ServerTable rows={state.rows.clone()} shown={shown} query={query.clone()}
-                version={state.version} on_sort={on_sort}
-                pinned={if page == 0 { arranged.pinned } else { 0 }}
-                marks={MarkFlags::of(&arranged)} offline={offline} new_keys={new_keys}
-                dispatcher={marks.dispatcher()} />
+            <ServerTable rows={state.rows.clone()} {view} version={state.version} {new_keys} />
         }
     } else if !has_list {
         empty_before_list(state.conn)
@@ -157,7 +144,7 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
                 <Filters query={query.clone()} on_change={set_query.clone()} />
             }
             { list_meta(
-                if has_list { summary_text(*summary) } else { String::new() },
+                if has_list { summary_text::<Row>(*summary) } else { String::new() },
                 if has_list { note } else { html! {} },
                 state.received_at_ms,
                 has_list.then(|| stale_text(state)).flatten(),

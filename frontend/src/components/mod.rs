@@ -10,6 +10,7 @@ pub mod game_detail;
 pub mod game_list;
 pub mod game_table;
 pub mod header;
+pub mod list_table;
 pub mod lobby_list;
 pub mod pager;
 pub mod server_browser;

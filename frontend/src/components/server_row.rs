@@ -4,12 +4,11 @@
 use yew::prelude::*;
 
 use crate::{
-    components::{copy_address::CopyAddress, star::marks_buttons},
+    components::{copy_address::CopyAddress, list_table::RowMarks},
     favourites::{Favourite, MarkAction, MarksState},
     i18n::{t, tf, K},
-    listing::{
-        address_label, ago, free_slots, lobby_label, mark_key, mode_label, players_label, Row,
-    },
+    list::{free_slots, ListRow},
+    listing::{address_label, ago, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE},
     services::browser,
 };
 
@@ -22,13 +21,7 @@ pub struct ServerRowProps {
     /// (alternating so back-to-back changes restart the animation).
     pub flash: Option<&'static str>,
     #[prop_or_default]
-    pub favourite: bool,
-    /// A favourite the filters would hide.
-    #[prop_or_default]
-    pub unmatched: bool,
-    /// Hidden, shown because "show" is on.
-    #[prop_or_default]
-    pub hidden: bool,
+    pub marks: RowMarks,
     /// Appeared a moment ago.
     #[prop_or_default]
     pub new: bool,
@@ -43,41 +36,31 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
     let p = e.stats.players;
     let queued = p.current > u32::from(p.max);
     let full = p.current >= u32::from(p.max);
-    let buttons = props.dispatcher.as_ref().map(|d| {
-        marks_buttons(
-            d,
-            mark_key(e),
-            e.name.clone(),
-            props.favourite,
-            props.hidden,
-        )
-    });
-    let class = classes!(
-        props.flash,
-        props.favourite.then_some("fav"),
-        props.unmatched.then_some("unmatched"),
-        props.hidden.then_some("hidden-row"),
+    let marks = props.marks;
+    let (star, hide) = marks.buttons(
+        props.dispatcher.as_ref(),
+        || props.row.mark_key(LOBBY_SOURCE),
+        &e.name,
     );
+    let class = classes!(props.flash, marks.classes());
     html! {
         <tr data-testid="server-row" data-name={e.name.clone()} {class}
-            data-favourite={props.favourite.then_some("true")}>
+            data-favourite={marks.favourite.then_some("true")}>
             <th scope="row" class="c-name">
-                { buttons.as_ref().map(|b| b.0.clone()) }
+                { star }
                 <span dir="auto">{ &e.name }</span>
                 if props.new {
                     <span class="badge new" data-testid="new">{ t(K::New) }</span>
                 }
-                if props.unmatched {
-                    <span class="badge unmatched-badge" data-testid="unmatched">{ t(K::NotMatching) }</span>
-                }
-                { buttons.map(|b| b.1) }
+                { marks.badge() }
+                { hide }
             </th>
             <td class="c-players" data-label={t(K::Players)}>
                 <span class={classes!("players", full.then_some("full"), queued.then_some("queued"))}>
                     { players_label(p.current, p.max) }
                 </span>
             </td>
-            <td class="c-free num" data-label={t(K::Free)}>{ free_slots(e).max(0) }</td>
+            <td class="c-free num" data-label={t(K::Free)}>{ free_slots(&props.row).max(0) }</td>
             <td class="c-lobby" data-label={t(K::Lobby)}>
                 <span class={classes!("badge", if e.stats.is_lobby_open { "open" } else { "ingame" })}>
                     { lobby_label(e.stats.is_lobby_open) }

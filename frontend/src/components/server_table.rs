@@ -7,108 +7,55 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        server_row::{offline_favourite, ServerRow},
-        sort_heading::sort_heading,
+        list_table::{list_table, TableParts, TableView},
+        server_row::ServerRow,
     },
-    favourites::{Arranged, Favourite, MarksState},
     i18n::{t, K},
     listing::Row,
-    query::{ListQuery, SortKey},
+    query::SortKey,
 };
-
-/// Row indices the arrangement marks: favourites not matching the filters
-/// and hidden rows shown on request (both short lists).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct MarkFlags {
-    pub unmatched: Rc<Vec<usize>>,
-    pub hidden: Rc<Vec<usize>>,
-}
-
-impl MarkFlags {
-    pub fn of(a: &Arranged) -> Self {
-        MarkFlags {
-            unmatched: Rc::new(a.unmatched.clone()),
-            hidden: Rc::new(a.hidden_shown.clone()),
-        }
-    }
-}
 
 /// Props of [`ServerTable`]. Compared by hand: the derived comparison would
 /// walk all of `rows` (thousands of entries) whenever the list is replaced.
 #[derive(Properties)]
 pub struct ServerTableProps {
     pub rows: Rc<Vec<Row>>,
-    /// Indices into `rows` to show, in order.
-    pub shown: Rc<Vec<usize>>,
-    pub query: ListQuery,
+    pub view: TableView,
     /// The list version, to tell which rows flash.
     pub version: u32,
-    pub on_sort: Callback<SortKey>,
-    /// Favourites at the start of `shown`.
-    #[prop_or_default]
-    pub pinned: usize,
-    #[prop_or_default]
-    pub marks: MarkFlags,
-    /// Favourites not in the list, shown after the pinned ones.
-    #[prop_or_default]
-    pub offline: Rc<Vec<Favourite>>,
     /// Keys of rows that appeared a moment ago.
     #[prop_or_default]
     pub new_keys: Rc<Vec<Rc<str>>>,
-    #[prop_or_default]
-    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
 }
 
 impl PartialEq for ServerTableProps {
     fn eq(&self, other: &Self) -> bool {
         self.version == other.version
             && Rc::ptr_eq(&self.rows, &other.rows)
-            && self.shown == other.shown
-            && self.query == other.query
-            && self.on_sort == other.on_sort
-            && self.pinned == other.pinned
-            && self.marks == other.marks
-            && self.offline == other.offline
+            && self.view == other.view
             && self.new_keys == other.new_keys
-            && self.dispatcher == other.dispatcher
     }
 }
 
 #[component]
 pub fn ServerTable(props: &ServerTableProps) -> Html {
-    let q = &props.query;
     let flash = if props.version.is_multiple_of(2) {
         "flash-a"
     } else {
         "flash-b"
     };
-    let pinned = props.pinned.min(props.shown.len());
-    let row = |&i: &usize| {
+    let parts = TableParts {
+        class: None,
+        caption: t(K::TableCaption),
+        columns: &SortKey::LOBBY,
+    };
+    list_table(parts, &props.view, &|i, marks| {
         let row = props.rows.get(i)?;
         let f = (row.changed_in != 0 && row.changed_in == props.version).then_some(flash);
         Some(html! {
-            <ServerRow key={row.key.clone()} row={row.clone()} flash={f}
-                favourite={props.shown[..pinned].contains(&i)}
-                unmatched={props.marks.unmatched.contains(&i)}
-                hidden={props.marks.hidden.contains(&i)}
+            <ServerRow key={row.key.clone()} row={row.clone()} flash={f} {marks}
                 new={props.new_keys.contains(&row.key)}
-                dispatcher={props.dispatcher.clone()} />
+                dispatcher={props.view.dispatcher.clone()} />
         })
-    };
-    html! {
-        <table class="servers">
-            <caption class="visually-hidden">{ t(K::TableCaption) }</caption>
-            <thead>
-                <tr>
-                    { for SortKey::LOBBY.into_iter().map(|column| sort_heading(column, q, &props.on_sort)) }
-                    <th scope="col" class="c-addr">{ t(K::Address) }</th>
-                </tr>
-            </thead>
-            <tbody>
-                { for props.shown[..pinned].iter().filter_map(row) }
-                { for props.offline.iter().map(|f| offline_favourite(f, props.dispatcher.as_ref(), 5)) }
-                { for props.shown[pinned..].iter().filter_map(row) }
-            </tbody>
-        </table>
-    }
+    })
 }
