@@ -2,6 +2,12 @@
 //! outside views of them the benchmark needs: readiness lines, `/metrics`,
 //! resident memory from `/proc`, and CPU pinning with `taskset`.
 
+mod http;
+mod system;
+
+pub use http::{bridge_metric, http_get, http_request, metric, HttpAnswer};
+pub use system::{affinity, cpu_time, load_average, pin, rss_kib, taskset_available};
+
 use std::{
     net::SocketAddr,
     path::{Path, PathBuf},
@@ -10,8 +16,7 @@ use std::{
 };
 
 use tokio::{
-    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
-    net::TcpStream,
+    io::{AsyncBufReadExt, BufReader},
     process::{Child, Command},
 };
 
@@ -70,16 +75,6 @@ impl Proc {
             let _ = self.child.kill().await;
         }
     }
-}
-
-/// `VmRSS` of any process in KiB.
-pub fn rss_kib(pid: u32) -> Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| Error::Unexpected(format!("no VmRSS for pid {pid}")))
 }
 
 /// Options of one benchmark bridge.
@@ -240,177 +235,4 @@ async fn spawn_ready(
     // Keep reading stdout so the child never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok((Proc { name, pid, child }, line))
-}
-
-/// Whether `taskset` (util-linux) can be run.
-pub fn taskset_available() -> bool {
-    std::process::Command::new("taskset")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// The CPU list a process may run on (`taskset -cp PID`).
-pub fn affinity(pid: u32) -> Result<String> {
-    let out = std::process::Command::new("taskset")
-        .args(["-cp", &pid.to_string()])
-        .output()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.rsplit(": ")
-        .next()
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty() && out.status.success())
-        .ok_or_else(|| Error::Unexpected(format!("taskset -cp {pid}: {text}")))
-}
-
-/// Moves every thread of `pid` to `cpus` (`taskset -a -cp CPUS PID`).
-pub fn pin(pid: u32, cpus: &str) -> Result<()> {
-    let out = std::process::Command::new("taskset")
-        .args(["-a", "-cp", cpus, &pid.to_string()])
-        .output()?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(Error::Unexpected(format!(
-            "taskset -a -cp {cpus} {pid}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
-    }
-}
-
-/// A plain HTTP/1.1 GET on loopback (`Connection: close`; the body is
-/// read by `Content-Length`, since Chromium's DevTools server keeps the
-/// connection open); the body of a 200 answer.
-pub async fn http_get(addr: SocketAddr, path: &str) -> Result<String> {
-    let answer = http_request(addr, path, &[]).await?;
-    Ok(String::from_utf8_lossy(&answer.body).into_owned())
-}
-
-/// A 200 answer to [`http_request`]: its header block and its body as it
-/// came over the wire (still compressed if it was).
-#[derive(Debug)]
-pub struct HttpAnswer {
-    /// Status line and headers, lower-cased.
-    pub head: String,
-    /// The body's bytes.
-    pub body: Vec<u8>,
-}
-
-impl HttpAnswer {
-    /// A header's value (`name` lower-case).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.head.lines().find_map(|l| {
-            l.strip_prefix(name)
-                .and_then(|r| r.strip_prefix(':'))
-                .map(str::trim)
-        })
-    }
-}
-
-/// A GET with extra request headers (`Accept-Encoding`, say); fails unless
-/// the answer is 200.
-pub async fn http_request(
-    addr: SocketAddr,
-    path: &str,
-    headers: &[(&str, &str)],
-) -> Result<HttpAnswer> {
-    within(Duration::from_secs(10), format!("GET {path}"), async {
-        let mut conn = TcpStream::connect(addr).await?;
-        let extra: String = headers
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}\r\n"))
-            .collect();
-        conn.write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n")
-                .as_bytes(),
-        )
-        .await?;
-        let mut raw = Vec::new();
-        let mut buf = [0u8; 64 * 1024];
-        // (body start, Content-Length) once the head is complete.
-        let mut body_at: Option<(usize, Option<usize>)> = None;
-        loop {
-            if body_at.is_none() {
-                if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-                    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
-                    let len = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse::<usize>().ok());
-                    body_at = Some((end + 4, len));
-                }
-            }
-            if let Some((start, Some(len))) = body_at {
-                if raw.len() >= start + len {
-                    break;
-                }
-            }
-            let n = conn.read(&mut buf).await?;
-            if n == 0 {
-                break;
-            }
-            raw.extend_from_slice(&buf[..n]);
-        }
-        let Some((start, len)) = body_at else {
-            return Err(Error::Unexpected(format!("GET {path}: no HTTP answer")));
-        };
-        let head = String::from_utf8_lossy(&raw[..start]).to_ascii_lowercase();
-        if !head.starts_with("http/1.1 200") && !head.starts_with("http/1.0 200") {
-            return Err(Error::Unexpected(format!(
-                "GET {path}: {}",
-                head.lines().next().unwrap_or_default()
-            )));
-        }
-        let end = len.map_or(raw.len(), |l| (start + l).min(raw.len()));
-        Ok(HttpAnswer {
-            head,
-            body: raw[start..end].to_vec(),
-        })
-    })
-    .await
-}
-
-/// CPU time (user + system) a process has used so far, from
-/// `/proc/PID/stat`.
-pub fn cpu_time(pid: u32) -> Result<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The command name (field 2) may hold spaces: count from its ")".
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    // After ")": state is field 3, so utime (14) and stime (15) are 11 and 12.
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
-    let (Some(user), Some(sys)) = (ticks(11), ticks(12)) else {
-        return Err(Error::Unexpected(format!("unreadable /proc/{pid}/stat")));
-    };
-    // SAFETY: sysconf has no memory effects.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let hz = u64::try_from(hz).ok().filter(|h| *h > 0).unwrap_or(100);
-    Ok(Duration::from_micros((user + sys) * 1_000_000 / hz))
-}
-
-/// The 1-minute load average (`/proc/loadavg`), to say how busy the shared
-/// machine was.
-pub fn load_average() -> Option<String> {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
-}
-
-/// One sample of a Prometheus text exposition, by its name with labels
-/// (`bridge_connections{role="viewer"}`).
-pub fn metric(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.rsplit_once(' ').filter(|(k, _)| *k == name))
-        .and_then(|(_, v)| v.parse().ok())
-}
-
-/// Reads one sample from the bridge's `/metrics`.
-pub async fn bridge_metric(bridge: SocketAddr, name: &str) -> Result<f64> {
-    let text = http_get(bridge, "/metrics").await?;
-    metric(&text, name).ok_or_else(|| Error::Unexpected(format!("no {name} in /metrics")))
 }
