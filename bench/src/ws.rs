@@ -12,13 +12,13 @@ use std::{
     time::Duration,
 };
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::TcpStream,
 };
 use tokio_tungstenite::{
-    tungstenite::{protocol::WebSocketConfig, Message, Utf8Bytes},
+    tungstenite::{self, protocol::WebSocketConfig, Message, Utf8Bytes},
     MaybeTlsStream, WebSocketStream,
 };
 
@@ -59,14 +59,21 @@ async fn connect_with(url: &str, read_buffer: usize) -> Result<Ws> {
     Ok(ws)
 }
 
-/// Sends one text message.
-pub async fn send(ws: &mut Ws, text: &str) -> Result<()> {
+/// Sends one text message, on a whole socket or its sending half.
+pub async fn send<S>(ws: &mut S, text: &str) -> Result<()>
+where
+    S: Sink<Message, Error = tungstenite::Error> + Unpin,
+{
     ws.send(Message::text(text)).await?;
     Ok(())
 }
 
-/// The next text message (pings are answered by tungstenite itself).
-pub async fn next_text(ws: &mut Ws) -> Result<Utf8Bytes> {
+/// The next text message (pings are answered by tungstenite itself), on a
+/// [`Ws`] or a [`CountedWs`].
+pub async fn next_text<S>(ws: &mut S) -> Result<Utf8Bytes>
+where
+    S: Stream<Item = std::result::Result<Message, tungstenite::Error>> + Unpin,
+{
     loop {
         match ws.next().await {
             Some(Ok(Message::Text(t))) => return Ok(t),

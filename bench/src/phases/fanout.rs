@@ -2,158 +2,34 @@
 //! servers, one server changes its stats; how long until every viewer has
 //! the new list, and how many queries the bridge sent the master meanwhile.
 
-use std::{
-    sync::{
-        atomic::{AtomicUsize, Ordering::Relaxed},
-        Arc,
-    },
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
-use futures_util::{stream::SplitSink, SinkExt, StreamExt};
-use hdrhistogram::Histogram;
-use tokio::{
-    sync::{mpsc, watch, Semaphore},
-    task::JoinHandle,
-};
+use futures_util::{stream::SplitSink, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_util::sync::CancellationToken;
 
 use crate::{
     direct::{self, REPLY_PREFIX},
-    error::{within, Error, Result},
-    phases::Env,
+    error::{Error, Result},
+    phases::{
+        crowd::{Crowd, Member, Rounds},
+        Env,
+    },
     procs::{self, BridgeOptions},
-    report::{count, histogram, ms, q, record, times, Row, Verdict},
+    report::{count, ms, q, times, Row, Verdict},
     ws,
 };
 
-/// One change the viewers wait for: the text that marks it in the list.
-#[derive(Debug, Clone)]
-struct Round {
-    id: u64,
-    marker: Arc<str>,
-    start: Instant,
+/// Opens `count` viewers at `url` that subscribe to whole lists
+/// (`bridgeSubscribe`), each timing the rounds of the returned crowd.
+pub(crate) async fn subscribers(url: &str, count: usize) -> Result<Crowd> {
+    Crowd::open(count, "viewers", |member| {
+        subscriber(url.to_owned(), member)
+    })
+    .await
 }
 
-/// Subscribed viewers that report when they see each round's marker.
-pub(crate) struct Subscribers {
-    rounds: watch::Sender<Option<Round>>,
-    reports: mpsc::Receiver<(u64, Duration)>,
-    ready: Arc<AtomicUsize>,
-    errors: Arc<AtomicUsize>,
-    stop: CancellationToken,
-    tasks: Vec<JoinHandle<()>>,
-    count: usize,
-}
-
-impl Subscribers {
-    pub(crate) async fn open(url: &str, count: usize) -> Result<Self> {
-        let (rounds, rounds_rx) = watch::channel(None::<Round>);
-        let (tx, reports) = mpsc::channel(count * 2 + 16);
-        let ready = Arc::new(AtomicUsize::new(0));
-        let errors = Arc::new(AtomicUsize::new(0));
-        let stop = CancellationToken::new();
-        let connecting = Arc::new(Semaphore::new(64));
-        let mut tasks = Vec::with_capacity(count);
-        for _ in 0..count {
-            let (url, rx, tx) = (url.to_owned(), rounds_rx.clone(), tx.clone());
-            let (ready, errors, stop, connecting) = (
-                ready.clone(),
-                errors.clone(),
-                stop.clone(),
-                connecting.clone(),
-            );
-            tasks.push(tokio::spawn(async move {
-                if let Err(e) = subscriber(url, rx, tx, ready, connecting, stop).await {
-                    if errors.fetch_add(1, Relaxed) == 0 {
-                        eprintln!("[loadgen] subscribed viewer failed: {e}");
-                    }
-                }
-            }));
-        }
-        let subs = Self {
-            rounds,
-            reports,
-            ready,
-            errors,
-            stop,
-            tasks,
-            count,
-        };
-        within(Duration::from_secs(300), "viewers subscribed", async {
-            while subs.ready.load(Relaxed) + subs.errors.load(Relaxed) < count {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Ok(())
-        })
-        .await?;
-        if subs.errors.load(Relaxed) > 0 {
-            return Err(Error::Unexpected(format!(
-                "{} of {count} viewers could not subscribe",
-                subs.errors.load(Relaxed)
-            )));
-        }
-        Ok(subs)
-    }
-
-    /// Announces round `id` (marked by `current` players), makes the change
-    /// with `change`, and returns each viewer's delay until it saw it.
-    pub(crate) async fn round(
-        &mut self,
-        id: u64,
-        current: u64,
-        change: impl std::future::Future<Output = Result<()>>,
-    ) -> Result<Vec<Duration>> {
-        let start = Instant::now();
-        self.rounds.send_replace(Some(Round {
-            id,
-            marker: direct::marker(current).into(),
-            start,
-        }));
-        change.await?;
-        let mut got = Vec::with_capacity(self.count);
-        let collected = within(
-            Duration::from_secs(30),
-            format!("change {id} seen by all"),
-            async {
-                while got.len() < self.count {
-                    match self.reports.recv().await {
-                        Some((round, d)) if round == id => got.push(d),
-                        Some(_) => {}
-                        None => return Err(Error::Unexpected("viewers gone".into())),
-                    }
-                }
-                Ok(())
-            },
-        )
-        .await;
-        collected?;
-        if self.errors.load(Relaxed) > 0 {
-            return Err(Error::Unexpected("a subscribed viewer failed".into()));
-        }
-        Ok(got)
-    }
-
-    /// Stops every viewer and waits until each has left: only then may the
-    /// bridge stop, or viewers still reading would report it closing them.
-    pub(crate) async fn close(self) {
-        self.stop.cancel();
-        for task in self.tasks {
-            let _ = task.await;
-        }
-    }
-}
-
-async fn subscriber(
-    url: String,
-    rounds: watch::Receiver<Option<Round>>,
-    reports: mpsc::Sender<(u64, Duration)>,
-    ready: Arc<AtomicUsize>,
-    connecting: Arc<Semaphore>,
-    stop: CancellationToken,
-) -> Result<()> {
-    let permit = connecting.acquire_owned().await;
+async fn subscriber(url: String, mut member: Member) -> Result<()> {
+    let permit = member.connecting().await;
     let mut socket = ws::connect(&url).await?;
     ws::send(&mut socket, r#"{"command":"bridgeSubscribe"}"#).await?;
     while !ws::next_text(&mut socket)
@@ -162,26 +38,18 @@ async fn subscriber(
         .starts_with(REPLY_PREFIX)
     {}
     drop(permit);
-    ready.fetch_add(1, Relaxed);
-    let mut last = 0;
+    member.ready();
+    let stop = member.stop().clone();
     loop {
         let msg = tokio::select! {
-            // A closed set of subscribers ends quietly even when its
-            // sockets are cut (the bridge or nginx stopping) at once.
+            // A closed crowd ends quietly even when its sockets are cut
+            // (the bridge or nginx stopping) at once.
             biased;
             () = stop.cancelled() => return Ok(()),
             msg = socket.next() => msg,
         };
         match msg {
-            Some(Ok(Message::Text(text))) => {
-                let round = rounds.borrow().clone();
-                if let Some(r) = round {
-                    if r.id != last && text.as_str().contains(&*r.marker) {
-                        last = r.id;
-                        let _ = reports.send((r.id, r.start.elapsed())).await;
-                    }
-                }
-            }
+            Some(Ok(Message::Text(text))) => member.saw(text.as_str()).await,
             Some(Ok(_)) => {}
             Some(Err(e)) => return Err(e.into()),
             None => return Err(Error::Unexpected("bridge closed a viewer".into())),
@@ -189,45 +57,10 @@ async fn subscriber(
     }
 }
 
-/// Latencies of several rounds: all samples, and the slowest viewer of each.
-pub(crate) struct Rounds {
-    pub(crate) each: Histogram<u64>,
-    worst: Duration,
-}
-
-impl Rounds {
-    pub(crate) fn new() -> Self {
-        Self {
-            each: histogram(),
-            worst: Duration::ZERO,
-        }
-    }
-
-    pub(crate) fn add(&mut self, got: &[Duration]) {
-        for d in got {
-            record(&mut self.each, *d);
-            self.worst = self.worst.max(*d);
-        }
-    }
-
-    pub(crate) fn summary(&self, viewers: usize) -> String {
-        format!(
-            "p50 {} / p99 {}; all {} had it within {}",
-            q(&self.each, 0.5),
-            q(&self.each, 0.99),
-            count(viewers as u64),
-            ms(self.worst.as_micros() as u64)
-        )
-    }
-}
-
 pub(crate) type AdminSink = SplitSink<ws::Ws, Message>;
 
 pub(crate) async fn admin_change(admin: &mut AdminSink, current: u64) -> Result<()> {
-    admin
-        .send(Message::text(direct::stats_json(current)))
-        .await?;
-    Ok(())
+    ws::send(admin, &direct::stats_json(current)).await
 }
 
 /// Runs the fan-out figures.
@@ -253,7 +86,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     tokio::spawn(async move { while let Some(Ok(_)) = admin_rx.next().await {} });
 
     let mut base = Rounds::new();
-    let mut one = Subscribers::open(&url, 1).await?;
+    let mut one = subscribers(&url, 1).await?;
     for i in 0..s.fanout_rounds as u64 {
         let got = one
             .round(i + 1, 1000 + i, admin_change(&mut admin, 1000 + i))
@@ -263,7 +96,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     one.close().await;
 
     let rss_before = bridge.rss_kib()?;
-    let mut viewers = Subscribers::open(&url, s.fanout_viewers).await?;
+    let mut viewers = subscribers(&url, s.fanout_viewers).await?;
     let (mut by_admin, mut by_poll) = (Rounds::new(), Rounds::new());
     let queries_before = procs::bridge_metric(baddr, "bridge_master_queries_total").await?;
     let window_start = Instant::now();

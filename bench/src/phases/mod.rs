@@ -3,6 +3,7 @@
 //! next), measures, stops them, and returns rows of the table.
 
 pub mod bundle;
+mod crowd;
 pub mod deltas;
 pub mod fanout;
 pub mod memory;

@@ -13,7 +13,8 @@ use crate::{
     error::Result,
     nginx::{self, Nginx},
     phases::{
-        fanout::{admin_change, AdminSink, Rounds, Subscribers},
+        crowd::Rounds,
+        fanout::{admin_change, subscribers, AdminSink},
         memory::Viewers,
         Env,
     },
@@ -44,7 +45,7 @@ async fn fan_out(
     game: &mut direct::Conn,
     id: u64,
 ) -> Result<(Rounds, Rounds)> {
-    let mut subs = Subscribers::open(url, n).await?;
+    let mut subs = subscribers(url, n).await?;
     let (mut by_admin, mut by_poll) = (Rounds::new(), Rounds::new());
     for i in 0..rounds as u64 {
         let k = id + 2 * i;

@@ -1,0 +1,272 @@
+//! Deltas (protocol §2.1) with the master inside the bridge: what one
+//! viewer receives per second while one of 10,000 servers changes every
+//! 200 ms, how long a game server's change takes to reach thousands of
+//! delta viewers, what the bridge's CPU pays for them, and how many bytes
+//! the first load (`/api/servers`, compressed) moves.
+
+mod churn;
+mod list;
+mod viewers;
+
+use std::{sync::atomic::Ordering::Relaxed, time::Duration};
+
+use hdrhistogram::Histogram;
+
+use crate::{
+    direct::{self, Conn},
+    error::{within, Error, Result},
+    phases::{crowd::Rounds, Env},
+    procs::{self, BridgeOptions},
+    report::{count, ms, q, times, Row, Verdict},
+};
+use churn::{churn_cpu, share};
+use list::{api_list, listed, register};
+use viewers::{subscribe_json, Mode, Viewers};
+
+/// Markers of the measured changes: far above the churn's player counts.
+const MARKER_BASE: u64 = 20_000;
+
+/// Latency rounds: `servers[0]` changes its stats over TCP.
+async fn rounds(
+    viewers: &mut Viewers,
+    servers: &mut [Conn],
+    first_id: u64,
+    n: usize,
+) -> Result<Rounds> {
+    let mut measured = Rounds::new();
+    for i in 0..n as u64 {
+        let current = MARKER_BASE + first_id + i;
+        let game = &mut servers[0];
+        let got = viewers
+            .round(
+                first_id + i,
+                current,
+                direct::send(game, &direct::stats_json(current)),
+            )
+            .await?;
+        measured.add(&got);
+        // Let the change settle, as changes spaced in time would.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(measured)
+}
+
+fn kb(bytes: f64) -> String {
+    if bytes >= 10_000.0 {
+        format!("{:.0} KB", bytes / 1000.0)
+    } else {
+        format!("{:.2} KB", bytes / 1000.0)
+    }
+}
+
+/// The same change with a remote master (`--master`): the bridge learns it
+/// at its next poll, so it waits up to one poll interval.
+async fn remote_master(env: &Env) -> Result<(Histogram<u64>, Duration)> {
+    let s = &env.sizes;
+    let opts = BridgeOptions::default();
+    let (master, maddr) = procs::start_master(&env.bins, s.fanout_servers + 100).await?;
+    let mut servers = direct::register_servers(maddr, s.fanout_servers, "Polled", 0).await?;
+    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
+    let list = within(Duration::from_secs(20), "the bridge's first list", async {
+        loop {
+            if let Ok(l) = api_list(baddr).await {
+                return Ok(l);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await?;
+    let mut one = Viewers::open(baddr, 1, Mode::Deltas, &subscribe_json(&list)).await?;
+    let measured = rounds(&mut one, &mut servers, 500, s.deltas_rounds).await;
+    one.close().await;
+    bridge.stop().await;
+    master.stop().await;
+    Ok((measured?.each, opts.poll_interval))
+}
+
+/// Runs the deltas figures.
+pub async fn run(env: &Env) -> Result<Vec<Row>> {
+    let s = &env.sizes;
+    let load_before = procs::load_average().unwrap_or_else(|| "?".into());
+    let (bridge, baddr, maddr) =
+        procs::start_bridge_embedded(&env.bins, &BridgeOptions::default()).await?;
+    let pid = bridge.pid();
+    let n = s.deltas_servers;
+    // Baselines of the latency: one delta viewer, first with a short list
+    // (what the bridge's work per change costs at 10,000 shows beside it).
+    let few = s.fanout_servers.min(n);
+    let mut servers = register(maddr, baddr, 0, few).await?;
+    let mut one = Viewers::open(
+        baddr,
+        1,
+        Mode::Deltas,
+        &subscribe_json(&api_list(baddr).await?),
+    )
+    .await?;
+    let short = rounds(&mut one, &mut servers, 1, s.deltas_rounds).await?;
+    one.close().await;
+    servers.extend(register(maddr, baddr, few, n).await?);
+
+    // First load: the same list raw, gzip and br.
+    let raw = procs::http_request(baddr, "/api/servers", &[]).await?;
+    let mut packed = Vec::new();
+    for enc in ["br", "gzip"] {
+        let a = procs::http_request(baddr, "/api/servers", &[("Accept-Encoding", enc)]).await?;
+        if a.header("content-encoding") != Some(enc) {
+            return Err(Error::Unexpected(format!(
+                "/api/servers ignored Accept-Encoding: {enc}"
+            )));
+        }
+        packed.push((enc, a.body.len()));
+    }
+    let list = listed(&raw.body)?;
+    if list.servers != n {
+        return Err(Error::Unexpected(format!(
+            "/api/servers lists {} servers, not {n}",
+            list.servers
+        )));
+    }
+
+    let mut one = Viewers::open(baddr, 1, Mode::Deltas, &subscribe_json(&list)).await?;
+    let base = rounds(&mut one, &mut servers, 50, s.deltas_rounds).await?;
+    one.close().await;
+
+    // Baseline of the CPU: the same churn with no viewer.
+    let mut k = 0;
+    let (idle_cpu, idle_wall, idle_changes) = churn_cpu(pid, &mut servers, env, &mut k).await?;
+
+    let list = api_list(baddr).await?;
+    let v = s.deltas_viewers;
+    let mut viewers = Viewers::open(baddr, v, Mode::Deltas, &subscribe_json(&list)).await?;
+    let whole = Viewers::open(baddr, 1, Mode::Whole, r#"{"command":"bridgeSubscribe"}"#).await?;
+    let load_during = procs::load_average().unwrap_or_else(|| "?".into());
+    let before = (
+        viewers.counts.bytes.load(Relaxed),
+        viewers.counts.messages.load(Relaxed),
+        whole.counts.bytes.load(Relaxed),
+    );
+    let (mixed_cpu, wall, changes) = churn_cpu(pid, &mut servers, env, &mut k).await?;
+    // Let the last change arrive before counting.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let secs = wall.as_secs_f64();
+    let delta_rate = (viewers.counts.bytes.load(Relaxed) - before.0) as f64 / v as f64 / secs;
+    let delta_msgs = (viewers.counts.messages.load(Relaxed) - before.1) as f64 / v as f64;
+    let whole_rate = (whole.counts.bytes.load(Relaxed) - before.2) as f64 / secs;
+    let fell_back = viewers.counts.snapshots.load(Relaxed);
+    viewers.check()?;
+    whole.close().await;
+    // The bridge's CPU for the delta viewers alone: the whole-list viewer
+    // costs it a 1.4 MB write per change.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (cpu, cpu_wall, _) = churn_cpu(pid, &mut servers, env, &mut k).await?;
+    viewers.check()?;
+
+    let many = rounds(&mut viewers, &mut servers, 100, s.deltas_rounds).await?;
+    viewers.close().await;
+    drop(servers);
+    bridge.stop().await;
+    let (polled, poll) = remote_master(env).await?;
+
+    let servers_n = count(n as u64);
+    let viewers_n = count(v as u64);
+    let p99 = many.each.value_at_quantile(0.99);
+    let raw_len = raw.body.len() as f64;
+    let mut rows = vec![Row::new(
+        format!(
+            "deltas: bytes per viewer per second, one of {servers_n} servers changes every {} ({viewers_n} delta viewers, {:.1} s, embedded master)",
+            ms(s.churn_interval.as_micros() as u64),
+            secs
+        ),
+        format!(
+            "{}/s ({delta_msgs:.1} deltas per viewer for {changes} changes{})",
+            kb(delta_rate),
+            if fell_back > 0 {
+                format!("; {fell_back} snapshots resent")
+            } else {
+                String::new()
+            }
+        ),
+        format!("whole-list subscriber: {}/s", kb(whole_rate)),
+        if delta_rate > 0.0 {
+            format!("1/{:.0}", whole_rate / delta_rate)
+        } else {
+            "-".into()
+        },
+        "≤ 2 KB/s",
+        Verdict::of(delta_rate <= 2_000.0),
+    )];
+    rows.push(Row::new(
+        format!(
+            "deltas: game server's TCP stats update → {viewers_n} delta viewers, embedded master, {servers_n} servers ({} rounds)",
+            s.deltas_rounds
+        ),
+        many.summary(v),
+        format!(
+            "1 delta viewer: p99 {} (p50 {}); 1 viewer with {} servers listed: p99 {} (p50 {})",
+            q(&base.each, 0.99),
+            q(&base.each, 0.5),
+            count(few as u64),
+            q(&short.each, 0.99),
+            q(&short.each, 0.5)
+        ),
+        times(p99 as f64, base.each.value_at_quantile(0.99) as f64),
+        "p99 ≤ 150 ms",
+        Verdict::of(p99 <= 150_000),
+    ));
+    rows.push(Row::new(
+        format!(
+            "deltas with --master (remote master, polled): game server's TCP stats update → 1 delta viewer, {} servers ({} rounds)",
+            count(s.fanout_servers as u64),
+            s.deltas_rounds
+        ),
+        format!("p50 {} / p99 {}", q(&polled, 0.5), q(&polled, 0.99)),
+        format!("poll interval {}: poll-bound by design", ms(poll.as_micros() as u64)),
+        times(polled.value_at_quantile(0.99) as f64, poll.as_micros() as f64),
+        "-",
+        Verdict::Info,
+    ));
+    for (enc, len) in packed {
+        rows.push(Row::new(
+            format!("first load: GET /api/servers, {servers_n} servers, Accept-Encoding: {enc}"),
+            format!(
+                "{} ({:.1} % of raw)",
+                kb(len as f64),
+                100.0 * len as f64 / raw_len
+            ),
+            format!("raw JSON {}", kb(raw_len)),
+            times(len as f64, raw_len),
+            "≤ 25 % of raw",
+            Verdict::of(len as f64 <= 0.25 * raw_len),
+        ));
+    }
+    rows.push(Row::new(
+        format!(
+            "deltas: bridge CPU (user+sys) while {viewers_n} delta viewers watch the churn ({:.1} s)",
+            cpu_wall.as_secs_f64()
+        ),
+        format!(
+            "{:.1} % of one core ({:.2} s)",
+            share(cpu, cpu_wall),
+            cpu.as_secs_f64()
+        ),
+        format!(
+            "same churn, no viewers: {:.1} % ({:.2} s, {:.1} ms per change); with 1 whole-list viewer besides the delta viewers: {:.1} %",
+            share(idle_cpu, idle_wall),
+            idle_cpu.as_secs_f64(),
+            idle_cpu.as_secs_f64() * 1000.0 / idle_changes.max(1) as f64,
+            share(mixed_cpu, wall)
+        ),
+        times(share(cpu, cpu_wall), share(idle_cpu, idle_wall)),
+        "-",
+        Verdict::Info,
+    ));
+    rows.push(Row::new(
+        "deltas: machine load (1-min load average, 2 cores shared)",
+        format!("{load_during} with the viewers"),
+        format!("{load_before} at the phase's start"),
+        "-",
+        "-",
+        Verdict::Info,
+    ));
+    Ok(rows)
+}
