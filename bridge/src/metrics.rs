@@ -39,6 +39,9 @@ pub struct Metrics {
     pub master_queries: AtomicU64,
     /// 1 while the shared upstream reaches the master.
     pub master_up: AtomicI64,
+    /// Master lists dropped because a list asked for later was published
+    /// already (replies on the poller's and admins' connections race).
+    pub stale_lists_dropped: AtomicU64,
 }
 
 impl Metrics {
@@ -152,6 +155,12 @@ impl Metrics {
             "1 while the master is reachable.",
             &[("", self.master_up.load(Relaxed))],
         );
+        metric(
+            "bridge_stale_lists_dropped_total",
+            "counter",
+            "Master lists dropped as older than the list already published.",
+            &[("", u(&self.stale_lists_dropped))],
+        );
         out
     }
 }
@@ -170,5 +179,6 @@ mod tests {
         assert!(text.contains("bridge_refusals_total{code=\"forbidden\"} 2\n"));
         assert!(text.contains("bridge_connections{role=\"viewer\"} 0\n"));
         assert!(text.contains("# TYPE bridge_master_up gauge\n"));
+        assert!(text.contains("bridge_stale_lists_dropped_total 0\n"));
     }
 }

@@ -83,7 +83,7 @@ impl Bridge {
             config: Settings::from(&config),
             shared: upstream.subscribe(),
             games: games.as_ref().map(|g| g.subscribe()),
-            offer_list: Box::new(move |reply| offer.offer(reply)),
+            offer_list: Box::new(move |reply, asked| offer.offer(reply, asked)),
             metrics: metrics.clone(),
             auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
             cancel: cancel.clone(),

@@ -66,9 +66,10 @@ impl Holds for Shared {
 pub struct Upstream {
     out: Publisher<Shared>,
     metrics: Arc<Metrics>,
-    /// Numbers the list and keeps its recent deltas; also serialises
-    /// publishing, so lists reach the watch in the order they were taken.
-    feed: Mutex<Feed>,
+    /// Numbers the list and keeps its recent deltas, and knows how old the
+    /// published list is; also serialises publishing, so lists reach the
+    /// watch in the order they were taken.
+    publishing: Mutex<Publishing>,
     /// The master running in this process: its changes are pushed, not polled.
     embedded: Option<Arc<master::Registry>>,
 }
@@ -86,7 +87,10 @@ impl Upstream {
         Self {
             out: Publisher::new(initial, hide_addresses),
             metrics,
-            feed: Mutex::new(Feed::new(new_epoch(), hide_addresses)),
+            publishing: Mutex::new(Publishing {
+                feed: Feed::new(new_epoch(), hide_addresses),
+                asked: None,
+            }),
             embedded: None,
         }
     }
@@ -109,27 +113,70 @@ impl Upstream {
     }
 
     /// Publishes a list the master just sent (to the poller or to an
-    /// admin's own connection). Unchanged bytes wake nobody.
-    pub fn offer(&self, reply: &Bytes) {
-        if self.out.is_current(reply) {
-            return;
+    /// admin's own connection) in answer to a query written at `asked`.
+    /// Unchanged bytes wake nobody.
+    ///
+    /// The poller's and the admins' replies race each other, so a reply
+    /// whose query was written before the query of the list already
+    /// published is older than that list and is dropped (counted in
+    /// `bridge_stale_lists_dropped_total`): viewers never go back from a
+    /// newer list to an older one. One connection's replies come in order
+    /// and the master answers queries in the order it reads them, so
+    /// "written earlier" means "answered earlier" except for the transit
+    /// time between two connections: a query written a moment earlier on
+    /// one connection may still reach the master after another's. Then a
+    /// newer list is dropped, or an older one published, and it stays until
+    /// the next poll, as it did before this check.
+    pub fn offer(&self, reply: &Bytes, asked: Instant) {
+        {
+            let mut publishing = self.lock();
+            if self.stale(&publishing, asked) {
+                return;
+            }
+            if self.out.is_current(reply) {
+                // Still the newest: an older reply must not replace it.
+                publishing.asked = Some(asked);
+                return;
+            }
         }
         let Some(list) = ServerList::from_reply(reply) else {
             debug!("master reply unreadable; ignored");
             return;
         };
         let servers = list.servers;
-        self.publish(reply, servers);
+        self.publish(reply, servers, Some(asked));
     }
 
-    /// Publishes the embedded master's list (`reply` unframed).
+    /// Publishes the embedded master's list (`reply` unframed): the
+    /// registry's state after its latest change, ordered by its change
+    /// watch; it carries no query time and leaves the admins' replies
+    /// ordered among themselves.
     fn offer_listing(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
         if !self.out.is_current(reply) {
-            self.publish(reply, servers);
+            self.publish(reply, servers, None);
         }
     }
 
-    fn publish(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
+    /// Whether a reply to a query written at `asked` is older than the
+    /// published list (then it is counted as dropped).
+    fn stale(&self, publishing: &Publishing, asked: Instant) -> bool {
+        let stale = publishing.asked.is_some_and(|newest| asked < newest);
+        if stale {
+            self.metrics
+                .stale_lists_dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            debug!("master reply older than the published list; dropped");
+        }
+        stale
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Publishing> {
+        self.publishing.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Publishes `servers`, unless `asked` (when the query behind them was
+    /// written) is older than the query of a list published meanwhile.
+    fn publish(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>, asked: Option<Instant>) {
         let Ok(full) = Utf8Bytes::try_from(reply.clone()) else {
             debug!("master reply is not UTF-8; ignored");
             return;
@@ -146,8 +193,16 @@ impl Upstream {
         });
         // Held while the watch is updated: lists are published in the order
         // the feed numbered them.
-        let mut feed = self.feed.lock().unwrap_or_else(|p| p.into_inner());
-        let state = feed.publish(servers);
+        let mut publishing = self.lock();
+        if let Some(asked) = asked {
+            // Checked again: a newer reply may have been published while
+            // this one was read.
+            if self.stale(&publishing, asked) {
+                return;
+            }
+            publishing.asked = Some(asked);
+        }
+        let state = publishing.feed.publish(servers);
         self.out.publish(text, |s| {
             if let Some(state) = state {
                 s.feed = Some(state);
@@ -288,6 +343,8 @@ impl Upstream {
                 .master_queries
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let query = Command::Query.to_json();
+            // Taken just before the write: see `offer` for the ordering.
+            let asked = Instant::now();
             match tokio::time::timeout(config.master_timeout, framed.send(query.as_bytes())).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return MasterError::Write(e),
@@ -304,7 +361,7 @@ impl Upstream {
                         if is_query_reply(&json) {
                             *answered = true;
                             self.set_up();
-                            self.offer(&json);
+                            self.offer(&json, asked);
                             break;
                         }
                     }
@@ -325,6 +382,15 @@ impl Upstream {
             }
         }
     }
+}
+
+/// What is published under one lock: the feed, and how old its list is.
+#[derive(Debug)]
+struct Publishing {
+    feed: Feed,
+    /// When the query behind the newest list from a remote master was
+    /// written (see [`Upstream::offer`]); `None` before the first.
+    asked: Option<Instant>,
 }
 
 /// The JSON of one framed master message (`[digits][JSON][newline]`), as
@@ -362,7 +428,54 @@ pub async fn connect(
 
 #[cfg(test)]
 mod tests {
-    use super::unframe;
+    use std::{sync::atomic::Ordering::Relaxed, time::Duration};
+
+    use super::*;
+
+    fn reply(names: &[&str]) -> Bytes {
+        let servers: Vec<String> = names
+            .iter()
+            .map(|n| format!(r#"{{"name":"{n}","players":{{"current":1,"max":4}},"isLobbyOpen":true,"gameplayMode":1}}"#))
+            .collect();
+        let json = format!(
+            r#"{{"command":"msRQueryGameServers","content":{{"servers":[{}]}}}}"#,
+            servers.join(",")
+        );
+        Bytes::from(json)
+    }
+
+    fn published(upstream: &Upstream) -> String {
+        let list = upstream.current().list.expect("a list was published");
+        list.text.full.as_str().to_owned()
+    }
+
+    #[test]
+    fn replies_asked_before_the_published_list_are_dropped() {
+        let metrics = Arc::new(Metrics::default());
+        let upstream = Upstream::new(false, metrics.clone());
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let (old, new, newer) = (reply(&[]), reply(&["a"]), reply(&["a", "b"]));
+
+        upstream.offer(&new, at(20));
+        upstream.offer(&old, at(10));
+        assert_eq!(published(&upstream), std::str::from_utf8(&new).unwrap());
+        assert_eq!(metrics.stale_lists_dropped.load(Relaxed), 1);
+
+        // The same text asked later is the newest now: a reply asked in
+        // between is older than it.
+        upstream.offer(&new, at(40));
+        upstream.offer(&newer, at(30));
+        assert_eq!(published(&upstream), std::str::from_utf8(&new).unwrap());
+        assert_eq!(metrics.stale_lists_dropped.load(Relaxed), 2);
+
+        // Asked at the same time or later: published.
+        upstream.offer(&newer, at(40));
+        assert_eq!(published(&upstream), std::str::from_utf8(&newer).unwrap());
+        upstream.offer(&old, at(50));
+        assert_eq!(published(&upstream), std::str::from_utf8(&old).unwrap());
+        assert_eq!(metrics.stale_lists_dropped.load(Relaxed), 2);
+    }
 
     #[test]
     fn unframe_strips_length_and_newline() {

@@ -16,7 +16,7 @@ use protocol::{
     codec::{Frame, FrameCodec},
     is_query_reply, Command,
 };
-use tokio::net::TcpStream;
+use tokio::{net::TcpStream, time::Instant};
 use tokio_tungstenite::tungstenite::{protocol::frame::coding::CloseCode, Message, Utf8Bytes};
 use tokio_util::codec::Framed;
 use tracing::{info, warn};
@@ -33,8 +33,12 @@ const MAX_PENDING: usize = 64;
 enum Asker {
     Browser,
     /// The bridge, right after an admin command: the answer refreshes the
-    /// shared list with this admin's change already in it.
-    Bridge,
+    /// shared list with this admin's change already in it. `asked` is when
+    /// the query was written (set at the flush that sends it), so the
+    /// shared list can tell an answer older than the one it has.
+    Bridge {
+        asked: Option<Instant>,
+    },
 }
 
 /// What a list that came back over the link is for.
@@ -42,8 +46,9 @@ enum Asker {
 pub(crate) enum Reply {
     /// The admin's own query: send it to the browser.
     Browser(Utf8Bytes),
-    /// The bridge's refresh after a command: publish it to everyone.
-    Everyone(Bytes),
+    /// The bridge's refresh after a command, with when it was asked for:
+    /// publish it to everyone.
+    Everyone(Bytes, Instant),
     /// Nothing to do: not a list, or nobody asked.
     Nothing,
 }
@@ -76,8 +81,11 @@ impl AdminLink {
     /// shared list with the command's effect.
     pub(crate) async fn command(&mut self, json: &str) -> Result<(), MasterError> {
         self.queue(json, None).await?;
-        self.queue(&Command::Query.to_json(), Some(Asker::Bridge))
-            .await
+        self.queue(
+            &Command::Query.to_json(),
+            Some(Asker::Bridge { asked: None }),
+        )
+        .await
     }
 
     /// Queues the admin's own list query (its answer comes back as
@@ -106,6 +114,13 @@ impl AdminLink {
 
     /// Writes what [`AdminLink::command`] and [`AdminLink::query`] queued.
     pub(crate) async fn flush(&mut self) -> Result<(), MasterError> {
+        // The bridge's queries leave now: that is when they were asked.
+        let now = Instant::now();
+        for asker in &mut self.pending {
+            if let Asker::Bridge { asked } = asker {
+                asked.get_or_insert(now);
+            }
+        }
         match tokio::time::timeout(self.timeout, SinkExt::<&[u8]>::flush(&mut self.framed)).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(MasterError::Write(e)),
@@ -139,7 +154,11 @@ impl AdminLink {
                 Ok(text) => Reply::Browser(text),
                 Err(_) => Reply::Nothing,
             },
-            Some(Asker::Bridge) => Reply::Everyone(json),
+            // Always stamped: replies are read only after the flush that
+            // sends their queries (now is the newest it can be otherwise).
+            Some(Asker::Bridge { asked }) => {
+                Reply::Everyone(json, asked.unwrap_or_else(Instant::now))
+            }
             None => Reply::Nothing,
         })
     }
@@ -209,7 +228,7 @@ impl Session {
             };
             match link.reply(frame) {
                 Ok(Reply::Browser(text)) => self.outbox.queue(Message::Text(text)).await?,
-                Ok(Reply::Everyone(json)) => (self.handle.offer_list)(&json),
+                Ok(Reply::Everyone(json, asked)) => (self.handle.offer_list)(&json, asked),
                 Ok(Reply::Nothing) => {}
                 Err(reason) => return self.link_lost(reason).await,
             }

@@ -5,7 +5,7 @@
 use std::{fmt, sync::Arc, time::Duration};
 
 use bytes::Bytes;
-use tokio::sync::watch;
+use tokio::{sync::watch, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::auth_guard::AuthGuard;
@@ -52,8 +52,10 @@ impl From<&Config> for Settings {
     }
 }
 
-/// Publishes a list that an admin's own master connection brought back.
-pub(crate) type OfferList = Box<dyn Fn(&Bytes) + Send + Sync>;
+/// Publishes a list that an admin's own master connection brought back,
+/// with when its query was written (older lists than the published one are
+/// dropped).
+pub(crate) type OfferList = Box<dyn Fn(&Bytes, Instant) + Send + Sync>;
 
 /// Everything a session uses of the bridge.
 pub(crate) struct Handle {
