@@ -127,7 +127,15 @@ impl Upstream {
     /// one connection may still reach the master after another's. Then a
     /// newer list is dropped, or an older one published, and it stays until
     /// the next poll, as it did before this check.
+    ///
+    /// With the master embedded, offers are ignored: its registry's change
+    /// watch already publishes every change in order (an admin's included,
+    /// within [`COALESCE`]), and a reply read from a socket could only be
+    /// as new as that or older, with no poll to correct it.
     pub fn offer(&self, reply: &Bytes, asked: Instant) {
+        if self.embedded.is_some() {
+            return;
+        }
         {
             let mut publishing = self.lock();
             if self.stale(&publishing, asked) {
@@ -475,6 +483,14 @@ mod tests {
         upstream.offer(&old, at(50));
         assert_eq!(published(&upstream), std::str::from_utf8(&old).unwrap());
         assert_eq!(metrics.stale_lists_dropped.load(Relaxed), 2);
+    }
+
+    #[test]
+    fn an_embedded_master_is_the_only_source() {
+        let registry = Arc::new(master::Registry::new());
+        let upstream = Upstream::new(false, Arc::new(Metrics::default())).with_embedded(registry);
+        upstream.offer(&reply(&["from a socket"]), Instant::now());
+        assert!(upstream.current().list.is_none());
     }
 
     #[test]
