@@ -162,10 +162,18 @@ async fn game_server_appears_and_disappears_live() {
     );
     browser.wait_rows(&["Feuerland"], LIVE).await;
     let appeared = registered.elapsed();
-    let text = browser.text(&row("Feuerland")).await.unwrap_or_default();
-    for part in ["2/4", "Open", "Standard A+B", "192.168.0.10:20000"] {
-        assert!(text.contains(part), "{part:?} missing in {text:?}");
-    }
+    // The registration and the stats are two messages: the master may
+    // list the server before it has read the stats, and the page may get
+    // that list first. Wait for the row to show all of them.
+    let parts = ["2/4", "Open", "Standard A+B", "192.168.0.10:20000"];
+    wait_for("the row to show the reported stats", LIVE, || async {
+        let text = browser.text(&row("Feuerland")).await.unwrap_or_default();
+        match parts.iter().find(|p| !text.contains(*p)) {
+            None => Ok(()),
+            Some(part) => Err(format!("{part:?} missing in {text:?}")),
+        }
+    })
+    .await;
     browser
         .wait_text(
             "[data-testid=summary]",
