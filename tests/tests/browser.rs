@@ -404,7 +404,17 @@ async fn admin_test_server_is_seen_by_another_browser_until_the_admin_closes() {
     .await;
     viewer.wait_listed("轰炸机人", true, LIVE).await;
     viewer.wait_listed("Λαβύρινθος", true, LIVE).await;
-    assert_eq!(viewer.rows().await.len(), 12);
+    // Cards say "registered" when the master has them; the viewer's list
+    // follows with the next push, which may still be on its way.
+    wait_for("12 rows for the viewer", LIVE, || async {
+        let rows = viewer.rows().await;
+        if rows.len() == 12 {
+            Ok(())
+        } else {
+            Err(format!("{rows:?}"))
+        }
+    })
+    .await;
     admin
         .js("document.getElementById('ts-title').scrollIntoView(); return null;")
         .await;
