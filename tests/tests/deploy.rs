@@ -344,12 +344,23 @@ fn start_bridge(dir: &Path, n: u32, listen: &str, master: SocketAddr) -> (Proc, 
 
 /// The bridge's `bridge_connections{role="admin"}`.
 fn admins(bridge: SocketAddr) -> Result<i64, String> {
+    connections(bridge, "admin")
+}
+
+/// The bridge's `bridge_connections{role="ROLE"}`.
+fn connections(bridge: SocketAddr, role: &str) -> Result<i64, String> {
     let r = http_get(bridge, "/metrics")?;
+    let prefix = format!("bridge_connections{{role=\"{role}\"}} ");
     r.body
         .lines()
-        .find_map(|l| l.strip_prefix("bridge_connections{role=\"admin\"} "))
+        .find_map(|l| l.strip_prefix(&prefix))
         .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| format!("no admin gauge in {}", r.body))
+        .ok_or_else(|| format!("no {role} gauge in {}", r.body))
+}
+
+/// Every WebSocket the bridge holds (each is a viewer or an admin).
+fn sockets(bridge: SocketAddr) -> Result<i64, String> {
+    Ok(connections(bridge, "viewer")? + connections(bridge, "admin")?)
 }
 
 /// The units with their binaries replaced by the built ones (verify checks
@@ -546,6 +557,15 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
             addrs[stopped],
             [admins(addrs[0]), admins(addrs[1])]
         );
+        // The page's sockets, wherever they are: all of them must end up on
+        // the survivor.
+        let page_sockets = sockets(addrs[0]).unwrap_or(0) + sockets(addrs[1]).unwrap_or(0);
+        assert!(page_sockets >= 2, "the page holds {page_sockets} sockets");
+        eprintln!(
+            "the page holds {page_sockets} sockets: {:?} on bridge 0, {:?} on bridge 1",
+            sockets(addrs[0]),
+            sockets(addrs[1])
+        );
         let since = std::time::Instant::now();
         if let Some(mut bridge) = bridges[stopped].take() {
             bridge.kill();
@@ -579,6 +599,18 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
             || match admins(addrs[survivor])? {
                 0 => Err("none".into()),
                 n => Ok(n),
+            },
+        );
+        // The pill and the rows above may still show the old socket's
+        // state (the page had not noticed the kill yet): wait until every
+        // socket of the page has moved, or a restarted bridge 0 could get
+        // one back and stopping bridge 1 would not touch it.
+        wait_blocking(
+            &format!("all {page_sockets} sockets of the page on the surviving bridge"),
+            RECOVERY,
+            || match sockets(addrs[survivor])? {
+                n if n >= page_sockets => Ok(n),
+                n => Err(format!("{n}")),
             },
         );
         if stopped == 0 {
