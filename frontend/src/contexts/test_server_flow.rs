@@ -1,13 +1,17 @@
 //! One test server's socket as a pure state machine: sign in with the tab's
 //! token, register with the latest stats, and register again after every
-//! reconnect and whenever the master comes back after refusing it. The
+//! reconnect and whenever the master comes back after refusing it. After
+//! each registration it asks the master for the list over the same
+//! connection, so the answer shows the registration (the page's own list
+//! may never change: a server registered again exactly as it was leaves
+//! the bridge nothing to push). The
 //! provider in `test_servers` feeds it events and a way to send, and
 //! carries out the [`Effect`]s it returns; the rules are tested natively
 //! (like `services::connection::polling`).
 
 use protocol::{
     bridge::{ClientMessage, ErrorCode, MasterState},
-    Stats,
+    Command, Stats,
 };
 
 use crate::{
@@ -25,6 +29,9 @@ pub enum Effect {
     Phase(Phase),
     /// Registration and stats went out now (`TsAction::Registered`).
     Registered,
+    /// The master's answer to the query sent after the registration lists
+    /// the server (`TsAction::Listed`).
+    Listed,
     /// The bridge's refusal, shown on the card until the next registration.
     BridgeError(String),
     /// Call [`Flow::on_retry`] with this generation after [`RETRY_MS`].
@@ -136,6 +143,14 @@ impl Flow {
                 effects
             }
             Incoming::Error { message, .. } => vec![Effect::BridgeError(message)],
+            // Only this socket's own query is answered on it, and it went out
+            // after the registration on the same master connection.
+            Incoming::List(list)
+                if self.registered
+                    && def.is_some_and(|d| list.servers.iter().any(|e| d.is_listed_as(e))) =>
+            {
+                vec![Effect::Listed]
+            }
             _ => Vec::new(),
         }
     }
@@ -164,8 +179,9 @@ impl Flow {
         }
     }
 
-    /// Sends the registration and the latest stats. A definition that fails
-    /// the protocol's rules (edited in storage by hand) never goes out.
+    /// Sends the registration, the latest stats and a query whose answer
+    /// confirms them. A definition that fails the protocol's rules (edited
+    /// in storage by hand) never goes out.
     fn register(
         &mut self,
         def: Option<&TestServerDef>,
@@ -182,6 +198,9 @@ impl Flow {
         if send(register) && send(def.stats_json()) {
             self.registered = true;
             self.sent = Some(def.stats());
+            // The answer is confirmation only: if it cannot go out, the
+            // page's list still can confirm the server.
+            send(Command::Query.to_json());
             vec![Effect::Registered]
         } else {
             Vec::new()
@@ -209,7 +228,7 @@ pub fn removed(running: impl Iterator<Item = u64>, defs: &[TestServerDef]) -> Ve
 
 #[cfg(test)]
 mod tests {
-    use protocol::ValidationError;
+    use protocol::{ServerEntry, ServerList, ValidationError};
 
     use super::*;
     use crate::test_servers::samples::samples;
@@ -284,10 +303,14 @@ mod tests {
             std::mem::take(&mut self.frames)
         }
 
-        /// Registration and stats of the rig's server.
+        /// Registration, stats and the confirming query of the rig's server.
         fn registration(&self) -> Vec<String> {
             let def = self.def.as_ref().unwrap();
-            vec![def.register_json().unwrap(), def.stats_json()]
+            vec![
+                def.register_json().unwrap(),
+                def.stats_json(),
+                Command::Query.to_json(),
+            ]
         }
     }
 
@@ -472,6 +495,36 @@ mod tests {
             r.master(MasterState::Up),
             [Effect::Phase(Phase::Registered)]
         );
+    }
+
+    #[test]
+    fn the_answer_to_its_own_query_confirms_the_registration() {
+        let mut r = Rig::new();
+        let def = r.def.clone().unwrap();
+        let mut listed = crate::listing::tests::entry(&def.name, 0, 4, true, 1);
+        listed.address = Some(def.address.clone());
+        listed.port = Some(def.port);
+        let other = crate::listing::tests::entry("Someone else", 0, 4, true, 1);
+        let list = |servers: Vec<ServerEntry>| Incoming::List(ServerList { servers });
+        // Before the registration went out a list proves nothing.
+        r.ev(ConnEvent::Opened);
+        r.take();
+        assert!(r.msg(list(vec![listed.clone()])).is_empty());
+        assert_eq!(r.msg(Incoming::AuthResult(true)), [Effect::Registered]);
+        assert_eq!(r.take(), r.registration());
+        assert!(r.msg(list(vec![other.clone()])).is_empty());
+        assert_eq!(
+            r.msg(list(vec![other.clone(), listed.clone()])),
+            [Effect::Listed]
+        );
+        // A bridge that hides addresses: the name is all there is.
+        let mut hidden = listed.clone();
+        hidden.address = None;
+        hidden.port = None;
+        assert_eq!(r.msg(list(vec![hidden])), [Effect::Listed]);
+        // After the socket closed, until it registers again.
+        r.ev(ConnEvent::Closed { retry_at_ms: 0.0 });
+        assert!(r.msg(list(vec![listed])).is_empty());
     }
 
     #[test]

@@ -120,6 +120,7 @@ fn apply(
             Effect::Registered => {
                 dispatcher.dispatch(TsAction::Registered(id, browser::perf_now()))
             }
+            Effect::Listed => dispatcher.dispatch(TsAction::Listed(id)),
             Effect::BridgeError(m) => dispatcher.dispatch(TsAction::BridgeError(id, m)),
             Effect::RetryLater(gen) => {
                 let weak = Rc::downgrade(cell);

@@ -22,6 +22,9 @@ pub struct TestServers {
     /// only a list that arrived after it can confirm it.
     /// (A small list rather than a map: fewer generic copies in the bundle.)
     pub registered_at: Vec<(u64, f64)>,
+    /// The servers whose own query, sent after their current registration,
+    /// was answered with a list that shows them.
+    pub listed: Vec<u64>,
     /// Whether this tab runs its test servers: from the start when it holds
     /// an admin token (a reload), otherwise once the admin page is opened.
     pub active: bool,
@@ -47,11 +50,12 @@ impl TestServers {
         self.phases.get(&id).cloned().unwrap_or(Phase::Connecting)
     }
 
-    /// Whether the master's list confirms server `def`: `list` is the list
-    /// the page holds, `list_perf_ms` when it arrived and `fresh` whether it
-    /// is current (its connection is open and the master up). A list from
-    /// before the registration went out proves nothing (after a master
-    /// restart the page still holds the list from before it).
+    /// Whether the master's list confirms server `def`: the answer to its
+    /// own query did, or the list the page holds does: `list`, arrived at
+    /// `list_perf_ms`, `fresh` if current (its connection is open and the
+    /// master up). A list from before the registration went out proves
+    /// nothing (after a master restart the page still holds the list from
+    /// before it).
     pub fn confirmed<'a>(
         &self,
         def: &TestServerDef,
@@ -59,12 +63,13 @@ impl TestServers {
         list_perf_ms: f64,
         fresh: bool,
     ) -> bool {
-        fresh
-            && self
-                .registered_at
-                .iter()
-                .any(|&(id, at)| id == def.id && list_perf_ms > at)
-            && list.any(|e| def.is_listed_as(e))
+        self.listed.contains(&def.id)
+            || fresh
+                && self
+                    .registered_at
+                    .iter()
+                    .any(|&(id, at)| id == def.id && list_perf_ms > at)
+                && list.any(|e| def.is_listed_as(e))
     }
 }
 
@@ -84,6 +89,8 @@ pub enum TsAction {
     Phase(u64, Phase),
     /// Registration and stats went out at this `performance.now()`.
     Registered(u64, f64),
+    /// The answer to the server's own query lists it.
+    Listed(u64),
     BridgeError(u64, String),
 }
 
@@ -125,12 +132,14 @@ impl Reducible for TestServers {
                 s.phases.remove(&id);
                 s.errors.remove(&id);
                 s.registered_at.retain(|r| r.0 != id);
+                s.listed.retain(|l| *l != id);
             }
             TsAction::RemoveAll => {
                 s.defs.clear();
                 s.phases.clear();
                 s.errors.clear();
                 s.registered_at.clear();
+                s.listed.clear();
             }
             TsAction::Registered(id, at) => {
                 if !s.defs.iter().any(|d| d.id == id) {
@@ -139,7 +148,15 @@ impl Reducible for TestServers {
                 s.errors.remove(&id);
                 s.registered_at.retain(|r| r.0 != id);
                 s.registered_at.push((id, at));
+                s.listed.retain(|l| *l != id);
                 s.phases.insert(id, Phase::Registered);
+            }
+            TsAction::Listed(id) => {
+                // Only after a registration of a server still there.
+                if !s.registered_at.iter().any(|r| r.0 == id) || s.listed.contains(&id) {
+                    return self;
+                }
+                s.listed.push(id);
             }
             TsAction::Phase(id, phase) => {
                 // A late event from a removed server's socket changes nothing.
@@ -242,8 +259,16 @@ mod tests {
         let s = reduce(s, TsAction::Registered(1, 200.0));
         assert!(!s.confirmed(&d, [&e].into_iter(), 101.0, true));
         assert!(s.confirmed(&d, [&e].into_iter(), 201.0, true));
+        // The answer to its own query confirms it whatever the page's list
+        // (which may not change at all), until it registers again.
+        let s = reduce(s, TsAction::Listed(1));
+        assert!(s.confirmed(&d, [&other].into_iter(), 101.0, false));
+        let s = reduce(s, TsAction::Registered(1, 300.0));
+        assert!(!s.confirmed(&d, [&other].into_iter(), 301.0, true));
+        let s = reduce(s, TsAction::Listed(1));
         let s = reduce(s, TsAction::Remove(1));
-        assert!(s.registered_at.is_empty());
+        assert!(s.registered_at.is_empty() && s.listed.is_empty());
+        assert!(Rc::ptr_eq(&s, &reduce(s.clone(), TsAction::Listed(1))));
         let before = s.clone();
         assert!(Rc::ptr_eq(
             &before,
