@@ -122,8 +122,22 @@ impl Nginx {
                 ("listen [::]:443 ssl http2;", String::new()),
                 ("listen 80;", format!("listen {http};")),
                 ("listen [::]:80;", String::new()),
-                ("server 127.0.0.1:8081", format!("server {}", bridges[0])),
-                ("server 127.0.0.1:8082", format!("server {}", bridges[1])),
+                (
+                    "server 127.0.0.1:8081 max_fails",
+                    format!("server {} max_fails", bridges[0]),
+                ),
+                (
+                    "server 127.0.0.1:8081 backup",
+                    format!("server {} backup", bridges[0]),
+                ),
+                (
+                    "server 127.0.0.1:8082 max_fails",
+                    format!("server {} max_fails", bridges[1]),
+                ),
+                (
+                    "server 127.0.0.1:8082 backup",
+                    format!("server {} backup", bridges[1]),
+                ),
                 (
                     "/etc/letsencrypt/live/lobby.example.org/fullchain.pem",
                     cert.display().to_string(),

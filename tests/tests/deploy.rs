@@ -199,8 +199,22 @@ impl Nginx {
                 ("listen [::]:443 ssl http2;", String::new()),
                 (HTTP_LISTEN, format!("listen {http};")),
                 ("listen [::]:80;", String::new()),
-                ("server 127.0.0.1:8081", format!("server {}", bridges[0])),
-                ("server 127.0.0.1:8082", format!("server {}", bridges[1])),
+                (
+                    "server 127.0.0.1:8081 max_fails",
+                    format!("server {} max_fails", bridges[0]),
+                ),
+                (
+                    "server 127.0.0.1:8081 backup",
+                    format!("server {} backup", bridges[0]),
+                ),
+                (
+                    "server 127.0.0.1:8082 max_fails",
+                    format!("server {} max_fails", bridges[1]),
+                ),
+                (
+                    "server 127.0.0.1:8082 backup",
+                    format!("server {} backup", bridges[1]),
+                ),
                 (
                     "/etc/letsencrypt/live/lobby.example.org/fullchain.pem",
                     cert.display().to_string(),
@@ -635,6 +649,13 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     assert!(
         log.lines().any(|l| l.contains("\"GET /ws HTTP/1.1\" 101 ")),
         "no WebSocket upgrade through nginx's TLS server in its access log:\n{log}"
+    );
+    // One bridge was up all along: nginx never turned the page away. (It
+    // did, "no live upstreams", while it held both bridges as failed: the
+    // restarted one stays marked as long as its first WebSocket lives.)
+    assert!(
+        !log.lines().any(|l| l.contains("\"GET /ws HTTP/1.1\" 502 ")),
+        "nginx answered 502 to a WebSocket while a bridge was up:\n{log}"
     );
     // Pushes still work after the switch.
     browser.click("nav a[href='/']").await;
