@@ -55,18 +55,81 @@ pub fn find() -> std::result::Result<(PathBuf, PathBuf), String> {
     Ok((nginx, module))
 }
 
-/// Replaces each `from` in `text` by `to`; each must occur exactly once.
-fn render(text: &str, subs: &[(&str, String)]) -> Result<String> {
-    let mut out = text.to_owned();
-    for (from, to) in subs {
-        if out.matches(from).count() != 1 {
-            return Err(Error::Unexpected(format!(
-                "{CONFIG}: expected {from:?} exactly once"
-            )));
+/// The ports and paths a run puts into `deploy/nginx/lobby.conf`. The
+/// benchmark and the end-to-end deploy test (tests/tests/deploy.rs) both
+/// render the deployment's own file with it, so the file's fixed values
+/// (listen lines, the upstream's servers, certificate paths, root) are
+/// named in one place.
+#[derive(Debug)]
+pub struct Site<'a> {
+    /// The HTTPS server's listener; with `tls` false it speaks plain HTTP
+    /// (the certificate is still loaded, but unused).
+    pub main: SocketAddr,
+    pub tls: bool,
+    /// The port-80 server (redirects to HTTPS).
+    pub redirect: SocketAddr,
+    /// The upstream's two bridges, in the file's order.
+    pub bridges: [SocketAddr; 2],
+    pub cert: &'a Path,
+    pub key: &'a Path,
+    /// The front end nginx serves (absolute: nginx resolves a relative
+    /// root against its prefix).
+    pub root: &'a Path,
+}
+
+impl Site<'_> {
+    /// `template` with this site's values; fails when a value it replaces
+    /// is not in the template exactly once (an edit of the deployed file
+    /// that would otherwise go silently unrendered).
+    pub fn render(&self, template: &str) -> Result<String> {
+        let main = if self.tls {
+            format!("listen {} ssl http2;", self.main)
+        } else {
+            format!("listen {};", self.main)
+        };
+        let mut subs: Vec<(String, String)> = vec![
+            ("listen 443 ssl http2;".into(), main),
+            ("listen [::]:443 ssl http2;".into(), String::new()),
+            ("listen 80;".into(), format!("listen {};", self.redirect)),
+            ("listen [::]:80;".into(), String::new()),
+        ];
+        for (default, bridge) in ["127.0.0.1:8081", "127.0.0.1:8082"]
+            .into_iter()
+            .zip(self.bridges)
+        {
+            for rest in ["max_fails", "backup"] {
+                subs.push((
+                    format!("server {default} {rest}"),
+                    format!("server {bridge} {rest}"),
+                ));
+            }
         }
-        out = out.replace(from, to);
+        subs.extend([
+            (
+                "/etc/letsencrypt/live/lobby.example.org/fullchain.pem".into(),
+                self.cert.display().to_string(),
+            ),
+            (
+                "/etc/letsencrypt/live/lobby.example.org/privkey.pem".into(),
+                self.key.display().to_string(),
+            ),
+            (
+                "root /opt/lobby/dist;".into(),
+                format!("root {};", self.root.display()),
+            ),
+        ]);
+        let mut out = template.to_owned();
+        for (from, to) in subs {
+            let n = out.matches(&from).count();
+            if n != 1 {
+                return Err(Error::Unexpected(format!(
+                    "{CONFIG}: expected {from:?} exactly once, found it {n} times"
+                )));
+            }
+            out = out.replace(&from, &to);
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
 impl Nginx {
@@ -114,41 +177,16 @@ impl Nginx {
             let l = std::net::TcpListener::bind("127.0.0.1:0")?;
             l.local_addr()?
         };
-        let site = render(
-            &template,
-            &[
-                // Plain HTTP: the certificate is loaded but unused.
-                ("listen 443 ssl http2;", format!("listen {addr};")),
-                ("listen [::]:443 ssl http2;", String::new()),
-                ("listen 80;", format!("listen {http};")),
-                ("listen [::]:80;", String::new()),
-                (
-                    "server 127.0.0.1:8081 max_fails",
-                    format!("server {} max_fails", bridges[0]),
-                ),
-                (
-                    "server 127.0.0.1:8081 backup",
-                    format!("server {} backup", bridges[0]),
-                ),
-                (
-                    "server 127.0.0.1:8082 max_fails",
-                    format!("server {} max_fails", bridges[1]),
-                ),
-                (
-                    "server 127.0.0.1:8082 backup",
-                    format!("server {} backup", bridges[1]),
-                ),
-                (
-                    "/etc/letsencrypt/live/lobby.example.org/fullchain.pem",
-                    cert.display().to_string(),
-                ),
-                (
-                    "/etc/letsencrypt/live/lobby.example.org/privkey.pem",
-                    key.display().to_string(),
-                ),
-                ("root /opt/lobby/dist;", format!("root {};", dist.display())),
-            ],
-        )?;
+        let site = Site {
+            main: addr,
+            tls: false,
+            redirect: http,
+            bridges,
+            cert: &cert,
+            key: &key,
+            root: &dist,
+        }
+        .render(&template)?;
         std::fs::write(dir.join("lobby.conf"), site)?;
         // Each proxied WebSocket holds two descriptors in nginx.
         let worker_connections = connections * 2 + 256;

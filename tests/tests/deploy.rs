@@ -22,6 +22,7 @@ use std::{
     time::Duration,
 };
 
+use bench::nginx::Site;
 use e2e::{
     browser::{Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
@@ -40,9 +41,6 @@ const LIVE: Duration = Duration::from_secs(3);
 /// A dead bridge: the page's backoff (0.5–2.5 s per attempt), nginx's
 /// retry on the other bridge, the new socket's first list.
 const RECOVERY: Duration = Duration::from_secs(20);
-
-const HTTPS_LISTEN: &str = "listen 443 ssl http2;";
-const HTTP_LISTEN: &str = "listen 80;";
 
 /// A Debian package the test needs, or panics with how to install it.
 fn require(what: &str, found: Option<PathBuf>, package: &str) -> PathBuf {
@@ -110,23 +108,6 @@ fn run(what: &str, cmd: &mut Command) -> String {
     text
 }
 
-/// Replaces each `from` in `text` by `to`; every `from` must occur exactly
-/// once, so an edit of the deployed file that the test would silently not
-/// render fails here instead.
-fn render(text: &str, subs: &[(&str, String)]) -> String {
-    let mut out = text.to_owned();
-    for (from, to) in subs {
-        let n = out.matches(from).count();
-        assert_eq!(
-            n, 1,
-            "expected {from:?} exactly once in the template (found {n}): \
-             keep the values the test replaces as they are"
-        );
-        out = out.replace(from, to);
-    }
-    out
-}
-
 /// Copies the Trunk build into `to` (nginx's workers must be able to read
 /// it even when the test runs as root), then writes its .br/.gz twins with
 /// the project's own `precompress`.
@@ -192,40 +173,17 @@ impl Nginx {
         let template =
             std::fs::read_to_string(paths::workspace_root().join("deploy/nginx/lobby.conf"))
                 .expect("read deploy/nginx/lobby.conf");
-        let site = render(
-            &template,
-            &[
-                (HTTPS_LISTEN, format!("listen {https} ssl http2;")),
-                ("listen [::]:443 ssl http2;", String::new()),
-                (HTTP_LISTEN, format!("listen {http};")),
-                ("listen [::]:80;", String::new()),
-                (
-                    "server 127.0.0.1:8081 max_fails",
-                    format!("server {} max_fails", bridges[0]),
-                ),
-                (
-                    "server 127.0.0.1:8081 backup",
-                    format!("server {} backup", bridges[0]),
-                ),
-                (
-                    "server 127.0.0.1:8082 max_fails",
-                    format!("server {} max_fails", bridges[1]),
-                ),
-                (
-                    "server 127.0.0.1:8082 backup",
-                    format!("server {} backup", bridges[1]),
-                ),
-                (
-                    "/etc/letsencrypt/live/lobby.example.org/fullchain.pem",
-                    cert.display().to_string(),
-                ),
-                (
-                    "/etc/letsencrypt/live/lobby.example.org/privkey.pem",
-                    key.display().to_string(),
-                ),
-                ("root /opt/lobby/dist;", format!("root {};", root.display())),
-            ],
-        );
+        let site = Site {
+            main: https,
+            tls: true,
+            redirect: http,
+            bridges,
+            cert: &cert,
+            key: &key,
+            root: &root,
+        }
+        .render(&template)
+        .unwrap_or_else(|e| panic!("{e}"));
         std::fs::write(dir.join("lobby.conf"), site).expect("write lobby.conf");
         let d = dir.display();
         // What /etc/nginx/nginx.conf would hold, minus everything global:
