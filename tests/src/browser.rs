@@ -146,12 +146,18 @@ impl Browser {
             .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
     }
 
-    /// The element matching `css`; panics when there is none.
+    /// The element matching `css`, waiting up to [`PAGE_READY`] for it: the
+    /// app renders a moment after a page load (once its wasm has started),
+    /// so an element looked for right after `goto` may not be there yet.
+    /// Panics when it does not appear.
     pub async fn find(&self, css: &str) -> Element {
         self.client
-            .find(Locator::Css(css))
+            .wait()
+            .at_most(PAGE_READY)
+            .every(Duration::from_millis(50))
+            .for_element(Locator::Css(css))
             .await
-            .unwrap_or_else(|e| panic!("no element {css}: {e}"))
+            .unwrap_or_else(|e| panic!("no element {css} within {PAGE_READY:?}: {e}"))
     }
 
     /// Clicks the element matching `css` like a user would.

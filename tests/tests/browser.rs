@@ -90,6 +90,16 @@ async fn sign_in(browser: &Browser, token: &str, verdict: &str) {
         .await;
 }
 
+/// Whether `page` shows `n` rows (the rows seen, if not).
+async fn rows_are(page: &Browser, n: usize) -> Result<(), String> {
+    let rows = page.rows().await;
+    if rows.len() == n {
+        Ok(())
+    } else {
+        Err(format!("{rows:?}"))
+    }
+}
+
 /// The admin page's card of test server `name`.
 fn test_server(name: &str) -> String {
     format!("[data-testid=test-server][data-name=\"{name}\"]")
@@ -406,15 +416,7 @@ async fn admin_test_server_is_seen_by_another_browser_until_the_admin_closes() {
     viewer.wait_listed("Λαβύρινθος", true, LIVE).await;
     // Cards say "registered" when the master has them; the viewer's list
     // follows with the next push, which may still be on its way.
-    wait_for("12 rows for the viewer", LIVE, || async {
-        let rows = viewer.rows().await;
-        if rows.len() == 12 {
-            Ok(())
-        } else {
-            Err(format!("{rows:?}"))
-        }
-    })
-    .await;
+    wait_for("12 rows for the viewer", LIVE, || rows_are(&viewer, 12)).await;
     admin
         .js("document.getElementById('ts-title').scrollIntoView(); return null;")
         .await;
@@ -427,13 +429,8 @@ async fn admin_test_server_is_seen_by_another_browser_until_the_admin_closes() {
     admin.click("nav a[href='/']").await;
     admin.wait_listed("Nordlicht Test", true, LIVE).await;
     assert!(admin.same_document().await, "in-app navigation reloaded");
-    holds_for("Nordlicht Test listed for the viewer", LIVE, || async {
-        let rows = viewer.rows().await;
-        if rows.len() == 12 {
-            Ok(())
-        } else {
-            Err(format!("{rows:?}"))
-        }
+    holds_for("Nordlicht Test listed for the viewer", LIVE, || {
+        rows_are(&viewer, 12)
     })
     .await;
     // And back: the cards still show them registered.

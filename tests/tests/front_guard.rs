@@ -141,17 +141,6 @@ fn no_token(fake: &RecordingBridge) -> Result<(), String> {
 }
 
 async fn sign_in(browser: &Browser) {
-    // The form appears once the app has started on the freshly loaded page.
-    wait_for("the sign-in form", PAGE_READY, || async {
-        match browser
-            .js("return document.querySelector('#admin-token') ? null : document.body.innerText;")
-            .await
-        {
-            serde_json::Value::Null => Ok(()),
-            page => Err(page.to_string()),
-        }
-    })
-    .await;
     browser.type_into("#admin-token", ADMIN_TOKEN).await;
     browser.click("#admin-login").await;
     browser
