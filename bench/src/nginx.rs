@@ -55,6 +55,28 @@ pub fn find() -> std::result::Result<(PathBuf, PathBuf), String> {
     Ok((nginx, module))
 }
 
+/// A self-signed certificate for 127.0.0.1 and its key, written into
+/// `dir` as `cert.pem` and `key.pem` (openssl, Debian package `openssl`).
+pub fn self_signed(dir: &Path) -> Result<(PathBuf, PathBuf)> {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let status = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .arg("ec_paramgen_curve:prime256v1")
+        .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| Error::Unexpected(format!("openssl (Debian package openssl): {e}")))?;
+    if !status.success() {
+        return Err(Error::Unexpected(format!("openssl req failed: {status}")));
+    }
+    Ok((cert, key))
+}
+
 /// The ports and paths a run puts into `deploy/nginx/lobby.conf`. The
 /// benchmark and the end-to-end deploy test (tests/tests/deploy.rs) both
 /// render the deployment's own file with it, so the file's fixed values
@@ -154,21 +176,7 @@ impl Nginx {
         let dist = std::path::absolute(dist)?;
         let dir = work.join("nginx");
         std::fs::create_dir_all(dir.join("tmp"))?;
-        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-        let status = std::process::Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
-            .arg("ec_paramgen_curve:prime256v1")
-            .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-keyout"])
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| Error::Unexpected(format!("openssl: {e}")))?;
-        if !status.success() {
-            return Err(Error::Unexpected(format!("openssl req failed: {status}")));
-        }
+        let (cert, key) = self_signed(&dir)?;
         let addr: SocketAddr = {
             let l = std::net::TcpListener::bind("127.0.0.1:0")?;
             l.local_addr()?

@@ -22,7 +22,7 @@ use std::{
     time::Duration,
 };
 
-use bench::nginx::Site;
+use bench::nginx::{self_signed, Site};
 use e2e::{
     browser::{Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
@@ -132,25 +132,6 @@ fn dist_copy(to: &Path) {
     );
 }
 
-/// A self-signed certificate for 127.0.0.1 (`cert.pem`, `key.pem`).
-fn certificate(dir: &Path) -> (PathBuf, PathBuf) {
-    let openssl = require("openssl", which("openssl"), "openssl");
-    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    run(
-        "openssl req",
-        Command::new(openssl)
-            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
-            .arg("ec_paramgen_curve:prime256v1")
-            .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"])
-            .args(["-addext", "subjectAltName=IP:127.0.0.1"])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert),
-    );
-    (cert, key)
-}
-
 /// nginx with `deploy/nginx/lobby.conf` in front of `bridges`.
 struct Nginx {
     https: SocketAddr,
@@ -166,7 +147,7 @@ impl Nginx {
     fn start(dir: &Path, bridges: [SocketAddr; 2]) -> Nginx {
         let nginx = nginx();
         let module = brotli_module();
-        let (cert, key) = certificate(dir);
+        let (cert, key) = self_signed(dir).unwrap_or_else(|e| panic!("{e}"));
         let root = dir.join("dist");
         let https: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
         let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
