@@ -64,6 +64,12 @@ enum State {
     SkipLine,
     /// Drop this many more bytes of an oversize frame.
     SkipBytes(usize),
+    /// The buffer starts with a bare `{...}` line whose first `scanned`
+    /// bytes hold no newline: the next step searches only what came after,
+    /// so a long unterminated line costs linear, not quadratic, time.
+    BareLine {
+        scanned: usize,
+    },
 }
 
 /// Incremental decoder for the length-prefixed stream, with the contract's
@@ -73,6 +79,9 @@ pub struct FrameDecoder {
     max_len: usize,
     max_digits: usize,
     state: State,
+    /// Bytes searched for a newline so far (the linear-time test reads it).
+    #[cfg(test)]
+    searched: usize,
 }
 
 impl Default for FrameDecoder {
@@ -91,6 +100,8 @@ impl FrameDecoder {
             max_len,
             max_digits,
             state: State::Start,
+            #[cfg(test)]
+            searched: 0,
         }
     }
 
@@ -100,6 +111,9 @@ impl FrameDecoder {
     }
 
     /// Examines `buf` (unconsumed bytes, oldest first) and says what to do.
+    /// Between calls `buf` must start with the bytes the previous step did
+    /// not consume (new bytes appended after them): the decoder remembers
+    /// how far it has already looked.
     pub fn step(&mut self, buf: &[u8]) -> Step {
         let mut pos = 0;
         loop {
@@ -126,6 +140,7 @@ impl FrameDecoder {
                         }
                     }
                 },
+                State::BareLine { scanned } => return self.bare_line(buf, pos, scanned),
                 State::Start => {
                     let Some(&first) = rest.first() else {
                         return Step::NeedMore { consumed: pos };
@@ -133,7 +148,7 @@ impl FrameDecoder {
                     match first {
                         b' ' | b'\t' | b'\r' | b'\n' => pos += 1,
                         b'0'..=b'9' => return self.length_prefixed(buf, pos),
-                        b'{' => return self.bare_line(buf, pos),
+                        b'{' => return self.bare_line(buf, pos, 0),
                         _ => {
                             self.state = State::SkipLine;
                             return Step::Discarded {
@@ -209,13 +224,21 @@ impl FrameDecoder {
         }
     }
 
-    fn bare_line(&mut self, buf: &[u8], start: usize) -> Step {
+    /// A bare line starting at `start`, of which the first `scanned` bytes
+    /// are known to hold no newline.
+    fn bare_line(&mut self, buf: &[u8], start: usize, scanned: usize) -> Step {
         let rest = &buf[start..];
         let window = &rest[..rest.len().min(self.max_len)];
-        match memchr(b'\n', window) {
+        let from = scanned.min(window.len());
+        #[cfg(test)]
+        {
+            self.searched += window.len() - from;
+        }
+        self.state = State::Start;
+        match memchr(b'\n', &window[from..]) {
             Some(i) => Step::Frame {
-                consumed: start + i + 1,
-                json: start..start + i,
+                consumed: start + from + i + 1,
+                json: start..start + from + i,
             },
             None if rest.len() >= self.max_len => {
                 self.state = State::SkipLine;
@@ -224,7 +247,12 @@ impl FrameDecoder {
                     reason: DiscardReason::LineTooLong,
                 }
             }
-            None => Step::NeedMore { consumed: start },
+            None => {
+                self.state = State::BareLine {
+                    scanned: window.len(),
+                };
+                Step::NeedMore { consumed: start }
+            }
         }
     }
 }
@@ -369,6 +397,34 @@ mod tests {
         let framed = frame(json.as_bytes());
         assert!(framed.starts_with(b"65536{"));
         assert_eq!(whole(&framed), vec![Ok(json)]);
+    }
+
+    /// An unterminated bare line delivered a byte at a time is searched once,
+    /// not once per read (which cost the square of its length).
+    #[test]
+    fn bare_line_is_scanned_once_however_it_arrives() {
+        let mut dec = FrameDecoder::default();
+        let mut line = vec![b'{'];
+        line.extend(std::iter::repeat_n(b'x', MAX_FRAME_LEN - 2));
+        line.push(b'\n');
+        let chunks: Vec<&[u8]> = line.chunks(1).collect();
+        let got = run(&mut dec, &chunks);
+        assert_eq!(got.len(), 1);
+        assert!(got[0].is_ok());
+        assert!(
+            dec.searched <= 2 * line.len(),
+            "searched {} bytes for a line of {}",
+            dec.searched,
+            line.len()
+        );
+        // The same holds for a line too long to keep: skipped after one pass.
+        let mut dec = FrameDecoder::new(4096, MAX_LENGTH_DIGITS);
+        let long = vec![b'{'; 10_000];
+        let mut chunks: Vec<&[u8]> = long.chunks(3).collect();
+        chunks.push(b"\n3{}\n");
+        let got = run(&mut dec, &chunks);
+        assert_eq!(got, vec![Err(DiscardReason::LineTooLong), Ok("{}".into())]);
+        assert!(dec.searched <= 2 * 4096, "searched {}", dec.searched);
     }
 
     #[test]
