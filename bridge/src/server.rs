@@ -26,7 +26,7 @@ use crate::{
     metrics::Metrics,
     origin::origin_allowed,
     session::{self, AuthGuard, Handle, Settings},
-    upstream::Upstream,
+    upstream::{Source, Upstream},
 };
 
 /// What every request handler and session shares.
@@ -34,6 +34,8 @@ use crate::{
 pub(crate) struct Ctx {
     pub(crate) config: Config,
     pub(crate) upstream: Arc<Upstream>,
+    /// Where the list comes from: the embedded master or a remote one.
+    pub(crate) source: Source,
     /// Other games' servers; `None` unless `--a2s`/`--gameagent-master`.
     pub(crate) games: Option<Arc<Games>>,
     pub(crate) metrics: Arc<Metrics>,
@@ -70,20 +72,19 @@ impl Bridge {
 
     fn build(config: Config, embedded: Option<Arc<master::Registry>>) -> Self {
         let metrics = Arc::new(Metrics::default());
-        let mut upstream = Upstream::new(config.hide_addresses, metrics.clone());
-        if let Some(registry) = embedded {
-            upstream = upstream.with_embedded(registry);
-        }
-        let upstream = Arc::new(upstream);
+        let upstream = Arc::new(Upstream::new(config.hide_addresses, metrics.clone()));
+        let source = match embedded {
+            Some(registry) => Source::Embedded(registry),
+            None => Source::Remote,
+        };
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let games = Games::from_config(&config).map(Arc::new);
         let cancel = CancellationToken::new();
-        let offer = upstream.clone();
         let session = Arc::new(Handle {
             config: Settings::from(&config),
             shared: upstream.subscribe(),
             games: games.as_ref().map(|g| g.subscribe()),
-            offer_list: Box::new(move |reply, asked| offer.offer(reply, asked)),
+            offer_list: source.offer_list(&upstream),
             metrics: metrics.clone(),
             auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
             cancel: cancel.clone(),
@@ -92,6 +93,7 @@ impl Bridge {
             ctx: Arc::new(Ctx {
                 config,
                 upstream,
+                source,
                 games,
                 metrics,
                 cancel,
@@ -122,11 +124,11 @@ impl Bridge {
         if !index.is_file() {
             warn!(path = %index.display(), "no front end found; only /ws, /healthz and /metrics work");
         }
-        let poller = tokio::spawn(
-            ctx.upstream
-                .clone()
-                .run(ctx.config.clone(), ctx.cancel.child_token()),
-        );
+        let poller = tokio::spawn(ctx.source.clone().feed(
+            ctx.upstream.clone(),
+            ctx.config.clone(),
+            ctx.cancel.child_token(),
+        ));
         let games = ctx
             .games
             .clone()

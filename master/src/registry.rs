@@ -51,6 +51,9 @@ pub struct Listing {
     pub servers: Vec<ServerEntry>,
     /// The framed `msRQueryGameServers` for this list.
     pub reply: Bytes,
+    /// The same reply's JSON without its framing (a slice of `reply`), for
+    /// readers in this process that pass it on unframed.
+    pub json: Bytes,
 }
 
 #[derive(Debug, Default)]
@@ -62,8 +65,15 @@ struct Inner {
     servers: BTreeMap<u64, ServerEntry>,
     /// Which sequence number each connection's server has.
     by_conn: HashMap<ConnId, u64>,
-    /// The framed `msRQueryGameServers` for the current list.
-    cached_reply: Option<Bytes>,
+    /// The current list's `msRQueryGameServers`, framed and as JSON.
+    cached_reply: Option<Reply>,
+}
+
+/// One encoded reply: the framed bytes and where its JSON lies in them.
+#[derive(Debug, Clone)]
+struct Reply {
+    framed: Bytes,
+    json: Bytes,
 }
 
 impl Registry {
@@ -154,24 +164,31 @@ impl Registry {
         Listing {
             version: inner.version,
             servers: inner.servers.values().cloned().collect(),
-            reply,
+            reply: reply.framed,
+            json: reply.json,
         }
     }
 
     /// The framed `msRQueryGameServers` reply for the current list.
     pub fn query_reply(&self) -> Bytes {
         self.queries.fetch_add(1, Ordering::Relaxed);
-        Self::reply_of(&mut self.lock())
+        Self::reply_of(&mut self.lock()).framed
     }
 
-    fn reply_of(inner: &mut Inner) -> Bytes {
+    fn reply_of(inner: &mut Inner) -> Reply {
         if let Some(reply) = &inner.cached_reply {
             return reply.clone();
         }
         let json = query_reply_json(inner.servers.values());
         let mut framed = Vec::with_capacity(json.len() + 12);
         encode_frame(&json, &mut framed);
-        let reply = Bytes::from(framed);
+        // `encode_frame` writes the length's digits, the JSON, a newline.
+        let start = framed.len() - json.len() - 1;
+        let framed = Bytes::from(framed);
+        let reply = Reply {
+            json: framed.slice(start..start + json.len()),
+            framed,
+        };
         inner.cached_reply = Some(reply.clone());
         reply
     }
@@ -268,6 +285,7 @@ mod tests {
         assert_eq!(listing.version, 1);
         assert_eq!(listing.servers.len(), 1);
         assert_eq!(listing.reply, r.query_reply());
+        assert_eq!(listing.reply, protocol::frame::frame(&listing.json));
         assert!(r.unregister(1));
         assert_eq!(*rx.borrow_and_update(), 2);
         assert!(!r.unregister(1));

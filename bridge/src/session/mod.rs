@@ -39,7 +39,7 @@ use tokio_tungstenite::{
 use tracing::{debug, info, warn};
 
 pub(crate) use auth_guard::AuthGuard;
-pub(crate) use handle::{Handle, Settings};
+pub(crate) use handle::{Handle, OfferList, Settings};
 
 pub(crate) use self::role::Role;
 use self::{

@@ -1,6 +1,18 @@
-//! The viewers' shared upstream: one master connection that polls the list
-//! every interval, and a `watch` channel every WebSocket reads the latest
-//! state from. A slow viewer only ever sees the newest value, never a queue.
+//! The viewers' shared upstream: where the lobby's list comes from, and the
+//! `watch` channel every WebSocket reads the latest state from. A slow
+//! viewer only ever sees the newest value, never a queue.
+//!
+//! Two tasks feed the same [`Upstream`]: with the master in this process,
+//! [`follower`] publishes each change of its registry as it happens; with
+//! `--master`, [`poller`] asks the remote master every `--poll-interval`,
+//! and admins' own connections offer the lists they read
+//! ([`Upstream::offer`]). Either way [`Upstream`] numbers each list once
+//! (the feed of deltas), encodes it once for everyone, and drops unchanged
+//! ones.
+
+mod backoff;
+mod follower;
+mod poller;
 
 use std::{
     sync::{Arc, Mutex},
@@ -8,17 +20,8 @@ use std::{
 };
 
 use bytes::Bytes;
-use futures_util::{SinkExt, StreamExt};
-use protocol::{
-    bridge::MasterState,
-    codec::{Frame, FrameCodec},
-    is_query_reply, Command, ServerList,
-};
-use tokio::{
-    net::TcpStream,
-    sync::watch,
-    time::{Instant, MissedTickBehavior},
-};
+use protocol::{bridge::MasterState, codec::FrameCodec, ServerList};
+use tokio::{net::TcpStream, sync::watch, time::Instant};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_util::{codec::Framed, sync::CancellationToken};
 use tracing::{debug, info, warn};
@@ -29,12 +32,8 @@ use crate::{
     feed::{new_epoch, Feed, FeedState},
     metrics::Metrics,
     publish::{Holds, Publisher, Snapshot},
+    session::OfferList,
 };
-
-/// How long the embedded master's changes are gathered into one publish:
-/// short next to the fan-out target, long enough that a burst of
-/// registrations (a master restart) is one delta rather than thousands.
-const COALESCE: Duration = Duration::from_millis(20);
 
 /// What every connection watches: the master's reachability and its list.
 #[derive(Debug, Clone)]
@@ -70,8 +69,43 @@ pub struct Upstream {
     /// published list is; also serialises publishing, so lists reach the
     /// watch in the order they were taken.
     publishing: Mutex<Publishing>,
-    /// The master running in this process: its changes are pushed, not polled.
-    embedded: Option<Arc<master::Registry>>,
+}
+
+/// Where the lobby's list comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// The master runs in this process: its registry's changes are
+    /// published as they happen.
+    Embedded(Arc<master::Registry>),
+    /// A master elsewhere (`config.master`): polled over TCP.
+    Remote,
+}
+
+impl Source {
+    /// Feeds `upstream` from this source until `cancel` fires.
+    pub async fn feed(self, upstream: Arc<Upstream>, config: Config, cancel: CancellationToken) {
+        match self {
+            Source::Embedded(registry) => follower::follow(upstream, registry, cancel).await,
+            Source::Remote => poller::poll(upstream, config, cancel).await,
+        }
+    }
+
+    /// What happens to a list an admin's own master connection read. From a
+    /// remote master it is published ([`Upstream::offer`]), so an admin's
+    /// change reaches viewers before the next poll. With the master
+    /// embedded it is dropped: the registry's change watch already
+    /// publishes every change in order (an admin's included), and a reply
+    /// read from a socket could only be as new as that or older, with no
+    /// poll to correct it.
+    pub(crate) fn offer_list(&self, upstream: &Arc<Upstream>) -> OfferList {
+        match self {
+            Source::Embedded(_) => Box::new(|_, _| {}),
+            Source::Remote => {
+                let upstream = upstream.clone();
+                Box::new(move |reply, asked| upstream.offer(reply, asked))
+            }
+        }
+    }
 }
 
 impl Upstream {
@@ -91,15 +125,7 @@ impl Upstream {
                 feed: Feed::new(new_epoch(), hide_addresses),
                 asked: None,
             }),
-            embedded: None,
         }
-    }
-
-    /// Takes lists from the master running in this process instead of
-    /// polling it: every change is published as it happens.
-    pub fn with_embedded(mut self, registry: Arc<master::Registry>) -> Self {
-        self.embedded = Some(registry);
-        self
     }
 
     /// A receiver for one connection; it starts at the current state.
@@ -126,16 +152,8 @@ impl Upstream {
     /// time between two connections: a query written a moment earlier on
     /// one connection may still reach the master after another's. Then a
     /// newer list is dropped, or an older one published, and it stays until
-    /// the next poll, as it did before this check.
-    ///
-    /// With the master embedded, offers are ignored: its registry's change
-    /// watch already publishes every change in order (an admin's included,
-    /// within [`COALESCE`]), and a reply read from a socket could only be
-    /// as new as that or older, with no poll to correct it.
+    /// the next poll.
     pub fn offer(&self, reply: &Bytes, asked: Instant) {
-        if self.embedded.is_some() {
-            return;
-        }
         {
             let mut publishing = self.lock();
             if self.stale(&publishing, asked) {
@@ -157,9 +175,8 @@ impl Upstream {
 
     /// Publishes the embedded master's list (`reply` unframed): the
     /// registry's state after its latest change, ordered by its change
-    /// watch; it carries no query time and leaves the admins' replies
-    /// ordered among themselves.
-    fn offer_listing(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
+    /// watch, so it carries no query time.
+    fn publish_current(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
         if !self.out.is_current(reply) {
             self.publish(reply, servers, None);
         }
@@ -248,147 +265,11 @@ impl Upstream {
         });
     }
 
-    /// Polls the master until `cancel` fires: connects (with backoff while
-    /// it fails) and queries every `poll_interval`. Admin commands refresh
-    /// the list through [`Upstream::offer`] from the admin's own connection.
-    pub async fn run(self: Arc<Self>, config: Config, cancel: CancellationToken) {
-        if let Some(registry) = self.embedded.clone() {
-            return self.follow(registry, cancel).await;
-        }
-        let mut backoff = config.reconnect_min;
-        // A lost connection is retried at once; only a failed retry is "down".
-        let mut retry_now = true;
-        loop {
-            let connected = tokio::select! {
-                c = connect(&config.master, config.master_timeout) => c,
-                () = cancel.cancelled() => return,
-            };
-            let failed = match connected {
-                Err(reason) => Some(reason),
-                Ok(mut framed) => {
-                    debug!(master = %config.master, "shared upstream connected");
-                    let (reason, answered) = tokio::select! {
-                        r = self.poll(&mut framed, &config) => r,
-                        () = cancel.cancelled() => return,
-                    };
-                    debug!(%reason, "shared upstream lost the master");
-                    if answered {
-                        backoff = config.reconnect_min;
-                        retry_now = true;
-                        // Only a failed reconnection reports the master
-                        // down; but a master that answers nothing is down
-                        // already.
-                        if reason.is_silence() {
-                            self.set_down(&reason);
-                        }
-                        None
-                    } else {
-                        // A master that accepts but never gives a readable
-                        // list (garbage, an oversized frame, a close
-                        // mid-reply) is down, and is retried with backoff,
-                        // not in a busy loop.
-                        retry_now = false;
-                        Some(reason)
-                    }
-                }
-            };
-            if let Some(reason) = failed {
-                self.set_down(&reason);
-                if !retry_now {
-                    tokio::select! {
-                        () = tokio::time::sleep(backoff) => {}
-                        () = cancel.cancelled() => return,
-                    }
-                    backoff = (backoff * 2).min(config.reconnect_max);
-                }
-                retry_now = false;
-            }
-        }
-    }
-
-    /// Publishes the embedded master's list at once after each change
-    /// (changes within [`COALESCE`] of each other go out together).
-    async fn follow(&self, registry: Arc<master::Registry>, cancel: CancellationToken) {
-        let mut changes = registry.changes();
-        self.set_up();
-        loop {
-            changes.borrow_and_update();
-            let listing = registry.listing();
-            self.offer_listing(&unframe(&listing.reply), listing.servers);
-            tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return },
-                () = cancel.cancelled() => return,
-            }
-            tokio::select! {
-                () = tokio::time::sleep(COALESCE) => {}
-                () = cancel.cancelled() => return,
-            }
-        }
-    }
-
-    /// Queries over one connection until it fails; returns why, and
-    /// whether the master answered at least one query on it.
-    async fn poll(
-        &self,
-        framed: &mut Framed<TcpStream, FrameCodec>,
-        config: &Config,
-    ) -> (MasterError, bool) {
-        let mut answered = false;
-        let reason = self.poll_until_lost(framed, config, &mut answered).await;
-        (reason, answered)
-    }
-
-    async fn poll_until_lost(
-        &self,
-        framed: &mut Framed<TcpStream, FrameCodec>,
-        config: &Config,
-        answered: &mut bool,
-    ) -> MasterError {
-        let mut tick = tokio::time::interval(config.poll_interval);
-        tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        loop {
-            self.metrics
-                .master_queries
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let query = Command::Query.to_json();
-            // Taken just before the write: see `offer` for the ordering.
-            let asked = Instant::now();
-            match tokio::time::timeout(config.master_timeout, framed.send(query.as_bytes())).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return MasterError::Write(e),
-                Err(_) => return MasterError::NotReading,
-            }
-            let deadline = Instant::now() + config.master_timeout;
-            loop {
-                match tokio::time::timeout_at(deadline, framed.next()).await {
-                    Err(_) => return MasterError::NoAnswer(config.master_timeout),
-                    Ok(None) => return MasterError::Closed,
-                    Ok(Some(Err(e))) => return MasterError::Read(e),
-                    Ok(Some(Ok(Frame::Discarded(_)))) => continue,
-                    Ok(Some(Ok(Frame::Message(json)))) => {
-                        if is_query_reply(&json) {
-                            *answered = true;
-                            self.set_up();
-                            self.offer(&json, asked);
-                            break;
-                        }
-                    }
-                }
-            }
-            // Wait for the next tick; notice a closed connection
-            // meanwhile instead of at the next query.
-            tick.reset();
-            loop {
-                tokio::select! {
-                    _ = tick.tick() => break,
-                    frame = framed.next() => match frame {
-                        None => return MasterError::Closed,
-                        Some(Err(e)) => return MasterError::Read(e),
-                        Some(Ok(_)) => continue,
-                    },
-                }
-            }
-        }
+    /// Counts one query to the remote master (`/metrics`).
+    fn count_query(&self) {
+        self.metrics
+            .master_queries
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -399,17 +280,6 @@ struct Publishing {
     /// When the query behind the newest list from a remote master was
     /// written (see [`Upstream::offer`]); `None` before the first.
     asked: Option<Instant>,
-}
-
-/// The JSON of one framed master message (`[digits][JSON][newline]`), as
-/// the registry caches it; shares the buffer.
-fn unframe(framed: &Bytes) -> Bytes {
-    let start = framed
-        .iter()
-        .position(|b| !b.is_ascii_digit())
-        .unwrap_or(framed.len());
-    let end = framed.len().saturating_sub(1).max(start);
-    framed.slice(start..end)
 }
 
 /// Opens a framed connection to the master.
@@ -487,16 +357,11 @@ mod tests {
 
     #[test]
     fn an_embedded_master_is_the_only_source() {
-        let registry = Arc::new(master::Registry::new());
-        let upstream = Upstream::new(false, Arc::new(Metrics::default())).with_embedded(registry);
-        upstream.offer(&reply(&["from a socket"]), Instant::now());
+        let upstream = Arc::new(Upstream::new(false, Arc::new(Metrics::default())));
+        let embedded = Source::Embedded(Arc::new(master::Registry::new()));
+        embedded.offer_list(&upstream)(&reply(&["from a socket"]), Instant::now());
         assert!(upstream.current().list.is_none());
-    }
-
-    #[test]
-    fn unframe_strips_length_and_newline() {
-        let framed = bytes::Bytes::from_static(b"17{\"Hallo\":\"Welt\"}\n");
-        assert_eq!(&unframe(&framed)[..], br#"{"Hallo":"Welt"}"#);
-        assert!(unframe(&bytes::Bytes::new()).is_empty());
+        Source::Remote.offer_list(&upstream)(&reply(&["from a socket"]), Instant::now());
+        assert!(upstream.current().list.is_some());
     }
 }
