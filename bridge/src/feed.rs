@@ -113,9 +113,12 @@ impl FeedState {
 /// about a tenth of its size (most of its bytes are repeated keys).
 fn gzip(data: &[u8]) -> Bytes {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-    // Writing to a Vec cannot fail.
-    let _ = enc.write_all(data);
-    Bytes::from(enc.finish().unwrap_or_default())
+    // Writing to a Vec cannot fail: an error would be a bug in flate2, and
+    // hiding it as an empty body would serve a corrupt list.
+    match enc.write_all(data).and_then(|()| enc.finish()) {
+        Ok(gz) => Bytes::from(gz),
+        Err(e) => panic!("gzip into memory failed: {e}"),
+    }
 }
 
 fn brotli(data: &[u8]) -> Bytes {

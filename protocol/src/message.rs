@@ -311,7 +311,7 @@ impl Command {
     /// Compact JSON, without `content` for commands that carry none.
     pub fn to_json(&self) -> String {
         // Serializing plain data into a String cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        crate::json::to_string(self)
     }
 }
 
@@ -333,6 +333,11 @@ impl Serialize for Command {
 /// Serializes an `msRQueryGameServers` reply straight from borrowed entries,
 /// so the master need not clone its registry to answer.
 pub fn query_reply_json<'a>(servers: impl IntoIterator<Item = &'a ServerEntry>) -> Vec<u8> {
+    query_reply_text(servers).into_bytes()
+}
+
+/// [`query_reply_json`] as text, for readers that need a `str`.
+pub fn query_reply_text<'a>(servers: impl IntoIterator<Item = &'a ServerEntry>) -> String {
     struct Servers<I>(std::cell::RefCell<Option<I>>);
     impl<'a, I: Iterator<Item = &'a ServerEntry>> Serialize for Servers<I> {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -354,7 +359,7 @@ pub fn query_reply_json<'a>(servers: impl IntoIterator<Item = &'a ServerEntry>) 
         command: names::QUERY_REPLY,
         content: Content { servers: &servers },
     };
-    serde_json::to_vec(&reply).unwrap_or_default()
+    crate::json::to_string(&reply)
 }
 
 #[cfg(test)]

@@ -165,20 +165,29 @@ impl Upstream {
                 return;
             }
         }
-        let Some(list) = ServerList::from_reply(reply) else {
-            debug!("master reply unreadable; ignored");
+        // A reply that parses is UTF-8 (JSON outside strings is ASCII and
+        // serde_json checks the strings), so one check covers both.
+        let (Ok(text), Some(list)) = (
+            Utf8Bytes::try_from(reply.clone()),
+            ServerList::from_reply(reply),
+        ) else {
+            debug!("master reply is not a readable list; ignored");
             return;
         };
-        let servers = list.servers;
-        self.publish(reply, servers, Some(asked));
+        self.publish(text, list.servers, Some(asked));
     }
 
     /// Publishes the embedded master's list (`reply` unframed): the
     /// registry's state after its latest change, ordered by its change
     /// watch, so it carries no query time.
     fn publish_current(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
-        if !self.out.is_current(reply) {
-            self.publish(reply, servers, None);
+        if self.out.is_current(reply) {
+            return;
+        }
+        match Utf8Bytes::try_from(reply.clone()) {
+            Ok(text) => self.publish(text, servers, None),
+            // serde_json writes UTF-8 only: this would be a bug in the registry.
+            Err(e) => warn!(error = %e, "the embedded master's reply is not UTF-8; not published"),
         }
     }
 
@@ -201,20 +210,19 @@ impl Upstream {
 
     /// Publishes `servers`, unless `asked` (when the query behind them was
     /// written) is older than the query of a list published meanwhile.
-    fn publish(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>, asked: Option<Instant>) {
-        let Ok(full) = Utf8Bytes::try_from(reply.clone()) else {
-            debug!("master reply is not UTF-8; ignored");
-            return;
-        };
+    fn publish(
+        &self,
+        full: Utf8Bytes,
+        servers: Vec<protocol::ServerEntry>,
+        asked: Option<Instant>,
+    ) {
         let text = self.out.encode(full, || {
             let hidden = servers.iter().map(|s| protocol::ServerEntry {
                 address: None,
                 port: None,
                 ..s.clone()
             });
-            let json = protocol::message::query_reply_json(hidden.collect::<Vec<_>>().iter());
-            // serde_json writes UTF-8 only.
-            String::from_utf8(json).unwrap_or_default()
+            protocol::message::query_reply_text(hidden.collect::<Vec<_>>().iter())
         });
         // Held while the watch is updated: lists are published in the order
         // the feed numbered them.

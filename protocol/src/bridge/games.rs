@@ -18,7 +18,7 @@ pub enum GamesMessage {
 impl GamesMessage {
     pub fn to_json(&self) -> String {
         // Plain data (finite floats only) into a String: cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        crate::json::to_string(self)
     }
 }
 

@@ -46,7 +46,7 @@ impl ClientMessage {
     /// `content`).
     pub fn to_json(&self) -> String {
         // Plain data into a String: cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        crate::json::to_string(self)
     }
 }
 
@@ -282,7 +282,7 @@ impl BridgeMessage {
 
     pub fn to_json(&self) -> String {
         // Plain data into a String: cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        crate::json::to_string(self)
     }
 }
 

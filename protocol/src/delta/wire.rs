@@ -185,7 +185,7 @@ pub fn snapshot_content_json(
         servers: Entries(servers, hide_address),
     };
     // Plain data into a String: cannot fail.
-    serde_json::to_string(&content).unwrap_or_default()
+    crate::json::to_string(&content)
 }
 
 /// A whole `bridgeSnapshot` message.
@@ -198,7 +198,7 @@ pub fn snapshot_json(epoch: &str, seq: u64, servers: &[Keyed], hide_address: boo
             servers: Entries(servers, hide_address),
         },
     };
-    serde_json::to_string(&msg).unwrap_or_default()
+    crate::json::to_string(&msg)
 }
 
 /// A whole `bridgeDelta` message.
@@ -213,7 +213,7 @@ pub fn delta_json(epoch: &str, seq: u64, prev: u64, change: &Change, hide_addres
             remove: &change.remove,
         },
     };
-    serde_json::to_string(&msg).unwrap_or_default()
+    crate::json::to_string(&msg)
 }
 
 /// Reads `bridgeSnapshot` / `bridgeDelta` frames whose `command` the reader

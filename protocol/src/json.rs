@@ -1,0 +1,20 @@
+//! Writing the protocol's own messages as JSON.
+
+use serde::Serialize;
+
+/// The JSON text of one of this crate's message types. serde_json fails only
+/// on maps with non-string keys or a `Serialize` impl that errors, and no
+/// message type has either (every one is serialised by the tests), so an
+/// error here is a bug in a type: it panics with that said rather than
+/// sending an empty frame that hides it.
+pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
+    match serde_json::to_string(value) {
+        Ok(json) => json,
+        Err(e) => panic!("a protocol message failed to serialise (a bug in its type): {e}"),
+    }
+}
+
+/// [`to_string`] as bytes.
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    to_string(value).into_bytes()
+}
