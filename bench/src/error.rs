@@ -11,6 +11,9 @@ pub enum Error {
     WebSocket(#[from] tokio_tungstenite::tungstenite::Error),
     #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// nginx's set-up: openssl, the deployed config's renderer.
+    #[error("{0}")]
+    Support(#[from] lobby_support::Error),
     /// A process or peer answered something the benchmark did not expect.
     #[error("{0}")]
     Unexpected(String),

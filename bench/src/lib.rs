@@ -9,7 +9,6 @@
 pub mod cdp;
 pub mod direct;
 pub mod error;
-pub mod nginx;
 pub mod phases;
 pub mod procs;
 pub mod report;

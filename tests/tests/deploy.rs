@@ -22,7 +22,6 @@ use std::{
     time::Duration,
 };
 
-use bench::nginx::{self_signed, Site};
 use e2e::{
     browser::{Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
@@ -31,6 +30,7 @@ use e2e::{
     process::{free_port, http_get, Proc},
     wait_for,
 };
+use lobby_support::nginx::{self, self_signed, Main, Site};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -42,51 +42,13 @@ const LIVE: Duration = Duration::from_secs(3);
 /// retry on the other bridge, the new socket's first list.
 const RECOVERY: Duration = Duration::from_secs(20);
 
-/// A Debian package the test needs, or panics with how to install it.
-fn require(what: &str, found: Option<PathBuf>, package: &str) -> PathBuf {
-    found.unwrap_or_else(|| {
-        panic!(
-            "{what} is missing: this test needs it. Install it with \
-             `bash scripts/setup.sh test` (as root on Debian: apt-get install {package}), \
-             or elsewhere install the equivalent and put it on PATH"
-        )
-    })
-}
-
-/// `name` on PATH, else in `/usr/sbin` (nginx is there for non-root users).
+/// `name` on PATH, else in `/usr/sbin` or `/usr/bin`.
 fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
         .map(|dir| dir.join(name))
         .find(|p| p.is_file())
-}
-
-fn nginx() -> PathBuf {
-    let found = match std::env::var_os("NGINX") {
-        Some(path) => Some(PathBuf::from(path)).filter(|p| p.is_file()),
-        None => which("nginx"),
-    };
-    require("nginx", found, "nginx libnginx-mod-http-brotli-static")
-}
-
-/// The module behind `brotli_static on;` (Debian loads it from
-/// modules-enabled/; this test's own nginx.conf loads it by path).
-fn brotli_module() -> PathBuf {
-    let found = std::env::var_os("LOBBY_NGINX_BROTLI_MODULE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            Some(PathBuf::from(
-                "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so",
-            ))
-        })
-        .filter(|p| p.is_file());
-    require(
-        "nginx's brotli_static module (ngx_http_brotli_static_module.so; \
-         or set LOBBY_NGINX_BROTLI_MODULE)",
-        found,
-        "libnginx-mod-http-brotli-static",
-    )
 }
 
 /// Runs `cmd`, panicking with its output unless it succeeds; returns
@@ -145,15 +107,20 @@ impl Nginx {
     /// `nginx -t`, starts nginx in the foreground and waits until it answers
     /// on its HTTP port.
     fn start(dir: &Path, bridges: [SocketAddr; 2]) -> Nginx {
-        let nginx = nginx();
-        let module = brotli_module();
+        let (nginx, module) = nginx::find().unwrap_or_else(|why| {
+            panic!(
+                "{why}: this test needs nginx with its brotli_static module. Install them with \
+                 `bash scripts/setup.sh test` (as root on Debian: apt-get install nginx \
+                 libnginx-mod-http-brotli-static), or elsewhere install the equivalent and put \
+                 nginx on PATH (or set NGINX and LOBBY_NGINX_BROTLI_MODULE)"
+            )
+        });
         let (cert, key) = self_signed(dir).unwrap_or_else(|e| panic!("{e}"));
         let root = dir.join("dist");
         let https: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
         let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let template =
-            std::fs::read_to_string(paths::workspace_root().join("deploy/nginx/lobby.conf"))
-                .expect("read deploy/nginx/lobby.conf");
+        let template = std::fs::read_to_string(paths::workspace_root().join(nginx::CONFIG))
+            .expect("read deploy/nginx/lobby.conf");
         let site = Site {
             main: https,
             tls: true,
@@ -165,45 +132,17 @@ impl Nginx {
         }
         .render(&template)
         .unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.join("lobby.conf"), site).expect("write lobby.conf");
-        let d = dir.display();
-        // What /etc/nginx/nginx.conf would hold, minus everything global:
-        // the pid file, logs and temporary files stay in `dir`.
-        let main = format!(
-            "load_module {module};\n\
-             worker_processes 1;\n\
-             pid {d}/nginx.pid;\n\
-             error_log {d}/error.log info;\n\
-             events {{ worker_connections 512; }}\n\
-             http {{\n\
-             \x20   types {{ text/html html; text/css css; application/javascript js; \
-             application/wasm wasm; }}\n\
-             \x20   default_type application/octet-stream;\n\
-             \x20   access_log {d}/access.log;\n\
-             \x20   client_body_temp_path {d}/tmp/body;\n\
-             \x20   proxy_temp_path {d}/tmp/proxy;\n\
-             \x20   fastcgi_temp_path {d}/tmp/fastcgi;\n\
-             \x20   uwsgi_temp_path {d}/tmp/uwsgi;\n\
-             \x20   scgi_temp_path {d}/tmp/scgi;\n\
-             \x20   include {d}/lobby.conf;\n\
-             }}\n",
-            module = module.display()
-        );
-        std::fs::create_dir_all(dir.join("tmp")).expect("create tmp/");
-        let conf = dir.join("nginx.conf");
-        std::fs::write(&conf, main).expect("write nginx.conf");
-        let base = |cmd: &mut Command| {
-            cmd.arg("-p")
-                .arg(format!("{d}/"))
-                .arg("-c")
-                .arg(&conf)
-                .arg("-e")
-                .arg(dir.join("error.log"));
-        };
-
+        let args = Main {
+            workers: "1",
+            nofile: None,
+            error_level: "info",
+            worker_connections: 512,
+            access_log: true,
+        }
+        .write(dir, &module, &site)
+        .unwrap_or_else(|e| panic!("write nginx's configuration: {e}"));
         let mut check = Command::new(&nginx);
-        base(&mut check);
-        check.arg("-t");
+        check.args(&args).arg("-t");
         let said = run(
             "nginx -t on the rendered deploy/nginx/lobby.conf",
             &mut check,
@@ -211,8 +150,7 @@ impl Nginx {
         assert!(said.contains("test is successful"), "{said}");
 
         let mut cmd = Command::new(&nginx);
-        base(&mut cmd);
-        cmd.args(["-g", "daemon off;"]);
+        cmd.args(&args).args(["-g", "daemon off;"]);
         let proc = Proc::spawn("nginx", cmd, &dir.join("nginx.out"));
         wait_blocking("nginx to answer", READY, || {
             http_get(http, "/").map(|r| r.status)

@@ -1,5 +1,5 @@
 //! Scale-out: two bridges behind nginx (the proxy rules of
-//! `deploy/nginx/lobby.conf`, see [`crate::nginx`]) against one bridge
+//! `deploy/nginx/lobby.conf`, see [`crate::procs::nginx`]) against one bridge
 //! reached directly, in the same run and against the same master: idle
 //! viewers held, the fan-out of a change to subscribed viewers, and the
 //! list queries the bridges cost the master.
@@ -11,14 +11,13 @@ use futures_util::StreamExt;
 use crate::{
     direct,
     error::Result,
-    nginx::{self, Nginx},
     phases::{
         crowd::Rounds,
         fanout::{admin_change, subscribers, AdminSink},
         memory::Viewers,
         Env,
     },
-    procs::{self, BridgeOptions},
+    procs::{self, nginx::Nginx, BridgeOptions},
     report::{count, q, times, Row, Verdict},
     ws,
 };
@@ -72,7 +71,7 @@ async fn fan_out(
 /// Runs the scale-out figures, or one skipped row when nginx is missing.
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
-    let tools = match nginx::find() {
+    let tools = match lobby_support::nginx::find() {
         Ok(t) => t,
         Err(why) => {
             return Ok(vec![Row::skipped(

@@ -3,6 +3,7 @@
 //! resident memory from `/proc`, and CPU pinning with `taskset`.
 
 mod http;
+pub mod nginx;
 mod system;
 
 pub use http::{bridge_metric, http_get, http_request, metric, HttpAnswer};

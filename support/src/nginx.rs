@@ -1,34 +1,20 @@
-//! nginx in front of the benchmark's bridges, configured from
-//! `deploy/nginx/lobby.conf` (the deployment's own proxy rules, rendered
-//! with the run's ports and paths) and started unprivileged: prefix, pid
-//! file, logs and temporary files in the run's work directory. The listener
-//! is plain HTTP (the load generator has no TLS client); the end-to-end
-//! test (tests/tests/deploy.rs) covers the TLS side.
+//! nginx in front of the bridges as the benchmark and the end-to-end deploy
+//! test run it: the nginx executable and its brotli_static module, a
+//! self-signed certificate for 127.0.0.1, and `deploy/nginx/lobby.conf` (the
+//! deployment's own proxy rules) rendered with a run's ports and paths,
+//! inside an `nginx.conf` that keeps everything in the run's folder.
 
 use std::{
+    ffi::OsString,
     net::SocketAddr,
     path::{Path, PathBuf},
     process::Stdio,
-    time::Duration,
 };
 
-use tokio::{
-    net::TcpStream,
-    process::{Child, Command},
-};
-
-use crate::error::{within, Error, Result};
+use crate::{Error, Result};
 
 /// The deployment's nginx config, relative to the workspace root.
 pub const CONFIG: &str = "deploy/nginx/lobby.conf";
-
-/// A running nginx; stopped on drop.
-#[derive(Debug)]
-pub struct Nginx {
-    /// Where browsers (here: the load generator) connect.
-    pub addr: SocketAddr,
-    child: Child,
-}
 
 /// The nginx executable and its brotli_static module, or why the phase
 /// cannot run (what to install).
@@ -154,62 +140,54 @@ impl Site<'_> {
     }
 }
 
-impl Nginx {
-    /// Renders the config for `bridges` into `work`, serving `dist`, with
-    /// room for `connections` client connections, and starts nginx on a
-    /// free port; ready when it accepts TCP.
-    pub async fn start(
-        (nginx, module): &(PathBuf, PathBuf),
-        work: &Path,
-        dist: &Path,
-        bridges: [SocketAddr; 2],
-        connections: usize,
-    ) -> Result<Nginx> {
-        // The checkout this loadgen was built from, else the current one.
-        let built = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join(CONFIG);
-        let template = std::fs::read_to_string(&built)
-            .or_else(|_| std::fs::read_to_string(CONFIG))
-            .map_err(|e| Error::Unexpected(format!("cannot read {CONFIG}: {e}")))?;
-        // nginx resolves a relative root against its prefix, not here.
-        let dist = std::path::absolute(dist)?;
-        let dir = work.join("nginx");
+/// How a run's `nginx.conf` differs between the benchmark (many
+/// connections, quiet logs) and the deploy test (one worker, an access log
+/// it reads). Everything else is the same: the brotli module loaded by
+/// path, and the pid file, logs and temporary files in the run's folder, so
+/// nginx runs unprivileged and touches nothing global.
+#[derive(Debug)]
+pub struct Main {
+    /// `worker_processes` (`auto`, `1`).
+    pub workers: &'static str,
+    /// `worker_rlimit_nofile`, when the run holds more descriptors than
+    /// the default limit allows.
+    pub nofile: Option<usize>,
+    /// The level of `error.log` (`warn`, `info`).
+    pub error_level: &'static str,
+    pub worker_connections: usize,
+    /// Requests logged to `access.log`, or `access_log off`.
+    pub access_log: bool,
+}
+
+impl Main {
+    /// Writes `site` (a rendered [`Site`]) as `dir/lobby.conf`, the
+    /// `nginx.conf` that includes it and its `tmp/` folder; returns the
+    /// arguments (`-p`, `-c`, `-e`) that run nginx on them.
+    pub fn write(&self, dir: &Path, module: &Path, site: &str) -> Result<Vec<OsString>> {
         std::fs::create_dir_all(dir.join("tmp"))?;
-        let (cert, key) = self_signed(&dir)?;
-        let addr: SocketAddr = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-            l.local_addr()?
-        };
-        let http: SocketAddr = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-            l.local_addr()?
-        };
-        let site = Site {
-            main: addr,
-            tls: false,
-            redirect: http,
-            bridges,
-            cert: &cert,
-            key: &key,
-            root: &dist,
-        }
-        .render(&template)?;
         std::fs::write(dir.join("lobby.conf"), site)?;
-        // Each proxied WebSocket holds two descriptors in nginx.
-        let worker_connections = connections * 2 + 256;
         let d = dir.display();
+        let nofile = self
+            .nofile
+            .map(|n| format!("worker_rlimit_nofile {n};\n"))
+            .unwrap_or_default();
+        let access_log = if self.access_log {
+            format!("{d}/access.log")
+        } else {
+            "off".to_owned()
+        };
         let main = format!(
             "load_module {module};\n\
-             worker_processes auto;\n\
-             worker_rlimit_nofile {nofile};\n\
+             worker_processes {workers};\n\
+             {nofile}\
              pid {d}/nginx.pid;\n\
-             error_log {d}/error.log warn;\n\
+             error_log {d}/error.log {level};\n\
              events {{ worker_connections {worker_connections}; }}\n\
              http {{\n\
              \x20   types {{ text/html html; text/css css; application/javascript js; \
              application/wasm wasm; }}\n\
-             \x20   access_log off;\n\
+             \x20   default_type application/octet-stream;\n\
+             \x20   access_log {access_log};\n\
              \x20   client_body_temp_path {d}/tmp/body;\n\
              \x20   proxy_temp_path {d}/tmp/proxy;\n\
              \x20   fastcgi_temp_path {d}/tmp/fastcgi;\n\
@@ -218,55 +196,19 @@ impl Nginx {
              \x20   include {d}/lobby.conf;\n\
              }}\n",
             module = module.display(),
-            nofile = worker_connections + 64,
+            workers = self.workers,
+            level = self.error_level,
+            worker_connections = self.worker_connections,
         );
         let conf = dir.join("nginx.conf");
         std::fs::write(&conf, main)?;
-        let child = Command::new(nginx)
-            .arg("-p")
-            .arg(format!("{d}/"))
-            .arg("-c")
-            .arg(&conf)
-            .arg("-e")
-            .arg(dir.join("error.log"))
-            .args(["-g", "daemon off;"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("nginx.out"))?)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| Error::Unexpected(format!("cannot start {}: {e}", nginx.display())))?;
-        let mut proxy = Nginx { addr, child };
-        let started = within(Duration::from_secs(10), "nginx accepting", async {
-            loop {
-                if TcpStream::connect(addr).await.is_ok() {
-                    return Ok(());
-                }
-                if let Ok(Some(status)) = proxy.child.try_wait() {
-                    return Err(Error::Unexpected(format!(
-                        "nginx exited ({status}); see {d}/error.log and {d}/nginx.out"
-                    )));
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        })
-        .await;
-        started.map(|()| proxy)
-    }
-
-    /// SIGTERM (nginx's fast shutdown), then SIGKILL after 5 s.
-    pub async fn stop(mut self) {
-        if let Some(pid) = self.child.id().and_then(|p| libc::pid_t::try_from(p).ok()) {
-            // SAFETY: kill(2) on our own child's pid; no memory effects.
-            unsafe {
-                libc::kill(pid, libc::SIGTERM);
-            }
-        }
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
+        Ok(vec![
+            "-p".into(),
+            format!("{d}/").into(),
+            "-c".into(),
+            conf.into(),
+            "-e".into(),
+            dir.join("error.log").into(),
+        ])
     }
 }

@@ -1,0 +1,19 @@
+//! What the load generator (`bench`) and the end-to-end tests (`e2e`) both
+//! need to run the deployment's own files: nginx in front of two bridges
+//! ([`nginx`]). One copy, so an edit of `deploy/nginx/lobby.conf` is
+//! followed in one place for both.
+
+pub mod nginx;
+
+/// Why a support function failed: a file it could not write, or in words
+/// (what to install, what in the deployed file no longer matches).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Unexpected(String),
+}
+
+/// Results of the support functions.
+pub type Result<T> = std::result::Result<T, Error>;
