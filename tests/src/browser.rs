@@ -125,8 +125,24 @@ pub struct Browser {
 }
 
 /// A JS string literal for `s`.
-fn js_str(s: &str) -> String {
+pub fn js_str(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
+}
+
+/// The JS expression of a query parameter of the page's URL, decoded
+/// (`null` when absent), to build larger expressions with.
+pub fn param_expr(name: &str) -> String {
+    format!("new URLSearchParams(location.search).get({})", js_str(name))
+}
+
+/// The JS expression counting the elements that match `css`.
+pub fn count_expr(css: &str) -> String {
+    format!("document.querySelectorAll({}).length", js_str(css))
+}
+
+/// A CSS attribute value in double quotes (`[data-name="…"]`).
+pub fn css_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 impl Browser {
@@ -243,15 +259,51 @@ impl Browser {
 
     /// Waits until the status pill says exactly "Live".
     pub async fn wait_live(&self, timeout: Duration) {
-        wait_for("the status pill to say Live", timeout, || async move {
+        self.wait_status("Live", timeout).await
+    }
+
+    /// Waits until the status pill says exactly `text` ("Live (polling)",
+    /// "Master unreachable", …).
+    pub async fn wait_status(&self, text: &str, timeout: Duration) {
+        let what = format!("the status pill to say {text:?}");
+        wait_for(&what, timeout, || async move {
             let s = self.status().await;
-            if s == "Live" {
+            if s == text {
                 Ok(())
             } else {
                 Err(s)
             }
         })
         .await
+    }
+
+    /// Waits until the status pill says the page lost its socket
+    /// ("Reconnecting…", with or without a countdown); returns what it says.
+    pub async fn wait_reconnecting(&self, timeout: Duration) -> String {
+        wait_for("the page to notice", timeout, || async {
+            let s = self.status().await;
+            if s.starts_with("Reconnecting") {
+                Ok(s)
+            } else {
+                Err(s)
+            }
+        })
+        .await
+    }
+
+    /// Opens `url` and waits until the page is live.
+    pub async fn open_live(&self, url: &str) {
+        self.goto(url).await;
+        self.wait_live(PAGE_READY).await;
+    }
+
+    /// Reloads the page and waits until it is live again.
+    pub async fn reload_live(&self) {
+        self.client
+            .refresh()
+            .await
+            .unwrap_or_else(|e| panic!("reload: {e}"));
+        self.wait_live(PAGE_READY).await;
     }
 
     /// Waits until the listed rows are exactly `expected`, in order.
@@ -294,6 +346,53 @@ impl Browser {
             }
         })
         .await
+    }
+
+    /// Waits until no element matches `css` with text (a banner or a
+    /// message gone).
+    pub async fn wait_gone(&self, css: &str, timeout: Duration) {
+        wait_for(&format!("{css} to go"), timeout, || async move {
+            match self.text(css).await {
+                None => Ok(()),
+                Some(t) => Err(t),
+            }
+        })
+        .await
+    }
+
+    /// Evaluates the JS expression `expr` in the page.
+    pub async fn eval(&self, expr: &str) -> Value {
+        self.js(&format!("return {expr};")).await
+    }
+
+    /// Waits until the JS expression `expr` evaluates to `expected`.
+    pub async fn wait_eq(&self, what: &str, expr: &str, expected: Value, timeout: Duration) {
+        let what = format!("{what}: {expected}");
+        wait_for(&what, timeout, || {
+            let expected = expected.clone();
+            async move {
+                let seen = self.eval(expr).await;
+                if seen == expected {
+                    Ok(())
+                } else {
+                    Err(seen.to_string())
+                }
+            }
+        })
+        .await
+    }
+
+    /// A query parameter of the page's URL, decoded (`null` when absent).
+    pub async fn param(&self, name: &str) -> Value {
+        self.eval(&param_expr(name)).await
+    }
+
+    /// How many elements match `css`.
+    pub async fn count(&self, css: &str) -> u64 {
+        self.eval(&count_expr(css))
+            .await
+            .as_u64()
+            .unwrap_or_else(|| panic!("no count for {css}"))
     }
 
     /// Marks this document, so a later [`Browser::same_document`] tells

@@ -1,15 +1,20 @@
 //! Harness for the lobby's end-to-end tests (`tests/*.rs`): finds the
 //! Trunk-built front end and the built binaries, runs the real `bridge`,
 //! `master` and `chromedriver` as child processes that are killed on drop
-//! (also when a test panics), drives headless Chromium over WebDriver, and
-//! plays game servers over raw TCP.
+//! (also when a test panics), drives headless Chromium over WebDriver
+//! through page objects ([`pages`]), and plays game servers over raw TCP.
+//! A stand-in for the bridge that a test needs to misbehave or to watch:
+//! [`fake_bridge`].
 //!
 //! Every wait is a bounded poll of a real signal (a ready line on stdout,
 //! chromedriver's `/status`, the page's DOM), never a fixed sleep.
 
 pub mod browser;
+pub mod fake_bridge;
 pub mod game;
 pub mod lobby;
+pub mod master;
+pub mod pages;
 pub mod paths;
 pub mod process;
 

@@ -257,6 +257,11 @@ impl Lobby {
         }
     }
 
+    /// The bridge's `bridge_connections{role="ROLE"}` (`viewer`, `admin`).
+    pub fn connections(&self, role: &str) -> Result<i64, String> {
+        connections(self.http, role)
+    }
+
     /// The bridge's `/healthz` body and status (`"up"`/`"down"` in it).
     pub fn healthz(&self) -> Result<crate::process::HttpResponse, String> {
         crate::process::http_get(self.http, "/healthz")
@@ -271,4 +276,16 @@ impl Lobby {
     pub fn bridge_pid(&self) -> Option<u32> {
         self.bridge.as_ref().map(Proc::pid)
     }
+}
+
+/// The `bridge_connections{role="ROLE"}` gauge of the bridge at `http`
+/// (from its `/metrics`): how many sockets of that role it holds.
+pub fn connections(http: SocketAddr, role: &str) -> Result<i64, String> {
+    let r = crate::process::http_get(http, "/metrics")?;
+    let prefix = format!("bridge_connections{{role=\"{role}\"}} ");
+    r.body
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| format!("no {role} gauge in {}", r.body))
 }

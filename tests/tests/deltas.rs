@@ -13,27 +13,22 @@
 
 use std::{
     collections::BTreeMap,
-    io::{Read, Write},
-    net::{SocketAddr, TcpStream},
-    sync::{Arc, Mutex},
+    net::SocketAddr,
     time::{Duration, Instant},
 };
 
 use e2e::{
     browser::{Browser, Driver, PAGE_READY},
-    game::{frame, GameServer, Stats},
+    fake_bridge::FakeBridge,
+    game::{GameServer, Stats},
     holds_for,
     lobby::Lobby,
+    master::{listed, query_master},
+    pages::{list::row, ListPage},
     process::http_get,
     wait_for,
 };
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tokio::{
-    net::TcpListener,
-    sync::{broadcast, watch},
-};
-use tokio_tungstenite::tungstenite::Message;
 
 /// How long the page may take to catch up with a burst of changes.
 const CATCH_UP: Duration = Duration::from_secs(10);
@@ -65,38 +60,6 @@ impl Lcg {
             mode: 1 + self.next(2) as u8,
         }
     }
-}
-
-/// The master's list, asked directly over TCP (`msQueryGameServers`).
-fn query_master(master: SocketAddr) -> Vec<Value> {
-    let mut tcp = TcpStream::connect_timeout(&master, Duration::from_secs(2))
-        .unwrap_or_else(|e| panic!("connect to the master at {master}: {e}"));
-    tcp.set_read_timeout(Some(Duration::from_secs(5)))
-        .expect("read timeout");
-    tcp.write_all(&frame(&json!({"command": "msQueryGameServers"})))
-        .expect("send the query");
-    // `[length][JSON][0x0A]`: the digits, then that many bytes.
-    let mut digits = Vec::new();
-    let mut byte = [0u8; 1];
-    loop {
-        tcp.read_exact(&mut byte).expect("read the reply's length");
-        if byte[0].is_ascii_digit() {
-            digits.push(byte[0]);
-        } else {
-            break;
-        }
-    }
-    let len: usize = String::from_utf8_lossy(&digits)
-        .parse()
-        .expect("a length prefix");
-    let mut body = vec![byte[0]; 1];
-    body.resize(len, 0);
-    tcp.read_exact(&mut body[1..]).expect("read the reply");
-    let reply: Value = serde_json::from_slice(&body).expect("the reply is JSON");
-    reply["content"]["servers"]
-        .as_array()
-        .cloned()
-        .expect("msRQueryGameServers")
 }
 
 /// A row as the page writes it, from the master's entry: name, players,
@@ -162,7 +125,7 @@ async fn wait_equal(browser: &Browser, lobby: &Lobby, what: &str) -> usize {
     wait_for(what, CATCH_UP, || async move {
         let mut rows = page_rows(browser).await;
         rows.sort();
-        let mut expected: Vec<[String; 4]> = query_master(lobby.master)
+        let mut expected: Vec<[String; 4]> = query_master(lobby.master)?
             .iter()
             .map(expected_row)
             .collect();
@@ -185,36 +148,117 @@ async fn wait_equal(browser: &Browser, lobby: &Lobby, what: &str) -> usize {
     .await
 }
 
+/// The lobby's game servers under random change: registrations (new
+/// servers, and ones that left coming back with a new id), disconnects and
+/// stats updates, drawn from one seed.
+struct Churn {
+    rng: Lcg,
+    master: SocketAddr,
+    names: usize,
+    /// Live servers by name.
+    live: BTreeMap<String, (u16, GameServer)>,
+    /// The names of those that left, to re-register.
+    gone: Vec<(String, u16)>,
+    /// Registrations, disconnects, stats updates.
+    counts: [usize; 3],
+}
+
+impl Churn {
+    /// `n` servers registered at `master`.
+    fn start(master: SocketAddr, seed: u64, n: usize) -> Churn {
+        let mut churn = Churn {
+            rng: Lcg(seed),
+            master,
+            names: 0,
+            live: BTreeMap::new(),
+            gone: Vec::new(),
+            counts: [0; 3],
+        };
+        for _ in 0..n {
+            let (name, port, stats) = churn.fresh();
+            churn.register(name, port, stats);
+        }
+        churn
+    }
+
+    /// A name and port never used, and stats for it.
+    fn fresh(&mut self) -> (String, u16, Stats) {
+        self.names += 1;
+        let name = format!("Srv-{:04}", self.names);
+        let port = 20000 + self.names as u16;
+        (name, port, self.rng.stats())
+    }
+
+    fn register(&mut self, name: String, port: u16, stats: Stats) {
+        let server = GameServer::register(self.master, &name, "192.0.2.7", port, stats);
+        self.live.insert(name, (port, server));
+    }
+
+    /// One random change.
+    fn change(&mut self) {
+        match self.rng.next(10) {
+            // Register a new server, or one that left again (a new id).
+            0..=1 if self.live.len() < MAX_SERVERS => {
+                let (name, port) = match (self.rng.next(2), self.gone.is_empty()) {
+                    (0, false) => {
+                        let i = self.rng.next(self.gone.len());
+                        self.gone.swap_remove(i)
+                    }
+                    _ => {
+                        let (name, port, _) = self.fresh();
+                        (name, port)
+                    }
+                };
+                let stats = self.rng.stats();
+                self.register(name, port, stats);
+                self.counts[0] += 1;
+            }
+            // Disconnect one.
+            2 if self.live.len() > 5 => {
+                let i = self.rng.next(self.live.len());
+                let Some(name) = self.live.keys().nth(i).cloned() else {
+                    return;
+                };
+                if let Some((port, server)) = self.live.remove(&name) {
+                    drop(server);
+                    self.gone.push((name, port));
+                }
+                self.counts[1] += 1;
+            }
+            // New stats for one.
+            _ => {
+                let i = self.rng.next(self.live.len());
+                let stats = self.rng.stats();
+                if let Some((_, (_, server))) = self.live.iter_mut().nth(i) {
+                    server.update(stats);
+                }
+                self.counts[2] += 1;
+            }
+        }
+    }
+
+    /// Changes come faster than the bridge publishes now and then
+    /// (coalesced), and slower other times (one delta each).
+    async fn pause(&mut self) {
+        if self.rng.next(4) == 0 {
+            tokio::time::sleep(Duration::from_millis(self.rng.next(30) as u64)).await;
+        }
+    }
+}
+
 #[tokio::test]
 async fn page_stays_equal_to_the_master_through_random_changes() {
     let _serial = e2e::serial().await;
     let lobby = Lobby::start();
-    let mut rng = Lcg(10);
-    let mut next_name = 0usize;
-    let mut fresh = |rng: &mut Lcg| {
-        next_name += 1;
-        let name = format!("Srv-{next_name:04}");
-        let port = 20000 + next_name as u16;
-        let stats = rng.stats();
-        (name, port, stats)
-    };
-    // Live servers by name; the names of those that left, to re-register.
-    let mut live: BTreeMap<String, (u16, GameServer)> = BTreeMap::new();
-    let mut gone: Vec<(String, u16)> = Vec::new();
-    for _ in 0..40 {
-        let (name, port, stats) = fresh(&mut rng);
-        let server = GameServer::register(lobby.master, &name, "192.0.2.7", port, stats);
-        live.insert(name, (port, server));
-    }
+    let mut churn = Churn::start(lobby.master, 10, 40);
 
     let driver = Driver::start();
     let browser = driver.browser().await;
-    browser.goto(&lobby.url("/")).await;
-    browser.wait_live(PAGE_READY).await;
-    let n = wait_equal(&browser, &lobby, "the first list").await;
+    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    let n = wait_equal(&page, &lobby, "the first list").await;
     eprintln!("first list: {n} rows equal to the master's");
     // The first list came over HTTP, compressed, not on the socket.
-    let fetched = browser
+    let fetched = page
         .js("return performance.getEntriesByType('resource')\
              .filter(e => e.name.endsWith('/api/servers')).map(e => e.decodedBodySize);")
         .await;
@@ -222,178 +266,39 @@ async fn page_stays_equal_to_the_master_through_random_changes() {
         fetched.as_array().is_some_and(|a| a.len() == 1),
         "the page fetched /api/servers once: {fetched}"
     );
-    browser.mark_document().await;
+    page.mark_document().await;
 
     let started = Instant::now();
-    let mut counts = [0usize; 4];
+    let mut checks = 0;
     for change in 1..=CHANGES {
-        let kind = rng.next(10);
-        match kind {
-            // Register a new server, or one that left again (a new id).
-            0..=1 if live.len() < MAX_SERVERS => {
-                let (name, port) = match (rng.next(2), gone.is_empty()) {
-                    (0, false) => gone.swap_remove(rng.next(gone.len())),
-                    _ => {
-                        let (name, port, _) = fresh(&mut rng);
-                        (name, port)
-                    }
-                };
-                let server =
-                    GameServer::register(lobby.master, &name, "192.0.2.7", port, rng.stats());
-                live.insert(name, (port, server));
-                counts[0] += 1;
-            }
-            // Disconnect one.
-            2 if live.len() > 5 => {
-                let Some(name) = live.keys().nth(rng.next(live.len())).cloned() else {
-                    continue;
-                };
-                if let Some((port, server)) = live.remove(&name) {
-                    drop(server);
-                    gone.push((name, port));
-                }
-                counts[1] += 1;
-            }
-            // New stats for one.
-            _ => {
-                let i = rng.next(live.len());
-                let stats = rng.stats();
-                if let Some((_, (_, server))) = live.iter_mut().nth(i) {
-                    server.update(stats);
-                }
-                counts[2] += 1;
-            }
-        }
-        // Changes come faster than the bridge publishes now and then
-        // (coalesced), and slower other times (one delta each).
-        if rng.next(4) == 0 {
-            tokio::time::sleep(Duration::from_millis(rng.next(30) as u64)).await;
-        }
+        churn.change();
+        churn.pause().await;
         if change % CHECK_EVERY == 0 {
-            let n = wait_equal(
-                &browser,
-                &lobby,
-                &format!("the page to equal the master after {change} changes"),
-            )
-            .await;
-            counts[3] += 1;
+            let what = format!("the page to equal the master after {change} changes");
+            let n = wait_equal(&page, &lobby, &what).await;
+            checks += 1;
             eprintln!("after {change} changes: {n} rows equal to the master's");
         }
     }
+    let [registrations, disconnects, updates] = churn.counts;
     eprintln!(
-        "{CHANGES} changes ({} registrations, {} disconnects, {} stats updates) in {:?}, {} checks",
-        counts[0],
-        counts[1],
-        counts[2],
-        started.elapsed(),
-        counts[3]
+        "{CHANGES} changes ({registrations} registrations, {disconnects} disconnects, \
+         {updates} stats updates) in {:?}, {checks} checks",
+        started.elapsed()
     );
-    assert!(browser.same_document().await, "the page reloaded");
+    assert!(page.same_document().await, "the page reloaded");
     // It followed deltas, not polls or whole lists.
-    let metrics = browser.js("return window.__lobbyMetrics;").await;
+    let metrics = page.js("return window.__lobbyMetrics;").await;
     assert_eq!(metrics["lastKind"], "delta", "{metrics}");
-    assert_eq!(browser.status().await, "Live");
+    assert_eq!(page.status().await, "Live");
     browser.close().await;
 }
 
-/// A bridge with deltas whose every word the test chooses: it records what
-/// each socket sends and sends what the test broadcasts.
-struct FakeBridge {
-    addr: SocketAddr,
-    /// (socket number, text) of every frame the page sent.
-    received: Arc<Mutex<Vec<(usize, String)>>>,
-    send: broadcast::Sender<String>,
-    /// Bumping it closes every open socket.
-    kick: watch::Sender<u32>,
-}
-
-impl FakeBridge {
-    async fn start() -> FakeBridge {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind the fake bridge");
-        let addr = listener.local_addr().expect("the fake's address");
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let (send, _) = broadcast::channel(64);
-        let (kick, _) = watch::channel(0);
-        let (rec, tx, kicked) = (Arc::clone(&received), send.clone(), kick.subscribe());
-        tokio::spawn(async move {
-            let mut socket = 0;
-            while let Ok((stream, _)) = listener.accept().await {
-                let (rec, mut out, mut kicked) = (Arc::clone(&rec), tx.subscribe(), kicked.clone());
-                let id = socket;
-                socket += 1;
-                tokio::spawn(async move {
-                    let Ok(mut ws) = tokio_tungstenite::accept_async(stream).await else {
-                        return;
-                    };
-                    kicked.borrow_and_update();
-                    loop {
-                        tokio::select! {
-                            frame = ws.next() => match frame {
-                                Some(Ok(Message::Text(t))) => rec
-                                    .lock()
-                                    .unwrap_or_else(|e| e.into_inner())
-                                    .push((id, t.to_string())),
-                                Some(Ok(_)) => {}
-                                _ => break,
-                            },
-                            text = out.recv() => match text {
-                                Ok(text) => if ws.send(Message::text(text)).await.is_err() { break },
-                                Err(_) => break,
-                            },
-                            _ = kicked.changed() => {
-                                let _ = ws.close(None).await;
-                                break;
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        FakeBridge {
-            addr,
-            received,
-            send,
-            kick,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("ws://{}/ws", self.addr)
-    }
-
-    /// The `bridgeSubscribe` contents the page sent, with their socket.
-    fn subscribes(&self) -> Vec<(usize, Value)> {
-        self.received
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter_map(|(id, t)| {
-                let v: Value = serde_json::from_str(t).ok()?;
-                (v["command"] == "bridgeSubscribe").then(|| (*id, v["content"].clone()))
-            })
-            .collect()
-    }
-
-    /// Waits for subscribe number `n` (from 0) and returns it.
-    async fn wait_subscribe(&self, n: usize) -> (usize, Value) {
-        wait_for(&format!("subscribe #{n}"), PAGE_READY, || async {
-            let s = self.subscribes();
-            s.get(n).cloned().ok_or_else(|| format!("{s:?}"))
-        })
-        .await
-    }
-
-    fn push(&self, text: Value) {
-        // No receiver (no socket open) is the test's own mistake.
-        self.send.send(text.to_string()).expect("a socket is open");
-    }
-}
-
+/// A server as a snapshot or delta lists it: with its id.
 fn keyed(id: u64, name: &str, current: u32) -> Value {
-    json!({"id": id, "name": name, "address": "192.0.2.1", "port": 20000 + id,
-           "players": {"current": current, "max": 4}, "isLobbyOpen": true, "gameplayMode": 1})
+    let mut server = listed(name, 20000 + id, current);
+    server["id"] = json!(id);
+    server
 }
 
 fn delta(seq: u64, prev: u64, upsert: Vec<Value>, remove: Vec<u64>) -> Value {
@@ -401,44 +306,45 @@ fn delta(seq: u64, prev: u64, upsert: Vec<Value>, remove: Vec<u64>) -> Value {
            "content": {"epoch": "e1", "seq": seq, "prev": prev, "upsert": upsert, "remove": remove}})
 }
 
+/// A snapshot of list `seq` in `epoch`.
+fn snapshot(epoch: &str, seq: u64, servers: Vec<Value>) -> Value {
+    json!({"command": "bridgeSnapshot",
+           "content": {"epoch": epoch, "seq": seq, "servers": servers}})
+}
+
 #[tokio::test]
 async fn a_delta_that_does_not_apply_makes_the_page_resubscribe() {
     let _serial = e2e::serial().await;
     // The product only serves the page; the socket goes to the fake.
     let lobby = Lobby::start();
-    let fake = FakeBridge::start().await;
+    let fake = FakeBridge::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
-    browser
-        .goto(&lobby.url(&format!("/?bridge={}", fake.url())))
+    let page = ListPage::new(&browser);
+    page.goto(&lobby.url(&format!("/?bridge={}", fake.url())))
         .await;
 
     // Without a list the page asks for deltas from scratch.
-    let (socket, first) = fake.wait_subscribe(0).await;
+    let (socket, first) = fake.wait_subscribe(0, PAGE_READY).await;
     assert_eq!(first, json!({"deltas": true}));
-    fake.push(
-        json!({"command": "bridgeSnapshot", "content": {"epoch": "e1", "seq": 1,
-        "servers": [keyed(1, "Alpha", 1), keyed(2, "Bravo", 2)]}}),
-    );
-    browser.wait_rows(&["Alpha", "Bravo"], PAGE_READY).await;
-    browser.wait_live(PAGE_READY).await;
-    fake.push(delta(2, 1, vec![keyed(2, "Bravo", 3)], vec![]));
-    browser
-        .wait_text(
-            "[data-testid=server-row][data-name=\"Bravo\"]",
-            "3/4",
-            PAGE_READY,
-        )
-        .await;
+    fake.push(&snapshot(
+        "e1",
+        1,
+        vec![keyed(1, "Alpha", 1), keyed(2, "Bravo", 2)],
+    ));
+    page.wait_rows(&["Alpha", "Bravo"], PAGE_READY).await;
+    page.wait_live(PAGE_READY).await;
+    fake.push(&delta(2, 1, vec![keyed(2, "Bravo", 3)], vec![]));
+    page.wait_text(&row("Bravo"), "3/4", PAGE_READY).await;
 
     // A gap: the page holds list 2, this delta continues list 5.
-    fake.push(delta(6, 5, vec![keyed(9, "Zulu", 0)], vec![1]));
-    let (again, content) = fake.wait_subscribe(1).await;
+    fake.push(&delta(6, 5, vec![keyed(9, "Zulu", 0)], vec![1]));
+    let (again, content) = fake.wait_subscribe(1, PAGE_READY).await;
     assert_eq!(again, socket, "resubscribed on the same socket");
     assert_eq!(content, json!({"deltas": true, "epoch": "e1", "since": 2}));
     // Nothing of the bad delta was shown.
     holds_for("the list as it was", Duration::from_millis(500), || async {
-        let rows = browser.rows().await;
+        let rows = page.rows().await;
         (rows == ["Alpha", "Bravo"])
             .then_some(())
             .ok_or(format!("{rows:?}"))
@@ -446,40 +352,37 @@ async fn a_delta_that_does_not_apply_makes_the_page_resubscribe() {
     .await;
 
     // What the bridge then sends applies.
-    fake.push(delta(3, 2, vec![keyed(3, "Charlie", 0)], vec![1]));
-    browser.wait_rows(&["Bravo", "Charlie"], PAGE_READY).await;
+    fake.push(&delta(3, 2, vec![keyed(3, "Charlie", 0)], vec![1]));
+    page.wait_rows(&["Bravo", "Charlie"], PAGE_READY).await;
 
     // An unknown id: the same.
-    fake.push(delta(4, 3, vec![], vec![77]));
-    let (_, content) = fake.wait_subscribe(2).await;
+    fake.push(&delta(4, 3, vec![], vec![77]));
+    let (_, content) = fake.wait_subscribe(2, PAGE_READY).await;
     assert_eq!(content, json!({"deltas": true, "epoch": "e1", "since": 3}));
-    assert_eq!(browser.rows().await, ["Bravo", "Charlie"]);
+    assert_eq!(page.rows().await, ["Bravo", "Charlie"]);
     // Another epoch (another bridge's delta): the same.
     fake.push(
-        json!({"command": "bridgeDelta", "content": {"epoch": "e2", "seq": 4, "prev": 3,
+        &json!({"command": "bridgeDelta", "content": {"epoch": "e2", "seq": 4, "prev": 3,
         "upsert": [keyed(5, "Echo", 0)], "remove": []}}),
     );
-    let (_, content) = fake.wait_subscribe(3).await;
+    let (_, content) = fake.wait_subscribe(3, PAGE_READY).await;
     assert_eq!(content, json!({"deltas": true, "epoch": "e1", "since": 3}));
-    assert_eq!(browser.rows().await, ["Bravo", "Charlie"]);
+    assert_eq!(page.rows().await, ["Bravo", "Charlie"]);
 
     // A reconnect resubscribes with what the page holds, and a snapshot
     // (the bridge restarted: another epoch) replaces the list.
-    fake.kick.send_modify(|n| *n += 1);
-    let (new_socket, content) = fake.wait_subscribe(4).await;
+    fake.close_all();
+    let (new_socket, content) = fake.wait_subscribe(4, PAGE_READY).await;
     assert_ne!(new_socket, socket, "a new socket");
     assert_eq!(content, json!({"deltas": true, "epoch": "e1", "since": 3}));
-    assert_eq!(browser.rows().await, ["Bravo", "Charlie"]);
+    assert_eq!(page.rows().await, ["Bravo", "Charlie"]);
+    fake.push(&snapshot("e2", 1, vec![keyed(1, "Delta", 1)]));
+    page.wait_rows(&["Delta"], PAGE_READY).await;
     fake.push(
-        json!({"command": "bridgeSnapshot", "content": {"epoch": "e2", "seq": 1,
-        "servers": [keyed(1, "Delta", 1)]}}),
-    );
-    browser.wait_rows(&["Delta"], PAGE_READY).await;
-    fake.push(
-        json!({"command": "bridgeDelta", "content": {"epoch": "e2", "seq": 2, "prev": 1,
+        &json!({"command": "bridgeDelta", "content": {"epoch": "e2", "seq": 2, "prev": 1,
         "upsert": [keyed(2, "Foxtrot", 0)], "remove": []}}),
     );
-    browser.wait_rows(&["Delta", "Foxtrot"], PAGE_READY).await;
+    page.wait_rows(&["Delta", "Foxtrot"], PAGE_READY).await;
     assert_eq!(fake.subscribes().len(), 5, "{:?}", fake.subscribes());
     browser.close().await;
 }

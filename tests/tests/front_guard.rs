@@ -5,196 +5,71 @@
 //!
 //! Holds [`e2e::serial`] like the other browser tests.
 
-use std::{
-    net::SocketAddr,
-    process::Command,
-    sync::{Arc, Mutex, MutexGuard},
-    time::Duration,
-};
+use std::{process::Command, time::Duration};
 
 use e2e::{
-    browser::{Browser, Driver, PAGE_READY},
+    browser::{js_str, Browser, Driver, PAGE_READY},
+    fake_bridge::FakeBridge,
     game::{GameServer, Stats},
     holds_for,
     lobby::{Lobby, ADMIN_TOKEN},
+    pages::{admin::card, games, list::row, AdminPage, GamesPage, ListPage},
     paths,
     process::Proc,
     wait_for,
 };
-use futures_util::StreamExt;
 use gamequery::{
     fake::{GameAgentMaster, GameAgentServer},
     gameagent::{Player, Status},
-};
-use tokio::{net::TcpListener, runtime::Runtime};
-use tokio_tungstenite::tungstenite::{
-    handshake::server::{Request, Response},
-    Message,
 };
 
 /// How long a foreign bridge is watched for a token that must not come.
 const WATCH: Duration = Duration::from_secs(3);
 
-/// What one socket to the fake carried: the upgrade request (path, query
-/// and headers, verbatim) and every text frame.
-#[derive(Debug, Clone, Default)]
-struct Conn {
-    request: String,
-    frames: Vec<String>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A bridge a crafted link could name: it accepts every socket, answers
-/// nothing and records everything it gets.
-struct RecordingBridge {
-    addr: SocketAddr,
-    conns: Arc<Mutex<Vec<Conn>>>,
-    runtime: Option<Runtime>,
-}
-
-impl RecordingBridge {
-    fn start() -> RecordingBridge {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake bridge");
-        listener.set_nonblocking(true).expect("non-blocking");
-        let addr = listener.local_addr().expect("the fake's address");
-        let conns = Arc::new(Mutex::new(Vec::new()));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("the fake bridge's runtime");
-        let shared = Arc::clone(&conns);
-        runtime.spawn(async move {
-            let Ok(listener) = TcpListener::from_std(listener) else {
-                return;
-            };
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(record(stream, Arc::clone(&shared)));
-            }
-        });
-        RecordingBridge {
-            addr,
-            conns,
-            runtime: Some(runtime),
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("ws://{}/ws", self.addr)
-    }
-
-    fn conns(&self) -> Vec<Conn> {
-        lock(&self.conns).clone()
-    }
-}
-
-impl Drop for RecordingBridge {
-    fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_background();
-        }
-    }
-}
-
-async fn record(stream: tokio::net::TcpStream, conns: Arc<Mutex<Vec<Conn>>>) {
-    let mut request = String::new();
-    // The callback's `Result` (and its large error) is tungstenite's signature.
-    #[allow(clippy::result_large_err)]
-    let handshake = tokio_tungstenite::accept_hdr_async(stream, |req: &Request, resp: Response| {
-        request = format!("{} {:?}", req.uri(), req.headers());
-        Ok(resp)
-    })
-    .await;
-    let Ok(mut ws) = handshake else { return };
-    let id = {
-        let mut conns = lock(&conns);
-        conns.push(Conn {
-            request,
-            frames: Vec::new(),
-        });
-        conns.len() - 1
-    };
-    while let Some(Ok(frame)) = ws.next().await {
-        let text = match frame {
-            Message::Text(t) => t.to_string(),
-            Message::Binary(b) => String::from_utf8_lossy(&b).into_owned(),
-            _ => continue,
-        };
-        if let Some(c) = lock(&conns).get_mut(id) {
-            c.frames.push(text);
-        }
-    }
-}
-
 /// Fails when anything the fake got carries the token or a sign-in.
-fn no_token(fake: &RecordingBridge) -> Result<(), String> {
+fn no_token(fake: &FakeBridge) -> Result<(), String> {
+    let leak = |s: &str| s.contains(ADMIN_TOKEN) || s.contains("bridgeAuth");
     for c in fake.conns() {
-        let leak = |s: &str| s.contains(ADMIN_TOKEN) || s.contains("bridgeAuth");
-        if leak(&c.request) || c.frames.iter().any(|f| leak(f)) {
+        if leak(&c.request) {
             return Err(format!("the foreign bridge got {c:?}"));
         }
     }
+    for f in fake.frames() {
+        if leak(&f.text) {
+            return Err(format!("the foreign bridge got {f:?}"));
+        }
+    }
     Ok(())
-}
-
-async fn sign_in(browser: &Browser) {
-    browser.type_into("#admin-token", ADMIN_TOKEN).await;
-    browser.click("#admin-login").await;
-    browser
-        .wait_text("[data-testid=auth-result]", "Signed in", PAGE_READY)
-        .await;
-}
-
-async fn add_test_server(browser: &Browser, name: &str) {
-    browser.type_into("#new-name", name).await;
-    browser.type_into("#new-address", "test.example.org").await;
-    browser.type_into("#new-port", "20500").await;
-    browser.click("#add-server").await;
-}
-
-fn status_of(name: &str) -> String {
-    format!("[data-testid=test-server][data-name=\"{name}\"] [data-testid=test-server-status]")
 }
 
 #[tokio::test]
 async fn a_foreign_bridge_in_the_link_never_gets_the_token() {
     let _serial = e2e::serial().await;
     let lobby = Lobby::start();
-    let fake = RecordingBridge::start();
+    // A bridge a crafted link could name: it answers nothing and records
+    // everything it gets.
+    let fake = FakeBridge::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
+    let admin = AdminPage::new(&browser);
 
     // A signed-in tab with a test server: the token is in sessionStorage.
-    browser.goto(&lobby.url("/admin")).await;
-    sign_in(&browser).await;
-    add_test_server(&browser, "Guard Test").await;
-    browser
-        .wait_text(&status_of("Guard Test"), "registered", PAGE_READY)
+    admin.goto(&lobby.url("/admin")).await;
+    admin.sign_in(ADMIN_TOKEN, "Signed in").await;
+    admin.add_test_server("Guard Test").await;
+    admin
+        .wait_card("Guard Test", "registered", PAGE_READY)
         .await;
 
     // The same tab follows a crafted link naming another bridge.
-    browser
+    admin
         .goto(&lobby.url(&format!("/admin?bridge={}", fake.url())))
         .await;
     // A loopback page may list from a loopback bridge (development), so the
     // list's socket goes there, with nothing but the subscription.
-    wait_for("the page to subscribe at the fake", PAGE_READY, || async {
-        let conns = fake.conns();
-        if conns
-            .iter()
-            .any(|c| c.frames.iter().any(|f| f.contains("bridgeSubscribe")))
-        {
-            Ok(())
-        } else {
-            Err(format!("{conns:?}"))
-        }
-    })
-    .await;
+    fake.wait_subscribe(0, PAGE_READY).await;
     // A user who tries to sign in here anyway gets no form to do it with.
-    let form = browser
+    let form = admin
         .js("const b = document.querySelector('#admin-login'); if (b) b.click(); return !!b;")
         .await;
     holds_for("no token at the foreign bridge", WATCH, || async {
@@ -209,10 +84,14 @@ async fn a_foreign_bridge_in_the_link_never_gets_the_token() {
     // The test server signed in again at the bridge that served the page
     // and registered there: the master's answer to its own query lists it
     // (the list on the page comes from the foreign bridge and never will).
-    browser
-        .wait_text(&status_of("Guard Test"), "registered", PAGE_READY)
+    admin
+        .wait_card("Guard Test", "registered", PAGE_READY)
         .await;
-    eprintln!("the foreign bridge got: {:?}", fake.conns());
+    eprintln!(
+        "the foreign bridge got: {:?} {:?}",
+        fake.conns(),
+        fake.frames()
+    );
 }
 
 #[tokio::test]
@@ -269,11 +148,6 @@ async fn the_printed_admin_link_signs_in_and_leaves_the_address_bar() {
         serde_json::json!(2),
         "history entries after the link"
     );
-}
-
-/// `s` as a JavaScript string literal.
-fn js_str(s: &str) -> String {
-    serde_json::Value::from(s).to_string()
 }
 
 /// Whether the element that holds exactly `name` inside `scope` isolates
@@ -343,11 +217,12 @@ async fn a_name_with_a_bidi_override_is_isolated() {
     let driver = Driver::start();
     let browser = driver.browser().await;
 
-    browser.goto(&lobby.url("/")).await;
-    browser.wait_listed(name, true, PAGE_READY).await;
-    let row = format!("[data-testid=server-row][data-name=\"{name}\"] .c-name");
+    let list = ListPage::new(&browser);
+    list.goto(&lobby.url("/")).await;
+    list.wait_listed(name, true, PAGE_READY).await;
+    let name_cell = format!("{} .c-name", row(name));
     wait_for("the row's name isolated", PAGE_READY, || {
-        isolated(&browser, &row, name)
+        isolated(&browser, &name_cell, name)
     })
     .await;
 
@@ -355,12 +230,12 @@ async fn a_name_with_a_bidi_override_is_isolated() {
     browser
         .goto(&lobby.url(&format!("/?src={}", source.replace(':', "%3A"))))
         .await;
-    let game_row = format!("[data-testid=game-row][data-name=\"{game_name}\"]");
+    let game_row = games::row(game_name);
     wait_for("the game row's name isolated", PAGE_READY, || {
         isolated(&browser, &game_row, game_name)
     })
     .await;
-    browser.click(&format!("{game_row} .open-detail")).await;
+    GamesPage::new(&browser).open_detail(game_name).await;
     wait_for("the detail's title isolated", PAGE_READY, || {
         isolated(&browser, "#detail-title", game_name)
     })
@@ -371,13 +246,14 @@ async fn a_name_with_a_bidi_override_is_isolated() {
     })
     .await;
 
-    browser.goto(&lobby.url("/admin")).await;
-    sign_in(&browser).await;
+    let admin = AdminPage::new(&browser);
+    admin.goto(&lobby.url("/admin")).await;
+    admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     let test_name = "Test\u{202E}Bidi";
-    add_test_server(&browser, test_name).await;
-    let card = format!("[data-testid=test-server][data-name=\"{test_name}\"]");
+    admin.add_test_server(test_name).await;
+    let test_card = card(test_name);
     wait_for("the test server's name isolated", PAGE_READY, || {
-        isolated(&browser, &card, test_name)
+        isolated(&browser, &test_card, test_name)
     })
     .await;
 }

@@ -1,0 +1,138 @@
+//! The admin page (`/admin`): signing in with the bridge's token, and the
+//! admin's test servers, each a card whose status says whether the master
+//! has it ("registered", "reconnecting", "waiting for the master", …).
+
+use std::{ops::Deref, time::Duration};
+
+use crate::{
+    browser::{css_str, Browser, PAGE_READY},
+    wait_for,
+};
+
+/// The ten demo servers of the admin page's "Add 10 sample servers".
+pub const SAMPLES: [&str; 10] = [
+    "Feuerland",
+    "轰炸机人",
+    "Server von Bösewicht",
+    "Nordlicht",
+    "Café Bombé",
+    "Ледяная арена",
+    "桜 Sakura",
+    "Dune Runner",
+    "Λαβύρινθος",
+    "Oasis ☀",
+];
+
+/// The card of test server `name`.
+pub fn card(name: &str) -> String {
+    format!("[data-testid=test-server][data-name={}]", css_str(name))
+}
+
+/// The status line of test server `name`'s card.
+pub fn card_status(name: &str) -> String {
+    format!("{} [data-testid=test-server-status]", card(name))
+}
+
+/// A browser showing the admin page.
+pub struct AdminPage<'a> {
+    browser: &'a Browser,
+}
+
+impl Deref for AdminPage<'_> {
+    type Target = Browser;
+
+    fn deref(&self) -> &Browser {
+        self.browser
+    }
+}
+
+impl<'a> AdminPage<'a> {
+    /// The admin page `browser` shows already (or is loading).
+    pub fn new(browser: &'a Browser) -> AdminPage<'a> {
+        AdminPage { browser }
+    }
+
+    /// Opens `url` (an `/admin` address) in `browser` and waits until the
+    /// page is live.
+    pub async fn open(browser: &'a Browser, url: &str) -> AdminPage<'a> {
+        browser.open_live(url).await;
+        AdminPage { browser }
+    }
+
+    /// Signs in with `token` and waits for the verdict ("Signed in",
+    /// "rejected").
+    pub async fn sign_in(&self, token: &str, verdict: &str) {
+        self.type_into("#admin-token", token).await;
+        self.click("#admin-login").await;
+        self.wait_text("[data-testid=auth-result]", verdict, PAGE_READY)
+            .await;
+    }
+
+    /// Fills the new test server's form without submitting it.
+    pub async fn fill_server(&self, name: &str, address: &str, port: &str) {
+        self.type_into("#new-name", name).await;
+        self.type_into("#new-address", address).await;
+        self.type_into("#new-port", port).await;
+    }
+
+    /// Adds test server `name` at test.example.org:20500 (it registers on
+    /// its own; see [`AdminPage::wait_card`]).
+    pub async fn add_test_server(&self, name: &str) {
+        self.fill_server(name, "test.example.org", "20500").await;
+        self.click("#add-server").await;
+    }
+
+    /// Waits until the card of `name` says `words`.
+    pub async fn wait_card(&self, name: &str, words: &str, timeout: Duration) {
+        self.wait_text(&card_status(name), words, timeout).await;
+    }
+
+    /// Clicks the element matching `css` on the card of `name`.
+    pub async fn click_on_card(&self, name: &str, css: &str) {
+        self.click(&format!("{} {css}", card(name))).await;
+    }
+
+    /// Adds the ten [`SAMPLES`] ("Add 10 sample servers").
+    pub async fn add_samples(&self) {
+        self.click("#add-samples").await;
+    }
+
+    /// The words on every test-server card, in page order.
+    pub async fn card_words(&self) -> Vec<String> {
+        let v = self
+            .js(
+                "return Array.from(document.querySelectorAll('[data-testid=test-server-status]'))\
+                 .map(e => e.textContent.trim());",
+            )
+            .await;
+        serde_json::from_value(v).unwrap_or_default()
+    }
+
+    /// Waits until there are `n` cards and all say exactly `words`.
+    pub async fn wait_cards(&self, n: usize, words: &str, timeout: Duration) {
+        let what = format!("{n} test-server cards to say {words:?}");
+        wait_for(&what, timeout, || async {
+            let all = self.card_words().await;
+            if all.len() == n && all.iter().all(|w| w == words) {
+                Ok(())
+            } else {
+                Err(format!("{all:?}"))
+            }
+        })
+        .await
+    }
+
+    /// Waits until some card no longer says "registered" (the page noticed
+    /// a fault).
+    pub async fn wait_cards_unconfirmed(&self, timeout: Duration) {
+        wait_for("a card to leave 'registered'", timeout, || async {
+            let all = self.card_words().await;
+            if all.iter().any(|w| w != "registered") {
+                Ok(())
+            } else {
+                Err(format!("{all:?}"))
+            }
+        })
+        .await
+    }
+}

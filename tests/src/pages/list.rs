@@ -1,0 +1,136 @@
+//! The list page (`/`, `/embed`): the lobby's servers as rows, the sort
+//! headers, the filters, favourites and hidden servers.
+
+use std::{ops::Deref, time::Duration};
+
+use crate::{
+    browser::{css_str, Browser},
+    wait_for,
+};
+
+/// The row of server `name` (its `data-name`).
+pub fn row(name: &str) -> String {
+    format!("[data-testid=server-row][data-name={}]", css_str(name))
+}
+
+/// A browser showing the list page.
+pub struct ListPage<'a> {
+    browser: &'a Browser,
+}
+
+impl Deref for ListPage<'_> {
+    type Target = Browser;
+
+    fn deref(&self) -> &Browser {
+        self.browser
+    }
+}
+
+impl<'a> ListPage<'a> {
+    /// The list page `browser` shows already (or will, after an in-app
+    /// link).
+    pub fn new(browser: &'a Browser) -> ListPage<'a> {
+        ListPage { browser }
+    }
+
+    /// Opens `url` in `browser` and waits until the page is live.
+    pub async fn open(browser: &'a Browser, url: &str) -> ListPage<'a> {
+        browser.open_live(url).await;
+        ListPage { browser }
+    }
+
+    /// The names of the listed servers, in page order.
+    pub async fn rows(&self) -> Vec<String> {
+        let v = self
+            .js(
+                "return Array.from(document.querySelectorAll('[data-testid=server-row]'))\
+                 .map(e => e.dataset.name);",
+            )
+            .await;
+        serde_json::from_value(v).unwrap_or_default()
+    }
+
+    /// Waits until the listed rows are exactly `expected`, in order.
+    pub async fn wait_rows(&self, expected: &[&str], timeout: Duration) {
+        wait_for(&format!("the rows {expected:?}"), timeout, || async move {
+            let rows = self.rows().await;
+            if rows == expected {
+                Ok(())
+            } else {
+                Err(format!("{rows:?}"))
+            }
+        })
+        .await
+    }
+
+    /// Waits until the list contains (or, with `present = false`, lacks) `name`.
+    pub async fn wait_listed(&self, name: &str, present: bool, timeout: Duration) {
+        let what = format!(
+            "{name:?} to be {}",
+            if present { "listed" } else { "unlisted" }
+        );
+        wait_for(&what, timeout, || async move {
+            let rows = self.rows().await;
+            if rows.iter().any(|r| r == name) == present {
+                Ok(())
+            } else {
+                Err(format!("{rows:?}"))
+            }
+        })
+        .await
+    }
+
+    /// Whether the page shows `n` rows (the rows seen, if not): a probe
+    /// for [`crate::wait_for`] and [`crate::holds_for`].
+    pub async fn rows_are(&self, n: usize) -> Result<(), String> {
+        let rows = self.rows().await;
+        if rows.len() == n {
+            Ok(())
+        } else {
+            Err(format!("{rows:?}"))
+        }
+    }
+
+    /// Waits until the page shows `n` rows.
+    pub async fn wait_row_count(&self, n: usize, timeout: Duration) {
+        wait_for(&format!("{n} rows"), timeout, || self.rows_are(n)).await
+    }
+
+    /// Waits until the summary line contains `text` ("5 servers · …").
+    pub async fn wait_summary(&self, text: &str, timeout: Duration) -> String {
+        self.wait_text("[data-testid=summary]", text, timeout).await
+    }
+
+    /// Waits for the empty list's message.
+    pub async fn wait_empty(&self, timeout: Duration) {
+        self.wait_text("[data-testid=empty]", "No servers online", timeout)
+            .await;
+    }
+
+    /// Clicks the first element matching `css` inside the row of `name`.
+    pub async fn click_in_row(&self, name: &str, css: &str) {
+        self.click(&format!("{} {css}", row(name))).await;
+    }
+
+    /// Stars (or unstars) server `name`.
+    pub async fn star(&self, name: &str) {
+        self.click_in_row(name, "[data-testid=star]").await;
+    }
+
+    /// Clicks the sort button of `column` (`name`, `players`, `free`, …).
+    pub async fn sort_by(&self, column: &str) {
+        self.click(&format!("th[data-sort={column}] button")).await;
+    }
+
+    /// The `aria-sort` of `column`'s header (`ascending`, `descending`,
+    /// `none`).
+    pub async fn aria_sort(&self, column: &str) -> Option<String> {
+        self.attr(&format!("th[data-sort={column}]"), "aria-sort")
+            .await
+    }
+
+    /// Whether the checkbox `css` is ticked (`None`: no such checkbox).
+    pub async fn checked(&self, css: &str) -> Option<bool> {
+        self.prop(css, "checked").await.as_bool()
+    }
+}
