@@ -3,20 +3,25 @@
 //! `master` and `chromedriver` as child processes that are killed on drop
 //! (also when a test panics), drives headless Chromium over WebDriver
 //! through page objects ([`pages`]), and plays game servers over raw TCP.
-//! A stand-in for the bridge that a test needs to misbehave or to watch:
-//! [`fake_bridge`].
+//! Stand-ins for parts of the product that a test needs to misbehave or to
+//! watch: a fake bridge ([`fake_bridge`]), a fake master ([`fake_master`]),
+//! a TCP proxy to cut ([`proxy`]) and recording WebSocket viewers
+//! ([`watchers`]).
 //!
 //! Every wait is a bounded poll of a real signal (a ready line on stdout,
 //! chromedriver's `/status`, the page's DOM), never a fixed sleep.
 
 pub mod browser;
 pub mod fake_bridge;
+pub mod fake_master;
 pub mod game;
 pub mod lobby;
 pub mod master;
 pub mod pages;
 pub mod paths;
 pub mod process;
+pub mod proxy;
+pub mod watchers;
 
 use std::{future::Future, time::Duration};
 
@@ -35,6 +40,14 @@ static SERIAL: Mutex<()> = Mutex::const_new(());
 /// deadline. Hold the guard for the whole test.
 pub async fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().await
+}
+
+/// Runs `wait` (a wait for something) and returns how long it took: the
+/// figure a drill reports.
+pub async fn timed<F: Future>(wait: F) -> Duration {
+    let start = Instant::now();
+    wait.await;
+    start.elapsed()
 }
 
 /// Polls `probe` every [`POLL_EVERY`] until it returns `Ok`, and panics

@@ -1,5 +1,6 @@
 //! The master as the tests ask it directly: its list over a fresh TCP
 //! connection (`msQueryGameServers`), and a server entry as it lists one.
+//! A page shows what the bridge pushed; this is what the master holds.
 
 use std::{
     io::{Read, Write},
@@ -9,7 +10,7 @@ use std::{
 
 use serde_json::{json, Value};
 
-use crate::game::frame;
+use crate::{game::frame, wait_for};
 
 /// The largest reply read (the master's own frame limit is smaller).
 const MAX_REPLY: usize = 16 * 1024 * 1024;
@@ -71,4 +72,25 @@ pub fn master_names(master: SocketAddr) -> Result<Vec<String>, String> {
         .iter()
         .filter_map(|s| s["name"].as_str().map(str::to_owned))
         .collect())
+}
+
+/// Waits until the master lists exactly `names` (in any order, each once).
+/// `Duration::ZERO` checks once.
+pub async fn wait_master_lists(master: SocketAddr, names: &[&str], timeout: Duration) {
+    let mut want: Vec<&str> = names.to_vec();
+    want.sort_unstable();
+    let what = format!("the master to list {names:?} once each");
+    wait_for(&what, timeout, || {
+        let want = &want;
+        async move {
+            let mut listed = master_names(master)?;
+            listed.sort();
+            if listed == *want {
+                Ok(())
+            } else {
+                Err(format!("{listed:?}"))
+            }
+        }
+    })
+    .await
 }

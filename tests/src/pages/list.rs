@@ -63,6 +63,21 @@ impl<'a> ListPage<'a> {
         .await
     }
 
+    /// Waits until the listed rows are exactly `expected`, in any order.
+    pub async fn wait_rows_unordered(&self, expected: &[&str], timeout: Duration) {
+        let what = format!("the rows {expected:?} in any order");
+        wait_for(&what, timeout, || async {
+            let rows = self.rows().await;
+            if rows.len() == expected.len() && expected.iter().all(|e| rows.iter().any(|r| r == e))
+            {
+                Ok(())
+            } else {
+                Err(format!("{rows:?}"))
+            }
+        })
+        .await
+    }
+
     /// Waits until the list contains (or, with `present = false`, lacks) `name`.
     pub async fn wait_listed(&self, name: &str, present: bool, timeout: Duration) {
         let what = format!(
