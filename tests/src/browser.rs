@@ -232,17 +232,6 @@ impl Browser {
         .await
     }
 
-    /// The names of the listed servers, in page order.
-    pub async fn rows(&self) -> Vec<String> {
-        let v = self
-            .js(
-                "return Array.from(document.querySelectorAll('[data-testid=server-row]'))\
-                 .map(e => e.dataset.name);",
-            )
-            .await;
-        serde_json::from_value(v).unwrap_or_default()
-    }
-
     /// The status pill's text.
     pub async fn status(&self) -> String {
         self.text("[data-testid=status]").await.unwrap_or_default()
@@ -304,36 +293,6 @@ impl Browser {
             .await
             .unwrap_or_else(|e| panic!("reload: {e}"));
         self.wait_live(PAGE_READY).await;
-    }
-
-    /// Waits until the listed rows are exactly `expected`, in order.
-    pub async fn wait_rows(&self, expected: &[&str], timeout: Duration) {
-        wait_for(&format!("the rows {expected:?}"), timeout, || async move {
-            let rows = self.rows().await;
-            if rows == expected {
-                Ok(())
-            } else {
-                Err(format!("{rows:?}"))
-            }
-        })
-        .await
-    }
-
-    /// Waits until the list contains (or, with `present = false`, lacks) `name`.
-    pub async fn wait_listed(&self, name: &str, present: bool, timeout: Duration) {
-        let what = format!(
-            "{name:?} to be {}",
-            if present { "listed" } else { "unlisted" }
-        );
-        wait_for(&what, timeout, || async move {
-            let rows = self.rows().await;
-            if rows.iter().any(|r| r == name) == present {
-                Ok(())
-            } else {
-                Err(format!("{rows:?}"))
-            }
-        })
-        .await
     }
 
     /// Waits until the text of `css` contains `needle`.

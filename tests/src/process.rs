@@ -200,6 +200,14 @@ pub struct HttpResponse {
     pub body: String,
 }
 
+impl HttpResponse {
+    /// Whether the status line or a header contains `needle` (lower case),
+    /// whatever the case the server wrote it in.
+    pub fn head_contains(&self, needle: &str) -> bool {
+        self.head.to_ascii_lowercase().contains(needle)
+    }
+}
+
 /// A plain HTTP/1.1 GET with a short timeout, or the error as text.
 pub fn http_get(addr: SocketAddr, path: &str) -> Result<HttpResponse, String> {
     let timeout = Duration::from_secs(2);

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::wait_for;
+use crate::{timed, wait_for};
 
 /// How long a viewer's handshake and first list may take.
 const LIVE: Duration = Duration::from_secs(3);
@@ -120,12 +120,7 @@ impl Watcher {
 
     /// Whether anything received at or after `t` matches `pred`.
     pub fn any_since(&self, t: Instant, pred: impl Fn(&Seen) -> bool) -> bool {
-        self.with(|log| {
-            log.iter()
-                .rev()
-                .take_while(|(at, _)| *at >= t)
-                .any(|(_, s)| pred(s))
-        })
+        self.count_since(t, pred) > 0
     }
 
     /// How many messages received at or after `t` match `pred`.
@@ -181,60 +176,48 @@ pub async fn watchers_any(bridge: SocketAddr, n: usize) -> Vec<Watcher> {
 /// Waits until every watcher has received a list; returns how long that
 /// took.
 pub async fn wait_all_have_a_list(all: &[Watcher], timeout: Duration) -> Duration {
-    let start = Instant::now();
-    wait_for("every viewer's first list", timeout, || async {
+    timed(wait_for("every viewer's first list", timeout, || async {
         let waiting = all.iter().filter(|w| w.last_list().is_none()).count();
         if waiting == 0 {
             Ok(())
         } else {
             Err(format!("{waiting} without a list"))
         }
-    })
-    .await;
-    start.elapsed()
+    }))
+    .await
 }
 
 /// Waits until every watcher's last list holds every name in `names`;
 /// returns how long that took.
 pub async fn wait_all_list(all: &[Watcher], names: &[&str], timeout: Duration) -> Duration {
-    let start = Instant::now();
-    wait_for(
-        &format!("every viewer to list {names:?}"),
-        timeout,
-        || async {
-            for w in all {
-                let list = w.last_list().unwrap_or_default();
-                if let Some(missing) = names.iter().find(|n| !list.iter().any(|l| l == *n)) {
-                    return Err(format!("a viewer lacks {missing:?}; it has {list:?}"));
-                }
+    let what = format!("every viewer to list {names:?}");
+    timed(wait_for(&what, timeout, || async {
+        for w in all {
+            let list = w.last_list().unwrap_or_default();
+            if let Some(missing) = names.iter().find(|n| !list.iter().any(|l| l == *n)) {
+                return Err(format!("a viewer lacks {missing:?}; it has {list:?}"));
             }
-            Ok(())
-        },
-    )
-    .await;
-    start.elapsed()
+        }
+        Ok(())
+    }))
+    .await
 }
 
 /// Waits until every watcher's last `bridgeStatus` is `state`.
 pub async fn wait_all_status(all: &[Watcher], state: &str, timeout: Duration) -> Duration {
-    let start = Instant::now();
-    wait_for(
-        &format!("every viewer to be told the master is {state}"),
-        timeout,
-        || async {
-            let other = all
-                .iter()
-                .filter(|w| w.last_status().as_deref() != Some(state))
-                .count();
-            if other == 0 {
-                Ok(())
-            } else {
-                Err(format!("{other} viewers not told"))
-            }
-        },
-    )
-    .await;
-    start.elapsed()
+    let what = format!("every viewer to be told the master is {state}");
+    timed(wait_for(&what, timeout, || async {
+        let other = all
+            .iter()
+            .filter(|w| w.last_status().as_deref() != Some(state))
+            .count();
+        if other == 0 {
+            Ok(())
+        } else {
+            Err(format!("{other} viewers not told"))
+        }
+    }))
+    .await
 }
 
 /// Panics when any of `all` was disconnected, saying `when`.

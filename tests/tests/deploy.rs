@@ -23,12 +23,12 @@ use std::{
 };
 
 use e2e::{
-    browser::{Browser, Driver, PAGE_READY},
+    browser::Driver,
     game::{GameServer, Stats},
-    lobby::ADMIN_TOKEN,
+    lobby::{connections, ADMIN_TOKEN},
+    pages::{AdminPage, ListPage},
     paths,
     process::{free_port, http_get, Proc},
-    wait_for,
 };
 use lobby_support::nginx::{self, self_signed, Main, Site};
 use serde_json::Value;
@@ -238,17 +238,6 @@ fn admins(bridge: SocketAddr) -> Result<i64, String> {
     connections(bridge, "admin")
 }
 
-/// The bridge's `bridge_connections{role="ROLE"}`.
-fn connections(bridge: SocketAddr, role: &str) -> Result<i64, String> {
-    let r = http_get(bridge, "/metrics")?;
-    let prefix = format!("bridge_connections{{role=\"{role}\"}} ");
-    r.body
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| format!("no {role} gauge in {}", r.body))
-}
-
 /// Every WebSocket the bridge holds (each is a viewer or an admin).
 fn sockets(bridge: SocketAddr) -> Result<i64, String> {
     Ok(connections(bridge, "viewer")? + connections(bridge, "admin")?)
@@ -298,87 +287,64 @@ fn stats() -> Stats {
     }
 }
 
-/// Signs the admin page in and registers one test server named `name`.
-async fn add_test_server(browser: &Browser, name: &str) {
-    browser.type_into("#admin-token", ADMIN_TOKEN).await;
-    browser.click("#admin-login").await;
-    browser
-        .wait_text("[data-testid=auth-result]", "Signed in", PAGE_READY)
-        .await;
-    browser.type_into("#new-name", name).await;
-    browser.type_into("#new-address", "test.example.org").await;
-    browser.type_into("#new-port", "20500").await;
-    browser.click("#add-server").await;
-    browser
-        .wait_text(
-            &format!(
-                "[data-testid=test-server][data-name=\"{name}\"] [data-testid=test-server-status]"
-            ),
-            "registered",
-            LIVE,
-        )
-        .await;
+/// The product as deployed: one master, two bridges relaying to it, nginx
+/// in front of them, all with their files in `dir`.
+struct Deployment {
+    dir: PathBuf,
+    master: SocketAddr,
+    addrs: [SocketAddr; 2],
+    // Field order: stopped front to back.
+    nginx: Nginx,
+    bridges: [Option<Proc>; 2],
+    _master_proc: Proc,
+    /// The log number of the next bridge started.
+    next_log: u32,
 }
 
-#[tokio::test]
-async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
-    let _serial = e2e::serial().await;
-    let start = std::time::Instant::now();
-    let tmp: TempDir = tempfile::Builder::new()
-        .prefix("lobby-e2e-deploy-")
-        .tempdir()
-        .expect("temp dir");
-    let dir = tmp.path();
-    // nginx's workers drop root (to nobody) when the test runs as root.
-    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod the temp dir");
-    std::fs::write(dir.join("admin-token"), format!("{ADMIN_TOKEN}\n")).expect("token file");
+impl Deployment {
+    fn start(dir: &Path) -> Deployment {
+        let (master_proc, master) = start_master(dir);
+        dist_copy(&dir.join("dist"));
+        let (a, a_addr) = start_bridge(dir, 0, "127.0.0.1:0", master);
+        let (b, b_addr) = start_bridge(dir, 1, "127.0.0.1:0", master);
+        let addrs = [a_addr, b_addr];
+        let nginx = Nginx::start(dir, addrs);
+        Deployment {
+            dir: dir.to_path_buf(),
+            master,
+            addrs,
+            nginx,
+            bridges: [Some(a), Some(b)],
+            _master_proc: master_proc,
+            next_log: 2,
+        }
+    }
 
-    verify_systemd_units(dir);
+    /// Every socket both bridges hold (a stopped one counts none).
+    fn all_sockets(&self) -> i64 {
+        self.addrs.iter().map(|a| sockets(*a).unwrap_or(0)).sum()
+    }
 
-    let (_master, master) = start_master(dir);
-    dist_copy(&dir.join("dist"));
-    let (a, a_addr) = start_bridge(dir, 0, "127.0.0.1:0", master);
-    let (b, b_addr) = start_bridge(dir, 1, "127.0.0.1:0", master);
-    let mut bridges = [Some(a), Some(b)];
-    let addrs = [a_addr, b_addr];
-    let nginx = Nginx::start(dir, addrs);
+    /// Kills bridge `n` (SIGKILL).
+    fn kill_bridge(&mut self, n: usize) {
+        if let Some(mut bridge) = self.bridges[n].take() {
+            bridge.kill();
+        }
+    }
 
-    // Plain HTTP only redirects to https://.
-    let redirect = http_get(nginx.http, "/admin").expect("GET http:// /admin");
-    assert_eq!(redirect.status, 301, "{redirect:?}");
-    assert!(
-        redirect
-            .head
-            .to_ascii_lowercase()
-            .contains("location: https://"),
-        "{}",
-        redirect.head
-    );
+    /// Starts bridge `n` again on its port.
+    fn restart_bridge(&mut self, n: usize) {
+        let listen = self.addrs[n].to_string();
+        let (proc, addr) = start_bridge(&self.dir, self.next_log, &listen, self.master);
+        assert_eq!(addr, self.addrs[n], "bridge {n} moved");
+        self.bridges[n] = Some(proc);
+        self.next_log += 1;
+    }
+}
 
-    eprintln!("master, bridges and nginx up after {:?}", start.elapsed());
-    let _feuerland = GameServer::register(master, "Feuerland", "192.168.0.10", 20000, stats());
-    let driver = Driver::start();
-    let browser = driver.browser_with(&["--ignore-certificate-errors"]).await;
-
-    browser.goto(&nginx.url("/admin")).await;
-    browser.wait_live(PAGE_READY).await;
-    assert_eq!(
-        browser.js("return location.protocol;").await,
-        Value::String("https:".into())
-    );
-    add_test_server(&browser, "Nordlicht Test").await;
-    // In-app navigation: the test server's socket belongs to the tab.
-    browser.click("nav a[href='/']").await;
-    browser.wait_listed("Feuerland", true, LIVE).await;
-    browser.wait_listed("Nordlicht Test", true, LIVE).await;
-    browser.mark_document().await;
-
-    // A server registering over TCP appears live, pushed over wss://.
-    let _bravo = GameServer::register(master, "Bravo", "192.0.2.3", 20003, stats());
-    browser.wait_listed("Bravo", true, LIVE).await;
-    // nginx serves the front end: the .wasm as the brotli twin, cached
-    // forever; the page revalidated; /healthz from a bridge.
+/// nginx serves the front end: the .wasm as the brotli twin, cached
+/// forever; the page revalidated; /healthz from a bridge.
+async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
     let wasm_name = std::fs::read_dir(dir.join("dist"))
         .expect("list dist")
         .flatten()
@@ -388,7 +354,7 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     let br = std::fs::metadata(dir.join("dist").join(format!("{wasm_name}.br")))
         .expect("the .wasm's brotli twin")
         .len();
-    let transfer = browser
+    let transfer = page
         .js(&format!(
             "const e = performance.getEntriesByType('resource')\
                .find(e => e.name.endsWith('/{wasm_name}'));\
@@ -403,7 +369,7 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
         Some(br),
         "the .wasm did not come as its .br twin"
     );
-    let headers = browser
+    let headers = page
         .js(&format!(
             "return (async () => {{\
                const w = await fetch('/{wasm_name}', {{cache: 'no-store'}});\
@@ -433,111 +399,158 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
             .contains("\"master\":\"up\""),
         "{headers}"
     );
+}
 
-    // The page holds several sockets (the list, the admin's test server);
-    // nginx spreads them over both bridges. Stop bridge 0: whatever it
-    // held reconnects through nginx to bridge 1. Then start bridge 0 again
-    // and stop bridge 1, which now holds every socket of the page, the
-    // test server's included: all of them must move back to bridge 0, and
-    // the test server (whose registration died with bridge 1's master
-    // connection) must be registered again.
-    let mut log_n = 2;
-    for (stopped, survivor) in [(0, 1), (1, 0)] {
-        eprintln!(
-            "stopping bridge {stopped} ({}); admin sockets per bridge: {:?}",
-            addrs[stopped],
-            [admins(addrs[0]), admins(addrs[1])]
-        );
-        // The page's sockets, wherever they are: all of them must end up on
-        // the survivor.
-        let page_sockets = sockets(addrs[0]).unwrap_or(0) + sockets(addrs[1]).unwrap_or(0);
-        assert!(page_sockets >= 2, "the page holds {page_sockets} sockets");
-        eprintln!(
-            "the page holds {page_sockets} sockets: {:?} on bridge 0, {:?} on bridge 1",
-            sockets(addrs[0]),
-            sockets(addrs[1])
-        );
-        let since = std::time::Instant::now();
-        if let Some(mut bridge) = bridges[stopped].take() {
-            bridge.kill();
-        }
-        if stopped == 1 {
-            // The page's list socket was on it (on bridge 0, maybe not).
-            wait_for("the page to notice", LIVE, || async {
-                let s = browser.status().await;
-                if s.starts_with("Reconnecting") {
-                    Ok(s)
-                } else {
-                    Err(s)
-                }
-            })
-            .await;
-        }
-        // Back through nginx, on the other bridge: live, the list again,
-        // and the test server registered.
-        browser.wait_live(RECOVERY).await;
-        for name in ["Feuerland", "Bravo", "Nordlicht Test"] {
-            browser.wait_listed(name, true, RECOVERY).await;
-        }
-        assert!(browser.same_document().await, "the page reloaded");
-        eprintln!(
-            "all listed again {:?} after stopping bridge {stopped}",
-            since.elapsed()
-        );
-        wait_blocking(
-            "the admin's sockets on the surviving bridge",
-            LIVE,
-            || match admins(addrs[survivor])? {
-                0 => Err("none".into()),
-                n => Ok(n),
-            },
-        );
-        // The pill and the rows above may still show the old socket's
-        // state (the page had not noticed the kill yet): wait until every
-        // socket of the page has moved, or a restarted bridge 0 could get
-        // one back and stopping bridge 1 would not touch it.
-        wait_blocking(
-            &format!("all {page_sockets} sockets of the page on the surviving bridge"),
-            RECOVERY,
-            || match sockets(addrs[survivor])? {
-                n if n >= page_sockets => Ok(n),
-                n => Err(format!("{n}")),
-            },
-        );
-        if stopped == 0 {
-            // Every socket of the page is on bridge 1 now.
-            let (proc, addr) = start_bridge(dir, log_n, &addrs[0].to_string(), master);
-            assert_eq!(addr, addrs[0], "bridge 0 moved");
-            bridges[0] = Some(proc);
-            log_n += 1;
-        }
+/// Kills bridge `stopped`: every socket of the page, the test server's
+/// included, reconnects through nginx to `survivor`; the page is live
+/// again, lists everything again and registers the test server again.
+async fn the_page_moves_to_the_survivor(
+    page: &ListPage<'_>,
+    deployment: &mut Deployment,
+    stopped: usize,
+    survivor: usize,
+) {
+    let addrs = deployment.addrs;
+    eprintln!(
+        "stopping bridge {stopped} ({}); admin sockets per bridge: {:?}",
+        addrs[stopped],
+        [admins(addrs[0]), admins(addrs[1])]
+    );
+    // The page's sockets, wherever they are: all of them must end up on
+    // the survivor.
+    let page_sockets = deployment.all_sockets();
+    assert!(page_sockets >= 2, "the page holds {page_sockets} sockets");
+    eprintln!(
+        "the page holds {page_sockets} sockets: {:?} on bridge 0, {:?} on bridge 1",
+        sockets(addrs[0]),
+        sockets(addrs[1])
+    );
+    let since = std::time::Instant::now();
+    deployment.kill_bridge(stopped);
+    if stopped == 1 {
+        // The page's list socket was on it (on bridge 0, maybe not).
+        page.wait_reconnecting(LIVE).await;
     }
-    // The test server's status on the admin page says registered again.
-    browser.click("nav a[href='/admin']").await;
-    browser
-        .wait_text(
-            "[data-testid=test-server][data-name=\"Nordlicht Test\"] [data-testid=test-server-status]",
-            "registered",
-            LIVE,
-        )
-        .await;
-    // Nginx logs a WebSocket when it ends: the ones to the stopped bridges.
+    // Back through nginx, on the other bridge: live, the list again, and
+    // the test server registered.
+    page.wait_live(RECOVERY).await;
+    for name in ["Feuerland", "Bravo", "Nordlicht Test"] {
+        page.wait_listed(name, true, RECOVERY).await;
+    }
+    assert!(page.same_document().await, "the page reloaded");
+    eprintln!(
+        "all listed again {:?} after stopping bridge {stopped}",
+        since.elapsed()
+    );
+    wait_blocking(
+        "the admin's sockets on the surviving bridge",
+        LIVE,
+        || match admins(addrs[survivor])? {
+            0 => Err("none".into()),
+            n => Ok(n),
+        },
+    );
+    // The pill and the rows above may still show the old socket's state
+    // (the page had not noticed the kill yet): wait until every socket of
+    // the page has moved, or a restarted bridge could get one back and
+    // stopping the other would not touch it.
+    wait_blocking(
+        &format!("all {page_sockets} sockets of the page on the surviving bridge"),
+        RECOVERY,
+        || match sockets(addrs[survivor])? {
+            n if n >= page_sockets => Ok(n),
+            n => Err(format!("{n}")),
+        },
+    );
+}
+
+/// nginx logs a WebSocket when it ends: the ones to the stopped bridges
+/// are there; and one bridge was up all along, so nginx never turned the
+/// page away. (It did, "no live upstreams", while it held both bridges as
+/// failed: the restarted one stays marked as long as its first WebSocket
+/// lives.)
+fn nginx_never_turned_the_page_away(nginx: &Nginx) {
     let log = nginx.access_log();
     assert!(
         log.lines().any(|l| l.contains("\"GET /ws HTTP/1.1\" 101 ")),
         "no WebSocket upgrade through nginx's TLS server in its access log:\n{log}"
     );
-    // One bridge was up all along: nginx never turned the page away. (It
-    // did, "no live upstreams", while it held both bridges as failed: the
-    // restarted one stays marked as long as its first WebSocket lives.)
     assert!(
         !log.lines().any(|l| l.contains("\"GET /ws HTTP/1.1\" 502 ")),
         "nginx answered 502 to a WebSocket while a bridge was up:\n{log}"
     );
+}
+
+#[tokio::test]
+async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
+    let _serial = e2e::serial().await;
+    let start = std::time::Instant::now();
+    let tmp: TempDir = tempfile::Builder::new()
+        .prefix("lobby-e2e-deploy-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path();
+    // nginx's workers drop root (to nobody) when the test runs as root.
+    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod the temp dir");
+    std::fs::write(dir.join("admin-token"), format!("{ADMIN_TOKEN}\n")).expect("token file");
+
+    verify_systemd_units(dir);
+    let mut deployment = Deployment::start(dir);
+    let master = deployment.master;
+
+    // Plain HTTP only redirects to https://.
+    let redirect = http_get(deployment.nginx.http, "/admin").expect("GET http:// /admin");
+    assert_eq!(redirect.status, 301, "{redirect:?}");
+    assert!(
+        redirect.head_contains("location: https://"),
+        "{}",
+        redirect.head
+    );
+
+    eprintln!("master, bridges and nginx up after {:?}", start.elapsed());
+    let _feuerland = GameServer::register(master, "Feuerland", "192.168.0.10", 20000, stats());
+    let driver = Driver::start();
+    let browser = driver.browser_with(&["--ignore-certificate-errors"]).await;
+
+    let admin = AdminPage::open(&browser, &deployment.nginx.url("/admin")).await;
+    assert_eq!(
+        admin.js("return location.protocol;").await,
+        Value::String("https:".into())
+    );
+    admin.sign_in(ADMIN_TOKEN, "Signed in").await;
+    admin.add_test_server("Nordlicht Test").await;
+    admin.wait_card("Nordlicht Test", "registered", LIVE).await;
+    // In-app navigation: the test server's socket belongs to the tab.
+    admin.click("nav a[href='/']").await;
+    let page = ListPage::new(&browser);
+    page.wait_listed("Feuerland", true, LIVE).await;
+    page.wait_listed("Nordlicht Test", true, LIVE).await;
+    page.mark_document().await;
+
+    // A server registering over TCP appears live, pushed over wss://.
+    let _bravo = GameServer::register(master, "Bravo", "192.0.2.3", 20003, stats());
+    page.wait_listed("Bravo", true, LIVE).await;
+    nginx_serves_the_front_end(&page, dir).await;
+
+    // The page holds several sockets (the list, the admin's test server);
+    // nginx spreads them over both bridges. Stop bridge 0: whatever it
+    // held moves to bridge 1. Then start bridge 0 again and stop bridge 1,
+    // which now holds every socket of the page, the test server's
+    // included: all of them must move back to bridge 0, and the test
+    // server (whose registration died with bridge 1's master connection)
+    // must be registered again.
+    the_page_moves_to_the_survivor(&page, &mut deployment, 0, 1).await;
+    deployment.restart_bridge(0);
+    the_page_moves_to_the_survivor(&page, &mut deployment, 1, 0).await;
+    admin.click("nav a[href='/admin']").await;
+    admin.wait_card("Nordlicht Test", "registered", LIVE).await;
+    nginx_never_turned_the_page_away(&deployment.nginx);
+
     // Pushes still work after the switch.
-    browser.click("nav a[href='/']").await;
+    admin.click("nav a[href='/']").await;
     let _charlie = GameServer::register(master, "Charlie", "192.0.2.4", 20004, stats());
-    browser.wait_listed("Charlie", true, LIVE).await;
-    browser.screenshot("deploy-after-failover").await;
+    page.wait_listed("Charlie", true, LIVE).await;
+    page.screenshot("deploy-after-failover").await;
     browser.close().await;
 }

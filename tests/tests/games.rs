@@ -13,11 +13,14 @@ use std::{
 };
 
 use e2e::{
-    browser::{Browser, Driver, PAGE_READY},
+    browser::{count_expr, js_str, param_expr, Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
     holds_for,
     lobby::Lobby,
-    wait_for,
+    pages::{
+        games::{clock, tab, DETAIL_PLAYERS, DETAIL_RULES, ONLINE, ONLINE_ROWS, ROWS, TABS},
+        GamesPage, ListPage,
+    },
 };
 use gamequery::{
     a2s,
@@ -35,113 +38,6 @@ const LIVE: Duration = Duration::from_secs(3);
 const GAME_LIVE: Duration = Duration::from_secs(8);
 /// `--game-query-retries` below: attempts per query are one more.
 const RETRIES: u32 = 1;
-
-/// A JS string literal.
-fn lit(s: &str) -> String {
-    Value::String(s.to_owned()).to_string()
-}
-
-/// A CSS attribute value in double quotes.
-fn css_str(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
-/// Evaluates the JS expression `expr` in the page.
-async fn eval(b: &Browser, expr: &str) -> Value {
-    b.js(&format!("return {expr};")).await
-}
-
-/// Waits until `expr` evaluates to `expected`.
-async fn wait_eq(b: &Browser, what: &str, expr: &str, expected: Value, timeout: Duration) {
-    let what = format!("{what}: {expected}");
-    wait_for(&what, timeout, || {
-        let expected = expected.clone();
-        async move {
-            let seen = eval(b, expr).await;
-            if seen == expected {
-                Ok(())
-            } else {
-                Err(seen.to_string())
-            }
-        }
-    })
-    .await
-}
-
-/// The game table's rows' names, in page order (offline ones included).
-const ROWS: &str = "Array.from(document.querySelectorAll('tr[data-testid=game-row]'))\
-                    .map(r => r.dataset.name)";
-/// The names of the rows of servers that answer, in page order.
-const ONLINE_ROWS: &str = "Array.from(document.querySelectorAll('tr[data-testid=game-row]'))\
-                           .filter(r => r.dataset.online === 'true').map(r => r.dataset.name)";
-/// Each tab's `data-source` and `aria-selected`, in page order.
-const TABS: &str = "Array.from(document.querySelectorAll('[data-testid=source-tab]'))\
-                    .map(t => [t.dataset.source, t.getAttribute('aria-selected')])";
-
-/// A URL query parameter of the page, decoded (`null` when absent).
-fn param(name: &str) -> String {
-    format!("new URLSearchParams(location.search).get({})", lit(name))
-}
-
-/// The trimmed text of `cell` in the row `[data-testid={testid}]` whose
-/// `data-name` is `name` (`null` when there is none).
-fn cell(testid: &str, name: &str, cell: &str) -> String {
-    format!(
-        "(() => {{ const r = Array.from(document.querySelectorAll('[data-testid={testid}]'))\
-         .find(r => r.dataset.name === {}); const c = r && r.querySelector({});\
-         return c ? c.textContent.trim() : null; }})()",
-        lit(name),
-        lit(cell)
-    )
-}
-
-/// The selector of the tab of source `id` (`lobby` for the lobby's list).
-fn tab(id: &str) -> String {
-    format!("[data-testid=source-tab][data-source={}]", css_str(id))
-}
-
-/// The selector of the game table's row named `name`.
-fn row(name: &str) -> String {
-    format!("tr[data-testid=game-row][data-name={}]", css_str(name))
-}
-
-/// Number of elements matching `css`.
-fn count(css: &str) -> String {
-    format!("document.querySelectorAll({}).length", lit(css))
-}
-
-/// Waits until the text of `cell` in game row `name` satisfies `ok`.
-async fn wait_cell(
-    b: &Browser,
-    name: &str,
-    class: &str,
-    timeout: Duration,
-    ok: impl Fn(&str) -> bool,
-) -> String {
-    let expr = cell("game-row", name, class);
-    wait_for(&format!("{class} of {name:?}"), timeout, || {
-        let (expr, ok) = (&expr, &ok);
-        async move {
-            let seen = eval(b, expr).await;
-            match seen.as_str() {
-                Some(t) if ok(t) => Ok(t.to_owned()),
-                _ => Err(seen.to_string()),
-            }
-        }
-    })
-    .await
-}
-
-/// A2S player times as the page shows them: `m:ss`, or `h:mm:ss` from an
-/// hour on.
-fn clock(secs: u32) -> String {
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
-    } else {
-        format!("{m}:{s:02}")
-    }
-}
 
 /// The reply inside a single (`-1`) packet.
 fn single(packet: &[u8]) -> Vec<u8> {
@@ -270,18 +166,6 @@ impl Fakes {
     }
 }
 
-/// Opens `path` and waits until the page is live.
-async fn open_live(browser: &Browser, lobby: &Lobby, path: &str) {
-    browser.goto(&lobby.url(path)).await;
-    browser.wait_live(PAGE_READY).await;
-}
-
-/// Reloads the page and waits until it is live again.
-async fn reload(browser: &Browser) {
-    browser.client.refresh().await.expect("reload");
-    browser.wait_live(PAGE_READY).await;
-}
-
 /// The fakes, a bridge querying them with one lobby server registered
 /// ("Feuerland"), and a browser.
 struct Scene {
@@ -320,13 +204,16 @@ impl Scene {
         }
     }
 
+    fn page(&self) -> GamesPage<'_> {
+        GamesPage::new(&self.browser)
+    }
+
     /// Opens `/` and waits for the tab bar: the lobby's own list first and
     /// selected, then one tab per source in the configured order.
     async fn open_with_tabs(&self) {
-        let (b, fakes) = (&self.browser, &self.fakes);
-        open_live(b, &self.lobby, "/").await;
-        wait_eq(
-            b,
+        let (b, fakes) = (&self.page(), &self.fakes);
+        b.open_live(&self.lobby.url("/")).await;
+        b.wait_eq(
             "the source tabs",
             TABS,
             json!([
@@ -338,8 +225,8 @@ impl Scene {
             PAGE_READY,
         )
         .await;
-        b.wait_rows(&["Feuerland"], LIVE).await;
-        assert_eq!(eval(b, &param("src")).await, Value::Null);
+        ListPage::new(b).wait_rows(&["Feuerland"], LIVE).await;
+        assert_eq!(b.param("src").await, Value::Null);
     }
 }
 
@@ -358,42 +245,38 @@ const BY_PLAYERS: [&str; 4] = [
     "Empty Arena",
 ];
 
-// Multi-threaded (all three): the fakes answer from the runtime's workers
-// even while the test thread blocks in the harness (starting processes).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
-    let _serial = e2e::serial().await;
-    let scene = Scene::start().await;
-    let (b, fakes) = (&scene.browser, &scene.fakes);
-    // What the A2S server says, decoded from the packets it sends.
-    let info = a2s::decode_info(&single(&fake::cs_source_info())).expect("seed info");
-    let players =
-        a2s::decode_players(&single(&fake::cs_source_players()), false).expect("seed players");
-    let rules = a2s::decode_rules(&single(&fake::cs_source_rules())).expect("seed rules");
-    assert!(!players.is_empty() && !rules.is_empty());
-    let a2s_port = info.port.unwrap_or(fakes.a2s.addr().port());
-    let a2s_server = format!("127.0.0.1:{a2s_port}");
-    scene.open_with_tabs().await;
-    b.mark_document().await;
+/// What the fake A2S server says, decoded from the packets it sends.
+struct A2sSeed {
+    info: a2s::Info,
+    players: Vec<a2s::Player>,
+    rules: Vec<a2s::Rule>,
+    /// Its game address, as the page names it.
+    server: String,
+}
 
-    b.click(&tab(&fakes.a2s_id())).await;
-    wait_eq(b, "the A2S rows", ROWS, json!([info.name]), LIVE).await;
-    assert_eq!(eval(b, &param("src")).await, json!(fakes.a2s_id()));
+impl A2sSeed {
+    fn decode(fakes: &Fakes) -> A2sSeed {
+        let info = a2s::decode_info(&single(&fake::cs_source_info())).expect("seed info");
+        let players =
+            a2s::decode_players(&single(&fake::cs_source_players()), false).expect("seed players");
+        let rules = a2s::decode_rules(&single(&fake::cs_source_rules())).expect("seed rules");
+        assert!(!players.is_empty() && !rules.is_empty());
+        let port = info.port.unwrap_or(fakes.a2s.addr().port());
+        A2sSeed {
+            info,
+            players,
+            rules,
+            server: format!("127.0.0.1:{port}"),
+        }
+    }
+}
+
+/// The keyboard as in WAI-ARIA tabs: only the selected tab (the A2S one)
+/// is in the Tab order; arrows, End and Home select another tab and focus
+/// it, and `src=` follows.
+async fn tabs_follow_the_keyboard(b: &GamesPage<'_>, fakes: &Fakes) {
     assert_eq!(
-        b.attr(&tab(&fakes.a2s_id()), "aria-selected")
-            .await
-            .as_deref(),
-        Some("true")
-    );
-    assert_eq!(
-        b.attr(&tab("lobby"), "aria-selected").await.as_deref(),
-        Some("false")
-    );
-    // The keyboard as in WAI-ARIA tabs: only the selected tab is in the Tab
-    // order; arrows, End and Home select another tab and focus it.
-    assert_eq!(
-        eval(
-            b,
+        b.eval(
             "Array.from(document.querySelectorAll('[data-testid=source-tab]'))\
              .filter(t => t.tabIndex === 0).map(t => t.dataset.source)"
         )
@@ -402,7 +285,7 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
     );
     b.js(&format!(
         "document.querySelector({}).focus()",
-        lit(&tab(&fakes.a2s_id()))
+        js_str(&tab(&fakes.a2s_id()))
     ))
     .await;
     for (key, to) in [
@@ -421,15 +304,14 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
             .expect("send a key");
         let expr = format!(
             "[{focused}.dataset.source, {focused}.getAttribute('aria-selected'), {}]",
-            param("src")
+            param_expr("src")
         );
         let src = if to == "lobby" {
             json!(null)
         } else {
             json!(to)
         };
-        wait_eq(
-            b,
+        b.wait_eq(
             &format!("the {to} tab focused"),
             &expr,
             json!([to, "true", src]),
@@ -437,60 +319,65 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
         )
         .await;
     }
-    assert_eq!(eval(b, &count("[data-testid=server-row]")).await, json!(0));
-    assert_eq!(eval(b, ONLINE_ROWS).await, json!([info.name]));
-    assert_eq!(
-        eval(b, &cell("game-row", &info.name, ".c-map")).await,
-        json!(info.map)
-    );
-    assert_eq!(
-        eval(b, &cell("game-row", &info.name, ".c-game")).await,
-        json!(info.game)
-    );
-    let players_cell = wait_cell(b, &info.name, ".c-players", LIVE, |_| true).await;
+}
+
+/// The A2S tab's one row shows the seed server's map, game, players and
+/// address, and a summary; the lobby-only filters are not offered.
+async fn a2s_row_shows_the_seed(b: &GamesPage<'_>, seed: &A2sSeed) {
+    let info = &seed.info;
+    assert_eq!(b.count("[data-testid=server-row]").await, 0);
+    assert_eq!(b.eval(ONLINE_ROWS).await, json!([info.name]));
+    assert_eq!(b.cell(&info.name, ".c-map").await, json!(info.map));
+    assert_eq!(b.cell(&info.name, ".c-game").await, json!(info.game));
+    let players_cell = b.wait_cell(&info.name, ".c-players", LIVE, |_| true).await;
     let current_max = format!("{}/{}", info.players, info.max_players);
     assert!(
         players_cell.starts_with(&current_max),
         "{players_cell:?} does not start with {current_max}"
     );
-    let addr_cell = wait_cell(b, &info.name, ".c-addr", LIVE, |_| true).await;
-    assert!(addr_cell.contains(&a2s_server), "{addr_cell:?}");
+    let addr_cell = b.wait_cell(&info.name, ".c-addr", LIVE, |_| true).await;
+    assert!(addr_cell.contains(&seed.server), "{addr_cell:?}");
     b.wait_text(
         "[data-testid=summary]",
         &format!("1 server · {} players · 1 online", info.players),
         LIVE,
     )
     .await;
-    // The lobby-only filters are not offered here.
-    assert_eq!(
-        eval(b, &count("#filter-open, #filter-mode")).await,
-        json!(0)
-    );
-    b.screenshot("games-a2s-table").await;
+    assert_eq!(b.count("#filter-open, #filter-mode").await, 0);
+}
 
-    // Its details: the players with score and time, every rule.
-    b.click(&format!("{} button.open-detail", row(&info.name)))
+/// The seed's players sorted by name, as the detail view lists them.
+fn sorted_players(seed: &A2sSeed) -> Value {
+    let mut names: Vec<&str> = seed.players.iter().map(|p| p.name.as_str()).collect();
+    names.sort_unstable();
+    json!(names)
+}
+
+/// The A2S server's details: the players with score and time, every rule.
+async fn a2s_detail_shows_players_and_rules(b: &GamesPage<'_>, fakes: &Fakes, seed: &A2sSeed) {
+    let name = &seed.info.name;
+    b.open_detail(name).await;
+    b.wait_text("[data-testid=game-detail] h2", name, LIVE)
         .await;
-    b.wait_text("[data-testid=game-detail] h2", &info.name, LIVE)
-        .await;
-    assert_eq!(eval(b, &count("table.games")).await, json!(0));
-    assert_eq!(eval(b, &param("server")).await, json!(a2s_server));
-    assert_eq!(eval(b, &param("src")).await, json!(fakes.a2s_id()));
-    let names: Vec<&str> = players.iter().map(|p| p.name.as_str()).collect();
-    let shown_players = "Array.from(document.querySelectorAll('tr[data-testid=detail-player]'))\
-                         .map(r => r.dataset.name).sort()";
-    let mut sorted = names.clone();
-    sorted.sort_unstable();
-    wait_eq(b, "the A2S players", shown_players, json!(sorted), LIVE).await;
-    for p in &players {
+    assert_eq!(b.count("table.games").await, 0);
+    assert_eq!(b.param("server").await, json!(seed.server));
+    assert_eq!(b.param("src").await, json!(fakes.a2s_id()));
+    b.wait_eq(
+        "the A2S players",
+        DETAIL_PLAYERS,
+        sorted_players(seed),
+        LIVE,
+    )
+    .await;
+    for p in &seed.players {
         assert_eq!(
-            eval(b, &cell("detail-player", &p.name, ".c-score")).await,
+            b.detail_cell("detail-player", &p.name, ".c-score").await,
             json!(p.score.to_string()),
             "score of {:?}",
             p.name
         );
         assert_eq!(
-            eval(b, &cell("detail-player", &p.name, ".c-time")).await,
+            b.detail_cell("detail-player", &p.name, ".c-time").await,
             json!(clock(p.duration as u32)),
             "time of {:?} ({} s)",
             p.name,
@@ -498,24 +385,34 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
         );
     }
     assert_eq!(
-        eval(b, &count("tr[data-testid=detail-rule]")).await,
-        json!(rules.len())
+        b.count("tr[data-testid=detail-rule]").await,
+        seed.rules.len() as u64
     );
-    let rule = rules
-        .iter()
-        .find(|r| r.name == "sv_gravity")
-        .or(rules.last())
-        .expect("a rule");
+    let rule = the_rule(seed);
     assert_eq!(
-        eval(b, &cell("detail-rule", &rule.name, ".c-value")).await,
+        b.detail_cell("detail-rule", &rule.name, ".c-value").await,
         json!(rule.value),
         "rule {}",
         rule.name
     );
-    b.screenshot("games-a2s-detail").await;
-    // The rule filter narrows the rules to the ones that mention it.
+}
+
+/// The rule the tests look for: `sv_gravity`, else the last.
+fn the_rule(seed: &A2sSeed) -> &a2s::Rule {
+    seed.rules
+        .iter()
+        .find(|r| r.name == "sv_gravity")
+        .or(seed.rules.last())
+        .expect("a rule")
+}
+
+/// The rule filter narrows the rules to the ones that mention it, says
+/// when none does, and shows all again once emptied.
+async fn the_rule_filter_narrows_the_rules(b: &GamesPage<'_>, seed: &A2sSeed) {
+    let rule = the_rule(seed);
     let needle = &rule.name[rule.name.len().saturating_sub(5)..];
-    let expected: Vec<&str> = rules
+    let expected: Vec<&str> = seed
+        .rules
         .iter()
         .filter(|r| {
             r.name.to_lowercase().contains(&needle.to_lowercase())
@@ -523,16 +420,13 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
         })
         .map(|r| r.name.as_str())
         .collect();
-    assert!(expected.len() < rules.len(), "{needle:?} filters nothing");
+    assert!(
+        expected.len() < seed.rules.len(),
+        "{needle:?} filters nothing"
+    );
     b.type_into("#rule-filter", &needle.to_uppercase()).await;
-    wait_eq(
-        b,
-        "the filtered rules",
-        "Array.from(document.querySelectorAll('tr[data-testid=detail-rule]')).map(r => r.dataset.name)",
-        json!(expected),
-        LIVE,
-    )
-    .await;
+    b.wait_eq("the filtered rules", DETAIL_RULES, json!(expected), LIVE)
+        .await;
     let nothing = "no rule has this";
     b.type_into("#rule-filter", nothing).await;
     b.wait_text("[data-testid=no-rules]", "Nothing matches", LIVE)
@@ -543,53 +437,54 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
         .send_keys(&"\u{E003}".repeat(nothing.len()))
         .await
         .expect("backspaces");
-    wait_eq(
-        b,
+    b.wait_eq(
         "all rules again",
-        &count("tr[data-testid=detail-rule]"),
-        json!(rules.len()),
+        &count_expr("tr[data-testid=detail-rule]"),
+        json!(seed.rules.len()),
         LIVE,
     )
     .await;
+}
 
-    // The open detail survives a reload.
+/// The open detail survives a reload; closing it drops `server=` and shows
+/// the table again.
+async fn the_detail_survives_a_reload_and_closes(b: &GamesPage<'_>, fakes: &Fakes, seed: &A2sSeed) {
+    let name = &seed.info.name;
     let url = b.search().await;
-    reload(b).await;
-    b.wait_text("[data-testid=game-detail] h2", &info.name, PAGE_READY)
+    b.reload_live().await;
+    b.wait_text("[data-testid=game-detail] h2", name, PAGE_READY)
         .await;
-    wait_eq(
-        b,
+    b.wait_eq(
         "the A2S players after a reload",
-        shown_players,
-        json!(sorted),
+        DETAIL_PLAYERS,
+        sorted_players(seed),
         LIVE,
     )
     .await;
     assert_eq!(b.search().await, url);
 
-    // Closing it drops `server=` and shows the table again.
     b.click("#detail-close").await;
-    wait_eq(b, "the table back", ROWS, json!([info.name]), LIVE).await;
-    assert_eq!(eval(b, &param("server")).await, Value::Null);
-    assert_eq!(eval(b, &param("src")).await, json!(fakes.a2s_id()));
-    assert_eq!(eval(b, &count("[data-testid=game-detail]")).await, json!(0));
+    b.wait_eq("the table back", ROWS, json!([name]), LIVE).await;
+    assert_eq!(b.param("server").await, Value::Null);
+    assert_eq!(b.param("src").await, json!(fakes.a2s_id()));
+    assert_eq!(b.count("[data-testid=game-detail]").await, 0);
+}
 
-    // A live change: the server switches maps, the row follows unreloaded.
+/// Live changes: the server switches maps and the row follows unreloaded;
+/// it goes down and its row stays, offline, named by its address; it comes
+/// back.
+async fn the_a2s_row_follows_the_server(b: &GamesPage<'_>, fakes: &Fakes, seed: &A2sSeed) {
+    let name = &seed.info.name;
     b.mark_document().await;
     fakes.a2s.set_alternate_map(true);
-    wait_cell(b, &info.name, ".c-map", GAME_LIVE, |t| {
-        t == fake::ALTERNATE_MAP
-    })
-    .await;
+    b.wait_cell(name, ".c-map", GAME_LIVE, |t| t == fake::ALTERNATE_MAP)
+        .await;
     assert!(b.same_document().await, "the page reloaded");
 
-    // It goes down: the row stays, offline, named by its address.
     fakes.a2s.set_answering(false);
-    wait_eq(
-        b,
+    b.wait_eq(
         "the A2S server offline",
-        "Array.from(document.querySelectorAll('tr[data-testid=game-row]'))\
-         .map(r => r.dataset.online)",
+        ONLINE,
         json!(["false"]),
         GAME_LIVE,
     )
@@ -606,31 +501,52 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
     )
     .await;
     b.screenshot("games-a2s-offline").await;
-    // And back.
+
     fakes.a2s.set_answering(true);
-    wait_eq(
-        b,
-        "the A2S server back",
-        ONLINE_ROWS,
-        json!([info.name]),
-        GAME_LIVE,
-    )
-    .await;
+    b.wait_eq("the A2S server back", ONLINE_ROWS, json!([name]), GAME_LIVE)
+        .await;
     assert!(b.same_document().await, "the page reloaded");
+}
+
+// Multi-threaded (all three): the fakes answer from the runtime's workers
+// even while the test thread blocks in the harness (starting processes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
+    let _serial = e2e::serial().await;
+    let scene = Scene::start().await;
+    let (b, fakes) = (&scene.page(), &scene.fakes);
+    let seed = A2sSeed::decode(fakes);
+    scene.open_with_tabs().await;
+    b.mark_document().await;
+
+    b.select_tab(&fakes.a2s_id()).await;
+    b.wait_eq("the A2S rows", ROWS, json!([seed.info.name]), LIVE)
+        .await;
+    assert_eq!(b.param("src").await, json!(fakes.a2s_id()));
+    assert_eq!(
+        b.tab_selected(&fakes.a2s_id()).await.as_deref(),
+        Some("true")
+    );
+    assert_eq!(b.tab_selected("lobby").await.as_deref(), Some("false"));
+    tabs_follow_the_keyboard(b, fakes).await;
+
+    a2s_row_shows_the_seed(b, &seed).await;
+    b.screenshot("games-a2s-table").await;
+    a2s_detail_shows_players_and_rules(b, fakes, &seed).await;
+    b.screenshot("games-a2s-detail").await;
+    the_rule_filter_narrows_the_rules(b, &seed).await;
+    the_detail_survives_a_reload_and_closes(b, fakes, &seed).await;
+    the_a2s_row_follows_the_server(b, fakes, &seed).await;
     scene.browser.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors() {
-    let _serial = e2e::serial().await;
-    let scene = Scene::start().await;
-    let (b, fakes, lobby) = (&scene.browser, &scene.fakes, &scene.lobby);
-    scene.open_with_tabs().await;
-
+/// The GameAgent master's tab: its servers by name, the one that does not
+/// answer offline and named by its address, the cells of Awesome Server,
+/// and the summary.
+async fn gameagent_table_lists_the_masters_servers(b: &GamesPage<'_>, fakes: &Fakes) {
     let gone_addr = fakes.gone.game_addr().to_string();
-    b.click(&tab(&fakes.master_id())).await;
-    wait_eq(
-        b,
+    b.select_tab(&fakes.master_id()).await;
+    b.wait_eq(
         "the GameAgent servers by name",
         ONLINE_ROWS,
         json!(BY_NAME),
@@ -638,16 +554,13 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
     )
     .await;
     assert_eq!(
-        b.attr(&tab(&fakes.master_id()), "aria-selected")
-            .await
-            .as_deref(),
+        b.tab_selected(&fakes.master_id()).await.as_deref(),
         Some("true")
     );
-    assert_eq!(eval(b, &param("src")).await, json!(fakes.master_id()));
-    assert_eq!(eval(b, &count("tr[data-testid=game-row]")).await, json!(5));
-    // The listed server that does not answer: offline, named by address.
+    assert_eq!(b.param("src").await, json!(fakes.master_id()));
+    assert_eq!(b.count("tr[data-testid=game-row]").await, 5);
     let offline = "tr[data-testid=game-row][data-online=false]";
-    assert_eq!(eval(b, &count(offline)).await, json!(1));
+    assert_eq!(b.count(offline).await, 1);
     let offline_name = b
         .text(&format!("{offline} .c-name"))
         .await
@@ -656,18 +569,21 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
         offline_name.contains("127.0.0.1"),
         "{offline_name:?} (expected the address {gone_addr})"
     );
-    let awesome = &fakes.servers[0];
-    let awesome_addr = awesome.game_addr().to_string();
+    let awesome_addr = fakes.servers[0].game_addr().to_string();
     for (class, expected) in [(".c-game", "serioussamse"), (".c-map", "Yodeller")] {
         assert_eq!(
-            eval(b, &cell("game-row", "Awesome Server", class)).await,
+            b.cell("Awesome Server", class).await,
             json!(expected),
             "{class}"
         );
     }
-    let players_cell = wait_cell(b, "Awesome Server", ".c-players", LIVE, |_| true).await;
+    let players_cell = b
+        .wait_cell("Awesome Server", ".c-players", LIVE, |_| true)
+        .await;
     assert!(players_cell.starts_with("3/16"), "{players_cell:?}");
-    let addr_cell = wait_cell(b, "Awesome Server", ".c-addr", LIVE, |_| true).await;
+    let addr_cell = b
+        .wait_cell("Awesome Server", ".c-addr", LIVE, |_| true)
+        .await;
     assert!(addr_cell.contains(&awesome_addr), "{addr_cell:?}");
     b.wait_text(
         "[data-testid=summary]",
@@ -675,40 +591,32 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
         LIVE,
     )
     .await;
-    b.screenshot("games-gameagent-table").await;
+}
 
-    // Sorting: players most first, then fewest first, then by name.
-    b.click("th[data-sort=players] button.sort").await;
-    wait_eq(b, "sorted by players", ONLINE_ROWS, json!(BY_PLAYERS), LIVE).await;
-    assert_eq!(
-        b.attr("th[data-sort=players]", "aria-sort")
-            .await
-            .as_deref(),
-        Some("descending")
-    );
-    assert_eq!(eval(b, &param("sort")).await, json!("players"));
+/// Sorting: players most first, then fewest first, then by map; the
+/// headers' aria-sort and the URL follow.
+async fn gameagent_table_sorts(b: &GamesPage<'_>) {
+    b.sort_by("players").await;
+    b.wait_eq("sorted by players", ONLINE_ROWS, json!(BY_PLAYERS), LIVE)
+        .await;
+    assert_eq!(b.aria_sort("players").await.as_deref(), Some("descending"));
+    assert_eq!(b.param("sort").await, json!("players"));
     // Descending is the players column's own direction: `dir` may be left out.
-    let dir = eval(b, &param("dir")).await;
+    let dir = b.param("dir").await;
     assert!(dir.is_null() || dir == json!("desc"), "dir={dir}");
-    b.click("th[data-sort=players] button.sort").await;
+    b.sort_by("players").await;
     let mut fewest = BY_PLAYERS;
     fewest.reverse();
-    wait_eq(
-        b,
+    b.wait_eq(
         "sorted by players, fewest first",
         ONLINE_ROWS,
         json!(fewest),
         LIVE,
     )
     .await;
-    assert_eq!(
-        b.attr("th[data-sort=players]", "aria-sort")
-            .await
-            .as_deref(),
-        Some("ascending")
-    );
-    assert_eq!(eval(b, &param("dir")).await, json!("asc"));
-    b.click("th[data-sort=map] button.sort").await;
+    assert_eq!(b.aria_sort("players").await.as_deref(), Some("ascending"));
+    assert_eq!(b.param("dir").await, json!("asc"));
+    b.sort_by("map").await;
     // Karnak, Sierra de Chiapas, Valley of the Jaguar, Yodeller.
     let by_map = [
         "Cooperative Karnak",
@@ -716,23 +624,18 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
         "Empty Arena",
         "Awesome Server",
     ];
-    wait_eq(b, "sorted by map", ONLINE_ROWS, json!(by_map), LIVE).await;
-    assert_eq!(
-        b.attr("th[data-sort=map]", "aria-sort").await.as_deref(),
-        Some("ascending")
-    );
-    assert_eq!(
-        b.attr("th[data-sort=players]", "aria-sort")
-            .await
-            .as_deref(),
-        Some("none")
-    );
-    assert_eq!(eval(b, &param("sort")).await, json!("map"));
+    b.wait_eq("sorted by map", ONLINE_ROWS, json!(by_map), LIVE)
+        .await;
+    assert_eq!(b.aria_sort("map").await.as_deref(), Some("ascending"));
+    assert_eq!(b.aria_sort("players").await.as_deref(), Some("none"));
+    assert_eq!(b.param("sort").await, json!("map"));
+}
 
-    // Filters and search, in the URL.
+/// Filters and search (by map and by name), in the URL; a reload
+/// reproduces the view.
+async fn gameagent_table_filters_searches_and_reloads(b: &GamesPage<'_>, fakes: &Fakes) {
     b.click("#filter-hide-full").await;
-    wait_eq(
-        b,
+    b.wait_eq(
         "full servers hidden",
         ONLINE_ROWS,
         json!(["Cooperative Karnak", "Empty Arena", "Awesome Server"]),
@@ -740,8 +643,7 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
     )
     .await;
     b.click("#filter-hide-empty").await;
-    wait_eq(
-        b,
+    b.wait_eq(
         "empty servers hidden",
         ONLINE_ROWS,
         json!(["Cooperative Karnak", "Awesome Server"]),
@@ -750,17 +652,12 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
     .await;
     // Search covers the map ("yodel") ...
     b.type_into("#search", "YODEL").await;
-    wait_eq(b, "search by map", ROWS, json!(["Awesome Server"]), LIVE).await;
+    b.wait_eq("search by map", ROWS, json!(["Awesome Server"]), LIVE)
+        .await;
     // ... and the name.
     b.type_into("#search", "karnak").await;
-    wait_eq(
-        b,
-        "search by name",
-        ROWS,
-        json!(["Cooperative Karnak"]),
-        LIVE,
-    )
-    .await;
+    b.wait_eq("search by name", ROWS, json!(["Cooperative Karnak"]), LIVE)
+        .await;
     for (key, value) in [
         ("src", fakes.master_id()),
         ("sort", "map".to_owned()),
@@ -768,14 +665,12 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
         ("hidefull", "1".to_owned()),
         ("hideempty", "1".to_owned()),
     ] {
-        assert_eq!(eval(b, &param(key)).await, json!(value), "{key}");
+        assert_eq!(b.param(key).await, json!(value), "{key}");
     }
 
-    // A reload reproduces the view.
     let url = b.search().await;
-    reload(b).await;
-    wait_eq(
-        b,
+    b.reload_live().await;
+    b.wait_eq(
         "the view after a reload",
         ROWS,
         json!(["Cooperative Karnak"]),
@@ -787,49 +682,38 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
     assert_eq!(b.prop("#filter-hide-full", "checked").await, json!(true));
     assert_eq!(b.prop("#filter-hide-empty", "checked").await, json!(true));
     assert_eq!(
-        b.attr(&tab(&fakes.master_id()), "aria-selected")
-            .await
-            .as_deref(),
+        b.tab_selected(&fakes.master_id()).await.as_deref(),
         Some("true")
     );
-    assert_eq!(
-        b.attr("th[data-sort=map]", "aria-sort").await.as_deref(),
-        Some("ascending")
-    );
+    assert_eq!(b.aria_sort("map").await.as_deref(), Some("ascending"));
+}
 
-    // The details of a GameAgent server: players with frags and ping, its
-    // status keys as rules.
-    open_live(b, lobby, &format!("/?src={}", fakes.master_id())).await;
-    wait_eq(
-        b,
-        "the GameAgent servers",
-        ONLINE_ROWS,
-        json!(BY_NAME),
-        LIVE,
-    )
-    .await;
-    b.click(&format!("{} button.open-detail", row("Awesome Server")))
+/// The details of a GameAgent server: players with frags and ping, its
+/// status keys as rules; closing them drops `server=`.
+async fn gameagent_detail_shows_players_and_rules(b: &GamesPage<'_>, fakes: &Fakes, lobby: &Lobby) {
+    let awesome_addr = fakes.servers[0].game_addr().to_string();
+    b.open_live(&lobby.url(&format!("/?src={}", fakes.master_id())))
         .await;
+    b.wait_eq("the GameAgent servers", ONLINE_ROWS, json!(BY_NAME), LIVE)
+        .await;
+    b.open_detail("Awesome Server").await;
     b.wait_text("[data-testid=game-detail] h2", "Awesome Server", LIVE)
         .await;
-    assert_eq!(eval(b, &param("server")).await, json!(awesome_addr));
-    let shown_players = "Array.from(document.querySelectorAll('tr[data-testid=detail-player]'))\
-                         .map(r => r.dataset.name).sort()";
-    wait_eq(
-        b,
+    assert_eq!(b.param("server").await, json!(awesome_addr));
+    b.wait_eq(
         "the GameAgent players",
-        shown_players,
+        DETAIL_PLAYERS,
         json!(["Angelo", "Bärbel", "Zed"]),
         LIVE,
     )
     .await;
     for (name, score, ping) in [("Angelo", "14", "80"), ("Zed", "-2", "120")] {
         assert_eq!(
-            eval(b, &cell("detail-player", name, ".c-score")).await,
+            b.detail_cell("detail-player", name, ".c-score").await,
             json!(score),
             "score of {name}"
         );
-        let shown = eval(b, &cell("detail-player", name, ".c-ping")).await;
+        let shown = b.detail_cell("detail-player", name, ".c-ping").await;
         assert!(
             shown.as_str().is_some_and(|t| t.contains(ping)),
             "ping of {name}: {shown}"
@@ -837,18 +721,33 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
     }
     for (rule, value) in [("gametype", "Fragmatch"), ("level", "Yodeller")] {
         assert_eq!(
-            eval(b, &cell("detail-rule", rule, ".c-value")).await,
+            b.detail_cell("detail-rule", rule, ".c-value").await,
             json!(value),
             "rule {rule}"
         );
     }
     b.screenshot("games-gameagent-detail").await;
     b.click("#detail-close").await;
-    wait_eq(b, "the table back", ONLINE_ROWS, json!(BY_NAME), LIVE).await;
-    assert_eq!(eval(b, &param("server")).await, Value::Null);
+    b.wait_eq("the table back", ONLINE_ROWS, json!(BY_NAME), LIVE)
+        .await;
+    assert_eq!(b.param("server").await, Value::Null);
+}
 
-    // ---- The silent master's tab: the source's error -----------------
-    b.click(&tab(&fakes.silent_id())).await;
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors() {
+    let _serial = e2e::serial().await;
+    let scene = Scene::start().await;
+    let (b, fakes, lobby) = (&scene.page(), &scene.fakes, &scene.lobby);
+    scene.open_with_tabs().await;
+
+    gameagent_table_lists_the_masters_servers(b, fakes).await;
+    b.screenshot("games-gameagent-table").await;
+    gameagent_table_sorts(b).await;
+    gameagent_table_filters_searches_and_reloads(b, fakes).await;
+    gameagent_detail_shows_players_and_rules(b, fakes, lobby).await;
+
+    // The silent master's tab: the source's error.
+    b.select_tab(&fakes.silent_id()).await;
     let error = QueryError::Timeout {
         addr: fakes.silent.addr(),
         attempts: RETRIES + 1,
@@ -856,18 +755,15 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
     .to_string();
     b.wait_text("[data-testid=source-error]", &error, LIVE)
         .await;
-    assert_eq!(eval(b, &count("tr[data-testid=game-row]")).await, json!(0));
+    assert_eq!(b.count("tr[data-testid=game-row]").await, 0);
     b.screenshot("games-source-error").await;
 
-    // ---- Back to the lobby's own list --------------------------------
-    b.click(&tab("lobby")).await;
-    b.wait_rows(&["Feuerland"], LIVE).await;
-    assert_eq!(eval(b, &param("src")).await, Value::Null);
-    assert_eq!(
-        b.attr(&tab("lobby"), "aria-selected").await.as_deref(),
-        Some("true")
-    );
-    assert_eq!(eval(b, &count("table.games")).await, json!(0));
+    // Back to the lobby's own list.
+    b.select_tab("lobby").await;
+    ListPage::new(b).wait_rows(&["Feuerland"], LIVE).await;
+    assert_eq!(b.param("src").await, Value::Null);
+    assert_eq!(b.tab_selected("lobby").await.as_deref(), Some("true"));
+    assert_eq!(b.count("table.games").await, 0);
     scene.browser.close().await;
 }
 
@@ -875,24 +771,14 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
 async fn embed_shows_a_sources_game_table() {
     let _serial = e2e::serial().await;
     let scene = Scene::start().await;
-    let (b, fakes, lobby) = (&scene.browser, &scene.fakes, &scene.lobby);
+    let (b, fakes, lobby) = (&scene.page(), &scene.fakes, &scene.lobby);
     b.resize(800, 600).await;
-    open_live(
-        b,
-        lobby,
-        &format!("/embed?src={}&sort=players", fakes.master_id()),
-    )
-    .await;
-    wait_eq(
-        b,
-        "the embedded table",
-        ONLINE_ROWS,
-        json!(BY_PLAYERS),
-        LIVE,
-    )
-    .await;
-    assert_eq!(eval(b, &count("table.games")).await, json!(1));
-    assert_eq!(eval(b, &count("[data-testid=server-row]")).await, json!(0));
+    let embed = format!("/embed?src={}&sort=players", fakes.master_id());
+    b.open_live(&lobby.url(&embed)).await;
+    b.wait_eq("the embedded table", ONLINE_ROWS, json!(BY_PLAYERS), LIVE)
+        .await;
+    assert_eq!(b.count("table.games").await, 1);
+    assert_eq!(b.count("[data-testid=server-row]").await, 0);
     b.screenshot("games-embed").await;
     scene.browser.close().await;
 }
@@ -933,9 +819,9 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
         "1s",
     ]);
     let driver = Driver::start();
-    let b = driver.browser().await;
+    let browser = driver.browser().await;
     let hostile_id = format!("gameagent:{}", hostile.addr());
-    open_live(&b, &lobby, &format!("/?src={hostile_id}")).await;
+    let b = GamesPage::open(&browser, &lobby.url(&format!("/?src={hostile_id}"))).await;
     b.wait_text(
         "[data-testid=source-note]",
         "3 listed servers skipped: 2 private or reserved addresses, 1 with port 0 or 65535",
@@ -943,11 +829,8 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
     )
     .await;
     // A note, not a failure: no error banner.
-    assert_eq!(
-        eval(&b, &count("[data-testid=source-error]")).await,
-        json!(0)
-    );
-    assert_eq!(eval(&b, &count("tr[data-testid=game-row]")).await, json!(0));
+    assert_eq!(b.count("[data-testid=source-error]").await, 0);
+    assert_eq!(b.count("tr[data-testid=game-row]").await, 0);
     assert!(hostile.udp().requests() >= 1, "the master was asked");
     assert_eq!(
         target.udp().requests(),
@@ -956,10 +839,10 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
     );
     b.screenshot("games-hostile-master").await;
 
-    b.click(&tab(&format!("gameagent:{}", silent.addr()))).await;
+    b.select_tab(&format!("gameagent:{}", silent.addr())).await;
     b.wait_text("[data-testid=source-error]", "no answer in time", GAME_LIVE)
         .await;
-    b.close().await;
+    browser.close().await;
 }
 
 #[tokio::test]
@@ -968,18 +851,16 @@ async fn lobby_without_sources_has_no_tab_bar() {
     let lobby = Lobby::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
-    open_live(&browser, &lobby, "/").await;
-    browser
-        .wait_text("[data-testid=empty]", "No servers online", LIVE)
-        .await;
+    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    page.wait_empty(LIVE).await;
     holds_for("no source tabs", Duration::from_secs(1), || async {
-        match eval(&browser, &count("[data-testid=source-tab]")).await {
-            v if v == json!(0) => Ok(()),
-            v => Err(format!("{v} tabs")),
+        match page.count("[data-testid=source-tab]").await {
+            0 => Ok(()),
+            n => Err(format!("{n} tabs")),
         }
     })
     .await;
-    assert_eq!(eval(&browser, &count("table.games")).await, json!(0));
+    assert_eq!(page.count("table.games").await, 0);
     browser.close().await;
 }
 

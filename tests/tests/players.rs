@@ -7,17 +7,19 @@
 use std::time::Duration;
 
 use e2e::{
-    browser::{Browser, Driver, PAGE_READY},
+    browser::{count_expr, Driver, PAGE_READY},
     game::{GameServer, Stats},
     holds_for,
     lobby::Lobby,
+    pages::{list::row, ListPage},
     process::free_port,
-    wait_for,
 };
-use serde_json::Value;
+use serde_json::json;
 
 /// The bound for live changes (no reload).
 const LIVE: Duration = Duration::from_secs(3);
+/// The three servers of [`register_three`] by name.
+const THREE: [&str; 3] = ["Alpha", "Bravo", "Charlie"];
 
 fn stats(current: u32, max: u8, open: bool) -> Stats {
     Stats {
@@ -41,23 +43,47 @@ fn register_three(lobby: &Lobby) -> Vec<GameServer> {
     ]
 }
 
-fn row(name: &str) -> String {
-    format!("[data-testid=server-row][data-name=\"{name}\"]")
+/// A starred Charlie is pinned first in every sort, both directions, and
+/// after a reload; filters never hide it (it stays, marked as not
+/// matching).
+async fn a_favourite_is_pinned(page: &ListPage<'_>) {
+    page.star("Charlie").await;
+    page.wait_rows(&["Charlie", "Alpha", "Bravo"], LIVE).await;
+    page.sort_by("name").await;
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
+    page.sort_by("players").await;
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
+
+    page.reload_live().await;
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
+    assert_eq!(
+        page.attr(&row("Charlie"), "data-favourite")
+            .await
+            .as_deref(),
+        Some("true")
+    );
+    page.click("#filter-hide-empty").await;
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
+    page.wait_text(&row("Charlie"), "not matching the filters", LIVE)
+        .await;
+    page.click("#filter-hide-empty").await;
 }
 
-async fn open_live(browser: &Browser, lobby: &Lobby, path: &str) {
-    browser.goto(&lobby.url(path)).await;
-    browser.wait_live(PAGE_READY).await;
-}
-
-async fn reload(browser: &Browser) {
-    browser.client.refresh().await.expect("reload");
-    browser.wait_live(PAGE_READY).await;
-}
-
-/// Clicks the first element matching `css` inside the row of `name`.
-async fn click_in_row(browser: &Browser, name: &str, css: &str) {
-    browser.click(&format!("{} {css}", row(name))).await;
+/// While the socket is down the list stays as it was, marked stale:
+/// nobody went offline, so Charlie is a plain favourite row.
+async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, lobby: &mut Lobby) {
+    lobby.kill_bridge();
+    page.wait_text("[data-testid=stale]", "last list received", LIVE)
+        .await;
+    assert_eq!(page.rows().await, ["Charlie", "Bravo", "Alpha"]);
+    assert!(page.text("[data-testid=updated]").await.is_some());
+    assert!(
+        page.text("[data-testid=offline-favourite]").await.is_none(),
+        "a stale list shows no favourite offline"
+    );
+    lobby.restart_bridge();
+    page.wait_live(Duration::from_secs(20)).await;
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
 }
 
 #[tokio::test]
@@ -67,71 +93,16 @@ async fn a_favourite_is_pinned_after_a_reload_and_stays_greyed_while_offline() {
     let mut servers = register_three(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;
-    open_live(&browser, &lobby, "/").await;
-    browser
-        .wait_rows(&["Alpha", "Bravo", "Charlie"], LIVE)
-        .await;
+    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    page.wait_rows(&THREE, LIVE).await;
 
-    click_in_row(&browser, "Charlie", "[data-testid=star]").await;
-    browser
-        .wait_rows(&["Charlie", "Alpha", "Bravo"], LIVE)
-        .await;
-    // Pinned in every sort, both directions.
-    browser.click("th[data-sort=name] button").await;
-    browser
-        .wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE)
-        .await;
-    browser.click("th[data-sort=players] button").await;
-    browser
-        .wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE)
-        .await;
-
-    reload(&browser).await;
-    browser
-        .wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE)
-        .await;
-    assert_eq!(
-        browser
-            .attr(&row("Charlie"), "data-favourite")
-            .await
-            .as_deref(),
-        Some("true")
-    );
-    // Filters never hide a favourite: it stays, marked as not matching.
-    browser.click("#filter-hide-empty").await;
-    browser
-        .wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE)
-        .await;
-    browser
-        .wait_text(&row("Charlie"), "not matching the filters", LIVE)
-        .await;
-    browser.click("#filter-hide-empty").await;
-
-    // While the socket is down the list stays as it was, marked stale:
-    // nobody went offline, so Charlie is a plain favourite row.
-    lobby.kill_bridge();
-    browser
-        .wait_text("[data-testid=stale]", "last list received", LIVE)
-        .await;
-    assert_eq!(browser.rows().await, ["Charlie", "Bravo", "Alpha"]);
-    assert!(browser.text("[data-testid=updated]").await.is_some());
-    assert!(
-        browser
-            .text("[data-testid=offline-favourite]")
-            .await
-            .is_none(),
-        "a stale list shows no favourite offline"
-    );
-    lobby.restart_bridge();
-    browser.wait_live(Duration::from_secs(20)).await;
-    browser
-        .wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE)
-        .await;
+    a_favourite_is_pinned(&page).await;
+    a_stale_list_shows_no_favourite_offline(&page, &mut lobby).await;
 
     // Charlie disconnects: it stays greyed, "offline — last seen …".
     servers.retain(|s| s.name != "Charlie");
-    browser.wait_listed("Charlie", false, LIVE).await;
-    let note = browser
+    page.wait_listed("Charlie", false, LIVE).await;
+    let note = page
         .wait_text(
             "[data-testid=offline-favourite][data-name=Charlie]",
             "offline — last seen",
@@ -139,29 +110,65 @@ async fn a_favourite_is_pinned_after_a_reload_and_stays_greyed_while_offline() {
         )
         .await;
     assert!(note.contains("ago") || note.contains("just now"), "{note}");
-    browser.screenshot("players-offline-favourite").await;
-    reload(&browser).await;
-    browser
-        .wait_text("[data-testid=offline-favourite]", "Charlie", LIVE)
+    page.screenshot("players-offline-favourite").await;
+    page.reload_live().await;
+    page.wait_text("[data-testid=offline-favourite]", "Charlie", LIVE)
         .await;
 
     // It comes back under another name on the same address and port: the
     // same favourite, pinned again, no offline row.
     let _back = register(&lobby, "Charlie reborn", 21003, stats(2, 4, true));
-    browser
-        .wait_rows(&["Charlie reborn", "Bravo", "Alpha"], LIVE)
+    page.wait_rows(&["Charlie reborn", "Bravo", "Alpha"], LIVE)
         .await;
-    assert!(browser
-        .text("[data-testid=offline-favourite]")
-        .await
-        .is_none());
+    assert!(page.text("[data-testid=offline-favourite]").await.is_none());
 
     // Unstarring puts it back in order (most players first: 4, 2, 1).
-    click_in_row(&browser, "Charlie reborn", "[data-testid=star]").await;
-    browser
-        .wait_rows(&["Bravo", "Charlie reborn", "Alpha"], LIVE)
+    page.star("Charlie reborn").await;
+    page.wait_rows(&["Bravo", "Charlie reborn", "Alpha"], LIVE)
         .await;
     browser.close().await;
+}
+
+/// Hide Bravo: gone, "1 hidden · show" brings it back greyed, unhiding
+/// clears the note; a hidden Alpha stays hidden after a reload.
+async fn hiding_servers(page: &ListPage<'_>) {
+    page.click_in_row("Bravo", "[data-testid=hide]").await;
+    page.wait_rows(&["Alpha", "Charlie"], LIVE).await;
+    page.wait_text("[data-testid=hidden]", "1 hidden", LIVE)
+        .await;
+    page.click("#toggle-hidden").await;
+    page.wait_rows(&THREE, LIVE).await;
+    page.click_in_row("Bravo", "[data-testid=unhide]").await;
+    page.wait_gone("[data-testid=hidden]", LIVE).await;
+    // Still there after a reload: nothing hidden any more.
+    page.click_in_row("Alpha", "[data-testid=hide]").await;
+    page.wait_rows(&["Bravo", "Charlie"], LIVE).await;
+    page.reload_live().await;
+    page.wait_rows(&["Bravo", "Charlie"], LIVE).await;
+    page.click("#toggle-hidden").await;
+    page.click_in_row("Alpha", "[data-testid=unhide]").await;
+    page.wait_rows(&THREE, LIVE).await;
+}
+
+/// Filters hide two servers; the summary says so, the filters are
+/// remembered for a bare `/`, and the summary's clear forgets them.
+async fn the_filters_note_and_its_clear(page: &ListPage<'_>, lobby: &Lobby) {
+    page.click("#filter-hide-full").await;
+    page.click("#filter-hide-empty").await;
+    page.wait_rows(&["Alpha"], LIVE).await;
+    page.wait_text("[data-testid=filtered]", "filters hide 2", LIVE)
+        .await;
+    page.screenshot("players-filters-note").await;
+
+    page.open_live(&lobby.url("/")).await;
+    page.wait_rows(&["Alpha"], LIVE).await;
+    assert_eq!(page.search().await, "?hidefull=1&hideempty=1");
+    page.click("#summary-clear").await;
+    page.wait_rows(&THREE, LIVE).await;
+    assert_eq!(page.search().await, "");
+    assert!(page.text("[data-testid=filtered]").await.is_none());
+    page.open_live(&lobby.url("/")).await;
+    page.wait_rows(&THREE, LIVE).await;
 }
 
 #[tokio::test]
@@ -171,85 +178,34 @@ async fn hidden_servers_and_the_filters_note_clear_with_one_click() {
     let _servers = register_three(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;
-    open_live(&browser, &lobby, "/").await;
-    browser
-        .wait_rows(&["Alpha", "Bravo", "Charlie"], LIVE)
-        .await;
+    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    page.wait_rows(&THREE, LIVE).await;
 
-    // Hide Bravo: gone, "1 hidden · show" brings it back greyed.
-    click_in_row(&browser, "Bravo", "[data-testid=hide]").await;
-    browser.wait_rows(&["Alpha", "Charlie"], LIVE).await;
-    browser
-        .wait_text("[data-testid=hidden]", "1 hidden", LIVE)
-        .await;
-    browser.click("#toggle-hidden").await;
-    browser
-        .wait_rows(&["Alpha", "Bravo", "Charlie"], LIVE)
-        .await;
-    click_in_row(&browser, "Bravo", "[data-testid=unhide]").await;
-    wait_for("the hidden note to go", LIVE, || async {
-        match browser.text("[data-testid=hidden]").await {
-            None => Ok(()),
-            Some(t) => Err(t),
-        }
-    })
-    .await;
-    // Still there after a reload: nothing hidden any more.
-    click_in_row(&browser, "Alpha", "[data-testid=hide]").await;
-    browser.wait_rows(&["Bravo", "Charlie"], LIVE).await;
-    reload(&browser).await;
-    browser.wait_rows(&["Bravo", "Charlie"], LIVE).await;
-    browser.click("#toggle-hidden").await;
-    click_in_row(&browser, "Alpha", "[data-testid=unhide]").await;
-    browser
-        .wait_rows(&["Alpha", "Bravo", "Charlie"], LIVE)
-        .await;
-
-    // Filters hide two servers; the summary says so and clears them.
-    browser.click("#filter-hide-full").await;
-    browser.click("#filter-hide-empty").await;
-    browser.wait_rows(&["Alpha"], LIVE).await;
-    browser
-        .wait_text("[data-testid=filtered]", "filters hide 2", LIVE)
-        .await;
-    browser.screenshot("players-filters-note").await;
-
-    // The filters are remembered: a bare `/` gets them back.
-    browser.goto(&lobby.url("/")).await;
-    browser.wait_live(PAGE_READY).await;
-    browser.wait_rows(&["Alpha"], LIVE).await;
-    assert_eq!(browser.search().await, "?hidefull=1&hideempty=1");
-    browser.click("#summary-clear").await;
-    browser
-        .wait_rows(&["Alpha", "Bravo", "Charlie"], LIVE)
-        .await;
-    assert_eq!(browser.search().await, "");
-    assert!(browser.text("[data-testid=filtered]").await.is_none());
-    browser.goto(&lobby.url("/")).await;
-    browser.wait_live(PAGE_READY).await;
-    browser
-        .wait_rows(&["Alpha", "Bravo", "Charlie"], LIVE)
-        .await;
+    hiding_servers(&page).await;
+    the_filters_note_and_its_clear(&page, &lobby).await;
 
     // Corrupt values in localStorage are ignored and rewritten.
-    browser
-        .js("localStorage.setItem('lobby.favourites', '{broken'); \
+    page.js("localStorage.setItem('lobby.favourites', '{broken'); \
              localStorage.setItem('lobby.hidden', '[1,2'); \
              localStorage.setItem('lobby.filters', '%%%=&&'); \
              localStorage.setItem('lobby.lang', 'klingon'); return null;")
         .await;
-    reload(&browser).await;
-    browser
-        .wait_rows(&["Alpha", "Bravo", "Charlie"], LIVE)
-        .await;
-    let stored = browser
+    page.reload_live().await;
+    page.wait_rows(&THREE, LIVE).await;
+    let stored = page
         .js("return [localStorage.getItem('lobby.favourites'), localStorage.getItem('lobby.hidden')];")
         .await;
-    assert_eq!(
-        stored,
-        serde_json::json!(["lobby-favourites-1", "lobby-hidden-1"])
-    );
+    assert_eq!(stored, json!(["lobby-favourites-1", "lobby-hidden-1"]));
     browser.close().await;
+}
+
+/// Screenshots `{name}` at desktop width and `{name}-phone` at 390 px, then
+/// back to desktop width.
+async fn screenshots(page: &ListPage<'_>, name: &str) {
+    page.screenshot(name).await;
+    page.resize(390, 844).await;
+    page.screenshot(&format!("{name}-phone")).await;
+    page.resize(1280, 800).await;
 }
 
 #[tokio::test]
@@ -261,51 +217,29 @@ async fn the_page_speaks_german_to_a_german_browser_and_switches() {
     let browser = driver
         .browser_with(&["--lang=de", "--accept-lang=de"])
         .await;
-    browser.goto(&lobby.url("/")).await;
-    browser
-        .wait_rows(&["Alpha", "Bravo", "Charlie"], PAGE_READY)
+    let page = ListPage::new(&browser);
+    page.goto(&lobby.url("/")).await;
+    page.wait_rows(&THREE, PAGE_READY).await;
+    page.wait_summary("3 Server · 5 Spieler · 3 offen", LIVE)
         .await;
-    browser
-        .wait_text(
-            "[data-testid=summary]",
-            "3 Server · 5 Spieler · 3 offen",
-            LIVE,
-        )
-        .await;
-    assert_eq!(browser.attr("html", "lang").await.as_deref(), Some("de"));
-    let label = browser.text("label:has(#filter-favourites)").await;
+    assert_eq!(page.attr("html", "lang").await.as_deref(), Some("de"));
+    let label = page.text("label:has(#filter-favourites)").await;
     assert_eq!(label.as_deref(), Some("Nur Favoriten"));
-    browser.screenshot("players-de").await;
-    browser.resize(390, 844).await;
-    browser.screenshot("players-de-phone").await;
-    browser.resize(1280, 800).await;
+    screenshots(&page, "players-de").await;
 
     // Switched to English, kept across a reload.
-    browser
-        .js(
-            "const s = document.getElementById('lang'); s.value = 'en'; \
-             s.dispatchEvent(new Event('change', {bubbles: true})); return null;",
-        )
+    page.js(
+        "const s = document.getElementById('lang'); s.value = 'en'; \
+         s.dispatchEvent(new Event('change', {bubbles: true})); return null;",
+    )
+    .await;
+    page.wait_summary("3 servers · 5 players · 3 open", LIVE)
         .await;
-    browser
-        .wait_text(
-            "[data-testid=summary]",
-            "3 servers · 5 players · 3 open",
-            LIVE,
-        )
+    page.reload_live().await;
+    page.wait_summary("3 servers · 5 players · 3 open", LIVE)
         .await;
-    reload(&browser).await;
-    browser
-        .wait_text(
-            "[data-testid=summary]",
-            "3 servers · 5 players · 3 open",
-            LIVE,
-        )
-        .await;
-    assert_eq!(browser.attr("html", "lang").await.as_deref(), Some("en"));
-    browser.screenshot("players-en").await;
-    browser.resize(390, 844).await;
-    browser.screenshot("players-en-phone").await;
+    assert_eq!(page.attr("html", "lang").await.as_deref(), Some("en"));
+    screenshots(&page, "players-en").await;
     browser.close().await;
 }
 
@@ -318,38 +252,30 @@ async fn the_embed_hides_the_source_tabs_with_tabs_0() {
     let _servers = register_three(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;
-    open_live(&browser, &lobby, "/embed").await;
-    let tabs = "return document.querySelectorAll('[data-testid=source-tab]').length;";
-    wait_for("the source tabs", PAGE_READY, || async {
-        match browser.js(tabs).await {
-            Value::Number(n) if n.as_u64() == Some(2) => Ok(()),
-            other => Err(other.to_string()),
-        }
-    })
-    .await;
-
-    open_live(&browser, &lobby, "/embed?tabs=0&theme=light").await;
-    browser
-        .wait_rows(&["Alpha", "Bravo", "Charlie"], LIVE)
+    let page = ListPage::open(&browser, &lobby.url("/embed")).await;
+    let tabs = count_expr("[data-testid=source-tab]");
+    page.wait_eq("the source tabs", &tabs, json!(2), PAGE_READY)
         .await;
+
+    page.open_live(&lobby.url("/embed?tabs=0&theme=light"))
+        .await;
+    page.wait_rows(&THREE, LIVE).await;
     // The games arrive after the list: no tab shows up meanwhile.
     holds_for("no source tabs", Duration::from_secs(2), || async {
-        match browser.js(tabs).await {
-            Value::Number(n) if n.as_u64() == Some(0) => Ok(()),
+        match page.eval(&tabs).await {
+            n if n == json!(0) => Ok(()),
             other => Err(other.to_string()),
         }
     })
     .await;
-    browser.screenshot("players-embed-tabs0").await;
+    page.screenshot("players-embed-tabs0").await;
 
     // fav=1: only the favourites of this browser (starred on `/`).
-    open_live(&browser, &lobby, "/").await;
-    browser.wait_listed("Bravo", true, LIVE).await;
-    click_in_row(&browser, "Bravo", "[data-testid=star]").await;
-    browser
-        .wait_rows(&["Bravo", "Alpha", "Charlie"], LIVE)
-        .await;
-    open_live(&browser, &lobby, "/embed?tabs=0&fav=1").await;
-    browser.wait_rows(&["Bravo"], LIVE).await;
+    page.open_live(&lobby.url("/")).await;
+    page.wait_listed("Bravo", true, LIVE).await;
+    page.star("Bravo").await;
+    page.wait_rows(&["Bravo", "Alpha", "Charlie"], LIVE).await;
+    page.open_live(&lobby.url("/embed?tabs=0&fav=1")).await;
+    page.wait_rows(&["Bravo"], LIVE).await;
     browser.close().await;
 }

@@ -2,10 +2,11 @@
 //! admin's test servers, each a card whose status says whether the master
 //! has it ("registered", "reconnecting", "waiting for the master", …).
 
-use std::{ops::Deref, time::Duration};
+use std::time::Duration;
 
+use super::Page;
 use crate::{
-    browser::{css_str, Browser, PAGE_READY},
+    browser::{css_str, PAGE_READY},
     wait_for,
 };
 
@@ -33,32 +34,13 @@ pub fn card_status(name: &str) -> String {
     format!("{} [data-testid=test-server-status]", card(name))
 }
 
+/// The kind of [`AdminPage`].
+pub enum Admin {}
+
 /// A browser showing the admin page.
-pub struct AdminPage<'a> {
-    browser: &'a Browser,
-}
+pub type AdminPage<'a> = Page<'a, Admin>;
 
-impl Deref for AdminPage<'_> {
-    type Target = Browser;
-
-    fn deref(&self) -> &Browser {
-        self.browser
-    }
-}
-
-impl<'a> AdminPage<'a> {
-    /// The admin page `browser` shows already (or is loading).
-    pub fn new(browser: &'a Browser) -> AdminPage<'a> {
-        AdminPage { browser }
-    }
-
-    /// Opens `url` (an `/admin` address) in `browser` and waits until the
-    /// page is live.
-    pub async fn open(browser: &'a Browser, url: &str) -> AdminPage<'a> {
-        browser.open_live(url).await;
-        AdminPage { browser }
-    }
-
+impl AdminPage<'_> {
     /// Signs in with `token` and waits for the verdict ("Signed in",
     /// "rejected").
     pub async fn sign_in(&self, token: &str, verdict: &str) {

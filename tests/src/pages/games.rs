@@ -2,12 +2,13 @@
 //! source's game table, and the detail view of one server (`?server=`) with
 //! its players and rules.
 
-use std::{ops::Deref, time::Duration};
+use std::time::Duration;
 
 use serde_json::Value;
 
+use super::Page;
 use crate::{
-    browser::{css_str, js_str, Browser},
+    browser::{css_str, js_str},
     wait_for,
 };
 
@@ -65,31 +66,13 @@ pub fn clock(secs: u32) -> String {
     }
 }
 
+/// The kind of [`GamesPage`].
+pub enum Games {}
+
 /// A browser showing the list page with other games' sources.
-pub struct GamesPage<'a> {
-    browser: &'a Browser,
-}
+pub type GamesPage<'a> = Page<'a, Games>;
 
-impl Deref for GamesPage<'_> {
-    type Target = Browser;
-
-    fn deref(&self) -> &Browser {
-        self.browser
-    }
-}
-
-impl<'a> GamesPage<'a> {
-    /// The page `browser` shows already.
-    pub fn new(browser: &'a Browser) -> GamesPage<'a> {
-        GamesPage { browser }
-    }
-
-    /// Opens `url` in `browser` and waits until the page is live.
-    pub async fn open(browser: &'a Browser, url: &str) -> GamesPage<'a> {
-        browser.open_live(url).await;
-        GamesPage { browser }
-    }
-
+impl GamesPage<'_> {
     /// Clicks the tab of source `id`.
     pub async fn select_tab(&self, id: &str) {
         self.click(&tab(id)).await;

@@ -1,44 +1,23 @@
 //! The list page (`/`, `/embed`): the lobby's servers as rows, the sort
 //! headers, the filters, favourites and hidden servers.
 
-use std::{ops::Deref, time::Duration};
+use std::time::Duration;
 
-use crate::{
-    browser::{css_str, Browser},
-    wait_for,
-};
+use super::Page;
+use crate::{browser::css_str, wait_for};
 
 /// The row of server `name` (its `data-name`).
 pub fn row(name: &str) -> String {
     format!("[data-testid=server-row][data-name={}]", css_str(name))
 }
 
+/// The kind of [`ListPage`].
+pub enum List {}
+
 /// A browser showing the list page.
-pub struct ListPage<'a> {
-    browser: &'a Browser,
-}
+pub type ListPage<'a> = Page<'a, List>;
 
-impl Deref for ListPage<'_> {
-    type Target = Browser;
-
-    fn deref(&self) -> &Browser {
-        self.browser
-    }
-}
-
-impl<'a> ListPage<'a> {
-    /// The list page `browser` shows already (or will, after an in-app
-    /// link).
-    pub fn new(browser: &'a Browser) -> ListPage<'a> {
-        ListPage { browser }
-    }
-
-    /// Opens `url` in `browser` and waits until the page is live.
-    pub async fn open(browser: &'a Browser, url: &str) -> ListPage<'a> {
-        browser.open_live(url).await;
-        ListPage { browser }
-    }
-
+impl ListPage<'_> {
     /// The names of the listed servers, in page order.
     pub async fn rows(&self) -> Vec<String> {
         let v = self
