@@ -111,6 +111,38 @@ async fn pages_show_the_master_down(pages: &Pages, cards_within: Duration) {
         .await;
 }
 
+/// The master stays down a while (longer than the bridge's longest
+/// backoff): no card says "registered", no viewer is dropped and none got
+/// a list since it went down at `down`.
+async fn nothing_registers_while_the_master_stays_down(
+    admin: &AdminPage<'_>,
+    viewers: &[Watcher],
+    down: Instant,
+) {
+    holds_for(
+        "the cards to keep waiting",
+        Duration::from_secs(2),
+        || async {
+            let words = admin.card_words().await;
+            if words.iter().any(|w| w == "registered") {
+                Err(format!("{words:?}"))
+            } else {
+                Ok(())
+            }
+        },
+    )
+    .await;
+    assert_none_closed(viewers, "while the master was down");
+    let lists_while_down: usize = viewers
+        .iter()
+        .map(|w| w.count_since(down, |s| matches!(s, Seen::List(_))))
+        .sum();
+    assert_eq!(
+        lists_while_down, 0,
+        "viewers got lists while the master was down"
+    );
+}
+
 #[tokio::test]
 async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
     let _serial = e2e::serial().await;
@@ -126,29 +158,7 @@ async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
     lobby.kill_master();
     let told = wait_all_status(&viewers, "down", LIVE).await;
     pages_show_the_master_down(&pages, LIVE * 3).await;
-    // It stays down a while (longer than the bridge's longest backoff).
-    holds_for(
-        "the cards to keep waiting",
-        Duration::from_secs(2),
-        || async {
-            let words = admin.card_words().await;
-            if words.iter().any(|w| w == "registered") {
-                Err(format!("{words:?}"))
-            } else {
-                Ok(())
-            }
-        },
-    )
-    .await;
-    assert_none_closed(&viewers, "while the master was down");
-    let lists_while_down: usize = viewers
-        .iter()
-        .map(|w| w.count_since(killed, |s| matches!(s, Seen::List(_))))
-        .sum();
-    assert_eq!(
-        lists_while_down, 0,
-        "viewers got lists while the master was down"
-    );
+    nothing_registers_while_the_master_stays_down(&admin, &viewers, killed).await;
     admin.screenshot("fault-master-down-admin").await;
 
     // The master comes back (empty: its registrations died with it).

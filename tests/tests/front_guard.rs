@@ -169,12 +169,9 @@ async fn isolated(browser: &Browser, scope: &str, name: &str) -> Result<(), Stri
     }
 }
 
-#[tokio::test]
-async fn a_name_with_a_bidi_override_is_isolated() {
-    let _serial = e2e::serial().await;
-    // Another game's server (names are not validated there) and its player.
-    let game_name = "Arena\u{202E}3 vs 1";
-    let player_name = "Bob\u{202E}kcab";
+/// A fake GameAgent server named `game_name` with one player
+/// `player_name`, and a master listing it.
+async fn a_game_source(game_name: &str, player_name: &str) -> (GameAgentServer, GameAgentMaster) {
     let game = GameAgentServer::start(
         Status {
             players: 1,
@@ -198,6 +195,16 @@ async fn a_name_with_a_bidi_override_is_isolated() {
     let master = GameAgentMaster::start(vec![game.game_addr()])
         .await
         .expect("fake GameAgent master");
+    (game, master)
+}
+
+#[tokio::test]
+async fn a_name_with_a_bidi_override_is_isolated() {
+    let _serial = e2e::serial().await;
+    // Another game's server (names are not validated there) and its player.
+    let game_name = "Arena\u{202E}3 vs 1";
+    let player_name = "Bob\u{202E}kcab";
+    let (_game, master) = a_game_source(game_name, player_name).await;
     let lobby = Lobby::start_with(&[
         "--gameagent-master",
         &master.addr().to_string(),
