@@ -18,13 +18,13 @@ pub use refresh::refresh;
 use std::sync::Arc;
 
 use gamequery::{Client, QueryOptions};
-use protocol::bridge::GamesMessage;
+use protocol::{bridge::GamesMessage, Addresses};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     config::Config,
-    publish::{Publisher, Snapshot},
+    publish::{Publisher, Snapshot, Visibility},
 };
 
 use self::round::Round;
@@ -41,12 +41,12 @@ pub struct Games {
 
 impl Games {
     /// A refresher for `config`, or `None` when no source is configured.
-    pub fn from_config(config: &Config) -> Option<Self> {
+    pub fn from_config(config: &Config, visibility: Visibility) -> Option<Self> {
         if config.a2s.is_empty() && config.gameagent_masters.is_empty() {
             return None;
         }
         Some(Self {
-            out: Publisher::new(None, config.hide_addresses),
+            out: Publisher::new(None, visibility),
         })
     }
 
@@ -57,12 +57,12 @@ impl Games {
 
     /// Publishes a round; unchanged contents wake nobody.
     pub fn publish(&self, round: &Round) {
-        let full = GamesMessage::GameServers(round.render(false)).to_json();
+        let full = GamesMessage::GameServers(round.render(Addresses::Shown)).to_json();
         if self.out.is_current(full.as_bytes()) {
             return;
         }
         let text = self.out.encode(full, || {
-            GamesMessage::GameServers(round.render(true)).to_json()
+            GamesMessage::GameServers(round.render(Addresses::Hidden)).to_json()
         });
         self.out.publish(text, |_| {});
     }

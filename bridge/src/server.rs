@@ -25,6 +25,7 @@ use crate::{
     http,
     metrics::Metrics,
     origin::origin_allowed,
+    publish::Visibility,
     session::{self, AuthGuard, Handle, Settings},
     upstream::{Source, Upstream},
 };
@@ -72,13 +73,14 @@ impl Bridge {
 
     fn build(config: Config, embedded: Option<Arc<master::Registry>>) -> Self {
         let metrics = Arc::new(Metrics::default());
-        let upstream = Arc::new(Upstream::new(config.hide_addresses, metrics.clone()));
+        let visibility = Visibility::new(config.hide_addresses);
+        let upstream = Arc::new(Upstream::new(visibility, metrics.clone()));
         let source = match embedded {
             Some(registry) => Source::Embedded(registry),
             None => Source::Remote,
         };
         let slots = Arc::new(Semaphore::new(config.max_connections));
-        let games = Games::from_config(&config).map(Arc::new);
+        let games = Games::from_config(&config, visibility).map(Arc::new);
         let cancel = CancellationToken::new();
         let session = Arc::new(Handle {
             config: Settings::from(&config),

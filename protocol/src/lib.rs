@@ -9,13 +9,15 @@ pub mod bridge;
 #[cfg(feature = "codec")]
 pub mod codec;
 pub mod delta;
+pub mod entry;
 pub mod frame;
 pub mod json;
 pub mod message;
 pub mod reply;
 pub mod validate;
 
-pub use message::{Command, MessageError, Players, ServerEntry, ServerList, Stats};
+pub use entry::{Addresses, ServerEntry};
+pub use message::{Command, MessageError, Players, ServerList, Stats};
 pub use reply::is_query_reply;
 pub use validate::{
     GameplayMode, Registration, ServerAddress, ServerName, ServerPort, ValidationError,

@@ -10,7 +10,7 @@ use protocol::{
         delta_json, snapshot_json, CatchUp, ClientList, DeltaMessage, History, KeyedList, Resume,
     },
     message::Envelope,
-    GameplayMode, Players, ServerEntry, Stats,
+    Addresses, GameplayMode, Players, ServerEntry, Stats,
 };
 
 /// What one game server connection does.
@@ -100,7 +100,12 @@ fn read(text: &str) -> DeltaMessage {
 }
 
 fn snapshot_of(bridge: &KeyedList, history: &History<String>) -> ClientList {
-    let text = snapshot_json(history.epoch(), history.seq(), bridge.entries(), false);
+    let text = snapshot_json(
+        history.epoch(),
+        history.seq(),
+        bridge.entries(),
+        Addresses::Shown,
+    );
     match read(&text) {
         DeltaMessage::Snapshot(s) => ClientList::from_snapshot(s),
         other => panic!("not a snapshot: {other:?}"),
@@ -139,7 +144,7 @@ proptest! {
                 continue;
             };
             let prev = history.seq();
-            let text = delta_json(history.epoch(), prev + 1, prev, &change, false);
+            let text = delta_json(history.epoch(), prev + 1, prev, &change, Addresses::Shown);
             history.push(text.clone());
             apply_text(&mut live, &text);
             prop_assert_eq!(live.servers(), model.list());

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 
 use gamequery::screen::Skipped;
 use protocol::bridge::{GameServer, GameServers, GameSource, GameSourceKind};
+use protocol::Addresses;
 
 use super::error::{ServerError, SourceError};
 
@@ -116,10 +117,11 @@ fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
 }
 
 impl Round {
-    /// The wire message. `hide_addresses`: no server address or port, no
+    /// The wire message. Without addresses: no server address or port, no
     /// address in any error, and A2S sources (whose label is the server's
     /// own address) numbered instead of named.
-    pub fn render(&self, hide_addresses: bool) -> GameServers {
+    pub fn render(&self, addresses: Addresses) -> GameServers {
+        let hide_addresses = addresses == Addresses::Hidden;
         let with_address = !hide_addresses;
         let mut a2s_number = 0;
         let sources = self

@@ -131,9 +131,10 @@ mod tests {
     fn snapshot(seq: u64, what: &str) -> Snapshot {
         Snapshot {
             seq,
-            text: crate::publish::Encoded::new(format!("{what} full {seq}"), true, || {
-                format!("{what} viewer {seq}")
-            }),
+            text: crate::publish::Visibility::new(true)
+                .encode_as(format!("{what} full {seq}"), || {
+                    format!("{what} viewer {seq}")
+                }),
         }
     }
 
@@ -177,7 +178,7 @@ mod tests {
                 ..Stats::default()
             },
         };
-        let mut feed = Feed::new("e", false);
+        let mut feed = Feed::new("e", crate::publish::Visibility::new(false));
         let one = feed.publish(vec![entry(1)]);
         let mut sub = Subscription::default();
         sub.start(Subscribe::deltas(None));

@@ -20,7 +20,7 @@ use std::{
 };
 
 use bytes::Bytes;
-use protocol::{bridge::MasterState, codec::FrameCodec, ServerList};
+use protocol::{bridge::MasterState, codec::FrameCodec, Addresses, ServerList};
 use tokio::{net::TcpStream, sync::watch, time::Instant};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_util::{codec::Framed, sync::CancellationToken};
@@ -31,7 +31,7 @@ use crate::{
     error::MasterError,
     feed::{new_epoch, Feed, FeedState},
     metrics::Metrics,
-    publish::{Holds, Publisher, Snapshot},
+    publish::{Holds, Publisher, Snapshot, Visibility},
     session::OfferList,
 };
 
@@ -111,7 +111,7 @@ impl Source {
 impl Upstream {
     /// An upstream that has not polled yet (and counts itself "up" until
     /// its first attempt fails).
-    pub fn new(hide_addresses: bool, metrics: Arc<Metrics>) -> Self {
+    pub fn new(visibility: Visibility, metrics: Arc<Metrics>) -> Self {
         let initial = Shared {
             master: MasterState::Up,
             reason: None,
@@ -119,10 +119,10 @@ impl Upstream {
             feed: None,
         };
         Self {
-            out: Publisher::new(initial, hide_addresses),
+            out: Publisher::new(initial, visibility),
             metrics,
             publishing: Mutex::new(Publishing {
-                feed: Feed::new(new_epoch(), hide_addresses),
+                feed: Feed::new(new_epoch(), visibility),
                 asked: None,
             }),
         }
@@ -217,12 +217,7 @@ impl Upstream {
         asked: Option<Instant>,
     ) {
         let text = self.out.encode(full, || {
-            let hidden = servers.iter().map(|s| protocol::ServerEntry {
-                address: None,
-                port: None,
-                ..s.clone()
-            });
-            protocol::message::query_reply_text(hidden.collect::<Vec<_>>().iter())
+            protocol::message::query_reply_text(&servers, Addresses::Hidden)
         });
         // Held while the watch is updated: lists are published in the order
         // the feed numbered them.
@@ -338,7 +333,7 @@ mod tests {
     #[test]
     fn replies_asked_before_the_published_list_are_dropped() {
         let metrics = Arc::new(Metrics::default());
-        let upstream = Upstream::new(false, metrics.clone());
+        let upstream = Upstream::new(Visibility::new(false), metrics.clone());
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         let (old, new, newer) = (reply(&[]), reply(&["a"]), reply(&["a", "b"]));
@@ -365,7 +360,10 @@ mod tests {
 
     #[test]
     fn an_embedded_master_is_the_only_source() {
-        let upstream = Arc::new(Upstream::new(false, Arc::new(Metrics::default())));
+        let upstream = Arc::new(Upstream::new(
+            Visibility::new(false),
+            Arc::new(Metrics::default()),
+        ));
         let embedded = Source::Embedded(Arc::new(master::Registry::new()));
         embedded.offer_list(&upstream)(&reply(&["from a socket"]), Instant::now());
         assert!(upstream.current().list.is_none());
