@@ -1,5 +1,5 @@
 //! `GET /api/servers`: the lobby list as one JSON document for pages and
-//! bots that only read (`shared/protocol.md` §2.1). The body is encoded and
+//! bots that only read (`docs/protocol.md` §4.1). The body is encoded and
 //! compressed once per list, revalidated by `ETag`, and readable from any
 //! origin.
 

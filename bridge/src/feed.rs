@@ -1,4 +1,4 @@
-//! The lobby list as deltas (`shared/protocol.md` §2.1): each new list from
+//! The lobby list as deltas (`docs/protocol.md` §3): each new list from
 //! the master is compared once with the last published one, and the
 //! resulting delta is encoded once, for every subscriber. The newest
 //! deltas are kept (a bounded ring) so a subscriber that fell behind or
@@ -63,7 +63,7 @@ impl FeedState {
 
     /// The answer to a delta subscribe that holds `resume`: the missing
     /// deltas, an empty delta (`prev` = `seq`) that confirms a current
-    /// list, or the snapshot (§2.1).
+    /// list, or the snapshot (`docs/protocol.md` §3).
     pub fn catch_up(&self, resume: Option<&Resume>, admin: bool) -> Vec<Utf8Bytes> {
         match self.history.catch_up(resume) {
             CatchUp::Deltas(deltas) if deltas.is_empty() => {

@@ -1,4 +1,4 @@
-//! The lobby's WebSocket bridge (`shared/protocol.md` section 2): serves the
+//! The lobby's WebSocket bridge (`docs/protocol.md` §2): serves the
 //! front end, and relays browsers to the master over `/ws`. Viewers share
 //! one upstream connection that polls the list; each admin gets its own
 //! master connection, so its test server lives as long as its WebSocket.

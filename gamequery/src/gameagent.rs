@@ -1,4 +1,4 @@
-//! Serious Engine's GameAgent (`shared/protocol.md` §3): the master's server
+//! Serious Engine's GameAgent (`docs/protocol.md` §5.2): the master's server
 //! list, and a server's status, player and ping replies, as pure decoders.
 //! Status and player queries go to the game port + 1.
 

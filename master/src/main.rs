@@ -8,7 +8,7 @@ use clap::Parser;
 use master::{bans::BanList, signal::shutdown_signal, Config, IpNet, Master};
 
 /// The lobby's master server: game servers register over TCP, clients query
-/// the list (see the README for the protocol and SECURITY.md for the limits).
+/// the list (see docs/protocol.md for the protocol and SECURITY.md for the limits).
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {

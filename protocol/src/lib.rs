@@ -1,4 +1,4 @@
-//! The lobby's wire contract (`shared/protocol.md`) as Rust types: the master's
+//! The lobby's wire contract (`docs/protocol.md`) as Rust types: the master's
 //! messages, the bridge's messages, every validation rule, and the framing.
 //!
 //! The master, the bridge and the front end all depend on this crate so that a

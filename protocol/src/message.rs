@@ -1,4 +1,4 @@
-//! The master's messages (`shared/protocol.md` section 1): parsing from JSON
+//! The master's messages (`docs/protocol.md` §1): parsing from JSON
 //! with the contract's validation, and compact serialization.
 
 use serde::{ser::SerializeStruct, Deserialize, Deserializer, Serialize, Serializer};

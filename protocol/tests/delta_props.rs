@@ -1,4 +1,4 @@
-//! Deltas against a model of the master (`shared/protocol.md` §1 and §2.1):
+//! Deltas against a model of the master (`docs/protocol.md` §1 and §3):
 //! for random registrations, stats updates, re-registrations, twins and
 //! disconnects, a snapshot plus every delta is the master's list, entry for
 //! entry and in order, and a client that resubscribes from any list it
@@ -44,7 +44,7 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The master's registry, as protocol.md §1 describes it: one server per
+/// The master's registry, as `docs/protocol.md` §1 describes it: one server per
 /// connection, registration order, a new registration moves to the end
 /// with default stats.
 #[derive(Default)]

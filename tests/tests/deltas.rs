@@ -1,4 +1,4 @@
-//! The page's delta-kept list end to end (`shared/protocol.md` §2.1).
+//! The page's delta-kept list end to end (`docs/protocol.md` §3).
 //!
 //! - With the real bridge: the page loads its first snapshot from
 //!   `/api/servers`, then follows deltas, and its rows stay equal to the

@@ -1,7 +1,7 @@
 //! What a subscriber has been sent: the list and the other games' servers
 //! are both [`Snapshot`]s and go out through one check, when they changed
 //! since, never twice. A delta subscriber
-//! (`shared/protocol.md` §2.1) gets the deltas it lacks instead of lists.
+//! (`docs/protocol.md` §3) gets the deltas it lacks instead of lists.
 
 use std::sync::Arc;
 

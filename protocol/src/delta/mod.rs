@@ -1,4 +1,4 @@
-//! List deltas (`shared/protocol.md` §2.1): the bridge numbers the entries of
+//! List deltas (`docs/protocol.md` §3): the bridge numbers the entries of
 //! the master's list with ids of its own and, on every change, sends only
 //! the entries that changed instead of the whole list. The bridge's side
 //! ([`KeyedList`], [`History`]) and the browser's ([`ClientList`]) live

@@ -11,7 +11,7 @@ use ipnet::IpNet;
 use crate::values::{cidr, count, count_u32, Interval};
 
 /// The lobby's WebSocket bridge: serves the web front end and relays
-/// browsers to the master server (see the README).
+/// browsers to the master server (see bridge/README.md).
 #[derive(Debug, Parser)]
 #[command(version)]
 pub(crate) struct Args {
