@@ -45,7 +45,7 @@ pub struct Shared {
     /// `msRQueryGameServers` exactly as the master sent it (admins' form)
     /// and as viewers see it; `None` until the first answer arrives.
     pub list: Option<Snapshot>,
-    /// The same list for delta subscribers and `/api/servers` (§2.1);
+    /// The same list for delta subscribers and `/api/servers` (`docs/protocol.md` §3);
     /// `None` until the first answer arrives.
     pub feed: Option<Arc<FeedState>>,
 }

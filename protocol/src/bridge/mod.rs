@@ -24,10 +24,7 @@ pub mod names {
     pub const ERROR: &str = "bridgeError";
     /// Other games' servers (A2S, GameAgent), pushed to subscribers.
     pub const GAME_SERVERS: &str = "bridgeGameServers";
-    /// The whole list with ids, for delta subscribers (`docs/protocol.md` §3).
-    pub const SNAPSHOT: &str = "bridgeSnapshot";
-    /// One list change, for delta subscribers (`docs/protocol.md` §3).
-    pub const DELTA: &str = "bridgeDelta";
+    pub use crate::delta::names::{DELTA, SNAPSHOT};
 }
 
 /// Messages the browser sends to the bridge itself (not relayed).

@@ -10,6 +10,15 @@ mod keyed_list;
 mod subscribe;
 mod wire;
 
+/// The delta messages' command names (the bridge lists them with its own
+/// in `bridge::names`; deltas need nothing else of the bridge's messages).
+pub mod names {
+    /// The whole list with ids, for delta subscribers (`docs/protocol.md` §3).
+    pub const SNAPSHOT: &str = "bridgeSnapshot";
+    /// One list change, for delta subscribers (`docs/protocol.md` §3).
+    pub const DELTA: &str = "bridgeDelta";
+}
+
 pub use client::{ApplyError, ClientList};
 pub use history::{CatchUp, History};
 pub use keyed_list::{Change, KeyedList};

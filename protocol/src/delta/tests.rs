@@ -1,11 +1,8 @@
 //! The delta rules the bridge and the browser must agree on.
 
 use super::*;
+use crate::message::{Players, ServerEntry, Stats};
 use crate::Addresses;
-use crate::{
-    bridge::names,
-    message::{Players, ServerEntry, Stats},
-};
 
 fn entry(name: &str, port: u16, current: u32) -> ServerEntry {
     ServerEntry {

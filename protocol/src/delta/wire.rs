@@ -4,9 +4,8 @@
 
 use serde::{ser::SerializeStruct, Deserialize, Serialize, Serializer};
 
-use super::Change;
+use super::{names, Change};
 use crate::{
-    bridge::names,
     entry::{Addresses, EntryOut, WireEntry},
     message::ServerEntry,
 };
