@@ -144,6 +144,6 @@ async fn main() -> anyhow::Result<()> {
     // One machine-readable line on stdout, so scripts and tests can wait for
     // readiness (and learn the port when listening on port 0).
     println!("master listening on {addr}");
-    master.run(listener, shutdown_signal()).await;
+    master.run(listener, shutdown_signal()).await?;
     Ok(())
 }

@@ -47,7 +47,11 @@ impl TestMaster {
         let stop = CancellationToken::new();
         let m = master.clone();
         let s = stop.clone();
-        let task = tokio::spawn(async move { m.run(listener, s.cancelled_owned()).await });
+        let task = tokio::spawn(async move {
+            m.run(listener, s.cancelled_owned())
+                .await
+                .expect("the test master's configuration is valid")
+        });
         Self {
             addr,
             master,

@@ -63,11 +63,16 @@ async fn main() -> anyhow::Result<()> {
             tracing::info!(addr = %master_addr, "starting the embedded master");
             // The bridge's own connections (its poller, one per admin) come
             // from the address it dials: exempt from the per-address cap.
-            let master = master::Master::new(master::Config::embedded(master_addr));
+            let master_config = master::Config::embedded(master_addr);
+            master_config
+                .validate()
+                .context("invalid configuration of the embedded master")?;
+            let master = master::Master::new(master_config);
             let registry = master.registry();
             let stop = shutdown.clone();
             let task = tokio::spawn(async move {
-                master.run(master_listener, stop.cancelled_owned()).await;
+                // Validated above: it only returns once the bridge stops.
+                let _ = master.run(master_listener, stop.cancelled_owned()).await;
             });
             (master_addr.to_string(), Some((task, registry)))
         }
