@@ -17,7 +17,7 @@ pub use refresh::refresh;
 
 use std::sync::Arc;
 
-use gamequery::{Client, QueryOptions};
+use gamequery::{Client, Limits, QueryOptions};
 use protocol::bridge::GamesMessage;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -74,6 +74,7 @@ impl Games {
             retries: config.game_query_retries,
             layout: None,
             max_in_flight: config.game_query_concurrency,
+            limits: Limits::DEFAULT,
         });
         loop {
             let round = tokio::select! {
