@@ -8,7 +8,10 @@
 //! ([`gamequery::screen`]), every round ends by its deadline, and errors
 //! stay typed ([`error`]) until they are rendered for admins and viewers
 //! ([`round`]), so `--hide-addresses` keeps addresses out of them too.
+//! Each server takes a bounded share of every push ([`budget`]): its text
+//! cut and cleaned, its players and rules cut to fit.
 
+pub mod budget;
 pub mod error;
 mod refresh;
 pub mod round;

@@ -86,19 +86,64 @@ pub fn gameagent_players(packets: usize) -> Vec<Vec<u8>> {
     bodies
 }
 
+/// Bytes of each datagram an oversized server sends: near the most UDP
+/// carries, far over [`MAX_PACKET`].
+pub const OVERSIZED: usize = 60_000;
+
+/// A status reply of [`OVERSIZED`] bytes: a valid status whose session name
+/// is [`HOSTILE_BYTE`]s.
+pub fn oversized_status() -> Vec<u8> {
+    let mut out = b"0;players;64;maxplayers;64;sessionname;".to_vec();
+    out.resize(OVERSIZED, HOSTILE_BYTE);
+    out
+}
+
+/// A player reply of 64 packets of [`OVERSIZED`] bytes, one player each
+/// named with [`HOSTILE_BYTE`]s: what a reader of 64 KiB datagrams and 64
+/// packets per reply would take whole.
+pub fn oversized_players() -> Vec<Vec<u8>> {
+    (0..64)
+        .map(|i| {
+            let mut p = if i == 0 {
+                b"\x01players\x0264\x03".to_vec()
+            } else {
+                Vec::new()
+            };
+            p.extend_from_slice(format!("player_{i}\x02").as_bytes());
+            let tail = format!("\x03frags_{i}\x02{i}\x03ping_{i}\x020\x03");
+            let end = usize::from(i == 63);
+            p.resize(OVERSIZED - tail.len() - end, HOSTILE_BYTE);
+            p.extend_from_slice(tail.as_bytes());
+            if i == 63 {
+                p.push(0x04);
+            }
+            p
+        })
+        .collect()
+}
+
 /// A Serious Engine server's query port that answers every status request
-/// with [`gameagent_status`] and every player request with
-/// [`gameagent_players`] of [`MAX_PLAYER_PACKETS`] packets.
+/// and every player request with hostile replies: by default
+/// [`gameagent_status`] and [`gameagent_players`] of [`MAX_PLAYER_PACKETS`]
+/// packets (the most the decoders accept), or the oversized ones.
 #[derive(Debug)]
 pub struct HostileGameAgentServer {
     udp: FakeUdp,
 }
 
 impl HostileGameAgentServer {
-    /// Starts it on 127.0.0.1.
+    /// Starts it on 127.0.0.1, with replies as large as the decoders accept.
     pub async fn start() -> io::Result<Self> {
-        let status = gameagent_status();
-        let players = gameagent_players(MAX_PLAYER_PACKETS);
+        Self::start_with(gameagent_status(), gameagent_players(MAX_PLAYER_PACKETS)).await
+    }
+
+    /// Starts it on 127.0.0.1, with datagrams of [`OVERSIZED`] bytes
+    /// ([`oversized_status`], [`oversized_players`]).
+    pub async fn start_oversized() -> io::Result<Self> {
+        Self::start_with(oversized_status(), oversized_players()).await
+    }
+
+    async fn start_with(status: Vec<u8>, players: Vec<Vec<u8>>) -> io::Result<Self> {
         loop {
             let (status, players) = (status.clone(), players.clone());
             let udp = FakeUdp::start(move |req: &[u8]| match req {
