@@ -8,7 +8,10 @@
 //! ([`gamequery::screen`]), every round ends by its deadline, and errors
 //! stay typed ([`error`]) until they are rendered for admins and viewers
 //! ([`round`]), so `--hide-addresses` keeps addresses out of them too.
+//! Each server takes a bounded share of every push ([`budget`]): its text
+//! cut and cleaned, its players and rules cut to fit.
 
+pub mod budget;
 pub mod error;
 mod refresh;
 pub mod round;
@@ -17,7 +20,7 @@ pub use refresh::refresh;
 
 use std::sync::Arc;
 
-use gamequery::{Client, QueryOptions};
+use gamequery::{Client, Limits, QueryOptions};
 use protocol::{bridge::GamesMessage, Addresses};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -74,6 +77,7 @@ impl Games {
             retries: config.game_query_retries,
             layout: None,
             max_in_flight: config.game_query_concurrency,
+            limits: Limits::DEFAULT,
         });
         loop {
             let round = tokio::select! {

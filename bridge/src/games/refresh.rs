@@ -1,6 +1,7 @@
 //! One refresh round: every source queried at once, every query bounded by
 //! the round's deadline, a master's list screened before any of it is
-//! queried.
+//! queried, every server's answers cut to its share of the push
+//! ([`super::budget`]).
 
 use std::{
     net::{SocketAddr, SocketAddrV4},
@@ -18,6 +19,7 @@ use tokio::time::{timeout_at, Instant};
 use tracing::debug;
 
 use super::{
+    budget::{fit, Budget},
     error::{ServerError, SourceError},
     round::{skipped_text, Round, ServerRound, SourceRound},
 };
@@ -111,7 +113,7 @@ async fn a2s_server(client: &Client, addr: SocketAddr, deadline: Instant) -> Ser
         }
         Err(_) => Vec::new(),
     };
-    ServerRound::online(GameServer {
+    let server = GameServer {
         address: Some(addr.ip().to_string()),
         port: Some(info.port.unwrap_or(addr.port())),
         online: true,
@@ -147,7 +149,8 @@ async fn a2s_server(client: &Client, addr: SocketAddr, deadline: Instant) -> Ser
                 value: r.value,
             })
             .collect(),
-    })
+    };
+    ServerRound::online(fit(server, &Budget::NAMED))
 }
 
 /// A master's list, screened by `policy`, and each kept server's answers.
@@ -210,7 +213,7 @@ async fn gameagent_server(client: &Client, game: SocketAddrV4, deadline: Instant
         }
         Err(_) => Vec::new(),
     };
-    ServerRound::online(GameServer {
+    let server = GameServer {
         address: Some(game.ip().to_string()),
         port: Some(game.port()),
         online: true,
@@ -242,5 +245,6 @@ async fn gameagent_server(client: &Client, game: SocketAddrV4, deadline: Instant
             .into_iter()
             .map(|(name, value)| GameRule { name, value })
             .collect(),
-    })
+    };
+    ServerRound::online(fit(server, &Budget::LISTED))
 }
