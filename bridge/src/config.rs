@@ -43,8 +43,10 @@ pub struct Config {
     /// host, plus `http://localhost:*` / `http://127.0.0.1:*` when
     /// `loopback_origins` is set.
     pub allowed_origins: Vec<String>,
-    /// Whether local development origins are allowed by default; the binary
-    /// sets it when listening on a loopback address.
+    /// Whether local development origins (`http://localhost:*`,
+    /// `http://127.0.0.1:*`, `http://[::1]:*`) are allowed besides the
+    /// page's own: off unless asked for (`--allow-loopback-origins`), since
+    /// behind a proxy on the same machine every page on it is "loopback".
     pub loopback_origins: bool,
     /// WebSocket connections served at once; upgrades beyond get HTTP 503.
     pub max_connections: usize,
@@ -188,7 +190,7 @@ impl Config {
             static_dir: PathBuf::from(Self::DEFAULT_STATIC_DIR),
             admin_token,
             allowed_origins: Vec::new(),
-            loopback_origins: true,
+            loopback_origins: false,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             poll_interval: Self::DEFAULT_POLL_INTERVAL,
             rate_per_sec: Self::DEFAULT_RATE_PER_SEC,

@@ -36,9 +36,14 @@ pub(crate) struct Args {
     #[arg(long, env = "BRIDGE_ADMIN_TOKEN_FILE")]
     pub(crate) admin_token_file: Option<PathBuf>,
     /// Origin allowed to open /ws (repeatable). Default: the page's own
-    /// origin, plus http://localhost:* and http://127.0.0.1:* on loopback.
+    /// origin (plus loopback origins with --allow-loopback-origins).
     #[arg(long, env = "BRIDGE_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub(crate) allowed_origin: Vec<String>,
+    /// Also let pages on http://localhost:*, http://127.0.0.1:* and
+    /// http://[::1]:* open /ws (a front end in development served elsewhere
+    /// on this machine). Not needed for the page the bridge serves.
+    #[arg(long, env = "BRIDGE_ALLOW_LOOPBACK_ORIGINS")]
+    pub(crate) allow_loopback_origins: bool,
     /// WebSocket connections served at once; more get HTTP 503.
     #[arg(long, env = "BRIDGE_MAX_CONNECTIONS", default_value_t = Config::DEFAULT_MAX_CONNECTIONS, value_parser = count)]
     pub(crate) max_connections: usize,
@@ -164,11 +169,11 @@ pub(crate) struct Args {
 
 impl Args {
     /// `base` (the master and the token) with these arguments applied.
-    pub(crate) fn config(self, base: Config, loopback: bool, open_files: Option<u64>) -> Config {
+    pub(crate) fn config(self, base: Config, open_files: Option<u64>) -> Config {
         Config {
             static_dir: self.static_dir,
             allowed_origins: self.allowed_origin,
-            loopback_origins: loopback,
+            loopback_origins: self.allow_loopback_origins,
             max_connections: self.max_connections,
             poll_interval: self.poll_interval.0,
             rate_per_sec: self.rate_limit,
@@ -253,8 +258,18 @@ mod tests {
         let args = Args::try_parse_from(["bridge"]).unwrap();
         assert_eq!(args.listen, Config::DEFAULT_LISTEN);
         assert_eq!(args.embedded_master, master::Config::DEFAULT_LISTEN);
-        let got = args.config(Config::new("m:1", token), true, None);
+        let got = args.config(Config::new("m:1", token), None);
         assert_eq!(format!("{got:?}"), format!("{base:?}"));
+    }
+
+    #[test]
+    fn loopback_origins_only_when_asked() {
+        let token = AdminToken::new("0123456789abcdef").unwrap();
+        let base = || Config::new("m:1", token.clone());
+        let default = Args::try_parse_from(["bridge", "--listen", "127.0.0.1:8080"]).unwrap();
+        assert!(!default.config(base(), None).loopback_origins);
+        let asked = Args::try_parse_from(["bridge", "--allow-loopback-origins"]).unwrap();
+        assert!(asked.config(base(), None).loopback_origins);
     }
 
     #[test]

@@ -73,11 +73,7 @@ async fn main() -> anyhow::Result<()> {
         }
     };
 
-    let config = args.config(
-        Config::new(master_addr.clone(), token.clone()),
-        addr.ip().is_loopback(),
-        open_files,
-    );
+    let config = args.config(Config::new(master_addr.clone(), token.clone()), open_files);
     config.validate()?;
 
     tracing::info!(%addr, master = %master_addr, "bridge listening");
