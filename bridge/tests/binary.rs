@@ -1,5 +1,6 @@
 //! The `bridge` binary in embedded-master mode: one command starts both,
-//! prints one line on stdout, and stops cleanly on SIGTERM.
+//! prints one line on stdout, and stops cleanly on SIGTERM; a generated
+//! token's sign-in link never goes to the log.
 
 mod common;
 
@@ -120,8 +121,36 @@ async fn taken_master_port_fails_with_advice() {
     assert!(out.stdout.is_empty());
 }
 
+/// Signs in with `token` on the bridge at `http`.
+async fn signs_in(http: &str, token: &str) {
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
+        .await
+        .unwrap();
+    send(
+        &mut ws,
+        &format!(r#"{{"command":"bridgeAuth","content":{{"token":"{token}"}}}}"#),
+    )
+    .await;
+    assert_eq!(recv_json(&mut ws).await["content"]["ok"], true);
+}
+
+/// Sends SIGTERM to `child` and waits for it to exit.
+async fn terminate(child: &mut tokio::process::Child) {
+    let pid = child.id().unwrap().to_string();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    tokio::time::timeout(WAIT, child.wait())
+        .await
+        .expect("the bridge did not exit")
+        .unwrap();
+}
+
 #[tokio::test]
-async fn generated_token_is_printed_once_to_stderr() {
+async fn a_generated_tokens_link_goes_to_stdout_never_to_the_log() {
     let master = TestMaster::start().await;
     let mut child = bridge_cmd()
         .env_remove("BRIDGE_ADMIN_TOKEN")
@@ -133,26 +162,12 @@ async fn generated_token_is_printed_once_to_stderr() {
         ])
         .spawn()
         .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let token = tokio::time::timeout(WAIT, async {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            assert!(
-                stderr.read_line(&mut line).await.unwrap() > 0,
-                "no token printed"
-            );
-            if let Some(i) = line.find("#token=") {
-                return line[i + 7..].trim().to_owned();
-            }
-        }
-    })
-    .await
-    .unwrap();
-    assert_eq!(token.len(), 32);
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    stdout.read_line(&mut line).await.unwrap();
+    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+        .await
+        .unwrap()
+        .unwrap();
     let http = line
         .split_whitespace()
         .nth(3)
@@ -165,14 +180,89 @@ async fn generated_token_is_printed_once_to_stderr() {
             .ends_with(&format!("master {}", master.addr)),
         "{line}"
     );
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
+    // stdout is a stream of its own here (the log is stderr): the link
+    // follows the readiness line.
+    let mut link = String::new();
+    tokio::time::timeout(WAIT, stdout.read_line(&mut link))
+        .await
+        .unwrap()
+        .unwrap();
+    let token = link
+        .trim()
+        .strip_prefix(&format!("admin page: http://{http}/admin#token="))
+        .unwrap_or_else(|| panic!("not the admin link: {link:?}"))
+        .to_owned();
+    assert_eq!(token.len(), 32);
+    signs_in(&http, &token).await;
+    terminate(&mut child).await;
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
         .await
         .unwrap();
-    send(
-        &mut ws,
-        &format!(r#"{{"command":"bridgeAuth","content":{{"token":"{token}"}}}}"#),
-    )
-    .await;
-    assert_eq!(recv_json(&mut ws).await["content"]["ok"], true);
-    child.start_kill().unwrap();
+    assert!(log.contains("sign-in link is on stdout"), "{log}");
+    assert!(!log.contains(&token), "the token is in the log:\n{log}");
+}
+
+#[tokio::test]
+async fn a_generated_tokens_link_goes_to_a_private_file_when_stdout_is_the_log() {
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("bridge.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    // One file for both streams, as a service manager's log would be.
+    let mut child = bridge_cmd()
+        .env_remove("BRIDGE_ADMIN_TOKEN")
+        .env_remove("RUNTIME_DIRECTORY")
+        .env("TMPDIR", dir.path())
+        .env("NO_COLOR", "1")
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--master",
+            &master.addr.to_string(),
+        ])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let link_path = dir
+        .path()
+        .join(format!("lobby-bridge-{}.admin-link", child.id().unwrap()));
+    let logged = tokio::time::timeout(WAIT, async {
+        loop {
+            let text = std::fs::read_to_string(&log_path).unwrap();
+            if text.contains("sign-in link is in this file") {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("no word of the link's file in the log");
+    assert!(
+        logged.contains(&format!("file={}", link_path.display())),
+        "{logged}"
+    );
+    let link = std::fs::read_to_string(&link_path).expect("the link's file");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&link_path).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600, "the link's file is readable by others");
+    let (http, token) = link
+        .trim()
+        .strip_prefix("http://")
+        .and_then(|l| l.split_once("/admin#token="))
+        .unwrap_or_else(|| panic!("not an admin link: {link:?}"));
+    signs_in(http, token).await;
+    terminate(&mut child).await;
+    let logged = std::fs::read_to_string(&log_path).unwrap();
+    assert!(
+        !logged.contains(token),
+        "the token is in the log:\n{logged}"
+    );
+    assert!(!link_path.exists(), "the link's file outlived the bridge");
 }

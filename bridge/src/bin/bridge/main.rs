@@ -2,6 +2,7 @@
 //! it runs in-process unless `--master` names one; until SIGINT or SIGTERM.
 
 mod args;
+mod signin;
 mod values;
 
 use std::{io::Write, time::Duration};
@@ -77,15 +78,7 @@ async fn main() -> anyhow::Result<()> {
     config.validate()?;
 
     tracing::info!(%addr, master = %master_addr, "bridge listening");
-    if generated {
-        eprintln!(
-            "admin token (generated for this run; set BRIDGE_ADMIN_TOKEN or \
-             --admin-token-file to keep one): {}\nadmin page: http://{addr}/admin#token={}",
-            token.expose(),
-            token.expose()
-        );
-    }
-    // The one line on stdout: scripts and tests wait for it.
+    // The readiness line on stdout: scripts and tests wait for it.
     let mut stdout = std::io::stdout().lock();
     writeln!(
         stdout,
@@ -93,6 +86,13 @@ async fn main() -> anyhow::Result<()> {
     )?;
     stdout.flush()?;
     drop(stdout);
+    // A generated token is shown to the operator, never written to the log.
+    let shown = if generated {
+        let link = format!("http://{addr}/admin#token={}", token.expose());
+        Some(signin::show(&link)?)
+    } else {
+        None
+    };
 
     let stop = shutdown.clone();
     tokio::spawn(async move {
@@ -111,6 +111,9 @@ async fn main() -> anyhow::Result<()> {
     shutdown.cancel();
     if let Some(task) = embedded {
         let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+    }
+    if let Some(shown) = shown {
+        shown.forget();
     }
     result?;
     Ok(())
