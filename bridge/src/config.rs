@@ -284,6 +284,35 @@ impl Config {
     }
 }
 
+// The embedded master's settings: the binary's `--master-*` flags.
+
+/// What the bridge's binary gives the master it runs in-process (without
+/// `--master`), as the master binary's flags of the same names do: a ban
+/// file, exempt networks and `--require-peer-address`. The bridge itself
+/// does not read them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmbeddedMaster {
+    /// Banned addresses and networks (`master::bans`); reloaded on SIGHUP.
+    pub ban_file: Option<PathBuf>,
+    /// Networks without the per-address cap and the message rate, besides
+    /// the address the bridge itself connects from.
+    pub exempt: Vec<IpNet>,
+    /// Discard registrations whose `serverAddress` is not the address they
+    /// come from.
+    pub require_peer_address: bool,
+}
+
+impl EmbeddedMaster {
+    /// The embedded master's configuration when it listens on `listen`:
+    /// [`master::Config::embedded`] with these settings added.
+    pub fn master_config(&self, listen: SocketAddr) -> master::Config {
+        let mut config = master::Config::embedded(listen);
+        config.exempt.extend(self.exempt.iter().copied());
+        config.require_peer_address = self.require_peer_address;
+        config
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +329,27 @@ mod tests {
         let mut zero = config.clone();
         zero.max_ws_per_address = 0;
         assert!(zero.validate().is_err());
+    }
+
+    #[test]
+    fn the_embedded_master_gets_the_operators_settings_besides_its_own() {
+        let listen: SocketAddr = "127.0.0.1:51963".parse().unwrap();
+        let plain = EmbeddedMaster::default().master_config(listen);
+        assert_eq!(plain.exempt, master::Config::embedded(listen).exempt);
+        assert!(!plain.require_peer_address);
+        let options = EmbeddedMaster {
+            ban_file: None,
+            exempt: vec!["192.0.2.0/24".parse().unwrap()],
+            require_peer_address: true,
+        };
+        let config = options.master_config(listen);
+        assert_eq!(
+            config.exempt,
+            [
+                "127.0.0.1/32".parse::<IpNet>().unwrap(),
+                "192.0.2.0/24".parse().unwrap()
+            ]
+        );
+        assert!(config.require_peer_address);
     }
 }

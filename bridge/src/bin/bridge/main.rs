@@ -64,7 +64,20 @@ async fn main() -> anyhow::Result<()> {
             tracing::info!(addr = %master_addr, "starting the embedded master");
             // The bridge's own connections (its poller, one per admin) come
             // from the address it dials: exempt from the per-address cap.
-            let master = master::Master::new(master::Config::embedded(master_addr));
+            let options = args.embedded_master();
+            let master_config = options.master_config(master_addr);
+            master_config
+                .validate()
+                .context("invalid embedded master configuration")?;
+            let master = master::Master::new(master_config);
+            if let Some(path) = &options.ban_file {
+                let bans = master::BanList::load_logged(path)?;
+                tracing::info!(file = %path.display(), entries = bans.len(), "ban list loaded");
+                master.set_bans(bans);
+                #[cfg(unix)]
+                master::signal::reload_bans_on_hangup(master.clone(), path.clone())
+                    .context("cannot listen for SIGHUP")?;
+            }
             let registry = master.registry();
             let stop = shutdown.clone();
             let task = tokio::spawn(async move {
