@@ -30,10 +30,8 @@ impl Shown {
 
 /// Shows `link` (`http://…/admin#token=…`) to the operator only.
 pub(crate) fn show(link: &str) -> anyhow::Result<Shown> {
-    if stdout_is_private() {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "admin page: {link}")?;
-        stdout.flush()?;
+    // A reader that closed stdout after the readiness line gets the file.
+    if stdout_is_private() && print(link).is_ok() {
         tracing::info!(
             "admin token generated for this run; its sign-in link is on stdout (set \
              BRIDGE_ADMIN_TOKEN or --admin-token-file to keep one)"
@@ -51,6 +49,13 @@ pub(crate) fn show(link: &str) -> anyhow::Result<Shown> {
          --admin-token-file to keep one"
     );
     Ok(Shown::File(path))
+}
+
+/// The link's line on stdout.
+fn print(link: &str) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "admin page: {link}")?;
+    stdout.flush()
 }
 
 /// systemd's `RuntimeDirectory=` when the service has one, else the
