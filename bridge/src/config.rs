@@ -43,8 +43,10 @@ pub struct Config {
     /// host, plus `http://localhost:*` / `http://127.0.0.1:*` when
     /// `loopback_origins` is set.
     pub allowed_origins: Vec<String>,
-    /// Whether local development origins are allowed by default; the binary
-    /// sets it when listening on a loopback address.
+    /// Whether local development origins (`http://localhost:*`,
+    /// `http://127.0.0.1:*`, `http://[::1]:*`) are allowed besides the
+    /// page's own: off unless asked for (`--allow-loopback-origins`), since
+    /// behind a proxy on the same machine every page on it is "loopback".
     pub loopback_origins: bool,
     /// WebSocket connections served at once; upgrades beyond get HTTP 503.
     pub max_connections: usize,
@@ -188,7 +190,7 @@ impl Config {
             static_dir: PathBuf::from(Self::DEFAULT_STATIC_DIR),
             admin_token,
             allowed_origins: Vec::new(),
-            loopback_origins: true,
+            loopback_origins: false,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             poll_interval: Self::DEFAULT_POLL_INTERVAL,
             rate_per_sec: Self::DEFAULT_RATE_PER_SEC,
@@ -282,6 +284,35 @@ impl Config {
     }
 }
 
+// The embedded master's settings: the binary's `--master-*` flags.
+
+/// What the bridge's binary gives the master it runs in-process (without
+/// `--master`), as the master binary's flags of the same names do: a ban
+/// file, exempt networks and `--require-peer-address`. The bridge itself
+/// does not read them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmbeddedMaster {
+    /// Banned addresses and networks (`master::bans`); reloaded on SIGHUP.
+    pub ban_file: Option<PathBuf>,
+    /// Networks without the per-address cap and the message rate, besides
+    /// the address the bridge itself connects from.
+    pub exempt: Vec<IpNet>,
+    /// Discard registrations whose `serverAddress` is not the address they
+    /// come from.
+    pub require_peer_address: bool,
+}
+
+impl EmbeddedMaster {
+    /// The embedded master's configuration when it listens on `listen`:
+    /// [`master::Config::embedded`] with these settings added.
+    pub fn master_config(&self, listen: SocketAddr) -> master::Config {
+        let mut config = master::Config::embedded(listen);
+        config.exempt.extend(self.exempt.iter().copied());
+        config.require_peer_address = self.require_peer_address;
+        config
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,5 +329,27 @@ mod tests {
         let mut zero = config.clone();
         zero.max_ws_per_address = 0;
         assert!(zero.validate().is_err());
+    }
+
+    #[test]
+    fn the_embedded_master_gets_the_operators_settings_besides_its_own() {
+        let listen: SocketAddr = "127.0.0.1:51963".parse().unwrap();
+        let plain = EmbeddedMaster::default().master_config(listen);
+        assert_eq!(plain.exempt, master::Config::embedded(listen).exempt);
+        assert!(!plain.require_peer_address);
+        let options = EmbeddedMaster {
+            ban_file: None,
+            exempt: vec!["192.0.2.0/24".parse().unwrap()],
+            require_peer_address: true,
+        };
+        let config = options.master_config(listen);
+        assert_eq!(
+            config.exempt,
+            [
+                "127.0.0.1/32".parse::<IpNet>().unwrap(),
+                "192.0.2.0/24".parse().unwrap()
+            ]
+        );
+        assert!(config.require_peer_address);
     }
 }

@@ -1,7 +1,11 @@
 //! The HTTP side: routes (`/ws`, `/healthz`, `/metrics`, the front end),
 //! the checks made before a WebSocket upgrade, and graceful shutdown.
 
-use std::{future::Future, net::SocketAddr, sync::Arc};
+use std::{
+    future::Future,
+    net::SocketAddr,
+    sync::{atomic::Ordering::Relaxed, Arc},
+};
 
 use axum::{
     extract::{ConnectInfo, Request, State},
@@ -11,6 +15,10 @@ use axum::{
     Extension, Router,
 };
 use hyper_util::rt::TokioIo;
+use master::{
+    logtext::{cut, cut_bytes},
+    throttled,
+};
 use protocol::bridge::MasterState;
 use tokio::{net::TcpListener, sync::Semaphore};
 use tokio_tungstenite::tungstenite::{handshake::derive_accept_key, protocol::WebSocketConfig};
@@ -24,7 +32,7 @@ use crate::{
     games::Games,
     http,
     metrics::Metrics,
-    origin::origin_allowed,
+    origin::origin_header_allowed,
     publish::Visibility,
     session::{self, AuthGuard, Handle, Settings},
     upstream::{Source, Upstream},
@@ -204,20 +212,28 @@ async fn ws(
     let headers = req.headers();
     let key = match upgrade_key(headers) {
         Ok(key) => key,
-        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+        Err(why) => {
+            ctx.metrics.refused_not_websocket.fetch_add(1, Relaxed);
+            return (StatusCode::BAD_REQUEST, why).into_response();
+        }
     };
-    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    if !origin_allowed(
+    let origin = headers.get(header::ORIGIN).map(HeaderValue::as_bytes);
+    let host = headers.get(header::HOST).map(HeaderValue::as_bytes);
+    if !origin_header_allowed(
         origin,
         host,
         &ctx.config.allowed_origins,
         ctx.config.loopback_origins,
     ) {
-        ctx.metrics
-            .refused_origin
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        info!(%peer, origin = origin.unwrap_or_default(), "upgrade from a foreign origin refused");
+        // A client can repeat this as fast as it can send requests: the
+        // counter says how many, the log a sample (its origin cut short).
+        ctx.metrics.refused_origin.fetch_add(1, Relaxed);
+        throttled!(
+            info,
+            %peer,
+            origin = %cut_bytes(origin.unwrap_or_default()),
+            "upgrade from a foreign origin refused"
+        );
         return (StatusCode::FORBIDDEN, "origin not allowed\n").into_response();
     }
     if ctx.cancel.is_cancelled() {
@@ -227,9 +243,7 @@ async fn ws(
         return (StatusCode::BAD_REQUEST, "bad Sec-WebSocket-Key\n").into_response();
     };
     let Some(address_slot) = client.ws_slot() else {
-        ctx.metrics
-            .refused_ws_address
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ctx.metrics.refused_ws_address.fetch_add(1, Relaxed);
         debug!(%peer, "WebSocket limit of this address reached; upgrade refused");
         return (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -238,10 +252,8 @@ async fn ws(
             .into_response();
     };
     let Ok(permit) = ctx.slots.clone().try_acquire_owned() else {
-        ctx.metrics
-            .refused_full
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        warn!(%peer, "connection limit reached; upgrade refused");
+        ctx.metrics.refused_full.fetch_add(1, Relaxed);
+        throttled!(warn, %peer, "connection limit reached; upgrade refused");
         return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
     };
     let upgrade = hyper::upgrade::on(&mut req);
@@ -251,7 +263,7 @@ async fn ws(
             Ok(upgraded) => {
                 session::run(handle, peer, TokioIo::new(upgraded), ws_config()).await;
             }
-            Err(e) => debug!(%peer, error = %e, "websocket upgrade failed"),
+            Err(e) => debug!(%peer, error = %cut(&e), "websocket upgrade failed"),
         }
         drop((permit, address_slot));
     });
@@ -310,28 +322,18 @@ fn upgrade_key(headers: &HeaderMap) -> Result<String, &'static str> {
     }
 }
 
+/// Up or down, and nothing else: who may ask is anyone, so the master's
+/// address and the OS error stay in the log (WARN when the master goes
+/// down).
 async fn healthz(State(ctx): State<Arc<Ctx>>) -> Response {
-    let shared = ctx.upstream.current();
-    let (status, body) = match shared.master {
-        MasterState::Up => (
-            StatusCode::OK,
-            serde_json::json!({"status": "ok", "master": "up"}),
-        ),
+    let (status, body) = match ctx.upstream.current().master {
+        MasterState::Up => (StatusCode::OK, r#"{"status":"ok","master":"up"}"#),
         MasterState::Down => (
             StatusCode::SERVICE_UNAVAILABLE,
-            serde_json::json!({
-                "status": "unavailable",
-                "master": "down",
-                "reason": shared.reason.as_deref().unwrap_or("the master cannot be reached"),
-            }),
+            r#"{"status":"unavailable","master":"down"}"#,
         ),
     };
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 async fn metrics(State(ctx): State<Arc<Ctx>>) -> Response {

@@ -8,6 +8,7 @@ pub mod bans;
 pub mod fdlimit;
 pub mod limits;
 pub mod logging;
+pub mod logtext;
 pub mod registry;
 pub mod server;
 pub mod signal;

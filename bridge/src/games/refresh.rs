@@ -14,6 +14,7 @@ use gamequery::{
     screen::{screen_master_list, ListPolicy},
     Client,
 };
+use master::logtext::cut;
 use protocol::bridge::{GamePlayer, GameRule, GameServer, GameSourceKind};
 use tokio::time::{timeout_at, Instant};
 use tracing::debug;
@@ -100,7 +101,7 @@ async fn a2s_server(client: &Client, addr: SocketAddr, deadline: Instant) -> Ser
     let players = match players {
         Ok(Ok(p)) => p,
         Ok(Err(e)) => {
-            debug!(%addr, error = %e, "A2S_PLAYER failed");
+            debug!(%addr, error = %cut(&e), "A2S_PLAYER failed");
             Vec::new()
         }
         Err(_) => Vec::new(),
@@ -108,7 +109,7 @@ async fn a2s_server(client: &Client, addr: SocketAddr, deadline: Instant) -> Ser
     let rules = match rules {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
-            debug!(%addr, error = %e, "A2S_RULES failed");
+            debug!(%addr, error = %cut(&e), "A2S_RULES failed");
             Vec::new()
         }
         Err(_) => Vec::new(),
@@ -208,7 +209,7 @@ async fn gameagent_server(client: &Client, game: SocketAddrV4, deadline: Instant
     let players = match timeout_at(deadline, client.gameagent_players(query)).await {
         Ok(Ok(p)) => p,
         Ok(Err(e)) => {
-            debug!(%query, error = %e, "GameAgent player query failed");
+            debug!(%query, error = %cut(&e), "GameAgent player query failed");
             Vec::new()
         }
         Err(_) => Vec::new(),

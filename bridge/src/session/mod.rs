@@ -23,6 +23,7 @@ use bytes::Bytes;
 use futures_util::{stream::SplitStream, FutureExt, StreamExt};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
+use master::{logtext::cut, throttled};
 use protocol::{
     bridge::{BridgeMessage, ClientMessage, ErrorCode, Inbound, MasterState, Refusal},
     codec::Frame,
@@ -36,7 +37,7 @@ use tokio_tungstenite::{
     },
     WebSocketStream,
 };
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
 pub(crate) use auth_guard::AuthGuard;
 pub(crate) use handle::{Handle, OfferList, Settings};
@@ -49,7 +50,7 @@ use self::{
     outbox::{Close, Outbox},
     push::Subscription,
 };
-use crate::{games::GamesWatch, upstream::Shared};
+use crate::{games::GamesWatch, metrics::Metrics, upstream::Shared};
 
 /// A browser's WebSocket.
 pub(crate) type WebSocket = WebSocketStream<FrameMeter<TokioIo<Upgraded>>>;
@@ -189,7 +190,9 @@ impl Session {
                     return Err(Close::With(CloseCode::Away, "bridge shutting down"))
                 }
                 Event::Browser(None) => return Ok(()),
-                Event::Browser(Some(Err(e))) => return Err(read_error(e, self.peer)),
+                Event::Browser(Some(Err(e))) => {
+                    return Err(read_error(e, self.peer, &self.handle.metrics))
+                }
                 Event::Browser(Some(Ok(msg))) => {
                     self.last_heard = Instant::now();
                     self.on_browser_batch(msg).await?;
@@ -200,7 +203,8 @@ impl Session {
                 Event::Games(false) => self.games = None,
                 Event::Ping => {
                     if self.last_heard.elapsed() > self.handle.config.pong_timeout {
-                        info!(peer = %self.peer, "no pong; closing");
+                        self.handle.metrics.closed_no_pong.fetch_add(1, Relaxed);
+                        throttled!(info, peer = %self.peer, "no pong; closing");
                         return Err(Close::With(CloseCode::Away, "no pong"));
                     }
                     self.outbox.queue(Message::Ping(Bytes::new())).await?;
@@ -264,7 +268,8 @@ impl Session {
             Spend::Pass => Ok(false),
             Spend::Excess => Ok(true),
             Spend::Flood => {
-                warn!(peer = %self.peer, "message flood; closing");
+                self.handle.metrics.closed_flood.fetch_add(1, Relaxed);
+                throttled!(warn, peer = %self.peer, "message flood; closing");
                 Err(FLOOD)
             }
         }
@@ -290,7 +295,7 @@ impl Session {
             Ok(Inbound::Query) => self.on_query().await,
             Ok(Inbound::Admin { command }) => {
                 if self.role != Role::Admin {
-                    debug!(peer = %self.peer, %command, "admin command from a viewer");
+                    debug!(peer = %self.peer, command = %cut(&command), "admin command from a viewer");
                     return self.refuse(ErrorCode::Forbidden).await;
                 }
                 self.relay_command(&text).await
@@ -321,19 +326,22 @@ fn status(master: MasterState) -> BridgeMessage {
 const FLOOD: Close = Close::With(CloseCode::Policy, "too many messages");
 
 /// A read error: an oversized message earns 1009, a flood of continuation
-/// frames 1008, anything else ends quietly.
-fn read_error(e: WsError, peer: SocketAddr) -> Close {
+/// frames 1008, anything else ends quietly. A browser can repeat the first
+/// two by reconnecting: they are counted, and logged throttled.
+fn read_error(e: WsError, peer: SocketAddr, metrics: &Metrics) -> Close {
     match e {
         WsError::Io(e) if meter::is_flood(&e) => {
-            warn!(%peer, "continuation frame flood; closing");
+            metrics.closed_flood.fetch_add(1, Relaxed);
+            throttled!(warn, %peer, "continuation frame flood; closing");
             FLOOD
         }
         WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
-            info!(%peer, size, max_size, "message too big; closing");
+            metrics.closed_too_big.fetch_add(1, Relaxed);
+            throttled!(info, %peer, size, max_size, "message too big; closing");
             Close::With(CloseCode::Size, "message too big")
         }
         e => {
-            debug!(%peer, error = %e, "read failed");
+            debug!(%peer, error = %cut(&e), "read failed");
             Close::Quietly
         }
     }

@@ -40,8 +40,6 @@ use crate::{
 pub struct Shared {
     /// Whether the shared upstream reaches the master.
     pub master: MasterState,
-    /// Why the master is down, for `/healthz`.
-    pub reason: Option<Arc<str>>,
     /// `msRQueryGameServers` exactly as the master sent it (admins' form)
     /// and as viewers see it; `None` until the first answer arrives.
     pub list: Option<Snapshot>,
@@ -114,7 +112,6 @@ impl Upstream {
     pub fn new(visibility: Visibility, metrics: Arc<Metrics>) -> Self {
         let initial = Shared {
             master: MasterState::Up,
-            reason: None,
             list: None,
             feed: None,
         };
@@ -245,7 +242,6 @@ impl Upstream {
         self.out.update(|s| {
             let changed = s.master != MasterState::Up;
             s.master = MasterState::Up;
-            s.reason = None;
             if changed {
                 info!("master is reachable");
             }
@@ -259,11 +255,14 @@ impl Upstream {
             .store(0, std::sync::atomic::Ordering::Relaxed);
         self.out.update(|s| {
             let changed = s.master != MasterState::Down;
+            // Only here: `/healthz` says "down" and nothing more. Each
+            // change is logged (a line held back would leave the log saying
+            // the opposite of the truth); the reconnect backoff bounds how
+            // often the state can change.
             if changed {
                 warn!(%reason, "master is down");
             }
             s.master = MasterState::Down;
-            s.reason = Some(reason.to_string().into());
             changed
         });
     }

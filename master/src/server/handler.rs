@@ -19,12 +19,19 @@ use tokio::{
     sync::mpsc,
 };
 use tokio_util::{codec::FramedRead, sync::CancellationToken};
-use tracing::{debug, info, warn};
+use tracing::debug;
 
 use crate::{
     limits::{TokenBucket, Verdict},
+    logtext::cut,
     registry::{ConnId, Registry},
+    throttled,
 };
+
+/// INFO lines per 10 s about servers registering and leaving (the rest,
+/// counted, at DEBUG): enough to follow a few servers, while a host that
+/// registers and disconnects in a loop writes a few lines, not megabytes.
+const SERVER_EVENTS: u32 = 10;
 
 /// Serves one connection: its registration lives exactly as long as it does.
 pub(super) struct Handler {
@@ -72,14 +79,14 @@ impl Handler {
                     break;
                 }
                 () = &mut first_deadline, if !greeted => {
-                    info!(peer = %self.peer, "no valid message within the first-message timeout; closing");
+                    throttled!(info, peer = %self.peer, "no valid message within the first-message timeout; closing");
                     break;
                 }
             };
             let frame = match frame {
                 None => break,
                 Some(Err(e)) => {
-                    debug!(peer = %self.peer, error = %e, "read failed");
+                    debug!(peer = %self.peer, error = %cut(&e), "read failed");
                     break;
                 }
                 Some(Ok(frame)) => frame,
@@ -89,13 +96,13 @@ impl Handler {
                     Verdict::Pass => {}
                     Verdict::Excess => {
                         if !warned_rate {
-                            info!(peer = %self.peer, "over the message rate; discarding the excess");
+                            throttled!(info, peer = %self.peer, "over the message rate; discarding the excess");
                             warned_rate = true;
                         }
                         continue;
                     }
                     Verdict::Flood => {
-                        warn!(peer = %self.peer, "message flood; closing");
+                        throttled!(warn, peer = %self.peer, "message flood; closing");
                         abort_writes = true;
                         break;
                     }
@@ -111,7 +118,7 @@ impl Handler {
                     if let Some(reply) = applied.reply {
                         if let Err(e) = tx.try_send(reply) {
                             if matches!(e, mpsc::error::TrySendError::Full(_)) {
-                                warn!(peer = %self.peer, "client does not read its replies; closing");
+                                throttled!(warn, peer = %self.peer, "client does not read its replies; closing");
                                 abort_writes = true;
                             }
                             break;
@@ -121,7 +128,7 @@ impl Handler {
             }
         }
         if self.registry.unregister(self.id) {
-            info!(peer = %self.peer, "connection closed; its server is removed");
+            throttled!(lines = SERVER_EVENTS; info, peer = %self.peer, "connection closed; its server is removed");
         }
         drop(tx);
         // The writer flushes what is queued (a client may half-close after
@@ -135,12 +142,13 @@ impl Handler {
     }
 
     /// Applies one message. Per-message events log at DEBUG, except a
-    /// connection's first registration, so a flood cannot flood the log.
+    /// connection's first registration (throttled), so a flood cannot flood
+    /// the log.
     fn apply(&self, json: &[u8], registered_once: &mut bool) -> Applied {
         let command = match Command::parse(json) {
             Ok(c) => c,
             Err(e) => {
-                debug!(peer = %self.peer, error = %e, "discarded message");
+                debug!(peer = %self.peer, error = %cut(&e), "discarded message");
                 return Applied {
                     reply: None,
                     valid: false,
@@ -151,12 +159,12 @@ impl Handler {
         match command {
             Command::Register(reg) => {
                 if self.require_peer_address && !is_peer_address(reg.address.as_str(), self.peer) {
-                    debug!(peer = %self.peer, address = %reg.address, "registration for another address discarded");
+                    debug!(peer = %self.peer, address = %cut(&reg.address), "registration for another address discarded");
                 } else {
                     if *registered_once {
-                        debug!(peer = %self.peer, name = %reg.name, address = %reg.address, port = reg.port.get(), "registered again");
+                        debug!(peer = %self.peer, name = %cut(&reg.name), address = %cut(&reg.address), port = reg.port.get(), "registered again");
                     } else {
-                        info!(peer = %self.peer, name = %reg.name, address = %reg.address, port = reg.port.get(), "registered");
+                        throttled!(lines = SERVER_EVENTS; info, peer = %self.peer, name = %cut(&reg.name), address = %cut(&reg.address), port = reg.port.get(), "registered");
                         *registered_once = true;
                     }
                     self.registry.register(self.id, reg);

@@ -78,7 +78,7 @@ impl Master {
             shared: Arc::new(Shared {
                 admission,
                 guarded: Mutex::default(),
-                refusals: LogThrottle::new(Duration::from_secs(10)),
+                refusals: LogThrottle::new(crate::logtext::WINDOW, 1),
             }),
         }
     }
