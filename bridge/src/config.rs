@@ -134,6 +134,14 @@ pub struct Config {
     /// `msQueryGameServers` (from the shared cache); queries within it are
     /// answered once, at its end.
     pub query_interval: Duration,
+    /// Sustained answers per second one client address (IPv6: one /64;
+    /// behind a trusted proxy the forwarded one) gets that carry a body
+    /// under `/api/` or, on its WebSockets, a whole list or a catch-up;
+    /// over it `/api/` answers `429 Too Many Requests` and sockets wait.
+    /// Revalidations answered `304` and subscribe confirmations are free.
+    pub api_rate_per_sec: u32,
+    /// Such answers one client address gets at once before the rate applies.
+    pub api_burst: u32,
 }
 
 impl Config {
@@ -182,6 +190,12 @@ impl Config {
     /// Default of [`Config::query_interval`]: the default poll interval, as
     /// the shared list rarely changes faster.
     pub const DEFAULT_QUERY_INTERVAL: Duration = Duration::from_secs(1);
+    /// Default of [`Config::api_rate_per_sec`]: a page reconnecting costs
+    /// one or two answers, a bot that revalidates none.
+    pub const DEFAULT_API_RATE: u32 = 2;
+    /// Default of [`Config::api_burst`]: a few tabs loading (or a page
+    /// reloading several times) at once.
+    pub const DEFAULT_API_BURST: u32 = 10;
 
     /// A configuration with the defaults of the binary.
     pub fn new(master: impl Into<String>, admin_token: AdminToken) -> Self {
@@ -224,6 +238,8 @@ impl Config {
             auth_max_failures: Self::DEFAULT_AUTH_MAX_FAILURES,
             auth_window: Self::DEFAULT_AUTH_WINDOW,
             query_interval: Self::DEFAULT_QUERY_INTERVAL,
+            api_rate_per_sec: Self::DEFAULT_API_RATE,
+            api_burst: Self::DEFAULT_API_BURST,
         }
     }
 
@@ -267,6 +283,8 @@ impl Config {
                 "maximum of bridgeAuth failures",
                 self.auth_max_failures as usize,
             ),
+            ("API answer rate", self.api_rate_per_sec as usize),
+            ("API answer burst", self.api_burst as usize),
         ];
         for (name, value) in counts {
             if value == 0 {
@@ -329,6 +347,10 @@ mod tests {
         let mut zero = config.clone();
         zero.max_ws_per_address = 0;
         assert!(zero.validate().is_err());
+        let mut zero = config.clone();
+        zero.api_rate_per_sec = 0;
+        let err = zero.validate().unwrap_err().to_string();
+        assert!(err.contains("API answer rate"), "{err}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 mod api;
 pub mod assets;
+mod budget;
 pub mod config;
 pub mod error;
 pub mod feed;

@@ -54,6 +54,13 @@ pub struct Metrics {
     /// Master lists dropped because a list asked for later was published
     /// already (replies on the poller's and admins' connections race).
     pub stale_lists_dropped: AtomicU64,
+    /// `/api/` requests answered `429`: their address had no token left.
+    pub api_limited: AtomicU64,
+    /// WebSocket answers (a whole list or a catch-up) that waited for their
+    /// socket's query interval.
+    pub held_interval: AtomicU64,
+    /// WebSocket answers that waited for their address's next token.
+    pub held_address: AtomicU64,
 }
 
 impl Metrics {
@@ -188,6 +195,21 @@ impl Metrics {
             "Master lists dropped as older than the list already published.",
             &[("", u(&self.stale_lists_dropped))],
         );
+        metric(
+            "bridge_api_limited_total",
+            "counter",
+            "Requests under /api/ answered 429: the client address had no token left.",
+            &[("", u(&self.api_limited))],
+        );
+        metric(
+            "bridge_answers_held_total",
+            "counter",
+            "WebSocket list answers that had to wait, by what they waited for.",
+            &[
+                ("{for=\"interval\"}", u(&self.held_interval)),
+                ("{for=\"address\"}", u(&self.held_address)),
+            ],
+        );
         out
     }
 }
@@ -213,5 +235,7 @@ mod tests {
         assert!(text.contains(
             "bridge_upgrades_refused_total{status=\"400\",reason=\"not-websocket\"} 0\n"
         ));
+        assert!(text.contains("bridge_api_limited_total 0\n"));
+        assert!(text.contains("bridge_answers_held_total{for=\"address\"} 0\n"));
     }
 }

@@ -10,6 +10,7 @@ use std::{
 use axum::{
     extract::{ConnectInfo, Request, State},
     http::{header, HeaderMap, HeaderValue, StatusCode},
+    middleware,
     response::{IntoResponse, Response},
     routing::get,
     Extension, Router,
@@ -27,6 +28,7 @@ use tracing::{debug, info, warn};
 
 use crate::{
     api,
+    budget::Budget,
     config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
     error::Error,
     games::Games,
@@ -48,6 +50,9 @@ pub(crate) struct Ctx {
     /// Other games' servers; `None` unless `--a2s`/`--gameagent-master`.
     pub(crate) games: Option<Arc<Games>>,
     pub(crate) metrics: Arc<Metrics>,
+    /// What each client address may still be sent on request (`/api/` and
+    /// the sessions' list answers share it).
+    pub(crate) budget: Arc<Budget>,
     /// Fires on shutdown: sessions close with 1001.
     pub(crate) cancel: CancellationToken,
     /// Open WebSocket sessions, so shutdown can wait for them.
@@ -90,6 +95,7 @@ impl Bridge {
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let games = Games::from_config(&config, visibility).map(Arc::new);
         let cancel = CancellationToken::new();
+        let budget = Arc::new(Budget::new(config.api_rate_per_sec, config.api_burst));
         let session = Arc::new(Handle {
             config: Settings::from(&config),
             shared: upstream.subscribe(),
@@ -97,6 +103,7 @@ impl Bridge {
             offer_list: source.offer_list(&upstream),
             metrics: metrics.clone(),
             auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
+            budget: budget.clone(),
             cancel: cancel.clone(),
         });
         Self {
@@ -106,6 +113,7 @@ impl Bridge {
                 source,
                 games,
                 metrics,
+                budget,
                 cancel,
                 sessions: TaskTracker::new(),
                 slots,
@@ -195,8 +203,11 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/healthz", get(healthz))
         .route("/api/servers", get(api::servers).options(api::preflight))
         .route("/metrics", get(metrics))
-        .with_state(ctx)
+        .with_state(ctx.clone())
         .merge(front_end)
+        // Outermost, so that paths under /api/ that match no route (the
+        // front end's fallback answers them) pay too.
+        .layer(middleware::from_fn_with_state(ctx, api::limit))
 }
 
 async fn ws(

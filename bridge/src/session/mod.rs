@@ -45,7 +45,7 @@ pub(crate) use handle::{Handle, OfferList, Settings};
 pub(crate) use self::role::Role;
 use self::{
     admin_link::AdminLink,
-    lists::games_changed,
+    lists::{games_changed, Held},
     meter::{FrameMeter, Rate, Spend},
     outbox::{Close, Outbox},
     push::Subscription,
@@ -66,8 +66,8 @@ enum Event {
     /// Other games' servers changed (`false`: their refresher is gone).
     Games(bool),
     Ping,
-    /// A coalesced query's answer is due.
-    QueryDue,
+    /// A held answer may leave now.
+    AnswerDue,
 }
 
 /// Serves `peer`'s upgraded connection as a WebSocket until either side
@@ -95,10 +95,12 @@ struct Session {
     role: Role,
     /// A viewer's query waits for the first list after start-up.
     pending_query: bool,
-    /// When the next query answer may leave (see `Config::query_interval`).
+    /// When the next answer with a whole list (or a catch-up) may leave:
+    /// one per `Config::query_interval`, and only with a token of the
+    /// client address's budget.
     next_answer: Instant,
-    /// A query arrived before `next_answer`: answer it then.
-    deferred_query: bool,
+    /// What the browser asked for and waits for until `next_answer`.
+    held: Held,
     link: Option<AdminLink>,
     /// The message rate, shared with the socket's [`FrameMeter`].
     rate: Arc<Rate>,
@@ -129,7 +131,7 @@ impl Session {
             role: Role::Viewer,
             pending_query: false,
             next_answer: Instant::now(),
-            deferred_query: false,
+            held: Held::default(),
             link: None,
             rate,
             told_state: MasterState::Up,
@@ -181,8 +183,8 @@ impl Session {
                 frame = admin_link::next_frame(&mut self.link) => Event::Link(frame),
                 changed = games_changed(&mut self.games) => Event::Games(changed),
                 _ = ping.tick() => Event::Ping,
-                () = tokio::time::sleep_until(self.next_answer), if self.deferred_query => {
-                    Event::QueryDue
+                () = tokio::time::sleep_until(self.next_answer), if self.held.any() => {
+                    Event::AnswerDue
                 }
             };
             match event {
@@ -209,11 +211,7 @@ impl Session {
                     }
                     self.outbox.queue(Message::Ping(Bytes::new())).await?;
                 }
-                Event::QueryDue => {
-                    self.deferred_query = false;
-                    self.next_answer = Instant::now() + self.handle.config.query_interval;
-                    self.answer_query().await?;
-                }
+                Event::AnswerDue => self.answer_held().await?,
             }
             // Whatever the event queued leaves in one write.
             self.outbox.flush().await?;
@@ -282,12 +280,10 @@ impl Session {
         match Inbound::classify(text.as_bytes()) {
             Err(refusal) => self.refuse_with(refusal).await,
             Ok(Inbound::Bridge(ClientMessage::Auth { token })) => self.on_auth(&token).await,
-            Ok(Inbound::Bridge(ClientMessage::Subscribe(sub))) => {
-                self.subscription.start(sub);
-                self.push_list().await?;
-                self.push_games().await
-            }
+            Ok(Inbound::Bridge(ClientMessage::Subscribe(sub))) => self.on_subscribe(sub).await,
             Ok(Inbound::Bridge(ClientMessage::Unsubscribe)) => {
+                // The latest word: a held subscribe is dropped too.
+                self.held.subscribe = None;
                 self.subscription.stop();
                 Ok(())
             }

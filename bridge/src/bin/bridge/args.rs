@@ -192,6 +192,14 @@ pub(crate) struct Args {
         conflicts_with = "master"
     )]
     pub(crate) master_require_peer_address: bool,
+    /// Answers per second one client address gets with a body under /api/,
+    /// or a whole list on its WebSockets; then /api/ answers 429 and
+    /// sockets wait. 304 revalidations and subscribe confirmations are free.
+    #[arg(long, env = "BRIDGE_API_RATE", default_value_t = Config::DEFAULT_API_RATE, value_parser = count_u32)]
+    pub(crate) api_rate: u32,
+    /// Such answers one client address gets at once before --api-rate applies.
+    #[arg(long, env = "BRIDGE_API_BURST", default_value_t = Config::DEFAULT_API_BURST, value_parser = count_u32)]
+    pub(crate) api_burst: u32,
 }
 
 impl Args {
@@ -237,6 +245,8 @@ impl Args {
             auth_max_failures: self.auth_failures,
             auth_window: self.auth_window.0,
             query_interval: self.query_interval.0,
+            api_rate_per_sec: self.api_rate,
+            api_burst: self.api_burst,
             ..base
         }
     }
