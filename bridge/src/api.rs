@@ -14,7 +14,7 @@ use axum::{
 };
 use tracing::debug;
 
-use crate::server::Ctx;
+use crate::ctx::Ctx;
 
 /// Every request under `/api/` spends one of the client address's tokens,
 /// or is answered `429` with `Retry-After` and a tiny body, before its

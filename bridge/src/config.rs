@@ -8,7 +8,7 @@ use std::{
 
 use ipnet::IpNet;
 
-use crate::{error::Error, forwarded::ForwardedHeader, token::AdminToken};
+use crate::{forwarded::ForwardedHeader, token::AdminToken};
 
 /// Largest WebSocket frame or message a browser may send (64 KiB); larger
 /// ones close the socket with 1009.
@@ -245,7 +245,7 @@ impl Config {
 
     /// Refuses settings that would panic a task or refuse everyone (a zero
     /// interval, timeout or cap), naming the setting.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let durations = [
             ("poll interval", self.poll_interval),
             ("ping interval", self.ping_interval),
@@ -264,9 +264,7 @@ impl Config {
         ];
         for (name, value) in durations {
             if value.is_zero() {
-                return Err(Error::Config(format!(
-                    "the {name} must be greater than zero"
-                )));
+                return Err(ConfigError::Zero(name));
             }
         }
         let counts = [
@@ -288,15 +286,11 @@ impl Config {
         ];
         for (name, value) in counts {
             if value == 0 {
-                return Err(Error::Config(format!(
-                    "the {name} must be greater than zero"
-                )));
+                return Err(ConfigError::Zero(name));
             }
         }
         if self.reconnect_min > self.reconnect_max {
-            return Err(Error::Config(
-                "the reconnect minimum is above the reconnect maximum".into(),
-            ));
+            return Err(ConfigError::ReconnectRange);
         }
         Ok(())
     }
@@ -374,4 +368,14 @@ mod tests {
         );
         assert!(config.require_peer_address);
     }
+}
+
+/// A [`Config`] value the bridge cannot work with, naming the setting (the
+/// command line maps the names to its flags in its messages).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("the {0} must be greater than zero")]
+    Zero(&'static str),
+    #[error("the reconnect minimum is above the reconnect maximum")]
+    ReconnectRange,
 }

@@ -16,7 +16,7 @@ pub enum Error {
     )]
     ShortToken(usize),
     #[error("invalid configuration: {0}")]
-    Config(String),
+    Config(#[from] crate::config::ConfigError),
     #[error("cannot read the admin token file {path}: {source}")]
     TokenFile { path: PathBuf, source: io::Error },
     #[error("cannot generate a random admin token: {0}")]

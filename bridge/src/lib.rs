@@ -1,7 +1,8 @@
 //! The lobby's WebSocket bridge (`docs/protocol.md` §2): serves the
 //! front end, and relays browsers to the master over `/ws`. Viewers share
-//! one upstream connection that polls the list; each admin gets its own
-//! master connection, so its test server lives as long as its WebSocket.
+//! one upstream (the embedded master's change watch, or one connection
+//! that polls a remote master); each admin gets its own master connection,
+//! so its test server lives as long as its WebSocket.
 //!
 //! Like the master, the library takes an already-bound listener so tests
 //! (and the binary) choose the port.
@@ -10,6 +11,7 @@ mod api;
 pub mod assets;
 mod budget;
 pub mod config;
+mod ctx;
 pub mod error;
 pub mod feed;
 pub mod forwarded;

@@ -30,6 +30,7 @@ use crate::{
     api,
     budget::Budget,
     config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
+    ctx::Ctx,
     error::Error,
     games::Games,
     http,
@@ -39,29 +40,6 @@ use crate::{
     session::{self, AuthGuard, Handle, Settings},
     upstream::{Source, Upstream},
 };
-
-/// What every request handler and session shares.
-#[derive(Debug)]
-pub(crate) struct Ctx {
-    pub(crate) config: Config,
-    pub(crate) upstream: Arc<Upstream>,
-    /// Where the list comes from: the embedded master or a remote one.
-    pub(crate) source: Source,
-    /// Other games' servers; `None` unless `--a2s`/`--gameagent-master`.
-    pub(crate) games: Option<Arc<Games>>,
-    pub(crate) metrics: Arc<Metrics>,
-    /// What each client address may still be sent on request (`/api/` and
-    /// the sessions' list answers share it).
-    pub(crate) budget: Arc<Budget>,
-    /// Fires on shutdown: sessions close with 1001.
-    pub(crate) cancel: CancellationToken,
-    /// Open WebSocket sessions, so shutdown can wait for them.
-    pub(crate) sessions: TaskTracker,
-    /// One permit per open WebSocket (`max_connections`).
-    pub(crate) slots: Arc<Semaphore>,
-    /// What each WebSocket session gets of the above.
-    pub(crate) session: Arc<Handle>,
-}
 
 /// A bridge: configuration plus shared state. Build it, keep
 /// [`Bridge::metrics`] if you want to look inside, then [`Bridge::run`].

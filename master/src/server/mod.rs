@@ -158,6 +158,7 @@ impl Master {
                 first_message_timeout: self.config.first_message_timeout,
                 require_peer_address: self.config.require_peer_address,
                 rate,
+                state: Default::default(),
             };
             let admitted = Admitted {
                 id,
