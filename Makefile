@@ -1,5 +1,5 @@
-# The two front doors (see README): `make run` and `make test`.
-.PHONY: run test setup bench release
+# The two front doors (see README.md): `make run` and `make test`.
+.PHONY: run test check setup bench release
 
 # Installs the tools, builds everything, starts the product.
 run:
@@ -9,12 +9,16 @@ run:
 test:
 	bash scripts/test.sh
 
+# The fast loop while changing code: fmt, clippy, tests without e2e.
+check:
+	bash scripts/check.sh
+
 # Everything `make test` needs (`bash scripts/setup.sh run` for less).
 setup:
 	bash scripts/setup.sh test
 
 # One tarball for a server without Rust: master, bridge, the precompressed
-# front end and deploy/ (see README, "Deploying").
+# front end, deploy/ and the docs (see docs/deploying.md).
 release:
 	bash scripts/release.sh
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make release`: one tarball with everything a server needs and no Rust
 # toolchain: the `master` and `bridge` release binaries, the front end built
-# by Trunk with its .br/.gz twins, deploy/ (nginx, systemd) and the README.
-# Install it as README.md, "Deploying" says.
+# by Trunk with its .br/.gz twins, deploy/ (nginx, systemd) and the docs.
+# Install it as docs/deploying.md says.
 #
 #   bash scripts/release.sh        # -> target/lobby-VERSION-ARCH-linux.tar.gz
 set -euo pipefail
@@ -24,7 +24,9 @@ mkdir -p "$stage/lobby/bin"
 install -m 0755 "$target/release/master" "$target/release/bridge" "$stage/lobby/bin/"
 cp -R dist "$stage/lobby/dist"
 cp -R deploy "$stage/lobby/deploy"
-cp README.md "$stage/lobby/"
+cp README.md SECURITY.md "$stage/lobby/"
+cp -R docs "$stage/lobby/docs"
+mkdir -p "$stage/lobby/bridge" && cp bridge/README.md "$stage/lobby/bridge/"
 # Readable by the services' unprivileged users; owned by root once unpacked.
 chmod -R u=rwX,go=rX "$stage/lobby"
 tar -C "$stage" --owner=0 --group=0 --numeric-owner -czf "$target/$name.tar.gz" lobby

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use bench::{
     phases::{self, Env},
     procs::{self, Binaries},
-    report::{Row, Table},
+    report::{shown_path, Row, Table},
     Sizes,
 };
 use clap::{Parser, ValueEnum};
@@ -178,10 +178,14 @@ async fn main() -> anyhow::Result<()> {
     if table.rows.is_empty() {
         table.rows.push(Row::skipped("-", "no phase selected"));
     }
+    let repo = std::env::current_dir()?;
+    // Resolved like the executable's own path, so the prefixes compare.
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .and_then(|t| std::fs::canonicalize(PathBuf::from(t)).ok());
     notes.push(format!(
         "machine: {}; master and bridge from {}; fd limit {nofile}; whole run {:.0?}",
         machine(),
-        bin_dir.display(),
+        shown_path(&bin_dir, &repo, target_dir.as_deref()),
         started.elapsed()
     ));
     notes.push(

@@ -151,3 +151,48 @@ pub fn count(n: u64) -> String {
     }
     out
 }
+
+/// How the table names a directory: relative to the repository (where
+/// `scripts/bench.sh` runs), or under `$CARGO_TARGET_DIR` when the build
+/// lives there, so a copied table holds no machine's absolute paths. Any
+/// other directory is named by its last two components.
+pub fn shown_path(
+    dir: &std::path::Path,
+    repo: &std::path::Path,
+    target_dir: Option<&std::path::Path>,
+) -> String {
+    if let Ok(rel) = dir.strip_prefix(repo) {
+        return rel.display().to_string();
+    }
+    if let Some(rel) = target_dir.and_then(|t| dir.strip_prefix(t).ok()) {
+        return format!("$CARGO_TARGET_DIR/{}", rel.display());
+    }
+    let tail: Vec<_> = dir.components().rev().take(2).collect();
+    let tail: std::path::PathBuf = tail.into_iter().rev().collect();
+    format!("…/{}", tail.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::shown_path;
+
+    #[test]
+    fn paths_in_the_table_name_no_machine() {
+        let repo = Path::new("/home/someone/lobby");
+        assert_eq!(
+            shown_path(Path::new("/home/someone/lobby/target/release"), repo, None),
+            "target/release"
+        );
+        let shared = Path::new("/srv/cargo-target");
+        assert_eq!(
+            shown_path(Path::new("/srv/cargo-target/release"), repo, Some(shared)),
+            "$CARGO_TARGET_DIR/release"
+        );
+        assert_eq!(
+            shown_path(Path::new("/opt/build/x/release"), repo, None),
+            "…/x/release"
+        );
+    }
+}

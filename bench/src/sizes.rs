@@ -1,5 +1,6 @@
-//! How big each load is: the full sizes, or a smoke run that only
-//! checks the benchmark still works (tiny counts, seconds in total).
+//! How big each load is: the full sizes the targets are set for, or a smoke
+//! run that only checks the benchmark still works (tiny counts, seconds in
+//! total).
 
 use std::time::Duration;
 
@@ -74,7 +75,7 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// The sizes of the table.
+    /// The sizes the benchmark's targets are set for.
     pub fn full() -> Self {
         Self {
             smoke: false,

@@ -1,17 +1,67 @@
 //! `GET /api/servers`: the lobby list as one JSON document for pages and
-//! bots that only read (`shared/protocol.md` §2.1). The body is encoded and
+//! bots that only read (`docs/protocol.md` §4.1). The body is encoded and
 //! compressed once per list, revalidated by `ETag`, and readable from any
-//! origin.
+//! origin. Every answer under `/api/` is held to the client address's
+//! [`Budget`](crate::budget::Budget) ([`limit`]).
 
-use std::sync::Arc;
+use std::{net::SocketAddr, sync::atomic::Ordering::Relaxed, sync::Arc, time::Instant};
 
 use axum::{
-    extract::State,
-    http::{header, HeaderMap, HeaderValue, StatusCode},
+    extract::{ConnectInfo, Request, State},
+    http::{header, HeaderMap, HeaderValue, Method, StatusCode},
+    middleware::Next,
     response::{IntoResponse, Response},
 };
+use tracing::debug;
 
-use crate::server::Ctx;
+use crate::ctx::Ctx;
+
+/// Every request under `/api/` spends one of the client address's tokens,
+/// or is answered `429` with `Retry-After` and a tiny body, before its
+/// handler runs. Exceptions, as they cost almost nothing: preflights
+/// (`OPTIONS`), and a revalidation (`If-None-Match`) that is answered
+/// `304`; one that gets a body pays like any other.
+pub(crate) async fn limit(
+    State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if !req.uri().path().starts_with("/api/") || req.method() == Method::OPTIONS {
+        return next.run(req).await;
+    }
+    let pays = |ctx: &Ctx| ctx.budget.take(client.ip(), Instant::now());
+    if req.headers().contains_key(header::IF_NONE_MATCH) {
+        let response = next.run(req).await;
+        if response.status() == StatusCode::NOT_MODIFIED || pays(&ctx) {
+            return response;
+        }
+        return too_many(&ctx, client);
+    }
+    if !pays(&ctx) {
+        return too_many(&ctx, client);
+    }
+    next.run(req).await
+}
+
+/// The answer to a client address without a token.
+fn too_many(ctx: &Ctx, client: SocketAddr) -> Response {
+    ctx.metrics.api_limited.fetch_add(1, Relaxed);
+    debug!(%client, "API answer refused: no token left for this address");
+    let mut h = common(None);
+    h.remove(header::VARY);
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let wait = ctx.budget.retry_after().as_secs_f64().ceil().max(1.0);
+    if let Ok(v) = HeaderValue::from_str(&format!("{wait:.0}")) {
+        h.insert(header::RETRY_AFTER, v);
+    }
+    let body = r#"{"error":"too many requests"}"#;
+    (StatusCode::TOO_MANY_REQUESTS, h, body).into_response()
+}
 
 /// The headers every answer carries: any page may read the list, and a
 /// cache must ask again (with the ETag) before reusing it.

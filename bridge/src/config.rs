@@ -8,7 +8,7 @@ use std::{
 
 use ipnet::IpNet;
 
-use crate::{error::Error, forwarded::ForwardedHeader, token::AdminToken};
+use crate::{forwarded::ForwardedHeader, token::AdminToken};
 
 /// Largest WebSocket frame or message a browser may send (64 KiB); larger
 /// ones close the socket with 1009.
@@ -43,8 +43,10 @@ pub struct Config {
     /// host, plus `http://localhost:*` / `http://127.0.0.1:*` when
     /// `loopback_origins` is set.
     pub allowed_origins: Vec<String>,
-    /// Whether local development origins are allowed by default; the binary
-    /// sets it when listening on a loopback address.
+    /// Whether local development origins (`http://localhost:*`,
+    /// `http://127.0.0.1:*`, `http://[::1]:*`) are allowed besides the
+    /// page's own: off unless asked for (`--allow-loopback-origins`), since
+    /// behind a proxy on the same machine every page on it is "loopback".
     pub loopback_origins: bool,
     /// WebSocket connections served at once; upgrades beyond get HTTP 503.
     pub max_connections: usize,
@@ -132,6 +134,14 @@ pub struct Config {
     /// `msQueryGameServers` (from the shared cache); queries within it are
     /// answered once, at its end.
     pub query_interval: Duration,
+    /// Sustained answers per second one client address (IPv6: one /64;
+    /// behind a trusted proxy the forwarded one) gets that carry a body
+    /// under `/api/` or, on its WebSockets, a whole list or a catch-up;
+    /// over it `/api/` answers `429 Too Many Requests` and sockets wait.
+    /// Revalidations answered `304` and subscribe confirmations are free.
+    pub api_rate_per_sec: u32,
+    /// Such answers one client address gets at once before the rate applies.
+    pub api_burst: u32,
 }
 
 impl Config {
@@ -180,6 +190,12 @@ impl Config {
     /// Default of [`Config::query_interval`]: the default poll interval, as
     /// the shared list rarely changes faster.
     pub const DEFAULT_QUERY_INTERVAL: Duration = Duration::from_secs(1);
+    /// Default of [`Config::api_rate_per_sec`]: a page reconnecting costs
+    /// one or two answers, a bot that revalidates none.
+    pub const DEFAULT_API_RATE: u32 = 2;
+    /// Default of [`Config::api_burst`]: a few tabs loading (or a page
+    /// reloading several times) at once.
+    pub const DEFAULT_API_BURST: u32 = 10;
 
     /// A configuration with the defaults of the binary.
     pub fn new(master: impl Into<String>, admin_token: AdminToken) -> Self {
@@ -188,7 +204,7 @@ impl Config {
             static_dir: PathBuf::from(Self::DEFAULT_STATIC_DIR),
             admin_token,
             allowed_origins: Vec::new(),
-            loopback_origins: true,
+            loopback_origins: false,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             poll_interval: Self::DEFAULT_POLL_INTERVAL,
             rate_per_sec: Self::DEFAULT_RATE_PER_SEC,
@@ -222,12 +238,14 @@ impl Config {
             auth_max_failures: Self::DEFAULT_AUTH_MAX_FAILURES,
             auth_window: Self::DEFAULT_AUTH_WINDOW,
             query_interval: Self::DEFAULT_QUERY_INTERVAL,
+            api_rate_per_sec: Self::DEFAULT_API_RATE,
+            api_burst: Self::DEFAULT_API_BURST,
         }
     }
 
     /// Refuses settings that would panic a task or refuse everyone (a zero
     /// interval, timeout or cap), naming the setting.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let durations = [
             ("poll interval", self.poll_interval),
             ("ping interval", self.ping_interval),
@@ -246,9 +264,7 @@ impl Config {
         ];
         for (name, value) in durations {
             if value.is_zero() {
-                return Err(Error::Config(format!(
-                    "the {name} must be greater than zero"
-                )));
+                return Err(ConfigError::Zero(name));
             }
         }
         let counts = [
@@ -265,20 +281,47 @@ impl Config {
                 "maximum of bridgeAuth failures",
                 self.auth_max_failures as usize,
             ),
+            ("API answer rate", self.api_rate_per_sec as usize),
+            ("API answer burst", self.api_burst as usize),
         ];
         for (name, value) in counts {
             if value == 0 {
-                return Err(Error::Config(format!(
-                    "the {name} must be greater than zero"
-                )));
+                return Err(ConfigError::Zero(name));
             }
         }
         if self.reconnect_min > self.reconnect_max {
-            return Err(Error::Config(
-                "the reconnect minimum is above the reconnect maximum".into(),
-            ));
+            return Err(ConfigError::ReconnectRange);
         }
         Ok(())
+    }
+}
+
+// The embedded master's settings: the binary's `--master-*` flags.
+
+/// What the bridge's binary gives the master it runs in-process (without
+/// `--master`), as the master binary's flags of the same names do: a ban
+/// file, exempt networks and `--require-peer-address`. The bridge itself
+/// does not read them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmbeddedMaster {
+    /// Banned addresses and networks (`master::bans`); reloaded on SIGHUP.
+    pub ban_file: Option<PathBuf>,
+    /// Networks without the per-address cap and the message rate, besides
+    /// the address the bridge itself connects from.
+    pub exempt: Vec<IpNet>,
+    /// Discard registrations whose `serverAddress` is not the address they
+    /// come from.
+    pub require_peer_address: bool,
+}
+
+impl EmbeddedMaster {
+    /// The embedded master's configuration when it listens on `listen`:
+    /// [`master::Config::embedded`] with these settings added.
+    pub fn master_config(&self, listen: SocketAddr) -> master::Config {
+        let mut config = master::Config::embedded(listen);
+        config.exempt.extend(self.exempt.iter().copied());
+        config.require_peer_address = self.require_peer_address;
+        config
     }
 }
 
@@ -298,5 +341,41 @@ mod tests {
         let mut zero = config.clone();
         zero.max_ws_per_address = 0;
         assert!(zero.validate().is_err());
+        let mut zero = config.clone();
+        zero.api_rate_per_sec = 0;
+        let err = zero.validate().unwrap_err().to_string();
+        assert!(err.contains("API answer rate"), "{err}");
     }
+
+    #[test]
+    fn the_embedded_master_gets_the_operators_settings_besides_its_own() {
+        let listen: SocketAddr = "127.0.0.1:51963".parse().unwrap();
+        let plain = EmbeddedMaster::default().master_config(listen);
+        assert_eq!(plain.exempt, master::Config::embedded(listen).exempt);
+        assert!(!plain.require_peer_address);
+        let options = EmbeddedMaster {
+            ban_file: None,
+            exempt: vec!["192.0.2.0/24".parse().unwrap()],
+            require_peer_address: true,
+        };
+        let config = options.master_config(listen);
+        assert_eq!(
+            config.exempt,
+            [
+                "127.0.0.1/32".parse::<IpNet>().unwrap(),
+                "192.0.2.0/24".parse().unwrap()
+            ]
+        );
+        assert!(config.require_peer_address);
+    }
+}
+
+/// A [`Config`] value the bridge cannot work with, naming the setting (the
+/// command line maps the names to its flags in its messages).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("the {0} must be greater than zero")]
+    Zero(&'static str),
+    #[error("the reconnect minimum is above the reconnect maximum")]
+    ReconnectRange,
 }

@@ -16,7 +16,7 @@ pub enum Error {
     )]
     ShortToken(usize),
     #[error("invalid configuration: {0}")]
-    Config(String),
+    Config(#[from] crate::config::ConfigError),
     #[error("cannot read the admin token file {path}: {source}")]
     TokenFile { path: PathBuf, source: io::Error },
     #[error("cannot generate a random admin token: {0}")]
@@ -26,7 +26,8 @@ pub enum Error {
 }
 
 /// Why a connection to the master (the shared upstream's or an admin's)
-/// could not be opened or ended. `/healthz` shows it as its sentence.
+/// could not be opened or ended; logged when the master goes down (never
+/// shown to clients: it names the master and the OS error).
 #[derive(Debug, thiserror::Error)]
 pub enum MasterError {
     #[error("cannot connect to the master at {master}: {source}")]
@@ -74,7 +75,7 @@ mod tests {
             source: io::ErrorKind::ConnectionRefused.into(),
         };
         assert!(!refused.is_silence());
-        // `/healthz` shows these sentences.
+        // The log shows these sentences.
         assert_eq!(
             MasterError::NoAnswer(timeout).to_string(),
             "no answer from the master within 5s"

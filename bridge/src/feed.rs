@@ -1,4 +1,4 @@
-//! The lobby list as deltas (`shared/protocol.md` §2.1): each new list from
+//! The lobby list as deltas (`docs/protocol.md` §3): each new list from
 //! the master is compared once with the last published one, and the
 //! resulting delta is encoded once, for every subscriber. The newest
 //! deltas are kept (a bounded ring) so a subscriber that fell behind or
@@ -13,11 +13,11 @@ use bytes::Bytes;
 use protocol::{
     bridge::names,
     delta::{delta_json, snapshot_json, CatchUp, Change, History, Keyed, KeyedList, Resume},
-    ServerEntry,
+    Addresses, ServerEntry,
 };
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::publish::Encoded;
+use crate::publish::{Encoded, Visibility};
 
 /// Deltas kept for catching up; older ones are answered with a snapshot.
 pub const HISTORY: usize = 64;
@@ -36,7 +36,7 @@ pub struct ApiBody {
 pub struct FeedState {
     pub epoch: Arc<str>,
     pub seq: u64,
-    hide: bool,
+    visibility: Visibility,
     entries: Arc<[Keyed]>,
     /// The deltas up to this one (protocol's ring and catch-up rule).
     history: History<Encoded>,
@@ -49,8 +49,8 @@ impl FeedState {
     /// The `bridgeSnapshot` of this list.
     pub fn snapshot(&self) -> &Encoded {
         self.snapshot.get_or_init(|| {
-            let encode = |hide| snapshot_json(&self.epoch, self.seq, &self.entries, hide);
-            Encoded::new(encode(false), self.hide, || encode(true))
+            self.visibility
+                .encode(|a| snapshot_json(&self.epoch, self.seq, &self.entries, a))
         })
     }
 
@@ -63,12 +63,17 @@ impl FeedState {
 
     /// The answer to a delta subscribe that holds `resume`: the missing
     /// deltas, an empty delta (`prev` = `seq`) that confirms a current
-    /// list, or the snapshot (§2.1).
+    /// list, or the snapshot (`docs/protocol.md` §3).
     pub fn catch_up(&self, resume: Option<&Resume>, admin: bool) -> Vec<Utf8Bytes> {
         match self.history.catch_up(resume) {
             CatchUp::Deltas(deltas) if deltas.is_empty() => {
-                let confirm =
-                    delta_json(&self.epoch, self.seq, self.seq, &Change::default(), false);
+                let confirm = delta_json(
+                    &self.epoch,
+                    self.seq,
+                    self.seq,
+                    &Change::default(),
+                    Addresses::Shown,
+                );
                 vec![Utf8Bytes::from(confirm)]
             }
             CatchUp::Deltas(deltas) => Self::texts(deltas, admin),
@@ -136,7 +141,7 @@ fn brotli(data: &[u8]) -> Bytes {
 #[derive(Debug)]
 pub struct Feed {
     epoch: Arc<str>,
-    hide: bool,
+    visibility: Visibility,
     list: KeyedList,
     history: History<Encoded>,
 }
@@ -144,12 +149,12 @@ pub struct Feed {
 impl Feed {
     /// A feed for a new epoch (a random string: bridges behind one load
     /// balancer must not share one).
-    pub fn new(epoch: impl Into<Arc<str>>, hide_addresses: bool) -> Self {
+    pub fn new(epoch: impl Into<Arc<str>>, visibility: Visibility) -> Self {
         let epoch = epoch.into();
         Self {
             history: History::new(&*epoch, HISTORY),
             epoch,
-            hide: hide_addresses,
+            visibility,
             list: KeyedList::new(),
         }
     }
@@ -166,13 +171,14 @@ impl Feed {
         let change = change.unwrap_or_default();
         let prev = self.history.seq();
         let epoch = &self.epoch;
-        let encode = |hide| delta_json(epoch, prev + 1, prev, &change, hide);
-        let delta = Encoded::new(encode(false), self.hide, || encode(true));
+        let delta = self
+            .visibility
+            .encode(|a| delta_json(epoch, prev + 1, prev, &change, a));
         let seq = self.history.push(delta);
         Some(Arc::new(FeedState {
             epoch: self.epoch.clone(),
             seq,
-            hide: self.hide,
+            visibility: self.visibility,
             entries: self.list.shared_entries(),
             history: self.history.clone(),
             snapshot: OnceLock::new(),
@@ -237,7 +243,7 @@ mod tests {
 
     #[test]
     fn publishes_changes_only_and_catches_up() {
-        let mut feed = Feed::new("e", true);
+        let mut feed = Feed::new("e", Visibility::new(true));
         let first = feed
             .publish(vec![])
             .expect("the first list is published even if empty");
@@ -298,7 +304,7 @@ mod tests {
 
     #[test]
     fn old_lists_get_a_snapshot() {
-        let mut feed = Feed::new("e", false);
+        let mut feed = Feed::new("e", Visibility::new(false));
         let mut last = None;
         for n in 0..(HISTORY as u32 + 5) {
             last = feed.publish(vec![entry("a", n)]);
@@ -314,11 +320,12 @@ mod tests {
 
     #[test]
     fn api_body_is_the_snapshot_content_compressed() {
-        let mut feed = Feed::new("e", true);
+        let mut feed = Feed::new("e", Visibility::new(true));
         let servers: Vec<_> = (0..500).map(|n| entry(&format!("server {n}"), n)).collect();
         let state = feed.publish(servers).unwrap();
         let body = state.api_body();
-        let expected = protocol::delta::snapshot_content_json("e", 1, &state.entries, true);
+        let expected =
+            protocol::delta::snapshot_content_json("e", 1, &state.entries, Addresses::Hidden);
         assert_eq!(body.identity, expected.as_bytes(), "the snapshot's content");
         let json: serde_json::Value = serde_json::from_slice(&body.identity).unwrap();
         assert_eq!(json["seq"], 1);

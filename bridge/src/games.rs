@@ -8,7 +8,10 @@
 //! ([`gamequery::screen`]), every round ends by its deadline, and errors
 //! stay typed ([`error`]) until they are rendered for admins and viewers
 //! ([`round`]), so `--hide-addresses` keeps addresses out of them too.
+//! Each server takes a bounded share of every push ([`budget`]): its text
+//! cut and cleaned, its players and rules cut to fit.
 
+pub mod budget;
 pub mod error;
 mod refresh;
 pub mod round;
@@ -17,14 +20,14 @@ pub use refresh::refresh;
 
 use std::sync::Arc;
 
-use gamequery::{Client, QueryOptions};
-use protocol::bridge::GamesMessage;
+use gamequery::{Client, Limits, QueryOptions};
+use protocol::{bridge::GamesMessage, Addresses};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     config::Config,
-    publish::{Publisher, Snapshot},
+    publish::{Publisher, Snapshot, Visibility},
 };
 
 use self::round::Round;
@@ -41,12 +44,12 @@ pub struct Games {
 
 impl Games {
     /// A refresher for `config`, or `None` when no source is configured.
-    pub fn from_config(config: &Config) -> Option<Self> {
+    pub fn from_config(config: &Config, visibility: Visibility) -> Option<Self> {
         if config.a2s.is_empty() && config.gameagent_masters.is_empty() {
             return None;
         }
         Some(Self {
-            out: Publisher::new(None, config.hide_addresses),
+            out: Publisher::new(None, visibility),
         })
     }
 
@@ -57,12 +60,12 @@ impl Games {
 
     /// Publishes a round; unchanged contents wake nobody.
     pub fn publish(&self, round: &Round) {
-        let full = GamesMessage::GameServers(round.render(false)).to_json();
+        let full = GamesMessage::GameServers(round.render(Addresses::Shown)).to_json();
         if self.out.is_current(full.as_bytes()) {
             return;
         }
         let text = self.out.encode(full, || {
-            GamesMessage::GameServers(round.render(true)).to_json()
+            GamesMessage::GameServers(round.render(Addresses::Hidden)).to_json()
         });
         self.out.publish(text, |_| {});
     }
@@ -74,6 +77,7 @@ impl Games {
             retries: config.game_query_retries,
             layout: None,
             max_in_flight: config.game_query_concurrency,
+            limits: Limits::DEFAULT,
         });
         loop {
             let round = tokio::select! {

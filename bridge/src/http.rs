@@ -16,13 +16,16 @@ use std::{
 
 use axum::Router;
 use ipnet::IpNet;
-use master::limits::{AddressSlot, PerAddress};
+use master::{
+    limits::{AddressSlot, PerAddress},
+    throttled,
+};
 use tokio::{
     net::TcpListener,
     sync::{OwnedSemaphorePermit, Semaphore},
 };
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tracing::{debug, warn};
+use tracing::debug;
 
 use crate::{
     config::Config,
@@ -106,7 +109,7 @@ pub(crate) async fn serve(
             Err(e) => {
                 // Out of file descriptors or memory: give the open
                 // connections a moment to end instead of spinning.
-                warn!(error = %e, "accept failed; retrying in 100 ms");
+                throttled!(warn, error = %e, "accept failed; retrying in 100 ms");
                 tokio::select! {
                     () = stop.cancelled() => break,
                     () = tokio::time::sleep(Duration::from_millis(100)) => continue,

@@ -1,14 +1,17 @@
-//! The lobby's WebSocket bridge (`shared/protocol.md` section 2): serves the
+//! The lobby's WebSocket bridge (`docs/protocol.md` §2): serves the
 //! front end, and relays browsers to the master over `/ws`. Viewers share
-//! one upstream connection that polls the list; each admin gets its own
-//! master connection, so its test server lives as long as its WebSocket.
+//! one upstream (the embedded master's change watch, or one connection
+//! that polls a remote master); each admin gets its own master connection,
+//! so its test server lives as long as its WebSocket.
 //!
 //! Like the master, the library takes an already-bound listener so tests
 //! (and the binary) choose the port.
 
 mod api;
 pub mod assets;
+mod budget;
 pub mod config;
+mod ctx;
 pub mod error;
 pub mod feed;
 pub mod forwarded;

@@ -21,12 +21,24 @@ pub struct Metrics {
     /// Text messages sent to browsers.
     pub frames_out: AtomicU64,
     refusals: [AtomicU64; 6],
-    /// Upgrades refused before the WebSocket existed.
+    /// Upgrades refused for a foreign (or not ASCII) `Origin`; logged at
+    /// most once per 10 s.
     pub refused_origin: AtomicU64,
     /// Upgrades refused at the connection limit.
     pub refused_full: AtomicU64,
     /// WebSocket upgrades refused at the per-address cap.
     pub refused_ws_address: AtomicU64,
+    /// Requests to `/ws` that were not a WebSocket upgrade (HTTP 400).
+    pub refused_not_websocket: AtomicU64,
+    /// WebSockets closed with 1008 for a message flood (continuation
+    /// frames included); logged at most once per 10 s.
+    pub closed_flood: AtomicU64,
+    /// WebSockets closed with 1009 for a frame or message too big.
+    pub closed_too_big: AtomicU64,
+    /// WebSockets closed for sending nothing, not even a pong.
+    pub closed_no_pong: AtomicU64,
+    /// WebSockets dropped because the browser did not read.
+    pub closed_not_reading: AtomicU64,
     /// Open client TCP connections (HTTP and WebSocket).
     pub http_connections: AtomicI64,
     /// Connections closed at accept: their address had all its slots.
@@ -42,6 +54,13 @@ pub struct Metrics {
     /// Master lists dropped because a list asked for later was published
     /// already (replies on the poller's and admins' connections race).
     pub stale_lists_dropped: AtomicU64,
+    /// `/api/` requests answered `429`: their address had no token left.
+    pub api_limited: AtomicU64,
+    /// WebSocket answers (a whole list or a catch-up) that waited for their
+    /// socket's query interval.
+    pub held_interval: AtomicU64,
+    /// WebSocket answers that waited for their address's next token.
+    pub held_address: AtomicU64,
 }
 
 impl Metrics {
@@ -120,6 +139,21 @@ impl Metrics {
                     "{status=\"503\",reason=\"address\"}",
                     u(&self.refused_ws_address),
                 ),
+                (
+                    "{status=\"400\",reason=\"not-websocket\"}",
+                    u(&self.refused_not_websocket),
+                ),
+            ],
+        );
+        metric(
+            "bridge_websockets_closed_total",
+            "counter",
+            "WebSockets the bridge closed for what the browser did, by reason.",
+            &[
+                ("{reason=\"flood\"}", u(&self.closed_flood)),
+                ("{reason=\"too-big\"}", u(&self.closed_too_big)),
+                ("{reason=\"no-pong\"}", u(&self.closed_no_pong)),
+                ("{reason=\"not-reading\"}", u(&self.closed_not_reading)),
             ],
         );
         metric(
@@ -161,6 +195,21 @@ impl Metrics {
             "Master lists dropped as older than the list already published.",
             &[("", u(&self.stale_lists_dropped))],
         );
+        metric(
+            "bridge_api_limited_total",
+            "counter",
+            "Requests under /api/ answered 429: the client address had no token left.",
+            &[("", u(&self.api_limited))],
+        );
+        metric(
+            "bridge_answers_held_total",
+            "counter",
+            "WebSocket list answers that had to wait, by what they waited for.",
+            &[
+                ("{for=\"interval\"}", u(&self.held_interval)),
+                ("{for=\"address\"}", u(&self.held_address)),
+            ],
+        );
         out
     }
 }
@@ -180,5 +229,13 @@ mod tests {
         assert!(text.contains("bridge_connections{role=\"viewer\"} 0\n"));
         assert!(text.contains("# TYPE bridge_master_up gauge\n"));
         assert!(text.contains("bridge_stale_lists_dropped_total 0\n"));
+        m.closed_flood.fetch_add(3, Relaxed);
+        let text = m.render();
+        assert!(text.contains("bridge_websockets_closed_total{reason=\"flood\"} 3\n"));
+        assert!(text.contains(
+            "bridge_upgrades_refused_total{status=\"400\",reason=\"not-websocket\"} 0\n"
+        ));
+        assert!(text.contains("bridge_api_limited_total 0\n"));
+        assert!(text.contains("bridge_answers_held_total{for=\"address\"} 0\n"));
     }
 }

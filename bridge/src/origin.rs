@@ -1,12 +1,39 @@
 //! The `Origin` check of WebSocket upgrades (no I/O). The rate and
 //! connection limits are the master's (`master::limits`).
 
+/// Whether a WebSocket upgrade with these raw `Origin` and `Host` header
+/// values may proceed: [`origin_allowed`], except that an `Origin` that is
+/// present but not ASCII (or not UTF-8) is foreign, not missing (no browser
+/// sends one, and "missing" lets anything through). A `Host` that is not
+/// ASCII matches no origin.
+pub fn origin_header_allowed(
+    origin: Option<&[u8]>,
+    host: Option<&[u8]>,
+    allowed: &[String],
+    loopback: bool,
+) -> bool {
+    let origin = match origin {
+        None => None,
+        Some(raw) => match ascii(raw) {
+            Some(text) => Some(text),
+            None => return false,
+        },
+    };
+    origin_allowed(origin, host.and_then(ascii), allowed, loopback)
+}
+
+/// `value` as text if it is ASCII.
+fn ascii(value: &[u8]) -> Option<&str> {
+    std::str::from_utf8(value).ok().filter(|s| s.is_ascii())
+}
+
 /// Whether a WebSocket upgrade with this `Origin` may proceed.
 ///
 /// No `Origin` header: not a browser, which could send any header anyway,
 /// so there is nothing to protect. With `allowed` non-empty only those
 /// origins pass; otherwise the page's own origin (the request's `Host`) and,
-/// when `loopback` is set, `http://localhost:*` and `http://127.0.0.1:*`.
+/// when `loopback` is set (`--allow-loopback-origins`), `http://localhost:*`,
+/// `http://127.0.0.1:*` and `http://[::1]:*`.
 pub fn origin_allowed(
     origin: Option<&str>,
     host: Option<&str>,
@@ -115,6 +142,42 @@ mod tests {
             host,
             &list,
             true
+        ));
+    }
+
+    #[test]
+    fn an_origin_that_is_not_ascii_is_foreign_not_missing() {
+        let none: &[String] = &[];
+        let host = Some(&b"lobby.example:8080"[..]);
+        assert!(origin_header_allowed(None, host, none, false));
+        assert!(origin_header_allowed(
+            Some(b"http://lobby.example:8080"),
+            host,
+            none,
+            false
+        ));
+        for raw in [
+            &b"http://lobby.example:8080\xff"[..],
+            "http://l\u{f6}bby.example:8080".as_bytes(),
+            b"\xc3",
+        ] {
+            assert!(
+                !origin_header_allowed(Some(raw), host, none, true),
+                "{raw:?}"
+            );
+            let list = vec![String::from_utf8_lossy(raw).into_owned()];
+            assert!(
+                !origin_header_allowed(Some(raw), host, &list, true),
+                "{raw:?}"
+            );
+        }
+        // A Host that is not ASCII is nobody's own origin.
+        let odd_host = Some("l\u{f6}bby.example".as_bytes());
+        assert!(!origin_header_allowed(
+            Some(b"http://lobby.example"),
+            odd_host,
+            none,
+            false
         ));
     }
 }

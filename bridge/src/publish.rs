@@ -3,10 +3,58 @@
 //! [`crate::games`]): one message in its two forms, admins' and viewers',
 //! numbered, and sent on a `watch` channel only when its bytes changed, so
 //! an unchanged list wakes nobody and a session can tell by the number
-//! whether it has pushed it.
+//! whether it has pushed it. [`Visibility`] is the one rule for what a
+//! viewer may see of any of them.
 
+use protocol::Addresses;
 use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+/// What viewers may see of everything the bridge publishes (the lobby
+/// list, its deltas and snapshots, `/api/servers`, the other games):
+/// decided once from `--hide-addresses`. Admins always see addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Visibility {
+    viewers: Addresses,
+}
+
+impl Visibility {
+    /// The rule for a bridge started with (or without) `--hide-addresses`.
+    pub fn new(hide_addresses: bool) -> Self {
+        let viewers = if hide_addresses {
+            Addresses::Hidden
+        } else {
+            Addresses::Shown
+        };
+        Self { viewers }
+    }
+
+    /// Whether viewers see servers' addresses.
+    pub fn viewers(&self) -> Addresses {
+        self.viewers
+    }
+
+    /// Both forms of a message that `write` lays out for an audience; the
+    /// viewers' form is written only when it differs from the admins'.
+    pub fn encode<T: Into<Utf8Bytes>>(&self, write: impl Fn(Addresses) -> T) -> Encoded {
+        self.encode_as(write(Addresses::Shown), || write(Addresses::Hidden))
+    }
+
+    /// Both forms of a message whose admins' form is at hand (`full`);
+    /// `hidden` writes the viewers' form, only when addresses are hidden.
+    pub fn encode_as<T: Into<Utf8Bytes>>(
+        &self,
+        full: impl Into<Utf8Bytes>,
+        hidden: impl FnOnce() -> T,
+    ) -> Encoded {
+        let full = full.into();
+        let viewer = match self.viewers {
+            Addresses::Hidden => hidden().into(),
+            Addresses::Shown => full.clone(),
+        };
+        Encoded { full, viewer }
+    }
+}
 
 /// One message in the two forms the bridge sends it: with addresses (to
 /// admins) and as viewers may see it (the same text, shared, unless
@@ -18,18 +66,6 @@ pub struct Encoded {
 }
 
 impl Encoded {
-    /// `full` for admins; for viewers `hidden()` when addresses are hidden
-    /// (only then is it encoded), else `full` again.
-    pub fn new<T: Into<Utf8Bytes>>(
-        full: impl Into<Utf8Bytes>,
-        hide: bool,
-        hidden: impl FnOnce() -> T,
-    ) -> Self {
-        let full = full.into();
-        let viewer = if hide { hidden().into() } else { full.clone() };
-        Self { full, viewer }
-    }
-
     /// The form for an admin (`true`) or a viewer.
     pub fn for_role(&self, admin: bool) -> &Utf8Bytes {
         if admin {
@@ -72,15 +108,15 @@ impl Holds for Option<Snapshot> {
 #[derive(Debug)]
 pub struct Publisher<S> {
     tx: watch::Sender<S>,
-    hide_addresses: bool,
+    visibility: Visibility,
 }
 
 impl<S: Holds> Publisher<S> {
-    /// A publisher starting at `initial`; viewers' forms lack addresses
-    /// when `hide_addresses`.
-    pub fn new(initial: S, hide_addresses: bool) -> Self {
+    /// A publisher starting at `initial`, whose viewers' forms follow
+    /// `visibility`.
+    pub fn new(initial: S, visibility: Visibility) -> Self {
         let (tx, _) = watch::channel(initial);
-        Self { tx, hide_addresses }
+        Self { tx, visibility }
     }
 
     /// A receiver for one connection; it starts at the current state.
@@ -102,14 +138,13 @@ impl<S: Holds> Publisher<S> {
             .is_some_and(|s| s.text.full.as_bytes() == full)
     }
 
-    /// The two forms of a message: `full`, and `hidden()` for viewers when
-    /// this publisher hides addresses.
+    /// The two forms of a message (see [`Visibility::encode_as`]).
     pub fn encode<T: Into<Utf8Bytes>>(
         &self,
         full: impl Into<Utf8Bytes>,
         hidden: impl FnOnce() -> T,
     ) -> Encoded {
-        Encoded::new(full, self.hide_addresses, hidden)
+        self.visibility.encode_as(full, hidden)
     }
 
     /// Publishes `text` under the next number, applying `also` in the same
@@ -146,7 +181,7 @@ mod tests {
 
     #[test]
     fn numbers_changes_and_wakes_nobody_for_the_same_text() {
-        let publisher = Publisher::new(None, false);
+        let publisher = Publisher::new(None, Visibility::new(false));
         let mut rx = publisher.subscribe();
         assert!(publisher.publish(forms(&publisher, "a"), |_| {}));
         assert!(rx.has_changed().unwrap());
@@ -162,12 +197,12 @@ mod tests {
 
     #[test]
     fn hides_addresses_only_in_the_viewers_form() {
-        let publisher = Publisher::new(None, true);
+        let publisher = Publisher::new(None, Visibility::new(true));
         let text = forms(&publisher, "a");
         assert_eq!(text.for_role(true).as_str(), "a");
         assert_eq!(text.for_role(false).as_str(), "a hidden");
         // Not encoded at all when addresses are shown.
-        let shown = Encoded::new("a", false, || -> String { panic!("not encoded") });
+        let shown = Visibility::new(false).encode_as("a", || -> String { panic!("not encoded") });
         assert_eq!(shown.viewer.as_str(), "a");
     }
 }

@@ -1,16 +1,25 @@
 //! The HTTP side: routes (`/ws`, `/healthz`, `/metrics`, the front end),
 //! the checks made before a WebSocket upgrade, and graceful shutdown.
 
-use std::{future::Future, net::SocketAddr, sync::Arc};
+use std::{
+    future::Future,
+    net::SocketAddr,
+    sync::{atomic::Ordering::Relaxed, Arc},
+};
 
 use axum::{
     extract::{ConnectInfo, Request, State},
     http::{header, HeaderMap, HeaderValue, StatusCode},
+    middleware,
     response::{IntoResponse, Response},
     routing::get,
     Extension, Router,
 };
 use hyper_util::rt::TokioIo;
+use master::{
+    logtext::{cut, cut_bytes},
+    throttled,
+};
 use protocol::bridge::MasterState;
 use tokio::{net::TcpListener, sync::Semaphore};
 use tokio_tungstenite::tungstenite::{handshake::derive_accept_key, protocol::WebSocketConfig};
@@ -19,35 +28,18 @@ use tracing::{debug, info, warn};
 
 use crate::{
     api,
+    budget::Budget,
     config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
+    ctx::Ctx,
     error::Error,
     games::Games,
     http,
     metrics::Metrics,
-    origin::origin_allowed,
+    origin::origin_header_allowed,
+    publish::Visibility,
     session::{self, AuthGuard, Handle, Settings},
     upstream::{Source, Upstream},
 };
-
-/// What every request handler and session shares.
-#[derive(Debug)]
-pub(crate) struct Ctx {
-    pub(crate) config: Config,
-    pub(crate) upstream: Arc<Upstream>,
-    /// Where the list comes from: the embedded master or a remote one.
-    pub(crate) source: Source,
-    /// Other games' servers; `None` unless `--a2s`/`--gameagent-master`.
-    pub(crate) games: Option<Arc<Games>>,
-    pub(crate) metrics: Arc<Metrics>,
-    /// Fires on shutdown: sessions close with 1001.
-    pub(crate) cancel: CancellationToken,
-    /// Open WebSocket sessions, so shutdown can wait for them.
-    pub(crate) sessions: TaskTracker,
-    /// One permit per open WebSocket (`max_connections`).
-    pub(crate) slots: Arc<Semaphore>,
-    /// What each WebSocket session gets of the above.
-    pub(crate) session: Arc<Handle>,
-}
 
 /// A bridge: configuration plus shared state. Build it, keep
 /// [`Bridge::metrics`] if you want to look inside, then [`Bridge::run`].
@@ -72,14 +64,16 @@ impl Bridge {
 
     fn build(config: Config, embedded: Option<Arc<master::Registry>>) -> Self {
         let metrics = Arc::new(Metrics::default());
-        let upstream = Arc::new(Upstream::new(config.hide_addresses, metrics.clone()));
+        let visibility = Visibility::new(config.hide_addresses);
+        let upstream = Arc::new(Upstream::new(visibility, metrics.clone()));
         let source = match embedded {
             Some(registry) => Source::Embedded(registry),
             None => Source::Remote,
         };
         let slots = Arc::new(Semaphore::new(config.max_connections));
-        let games = Games::from_config(&config).map(Arc::new);
+        let games = Games::from_config(&config, visibility).map(Arc::new);
         let cancel = CancellationToken::new();
+        let budget = Arc::new(Budget::new(config.api_rate_per_sec, config.api_burst));
         let session = Arc::new(Handle {
             config: Settings::from(&config),
             shared: upstream.subscribe(),
@@ -87,6 +81,7 @@ impl Bridge {
             offer_list: source.offer_list(&upstream),
             metrics: metrics.clone(),
             auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
+            budget: budget.clone(),
             cancel: cancel.clone(),
         });
         Self {
@@ -96,6 +91,7 @@ impl Bridge {
                 source,
                 games,
                 metrics,
+                budget,
                 cancel,
                 sessions: TaskTracker::new(),
                 slots,
@@ -185,8 +181,11 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/healthz", get(healthz))
         .route("/api/servers", get(api::servers).options(api::preflight))
         .route("/metrics", get(metrics))
-        .with_state(ctx)
+        .with_state(ctx.clone())
         .merge(front_end)
+        // Outermost, so that paths under /api/ that match no route (the
+        // front end's fallback answers them) pay too.
+        .layer(middleware::from_fn_with_state(ctx, api::limit))
 }
 
 async fn ws(
@@ -202,20 +201,28 @@ async fn ws(
     let headers = req.headers();
     let key = match upgrade_key(headers) {
         Ok(key) => key,
-        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+        Err(why) => {
+            ctx.metrics.refused_not_websocket.fetch_add(1, Relaxed);
+            return (StatusCode::BAD_REQUEST, why).into_response();
+        }
     };
-    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    if !origin_allowed(
+    let origin = headers.get(header::ORIGIN).map(HeaderValue::as_bytes);
+    let host = headers.get(header::HOST).map(HeaderValue::as_bytes);
+    if !origin_header_allowed(
         origin,
         host,
         &ctx.config.allowed_origins,
         ctx.config.loopback_origins,
     ) {
-        ctx.metrics
-            .refused_origin
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        info!(%peer, origin = origin.unwrap_or_default(), "upgrade from a foreign origin refused");
+        // A client can repeat this as fast as it can send requests: the
+        // counter says how many, the log a sample (its origin cut short).
+        ctx.metrics.refused_origin.fetch_add(1, Relaxed);
+        throttled!(
+            info,
+            %peer,
+            origin = %cut_bytes(origin.unwrap_or_default()),
+            "upgrade from a foreign origin refused"
+        );
         return (StatusCode::FORBIDDEN, "origin not allowed\n").into_response();
     }
     if ctx.cancel.is_cancelled() {
@@ -225,9 +232,7 @@ async fn ws(
         return (StatusCode::BAD_REQUEST, "bad Sec-WebSocket-Key\n").into_response();
     };
     let Some(address_slot) = client.ws_slot() else {
-        ctx.metrics
-            .refused_ws_address
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ctx.metrics.refused_ws_address.fetch_add(1, Relaxed);
         debug!(%peer, "WebSocket limit of this address reached; upgrade refused");
         return (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -236,10 +241,8 @@ async fn ws(
             .into_response();
     };
     let Ok(permit) = ctx.slots.clone().try_acquire_owned() else {
-        ctx.metrics
-            .refused_full
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        warn!(%peer, "connection limit reached; upgrade refused");
+        ctx.metrics.refused_full.fetch_add(1, Relaxed);
+        throttled!(warn, %peer, "connection limit reached; upgrade refused");
         return (StatusCode::SERVICE_UNAVAILABLE, "too many connections\n").into_response();
     };
     let upgrade = hyper::upgrade::on(&mut req);
@@ -249,7 +252,7 @@ async fn ws(
             Ok(upgraded) => {
                 session::run(handle, peer, TokioIo::new(upgraded), ws_config()).await;
             }
-            Err(e) => debug!(%peer, error = %e, "websocket upgrade failed"),
+            Err(e) => debug!(%peer, error = %cut(&e), "websocket upgrade failed"),
         }
         drop((permit, address_slot));
     });
@@ -308,28 +311,18 @@ fn upgrade_key(headers: &HeaderMap) -> Result<String, &'static str> {
     }
 }
 
+/// Up or down, and nothing else: who may ask is anyone, so the master's
+/// address and the OS error stay in the log (WARN when the master goes
+/// down).
 async fn healthz(State(ctx): State<Arc<Ctx>>) -> Response {
-    let shared = ctx.upstream.current();
-    let (status, body) = match shared.master {
-        MasterState::Up => (
-            StatusCode::OK,
-            serde_json::json!({"status": "ok", "master": "up"}),
-        ),
+    let (status, body) = match ctx.upstream.current().master {
+        MasterState::Up => (StatusCode::OK, r#"{"status":"ok","master":"up"}"#),
         MasterState::Down => (
             StatusCode::SERVICE_UNAVAILABLE,
-            serde_json::json!({
-                "status": "unavailable",
-                "master": "down",
-                "reason": shared.reason.as_deref().unwrap_or("the master cannot be reached"),
-            }),
+            r#"{"status":"unavailable","master":"down"}"#,
         ),
     };
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 async fn metrics(State(ctx): State<Arc<Ctx>>) -> Response {

@@ -1,4 +1,4 @@
-//! Delta subscriptions (`shared/protocol.md` §2.1) and `GET /api/servers`
+//! Delta subscriptions (`docs/protocol.md` §3) and `GET /api/servers`
 //! over real sockets: snapshot then deltas, catching up from `since`, the
 //! embedded master's push, refusals that name the field, and plain
 //! subscribers that notice nothing.

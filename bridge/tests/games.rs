@@ -3,7 +3,8 @@
 //! subscribe and again on change; nothing of it unless configured. A
 //! hostile GameAgent master cannot aim the queries at loopback or the LAN,
 //! repeat servers, list without limit or stall a round, and errors keep
-//! addresses from viewers when they are hidden.
+//! addresses from viewers when they are hidden. Hostile servers' replies
+//! take a bounded share of every push.
 
 mod common;
 
@@ -12,14 +13,17 @@ use std::{
     time::{Duration, Instant},
 };
 
+use bridge::games::budget::Budget;
 use common::*;
+use futures_util::StreamExt;
 use gamequery::{
-    fake::{self, A2sServer, GameAgentMaster, GameAgentServer},
+    fake::{self, hostile, A2sServer, GameAgentMaster, GameAgentServer, HostileGameAgentServer},
     gameagent,
 };
 use protocol::bridge::{GameServers, GameSource, GameSourceKind, GamesMessage};
 use serde_json::Value;
 use tokio::net::UdpSocket;
+use tokio_tungstenite::tungstenite::Message;
 
 /// A GameAgent master listing one server, and that server's query port.
 async fn gameagent() -> (GameAgentMaster, GameAgentServer) {
@@ -508,4 +512,225 @@ async fn a_round_ends_by_its_deadline() {
     assert_eq!(games.sources[2].error.as_deref(), Some("no answer in time"));
     bridge.shutdown().await;
     master.shutdown().await;
+}
+
+/// Hostile servers listed by one master: the most `--game-max-servers`
+/// allows by default.
+const HOSTILE_SERVERS: usize = 512;
+/// Of them, servers sending datagrams of 60,000 bytes (64 of them per
+/// player reply): the first ones listed.
+const OVERSIZED_SERVERS: usize = 8;
+
+/// Starts [`HOSTILE_SERVERS`] hostile GameAgent servers (the first
+/// [`OVERSIZED_SERVERS`] oversized), a master listing them and a hostile
+/// A2S server (see `gamequery::fake::hostile`).
+async fn hostile_sources() -> (Vec<HostileGameAgentServer>, GameAgentMaster, fake::FakeUdp) {
+    let mut servers = Vec::with_capacity(HOSTILE_SERVERS);
+    for n in 0..HOSTILE_SERVERS {
+        let server = if n < OVERSIZED_SERVERS {
+            HostileGameAgentServer::start_oversized().await
+        } else {
+            HostileGameAgentServer::start().await
+        };
+        servers.push(server.unwrap());
+    }
+    let ga_master = GameAgentMaster::start(servers.iter().map(|s| s.game_addr()).collect())
+        .await
+        .unwrap();
+    let a2s = hostile::start_hostile_a2s().await.unwrap();
+    (servers, ga_master, a2s)
+}
+
+/// The text of the first `bridgeGameServers` on `ws`, waiting up to
+/// `within` (a round of hundreds of servers may take longer than one
+/// [`WAIT`]).
+async fn games_text(ws: &mut Ws, within: Duration) -> String {
+    tokio::time::timeout(within, async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Text(t))) if t.contains(r#""command":"bridgeGameServers""#) => {
+                    return t.to_string();
+                }
+                Some(Ok(_)) => {}
+                other => panic!("the socket ended: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("no bridgeGameServers in time")
+}
+
+/// How many players a hostile GameAgent server lists (player `i` has `i`
+/// frags), counted without limits.
+fn hostile_player_count() -> usize {
+    let packets = hostile::gameagent_players(gameagent::MAX_PLAYER_PACKETS);
+    let refs: Vec<&[u8]> = packets.iter().map(Vec::as_slice).collect();
+    let unlimited = gamequery::Limits {
+        players: usize::MAX,
+        ..gamequery::Limits::DEFAULT
+    };
+    gameagent::decode_players_with(&refs, &unlimited)
+        .unwrap()
+        .len()
+}
+
+/// A master lists 512 servers on loopback: 8 send datagrams of 60,000
+/// bytes, the others the largest replies the decoders accept, every text
+/// of 0x1F (six bytes in JSON); an A2S server sends 1000-byte names, 255
+/// players and a bzip2 bomb of 65535 rules. The push a viewer gets stays
+/// under 2 MB: the oversized servers are offline ("a packet longer than
+/// 2048 bytes"), every other server's JSON is within its budget, its text
+/// cut to 64 characters with "…" and cleaned, rules dropped before players
+/// and the best-scoring players kept.
+#[tokio::test]
+async fn hostile_servers_fit_their_budget_in_every_push() {
+    let master = TestMaster::start().await;
+    let (servers, ga_master, a2s) = hostile_sources().await;
+    let mut config = test_config(master.addr);
+    config.a2s = vec![a2s.addr().to_string()];
+    config.gameagent_masters = vec![ga_master.addr().to_string()];
+    config.game_allow_private = true;
+    // One round is enough.
+    config.game_poll_interval = Duration::from_secs(600);
+    config.game_query_timeout = Duration::from_secs(5);
+    config.game_query_retries = 1;
+    let bridge = TestBridge::start(config).await;
+
+    let mut ws = bridge.connect().await;
+    send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
+    let text = games_text(&mut ws, Duration::from_secs(30)).await;
+    assert!(
+        text.len() < 2_000_000,
+        "a push of {} bytes for {HOSTILE_SERVERS} servers",
+        text.len()
+    );
+    assert!(!text.contains("\\u001f"), "control characters in the push");
+    let games = parse(&serde_json::from_str(&text).unwrap());
+
+    let named = &games.sources[0].servers[0];
+    assert!(named.online, "{:?}", named.error);
+    let json = serde_json::to_string(named).unwrap();
+    assert!(json.len() <= Budget::NAMED.bytes, "{}", json.len());
+    for field in [&named.name, &named.map, &named.game, &named.version] {
+        assert_cut(field);
+    }
+    assert!(named.player_list.len() <= Budget::NAMED.players);
+    assert_eq!(
+        named.player_list[0].score,
+        255 - named.player_list.len() as i64
+    );
+    assert!(named.rules.len() <= Budget::NAMED.rules);
+
+    let listed = &games.sources[1];
+    assert_eq!(listed.servers.len(), HOSTILE_SERVERS, "{:?}", listed.note);
+    let sent = hostile_player_count() as i64;
+    let (oversized, listed) = listed.servers.split_at(OVERSIZED_SERVERS);
+    for s in oversized {
+        assert!(!s.online);
+        let error = s.error.as_deref().unwrap_or_default();
+        assert!(error.contains("a packet longer than 2048 bytes"), "{error}");
+    }
+    for s in listed {
+        assert!(s.online, "{:?}", s.error);
+        let json = serde_json::to_string(s).unwrap();
+        assert!(json.len() <= Budget::LISTED.bytes, "{} bytes", json.len());
+        for field in [&s.name, &s.map, &s.game, &s.mode, &s.version] {
+            assert_cut(field);
+        }
+        assert_eq!(s.players, 64, "the server's own count stays");
+        // The players fill the room before any rule, the best-scoring
+        // first: no further player would fit, and the rules only take the
+        // bytes left over (the first status keys, in order).
+        assert!(!s.player_list.is_empty() && s.player_list.len() < Budget::LISTED.players);
+        let scores: Vec<i64> = s.player_list.iter().map(|p| p.score).collect();
+        let n = scores.len() as i64;
+        assert_eq!(scores, (sent - n..sent).collect::<Vec<_>>());
+        assert!(s.player_list.iter().all(|p| is_cut_text(&p.name)));
+        let next = serde_json::to_string(&s.player_list[0]).unwrap();
+        assert!(json.len() + next.len() + 1 > Budget::LISTED.bytes);
+        let keys: Vec<&str> = s.rules.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["players", "maxplayers", "level"][..keys.len().min(3)]
+        );
+    }
+    assert!(servers.iter().all(|s| s.udp().requests() >= 2));
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+/// 64 characters ending with the ellipsis, control characters replaced.
+fn is_cut_text(s: &str) -> bool {
+    s.chars().count() == 64 && s.ends_with('…') && !s.chars().any(char::is_control)
+}
+
+#[track_caller]
+fn assert_cut(s: &str) {
+    assert!(is_cut_text(s), "{s:?}");
+}
+
+/// `VmHWM` (peak resident memory) of a process, in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+}
+
+/// Measures the bridge binary's peak memory with 512 hostile servers (and
+/// a hostile A2S server) and prints it with the push's size; not a
+/// pass/fail figure, so ignored by default:
+/// `cargo test -p bridge --test games -- --ignored --nocapture peak_memory`.
+#[tokio::test]
+#[ignore = "a measurement, run by hand"]
+async fn peak_memory_with_hostile_servers() {
+    let (_servers, ga_master, a2s) = hostile_sources().await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+        ])
+        .args(["--a2s", &a2s.addr().to_string()])
+        .args(["--gameagent-master", &ga_master.addr().to_string()])
+        .args(["--game-allow-private", "--game-poll-interval", "2s"])
+        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(
+        WAIT,
+        tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut line),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let http = line
+        .split_whitespace()
+        .nth(3)
+        .and_then(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("bad readiness line {line:?}"));
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
+        .await
+        .unwrap();
+    send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
+    let first = games_text(&mut ws, Duration::from_secs(30)).await;
+    // A few more rounds (every 2 s), then the peak.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    println!(
+        "{HOSTILE_SERVERS} hostile GameAgent servers ({OVERSIZED_SERVERS} oversized) and 1 \
+         hostile A2S server: push {} bytes, bridge peak RSS {} KiB",
+        first.len(),
+        peak_rss_kib(pid)
+    );
 }

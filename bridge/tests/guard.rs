@@ -3,7 +3,8 @@
 //! timeouts, the open-file limit), forwarded addresses count only from
 //! trusted proxies, bad settings are refused at start, and the session's
 //! own limits (failed `bridgeAuth` per address, pings counted toward the
-//! message rate, query answers at a bounded rate) hold. "Other hosts"
+//! message rate, query answers at a bounded rate) hold, and floods cost the
+//! log a few lines (counted in `/metrics` instead). "Other hosts"
 //! are other loopback addresses (127.0.0.2, 127.0.0.3 route to lo on Linux).
 
 mod common;
@@ -665,6 +666,204 @@ async fn a_flood_of_empty_continuation_frames_closes_the_socket() {
     assert_eq!(recv_close(&mut ws).await, 1008);
     let mut other = ws_from(HOST_C, bridge.addr, &[]).await.unwrap();
     gets_list(&mut other).await;
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+// What a host can make the bridge write to its log.
+
+/// The value of the `/metrics` sample `name` (with its labels, as
+/// rendered), or a panic naming it.
+fn sample(metrics: &str, name: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no sample {name} in:\n{metrics}"))
+}
+
+/// Counts `needle` in what arrived so far, keeping only a tail that may
+/// hold the start of the next one.
+fn count_and_trim(seen: &mut Vec<u8>, needle: &[u8]) -> usize {
+    let mut count = 0;
+    let mut from = 0;
+    while let Some(at) = seen[from..].windows(needle.len()).position(|w| w == needle) {
+        count += 1;
+        from += at + needle.len();
+    }
+    let keep = from.max(seen.len().saturating_sub(needle.len() - 1));
+    seen.drain(..keep);
+    count
+}
+
+/// Sends `request` `times` times down one keep-alive connection from
+/// `from` without waiting for answers (pipelined), and counts the answers
+/// with `status`; returns once all arrived.
+async fn pipelined(from: &str, to: SocketAddr, request: Vec<u8>, times: usize, status: u16) {
+    let (mut rd, mut wr) = connect_from(from, to).await.into_split();
+    let writer = tokio::spawn(async move {
+        for _ in 0..times {
+            wr.write_all(&request)
+                .await
+                .expect("the bridge stopped reading");
+        }
+        wr
+    });
+    let needle = format!("HTTP/1.1 {status} ");
+    let (mut seen, mut answered, mut buf) = (Vec::new(), 0, vec![0u8; 1 << 16]);
+    while answered < times {
+        let n = tokio::time::timeout(WAIT, rd.read(&mut buf))
+            .await
+            .expect("answers stopped coming")
+            .expect("read");
+        assert!(n > 0, "closed after {answered} of {times} answers");
+        seen.extend_from_slice(&buf[..n]);
+        answered += count_and_trim(&mut seen, needle.as_bytes());
+    }
+    drop(writer.await);
+}
+
+/// An upgrade request to `to` with this raw `Origin` value.
+fn upgrade_with_origin(to: SocketAddr, origin: &[u8]) -> Vec<u8> {
+    let mut req = format!(
+        "GET /ws HTTP/1.1\r\nHost: {to}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: "
+    )
+    .into_bytes();
+    req.extend_from_slice(origin);
+    req.extend_from_slice(b"\r\n\r\n");
+    req
+}
+
+/// Floods that each cost one request or one WebSocket, from one host (the
+/// shipped service logs at INFO): thousands of upgrades with an 8 KB foreign
+/// `Origin` (before, 8 KB of log each: a gigabyte in seconds), sockets that
+/// send bad JSON and then flood, sockets that send a message too big. The
+/// log grows by a few lines, and `/metrics` counts every one.
+#[tokio::test]
+async fn floods_do_not_flood_the_log_and_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("bridge.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+        ])
+        .args(["--rate-limit", "1", "--rate-burst", "5"])
+        .args(["--max-ws-per-address", "1000"])
+        .args(["--max-http-per-address", "1000"])
+        .arg("--static")
+        .arg(dir.path())
+        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+        .await
+        .expect("no readiness line")
+        .unwrap();
+    let http: SocketAddr = line
+        .split_whitespace()
+        .nth(3)
+        .and_then(|w| w.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("bad readiness line {line:?}"))
+        .parse()
+        .unwrap();
+    let before = std::fs::metadata(&log_path).unwrap().len();
+
+    // 2 × 1,000 refused upgrades with an 8 KB foreign Origin, pipelined on
+    // two keep-alive connections.
+    let long = format!("http://evil.example/{}", "a".repeat(8192));
+    let foreign = upgrade_with_origin(http, long.as_bytes());
+    let (a, b) = tokio::join!(
+        pipelined(HOST_B, http, foreign.clone(), 1000, 403),
+        pipelined(HOST_B, http, foreign, 1000, 403),
+    );
+    let ((), ()) = (a, b);
+    // 200 sockets that send bad JSON (refused, still within the rate) and
+    // then flood until closed with 1008.
+    for _ in 0..200 {
+        let mut ws = ws_from(HOST_B, http, &[]).await.unwrap();
+        for _ in 0..20 {
+            if ws.send("{not json".into()).await.is_err() {
+                break;
+            }
+        }
+        assert_eq!(recv_close(&mut ws).await, 1008);
+    }
+    // 100 sockets that send a message over 64 KiB: closed with 1009.
+    let big = format!(r#"{{"pad":"{}"}}"#, "x".repeat(70 * 1024));
+    for _ in 0..100 {
+        let mut ws = ws_from(HOST_B, http, &[]).await.unwrap();
+        let _ = ws.send(big.as_str().into()).await;
+        assert_eq!(recv_close(&mut ws).await, 1009);
+    }
+
+    let grown = std::fs::metadata(&log_path).unwrap().len() - before;
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    let tail = &text[usize::try_from(before).unwrap()..];
+    eprintln!(
+        "the log grew by {grown} bytes:\n{}",
+        tail.get(..4096).unwrap_or(tail)
+    );
+    assert!(
+        grown < 4 * 1024,
+        "2,300 refusals and closes grew the log by {grown} bytes"
+    );
+    // The log still tells what happened, with the origin cut short.
+    let origin_line = tail
+        .lines()
+        .find(|l| l.contains("foreign origin"))
+        .expect("no line about the refused origins");
+    assert!(origin_line.len() < 400, "{origin_line}");
+    assert!(tail.contains("message flood"), "{tail}");
+
+    // What the log leaves out, /metrics counts.
+    let (status, _, body) = http_get(http, "/metrics", "").await;
+    assert_eq!(status, 200);
+    let metrics = String::from_utf8_lossy(&body);
+    let refused = r#"bridge_upgrades_refused_total{status="403",reason="origin"}"#;
+    assert_eq!(sample(&metrics, refused), 2000);
+    let flood = r#"bridge_websockets_closed_total{reason="flood"}"#;
+    assert_eq!(sample(&metrics, flood), 200);
+    let big = r#"bridge_websockets_closed_total{reason="too-big"}"#;
+    assert_eq!(sample(&metrics, big), 100);
+    let bad_json = r#"bridge_refusals_total{code="invalid-json"}"#;
+    assert_eq!(sample(&metrics, bad_json), 200 * 5);
+}
+
+#[tokio::test]
+async fn an_origin_that_is_not_ascii_is_refused() {
+    let master = TestMaster::start().await;
+    let bridge = TestBridge::start(test_config(master.addr)).await;
+    let to = bridge.addr;
+    // Before, an Origin that is not ASCII counted as none at all: allowed.
+    for origin in [
+        &b"http://\xffvil.example"[..],
+        "http://\u{e9}vil.example".as_bytes(),
+    ] {
+        let mut s = connect_from(HOST_B, to).await;
+        s.write_all(&upgrade_with_origin(to, origin)).await.unwrap();
+        let mut head = vec![0u8; 12];
+        tokio::time::timeout(WAIT, s.read_exact(&mut head))
+            .await
+            .expect("no answer")
+            .unwrap();
+        assert_eq!(&head, b"HTTP/1.1 403", "{}", String::from_utf8_lossy(&head));
+    }
+    assert_eq!(bridge.metrics.refused_origin.load(Relaxed), 2);
+    // The page's own origin still opens a socket.
+    let own = format!("http://{to}");
+    let mut ws = ws_from(HOST_B, to, &[("Origin", &own)]).await.unwrap();
+    gets_list(&mut ws).await;
     bridge.shutdown().await;
     master.shutdown().await;
 }

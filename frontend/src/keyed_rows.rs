@@ -1,4 +1,4 @@
-//! Rows of a list the bridge numbers (`shared/protocol.md` §2.1): keyed by
+//! Rows of a list the bridge numbers (`docs/protocol.md` §3): keyed by
 //! the bridge's id and kept in id order (the master's order), so a delta
 //! touches only the rows it names and every other row keeps its props, and
 //! Yew re-renders just the changed ones.

@@ -19,7 +19,7 @@ use crate::{
 pub struct Row {
     /// Shared, so copying the rows for an update copies no strings.
     pub entry: Rc<ServerEntry>,
-    /// The bridge's id for the entry (`shared/protocol.md` §2.1), 0 in a
+    /// The bridge's id for the entry (`docs/protocol.md` §3), 0 in a
     /// whole list (`msRQueryGameServers`), which has none.
     pub id: u64,
     /// Unique within a list and stable across updates: Yew's key.

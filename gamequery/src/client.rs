@@ -19,12 +19,20 @@ use crate::{
     a2s::{self, Info, Player, Rule},
     error::{DecodeError, QueryError},
     gameagent::{self, PlayersAssembler, Status},
+    limits::Limits,
     packet::{Reassembler, SplitLayout},
 };
 
-/// Largest datagram we read; replies are at most ~1400 bytes per packet,
-/// but a server may send more.
-const RECV_BUFFER: usize = 65_536;
+/// Largest A2S datagram we read; replies are at most ~1400 bytes per
+/// packet, but a server may send more (at most 15 of them per reply, see
+/// [`crate::packet::MAX_PACKETS`]).
+const A2S_BUFFER: usize = 65_536;
+/// Largest GameAgent master list we read: one datagram of 6-byte records.
+const MASTER_BUFFER: usize = 65_536;
+/// A GameAgent server's packets are at most [`gameagent::MAX_PACKET`]
+/// bytes; one byte more shows a longer one (the kernel cuts a datagram to
+/// the buffer), which the decoders refuse.
+const GAMEAGENT_BUFFER: usize = gameagent::MAX_PACKET + 1;
 /// Challenges one attempt follows before giving up.
 const MAX_CHALLENGES: usize = 3;
 /// How long a GameAgent player reply may wait for packets between its first
@@ -42,6 +50,8 @@ pub struct QueryOptions {
     pub layout: Option<SplitLayout>,
     /// Queries in flight at once, per [`Client`].
     pub max_in_flight: usize,
+    /// What the decoders keep of each reply.
+    pub limits: Limits,
 }
 
 impl Default for QueryOptions {
@@ -51,6 +61,7 @@ impl Default for QueryOptions {
             retries: 2,
             layout: None,
             max_in_flight: 64,
+            limits: Limits::DEFAULT,
         }
     }
 }
@@ -149,7 +160,7 @@ impl Client {
     /// it), and the round-trip time of the answered request.
     pub async fn a2s_info(&self, addr: SocketAddr) -> Result<(Info, Duration), QueryError> {
         let (reply, rtt) = self.a2s_exchange(addr, a2s::info_request).await?;
-        let info = a2s::decode_info(&reply).map_err(|e| decode(addr, e))?;
+        let info = a2s::decode_info_with(&reply, &self.opts.limits).map_err(|e| decode(addr, e))?;
         Ok((info, rtt))
     }
 
@@ -164,7 +175,7 @@ impl Client {
                 a2s::players_request(c.unwrap_or(a2s::NO_CHALLENGE))
             })
             .await?;
-        a2s::decode_players(&reply, the_ship).map_err(|e| decode(addr, e))
+        a2s::decode_players_with(&reply, the_ship, &self.opts.limits).map_err(|e| decode(addr, e))
     }
 
     /// `A2S_RULES`.
@@ -172,22 +183,24 @@ impl Client {
         let (reply, _) = self
             .a2s_exchange(addr, |c| a2s::rules_request(c.unwrap_or(a2s::NO_CHALLENGE)))
             .await?;
-        a2s::decode_rules(&reply).map_err(|e| decode(addr, e))
+        a2s::decode_rules_with(&reply, &self.opts.limits).map_err(|e| decode(addr, e))
     }
 
-    /// Sends one GameAgent request and decodes its one-packet reply.
+    /// Sends one GameAgent request and decodes its one-packet reply, read
+    /// into `buffer` bytes.
     async fn gameagent_single<T>(
         &self,
         addr: SocketAddr,
         request: &'static [u8],
-        parse: fn(&[u8]) -> Result<T, DecodeError>,
+        buffer: usize,
+        parse: impl Fn(&[u8]) -> Result<T, DecodeError> + Copy,
     ) -> Result<(T, Duration), QueryError> {
         self.run(addr, |socket, deadline| async move {
             let sent = Instant::now();
             if let Err(source) = socket.send(request).await {
                 return Attempt::Failed(QueryError::Io { addr, source });
             }
-            let mut buf = vec![0u8; RECV_BUFFER];
+            let mut buf = vec![0u8; buffer];
             match timeout_at(deadline, socket.recv(&mut buf)).await {
                 Err(_) => Attempt::TimedOut,
                 Ok(Err(source)) => Attempt::Failed(QueryError::Io { addr, source }),
@@ -209,6 +222,7 @@ impl Client {
             .gameagent_single(
                 master,
                 gameagent::MASTER_REQUEST,
+                MASTER_BUFFER,
                 gameagent::decode_master_list,
             )
             .await?;
@@ -220,27 +234,37 @@ impl Client {
         &self,
         addr: SocketAddr,
     ) -> Result<(Status, Duration), QueryError> {
-        self.gameagent_single(addr, gameagent::STATUS_REQUEST, gameagent::decode_status)
-            .await
+        let limits = &self.opts.limits;
+        self.gameagent_single(addr, gameagent::STATUS_REQUEST, GAMEAGENT_BUFFER, |reply| {
+            gameagent::decode_status_with(reply, limits)
+        })
+        .await
     }
 
     /// A GameAgent ping: the player count and the round-trip time.
     pub async fn gameagent_ping(&self, addr: SocketAddr) -> Result<(u32, Duration), QueryError> {
-        self.gameagent_single(addr, gameagent::PING_REQUEST, gameagent::decode_ping)
-            .await
+        self.gameagent_single(
+            addr,
+            gameagent::PING_REQUEST,
+            GAMEAGENT_BUFFER,
+            gameagent::decode_ping,
+        )
+        .await
     }
 
-    /// A GameAgent server's players, from however many packets they take.
+    /// A GameAgent server's players, from however many packets they take
+    /// (at most [`gameagent::MAX_PLAYER_PACKETS`]).
     pub async fn gameagent_players(
         &self,
         addr: SocketAddr,
     ) -> Result<Vec<gameagent::Player>, QueryError> {
+        let limits = self.opts.limits;
         self.run(addr, |socket, deadline| async move {
             if let Err(source) = socket.send(gameagent::PLAYERS_REQUEST).await {
                 return Attempt::Failed(QueryError::Io { addr, source });
             }
-            let mut assembler = PlayersAssembler::new();
-            let mut buf = vec![0u8; RECV_BUFFER];
+            let mut assembler = PlayersAssembler::with_limits(limits);
+            let mut buf = vec![0u8; GAMEAGENT_BUFFER];
             let mut until = deadline;
             loop {
                 match timeout_at(until, socket.recv(&mut buf)).await {
@@ -290,7 +314,7 @@ async fn recv_reply(
     layout: Option<SplitLayout>,
 ) -> Result<Option<Vec<u8>>, RecvError> {
     let mut r = Reassembler::new(layout);
-    let mut buf = vec![0u8; RECV_BUFFER];
+    let mut buf = vec![0u8; A2S_BUFFER];
     loop {
         let n = match timeout_at(deadline, socket.recv(&mut buf)).await {
             Err(_) => return Ok(None),

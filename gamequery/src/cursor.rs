@@ -1,7 +1,7 @@
 //! A bounds-checked reader over a packet: every read either returns the
 //! value or [`DecodeError::Truncated`], never panics.
 
-use crate::error::DecodeError;
+use crate::{error::DecodeError, limits::clean_bytes};
 
 /// Reads little-endian values and NUL-terminated strings from a byte slice.
 #[derive(Debug, Clone)]
@@ -71,9 +71,16 @@ impl<'a> Cursor<'a> {
         Ok(f32::from_le_bytes(self.array(what)?))
     }
 
-    /// A NUL-terminated string; a missing NUL is [`DecodeError::Truncated`].
-    /// Invalid UTF-8 is replaced, since servers send whatever their OS uses.
-    pub(crate) fn cstr(&mut self, what: &'static str) -> Result<String, DecodeError> {
+    /// A NUL-terminated string made fit to show ([`clean_bytes`]): invalid
+    /// UTF-8 replaced (servers send whatever their OS uses), control
+    /// characters replaced, at most `max_chars` characters. The whole string
+    /// is consumed however long it is; a missing NUL is
+    /// [`DecodeError::Truncated`].
+    pub(crate) fn text(
+        &mut self,
+        what: &'static str,
+        max_chars: usize,
+    ) -> Result<String, DecodeError> {
         let rest = self.rest();
         let len = rest
             .iter()
@@ -81,7 +88,7 @@ impl<'a> Cursor<'a> {
             .ok_or(DecodeError::Truncated(what))?;
         let bytes = self.take(len, what)?;
         self.take(1, what)?;
-        Ok(String::from_utf8_lossy(bytes).into_owned())
+        Ok(clean_bytes(bytes, max_chars))
     }
 }
 
@@ -93,9 +100,9 @@ mod tests {
     fn reads_and_refuses_past_the_end() {
         let mut c = Cursor::new(&[1, 2, 0, b'a', 0, 7]);
         assert_eq!(c.u16("x").unwrap(), 0x0201);
-        assert_eq!(c.cstr("s").unwrap(), "");
-        assert_eq!(c.cstr("s").unwrap(), "a");
-        assert_eq!(c.cstr("s"), Err(DecodeError::Truncated("s")));
+        assert_eq!(c.text("s", 64).unwrap(), "");
+        assert_eq!(c.text("s", 64).unwrap(), "a");
+        assert_eq!(c.text("s", 64), Err(DecodeError::Truncated("s")));
         assert_eq!(c.u16("y"), Err(DecodeError::Truncated("y")));
         assert_eq!(c.u8("z").unwrap(), 7);
         assert!(c.is_empty());

@@ -3,6 +3,8 @@
 
 use std::net::SocketAddr;
 
+use crate::limits::clean_text;
+
 /// Why a packet or a reassembled reply could not be read. Always the
 /// server's fault (or the network's), never a panic.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,8 +25,13 @@ pub enum DecodeError {
     InconsistentCount,
     #[error("split packet number {0} arrived twice with different contents")]
     DuplicatePacket(u8),
-    #[error("more than 15 split packets for one reply")]
+    /// More packets than one reply may have (15 A2S split packets, 16
+    /// GameAgent player packets).
+    #[error("more packets than one reply may have")]
     TooManyPackets,
+    /// A GameAgent server's packet longer than the engine ever sends.
+    #[error("a packet longer than {0} bytes")]
+    PacketTooLarge(usize),
     #[error("no split-packet layout (Source, Source without size, GoldSource) fits these packets")]
     UnknownLayout,
     #[error("the decompressed reply would be {0} bytes, over the limit")]
@@ -68,7 +75,20 @@ pub enum QueryError {
     },
 }
 
+/// Characters of a server's text an [`DecodeError::InvalidField`] keeps.
+const INVALID_VALUE_CHARS: usize = 64;
+
 impl DecodeError {
+    /// [`DecodeError::InvalidField`] with `value` cut to a few dozen
+    /// characters and cleaned ([`crate::limits::clean_text`]): the error's
+    /// text may be shown, and the server chose the value.
+    pub fn invalid(field: &'static str, value: &str) -> Self {
+        Self::InvalidField {
+            field,
+            value: clean_text(value, INVALID_VALUE_CHARS),
+        }
+    }
+
     /// The same reason without anything the server wrote (field values are
     /// the server's text, which may name an address).
     pub fn without_server_text(&self) -> String {

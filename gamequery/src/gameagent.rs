@@ -1,4 +1,4 @@
-//! Serious Engine's GameAgent (`shared/protocol.md` §3): the master's server
+//! Serious Engine's GameAgent (`docs/protocol.md` §5.2): the master's server
 //! list, and a server's status, player and ping replies, as pure decoders.
 //! Status and player queries go to the game port + 1.
 
@@ -9,7 +9,11 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
-use crate::{cursor::Cursor, error::DecodeError};
+use crate::{
+    cursor::Cursor,
+    error::DecodeError,
+    limits::{best_scoring, clean_text, Limits},
+};
 
 /// Asks the master for its list.
 pub const MASTER_REQUEST: &[u8] = b"e";
@@ -20,6 +24,11 @@ pub const PLAYERS_REQUEST: &[u8] = &[0x03];
 /// Pings a server; it answers 0x04 and its player count.
 pub const PING_REQUEST: &[u8] = &[0x04];
 
+/// Longest status, player or ping packet a server may send: the engine
+/// sends a player packet once the next entry would pass 2048 bytes
+/// (`GameAgent.cpp`). A longer one is refused, not cut.
+pub const MAX_PACKET: usize = 2048;
+
 const SOH: u8 = 0x01;
 const STX: u8 = 0x02;
 const ETX: u8 = 0x03;
@@ -28,6 +37,14 @@ const EOT: u8 = 0x04;
 /// The query port of a server listed with `game_port`.
 pub fn query_port(game_port: u16) -> u16 {
     game_port.wrapping_add(1)
+}
+
+/// Refuses a packet longer than [`MAX_PACKET`].
+fn check_size(packet: &[u8]) -> Result<(), DecodeError> {
+    if packet.len() > MAX_PACKET {
+        return Err(DecodeError::PacketTooLarge(MAX_PACKET));
+    }
+    Ok(())
 }
 
 /// Text from the engine: UTF-8 when it is, else Latin-1 (byte = char).
@@ -82,23 +99,31 @@ pub struct Status {
     pub game_name: String,
     /// The server's name.
     pub session_name: String,
-    /// Every key and value in the order sent (the ones above included).
+    /// The keys and values in the order sent (the ones above included; at
+    /// most [`Limits::rules`] of them).
     pub keys: Vec<(String, String)>,
 }
 
-/// Reads a status reply: `0;players;N;maxplayers;N;level;…;sessionname;…`
-/// without a NUL. `sessionname` runs to the end of the packet (it may hold
-/// `;`).
+/// Reads a status reply under [`Limits::DEFAULT`]:
+/// `0;players;N;maxplayers;N;level;…;sessionname;…` without a NUL, at most
+/// [`MAX_PACKET`] bytes. `sessionname` runs to the end of the packet (it
+/// may hold `;`).
 pub fn decode_status(reply: &[u8]) -> Result<Status, DecodeError> {
+    decode_status_with(reply, &Limits::DEFAULT)
+}
+
+/// [`decode_status`] keeping what `limits` allow: the named fields cut to
+/// `text_chars`, and the first `rules` keys (names and values cut to
+/// `rule_name_chars` and `rule_value_chars`); all text cleaned. The named
+/// fields are found among all keys, kept or not.
+pub fn decode_status_with(reply: &[u8], limits: &Limits) -> Result<Status, DecodeError> {
+    check_size(reply)?;
     let t = text(reply);
     let (first, mut rest) = t.split_once(';').ok_or(DecodeError::Truncated("status"))?;
     if first != "0" {
-        return Err(DecodeError::InvalidField {
-            field: "status marker",
-            value: first.to_owned(),
-        });
+        return Err(DecodeError::invalid("status marker", first));
     }
-    let mut keys = Vec::new();
+    let mut keys: Vec<(&str, &str)> = Vec::new();
     while !rest.is_empty() {
         let (key, after) = rest
             .split_once(';')
@@ -108,33 +133,39 @@ pub fn decode_status(reply: &[u8]) -> Result<Status, DecodeError> {
         } else {
             after.split_once(';').unwrap_or((after, ""))
         };
-        keys.push((key.to_owned(), value.to_owned()));
+        keys.push((key, value));
         rest = after;
     }
-    let get = |k: &str| {
-        keys.iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-    };
+    let get = |k: &str| keys.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
+    let field = |k: &str| clean_text(get(k).unwrap_or_default(), limits.text_chars);
     let number = |k: &'static str| -> Result<u32, DecodeError> {
         let v = get(k).ok_or(DecodeError::Missing(k))?;
-        v.parse()
-            .map_err(|_| DecodeError::InvalidField { field: k, value: v })
+        v.parse().map_err(|_| DecodeError::invalid(k, v))
     };
     Ok(Status {
         players: number("players")?,
         max_players: number("maxplayers")?,
-        level: get("level").unwrap_or_default(),
-        game_type: get("gametype").unwrap_or_default(),
-        version: get("version").unwrap_or_default(),
-        game_name: get("gamename").unwrap_or_default(),
-        session_name: get("sessionname").unwrap_or_default(),
-        keys,
+        level: field("level"),
+        game_type: field("gametype"),
+        version: field("version"),
+        game_name: field("gamename"),
+        session_name: field("sessionname"),
+        keys: keys
+            .iter()
+            .take(limits.rules)
+            .map(|(k, v)| {
+                (
+                    clean_text(k, limits.rule_name_chars),
+                    clean_text(v, limits.rule_value_chars),
+                )
+            })
+            .collect(),
     })
 }
 
 /// Reads a ping reply: 0x04, then the player count as decimal text.
 pub fn decode_ping(reply: &[u8]) -> Result<u32, DecodeError> {
+    check_size(reply)?;
     let mut c = Cursor::new(reply);
     let kind = c.u8("reply type")?;
     if kind != EOT {
@@ -144,10 +175,9 @@ pub fn decode_ping(reply: &[u8]) -> Result<u32, DecodeError> {
         });
     }
     let digits = text(c.rest());
-    digits.parse().map_err(|_| DecodeError::InvalidField {
-        field: "player count",
-        value: digits,
-    })
+    digits
+        .parse()
+        .map_err(|_| DecodeError::invalid("player count", &digits))
 }
 
 /// One player of a player reply.
@@ -167,24 +197,43 @@ pub struct Player {
 /// neither. They may arrive in any order; entries are keyed by index.
 #[derive(Debug, Clone, Default)]
 pub struct PlayersAssembler {
+    limits: Limits,
     announced: Option<u32>,
     ended: bool,
     players: BTreeMap<u32, Player>,
     packets: usize,
 }
 
-/// Packets one player reply may span before we call it malformed (1024
-/// bytes each; 64 is far beyond any server's player limit).
-pub const MAX_PLAYER_PACKETS: usize = 64;
+/// Packets one player reply may span before we call it malformed (at most
+/// [`MAX_PACKET`] bytes each; 16 is far beyond the 16 players a Serious
+/// Engine 1 server takes, which fit one packet).
+pub const MAX_PLAYER_PACKETS: usize = 16;
+
+/// Distinct player indices one reply may name before we call it malformed
+/// (more than [`MAX_PLAYER_PACKETS`] packets of the shortest entries hold).
+const MAX_PLAYER_ENTRIES: usize = 4096;
 
 impl PlayersAssembler {
+    /// An assembler under [`Limits::DEFAULT`].
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Takes one packet. `Ok(Some(players))` once the first and last
-    /// packets are in and every announced player arrived.
+    /// An assembler keeping what `limits` allow: names cut to `text_chars`
+    /// and cleaned; [`PlayersAssembler::players`] gives the best-scoring
+    /// `players`.
+    pub fn with_limits(limits: Limits) -> Self {
+        Self {
+            limits,
+            ..Self::default()
+        }
+    }
+
+    /// Takes one packet (at most [`MAX_PACKET`] bytes, at most
+    /// [`MAX_PLAYER_PACKETS`] of them). `Ok(Some(players))` once the first
+    /// and last packets are in and every announced player arrived.
     pub fn push(&mut self, packet: &[u8]) -> Result<Option<Vec<Player>>, DecodeError> {
+        check_size(packet)?;
         self.packets += 1;
         if self.packets > MAX_PLAYER_PACKETS {
             return Err(DecodeError::TooManyPackets);
@@ -192,27 +241,18 @@ impl PlayersAssembler {
         let mut body = packet;
         if let Some(rest) = body.strip_prefix(&[SOH]) {
             if self.announced.is_some() {
-                return Err(DecodeError::InvalidField {
-                    field: "player reply",
-                    value: "two header packets".to_owned(),
-                });
+                return Err(DecodeError::invalid("player reply", "two header packets"));
             }
             let (key, value, rest) = entry(rest)?;
             if key != b"players" {
-                return Err(DecodeError::InvalidField {
-                    field: "player reply header",
-                    value: text(key),
-                });
+                return Err(DecodeError::invalid("player reply header", &text(key)));
             }
             self.announced = Some(number(value, "player count")?);
             body = rest;
         }
         if let Some(rest) = body.strip_suffix(&[EOT]) {
             if self.ended {
-                return Err(DecodeError::InvalidField {
-                    field: "player reply",
-                    value: "two final packets".to_owned(),
-                });
+                return Err(DecodeError::invalid("player reply", "two final packets"));
             }
             self.ended = true;
             body = rest;
@@ -233,7 +273,7 @@ impl PlayersAssembler {
         let Ok(index) = index.parse::<u32>() else {
             return Ok(());
         };
-        if !self.players.contains_key(&index) && self.players.len() >= 4096 {
+        if !self.players.contains_key(&index) && self.players.len() >= MAX_PLAYER_ENTRIES {
             return Err(DecodeError::TooManyPackets);
         }
         let p = self.players.entry(index).or_insert(Player {
@@ -246,7 +286,7 @@ impl PlayersAssembler {
             "player" => {
                 p.name = match value {
                     [0x11] | [0x12] => None,
-                    v => Some(text(v)),
+                    v => Some(clean_text(&text(v), self.limits.text_chars)),
                 }
             }
             "frags" => p.frags = number_i32(value, "frags")?,
@@ -271,9 +311,14 @@ impl PlayersAssembler {
         self.announced.is_some() && self.ended
     }
 
-    /// The players so far, by index.
+    /// The players so far, by index; of more than the limit, the
+    /// best-scoring (most frags; the lower index among equals).
     pub fn players(&self) -> Vec<Player> {
-        self.players.values().cloned().collect()
+        best_scoring(
+            self.players.values().cloned().collect(),
+            self.limits.players,
+            |p| i64::from(p.frags),
+        )
     }
 }
 
@@ -300,20 +345,27 @@ fn number(v: &[u8], field: &'static str) -> Result<u32, DecodeError> {
     let t = text(v);
     t.trim()
         .parse()
-        .map_err(|_| DecodeError::InvalidField { field, value: t })
+        .map_err(|_| DecodeError::invalid(field, &t))
 }
 
 fn number_i32(v: &[u8], field: &'static str) -> Result<i32, DecodeError> {
     let t = text(v);
     t.trim()
         .parse()
-        .map_err(|_| DecodeError::InvalidField { field, value: t })
+        .map_err(|_| DecodeError::invalid(field, &t))
 }
 
-/// Reads a whole player reply from its packets (any order): for tests and
-/// fuzzing. A reply whose first or last packet is missing is an error.
+/// Reads a whole player reply from its packets (any order) under
+/// [`Limits::DEFAULT`]: for tests and fuzzing. A reply whose first or last
+/// packet is missing is an error.
 pub fn decode_players(packets: &[&[u8]]) -> Result<Vec<Player>, DecodeError> {
-    let mut a = PlayersAssembler::new();
+    decode_players_with(packets, &Limits::DEFAULT)
+}
+
+/// [`decode_players`] keeping what `limits` allow (see
+/// [`PlayersAssembler::with_limits`]).
+pub fn decode_players_with(packets: &[&[u8]], limits: &Limits) -> Result<Vec<Player>, DecodeError> {
+    let mut a = PlayersAssembler::with_limits(*limits);
     for p in packets {
         if let Some(players) = a.push(p)? {
             return Ok(players);

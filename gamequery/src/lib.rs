@@ -6,8 +6,11 @@
 //! over `&[u8]` that return errors, never panic; [`Client`] sends the
 //! queries with time limits, retries and a concurrency cap; [`screen`]
 //! decides which records of a master's list may be queried at all. Results are
-//! plain serde types. Feature `fake` adds module `fake`: fake servers built
-//! from the seeds, for this crate's and the bridge's tests.
+//! plain serde types, bounded by [`Limits`]: every text field cut and
+//! cleaned of control characters, players and rules per reply capped;
+//! GameAgent packets and their number per reply are capped too. Feature
+//! `fake` adds module `fake`: fake servers built from the seeds (and
+//! hostile ones), for this crate's and the bridge's tests.
 
 pub mod a2s;
 mod client;
@@ -16,8 +19,10 @@ pub mod error;
 #[cfg(feature = "fake")]
 pub mod fake;
 pub mod gameagent;
+pub mod limits;
 pub mod packet;
 pub mod screen;
 
 pub use client::{Client, QueryOptions};
 pub use error::{DecodeError, QueryError};
+pub use limits::Limits;

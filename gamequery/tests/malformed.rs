@@ -260,7 +260,8 @@ fn rules_count_larger_than_the_rules() {
 
 #[test]
 fn gameagent_seed_status() {
-    // The seed's example reply, as the engine formats it (protocol.md §3).
+    // GameAgent's documented example reply, as the engine formats it
+    // (`docs/protocol.md` §5.2).
     let reply = b"0;players;8;maxplayers;16;level;Yodeller;gametype;Fragmatch;version;1.10;gamename;serioussamse;sessionname;Awesome Server";
     let s = gameagent::decode_status(reply).unwrap();
     assert_eq!((s.players, s.max_players), (8, 16));

@@ -1,6 +1,6 @@
-//! The packet dumps of the seeds (`shared/seeds/002_…` Russian, `003_…`
-//! Japanese), decoded field by field. The fixtures are the seeds' hex
-//! dumps, copied verbatim (one file per packet, `tests/fixtures/*.hex`).
+//! The packet dumps of the seeds (the Russian and Japanese descriptions of
+//! A2S, see `tests/fixtures/README.md`), decoded field by field. The
+//! fixtures are their hex dumps, copied verbatim (one file per packet).
 
 use gamequery::{
     a2s::{self, Environment, InfoFormat, ServerType},

@@ -41,6 +41,7 @@ fn client(timeout_ms: u64, retries: u32) -> Client {
         retries,
         layout: None,
         max_in_flight: 8,
+        ..QueryOptions::default()
     })
 }
 
@@ -235,6 +236,7 @@ async fn concurrency_cap_holds() {
         retries: 0,
         layout: None,
         max_in_flight: 2,
+        ..QueryOptions::default()
     });
     let started = Instant::now();
     let tasks: Vec<_> = (0..6)

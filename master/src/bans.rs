@@ -60,7 +60,10 @@ impl BanList {
                 }),
                 None => bad.push(BadLine {
                     line: i + 1,
-                    message: format!("{addr:?} is neither an IP address nor a CIDR network"),
+                    message: format!(
+                        "{:?} is neither an IP address nor a CIDR network",
+                        crate::logtext::cut(addr).to_string()
+                    ),
                 }),
             }
         }
@@ -74,6 +77,16 @@ impl BanList {
             source,
         })?;
         Ok(Self::parse(&text))
+    }
+
+    /// Reads the ban file at `path` as a server does at start and on
+    /// SIGHUP: each bad line is logged (WARN, with its number) and skipped.
+    pub fn load_logged(path: &Path) -> Result<Self, LoadError> {
+        let (bans, bad) = Self::load(path)?;
+        for line in &bad {
+            tracing::warn!(file = %path.display(), "skipping a bad ban-file {line}");
+        }
+        Ok(bans)
     }
 
     /// The ban that covers `ip`, if any (the first in file order).

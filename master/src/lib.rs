@@ -1,4 +1,4 @@
-//! The lobby's master server (`shared/protocol.md` section 1): game servers
+//! The lobby's master server (`docs/protocol.md` §1): game servers
 //! stay connected over TCP to be listed, clients connect to ask for the list.
 //!
 //! The library takes an already-bound listener so that tests and the bridge
@@ -8,6 +8,7 @@ pub mod bans;
 pub mod fdlimit;
 pub mod limits;
 pub mod logging;
+pub mod logtext;
 pub mod registry;
 pub mod server;
 pub mod signal;

@@ -5,10 +5,7 @@
 use std::{
     collections::HashMap,
     net::{IpAddr, Ipv6Addr},
-    sync::{
-        atomic::{AtomicU64, Ordering},
-        Arc, Mutex, MutexGuard,
-    },
+    sync::{Arc, Mutex, MutexGuard},
     time::{Duration, Instant},
 };
 
@@ -265,34 +262,53 @@ impl TokenBucket {
     }
 }
 
-/// Lets one log line through per `every`, counting the ones held back, so
-/// a connection flood from many addresses cannot flood the log.
+/// Lets `lines` log lines through per window of `every`, counting the ones
+/// held back, so a flood (of connections, refusals or messages, from one
+/// host or many) cannot flood the log. `const`, so a call site can keep its
+/// own in a `static` (see [`crate::throttled`]).
 #[derive(Debug)]
 pub struct LogThrottle {
     every: Duration,
-    next: Mutex<Option<Instant>>,
-    held_back: AtomicU64,
+    lines: u32,
+    window: Mutex<Window>,
+}
+
+/// The current window of a [`LogThrottle`].
+#[derive(Debug)]
+struct Window {
+    start: Option<Instant>,
+    used: u32,
+    held_back: u64,
 }
 
 impl LogThrottle {
-    pub fn new(every: Duration) -> Self {
+    /// At most `lines` lines (at least one) per `every`.
+    pub const fn new(every: Duration, lines: u32) -> Self {
         Self {
             every,
-            next: Mutex::new(None),
-            held_back: AtomicU64::new(0),
+            lines: if lines == 0 { 1 } else { lines },
+            window: Mutex::new(Window {
+                start: None,
+                used: 0,
+                held_back: 0,
+            }),
         }
     }
 
     /// `Some(n)` if a line may be logged now (`n` lines were held back
     /// since the last one), `None` if this one is held back.
     pub fn allow(&self, now: Instant) -> Option<u64> {
-        let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
-        if next.is_some_and(|t| now < t) {
-            self.held_back.fetch_add(1, Ordering::Relaxed);
+        let mut w = self.window.lock().unwrap_or_else(|p| p.into_inner());
+        if w.start.is_none_or(|start| now >= start + self.every) {
+            w.start = Some(now);
+            w.used = 0;
+        }
+        if w.used >= self.lines {
+            w.held_back = w.held_back.saturating_add(1);
             return None;
         }
-        *next = Some(now + self.every);
-        Some(self.held_back.swap(0, Ordering::Relaxed))
+        w.used += 1;
+        Some(std::mem::take(&mut w.held_back))
     }
 }
 
@@ -443,11 +459,27 @@ mod tests {
 
     #[test]
     fn throttle_lets_one_line_through_per_interval() {
-        let t = LogThrottle::new(Duration::from_secs(10));
+        let t = LogThrottle::new(Duration::from_secs(10), 1);
         let t0 = Instant::now();
         assert_eq!(t.allow(t0), Some(0));
         assert_eq!(t.allow(t0 + Duration::from_secs(1)), None);
         assert_eq!(t.allow(t0 + Duration::from_secs(2)), None);
         assert_eq!(t.allow(t0 + Duration::from_secs(11)), Some(2));
+        assert_eq!(t.allow(t0 + Duration::from_secs(12)), None);
+    }
+
+    #[test]
+    fn throttle_lets_a_few_lines_through_per_window() {
+        let t = LogThrottle::new(Duration::from_secs(10), 3);
+        let t0 = Instant::now();
+        let allowed = (0..10).filter(|_| t.allow(t0).is_some()).count();
+        assert_eq!(allowed, 3);
+        let t1 = t0 + Duration::from_secs(10);
+        assert_eq!(
+            t.allow(t1),
+            Some(7),
+            "the next window reports the held back"
+        );
+        assert_eq!(t.allow(t1), Some(0));
     }
 }

@@ -8,7 +8,7 @@ use clap::Parser;
 use master::{bans::BanList, signal::shutdown_signal, Config, IpNet, Master};
 
 /// The lobby's master server: game servers register over TCP, clients query
-/// the list (see the README for the protocol and SECURITY.md for the limits).
+/// the list (see docs/protocol.md for the protocol and SECURITY.md for the limits).
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
@@ -75,15 +75,6 @@ fn network(s: &str) -> Result<IpNet, String> {
         .ok_or_else(|| format!("{s:?} is neither an IP address nor a CIDR network"))
 }
 
-/// Reads the ban file, logging each bad line with its number.
-fn load_bans(path: &std::path::Path) -> Result<BanList, master::bans::LoadError> {
-    let (bans, bad) = BanList::load(path)?;
-    for line in &bad {
-        tracing::warn!(file = %path.display(), "skipping a bad ban-file {line}");
-    }
-    Ok(bans)
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     master::logging::init();
@@ -111,7 +102,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let master = Master::new(config);
     if let Some(path) = &args.ban_file {
-        let bans = load_bans(path)?;
+        let bans = BanList::load_logged(path)?;
         tracing::info!(file = %path.display(), entries = bans.len(), "ban list loaded");
         master.set_bans(bans);
     }
@@ -123,27 +114,12 @@ async fn main() -> anyhow::Result<()> {
     tracing::info!(%addr, "master listening");
     #[cfg(unix)]
     if let Some(path) = args.ban_file.clone() {
-        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        master::signal::reload_bans_on_hangup(master.clone(), path)
             .context("cannot listen for SIGHUP")?;
-        let master = master.clone();
-        tokio::spawn(async move {
-            while hangup.recv().await.is_some() {
-                match load_bans(&path) {
-                    Ok(bans) => {
-                        let entries = bans.len();
-                        let closed = master.set_bans(bans);
-                        tracing::info!(file = %path.display(), entries, closed, "ban list reloaded");
-                    }
-                    Err(e) => {
-                        tracing::error!(error = %e, reason = %e.source, "ban list not reloaded; the previous one stays")
-                    }
-                }
-            }
-        });
     }
     // One machine-readable line on stdout, so scripts and tests can wait for
     // readiness (and learn the port when listening on port 0).
     println!("master listening on {addr}");
-    master.run(listener, shutdown_signal()).await;
+    master.run(listener, shutdown_signal()).await?;
     Ok(())
 }

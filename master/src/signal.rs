@@ -1,5 +1,9 @@
-//! Process signals that end a server gracefully; shared by the master's and
-//! the bridge's binaries.
+//! Process signals that end a server gracefully, and SIGHUP, which reloads
+//! the ban file; shared by the master's and the bridge's binaries.
+
+use std::path::PathBuf;
+
+use crate::{BanList, Master};
 
 /// Resolves on the first SIGINT (Ctrl-C) or SIGTERM.
 pub async fn shutdown_signal() {
@@ -27,4 +31,28 @@ pub async fn shutdown_signal() {
         () = ctrl_c => tracing::info!("SIGINT received, shutting down"),
         () = term => tracing::info!("SIGTERM received, shutting down"),
     }
+}
+
+/// Reloads `master`'s ban list from `path` on every SIGHUP, for as long as
+/// the process runs: connections the new list bans are closed; a file that
+/// cannot be read leaves the previous list in place (logged). Call it
+/// inside a Tokio runtime; fails only if the signal cannot be watched.
+#[cfg(unix)]
+pub fn reload_bans_on_hangup(master: Master, path: PathBuf) -> std::io::Result<()> {
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    tokio::spawn(async move {
+        while hangup.recv().await.is_some() {
+            match BanList::load_logged(&path) {
+                Ok(bans) => {
+                    let entries = bans.len();
+                    let closed = master.set_bans(bans);
+                    tracing::info!(file = %path.display(), entries, closed, "ban list reloaded");
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, reason = %e.source, "ban list not reloaded; the previous one stays");
+                }
+            }
+        }
+    });
+    Ok(())
 }

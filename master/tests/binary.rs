@@ -1,5 +1,5 @@
 //! The `master` executable: the ban file (bad lines, an unreadable file,
-//! reload on SIGHUP), flag validation, and a quiet log under a flood.
+//! reload on SIGHUP), flag validation, and a quiet log under floods.
 
 mod common;
 
@@ -222,4 +222,69 @@ async fn a_message_flood_does_not_flood_the_log() {
         lines.len(),
         lines.join("\n")
     );
+}
+
+#[tokio::test]
+async fn floods_by_reconnecting_do_not_flood_the_log() {
+    let m = Proc::start(&[
+        "--first-message-timeout",
+        "200ms",
+        "--message-burst",
+        "5",
+        "--flood-close-after",
+        "10",
+    ]);
+    let long_name = "n".repeat(100);
+    // Register and leave, again and again: two INFO events each time.
+    for i in 0..200u16 {
+        let mut c = Client::connect_from("127.0.0.2", m.addr).await;
+        c.register(&long_name, 20000 + i).await;
+        // Answered after the registration was processed (and logged).
+        c.query().await;
+    }
+    // Flood and get closed: over the rate, then a flood.
+    let msg = frame(
+        json!({"command": "msQueryGameServers"})
+            .to_string()
+            .as_bytes(),
+    );
+    for _ in 0..100 {
+        let mut c = Client::connect_from("127.0.0.3", m.addr).await;
+        c.send_raw(&msg.repeat(100)).await;
+        c.closed("a flooding connection").await;
+    }
+    // Say nothing and be closed at the first-message timeout.
+    for _ in 0..4 {
+        let mut silent = Vec::new();
+        for _ in 0..25 {
+            silent.push(Client::connect_from("127.0.0.4", m.addr).await);
+        }
+        for c in &mut silent {
+            c.closed("a silent connection").await;
+        }
+    }
+    let lines = m.stop();
+    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    eprintln!(
+        "{} log lines, {bytes} bytes:\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
+    // 200 registrations, 200 removals, 100 floods, 100 timeouts: a few
+    // lines of each, with the count of the others.
+    assert!(
+        lines.len() < 40 && bytes < 8 * 1024,
+        "{} log lines ({bytes} bytes) for 600 connections:\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
+    // Each kind still shows up, marked as throttled.
+    for kind in ["registered", "message flood", "first-message timeout"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(kind) && l.contains("held_back=")),
+            "no {kind:?} line"
+        );
+    }
 }

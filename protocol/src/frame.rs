@@ -1,5 +1,5 @@
 //! The master's stream framing, `[decimal length][JSON][0x0A]`, where the
-//! length counts the JSON bytes plus the newline (`shared/protocol.md` §1).
+//! length counts the JSON bytes plus the newline (`docs/protocol.md` §1).
 //!
 //! [`FrameDecoder`] is a plain state machine over a byte buffer so that it is
 //! usable without tokio; the `codec` feature wraps it as a tokio-util codec.

@@ -1,4 +1,4 @@
-//! The lobby's wire contract (`shared/protocol.md`) as Rust types: the master's
+//! The lobby's wire contract (`docs/protocol.md`) as Rust types: the master's
 //! messages, the bridge's messages, every validation rule, and the framing.
 //!
 //! The master, the bridge and the front end all depend on this crate so that a
@@ -9,13 +9,15 @@ pub mod bridge;
 #[cfg(feature = "codec")]
 pub mod codec;
 pub mod delta;
+pub mod entry;
 pub mod frame;
 pub mod json;
 pub mod message;
 pub mod reply;
 pub mod validate;
 
-pub use message::{Command, MessageError, Players, ServerEntry, ServerList, Stats};
+pub use entry::{Addresses, ServerEntry};
+pub use message::{Command, MessageError, Players, ServerList, Stats};
 pub use reply::is_query_reply;
 pub use validate::{
     GameplayMode, Registration, ServerAddress, ServerName, ServerPort, ValidationError,

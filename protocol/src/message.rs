@@ -1,10 +1,11 @@
-//! The master's messages (`shared/protocol.md` section 1): parsing from JSON
+//! The master's messages (`docs/protocol.md` §1): parsing from JSON
 //! with the contract's validation, and compact serialization.
 
 use serde::{ser::SerializeStruct, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+pub use crate::entry::{Addresses, ServerEntry};
 use crate::validate::{
     check_max_players, field, parse_current_players, uint_field, GameplayMode, Registration,
     ValidationError,
@@ -150,52 +151,6 @@ fn field_in<'a>(
     obj.get(key).ok_or(ValidationError::Missing(label))
 }
 
-/// One server in `msRQueryGameServers`. `address` and `port` are optional
-/// because a bridge may hide them from players (`--hide-addresses`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(from = "WireEntry")]
-pub struct ServerEntry {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub address: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
-    #[serde(flatten)]
-    pub stats: Stats,
-}
-
-/// `ServerEntry` as it is read: flat, because `#[serde(flatten)]` buffers
-/// every field of every entry and readers parse lists of 10,000 servers on
-/// each change (the front end spent most of an update there).
-#[derive(Deserialize)]
-struct WireEntry {
-    name: String,
-    #[serde(default)]
-    address: Option<String>,
-    #[serde(default)]
-    port: Option<u16>,
-    players: Players,
-    #[serde(rename = "isLobbyOpen")]
-    is_lobby_open: bool,
-    #[serde(rename = "gameplayMode")]
-    gameplay_mode: GameplayMode,
-}
-
-impl From<WireEntry> for ServerEntry {
-    fn from(w: WireEntry) -> Self {
-        Self {
-            name: w.name,
-            address: w.address,
-            port: w.port,
-            stats: Stats {
-                players: w.players,
-                is_lobby_open: w.is_lobby_open,
-                gameplay_mode: w.gameplay_mode,
-            },
-        }
-    }
-}
-
 /// The content of `msRQueryGameServers`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerList {
@@ -333,16 +288,19 @@ impl Serialize for Command {
 /// Serializes an `msRQueryGameServers` reply straight from borrowed entries,
 /// so the master need not clone its registry to answer.
 pub fn query_reply_json<'a>(servers: impl IntoIterator<Item = &'a ServerEntry>) -> Vec<u8> {
-    query_reply_text(servers).into_bytes()
+    query_reply_text(servers, Addresses::Shown).into_bytes()
 }
 
-/// [`query_reply_json`] as text, for readers that need a `str`.
-pub fn query_reply_text<'a>(servers: impl IntoIterator<Item = &'a ServerEntry>) -> String {
-    struct Servers<I>(std::cell::RefCell<Option<I>>);
+/// [`query_reply_json`] as text, with or without the servers' addresses.
+pub fn query_reply_text<'a>(
+    servers: impl IntoIterator<Item = &'a ServerEntry>,
+    addresses: Addresses,
+) -> String {
+    struct Servers<I>(std::cell::RefCell<Option<I>>, Addresses);
     impl<'a, I: Iterator<Item = &'a ServerEntry>> Serialize for Servers<I> {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             let iter = self.0.borrow_mut().take();
-            s.collect_seq(iter.into_iter().flatten())
+            s.collect_seq(iter.into_iter().flatten().map(|e| e.view(self.1)))
         }
     }
     #[derive(Serialize)]
@@ -354,7 +312,10 @@ pub fn query_reply_text<'a>(servers: impl IntoIterator<Item = &'a ServerEntry>) 
         command: &'static str,
         content: Content<'s, I>,
     }
-    let servers = Servers(std::cell::RefCell::new(Some(servers.into_iter())));
+    let servers = Servers(
+        std::cell::RefCell::new(Some(servers.into_iter())),
+        addresses,
+    );
     let reply = Reply {
         command: names::QUERY_REPLY,
         content: Content { servers: &servers },

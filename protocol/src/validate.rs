@@ -1,4 +1,4 @@
-//! Every validation rule of `shared/protocol.md` section 1, as parsing
+//! Every validation rule of `docs/protocol.md` §1, as parsing
 //! functions that return readable errors (the front end shows them next to
 //! its form fields, the master logs them).
 

@@ -1,4 +1,4 @@
-//! Deltas against a model of the master (`shared/protocol.md` §1 and §2.1):
+//! Deltas against a model of the master (`docs/protocol.md` §1 and §3):
 //! for random registrations, stats updates, re-registrations, twins and
 //! disconnects, a snapshot plus every delta is the master's list, entry for
 //! entry and in order, and a client that resubscribes from any list it
@@ -10,7 +10,7 @@ use protocol::{
         delta_json, snapshot_json, CatchUp, ClientList, DeltaMessage, History, KeyedList, Resume,
     },
     message::Envelope,
-    GameplayMode, Players, ServerEntry, Stats,
+    Addresses, GameplayMode, Players, ServerEntry, Stats,
 };
 
 /// What one game server connection does.
@@ -44,7 +44,7 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The master's registry, as protocol.md §1 describes it: one server per
+/// The master's registry, as `docs/protocol.md` §1 describes it: one server per
 /// connection, registration order, a new registration moves to the end
 /// with default stats.
 #[derive(Default)]
@@ -100,7 +100,12 @@ fn read(text: &str) -> DeltaMessage {
 }
 
 fn snapshot_of(bridge: &KeyedList, history: &History<String>) -> ClientList {
-    let text = snapshot_json(history.epoch(), history.seq(), bridge.entries(), false);
+    let text = snapshot_json(
+        history.epoch(),
+        history.seq(),
+        bridge.entries(),
+        Addresses::Shown,
+    );
     match read(&text) {
         DeltaMessage::Snapshot(s) => ClientList::from_snapshot(s),
         other => panic!("not a snapshot: {other:?}"),
@@ -139,7 +144,7 @@ proptest! {
                 continue;
             };
             let prev = history.seq();
-            let text = delta_json(history.epoch(), prev + 1, prev, &change, false);
+            let text = delta_json(history.epoch(), prev + 1, prev, &change, Addresses::Shown);
             history.push(text.clone());
             apply_text(&mut live, &text);
             prop_assert_eq!(live.servers(), model.list());

@@ -1,5 +1,5 @@
 //! A game server as the master sees one: a raw TCP connection speaking the
-//! length-prefixed JSON framing of `shared/protocol.md` section 1. Dropping
+//! length-prefixed JSON framing of `docs/protocol.md` §1. Dropping
 //! it closes the connection, which unlists the server at once.
 
 use std::{io::Write, net::SocketAddr, net::TcpStream, time::Duration};

@@ -127,6 +127,12 @@ impl Lobby {
             Some(addr) => cmd.args(["--master", addr]),
             None => cmd.args(["--embedded-master", "127.0.0.1:0"]),
         };
+        // Every page and viewer of a test comes from 127.0.0.1, so one
+        // address's budget of whole lists (`--api-rate`) would hold dozens
+        // of test viewers for seconds; a test of that budget sets its own.
+        if !self.extra_args.iter().any(|a| a == "--api-rate") {
+            cmd.args(["--api-rate", "1000000", "--api-burst", "1000000"]);
+        }
         cmd.args(&self.extra_args);
         let log = self
             .dir

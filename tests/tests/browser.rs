@@ -20,7 +20,7 @@ use e2e::{
 };
 use serde_json::Value;
 
-/// The bound for live changes (no reload).
+/// The bound for live changes (no reload).
 const LIVE: Duration = Duration::from_secs(3);
 /// The bridge's first reconnect attempts after a restart take 0.5-2 s each.
 const RECOVERY: Duration = Duration::from_secs(20);

@@ -1,4 +1,4 @@
-//! The deployment of README.md "Deploying", end to end: one `master`, two
+//! The deployment of docs/deploying.md, end to end: one `master`, two
 //! bridges relaying to it (`--master`), and nginx in front of them with the
 //! proxy rules of `deploy/nginx/lobby.conf` (rendered with this test's ports
 //! and paths), TLS with a self-signed certificate made by openssl here, and
@@ -36,7 +36,7 @@ use tempfile::TempDir;
 
 /// How long a binary may take to print its ready line.
 const READY: Duration = Duration::from_secs(15);
-/// The bound for live changes.
+/// The bound for live changes.
 const LIVE: Duration = Duration::from_secs(3);
 /// A dead bridge: the page's backoff (0.5–2.5 s per attempt), nginx's
 /// retry on the other bridge, the new socket's first list.

@@ -34,9 +34,9 @@ use futures_util::SinkExt;
 use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::{tungstenite::Message, WebSocketStream};
 
-/// The bound for live changes.
+/// The bound for live changes.
 const LIVE: Duration = Duration::from_secs(3);
-/// The target: test servers registered again within this long of
+/// The target (docs/faults.md): test servers registered again within this long of
 /// the master answering again.
 const REREGISTER: Duration = Duration::from_secs(2);
 /// The bridge calls a master that does not answer down after its master

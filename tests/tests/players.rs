@@ -1,4 +1,4 @@
-//! What players keep on the list page end to end (issue 13): favourites
+//! What players keep on the list page end to end (docs/using.md): favourites
 //! pinned across reloads and greyed while offline, hidden servers, the
 //! filters' note with its one-click clear, remembered filters, the page in
 //! German, the embed without tabs. Real bridge, headless Chromium, game

@@ -185,15 +185,12 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
                 "-",
                 Verdict::Info,
             ));
-            // Issue 10's page rows: only a front end that loads its first
-            // list from /api/servers (and then follows deltas) has them.
+            // The delta rows: only a front end that loads its first list
+            // from /api/servers (and then follows deltas) has them.
             match fetched? {
                 Some(f) => {
                     rows.push(Row::new(
-                        format!(
-                            "{CHANGE}, deltas ({} servers; issue 10's target)",
-                            count(n as u64)
-                        ),
+                        format!("{CHANGE}, deltas ({} servers)", count(n as u64)),
                         spread(&big.1),
                         format!("1 server {}", fmt(&small.1)),
                         times(median(&big.1), median(&small.1)),

@@ -159,7 +159,8 @@ async fn launch_bridge(
         None => cmd.args(["--embedded-master", "127.0.0.1:0"]),
     };
     // Every load-generating client comes from 127.0.0.1: lift the
-    // per-address caps to the connection count.
+    // per-address caps to the connection count, and its budget of list
+    // answers (each viewer's first list, /api/servers) out of reach.
     let open = (opts.max_connections + 1024).to_string();
     cmd.arg("--static")
         .arg(&bins.static_dir)
@@ -173,6 +174,7 @@ async fn launch_bridge(
         .args(["--max-ws-per-address", &opts.max_connections.to_string()])
         .args(["--max-http-per-address", &open])
         .args(["--max-http-connections", &open])
+        .args(["--api-rate", "1000000000", "--api-burst", "1000000000"])
         .env("RUST_LOG", "warn");
     if opts.unlimited_rate {
         cmd.args(["--rate-limit", "1000000000", "--rate-burst", "1000000000"]);

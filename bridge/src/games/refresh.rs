@@ -1,6 +1,7 @@
 //! One refresh round: every source queried at once, every query bounded by
 //! the round's deadline, a master's list screened before any of it is
-//! queried.
+//! queried, every server's answers cut to its share of the push
+//! ([`super::budget`]).
 
 use std::{
     net::{SocketAddr, SocketAddrV4},
@@ -13,11 +14,13 @@ use gamequery::{
     screen::{screen_master_list, ListPolicy},
     Client,
 };
+use master::logtext::cut;
 use protocol::bridge::{GamePlayer, GameRule, GameServer, GameSourceKind};
 use tokio::time::{timeout_at, Instant};
 use tracing::debug;
 
 use super::{
+    budget::{fit, Budget},
     error::{ServerError, SourceError},
     round::{skipped_text, Round, ServerRound, SourceRound},
 };
@@ -98,7 +101,7 @@ async fn a2s_server(client: &Client, addr: SocketAddr, deadline: Instant) -> Ser
     let players = match players {
         Ok(Ok(p)) => p,
         Ok(Err(e)) => {
-            debug!(%addr, error = %e, "A2S_PLAYER failed");
+            debug!(%addr, error = %cut(&e), "A2S_PLAYER failed");
             Vec::new()
         }
         Err(_) => Vec::new(),
@@ -106,12 +109,12 @@ async fn a2s_server(client: &Client, addr: SocketAddr, deadline: Instant) -> Ser
     let rules = match rules {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
-            debug!(%addr, error = %e, "A2S_RULES failed");
+            debug!(%addr, error = %cut(&e), "A2S_RULES failed");
             Vec::new()
         }
         Err(_) => Vec::new(),
     };
-    ServerRound::online(GameServer {
+    let server = GameServer {
         address: Some(addr.ip().to_string()),
         port: Some(info.port.unwrap_or(addr.port())),
         online: true,
@@ -147,7 +150,8 @@ async fn a2s_server(client: &Client, addr: SocketAddr, deadline: Instant) -> Ser
                 value: r.value,
             })
             .collect(),
-    })
+    };
+    ServerRound::online(fit(server, &Budget::NAMED))
 }
 
 /// A master's list, screened by `policy`, and each kept server's answers.
@@ -205,12 +209,12 @@ async fn gameagent_server(client: &Client, game: SocketAddrV4, deadline: Instant
     let players = match timeout_at(deadline, client.gameagent_players(query)).await {
         Ok(Ok(p)) => p,
         Ok(Err(e)) => {
-            debug!(%query, error = %e, "GameAgent player query failed");
+            debug!(%query, error = %cut(&e), "GameAgent player query failed");
             Vec::new()
         }
         Err(_) => Vec::new(),
     };
-    ServerRound::online(GameServer {
+    let server = GameServer {
         address: Some(game.ip().to_string()),
         port: Some(game.port()),
         online: true,
@@ -242,5 +246,6 @@ async fn gameagent_server(client: &Client, game: SocketAddrV4, deadline: Instant
             .into_iter()
             .map(|(name, value)| GameRule { name, value })
             .collect(),
-    })
+    };
+    ServerRound::online(fit(server, &Budget::LISTED))
 }

@@ -4,10 +4,14 @@
 
 use std::net::SocketAddr;
 
-use gamequery::screen::Skipped;
+use gamequery::{limits::clean_text, screen::Skipped};
 use protocol::bridge::{GameServer, GameServers, GameSource, GameSourceKind};
+use protocol::Addresses;
 
-use super::error::{ServerError, SourceError};
+use super::{
+    budget::ERROR_CHARS,
+    error::{ServerError, SourceError},
+};
 
 /// Every source's results of one round, in the configured order.
 #[derive(Debug, Default)]
@@ -116,10 +120,11 @@ fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
 }
 
 impl Round {
-    /// The wire message. `hide_addresses`: no server address or port, no
+    /// The wire message. Without addresses: no server address or port, no
     /// address in any error, and A2S sources (whose label is the server's
     /// own address) numbered instead of named.
-    pub fn render(&self, hide_addresses: bool) -> GameServers {
+    pub fn render(&self, addresses: Addresses) -> GameServers {
+        let hide_addresses = addresses == Addresses::Hidden;
         let with_address = !hide_addresses;
         let mut a2s_number = 0;
         let sources = self
@@ -136,14 +141,20 @@ impl Round {
                         (format!("gameagent:{}", s.label), s.label.clone())
                     }
                 };
-                let error = s.error.as_ref().map(|e| e.text(with_address));
+                let error = s
+                    .error
+                    .as_ref()
+                    .map(|e| clean_text(&e.text(with_address), ERROR_CHARS));
                 let note = skipped_text(&s.skipped);
                 let servers = s
                     .servers
                     .iter()
                     .map(|r| {
                         let mut server = r.server.clone();
-                        server.error = r.error.as_ref().map(|e| e.text(with_address));
+                        server.error = r
+                            .error
+                            .as_ref()
+                            .map(|e| clean_text(&e.text(with_address), ERROR_CHARS));
                         if hide_addresses {
                             server.address = None;
                             server.port = None;

@@ -16,6 +16,7 @@ use std::{
 use axum::{extract::ConnectInfo, Router};
 use hyper::{body::Incoming, server::conn::http1, Request};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use master::logtext::cut;
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::TcpStream,
@@ -78,7 +79,7 @@ pub(super) async fn serve(
         tokio::select! {
             result = conn.as_mut() => {
                 if let Err(e) = result {
-                    debug!(%peer, error = %e, "HTTP connection ended with an error");
+                    debug!(%peer, error = %cut(&e), "HTTP connection ended with an error");
                 }
                 return;
             }

@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth_guard::AuthGuard;
 use crate::{
-    config::Config, games::GamesWatch, metrics::Metrics, token::AdminToken, upstream::Shared,
+    budget::Budget, config::Config, games::GamesWatch, metrics::Metrics, token::AdminToken,
+    upstream::Shared,
 };
 
 /// The configuration values a session reads.
@@ -69,6 +70,9 @@ pub(crate) struct Handle {
     pub(crate) metrics: Arc<Metrics>,
     /// Failed `bridgeAuth` per client address, shared by every session.
     pub(crate) auth: AuthGuard,
+    /// What each client address may still be sent on request, shared with
+    /// `/api/`: a socket's list answers spend from it.
+    pub(crate) budget: Arc<Budget>,
     /// Fires on shutdown: sessions close with 1001.
     pub(crate) cancel: CancellationToken,
 }

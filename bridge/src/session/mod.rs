@@ -23,6 +23,7 @@ use bytes::Bytes;
 use futures_util::{stream::SplitStream, FutureExt, StreamExt};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
+use master::{logtext::cut, throttled};
 use protocol::{
     bridge::{BridgeMessage, ClientMessage, ErrorCode, Inbound, MasterState, Refusal},
     codec::Frame,
@@ -36,7 +37,7 @@ use tokio_tungstenite::{
     },
     WebSocketStream,
 };
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
 pub(crate) use auth_guard::AuthGuard;
 pub(crate) use handle::{Handle, OfferList, Settings};
@@ -44,12 +45,12 @@ pub(crate) use handle::{Handle, OfferList, Settings};
 pub(crate) use self::role::Role;
 use self::{
     admin_link::AdminLink,
-    lists::games_changed,
+    lists::{games_changed, Held},
     meter::{FrameMeter, Rate, Spend},
     outbox::{Close, Outbox},
     push::Subscription,
 };
-use crate::{games::GamesWatch, upstream::Shared};
+use crate::{games::GamesWatch, metrics::Metrics, upstream::Shared};
 
 /// A browser's WebSocket.
 pub(crate) type WebSocket = WebSocketStream<FrameMeter<TokioIo<Upgraded>>>;
@@ -65,8 +66,8 @@ enum Event {
     /// Other games' servers changed (`false`: their refresher is gone).
     Games(bool),
     Ping,
-    /// A coalesced query's answer is due.
-    QueryDue,
+    /// A held answer may leave now.
+    AnswerDue,
 }
 
 /// Serves `peer`'s upgraded connection as a WebSocket until either side
@@ -94,10 +95,12 @@ struct Session {
     role: Role,
     /// A viewer's query waits for the first list after start-up.
     pending_query: bool,
-    /// When the next query answer may leave (see `Config::query_interval`).
+    /// When the next answer with a whole list (or a catch-up) may leave:
+    /// one per `Config::query_interval`, and only with a token of the
+    /// client address's budget.
     next_answer: Instant,
-    /// A query arrived before `next_answer`: answer it then.
-    deferred_query: bool,
+    /// What the browser asked for and waits for until `next_answer`.
+    held: Held,
     link: Option<AdminLink>,
     /// The message rate, shared with the socket's [`FrameMeter`].
     rate: Arc<Rate>,
@@ -128,7 +131,7 @@ impl Session {
             role: Role::Viewer,
             pending_query: false,
             next_answer: Instant::now(),
-            deferred_query: false,
+            held: Held::default(),
             link: None,
             rate,
             told_state: MasterState::Up,
@@ -180,8 +183,8 @@ impl Session {
                 frame = admin_link::next_frame(&mut self.link) => Event::Link(frame),
                 changed = games_changed(&mut self.games) => Event::Games(changed),
                 _ = ping.tick() => Event::Ping,
-                () = tokio::time::sleep_until(self.next_answer), if self.deferred_query => {
-                    Event::QueryDue
+                () = tokio::time::sleep_until(self.next_answer), if self.held.any() => {
+                    Event::AnswerDue
                 }
             };
             match event {
@@ -189,7 +192,9 @@ impl Session {
                     return Err(Close::With(CloseCode::Away, "bridge shutting down"))
                 }
                 Event::Browser(None) => return Ok(()),
-                Event::Browser(Some(Err(e))) => return Err(read_error(e, self.peer)),
+                Event::Browser(Some(Err(e))) => {
+                    return Err(read_error(e, self.peer, &self.handle.metrics))
+                }
                 Event::Browser(Some(Ok(msg))) => {
                     self.last_heard = Instant::now();
                     self.on_browser_batch(msg).await?;
@@ -200,16 +205,13 @@ impl Session {
                 Event::Games(false) => self.games = None,
                 Event::Ping => {
                     if self.last_heard.elapsed() > self.handle.config.pong_timeout {
-                        info!(peer = %self.peer, "no pong; closing");
+                        self.handle.metrics.closed_no_pong.fetch_add(1, Relaxed);
+                        throttled!(info, peer = %self.peer, "no pong; closing");
                         return Err(Close::With(CloseCode::Away, "no pong"));
                     }
                     self.outbox.queue(Message::Ping(Bytes::new())).await?;
                 }
-                Event::QueryDue => {
-                    self.deferred_query = false;
-                    self.next_answer = Instant::now() + self.handle.config.query_interval;
-                    self.answer_query().await?;
-                }
+                Event::AnswerDue => self.answer_held().await?,
             }
             // Whatever the event queued leaves in one write.
             self.outbox.flush().await?;
@@ -264,7 +266,8 @@ impl Session {
             Spend::Pass => Ok(false),
             Spend::Excess => Ok(true),
             Spend::Flood => {
-                warn!(peer = %self.peer, "message flood; closing");
+                self.handle.metrics.closed_flood.fetch_add(1, Relaxed);
+                throttled!(warn, peer = %self.peer, "message flood; closing");
                 Err(FLOOD)
             }
         }
@@ -277,12 +280,10 @@ impl Session {
         match Inbound::classify(text.as_bytes()) {
             Err(refusal) => self.refuse_with(refusal).await,
             Ok(Inbound::Bridge(ClientMessage::Auth { token })) => self.on_auth(&token).await,
-            Ok(Inbound::Bridge(ClientMessage::Subscribe(sub))) => {
-                self.subscription.start(sub);
-                self.push_list().await?;
-                self.push_games().await
-            }
+            Ok(Inbound::Bridge(ClientMessage::Subscribe(sub))) => self.on_subscribe(sub).await,
             Ok(Inbound::Bridge(ClientMessage::Unsubscribe)) => {
+                // The latest word: a held subscribe is dropped too.
+                self.held.subscribe = None;
                 self.subscription.stop();
                 Ok(())
             }
@@ -290,7 +291,7 @@ impl Session {
             Ok(Inbound::Query) => self.on_query().await,
             Ok(Inbound::Admin { command }) => {
                 if self.role != Role::Admin {
-                    debug!(peer = %self.peer, %command, "admin command from a viewer");
+                    debug!(peer = %self.peer, command = %cut(&command), "admin command from a viewer");
                     return self.refuse(ErrorCode::Forbidden).await;
                 }
                 self.relay_command(&text).await
@@ -321,19 +322,22 @@ fn status(master: MasterState) -> BridgeMessage {
 const FLOOD: Close = Close::With(CloseCode::Policy, "too many messages");
 
 /// A read error: an oversized message earns 1009, a flood of continuation
-/// frames 1008, anything else ends quietly.
-fn read_error(e: WsError, peer: SocketAddr) -> Close {
+/// frames 1008, anything else ends quietly. A browser can repeat the first
+/// two by reconnecting: they are counted, and logged throttled.
+fn read_error(e: WsError, peer: SocketAddr, metrics: &Metrics) -> Close {
     match e {
         WsError::Io(e) if meter::is_flood(&e) => {
-            warn!(%peer, "continuation frame flood; closing");
+            metrics.closed_flood.fetch_add(1, Relaxed);
+            throttled!(warn, %peer, "continuation frame flood; closing");
             FLOOD
         }
         WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => {
-            info!(%peer, size, max_size, "message too big; closing");
+            metrics.closed_too_big.fetch_add(1, Relaxed);
+            throttled!(info, %peer, size, max_size, "message too big; closing");
             Close::With(CloseCode::Size, "message too big")
         }
         e => {
-            debug!(%peer, error = %e, "read failed");
+            debug!(%peer, error = %cut(&e), "read failed");
             Close::Quietly
         }
     }

@@ -19,6 +19,7 @@ use futures_util::{
     stream::{SplitSink, SplitStream},
     Future, SinkExt, StreamExt,
 };
+use master::{logtext::cut, throttled};
 use tokio_tungstenite::tungstenite::{
     error::Error as WsError,
     protocol::{
@@ -31,7 +32,7 @@ use tokio_tungstenite::tungstenite::{
     Message, Utf8Bytes,
 };
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info};
+use tracing::debug;
 
 use super::{Handle, WebSocket};
 use crate::{config::WS_FRAGMENT, metrics::Metrics};
@@ -94,7 +95,14 @@ impl Outbox {
                 msg => sink.feed(msg).await,
             }
         };
-        timed(self.write_timeout, &self.cancel, self.peer, feed).await?;
+        timed(
+            self.write_timeout,
+            &self.cancel,
+            self.peer,
+            &self.metrics,
+            feed,
+        )
+        .await?;
         self.unflushed = true;
         if counts {
             self.metrics.frames_out.fetch_add(1, Relaxed);
@@ -112,6 +120,7 @@ impl Outbox {
             self.write_timeout,
             &self.cancel,
             self.peer,
+            &self.metrics,
             self.sink.flush(),
         )
         .await?;
@@ -158,6 +167,7 @@ async fn timed(
     limit: Duration,
     cancel: &CancellationToken,
     peer: SocketAddr,
+    metrics: &Metrics,
     write: impl Future<Output = Result<(), WsError>>,
 ) -> Result<(), Close> {
     let written = tokio::select! {
@@ -167,11 +177,12 @@ async fn timed(
     match written {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => {
-            debug!(%peer, error = %e, "write failed");
+            debug!(%peer, error = %cut(&e), "write failed");
             Err(Close::Quietly)
         }
         Err(_) => {
-            info!(%peer, "browser does not read; dropping it");
+            metrics.closed_not_reading.fetch_add(1, Relaxed);
+            throttled!(info, %peer, "browser does not read; dropping it");
             Err(Close::Quietly)
         }
     }

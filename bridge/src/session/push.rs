@@ -1,7 +1,9 @@
 //! What a subscriber has been sent: the list and the other games' servers
 //! are both [`Snapshot`]s and go out through one check, when they changed
 //! since, never twice. A delta subscriber
-//! (`shared/protocol.md` §2.1) gets the deltas it lacks instead of lists.
+//! (`docs/protocol.md` §3) gets the deltas it lacks instead of lists.
+//! Which `bridgeSubscribe` costs a whole list (or a catch-up), and which is
+//! only confirmed, is decided here too ([`Answer`]).
 
 use std::sync::Arc;
 
@@ -41,12 +43,55 @@ struct DeltaPosition {
     resume: Option<Resume>,
 }
 
+/// What a `bridgeSubscribe` costs the bridge to answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// It changes nothing: a plain subscriber subscribing again, or a delta
+    /// subscribe naming the newest list. Confirmed, the list not sent again.
+    Confirm,
+    /// No list is published yet: nothing to send until there is one.
+    Nothing,
+    /// The whole list (plain) or a snapshot or the deltas since `since`:
+    /// megabytes, or as many, so at most one per interval per socket.
+    Lists,
+}
+
 impl Subscription {
-    /// `bridgeSubscribe`: the current list and games go out (again); with
-    /// deltas, the answer follows the subscribe's `epoch`/`since`.
-    pub(crate) fn start(&mut self, sub: Subscribe) {
+    /// How `sub` is answered, given the newest list and feed.
+    pub(crate) fn answer(
+        &self,
+        sub: &Subscribe,
+        list: Option<&Snapshot>,
+        feed: Option<&Arc<FeedState>>,
+    ) -> Answer {
+        if !sub.deltas {
+            return if self.on && self.deltas.is_none() {
+                Answer::Confirm
+            } else if list.is_some() {
+                Answer::Lists
+            } else {
+                Answer::Nothing
+            };
+        }
+        let Some(state) = feed else {
+            return Answer::Nothing;
+        };
+        match &sub.resume {
+            Some(r) if r.epoch == *state.epoch && r.since == state.seq => Answer::Confirm,
+            // A subscribe without `since` asks for a snapshot even from a
+            // subscriber that has the list: it may have lost it.
+            _ => Answer::Lists,
+        }
+    }
+
+    /// `bridgeSubscribe`: the current list goes out (again); with deltas,
+    /// the answer follows the subscribe's `epoch`/`since`. The other games'
+    /// servers go out only if this socket lacks the current ones, unless
+    /// `resend_games` (an answer with the whole list brings them too).
+    pub(crate) fn start(&mut self, sub: Subscribe, resend_games: bool) {
         *self = Self {
             on: true,
+            games_seq: if resend_games { 0 } else { self.games_seq },
             deltas: sub.deltas.then_some(DeltaPosition {
                 sent: None,
                 resume: sub.resume,
@@ -131,9 +176,10 @@ mod tests {
     fn snapshot(seq: u64, what: &str) -> Snapshot {
         Snapshot {
             seq,
-            text: crate::publish::Encoded::new(format!("{what} full {seq}"), true, || {
-                format!("{what} viewer {seq}")
-            }),
+            text: crate::publish::Visibility::new(true)
+                .encode_as(format!("{what} full {seq}"), || {
+                    format!("{what} viewer {seq}")
+                }),
         }
     }
 
@@ -146,7 +192,7 @@ mod tests {
         use Source::List;
         let mut sub = Subscription::default();
         assert_eq!(sub.fresh(List, Some(&list(1)), Role::Viewer), None);
-        sub.start(Subscribe::whole_lists());
+        sub.start(Subscribe::whole_lists(), true);
         assert_eq!(sub.fresh(List, None, Role::Viewer), None);
         assert_eq!(
             sub.fresh(List, Some(&list(1)), Role::Viewer).as_deref(),
@@ -158,7 +204,7 @@ mod tests {
             Some("list full 2")
         );
         // Subscribing again sends the current list again.
-        sub.start(Subscribe::whole_lists());
+        sub.start(Subscribe::whole_lists(), true);
         assert!(sub.fresh(List, Some(&list(2)), Role::Viewer).is_some());
         sub.stop();
         assert_eq!(sub.fresh(List, Some(&list(3)), Role::Viewer), None);
@@ -177,10 +223,10 @@ mod tests {
                 ..Stats::default()
             },
         };
-        let mut feed = Feed::new("e", false);
+        let mut feed = Feed::new("e", crate::publish::Visibility::new(false));
         let one = feed.publish(vec![entry(1)]);
         let mut sub = Subscription::default();
-        sub.start(Subscribe::deltas(None));
+        sub.start(Subscribe::deltas(None), true);
         let texts = sub.lists(None, one.as_ref(), Role::Viewer);
         assert_eq!(texts.len(), 1);
         assert!(texts[0].as_str().contains("bridgeSnapshot"));
@@ -198,7 +244,7 @@ mod tests {
         let texts = sub.lists(None, three.as_ref(), Role::Admin);
         assert!(texts[0].as_str().contains("bridgeSnapshot"));
         // Plain subscribers get whole lists, and never deltas.
-        sub.start(Subscribe::whole_lists());
+        sub.start(Subscribe::whole_lists(), true);
         assert_eq!(
             sub.lists(Some(&list(7)), three.as_ref(), Role::Viewer),
             ["list viewer 7"]
@@ -210,7 +256,7 @@ mod tests {
         let games = snapshot(4, "games");
         let mut sub = Subscription::default();
         assert_eq!(sub.fresh(Source::Games, Some(&games), Role::Admin), None);
-        sub.start(Subscribe::whole_lists());
+        sub.start(Subscribe::whole_lists(), true);
         // The list with the same number does not count as the games sent.
         assert!(sub
             .fresh(Source::List, Some(&list(4)), Role::Admin)
@@ -221,5 +267,73 @@ mod tests {
             Some("games full 4")
         );
         assert_eq!(sub.fresh(Source::Games, Some(&games), Role::Admin), None);
+    }
+
+    #[test]
+    fn only_subscribes_that_change_something_cost_a_list() {
+        use crate::feed::Feed;
+        use protocol::delta::Resume;
+        let resume = |epoch: &str, since| {
+            Some(Resume {
+                epoch: epoch.into(),
+                since,
+            })
+        };
+        let mut feed = Feed::new("e", crate::publish::Visibility::new(false));
+        let _one = feed.publish(vec![]);
+        let two = feed.publish(vec![protocol::ServerEntry {
+            name: "s".into(),
+            address: None,
+            port: None,
+            stats: protocol::Stats::default(),
+        }]);
+        let two = two.as_ref();
+        let plain = Subscribe::whole_lists();
+        let mut sub = Subscription::default();
+        // Before any list: nothing to send either way.
+        assert_eq!(sub.answer(&plain, None, None), Answer::Nothing);
+        assert_eq!(
+            sub.answer(&Subscribe::deltas(None), None, None),
+            Answer::Nothing
+        );
+        // The first plain subscribe costs the list; the same again does not.
+        assert_eq!(sub.answer(&plain, Some(&list(2)), two), Answer::Lists);
+        sub.start(plain.clone(), true);
+        assert_eq!(sub.answer(&plain, Some(&list(2)), two), Answer::Confirm);
+        // Deltas: naming the newest list is a confirmation; without `since`,
+        // an older one or another epoch, a catch-up or a snapshot.
+        let current = Subscribe::deltas(resume("e", 2));
+        assert_eq!(sub.answer(&current, Some(&list(2)), two), Answer::Confirm);
+        for other in [
+            Subscribe::deltas(None),
+            Subscribe::deltas(resume("e", 1)),
+            Subscribe::deltas(resume("x", 2)),
+        ] {
+            assert_eq!(sub.answer(&other, Some(&list(2)), two), Answer::Lists);
+        }
+        // After an unsubscribe a plain subscribe costs the list again.
+        sub.stop();
+        assert_eq!(sub.answer(&plain, Some(&list(2)), two), Answer::Lists);
+    }
+
+    #[test]
+    fn a_confirmed_subscribe_does_not_send_the_games_again() {
+        let games = snapshot(4, "games");
+        let mut sub = Subscription::default();
+        sub.start(Subscribe::whole_lists(), true);
+        assert!(sub
+            .fresh(Source::Games, Some(&games), Role::Viewer)
+            .is_some());
+        sub.start(Subscribe::deltas(None), false);
+        assert_eq!(sub.fresh(Source::Games, Some(&games), Role::Viewer), None);
+        // New games go out, and an answer with the whole list brings them.
+        let newer = snapshot(5, "games");
+        assert!(sub
+            .fresh(Source::Games, Some(&newer), Role::Viewer)
+            .is_some());
+        sub.start(Subscribe::whole_lists(), true);
+        assert!(sub
+            .fresh(Source::Games, Some(&newer), Role::Viewer)
+            .is_some());
     }
 }

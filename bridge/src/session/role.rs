@@ -5,10 +5,11 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use master::throttled;
 use protocol::bridge::{BridgeMessage, ErrorCode};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
 use super::{auth_guard::Verdict, outbox::Close, Session};
 use crate::publish::Encoded;
@@ -53,7 +54,11 @@ impl Session {
         } else {
             metrics.auth_failures.fetch_add(1, Relaxed);
             if self.handle.auth.failed(ip, now) {
-                warn!(
+                // Once per address per window, and at most a few a window
+                // in all: many addresses (an IPv6 /48) stay a few lines.
+                throttled!(
+                    lines = 5;
+                    warn,
                     peer = %self.peer,
                     "bridgeAuth with a wrong token (further failures from this address are \
                      logged at debug for a while, and refused once too many)"

@@ -20,7 +20,7 @@ use std::{
 };
 
 use bytes::Bytes;
-use protocol::{bridge::MasterState, codec::FrameCodec, ServerList};
+use protocol::{bridge::MasterState, codec::FrameCodec, Addresses, ServerList};
 use tokio::{net::TcpStream, sync::watch, time::Instant};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_util::{codec::Framed, sync::CancellationToken};
@@ -31,7 +31,7 @@ use crate::{
     error::MasterError,
     feed::{new_epoch, Feed, FeedState},
     metrics::Metrics,
-    publish::{Holds, Publisher, Snapshot},
+    publish::{Holds, Publisher, Snapshot, Visibility},
     session::OfferList,
 };
 
@@ -40,12 +40,10 @@ use crate::{
 pub struct Shared {
     /// Whether the shared upstream reaches the master.
     pub master: MasterState,
-    /// Why the master is down, for `/healthz`.
-    pub reason: Option<Arc<str>>,
     /// `msRQueryGameServers` exactly as the master sent it (admins' form)
     /// and as viewers see it; `None` until the first answer arrives.
     pub list: Option<Snapshot>,
-    /// The same list for delta subscribers and `/api/servers` (§2.1);
+    /// The same list for delta subscribers and `/api/servers` (`docs/protocol.md` §3);
     /// `None` until the first answer arrives.
     pub feed: Option<Arc<FeedState>>,
 }
@@ -111,18 +109,17 @@ impl Source {
 impl Upstream {
     /// An upstream that has not polled yet (and counts itself "up" until
     /// its first attempt fails).
-    pub fn new(hide_addresses: bool, metrics: Arc<Metrics>) -> Self {
+    pub fn new(visibility: Visibility, metrics: Arc<Metrics>) -> Self {
         let initial = Shared {
             master: MasterState::Up,
-            reason: None,
             list: None,
             feed: None,
         };
         Self {
-            out: Publisher::new(initial, hide_addresses),
+            out: Publisher::new(initial, visibility),
             metrics,
             publishing: Mutex::new(Publishing {
-                feed: Feed::new(new_epoch(), hide_addresses),
+                feed: Feed::new(new_epoch(), visibility),
                 asked: None,
             }),
         }
@@ -217,12 +214,7 @@ impl Upstream {
         asked: Option<Instant>,
     ) {
         let text = self.out.encode(full, || {
-            let hidden = servers.iter().map(|s| protocol::ServerEntry {
-                address: None,
-                port: None,
-                ..s.clone()
-            });
-            protocol::message::query_reply_text(hidden.collect::<Vec<_>>().iter())
+            protocol::message::query_reply_text(&servers, Addresses::Hidden)
         });
         // Held while the watch is updated: lists are published in the order
         // the feed numbered them.
@@ -250,7 +242,6 @@ impl Upstream {
         self.out.update(|s| {
             let changed = s.master != MasterState::Up;
             s.master = MasterState::Up;
-            s.reason = None;
             if changed {
                 info!("master is reachable");
             }
@@ -264,11 +255,14 @@ impl Upstream {
             .store(0, std::sync::atomic::Ordering::Relaxed);
         self.out.update(|s| {
             let changed = s.master != MasterState::Down;
+            // Only here: `/healthz` says "down" and nothing more. Each
+            // change is logged (a line held back would leave the log saying
+            // the opposite of the truth); the reconnect backoff bounds how
+            // often the state can change.
             if changed {
                 warn!(%reason, "master is down");
             }
             s.master = MasterState::Down;
-            s.reason = Some(reason.to_string().into());
             changed
         });
     }
@@ -338,7 +332,7 @@ mod tests {
     #[test]
     fn replies_asked_before_the_published_list_are_dropped() {
         let metrics = Arc::new(Metrics::default());
-        let upstream = Upstream::new(false, metrics.clone());
+        let upstream = Upstream::new(Visibility::new(false), metrics.clone());
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         let (old, new, newer) = (reply(&[]), reply(&["a"]), reply(&["a", "b"]));
@@ -365,7 +359,10 @@ mod tests {
 
     #[test]
     fn an_embedded_master_is_the_only_source() {
-        let upstream = Arc::new(Upstream::new(false, Arc::new(Metrics::default())));
+        let upstream = Arc::new(Upstream::new(
+            Visibility::new(false),
+            Arc::new(Metrics::default()),
+        ));
         let embedded = Source::Embedded(Arc::new(master::Registry::new()));
         embedded.offer_list(&upstream)(&reply(&["from a socket"]), Instant::now());
         assert!(upstream.current().list.is_none());

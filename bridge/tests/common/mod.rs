@@ -47,7 +47,11 @@ impl TestMaster {
         let stop = CancellationToken::new();
         let m = master.clone();
         let s = stop.clone();
-        let task = tokio::spawn(async move { m.run(listener, s.cancelled_owned()).await });
+        let task = tokio::spawn(async move {
+            m.run(listener, s.cancelled_owned())
+                .await
+                .expect("the test master's configuration is valid")
+        });
         Self {
             addr,
             master,
@@ -85,6 +89,10 @@ pub fn test_config(master: SocketAddr) -> Config {
     c.master_timeout = Duration::from_secs(2);
     c.close_wait = Duration::from_millis(100);
     c.static_dir = std::env::temp_dir().join("bridge-tests-no-such-dir");
+    // Every test client comes from loopback: only the tests of the
+    // per-address budget (egress.rs) keep it low.
+    c.api_rate_per_sec = 1_000_000;
+    c.api_burst = 1_000_000;
     c
 }
 

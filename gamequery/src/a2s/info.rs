@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{is_the_ship, INFO, INFO_GOLDSOURCE};
-use crate::{cursor::Cursor, error::DecodeError};
+use crate::{cursor::Cursor, error::DecodeError, limits::Limits};
 
 /// What kind of server answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,13 +140,20 @@ pub struct Info {
     pub game_id: Option<u64>,
 }
 
-/// Reads an `A2S_INFO` reply, `'I'` or `'m'`. An `'m'` reply that ends
-/// after its VAC byte (old servers, HLTV proxies) has 0 bots.
+/// Reads an `A2S_INFO` reply, `'I'` or `'m'`, under [`Limits::DEFAULT`].
+/// An `'m'` reply that ends after its VAC byte (old servers, HLTV proxies)
+/// has 0 bots.
 pub fn decode_info(reply: &[u8]) -> Result<Info, DecodeError> {
+    decode_info_with(reply, &Limits::DEFAULT)
+}
+
+/// [`decode_info`] keeping what `limits` allow: every text field cut to
+/// `text_chars` and cleaned ([`crate::limits::clean_text`]).
+pub fn decode_info_with(reply: &[u8], limits: &Limits) -> Result<Info, DecodeError> {
     let mut c = Cursor::new(reply);
     match c.u8("reply type")? {
-        INFO => decode_source_info(c),
-        INFO_GOLDSOURCE => decode_goldsource_info(c),
+        INFO => decode_source_info(c, limits),
+        INFO_GOLDSOURCE => decode_goldsource_info(c, limits),
         got => Err(DecodeError::UnexpectedType {
             expected: "A2S_INFO ('I' or 'm')",
             got,
@@ -154,12 +161,12 @@ pub fn decode_info(reply: &[u8]) -> Result<Info, DecodeError> {
     }
 }
 
-fn decode_source_info(mut c: Cursor<'_>) -> Result<Info, DecodeError> {
+fn decode_source_info(mut c: Cursor<'_>, limits: &Limits) -> Result<Info, DecodeError> {
     let protocol = c.u8("protocol")?;
-    let name = c.cstr("server name")?;
-    let map = c.cstr("map")?;
-    let folder = c.cstr("folder")?;
-    let game = c.cstr("game")?;
+    let name = c.text("server name", limits.text_chars)?;
+    let map = c.text("map", limits.text_chars)?;
+    let folder = c.text("folder", limits.text_chars)?;
+    let game = c.text("game", limits.text_chars)?;
     let app_id = c.u16("AppID")?;
     let players = c.u8("player count")?;
     let max_players = c.u8("maximum players")?;
@@ -177,7 +184,7 @@ fn decode_source_info(mut c: Cursor<'_>) -> Result<Info, DecodeError> {
     } else {
         None
     };
-    let version = c.cstr("version")?;
+    let version = c.text("version", limits.text_chars)?;
     let mut info = Info {
         format: InfoFormat::Source,
         protocol,
@@ -218,11 +225,11 @@ fn decode_source_info(mut c: Cursor<'_>) -> Result<Info, DecodeError> {
     if edf & 0x40 != 0 {
         info.source_tv = Some(SourceTv {
             port: c.u16("EDF SourceTV port")?,
-            name: c.cstr("EDF SourceTV name")?,
+            name: c.text("EDF SourceTV name", limits.text_chars)?,
         });
     }
     if edf & 0x20 != 0 {
-        info.keywords = Some(c.cstr("EDF keywords")?);
+        info.keywords = Some(c.text("EDF keywords", limits.text_chars)?);
     }
     if edf & 0x01 != 0 {
         info.game_id = Some(c.u64("EDF GameID")?);
@@ -230,12 +237,12 @@ fn decode_source_info(mut c: Cursor<'_>) -> Result<Info, DecodeError> {
     Ok(info)
 }
 
-fn decode_goldsource_info(mut c: Cursor<'_>) -> Result<Info, DecodeError> {
-    let address = c.cstr("address")?;
-    let name = c.cstr("server name")?;
-    let map = c.cstr("map")?;
-    let folder = c.cstr("folder")?;
-    let game = c.cstr("game")?;
+fn decode_goldsource_info(mut c: Cursor<'_>, limits: &Limits) -> Result<Info, DecodeError> {
+    let address = c.text("address", limits.text_chars)?;
+    let name = c.text("server name", limits.text_chars)?;
+    let map = c.text("map", limits.text_chars)?;
+    let folder = c.text("folder", limits.text_chars)?;
+    let game = c.text("game", limits.text_chars)?;
     let players = c.u8("player count")?;
     let max_players = c.u8("maximum players")?;
     let protocol = c.u8("protocol")?;
@@ -244,8 +251,8 @@ fn decode_goldsource_info(mut c: Cursor<'_>) -> Result<Info, DecodeError> {
     let password = c.u8("visibility")? != 0;
     let is_mod = c.u8("mod flag")?;
     let goldsource_mod = if is_mod == 1 {
-        let link = c.cstr("mod link")?;
-        let download_link = c.cstr("mod download link")?;
+        let link = c.text("mod link", limits.text_chars)?;
+        let download_link = c.text("mod download link", limits.text_chars)?;
         c.u8("NULL byte")?;
         Some(GoldSourceMod {
             link,

@@ -8,10 +8,11 @@ mod players;
 mod rules;
 
 pub use info::{
-    decode_info, Environment, GoldSourceMod, Info, InfoFormat, ServerType, SourceTv, TheShip,
+    decode_info, decode_info_with, Environment, GoldSourceMod, Info, InfoFormat, ServerType,
+    SourceTv, TheShip,
 };
-pub use players::{decode_players, Player};
-pub use rules::{decode_rules, Rule};
+pub use players::{decode_players, decode_players_with, Player};
+pub use rules::{decode_rules, decode_rules_with, Rule};
 
 use crate::{cursor::Cursor, error::DecodeError, packet::SINGLE};
 

@@ -84,11 +84,7 @@ impl GameAgentServer {
     /// The address a master lists for it: the game port, one below the
     /// query port.
     pub fn game_addr(&self) -> SocketAddrV4 {
-        let ip = match self.udp.addr().ip() {
-            std::net::IpAddr::V4(ip) => ip,
-            std::net::IpAddr::V6(_) => Ipv4Addr::LOCALHOST,
-        };
-        SocketAddrV4::new(ip, self.udp.addr().port().wrapping_sub(1))
+        game_addr(&self.udp)
     }
 
     /// Replaces the status it reports from now on.
@@ -116,6 +112,16 @@ impl GameAgentServer {
     pub fn udp(&self) -> &FakeUdp {
         &self.udp
     }
+}
+
+/// The address a master lists for a query port served by `udp`: the game
+/// port, one below it.
+pub(super) fn game_addr(udp: &FakeUdp) -> SocketAddrV4 {
+    let ip = match udp.addr().ip() {
+        std::net::IpAddr::V4(ip) => ip,
+        std::net::IpAddr::V6(_) => Ipv4Addr::LOCALHOST,
+    };
+    SocketAddrV4::new(ip, udp.addr().port().wrapping_sub(1))
 }
 
 /// A GameAgent master whose list (`'e'` request) names the given game

@@ -1,13 +1,15 @@
 //! Fake game servers on UDP for tests (feature `fake`): [`FakeUdp`] answers
 //! each datagram with what a handler returns, and [`A2sServer`],
 //! [`GameAgentServer`] and [`GameAgentMaster`] play real servers from the
-//! seeds' packet dumps, with switches for live changes and outages.
+//! seeds' packet dumps, with switches for live changes and outages;
+//! [`hostile`] builds the largest replies the decoders accept.
 //!
 //! The A2S replies are the fixtures in `tests/fixtures/` (the seeds' hex
 //! dumps), included at compile time, so they ship with the crate.
 
 mod a2s;
 mod gameagent;
+pub mod hostile;
 mod udp;
 
 pub use a2s::{
@@ -15,6 +17,7 @@ pub use a2s::{
     CHALLENGE,
 };
 pub use gameagent::{GameAgentMaster, GameAgentServer};
+pub use hostile::HostileGameAgentServer;
 pub use udp::{FakeUdp, Options};
 
 /// Reads a hex dump like the fixtures (`FF FF 41 …`, any whitespace), so

@@ -15,16 +15,26 @@ use protocol::{
 };
 use tokio::{
     io::AsyncWriteExt,
-    net::{tcp::OwnedWriteHalf, TcpStream},
+    net::{
+        tcp::{OwnedReadHalf, OwnedWriteHalf},
+        TcpStream,
+    },
     sync::mpsc,
 };
 use tokio_util::{codec::FramedRead, sync::CancellationToken};
-use tracing::{debug, info, warn};
+use tracing::debug;
 
 use crate::{
     limits::{TokenBucket, Verdict},
+    logtext::cut,
     registry::{ConnId, Registry},
+    throttled,
 };
+
+/// INFO lines per 10 s about servers registering and leaving (the rest,
+/// counted, at DEBUG): enough to follow a few servers, while a host that
+/// registers and disconnects in a loop writes a few lines, not megabytes.
+const SERVER_EVENTS: u32 = 10;
 
 /// Serves one connection: its registration lives exactly as long as it does.
 pub(super) struct Handler {
@@ -37,130 +47,149 @@ pub(super) struct Handler {
     pub(super) require_peer_address: bool,
     /// `None` for exempt peers.
     pub(super) rate: Option<TokenBucket>,
+    pub(super) state: State,
 }
 
-/// What became of one message.
-struct Applied {
-    /// The reply to send, if any.
-    reply: Option<Bytes>,
-    /// Whether it was a message of the protocol (it ends the first-message
-    /// timeout).
-    valid: bool,
+/// What a connection has done so far.
+#[derive(Debug, Default)]
+pub(super) struct State {
+    /// A message of the protocol arrived (the first-message timeout ends).
+    greeted: bool,
+    /// Its first registration was logged; later ones are DEBUG.
+    registered_once: bool,
+    /// Going over the message rate was logged once.
+    warned_rate: bool,
+}
+
+/// How a connection ended, which decides what becomes of queued replies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The peer left or was timed out: what is queued is still written (a
+    /// client may half-close after its query and wait for the answer).
+    Flush,
+    /// Flooded, stopped reading, or closed by the master (ban, shutdown):
+    /// queued replies are dropped.
+    Abort,
 }
 
 impl Handler {
-    /// Serves `socket` until the peer leaves, floods, stalls or is closed.
+    /// Serves `socket` until the peer leaves, floods, stalls or is closed;
+    /// its registration goes with it.
     pub(super) async fn run(mut self, socket: TcpStream) {
         let (rd, wr) = socket.into_split();
         let mut frames = FramedRead::new(rd, FrameCodec::default());
         let (tx, rx) = mpsc::channel(self.outbound_queue);
         let writer = tokio::spawn(write_replies(wr, rx, self.cancel.clone()));
         debug!(peer = %self.peer, conn = self.id, "connected");
-        let first_deadline = tokio::time::sleep(self.first_message_timeout);
-        tokio::pin!(first_deadline);
-        let mut greeted = false;
-        let mut registered_once = false;
-        let mut warned_rate = false;
-        // Whether the peer stopped reading (then queued replies are dropped),
-        // or the master closes the connection on purpose (ban, shutdown).
-        let mut abort_writes = false;
-        loop {
-            let frame = tokio::select! {
-                frame = frames.next() => frame,
-                () = self.cancel.cancelled() => {
-                    abort_writes = true;
-                    break;
-                }
-                () = &mut first_deadline, if !greeted => {
-                    info!(peer = %self.peer, "no valid message within the first-message timeout; closing");
-                    break;
-                }
-            };
-            let frame = match frame {
-                None => break,
-                Some(Err(e)) => {
-                    debug!(peer = %self.peer, error = %e, "read failed");
-                    break;
-                }
-                Some(Ok(frame)) => frame,
-            };
-            if let Some(bucket) = self.rate.as_mut() {
-                match bucket.take(Instant::now()) {
-                    Verdict::Pass => {}
-                    Verdict::Excess => {
-                        if !warned_rate {
-                            info!(peer = %self.peer, "over the message rate; discarding the excess");
-                            warned_rate = true;
-                        }
-                        continue;
-                    }
-                    Verdict::Flood => {
-                        warn!(peer = %self.peer, "message flood; closing");
-                        abort_writes = true;
-                        break;
-                    }
-                }
-            }
-            match frame {
-                Frame::Discarded(reason) => {
-                    debug!(peer = %self.peer, %reason, "discarded bytes");
-                }
-                Frame::Message(json) => {
-                    let applied = self.apply(&json, &mut registered_once);
-                    greeted |= applied.valid;
-                    if let Some(reply) = applied.reply {
-                        if let Err(e) = tx.try_send(reply) {
-                            if matches!(e, mpsc::error::TrySendError::Full(_)) {
-                                warn!(peer = %self.peer, "client does not read its replies; closing");
-                                abort_writes = true;
-                            }
-                            break;
-                        }
-                    }
-                }
-            }
-        }
+        let end = self.serve(&mut frames, &tx).await;
         if self.registry.unregister(self.id) {
-            info!(peer = %self.peer, "connection closed; its server is removed");
+            throttled!(lines = SERVER_EVENTS; info, peer = %self.peer, "connection closed; its server is removed");
         }
         drop(tx);
-        // The writer flushes what is queued (a client may half-close after
-        // its query and still wait for the answer), unless the client stalled,
-        // flooded, or the master closes it on purpose.
-        if abort_writes {
+        if end == End::Abort {
             writer.abort();
         }
         let _ = writer.await;
         debug!(peer = %self.peer, conn = self.id, "disconnected");
     }
 
-    /// Applies one message. Per-message events log at DEBUG, except a
-    /// connection's first registration, so a flood cannot flood the log.
-    fn apply(&self, json: &[u8], registered_once: &mut bool) -> Applied {
+    /// Reads and applies frames within the rate limit, queueing replies,
+    /// until the connection ends.
+    async fn serve(
+        &mut self,
+        frames: &mut FramedRead<OwnedReadHalf, FrameCodec>,
+        replies: &mpsc::Sender<Bytes>,
+    ) -> End {
+        let first_deadline = tokio::time::sleep(self.first_message_timeout);
+        tokio::pin!(first_deadline);
+        loop {
+            let frame = tokio::select! {
+                frame = frames.next() => frame,
+                () = self.cancel.cancelled() => return End::Abort,
+                () = &mut first_deadline, if !self.state.greeted => {
+                    throttled!(info, peer = %self.peer, "no valid message within the first-message timeout; closing");
+                    return End::Flush;
+                }
+            };
+            let frame = match frame {
+                None => return End::Flush,
+                Some(Err(e)) => {
+                    debug!(peer = %self.peer, error = %cut(&e), "read failed");
+                    return End::Flush;
+                }
+                Some(Ok(frame)) => frame,
+            };
+            match self.within_rate() {
+                Verdict::Pass => {}
+                Verdict::Excess => continue,
+                Verdict::Flood => return End::Abort,
+            }
+            let json = match frame {
+                Frame::Message(json) => json,
+                Frame::Discarded(reason) => {
+                    debug!(peer = %self.peer, %reason, "discarded bytes");
+                    continue;
+                }
+            };
+            let Some(reply) = self.apply(&json) else {
+                continue;
+            };
+            match replies.try_send(reply) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    throttled!(warn, peer = %self.peer, "client does not read its replies; closing");
+                    return End::Abort;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return End::Flush,
+            }
+        }
+    }
+
+    /// Takes one message from the rate limit (exempt peers have none);
+    /// logs the first excess and a flood.
+    fn within_rate(&mut self) -> Verdict {
+        let Some(bucket) = self.rate.as_mut() else {
+            return Verdict::Pass;
+        };
+        let verdict = bucket.take(Instant::now());
+        match verdict {
+            Verdict::Pass => {}
+            Verdict::Excess => {
+                if !std::mem::replace(&mut self.state.warned_rate, true) {
+                    throttled!(info, peer = %self.peer, "over the message rate; discarding the excess");
+                }
+            }
+            Verdict::Flood => {
+                throttled!(warn, peer = %self.peer, "message flood; closing");
+            }
+        }
+        verdict
+    }
+
+    /// Applies one message and returns its reply, if any. Per-message
+    /// events log at DEBUG, except a connection's first registration
+    /// (throttled), so a flood cannot flood the log.
+    fn apply(&mut self, json: &[u8]) -> Option<Bytes> {
         let command = match Command::parse(json) {
             Ok(c) => c,
             Err(e) => {
-                debug!(peer = %self.peer, error = %e, "discarded message");
-                return Applied {
-                    reply: None,
-                    valid: false,
-                };
+                debug!(peer = %self.peer, error = %cut(&e), "discarded message");
+                return None;
             }
         };
-        let mut reply = None;
+        self.state.greeted = true;
         match command {
             Command::Register(reg) => {
                 if self.require_peer_address && !is_peer_address(reg.address.as_str(), self.peer) {
-                    debug!(peer = %self.peer, address = %reg.address, "registration for another address discarded");
-                } else {
-                    if *registered_once {
-                        debug!(peer = %self.peer, name = %reg.name, address = %reg.address, port = reg.port.get(), "registered again");
-                    } else {
-                        info!(peer = %self.peer, name = %reg.name, address = %reg.address, port = reg.port.get(), "registered");
-                        *registered_once = true;
-                    }
-                    self.registry.register(self.id, reg);
+                    debug!(peer = %self.peer, address = %cut(&reg.address), "registration for another address discarded");
+                    return None;
                 }
+                if std::mem::replace(&mut self.state.registered_once, true) {
+                    debug!(peer = %self.peer, name = %cut(&reg.name), address = %cut(&reg.address), port = reg.port.get(), "registered again");
+                } else {
+                    throttled!(lines = SERVER_EVENTS; info, peer = %self.peer, name = %cut(&reg.name), address = %cut(&reg.address), port = reg.port.get(), "registered");
+                }
+                self.registry.register(self.id, reg);
             }
             Command::UpdateStats(stats) => {
                 if !self.registry.update_stats(self.id, stats) {
@@ -172,12 +201,12 @@ impl Handler {
                     debug!(peer = %self.peer, "unregistered");
                 }
             }
-            Command::Query => reply = Some(self.registry.query_reply()),
+            Command::Query => return Some(self.registry.query_reply()),
             Command::QueryReply(_) => {
                 debug!(peer = %self.peer, "a reply sent to the master is discarded");
             }
         }
-        Applied { reply, valid: true }
+        None
     }
 }
 

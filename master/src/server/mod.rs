@@ -16,7 +16,7 @@ use std::{
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tracing::{debug, error, info, warn};
+use tracing::{debug, info, warn};
 
 pub use self::config::{Config, ConfigError};
 use self::handler::Handler;
@@ -78,7 +78,7 @@ impl Master {
             shared: Arc::new(Shared {
                 admission,
                 guarded: Mutex::default(),
-                refusals: LogThrottle::new(Duration::from_secs(10)),
+                refusals: LogThrottle::new(crate::logtext::WINDOW, 1),
             }),
         }
     }
@@ -116,11 +116,15 @@ impl Master {
     /// banned peers, peers at their per-address cap and anyone while the
     /// master is full are closed right away, so one host at a cap never
     /// leaves others waiting in the accept backlog.
-    pub async fn run(&self, listener: TcpListener, shutdown: impl Future<Output = ()>) {
-        if let Err(e) = self.config.validate() {
-            error!(error = %e, "the master cannot start");
-            return;
-        }
+    ///
+    /// A configuration that [`Config::validate`] refuses is an error before
+    /// anything is accepted.
+    pub async fn run(
+        &self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), ConfigError> {
+        self.config.validate()?;
         let cancel = CancellationToken::new();
         let tracker = TaskTracker::new();
         tokio::pin!(shutdown);
@@ -154,6 +158,7 @@ impl Master {
                 first_message_timeout: self.config.first_message_timeout,
                 require_peer_address: self.config.require_peer_address,
                 rate,
+                state: Default::default(),
             };
             let admitted = Admitted {
                 id,
@@ -174,6 +179,7 @@ impl Master {
         {
             warn!("some connections did not close within the grace time");
         }
+        Ok(())
     }
 
     /// Checks a new connection against the ban list and the caps; on
@@ -250,9 +256,14 @@ pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.listen(4096)
 }
 
-/// Runs a master with `config` on `listener` until `shutdown` resolves.
-pub async fn run(listener: TcpListener, config: Config, shutdown: impl Future<Output = ()>) {
-    Master::new(config).run(listener, shutdown).await;
+/// Runs a master with `config` on `listener` until `shutdown` resolves
+/// (see [`Master::run`]).
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ConfigError> {
+    Master::new(config).run(listener, shutdown).await
 }
 
 /// Accepts the next connection, backing off on errors such as running out of

@@ -49,6 +49,7 @@ pub fn start_on(listener: TcpListener, config: Config) -> TestMaster {
                 let _ = stopped.await;
             })
             .await
+            .expect("the test master's configuration is valid")
     });
     TestMaster {
         addr,

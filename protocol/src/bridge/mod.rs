@@ -1,4 +1,4 @@
-//! The bridge's own messages (`shared/protocol.md` section 2), spoken over the
+//! The bridge's own messages (`docs/protocol.md` §2), spoken over the
 //! WebSocket between the browser and the bridge.
 
 mod games;
@@ -24,10 +24,7 @@ pub mod names {
     pub const ERROR: &str = "bridgeError";
     /// Other games' servers (A2S, GameAgent), pushed to subscribers.
     pub const GAME_SERVERS: &str = "bridgeGameServers";
-    /// The whole list with ids, for delta subscribers (§2.1).
-    pub const SNAPSHOT: &str = "bridgeSnapshot";
-    /// One list change, for delta subscribers (§2.1).
-    pub const DELTA: &str = "bridgeDelta";
+    pub use crate::delta::names::{DELTA, SNAPSHOT};
 }
 
 /// Messages the browser sends to the bridge itself (not relayed).
@@ -36,7 +33,7 @@ pub enum ClientMessage {
     Auth {
         token: String,
     },
-    /// Whole lists, or deltas (§2.1) when the content asks for them.
+    /// Whole lists, or deltas (`docs/protocol.md` §3) when the content asks for them.
     Subscribe(Subscribe),
     Unsubscribe,
 }
@@ -166,7 +163,7 @@ impl Refusal {
 }
 
 /// What one inbound WebSocket text frame asks for, decided by the rules of
-/// `shared/protocol.md` section 2. Bridge and front end share this so that
+/// `docs/protocol.md` §2. Bridge and front end share this so that
 /// both agree on which commands need an admin connection.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Inbound {

@@ -1,4 +1,4 @@
-//! List deltas (`shared/protocol.md` §2.1): the bridge numbers the entries of
+//! List deltas (`docs/protocol.md` §3): the bridge numbers the entries of
 //! the master's list with ids of its own and, on every change, sends only
 //! the entries that changed instead of the whole list. The bridge's side
 //! ([`KeyedList`], [`History`]) and the browser's ([`ClientList`]) live
@@ -9,6 +9,15 @@ mod history;
 mod keyed_list;
 mod subscribe;
 mod wire;
+
+/// The delta messages' command names (the bridge lists them with its own
+/// in `bridge::names`; deltas need nothing else of the bridge's messages).
+pub mod names {
+    /// The whole list with ids, for delta subscribers (`docs/protocol.md` §3).
+    pub const SNAPSHOT: &str = "bridgeSnapshot";
+    /// One list change, for delta subscribers (`docs/protocol.md` §3).
+    pub const DELTA: &str = "bridgeDelta";
+}
 
 pub use client::{ApplyError, ClientList};
 pub use history::{CatchUp, History};

@@ -11,7 +11,7 @@ pub struct Resume {
 }
 
 /// `bridgeSubscribe`'s content. Without content (or with `deltas` false) a
-/// subscriber gets whole `msRQueryGameServers` lists, as before deltas.
+/// subscriber gets whole `msRQueryGameServers` lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Subscribe {
     pub deltas: bool,

@@ -1,10 +1,8 @@
 //! The delta rules the bridge and the browser must agree on.
 
 use super::*;
-use crate::{
-    bridge::names,
-    message::{Players, ServerEntry, Stats},
-};
+use crate::message::{Players, ServerEntry, Stats};
+use crate::Addresses;
 
 fn entry(name: &str, port: u16, current: u32) -> ServerEntry {
     ServerEntry {
@@ -174,18 +172,18 @@ fn wire_shapes_and_reading_back() {
         entry: entry("Feuerland", 20000, 2),
     }];
     assert_eq!(
-        snapshot_json("e1", 3, &keyed, false),
+        snapshot_json("e1", 3, &keyed, Addresses::Shown),
         r#"{"command":"bridgeSnapshot","content":{"epoch":"e1","seq":3,"servers":[{"id":7,"name":"Feuerland","address":"192.0.2.1","port":20000,"players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":1}]}}"#
     );
     assert_eq!(
-        snapshot_content_json("e1", 3, &keyed, true),
+        snapshot_content_json("e1", 3, &keyed, Addresses::Hidden),
         r#"{"epoch":"e1","seq":3,"servers":[{"id":7,"name":"Feuerland","players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":1}]}"#
     );
     let change = Change {
         upsert: keyed.clone(),
         remove: vec![1, 2],
     };
-    let text = delta_json("e1", 4, 3, &change, false);
+    let text = delta_json("e1", 4, 3, &change, Addresses::Shown);
     assert_eq!(
         DeltaMessage::from_frame(names::DELTA, &text)
             .unwrap()
@@ -198,7 +196,7 @@ fn wire_shapes_and_reading_back() {
             remove: vec![1, 2],
         })
     );
-    let text = snapshot_json("e1", 3, &keyed, false);
+    let text = snapshot_json("e1", 3, &keyed, Addresses::Shown);
     assert_eq!(
         DeltaMessage::from_frame(names::SNAPSHOT, &text)
             .unwrap()

@@ -2,110 +2,57 @@
 //! `bridgeDelta` as the bridge writes them (with or without addresses) and
 //! as the browser reads them.
 
-use serde::{
-    ser::{SerializeMap, SerializeStruct},
-    Deserialize, Serialize, Serializer,
-};
+use serde::{ser::SerializeStruct, Deserialize, Serialize, Serializer};
 
-use super::Change;
+use super::{names, Change};
 use crate::{
-    bridge::names,
-    message::{Players, ServerEntry, Stats},
-    GameplayMode,
+    entry::{Addresses, EntryOut, WireEntry},
+    message::ServerEntry,
 };
 
 /// One entry of a delta-subscribed list: the master's entry plus the id the
 /// bridge gave it. On the wire the id is one more field of the entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "WireEntry")]
 pub struct Keyed {
     pub id: u64,
     pub entry: ServerEntry,
 }
 
-impl Serialize for Keyed {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        KeyedView {
-            keyed: self,
-            hide_address: false,
+impl Keyed {
+    /// The entry with its id, as `addresses` allows it to be seen.
+    pub fn view(&self, addresses: Addresses) -> EntryOut<'_> {
+        EntryOut {
+            id: Some(self.id),
+            ..self.entry.view(addresses)
         }
-        .serialize(s)
     }
 }
 
-impl<'de> Deserialize<'de> for Keyed {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Flat, like `ServerEntry` itself: `flatten` would buffer every field.
-        // Its own struct rather than a `message::WireEntry` generic over the
-        // id: that adds an `id` field to every master entry the page reads,
-        // and measured 240 bytes more of gzipped bundle.
-        #[derive(Deserialize)]
-        struct Wire {
-            id: u64,
-            name: String,
-            #[serde(default)]
-            address: Option<String>,
-            #[serde(default)]
-            port: Option<u16>,
-            players: Players,
-            #[serde(rename = "isLobbyOpen")]
-            is_lobby_open: bool,
-            #[serde(rename = "gameplayMode")]
-            gameplay_mode: GameplayMode,
-        }
-        let w = Wire::deserialize(d)?;
+impl Serialize for Keyed {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.view(Addresses::Shown).serialize(s)
+    }
+}
+
+impl TryFrom<WireEntry> for Keyed {
+    type Error = &'static str;
+
+    fn try_from(mut w: WireEntry) -> Result<Self, Self::Error> {
+        let id = w.id.take().ok_or("missing field `id`")?;
         Ok(Keyed {
-            id: w.id,
-            entry: ServerEntry {
-                name: w.name,
-                address: w.address,
-                port: w.port,
-                stats: Stats {
-                    players: w.players,
-                    is_lobby_open: w.is_lobby_open,
-                    gameplay_mode: w.gameplay_mode,
-                },
-            },
+            id,
+            entry: w.into(),
         })
     }
 }
 
-/// A [`Keyed`] as it is written, with or without its address
-/// (`--hide-addresses` applies to deltas as to whole lists).
-struct KeyedView<'a> {
-    keyed: &'a Keyed,
-    hide_address: bool,
-}
-
-impl Serialize for KeyedView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let e = &self.keyed.entry;
-        let mut map = s.serialize_map(None)?;
-        map.serialize_entry("id", &self.keyed.id)?;
-        map.serialize_entry("name", &e.name)?;
-        if !self.hide_address {
-            if let Some(address) = &e.address {
-                map.serialize_entry("address", address)?;
-            }
-            if let Some(port) = e.port {
-                map.serialize_entry("port", &port)?;
-            }
-        }
-        map.serialize_entry("players", &e.stats.players)?;
-        map.serialize_entry("isLobbyOpen", &e.stats.is_lobby_open)?;
-        map.serialize_entry("gameplayMode", &e.stats.gameplay_mode)?;
-        map.end()
-    }
-}
-
 /// A slice of entries written as a JSON array, with or without addresses.
-struct Entries<'a>(&'a [Keyed], bool);
+struct Entries<'a>(&'a [Keyed], Addresses);
 
 impl Serialize for Entries<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|keyed| KeyedView {
-            keyed,
-            hide_address: self.1,
-        }))
+        s.collect_seq(self.0.iter().map(|keyed| keyed.view(self.1)))
     }
 }
 
@@ -177,39 +124,45 @@ pub fn snapshot_content_json(
     epoch: &str,
     seq: u64,
     servers: &[Keyed],
-    hide_address: bool,
+    addresses: Addresses,
 ) -> String {
     let content = SnapshotOut {
         epoch,
         seq,
-        servers: Entries(servers, hide_address),
+        servers: Entries(servers, addresses),
     };
     // Plain data into a String: cannot fail.
     crate::json::to_string(&content)
 }
 
 /// A whole `bridgeSnapshot` message.
-pub fn snapshot_json(epoch: &str, seq: u64, servers: &[Keyed], hide_address: bool) -> String {
+pub fn snapshot_json(epoch: &str, seq: u64, servers: &[Keyed], addresses: Addresses) -> String {
     let msg = Message {
         command: names::SNAPSHOT,
         content: SnapshotOut {
             epoch,
             seq,
-            servers: Entries(servers, hide_address),
+            servers: Entries(servers, addresses),
         },
     };
     crate::json::to_string(&msg)
 }
 
 /// A whole `bridgeDelta` message.
-pub fn delta_json(epoch: &str, seq: u64, prev: u64, change: &Change, hide_address: bool) -> String {
+pub fn delta_json(
+    epoch: &str,
+    seq: u64,
+    prev: u64,
+    change: &Change,
+    addresses: Addresses,
+) -> String {
     let msg = Message {
         command: names::DELTA,
         content: DeltaOut {
             epoch,
             seq,
             prev,
-            upsert: Entries(&change.upsert, hide_address),
+            upsert: Entries(&change.upsert, addresses),
             remove: &change.remove,
         },
     };

@@ -1,4 +1,4 @@
-//! Deltas (protocol §2.1) with the master inside the bridge: what one
+//! Deltas (`docs/protocol.md` §3) with the master inside the bridge: what one
 //! viewer receives per second while one of 10,000 servers changes every
 //! 200 ms, how long a game server's change takes to reach thousands of
 //! delta viewers, what the bridge's CPU pays for them, and how many bytes

@@ -31,7 +31,7 @@ pub(super) enum Mode {
     /// `{"deltas":true,"epoch":E,"since":N}`: a page that loaded list N
     /// from `/api/servers` first.
     Deltas,
-    /// Plain `bridgeSubscribe`: whole lists, as before deltas.
+    /// Plain `bridgeSubscribe`: whole lists.
     Whole,
 }
 

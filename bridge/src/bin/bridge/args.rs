@@ -4,14 +4,14 @@
 
 use std::{net::SocketAddr, path::PathBuf};
 
-use bridge::{forwarded::ForwardedHeader, Config};
+use bridge::{config::EmbeddedMaster, forwarded::ForwardedHeader, Config};
 use clap::Parser;
 use ipnet::IpNet;
 
 use crate::values::{cidr, count, count_u32, Interval};
 
 /// The lobby's WebSocket bridge: serves the web front end and relays
-/// browsers to the master server (see the README).
+/// browsers to the master server (see bridge/README.md).
 #[derive(Debug, Parser)]
 #[command(version)]
 pub(crate) struct Args {
@@ -36,9 +36,14 @@ pub(crate) struct Args {
     #[arg(long, env = "BRIDGE_ADMIN_TOKEN_FILE")]
     pub(crate) admin_token_file: Option<PathBuf>,
     /// Origin allowed to open /ws (repeatable). Default: the page's own
-    /// origin, plus http://localhost:* and http://127.0.0.1:* on loopback.
+    /// origin (plus loopback origins with --allow-loopback-origins).
     #[arg(long, env = "BRIDGE_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub(crate) allowed_origin: Vec<String>,
+    /// Also let pages on http://localhost:*, http://127.0.0.1:* and
+    /// http://[::1]:* open /ws (a front end in development served elsewhere
+    /// on this machine). Not needed for the page the bridge serves.
+    #[arg(long, env = "BRIDGE_ALLOW_LOOPBACK_ORIGINS")]
+    pub(crate) allow_loopback_origins: bool,
     /// WebSocket connections served at once; more get HTTP 503.
     #[arg(long, env = "BRIDGE_MAX_CONNECTIONS", default_value_t = Config::DEFAULT_MAX_CONNECTIONS, value_parser = count)]
     pub(crate) max_connections: usize,
@@ -160,15 +165,59 @@ pub(crate) struct Args {
     /// queries within it are answered once, at its end.
     #[arg(long, env = "BRIDGE_QUERY_INTERVAL", default_value_t = Interval(Config::DEFAULT_QUERY_INTERVAL))]
     pub(crate) query_interval: Interval,
+
+    // The embedded master's settings (refused with --master, whose master
+    // has its own flags): see `bridge::config::EmbeddedMaster`.
+    /// Embedded master: file of banned addresses and CIDR networks, one a
+    /// line with an optional reason; `#` starts a comment. Reloaded on SIGHUP.
+    #[arg(long, env = "BRIDGE_MASTER_BAN_FILE", conflicts_with = "master")]
+    pub(crate) master_ban_file: Option<PathBuf>,
+    /// Embedded master: a network (CIDR or address; repeatable) exempt from
+    /// its per-address cap and message rate, e.g. a host running many game
+    /// servers. The bridge's own address is always exempt.
+    #[arg(
+        long,
+        env = "BRIDGE_MASTER_EXEMPT",
+        value_delimiter = ',',
+        value_name = "CIDR",
+        value_parser = cidr,
+        conflicts_with = "master"
+    )]
+    pub(crate) master_exempt: Vec<IpNet>,
+    /// Embedded master: discard registrations whose serverAddress is not the
+    /// IP address the game server connects from (hostnames too).
+    #[arg(
+        long,
+        env = "BRIDGE_MASTER_REQUIRE_PEER_ADDRESS",
+        conflicts_with = "master"
+    )]
+    pub(crate) master_require_peer_address: bool,
+    /// Answers per second one client address gets with a body under /api/,
+    /// or a whole list on its WebSockets; then /api/ answers 429 and
+    /// sockets wait. 304 revalidations and subscribe confirmations are free.
+    #[arg(long, env = "BRIDGE_API_RATE", default_value_t = Config::DEFAULT_API_RATE, value_parser = count_u32)]
+    pub(crate) api_rate: u32,
+    /// Such answers one client address gets at once before --api-rate applies.
+    #[arg(long, env = "BRIDGE_API_BURST", default_value_t = Config::DEFAULT_API_BURST, value_parser = count_u32)]
+    pub(crate) api_burst: u32,
 }
 
 impl Args {
+    /// The embedded master's settings.
+    pub(crate) fn embedded_master(&self) -> EmbeddedMaster {
+        EmbeddedMaster {
+            ban_file: self.master_ban_file.clone(),
+            exempt: self.master_exempt.clone(),
+            require_peer_address: self.master_require_peer_address,
+        }
+    }
+
     /// `base` (the master and the token) with these arguments applied.
-    pub(crate) fn config(self, base: Config, loopback: bool, open_files: Option<u64>) -> Config {
+    pub(crate) fn config(self, base: Config, open_files: Option<u64>) -> Config {
         Config {
             static_dir: self.static_dir,
             allowed_origins: self.allowed_origin,
-            loopback_origins: loopback,
+            loopback_origins: self.allow_loopback_origins,
             max_connections: self.max_connections,
             poll_interval: self.poll_interval.0,
             rate_per_sec: self.rate_limit,
@@ -196,6 +245,8 @@ impl Args {
             auth_max_failures: self.auth_failures,
             auth_window: self.auth_window.0,
             query_interval: self.query_interval.0,
+            api_rate_per_sec: self.api_rate,
+            api_burst: self.api_burst,
             ..base
         }
     }
@@ -253,8 +304,47 @@ mod tests {
         let args = Args::try_parse_from(["bridge"]).unwrap();
         assert_eq!(args.listen, Config::DEFAULT_LISTEN);
         assert_eq!(args.embedded_master, master::Config::DEFAULT_LISTEN);
-        let got = args.config(Config::new("m:1", token), true, None);
+        assert_eq!(args.embedded_master(), EmbeddedMaster::default());
+        let got = args.config(Config::new("m:1", token), None);
         assert_eq!(format!("{got:?}"), format!("{base:?}"));
+    }
+
+    #[test]
+    fn loopback_origins_only_when_asked() {
+        let token = AdminToken::new("0123456789abcdef").unwrap();
+        let base = || Config::new("m:1", token.clone());
+        let default = Args::try_parse_from(["bridge", "--listen", "127.0.0.1:8080"]).unwrap();
+        assert!(!default.config(base(), None).loopback_origins);
+        let asked = Args::try_parse_from(["bridge", "--allow-loopback-origins"]).unwrap();
+        assert!(asked.config(base(), None).loopback_origins);
+    }
+
+    #[test]
+    fn embedded_master_flags_are_read_and_refused_with_a_remote_master() {
+        let args = Args::try_parse_from([
+            "bridge",
+            "--master-ban-file",
+            "bans.txt",
+            "--master-exempt",
+            "192.0.2.0/24",
+            "--master-exempt",
+            "198.51.100.7",
+            "--master-require-peer-address",
+        ])
+        .unwrap();
+        let options = args.embedded_master();
+        assert_eq!(options.ban_file, Some(PathBuf::from("bans.txt")));
+        assert_eq!(options.exempt.len(), 2);
+        assert!(options.require_peer_address);
+        for flag in [
+            &["--master-ban-file", "bans.txt"][..],
+            &["--master-exempt", "192.0.2.0/24"],
+            &["--master-require-peer-address"],
+        ] {
+            let mut argv = vec!["bridge", "--master", "127.0.0.1:51963"];
+            argv.extend_from_slice(flag);
+            assert!(Args::try_parse_from(argv).is_err(), "{flag:?}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! it runs in-process unless `--master` names one; until SIGINT or SIGTERM.
 
 mod args;
+mod signin;
 mod values;
 
 use std::{io::Write, time::Duration};
@@ -63,33 +64,35 @@ async fn main() -> anyhow::Result<()> {
             tracing::info!(addr = %master_addr, "starting the embedded master");
             // The bridge's own connections (its poller, one per admin) come
             // from the address it dials: exempt from the per-address cap.
-            let master = master::Master::new(master::Config::embedded(master_addr));
+            let options = args.embedded_master();
+            let master_config = options.master_config(master_addr);
+            master_config
+                .validate()
+                .context("invalid embedded master configuration")?;
+            let master = master::Master::new(master_config);
+            if let Some(path) = &options.ban_file {
+                let bans = master::BanList::load_logged(path)?;
+                tracing::info!(file = %path.display(), entries = bans.len(), "ban list loaded");
+                master.set_bans(bans);
+                #[cfg(unix)]
+                master::signal::reload_bans_on_hangup(master.clone(), path.clone())
+                    .context("cannot listen for SIGHUP")?;
+            }
             let registry = master.registry();
             let stop = shutdown.clone();
             let task = tokio::spawn(async move {
-                master.run(master_listener, stop.cancelled_owned()).await;
+                // Validated above: it only returns once the bridge stops.
+                let _ = master.run(master_listener, stop.cancelled_owned()).await;
             });
             (master_addr.to_string(), Some((task, registry)))
         }
     };
 
-    let config = args.config(
-        Config::new(master_addr.clone(), token.clone()),
-        addr.ip().is_loopback(),
-        open_files,
-    );
+    let config = args.config(Config::new(master_addr.clone(), token.clone()), open_files);
     config.validate()?;
 
     tracing::info!(%addr, master = %master_addr, "bridge listening");
-    if generated {
-        eprintln!(
-            "admin token (generated for this run; set BRIDGE_ADMIN_TOKEN or \
-             --admin-token-file to keep one): {}\nadmin page: http://{addr}/admin#token={}",
-            token.expose(),
-            token.expose()
-        );
-    }
-    // The one line on stdout: scripts and tests wait for it.
+    // The readiness line on stdout: scripts and tests wait for it.
     let mut stdout = std::io::stdout().lock();
     writeln!(
         stdout,
@@ -97,6 +100,13 @@ async fn main() -> anyhow::Result<()> {
     )?;
     stdout.flush()?;
     drop(stdout);
+    // A generated token is shown to the operator, never written to the log.
+    let shown = if generated {
+        let link = format!("http://{addr}/admin#token={}", token.expose());
+        Some(signin::show(&link)?)
+    } else {
+        None
+    };
 
     let stop = shutdown.clone();
     tokio::spawn(async move {
@@ -115,6 +125,9 @@ async fn main() -> anyhow::Result<()> {
     shutdown.cancel();
     if let Some(task) = embedded {
         let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+    }
+    if let Some(shown) = shown {
+        shown.forget();
     }
     result?;
     Ok(())

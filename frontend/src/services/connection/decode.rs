@@ -2,7 +2,7 @@
 //! some of its entries are unreadable (the protocol crate skips those, and
 //! accepts `players.current` as a number or a digit string), and unknown
 //! messages are ignored rather than treated as errors. Snapshots and deltas
-//! (`shared/protocol.md` §2.1) are read strictly: the bridge writes them,
+//! (`docs/protocol.md` §3) are read strictly: the bridge writes them,
 //! and one it cannot vouch for makes the page subscribe again.
 
 use protocol::{

@@ -1,6 +1,6 @@
 //! The lobby list as the connection keeps it: a [`ClientList`] built from a
 //! snapshot (fetched from `/api/servers` or sent on the socket) and kept
-//! current by deltas (`shared/protocol.md` §2.1). A pure state machine the
+//! current by deltas (`docs/protocol.md` §3). A pure state machine the
 //! socket drives, so its rules are tested natively.
 //!
 //! The page never shows a list it cannot vouch for: a delta that does not

@@ -1,0 +1,40 @@
+//! What every request handler and WebSocket session of one bridge shares:
+//! its own module so that the router (`server.rs`) and the handlers it
+//! routes to (`api.rs`) both depend on it instead of on each other.
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+
+use crate::{
+    budget::Budget,
+    config::Config,
+    games::Games,
+    metrics::Metrics,
+    session::Handle,
+    upstream::{Source, Upstream},
+};
+
+/// What every request handler and session shares.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    pub(crate) config: Config,
+    pub(crate) upstream: Arc<Upstream>,
+    /// Where the list comes from: the embedded master or a remote one.
+    pub(crate) source: Source,
+    /// Other games' servers; `None` unless `--a2s`/`--gameagent-master`.
+    pub(crate) games: Option<Arc<Games>>,
+    pub(crate) metrics: Arc<Metrics>,
+    /// What each client address may still be sent on request (`/api/` and
+    /// the sessions' list answers share it).
+    pub(crate) budget: Arc<Budget>,
+    /// Fires on shutdown: sessions close with 1001.
+    pub(crate) cancel: CancellationToken,
+    /// Open WebSocket sessions, so shutdown can wait for them.
+    pub(crate) sessions: TaskTracker,
+    /// One permit per open WebSocket (`max_connections`).
+    pub(crate) slots: Arc<Semaphore>,
+    /// What each WebSocket session gets of the above.
+    pub(crate) session: Arc<Handle>,
+}
