@@ -17,18 +17,23 @@ fn deployed() -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-#[test]
-fn the_deployed_config_renders_with_the_runs_ports_and_paths() {
-    let site = Site {
+/// A run on 127.0.0.1:4431 (redirect 8001), bridges 9001 and 9002, its
+/// files in /run/t.
+fn site(tls: bool) -> Site<'static> {
+    Site {
         main: addr("127.0.0.1:4431"),
-        tls: true,
+        tls,
         redirect: addr("127.0.0.1:8001"),
         bridges: [addr("127.0.0.1:9001"), addr("127.0.0.1:9002")],
         cert: Path::new("/run/t/cert.pem"),
         key: Path::new("/run/t/key.pem"),
         root: Path::new("/run/t/dist"),
-    };
-    let out = site.render(&deployed()).expect("renders");
+    }
+}
+
+#[test]
+fn the_deployed_config_renders_with_the_runs_ports_and_paths() {
+    let out = site(true).render(&deployed()).expect("renders");
     for wanted in [
         "listen 127.0.0.1:4431 ssl http2;",
         "listen 127.0.0.1:8001;",
@@ -52,17 +57,10 @@ fn the_deployed_config_renders_with_the_runs_ports_and_paths() {
 
 #[test]
 fn a_value_the_template_lacks_is_an_error_not_a_silent_skip() {
-    let site = Site {
-        main: addr("127.0.0.1:4431"),
-        tls: false,
-        redirect: addr("127.0.0.1:8001"),
-        bridges: [addr("127.0.0.1:9001"), addr("127.0.0.1:9002")],
-        cert: Path::new("c"),
-        key: Path::new("k"),
-        root: Path::new("/d"),
-    };
     let edited = deployed().replace("listen 80;", "listen 8080;");
-    let err = site.render(&edited).expect_err("a missing listen line");
+    let err = site(false)
+        .render(&edited)
+        .expect_err("a missing listen line");
     assert!(err.to_string().contains("listen 80;"), "{err}");
 }
 
