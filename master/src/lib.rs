@@ -6,6 +6,7 @@
 
 pub mod bans;
 pub mod fdlimit;
+pub mod feed;
 pub mod limits;
 pub mod logging;
 pub mod registry;
@@ -13,6 +14,7 @@ pub mod server;
 pub mod signal;
 
 pub use bans::BanList;
+pub use feed::{FeedConfig, FeedServer};
 pub use ipnet::IpNet;
 pub use registry::{Listing, Registry};
 pub use server::{bind, run, Config, ConfigError, Master};

@@ -9,6 +9,7 @@ pub mod bridge;
 #[cfg(feature = "codec")]
 pub mod codec;
 pub mod delta;
+pub mod feed;
 pub mod frame;
 pub mod json;
 pub mod message;
