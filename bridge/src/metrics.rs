@@ -42,6 +42,14 @@ pub struct Metrics {
     /// Master lists dropped because a list asked for later was published
     /// already (replies on the poller's and admins' connections race).
     pub stale_lists_dropped: AtomicU64,
+    /// 1 while the list comes from the master's change feed (`--master-feed`)
+    /// rather than from polling.
+    pub master_feed_up: AtomicI64,
+    /// Snapshots the master's feed sent (a subscribe, a new epoch, or a
+    /// bridge that fell behind the master's ring).
+    pub master_feed_snapshots: AtomicU64,
+    /// Deltas with a change that the master's feed sent (heartbeats not counted).
+    pub master_feed_deltas: AtomicU64,
 }
 
 impl Metrics {
@@ -161,6 +169,21 @@ impl Metrics {
             "Master lists dropped as older than the list already published.",
             &[("", u(&self.stale_lists_dropped))],
         );
+        metric(
+            "bridge_master_feed_up",
+            "gauge",
+            "1 while the list comes from the master's change feed instead of polling.",
+            &[("", self.master_feed_up.load(Relaxed))],
+        );
+        metric(
+            "bridge_master_feed_messages_total",
+            "counter",
+            "Lists received from the master's change feed, by kind (heartbeats not counted).",
+            &[
+                ("{kind=\"snapshot\"}", u(&self.master_feed_snapshots)),
+                ("{kind=\"delta\"}", u(&self.master_feed_deltas)),
+            ],
+        );
         out
     }
 }
@@ -180,5 +203,7 @@ mod tests {
         assert!(text.contains("bridge_connections{role=\"viewer\"} 0\n"));
         assert!(text.contains("# TYPE bridge_master_up gauge\n"));
         assert!(text.contains("bridge_stale_lists_dropped_total 0\n"));
+        assert!(text.contains("bridge_master_feed_up 0\n"));
+        assert!(text.contains("bridge_master_feed_messages_total{kind=\"delta\"} 0\n"));
     }
 }

@@ -164,9 +164,12 @@ async fn main() -> anyhow::Result<()> {
     let stop = CancellationToken::new();
     let feed = start_feed(&args, &master, &stop).await?;
     // One machine-readable line on stdout, so scripts and tests can wait for
-    // readiness (and learn the port when listening on port 0); the feed's
-    // line, if any, comes before it.
+    // readiness (and learn the port when listening on port 0); then the
+    // feed's, if it listens (bound already: it accepts from now on).
     println!("master listening on {addr}");
+    if let Some((_, feed_addr)) = &feed {
+        println!("master feed listening on {feed_addr}");
+    }
     let signal = stop.clone();
     tokio::spawn(async move {
         shutdown_signal().await;
@@ -174,19 +177,18 @@ async fn main() -> anyhow::Result<()> {
     });
     master.run(listener, stop.clone().cancelled_owned()).await;
     stop.cancel();
-    if let Some(feed) = feed {
+    if let Some((feed, _)) = feed {
         let _ = tokio::time::timeout(Duration::from_secs(5), feed).await;
     }
     Ok(())
 }
 
-/// Starts the change feed unless it is off, and prints its address on
-/// stdout (`master feed listening on ADDR`).
+/// Starts the change feed unless it is off; returns its task and address.
 async fn start_feed(
     args: &Args,
     master: &Master,
     stop: &CancellationToken,
-) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+) -> anyhow::Result<Option<(tokio::task::JoinHandle<()>, std::net::SocketAddr)>> {
     let (at, explicit) = match args.feed_listen {
         Some(FeedListen::Off) => return Ok(None),
         Some(FeedListen::At(at)) => (at, true),
@@ -221,10 +223,10 @@ async fn start_feed(
         tracing::warn!(%addr, "the change feed listens beyond loopback without --feed-token-file: anyone who reaches it may subscribe");
     }
     tracing::info!(%addr, "change feed listening");
-    println!("master feed listening on {addr}");
     let feed = FeedServer::new(master.registry(), config);
     let stop = stop.clone();
-    Ok(Some(tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         feed.run(listener, stop.cancelled_owned()).await;
-    })))
+    });
+    Ok(Some((task, addr)))
 }
