@@ -1,5 +1,6 @@
 //! The deployment of README.md "Deploying", end to end: one `master`, two
-//! bridges relaying to it (`--master`), and nginx in front of them with the
+//! bridges relaying to it (`--master`, following its change feed with
+//! `--master-feed`), and nginx in front of them with the
 //! proxy rules of `deploy/nginx/lobby.conf` (rendered with this test's ports
 //! and paths), TLS with a self-signed certificate made by openssl here, and
 //! the precompressed front end served by nginx. Headless Chromium opens
@@ -252,10 +253,22 @@ fn wait_blocking<T>(
     }
 }
 
-/// `master` on a free port.
-fn start_master(dir: &Path) -> (Proc, SocketAddr) {
+/// Where the master listens: its public port and its change feed.
+#[derive(Debug, Clone, Copy)]
+struct MasterAddrs {
+    master: SocketAddr,
+    feed: SocketAddr,
+}
+
+/// `master` on a free port, its change feed on another, as
+/// lobby-master.service starts it.
+fn start_master(dir: &Path) -> (Proc, MasterAddrs) {
+    let feed: SocketAddr = format!("127.0.0.1:{}", e2e::process::free_port())
+        .parse()
+        .expect("an address");
     let mut cmd = Command::new(paths::binary("master"));
-    cmd.args(["--listen", "127.0.0.1:0"]);
+    cmd.args(["--listen", "127.0.0.1:0", "--feed-listen"])
+        .arg(feed.to_string());
     let (proc, addr) = Proc::spawn_ready(
         "master",
         cmd,
@@ -263,15 +276,19 @@ fn start_master(dir: &Path) -> (Proc, SocketAddr) {
         "master listening on ",
         READY,
     );
-    (proc, addr.parse().expect("the master's address"))
+    let master = addr.parse().expect("the master's address");
+    (proc, MasterAddrs { master, feed })
 }
 
-/// A bridge relaying to `master` on `listen`, as lobby-bridge@.service
-/// starts one (the same flags but `--trusted-proxy`); log `bridge-{n}.log`.
-fn start_bridge(dir: &Path, n: u32, listen: &str, master: SocketAddr) -> (Proc, SocketAddr) {
+/// A bridge relaying to the master on `listen` and following its change
+/// feed, as lobby-bridge@.service starts one (the same flags but
+/// `--trusted-proxy`); log `bridge-{n}.log`.
+fn start_bridge(dir: &Path, n: u32, listen: &str, master: MasterAddrs) -> (Proc, SocketAddr) {
     let mut cmd = Command::new(paths::binary("bridge"));
     cmd.args(["--listen", listen, "--master"])
-        .arg(master.to_string())
+        .arg(master.master.to_string())
+        .arg("--master-feed")
+        .arg(master.feed.to_string())
         .arg("--static")
         .arg(dir.join("dist"))
         .arg("--admin-token-file")
@@ -418,8 +435,24 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
         redirect.head
     );
 
+    // Both bridges follow the master's change feed (no polling).
+    for addr in addrs {
+        wait_blocking(
+            "the bridge to follow the master's feed",
+            READY,
+            || match http_get(addr, "/metrics")?
+                .body
+                .lines()
+                .find_map(|l| l.strip_prefix("bridge_master_feed_up "))
+            {
+                Some("1") => Ok(()),
+                other => Err(format!("bridge_master_feed_up {other:?}")),
+            },
+        );
+    }
     eprintln!("master, bridges and nginx up after {:?}", start.elapsed());
-    let _feuerland = GameServer::register(master, "Feuerland", "192.168.0.10", 20000, stats());
+    let _feuerland =
+        GameServer::register(master.master, "Feuerland", "192.168.0.10", 20000, stats());
     let driver = Driver::start();
     let browser = driver.browser_with(&["--ignore-certificate-errors"]).await;
 
@@ -437,7 +470,7 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     browser.mark_document().await;
 
     // A server registering over TCP appears live, pushed over wss://.
-    let _bravo = GameServer::register(master, "Bravo", "192.0.2.3", 20003, stats());
+    let _bravo = GameServer::register(master.master, "Bravo", "192.0.2.3", 20003, stats());
     browser.wait_listed("Bravo", true, LIVE).await;
     // nginx serves the front end: the .wasm as the brotli twin, cached
     // forever; the page revalidated; /healthz from a bridge.
@@ -598,7 +631,7 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     );
     // Pushes still work after the switch.
     browser.click("nav a[href='/']").await;
-    let _charlie = GameServer::register(master, "Charlie", "192.0.2.4", 20004, stats());
+    let _charlie = GameServer::register(master.master, "Charlie", "192.0.2.4", 20004, stats());
     browser.wait_listed("Charlie", true, LIVE).await;
     browser.screenshot("deploy-after-failover").await;
     browser.close().await;

@@ -90,8 +90,12 @@ pub(super) async fn subscribe(
         };
         upstream.set_feed(false);
         backoff.succeeded();
-        if matches!(lost, FeedError::Apply(_) | FeedError::DeltaFirst) {
-            // The list no longer matches the master's: start again from a snapshot.
+        if matches!(
+            lost,
+            FeedError::Apply(_) | FeedError::DeltaFirst | FeedError::Discarded
+        ) {
+            // The list no longer matches the master's (or a delta of it
+            // was skipped): start again from a snapshot.
             list = None;
         }
         if lost.is_silence() {

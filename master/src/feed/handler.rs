@@ -30,6 +30,7 @@ use super::{
     token::FeedToken,
     FeedStats,
 };
+use crate::limits::LogThrottle;
 
 /// Serves one subscriber until it leaves, stalls, or the feed stops.
 pub(super) struct Handler {
@@ -39,6 +40,8 @@ pub(super) struct Handler {
     pub(super) first_message_timeout: Duration,
     pub(super) write_timeout: Duration,
     pub(super) stats: Arc<FeedStats>,
+    /// One WARN per interval about refused subscribers, for the whole feed.
+    pub(super) refusals: Arc<LogThrottle>,
     pub(super) cancel: CancellationToken,
 }
 
@@ -72,7 +75,10 @@ impl Handler {
                 {
                     debug!(peer = %self.peer, ?e, "refusal not delivered");
                 }
-                warn!(peer = %self.peer, %reason, "feed subscriber refused");
+                debug!(peer = %self.peer, %reason, "feed subscriber refused");
+                if let Some(held_back) = self.refusals.allow(std::time::Instant::now()) {
+                    warn!(peer = %self.peer, %reason, "feed subscriber refused (one line per 10 s; {held_back} more refused since the last)");
+                }
             }
             End::WriteFailed(e) => debug!(peer = %self.peer, error = %e, "feed write failed"),
             other => debug!(peer = %self.peer, end = ?other, "feed subscriber gone"),

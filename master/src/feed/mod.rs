@@ -134,7 +134,8 @@ impl FeedServer {
             cancel.clone(),
         ));
         let slots = Arc::new(Semaphore::new(self.config.max_subscribers));
-        let refusals = LogThrottle::new(Duration::from_secs(10));
+        let full = LogThrottle::new(Duration::from_secs(10));
+        let refusals = Arc::new(LogThrottle::new(Duration::from_secs(10)));
         tokio::pin!(shutdown);
         loop {
             let (socket, peer) = tokio::select! {
@@ -143,7 +144,7 @@ impl FeedServer {
             };
             let Ok(slot) = slots.clone().try_acquire_owned() else {
                 self.stats.count(&self.stats.full);
-                if let Some(held_back) = refusals.allow(std::time::Instant::now()) {
+                if let Some(held_back) = full.allow(std::time::Instant::now()) {
                     warn!(%peer, "feed full (--feed-max-subscribers); refusing (one line per 10 s; {held_back} more since the last)");
                 }
                 crate::server::refuse(socket);
@@ -159,6 +160,7 @@ impl FeedServer {
                 first_message_timeout: self.config.first_message_timeout,
                 write_timeout: self.config.write_timeout,
                 stats: self.stats.clone(),
+                refusals: refusals.clone(),
                 cancel: cancel.clone(),
             };
             tracker.spawn(async move {
