@@ -8,6 +8,8 @@ use std::{
 
 use ipnet::IpNet;
 
+use master::feed::FeedToken;
+
 use crate::{forwarded::ForwardedHeader, token::AdminToken};
 
 /// Largest WebSocket frame or message a browser may send (64 KiB); larger
@@ -35,6 +37,17 @@ pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 16_384;
 pub struct Config {
     /// The master to relay to (`host:port`); the bridge never connects anywhere else.
     pub master: String,
+    /// The remote master's change feed (`host:port`, `--master-feed`): the
+    /// list is followed there instead of polled, polling only while the
+    /// feed is unreachable. `None`: poll.
+    pub master_feed: Option<String>,
+    /// The secret the feed asks for (`--master-feed-token-file`).
+    pub master_feed_token: Option<FeedToken>,
+    /// Longest wait between attempts to reach the feed while polling
+    /// meanwhile: longer than [`Config::reconnect_max`], as the list stays
+    /// current by polling, and a master without a feed is asked no more
+    /// often than this.
+    pub feed_retry_max: Duration,
     /// The built front end; missing files fall back to its `index.html`.
     pub static_dir: PathBuf,
     /// What `bridgeAuth` must carry to make a connection an admin.
@@ -152,6 +165,8 @@ impl Config {
     pub const DEFAULT_STATIC_DIR: &str = "dist";
     /// Default of [`Config::max_connections`].
     pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+    /// Default of [`Config::feed_retry_max`].
+    pub const DEFAULT_FEED_RETRY_MAX: Duration = Duration::from_secs(5);
     /// Default of [`Config::poll_interval`].
     pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
     /// Default of [`Config::rate_per_sec`].
@@ -201,6 +216,9 @@ impl Config {
     pub fn new(master: impl Into<String>, admin_token: AdminToken) -> Self {
         Self {
             master: master.into(),
+            master_feed: None,
+            master_feed_token: None,
+            feed_retry_max: Self::DEFAULT_FEED_RETRY_MAX,
             static_dir: PathBuf::from(Self::DEFAULT_STATIC_DIR),
             admin_token,
             allowed_origins: Vec::new(),
@@ -253,6 +271,7 @@ impl Config {
             ("master timeout", self.master_timeout),
             ("reconnect minimum", self.reconnect_min),
             ("reconnect maximum", self.reconnect_max),
+            ("feed retry maximum", self.feed_retry_max),
             ("write timeout", self.write_timeout),
             ("game poll interval", self.game_poll_interval),
             ("game query timeout", self.game_query_timeout),
@@ -288,6 +307,9 @@ impl Config {
             if value == 0 {
                 return Err(ConfigError::Zero(name));
             }
+        }
+        if self.reconnect_min > self.feed_retry_max {
+            return Err(ConfigError::FeedRetryRange);
         }
         if self.reconnect_min > self.reconnect_max {
             return Err(ConfigError::ReconnectRange);
@@ -378,4 +400,6 @@ pub enum ConfigError {
     Zero(&'static str),
     #[error("the reconnect minimum is above the reconnect maximum")]
     ReconnectRange,
+    #[error("the reconnect minimum is above the feed retry maximum")]
+    FeedRetryRange,
 }

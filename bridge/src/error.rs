@@ -48,6 +48,36 @@ pub enum MasterError {
     Read(io::Error),
 }
 
+/// Why the master's change feed could not be followed (then the bridge
+/// polls, and tries the feed again later).
+#[derive(Debug, thiserror::Error)]
+pub enum FeedError {
+    #[error(transparent)]
+    Master(#[from] MasterError),
+    #[error("the master refused the feed subscription: {0}")]
+    Refused(protocol::feed::Refusal),
+    #[error("the master refused the feed subscription for a reason this bridge does not know")]
+    RefusedOther,
+    #[error("what answers at the feed's address is not a master's change feed")]
+    NotAFeed,
+    #[error("the feed sent a message that is not readable")]
+    Unreadable,
+    #[error("the feed sent a message larger than the bridge reads; skipped")]
+    Discarded,
+    #[error("the feed sent a delta before any list")]
+    DeltaFirst,
+    #[error("a delta from the feed does not apply: {0}")]
+    Apply(#[from] protocol::delta::ApplyError),
+}
+
+impl FeedError {
+    /// Whether the master was reached but went silent (a hung master): it
+    /// is down at once, as when a query goes unanswered.
+    pub fn is_silence(&self) -> bool {
+        matches!(self, Self::Master(e) if e.is_silence())
+    }
+}
+
 impl MasterError {
     /// Whether the master was reached but answers nothing: such a master is
     /// down already, while a lost connection is first retried.

@@ -61,6 +61,14 @@ pub struct Metrics {
     pub held_interval: AtomicU64,
     /// WebSocket answers that waited for their address's next token.
     pub held_address: AtomicU64,
+    /// 1 while the list comes from the master's change feed (`--master-feed`)
+    /// rather than from polling.
+    pub master_feed_up: AtomicI64,
+    /// Snapshots the master's feed sent (a subscribe, a new epoch, or a
+    /// bridge that fell behind the master's ring).
+    pub master_feed_snapshots: AtomicU64,
+    /// Deltas with a change that the master's feed sent (heartbeats not counted).
+    pub master_feed_deltas: AtomicU64,
 }
 
 impl Metrics {
@@ -210,6 +218,21 @@ impl Metrics {
                 ("{for=\"address\"}", u(&self.held_address)),
             ],
         );
+        metric(
+            "bridge_master_feed_up",
+            "gauge",
+            "1 while the list comes from the master's change feed instead of polling.",
+            &[("", self.master_feed_up.load(Relaxed))],
+        );
+        metric(
+            "bridge_master_feed_messages_total",
+            "counter",
+            "Lists received from the master's change feed, by kind (heartbeats not counted).",
+            &[
+                ("{kind=\"snapshot\"}", u(&self.master_feed_snapshots)),
+                ("{kind=\"delta\"}", u(&self.master_feed_deltas)),
+            ],
+        );
         out
     }
 }
@@ -237,5 +260,7 @@ mod tests {
         ));
         assert!(text.contains("bridge_api_limited_total 0\n"));
         assert!(text.contains("bridge_answers_held_total{for=\"address\"} 0\n"));
+        assert!(text.contains("bridge_master_feed_up 0\n"));
+        assert!(text.contains("bridge_master_feed_messages_total{kind=\"delta\"} 0\n"));
     }
 }

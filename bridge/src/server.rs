@@ -68,7 +68,7 @@ impl Bridge {
         let upstream = Arc::new(Upstream::new(visibility, metrics.clone()));
         let source = match embedded {
             Some(registry) => Source::Embedded(registry),
-            None => Source::Remote,
+            None => Source::remote(&config),
         };
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let games = Games::from_config(&config, visibility).map(Arc::new);

@@ -6,6 +6,7 @@
 
 pub mod bans;
 pub mod fdlimit;
+pub mod feed;
 pub mod limits;
 pub mod logging;
 pub mod logtext;
@@ -14,6 +15,7 @@ pub mod server;
 pub mod signal;
 
 pub use bans::BanList;
+pub use feed::{FeedConfig, FeedServer};
 pub use ipnet::IpNet;
 pub use registry::{Listing, Registry};
 pub use server::{bind, run, Config, ConfigError, Master};

@@ -5,7 +5,13 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::Context;
 use clap::Parser;
-use master::{bans::BanList, signal::shutdown_signal, Config, IpNet, Master};
+use master::{
+    bans::BanList,
+    feed::{FeedConfig, FeedListen, FeedServer, FeedToken},
+    signal::shutdown_signal,
+    Config, IpNet, Master,
+};
+use tokio_util::sync::CancellationToken;
 
 /// The lobby's master server: game servers register over TCP, clients query
 /// the list (see docs/protocol.md for the protocol and SECURITY.md for the limits).
@@ -61,6 +67,20 @@ struct Args {
         default_value_t = Config::DEFAULT_KEEPALIVE.as_secs()
     )]
     keepalive_secs: u64,
+    /// Where bridges subscribe to the change feed (IP:PORT), or `off`. A
+    /// port of its own, never the public one. Default 127.0.0.1:51964
+    /// (bridges on this machine); when that port is taken the master starts
+    /// without the feed and says so, while an address given here must be free.
+    #[arg(long, env = "MASTER_FEED_LISTEN", value_name = "ADDR|off")]
+    feed_listen: Option<FeedListen>,
+    /// File whose first line is the secret a feed subscriber must send (at
+    /// least 16 characters). Without it, anyone who reaches the feed's port
+    /// may subscribe: keep it on loopback or a private network.
+    #[arg(long, env = "MASTER_FEED_TOKEN_FILE")]
+    feed_token_file: Option<PathBuf>,
+    /// Feed subscribers (bridges) served at once; more are closed at once.
+    #[arg(long, env = "MASTER_FEED_MAX_SUBSCRIBERS", default_value_t = FeedConfig::DEFAULT_MAX_SUBSCRIBERS)]
+    feed_max_subscribers: usize,
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -82,7 +102,7 @@ async fn main() -> anyhow::Result<()> {
     let config = Config {
         max_connections: args.max_connections,
         max_per_address: args.max_per_address,
-        exempt: args.exempt,
+        exempt: args.exempt.clone(),
         first_message_timeout: args.first_message_timeout,
         message_rate: args.message_rate,
         message_burst: args.message_burst,
@@ -117,9 +137,73 @@ async fn main() -> anyhow::Result<()> {
         master::signal::reload_bans_on_hangup(master.clone(), path)
             .context("cannot listen for SIGHUP")?;
     }
+    let stop = CancellationToken::new();
+    let feed = start_feed(&args, &master, &stop).await?;
     // One machine-readable line on stdout, so scripts and tests can wait for
-    // readiness (and learn the port when listening on port 0).
+    // readiness (and learn the port when listening on port 0); then the
+    // feed's, if it listens (bound already: it accepts from now on).
     println!("master listening on {addr}");
-    master.run(listener, shutdown_signal()).await?;
+    if let Some((_, feed_addr)) = &feed {
+        println!("master feed listening on {feed_addr}");
+    }
+    let signal = stop.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        signal.cancel();
+    });
+    let served = master.run(listener, stop.clone().cancelled_owned()).await;
+    stop.cancel();
+    if let Some((feed, _)) = feed {
+        let _ = tokio::time::timeout(Duration::from_secs(5), feed).await;
+    }
+    served?;
     Ok(())
+}
+
+/// Starts the change feed unless it is off; returns its task and address.
+async fn start_feed(
+    args: &Args,
+    master: &Master,
+    stop: &CancellationToken,
+) -> anyhow::Result<Option<(tokio::task::JoinHandle<()>, std::net::SocketAddr)>> {
+    let (at, explicit) = match args.feed_listen {
+        Some(FeedListen::Off) => return Ok(None),
+        Some(FeedListen::At(at)) => (at, true),
+        None => match FeedListen::DEFAULT {
+            FeedListen::At(at) => (at, false),
+            FeedListen::Off => return Ok(None),
+        },
+    };
+    let token = match &args.feed_token_file {
+        Some(path) => Some(
+            FeedToken::from_file(path)
+                .with_context(|| format!("the feed token in {} is refused", path.display()))?,
+        ),
+        None => None,
+    };
+    let config = FeedConfig {
+        token,
+        max_subscribers: args.feed_max_subscribers,
+        ..FeedConfig::default()
+    };
+    config.validate().context("invalid feed configuration")?;
+    let listener = match tokio::net::TcpListener::bind(at).await {
+        Ok(l) => l,
+        Err(e) if !explicit => {
+            tracing::warn!(addr = %at, error = %e, "the change feed is off: its default address is taken (bridges poll instead; --feed-listen picks another address, `off` silences this)");
+            return Ok(None);
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot listen for the feed on {at}")),
+    };
+    let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() && config.token.is_none() {
+        tracing::warn!(%addr, "the change feed listens beyond loopback without --feed-token-file: anyone who reaches it may subscribe");
+    }
+    tracing::info!(%addr, "change feed listening");
+    let feed = FeedServer::new(master.registry(), config);
+    let stop = stop.clone();
+    let task = tokio::spawn(async move {
+        feed.run(listener, stop.cancelled_owned()).await;
+    });
+    Ok(Some((task, addr)))
 }

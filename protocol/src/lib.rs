@@ -10,6 +10,7 @@ pub mod bridge;
 pub mod codec;
 pub mod delta;
 pub mod entry;
+pub mod feed;
 pub mod frame;
 pub mod json;
 pub mod message;

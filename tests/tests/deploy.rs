@@ -1,5 +1,6 @@
 //! The deployment of docs/deploying.md, end to end: one `master`, two
-//! bridges relaying to it (`--master`), and nginx in front of them with the
+//! bridges relaying to it (`--master`, following its change feed with
+//! `--master-feed`), and nginx in front of them with the
 //! proxy rules of `deploy/nginx/lobby.conf` (rendered with this test's ports
 //! and paths), TLS with a self-signed certificate made by openssl here, and
 //! the precompressed front end served by nginx. Headless Chromium opens
@@ -190,10 +191,16 @@ fn wait_blocking<T>(
     }
 }
 
-/// `master` on a free port.
-fn start_master(dir: &Path) -> (Proc, SocketAddr) {
+/// `master` on a free port, its change feed on another, as
+/// lobby-master.service starts it; returns the master's and the feed's
+/// addresses.
+fn start_master(dir: &Path) -> (Proc, SocketAddr, SocketAddr) {
+    let feed: SocketAddr = format!("127.0.0.1:{}", e2e::process::free_port())
+        .parse()
+        .expect("an address");
     let mut cmd = Command::new(paths::binary("master"));
-    cmd.args(["--listen", "127.0.0.1:0"]);
+    cmd.args(["--listen", "127.0.0.1:0", "--feed-listen"])
+        .arg(feed.to_string());
     let (proc, addr) = Proc::spawn_ready(
         "master",
         cmd,
@@ -201,15 +208,24 @@ fn start_master(dir: &Path) -> (Proc, SocketAddr) {
         "master listening on ",
         READY,
     );
-    (proc, addr.parse().expect("the master's address"))
+    (proc, addr.parse().expect("the master's address"), feed)
 }
 
-/// A bridge relaying to `master` on `listen`, as lobby-bridge@.service
-/// starts one (the same flags but `--trusted-proxy`); log `bridge-{n}.log`.
-fn start_bridge(dir: &Path, n: u32, listen: &str, master: SocketAddr) -> (Proc, SocketAddr) {
+/// A bridge relaying to `master` on `listen` and following its change
+/// `feed`, as lobby-bridge@.service starts one (the same flags but
+/// `--trusted-proxy`); log `bridge-{n}.log`.
+fn start_bridge(
+    dir: &Path,
+    n: u32,
+    listen: &str,
+    master: SocketAddr,
+    feed: SocketAddr,
+) -> (Proc, SocketAddr) {
     let mut cmd = Command::new(paths::binary("bridge"));
     cmd.args(["--listen", listen, "--master"])
         .arg(master.to_string())
+        .arg("--master-feed")
+        .arg(feed.to_string())
         .arg("--static")
         .arg(dir.join("dist"))
         .arg("--admin-token-file")
@@ -292,6 +308,7 @@ fn stats() -> Stats {
 struct Deployment {
     dir: PathBuf,
     master: SocketAddr,
+    feed: SocketAddr,
     addrs: [SocketAddr; 2],
     // Field order: stopped front to back.
     nginx: Nginx,
@@ -303,15 +320,16 @@ struct Deployment {
 
 impl Deployment {
     fn start(dir: &Path) -> Deployment {
-        let (master_proc, master) = start_master(dir);
+        let (master_proc, master, feed) = start_master(dir);
         dist_copy(&dir.join("dist"));
-        let (a, a_addr) = start_bridge(dir, 0, "127.0.0.1:0", master);
-        let (b, b_addr) = start_bridge(dir, 1, "127.0.0.1:0", master);
+        let (a, a_addr) = start_bridge(dir, 0, "127.0.0.1:0", master, feed);
+        let (b, b_addr) = start_bridge(dir, 1, "127.0.0.1:0", master, feed);
         let addrs = [a_addr, b_addr];
         let nginx = Nginx::start(dir, addrs);
         Deployment {
             dir: dir.to_path_buf(),
             master,
+            feed,
             addrs,
             nginx,
             bridges: [Some(a), Some(b)],
@@ -335,7 +353,7 @@ impl Deployment {
     /// Starts bridge `n` again on its port.
     fn restart_bridge(&mut self, n: usize) {
         let listen = self.addrs[n].to_string();
-        let (proc, addr) = start_bridge(&self.dir, self.next_log, &listen, self.master);
+        let (proc, addr) = start_bridge(&self.dir, self.next_log, &listen, self.master, self.feed);
         assert_eq!(addr, self.addrs[n], "bridge {n} moved");
         self.bridges[n] = Some(proc);
         self.next_log += 1;
@@ -508,6 +526,21 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
         redirect.head
     );
 
+    // Both bridges follow the master's change feed (no polling).
+    for addr in deployment.addrs {
+        wait_blocking(
+            "the bridge to follow the master's feed",
+            READY,
+            || match http_get(addr, "/metrics")?
+                .body
+                .lines()
+                .find_map(|l| l.strip_prefix("bridge_master_feed_up "))
+            {
+                Some("1") => Ok(()),
+                other => Err(format!("bridge_master_feed_up {other:?}")),
+            },
+        );
+    }
     eprintln!("master, bridges and nginx up after {:?}", start.elapsed());
     let _feuerland = GameServer::register(master, "Feuerland", "192.168.0.10", 20000, stats());
     let driver = Driver::start();

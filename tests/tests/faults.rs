@@ -611,3 +611,468 @@ async fn socket_blip_and_lost_admin_links_heal_by_themselves() {
     );
     pages.close().await;
 }
+
+// ---------------------------------------------------------------------------
+// The master's change feed: the same faults with a bridge that follows the
+// master's feed (`--master-feed`) instead of polling it. WebSocket viewers
+// only; every viewer must end with the master's list, never a name twice.
+
+mod feed {
+    use super::*;
+    use e2e::{
+        game::{GameServer, Stats},
+        paths,
+        process::{http_get, Proc},
+    };
+    use std::{
+        process::Command,
+        sync::{
+            atomic::{AtomicBool, Ordering::Relaxed},
+            Arc,
+        },
+    };
+    use tokio::{io::AsyncWriteExt, net::TcpListener, task::JoinHandle};
+
+    /// A restarted master is followed again within this long (the bridge
+    /// retries the feed with backoff up to 5 s, polling meanwhile).
+    const FEED_BACK: Duration = Duration::from_secs(10);
+
+    const STATS: Stats = Stats {
+        current: 1,
+        max: 4,
+        open: true,
+        mode: 1,
+    };
+
+    /// A `master` with its feed on known ports and a `bridge` with
+    /// `--master` and `--master-feed`, as processes killed on drop.
+    struct FeedLobby {
+        master_addr: SocketAddr,
+        feed_addr: SocketAddr,
+        http: SocketAddr,
+        master: Option<Proc>,
+        bridge: Option<Proc>,
+        master_starts: u32,
+        dir: tempfile::TempDir,
+    }
+
+    impl FeedLobby {
+        /// Picks the ports; nothing runs yet.
+        fn new() -> FeedLobby {
+            let dir = tempfile::Builder::new()
+                .prefix("lobby-e2e-feed-")
+                .tempdir()
+                .expect("temp dir");
+            std::fs::write(dir.path().join("admin-token"), format!("{ADMIN_TOKEN}\n"))
+                .expect("write the token file");
+            let port = |_| {
+                format!("127.0.0.1:{}", free_port())
+                    .parse()
+                    .expect("address")
+            };
+            FeedLobby {
+                master_addr: port(0),
+                feed_addr: port(1),
+                http: "127.0.0.1:0".parse().expect("address"),
+                master: None,
+                bridge: None,
+                master_starts: 0,
+                dir,
+            }
+        }
+
+        /// Both running, the bridge following the feed.
+        async fn start() -> FeedLobby {
+            let mut lobby = Self::new();
+            lobby.start_master();
+            let feed = lobby.feed_addr;
+            lobby.start_bridge(feed);
+            lobby.wait_feed_up(true, FEED_BACK).await;
+            lobby
+        }
+
+        fn start_master(&mut self) {
+            assert!(self.master.is_none(), "a master is running");
+            let mut cmd = Command::new(paths::binary("master"));
+            cmd.arg("--listen")
+                .arg(self.master_addr.to_string())
+                .arg("--feed-listen")
+                .arg(self.feed_addr.to_string())
+                .args(["--exempt", "127.0.0.1"])
+                .env("RUST_LOG", "info");
+            let log = self
+                .dir
+                .path()
+                .join(format!("master-{}.log", self.master_starts));
+            self.master_starts += 1;
+            let (proc, addr) = Proc::spawn_ready(
+                "master",
+                cmd,
+                &log,
+                "master listening on ",
+                Duration::from_secs(15),
+            );
+            assert_eq!(addr, self.master_addr.to_string(), "the master moved");
+            self.master = Some(proc);
+        }
+
+        /// Starts the bridge, following the feed at `feed` (the master's,
+        /// or a proxy in front of it).
+        fn start_bridge(&mut self, feed: SocketAddr) {
+            let mut cmd = Command::new(paths::binary("bridge"));
+            cmd.args(["--listen", "127.0.0.1:0"])
+                .arg("--static")
+                .arg(self.dir.path())
+                .arg("--admin-token-file")
+                .arg(self.dir.path().join("admin-token"))
+                .arg("--master")
+                .arg(self.master_addr.to_string())
+                .arg("--master-feed")
+                .arg(feed.to_string())
+                .env("RUST_LOG", "info");
+            let log = self.dir.path().join("bridge.log");
+            let (proc, rest) = Proc::spawn_ready(
+                "bridge",
+                cmd,
+                &log,
+                "bridge listening on ",
+                Duration::from_secs(15),
+            );
+            self.http = rest
+                .split_whitespace()
+                .next()
+                .and_then(|u| u.strip_prefix("http://"))
+                .and_then(|a| a.parse().ok())
+                .unwrap_or_else(|| panic!("unexpected ready line from the bridge: {rest:?}"));
+            self.bridge = Some(proc);
+        }
+
+        fn kill_master(&mut self) {
+            if let Some(mut m) = self.master.take() {
+                m.kill();
+            }
+        }
+
+        fn signal_master(&self, signal: i32) {
+            if let Some(m) = &self.master {
+                m.signal(signal);
+            }
+        }
+
+        /// One sample of the bridge's `/metrics` (`name` with its labels).
+        fn metric(&self, name: &str) -> Result<i64, String> {
+            let r = http_get(self.http, "/metrics")?;
+            r.body
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+                .ok_or_else(|| format!("no {name} in /metrics"))
+        }
+
+        fn snapshots(&self) -> i64 {
+            self.metric("bridge_master_feed_messages_total{kind=\"snapshot\"}")
+                .expect("the bridge's metrics")
+        }
+
+        fn queries(&self) -> i64 {
+            self.metric("bridge_master_queries_total")
+                .expect("the bridge's metrics")
+        }
+
+        /// Waits until the bridge follows the feed (`up`) or polls.
+        async fn wait_feed_up(&self, up: bool, timeout: Duration) -> Duration {
+            let start = Instant::now();
+            let want = i64::from(up);
+            wait_for(
+                &format!("bridge_master_feed_up {want}"),
+                timeout,
+                || async {
+                    match self.metric("bridge_master_feed_up") {
+                        Ok(v) if v == want => Ok(()),
+                        other => Err(format!("{other:?}")),
+                    }
+                },
+            )
+            .await;
+            start.elapsed()
+        }
+
+        fn log_tail(&self) -> String {
+            self.bridge.as_ref().map(Proc::log_tail).unwrap_or_default()
+        }
+    }
+
+    /// `names` registered at the master, one connection each.
+    fn register(master: SocketAddr, names: &[&str]) -> Vec<GameServer> {
+        names
+            .iter()
+            .zip(20001u16..)
+            .map(|(name, port)| GameServer::register(master, name, "192.0.2.7", port, STATS))
+            .collect()
+    }
+
+    /// Waits until every viewer's last list is the master's, in the
+    /// master's order.
+    async fn wait_all_masters_list(all: &[Watcher], master: SocketAddr, timeout: Duration) {
+        wait_for(
+            "every viewer to list what the master lists",
+            timeout,
+            || async {
+                let want = master_names(master)?;
+                for w in all {
+                    let got = w.last_list().unwrap_or_default();
+                    if got != want {
+                        return Err(format!("a viewer has {got:?}, the master {want:?}"));
+                    }
+                }
+                Ok(())
+            },
+        )
+        .await;
+    }
+
+    /// Lists any viewer was sent with one name twice.
+    fn lists_with_a_name_twice(all: &[Watcher]) -> Vec<Vec<String>> {
+        all.iter()
+            .flat_map(|w| {
+                w.with(|log| {
+                    log.iter()
+                        .filter_map(|(_, s)| match s {
+                            Seen::List(l) => {
+                                let mut sorted = l.clone();
+                                sorted.sort();
+                                sorted.dedup();
+                                (sorted.len() != l.len()).then(|| l.clone())
+                            }
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect()
+    }
+
+    /// Asserts the bridge does not poll while it follows the feed: its
+    /// query count holds still for a few poll intervals.
+    async fn assert_no_poll(lobby: &FeedLobby) {
+        let queries = lobby.queries();
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert_eq!(
+            lobby.queries(),
+            queries,
+            "the bridge polled while following the feed"
+        );
+    }
+
+    #[tokio::test]
+    async fn feed_master_killed_and_restarted() {
+        let _serial = e2e::serial().await;
+        let mut lobby = FeedLobby::start().await;
+        let games = register(lobby.master_addr, &SAMPLES);
+        let viewers = watchers(lobby.http, 20).await;
+        wait_all_list(&viewers, &SAMPLES, LIVE).await;
+        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
+        assert_no_poll(&lobby).await;
+
+        lobby.kill_master();
+        drop(games);
+        let told = wait_all_status(&viewers, "down", LIVE).await;
+        lobby.wait_feed_up(false, LIVE).await;
+
+        lobby.start_master();
+        let answering = Instant::now();
+        let _games = register(lobby.master_addr, &SAMPLES);
+        wait_all_status(&viewers, "up", LIVE).await;
+        wait_all_list(&viewers, &SAMPLES, LIVE).await;
+        let listed = answering.elapsed();
+        let feed_back = lobby.wait_feed_up(true, FEED_BACK).await + listed;
+        assert_eq!(lobby.snapshots(), 2, "one snapshot from the new epoch");
+        let _late = register(lobby.master_addr, &["Nachzügler"]);
+        wait_all_list(&viewers, &["Nachzügler"], LIVE).await;
+        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
+        assert_no_poll(&lobby).await;
+        assert!(
+            lists_with_a_name_twice(&viewers).is_empty(),
+            "{:?}",
+            lists_with_a_name_twice(&viewers)
+        );
+        assert_none_closed(&viewers, "across the restart");
+        eprintln!(
+            "feed, master SIGKILL: viewers told down {told:?} after the kill; after the restart \
+             every viewer listed the ten servers {listed:?}, the feed was followed again \
+             {feed_back:?} after the master answered"
+        );
+        if std::env::var_os("FAULTS_DEBUG").is_some() {
+            eprintln!("{}", lobby.log_tail());
+        }
+    }
+
+    #[tokio::test]
+    async fn feed_master_hung_and_resumed() {
+        let _serial = e2e::serial().await;
+        let lobby = FeedLobby::start().await;
+        let _games = register(lobby.master_addr, &SAMPLES);
+        let viewers = watchers(lobby.http, 20).await;
+        wait_all_list(&viewers, &SAMPLES, LIVE).await;
+
+        let stopped = Instant::now();
+        lobby.signal_master(libc::SIGSTOP);
+        let told = wait_all_status(&viewers, "down", HANG_NOTICED).await;
+        lobby.wait_feed_up(false, LIVE).await;
+
+        let resumed = Instant::now();
+        lobby.signal_master(libc::SIGCONT);
+        wait_all_status(&viewers, "up", LIVE * 2).await;
+        let up = resumed.elapsed();
+        let feed_back = lobby.wait_feed_up(true, FEED_BACK).await + up;
+        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
+        let shrunk: usize = viewers
+            .iter()
+            .map(|w| {
+                w.count_since(
+                    stopped,
+                    |s| matches!(s, Seen::List(l) if l.len() < SAMPLES.len()),
+                )
+            })
+            .sum();
+        assert_eq!(shrunk, 0, "lists without the servers were pushed");
+        // The same master: the bridge continued its list (no snapshot).
+        assert_eq!(
+            lobby.snapshots(),
+            1,
+            "the bridge resumed without a snapshot"
+        );
+        let _late = register(lobby.master_addr, &["Nachzügler"]);
+        wait_all_list(&viewers, &["Nachzügler"], LIVE).await;
+        assert_no_poll(&lobby).await;
+        assert_none_closed(&viewers, "across the hang");
+        eprintln!(
+            "feed, master SIGSTOP: viewers told down {told:?} after it froze; after SIGCONT told \
+             up {up:?}, the feed followed again {feed_back:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn feed_bridge_started_before_the_master() {
+        let _serial = e2e::serial().await;
+        let mut lobby = FeedLobby::new();
+        let feed = lobby.feed_addr;
+        lobby.start_bridge(feed);
+        let viewers = watchers_any(lobby.http, 10).await;
+        wait_all_status(&viewers, "down", LIVE).await;
+        lobby.wait_feed_up(false, Duration::ZERO).await;
+
+        lobby.start_master();
+        let answering = Instant::now();
+        wait_all_status(&viewers, "up", LIVE).await;
+        let up = answering.elapsed();
+        let feed_up = lobby.wait_feed_up(true, FEED_BACK).await + up;
+        let _games = register(lobby.master_addr, &SAMPLES);
+        wait_all_list(&viewers, &SAMPLES, LIVE).await;
+        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
+        assert_no_poll(&lobby).await;
+        assert_none_closed(&viewers, "while the master was missing");
+        eprintln!(
+            "feed, bridge before its master: viewers told up {up:?} after the master started, \
+             the feed followed {feed_up:?} after it"
+        );
+    }
+
+    /// A proxy in front of the feed that, when told, passes the master's
+    /// next write on only halfway and closes the connection.
+    struct HalfWriteProxy {
+        addr: SocketAddr,
+        cut_next: Arc<AtomicBool>,
+        task: JoinHandle<()>,
+    }
+
+    impl HalfWriteProxy {
+        async fn start(to: SocketAddr) -> HalfWriteProxy {
+            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let addr = listener.local_addr().expect("address");
+            let cut_next = Arc::new(AtomicBool::new(false));
+            let cut = cut_next.clone();
+            let task = tokio::spawn(async move {
+                while let Ok((down, _)) = listener.accept().await {
+                    let cut = cut.clone();
+                    tokio::spawn(async move {
+                        let Ok(up) = tokio::net::TcpStream::connect(to).await else {
+                            return;
+                        };
+                        half_write_relay(down, up, cut).await;
+                    });
+                }
+            });
+            HalfWriteProxy {
+                addr,
+                cut_next,
+                task,
+            }
+        }
+    }
+
+    impl Drop for HalfWriteProxy {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+
+    async fn half_write_relay(
+        down: tokio::net::TcpStream,
+        up: tokio::net::TcpStream,
+        cut: Arc<AtomicBool>,
+    ) {
+        use tokio::io::AsyncReadExt;
+        let (mut down_rd, mut down_wr) = down.into_split();
+        let (mut up_rd, mut up_wr) = up.into_split();
+        let to_master = tokio::spawn(async move {
+            let _ = tokio::io::copy(&mut down_rd, &mut up_wr).await;
+        });
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = match up_rd.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            if cut.swap(false, Relaxed) {
+                let _ = down_wr.write_all(&buf[..n / 2]).await;
+                break;
+            }
+            if down_wr.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+        to_master.abort();
+    }
+
+    #[tokio::test]
+    async fn feed_connection_cut_mid_delta() {
+        let _serial = e2e::serial().await;
+        let mut lobby = FeedLobby::new();
+        lobby.start_master();
+        let proxy = HalfWriteProxy::start(lobby.feed_addr).await;
+        lobby.start_bridge(proxy.addr);
+        lobby.wait_feed_up(true, FEED_BACK).await;
+        let _games = register(lobby.master_addr, &SAMPLES);
+        let viewers = watchers(lobby.http, 20).await;
+        wait_all_list(&viewers, &SAMPLES, LIVE).await;
+
+        // The next thing the master writes (this registration's delta, or
+        // a heartbeat just before it) arrives cut in half.
+        proxy.cut_next.store(true, Relaxed);
+        let cut = Instant::now();
+        let _late = register(lobby.master_addr, &["Nachzügler"]);
+        wait_all_list(&viewers, &["Nachzügler"], LIVE).await;
+        let listed = cut.elapsed();
+        assert!(!proxy.cut_next.load(Relaxed), "nothing was cut");
+        lobby.wait_feed_up(true, FEED_BACK).await;
+        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
+        assert_eq!(
+            lobby.snapshots(),
+            1,
+            "the bridge resumed from the master's ring, without a snapshot"
+        );
+        assert!(lists_with_a_name_twice(&viewers).is_empty());
+        assert_none_closed(&viewers, "across the cut");
+        eprintln!("feed, connection cut mid-write: every viewer had the new server {listed:?} after it registered");
+    }
+}

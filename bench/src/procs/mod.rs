@@ -88,6 +88,8 @@ pub struct BridgeOptions {
     pub unlimited_rate: bool,
     /// `--max-connections`.
     pub max_connections: usize,
+    /// `--master-feed`: follow the remote master's change feed there.
+    pub master_feed: Option<SocketAddr>,
 }
 
 impl Default for BridgeOptions {
@@ -96,6 +98,7 @@ impl Default for BridgeOptions {
             poll_interval: Duration::from_secs(1),
             unlimited_rate: false,
             max_connections: 10_000,
+            master_feed: None,
         }
     }
 }
@@ -112,15 +115,42 @@ fn log_file(work: &Path, name: &str) -> Result<std::fs::File> {
 /// burst, which overflows the kernel's loopback backlog and makes the
 /// master drop healthy peers (what the benchmark is not about).
 pub async fn start_master(bins: &Binaries, max_connections: usize) -> Result<(Proc, SocketAddr)> {
+    let mut cmd = master_command(bins, max_connections);
+    cmd.args(["--feed-listen", "off"]);
+    let (proc_, line) = spawn_ready(cmd, "master", bins, "master listening on ").await?;
+    let addr = parse_addr(line.trim())?;
+    Ok((proc_, addr))
+}
+
+/// Like [`start_master`], with the change feed on a free loopback port;
+/// returns the master, its address and its feed's.
+pub async fn start_master_with_feed(
+    bins: &Binaries,
+    max_connections: usize,
+) -> Result<(Proc, SocketAddr, SocketAddr)> {
+    let mut cmd = master_command(bins, max_connections);
+    cmd.args(["--feed-listen", "127.0.0.1:0"]);
+    let (proc_, lines) = spawn_ready_lines(
+        cmd,
+        "master",
+        bins,
+        &["master listening on ", "master feed listening on "],
+    )
+    .await?;
+    let (Some(addr), Some(feed)) = (lines.first(), lines.get(1)) else {
+        return Err(Error::Unexpected("the master's readiness lines".into()));
+    };
+    Ok((proc_, parse_addr(addr.trim())?, parse_addr(feed.trim())?))
+}
+
+fn master_command(bins: &Binaries, max_connections: usize) -> Command {
     let mut cmd = Command::new(&bins.master);
     // The load generator plays thousands of game servers from 127.0.0.1.
     cmd.args(["--listen", "127.0.0.1:0", "--keepalive-secs", "600"])
         .args(["--max-connections", &max_connections.to_string()])
         .args(["--exempt", "127.0.0.1"])
         .env("RUST_LOG", "warn");
-    let (proc_, line) = spawn_ready(cmd, "master", bins, "master listening on ").await?;
-    let addr = parse_addr(line.trim())?;
-    Ok((proc_, addr))
+    cmd
 }
 
 /// Starts a bridge relaying to `master` on a free loopback port; returns it
@@ -179,6 +209,9 @@ async fn launch_bridge(
     if opts.unlimited_rate {
         cmd.args(["--rate-limit", "1000000000", "--rate-burst", "1000000000"]);
     }
+    if let Some(feed) = opts.master_feed {
+        cmd.args(["--master-feed", &feed.to_string()]);
+    }
     let (proc_, line) = spawn_ready(cmd, "bridge", bins, "bridge listening on http://").await?;
     // "http://ADDR master MASTER"
     let words: Vec<&str> = line.split_whitespace().collect();
@@ -196,11 +229,22 @@ fn parse_addr(s: &str) -> Result<SocketAddr> {
 /// Spawns `cmd` with stderr to a log file and waits for the stdout line
 /// starting with `prefix`; returns the rest of that line.
 async fn spawn_ready(
-    mut cmd: Command,
+    cmd: Command,
     name: &'static str,
     bins: &Binaries,
     prefix: &str,
 ) -> Result<(Proc, String)> {
+    let (proc_, mut lines) = spawn_ready_lines(cmd, name, bins, &[prefix]).await?;
+    Ok((proc_, lines.pop().unwrap_or_default()))
+}
+
+/// Like [`spawn_ready`], waiting for one line per prefix, in order.
+async fn spawn_ready_lines(
+    mut cmd: Command,
+    name: &'static str,
+    bins: &Binaries,
+    prefixes: &[&str],
+) -> Result<(Proc, Vec<String>)> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log_file(&bins.work, name)?)
@@ -219,13 +263,20 @@ async fn spawn_ready(
         .take()
         .ok_or_else(|| Error::Unexpected("no stdout".into()))?;
     let mut lines = BufReader::new(stdout).lines();
-    let line = within(
+    let found = within(
         Duration::from_secs(20),
         format!("{name} readiness"),
         async {
+            let mut found = Vec::with_capacity(prefixes.len());
             while let Some(line) = lines.next_line().await? {
+                let Some(prefix) = prefixes.get(found.len()) else {
+                    break;
+                };
                 if let Some(rest) = line.strip_prefix(prefix) {
-                    return Ok(rest.to_owned());
+                    found.push(rest.to_owned());
+                    if found.len() == prefixes.len() {
+                        return Ok(found);
+                    }
                 }
             }
             Err(Error::Unexpected(format!(
@@ -237,5 +288,5 @@ async fn spawn_ready(
     .await?;
     // Keep reading stdout so the child never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok((Proc { name, pid, child }, line))
+    Ok((Proc { name, pid, child }, found))
 }

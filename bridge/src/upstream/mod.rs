@@ -2,25 +2,32 @@
 //! `watch` channel every WebSocket reads the latest state from. A slow
 //! viewer only ever sees the newest value, never a queue.
 //!
-//! Two tasks feed the same [`Upstream`]: with the master in this process,
+//! Three tasks feed the same [`Upstream`]: with the master in this process,
 //! [`follower`] publishes each change of its registry as it happens; with
 //! `--master`, [`poller`] asks the remote master every `--poll-interval`,
 //! and admins' own connections offer the lists they read
-//! ([`Upstream::offer`]). Either way [`Upstream`] numbers each list once
-//! (the feed of deltas), encodes it once for everyone, and drops unchanged
-//! ones.
+//! ([`Upstream::offer`]); with `--master` and `--master-feed`,
+//! [`subscriber`] follows the remote master's change feed and polls only
+//! while the feed cannot be followed. Either way [`Upstream`] numbers each
+//! list once (the feed of deltas), encodes it once for everyone, and drops
+//! unchanged ones.
 
 mod backoff;
 mod follower;
 mod poller;
+mod subscriber;
 
 use std::{
-    sync::{Arc, Mutex},
+    sync::{
+        atomic::{AtomicBool, Ordering::Relaxed},
+        Arc, Mutex,
+    },
     time::Duration,
 };
 
 use bytes::Bytes;
-use protocol::{bridge::MasterState, codec::FrameCodec, Addresses, ServerList};
+use master::feed::FeedToken;
+use protocol::{bridge::MasterState, codec::FrameCodec, delta::ClientList, Addresses, ServerList};
 use tokio::{net::TcpStream, sync::watch, time::Instant};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_util::{codec::Framed, sync::CancellationToken};
@@ -67,6 +74,9 @@ pub struct Upstream {
     /// published list is; also serialises publishing, so lists reach the
     /// watch in the order they were taken.
     publishing: Mutex<Publishing>,
+    /// Whether the list comes from the master's change feed now (then
+    /// admins' replies are not needed).
+    following_feed: AtomicBool,
 }
 
 /// Where the lobby's list comes from.
@@ -77,6 +87,31 @@ pub enum Source {
     Embedded(Arc<master::Registry>),
     /// A master elsewhere (`config.master`): polled over TCP.
     Remote,
+    /// A master elsewhere whose change feed is followed, polled only
+    /// while the feed cannot be (`config.master_feed`).
+    Feed(FeedTarget),
+}
+
+/// Where a remote master's change feed is, and the secret it asks for.
+#[derive(Debug, Clone)]
+pub struct FeedTarget {
+    /// `host:port` of the feed (not the master's public port).
+    pub addr: String,
+    pub token: Option<FeedToken>,
+}
+
+impl Source {
+    /// The source `config` asks for when no master runs in this process:
+    /// the feed when one is named, else polling.
+    pub fn remote(config: &Config) -> Self {
+        match &config.master_feed {
+            Some(addr) => Source::Feed(FeedTarget {
+                addr: addr.clone(),
+                token: config.master_feed_token.clone(),
+            }),
+            None => Source::Remote,
+        }
+    }
 }
 
 impl Source {
@@ -85,6 +120,9 @@ impl Source {
         match self {
             Source::Embedded(registry) => follower::follow(upstream, registry, cancel).await,
             Source::Remote => poller::poll(upstream, config, cancel).await,
+            Source::Feed(target) => {
+                subscriber::subscribe(upstream, config, target, cancel).await;
+            }
         }
     }
 
@@ -94,13 +132,22 @@ impl Source {
     /// embedded it is dropped: the registry's change watch already
     /// publishes every change in order (an admin's included), and a reply
     /// read from a socket could only be as new as that or older, with no
-    /// poll to correct it.
+    /// poll to correct it. From a followed change feed it is dropped too,
+    /// for the same reason, and published only while the bridge polls.
     pub(crate) fn offer_list(&self, upstream: &Arc<Upstream>) -> OfferList {
         match self {
             Source::Embedded(_) => Box::new(|_, _| {}),
             Source::Remote => {
                 let upstream = upstream.clone();
                 Box::new(move |reply, asked| upstream.offer(reply, asked))
+            }
+            Source::Feed(_) => {
+                let upstream = upstream.clone();
+                Box::new(move |reply, asked| {
+                    if !upstream.follows_feed() {
+                        upstream.offer(reply, asked);
+                    }
+                })
             }
         }
     }
@@ -122,7 +169,28 @@ impl Upstream {
                 feed: Feed::new(new_epoch(), visibility),
                 asked: None,
             }),
+            following_feed: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the list comes from the master's change feed now.
+    pub fn follows_feed(&self) -> bool {
+        self.following_feed.load(Relaxed)
+    }
+
+    fn set_feed(&self, up: bool) {
+        self.following_feed.store(up, Relaxed);
+        self.metrics.master_feed_up.store(i64::from(up), Relaxed);
+    }
+
+    /// Counts one list message from the feed (`/metrics`).
+    fn count_feed(&self, snapshot: bool) {
+        let counter = if snapshot {
+            &self.metrics.master_feed_snapshots
+        } else {
+            &self.metrics.master_feed_deltas
+        };
+        counter.fetch_add(1, Relaxed);
     }
 
     /// A receiver for one connection; it starts at the current state.
@@ -186,6 +254,19 @@ impl Upstream {
             // serde_json writes UTF-8 only: this would be a bug in the registry.
             Err(e) => warn!(error = %e, "the embedded master's reply is not UTF-8; not published"),
         }
+    }
+
+    /// Publishes the list the master's change feed built, as the master's
+    /// reply to a query would have it (the same bytes: unchanged lists wake
+    /// nobody, whichever way they came). Taken now, it is newer than any
+    /// reply to a query written before.
+    fn publish_feed(&self, list: &ClientList) {
+        let servers = list.servers();
+        let text = protocol::message::query_reply_text(&servers, Addresses::Shown);
+        if self.out.is_current(text.as_bytes()) {
+            return;
+        }
+        self.publish(Utf8Bytes::from(text), servers, Some(Instant::now()));
     }
 
     /// Whether a reply to a query written at `asked` is older than the

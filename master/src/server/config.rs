@@ -1,5 +1,7 @@
 //! The master's tunables: defaults the binary's flags read, the embedded
 //! variant the bridge uses, and the check that refuses unusable values.
+//! The change feed's (`--feed-listen`, `--feed-token-file`,
+//! `--feed-max-subscribers`) are in [`crate::feed::FeedConfig`].
 
 use std::{
     net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4},

@@ -237,7 +237,7 @@ impl Drop for Admitted {
 
 /// Closes a refused connection with a reset: nothing is owed to it, and the
 /// master keeps no TIME_WAIT state for a flood of them.
-fn refuse(socket: TcpStream) {
+pub(crate) fn refuse(socket: TcpStream) {
     let _ = socket2::SockRef::from(&socket).set_linger(Some(Duration::ZERO));
     drop(socket);
 }

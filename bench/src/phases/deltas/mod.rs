@@ -2,7 +2,8 @@
 //! viewer receives per second while one of 10,000 servers changes every
 //! 200 ms, how long a game server's change takes to reach thousands of
 //! delta viewers, what the bridge's CPU pays for them, and how many bytes
-//! the first load (`/api/servers`, compressed) moves.
+//! the first load (`/api/servers`, compressed) moves. Then the same change
+//! with a remote master: polled, and followed through its change feed.
 
 mod churn;
 mod list;
@@ -82,6 +83,94 @@ async fn remote_master(env: &Env) -> Result<(Histogram<u64>, Duration)> {
     bridge.stop().await;
     master.stop().await;
     Ok((measured?.each, opts.poll_interval))
+}
+
+/// One figure of the bridge's `/metrics`, read on the heap.
+async fn metric(bridge: std::net::SocketAddr, name: &str) -> Result<f64> {
+    Box::pin(procs::bridge_metric(bridge, name)).await
+}
+
+/// What the change feed run measured.
+struct Followed {
+    many: Rounds,
+    /// Queries the bridge sent the master during the rounds (0: no poll).
+    queries: f64,
+}
+
+impl Followed {
+    /// The figure beside the embedded master's `embedded` from the same run.
+    fn row(&self, embedded: &Rounds, s: &crate::Sizes, viewers: usize) -> Row {
+        let p99 = embedded.each.value_at_quantile(0.99);
+        let feed_p99 = self.many.each.value_at_quantile(0.99);
+        Row::new(
+            format!(
+                "deltas with --master and the master's change feed: game server's TCP stats update → {} delta viewers, {} servers ({} rounds)",
+                count(viewers as u64),
+                count(s.deltas_servers as u64),
+                s.deltas_rounds
+            ),
+            format!(
+                "{}; {} master queries meanwhile",
+                self.many.summary(viewers),
+                self.queries
+            ),
+            format!(
+                "embedded master, same run: p99 {} (p50 {})",
+                q(&embedded.each, 0.99),
+                q(&embedded.each, 0.5)
+            ),
+            times(feed_p99 as f64, p99 as f64),
+            "p99 ≤ 150 ms and ≤ 1.5× embedded",
+            Verdict::of(feed_p99 <= 150_000 && feed_p99 as f64 <= 1.5 * p99 as f64),
+        )
+    }
+}
+
+/// The same change with a remote master whose change feed the bridge
+/// follows (`--master` and `--master-feed`): as many servers and delta
+/// viewers as with the embedded master.
+async fn remote_feed(env: &Env) -> Result<Followed> {
+    let s = &env.sizes;
+    let (master, maddr, feed) =
+        procs::start_master_with_feed(&env.bins, s.deltas_servers + 100).await?;
+    let opts = BridgeOptions {
+        master_feed: Some(feed),
+        ..BridgeOptions::default()
+    };
+    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
+    // Boxed, as each `/metrics` read below: their 64 KiB read buffers,
+    // moved by value in debug builds, overflowed the stack.
+    Box::pin(within(
+        Duration::from_secs(20),
+        "the bridge follows the feed",
+        async {
+            while metric(baddr, "bridge_master_feed_up").await.ok() != Some(1.0) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Ok(())
+        },
+    ))
+    .await?;
+    let mut servers = register(maddr, baddr, 0, s.deltas_servers).await?;
+    let list = api_list(baddr).await?;
+    let mut viewers = Viewers::open(
+        baddr,
+        s.deltas_viewers,
+        Mode::Deltas,
+        &subscribe_json(&list),
+    )
+    .await?;
+    let before = metric(baddr, "bridge_master_queries_total").await?;
+    let many = rounds(&mut viewers, &mut servers, 100, s.deltas_rounds).await;
+    let queries = metric(baddr, "bridge_master_queries_total").await? - before;
+    viewers.close().await;
+    drop(servers);
+    bridge.stop().await;
+    master.stop().await;
+    Ok(Followed {
+        many: many?,
+        queries,
+    })
 }
 
 /// Runs the deltas figures.
@@ -166,6 +255,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     drop(servers);
     bridge.stop().await;
     let (polled, poll) = remote_master(env).await?;
+    let followed = Box::pin(remote_feed(env)).await?;
 
     let servers_n = count(n as u64);
     let viewers_n = count(v as u64);
@@ -225,6 +315,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         "-",
         Verdict::Info,
     ));
+    rows.push(followed.row(&many, s, v));
     for (enc, len) in packed {
         rows.push(Row::new(
             format!("first load: GET /api/servers, {servers_n} servers, Accept-Encoding: {enc}"),

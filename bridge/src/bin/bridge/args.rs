@@ -24,6 +24,20 @@ pub(crate) struct Args {
     /// Relay to this running master (host:port) instead of starting one.
     #[arg(long, env = "BRIDGE_MASTER")]
     pub(crate) master: Option<String>,
+    /// Follow this master's change feed (host:port: the master's
+    /// --feed-listen, e.g. 127.0.0.1:51964) instead of polling it; polls
+    /// while the feed cannot be followed. Needs --master.
+    #[arg(
+        long,
+        env = "BRIDGE_MASTER_FEED",
+        requires = "master",
+        value_name = "HOST:PORT"
+    )]
+    pub(crate) master_feed: Option<String>,
+    /// File whose first line is the secret the master's feed asks for (the
+    /// master's --feed-token-file).
+    #[arg(long, env = "BRIDGE_MASTER_FEED_TOKEN_FILE", requires = "master_feed")]
+    pub(crate) master_feed_token_file: Option<PathBuf>,
     /// Where the in-process master listens when --master is not given.
     #[arg(
         long,
@@ -215,6 +229,7 @@ impl Args {
     /// `base` (the master and the token) with these arguments applied.
     pub(crate) fn config(self, base: Config, open_files: Option<u64>) -> Config {
         Config {
+            master_feed: self.master_feed,
             static_dir: self.static_dir,
             allowed_origins: self.allowed_origin,
             loopback_origins: self.allow_loopback_origins,
@@ -345,6 +360,17 @@ mod tests {
             argv.extend_from_slice(flag);
             assert!(Args::try_parse_from(argv).is_err(), "{flag:?}");
         }
+    }
+
+    #[test]
+    fn the_feed_needs_a_remote_master() {
+        assert!(Args::try_parse_from(["bridge", "--master-feed", "m:2"]).is_err());
+        assert!(Args::try_parse_from(["bridge", "--master-feed-token-file", "t"]).is_err());
+        let args =
+            Args::try_parse_from(["bridge", "--master", "m:1", "--master-feed", "m:2"]).unwrap();
+        let token = AdminToken::new("0123456789abcdef").unwrap();
+        let config = args.config(Config::new("m:1", token), None);
+        assert_eq!(config.master_feed.as_deref(), Some("m:2"));
     }
 
     #[test]

@@ -88,7 +88,23 @@ async fn main() -> anyhow::Result<()> {
         }
     };
 
-    let config = args.config(Config::new(master_addr.clone(), token.clone()), open_files);
+    let master_feed_token = match &args.master_feed_token_file {
+        Some(path) => Some(
+            master::feed::FeedToken::from_file(path)
+                .with_context(|| format!("the feed token in {} is refused", path.display()))?,
+        ),
+        None => None,
+    };
+    let config = args.config(
+        Config {
+            master_feed_token,
+            ..Config::new(master_addr.clone(), token.clone())
+        },
+        open_files,
+    );
+    if let Some(feed) = &config.master_feed {
+        tracing::info!(%feed, "following the master's change feed (polling while it cannot)");
+    }
     config.validate()?;
 
     tracing::info!(%addr, master = %master_addr, "bridge listening");

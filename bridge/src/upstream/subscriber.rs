@@ -1,0 +1,272 @@
+//! The list from a remote master's change feed (`--master-feed`): one TCP
+//! connection on which the master pushes each change as a delta
+//! (`protocol::feed`, `protocol::delta`), applied here with
+//! [`ClientList`] and published like any other list. No polling while it
+//! lasts.
+//!
+//! Until the feed answers (a master that does not offer one, one that is
+//! down, a wrong token) the bridge polls as without it ([`poller`]), and
+//! tries the feed again with [`Backoff`] up to `feed_retry_max`. The list
+//! it holds is kept across connections: a reconnect names its `epoch` and
+//! `seq`, and gets only the deltas it missed (or one snapshot from a
+//! restarted master, which replaces the list).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::{FutureExt, SinkExt, StreamExt};
+use protocol::{
+    codec::{Frame, FrameCodec},
+    delta::{ClientList, DeltaMessage},
+    feed::{self, FeedSubscribe, Refusal},
+};
+use tokio::{net::TcpStream, time::Instant};
+use tokio_util::{codec::Framed, sync::CancellationToken};
+use tracing::{debug, info, warn};
+
+use super::{backoff::Backoff, connect, poller, FeedTarget, Upstream};
+use crate::{
+    config::Config,
+    error::{FeedError, MasterError},
+};
+
+/// Frames applied before the list is published: a catch-up of many deltas
+/// is published once, and a master that never pauses still gets its
+/// lists published.
+const MAX_BATCH: usize = 256;
+
+/// A feed connection whose first list message has arrived.
+struct Opened {
+    framed: Framed<TcpStream, FrameCodec>,
+    first: Bytes,
+}
+
+/// Follows the feed at `target` until `cancel` fires, polling whenever the
+/// feed cannot be followed.
+pub(super) async fn subscribe(
+    upstream: Arc<Upstream>,
+    config: Config,
+    target: FeedTarget,
+    cancel: CancellationToken,
+) {
+    let mut backoff = Backoff::new(config.reconnect_min, config.feed_retry_max);
+    let mut list: Option<ClientList> = None;
+    let mut told = false;
+    loop {
+        // Poll until the feed answers; the poller's connection closes when
+        // this block ends.
+        let opened = {
+            let polling = poller::poll(upstream.clone(), config.clone(), cancel.clone());
+            tokio::pin!(polling);
+            loop {
+                tokio::select! {
+                    () = &mut polling => return,
+                    opened = open(&target, &config, list.as_ref()) => match opened {
+                        Ok(opened) => break opened,
+                        Err(e) if !told => {
+                            warn!(feed = %target.addr, error = %e, "cannot follow the master's change feed; polling the master until it can (retried, logged at DEBUG from now on)");
+                            told = true;
+                        }
+                        Err(e) => debug!(feed = %target.addr, error = %e, "feed still unavailable"),
+                    },
+                }
+                let wait = backoff.after_failure();
+                tokio::select! {
+                    () = &mut polling => return,
+                    () = tokio::time::sleep(wait) => {}
+                }
+            }
+        };
+        info!(feed = %target.addr, "following the master's change feed; polling stops");
+        told = false;
+        upstream.set_feed(true);
+        upstream.set_up();
+        let lost = tokio::select! {
+            lost = follow(&upstream, opened, &mut list, &config) => lost,
+            () = cancel.cancelled() => {
+                upstream.set_feed(false);
+                return;
+            }
+        };
+        upstream.set_feed(false);
+        backoff.succeeded();
+        if matches!(
+            lost,
+            FeedError::Apply(_) | FeedError::DeltaFirst | FeedError::Discarded
+        ) {
+            // The list no longer matches the master's (or a delta of it
+            // was skipped): start again from a snapshot.
+            list = None;
+        }
+        if lost.is_silence() {
+            if let FeedError::Master(reason) = &lost {
+                upstream.set_down(reason);
+            }
+        }
+        info!(feed = %target.addr, reason = %lost, "lost the master's change feed; polling until it is back");
+    }
+}
+
+/// Connects, subscribes (continuing `list` if there is one) and waits for
+/// the feed's first list message.
+async fn open(
+    target: &FeedTarget,
+    config: &Config,
+    list: Option<&ClientList>,
+) -> Result<Opened, FeedError> {
+    let mut framed = connect(&target.addr, config.master_timeout).await?;
+    let subscribe = FeedSubscribe {
+        token: target.token.as_ref().map(|t| t.expose().to_owned()),
+        resume: list.map(ClientList::resume),
+        heartbeat_ms: Some(heartbeat_ms(config)),
+    };
+    match tokio::time::timeout(
+        config.master_timeout,
+        framed.send(subscribe.to_json().as_bytes()),
+    )
+    .await
+    {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(MasterError::Write(e).into()),
+        Err(_) => return Err(MasterError::NotReading.into()),
+    }
+    let deadline = Instant::now() + config.master_timeout;
+    let first = match tokio::time::timeout_at(deadline, framed.next()).await {
+        Err(_) => return Err(MasterError::NoAnswer(config.master_timeout).into()),
+        Ok(None) => return Err(MasterError::Closed.into()),
+        Ok(Some(Err(e))) => return Err(MasterError::Read(e).into()),
+        Ok(Some(Ok(Frame::Discarded(_)))) => return Err(FeedError::NotAFeed),
+        Ok(Some(Ok(Frame::Message(json)))) => json,
+    };
+    match command(&first).as_deref() {
+        Some(protocol::bridge::names::SNAPSHOT | protocol::bridge::names::DELTA) => {
+            Ok(Opened { framed, first })
+        }
+        Some(feed::names::REFUSED) => Err(refusal(&first)),
+        _ => Err(FeedError::NotAFeed),
+    }
+}
+
+/// How often the master is asked to write when nothing changes: three
+/// heartbeats within the master timeout, so one late one is not a loss.
+fn heartbeat_ms(config: &Config) -> u64 {
+    u64::try_from(config.master_timeout.as_millis() / 3).unwrap_or(u64::MAX)
+}
+
+/// Applies the feed's frames as they come and publishes the list after
+/// each batch; returns why the feed was lost.
+async fn follow(
+    upstream: &Upstream,
+    opened: Opened,
+    list: &mut Option<ClientList>,
+    config: &Config,
+) -> FeedError {
+    let Opened { mut framed, first } = opened;
+    let mut next = Some(first);
+    loop {
+        let mut changed = false;
+        let mut ended = None;
+        for _ in 0..MAX_BATCH {
+            let Some(json) = next.take() else { break };
+            match apply(upstream, &json, list) {
+                Ok(c) => changed |= c,
+                Err(e) => {
+                    ended = Some(e);
+                    break;
+                }
+            }
+            // Whatever else has arrived joins this batch.
+            match framed.next().now_or_never() {
+                None => break,
+                Some(frame) => match read(frame) {
+                    Ok(json) => next = Some(json),
+                    Err(e) => {
+                        ended = Some(e);
+                        break;
+                    }
+                },
+            }
+        }
+        if changed {
+            if let Some(list) = list.as_ref() {
+                upstream.publish_feed(list);
+            }
+        }
+        if let Some(e) = ended {
+            return e;
+        }
+        if next.is_some() {
+            continue;
+        }
+        next = match tokio::time::timeout(config.master_timeout, framed.next()).await {
+            Err(_) => return MasterError::NoAnswer(config.master_timeout).into(),
+            Ok(frame) => match read(frame) {
+                Ok(json) => Some(json),
+                Err(e) => return e,
+            },
+        };
+    }
+}
+
+/// A message from the feed's stream, or why the stream is of no more use.
+fn read(frame: Option<Result<Frame, std::io::Error>>) -> Result<Bytes, FeedError> {
+    match frame {
+        None => Err(MasterError::Closed.into()),
+        Some(Err(e)) => Err(MasterError::Read(e).into()),
+        // A list the bridge cannot read leaves a gap: start over.
+        Some(Ok(Frame::Discarded(_))) => Err(FeedError::Discarded),
+        Some(Ok(Frame::Message(json))) => Ok(json),
+    }
+}
+
+/// Applies one message to `list`; returns whether the list changed.
+/// Messages of other commands are ignored (a later master may send more).
+fn apply(
+    upstream: &Upstream,
+    json: &Bytes,
+    list: &mut Option<ClientList>,
+) -> Result<bool, FeedError> {
+    let text = std::str::from_utf8(json).map_err(|_| FeedError::Unreadable)?;
+    let Some(command) = command(json) else {
+        return Err(FeedError::Unreadable);
+    };
+    match DeltaMessage::from_frame(&command, text) {
+        Some(Ok(DeltaMessage::Snapshot(snapshot))) => {
+            upstream.count_feed(true);
+            *list = Some(ClientList::from_snapshot(snapshot));
+            Ok(true)
+        }
+        Some(Ok(DeltaMessage::Delta(delta))) => {
+            let held = list.as_mut().ok_or(FeedError::DeltaFirst)?;
+            held.apply(&delta)?;
+            let changed = !delta.upsert.is_empty() || !delta.remove.is_empty();
+            if changed {
+                upstream.count_feed(false);
+            }
+            Ok(changed)
+        }
+        Some(Err(_)) => Err(FeedError::Unreadable),
+        None if command == feed::names::REFUSED => Err(refusal(json)),
+        None => Ok(false),
+    }
+}
+
+/// A message's `command`, read without building the rest of it.
+fn command(json: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        command: String,
+    }
+    serde_json::from_slice::<Head>(json).ok().map(|h| h.command)
+}
+
+/// The error for a `feedRefused`.
+fn refusal(json: &[u8]) -> FeedError {
+    let content = protocol::message::Envelope::parse(json)
+        .ok()
+        .and_then(|e| e.content);
+    match Refusal::from_content(content.as_ref()) {
+        Some(reason) => FeedError::Refused(reason),
+        None => FeedError::RefusedOther,
+    }
+}

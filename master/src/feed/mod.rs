@@ -1,0 +1,243 @@
+//! The change feed: bridges started with `--master` subscribe here instead
+//! of polling, and are pushed each change of the registry as a delta
+//! (`protocol::feed` for the handshake, `protocol::delta` for the lists).
+//!
+//! The Listener ([`FeedServer::run`]) admits subscribers up to a cap and
+//! hands each to its `handler::Handler`; one task follows the registry's
+//! change watch, gathering changes within [`COALESCE`] into one delta that
+//! is encoded once for every subscriber (`state`). While nobody subscribes
+//! the registry is not followed at all: the first subscriber brings the
+//! feed up to date (one delta for everything that changed meanwhile).
+//!
+//! The feed listens on a port of its own, not on the specification's
+//! 51963: who may reach it (loopback by default, a private network with a
+//! token) is the operator's decision.
+
+mod config;
+mod handler;
+mod state;
+mod token;
+
+use std::{
+    future::Future,
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicU64, Ordering::Relaxed},
+        Arc,
+    },
+    time::Duration,
+};
+
+use tokio::{
+    net::{TcpListener, TcpStream},
+    sync::Semaphore,
+};
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tracing::{debug, error, warn};
+
+pub use self::config::{FeedConfig, FeedConfigError, FeedListen};
+use self::handler::Handler;
+pub use self::state::{Changes, FeedState, Sending};
+pub use self::token::{FeedToken, TokenError, MIN_TOKEN_LEN};
+use crate::{limits::LogThrottle, registry::Registry};
+
+/// How long the registry's changes are gathered into one delta: as the
+/// embedded master's follower in the bridge, so a burst of registrations
+/// (a master restart) is one delta rather than thousands.
+pub const COALESCE: Duration = Duration::from_millis(20);
+
+/// What the feed has done, for tests and logs.
+#[derive(Debug, Default)]
+pub struct FeedStats {
+    /// Subscribers served now.
+    pub subscribers: AtomicU64,
+    /// Snapshots written (a new subscriber, another epoch, or one that fell
+    /// further behind than the ring).
+    pub snapshots: AtomicU64,
+    /// Delta frames written (heartbeats not counted).
+    pub deltas: AtomicU64,
+    /// Subscribes refused (wrong token, not a subscribe).
+    pub refused: AtomicU64,
+    /// Connections closed at once: the feed served its cap already.
+    pub full: AtomicU64,
+}
+
+impl FeedStats {
+    fn count(&self, counter: &AtomicU64) {
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a subscriber until the guard drops.
+    fn subscribed(self: &Arc<Self>) -> Subscribed {
+        self.subscribers.fetch_add(1, Relaxed);
+        Subscribed(self.clone())
+    }
+}
+
+/// One subscriber in [`FeedStats::subscribers`].
+struct Subscribed(Arc<FeedStats>);
+
+impl Drop for Subscribed {
+    fn drop(&mut self) {
+        self.0.subscribers.fetch_sub(1, Relaxed);
+    }
+}
+
+/// The feed of one registry. Cloning shares it.
+#[derive(Debug, Clone)]
+pub struct FeedServer {
+    registry: Arc<Registry>,
+    changes: Arc<Changes>,
+    config: FeedConfig,
+    stats: Arc<FeedStats>,
+}
+
+impl FeedServer {
+    /// A feed of `registry` in a new epoch (random: a restarted master
+    /// must not continue an earlier run's numbering).
+    pub fn new(registry: Arc<Registry>, config: FeedConfig) -> Self {
+        Self::with_epoch(registry, config, &new_epoch())
+    }
+
+    /// A feed with a given epoch (tests).
+    pub fn with_epoch(registry: Arc<Registry>, config: FeedConfig, epoch: &str) -> Self {
+        Self {
+            changes: Arc::new(Changes::new(registry.clone(), epoch, config.ring)),
+            registry,
+            config,
+            stats: Arc::default(),
+        }
+    }
+
+    /// What the feed has done so far.
+    pub fn stats(&self) -> Arc<FeedStats> {
+        self.stats.clone()
+    }
+
+    /// The feed's list now (as the last subscriber was sent it).
+    pub fn current(&self) -> Arc<FeedState> {
+        self.changes.current()
+    }
+
+    /// Serves subscribers on `listener` until `shutdown` resolves, then
+    /// closes them (they fall back to polling and retry).
+    pub async fn run(&self, listener: TcpListener, shutdown: impl Future<Output = ()>) {
+        if let Err(e) = self.config.validate() {
+            error!(error = %e, "the feed cannot start");
+            return;
+        }
+        let cancel = CancellationToken::new();
+        let tracker = TaskTracker::new();
+        tracker.spawn(follow(
+            self.changes.clone(),
+            self.registry.changes(),
+            cancel.clone(),
+        ));
+        let slots = Arc::new(Semaphore::new(self.config.max_subscribers));
+        let full = LogThrottle::new(Duration::from_secs(10), 1);
+        let refusals = Arc::new(LogThrottle::new(Duration::from_secs(10), 1));
+        tokio::pin!(shutdown);
+        loop {
+            let (socket, peer) = tokio::select! {
+                accepted = accept(&listener) => accepted,
+                () = &mut shutdown => break,
+            };
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                self.stats.count(&self.stats.full);
+                if let Some(held_back) = full.allow(std::time::Instant::now()) {
+                    warn!(%peer, "feed full (--feed-max-subscribers); refusing (one line per 10 s; {held_back} more since the last)");
+                }
+                crate::server::refuse(socket);
+                continue;
+            };
+            if let Err(e) = configure(&socket) {
+                debug!(%peer, error = %e, "cannot set socket options");
+            }
+            let handler = Handler {
+                peer,
+                changes: self.changes.clone(),
+                token: self.config.token.clone(),
+                first_message_timeout: self.config.first_message_timeout,
+                write_timeout: self.config.write_timeout,
+                stats: self.stats.clone(),
+                refusals: refusals.clone(),
+                cancel: cancel.clone(),
+            };
+            tracker.spawn(async move {
+                handler.run(socket).await;
+                drop(slot);
+            });
+        }
+        cancel.cancel();
+        tracker.close();
+        if tokio::time::timeout(Duration::from_secs(3), tracker.wait())
+            .await
+            .is_err()
+        {
+            warn!("some feed subscribers did not close within the grace time");
+        }
+    }
+}
+
+/// Follows the registry's change watch while anyone subscribes: changes
+/// within [`COALESCE`] of the first go out as one delta.
+async fn follow(
+    changes: Arc<Changes>,
+    mut registry: tokio::sync::watch::Receiver<u64>,
+    cancel: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            changed = registry.changed() => if changed.is_err() { return },
+            () = cancel.cancelled() => return,
+        }
+        tokio::select! {
+            () = tokio::time::sleep(COALESCE) => {}
+            () = cancel.cancelled() => return,
+        }
+        registry.borrow_and_update();
+        if changes.has_subscribers() {
+            changes.refresh();
+        }
+    }
+}
+
+/// Accepts the next connection, backing off on errors (out of file
+/// descriptors) instead of spinning.
+async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
+    let mut backoff = Duration::from_millis(10);
+    loop {
+        match listener.accept().await {
+            Ok(accepted) => return accepted,
+            Err(e) => {
+                warn!(error = %e, "feed accept failed; retrying in {backoff:?}");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+/// TCP_NODELAY (a delta is one small write) and keepalive, so a vanished
+/// bridge's connection is noticed even between writes.
+fn configure(socket: &TcpStream) -> std::io::Result<()> {
+    socket.set_nodelay(true)?;
+    let ka = socket2::TcpKeepalive::new()
+        .with_time(Duration::from_secs(30))
+        .with_interval(Duration::from_secs(10))
+        .with_retries(6);
+    socket2::SockRef::from(socket).set_tcp_keepalive(&ka)
+}
+
+/// A fresh epoch: 8 random bytes as hex (the clock, should the system's
+/// randomness fail).
+pub fn new_epoch() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (nanos as u64).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
