@@ -65,7 +65,7 @@ fn too_many(ctx: &Ctx, client: SocketAddr) -> Response {
 
 /// The headers every answer carries: any page may read the list, and a
 /// cache must ask again (with the ETag) before reusing it.
-fn common(etag: Option<&str>) -> HeaderMap {
+pub(crate) fn common(etag: Option<&str>) -> HeaderMap {
     let mut h = HeaderMap::new();
     h.insert(
         header::ACCESS_CONTROL_ALLOW_ORIGIN,
@@ -148,7 +148,7 @@ pub(crate) async fn preflight() -> Response {
     (StatusCode::NO_CONTENT, h).into_response()
 }
 
-fn if_none_match(req: &HeaderMap, etag: &str) -> bool {
+pub(crate) fn if_none_match(req: &HeaderMap, etag: &str) -> bool {
     req.get_all(header::IF_NONE_MATCH).iter().any(|v| {
         v.to_str().is_ok_and(|v| {
             v.split(',')

@@ -16,7 +16,10 @@ use tokio::{
 
 fn bridge_cmd() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    // One data directory for this run's bridges, out of the source tree.
+    let data = std::env::temp_dir().join(format!("bridge-bin-data-{}", std::process::id()));
     cmd.env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("BRIDGE_DATA_DIR", data)
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -90,6 +90,17 @@ async fn main() -> anyhow::Result<()> {
 
     let config = args.config(Config::new(master_addr.clone(), token.clone()), open_files);
     config.validate()?;
+    // With the master in this process, its changes are pushed as they
+    // happen; a remote master is polled.
+    let (bridge, embedded) = match embedded {
+        Some((task, registry)) => (Bridge::embedding(config, registry), Some(task)),
+        None => (Bridge::new(config), None),
+    };
+    // An unusable data directory stops the bridge before it says it listens.
+    if let Err(e) = bridge.check() {
+        shutdown.cancel();
+        return Err(e.into());
+    }
 
     tracing::info!(%addr, master = %master_addr, "bridge listening");
     // The readiness line on stdout: scripts and tests wait for it.
@@ -113,12 +124,6 @@ async fn main() -> anyhow::Result<()> {
         master::signal::shutdown_signal().await;
         stop.cancel();
     });
-    // With the master in this process, its changes are pushed as they
-    // happen; a remote master is polled.
-    let (bridge, embedded) = match embedded {
-        Some((task, registry)) => (Bridge::embedding(config, registry), Some(task)),
-        None => (Bridge::new(config), None),
-    };
     let result = bridge
         .run(listener, shutdown.clone().cancelled_owned())
         .await;
