@@ -16,7 +16,7 @@ use tracing::debug;
 
 use crate::server::Ctx;
 
-/// Every request under `/api/` spends one of the client address's tokens,
+/// Every request under `/api/` (and for a badge) spends one of the client address's tokens,
 /// or is answered `429` with `Retry-After` and a tiny body, before its
 /// handler runs. Exceptions, as they cost almost nothing: preflights
 /// (`OPTIONS`), and a revalidation (`If-None-Match`) that is answered
@@ -27,7 +27,9 @@ pub(crate) async fn limit(
     req: Request,
     next: Next,
 ) -> Response {
-    if !req.uri().path().starts_with("/api/") || req.method() == Method::OPTIONS {
+    let path = req.uri().path();
+    let paid = path.starts_with("/api/") || path == "/badge.svg" || path.starts_with("/badge/");
+    if !paid || req.method() == Method::OPTIONS {
         return next.run(req).await;
     }
     let pays = |ctx: &Ctx| ctx.budget.take(client.ip(), Instant::now());

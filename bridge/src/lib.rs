@@ -8,6 +8,7 @@
 
 mod api;
 pub mod assets;
+mod badge;
 mod budget;
 pub mod config;
 pub mod error;

@@ -27,7 +27,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{debug, info, warn};
 
 use crate::{
-    api,
+    api, badge,
     budget::Budget,
     config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
     error::Error,
@@ -283,6 +283,8 @@ fn router(ctx: Arc<Ctx>) -> Router {
             "/api/history",
             get(history_api::lobby_history).options(api::preflight),
         )
+        .route("/badge.svg", get(badge::lobby))
+        .route("/badge/{file}", get(badge::server))
         .route("/metrics", get(metrics))
         .with_state(ctx.clone())
         .merge(front_end)

@@ -232,3 +232,40 @@ async fn a_damaged_database_stops_the_bridge_at_start() {
     let err = result.expect_err("the bridge must not start").to_string();
     assert!(err.contains("data directory"), "{err}");
 }
+
+#[tokio::test]
+async fn badges_are_well_formed_cached_svg() {
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let name = r#"<b> & \"q\" 'שרת'"#;
+    let _game = game_server(master.addr, name, 20001).await;
+    wait_registered(&master, 1).await;
+    let key = keys(&bridge, 1).await[0].1.clone();
+    for path in [format!("/badge/{key}.svg"), "/badge.svg".to_owned()] {
+        let (status, head, body) = http_get(bridge.addr, &path, "").await;
+        assert_eq!(status, 200, "{path}");
+        let head = head.to_ascii_lowercase();
+        assert!(head.contains("content-type: image/svg+xml"), "{head}");
+        assert!(head.contains("cache-control: public, max-age=60"), "{head}");
+        assert!(head.contains("etag: "), "{head}");
+        assert!(body.len() <= 4096);
+        let text = String::from_utf8(body).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .collect();
+        if path == "/badge.svg" {
+            assert_eq!(texts, ["lobby", "1 servers, 0 players"]);
+        } else {
+            assert_eq!(texts, [r#"<b> & "q" 'שרת'"#, "0/4 open"]);
+        }
+    }
+    let (status, _, _) = http_get(bridge.addr, "/badge/0000000000000000.svg", "").await;
+    assert_eq!(status, 404);
+    let (status, _, _) = http_get(bridge.addr, "/badge/nothing", "").await;
+    assert_eq!(status, 404);
+    bridge.shutdown().await;
+}
