@@ -16,7 +16,7 @@ use tracing::debug;
 
 use crate::ctx::Ctx;
 
-/// Every request under `/api/` spends one of the client address's tokens,
+/// Every request under `/api/` (and for a badge) spends one of the client address's tokens,
 /// or is answered `429` with `Retry-After` and a tiny body, before its
 /// handler runs. Exceptions, as they cost almost nothing: preflights
 /// (`OPTIONS`), and a revalidation (`If-None-Match`) that is answered
@@ -27,7 +27,9 @@ pub(crate) async fn limit(
     req: Request,
     next: Next,
 ) -> Response {
-    if !req.uri().path().starts_with("/api/") || req.method() == Method::OPTIONS {
+    let path = req.uri().path();
+    let paid = path.starts_with("/api/") || path == "/badge.svg" || path.starts_with("/badge/");
+    if !paid || req.method() == Method::OPTIONS {
         return next.run(req).await;
     }
     let pays = |ctx: &Ctx| ctx.budget.take(client.ip(), Instant::now());
@@ -65,7 +67,7 @@ fn too_many(ctx: &Ctx, client: SocketAddr) -> Response {
 
 /// The headers every answer carries: any page may read the list, and a
 /// cache must ask again (with the ETag) before reusing it.
-fn common(etag: Option<&str>) -> HeaderMap {
+pub(crate) fn common(etag: Option<&str>) -> HeaderMap {
     let mut h = HeaderMap::new();
     h.insert(
         header::ACCESS_CONTROL_ALLOW_ORIGIN,
@@ -148,7 +150,7 @@ pub(crate) async fn preflight() -> Response {
     (StatusCode::NO_CONTENT, h).into_response()
 }
 
-fn if_none_match(req: &HeaderMap, etag: &str) -> bool {
+pub(crate) fn if_none_match(req: &HeaderMap, etag: &str) -> bool {
     req.get_all(header::IF_NONE_MATCH).iter().any(|v| {
         v.to_str().is_ok_and(|v| {
             v.split(',')

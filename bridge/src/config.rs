@@ -155,6 +155,13 @@ pub struct Config {
     pub api_rate_per_sec: u32,
     /// Such answers one client address gets at once before the rate applies.
     pub api_burst: u32,
+    /// Where the server key secret and the history database live
+    /// (created if missing); `None`: a random secret and a history in
+    /// memory, both gone when the bridge stops (tests).
+    pub data_dir: Option<PathBuf>,
+    /// How often the history records the list (`docs/protocol.md` §2.2):
+    /// whole seconds, at least one.
+    pub history_interval: Duration,
 }
 
 impl Config {
@@ -211,6 +218,8 @@ impl Config {
     /// Default of [`Config::api_burst`]: a few tabs loading (or a page
     /// reloading several times) at once.
     pub const DEFAULT_API_BURST: u32 = 10;
+    /// Default of [`Config::history_interval`].
+    pub const DEFAULT_HISTORY_INTERVAL: Duration = Duration::from_secs(60);
 
     /// A configuration with the defaults of the binary.
     pub fn new(master: impl Into<String>, admin_token: AdminToken) -> Self {
@@ -258,6 +267,8 @@ impl Config {
             query_interval: Self::DEFAULT_QUERY_INTERVAL,
             api_rate_per_sec: Self::DEFAULT_API_RATE,
             api_burst: Self::DEFAULT_API_BURST,
+            data_dir: None,
+            history_interval: Self::DEFAULT_HISTORY_INTERVAL,
         }
     }
 
@@ -310,6 +321,11 @@ impl Config {
         }
         if self.reconnect_min > self.feed_retry_max {
             return Err(ConfigError::FeedRetryRange);
+        }
+        if self.history_interval < Duration::from_secs(1)
+            || self.history_interval.subsec_nanos() != 0
+        {
+            return Err(ConfigError::HistoryInterval);
         }
         if self.reconnect_min > self.reconnect_max {
             return Err(ConfigError::ReconnectRange);
@@ -367,6 +383,10 @@ mod tests {
         zero.api_rate_per_sec = 0;
         let err = zero.validate().unwrap_err().to_string();
         assert!(err.contains("API answer rate"), "{err}");
+        let mut short = config.clone();
+        short.history_interval = Duration::from_millis(1500);
+        let err = short.validate().unwrap_err().to_string();
+        assert!(err.contains("history interval"), "{err}");
     }
 
     #[test]
@@ -402,4 +422,6 @@ pub enum ConfigError {
     ReconnectRange,
     #[error("the reconnect minimum is above the feed retry maximum")]
     FeedRetryRange,
+    #[error("the history interval must be a whole number of seconds, at least one")]
+    HistoryInterval,
 }

@@ -2,7 +2,7 @@
 //! its own module so that the router (`server.rs`) and the handlers it
 //! routes to (`api.rs`) both depend on it instead of on each other.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
@@ -10,7 +10,10 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use crate::{
     budget::Budget,
     config::Config,
+    error::Error,
     games::Games,
+    history::History,
+    history_api::Answers,
     metrics::Metrics,
     session::Handle,
     upstream::{Source, Upstream},
@@ -37,4 +40,12 @@ pub(crate) struct Ctx {
     pub(crate) slots: Arc<Semaphore>,
     /// What each WebSocket session gets of the above.
     pub(crate) session: Arc<Handle>,
+    /// The recorded history; `None` only when the data directory failed
+    /// to open (then [`Bridge::run`](crate::Bridge::run) refuses to start).
+    pub(crate) history: Option<Arc<History>>,
+    /// The history's and badges' answers, cached per change.
+    pub(crate) answers: Answers,
+    /// Why the data directory cannot be used, until
+    /// [`Bridge::check`](crate::Bridge::check) takes it.
+    pub(crate) start_error: Mutex<Option<Error>>,
 }

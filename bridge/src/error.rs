@@ -21,6 +21,14 @@ pub enum Error {
     TokenFile { path: PathBuf, source: io::Error },
     #[error("cannot generate a random admin token: {0}")]
     Random(getrandom::Error),
+    #[error("cannot use the data directory {path}: {source}")]
+    DataDir { path: PathBuf, source: io::Error },
+    #[error("the server key secret {path} is unusable: {reason}")]
+    KeySecret { path: PathBuf, reason: String },
+    #[error("the history database {path} is unusable: {reason}")]
+    Database { path: PathBuf, reason: String },
+    #[error("the data directory is unusable (the cause was reported before)")]
+    DataDirUnusable,
     #[error("HTTP server failed: {0}")]
     Serve(io::Error),
 }

@@ -17,7 +17,10 @@ use protocol::{
 };
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::publish::{Encoded, Visibility};
+use crate::{
+    keys::Keys,
+    publish::{Encoded, Visibility},
+};
 
 /// Deltas kept for catching up; older ones are answered with a snapshot.
 pub const HISTORY: usize = 64;
@@ -108,6 +111,11 @@ impl FeedState {
         })
     }
 
+    /// The entries of this list, in order, with their ids and keys.
+    pub fn entries(&self) -> &Arc<[Keyed]> {
+        &self.entries
+    }
+
     /// The `ETag` of this list: epoch and seq name it exactly.
     pub fn etag(&self) -> String {
         format!("\"{}-{}\"", self.epoch, self.seq)
@@ -144,18 +152,20 @@ pub struct Feed {
     visibility: Visibility,
     list: KeyedList,
     history: History<Encoded>,
+    keys: Keys,
 }
 
 impl Feed {
     /// A feed for a new epoch (a random string: bridges behind one load
-    /// balancer must not share one).
-    pub fn new(epoch: impl Into<Arc<str>>, visibility: Visibility) -> Self {
+    /// balancer must not share one) whose entries carry `keys`' keys.
+    pub fn new(epoch: impl Into<Arc<str>>, visibility: Visibility, keys: Keys) -> Self {
         let epoch = epoch.into();
         Self {
             history: History::new(&*epoch, HISTORY),
             epoch,
             visibility,
             list: KeyedList::new(),
+            keys,
         }
     }
 
@@ -164,7 +174,8 @@ impl Feed {
     /// published even when empty).
     pub fn publish(&mut self, servers: Vec<ServerEntry>) -> Option<Arc<FeedState>> {
         let first = self.history.seq() == 0;
-        let change = self.list.update(servers);
+        let keys = &self.keys;
+        let change = self.list.update_keyed(servers, |e| Some(keys.key(e)));
         if change.is_none() && !first {
             return None;
         }
@@ -209,6 +220,10 @@ mod tests {
         Stats,
     };
 
+    fn test_keys() -> Keys {
+        Keys::from_secret(b"test")
+    }
+
     fn entry(name: &str, current: u32) -> ServerEntry {
         let mut stats = Stats::default();
         stats.players.current = current;
@@ -243,7 +258,7 @@ mod tests {
 
     #[test]
     fn publishes_changes_only_and_catches_up() {
-        let mut feed = Feed::new("e", Visibility::new(true));
+        let mut feed = Feed::new("e", Visibility::new(true), test_keys());
         let first = feed
             .publish(vec![])
             .expect("the first list is published even if empty");
@@ -304,7 +319,7 @@ mod tests {
 
     #[test]
     fn old_lists_get_a_snapshot() {
-        let mut feed = Feed::new("e", Visibility::new(false));
+        let mut feed = Feed::new("e", Visibility::new(false), test_keys());
         let mut last = None;
         for n in 0..(HISTORY as u32 + 5) {
             last = feed.publish(vec![entry("a", n)]);
@@ -320,7 +335,7 @@ mod tests {
 
     #[test]
     fn api_body_is_the_snapshot_content_compressed() {
-        let mut feed = Feed::new("e", Visibility::new(true));
+        let mut feed = Feed::new("e", Visibility::new(true), test_keys());
         let servers: Vec<_> = (0..500).map(|n| entry(&format!("server {n}"), n)).collect();
         let state = feed.publish(servers).unwrap();
         let body = state.api_body();

@@ -9,6 +9,7 @@
 
 mod api;
 pub mod assets;
+mod badge;
 mod budget;
 pub mod config;
 mod ctx;
@@ -16,7 +17,10 @@ pub mod error;
 pub mod feed;
 pub mod forwarded;
 pub mod games;
+pub mod history;
+mod history_api;
 mod http;
+pub mod keys;
 pub mod metrics;
 pub mod origin;
 pub mod publish;

@@ -4,7 +4,7 @@
 use std::{
     future::Future,
     net::SocketAddr,
-    sync::{atomic::Ordering::Relaxed, Arc},
+    sync::{atomic::Ordering::Relaxed, Arc, Mutex},
 };
 
 use axum::{
@@ -27,13 +27,16 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{debug, info, warn};
 
 use crate::{
-    api,
+    api, badge,
     budget::Budget,
     config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
     ctx::Ctx,
     error::Error,
     games::Games,
+    history::History,
+    history_api::{self, Answers},
     http,
+    keys::Keys,
     metrics::Metrics,
     origin::origin_header_allowed,
     publish::Visibility,
@@ -65,7 +68,12 @@ impl Bridge {
     fn build(config: Config, embedded: Option<Arc<master::Registry>>) -> Self {
         let metrics = Arc::new(Metrics::default());
         let visibility = Visibility::new(config.hide_addresses);
-        let upstream = Arc::new(Upstream::new(visibility, metrics.clone()));
+        let (keys, history, start_error) = match open_data(&config) {
+            Ok((keys, history)) => (keys, Some(Arc::new(history)), None),
+            // Keys nobody sees: `run` refuses to start.
+            Err(e) => (Keys::from_secret(b""), None, Some(e)),
+        };
+        let upstream = Arc::new(Upstream::new(visibility, metrics.clone(), keys));
         let source = match embedded {
             Some(registry) => Source::Embedded(registry),
             None => Source::remote(&config),
@@ -96,7 +104,27 @@ impl Bridge {
                 sessions: TaskTracker::new(),
                 slots,
                 session,
+                history,
+                answers: Answers::default(),
+                start_error: Mutex::new(start_error),
             }),
+        }
+    }
+
+    /// Whether the bridge can start: the data directory, its key secret
+    /// and its history database are usable (`run` checks it too). The
+    /// error is returned once.
+    pub fn check(&self) -> Result<(), Error> {
+        let taken = self
+            .ctx
+            .start_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        match (taken, &self.ctx.history) {
+            (Some(e), _) => Err(e),
+            (None, None) => Err(Error::DataDirUnusable),
+            (None, Some(_)) => Ok(()),
         }
     }
 
@@ -116,6 +144,7 @@ impl Bridge {
     ) -> Result<(), Error> {
         let ctx = &self.ctx;
         ctx.config.validate()?;
+        self.check()?;
         let index = ctx.config.static_dir.join("index.html");
         if !index.is_file() {
             warn!(path = %index.display(), "no front end found; only /ws, /healthz and /metrics work");
@@ -129,6 +158,9 @@ impl Bridge {
             .games
             .clone()
             .map(|games| tokio::spawn(games.run(ctx.config.clone(), ctx.cancel.child_token())));
+        let recorder = ctx.history.clone().map(|history| {
+            tokio::spawn(history.record(ctx.upstream.clone(), ctx.cancel.child_token()))
+        });
         let serve = http::serve(
             listener,
             router(ctx.clone()),
@@ -157,11 +189,41 @@ impl Bridge {
             warn!("some connections did not close within the grace time");
         }
         poller.abort();
+        if let Some(recorder) = recorder {
+            recorder.abort();
+        }
         if let Some(games) = games {
             games.abort();
         }
         Ok(())
     }
+}
+
+/// The key secret and the history in `config.data_dir` (created if
+/// missing), or a random secret and a history in memory without one.
+fn open_data(config: &Config) -> Result<(Keys, History), Error> {
+    let interval = config.history_interval;
+    let Some(dir) = &config.data_dir else {
+        return Ok((Keys::ephemeral()?, History::open(None, interval)?));
+    };
+    create_private_dir(dir).map_err(|source| Error::DataDir {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok((Keys::open(dir)?, History::open(Some(dir), interval)?))
+}
+
+/// Creates `dir` (mode 0700 where it is new) unless it exists.
+fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
+    if !dir.is_dir() {
+        return Err(std::io::Error::other("not a directory"));
+    }
+    Ok(())
 }
 
 /// Runs a bridge with `config` on `listener` until `shutdown` resolves.
@@ -180,6 +242,20 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/ws", get(ws))
         .route("/healthz", get(healthz))
         .route("/api/servers", get(api::servers).options(api::preflight))
+        .route(
+            "/api/servers/{key}",
+            get(history_api::server).options(api::preflight),
+        )
+        .route(
+            "/api/servers/{key}/history",
+            get(history_api::server_history).options(api::preflight),
+        )
+        .route(
+            "/api/history",
+            get(history_api::lobby_history).options(api::preflight),
+        )
+        .route("/badge.svg", get(badge::lobby))
+        .route("/badge/{file}", get(badge::server))
         .route("/metrics", get(metrics))
         .with_state(ctx.clone())
         .merge(front_end)

@@ -16,7 +16,10 @@ use tokio::{
 
 fn bridge_cmd() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
+    // One data directory for this run's bridges, out of the source tree.
+    let data = std::env::temp_dir().join(format!("bridge-bin-data-{}", std::process::id()));
     cmd.env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("BRIDGE_DATA_DIR", data)
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -220,6 +223,7 @@ async fn a_generated_tokens_link_goes_to_a_private_file_when_stdout_is_the_log()
         .env_remove("RUNTIME_DIRECTORY")
         .env("TMPDIR", dir.path())
         .env("NO_COLOR", "1")
+        .env("BRIDGE_DATA_DIR", dir.path().join("data"))
         .args([
             "--listen",
             "127.0.0.1:0",

@@ -363,9 +363,17 @@ async fn a_feed_that_goes_silent_is_left_for_polling() {
     config.master_timeout = Duration::from_millis(600);
     config.feed_retry_max = Duration::from_secs(30);
     let bridge = TestBridge::start(config).await;
-    wait_feed_up(&bridge, 1).await;
-    // Silent for longer than the master timeout: the feed is lost, the
-    // bridge polls (and lists what the real master has).
+    // Followed (its snapshot counted: the gauge may already be down again
+    // when a loaded machine gets round to looking)...
+    tokio::time::timeout(WAIT, async {
+        while bridge.metrics.master_feed_snapshots.load(Relaxed) == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the hung feed's snapshot was taken");
+    // ...then silent for longer than the master timeout: the feed is lost,
+    // the bridge polls (and lists what the real master has).
     wait_feed_up(&bridge, 0).await;
     let mut viewer = Viewer::start(&bridge).await;
     let _g = game_server(master.addr, "Polled", 20001).await;

@@ -144,6 +144,7 @@ mod tests {
 
     fn keyed(id: u64, name: &str, current: u32) -> Keyed {
         Keyed {
+            key: None,
             id,
             entry: entry(name, current, 4, true, 1),
         }

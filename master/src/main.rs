@@ -1,7 +1,7 @@
 //! `master`: runs the lobby's master server until SIGINT or SIGTERM;
 //! SIGHUP reloads the ban file.
 
-use std::{net::SocketAddr, path::PathBuf, time::Duration};
+use std::{io::Write, net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::Context;
 use clap::Parser;
@@ -144,7 +144,9 @@ async fn main() -> anyhow::Result<()> {
     // feed's, if it listens (bound already: it accepts from now on).
     println!("master listening on {addr}");
     if let Some((_, feed_addr)) = &feed {
-        println!("master feed listening on {feed_addr}");
+        // A reader that took only the first line may have closed the pipe:
+        // println! would panic on that, so the error is ignored.
+        let _ = writeln!(std::io::stdout(), "master feed listening on {feed_addr}");
     }
     let signal = stop.clone();
     tokio::spawn(async move {

@@ -8,7 +8,7 @@ use serde::{ser::SerializeMap, Deserialize, Serialize, Serializer};
 
 use crate::{
     message::{Players, Stats},
-    GameplayMode,
+    GameplayMode, ServerKey,
 };
 
 /// One server in `msRQueryGameServers`. `address` and `port` are optional
@@ -36,6 +36,7 @@ impl ServerEntry {
     pub fn view(&self, addresses: Addresses) -> EntryOut<'_> {
         EntryOut {
             id: None,
+            key: None,
             entry: self,
             addresses,
         }
@@ -49,10 +50,12 @@ impl Serialize for ServerEntry {
 }
 
 /// An entry as it is written: the one place that lays out its fields,
-/// with the bridge's id when it has one and the address only if allowed.
+/// with the bridge's id and the server's key when it has them, and the
+/// address only if allowed.
 #[derive(Debug, Clone, Copy)]
 pub struct EntryOut<'a> {
     pub(crate) id: Option<u64>,
+    pub(crate) key: Option<ServerKey>,
     pub(crate) entry: &'a ServerEntry,
     pub(crate) addresses: Addresses,
 }
@@ -63,6 +66,9 @@ impl Serialize for EntryOut<'_> {
         let mut map = s.serialize_map(None)?;
         if let Some(id) = self.id {
             map.serialize_entry("id", &id)?;
+        }
+        if let Some(key) = &self.key {
+            map.serialize_entry("key", key)?;
         }
         map.serialize_entry("name", &e.name)?;
         if self.addresses == Addresses::Shown {
@@ -89,6 +95,9 @@ impl Serialize for EntryOut<'_> {
 pub(crate) struct WireEntry {
     #[serde(default)]
     pub(crate) id: Option<u64>,
+    /// Optional: bridges before keys did not send it.
+    #[serde(default)]
+    pub(crate) key: Option<ServerKey>,
     name: String,
     #[serde(default)]
     address: Option<String>,

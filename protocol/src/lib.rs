@@ -13,11 +13,13 @@ pub mod entry;
 pub mod feed;
 pub mod frame;
 pub mod json;
+pub mod key;
 pub mod message;
 pub mod reply;
 pub mod validate;
 
 pub use entry::{Addresses, ServerEntry};
+pub use key::ServerKey;
 pub use message::{Command, MessageError, Players, ServerList, Stats};
 pub use reply::is_query_reply;
 pub use validate::{

@@ -223,7 +223,11 @@ mod tests {
                 ..Stats::default()
             },
         };
-        let mut feed = Feed::new("e", crate::publish::Visibility::new(false));
+        let mut feed = Feed::new(
+            "e",
+            crate::publish::Visibility::new(false),
+            crate::keys::Keys::from_secret(b"test"),
+        );
         let one = feed.publish(vec![entry(1)]);
         let mut sub = Subscription::default();
         sub.start(Subscribe::deltas(None), true);
@@ -279,7 +283,11 @@ mod tests {
                 since,
             })
         };
-        let mut feed = Feed::new("e", crate::publish::Visibility::new(false));
+        let mut feed = Feed::new(
+            "e",
+            crate::publish::Visibility::new(false),
+            crate::keys::Keys::from_secret(b"test"),
+        );
         let _one = feed.publish(vec![]);
         let two = feed.publish(vec![protocol::ServerEntry {
             name: "s".into(),

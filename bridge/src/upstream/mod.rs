@@ -37,6 +37,7 @@ use crate::{
     config::{Config, MAX_MASTER_REPLY, MAX_MASTER_REPLY_DIGITS},
     error::MasterError,
     feed::{new_epoch, Feed, FeedState},
+    keys::Keys,
     metrics::Metrics,
     publish::{Holds, Publisher, Snapshot, Visibility},
     session::OfferList,
@@ -156,7 +157,7 @@ impl Source {
 impl Upstream {
     /// An upstream that has not polled yet (and counts itself "up" until
     /// its first attempt fails).
-    pub fn new(visibility: Visibility, metrics: Arc<Metrics>) -> Self {
+    pub fn new(visibility: Visibility, metrics: Arc<Metrics>, keys: Keys) -> Self {
         let initial = Shared {
             master: MasterState::Up,
             list: None,
@@ -166,7 +167,7 @@ impl Upstream {
             out: Publisher::new(initial, visibility),
             metrics,
             publishing: Mutex::new(Publishing {
-                feed: Feed::new(new_epoch(), visibility),
+                feed: Feed::new(new_epoch(), visibility, keys),
                 asked: None,
             }),
             following_feed: AtomicBool::new(false),
@@ -413,7 +414,11 @@ mod tests {
     #[test]
     fn replies_asked_before_the_published_list_are_dropped() {
         let metrics = Arc::new(Metrics::default());
-        let upstream = Upstream::new(Visibility::new(false), metrics.clone());
+        let upstream = Upstream::new(
+            Visibility::new(false),
+            metrics.clone(),
+            Keys::from_secret(b"test"),
+        );
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
         let (old, new, newer) = (reply(&[]), reply(&["a"]), reply(&["a", "b"]));
@@ -443,6 +448,7 @@ mod tests {
         let upstream = Arc::new(Upstream::new(
             Visibility::new(false),
             Arc::new(Metrics::default()),
+            Keys::from_secret(b"test"),
         ));
         let embedded = Source::Embedded(Arc::new(master::Registry::new()));
         embedded.offer_list(&upstream)(&reply(&["from a socket"]), Instant::now());

@@ -11,7 +11,7 @@
 //! `seq`, and gets only the deltas it missed (or one snapshot from a
 //! restarted master, which replaces the list).
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use futures_util::{FutureExt, SinkExt, StreamExt};
@@ -52,12 +52,23 @@ pub(super) async fn subscribe(
     let mut backoff = Backoff::new(config.reconnect_min, config.feed_retry_max);
     let mut list: Option<ClientList> = None;
     let mut told = false;
+    // How long to keep polling before the feed is tried again: nothing at
+    // start or after a feed that closed, the backoff after one that went
+    // silent (else a feed that answers and then hangs is followed again at
+    // once, and the list flaps between its stale one and the polled one).
+    let mut first_wait = Duration::ZERO;
     loop {
         // Poll until the feed answers; the poller's connection closes when
         // this block ends.
         let opened = {
             let polling = poller::poll(upstream.clone(), config.clone(), cancel.clone());
             tokio::pin!(polling);
+            if !first_wait.is_zero() {
+                tokio::select! {
+                    () = &mut polling => return,
+                    () = tokio::time::sleep(first_wait) => {}
+                }
+            }
             loop {
                 tokio::select! {
                     () = &mut polling => return,
@@ -89,7 +100,12 @@ pub(super) async fn subscribe(
             }
         };
         upstream.set_feed(false);
-        backoff.succeeded();
+        first_wait = if lost.is_silence() {
+            backoff.after_no_answer()
+        } else {
+            backoff.succeeded();
+            Duration::ZERO
+        };
         if matches!(
             lost,
             FeedError::Apply(_) | FeedError::DeltaFirst | FeedError::Discarded

@@ -202,7 +202,11 @@ mod tests {
             1 + rng.below(2),
         );
         e.address = Some(format!("10.0.0.{}", rng.below(40)));
-        Keyed { id, entry: e }
+        Keyed {
+            key: None,
+            id,
+            entry: e,
+        }
     }
 
     fn queries() -> Vec<ListQuery> {

@@ -7,7 +7,7 @@ use std::{
 };
 
 use super::Keyed;
-use crate::message::ServerEntry;
+use crate::{message::ServerEntry, ServerKey};
 
 /// The entries that changed between two lists: what a delta carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -85,6 +85,17 @@ impl KeyedList {
     /// matches position by position without hashing; only the part after
     /// the first removal or reordering is looked up by registration.
     pub fn update(&mut self, servers: Vec<ServerEntry>) -> Option<Change> {
+        self.update_keyed(servers, |_| None)
+    }
+
+    /// [`KeyedList::update`], giving each new entry the key `key` computes
+    /// (`docs/protocol.md` §2.2). An entry matched to an old one keeps its
+    /// key: the key depends only on the registration, which matched.
+    pub fn update_keyed(
+        &mut self,
+        servers: Vec<ServerEntry>,
+        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
+    ) -> Option<Change> {
         let old = self.entries.clone();
         let mut change = Change::default();
         let mut entries = Vec::with_capacity(servers.len());
@@ -99,11 +110,13 @@ impl KeyedList {
             kept[i] = true;
             if old[i].entry != entry {
                 change.upsert.push(Keyed {
+                    key: old[i].key,
                     id: old[i].id,
                     entry: entry.clone(),
                 });
             }
             entries.push(Keyed {
+                key: old[i].key,
                 id: old[i].id,
                 entry,
             });
@@ -132,30 +145,33 @@ impl KeyedList {
                     q.remove(at)
                 })
             };
-            let id = match matched {
+            let (id, key) = match matched {
                 Some(i) => {
                     kept[i] = true;
                     next_old = i + 1;
                     if old[i].entry != entry {
                         change.upsert.push(Keyed {
+                            key: old[i].key,
                             id: old[i].id,
                             entry: entry.clone(),
                         });
                     }
-                    old[i].id
+                    (old[i].id, old[i].key)
                 }
                 None => {
                     fresh = true;
                     let id = self.next_id;
                     self.next_id += 1;
+                    let key = key(&entry);
                     change.upsert.push(Keyed {
+                        key,
                         id,
                         entry: entry.clone(),
                     });
-                    id
+                    (id, key)
                 }
             };
-            entries.push(Keyed { id, entry });
+            entries.push(Keyed { key, id, entry });
         }
         drop(positions);
         change.remove = old

@@ -39,10 +39,12 @@ fn update_keeps_ids_sends_changes_and_numbers_new_entries() {
         change.upsert,
         [
             Keyed {
+                key: None,
                 id: 2,
                 entry: b2.clone()
             },
             Keyed {
+                key: None,
                 id: 3,
                 entry: c.clone()
             }
@@ -56,6 +58,7 @@ fn update_keeps_ids_sends_changes_and_numbers_new_entries() {
     assert_eq!(
         change.upsert,
         [Keyed {
+            key: None,
             id: 4,
             entry: a.clone()
         }]
@@ -168,6 +171,7 @@ fn subscribe_content_is_checked_field_by_field() {
 #[test]
 fn wire_shapes_and_reading_back() {
     let keyed = vec![Keyed {
+        key: None,
         id: 7,
         entry: entry("Feuerland", 20000, 2),
     }];
@@ -222,10 +226,12 @@ fn client_refuses_what_does_not_apply_and_stays_unchanged() {
         seq: 2,
         servers: vec![
             Keyed {
+                key: None,
                 id: 3,
                 entry: entry("a", 1, 0),
             },
             Keyed {
+                key: None,
                 id: 5,
                 entry: entry("b", 2, 0),
             },
@@ -249,6 +255,7 @@ fn client_refuses_what_does_not_apply_and_stays_unchanged() {
         Err(ApplyError::UnknownRemove(4))
     );
     let late = Keyed {
+        key: None,
         id: 4,
         entry: entry("c", 3, 0),
     };
@@ -270,10 +277,12 @@ fn client_refuses_what_does_not_apply_and_stays_unchanged() {
     assert_eq!(list, before);
 
     let c = Keyed {
+        key: None,
         id: 6,
         entry: entry("c", 3, 1),
     };
     let b2 = Keyed {
+        key: None,
         id: 5,
         entry: entry("b", 2, 4),
     };
@@ -284,6 +293,7 @@ fn client_refuses_what_does_not_apply_and_stays_unchanged() {
     // Removing the highest id does not let a lower new id in later.
     list.apply(&delta(3, vec![], vec![6])).unwrap();
     let reuse = Keyed {
+        key: None,
         id: 6,
         entry: entry("d", 4, 0),
     };
@@ -291,4 +301,36 @@ fn client_refuses_what_does_not_apply_and_stays_unchanged() {
         list.apply(&delta(4, vec![reuse], vec![])),
         Err(ApplyError::OutOfOrder(6))
     );
+}
+
+#[test]
+fn keys_are_given_once_written_after_the_id_and_optional_to_read() {
+    use crate::ServerKey;
+    let mut list = KeyedList::new();
+    let by_port = |e: &ServerEntry| e.port.map(|p| ServerKey(u64::from(p)));
+    list.update_keyed(vec![entry("a", 1, 0)], by_port).unwrap();
+    // A stats change keeps the key without asking for it again.
+    let change = list
+        .update_keyed(vec![entry("a", 1, 2)], |_| panic!("not computed again"))
+        .unwrap();
+    assert_eq!(change.upsert[0].key, Some(ServerKey(1)));
+    let text = snapshot_json("e", 1, list.entries(), Addresses::Hidden);
+    assert!(
+        text.contains(r#"{"id":1,"key":"0000000000000001","name":"a""#),
+        "{text}"
+    );
+    let DeltaMessage::Snapshot(read) = DeltaMessage::from_frame(names::SNAPSHOT, &text)
+        .unwrap()
+        .unwrap()
+    else {
+        panic!("not a snapshot")
+    };
+    assert_eq!(read.servers[0].key, Some(ServerKey(1)));
+    // Without a key (an older bridge): still a list.
+    let old = r#"{"command":"bridgeSnapshot","content":{"epoch":"e","seq":1,"servers":[{"id":1,"name":"a","players":{"current":0,"max":4},"isLobbyOpen":true,"gameplayMode":1}]}}"#;
+    let Some(Ok(DeltaMessage::Snapshot(read))) = DeltaMessage::from_frame(names::SNAPSHOT, old)
+    else {
+        panic!("an entry without a key is refused")
+    };
+    assert_eq!(read.servers[0].key, None);
 }

@@ -8,14 +8,18 @@ use super::{names, Change};
 use crate::{
     entry::{Addresses, EntryOut, WireEntry},
     message::ServerEntry,
+    ServerKey,
 };
 
 /// One entry of a delta-subscribed list: the master's entry plus the id the
-/// bridge gave it. On the wire the id is one more field of the entry.
+/// bridge gave it and the server's key (`docs/protocol.md` §2.2). On the
+/// wire both are more fields of the entry; the key is optional to read, as
+/// older bridges did not send it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "WireEntry")]
 pub struct Keyed {
     pub id: u64,
+    pub key: Option<ServerKey>,
     pub entry: ServerEntry,
 }
 
@@ -24,6 +28,7 @@ impl Keyed {
     pub fn view(&self, addresses: Addresses) -> EntryOut<'_> {
         EntryOut {
             id: Some(self.id),
+            key: self.key,
             ..self.entry.view(addresses)
         }
     }
@@ -40,8 +45,10 @@ impl TryFrom<WireEntry> for Keyed {
 
     fn try_from(mut w: WireEntry) -> Result<Self, Self::Error> {
         let id = w.id.take().ok_or("missing field `id`")?;
+        let key = w.key.take();
         Ok(Keyed {
             id,
+            key,
             entry: w.into(),
         })
     }

@@ -214,6 +214,26 @@ pub(crate) struct Args {
     /// Such answers one client address gets at once before --api-rate applies.
     #[arg(long, env = "BRIDGE_API_BURST", default_value_t = Config::DEFAULT_API_BURST, value_parser = count_u32)]
     pub(crate) api_burst: u32,
+    /// Where the server key secret (`key-secret`) and the history database
+    /// live; created if missing. Default: `$STATE_DIRECTORY` (systemd's
+    /// `StateDirectory=`), else `data` in the working directory.
+    #[arg(long, env = "BRIDGE_DATA_DIR")]
+    pub(crate) data_dir: Option<PathBuf>,
+    /// How often the history records the list (whole seconds).
+    #[arg(long, env = "BRIDGE_HISTORY_INTERVAL", default_value_t = Interval(Config::DEFAULT_HISTORY_INTERVAL))]
+    pub(crate) history_interval: Interval,
+}
+
+/// The data directory without `--data-dir`: systemd's state directory
+/// (the first, if it names several), else `data`.
+pub(crate) fn default_data_dir() -> PathBuf {
+    std::env::var_os("STATE_DIRECTORY")
+        .and_then(|dirs| {
+            std::env::split_paths(&dirs)
+                .next()
+                .filter(|d| !d.as_os_str().is_empty())
+        })
+        .unwrap_or_else(|| PathBuf::from("data"))
 }
 
 impl Args {
@@ -262,6 +282,8 @@ impl Args {
             query_interval: self.query_interval.0,
             api_rate_per_sec: self.api_rate,
             api_burst: self.api_burst,
+            data_dir: Some(self.data_dir.unwrap_or_else(default_data_dir)),
+            history_interval: self.history_interval.0,
             ..base
         }
     }
@@ -315,7 +337,10 @@ mod tests {
     #[test]
     fn without_arguments_the_binary_uses_the_library_defaults() {
         let token = AdminToken::new("0123456789abcdef").unwrap();
-        let base = Config::new("m:1", token.clone());
+        let base = Config {
+            data_dir: Some(default_data_dir()),
+            ..Config::new("m:1", token.clone())
+        };
         let args = Args::try_parse_from(["bridge"]).unwrap();
         assert_eq!(args.listen, Config::DEFAULT_LISTEN);
         assert_eq!(args.embedded_master, master::Config::DEFAULT_LISTEN);

@@ -106,6 +106,17 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!(%feed, "following the master's change feed (polling while it cannot)");
     }
     config.validate()?;
+    // With the master in this process, its changes are pushed as they
+    // happen; a remote master is polled.
+    let (bridge, embedded) = match embedded {
+        Some((task, registry)) => (Bridge::embedding(config, registry), Some(task)),
+        None => (Bridge::new(config), None),
+    };
+    // An unusable data directory stops the bridge before it says it listens.
+    if let Err(e) = bridge.check() {
+        shutdown.cancel();
+        return Err(e.into());
+    }
 
     tracing::info!(%addr, master = %master_addr, "bridge listening");
     // The readiness line on stdout: scripts and tests wait for it.
@@ -129,12 +140,6 @@ async fn main() -> anyhow::Result<()> {
         master::signal::shutdown_signal().await;
         stop.cancel();
     });
-    // With the master in this process, its changes are pushed as they
-    // happen; a remote master is polled.
-    let (bridge, embedded) = match embedded {
-        Some((task, registry)) => (Bridge::embedding(config, registry), Some(task)),
-        None => (Bridge::new(config), None),
-    };
     let result = bridge
         .run(listener, shutdown.clone().cancelled_owned())
         .await;

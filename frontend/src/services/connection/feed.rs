@@ -124,6 +124,7 @@ impl Feed {
             .iter()
             .flat_map(|l| l.iter())
             .map(|(id, entry)| Keyed {
+                key: None,
                 id,
                 entry: entry.clone(),
             })
@@ -139,6 +140,7 @@ mod tests {
 
     fn keyed(id: u64, current: u32) -> Keyed {
         Keyed {
+            key: None,
             id,
             entry: ServerEntry {
                 name: format!("s{id}"),

@@ -1,0 +1,174 @@
+//! The player history (`docs/protocol.md` §2.2): every
+//! `--history-interval` a task reads the published list and hands it,
+//! through a bounded channel, to a writer thread that stores it in SQLite
+//! ([`store`]), so that neither the list's publishing nor any push ever
+//! waits for the disk. A sample that finds the writer still busy is
+//! skipped; a write error stops the recording (with a log line) and
+//! nothing else.
+
+mod range;
+mod store;
+
+use std::{
+    path::Path,
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+        mpsc::{self, SyncSender, TrySendError},
+        Arc, Mutex, MutexGuard,
+    },
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use master::throttled;
+use protocol::{delta::Keyed, GameplayMode};
+use tokio_util::sync::CancellationToken;
+use tracing::error;
+
+pub use range::{Range, Tier, MAX_POINTS};
+pub use store::{LobbyPoint, ServerPoint, ServerRow, ServerSample, Store, DB_FILE};
+
+use crate::{error::Error, upstream::Upstream};
+
+/// Samples waiting for the writer at most; more are skipped.
+const QUEUE: usize = 2;
+/// Rows each retention round deletes per table at most.
+const PRUNE_BATCH: usize = 5_000;
+/// Retention rounds after one sample at most (the rest waits for the next).
+const PRUNE_ROUNDS: usize = 4;
+
+/// The recorded history and the recording's state, shared by the recorder
+/// and the HTTP answers.
+#[derive(Debug)]
+pub struct History {
+    store: Mutex<Store>,
+    interval: Duration,
+    /// Samples written so far: cached answers are as new as this.
+    generation: AtomicU64,
+    /// Set once a write failed; nothing is recorded after.
+    stopped: AtomicBool,
+}
+
+/// The current time in Unix milliseconds.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl History {
+    /// Opens the history in `dir` (in memory when `None`); see
+    /// [`Store::open`] for what fails here.
+    pub fn open(dir: Option<&Path>, interval: Duration) -> Result<Self, Error> {
+        Ok(Self {
+            store: Mutex::new(Store::open(dir)?),
+            interval,
+            generation: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
+        })
+    }
+
+    /// The database, for a query (callers are on a blocking thread).
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The sample interval in milliseconds (the resolution of the newest tier).
+    pub fn sample_ms(&self) -> i64 {
+        self.interval.as_millis() as i64
+    }
+
+    /// Samples written so far.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Relaxed)
+    }
+
+    /// Whether recording stopped after a write error.
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Relaxed)
+    }
+
+    /// Samples `upstream`'s list every interval until `cancel` fires.
+    pub async fn record(self: Arc<Self>, upstream: Arc<Upstream>, cancel: CancellationToken) {
+        let (tx, rx) = mpsc::sync_channel::<(i64, Arc<[Keyed]>)>(QUEUE);
+        let writer = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("history-writer".into())
+            .spawn(move || writer.write_all(rx));
+        if let Err(e) = spawned {
+            error!(error = %e, "cannot start the history writer; nothing is recorded");
+            return;
+        }
+        let mut ticks = tokio::time::interval(self.interval);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                _ = ticks.tick() => {}
+            }
+            let Some(feed) = upstream.current().feed else {
+                continue; // no list yet: nothing known to record
+            };
+            if !Self::offer(&tx, now_ms(), feed.entries().clone()) {
+                return;
+            }
+        }
+    }
+
+    /// Hands one sample to the writer; `false` once the writer is gone.
+    fn offer(tx: &SyncSender<(i64, Arc<[Keyed]>)>, t: i64, entries: Arc<[Keyed]>) -> bool {
+        match tx.try_send((t, entries)) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                throttled!(warn, "the history writer is behind; a sample was skipped");
+                true
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+
+    /// The writer thread: stores each sample, then prunes a few batches.
+    fn write_all(&self, rx: mpsc::Receiver<(i64, Arc<[Keyed]>)>) {
+        while let Ok((t, entries)) = rx.recv() {
+            let samples: Vec<ServerSample> = entries.iter().filter_map(sample_of).collect();
+            if let Err(e) = self.write(t, &samples) {
+                self.stopped.store(true, Relaxed);
+                throttled!(error, error = %e, "writing the history failed; recording stopped (the list is unaffected)");
+                return;
+            }
+        }
+    }
+
+    /// Records one sample and prunes; used by the writer and by tests.
+    pub fn write(&self, t: i64, samples: &[ServerSample]) -> rusqlite::Result<()> {
+        let mut store = self.store();
+        store.record(t, samples)?;
+        self.generation.fetch_add(1, Relaxed);
+        for _ in 0..PRUNE_ROUNDS {
+            if store.prune(t, PRUNE_BATCH)? < PRUNE_BATCH {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What is recorded of one listed entry; `None` without a key.
+pub fn sample_of(keyed: &Keyed) -> Option<ServerSample> {
+    let e = &keyed.entry;
+    Some(ServerSample {
+        key: keyed.key?.0,
+        name: e.name.clone(),
+        address: e.address.clone(),
+        port: e.port,
+        players: e.stats.players.current,
+        max: e.stats.players.max,
+        open: e.stats.is_lobby_open,
+        mode: match e.stats.gameplay_mode {
+            GameplayMode::StandardA => 1,
+            GameplayMode::StandardAB => 2,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests;

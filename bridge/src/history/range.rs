@@ -1,0 +1,138 @@
+//! The ranges the history is asked for (`docs/protocol.md` §2.2), which
+//! tier of the storage answers each, and the `step` rule: the smallest
+//! multiple of the tier's resolution that gives at most
+//! [`MAX_POINTS`] points.
+
+/// The most points one answer carries.
+pub const MAX_POINTS: i64 = 1_500;
+
+/// Where a range's points come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// Every sample (kept 48 h): resolution the sample interval.
+    Samples,
+    /// Hourly sums (kept 90 days).
+    Hourly,
+    /// Daily sums (kept 2 years).
+    Daily,
+}
+
+/// One of the ranges a client may ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Range {
+    Hour,
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl Range {
+    /// The range named by `range=`; `None` for anything else (HTTP 400).
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "1h" => Self::Hour,
+            "24h" => Self::Day,
+            "7d" => Self::Week,
+            "30d" => Self::Month,
+            "1y" => Self::Year,
+            _ => return None,
+        })
+    }
+
+    /// The name, as answers repeat it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hour => "1h",
+            Self::Day => "24h",
+            Self::Week => "7d",
+            Self::Month => "30d",
+            Self::Year => "1y",
+        }
+    }
+
+    fn span_ms(self) -> i64 {
+        const H: i64 = 3_600_000;
+        match self {
+            Self::Hour => H,
+            Self::Day => 24 * H,
+            Self::Week => 7 * 24 * H,
+            Self::Month => 30 * 24 * H,
+            Self::Year => 365 * 24 * H,
+        }
+    }
+
+    /// The tier kept for the whole range.
+    pub fn tier(self) -> Tier {
+        match self {
+            Self::Hour | Self::Day => Tier::Samples,
+            Self::Week | Self::Month => Tier::Hourly,
+            Self::Year => Tier::Daily,
+        }
+    }
+
+    /// The tier, the step (ms) and the start of the oldest interval of this
+    /// range ending at `now`, for samples taken every `sample_ms` (whole
+    /// seconds, at least one). Intervals are aligned to multiples of the
+    /// step since the Unix epoch; the newest is the one holding `now`.
+    pub fn window(self, sample_ms: i64, now: i64) -> (Tier, i64, i64) {
+        let tier = self.tier();
+        let resolution = match tier {
+            Tier::Samples => (sample_ms / 1000).max(1) * 1000,
+            Tier::Hourly => 3_600_000,
+            Tier::Daily => 86_400_000,
+        };
+        let span = self.span_ms();
+        let multiple = (span + resolution * MAX_POINTS - 1) / (resolution * MAX_POINTS);
+        let step = resolution * multiple.max(1);
+        let points = (span + step - 1) / step;
+        let from = (now.div_euclid(step) + 1 - points) * step;
+        (tier, step, from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_the_smallest_multiple_within_the_cap() {
+        let now = 1_700_000_000_123;
+        let minute = 60_000;
+        assert_eq!(Range::Hour.window(minute, now).1, 60_000);
+        assert_eq!(Range::Day.window(minute, now).1, 60_000, "1440 points");
+        assert_eq!(
+            Range::Hour.window(1000, now).1,
+            3_000,
+            "3600 samples: 1200 points"
+        );
+        assert_eq!(
+            Range::Day.window(1000, now).1,
+            58_000,
+            "86400/58 = 1490 points"
+        );
+        assert_eq!(
+            Range::Week.window(minute, now),
+            (Tier::Hourly, 3_600_000, Range::Week.window(minute, now).2)
+        );
+        assert_eq!(Range::Year.window(minute, now).1, 86_400_000);
+        for range in [
+            Range::Hour,
+            Range::Day,
+            Range::Week,
+            Range::Month,
+            Range::Year,
+        ] {
+            for sample in [1000, 60_000, 3_600_000] {
+                let (_, step, from) = range.window(sample, now);
+                let intervals = (now - from) / step + 1;
+                assert!(intervals <= MAX_POINTS, "{range:?} {sample}");
+                assert_eq!(from % step, 0);
+                assert!(now - from >= range.span_ms() - step);
+            }
+            assert_eq!(Range::parse(range.as_str()), Some(range));
+        }
+        assert_eq!(Range::parse("2h"), None);
+        assert_eq!(Range::parse(""), None);
+    }
+}

@@ -1,0 +1,391 @@
+//! The history's SQLite file: schema migrations, writing one sample (with
+//! its hourly and daily sums), retention in bounded batches, and the
+//! queries behind `/api/servers/{key}` and the history answers.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+
+use super::range::{Range, Tier};
+use crate::error::Error;
+
+/// The schema, one SQL file per version, applied in order; the database's
+/// `user_version` counts those applied.
+const MIGRATIONS: &[&str] = &[include_str!("../../migrations/001_history.sql")];
+
+/// The database's file in the data directory.
+pub const DB_FILE: &str = "history.sqlite3";
+
+const HOUR_MS: i64 = 3_600_000;
+const DAY_MS: i64 = 86_400_000;
+/// How long each tier is kept (`docs/protocol.md` §2.2).
+const KEEP_SAMPLES_MS: i64 = 48 * HOUR_MS;
+const KEEP_HOURLY_MS: i64 = 90 * DAY_MS;
+const KEEP_DAILY_MS: i64 = 2 * 365 * DAY_MS;
+
+/// One listed server at one sample.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSample {
+    pub key: u64,
+    pub name: String,
+    pub address: Option<String>,
+    pub port: Option<u16>,
+    pub players: u32,
+    pub max: u8,
+    pub open: bool,
+    pub mode: u8,
+}
+
+/// A server's last known state (`GET /api/servers/{key}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerRow {
+    pub sample: ServerSample,
+    pub first_seen: i64,
+    pub last_seen: i64,
+}
+
+/// One point of a server's history: `[t, players, max, online, open]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerPoint {
+    pub t: i64,
+    pub players: Option<f64>,
+    pub max: Option<u32>,
+    pub online: f64,
+    pub open: f64,
+}
+
+/// One point of the lobby's history: `[t, servers, players]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LobbyPoint {
+    pub t: i64,
+    pub servers: f64,
+    pub players: f64,
+}
+
+/// The open database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+}
+
+fn db_error(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Database {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the database in `dir`, in memory when `None`,
+    /// and brings its schema up to date. A file that is not a database,
+    /// is read-only, or comes from a newer bridge is an error here, at
+    /// start, not at the first sample.
+    pub fn open(dir: Option<&Path>) -> Result<Self, Error> {
+        let (conn, path) = match dir {
+            Some(dir) => {
+                let path = dir.join(DB_FILE);
+                let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                let conn =
+                    Connection::open_with_flags(&path, flags).map_err(|e| db_error(&path, e))?;
+                (conn, path)
+            }
+            None => {
+                let path = PathBuf::from(":memory:");
+                let conn = Connection::open_in_memory().map_err(|e| db_error(&path, e))?;
+                (conn, path)
+            }
+        };
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            return Err(db_error(
+                &path,
+                "opened read-only; the bridge must be able to write it",
+            ));
+        }
+        let mut store = Self { conn };
+        store.prepare().map_err(|e| db_error(&path, e))?;
+        Ok(store)
+    }
+
+    fn prepare(&mut self) -> Result<(), String> {
+        let conn = &mut self.conn;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(|e| e.to_string())?;
+        // Reading the header: a file that is not a database fails here.
+        let _: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(|e| e.to_string())?;
+        // Under an immediate transaction: two bridges starting on one file
+        // migrate it once.
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| e.to_string())?;
+        let version: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        let known = MIGRATIONS.len() as i64;
+        if version > known {
+            return Err(format!(
+                "its schema version {version} is newer than this bridge's ({known})"
+            ));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(sql)
+                .and_then(|()| tx.pragma_update(None, "user_version", (i + 1) as i64))
+                .map_err(|e| format!("migration {} failed: {e}", i + 1))?;
+        }
+        tx.commit().map_err(|e| e.to_string())?;
+        // A damaged file may open and still fail on its first page read.
+        let check: String = conn
+            .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        if check != "ok" {
+            return Err(format!("integrity check failed: {check}"));
+        }
+        Ok(())
+    }
+
+    /// Records one sample taken at `t` (Unix ms): each listed server (one
+    /// row per key: the first of twins counts), the lobby's totals, and
+    /// the hourly and daily sums, in one transaction.
+    pub fn record(&mut self, t: i64, servers: &[ServerSample]) -> rusqlite::Result<()> {
+        let tx = self.conn.transaction()?;
+        let hour = t - t.rem_euclid(HOUR_MS);
+        let day = t - t.rem_euclid(DAY_MS);
+        let (mut count, mut players) = (0i64, 0i64);
+        {
+            let mut sample = tx.prepare_cached(
+                "INSERT OR IGNORE INTO server_samples (key, t, players, max, open, mode) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            let mut state = tx.prepare_cached(
+                "INSERT INTO servers (key, name, address, port, players, max, open, mode, first_seen, last_seen) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) \
+                 ON CONFLICT (key) DO UPDATE SET name = ?2, address = ?3, port = ?4, players = ?5, \
+                 max = ?6, open = ?7, mode = ?8, last_seen = ?9",
+            )?;
+            let mut sums = [
+                tx.prepare_cached(
+                    "INSERT INTO server_hourly (key, t, online_n, players_sum, max, open_n) \
+                     VALUES (?1, ?2, 1, ?3, ?4, ?5) ON CONFLICT (key, t) DO UPDATE SET \
+                     online_n = online_n + 1, players_sum = players_sum + ?3, \
+                     max = MAX(max, ?4), open_n = open_n + ?5",
+                )?,
+                tx.prepare_cached(
+                    "INSERT INTO server_daily (key, t, online_n, players_sum, max, open_n) \
+                     VALUES (?1, ?2, 1, ?3, ?4, ?5) ON CONFLICT (key, t) DO UPDATE SET \
+                     online_n = online_n + 1, players_sum = players_sum + ?3, \
+                     max = MAX(max, ?4), open_n = open_n + ?5",
+                )?,
+            ];
+            for s in servers {
+                let key = s.key as i64;
+                let fresh = sample.execute(params![key, t, s.players, s.max, s.open, s.mode])?;
+                if fresh == 0 {
+                    continue; // a twin of a server already in this sample
+                }
+                count += 1;
+                players += i64::from(s.players);
+                state.execute(params![
+                    key, s.name, s.address, s.port, s.players, s.max, s.open, s.mode, t
+                ])?;
+                sums[0].execute(params![key, hour, s.players, s.max, s.open])?;
+                sums[1].execute(params![key, day, s.players, s.max, s.open])?;
+            }
+        }
+        tx.execute(
+            "INSERT OR REPLACE INTO lobby_samples (t, servers, players) VALUES (?1, ?2, ?3)",
+            params![t, count, players],
+        )?;
+        for (table, at) in [("lobby_hourly", hour), ("lobby_daily", day)] {
+            tx.execute(
+                &format!(
+                    "INSERT INTO {table} (t, n, servers_sum, players_sum) VALUES (?1, 1, ?2, ?3) \
+                     ON CONFLICT (t) DO UPDATE SET n = n + 1, servers_sum = servers_sum + ?2, \
+                     players_sum = players_sum + ?3"
+                ),
+                params![at, count, players],
+            )?;
+        }
+        tx.commit()
+    }
+
+    /// Deletes at most `batch` rows of each table that are older than its
+    /// tier keeps them (servers unseen for the daily tier's time too);
+    /// returns how many went, so a caller can come back for more.
+    pub fn prune(&mut self, now: i64, batch: usize) -> rusqlite::Result<usize> {
+        let limits = [
+            ("server_samples", "rowid", now - KEEP_SAMPLES_MS, "t"),
+            ("lobby_samples", "t", now - KEEP_SAMPLES_MS, "t"),
+            ("server_hourly", "rowid", now - KEEP_HOURLY_MS, "t"),
+            ("lobby_hourly", "t", now - KEEP_HOURLY_MS, "t"),
+            ("server_daily", "rowid", now - KEEP_DAILY_MS, "t"),
+            ("lobby_daily", "t", now - KEEP_DAILY_MS, "t"),
+            ("servers", "key", now - KEEP_DAILY_MS, "last_seen"),
+        ];
+        let mut deleted = 0;
+        for (table, id, before, column) in limits {
+            deleted += self.conn.execute(
+                &format!(
+                    "DELETE FROM {table} WHERE {id} IN \
+                     (SELECT {id} FROM {table} WHERE {column} < ?1 LIMIT ?2)"
+                ),
+                params![before, batch as i64],
+            )?;
+        }
+        Ok(deleted)
+    }
+
+    /// The last known state of `key`; `None` if it was never recorded.
+    pub fn server(&self, key: u64) -> rusqlite::Result<Option<ServerRow>> {
+        self.conn
+            .query_row(
+                "SELECT name, address, port, players, max, open, mode, first_seen, last_seen \
+                 FROM servers WHERE key = ?1",
+                [key as i64],
+                |r| {
+                    Ok(ServerRow {
+                        sample: ServerSample {
+                            key,
+                            name: r.get(0)?,
+                            address: r.get(1)?,
+                            port: r.get(2)?,
+                            players: r.get(3)?,
+                            max: r.get(4)?,
+                            open: r.get(5)?,
+                            mode: r.get(6)?,
+                        },
+                        first_seen: r.get(7)?,
+                        last_seen: r.get(8)?,
+                    })
+                },
+            )
+            .optional()
+    }
+
+    /// The lobby's intervals of `step_ms` from `from` on: `(t, samples,
+    /// servers summed, players summed)`, oldest first.
+    fn lobby_buckets(
+        &self,
+        tier: Tier,
+        step_ms: i64,
+        from: i64,
+    ) -> rusqlite::Result<Vec<(i64, i64, i64, i64)>> {
+        let sql = match tier {
+            Tier::Samples => {
+                "SELECT (t / ?1) * ?1 AS b, COUNT(*), SUM(servers), SUM(players) \
+                              FROM lobby_samples WHERE t >= ?2 GROUP BY b ORDER BY b"
+            }
+            Tier::Hourly => {
+                "SELECT (t / ?1) * ?1 AS b, SUM(n), SUM(servers_sum), SUM(players_sum) \
+                             FROM lobby_hourly WHERE t >= ?2 GROUP BY b ORDER BY b"
+            }
+            Tier::Daily => {
+                "SELECT (t / ?1) * ?1 AS b, SUM(n), SUM(servers_sum), SUM(players_sum) \
+                            FROM lobby_daily WHERE t >= ?2 GROUP BY b ORDER BY b"
+            }
+        };
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params![step_ms, from], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+        rows.collect()
+    }
+
+    /// The lobby's points over `range` up to `now`.
+    pub fn lobby_history(
+        &self,
+        range: Range,
+        sample_ms: i64,
+        now: i64,
+    ) -> rusqlite::Result<(i64, Vec<LobbyPoint>)> {
+        let (tier, step, from) = range.window(sample_ms, now);
+        let points = self
+            .lobby_buckets(tier, step, from)?
+            .into_iter()
+            .filter(|&(_, n, _, _)| n > 0)
+            .map(|(t, n, servers, players)| LobbyPoint {
+                t,
+                servers: round(servers as f64 / n as f64),
+                players: round(players as f64 / n as f64),
+            })
+            .collect();
+        Ok((step, points))
+    }
+
+    /// `key`'s points over `range` up to `now`: one for each interval the
+    /// bridge sampled since the key was first seen.
+    pub fn server_history(
+        &self,
+        key: u64,
+        first_seen: i64,
+        range: Range,
+        sample_ms: i64,
+        now: i64,
+    ) -> rusqlite::Result<(i64, Vec<ServerPoint>)> {
+        let (tier, step, from) = range.window(sample_ms, now);
+        let lobby = self.lobby_buckets(tier, step, from)?;
+        let sql = match tier {
+            Tier::Samples => {
+                "SELECT (t / ?1) * ?1 AS b, COUNT(*), SUM(players), MAX(max), SUM(open) \
+                              FROM server_samples WHERE key = ?3 AND t >= ?2 GROUP BY b ORDER BY b"
+            }
+            Tier::Hourly => {
+                "SELECT (t / ?1) * ?1 AS b, SUM(online_n), SUM(players_sum), MAX(max), SUM(open_n) \
+                             FROM server_hourly WHERE key = ?3 AND t >= ?2 GROUP BY b ORDER BY b"
+            }
+            Tier::Daily => {
+                "SELECT (t / ?1) * ?1 AS b, SUM(online_n), SUM(players_sum), MAX(max), SUM(open_n) \
+                            FROM server_daily WHERE key = ?3 AND t >= ?2 GROUP BY b ORDER BY b"
+            }
+        };
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut own = stmt
+            .query_map(params![step, from, key as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, u32>(3)?,
+                    r.get::<_, i64>(4)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?
+            .into_iter()
+            .peekable();
+        let first_bucket = first_seen - first_seen.rem_euclid(step);
+        let mut points = Vec::with_capacity(lobby.len());
+        for (t, n, _, _) in lobby {
+            while own.next_if(|o| o.0 < t).is_some() {}
+            if t < first_bucket || n <= 0 {
+                continue;
+            }
+            let point = match own.next_if(|o| o.0 == t) {
+                Some((_, online_n, players_sum, max, open_n)) if online_n > 0 => ServerPoint {
+                    t,
+                    players: Some(round(players_sum as f64 / online_n as f64)),
+                    max: Some(max),
+                    online: round((online_n as f64 / n as f64).min(1.0)),
+                    open: round((open_n as f64 / n as f64).min(1.0)),
+                },
+                _ => ServerPoint {
+                    t,
+                    players: None,
+                    max: None,
+                    online: 0.0,
+                    open: 0.0,
+                },
+            };
+            points.push(point);
+        }
+        Ok((step, points))
+    }
+}
+
+/// Three decimals: enough for a graph, short on the wire.
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

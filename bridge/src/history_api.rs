@@ -1,0 +1,355 @@
+//! The history's HTTP answers (`docs/protocol.md` §2.2):
+//! `GET /api/servers/{key}`, `GET /api/servers/{key}/history?range=R` and
+//! `GET /api/history?range=R`. Each answer is computed on a blocking
+//! thread (it reads SQLite), cached until the list or the history changes,
+//! revalidated by `ETag`, readable from any origin, and paid for from the
+//! client address's budget like `/api/servers` (see [`crate::api::limit`]).
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use axum::{
+    extract::{Path, Query, State},
+    http::{header, HeaderMap, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+};
+use bytes::Bytes;
+use protocol::ServerKey;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::{
+    api::{common, if_none_match},
+    ctx::Ctx,
+    history::{now_ms, sample_of, Range, ServerSample},
+};
+
+/// Answers cached at most; the cache starts over when full.
+const CACHED: usize = 1024;
+
+/// Answers computed since the list or the history last changed, by path.
+#[derive(Debug, Default)]
+pub(crate) struct Answers {
+    cache: Mutex<HashMap<String, Cached>>,
+}
+
+#[derive(Debug, Clone)]
+struct Cached {
+    /// The list's `seq` and the history's generation it was computed at.
+    stamp: (u64, u64),
+    status: StatusCode,
+    content_type: &'static str,
+    etag: String,
+    body: Bytes,
+}
+
+/// What an answer's computation gives: a status and a JSON body (or, for
+/// badges, another type).
+pub(crate) struct Computed {
+    pub(crate) status: StatusCode,
+    pub(crate) content_type: &'static str,
+    pub(crate) body: String,
+}
+
+impl Computed {
+    pub(crate) fn json(status: StatusCode, body: String) -> Self {
+        Self {
+            status,
+            content_type: "application/json",
+            body,
+        }
+    }
+}
+
+impl Answers {
+    /// The cached answer for `path` at `stamp`, or `compute`'s (on a
+    /// blocking thread), as a response to a request with `headers`.
+    pub(crate) async fn answer(
+        &self,
+        path: String,
+        stamp: (u64, u64),
+        headers: &HeaderMap,
+        extra: &[(header::HeaderName, &'static str)],
+        compute: impl FnOnce() -> Computed + Send + 'static,
+    ) -> Response {
+        let hit = self.lock().get(&path).filter(|c| c.stamp == stamp).cloned();
+        let cached = match hit {
+            Some(cached) => cached,
+            None => {
+                let Ok(computed) = tokio::task::spawn_blocking(compute).await else {
+                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                };
+                let digest = Sha256::digest(computed.body.as_bytes());
+                let etag: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+                let cached = Cached {
+                    stamp,
+                    status: computed.status,
+                    content_type: computed.content_type,
+                    etag: format!("\"h{etag}\""),
+                    body: Bytes::from(computed.body),
+                };
+                let mut cache = self.lock();
+                if cache.len() >= CACHED {
+                    cache.clear();
+                }
+                cache.insert(path, cached.clone());
+                cached
+            }
+        };
+        let mut h = common(Some(&cached.etag));
+        h.remove(header::VARY);
+        for (name, value) in extra {
+            h.insert(name.clone(), HeaderValue::from_static(value));
+        }
+        if cached.status == StatusCode::OK && if_none_match(headers, &cached.etag) {
+            return (StatusCode::NOT_MODIFIED, h).into_response();
+        }
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(cached.content_type),
+        );
+        (cached.status, h, cached.body).into_response()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A JSON error answer, not cached.
+pub(crate) fn error(status: StatusCode, message: &str) -> Response {
+    let mut h = common(None);
+    h.remove(header::VARY);
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let body = json!({ "error": message }).to_string();
+    (status, h, body).into_response()
+}
+
+fn not_found() -> Response {
+    error(StatusCode::NOT_FOUND, "no server with this key was seen")
+}
+
+/// `?range=`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct RangeQuery {
+    range: Option<String>,
+}
+
+fn parse_range(q: &RangeQuery) -> Option<Range> {
+    q.range.as_deref().and_then(Range::parse)
+}
+
+fn bad_range() -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        "range must be one of 1h, 24h, 7d, 30d, 1y",
+    )
+}
+
+/// The list's `seq` now (0 before the first list).
+pub(crate) fn list_seq(ctx: &Ctx) -> u64 {
+    ctx.upstream.current().feed.map_or(0, |f| f.seq)
+}
+
+/// A server's state now: listed (online) or its last recorded state.
+pub(crate) struct ServerState {
+    pub(crate) sample: ServerSample,
+    pub(crate) online: bool,
+    pub(crate) first_seen: i64,
+    pub(crate) last_seen: i64,
+}
+
+/// `key`'s state: from the published list when listed, else from the
+/// history; `None` for a key never seen (or unreadable history).
+pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Option<ServerState> {
+    let history = ctx.history.as_ref()?;
+    let live = ctx.upstream.current().feed.and_then(|feed| {
+        feed.entries()
+            .iter()
+            .find(|k| k.key == Some(key))
+            .and_then(sample_of)
+    });
+    let row = history.store().server(key.0).ok().flatten();
+    match (live, row) {
+        (Some(sample), row) => {
+            let (first_seen, last_seen) = row.map_or_else(
+                || {
+                    let now = now_ms();
+                    (now, now)
+                },
+                |r| (r.first_seen, r.last_seen),
+            );
+            Some(ServerState {
+                sample,
+                online: true,
+                first_seen,
+                last_seen,
+            })
+        }
+        (None, Some(row)) => Some(ServerState {
+            sample: row.sample,
+            online: false,
+            first_seen: row.first_seen,
+            last_seen: row.last_seen,
+        }),
+        (None, None) => None,
+    }
+}
+
+fn parse_key(key: &str) -> Option<ServerKey> {
+    key.parse().ok()
+}
+
+fn stamp(ctx: &Ctx) -> (u64, u64) {
+    let generation = ctx.history.as_ref().map_or(0, |h| h.generation());
+    (list_seq(ctx), generation)
+}
+
+/// `GET /api/servers/{key}`.
+pub(crate) async fn server(
+    State(ctx): State<Arc<Ctx>>,
+    Path(key): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(key) = parse_key(&key) else {
+        return not_found();
+    };
+    let path = format!("server/{key}");
+    let worker = ctx.clone();
+    ctx.answers
+        .answer(path, stamp(&ctx), &headers, &[], move || {
+            let Some(state) = server_state(&worker, key) else {
+                return Computed::json(
+                    StatusCode::NOT_FOUND,
+                    json!({ "error": "no server with this key was seen" }).to_string(),
+                );
+            };
+            let s = &state.sample;
+            let mut m = Map::new();
+            m.insert("key".into(), json!(key));
+            m.insert("name".into(), json!(s.name));
+            if !worker.config.hide_addresses {
+                if let Some(address) = &s.address {
+                    m.insert("address".into(), json!(address));
+                }
+                if let Some(port) = s.port {
+                    m.insert("port".into(), json!(port));
+                }
+            }
+            m.insert("online".into(), json!(state.online));
+            m.insert(
+                "players".into(),
+                json!({ "current": s.players, "max": s.max }),
+            );
+            m.insert("isLobbyOpen".into(), json!(s.open));
+            m.insert("gameplayMode".into(), json!(s.mode));
+            m.insert("firstSeen".into(), json!(state.first_seen));
+            m.insert("lastSeen".into(), json!(state.last_seen));
+            Computed::json(StatusCode::OK, Value::Object(m).to_string())
+        })
+        .await
+}
+
+/// `GET /api/servers/{key}/history?range=R`.
+pub(crate) async fn server_history(
+    State(ctx): State<Arc<Ctx>>,
+    Path(key): Path<String>,
+    Query(q): Query<RangeQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(key) = parse_key(&key) else {
+        return not_found();
+    };
+    let Some(range) = parse_range(&q) else {
+        return bad_range();
+    };
+    let Some(history) = ctx.history.clone() else {
+        return not_found();
+    };
+    let path = format!("history/{key}/{}", range.as_str());
+    // Only the history's changes change it (a key seen in the list but not
+    // yet sampled has no points).
+    let stamp = (0, history.generation());
+    ctx.answers
+        .answer(path, stamp, &headers, &[], move || {
+            let store = history.store();
+            let row = match store.server(key.0) {
+                Ok(Some(row)) => row,
+                Ok(None) => {
+                    return Computed::json(
+                        StatusCode::NOT_FOUND,
+                        json!({ "error": "no server with this key was recorded" }).to_string(),
+                    )
+                }
+                Err(e) => return internal(&e),
+            };
+            match store.server_history(key.0, row.first_seen, range, history.sample_ms(), now_ms())
+            {
+                Ok((step, points)) => {
+                    let points: Vec<Value> = points
+                        .iter()
+                        .map(|p| json!([p.t, p.players, p.max, p.online, p.open]))
+                        .collect();
+                    let body = json!({
+                        "key": key,
+                        "range": range.as_str(),
+                        "step": step / 1000,
+                        "points": points,
+                    });
+                    Computed::json(StatusCode::OK, body.to_string())
+                }
+                Err(e) => internal(&e),
+            }
+        })
+        .await
+}
+
+/// `GET /api/history?range=R`.
+pub(crate) async fn lobby_history(
+    State(ctx): State<Arc<Ctx>>,
+    Query(q): Query<RangeQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(range) = parse_range(&q) else {
+        return bad_range();
+    };
+    let Some(history) = ctx.history.clone() else {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "no history");
+    };
+    let path = format!("history/{}", range.as_str());
+    let stamp = (0, history.generation());
+    ctx.answers
+        .answer(path, stamp, &headers, &[], move || {
+            let store = history.store();
+            match store.lobby_history(range, history.sample_ms(), now_ms()) {
+                Ok((step, points)) => {
+                    let points: Vec<Value> = points
+                        .iter()
+                        .map(|p| json!([p.t, p.servers, p.players]))
+                        .collect();
+                    let body = json!({
+                        "range": range.as_str(),
+                        "step": step / 1000,
+                        "points": points,
+                    });
+                    Computed::json(StatusCode::OK, body.to_string())
+                }
+                Err(e) => internal(&e),
+            }
+        })
+        .await
+}
+
+fn internal(e: &rusqlite::Error) -> Computed {
+    master::throttled!(warn, error = %e, "reading the history failed");
+    Computed::json(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        json!({ "error": "the history cannot be read" }).to_string(),
+    )
+}

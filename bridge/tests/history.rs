@@ -1,0 +1,271 @@
+//! Server keys and the player history against the real bridge
+//! (`docs/protocol.md` §2.2): keys that survive re-registration, renames
+//! and restarts, samples every second, history read back after a restart
+//! on the same data directory, an offline server's last state, and the
+//! answers to unknown keys and bad ranges.
+
+mod common;
+
+use std::{path::Path, time::Duration};
+
+use common::*;
+use serde_json::Value;
+
+fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
+    let mut c = test_config(master.addr);
+    c.data_dir = Some(dir.to_owned());
+    c.history_interval = Duration::from_secs(1);
+    c
+}
+
+async fn get_json(bridge: &TestBridge, path: &str) -> (u16, Value) {
+    let (status, _, body) = http_get(bridge.addr, path, "").await;
+    let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    (status, v)
+}
+
+/// Polls `path` until `ok` holds of its JSON (bounded by [`WAIT`]).
+async fn until(bridge: &TestBridge, path: &str, ok: impl Fn(u16, &Value) -> bool) -> Value {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let (status, v) = get_json(bridge, path).await;
+            if ok(status, &v) {
+                return v;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{path} never became as expected"))
+}
+
+/// The listed servers' keys by name, once `n` are listed.
+async fn keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
+    let v = until(bridge, "/api/servers", |s, v| {
+        s == 200 && v["servers"].as_array().is_some_and(|a| a.len() == n)
+    })
+    .await;
+    v["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let key = s["key"].as_str().expect("every entry has a key").to_owned();
+            assert_eq!(key.len(), 16);
+            assert!(key
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+            (s["name"].as_str().unwrap().to_owned(), key)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn keys_and_history_survive_renames_and_restarts() {
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let alpha = game_server(master.addr, "Alpha", 20001).await;
+    let beta = game_server(master.addr, "Beta", 20002).await;
+    wait_registered(&master, 2).await;
+    let first = keys(&bridge, 2).await;
+    let (alpha_key, beta_key) = (first[0].1.clone(), first[1].1.clone());
+    assert_ne!(alpha_key, beta_key, "another port, another key");
+
+    // Alpha registers again under another name; a twin joins it.
+    drop(alpha);
+    wait_registered(&master, 1).await;
+    let renamed = game_server(master.addr, "Renamed", 20001).await;
+    let twin = game_server(master.addr, "Twin", 20001).await;
+    wait_registered(&master, 3).await;
+    let now = keys(&bridge, 3).await;
+    assert_eq!(now[0], ("Beta".into(), beta_key.clone()));
+    assert_eq!(now[1], ("Renamed".into(), alpha_key.clone()));
+    assert_eq!(
+        now[2],
+        ("Twin".into(), alpha_key.clone()),
+        "twins share a key"
+    );
+
+    // Samples arrive every second.
+    let path = format!("/api/servers/{alpha_key}/history?range=1h");
+    let v = until(&bridge, &path, |s, v| {
+        s == 200 && v["points"].as_array().is_some_and(|p| !p.is_empty())
+    })
+    .await;
+    assert_eq!(v["key"], alpha_key.as_str());
+    assert_eq!(v["range"], "1h");
+    assert_eq!(v["step"], 3, "3600 samples of 1 s: 1200 points of 3 s");
+    let point = &v["points"][0];
+    assert_eq!(point.as_array().unwrap().len(), 5);
+    assert_eq!(point[2], 4, "max");
+    // Online for a share of the interval (a sample may have fallen
+    // between Alpha's leaving and its registering again).
+    let online = point[3].as_f64().unwrap();
+    assert!(online > 0.0 && online <= 1.0, "{point}");
+    let lobby = until(&bridge, "/api/history?range=24h", |s, v| {
+        s == 200 && v["points"].as_array().is_some_and(|p| !p.is_empty())
+    })
+    .await;
+    assert_eq!(lobby["range"], "24h");
+    assert!(lobby["points"][0][1].as_f64().unwrap() >= 1.0);
+
+    // Beta leaves: offline, with its last state.
+    drop(beta);
+    wait_registered(&master, 2).await;
+    let beta_path = format!("/api/servers/{beta_key}");
+    let v = until(&bridge, &beta_path, |s, v| s == 200 && v["online"] == false).await;
+    assert_eq!(v["name"], "Beta");
+    assert_eq!(v["address"], "192.168.0.10");
+    assert_eq!(v["port"], 20002);
+    assert_eq!(v["players"]["max"], 4);
+    assert!(v["firstSeen"].as_i64().unwrap() <= v["lastSeen"].as_i64().unwrap());
+    let (status, v) = get_json(&bridge, &format!("/api/servers/{alpha_key}")).await;
+    assert_eq!((status, &v["online"]), (200, &Value::Bool(true)));
+    let first_seen = v["firstSeen"].clone();
+
+    // Unknown keys, bad ranges.
+    for path in [
+        "/api/servers/0000000000000000",
+        "/api/servers/not-a-key",
+        "/api/servers/0000000000000000/history?range=1h",
+    ] {
+        assert_eq!(get_json(&bridge, path).await.0, 404, "{path}");
+    }
+    for query in ["?range=2h", "?range=", ""] {
+        let path = format!("/api/servers/{alpha_key}/history{query}");
+        assert_eq!(get_json(&bridge, &path).await.0, 400, "{path}");
+        assert_eq!(
+            get_json(&bridge, &format!("/api/history{query}")).await.0,
+            400
+        );
+    }
+
+    // ETag and 304.
+    let (status, head, _) = http_get(bridge.addr, &beta_path, "").await;
+    assert_eq!(status, 200);
+    assert!(head
+        .to_ascii_lowercase()
+        .contains("access-control-allow-origin: *"));
+    let etag = head
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("etag: ")
+                .or_else(|| l.strip_prefix("ETag: "))
+        })
+        .expect("an ETag")
+        .to_owned();
+    let inm = format!("If-None-Match: {etag}\r\n");
+    let (status, _, body) = http_get(bridge.addr, &beta_path, &inm).await;
+    assert_eq!((status, body.len()), (304, 0));
+
+    // A restart on the same data directory: same keys, same history.
+    bridge.shutdown().await;
+    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let again = keys(&bridge, 2).await;
+    assert_eq!(again[0].1, alpha_key);
+    let (status, v) = get_json(&bridge, &format!("/api/servers/{alpha_key}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(v["firstSeen"], first_seen, "recorded before the restart");
+    let (status, v) = get_json(&bridge, &path).await;
+    assert_eq!(status, 200);
+    assert!(!v["points"].as_array().unwrap().is_empty(), "{v}");
+    let v = until(&bridge, &beta_path, |s, _| s == 200).await;
+    assert_eq!(v["online"], false);
+    drop((renamed, twin));
+    bridge.shutdown().await;
+}
+
+#[tokio::test]
+async fn bridges_sharing_a_secret_share_keys_and_hidden_addresses_stay_hidden() {
+    let master = TestMaster::start().await;
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let _game = game_server(master.addr, "Alpha", 20001).await;
+    wait_registered(&master, 1).await;
+    let first = TestBridge::embedding(&master, config(&master, a.path())).await;
+    let key = keys(&first, 1).await[0].1.clone();
+    std::fs::copy(
+        a.path().join(bridge::keys::SECRET_FILE),
+        b.path().join(bridge::keys::SECRET_FILE),
+    )
+    .unwrap();
+    let mut hidden = config(&master, b.path());
+    hidden.hide_addresses = true;
+    let second = TestBridge::embedding(&master, hidden).await;
+    assert_eq!(keys(&second, 1).await[0].1, key, "same secret, same key");
+    let v = until(&second, &format!("/api/servers/{key}"), |s, _| s == 200).await;
+    assert_eq!(v["name"], "Alpha");
+    assert!(v.get("address").is_none() && v.get("port").is_none(), "{v}");
+    let (_, list) = get_json(&second, "/api/servers").await;
+    assert!(list["servers"][0].get("address").is_none());
+
+    // A third bridge with its own secret: other keys.
+    let c = tempfile::tempdir().unwrap();
+    let third = TestBridge::embedding(&master, config(&master, c.path())).await;
+    assert_ne!(keys(&third, 1).await[0].1, key);
+    for bridge in [first, second, third] {
+        bridge.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_database_stops_the_bridge_at_start() {
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("history.sqlite3"), vec![0x42; 4096]).unwrap();
+    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let result = tokio::time::timeout(WAIT, bridge.task)
+        .await
+        .unwrap()
+        .unwrap();
+    let err = result.expect_err("the bridge must not start").to_string();
+    assert!(err.contains("history.sqlite3"), "{err}");
+
+    // A data directory that is a file: refused too.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let bridge = TestBridge::embedding(&master, config(&master, &file)).await;
+    let result = tokio::time::timeout(WAIT, bridge.task)
+        .await
+        .unwrap()
+        .unwrap();
+    let err = result.expect_err("the bridge must not start").to_string();
+    assert!(err.contains("data directory"), "{err}");
+}
+
+#[tokio::test]
+async fn badges_are_well_formed_cached_svg() {
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let name = r#"<b> & \"q\" 'שרת'"#;
+    let _game = game_server(master.addr, name, 20001).await;
+    wait_registered(&master, 1).await;
+    let key = keys(&bridge, 1).await[0].1.clone();
+    for path in [format!("/badge/{key}.svg"), "/badge.svg".to_owned()] {
+        let (status, head, body) = http_get(bridge.addr, &path, "").await;
+        assert_eq!(status, 200, "{path}");
+        let head = head.to_ascii_lowercase();
+        assert!(head.contains("content-type: image/svg+xml"), "{head}");
+        assert!(head.contains("cache-control: public, max-age=60"), "{head}");
+        assert!(head.contains("etag: "), "{head}");
+        assert!(body.len() <= 4096);
+        let text = String::from_utf8(body).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .collect();
+        if path == "/badge.svg" {
+            assert_eq!(texts, ["lobby", "1 servers, 0 players"]);
+        } else {
+            assert_eq!(texts, [r#"<b> & "q" 'שרת'"#, "0/4 open"]);
+        }
+    }
+    let (status, _, _) = http_get(bridge.addr, "/badge/0000000000000000.svg", "").await;
+    assert_eq!(status, 404);
+    let (status, _, _) = http_get(bridge.addr, "/badge/nothing", "").await;
+    assert_eq!(status, 404);
+    bridge.shutdown().await;
+}
