@@ -97,23 +97,6 @@ pub fn tab_subtitle(source: &GameSource) -> String {
     }
 }
 
-/// The tab a key moves to in a tab bar of `len` tabs (the WAI-ARIA tabs
-/// pattern: arrows wrap around, Home and End go to the ends); `None` for
-/// other keys.
-pub fn next_tab(current: Option<usize>, len: usize, key: &str) -> Option<usize> {
-    if len == 0 {
-        return None;
-    }
-    let i = current.unwrap_or(0).min(len - 1);
-    match key {
-        "ArrowRight" => Some((i + 1) % len),
-        "ArrowLeft" => Some((i + len - 1) % len),
-        "Home" => Some(0),
-        "End" => Some(len - 1),
-        _ => None,
-    }
-}
-
 /// Servers that answered.
 pub fn online_count(source: &GameSource) -> usize {
     source.servers.iter().filter(|s| s.online).count()
@@ -422,18 +405,6 @@ mod tests {
         assert_eq!(names("30"), ["mp_timelimit"]);
         assert_eq!(names("").len(), 3);
         assert!(names("nothing").is_empty());
-    }
-
-    #[test]
-    fn tab_keys() {
-        assert_eq!(next_tab(Some(0), 3, "ArrowRight"), Some(1));
-        assert_eq!(next_tab(Some(2), 3, "ArrowRight"), Some(0));
-        assert_eq!(next_tab(Some(0), 3, "ArrowLeft"), Some(2));
-        assert_eq!(next_tab(Some(1), 3, "Home"), Some(0));
-        assert_eq!(next_tab(None, 3, "End"), Some(2));
-        assert_eq!(next_tab(None, 3, "ArrowRight"), Some(1));
-        assert_eq!(next_tab(Some(1), 3, "Enter"), None);
-        assert_eq!(next_tab(Some(0), 0, "ArrowRight"), None);
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod route;
 pub mod router;
 pub mod services;
 pub mod state;
+pub mod tab_keys;
 pub mod test_servers;
 
 /// Takes a sign-in link's token, then mounts the app on `<body>`.

@@ -8,9 +8,10 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use crate::{
-    games::{next_tab, online_count, tab_subtitle, tab_title},
+    games::{online_count, tab_subtitle, tab_title},
     i18n::{count, t, tf, K},
     query::ListQuery,
+    tab_keys::next_tab,
 };
 
 /// Props of [`SourceTabs`].
