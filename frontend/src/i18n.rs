@@ -298,6 +298,24 @@ pub fn count(n: u64, one: K, many: K) -> String {
     tf(if n == 1 { one } else { many }, &[&n])
 }
 
+/// How long ago `at_ms` was: "just now", "7 s ago", "16 min ago",
+/// "3 h ago", "2 d ago".
+pub fn ago(now_ms: f64, at_ms: f64) -> String {
+    let secs = ((now_ms - at_ms) / 1000.0).floor().max(0.0) as u64;
+    match secs {
+        0 => t(K::JustNow).to_owned(),
+        s if s < 120 => tf(K::SecondsAgo, &[&s]),
+        s if s < 7200 => tf(K::MinutesAgo, &[&(s / 60)]),
+        s if s < 172_800 => tf(K::HoursAgo, &[&(s / 3600)]),
+        s => tf(K::DaysAgo, &[&(s / 86_400)]),
+    }
+}
+
+/// "updated N s ago" for a list received at `at_ms`.
+pub fn ago_text(now_ms: f64, at_ms: f64) -> String {
+    tf(K::Updated, &[&ago(now_ms, at_ms)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,5 +394,14 @@ mod tests {
         set_lang(Lang::En);
         assert_eq!(count(1, K::ServerOne, K::ServerMany), "1 server");
         assert_eq!(count(2, K::PlayerOne, K::PlayerMany), "2 players");
+    }
+
+    #[test]
+    fn how_long_ago() {
+        assert_eq!(ago_text(10_000.0, 9_500.0), "updated just now");
+        assert_eq!(ago_text(10_000.0, 3_000.0), "updated 7 s ago");
+        assert_eq!(ago_text(1_000_000.0, 0.0), "updated 16 min ago");
+        assert_eq!(ago(10_000_000.0, 0.0), "2 h ago");
+        assert_eq!(ago(200_000_000.0, 0.0), "2 d ago");
     }
 }

@@ -225,24 +225,6 @@ pub fn address_label(e: &ServerEntry) -> Option<String> {
     list::address_label(e.address.as_deref(), e.port)
 }
 
-/// How long ago `at_ms` was: "just now", "7 s ago", "16 min ago",
-/// "3 h ago", "2 d ago".
-pub fn ago(now_ms: f64, at_ms: f64) -> String {
-    let secs = ((now_ms - at_ms) / 1000.0).floor().max(0.0) as u64;
-    match secs {
-        0 => t(K::JustNow).to_owned(),
-        s if s < 120 => tf(K::SecondsAgo, &[&s]),
-        s if s < 7200 => tf(K::MinutesAgo, &[&(s / 60)]),
-        s if s < 172_800 => tf(K::HoursAgo, &[&(s / 3600)]),
-        s => tf(K::DaysAgo, &[&(s / 86_400)]),
-    }
-}
-
-/// "updated N s ago" for a list received at `at_ms`.
-pub fn ago_text(now_ms: f64, at_ms: f64) -> String {
-    tf(K::Updated, &[&ago(now_ms, at_ms)])
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use protocol::{Players, Stats};
@@ -517,8 +499,5 @@ pub(crate) mod tests {
         );
         e.address = None;
         assert_eq!(address_label(&e), None);
-        assert_eq!(ago_text(10_000.0, 9_500.0), "updated just now");
-        assert_eq!(ago_text(10_000.0, 3_000.0), "updated 7 s ago");
-        assert_eq!(ago_text(1_000_000.0, 0.0), "updated 16 min ago");
     }
 }

@@ -1,15 +1,14 @@
-//! One server in the table (a card on narrow screens), with its star and
-//! hide buttons; and a favourite that is not in the list any more.
+//! One server of the lobby's table (a card on narrow screens), with its
+//! star and hide buttons.
 
 use yew::prelude::*;
 
 use crate::{
     components::{copy_address::CopyAddress, list_table::RowMarks},
-    favourites::{Favourite, MarkAction, MarksState},
-    i18n::{t, tf, K},
+    favourites::MarksState,
+    i18n::{t, K},
     list::{free_slots, ListRow},
-    listing::{address_label, ago, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE},
-    services::browser,
+    listing::{address_label, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE},
 };
 
 /// Props of [`ServerRow`]; equal props skip the re-render, so an update
@@ -69,40 +68,6 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
             <td class="c-mode" data-label={t(K::Mode)}>{ mode_label(e.stats.gameplay_mode) }</td>
             <td class="c-addr" data-label={t(K::Address)}>
                 <CopyAddress address={address_label(e)} owner={e.name.clone()} />
-            </td>
-        </tr>
-    }
-}
-
-/// A favourite that left the list: greyed, "offline — last seen …", until
-/// its star is taken off; `span` is the number of columns after the name.
-/// A plain function, not a component: one less component in the bundle.
-pub fn offline_favourite(
-    f: &Favourite,
-    dispatcher: Option<&UseReducerDispatcher<MarksState>>,
-    span: u32,
-) -> Html {
-    let unstar = dispatcher.cloned().map(|d| {
-        let key = f.key.clone();
-        Callback::from(move |_: MouseEvent| {
-            d.dispatch(MarkAction::ToggleFavourite {
-                key: key.clone(),
-                name: String::new(),
-                now_ms: 0.0,
-            })
-        })
-    });
-    let label = tf(K::StarRemove, &[&f.name]);
-    html! {
-        <tr key={format!("offline\u{1f}{}", f.key)} data-testid="offline-favourite"
-            data-name={f.name.clone()} class="fav offline-fav">
-            <th scope="row" class="c-name">
-                <button type="button" class="star on" aria-pressed="true" onclick={unstar}
-                    aria-label={label.clone()} title={label}>{"★"}</button>
-                <span dir="auto">{ &f.name }</span>
-            </th>
-            <td colspan={span.to_string()} class="c-offline muted" data-testid="offline-note">
-                { tf(K::OfflineSeen, &[&ago(browser::now_ms(), f.seen_ms)]) }
             </td>
         </tr>
     }

@@ -3,7 +3,7 @@
 use gloo_timers::callback::Interval;
 use yew::prelude::*;
 
-use crate::{listing::ago_text, services::browser};
+use crate::{i18n::ago_text, services::browser};
 
 /// Props of [`UpdatedAgo`].
 #[derive(Properties, PartialEq)]
