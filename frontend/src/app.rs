@@ -5,7 +5,7 @@ use yew::prelude::*;
 
 use crate::{
     contexts::lobby::LobbyProvider,
-    contexts::marks::MarksProvider,
+    contexts::settings::SettingsProvider,
     contexts::test_servers::TestServersProvider,
     pages::{admin::Admin, embed::Embed, home::Home, not_found::NotFound},
     route::Route,
@@ -34,9 +34,9 @@ pub fn App() -> Html {
         <RouterProvider>
             <LobbyProvider>
                 <TestServersProvider>
-                    <MarksProvider>
+                    <SettingsProvider>
                         <Pages />
-                    </MarksProvider>
+                    </SettingsProvider>
                 </TestServersProvider>
             </LobbyProvider>
         </RouterProvider>

@@ -3,10 +3,6 @@
 //! a plain-text form for localStorage (the arranging is `list::arrange`);
 //! tested natively.
 
-use std::rc::Rc;
-
-use yew::Reducible;
-
 /// Favourites kept at most; a click beyond it is ignored (the storage
 /// value stays small and every list update stays cheap).
 pub const MAX_FAVOURITES: usize = 200;
@@ -179,8 +175,6 @@ pub enum MarkAction {
         pairs: Vec<(String, String)>,
         at_ms: f64,
     },
-    /// Switch the page's language.
-    SetLang(crate::i18n::Lang),
 }
 
 impl Marks {
@@ -248,38 +242,7 @@ impl Marks {
                 }
                 (changed, false)
             }
-            MarkAction::SetLang(_) => (false, false),
         }
-    }
-}
-
-/// The player's settings as shared state: the marks and the language
-/// (one context, which costs the bundle less than two); writing to
-/// storage is the provider's job.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct MarksState {
-    pub marks: Marks,
-    pub lang: crate::i18n::Lang,
-    /// What the last action changed: (favourites, hidden), for the writer.
-    pub dirty: (bool, bool),
-}
-
-impl Reducible for MarksState {
-    type Action = MarkAction;
-
-    fn reduce(self: Rc<Self>, action: MarkAction) -> Rc<Self> {
-        let mut next = (*self).clone();
-        if let MarkAction::SetLang(l) = action {
-            next.lang = l;
-            next.dirty = (false, false);
-            return Rc::new(next);
-        }
-        let dirty = next.marks.apply(action);
-        if next.marks == self.marks {
-            return self;
-        }
-        next.dirty = dirty;
-        Rc::new(next)
     }
 }
 

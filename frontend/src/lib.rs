@@ -25,6 +25,7 @@ pub mod query;
 pub mod route;
 pub mod router;
 pub mod services;
+pub mod settings;
 pub mod state;
 pub mod tab_keys;
 pub mod test_servers;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use frontend::{
     components::{add_server_form::AddServerForm, server_browser::ServerBrowser},
     contexts::lobby::Lobby,
-    contexts::marks::MarksProvider,
+    contexts::settings::SettingsProvider,
     router::RouterProvider,
     state::{Action, State},
 };
@@ -57,9 +57,9 @@ fn FedLobby() -> Html {
     html! {
         <RouterProvider>
             <ContextProvider<Lobby> context={Lobby::detached(state)}>
-                <MarksProvider>
+                <SettingsProvider>
                     <ServerBrowser />
-                </MarksProvider>
+                </SettingsProvider>
             </ContextProvider<Lobby>>
         </RouterProvider>
     }
@@ -329,9 +329,9 @@ fn UpdatedLobby() -> Html {
     html! {
         <RouterProvider>
             <ContextProvider<Lobby> context={Lobby::detached(state)}>
-                <MarksProvider>
+                <SettingsProvider>
                     <ServerBrowser />
-                </MarksProvider>
+                </SettingsProvider>
             </ContextProvider<Lobby>>
         </RouterProvider>
     }

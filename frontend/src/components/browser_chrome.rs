@@ -8,10 +8,11 @@ use protocol::bridge::MasterState;
 
 use crate::{
     components::{empty_state::EmptyState, updated_ago::UpdatedAgo},
-    favourites::{MarkAction, MarksState},
+    favourites::MarkAction,
     i18n::{t, tf, K},
     list::Arranged,
     query::{ListQuery, SortKey},
+    settings::Settings,
     state::{Conn, State},
 };
 
@@ -49,7 +50,7 @@ pub fn list_meta(
 pub fn filter_note(
     arranged: &Arranged,
     clear_filters: Callback<MouseEvent>,
-    marks: &UseReducerDispatcher<MarksState>,
+    marks: &UseReducerDispatcher<Settings>,
     show_hidden: bool,
 ) -> Html {
     let filtered = (arranged.filtered_out > 0).then(|| {
@@ -64,7 +65,7 @@ pub fn filter_note(
     });
     let hidden = (arranged.hidden > 0).then(|| {
         let m = marks.clone();
-        let onclick = Callback::from(move |_: MouseEvent| m.dispatch(MarkAction::ShowHidden(!show_hidden)));
+        let onclick = Callback::from(move |_: MouseEvent| m.dispatch(MarkAction::ShowHidden(!show_hidden).into()));
         html! {
             <span class="note" data-testid="hidden">
                 { " · " }{ tf(K::HiddenCount, &[&arranged.hidden]) }{ " " }

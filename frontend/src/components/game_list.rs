@@ -19,7 +19,7 @@ use crate::{
         pager::Pager,
     },
     contexts::lobby::use_lobby,
-    contexts::marks::use_marks,
+    contexts::settings::use_settings,
     games,
     i18n::{t, tf, K},
     list::{self, summarize, summary_text},
@@ -66,22 +66,22 @@ pub fn GameList(props: &GameListProps) -> Html {
         server: None,
         ..q.clone()
     };
-    let marks = use_marks();
+    let settings = use_settings();
     let arranged = {
         let rows = rows.clone();
-        let m = marks.marks.clone();
+        let m = settings.marks.clone();
         use_memo(
-            (state.games_version, filter_key, marks.marks.version),
+            (state.games_version, filter_key, settings.marks.version),
             move |(_, q, _)| {
                 list::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default())
             },
         )
     };
     use_favourites_seen(
-        (state.games_version, marks.marks.version),
+        (state.games_version, settings.marks.version),
         arranged.present.clone(),
         state.games_at_ms,
-        marks.dispatcher(),
+        settings.dispatcher(),
     );
 
     let back_to_lobby = {
@@ -110,8 +110,8 @@ pub fn GameList(props: &GameListProps) -> Html {
         filter_note(
             &arranged,
             ViewCallbacks::new(&q, &set).clear_filters,
-            &marks.dispatcher(),
-            marks.marks.show_hidden,
+            &settings.dispatcher(),
+            settings.marks.show_hidden,
         ),
         state.games_at_ms,
         stale,
@@ -167,8 +167,8 @@ pub fn GameList(props: &GameListProps) -> Html {
         &arranged,
         &q,
         on_sort,
-        &marks.marks,
-        marks.dispatcher(),
+        &settings.marks,
+        settings.dispatcher(),
         (&id, true),
     );
     let (page, pages) = (view.page, view.pages);

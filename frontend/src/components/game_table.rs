@@ -9,11 +9,11 @@ use crate::{
         copy_address::CopyAddress,
         list_table::{list_table, RowMarks, TableParts, TableView},
     },
-    favourites::MarksState,
     games::{address_label, ping_label, players_label, GameRow},
     i18n::{t, tf, K},
     list::ListRow,
     query::SortKey,
+    settings::Settings,
 };
 
 /// Props of [`GameTable`].
@@ -54,7 +54,7 @@ pub struct GameTableRowProps {
     #[prop_or_default]
     pub marks: RowMarks,
     #[prop_or_default]
-    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
+    pub dispatcher: Option<UseReducerDispatcher<Settings>>,
 }
 
 /// One server (a card on narrow screens); its name opens the details.

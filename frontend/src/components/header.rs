@@ -4,7 +4,7 @@ use yew::prelude::*;
 
 use crate::{
     components::status_pill::StatusPill,
-    contexts::marks::{set_lang, use_marks, MarksHandle},
+    contexts::settings::{set_lang, use_settings, SettingsHandle},
     i18n::{t, Lang, K},
     route::Route,
     router::{link, use_router},
@@ -12,15 +12,15 @@ use crate::{
 
 /// English or German; the choice is kept in localStorage. A plain
 /// function, not a component: one less component in the bundle.
-fn lang_switch(marks: &MarksHandle) -> Html {
+fn lang_switch(settings: &SettingsHandle) -> Html {
     let onchange = {
-        let marks = marks.clone();
+        let settings = settings.clone();
         Callback::from(move |e: Event| {
             let v = e
                 .target_unchecked_into::<web_sys::HtmlSelectElement>()
                 .value();
             if let Some(l) = Lang::parse(&v) {
-                set_lang(&marks, l);
+                set_lang(&settings, l);
             }
         })
     };
@@ -29,7 +29,7 @@ fn lang_switch(marks: &MarksHandle) -> Html {
             <span class="visually-hidden">{ t(K::Language) }</span>
             <select id="lang" {onchange}>
                 { for Lang::ALL.into_iter().map(|l| html! {
-                    <option value={l.code()} selected={l == marks.lang}>{ l.name() }</option>
+                    <option value={l.code()} selected={l == settings.lang}>{ l.name() }</option>
                 }) }
             </select>
         </label>
@@ -41,7 +41,7 @@ fn lang_switch(marks: &MarksHandle) -> Html {
 pub fn Header() -> Html {
     let router = use_router();
     let route = router.location.route();
-    let marks = use_marks();
+    let settings = use_settings();
     let active = |r: Route| classes!((route == r).then_some("active"));
     html! {
         <header class="site-header">
@@ -52,7 +52,7 @@ pub fn Header() -> Html {
                 { link(&router, Route::Home, active(Route::Home), html! { t(K::ServersNav) }) }
                 { link(&router, Route::Admin, active(Route::Admin), html! { t(K::Admin) }) }
             </nav>
-            { lang_switch(&marks) }
+            { lang_switch(&settings) }
             <StatusPill />
         </header>
     }

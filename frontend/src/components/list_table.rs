@@ -9,11 +9,12 @@ use yew::prelude::*;
 
 use crate::{
     components::{sort_heading::sort_heading, star::marks_buttons},
-    favourites::{Favourite, MarkAction, Marks, MarksState},
+    favourites::{Favourite, MarkAction, Marks},
     i18n::{ago, t, tf, K},
     list::{page_count, page_slice, Arranged},
     query::{ListQuery, SortKey},
     services::browser,
+    settings::{Settings, SettingsAction},
 };
 
 /// Row indices the arrangement marks: favourites not matching the filters
@@ -57,7 +58,7 @@ impl RowMarks {
     /// server with mark key `key`; none without a dispatcher.
     pub fn buttons(
         self,
-        d: Option<&UseReducerDispatcher<MarksState>>,
+        d: Option<&UseReducerDispatcher<Settings>>,
         key: impl FnOnce() -> String,
         name: &str,
     ) -> (Html, Html) {
@@ -89,7 +90,7 @@ pub struct TableView {
     pub query: ListQuery,
     pub on_sort: Callback<SortKey>,
     /// Star and hide go here; without it the rows have no such buttons.
-    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
+    pub dispatcher: Option<UseReducerDispatcher<Settings>>,
     /// The page shown (the query's, clamped) and the number of pages.
     pub page: usize,
     pub pages: usize,
@@ -104,7 +105,7 @@ impl TableView {
         query: &ListQuery,
         on_sort: Callback<SortKey>,
         marks: &Marks,
-        dispatcher: UseReducerDispatcher<MarksState>,
+        dispatcher: UseReducerDispatcher<Settings>,
         (source, offline): (&str, bool),
     ) -> Self {
         let (page, slice) = page_slice(&arranged.idx, query.page);
@@ -188,17 +189,17 @@ pub fn list_table(
 /// A plain function, not a component: one less component in the bundle.
 pub fn offline_favourite(
     f: &Favourite,
-    dispatcher: Option<&UseReducerDispatcher<MarksState>>,
+    dispatcher: Option<&UseReducerDispatcher<Settings>>,
     span: u32,
 ) -> Html {
     let unstar = dispatcher.cloned().map(|d| {
         let key = f.key.clone();
         Callback::from(move |_: MouseEvent| {
-            d.dispatch(MarkAction::ToggleFavourite {
+            d.dispatch(SettingsAction::Mark(MarkAction::ToggleFavourite {
                 key: key.clone(),
                 name: String::new(),
                 now_ms: 0.0,
-            })
+            }))
         })
     });
     let label = tf(K::StarRemove, &[&f.name]);
@@ -224,14 +225,14 @@ pub fn use_favourites_seen(
     deps: (u32, u32),
     present: Vec<(String, String)>,
     at: Option<f64>,
-    dispatcher: UseReducerDispatcher<MarksState>,
+    dispatcher: UseReducerDispatcher<Settings>,
 ) {
     use_effect_with(deps, move |_| {
         if let (Some(at_ms), false) = (at, present.is_empty()) {
-            dispatcher.dispatch(MarkAction::Seen {
+            dispatcher.dispatch(SettingsAction::Mark(MarkAction::Seen {
                 pairs: present,
                 at_ms,
-            });
+            }));
         }
     });
 }

@@ -17,7 +17,7 @@ use crate::{
         server_table::ServerTable,
     },
     contexts::lobby::use_lobby,
-    contexts::marks::use_marks,
+    contexts::settings::use_settings,
     fresh::Fresh,
     i18n::{t, K},
     keyed_rows::diff,
@@ -52,13 +52,13 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
         page: 0,
         ..query.clone()
     };
-    let marks = use_marks();
+    let settings = use_settings();
     let last = use_mut_ref(|| None);
     let arranged = arrange_after(
         &mut last.borrow_mut(),
         &state.rows,
         &filter_key,
-        &marks.marks,
+        &settings.marks,
         LOBBY_SOURCE,
         &diff,
     );
@@ -74,8 +74,8 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
         &arranged,
         &query,
         on_sort,
-        &marks.marks,
-        marks.dispatcher(),
+        &settings.marks,
+        settings.dispatcher(),
         (LOBBY_SOURCE, has_list),
     );
     // Rows new since the page opened ("new" for a few seconds).
@@ -89,10 +89,10 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
             .map(|r| (&r.key, r.changed_in == state.version)),
     );
     use_favourites_seen(
-        (state.version, marks.marks.version),
+        (state.version, settings.marks.version),
         arranged.present.clone(),
         state.received_at_ms,
-        marks.dispatcher(),
+        settings.dispatcher(),
     );
     let now = browser::now_ms();
     let new_keys: Rc<Vec<Rc<str>>> = Rc::new(
@@ -120,8 +120,8 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
     let note = filter_note(
         &arranged,
         clear_filters.clone(),
-        &marks.dispatcher(),
-        marks.marks.show_hidden,
+        &settings.dispatcher(),
+        settings.marks.show_hidden,
     );
     let (page, pages) = (view.page, view.pages);
     let body = if !view.is_empty() {

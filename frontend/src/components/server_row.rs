@@ -5,10 +5,10 @@ use yew::prelude::*;
 
 use crate::{
     components::{copy_address::CopyAddress, list_table::RowMarks},
-    favourites::MarksState,
     i18n::{t, K},
     list::{free_slots, ListRow},
     listing::{address_label, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE},
+    settings::Settings,
 };
 
 /// Props of [`ServerRow`]; equal props skip the re-render, so an update
@@ -26,7 +26,7 @@ pub struct ServerRowProps {
     pub new: bool,
     /// Star and hide go here; without it the row has no such buttons.
     #[prop_or_default]
-    pub dispatcher: Option<UseReducerDispatcher<MarksState>>,
+    pub dispatcher: Option<UseReducerDispatcher<Settings>>,
 }
 
 #[component]

@@ -3,15 +3,25 @@
 use yew::prelude::*;
 
 use crate::{
-    contexts::marks::toggle_action,
-    favourites::{MarkAction, MarksState},
+    favourites::MarkAction,
     i18n::{tf, K},
+    services::browser,
+    settings::Settings,
 };
+
+/// Star or unstar, noting when (a new favourite was seen now).
+fn toggle_action(key: String, name: String) -> MarkAction {
+    MarkAction::ToggleFavourite {
+        key,
+        name,
+        now_ms: browser::now_ms(),
+    }
+}
 
 /// The star button (before the name) and the hide/unhide button (after
 /// it) for the server with mark key `key`.
 pub fn marks_buttons(
-    d: &UseReducerDispatcher<MarksState>,
+    d: &UseReducerDispatcher<Settings>,
     key: String,
     name: String,
     favourite: bool,
@@ -19,7 +29,9 @@ pub fn marks_buttons(
 ) -> (Html, Html) {
     let star = {
         let (d, key, name) = (d.clone(), key.clone(), name.clone());
-        Callback::from(move |_: MouseEvent| d.dispatch(toggle_action(key.clone(), name.clone())))
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(toggle_action(key.clone(), name.clone()).into())
+        })
     };
     let star_label = tf(if favourite { K::StarRemove } else { K::StarAdd }, &[&name]);
     let star = html! {
@@ -33,11 +45,14 @@ pub fn marks_buttons(
         let d = d.clone();
         let label = tf(if hidden { K::UnhideRow } else { K::HideRow }, &[&name]);
         let onclick = Callback::from(move |_: MouseEvent| {
-            d.dispatch(if hidden {
-                MarkAction::Unhide(key.clone())
-            } else {
-                MarkAction::Hide(key.clone())
-            })
+            d.dispatch(
+                if hidden {
+                    MarkAction::Unhide(key.clone())
+                } else {
+                    MarkAction::Hide(key.clone())
+                }
+                .into(),
+            )
         });
         html! {
             <button type="button" class="hide-row" data-testid={if hidden { "unhide" } else { "hide" }}

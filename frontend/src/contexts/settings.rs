@@ -4,18 +4,18 @@
 use yew::prelude::*;
 
 use crate::{
-    favourites::{MarkAction, MarksState},
     i18n::{self, Lang},
     services::{browser, storage},
+    settings::{Settings, SettingsAction},
 };
 
 /// The marks, the language and a way to change them; the dispatcher is
 /// stable, so rows that get it as a prop do not re-render for it.
-pub type MarksHandle = UseReducerHandle<MarksState>;
+pub type SettingsHandle = UseReducerHandle<Settings>;
 
-/// Props of [`MarksProvider`].
+/// Props of [`SettingsProvider`].
 #[derive(Properties, PartialEq)]
-pub struct MarksProviderProps {
+pub struct SettingsProviderProps {
     #[prop_or_default]
     pub children: Html,
 }
@@ -32,8 +32,8 @@ pub fn initial_lang() -> Lang {
 /// re-mounted when the language changes, so every string is rendered again
 /// (the lobby connection above it stays).
 #[component]
-pub fn MarksProvider(props: &MarksProviderProps) -> Html {
-    let state = use_reducer(|| MarksState {
+pub fn SettingsProvider(props: &SettingsProviderProps) -> Html {
+    let state = use_reducer(|| Settings {
         marks: storage::marks(),
         lang: initial_lang(),
         dirty: (false, false),
@@ -55,30 +55,21 @@ pub fn MarksProvider(props: &MarksProviderProps) -> Html {
     i18n::set_lang(state.lang);
     let key = state.lang.code();
     html! {
-        <ContextProvider<MarksHandle> context={state}>
+        <ContextProvider<SettingsHandle> context={state}>
             <div {key} class="lang-root">{ props.children.clone() }</div>
-        </ContextProvider<MarksHandle>>
+        </ContextProvider<SettingsHandle>>
     }
 }
 
-/// The settings; panics only when used outside [`MarksProvider`], which
+/// The settings; panics only when used outside [`SettingsProvider`], which
 /// is a programming error, not a runtime condition.
 #[hook]
-pub fn use_marks() -> MarksHandle {
-    use_context::<MarksHandle>().expect("use_marks outside MarksProvider")
+pub fn use_settings() -> SettingsHandle {
+    use_context::<SettingsHandle>().expect("use_settings outside SettingsProvider")
 }
 
 /// Switches the language and keeps the choice.
-pub fn set_lang(marks: &MarksHandle, l: Lang) {
+pub fn set_lang(settings: &SettingsHandle, l: Lang) {
     storage::set_lang(l);
-    marks.dispatch(MarkAction::SetLang(l));
-}
-
-/// Shorthand used by rows: star or unstar.
-pub fn toggle_action(key: String, name: String) -> MarkAction {
-    MarkAction::ToggleFavourite {
-        key,
-        name,
-        now_ms: browser::now_ms(),
-    }
+    settings.dispatch(SettingsAction::SetLang(l));
 }
