@@ -6,10 +6,10 @@ use yew::prelude::*;
 use crate::{
     contexts::lobby::LobbyProvider,
     contexts::settings::SettingsProvider,
-    contexts::test_servers::TestServersProvider,
     pages::{admin::Admin, embed::Embed, home::Home, not_found::NotFound},
     route::Route,
     router::{use_router, RouterProvider},
+    test_servers::provider::TestServersProvider,
 };
 
 fn switch(route: Route) -> Html {

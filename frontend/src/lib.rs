@@ -2,12 +2,12 @@
 //! list at `/`, admin test servers at `/admin` and an embeddable list at
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
-//! Pure logic (`query`, `list`, `listing`, `games`, `state`, `test_servers`,
-//! `favourites`, `fresh`, `i18n`, `route`, what the contexts do on each
-//! connection event in `contexts::lobby_events` and
-//! `contexts::test_server_flow`, and in `services::connection` the decoder,
-//! the list feed, backoff and polling) compiles and is tested natively; the
-//! rest needs a browser.
+//! Pure logic (`query`, `list`, `listing`, `games`, `state`, `settings`,
+//! `favourites`, `fresh`, `i18n`, `route`, `tab_keys`, what the lobby's
+//! connection events do in `contexts::lobby_events`, the test servers'
+//! model and flow in `test_servers`, and in `services::connection` the
+//! decoder, the list feed, backoff and polling) compiles and is tested
+//! natively; the rest needs a browser.
 
 pub mod app;
 pub mod bridge_choice;

@@ -6,11 +6,12 @@
 use std::time::Duration;
 
 use frontend::{
-    components::{add_server_form::AddServerForm, server_browser::ServerBrowser},
+    components::server_browser::ServerBrowser,
     contexts::lobby::Lobby,
     contexts::settings::SettingsProvider,
     router::RouterProvider,
     state::{Action, State},
+    test_servers::add_form::AddServerForm,
 };
 use protocol::{GameplayMode, Players, ServerEntry, ServerList, Stats};
 use wasm_bindgen::JsCast;

@@ -1,6 +1,5 @@
 //! Reusable function components, one per file.
 
-pub mod add_server_form;
 pub mod auth_panel;
 pub mod browser_chrome;
 pub mod copy_address;
@@ -20,5 +19,4 @@ pub mod sort_heading;
 pub mod source_tabs;
 pub mod star;
 pub mod status_pill;
-pub mod test_server_card;
 pub mod updated_ago;

@@ -1,20 +1,18 @@
 //! `/admin`: sign in with the admin token and run test servers from this
 //! browser. The servers themselves belong to the app (see
-//! `contexts::test_servers`), so leaving this page keeps them registered.
+//! `test_servers::provider`), so leaving this page keeps them registered.
 
 use protocol::{bridge::MasterState, Registration};
 use yew::prelude::*;
 
 use crate::{
-    components::{
-        add_server_form::AddServerForm, auth_panel::AuthPanel, browser_chrome::disconnected,
-        header::Header, test_server_card::TestServerCard,
-    },
+    components::{auth_panel::AuthPanel, browser_chrome::disconnected, header::Header},
     contexts::lobby::use_lobby,
-    contexts::test_servers::use_test_servers,
     i18n::{t, K},
     state::Auth,
-    test_servers::TestServerDef,
+    test_servers::{
+        add_form::AddServerForm, card::TestServerCard, provider::use_test_servers, TestServerDef,
+    },
 };
 
 #[component]

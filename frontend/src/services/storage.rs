@@ -1,16 +1,11 @@
 //! Browser storage: the admin token in sessionStorage (gone with the tab),
-//! test-server definitions, favourites, hidden servers, the last filters
-//! and the language in localStorage (kept across reloads).
+//! favourites, hidden servers, the last filters and the language in
+//! localStorage (kept across reloads). The test servers keep their
+//! definitions themselves (`test_servers::storage`).
 
 use gloo_storage::{LocalStorage, SessionStorage, Storage};
 
-use crate::test_servers::{
-    storage::{load_defs, save_defs},
-    TestServerDef,
-};
-
 const TOKEN_KEY: &str = "lobby.adminToken";
-const DEFS_KEY: &str = "lobby.testServers";
 
 /// The admin token of this tab, if one was entered.
 pub fn token() -> Option<String> {
@@ -23,20 +18,6 @@ pub fn token() -> Option<String> {
 
 pub fn set_token(token: &str) {
     let _ = SessionStorage::raw().set_item(TOKEN_KEY, token);
-}
-
-/// Stored test servers; unreadable entries are dropped.
-pub fn test_servers() -> Vec<TestServerDef> {
-    LocalStorage::raw()
-        .get_item(DEFS_KEY)
-        .ok()
-        .flatten()
-        .map(|json| load_defs(&json))
-        .unwrap_or_default()
-}
-
-pub fn set_test_servers(defs: &[TestServerDef]) {
-    let _ = LocalStorage::raw().set_item(DEFS_KEY, &save_defs(defs));
 }
 
 const FAVOURITES_KEY: &str = "lobby.favourites";

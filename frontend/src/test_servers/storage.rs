@@ -2,7 +2,26 @@
 //! keeps the tab's test servers, and an entry that no longer reads is
 //! dropped rather than failing the rest.
 
+use gloo_storage::{LocalStorage, Storage};
+
 use super::TestServerDef;
+
+const DEFS_KEY: &str = "lobby.testServers";
+
+/// The stored test servers; unreadable entries are dropped.
+pub fn load() -> Vec<TestServerDef> {
+    LocalStorage::raw()
+        .get_item(DEFS_KEY)
+        .ok()
+        .flatten()
+        .map(|json| load_defs(&json))
+        .unwrap_or_default()
+}
+
+/// Keeps `defs` for the next load of the page.
+pub fn save(defs: &[TestServerDef]) {
+    let _ = LocalStorage::raw().set_item(DEFS_KEY, &save_defs(defs));
+}
 
 /// Reads stored definitions, dropping anything unreadable.
 pub fn load_defs(json: &str) -> Vec<TestServerDef> {

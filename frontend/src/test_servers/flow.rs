@@ -4,8 +4,9 @@
 //! each registration it asks the master for the list over the same
 //! connection, so the answer shows the registration (the page's own list
 //! may never change: a server registered again exactly as it was leaves
-//! the bridge nothing to push). The
-//! provider in `test_servers` feeds it events and a way to send, and
+//! the bridge nothing to push). A socket that had no token, or whose token
+//! was refused, signs in again once the page's own connection signs in.
+//! The provider (`provider`) feeds it events and a way to send, and
 //! carries out the [`Effect`]s it returns; the rules are tested natively
 //! (like `services::connection::polling`).
 
@@ -14,10 +15,8 @@ use protocol::{
     Command, Stats,
 };
 
-use crate::{
-    services::connection::{decode::Incoming, ConnEvent},
-    test_servers::{Phase, TestServerDef},
-};
+use super::{Phase, TestServerDef};
+use crate::services::connection::{decode::Incoming, ConnEvent};
 
 /// The fallback wait before registering again after a `master-down` refusal.
 pub const RETRY_MS: u32 = 3000;
@@ -34,29 +33,59 @@ pub enum Effect {
     Listed,
     /// The bridge's refusal, shown on the card until the next registration.
     BridgeError(String),
-    /// Call [`Flow::on_retry`] with this generation after [`RETRY_MS`].
-    RetryLater(u32),
+    /// Call [`Flow::on_retry`] after [`RETRY_MS`]; a later `RetryLater`
+    /// replaces this one (only the latest timer counts).
+    RetryLater,
 }
 
-/// What went out on one server's current socket.
-#[derive(Debug, Default)]
-pub struct Flow {
-    /// `bridgeAuth` succeeded on the current socket.
-    signed_in: bool,
-    /// Registration sent on the current socket and not refused.
-    registered: bool,
-    /// The stats last sent on the current socket.
-    sent: Option<Stats>,
-    /// The current socket was told the master is down and not yet up again.
-    master_down: bool,
-    /// A registration the bridge refused with `master-down` is tried again
+/// Where one server's current socket stands. `master_down`: the socket was
+/// told the master is down and not yet that it is up again.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Flow {
+    /// No socket open: connecting, or closed and waiting to reconnect.
+    #[default]
+    Closed,
+    /// Open; `bridgeAuth` went out, no answer yet.
+    SigningIn { master_down: bool },
+    /// Open, but the tab holds no token: it signs in when the page does.
+    NoToken { master_down: bool },
+    /// Open; the bridge refused the token: it signs in again when the page
+    /// signs in.
+    Rejected { master_down: bool },
+    /// Signed in, not registered: the master is down, refused the
+    /// registration, or the frames could not go out. `retry`: a
+    /// registration the bridge refused with `master-down` is tried again
     /// after [`RETRY_MS`] even if no `bridgeStatus up` comes (when this
-    /// socket never saw the master go down, it will not see it come back);
-    /// bumping this cancels the pending try.
-    retry_gen: u32,
+    /// socket never saw the master go down, it will not see it come back).
+    SignedIn { master_down: bool, retry: bool },
+    /// Signed in, registration sent and not refused; `sent` are the stats
+    /// last sent.
+    Registered { master_down: bool, sent: Stats },
 }
 
 impl Flow {
+    fn master_down(&self) -> bool {
+        match *self {
+            Flow::Closed => false,
+            Flow::SigningIn { master_down }
+            | Flow::NoToken { master_down }
+            | Flow::Rejected { master_down }
+            | Flow::SignedIn { master_down, .. }
+            | Flow::Registered { master_down, .. } => master_down,
+        }
+    }
+
+    fn set_master_down(&mut self, down: bool) {
+        match self {
+            Flow::Closed => {}
+            Flow::SigningIn { master_down }
+            | Flow::NoToken { master_down }
+            | Flow::Rejected { master_down }
+            | Flow::SignedIn { master_down, .. }
+            | Flow::Registered { master_down, .. } => *master_down = down,
+        }
+    }
+
     /// Handles `ev` for server `def` (`None` once it was removed). `token`
     /// is asked only when the socket opens; `send` queues a frame and says
     /// whether the socket took it.
@@ -65,31 +94,40 @@ impl Flow {
         ev: ConnEvent,
         def: Option<&TestServerDef>,
         token: impl FnOnce() -> Option<String>,
-        mut send: impl FnMut(String) -> bool,
+        send: impl FnMut(String) -> bool,
     ) -> Vec<Effect> {
         match ev {
             ConnEvent::Connecting => {
-                self.signed_in = false;
-                self.registered = false;
-                self.master_down = false;
-                self.cancel_retry();
+                *self = Flow::Closed;
                 vec![Effect::Phase(Phase::Connecting)]
             }
-            ConnEvent::Opened => match token() {
-                Some(token) => {
-                    send(ClientMessage::Auth { token }.to_json());
-                    vec![Effect::Phase(Phase::SigningIn)]
-                }
-                None => vec![Effect::Phase(Phase::NoToken)],
-            },
+            ConnEvent::Opened => self.sign_in(token(), send),
             ConnEvent::Closed { .. } => {
-                self.signed_in = false;
-                self.registered = false;
-                self.cancel_retry();
+                *self = Flow::Closed;
                 vec![Effect::Phase(Phase::Reconnecting)]
             }
             ConnEvent::Message { msg, .. } => self.on_message(msg, def, send),
             _ => Vec::new(),
+        }
+    }
+
+    /// Sends `bridgeAuth` with `token`, or waits for one.
+    fn sign_in(
+        &mut self,
+        token: Option<String>,
+        mut send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        let master_down = self.master_down();
+        match token {
+            Some(token) => {
+                send(ClientMessage::Auth { token }.to_json());
+                *self = Flow::SigningIn { master_down };
+                vec![Effect::Phase(Phase::SigningIn)]
+            }
+            None => {
+                *self = Flow::NoToken { master_down };
+                vec![Effect::Phase(Phase::NoToken)]
+            }
         }
     }
 
@@ -99,30 +137,35 @@ impl Flow {
         def: Option<&TestServerDef>,
         send: impl FnMut(String) -> bool,
     ) -> Vec<Effect> {
+        let master_down = self.master_down();
         match msg {
             Incoming::AuthResult(true) => {
-                self.signed_in = true;
-                if self.master_down {
+                let retry = matches!(self, Flow::SignedIn { retry: true, .. });
+                *self = Flow::SignedIn { master_down, retry };
+                if master_down {
                     vec![Effect::Phase(Phase::MasterDown)]
                 } else {
                     self.register(def, send)
                 }
             }
-            Incoming::AuthResult(false) => vec![Effect::Phase(Phase::Rejected)],
+            Incoming::AuthResult(false) => {
+                *self = Flow::Rejected { master_down };
+                vec![Effect::Phase(Phase::Rejected)]
+            }
             Incoming::Master(MasterState::Down) => {
-                self.master_down = true;
-                if self.signed_in {
+                self.set_master_down(true);
+                if self.signed_in() {
                     vec![Effect::Phase(Phase::MasterDown)]
                 } else {
                     Vec::new()
                 }
             }
             Incoming::Master(MasterState::Up) => {
-                self.master_down = false;
-                match (self.signed_in, self.registered) {
+                self.set_master_down(false);
+                match self {
                     // A hung master kept the registration: it is back as is.
-                    (true, true) => vec![Effect::Phase(Phase::Registered)],
-                    (true, false) => self.register(def, send),
+                    Flow::Registered { .. } => vec![Effect::Phase(Phase::Registered)],
+                    Flow::SignedIn { .. } => self.register(def, send),
                     _ => Vec::new(),
                 }
             }
@@ -130,13 +173,15 @@ impl Flow {
                 code: Some(ErrorCode::MasterDown),
                 message,
             } => {
-                self.registered = false;
-                self.cancel_retry();
-                let mut effects = Vec::with_capacity(3);
                 // While the bridge reports the master down, its "up" is the
                 // signal; the timer covers a socket that never heard "down".
-                if !self.master_down {
-                    effects.push(Effect::RetryLater(self.retry_gen));
+                let retry = !master_down;
+                if self.signed_in() {
+                    *self = Flow::SignedIn { master_down, retry };
+                }
+                let mut effects = Vec::with_capacity(3);
+                if retry {
+                    effects.push(Effect::RetryLater);
                 }
                 effects.push(Effect::BridgeError(message));
                 effects.push(Effect::Phase(Phase::MasterDown));
@@ -146,7 +191,7 @@ impl Flow {
             // Only this socket's own query is answered on it, and it went out
             // after the registration on the same master connection.
             Incoming::List(list)
-                if self.registered
+                if matches!(self, Flow::Registered { .. })
                     && def.is_some_and(|d| list.servers.iter().any(|e| d.is_listed_as(e))) =>
             {
                 vec![Effect::Listed]
@@ -155,16 +200,41 @@ impl Flow {
         }
     }
 
-    /// The retry timer of generation `gen` fired: registers unless anything
-    /// happened on the socket since.
+    fn signed_in(&self) -> bool {
+        matches!(self, Flow::SignedIn { .. } | Flow::Registered { .. })
+    }
+
+    /// The latest retry timer fired: registers unless anything happened on
+    /// the socket since the refusal that set it.
     pub fn on_retry(
         &mut self,
-        gen: u32,
         def: Option<&TestServerDef>,
         send: impl FnMut(String) -> bool,
     ) -> Vec<Effect> {
-        if self.retry_gen == gen && self.signed_in && !self.registered {
+        if matches!(self, Flow::SignedIn { retry: true, .. }) {
             self.register(def, send)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The page's own connection signed in: a socket that had no token, or
+    /// whose token was refused, signs in with `token` now.
+    pub fn on_page_signed_in(
+        &mut self,
+        token: &str,
+        mut send: impl FnMut(String) -> bool,
+    ) -> Vec<Effect> {
+        let master_down = match *self {
+            Flow::NoToken { master_down } | Flow::Rejected { master_down } => master_down,
+            _ => return Vec::new(),
+        };
+        let auth = ClientMessage::Auth {
+            token: token.to_owned(),
+        };
+        if send(auth.to_json()) {
+            *self = Flow::SigningIn { master_down };
+            vec![Effect::Phase(Phase::SigningIn)]
         } else {
             Vec::new()
         }
@@ -174,8 +244,10 @@ impl Flow {
     /// registered, and only when they differ from the last ones sent.
     pub fn update_stats(&mut self, def: &TestServerDef, mut send: impl FnMut(String) -> bool) {
         let stats = def.stats();
-        if self.registered && self.sent != Some(stats) && send(def.stats_json()) {
-            self.sent = Some(stats);
+        if let Flow::Registered { sent, .. } = self {
+            if *sent != stats && send(def.stats_json()) {
+                *sent = stats;
+            }
         }
     }
 
@@ -194,10 +266,17 @@ impl Flow {
             Ok(register) => register,
             Err(e) => return vec![Effect::Phase(Phase::Invalid(e.to_string()))],
         };
-        self.cancel_retry();
+        let master_down = self.master_down();
+        // Whatever comes of it, a pending retry is moot now.
+        *self = Flow::SignedIn {
+            master_down,
+            retry: false,
+        };
         if send(register) && send(def.stats_json()) {
-            self.registered = true;
-            self.sent = Some(def.stats());
+            *self = Flow::Registered {
+                master_down,
+                sent: def.stats(),
+            };
             // The answer is confirmation only: if it cannot go out, the
             // page's list still can confirm the server.
             send(Command::Query.to_json());
@@ -206,16 +285,6 @@ impl Flow {
             Vec::new()
         }
     }
-
-    fn cancel_retry(&mut self) {
-        self.retry_gen = self.retry_gen.wrapping_add(1);
-    }
-}
-
-/// Whether a server in `phase` signs in again once the page's own
-/// connection signs in: it was refused, or the tab had no token yet.
-pub fn signs_in_again(phase: Option<&Phase>) -> bool {
-    matches!(phase, Some(Phase::Rejected | Phase::NoToken))
 }
 
 /// The running servers whose definitions are gone: they unregister and
@@ -289,9 +358,14 @@ mod tests {
             })
         }
 
-        fn retry(&mut self, gen: u32) -> Vec<Effect> {
+        fn retry(&mut self) -> Vec<Effect> {
             let send = sock(&mut self.frames, self.closed);
-            self.flow.on_retry(gen, self.def.as_ref(), send)
+            self.flow.on_retry(self.def.as_ref(), send)
+        }
+
+        fn page_signed_in(&mut self) -> Vec<Effect> {
+            let send = sock(&mut self.frames, self.closed);
+            self.flow.on_page_signed_in("tok", send)
         }
 
         fn update(&mut self, def: &TestServerDef) {
@@ -324,11 +398,8 @@ mod tests {
         }
     }
 
-    fn retry_gen(effects: &[Effect]) -> u32 {
-        match effects.first() {
-            Some(Effect::RetryLater(gen)) => *gen,
-            _ => panic!("no retry: {effects:?}"),
-        }
+    fn asks_for_a_retry(effects: &[Effect]) {
+        assert_eq!(effects.first(), Some(&Effect::RetryLater), "{effects:?}");
     }
 
     #[test]
@@ -348,19 +419,38 @@ mod tests {
     }
 
     #[test]
-    fn no_token_or_a_refused_one() {
+    fn no_token_or_a_refused_one_signs_in_when_the_page_does() {
+        let auth = r#"{"command":"bridgeAuth","content":{"token":"tok"}}"#;
         let mut r = Rig::new();
         r.token = None;
         assert_eq!(r.ev(ConnEvent::Opened), [Effect::Phase(Phase::NoToken)]);
+        assert!(r.take().is_empty());
+        assert_eq!(r.page_signed_in(), [Effect::Phase(Phase::SigningIn)]);
+        assert_eq!(r.take(), [auth]);
+        // Signing in: the page's sign-in sends nothing more.
+        assert!(r.page_signed_in().is_empty());
         assert_eq!(
             r.msg(Incoming::AuthResult(false)),
             [Effect::Phase(Phase::Rejected)]
         );
         assert!(r.take().is_empty());
-        assert!(signs_in_again(Some(&Phase::Rejected)));
-        assert!(signs_in_again(Some(&Phase::NoToken)));
-        assert!(!signs_in_again(Some(&Phase::Registered)));
-        assert!(!signs_in_again(None));
+        assert_eq!(r.page_signed_in(), [Effect::Phase(Phase::SigningIn)]);
+        assert_eq!(r.take(), [auth]);
+        assert_eq!(r.msg(Incoming::AuthResult(true)), [Effect::Registered]);
+        r.take();
+        // Registered (or not open at all): nothing to do.
+        assert!(r.page_signed_in().is_empty());
+        assert!(Rig::new().page_signed_in().is_empty());
+        assert!(r.take().is_empty());
+        // A socket that cannot send stays refused, to try again later.
+        let mut r = Rig::new();
+        r.ev(ConnEvent::Opened);
+        r.msg(Incoming::AuthResult(false));
+        r.take();
+        r.closed = true;
+        assert!(r.page_signed_in().is_empty());
+        r.closed = false;
+        assert_eq!(r.page_signed_in(), [Effect::Phase(Phase::SigningIn)]);
     }
 
     #[test]
@@ -398,23 +488,23 @@ mod tests {
         let mut r = Rig::registered();
         let effects = r.refused(ErrorCode::MasterDown, "master down");
         assert_eq!(effects.len(), 3);
-        let gen = retry_gen(&effects);
-        assert_eq!(r.retry(gen), [Effect::Registered]);
+        asks_for_a_retry(&effects);
+        assert_eq!(r.retry(), [Effect::Registered]);
         assert_eq!(r.take(), r.registration());
         // That registration cancelled the timer: firing again sends nothing.
-        assert!(r.retry(gen).is_empty());
+        assert!(r.retry().is_empty());
         assert!(r.take().is_empty());
     }
 
     #[test]
     fn a_reconnect_cancels_the_retry_and_registers_anew() {
         let mut r = Rig::registered();
-        let gen = retry_gen(&r.refused(ErrorCode::MasterDown, "master down"));
+        asks_for_a_retry(&r.refused(ErrorCode::MasterDown, "master down"));
         assert_eq!(
             r.ev(ConnEvent::Closed { retry_at_ms: 1.0 }),
             [Effect::Phase(Phase::Reconnecting)]
         );
-        assert!(r.retry(gen).is_empty());
+        assert!(r.retry().is_empty());
         r.ev(ConnEvent::Connecting);
         r.ev(ConnEvent::Opened);
         assert_eq!(r.msg(Incoming::AuthResult(true)), [Effect::Registered]);

@@ -1,28 +1,29 @@
 //! The tab's test servers as an app-level context: one WebSocket per test
 //! server, owned here rather than by the admin page, so moving between
 //! pages inside the app keeps them registered; they end with the tab.
-//! What each socket sends and shows is decided in `test_server_flow`;
-//! this is the glue (sockets, timers, storage, dispatch).
+//! What each socket sends and shows is decided by its [`Flow`]; this is
+//! the glue (sockets, timers, storage, dispatch).
 
 use std::{cell::RefCell, collections::HashMap, rc::Rc};
 
 use gloo_timers::future::TimeoutFuture;
-use protocol::{bridge::ClientMessage, Command, Registration};
+use protocol::{Command, Registration};
 use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
 use super::{
-    lobby::use_lobby,
-    test_server_flow::{removed, signs_in_again, Effect, Flow, RETRY_MS},
+    flow::{removed, Effect, Flow, RETRY_MS},
+    storage::{load, save},
+    TestServerDef, TestServers, TsAction,
 };
 use crate::{
+    contexts::lobby::use_lobby,
     services::{
         browser,
         connection::{ConnEvent, Connection},
         storage,
     },
     state::Auth,
-    test_servers::{Phase, TestServerDef, TestServers, TsAction},
 };
 
 /// What the context shares: the test servers' state and their actions.
@@ -66,12 +67,14 @@ impl TestServersHandle {
 struct Runtime {
     conn: Option<Connection>,
     flow: Flow,
+    /// Numbers the retry timers: only the latest one may fire.
+    retry_timer: u32,
 }
 
 impl Runtime {
     /// Runs `step` on the flow with this socket's `send`.
     fn step<T>(&mut self, step: impl FnOnce(&mut Flow, &mut dyn FnMut(String) -> bool) -> T) -> T {
-        let Runtime { conn, flow } = self;
+        let Runtime { conn, flow, .. } = self;
         step(flow, &mut |frame| {
             conn.as_ref().is_some_and(|c| c.send(frame))
         })
@@ -122,15 +125,23 @@ fn apply(
             }
             Effect::Listed => dispatcher.dispatch(TsAction::Listed(id)),
             Effect::BridgeError(m) => dispatcher.dispatch(TsAction::BridgeError(id, m)),
-            Effect::RetryLater(gen) => {
+            Effect::RetryLater => {
+                let timer = {
+                    let mut rt = cell.borrow_mut();
+                    rt.retry_timer = rt.retry_timer.wrapping_add(1);
+                    rt.retry_timer
+                };
                 let weak = Rc::downgrade(cell);
                 let latest = Rc::clone(latest);
                 let dispatcher = dispatcher.clone();
                 spawn_local(async move {
                     TimeoutFuture::new(RETRY_MS).await;
                     let Some(cell) = weak.upgrade() else { return };
+                    if cell.borrow().retry_timer != timer {
+                        return;
+                    }
                     drive(id, &cell, &latest, &dispatcher, |flow, def, send| {
-                        flow.on_retry(gen, def, send)
+                        flow.on_retry(def, send)
                     });
                 });
             }
@@ -198,13 +209,13 @@ pub fn TestServersProvider(props: &TestServersProviderProps) -> Html {
         // An embed never runs test servers by itself; a tab that holds a
         // token (a reload of a signed-in tab) runs them on every page.
         let active = storage::token().is_some() && !browser::path().starts_with("/embed");
-        TestServers::new(storage::test_servers(), active)
+        TestServers::new(load(), active)
     });
     let latest = use_mut_ref(Vec::new);
     latest.borrow_mut().clone_from(&state.defs);
     let runtimes = use_mut_ref(Runtimes::new);
 
-    use_effect_with(state.defs.clone(), |defs| storage::set_test_servers(defs));
+    use_effect_with(state.defs.clone(), |defs| save(defs));
     {
         let runtimes = runtimes.clone();
         let latest = latest.clone();
@@ -215,22 +226,24 @@ pub fn TestServersProvider(props: &TestServersProviderProps) -> Html {
             }
         });
     }
-    // Servers that were refused (or had no token) retry once the page's
-    // own connection signs in.
+    // Each server's flow decides whether it signs in again once the page's
+    // own connection signs in (it was refused, or had no token).
     {
         let runtimes = runtimes.clone();
-        let phases = state.phases.clone();
+        let latest = latest.clone();
         let dispatcher = state.dispatcher();
         use_effect_with(lobby.state.auth == Auth::SignedIn, move |signed_in| {
             let token = storage::token().filter(|_| *signed_in);
             if let Some(token) = token {
-                let auth = ClientMessage::Auth { token }.to_json();
-                for (id, rt) in runtimes.borrow().iter() {
-                    let refused = signs_in_again(phases.get(id));
-                    let conn = rt.borrow().conn.clone();
-                    if refused && conn.is_some_and(|c| c.send(auth.clone())) {
-                        dispatcher.dispatch(TsAction::Phase(*id, Phase::SigningIn));
-                    }
+                let running: Vec<_> = runtimes
+                    .borrow()
+                    .iter()
+                    .map(|(id, rt)| (*id, Rc::clone(rt)))
+                    .collect();
+                for (id, cell) in running {
+                    drive(id, &cell, &latest, &dispatcher, |flow, _, send| {
+                        flow.on_page_signed_in(&token, send)
+                    });
                 }
             }
         });

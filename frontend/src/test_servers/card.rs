@@ -1,12 +1,11 @@
 //! One test server's card: its status and controls for its stats. The
-//! server's connection lives in the app-level `contexts::test_servers`.
+//! server's connection lives in the app-level provider (`provider`).
 
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
+use super::{Phase, TestServerDef};
 use crate::i18n::{t, tf, K};
-
-use crate::test_servers::{Phase, TestServerDef};
 
 /// Props of [`TestServerCard`].
 #[derive(Properties, PartialEq)]

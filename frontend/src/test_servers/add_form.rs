@@ -6,10 +6,8 @@ use yew::prelude::*;
 
 use protocol::Registration;
 
-use crate::{
-    i18n::{t, K},
-    test_servers::form::{validate_form, FormInput},
-};
+use super::form::{validate_form, FormInput};
+use crate::i18n::{t, K};
 
 /// Props of [`AddServerForm`].
 #[derive(Properties, PartialEq)]
