@@ -4,7 +4,7 @@
 //!
 //! Pure logic (`query`, `list`, `listing`, `games`, `state`, `settings`,
 //! `favourites`, `fresh`, `i18n`, `route`, `tab_keys`, what the lobby's
-//! connection events do in `contexts::lobby_events`, the test servers'
+//! connection events do in `state::events`, the test servers'
 //! model and flow in `test_servers`, and in `services::connection` the
 //! decoder, the list feed, backoff and polling) compiles and is tested
 //! natively; the rest needs a browser.

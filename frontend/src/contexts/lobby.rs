@@ -1,20 +1,19 @@
 //! The lobby context: one bridge connection per page, its state, and the
 //! `use_lobby` hook with the domain actions components need. What each
-//! connection event does is decided in `lobby_events`; this is the glue.
+//! connection event does is decided in `state::events`; this is the glue.
 
 use std::{cell::RefCell, rc::Rc};
 
 use protocol::bridge::ClientMessage;
 use yew::prelude::*;
 
-use super::lobby_events::react;
 use crate::{
     services::{
         browser,
         connection::{ConnEvent, Connection},
         storage,
     },
-    state::{Action, State},
+    state::{events::react, Action, State},
 };
 
 /// What the context shares: the state and a way to talk to the bridge.

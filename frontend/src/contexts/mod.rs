@@ -3,8 +3,7 @@
 //! tab's test servers have their provider in their own folder
 //! (`test_servers::provider`). The providers are glue; what a connection
 //! event does is decided by pure, natively tested functions elsewhere
-//! (`lobby_events`, `test_servers::flow`).
+//! (`state::events`, `test_servers::flow`).
 
 pub mod lobby;
-pub mod lobby_events;
 pub mod settings;

@@ -1,6 +1,9 @@
 //! The page's shared state (connection, master reachability, the list,
 //! admin sign-in) as `State` + `Action` + `impl Reducible`, so every change
-//! goes through one pure function that is tested natively.
+//! goes through one pure function that is tested natively; `events` says
+//! which actions each event of the page's connection becomes.
+
+pub mod events;
 
 use std::rc::Rc;
 

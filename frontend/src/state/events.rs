@@ -1,14 +1,12 @@
 //! What the page's own connection does to the page state: a pure mapping
 //! from each [`ConnEvent`] to the [`Action`]s the lobby reducer gets and the
-//! sign-in frame to send, so `LobbyProvider` is glue and the rules are
-//! tested natively (like `services::connection::polling`).
+//! sign-in frame to send, so `LobbyProvider` (`contexts::lobby`) is glue
+//! and the rules are tested natively (like `services::connection::polling`).
 
 use protocol::bridge::{ClientMessage, ErrorCode, MasterState};
 
-use crate::{
-    services::connection::{decode::Incoming, ConnEvent},
-    state::Action,
-};
+use super::Action;
+use crate::services::connection::{decode::Incoming, ConnEvent};
 
 /// The page's answer to one connection event: actions to dispatch, in
 /// order, then a frame to send (the sign-in when the socket opens).
