@@ -1,7 +1,7 @@
 //! The browser's side: a list kept current by applying deltas, all or
 //! nothing.
 
-use super::{Delta, Resume, Snapshot};
+use super::{Delta, Keyed, Resume, Snapshot};
 use crate::message::ServerEntry;
 
 /// Why a delta does not apply to a client's list; the client subscribes
@@ -18,26 +18,76 @@ pub enum ApplyError {
     OutOfOrder(u64),
 }
 
+/// What a [`ClientList`] keeps of each entry: the [`Keyed`] entry itself,
+/// or what a client makes of it once per change (a page keeps its rows
+/// there, so the list and the rows it shows are one store).
+pub trait ListItem: Clone {
+    /// The item for `keyed`; `old` is the item the list held for its id
+    /// before, if any, so what did not change can be kept.
+    fn from_keyed(keyed: Keyed, old: Option<&Self>) -> Self;
+    fn id(&self) -> u64;
+    fn entry(&self) -> &ServerEntry;
+}
+
+impl ListItem for Keyed {
+    fn from_keyed(keyed: Keyed, _: Option<&Self>) -> Self {
+        keyed
+    }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn entry(&self) -> &ServerEntry {
+        &self.entry
+    }
+}
+
 /// The browser's side: a list built from a snapshot and kept current by
 /// deltas, ordered by id (= the master's order). A sorted `Vec` rather than
 /// a map: new ids come at the end, lookups are binary searches, and it
 /// keeps the browser's bundle small.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClientList {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientList<T = Keyed> {
     epoch: String,
     seq: u64,
     /// Sorted by id, ids unique.
-    entries: Vec<(u64, ServerEntry)>,
+    items: Vec<T>,
     /// The highest id ever seen in this epoch: a new id must be above it.
     max_id: u64,
 }
 
+impl<T> Default for ClientList<T> {
+    fn default() -> Self {
+        Self {
+            epoch: String::new(),
+            seq: 0,
+            items: Vec::new(),
+            max_id: 0,
+        }
+    }
+}
+
+impl<T> AsRef<[T]> for ClientList<T> {
+    /// The items in list order (= id order).
+    fn as_ref(&self) -> &[T] {
+        &self.items
+    }
+}
+
 impl ClientList {
     pub fn from_snapshot(snapshot: Snapshot) -> Self {
+        Self::from_snapshot_as(snapshot)
+    }
+}
+
+impl<T: ListItem> ClientList<T> {
+    /// The list of `snapshot`, each entry kept as a `T`.
+    pub fn from_snapshot_as(snapshot: Snapshot) -> Self {
         let mut list = Self {
             epoch: snapshot.epoch,
             seq: snapshot.seq,
-            entries: Vec::with_capacity(snapshot.servers.len()),
+            items: Vec::with_capacity(snapshot.servers.len()),
             max_id: 0,
         };
         // The bridge sends them in id order (each goes at the end); any
@@ -45,11 +95,11 @@ impl ClientList {
         // its last entry.
         for k in snapshot.servers {
             match list.position(k.id) {
-                Ok(i) => list.entries[i].1 = k.entry,
-                Err(i) => list.entries.insert(i, (k.id, k.entry)),
+                Ok(i) => list.items[i] = T::from_keyed(k, Some(&list.items[i])),
+                Err(i) => list.items.insert(i, T::from_keyed(k, None)),
             }
         }
-        list.max_id = list.entries.last().map_or(0, |(id, _)| *id);
+        list.max_id = list.items.last().map_or(0, T::id);
         list
     }
 
@@ -71,28 +121,33 @@ impl ClientList {
 
     /// The entries in list order, with their ids.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &ServerEntry)> {
-        self.entries.iter().map(|(id, e)| (*id, e))
+        self.items.iter().map(|item| (item.id(), item.entry()))
+    }
+
+    /// The items in list order (= id order).
+    pub fn items(&self) -> &[T] {
+        &self.items
     }
 
     fn position(&self, id: u64) -> Result<usize, usize> {
-        self.entries.binary_search_by_key(&id, |(id, _)| *id)
+        self.items.binary_search_by_key(&id, T::id)
     }
 
     pub fn get(&self, id: u64) -> Option<&ServerEntry> {
-        self.position(id).ok().map(|i| &self.entries[i].1)
+        self.position(id).ok().map(|i| self.items[i].entry())
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.items.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.items.is_empty()
     }
 
     /// The entries as the master lists them.
     pub fn servers(&self) -> Vec<ServerEntry> {
-        self.entries.iter().map(|(_, e)| e.clone()).collect()
+        self.items.iter().map(|item| item.entry().clone()).collect()
     }
 
     /// Applies `delta`, all or nothing. An empty delta whose `prev` and
@@ -126,20 +181,20 @@ impl ClientList {
         match delta.remove.len() {
             0 => {}
             // The usual few: a scan each.
-            1..=16 => self.entries.retain(|(id, _)| !delta.remove.contains(id)),
+            1..=16 => self.items.retain(|item| !delta.remove.contains(&item.id())),
             _ => {
                 let mut gone = delta.remove.clone();
                 gone.sort_unstable();
-                self.entries
-                    .retain(|(id, _)| gone.binary_search(id).is_err());
+                self.items
+                    .retain(|item| gone.binary_search(&item.id()).is_err());
             }
         }
         for k in &delta.upsert {
             match self.position(k.id) {
-                Ok(i) => self.entries[i].1 = k.entry.clone(),
+                Ok(i) => self.items[i] = T::from_keyed(k.clone(), Some(&self.items[i])),
                 // New ids are above every id held: at the end, unless the
                 // same delta also removed a higher one.
-                Err(i) => self.entries.insert(i, (k.id, k.entry.clone())),
+                Err(i) => self.items.insert(i, T::from_keyed(k.clone(), None)),
             }
         }
         self.max_id = max_id;

@@ -34,6 +34,14 @@ fn identity(e: &ServerEntry) -> Identity<'_> {
     (&e.name, e.address.as_deref(), e.port)
 }
 
+/// Whether `a` and `b` are the same server in two lists: the same
+/// registration (see [`Identity`]). The one rule for it: the bridge's
+/// numbering ([`KeyedList::update`]) follows it, and so does a page that
+/// numbers a whole list itself.
+pub fn same_server(a: &ServerEntry, b: &ServerEntry) -> bool {
+    identity(a) == identity(b)
+}
+
 /// The bridge's numbered copy of the master's list. Ids rise in list
 /// order and are never reused, so a client that orders by id has the
 /// master's order.

@@ -19,9 +19,9 @@ pub mod names {
     pub const DELTA: &str = "bridgeDelta";
 }
 
-pub use client::{ApplyError, ClientList};
+pub use client::{ApplyError, ClientList, ListItem};
 pub use history::{CatchUp, History};
-pub use keyed_list::{Change, KeyedList};
+pub use keyed_list::{same_server, Change, KeyedList};
 pub use subscribe::{Resume, Subscribe, SubscribeError};
 pub use wire::{
     delta_json, snapshot_content_json, snapshot_json, Delta, DeltaMessage, Keyed, Snapshot,
