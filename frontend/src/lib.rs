@@ -6,7 +6,7 @@
 //! `favourites`, `fresh`, `i18n`, `route`, `tab_keys`, what the lobby's
 //! connection events do in `state::events`, the test servers'
 //! model and flow in `test_servers`, and in `services::connection` the
-//! decoder, the list feed, backoff and polling) compiles and is tested
+//! decoder, the list's cursor, backoff and polling) compiles and is tested
 //! natively; the rest needs a browser.
 
 pub mod app;
@@ -17,7 +17,6 @@ pub mod favourites;
 pub mod fresh;
 pub mod games;
 pub mod i18n;
-pub mod keyed_rows;
 pub mod list;
 pub mod listing;
 pub mod pages;
@@ -29,6 +28,7 @@ pub mod settings;
 pub mod state;
 pub mod tab_keys;
 pub mod test_servers;
+pub mod views;
 
 /// Takes a sign-in link's token, then mounts the app on `<body>`.
 pub fn start() {

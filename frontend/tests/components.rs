@@ -10,10 +10,11 @@ use frontend::{
     contexts::lobby::Lobby,
     contexts::settings::SettingsProvider,
     router::RouterProvider,
+    services::connection::ListMessage,
     state::{Action, State},
     test_servers::add_form::AddServerForm,
 };
-use protocol::{GameplayMode, Players, ServerEntry, ServerList, Stats};
+use protocol::{GameplayMode, Players, ServerEntry, Stats};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlElement, HtmlInputElement};
@@ -43,13 +44,11 @@ fn FedLobby() -> Html {
         use_effect_with((), move |_| {
             state.dispatch(Action::Opened);
             state.dispatch(Action::List {
-                list: ServerList {
-                    servers: vec![
-                        entry("bravo", 1, 4, true, 1),
-                        entry("轰炸机人", 22, 4, false, 2),
-                        entry("Server von Bösewicht", 3, 3, true, 1),
-                    ],
-                },
+                message: ListMessage::Whole(vec![
+                    entry("bravo", 1, 4, true, 1),
+                    entry("轰炸机人", 22, 4, false, 2),
+                    entry("Server von Bösewicht", 3, 3, true, 1),
+                ]),
                 at_ms: js_sys::Date::now(),
                 perf_ms: 0.0,
             });
@@ -314,13 +313,11 @@ fn UpdatedLobby() -> Html {
             state.dispatch(Action::Opened);
             for bravo in [1, 2] {
                 state.dispatch(Action::List {
-                    list: ServerList {
-                        servers: vec![entry("alpha", 0, 4, true, 1), {
-                            let mut e = entry("bravo", 1, 4, true, 1);
-                            e.stats.players.current = bravo;
-                            e
-                        }],
-                    },
+                    message: ListMessage::Whole(vec![entry("alpha", 0, 4, true, 1), {
+                        let mut e = entry("bravo", 1, 4, true, 1);
+                        e.stats.players.current = bravo;
+                        e
+                    }]),
                     at_ms: js_sys::Date::now(),
                     perf_ms: 0.0,
                 });

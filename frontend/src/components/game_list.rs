@@ -1,5 +1,6 @@
 //! One source of other games' servers: filters, summary, table or one
-//! server's details, empty states and paging.
+//! server's details, empty states and paging, drawn from its view model
+//! (`views::games`).
 
 use std::rc::Rc;
 
@@ -8,22 +9,18 @@ use yew::prelude::*;
 use crate::{
     components::{
         browser_chrome::{
-            disconnected, empty_before_list, filter_note, list_meta, no_match, scroll_to_top,
-            ViewCallbacks,
+            empty_before_list, filter_note, list_meta, no_match, scroll_to_top, ViewCallbacks,
         },
         empty_state::EmptyState,
         filters::Filters,
         game_detail::GameDetail,
         game_table::GameTable,
-        list_table::{use_favourites_seen, TableView},
         pager::Pager,
     },
-    contexts::lobby::use_lobby,
     contexts::settings::use_settings,
-    games,
     i18n::{t, tf, K},
-    list::{self, summarize, summary_text},
     query::ListQuery,
+    views::games::use_game_view,
 };
 
 /// Props of [`GameList`].
@@ -41,59 +38,26 @@ pub struct GameListProps {
 /// server's details instead of the table.
 #[component]
 pub fn GameList(props: &GameListProps) -> Html {
-    let lobby = use_lobby();
-    let state = &*lobby.state;
     let q = props.query.clone();
     let set = props.on_change.clone();
-    let id = q.source.clone().unwrap_or_default();
-    // Borrowed, not cloned: this renders on every lobby push too, and a
-    // source may list hundreds of servers with their players and rules.
-    let source = state
-        .games
-        .as_deref()
-        .and_then(|g| games::find(&g.sources, &id));
-    let rows = {
-        let all = state.games.clone();
-        use_memo((state.games_version, id.clone()), move |(_, id)| {
-            all.as_deref()
-                .and_then(|g| games::find(&g.sources, id))
-                .map(games::rows)
-                .unwrap_or_default()
-        })
-    };
-    let filter_key = ListQuery {
-        page: 0,
-        server: None,
-        ..q.clone()
-    };
+    let ViewCallbacks {
+        on_sort,
+        on_page,
+        clear_filters,
+    } = ViewCallbacks::new(&q, &set);
+    let view = use_game_view(&q, on_sort);
     let settings = use_settings();
-    let arranged = {
-        let rows = rows.clone();
-        let m = settings.marks.clone();
-        use_memo(
-            (state.games_version, filter_key, settings.marks.version),
-            move |(_, q, _)| {
-                list::arrange_rows(&rows, q, &m, q.source.as_deref().unwrap_or_default())
-            },
-        )
-    };
-    use_favourites_seen(
-        (state.games_version, settings.marks.version),
-        arranged.present.clone(),
-        state.games_at_ms,
-        settings.dispatcher(),
-    );
 
     let back_to_lobby = {
         let next = q.with_source(None);
         let set = set.clone();
         Callback::from(move |_: MouseEvent| set.emit(next.clone()))
     };
-    let Some(source) = source else {
+    let Some(source) = view.source else {
         // Before the bridge's first report, or a link to a source this
         // bridge does not have.
-        let body = if state.games.is_none() {
-            empty_before_list(state.conn)
+        let body = if !view.reported {
+            empty_before_list(view.conn)
         } else {
             html! {
                 <EmptyState title={t(K::NotOnBridge)}
@@ -104,17 +68,16 @@ pub fn GameList(props: &GameListProps) -> Html {
         return html! { <div class="table-wrap">{ body }</div> };
     };
 
-    let stale = disconnected(state).then_some(t(K::StaleGames));
     let meta = list_meta(
-        summary_text::<games::GameRow>(summarize(&rows)),
+        source.summary,
         filter_note(
-            &arranged,
-            ViewCallbacks::new(&q, &set).clear_filters,
+            &source.arranged,
+            clear_filters.clone(),
             &settings.dispatcher(),
             settings.marks.show_hidden,
         ),
-        state.games_at_ms,
-        stale,
+        view.at_ms,
+        view.stale,
         None,
     );
     let source_error = source.error.as_ref().map(|e| {
@@ -129,15 +92,15 @@ pub fn GameList(props: &GameListProps) -> Html {
         html! { <p class="banner info" data-testid="source-note">{ n.clone() }</p> }
     });
 
-    if let Some(key) = &q.server {
+    if let Some(selected) = source.selected {
         let close = {
             let next = q.with_server(None);
             let set = set.clone();
             Callback::from(move |()| set.emit(next.clone()))
         };
-        let body = match rows.iter().find(|r| &*r.key == key.as_str()) {
+        let body = match selected {
             Some(row) => {
-                html! { <GameDetail row={row.clone()} kind={source.kind} on_close={close} /> }
+                html! { <GameDetail {row} kind={source.kind} on_close={close} /> }
             }
             None => html! {
                 <div class="table-wrap">
@@ -150,11 +113,6 @@ pub fn GameList(props: &GameListProps) -> Html {
         return html! { <>{ meta }{ source_error }{ source_note }{ body }</> };
     }
 
-    let ViewCallbacks {
-        on_sort,
-        on_page,
-        clear_filters,
-    } = ViewCallbacks::new(&q, &set);
     let on_open = {
         let q = q.clone();
         let set = set.clone();
@@ -163,14 +121,8 @@ pub fn GameList(props: &GameListProps) -> Html {
             scroll_to_top();
         })
     };
-    let view = TableView::new(
-        &arranged,
-        &q,
-        on_sort,
-        &settings.marks,
-        settings.dispatcher(),
-        (&id, true),
-    );
+    let view = source.table;
+    let rows = source.rows;
     let (page, pages) = (view.page, view.pages);
     let body = if !view.is_empty() {
         html! { <GameTable rows={rows.clone()} {view} {on_open} /> }

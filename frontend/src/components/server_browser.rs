@@ -64,7 +64,7 @@ pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
     html! {
         <section class={classes!("browser", props.embed.then_some("embed"))} aria-label={t(K::ServersNav)}>
             if let Some(games) = sources {
-                <SourceTabs games={games.clone()} lobby_count={state.rows.len()}
+                <SourceTabs games={games.clone()} lobby_count={state.list.rows().len()}
                     query={query.clone()} on_change={set_query.clone()} />
             }
             <div id="source-panel" role={sources.is_some().then_some("tabpanel")}>

@@ -11,35 +11,26 @@ use crate::{
         server_row::ServerRow,
     },
     i18n::{t, K},
-    listing::Row,
+    listing::store::Shown,
     query::SortKey,
 };
 
-/// Props of [`ServerTable`]. Compared by hand: the derived comparison would
-/// walk all of `rows` (thousands of entries) whenever the list is replaced.
-#[derive(Properties)]
+/// Props of [`ServerTable`]. `Shown` compares without walking its rows
+/// (thousands of entries).
+#[derive(Properties, PartialEq)]
 pub struct ServerTableProps {
-    pub rows: Rc<Vec<Row>>,
+    /// The rows, and which of them the last update changed (they flash).
+    pub shown: Shown,
     pub view: TableView,
-    /// The list version, to tell which rows flash.
-    pub version: u32,
     /// Keys of rows that appeared a moment ago.
     #[prop_or_default]
     pub new_keys: Rc<Vec<Rc<str>>>,
 }
 
-impl PartialEq for ServerTableProps {
-    fn eq(&self, other: &Self) -> bool {
-        self.version == other.version
-            && Rc::ptr_eq(&self.rows, &other.rows)
-            && self.view == other.view
-            && self.new_keys == other.new_keys
-    }
-}
-
 #[component]
 pub fn ServerTable(props: &ServerTableProps) -> Html {
-    let flash = if props.version.is_multiple_of(2) {
+    let shown = &props.shown;
+    let flash = if shown.version().is_multiple_of(2) {
         "flash-a"
     } else {
         "flash-b"
@@ -50,8 +41,8 @@ pub fn ServerTable(props: &ServerTableProps) -> Html {
         columns: &SortKey::LOBBY,
     };
     list_table(parts, &props.view, &|i, marks| {
-        let row = props.rows.get(i)?;
-        let f = (row.changed_in != 0 && row.changed_in == props.version).then_some(flash);
+        let row = shown.rows().get(i)?;
+        let f = shown.is_changed(row.id).then_some(flash);
         Some(html! {
             <ServerRow key={row.key.clone()} row={row.clone()} flash={f} {marks}
                 new={props.new_keys.contains(&row.key)}

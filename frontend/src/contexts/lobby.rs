@@ -92,6 +92,17 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
             move || c.close()
         });
     }
+    // A list message did not apply: subscribe again from where the list
+    // stands.
+    {
+        let conn = conn.clone();
+        let from = state.list.resume();
+        use_effect_with(state.resubscribe, move |asked| {
+            if let (true, Some(c)) = (*asked > 0, conn.borrow().as_ref()) {
+                c.resubscribe(from);
+            }
+        });
+    }
     let lobby = Lobby {
         state,
         conn: conn.clone(),

@@ -114,9 +114,10 @@ pub fn rearrange<T: ListRow>(
     out
 }
 
-/// The last arrangement of a table and what it was made from.
-pub struct LastArranged<T> {
-    rows: Rc<Vec<T>>,
+/// The last arrangement of a table and what it was made from: rows shared
+/// in an `Rc` of any container that lends them as a slice.
+pub struct LastArranged<L> {
+    rows: Rc<L>,
     query: ListQuery,
     marks_version: u32,
     arranged: Rc<Arranged>,
@@ -126,17 +127,17 @@ pub struct LastArranged<T> {
 /// under the same query and marks and `diff` (old rows, new rows) finds
 /// few rows changed, only those are re-placed; else every row is
 /// arranged. `last` becomes this arrangement.
-pub fn arrange_after<T: ListRow>(
-    last: &mut Option<LastArranged<T>>,
-    rows: &Rc<Vec<T>>,
+pub fn arrange_after<T: ListRow, L: AsRef<[T]>>(
+    last: &mut Option<LastArranged<L>>,
+    rows: &Rc<L>,
     q: &ListQuery,
     marks: &Marks,
     source: &str,
-    diff: &impl Fn(&[T], &[T]) -> Option<RowDiff>,
+    diff: &impl Fn(&[T], &[T]) -> RowDiff,
 ) -> Rc<Arranged> {
     // Each re-placed row costs a shift of the order; past this many a
     // whole arrangement is as cheap.
-    let most = 32.max(rows.len() / 64);
+    let most = 32.max((**rows).as_ref().len() / 64);
     let next = last
         .as_ref()
         .filter(|l| l.query == *q && l.marks_version == marks.version)
@@ -144,17 +145,18 @@ pub fn arrange_after<T: ListRow>(
             if Rc::ptr_eq(&l.rows, rows) {
                 return Some(l.arranged.clone());
             }
-            let d = diff(&l.rows, rows).filter(|d| d.size() <= most)?;
+            let (old, new) = ((*l.rows).as_ref(), (**rows).as_ref());
+            let d = Some(diff(old, new)).filter(|d| d.size() <= most)?;
             Some(Rc::new(rearrange(
                 &l.arranged,
-                (&l.rows, rows),
+                (old, new),
                 &d,
                 q,
                 marks,
                 source,
             )))
         })
-        .unwrap_or_else(|| Rc::new(arrange_rows(rows, q, marks, source)));
+        .unwrap_or_else(|| Rc::new(arrange_rows((**rows).as_ref(), q, marks, source)));
     *last = Some(LastArranged {
         rows: rows.clone(),
         query: q.clone(),
@@ -166,15 +168,37 @@ pub fn arrange_after<T: ListRow>(
 
 #[cfg(test)]
 mod tests {
-    use protocol::delta::Keyed;
+    use protocol::delta::{ClientList, Delta, Keyed, Snapshot};
 
     use super::*;
     use crate::{
         favourites::MarkAction,
-        keyed_rows::{apply_delta, diff, rows_from_snapshot},
-        listing::{tests::entry, Row, LOBBY_SOURCE},
+        listing::{store::diff, tests::entry, Row, LOBBY_SOURCE},
         query::SortKey,
     };
+
+    /// The rows of a snapshot of `servers`.
+    fn rows_of(servers: Vec<Keyed>) -> ClientList<Row> {
+        ClientList::from_snapshot_as(Snapshot {
+            epoch: String::new(),
+            seq: 0,
+            servers,
+        })
+    }
+
+    /// `list` after a delta that upserts `upsert` and removes `remove`.
+    fn after(list: &ClientList<Row>, upsert: Vec<Keyed>, remove: Vec<u64>) -> ClientList<Row> {
+        let mut next = list.clone();
+        let delta = Delta {
+            epoch: String::new(),
+            seq: list.seq() + 1,
+            prev: list.seq(),
+            upsert,
+            remove,
+        };
+        next.apply(&delta).expect("a delta that applies");
+        next
+    }
 
     /// A small deterministic generator (xorshift64), so a failure repeats.
     struct Rng(u64);
@@ -283,18 +307,19 @@ mod tests {
                     server(&mut rng, next_id)
                 })
                 .collect();
-            let mut rows = rows_from_snapshot(first, &[], 1);
+            let mut list = rows_of(first);
             for version in 2..40 {
-                let (upsert, remove) = delta(&mut rng, &rows, &mut next_id);
-                let next = apply_delta(&rows, upsert, &remove, version);
-                let d = diff(&rows, &next).expect("keyed rows");
+                let (upsert, remove) = delta(&mut rng, list.items(), &mut next_id);
+                let next = after(&list, upsert, remove);
+                let (rows, new) = (list.items(), next.items());
+                let d = diff(rows, new);
                 for q in queries() {
-                    let before = arrange_rows(&rows, &q, &m, LOBBY_SOURCE);
-                    let whole = arrange_rows(&next, &q, &m, LOBBY_SOURCE);
-                    let placed = rearrange(&before, (&rows, &next), &d, &q, &m, LOBBY_SOURCE);
+                    let before = arrange_rows(rows, &q, &m, LOBBY_SOURCE);
+                    let whole = arrange_rows(new, &q, &m, LOBBY_SOURCE);
+                    let placed = rearrange(&before, (rows, new), &d, &q, &m, LOBBY_SOURCE);
                     assert_eq!(placed, whole, "round {round}, version {version}, {q:?}");
                 }
-                rows = next;
+                list = next;
             }
         }
     }
@@ -302,11 +327,7 @@ mod tests {
     #[test]
     fn the_last_arrangement_is_reused_only_for_the_same_view() {
         let mut rng = Rng(7);
-        let rows = Rc::new(rows_from_snapshot(
-            (1..=50).map(|id| server(&mut rng, id)).collect(),
-            &[],
-            1,
-        ));
+        let rows = Rc::new(rows_of((1..=50).map(|id| server(&mut rng, id)).collect()));
         let q = ListQuery::from_query_str("sort=players");
         let mut m = marks(&mut rng, false);
         let mut last = None;
@@ -316,23 +337,23 @@ mod tests {
             diff(a, b)
         };
         let a = arrange_after(&mut last, &rows, &q, &m, LOBBY_SOURCE, &counting);
-        assert_eq!(*a, arrange_rows(&rows, &q, &m, LOBBY_SOURCE));
+        assert_eq!(*a, arrange_rows(rows.items(), &q, &m, LOBBY_SOURCE));
         // The same rows: the same arrangement, nothing compared.
         let again = arrange_after(&mut last, &rows, &q, &m, LOBBY_SOURCE, &counting);
         assert!(Rc::ptr_eq(&a, &again));
         assert_eq!(calls.get(), 0);
         // A delta: re-placed, equal to a whole arrangement.
-        let next = Rc::new(apply_delta(&rows, vec![server(&mut rng, 3)], &[7], 2));
+        let next = Rc::new(after(&rows, vec![server(&mut rng, 3)], vec![7]));
         let b = arrange_after(&mut last, &next, &q, &m, LOBBY_SOURCE, &counting);
         assert_eq!(calls.get(), 1);
-        assert_eq!(*b, arrange_rows(&next, &q, &m, LOBBY_SOURCE));
+        assert_eq!(*b, arrange_rows(next.items(), &q, &m, LOBBY_SOURCE));
         // Another query or other marks: arranged again without a diff.
         let other = ListQuery::from_query_str("sort=free");
         let c = arrange_after(&mut last, &next, &other, &m, LOBBY_SOURCE, &counting);
-        assert_eq!(*c, arrange_rows(&next, &other, &m, LOBBY_SOURCE));
+        assert_eq!(*c, arrange_rows(next.items(), &other, &m, LOBBY_SOURCE));
         m.apply(MarkAction::ShowHidden(true));
         let d = arrange_after(&mut last, &next, &other, &m, LOBBY_SOURCE, &counting);
-        assert_eq!(*d, arrange_rows(&next, &other, &m, LOBBY_SOURCE));
+        assert_eq!(*d, arrange_rows(next.items(), &other, &m, LOBBY_SOURCE));
         assert_eq!(calls.get(), 1);
     }
 }

@@ -46,7 +46,6 @@ pub fn Admin() -> Html {
         Callback::from(move |_: MouseEvent| servers.remove_all())
     };
 
-    let rows = lobby.state.rows.clone();
     // Only a current list confirms a registration: not one kept from a
     // closed connection, nor the last one a master sent before it went down.
     let fresh = !disconnected(&lobby.state) && lobby.state.master != Some(MasterState::Down);
@@ -82,7 +81,8 @@ pub fn Admin() -> Html {
                     } else {
                         <ul class="test-servers">
                             { for ts.defs.iter().map(|d| {
-                                let listed = ts.confirmed(d, rows.iter().map(|r| &*r.entry), list_at, fresh);
+                                let rows = lobby.state.list.rows().iter().map(|r| &*r.entry);
+                                let listed = ts.confirmed(d, rows, list_at, fresh);
                                 html! {
                                     <TestServerCard key={d.id.to_string()} def={d.clone()} listed={listed}
                                         phase={ts.phase(d.id)} error={ts.errors.get(&d.id).cloned()}

@@ -1,7 +1,6 @@
 //! Small browser APIs behind plain functions: clocks, randomness, the
-//! bridge URL, the clipboard, the page theme and render metrics.
+//! bridge URL, the clipboard and the page theme.
 
-use js_sys::Reflect;
 use wasm_bindgen::JsValue;
 
 use crate::{bridge_choice, query::ListQuery, services::storage};
@@ -121,54 +120,6 @@ pub fn set_theme(theme: Option<&str>) {
         Some(t) => root.set_attribute("data-theme", t),
         None => root.remove_attribute("data-theme"),
     };
-}
-
-/// What one list update cost the page, for `window.__lobbyMetrics`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RenderTiming {
-    /// Entries in the list after the update.
-    pub list_size: usize,
-    /// `performance.now()` when the frame or response arrived.
-    pub received_perf_ms: f64,
-    /// How long reading it took.
-    pub parse_ms: f64,
-    /// `list` (a whole list), `snapshot` or `delta`.
-    pub kind: &'static str,
-}
-
-/// Records render timing in `window.__lobbyMetrics` for benchmarks:
-/// `lastListSize`, `firstFullRenderMs` (first non-empty list) and
-/// `lastUpdateMs`, each from receiving the list (a frame, or the
-/// `/api/servers` response) to the rendered DOM; `lastParseMs`, the part of
-/// it spent parsing; and `lastKind`, what the update was (`list`,
-/// `snapshot`, `delta`).
-pub fn record_render(t: RenderTiming) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let elapsed = perf_now() - t.received_perf_ms;
-    let key = JsValue::from_str("__lobbyMetrics");
-    let existing = Reflect::get(&window, &key)
-        .ok()
-        .filter(|v| v.is_object())
-        .unwrap_or_else(|| js_sys::Object::new().into());
-    let first = Reflect::get(&existing, &JsValue::from_str("firstFullRenderMs"))
-        .ok()
-        .filter(|v| v.as_f64().is_some());
-    let metrics = js_sys::Object::new();
-    let set = |k: &str, v: JsValue| {
-        let _ = Reflect::set(&metrics, &JsValue::from_str(k), &v);
-    };
-    set("lastListSize", JsValue::from_f64(t.list_size as f64));
-    set("lastUpdateMs", JsValue::from_f64(elapsed));
-    set("lastParseMs", JsValue::from_f64(t.parse_ms));
-    set("lastKind", JsValue::from_str(t.kind));
-    match first {
-        Some(v) => set("firstFullRenderMs", v),
-        None if t.list_size > 0 => set("firstFullRenderMs", JsValue::from_f64(elapsed)),
-        None => set("firstFullRenderMs", JsValue::NULL),
-    }
-    let _ = Reflect::set(&window, &key, &metrics);
 }
 
 /// The browser's preferred languages, most wanted first.

@@ -1,7 +1,8 @@
-//! Side effects: the bridge connection (socket, decoding, polling, the
-//! list it keeps), browser storage and small browser
-//! APIs (clocks, clipboard, render metrics).
+//! Side effects: the bridge connection (socket, decoding, polling, where
+//! the list stands), browser storage, small browser APIs (clocks,
+//! clipboard) and render timing for benchmarks (`metrics`).
 
 pub mod browser;
 pub mod connection;
+pub mod metrics;
 pub mod storage;

@@ -37,15 +37,10 @@ pub fn react(ev: ConnEvent, now_ms: f64, token: impl FnOnce() -> Option<String>)
         ConnEvent::Polling => action(Action::Polling),
         ConnEvent::PushesResumed => action(Action::PushesResumed),
         ConnEvent::Closed { retry_at_ms } => action(Action::Closed { at_ms: retry_at_ms }),
-        ConnEvent::List {
-            update,
-            perf_ms,
-            parse_ms,
-        } => action(Action::Update {
-            update,
+        ConnEvent::List { message, perf_ms } => action(Action::List {
+            message,
             at_ms: now_ms,
             perf_ms,
-            parse_ms,
         }),
         ConnEvent::Message { msg, .. } => match msg {
             Incoming::AuthResult(ok) => action(Action::AuthResult(ok)),
@@ -77,7 +72,7 @@ pub fn react(ev: ConnEvent, now_ms: f64, token: impl FnOnce() -> Option<String>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::services::connection::feed::ListUpdate;
+    use crate::services::connection::ListMessage;
 
     fn no_token() -> Option<String> {
         None
@@ -131,20 +126,18 @@ mod tests {
     fn lists_and_games_carry_the_wall_clock() {
         let r = react(
             ConnEvent::List {
-                update: ListUpdate::Current,
+                message: ListMessage::Whole(vec![]),
                 perf_ms: 5.0,
-                parse_ms: 0.5,
             },
             1234.0,
             no_token,
         );
         assert_eq!(
             r.actions,
-            [Action::Update {
-                update: ListUpdate::Current,
+            [Action::List {
+                message: ListMessage::Whole(vec![]),
                 at_ms: 1234.0,
                 perf_ms: 5.0,
-                parse_ms: 0.5,
             }]
         );
         let games = protocol::bridge::GameServers::default();

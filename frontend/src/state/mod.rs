@@ -7,16 +7,12 @@ pub mod events;
 
 use std::rc::Rc;
 
-use protocol::{
-    bridge::{GameServers, MasterState},
-    ServerList,
-};
+use protocol::bridge::{GameServers, MasterState};
 use yew::Reducible;
 
 use crate::{
-    keyed_rows::{apply_delta, rows_from_snapshot},
-    listing::{build_rows, Row},
-    services::connection::feed::ListUpdate,
+    listing::store::{Applied, LobbyStore},
+    services::connection::ListMessage,
 };
 
 /// The bridge connection as the status pill describes it.
@@ -50,17 +46,17 @@ pub struct State {
     pub receiving: bool,
     /// Pushes did not arrive in time, so the connection polls.
     pub polling: bool,
-    pub rows: Rc<Vec<Row>>,
-    /// Incremented with every list; drives flashes and render metrics.
-    pub version: u32,
-    /// When the current list arrived: wall clock (for "N s ago") and
-    /// `performance.now()` (for render metrics).
+    /// The lobby's list: the one store of its entries, and the rows shown.
+    pub list: LobbyStore,
+    /// When a list last arrived (wall clock, for "N s ago").
     pub received_at_ms: Option<f64>,
+    /// When the rows last changed (`performance.now()` of the list's
+    /// arrival): only a list that arrived after a test server's
+    /// registration went out can confirm it.
     pub received_perf_ms: f64,
-    /// How long reading the current list's frame took (render metrics).
-    pub parse_ms: f64,
-    /// What the current list's last update was: `list`, `snapshot`, `delta`.
-    pub update_kind: &'static str,
+    /// Bumped when a list message did not apply to the list: the
+    /// connection subscribes again from `list.resume()`.
+    pub resubscribe: u32,
     pub auth: Auth,
     /// The last `bridgeError` message, shown until the next list.
     pub last_error: Option<String>,
@@ -85,18 +81,12 @@ pub enum Action {
     Polling,
     /// A push arrived while polling; polling stopped.
     PushesResumed,
-    /// A whole list (as a bridge without deltas, or a poll, sends it).
+    /// A lobby list message, arrived at `at_ms` (wall clock) and `perf_ms`
+    /// (`performance.now()`).
     List {
-        list: ServerList,
+        message: ListMessage,
         at_ms: f64,
         perf_ms: f64,
-    },
-    /// The connection's list changed, or was confirmed current.
-    Update {
-        update: ListUpdate,
-        at_ms: f64,
-        perf_ms: f64,
-        parse_ms: f64,
     },
     Master(MasterState),
     AuthPending,
@@ -134,43 +124,19 @@ impl Reducible for State {
             Action::Polling => s.polling = true,
             Action::PushesResumed => s.polling = false,
             Action::List {
-                list,
+                message,
                 at_ms,
                 perf_ms,
             } => {
-                return self.reduce(Action::Update {
-                    update: ListUpdate::Whole(list.servers),
-                    at_ms,
-                    perf_ms,
-                    parse_ms: f64::NAN,
-                })
-            }
-            Action::Update {
-                update,
-                at_ms,
-                perf_ms,
-                parse_ms,
-            } => {
-                let version = s.version.wrapping_add(1).max(1);
-                let (rows, kind) = match update {
-                    ListUpdate::Whole(servers) => {
-                        (build_rows(servers, &self.rows, version), "list")
-                    }
-                    ListUpdate::Snapshot(servers) => {
-                        (rows_from_snapshot(servers, &self.rows, version), "snapshot")
-                    }
-                    ListUpdate::Delta { upsert, remove } => {
-                        (apply_delta(&self.rows, upsert, &remove, version), "delta")
-                    }
+                match s.list.apply(message) {
+                    Applied::Changed => s.received_perf_ms = perf_ms,
                     // Nothing to render; the list is live again.
-                    ListUpdate::Current => (Vec::new(), ""),
-                };
-                if !kind.is_empty() {
-                    s.version = version;
-                    s.rows = Rc::new(rows);
-                    s.received_perf_ms = perf_ms;
-                    s.parse_ms = parse_ms;
-                    s.update_kind = kind;
+                    Applied::Current => {}
+                    // Nothing shown: the list is not vouched for.
+                    Applied::Resubscribe => {
+                        s.resubscribe = s.resubscribe.wrapping_add(1);
+                        return Rc::new(s);
+                    }
                 }
                 s.received_at_ms = Some(at_ms);
                 s.receiving = true;
@@ -234,20 +200,28 @@ pub fn status_view(s: &State, now_ms: f64) -> StatusView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::tests::entry;
+    use crate::listing::{
+        store::tests::{delta, keyed, snapshot},
+        tests::entry,
+    };
 
     fn reduce(s: Rc<State>, a: Action) -> Rc<State> {
         s.reduce(a)
     }
 
-    fn list(n: u32) -> Action {
+    fn message(message: ListMessage) -> Action {
         Action::List {
-            list: ServerList {
-                servers: vec![entry("a", n, 4, true, 1), entry("b", 1, 4, true, 1)],
-            },
+            message,
             at_ms: 1000.0,
             perf_ms: 5.0,
         }
+    }
+
+    fn list(n: u32) -> Action {
+        message(ListMessage::Whole(vec![
+            entry("a", n, 4, true, 1),
+            entry("b", 1, 4, true, 1),
+        ]))
     }
 
     #[test]
@@ -266,7 +240,7 @@ mod tests {
         assert_eq!(status_view(&s, 10_500.0).text, "Reconnecting…");
         assert_eq!(s.master, None);
         // The list survives a disconnect.
-        assert_eq!(s.rows.len(), 2);
+        assert_eq!(s.list.rows().len(), 2);
         let s = reduce(s, Action::Opened);
         let s = reduce(s, Action::Polling);
         let s = reduce(s, list(0));
@@ -278,12 +252,38 @@ mod tests {
     #[test]
     fn versions_mark_changed_rows() {
         let s = reduce(Rc::new(State::default()), list(0));
-        assert_eq!(s.version, 1);
-        assert!(s.rows.iter().all(|r| r.changed_in == 0));
+        let shown = s.list.shown();
+        assert_eq!(shown.version(), 1);
+        assert!(shown.rows().iter().all(|r| !shown.is_changed(r.id)));
         let s = reduce(s, list(2));
-        assert_eq!(s.version, 2);
-        assert_eq!(s.rows[0].changed_in, 2);
-        assert_eq!(s.rows[1].changed_in, 0);
+        let shown = s.list.shown();
+        assert_eq!(shown.version(), 2);
+        assert!(shown.is_changed(shown.rows()[0].id));
+        assert!(!shown.is_changed(shown.rows()[1].id));
+    }
+
+    #[test]
+    fn a_list_that_does_not_apply_asks_to_subscribe_again_and_shows_nothing() {
+        let s = Rc::new(State::default());
+        let s = reduce(s, message(delta(3, vec![], vec![])));
+        assert_eq!(s.resubscribe, 1);
+        assert!(!s.receiving, "nothing vouched for arrived");
+        assert_eq!(s.received_at_ms, None);
+        let s = reduce(s, message(snapshot(3, vec![keyed(1, "a", 0)])));
+        assert_eq!((s.list.version(), s.received_perf_ms), (1, 5.0));
+        assert!(s.receiving);
+        let s = reduce(s, message(delta(7, vec![], vec![])));
+        assert_eq!(s.resubscribe, 2);
+        assert_eq!(s.list.resume().map(|r| r.since), Some(3));
+        // Confirmed current: live, but nothing to render.
+        let confirm = Action::List {
+            message: delta(3, vec![], vec![]),
+            at_ms: 2000.0,
+            perf_ms: 9.0,
+        };
+        let s = reduce(s, confirm);
+        assert_eq!(s.received_at_ms, Some(2000.0));
+        assert_eq!((s.list.version(), s.received_perf_ms), (1, 5.0));
     }
 
     #[test]
@@ -302,7 +302,7 @@ mod tests {
         let s = reduce(s, Action::Closed { at_ms: 0.0 });
         assert!(s.games.is_some());
         // The lobby's list is untouched by games.
-        assert_eq!(s.version, 0);
+        assert_eq!(s.list.version(), 0);
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! The bridge connection: a WebSocket that keeps itself alive (`socket`,
 //! with the `backoff` schedule), reads frames (`decode`), falls back to
-//! polling when pushes do not arrive (`polling`) and, for the lobby, owns
-//! the list (`feed`): the first snapshot from `/api/servers` (`fetch`), then
-//! deltas on the socket. Everything is reported through a `Callback`.
+//! polling when pushes do not arrive (`polling`) and, for the lobby, hands
+//! the page its list: the first snapshot from `/api/servers` (`fetch`),
+//! then deltas on the socket, subscribing from where the list stands
+//! (`cursor`). Everything is reported through a `Callback`; render timing
+//! for benchmarks goes to `services::metrics`.
 
 pub mod backoff;
+pub mod cursor;
 pub mod decode;
-pub mod feed;
 mod fetch;
 pub mod polling;
 mod socket;
@@ -17,13 +19,27 @@ use std::{
 };
 
 use futures_channel::mpsc;
+use protocol::{
+    delta::{Delta, Resume, Snapshot},
+    ServerEntry,
+};
 use wasm_bindgen_futures::spawn_local;
 use yew::Callback;
 
-use self::{
-    decode::Incoming,
-    feed::{Feed, ListUpdate},
-};
+use self::{cursor::Cursor, decode::Incoming};
+
+/// A lobby list as the bridge sent it, for the page's list
+/// (`listing::store`), which applies it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListMessage {
+    /// A whole list without ids (`msRQueryGameServers`: polling answers,
+    /// bridges without deltas).
+    Whole(Vec<ServerEntry>),
+    /// The whole list with the bridge's ids.
+    Snapshot(Snapshot),
+    /// What changed since the list `prev`.
+    Delta(Delta),
+}
 
 /// What happens on the connection.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,13 +53,11 @@ pub enum ConnEvent {
         msg: Incoming,
         perf_ms: f64,
     },
-    /// The lobby list changed (or was confirmed): `perf_ms` is when its
-    /// frame or response arrived, `parse_ms` how long reading it took
-    /// (render metrics start there).
+    /// A lobby list message: `perf_ms` is `performance.now()` when its
+    /// frame or response arrived.
     List {
-        update: ListUpdate,
+        message: ListMessage,
         perf_ms: f64,
-        parse_ms: f64,
     },
     /// Pushes did not come within the grace period; polling started.
     Polling,
@@ -57,14 +71,19 @@ pub enum ConnEvent {
 
 enum Out {
     Text(String),
-    /// Subscribe to the list now, continuing from the one the feed holds.
+    /// Subscribe to the list now, continuing from the cursor; pushes are
+    /// awaited from here on.
     Subscribe,
+    /// Subscribe again on the same socket: the page's list did not take a
+    /// message.
+    Resubscribe,
     Close,
 }
 
-/// The lobby's part of a connection: its list and how it was first loaded.
+/// The lobby's part of a connection: where its list stands and how it was
+/// first loaded.
 struct Lobby {
-    feed: RefCell<Feed>,
+    cursor: RefCell<Cursor>,
     /// The first snapshot is being fetched over HTTP: a socket that opens
     /// meanwhile waits for it before subscribing, so it carries only what
     /// changed after it.
@@ -105,7 +124,7 @@ impl Connection {
     /// keeps the list current and polls when pushes do not come.
     pub fn lobby(url: String, api_url: Option<String>, on_event: Callback<ConnEvent>) -> Self {
         let lobby = Lobby {
-            feed: RefCell::new(Feed::new()),
+            cursor: RefCell::new(Cursor::default()),
             fetching: Cell::new(api_url.is_some()),
         };
         Self::launch(url, true, Some(lobby), api_url, on_event)
@@ -136,6 +155,17 @@ impl Connection {
     /// Queues a text frame; `false` when the socket is not open.
     pub fn send(&self, text: String) -> bool {
         self.inner.send(Out::Text(text))
+    }
+
+    /// The page's list did not take a list message: subscribes again from
+    /// `from`, where that list stands (now, or as soon as a socket opens).
+    pub fn resubscribe(&self, from: Option<Resume>) {
+        if let Some(lobby) = &self.inner.lobby {
+            lobby.cursor.borrow_mut().reset(from);
+            if !lobby.fetching.get() {
+                self.inner.send(Out::Resubscribe);
+            }
+        }
     }
 
     /// Whether the socket is open now.

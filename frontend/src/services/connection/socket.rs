@@ -1,6 +1,7 @@
 //! The socket loop: opens, reconnects with the backoff schedule, reads and
-//! writes frames, drives the polling fallback and, for the lobby, feeds list
-//! messages to the connection's [`Feed`](super::feed::Feed).
+//! writes frames, drives the polling fallback and, for the lobby, hands
+//! list messages to the page, moving the connection's
+//! [`Cursor`](super::cursor::Cursor) on with them.
 
 use std::rc::Rc;
 
@@ -17,12 +18,24 @@ use yew::Callback;
 use super::{
     backoff,
     decode::{self, Incoming},
-    feed::Step,
     fetch,
     polling::{PollChange, Poller},
-    ConnEvent, Inner, Out,
+    ConnEvent, Inner, ListMessage, Lobby, Out,
 };
-use crate::services::browser;
+use crate::services::{browser, metrics};
+
+/// Hands a list message to the page, after the cursor and the render
+/// timing took note of it.
+fn show(
+    lobby: &Lobby,
+    message: ListMessage,
+    (perf_ms, parse_ms): (f64, f64),
+    on_event: &Callback<ConnEvent>,
+) {
+    lobby.cursor.borrow_mut().follow(&message);
+    metrics::received(perf_ms, parse_ms, &message);
+    on_event.emit(ConnEvent::List { message, perf_ms });
+}
 
 /// Give up on a socket that has not opened after this long.
 const OPEN_TIMEOUT_MS: u32 = 10_000;
@@ -57,14 +70,8 @@ pub(super) async fn first_snapshot(inner: Rc<Inner>, url: String, on_event: Call
         Either::Right(_) => None,
     };
     if let Some(f) = fetched {
-        let step = lobby.feed.borrow_mut().on_snapshot(f.snapshot);
-        if let Step::Show(update) = step {
-            on_event.emit(ConnEvent::List {
-                update,
-                perf_ms: f.perf_ms,
-                parse_ms: f.parse_ms,
-            });
-        }
+        let message = ListMessage::Snapshot(f.snapshot);
+        show(lobby, message, (f.perf_ms, f.parse_ms), &on_event);
     }
     lobby.fetching.set(false);
     inner.send(Out::Subscribe);
@@ -109,47 +116,37 @@ impl Socket<'_> {
     fn subscribe(&mut self) -> Option<String> {
         let lobby = self.inner.lobby.as_ref()?;
         self.poller = Poller::new(self.inner.poll_fallback, browser::now_ms());
-        Some(lobby.feed.borrow().subscribe_json())
+        Some(lobby.cursor.borrow().subscribe_json())
     }
 
-    /// Handles one text frame; returns a frame to send in answer.
-    fn on_text(&mut self, text: &str) -> Option<String> {
+    /// Handles one text frame.
+    fn on_text(&mut self, text: &str) {
         let perf_ms = browser::perf_now();
         let parsed = decode::parse(text);
         let parse_ms = browser::perf_now() - perf_ms;
-        let msg = parsed.ok()?;
+        let Ok(msg) = parsed else { return };
         let Some(lobby) = self.inner.lobby.as_ref() else {
             // A test server's own socket: everything, the answer to its
             // query included, goes to its owner.
             self.on_event.emit(ConnEvent::Message { msg, perf_ms });
-            return None;
+            return;
         };
-        let step = match msg {
-            Incoming::List(list) => lobby.feed.borrow_mut().on_whole(list.servers),
-            Incoming::Snapshot(s) => lobby.feed.borrow_mut().on_snapshot(s),
-            Incoming::Delta(d) => lobby.feed.borrow_mut().on_delta(d),
+        let message = match msg {
+            Incoming::List(list) => ListMessage::Whole(list.servers),
+            Incoming::Snapshot(s) => ListMessage::Snapshot(s),
+            Incoming::Delta(d) => ListMessage::Delta(d),
             msg => {
                 if matches!(msg, Incoming::Error { .. }) {
                     self.poller.on_error();
                 }
                 self.on_event.emit(ConnEvent::Message { msg, perf_ms });
-                return None;
+                return;
             }
         };
         if self.poller.on_list() == Some(PollChange::Stopped) {
             self.on_event.emit(ConnEvent::PushesResumed);
         }
-        match step {
-            Step::Show(update) => {
-                self.on_event.emit(ConnEvent::List {
-                    update,
-                    perf_ms,
-                    parse_ms,
-                });
-                None
-            }
-            Step::Resubscribe { text, .. } => Some(text),
-        }
+        show(lobby, message, (perf_ms, parse_ms), self.on_event);
     }
 }
 
@@ -179,7 +176,8 @@ async fn serve(inner: &Inner, ws: WebSocket, on_event: &Callback<ConnEvent>) -> 
             Either::Left((Either::Left((frame, _)), _)) => match frame {
                 Some(Ok(Message::Text(text))) => {
                     got_message = true;
-                    socket.on_text(&text)
+                    socket.on_text(&text);
+                    None
                 }
                 Some(Ok(Message::Bytes(_))) => None,
                 // An error event is followed by a close event.
@@ -189,6 +187,10 @@ async fn serve(inner: &Inner, ws: WebSocket, on_event: &Callback<ConnEvent>) -> 
             Either::Left((Either::Right((out, _)), _)) => match out {
                 Some(Out::Text(text)) => Some(text),
                 Some(Out::Subscribe) => socket.subscribe(),
+                Some(Out::Resubscribe) => inner
+                    .lobby
+                    .as_ref()
+                    .map(|l| l.cursor.borrow().subscribe_json()),
                 Some(Out::Close) | None => break,
             },
             Either::Right(_) => {

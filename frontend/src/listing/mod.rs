@@ -1,11 +1,16 @@
-//! The lobby's own servers as the page shows them: rows with stable keys
-//! built from the master's entries, what the shared list code
-//! ([`crate::list`]) asks of a row, and the labels of the lobby's cells.
-//! Plain functions over plain data, tested natively.
+//! The lobby's own servers as the page shows them: rows built once per
+//! change from the entries of the page's one list (`store`), what the
+//! shared list code ([`crate::list`]) asks of a row, and the labels of the
+//! lobby's cells. Plain functions over plain data, tested natively.
 
-use std::{cmp::Ordering, collections::HashMap, rc::Rc};
+pub mod store;
 
-use protocol::{GameplayMode, ServerEntry};
+use std::{cmp::Ordering, rc::Rc};
+
+use protocol::{
+    delta::{Keyed, ListItem},
+    GameplayMode, ServerEntry,
+};
 
 use crate::{
     favourites::{server_key, Marks},
@@ -14,37 +19,21 @@ use crate::{
     query::{ListQuery, SortKey},
 };
 
-/// One listed server plus what the view needs precomputed.
+/// One listed server plus what the view needs precomputed: what the
+/// page's list ([`store::LobbyStore`]) keeps for each entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     /// Shared, so copying the rows for an update copies no strings.
     pub entry: Rc<ServerEntry>,
-    /// The bridge's id for the entry (`docs/protocol.md` §3), 0 in a
-    /// whole list (`msRQueryGameServers`), which has none.
+    /// The entry's id in the list (`docs/protocol.md` §3): the bridge's,
+    /// or, for a whole list, the page's own numbering.
     pub id: u64,
-    /// Unique within a list and stable across updates: Yew's key.
+    /// The id as text, made once: Yew's key.
     pub key: Rc<str>,
     /// The name lowercased once, for search and sorting.
     pub name_lc: Rc<str>,
     /// The address lowercased once, for search.
     pub addr_lc: Option<Rc<str>>,
-    /// The list version in which this row last appeared or changed (0 for
-    /// rows of the first list, which do not flash).
-    pub changed_in: u32,
-}
-
-/// The identity of a server across updates, its name and where it runs,
-/// written into `out` (a buffer reused across rows).
-fn identity(e: &ServerEntry, out: &mut String) {
-    use std::fmt::Write;
-    out.clear();
-    out.push_str(&e.name);
-    out.push('\u{1f}');
-    out.push_str(e.address.as_deref().unwrap_or(""));
-    out.push('\u{1f}');
-    if let Some(p) = e.port {
-        let _ = write!(out, "{p}");
-    }
 }
 
 pub(crate) fn lowercase(s: &str) -> Rc<str> {
@@ -55,84 +44,35 @@ pub(crate) fn lowercase(s: &str) -> Rc<str> {
     }
 }
 
-/// Builds rows for a new list, marking what changed since `previous`.
-/// Identical identities (possible when the bridge hides addresses) get a
-/// numeric suffix so keys stay unique. One pass with a map of the old rows
-/// by key; a row whose key was there before reuses its key and lowercased
-/// texts instead of allocating them again.
-pub fn build_rows(entries: Vec<ServerEntry>, previous: &[Row], version: u32) -> Vec<Row> {
-    let mut base = String::new();
-    // The usual update: the same servers in the same order. When every
-    // identity equals the previous key at its position, the identities are
-    // all distinct (those keys were unique), so they are the keys; no maps.
-    let same_servers = entries.len() == previous.len()
-        && entries.iter().zip(previous).all(|(e, p)| {
-            identity(e, &mut base);
-            base == *p.key
-        });
-    if same_servers {
-        return entries
-            .into_iter()
-            .zip(previous)
-            .map(|(entry, prev)| Row {
-                changed_in: if *prev.entry == entry {
-                    prev.changed_in
-                } else {
-                    version
-                },
-                entry: Rc::new(entry),
-                id: 0,
-                key: prev.key.clone(),
-                name_lc: prev.name_lc.clone(),
-                addr_lc: prev.addr_lc.clone(),
-            })
-            .collect();
+impl ListItem for Row {
+    /// A changed entry keeps its row's key, and its lowercased texts when
+    /// the texts are the same.
+    fn from_keyed(keyed: Keyed, old: Option<&Row>) -> Row {
+        let Keyed { id, entry, .. } = keyed;
+        let name_lc = match old {
+            Some(old) if old.entry.name == entry.name => old.name_lc.clone(),
+            _ => lowercase(&entry.name),
+        };
+        let addr_lc = match old {
+            Some(old) if old.entry.address == entry.address => old.addr_lc.clone(),
+            _ => entry.address.as_deref().map(lowercase),
+        };
+        Row {
+            key: old.map_or_else(|| id.to_string().into(), |o| o.key.clone()),
+            id,
+            entry: Rc::new(entry),
+            name_lc,
+            addr_lc,
+        }
     }
-    let old: HashMap<&str, &Row> = previous.iter().map(|r| (&*r.key, r)).collect();
-    // How often each identity was seen so far in this list.
-    let mut seen: HashMap<Rc<str>, u32> = HashMap::with_capacity(entries.len());
-    entries
-        .into_iter()
-        .map(|entry| {
-            identity(&entry, &mut base);
-            let (key, prev) = match seen.get_mut(base.as_str()) {
-                Some(n) => {
-                    *n += 1;
-                    let key: Rc<str> = format!("{base}\u{1f}{n}").into();
-                    let prev = old.get(&*key).copied();
-                    (key, prev)
-                }
-                None => {
-                    let prev = old.get(base.as_str()).copied();
-                    let key: Rc<str> = prev.map_or_else(|| base.as_str().into(), |p| p.key.clone());
-                    seen.insert(key.clone(), 1);
-                    (key, prev)
-                }
-            };
-            let changed_in = match prev {
-                Some(prev) if *prev.entry == entry => prev.changed_in,
-                _ if previous.is_empty() => 0,
-                _ => version,
-            };
-            // The identity holds name and address, so a previous row with
-            // this key has the same texts.
-            let (name_lc, addr_lc) = match prev {
-                Some(prev) => (prev.name_lc.clone(), prev.addr_lc.clone()),
-                None => (
-                    lowercase(&entry.name),
-                    entry.address.as_deref().map(lowercase),
-                ),
-            };
-            Row {
-                entry: Rc::new(entry),
-                id: 0,
-                key,
-                name_lc,
-                addr_lc,
-                changed_in,
-            }
-        })
-        .collect()
+
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn entry(&self) -> &ServerEntry {
+        &self.entry
+    }
 }
 
 impl ListRow for Row {
@@ -245,18 +185,30 @@ pub(crate) mod tests {
         }
     }
 
+    /// Rows numbered 1, 2, … in list order.
+    pub(crate) fn rows(entries: Vec<ServerEntry>) -> Vec<Row> {
+        (1..)
+            .zip(entries)
+            .map(|(id, entry)| Row::from_keyed(keyed(id, entry), None))
+            .collect()
+    }
+
+    pub(crate) fn keyed(id: u64, entry: ServerEntry) -> Keyed {
+        Keyed {
+            id,
+            key: None,
+            entry,
+        }
+    }
+
     fn sample() -> Vec<Row> {
-        build_rows(
-            vec![
-                entry("bravo", 2, 4, true, 1),
-                entry("Alpha", 4, 4, false, 2),
-                entry("轰炸机人", 22, 4, false, 2),
-                entry("Server von Bösewicht", 0, 3, true, 1),
-                entry("charlie", 1, 2, true, 2),
-            ],
-            &[],
-            1,
-        )
+        rows(vec![
+            entry("bravo", 2, 4, true, 1),
+            entry("Alpha", 4, 4, false, 2),
+            entry("轰炸机人", 22, 4, false, 2),
+            entry("Server von Bösewicht", 0, 3, true, 1),
+            entry("charlie", 1, 2, true, 2),
+        ])
     }
 
     fn names(rows: &[Row], q: &ListQuery) -> Vec<String> {
@@ -369,52 +321,18 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn keys_are_stable_and_unique_and_changes_flash() {
-        let first = sample();
-        assert!(first.iter().all(|r| r.changed_in == 0));
-        let mut next: Vec<ServerEntry> = first.iter().map(|r| (*r.entry).clone()).collect();
-        next[0].stats.players.current = 3;
-        next.push(entry("delta", 0, 2, true, 1));
-        let second = build_rows(next, &first, 2);
-        assert_eq!(second[0].key, first[0].key);
-        assert!(Rc::ptr_eq(&second[1].key, &first[1].key));
-        assert_eq!(second[0].changed_in, 2);
-        assert_eq!(second[1].changed_in, 0);
-        assert_eq!(second[5].changed_in, 2);
-        let third = build_rows(
-            second.iter().map(|r| (*r.entry).clone()).collect(),
-            &second,
-            3,
-        );
-        assert_eq!(third[0].changed_in, 2);
-        // Same servers in the same order: keys are reused, changes flash.
-        let mut same: Vec<ServerEntry> = third.iter().map(|r| (*r.entry).clone()).collect();
-        same[3].stats.is_lobby_open = !same[3].stats.is_lobby_open;
-        let fourth = build_rows(same, &third, 4);
-        assert!(fourth
-            .iter()
-            .zip(&third)
-            .all(|(a, b)| Rc::ptr_eq(&a.key, &b.key)));
-        assert_eq!(
-            fourth.iter().map(|r| r.changed_in).collect::<Vec<_>>(),
-            [2, 0, 0, 4, 0, 2]
-        );
-
-        let mut hidden = entry("same", 1, 4, true, 1);
-        hidden.address = None;
-        hidden.port = None;
-        let dup = build_rows(vec![hidden.clone(), hidden.clone()], &[], 1);
-        assert_ne!(dup[0].key, dup[1].key);
-        let mut changed = hidden.clone();
-        changed.stats.players.current = 2;
-        let dup2 = build_rows(vec![hidden.clone(), changed, hidden], &dup, 2);
-        assert_eq!(dup2[0].key, dup[0].key);
-        assert_eq!(dup2[1].key, dup[1].key);
-        assert_eq!(
-            dup2.iter().map(|r| r.changed_in).collect::<Vec<_>>(),
-            [0, 2, 2]
-        );
-        assert_eq!(dup2[2].name_lc, dup[0].name_lc);
+    fn a_changed_entry_keeps_its_key_and_unchanged_texts() {
+        let first = Row::from_keyed(keyed(7, entry("Alpha", 1, 4, true, 1)), None);
+        assert_eq!((&*first.key, &*first.name_lc), ("7", "alpha"));
+        let mut e = (*first.entry).clone();
+        e.stats.players.current = 3;
+        let next = Row::from_keyed(keyed(7, e.clone()), Some(&first));
+        assert!(Rc::ptr_eq(&next.key, &first.key));
+        assert!(Rc::ptr_eq(&next.name_lc, &first.name_lc));
+        e.name = "Beta".into();
+        let renamed = Row::from_keyed(keyed(7, e), Some(&next));
+        assert_eq!(&*renamed.name_lc, "beta");
+        assert_eq!(renamed.addr_lc, next.addr_lc);
     }
 
     #[test]
@@ -461,7 +379,7 @@ pub(crate) mod tests {
         // Renamed, same address: still the favourite.
         let mut renamed: Vec<ServerEntry> = rows.iter().map(|r| (*r.entry).clone()).collect();
         renamed[4].name = "charlie (renamed)".into();
-        let rows2 = build_rows(renamed, &rows, 2);
+        let rows2 = super::tests::rows(renamed);
         let a = arrange_rows(&rows2, &ListQuery::default(), &m);
         assert_eq!(rows2[a.idx[0]].entry.name, "charlie (renamed)");
         assert_eq!(a.present[0].1, "charlie (renamed)");

@@ -1,0 +1,118 @@
+//! Render timing for benchmarks, kept apart from the product's state: the
+//! connection notes when each lobby list message arrived and how long
+//! reading it took ([`received`]), and the lobby's list notes when the rows
+//! of a new list version are drawn ([`use_render_timing`]). Together they
+//! fill `window.__lobbyMetrics`, which the page benchmark
+//! (`bench/src/phases/page.rs`) and the end-to-end tests read. Nothing in
+//! the page reads it back.
+
+use std::cell::Cell;
+
+use js_sys::Reflect;
+use wasm_bindgen::JsValue;
+use yew::prelude::*;
+
+use super::{browser, connection::ListMessage};
+
+/// What the last list message was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A whole list without ids.
+    List,
+    Snapshot,
+    Delta,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::List => "list",
+            Kind::Snapshot => "snapshot",
+            Kind::Delta => "delta",
+        }
+    }
+}
+
+/// The last list message that reached the page.
+#[derive(Debug, Clone, Copy)]
+struct Received {
+    /// `performance.now()` when its frame or response arrived.
+    perf_ms: f64,
+    /// How long reading it took.
+    parse_ms: f64,
+    kind: Kind,
+}
+
+thread_local! {
+    /// One slot: only the latest message is timed.
+    static LAST: Cell<Option<Received>> = const { Cell::new(None) };
+}
+
+/// Notes a list message handed to the page: arrived at `perf_ms`
+/// (`performance.now()`), read in `parse_ms`.
+pub fn received(perf_ms: f64, parse_ms: f64, message: &ListMessage) {
+    let kind = match message {
+        ListMessage::Whole(_) => Kind::List,
+        ListMessage::Snapshot(_) => Kind::Snapshot,
+        ListMessage::Delta(_) => Kind::Delta,
+    };
+    LAST.with(|l| {
+        l.set(Some(Received {
+            perf_ms,
+            parse_ms,
+            kind,
+        }))
+    });
+}
+
+/// Records the timing of list `version` (of `list_size` rows) once it is
+/// drawn; version 0 (no list yet) is not recorded.
+#[hook]
+pub fn use_render_timing(version: u32, list_size: usize) {
+    use_effect_with(version, move |v| {
+        if *v > 0 {
+            record(list_size);
+        }
+    });
+}
+
+/// Writes `window.__lobbyMetrics`: `lastListSize`, `firstFullRenderMs`
+/// (first non-empty list) and `lastUpdateMs`, each from receiving the list
+/// (a frame, or the `/api/servers` response) to the rendered DOM;
+/// `lastParseMs`, the part of it spent parsing; and `lastKind`, what the
+/// update was (`list`, `snapshot`, `delta`). Every call replaces the
+/// object, so a reader can mark the old one to see a new one come.
+fn record(list_size: usize) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let last = LAST.with(Cell::get);
+    let elapsed = last.map_or(f64::NAN, |r| browser::perf_now() - r.perf_ms);
+    let key = JsValue::from_str("__lobbyMetrics");
+    let existing = Reflect::get(&window, &key)
+        .ok()
+        .filter(|v| v.is_object())
+        .unwrap_or_else(|| js_sys::Object::new().into());
+    let first = Reflect::get(&existing, &JsValue::from_str("firstFullRenderMs"))
+        .ok()
+        .filter(|v| v.as_f64().is_some());
+    let metrics = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = Reflect::set(&metrics, &JsValue::from_str(k), &v);
+    };
+    set("lastListSize", JsValue::from_f64(list_size as f64));
+    set("lastUpdateMs", JsValue::from_f64(elapsed));
+    set(
+        "lastParseMs",
+        JsValue::from_f64(last.map_or(f64::NAN, |r| r.parse_ms)),
+    );
+    if let Some(r) = last {
+        set("lastKind", JsValue::from_str(r.kind.as_str()));
+    }
+    match first {
+        Some(v) => set("firstFullRenderMs", v),
+        None if list_size > 0 => set("firstFullRenderMs", JsValue::from_f64(elapsed)),
+        None => set("firstFullRenderMs", JsValue::NULL),
+    }
+    let _ = Reflect::set(&window, &key, &metrics);
+}

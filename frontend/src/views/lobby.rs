@@ -1,0 +1,181 @@
+//! The lobby's own list as its view shows it: the rows filtered, sorted,
+//! pinned and paged as the query says, the summary, which rows are new,
+//! and what to show where the table goes.
+
+use std::{cell::RefCell, rc::Rc};
+
+use yew::prelude::*;
+
+use crate::{
+    components::{
+        browser_chrome::stale_text,
+        list_table::{use_favourites_seen, TableView},
+    },
+    contexts::{
+        lobby::use_lobby,
+        settings::{use_settings, SettingsHandle},
+    },
+    fresh::Fresh,
+    list::{
+        incremental::{arrange_after, LastArranged},
+        summarize, summary_text, Arranged,
+    },
+    listing::{
+        store::{diff, Shown},
+        Row, LOBBY_SOURCE,
+    },
+    query::{ListQuery, SortKey},
+    services::browser,
+    state::Conn,
+};
+
+/// What goes where the table goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Body {
+    /// The table: rows or favourites to show.
+    Table,
+    /// No list yet: loading, or unreachable while the connection waits.
+    BeforeList(Conn),
+    /// The list is empty.
+    NoServers,
+    /// The filters hide every server.
+    NoMatch,
+}
+
+/// The lobby's list, ready to draw.
+pub struct LobbyView {
+    /// The rows and what the last update changed in them.
+    pub shown: Shown,
+    /// The rows to show, in order, with the marks' counts.
+    pub arranged: Rc<Arranged>,
+    /// The query's page of them, with the favourites not in the list.
+    pub table: TableView,
+    /// Keys of the rows on this page that appeared a moment ago.
+    pub new_keys: Rc<Vec<Rc<str>>>,
+    pub body: Body,
+    /// "N servers · N players · N open"; empty before the first list.
+    pub summary: String,
+    /// Whether a list arrived (the summary and the filter note show).
+    pub has_list: bool,
+    /// When the list arrived (wall clock), for "updated N s ago".
+    pub at_ms: Option<f64>,
+    /// Why the list may be out of date, if it may.
+    pub stale: Option<&'static str>,
+    /// The bridge's last refusal.
+    pub error: Option<String>,
+}
+
+/// The lobby's list under `query`; `on_sort` goes to the headings.
+#[hook]
+pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyView {
+    let lobby = use_lobby();
+    let state = &*lobby.state;
+    let settings = use_settings();
+    let shown = state.list.shown().clone();
+    let version = shown.version();
+    // The view without its page: paging does not arrange again.
+    let filter_key = ListQuery {
+        page: 0,
+        ..query.clone()
+    };
+    let arranged = use_arranged(&shown, filter_key, &settings);
+    let summary = {
+        let rows = shown.list().clone();
+        use_memo(version, move |_| summarize(rows.items()))
+    };
+    let fresh = use_fresh(&shown);
+    use_favourites_seen(
+        (version, settings.marks.version),
+        arranged.present.clone(),
+        state.received_at_ms,
+        settings.dispatcher(),
+    );
+    let has_list = state.received_at_ms.is_some();
+    // Favourites not in the list: greyed on the first page until removed.
+    let table = TableView::new(
+        &arranged,
+        query,
+        on_sort,
+        &settings.marks,
+        settings.dispatcher(),
+        (LOBBY_SOURCE, has_list),
+    );
+    let now = browser::now_ms();
+    let rows = shown.rows();
+    let new_keys = table
+        .shown
+        .iter()
+        .filter_map(|&i| rows.get(i))
+        .filter(|r| fresh.borrow().is_new(&r.key, now))
+        .map(|r| r.key.clone())
+        .collect();
+    let body = if !table.is_empty() {
+        Body::Table
+    } else if !has_list {
+        Body::BeforeList(state.conn)
+    } else if rows.is_empty() {
+        Body::NoServers
+    } else {
+        Body::NoMatch
+    };
+    LobbyView {
+        summary: if has_list {
+            summary_text::<Row>(*summary)
+        } else {
+            String::new()
+        },
+        arranged,
+        table,
+        new_keys: Rc::new(new_keys),
+        body,
+        has_list,
+        at_ms: state.received_at_ms,
+        stale: has_list.then(|| stale_text(state)).flatten(),
+        error: state.last_error.clone(),
+        shown,
+    }
+}
+
+/// The rows arranged under `query` and the settings' marks, once per list
+/// version, query and marks; after a delta only the rows it changed are
+/// re-placed (see [`arrange_after`]), so the last arrangement is kept.
+#[hook]
+fn use_arranged(shown: &Shown, query: ListQuery, settings: &SettingsHandle) -> Rc<Arranged> {
+    let last = use_mut_ref(|| None::<LastArranged<_>>);
+    let rows = shown.list().clone();
+    let s = settings.clone();
+    let deps = (shown.version(), query, settings.marks.version);
+    let arranged = use_memo(deps, move |(_, q, _)| {
+        arrange_after(
+            &mut last.borrow_mut(),
+            &rows,
+            q,
+            &s.marks,
+            LOBBY_SOURCE,
+            &diff,
+        )
+    });
+    (*arranged).clone()
+}
+
+/// Which rows are new since the first list ("new" for a few seconds),
+/// noted once per list version.
+#[hook]
+fn use_fresh(shown: &Shown) -> Rc<RefCell<Fresh>> {
+    let fresh = use_mut_ref(Fresh::default);
+    {
+        let (fresh, shown) = (fresh.clone(), shown.clone());
+        use_memo(shown.version(), move |&version| {
+            // Version 0 is no list at all: the first list is the first
+            // one seen, whose rows are not new.
+            if version > 0 {
+                let keys = shown
+                    .rows()
+                    .iter()
+                    .map(|r| (&r.key, shown.is_changed(r.id)));
+                fresh.borrow_mut().observe(version, browser::now_ms(), keys);
+            }
+        });
+    }
+    fresh
+}

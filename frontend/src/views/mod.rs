@@ -1,0 +1,8 @@
+//! Hooks that turn the shared state into what one view shows (a view
+//! model), so the components only draw: `lobby` for the lobby's own list,
+//! `games` for one source of other games' servers. What a hook remembers
+//! between renders (the last arrangement, which rows are new) it keeps to
+//! itself and updates once per list version.
+
+pub mod games;
+pub mod lobby;
