@@ -78,7 +78,7 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
         page: 0,
         ..query.clone()
     };
-    let arranged = use_arranged(&shown, filter_key, &settings);
+    let arranged = use_arranged(&shown, &filter_key, &settings);
     let summary = {
         let rows = shown.list().clone();
         use_memo(version, move |_| summarize(rows.items()))
@@ -136,46 +136,39 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
     }
 }
 
-/// The rows arranged under `query` and the settings' marks, once per list
-/// version, query and marks; after a delta only the rows it changed are
-/// re-placed (see [`arrange_after`]), so the last arrangement is kept.
+/// The rows arranged under `query` and the settings' marks. The last
+/// arrangement is kept: the same rows, query and marks give it again, and
+/// after a delta only the rows it changed are re-placed (see
+/// [`arrange_after`], which is this hook's memo).
 #[hook]
-fn use_arranged(shown: &Shown, query: ListQuery, settings: &SettingsHandle) -> Rc<Arranged> {
+fn use_arranged(shown: &Shown, query: &ListQuery, settings: &SettingsHandle) -> Rc<Arranged> {
     let last = use_mut_ref(|| None::<LastArranged<_>>);
-    let rows = shown.list().clone();
-    let s = settings.clone();
-    let deps = (shown.version(), query, settings.marks.version);
-    let arranged = use_memo(deps, move |(_, q, _)| {
-        arrange_after(
-            &mut last.borrow_mut(),
-            &rows,
-            q,
-            &s.marks,
-            LOBBY_SOURCE,
-            &diff,
-        )
-    });
-    (*arranged).clone()
+    let mut last = last.borrow_mut();
+    arrange_after(
+        &mut last,
+        shown.list(),
+        query,
+        &settings.marks,
+        LOBBY_SOURCE,
+        &diff,
+    )
 }
 
-/// Which rows are new since the first list ("new" for a few seconds),
-/// noted once per list version.
+/// Which rows are new since the first list ("new" for a few seconds); each
+/// list version is noted once ([`Fresh::observe`] ignores one it saw).
 #[hook]
 fn use_fresh(shown: &Shown) -> Rc<RefCell<Fresh>> {
     let fresh = use_mut_ref(Fresh::default);
-    {
-        let (fresh, shown) = (fresh.clone(), shown.clone());
-        use_memo(shown.version(), move |&version| {
-            // Version 0 is no list at all: the first list is the first
-            // one seen, whose rows are not new.
-            if version > 0 {
-                let keys = shown
-                    .rows()
-                    .iter()
-                    .map(|r| (&r.key, shown.is_changed(r.id)));
-                fresh.borrow_mut().observe(version, browser::now_ms(), keys);
-            }
-        });
+    // Version 0 is no list at all: the first list is the first one seen,
+    // whose rows are not new.
+    if shown.version() > 0 {
+        let keys = shown
+            .rows()
+            .iter()
+            .map(|r| (&r.key, shown.is_changed(r.id)));
+        fresh
+            .borrow_mut()
+            .observe(shown.version(), browser::now_ms(), keys);
     }
     fresh
 }
