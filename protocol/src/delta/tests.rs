@@ -334,3 +334,68 @@ fn keys_are_given_once_written_after_the_id_and_optional_to_read() {
     };
     assert_eq!(read.servers[0].key, None);
 }
+
+/// What a client keeps per entry: the entry and how many times its id was
+/// upserted, to see that an item is built from the one it replaces.
+#[derive(Debug, Clone, PartialEq)]
+struct Counted {
+    id: u64,
+    entry: ServerEntry,
+    versions: u32,
+}
+
+impl ListItem for Counted {
+    fn from_keyed(keyed: Keyed, old: Option<&Self>) -> Self {
+        Counted {
+            id: keyed.id,
+            entry: keyed.entry,
+            versions: old.map_or(1, |o| o.versions + 1),
+        }
+    }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn entry(&self) -> &ServerEntry {
+        &self.entry
+    }
+}
+
+#[test]
+fn a_client_list_builds_its_items_from_the_ones_they_replace() {
+    let keyed = |id, current| Keyed {
+        id,
+        key: None,
+        entry: entry("a", id as u16, current),
+    };
+    let mut list = ClientList::<Counted>::from_snapshot_as(Snapshot {
+        epoch: "e".into(),
+        seq: 1,
+        servers: vec![keyed(2, 0), keyed(1, 0)],
+    });
+    let ids: Vec<u64> = list.items().iter().map(|c| c.id).collect();
+    assert_eq!(ids, [1, 2], "in id order");
+    list.apply(&Delta {
+        epoch: "e".into(),
+        seq: 2,
+        prev: 1,
+        upsert: vec![keyed(2, 3), keyed(7, 0)],
+        remove: vec![1],
+    })
+    .unwrap();
+    let versions: Vec<(u64, u32)> = list.items().iter().map(|c| (c.id, c.versions)).collect();
+    assert_eq!(versions, [(2, 2), (7, 1)]);
+    assert_eq!(list.get(2), Some(&keyed(2, 3).entry));
+}
+
+#[test]
+fn the_same_server_is_the_same_registration_whatever_its_stats() {
+    let a = entry("a", 1, 0);
+    assert!(same_server(&a, &entry("a", 1, 4)));
+    assert!(!same_server(&a, &entry("a", 2, 0)), "another port");
+    assert!(!same_server(&a, &entry("b", 1, 0)), "another name");
+    let mut hidden = a.clone();
+    hidden.address = None;
+    assert!(!same_server(&a, &hidden), "an address hidden");
+}
