@@ -4,8 +4,6 @@
 
 use yew::prelude::*;
 
-use protocol::bridge::MasterState;
-
 use crate::{
     components::{empty_state::EmptyState, updated_ago::UpdatedAgo},
     favourites::MarkAction,
@@ -13,7 +11,7 @@ use crate::{
     list::Arranged,
     query::{ListQuery, SortKey},
     settings::Settings,
-    state::{Conn, State},
+    state::Conn,
 };
 
 /// Summary, age and banners above a table. A plain function rather than
@@ -76,23 +74,6 @@ pub fn filter_note(
         }
     });
     html! { <>{ filtered }{ hidden }</> }
-}
-
-/// Whether the connection that brought the shown data is gone and no
-/// list came on a new one yet (data shown then may be out of date).
-pub fn disconnected(state: &State) -> bool {
-    matches!(state.conn, Conn::Waiting { .. }) || !state.receiving
-}
-
-/// Why the shown lobby list may be out of date, if it may.
-pub fn stale_text(state: &State) -> Option<&'static str> {
-    if disconnected(state) {
-        Some(t(K::StaleLobby))
-    } else if state.master == Some(MasterState::Down) {
-        Some(t(K::StaleMaster))
-    } else {
-        None
-    }
 }
 
 /// The empty state before any data arrived: loading, or unreachable while

@@ -7,13 +7,14 @@ use yew::prelude::*;
 use crate::{
     components::{
         copy_address::CopyAddress,
-        list_table::{list_table, RowMarks, TableParts, TableView},
+        list_table::{list_table, RowMarks, TableParts},
     },
     games::{address_label, ping_label, players_label, GameRow},
     i18n::{t, tf, K},
     list::ListRow,
     query::SortKey,
     settings::Settings,
+    views::table::TableView,
 };
 
 /// Props of [`GameTable`].

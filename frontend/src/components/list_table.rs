@@ -1,38 +1,19 @@
 //! What the lobby's table and the game tables share: the headings, the
-//! body's order (pinned favourites, favourites not in the list, the rest),
-//! each row's marks (star, hide, "not matching") and the row of a
-//! favourite that is not in the list.
-
-use std::rc::Rc;
+//! body's order (pinned favourites, favourites not in the list, the rest)
+//! of a page ([`TableView`]), each row's marks (star, hide, "not
+//! matching") and the row of a favourite that is not in the list.
 
 use yew::prelude::*;
 
 use crate::{
     components::{sort_heading::sort_heading, star::marks_buttons},
-    favourites::{Favourite, MarkAction, Marks},
+    favourites::{Favourite, MarkAction},
     i18n::{ago, t, tf, K},
-    list::{page_count, page_slice, Arranged},
-    query::{ListQuery, SortKey},
+    query::SortKey,
     services::browser,
     settings::{Settings, SettingsAction},
+    views::table::TableView,
 };
-
-/// Row indices the arrangement marks: favourites not matching the filters
-/// and hidden rows shown on request (both short lists).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct MarkFlags {
-    pub unmatched: Rc<Vec<usize>>,
-    pub hidden: Rc<Vec<usize>>,
-}
-
-impl MarkFlags {
-    pub fn of(a: &Arranged) -> Self {
-        MarkFlags {
-            unmatched: Rc::new(a.unmatched.clone()),
-            hidden: Rc::new(a.hidden_shown.clone()),
-        }
-    }
-}
 
 /// One row's marks, a prop of both tables' rows.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -73,67 +54,6 @@ impl RowMarks {
         } else {
             html! {}
         }
-    }
-}
-
-/// One page of an arranged list as a table shows it, with the marks and
-/// the player's favourites that are not in the list; both tables take it.
-#[derive(Clone, PartialEq)]
-pub struct TableView {
-    /// Indices of the rows on this page, in order.
-    pub shown: Rc<Vec<usize>>,
-    /// Favourites at the start of `shown`.
-    pub pinned: usize,
-    pub marks: MarkFlags,
-    /// Favourites not in the list, shown after the pinned ones.
-    pub offline: Rc<Vec<Favourite>>,
-    pub query: ListQuery,
-    pub on_sort: Callback<SortKey>,
-    /// Star and hide go here; without it the rows have no such buttons.
-    pub dispatcher: Option<UseReducerDispatcher<Settings>>,
-    /// The page shown (the query's, clamped) and the number of pages.
-    pub page: usize,
-    pub pages: usize,
-}
-
-impl TableView {
-    /// The query's page of `arranged`; on the first page, the favourites
-    /// of `source` that are not in the list when `offline` says the list
-    /// is known.
-    pub fn new(
-        arranged: &Arranged,
-        query: &ListQuery,
-        on_sort: Callback<SortKey>,
-        marks: &Marks,
-        dispatcher: UseReducerDispatcher<Settings>,
-        (source, offline): (&str, bool),
-    ) -> Self {
-        let (page, slice) = page_slice(&arranged.idx, query.page);
-        let offline = if page == 0 && offline {
-            marks
-                .favourites_of(source)
-                .filter(|f| !arranged.present.iter().any(|(k, _)| *k == f.key))
-                .cloned()
-                .collect()
-        } else {
-            Vec::new()
-        };
-        TableView {
-            shown: Rc::new(slice.to_vec()),
-            pinned: if page == 0 { arranged.pinned } else { 0 },
-            marks: MarkFlags::of(arranged),
-            offline: Rc::new(offline),
-            query: query.clone(),
-            on_sort,
-            dispatcher: Some(dispatcher),
-            page,
-            pages: page_count(arranged.idx.len()),
-        }
-    }
-
-    /// Nothing to show: no row passes and no favourite is missing.
-    pub fn is_empty(&self) -> bool {
-        self.shown.is_empty() && self.offline.is_empty()
     }
 }
 
@@ -216,23 +136,4 @@ pub fn offline_favourite(
             </td>
         </tr>
     }
-}
-
-/// Refreshes the "last seen" time and name of the favourites in a list
-/// (`present`, from its arrangement) whenever the list or the marks change.
-#[hook]
-pub fn use_favourites_seen(
-    deps: (u32, u32),
-    present: Vec<(String, String)>,
-    at: Option<f64>,
-    dispatcher: UseReducerDispatcher<Settings>,
-) {
-    use_effect_with(deps, move |_| {
-        if let (Some(at_ms), false) = (at, present.is_empty()) {
-            dispatcher.dispatch(SettingsAction::Mark(MarkAction::Seen {
-                pairs: present,
-                at_ms,
-            }));
-        }
-    });
 }

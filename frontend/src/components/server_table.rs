@@ -7,12 +7,13 @@ use yew::prelude::*;
 
 use crate::{
     components::{
-        list_table::{list_table, TableParts, TableView},
+        list_table::{list_table, TableParts},
         server_row::ServerRow,
     },
     i18n::{t, K},
     listing::store::Shown,
     query::SortKey,
+    views::table::TableView,
 };
 
 /// Props of [`ServerTable`]. `Shown` compares without walking its rows

@@ -6,7 +6,7 @@ use protocol::{bridge::MasterState, Registration};
 use yew::prelude::*;
 
 use crate::{
-    components::{auth_panel::AuthPanel, browser_chrome::disconnected, header::Header},
+    components::{auth_panel::AuthPanel, header::Header},
     contexts::lobby::use_lobby,
     i18n::{t, K},
     state::Auth,
@@ -48,7 +48,7 @@ pub fn Admin() -> Html {
 
     // Only a current list confirms a registration: not one kept from a
     // closed connection, nor the last one a master sent before it went down.
-    let fresh = !disconnected(&lobby.state) && lobby.state.master != Some(MasterState::Down);
+    let fresh = !lobby.state.disconnected() && lobby.state.master != Some(MasterState::Down);
     let list_at = lobby.state.received_perf_ms;
     let ts = &*servers.state;
     html! {

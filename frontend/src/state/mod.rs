@@ -69,6 +69,14 @@ pub struct State {
     pub games_at_ms: Option<f64>,
 }
 
+impl State {
+    /// Whether the connection that brought the data shown is gone and no
+    /// list came on a new one yet (data shown then may be out of date).
+    pub fn disconnected(&self) -> bool {
+        matches!(self.conn, Conn::Waiting { .. }) || !self.receiving
+    }
+}
+
 /// Everything that changes the state.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -230,7 +238,9 @@ mod tests {
         assert_eq!(status_view(&s, 0.0).text, "Connecting…");
         let s = reduce(s, Action::Opened);
         assert_eq!(status_view(&s, 0.0).text, "Connecting…");
+        assert!(s.disconnected(), "open, but no list on it yet");
         let s = reduce(s, list(0));
+        assert!(!s.disconnected());
         assert_eq!(status_view(&s, 0.0).text, "Live");
         assert_eq!(status_view(&s, 0.0).tone, "live");
         let s = reduce(s, Action::Master(MasterState::Down));
@@ -239,6 +249,7 @@ mod tests {
         assert_eq!(status_view(&s, 7_100.0).text, "Reconnecting in 3 s");
         assert_eq!(status_view(&s, 10_500.0).text, "Reconnecting…");
         assert_eq!(s.master, None);
+        assert!(s.disconnected());
         // The list survives a disconnect.
         assert_eq!(s.list.rows().len(), 2);
         let s = reduce(s, Action::Opened);

@@ -8,16 +8,13 @@ use protocol::bridge::GameSourceKind;
 use yew::prelude::*;
 
 use crate::{
-    components::{
-        browser_chrome::disconnected,
-        list_table::{use_favourites_seen, TableView},
-    },
     contexts::{lobby::use_lobby, settings::use_settings},
     games::{self, GameRow},
     i18n::{t, K},
     list::{self, summarize, summary_text, Arranged},
     query::{ListQuery, SortKey},
     state::Conn,
+    views::table::{use_favourites_seen, TableView},
 };
 
 /// One game source, ready to draw; `None` in [`GameView::source`] when the
@@ -123,6 +120,6 @@ pub fn use_game_view(query: &ListQuery, on_sort: Callback<SortKey>) -> GameView 
         conn: state.conn,
         source,
         at_ms: state.games_at_ms,
-        stale: disconnected(state).then_some(t(K::StaleGames)),
+        stale: state.disconnected().then_some(t(K::StaleGames)),
     }
 }

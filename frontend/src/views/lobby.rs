@@ -4,18 +4,16 @@
 
 use std::{cell::RefCell, rc::Rc};
 
+use protocol::bridge::MasterState;
 use yew::prelude::*;
 
 use crate::{
-    components::{
-        browser_chrome::stale_text,
-        list_table::{use_favourites_seen, TableView},
-    },
     contexts::{
         lobby::use_lobby,
         settings::{use_settings, SettingsHandle},
     },
     fresh::Fresh,
+    i18n::{t, K},
     list::{
         incremental::{arrange_after, LastArranged},
         summarize, summary_text, Arranged,
@@ -26,7 +24,8 @@ use crate::{
     },
     query::{ListQuery, SortKey},
     services::browser,
-    state::Conn,
+    state::{Conn, State},
+    views::table::{use_favourites_seen, TableView},
 };
 
 /// What goes where the table goes.
@@ -133,6 +132,17 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
         stale: has_list.then(|| stale_text(state)).flatten(),
         error: state.last_error.clone(),
         shown,
+    }
+}
+
+/// Why the lobby's list shown may be out of date, if it may.
+fn stale_text(state: &State) -> Option<&'static str> {
+    if state.disconnected() {
+        Some(t(K::StaleLobby))
+    } else if state.master == Some(MasterState::Down) {
+        Some(t(K::StaleMaster))
+    } else {
+        None
     }
 }
 
