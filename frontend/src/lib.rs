@@ -2,12 +2,14 @@
 //! list at `/`, admin test servers at `/admin` and an embeddable list at
 //! `/embed`, all talking to the bridge's `/ws`.
 //!
-//! Pure logic (`query`, `list`, `listing`, `games`, `state`, `settings`,
-//! `favourites`, `fresh`, `i18n`, `route`, `tab_keys`, what the lobby's
-//! connection events do in `state::events`, the test servers'
-//! model and flow in `test_servers`, and in `services::connection` the
-//! decoder, the list's cursor, backoff and polling) compiles and is tested
-//! natively; the rest needs a browser.
+//! Pure logic (`query`, `list`, `listing` with the one store of the
+//! lobby's list, `games`, `state` with what the lobby's connection events
+//! do to it, `settings`, `favourites`, `fresh`, `i18n`, `route`,
+//! `tab_keys`, the test servers' model and flow in `test_servers`, and in
+//! `services::connection` the decoder, the list's cursor, backoff and
+//! polling) compiles and is tested natively; the rest needs a browser:
+//! the providers (`contexts`, `test_servers::provider`), the view-model
+//! hooks (`views`), `components` and `pages`.
 
 pub mod app;
 pub mod bridge_choice;
