@@ -122,6 +122,9 @@ impl Lobby {
             .arg(dist)
             .arg("--admin-token-file")
             .arg(self.dir.path().join("admin-token"))
+            // History and key secret in the lobby's own folder, kept across
+            // restarts of the bridge, never in the source tree.
+            .env("BRIDGE_DATA_DIR", self.dir.path().join("data"))
             .env("RUST_LOG", "info");
         match master {
             Some(addr) => cmd.args(["--master", addr]),

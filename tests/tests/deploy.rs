@@ -230,6 +230,8 @@ fn start_bridge(
         .arg(dir.join("dist"))
         .arg("--admin-token-file")
         .arg(dir.join("admin-token"))
+        // As StateDirectory= gives each unit one of its own.
+        .env("BRIDGE_DATA_DIR", dir.join(format!("data-{n}")))
         // nginx on loopback names the client in X-Forwarded-For.
         .args(["--trusted-proxy", "127.0.0.1/32"])
         .env("RUST_LOG", "info");

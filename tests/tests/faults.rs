@@ -729,6 +729,7 @@ mod feed {
                 .arg(self.master_addr.to_string())
                 .arg("--master-feed")
                 .arg(feed.to_string())
+                .env("BRIDGE_DATA_DIR", self.dir.path().join("data"))
                 // Every viewer comes from 127.0.0.1: lift the address's
                 // budget of whole lists, as the test lobby does.
                 .args(["--api-rate", "1000000", "--api-burst", "1000000"])

@@ -101,15 +101,16 @@ async fn the_printed_admin_link_signs_in_and_leaves_the_address_bar() {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("bridge.log");
     let mut cmd = Command::new(paths::binary("bridge"));
-    cmd.args([
-        "--listen",
-        "127.0.0.1:0",
-        "--embedded-master",
-        "127.0.0.1:0",
-    ])
-    .arg("--static")
-    .arg(paths::dist_dir())
-    .env_remove("BRIDGE_ADMIN_TOKEN");
+    cmd.env("BRIDGE_DATA_DIR", dir.path().join("data"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+        ])
+        .arg("--static")
+        .arg(paths::dist_dir())
+        .env_remove("BRIDGE_ADMIN_TOKEN");
     // stdout is a pipe of its own here (the log goes to the file): the
     // link comes on stdout, after the readiness line, and never into the log.
     let (_bridge, link) =
