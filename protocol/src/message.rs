@@ -213,7 +213,9 @@ impl ServerList {
     /// which a bridge following a remote master paid for every list of
     /// 10,000 servers. A list this strict reading refuses (an entry this
     /// crate cannot read, a repeated key) is read again by
-    /// [`Command::parse`], which skips such entries.
+    /// [`Command::parse`], which skips such entries. The text is checked
+    /// to be UTF-8 first: serde_json skips unknown fields without checking,
+    /// where the `Value` path refuses the whole message.
     pub fn from_reply(json: &[u8]) -> Option<Self> {
         #[derive(Deserialize)]
         struct Reply<'a> {
@@ -225,7 +227,8 @@ impl ServerList {
         struct Strict {
             servers: Vec<ServerEntry>,
         }
-        match serde_json::from_slice::<Reply>(json) {
+        let text = std::str::from_utf8(json).ok()?;
+        match serde_json::from_str::<Reply>(text) {
             Ok(reply) if reply.command == names::QUERY_REPLY => Some(Self {
                 servers: reply.content.servers,
             }),
@@ -405,6 +408,22 @@ mod tests {
             .map(|s| s.name)
             .collect();
         assert_eq!(names, ["a", "c"]);
+    }
+
+    /// Found by fuzzing (target `command`): a byte that is not UTF-8 inside
+    /// a field the typed reader skips made it accept a reply that
+    /// `Command::parse` refuses as invalid JSON.
+    #[test]
+    fn the_typed_list_reader_refuses_text_that_is_not_utf8() {
+        let mut json =
+            br#"{"command":"msRQueryGameServers","content":{"servers":[{"name":"a","extra":"1"#
+                .to_vec();
+        json.push(0xDF);
+        json.extend_from_slice(
+            br#"","players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":2}]}}"#,
+        );
+        assert!(Command::parse(&json).is_err());
+        assert_eq!(ServerList::from_reply(&json), None);
     }
 
     #[test]
