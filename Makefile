@@ -1,5 +1,5 @@
 # The two front doors (see README): `make run` and `make test`.
-.PHONY: run test setup bench release
+.PHONY: run test setup bench release fuzz
 
 # Installs the tools, builds everything, starts the product.
 run:
@@ -20,3 +20,9 @@ release:
 
 bench:
 	bash scripts/bench.sh
+
+# Coverage-guided fuzzing of the parsers (SECURITY.md, "Fuzzing"): every
+# target for FUZZ_SECONDS (default 60) each. Not part of `make test`, which
+# replays the committed corpora through cargo test.
+fuzz:
+	bash scripts/fuzz.sh
