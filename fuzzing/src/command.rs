@@ -33,14 +33,21 @@ pub fn command(data: &[u8]) {
     };
     let typed = ServerList::from_reply(data);
     match (&parsed, &typed) {
-        // The one difference `from_reply` documents: a value in a field
-        // neither reader uses that a `Value` cannot hold.
-        (Err(MessageError::InvalidJson(e)), Some(_)) => assert!(
-            ["number out of range", "surrogate", "unicode code point"]
+        // The one difference `from_reply` documents: in UTF-8 text, a value
+        // in a field neither reader uses that a `Value` cannot hold.
+        (Err(MessageError::InvalidJson(e)), Some(_)) if std::str::from_utf8(data).is_ok() => {
+            assert!(
+                [
+                    "number out of range",
+                    "surrogate",
+                    "unicode code point",
+                    "hex escape",
+                ]
                 .iter()
                 .any(|why| e.contains(why)),
-            "the typed list reader read a reply Command::parse refuses: {e}"
-        ),
+                "the typed list reader read a reply Command::parse refuses: {e}"
+            )
+        }
         _ => assert_eq!(
             typed, list,
             "the typed list reader disagrees with Command::parse"

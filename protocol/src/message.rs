@@ -442,6 +442,7 @@ mod tests {
             r#"1e400"#,
             r#"-1233835742471E20040"#,
             r#""\ud800""#,
+            r#""\uda11ameServer""#,
             r#"["\udc00"]"#,
         ] {
             let json = format!(
