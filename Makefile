@@ -1,5 +1,5 @@
 # The two front doors (see README.md): `make run` and `make test`.
-.PHONY: run test check setup bench release
+.PHONY: run test check setup bench release fuzz
 
 # Installs the tools, builds everything, starts the product.
 run:
@@ -24,3 +24,9 @@ release:
 
 bench:
 	bash scripts/bench.sh
+
+# Coverage-guided fuzzing of the parsers (SECURITY.md, "Fuzzing"): every
+# target for FUZZ_SECONDS (default 60) each. Not part of `make test`, which
+# replays the committed corpora through cargo test.
+fuzz:
+	bash scripts/fuzz.sh

@@ -168,7 +168,15 @@ impl ServerList {
     /// which a bridge following a remote master paid for every list of
     /// 10,000 servers. A list this strict reading refuses (an entry this
     /// crate cannot read, a repeated key) is read again by
-    /// [`Command::parse`], which skips such entries.
+    /// [`Command::parse`], which skips such entries. The text is checked
+    /// to be UTF-8 first: serde_json skips unknown fields without checking,
+    /// where the `Value` path refuses the whole message.
+    ///
+    /// One difference remains, on purpose: a field neither reader uses is
+    /// only checked for JSON syntax here, so a number there beyond `f64`'s
+    /// range (`1e400`) or a `\u` escape of a lone surrogate (grammatical
+    /// JSON that a `Value` cannot hold, and [`Command::parse`] refuses)
+    /// does not cost the list. Checking them would mean a second full parse.
     pub fn from_reply(json: &[u8]) -> Option<Self> {
         #[derive(Deserialize)]
         struct Reply<'a> {
@@ -180,7 +188,8 @@ impl ServerList {
         struct Strict {
             servers: Vec<ServerEntry>,
         }
-        match serde_json::from_slice::<Reply>(json) {
+        let text = std::str::from_utf8(json).ok()?;
+        match serde_json::from_str::<Reply>(text) {
             Ok(reply) if reply.command == names::QUERY_REPLY => Some(Self {
                 servers: reply.content.servers,
             }),
@@ -371,6 +380,51 @@ mod tests {
             .map(|s| s.name)
             .collect();
         assert_eq!(names, ["a", "c"]);
+    }
+
+    /// Found by fuzzing (target `command`): a byte that is not UTF-8 inside
+    /// a field the typed reader skips made it accept a reply that
+    /// `Command::parse` refuses as invalid JSON.
+    #[test]
+    fn the_typed_list_reader_refuses_text_that_is_not_utf8() {
+        let mut json =
+            br#"{"command":"msRQueryGameServers","content":{"servers":[{"name":"a","extra":"1"#
+                .to_vec();
+        json.push(0xDF);
+        json.extend_from_slice(
+            br#"","players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":2}]}}"#,
+        );
+        assert!(Command::parse(&json).is_err());
+        assert_eq!(ServerList::from_reply(&json), None);
+    }
+
+    /// Found by fuzzing (target `command`): the one way the two readers
+    /// differ. A value in a field neither uses that a `Value` tree cannot
+    /// hold makes `Command::parse` refuse the reply; the typed reader,
+    /// which only skips it, keeps the list (see `from_reply`).
+    #[test]
+    fn the_typed_list_reader_skips_values_a_value_tree_cannot_hold() {
+        for extra in [
+            r#"1e400"#,
+            r#"-1233835742471E20040"#,
+            r#""\ud800""#,
+            r#""\uda11ameServer""#,
+            r#"["\udc00"]"#,
+        ] {
+            let json = format!(
+                r#"{{"command":"msRQueryGameServers","content":{{"servers":[{{"name":"a","extra":{extra},"players":{{"current":2,"max":4}},"isLobbyOpen":true,"gameplayMode":2}}]}}}}"#
+            );
+            assert!(
+                matches!(
+                    Command::parse(json.as_bytes()),
+                    Err(MessageError::InvalidJson(_))
+                ),
+                "{json}"
+            );
+            let list = ServerList::from_reply(json.as_bytes()).expect(&json);
+            assert_eq!(list.servers.len(), 1);
+            assert_eq!(list.servers[0].name, "a");
+        }
     }
 
     #[test]
