@@ -198,18 +198,9 @@ impl Feed {
     }
 }
 
-/// A fresh epoch: 16 random bytes as hex (the clock, should the system's
-/// randomness fail).
-pub fn new_epoch() -> String {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes = (nanos as u64).to_le_bytes();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+/// A fresh epoch for a bridge's list: the master's feed numbers its own
+/// list the same way (8 random bytes as 16 hex digits).
+pub use master::feed::new_epoch;
 
 #[cfg(test)]
 mod tests {

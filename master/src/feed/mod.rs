@@ -39,7 +39,7 @@ pub use self::config::{FeedConfig, FeedConfigError, FeedListen};
 use self::handler::Handler;
 pub use self::state::{Changes, FeedState, Sending};
 pub use self::token::{FeedToken, TokenError, MIN_TOKEN_LEN};
-use crate::{limits::LogThrottle, registry::Registry};
+use crate::{limits::LogThrottle, registry::Registry, server::accept};
 
 /// How long the registry's changes are gathered into one delta: as the
 /// embedded master's follower in the bridge, so a burst of registrations
@@ -198,22 +198,6 @@ async fn follow(
         registry.borrow_and_update();
         if changes.has_subscribers() {
             changes.refresh();
-        }
-    }
-}
-
-/// Accepts the next connection, backing off on errors (out of file
-/// descriptors) instead of spinning.
-async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
-    let mut backoff = Duration::from_millis(10);
-    loop {
-        match listener.accept().await {
-            Ok(accepted) => return accepted,
-            Err(e) => {
-                warn!(error = %e, "feed accept failed; retrying in {backoff:?}");
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(1));
-            }
         }
     }
 }

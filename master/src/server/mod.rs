@@ -267,8 +267,9 @@ pub async fn run(
 }
 
 /// Accepts the next connection, backing off on errors such as running out of
-/// file descriptors instead of spinning or giving up.
-async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
+/// file descriptors instead of spinning or giving up (the feed's listener
+/// uses it too).
+pub(crate) async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
     let mut backoff = Duration::from_millis(10);
     loop {
         match listener.accept().await {
