@@ -11,7 +11,7 @@ use protocol::{
         delta_json, snapshot_json, ApplyError, CatchUp, ClientList, Delta, DeltaMessage, History,
         Keyed, KeyedList, Resume, Snapshot,
     },
-    GameplayMode, Players, ServerEntry, Stats,
+    Addresses, GameplayMode, Players, ServerEntry, Stats,
 };
 
 /// An entry from a few names and addresses, so that lists share
@@ -58,6 +58,7 @@ fn keyed(items: &[(u8, Entry)]) -> Vec<Keyed> {
         .iter()
         .map(|(id, e)| Keyed {
             id: u64::from(*id),
+            key: None,
             entry: e.server(),
         })
         .collect()
@@ -194,7 +195,12 @@ pub fn delta_apply(data: &[u8]) {
                     seq: u64::from(seq),
                     servers: keyed(&servers),
                 };
-                let json = snapshot_json(&snapshot.epoch, snapshot.seq, &snapshot.servers, false);
+                let json = snapshot_json(
+                    &snapshot.epoch,
+                    snapshot.seq,
+                    &snapshot.servers,
+                    Addresses::Shown,
+                );
                 assert_eq!(
                     read(names::SNAPSHOT, &json),
                     DeltaMessage::Snapshot(snapshot.clone())
@@ -220,7 +226,13 @@ pub fn delta_apply(data: &[u8]) {
                     upsert: delta.upsert.clone(),
                     remove: delta.remove.clone(),
                 };
-                let json = delta_json(&delta.epoch, delta.seq, delta.prev, &change, false);
+                let json = delta_json(
+                    &delta.epoch,
+                    delta.seq,
+                    delta.prev,
+                    &change,
+                    Addresses::Shown,
+                );
                 assert_eq!(
                     read(names::DELTA, &json),
                     DeltaMessage::Delta(delta.clone())
@@ -272,25 +284,28 @@ pub fn delta_sync(data: &[u8]) {
     let capacity = 1 + usize::from(input.history % 8);
     let mut bridge = KeyedList::new();
     let mut history: History<String> = History::new(EPOCH, capacity);
-    let start = |hide| {
-        let json = snapshot_json(EPOCH, 0, &[], hide);
+    let start = |addresses| {
+        let json = snapshot_json(EPOCH, 0, &[], addresses);
         match read(names::SNAPSHOT, &json) {
             DeltaMessage::Snapshot(s) => ClientList::from_snapshot(s),
             DeltaMessage::Delta(_) => panic!("a snapshot read as a delta"),
         }
     };
-    let mut page = start(false);
-    let mut hidden = start(true);
+    let mut page = start(Addresses::Shown);
+    let mut hidden = start(Addresses::Hidden);
     let mut earlier = vec![page.clone()];
     for list in &input.lists {
         let servers: Vec<ServerEntry> = list.iter().map(Entry::server).collect();
         if let Some(change) = bridge.update(servers.clone()) {
             let prev = history.seq();
-            let json = delta_json(EPOCH, prev + 1, prev, &change, false);
+            let json = delta_json(EPOCH, prev + 1, prev, &change, Addresses::Shown);
             let seq = history.push(json.clone());
             for (page, json) in [
                 (&mut page, json),
-                (&mut hidden, delta_json(EPOCH, seq, prev, &change, true)),
+                (
+                    &mut hidden,
+                    delta_json(EPOCH, seq, prev, &change, Addresses::Hidden),
+                ),
             ] {
                 let DeltaMessage::Delta(delta) = read(names::DELTA, &json) else {
                     panic!("a delta read as a snapshot");
@@ -316,7 +331,12 @@ pub fn delta_sync(data: &[u8]) {
     }
     assert_eq!(page.seq(), history.seq());
     // A page that joins now.
-    let json = snapshot_json(EPOCH, history.seq(), bridge.entries(), false);
+    let json = snapshot_json(
+        EPOCH,
+        history.seq(),
+        bridge.entries(),
+        protocol::Addresses::Shown,
+    );
     let DeltaMessage::Snapshot(snapshot) = read(names::SNAPSHOT, &json) else {
         panic!("a snapshot read as a delta");
     };

@@ -45,7 +45,7 @@ pub fn inbound(data: &[u8]) {
     }
     match DeltaMessage::from_frame(&env.command, text) {
         Some(Ok(DeltaMessage::Snapshot(s))) => {
-            let json = snapshot_json(&s.epoch, s.seq, &s.servers, false);
+            let json = snapshot_json(&s.epoch, s.seq, &s.servers, protocol::Addresses::Shown);
             let back = DeltaMessage::from_frame(bridge_names::SNAPSHOT, &json).map(Result::ok);
             assert_eq!(back, Some(Some(DeltaMessage::Snapshot(s))));
         }
@@ -54,7 +54,7 @@ pub fn inbound(data: &[u8]) {
                 upsert: d.upsert.clone(),
                 remove: d.remove.clone(),
             };
-            let json = delta_json(&d.epoch, d.seq, d.prev, &change, false);
+            let json = delta_json(&d.epoch, d.seq, d.prev, &change, protocol::Addresses::Shown);
             let back = DeltaMessage::from_frame(bridge_names::DELTA, &json).map(Result::ok);
             assert_eq!(back, Some(Some(DeltaMessage::Delta(d))));
         }

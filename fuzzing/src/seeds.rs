@@ -95,10 +95,12 @@ fn inbound_seeds() -> Vec<Seed> {
     let servers = [
         Keyed {
             id: 1,
+            key: None,
             entry: entry("Feuerland", 2),
         },
         Keyed {
             id: 4,
+            key: None,
             entry: entry("轰炸机人", 0),
         },
     ];
@@ -119,8 +121,8 @@ fn inbound_seeds() -> Vec<Seed> {
     ]
     .map(str::to_owned)
     .to_vec();
-    frames.push(snapshot_json("e1", 3, &servers, false));
-    frames.push(delta_json("e1", 4, 3, &change, true));
+    frames.push(snapshot_json("e1", 3, &servers, protocol::Addresses::Shown));
+    frames.push(delta_json("e1", 4, 3, &change, protocol::Addresses::Hidden));
     named(frames.into_iter().map(String::into_bytes))
 }
 

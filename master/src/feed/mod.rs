@@ -20,7 +20,6 @@ mod token;
 
 use std::{
     future::Future,
-    net::SocketAddr,
     sync::{
         atomic::{AtomicU64, Ordering::Relaxed},
         Arc,
