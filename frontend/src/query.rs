@@ -273,7 +273,11 @@ impl ListQuery {
 
     /// The encoded query string without `?` (empty for the default view).
     pub fn to_query_string(&self) -> String {
-        serde_urlencoded::to_string(self.to_pairs()).unwrap_or_default()
+        // The serializer serde_urlencoded wraps, without its Result: pairs of
+        // strings always encode (the wrapper's error was hidden as "").
+        form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(self.to_pairs())
+            .finish()
     }
 
     /// The view after a click on a column heading: the same column flips its
