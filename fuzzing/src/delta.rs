@@ -108,7 +108,7 @@ impl Model {
         }
     }
 
-    /// The rules of `shared/protocol.md` §2.1: same epoch, `prev` is this
+    /// The rules of `docs/protocol.md` §3: same epoch, `prev` is this
     /// list, removed ids exist, ids new to the list rise above every id
     /// seen; then removals, then upserts (the last one for an id wins).
     fn apply(&mut self, d: &Delta) -> Result<(), ApplyError> {
@@ -269,7 +269,7 @@ fn without_address(e: &ServerEntry) -> ServerEntry {
 /// Input: a sequence of the master's lists (via `arbitrary`), from a few
 /// names and addresses so that registrations repeat and move.
 ///
-/// Checks the promise of §2.1 end to end: the bridge's [`KeyedList`]
+/// Checks the promise of `docs/protocol.md` §3 end to end: the bridge's [`KeyedList`]
 /// numbers each list with ids rising in list order; the delta it computes,
 /// written with and without addresses and read by the page, turns the
 /// page's list into exactly the master's; a page that joins from a snapshot
