@@ -624,14 +624,7 @@ mod feed {
         paths,
         process::{http_get, Proc},
     };
-    use std::{
-        process::Command,
-        sync::{
-            atomic::{AtomicBool, Ordering::Relaxed},
-            Arc,
-        },
-    };
-    use tokio::{io::AsyncWriteExt, net::TcpListener, task::JoinHandle};
+    use std::process::Command;
 
     /// A restarted master is followed again within this long (the bridge
     /// retries the feed with backoff up to 5 s, polling meanwhile).
@@ -981,79 +974,12 @@ mod feed {
         );
     }
 
-    /// A proxy in front of the feed that, when told, passes the master's
-    /// next write on only halfway and closes the connection.
-    struct HalfWriteProxy {
-        addr: SocketAddr,
-        cut_next: Arc<AtomicBool>,
-        task: JoinHandle<()>,
-    }
-
-    impl HalfWriteProxy {
-        async fn start(to: SocketAddr) -> HalfWriteProxy {
-            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            let addr = listener.local_addr().expect("address");
-            let cut_next = Arc::new(AtomicBool::new(false));
-            let cut = cut_next.clone();
-            let task = tokio::spawn(async move {
-                while let Ok((down, _)) = listener.accept().await {
-                    let cut = cut.clone();
-                    tokio::spawn(async move {
-                        let Ok(up) = tokio::net::TcpStream::connect(to).await else {
-                            return;
-                        };
-                        half_write_relay(down, up, cut).await;
-                    });
-                }
-            });
-            HalfWriteProxy {
-                addr,
-                cut_next,
-                task,
-            }
-        }
-    }
-
-    impl Drop for HalfWriteProxy {
-        fn drop(&mut self) {
-            self.task.abort();
-        }
-    }
-
-    async fn half_write_relay(
-        down: tokio::net::TcpStream,
-        up: tokio::net::TcpStream,
-        cut: Arc<AtomicBool>,
-    ) {
-        use tokio::io::AsyncReadExt;
-        let (mut down_rd, mut down_wr) = down.into_split();
-        let (mut up_rd, mut up_wr) = up.into_split();
-        let to_master = tokio::spawn(async move {
-            let _ = tokio::io::copy(&mut down_rd, &mut up_wr).await;
-        });
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            let n = match up_rd.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            if cut.swap(false, Relaxed) {
-                let _ = down_wr.write_all(&buf[..n / 2]).await;
-                break;
-            }
-            if down_wr.write_all(&buf[..n]).await.is_err() {
-                break;
-            }
-        }
-        to_master.abort();
-    }
-
     #[tokio::test]
     async fn feed_connection_cut_mid_delta() {
         let _serial = e2e::serial().await;
         let mut lobby = FeedLobby::new();
         lobby.start_master();
-        let proxy = HalfWriteProxy::start(lobby.feed_addr).await;
+        let proxy = e2e::proxy::Proxy::start(lobby.feed_addr).await;
         lobby.start_bridge(proxy.addr);
         lobby.wait_feed_up(true, FEED_BACK).await;
         let _games = register(lobby.master_addr, &SAMPLES);
@@ -1062,12 +988,12 @@ mod feed {
 
         // The next thing the master writes (this registration's delta, or
         // a heartbeat just before it) arrives cut in half.
-        proxy.cut_next.store(true, Relaxed);
+        proxy.cut_next_write_midway();
         let cut = Instant::now();
         let _late = register(lobby.master_addr, &["Nachzügler"]);
         wait_all_list(&viewers, &["Nachzügler"], LIVE).await;
         let listed = cut.elapsed();
-        assert!(!proxy.cut_next.load(Relaxed), "nothing was cut");
+        assert!(!proxy.midway_cut_pending(), "nothing was cut");
         lobby.wait_feed_up(true, FEED_BACK).await;
         wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
         assert_eq!(
