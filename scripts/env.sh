@@ -1,2 +1,4 @@
 # Sourced by the other scripts: puts the installed tools on PATH.
 export PATH="${LOBBY_TOOLS_DIR:-$HOME/.cache/lobby-tools}/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+# The accessibility checker the end-to-end tests inject (setup.sh test).
+export AXE_CORE_JS="${LOBBY_TOOLS_DIR:-$HOME/.cache/lobby-tools}/node_modules/axe-core/axe.min.js"

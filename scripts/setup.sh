@@ -5,8 +5,8 @@
 #   bash scripts/setup.sh run    # building and running: wasm target, trunk,
 #                                # wasm-bindgen, wasm-opt (make run, make release)
 #   bash scripts/setup.sh test   # also the checks: rustfmt, clippy, Chromium,
-#                                # chromedriver, CJK fonts, nginx, openssl
-#                                # (make test, CI)
+#                                # chromedriver, CJK fonts, nginx, openssl,
+#                                # axe-core (make test, CI)
 #
 # System packages come from apt-get (Debian/Ubuntu, as root). Where apt-get
 # is missing or the user is not root, it prints what to install and exits
@@ -16,6 +16,7 @@ set -euo pipefail
 TRUNK_VERSION=0.21.14
 WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen version in Cargo.lock
 BINARYEN_VERSION=132.0.0
+AXE_CORE_VERSION=4.14.1        # the accessibility rules tests/tests/a11y.rs runs in Chromium
 TOOLS_DIR="${LOBBY_TOOLS_DIR:-$HOME/.cache/lobby-tools}"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -132,5 +133,15 @@ if [ ! -x "$TOOLS_DIR/node_modules/.bin/wasm-opt" ] \
   log "installing wasm-opt from npm binaryen@$BINARYEN_VERSION"
   mkdir -p "$TOOLS_DIR"
   npm install --silent --prefix "$TOOLS_DIR" "binaryen@$BINARYEN_VERSION"
+fi
+if [ "$purpose" = test ]; then
+  axe_installed() {
+    node -p 'require(process.argv[1]).version' "$TOOLS_DIR/node_modules/axe-core/package.json" 2>/dev/null
+  }
+  if [ "$(axe_installed || true)" != "$AXE_CORE_VERSION" ]; then
+    log "installing axe-core $AXE_CORE_VERSION from npm (accessibility checks)"
+    mkdir -p "$TOOLS_DIR"
+    npm install --silent --save-exact --prefix "$TOOLS_DIR" "axe-core@$AXE_CORE_VERSION"
+  fi
 fi
 log "tools for '$purpose' ready (wasm-opt in $TOOLS_DIR/node_modules/.bin)"
