@@ -1,10 +1,12 @@
 //! `/embed`: the list without navigation, for an `<iframe>`; `theme=light|dark`
-//! overrides the system colour scheme.
+//! overrides the system colour scheme. Its heading is for screen readers
+//! only: an iframe's page has no room for a title.
 
 use yew::prelude::*;
 
 use crate::{
     components::{server_browser::ServerBrowser, status_pill::StatusPill},
+    i18n::{t, K},
     query::ListQuery,
     router::use_router,
     services::browser,
@@ -21,6 +23,8 @@ pub fn Embed() -> Html {
     });
     html! {
         <main class="page embed">
+            // The page's title for screen readers; the embed shows only the brand.
+            <h1 class="visually-hidden">{ t(K::GameServers) }</h1>
             <div class="embed-head">
                 <span class="brand"><span class="brand-mark" aria-hidden="true">{"◆"}</span>{" Lobby"}</span>
                 <StatusPill />
