@@ -10,7 +10,12 @@ use std::{
     time::Duration,
 };
 
-use fantoccini::{elements::Element, Client, ClientBuilder, Locator};
+use fantoccini::{
+    actions::{InputSource, KeyAction, KeyActions},
+    elements::Element,
+    key::Key,
+    Client, ClientBuilder, Locator,
+};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{json, Value};
 use tempfile::TempDir;
@@ -196,6 +201,19 @@ impl Browser {
             .send_keys(text)
             .await
             .unwrap_or_else(|e| panic!("type into {css}: {e}"));
+    }
+
+    /// Presses and releases `key` wherever the focus is, like a user at
+    /// the keyboard (Tab moves the focus, Enter activates).
+    pub async fn press(&self, key: Key) {
+        let value = char::from(key);
+        let keys = KeyActions::new("keyboard".to_owned())
+            .then(KeyAction::Down { value })
+            .then(KeyAction::Up { value });
+        self.client
+            .perform_actions(keys)
+            .await
+            .unwrap_or_else(|e| panic!("press {key:?}: {e}"));
     }
 
     /// The trimmed text of the first element matching `css`, if any.

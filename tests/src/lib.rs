@@ -6,11 +6,12 @@
 //! Stand-ins for parts of the product that a test needs to misbehave or to
 //! watch: a fake bridge ([`fake_bridge`]), a fake master ([`fake_master`]),
 //! a TCP proxy to cut ([`proxy`]) and recording WebSocket viewers
-//! ([`watchers`]).
+//! ([`watchers`]). Accessibility checks run axe-core in the page ([`axe`]).
 //!
 //! Every wait is a bounded poll of a real signal (a ready line on stdout,
 //! chromedriver's `/status`, the page's DOM), never a fixed sleep.
 
+pub mod axe;
 pub mod browser;
 pub mod fake_bridge;
 pub mod fake_master;

@@ -1,0 +1,354 @@
+//! Accessibility end to end (docs/using.md, "Accessibility"): axe-core finds
+//! no violation on any page — the list, the admin page signed in with a
+//! test server, the embed, the "not found" page — in English and German,
+//! in the light and the dark scheme; and the keyboard reaches every control
+//! of the list with a visible focus ring, and Enter works it.
+//!
+//! Real bridge, headless Chromium, game servers over raw TCP. Holds
+//! [`e2e::serial`] like the other browser tests.
+
+use std::time::Duration;
+
+use e2e::{
+    axe,
+    browser::{Browser, Driver, PAGE_READY},
+    game::{GameServer, Stats},
+    lobby::{Lobby, ADMIN_TOKEN},
+    pages::{list::row, AdminPage, ListPage},
+    wait_for,
+};
+use fantoccini::key::Key;
+use serde_json::{json, Value};
+
+/// The bound for live changes (no reload).
+const LIVE: Duration = Duration::from_secs(3);
+/// A starred server that then goes away: the list shows it greyed, as an
+/// offline favourite.
+const GONE: &str = "Verlassen";
+/// The always-present server each browser stars.
+const STARRED: &str = "Alpha";
+
+fn stats(current: u32, max: u8, open: bool, mode: u8) -> Stats {
+    Stats {
+        current,
+        max,
+        open,
+        mode,
+    }
+}
+
+/// A server in each state a row shows: lobby open, in game, full, more
+/// players than slots, empty.
+fn register_servers(lobby: &Lobby) -> Vec<GameServer> {
+    [
+        ("Alpha", 20001, stats(1, 4, true, 1)),
+        ("Bravo", 20002, stats(4, 4, false, 2)),
+        ("Charlie", 20003, stats(0, 2, true, 1)),
+        ("轰炸机人", 20004, stats(5, 4, false, 2)),
+    ]
+    .into_iter()
+    .map(|(name, port, s)| GameServer::register(lobby.master, name, "192.0.2.1", port, s))
+    .collect()
+}
+
+/// What each page is checked in: its language (`<html lang>`, the Chromium
+/// switches that make the browser prefer it) and the system colour scheme.
+struct Variant {
+    lang: &'static str,
+    args: &'static [&'static str],
+    dark: bool,
+}
+
+const VARIANTS: [Variant; 4] = [
+    Variant {
+        lang: "en",
+        args: &["--lang=en-US", "--accept-lang=en-US"],
+        dark: false,
+    },
+    Variant {
+        lang: "de",
+        args: &["--lang=de", "--accept-lang=de"],
+        dark: false,
+    },
+    Variant {
+        lang: "en",
+        args: &["--lang=en-US", "--accept-lang=en-US"],
+        dark: true,
+    },
+    Variant {
+        lang: "de",
+        args: &["--lang=de", "--accept-lang=de"],
+        dark: true,
+    },
+];
+
+impl Variant {
+    fn label(&self) -> String {
+        format!(
+            "{} · {}",
+            self.lang,
+            if self.dark { "dark" } else { "light" }
+        )
+    }
+
+    async fn browser(&self, driver: &Driver) -> Browser {
+        let mut args = self.args.to_vec();
+        if self.dark {
+            args.push("--force-dark-mode");
+        }
+        driver.browser_with(&args).await
+    }
+}
+
+/// The pages checked in every variant, one line each: a label, the path,
+/// and what is on the page once it shows its content.
+fn pages() -> Vec<(&'static str, String, String)> {
+    vec![
+        ("list", "/".into(), "[data-testid=offline-favourite]".into()),
+        ("embed", "/embed".into(), row("Alpha")),
+        ("embed dark", "/embed?theme=dark".into(), row("Alpha")),
+        ("embed light", "/embed?theme=light".into(), row("Alpha")),
+        ("not found", "/no-such-page".into(), "main h1".into()),
+    ]
+}
+
+/// Opens `path` and waits until it is live, in `variant`'s language and
+/// scheme, and shows `ready`.
+async fn open(browser: &Browser, lobby: &Lobby, path: &str, ready: &str, variant: &Variant) {
+    browser.goto(&lobby.url(path)).await;
+    browser.find("[data-testid=status].live").await;
+    browser.find(ready).await;
+    let lang = browser.attr("html", "lang").await;
+    assert_eq!(lang.as_deref(), Some(variant.lang), "{path}");
+    let dark = browser
+        .eval("matchMedia('(prefers-color-scheme: dark)').matches")
+        .await;
+    assert_eq!(dark, Value::Bool(variant.dark), "{path}");
+}
+
+/// Stars [`STARRED`] and [`GONE`], then takes [`GONE`] off the master, so
+/// the list shows a favourite and an offline favourite.
+async fn favourites(browser: &Browser, lobby: &Lobby, variant: &Variant) {
+    let gone = GameServer::register(lobby.master, GONE, "192.0.2.9", 20009, stats(1, 4, true, 1));
+    open(browser, lobby, "/", &row(GONE), variant).await;
+    let page = ListPage::new(browser);
+    for name in [STARRED, GONE] {
+        page.star(name).await;
+        page.find(&format!("{}[data-favourite=true]", row(name)))
+            .await;
+    }
+    drop(gone);
+    page.find("[data-testid=offline-favourite]").await;
+}
+
+/// Signs in on the admin page and adds a test server, waiting until the
+/// master has it.
+async fn admin_with_a_test_server(browser: &Browser, lobby: &Lobby, variant: &Variant) {
+    open(browser, lobby, "/admin", "#admin-token", variant).await;
+    let admin = AdminPage::new(browser);
+    admin.type_into("#admin-token", ADMIN_TOKEN).await;
+    admin.click("#admin-login").await;
+    admin.find("[data-testid=auth-result].ok").await;
+    admin
+        .add_test_server(&format!("A11y {}", variant.label()))
+        .await;
+    admin.find("[data-testid=test-server-status].ok").await;
+}
+
+/// The checked pages' reports; [`Reports::assert_clean`] fails with all of
+/// them, so one run shows every page's violations.
+#[derive(Default)]
+struct Reports {
+    checked: usize,
+    broken: Vec<String>,
+}
+
+impl Reports {
+    /// Runs axe-core on what `browser` shows now, as `label`.
+    async fn check(&mut self, browser: &Browser, label: &str) {
+        let report = axe::report(browser, label).await;
+        self.checked += 1;
+        if !report.is_empty() {
+            self.broken.push(report);
+        }
+    }
+
+    fn assert_clean(&self) {
+        eprintln!(
+            "axe-core checked {} pages; {} had violations",
+            self.checked,
+            self.broken.len()
+        );
+        assert!(
+            self.broken.is_empty(),
+            "accessibility violations on {} of {} pages:\n{}",
+            self.broken.len(),
+            self.checked,
+            self.broken.join("\n")
+        );
+    }
+}
+
+#[tokio::test]
+async fn axe_finds_nothing_on_any_page_in_english_and_german() {
+    let _serial = e2e::serial().await;
+    let lobby = Lobby::start();
+    let _servers = register_servers(&lobby);
+    let driver = Driver::start();
+    let mut reports = Reports::default();
+    for variant in &VARIANTS {
+        let browser = variant.browser(&driver).await;
+        favourites(&browser, &lobby, variant).await;
+        for (page, path, ready) in pages() {
+            open(&browser, &lobby, &path, &ready, variant).await;
+            reports
+                .check(&browser, &format!("{page} · {}", variant.label()))
+                .await;
+        }
+        admin_with_a_test_server(&browser, &lobby, variant).await;
+        let label = format!("admin · {}", variant.label());
+        reports.check(&browser, &label).await;
+        // The form with an error under a field.
+        let admin = AdminPage::new(&browser);
+        admin
+            .fill_server("Feuerland", "192.168.0.10", "51963")
+            .await;
+        admin.find("[data-testid=error-serverPort]").await;
+        reports
+            .check(&browser, &format!("{label} · form error"))
+            .await;
+        browser.close().await;
+    }
+    reports.assert_clean();
+}
+
+#[tokio::test]
+async fn axe_finds_nothing_while_the_master_or_the_bridge_is_down() {
+    let _serial = e2e::serial().await;
+    let mut lobby = Lobby::start_with_separate_master();
+    let _servers = register_servers(&lobby);
+    let driver = Driver::start();
+    let mut browsers = Vec::new();
+    for variant in &VARIANTS {
+        let browser = variant.browser(&driver).await;
+        open(&browser, &lobby, "/", &row("Alpha"), variant).await;
+        browsers.push((variant, browser));
+    }
+    let mut reports = Reports::default();
+    // "Master unreachable": the bridge is up, its master is not.
+    lobby.kill_master();
+    for (variant, browser) in &browsers {
+        browser.find("[data-testid=status].down").await;
+        let label = format!("list, master unreachable · {}", variant.label());
+        reports.check(browser, &label).await;
+    }
+    // "Reconnecting": the page lost the bridge and shows the last list.
+    lobby.kill_bridge();
+    for (variant, browser) in &browsers {
+        browser.find("[data-testid=status].wait").await;
+        browser.find("[data-testid=stale]").await;
+        let label = format!("list, reconnecting · {}", variant.label());
+        reports.check(browser, &label).await;
+    }
+    for (_, browser) in browsers {
+        browser.close().await;
+    }
+    reports.assert_clean();
+}
+
+/// The focused element: a short description, and whether it shows a focus
+/// indicator (an outline, or a box shadow).
+const FOCUSED: &str = "(() => { const e = document.activeElement; \
+    if (!e || e === document.body) return null; \
+    const s = getComputedStyle(e); \
+    const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none'; \
+    const what = e.id ? '#' + e.id : e.tagName.toLowerCase() + \
+      Array.from(e.classList).map(c => '.' + c).join('') + \
+      (e.getAttribute('href') ? '[href=' + e.getAttribute('href') + ']' : '') + \
+      (e.closest('th[data-sort]') ? '[sort=' + e.closest('th[data-sort]').dataset.sort + ']' : ''); \
+    return {what, ring, visible: e.matches(':focus-visible')}; })()";
+
+/// Presses Tab until the focus leaves the page or comes back round (at most
+/// `max` times) and returns what it reached, in order; panics at the first
+/// element without a visible focus indicator.
+async fn tab_through(browser: &Browser, max: usize) -> Vec<String> {
+    let mut reached: Vec<String> = Vec::new();
+    for _ in 0..max {
+        browser.press(Key::Tab).await;
+        let f = browser.eval(FOCUSED).await;
+        if f.is_null() {
+            break;
+        }
+        let what = f["what"].as_str().unwrap_or_default().to_owned();
+        assert_eq!(
+            (f["ring"].as_bool(), f["visible"].as_bool()),
+            (Some(true), Some(true)),
+            "{what} has the keyboard focus but shows no focus ring: {f}"
+        );
+        if reached.contains(&what) && what == reached[0] {
+            break;
+        }
+        reached.push(what);
+    }
+    reached
+}
+
+#[tokio::test]
+async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
+    let _serial = e2e::serial().await;
+    let lobby = Lobby::start();
+    let _servers = register_servers(&lobby);
+    let driver = Driver::start();
+    let browser = driver.browser().await;
+    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    page.wait_row_count(4, LIVE).await;
+
+    let reached = tab_through(&page, 80).await;
+    eprintln!("Tab reached, in order: {reached:?}");
+    for control in [
+        "a.brand[href=/]",
+        "a.active[href=/]",
+        "a[href=/admin]",
+        "#lang",
+        "#search",
+        "#filter-open",
+        "#filter-favourites",
+        "#filter-mode",
+        "button.sort[sort=name]",
+        "button.sort[sort=players]",
+        "button.star",
+        "button.hide-row",
+        "button.copy",
+    ] {
+        assert!(
+            reached.iter().any(|r| r == control),
+            "Tab never reached {control}; it reached {reached:?}"
+        );
+    }
+
+    // Enter on a focused sort button sorts, as a click would.
+    page.goto(&lobby.url("/")).await;
+    page.wait_row_count(4, PAGE_READY).await;
+    wait_for(
+        "the players' sort button to get the focus",
+        LIVE,
+        || async {
+            page.press(Key::Tab).await;
+            let f = page.eval(FOCUSED).await;
+            match f["what"].as_str() {
+                Some("button.sort[sort=players]") => Ok(()),
+                _ => Err(f.to_string()),
+            }
+        },
+    )
+    .await;
+    page.press(Key::Enter).await;
+    page.wait_eq(
+        "the players' column sorted",
+        "document.querySelector('th[data-sort=players]').getAttribute('aria-sort')",
+        json!("descending"),
+        LIVE,
+    )
+    .await;
+    browser.close().await;
+}
