@@ -1,11 +1,13 @@
 //! Accessibility end to end (docs/using.md, "Accessibility"): axe-core finds
 //! no violation on any page — the list, the admin page signed in with a
-//! test server, the embed, the "not found" page — in English and German,
-//! in the light and the dark scheme; and the keyboard reaches every control
-//! of the list with a visible focus ring, and Enter works it.
+//! test server, the embed, the "not found" page, the list with the master
+//! or the bridge down, other games' tabs — in English and German, in the
+//! light and the dark scheme; and the keyboard reaches every control of
+//! the list and the admin page with a visible focus ring, and works them.
 //!
-//! Real bridge, headless Chromium, game servers over raw TCP. Holds
-//! [`e2e::serial`] like the other browser tests.
+//! Real bridge, headless Chromium, game servers over raw TCP and fake
+//! GameAgent servers over UDP. Holds [`e2e::serial`] like the other
+//! browser tests.
 
 use std::time::Duration;
 
@@ -14,10 +16,14 @@ use e2e::{
     browser::{Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
     lobby::{Lobby, ADMIN_TOKEN},
-    pages::{list::row, AdminPage, ListPage},
+    pages::{games, list::row, AdminPage, GamesPage, ListPage},
     wait_for,
 };
 use fantoccini::key::Key;
+use gamequery::{
+    fake::{GameAgentMaster, GameAgentServer},
+    gameagent::{Player, Status},
+};
 use serde_json::{json, Value};
 
 /// The bound for live changes (no reload).
@@ -256,17 +262,112 @@ async fn axe_finds_nothing_while_the_master_or_the_bridge_is_down() {
     reports.assert_clean();
 }
 
-/// The focused element: a short description, and whether it shows a focus
-/// indicator (an outline, or a box shadow).
+fn game_status(name: &str, players: u32, max: u32) -> Status {
+    Status {
+        players,
+        max_players: max,
+        level: "Karnak".into(),
+        game_type: "Cooperative".into(),
+        version: "1.10".into(),
+        game_name: "serioussamse".into(),
+        session_name: name.into(),
+        keys: vec![],
+    }
+}
+
+#[tokio::test]
+async fn axe_finds_nothing_on_other_games_tabs() {
+    let _serial = e2e::serial().await;
+    // A GameAgent master listing a server that answers and one that does
+    // not (an offline row), and a master that never answers (the tab's
+    // error).
+    let player = Player {
+        index: 0,
+        name: Some("Bärbel".into()),
+        frags: 3,
+        ping: 45,
+    };
+    let online = GameAgentServer::start(game_status("Awesome Server", 1, 8), vec![player]);
+    let offline = GameAgentServer::start(game_status("Gone", 0, 8), vec![]);
+    let (online, offline) = tokio::join!(online, offline);
+    let (online, offline) = (online.expect("fake server"), offline.expect("fake server"));
+    offline.set_answering(false);
+    let master = GameAgentMaster::start(vec![online.game_addr(), offline.game_addr()])
+        .await
+        .expect("fake master");
+    let silent = GameAgentMaster::start(vec![]).await.expect("fake master");
+    silent.set_answering(false);
+    let (master_id, silent_id) = (
+        format!("gameagent:{}", master.addr()),
+        format!("gameagent:{}", silent.addr()),
+    );
+    let lobby = Lobby::start_with(&[
+        "--gameagent-master",
+        &master.addr().to_string(),
+        "--gameagent-master",
+        &silent.addr().to_string(),
+        "--game-poll-interval",
+        "1s",
+        "--game-query-timeout",
+        "300ms",
+        "--game-query-retries",
+        "0",
+        // The fakes are on 127.0.0.1.
+        "--game-allow-private",
+    ]);
+    let _servers = register_servers(&lobby);
+    let driver = Driver::start();
+    let mut reports = Reports::default();
+    let offline_row = "tr[data-testid=game-row][data-online=false]";
+    for variant in &VARIANTS {
+        let browser = variant.browser(&driver).await;
+        let label = variant.label();
+        open(&browser, &lobby, "/", &games::tab(&silent_id), variant).await;
+        reports
+            .check(&browser, &format!("list with source tabs · {label}"))
+            .await;
+        let src = format!("/?src={master_id}");
+        open(&browser, &lobby, &src, offline_row, variant).await;
+        browser.find(&games::row("Awesome Server")).await;
+        reports
+            .check(&browser, &format!("game table · {label}"))
+            .await;
+        GamesPage::new(&browser).open_detail("Awesome Server").await;
+        browser.find("tr[data-testid=detail-player]").await;
+        reports
+            .check(&browser, &format!("game detail · {label}"))
+            .await;
+        let src = format!("/?src={silent_id}");
+        open(
+            &browser,
+            &lobby,
+            &src,
+            "[data-testid=source-error]",
+            variant,
+        )
+        .await;
+        reports
+            .check(&browser, &format!("source error · {label}"))
+            .await;
+        browser.close().await;
+    }
+    reports.assert_clean();
+}
+
+/// The focused element: a short description, and whether it shows the
+/// page's focus ring (a solid outline of 2 px or more in a colour, or a box
+/// shadow), not just the browser's thin default.
 const FOCUSED: &str = "(() => { const e = document.activeElement; \
     if (!e || e === document.body) return null; \
     const s = getComputedStyle(e); \
-    const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none'; \
+    const ring = (s.outlineStyle === 'solid' && parseFloat(s.outlineWidth) >= 2 \
+      && s.outlineColor !== 'rgba(0, 0, 0, 0)') || s.boxShadow !== 'none'; \
     const what = e.id ? '#' + e.id : e.tagName.toLowerCase() + \
       Array.from(e.classList).map(c => '.' + c).join('') + \
       (e.getAttribute('href') ? '[href=' + e.getAttribute('href') + ']' : '') + \
       (e.closest('th[data-sort]') ? '[sort=' + e.closest('th[data-sort]').dataset.sort + ']' : ''); \
-    return {what, ring, visible: e.matches(':focus-visible')}; })()";
+    return {what, ring, visible: e.matches(':focus-visible'), \
+      outline: s.outlineStyle + ' ' + s.outlineWidth + ' ' + s.outlineColor}; })()";
 
 /// Presses Tab until the focus leaves the page or comes back round (at most
 /// `max` times) and returns what it reached, in order; panics at the first
@@ -350,5 +451,65 @@ async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
         LIVE,
     )
     .await;
+    browser.close().await;
+}
+
+#[tokio::test]
+async fn the_admin_page_works_from_the_keyboard() {
+    let _serial = e2e::serial().await;
+    let lobby = Lobby::start();
+    let driver = Driver::start();
+    let browser = driver.browser().await;
+    let admin = AdminPage::open(&browser, &lobby.url("/admin")).await;
+
+    // Sign in: Tab to the token field, type, Enter.
+    wait_for("the token field to get the focus", LIVE, || async {
+        admin.press(Key::Tab).await;
+        let f = admin.eval(FOCUSED).await;
+        match f["what"].as_str() {
+            Some("#admin-token") => Ok(()),
+            _ => Err(f.to_string()),
+        }
+    })
+    .await;
+    admin.type_into("#admin-token", ADMIN_TOKEN).await;
+    admin.press(Key::Enter).await;
+    admin.find("[data-testid=auth-result].ok").await;
+
+    // From there on, Tab reaches the form and its buttons, each with the ring.
+    let reached = tab_through(&admin, 40).await;
+    eprintln!("Tab reached, in order: {reached:?}");
+    for control in [
+        "#admin-login",
+        "#new-name",
+        "#new-address",
+        "#new-port",
+        "#add-server",
+        "#add-samples",
+    ] {
+        assert!(
+            reached.iter().any(|r| r == control),
+            "Tab never reached {control}; it reached {reached:?}"
+        );
+    }
+
+    // Enter in the form adds the server; its card's controls take the focus too.
+    admin
+        .fill_server("Tastatur", "test.example.org", "20500")
+        .await;
+    admin.press(Key::Enter).await;
+    admin.wait_card("Tastatur", "registered", PAGE_READY).await;
+    let card_input = format!("{} input", e2e::pages::admin::card("Tastatur"));
+    admin
+        .js(&format!(
+            "document.querySelector({}).focus(); return null;",
+            e2e::browser::js_str(&card_input)
+        ))
+        .await;
+    let reached = tab_through(&admin, 20).await;
+    assert!(
+        reached.iter().any(|r| r == "button.danger.remove"),
+        "Tab never reached the card's remove button: {reached:?}"
+    );
     browser.close().await;
 }
