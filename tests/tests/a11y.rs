@@ -443,6 +443,7 @@ async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
         },
     )
     .await;
+    page.screenshot("keyboard-focus").await;
     page.press(Key::Enter).await;
     page.wait_eq(
         "the players' column sorted",
