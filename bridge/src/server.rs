@@ -87,6 +87,7 @@ impl Bridge {
             shared: upstream.subscribe(),
             games: games.as_ref().map(|g| g.subscribe()),
             offer_list: source.offer_list(&upstream),
+            refresh_wanted: source.refresh_wanted(&upstream),
             metrics: metrics.clone(),
             auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
             budget: budget.clone(),

@@ -239,6 +239,67 @@ async fn an_admins_change_through_one_bridge_reaches_another_bridges_viewers() {
 }
 
 #[tokio::test]
+async fn an_admins_command_asks_the_master_nothing_while_the_feed_is_followed() {
+    let m = FeedMaster::start(FeedConfig::default()).await;
+    let bridge = TestBridge::start(feed_config(&m)).await;
+    wait_feed_up(&bridge, 1).await;
+    let mut viewer = Viewer::start(&bridge).await;
+    viewer.until(&[]).await;
+    let queries = m.master.queries();
+    let bridge_queries = bridge.metrics.master_queries.load(Relaxed);
+
+    // The admin's commands go over its own master connection; their
+    // effect comes back through the feed, not a query after each.
+    let mut admin = bridge.admin().await;
+    send(&mut admin, &register_json("Testserver", 20010)).await;
+    viewer.until(&["Testserver"]).await;
+    send(
+        &mut admin,
+        r#"{"command":"msUpdateGameServerStats","content":{"players":{"current":3,"max":4},"isLobbyOpen":true,"gameplayMode":1}}"#,
+    )
+    .await;
+    viewer
+        .until_list("Testserver with 3 players", |l| {
+            l.iter().any(|(_, e)| e.stats.players.current == 3)
+        })
+        .await;
+    assert_eq!(
+        bridge.metrics.master_queries.load(Relaxed),
+        bridge_queries,
+        "the bridge queried the master after an admin's command"
+    );
+    assert_eq!(m.master.queries(), queries, "the master answered a query");
+    drop(admin);
+    viewer.until(&[]).await;
+    bridge.shutdown().await;
+    m.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_polling_bridge_still_refreshes_the_list_after_an_admins_command() {
+    let m = FeedMaster::start(FeedConfig::default()).await;
+    let mut config = test_config(m.master.addr);
+    // No poll within the test after the first: only the refresh after the
+    // command can bring the admin's server to the viewer in time.
+    config.poll_interval = Duration::from_secs(60);
+    let bridge = TestBridge::start(config).await;
+    let mut viewer = Viewer::start(&bridge).await;
+    viewer.until(&[]).await;
+    let bridge_queries = bridge.metrics.master_queries.load(Relaxed);
+    let mut admin = bridge.admin().await;
+    send(&mut admin, &register_json("Testserver", 20010)).await;
+    viewer.until(&["Testserver"]).await;
+    assert_eq!(
+        bridge.metrics.master_queries.load(Relaxed),
+        bridge_queries + 1,
+        "one refresh query after the admin's command"
+    );
+    drop(admin);
+    bridge.shutdown().await;
+    m.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_restarted_master_replaces_the_list_with_nothing_twice() {
     let m = FeedMaster::start(FeedConfig::default()).await;
     let config = feed_config(&m);

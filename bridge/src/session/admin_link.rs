@@ -1,7 +1,10 @@
 //! An admin's own master connection, opened at its first command: its test
 //! server lives as long as its WebSocket, its queries go where its changes
 //! went (read-your-writes), and after each command the bridge asks over it
-//! for the list, so viewers see the change as soon as the master applied it.
+//! for the list, so viewers see the change as soon as the master applied it
+//! (unless the list follows the master's changes as they happen: an
+//! embedded master, a followed change feed; then the change comes that way
+//! and the query is not sent).
 //!
 //! Like the [`Outbox`](super::outbox::Outbox), the link batches explicitly:
 //! [`AdminLink::command`] and [`AdminLink::query`] queue, and
@@ -77,10 +80,13 @@ impl AdminLink {
         })
     }
 
-    /// Queues an admin command, then the bridge's query that refreshes the
-    /// shared list with the command's effect.
-    pub(crate) async fn command(&mut self, json: &str) -> Result<(), MasterError> {
+    /// Queues an admin command, then (when `refresh`) the bridge's query
+    /// that refreshes the shared list with the command's effect.
+    pub(crate) async fn command(&mut self, json: &str, refresh: bool) -> Result<(), MasterError> {
         self.queue(json, None).await?;
+        if !refresh {
+            return Ok(());
+        }
         self.queue(
             &Command::Query.to_json(),
             Some(Asker::Bridge { asked: None }),
@@ -178,7 +184,9 @@ impl Session {
                 }
             },
         };
-        let queued = self.link.insert(link).command(json).await;
+        // Asked per command: the feed may have been lost or regained.
+        let refresh = (self.handle.refresh_wanted)();
+        let queued = self.link.insert(link).command(json, refresh).await;
         self.relayed(queued).await
     }
 

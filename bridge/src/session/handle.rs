@@ -58,6 +58,12 @@ impl From<&Config> for Settings {
 /// dropped).
 pub(crate) type OfferList = Box<dyn Fn(&Bytes, Instant) + Send + Sync>;
 
+/// Whether the shared list needs the bridge's query after an admin's
+/// command now: not while the list follows the master's changes as they
+/// happen (an embedded master, a followed change feed), which bring the
+/// command's effect anyway.
+pub(crate) type RefreshWanted = Box<dyn Fn() -> bool + Send + Sync>;
+
 /// Everything a session uses of the bridge.
 pub(crate) struct Handle {
     pub(crate) config: Settings,
@@ -67,6 +73,8 @@ pub(crate) struct Handle {
     pub(crate) games: Option<GamesWatch>,
     /// Called with each list the bridge asked for after an admin command.
     pub(crate) offer_list: OfferList,
+    /// Asked at each admin command: whether to send that query at all.
+    pub(crate) refresh_wanted: RefreshWanted,
     pub(crate) metrics: Arc<Metrics>,
     /// Failed `bridgeAuth` per client address, shared by every session.
     pub(crate) auth: AuthGuard,

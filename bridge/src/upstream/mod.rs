@@ -40,7 +40,7 @@ use crate::{
     keys::Keys,
     metrics::Metrics,
     publish::{Holds, Publisher, Snapshot, Visibility},
-    session::OfferList,
+    session::{OfferList, RefreshWanted},
 };
 
 /// What every connection watches: the master's reachability and its list.
@@ -149,6 +149,24 @@ impl Source {
                         upstream.offer(reply, asked);
                     }
                 })
+            }
+        }
+    }
+}
+
+impl Source {
+    /// Whether an admin's command should be followed by the bridge's query
+    /// for the list (see [`Source::offer_list`]): only while the list is
+    /// polled. With the master embedded, or while the change feed is
+    /// followed, the command's effect reaches the list that way, and the
+    /// answer to the query would be dropped.
+    pub(crate) fn refresh_wanted(&self, upstream: &Arc<Upstream>) -> RefreshWanted {
+        match self {
+            Source::Embedded(_) => Box::new(|| false),
+            Source::Remote => Box::new(|| true),
+            Source::Feed(_) => {
+                let upstream = upstream.clone();
+                Box::new(move || !upstream.follows_feed())
             }
         }
     }
