@@ -25,6 +25,10 @@ enum Phase {
     /// Two bridges behind nginx against one direct (needs nginx).
     Scaleout,
     Soak,
+    /// 100,000 delta viewers on bridges following the master's feed: only
+    /// with `--only scale100k`, never in a default or smoke run.
+    #[value(name = "scale100k")]
+    Scale100k,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -136,7 +140,8 @@ async fn main() -> anyhow::Result<()> {
         sizes: sizes.clone(),
         pin_cpu,
     };
-    let wanted = |p: Phase| args.only.is_empty() || args.only.contains(&p);
+    let wanted =
+        |p: Phase| args.only.contains(&p) || (args.only.is_empty() && p != Phase::Scale100k);
     let started = Instant::now();
     let mut table = Table::default();
     for phase in [
@@ -148,6 +153,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Bundle,
         Phase::Scaleout,
         Phase::Soak,
+        Phase::Scale100k,
     ] {
         if !wanted(phase) {
             continue;
@@ -165,6 +171,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Bundle => Box::pin(phases::bundle::run(&env)).await,
             Phase::Scaleout => Box::pin(phases::scaleout::run(&env)).await,
             Phase::Soak => Box::pin(phases::soak::run(&env)).await,
+            Phase::Scale100k => Box::pin(phases::scale100k::run(&env)).await,
         }
         .with_context(|| {
             format!(

@@ -186,3 +186,27 @@ pub async fn connect_counted(bridge: SocketAddr, read: Arc<AtomicU64>) -> Result
     })
     .await
 }
+
+/// Opens a WebSocket to `bridge` from the loopback address `source` (the
+/// socket is bound to it before connecting), so that a crowd larger than
+/// one address's ephemeral ports can be spread over 127.0.0.0/8. Small
+/// read buffer, Nagle off.
+pub async fn connect_from(bridge: SocketAddr, source: std::net::Ipv4Addr) -> Result<Ws> {
+    let config = WebSocketConfig::default()
+        .read_buffer_size(4096)
+        .max_message_size(Some(64 << 20));
+    within(Duration::from_secs(30), "WebSocket handshake", async {
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::from((source, 0)))?;
+        let tcp = socket.connect(bridge).await?;
+        tcp.set_nodelay(true)?;
+        let (ws, _) = tokio_tungstenite::client_async_with_config(
+            url(bridge),
+            MaybeTlsStream::Plain(tcp),
+            Some(config),
+        )
+        .await?;
+        Ok(ws)
+    })
+    .await
+}

@@ -9,6 +9,7 @@ pub mod fanout;
 pub mod memory;
 pub mod page;
 pub mod relay;
+pub mod scale100k;
 pub mod scaleout;
 pub mod soak;
 

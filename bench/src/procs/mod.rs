@@ -90,6 +90,10 @@ pub struct BridgeOptions {
     pub max_connections: usize,
     /// `--master-feed`: follow the remote master's change feed there.
     pub master_feed: Option<SocketAddr>,
+    /// `--max-ws-per-address` (and, 64 above it, `--max-http-per-address`)
+    /// when the clients come from many addresses; `None`: lifted to
+    /// `max_connections`, for clients all from 127.0.0.1.
+    pub per_address: Option<usize>,
 }
 
 impl Default for BridgeOptions {
@@ -99,6 +103,7 @@ impl Default for BridgeOptions {
             unlimited_rate: false,
             max_connections: 10_000,
             master_feed: None,
+            per_address: None,
         }
     }
 }
@@ -192,6 +197,10 @@ async fn launch_bridge(
     // per-address caps to the connection count, and its budget of list
     // answers (each viewer's first list, /api/servers) out of reach.
     let open = (opts.max_connections + 1024).to_string();
+    let (per_ws, per_http) = match opts.per_address {
+        Some(n) => (n.to_string(), (n + 64).to_string()),
+        None => (opts.max_connections.to_string(), open.clone()),
+    };
     cmd.arg("--static")
         .arg(&bins.static_dir)
         .arg("--admin-token-file")
@@ -201,8 +210,8 @@ async fn launch_bridge(
             &opts.poll_interval.as_millis().to_string(),
         ])
         .args(["--max-connections", &opts.max_connections.to_string()])
-        .args(["--max-ws-per-address", &opts.max_connections.to_string()])
-        .args(["--max-http-per-address", &open])
+        .args(["--max-ws-per-address", &per_ws])
+        .args(["--max-http-per-address", &per_http])
         .args(["--max-http-connections", &open])
         .args(["--api-rate", "1000000000", "--api-burst", "1000000000"])
         .env("RUST_LOG", "warn");

@@ -9,10 +9,10 @@ use crate::{
 };
 
 /// The list `/api/servers` serves now: its epoch, seq and length.
-pub(super) struct Listed {
-    pub(super) epoch: String,
-    pub(super) seq: u64,
-    pub(super) servers: usize,
+pub(crate) struct Listed {
+    pub(crate) epoch: String,
+    pub(crate) seq: u64,
+    pub(crate) servers: usize,
 }
 
 pub(super) fn listed(body: &[u8]) -> Result<Listed> {
@@ -33,7 +33,7 @@ pub(super) fn listed(body: &[u8]) -> Result<Listed> {
     })
 }
 
-pub(super) async fn api_list(bridge: SocketAddr) -> Result<Listed> {
+pub(crate) async fn api_list(bridge: SocketAddr) -> Result<Listed> {
     listed(&procs::http_request(bridge, "/api/servers", &[]).await?.body)
 }
 

@@ -6,8 +6,8 @@
 //! with a remote master: polled, and followed through its change feed.
 
 mod churn;
-mod list;
-mod viewers;
+pub(crate) mod list;
+pub(crate) mod viewers;
 
 use std::{sync::atomic::Ordering::Relaxed, time::Duration};
 

@@ -152,7 +152,7 @@ async fn viewer(
     }
 }
 
-pub(super) fn subscribe_json(l: &Listed) -> String {
+pub(crate) fn subscribe_json(l: &Listed) -> String {
     format!(
         r#"{{"command":"bridgeSubscribe","content":{{"deltas":true,"epoch":"{}","since":{}}}}}"#,
         l.epoch, l.seq
