@@ -60,6 +60,10 @@ struct Args {
     /// to profile it).
     #[arg(long)]
     relay_rounds: Option<usize>,
+    /// Internal: run as one of the scale100k phase's viewer processes,
+    /// steered over stdin and stdout.
+    #[arg(long, hide = true)]
+    scale_worker: bool,
 }
 
 fn machine() -> String {
@@ -86,6 +90,9 @@ fn machine() -> String {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if args.scale_worker {
+        return Ok(phases::scale100k::worker().await?);
+    }
     let mut sizes = if args.smoke {
         Sizes::smoke()
     } else {
