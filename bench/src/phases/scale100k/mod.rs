@@ -259,6 +259,7 @@ async fn feed_list(addr: SocketAddr, servers: usize) -> Result<String> {
 
 /// Runs the 100,000-viewer figures.
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
+    let load_start = procs::load_average().unwrap_or_else(|| "?".into());
     let nofile = raise_fd_limit()?;
     let sc = Scale::of(env, nofile);
     eprintln!(
@@ -316,8 +317,11 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let worker_pids: Vec<u32> = workers.iter().map(Worker::pid).collect();
 
     // Held: every viewer stays; the bridges and the master idle meanwhile.
+    // Bridges, then the master, then the workers (the load generator's own
+    // share of the two cores).
     let mut pids = bridge_pids.clone();
     pids.push(master.pid());
+    pids.extend(&worker_pids);
     let cpu0 = cpu_times(&pids)?;
     let held = Instant::now();
     tokio::time::sleep(sc.hold).await;
@@ -376,9 +380,13 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let worst_kib = kib_per.iter().copied().fold(0.0, f64::max);
     let mib = |kib: &u64| format!("{:.0}", *kib as f64 / 1024.0);
     let (hold_bridges, hold_sum) = shares(&cpu0[..n], &cpu1[..n], hold_wall);
-    let (_, hold_master) = shares(&cpu0[n..], &cpu1[n..], hold_wall);
+    let (_, hold_master) = shares(&cpu0[n..=n], &cpu1[n..=n], hold_wall);
     let (round_bridges, round_sum) = shares(&cpu1[..n], &cpu2[..n], rounds_wall);
-    let (_, round_master) = shares(&cpu1[n..], &cpu2[n..], rounds_wall);
+    let (_, round_master) = shares(&cpu1[n..=n], &cpu2[n..=n], rounds_wall);
+    let (_, round_workers) = shares(&cpu1[n + 1..], &cpu2[n + 1..], rounds_wall);
+    // CPU per viewer per change, µs: what one delivery costs each side.
+    let deliveries = (sc.viewers * sc.rounds).max(1) as f64;
+    let per_delivery = |sum: f64| sum / 100.0 * rounds_wall.as_secs_f64() * 1e6 / deliveries;
     let p99 = delivered.each.value_at_quantile(0.99);
     let viewers_n = count(sc.viewers as u64);
     let sources = sc.viewers.div_ceil(sc.per_source);
@@ -446,10 +454,13 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
                 rounds_wall.as_secs_f64()
             ),
             format!(
-                "holding: bridges {hold_bridges} = {hold_sum:.1} %, master {hold_master:.2} %; rounds: bridges {round_bridges} = {round_sum:.1} %, master {round_master:.2} %"
+                "holding: bridges {hold_bridges} = {hold_sum:.1} %, master {hold_master:.2} %; rounds: bridges {round_bridges} = {round_sum:.1} %, master {round_master:.2} %; per viewer per change: bridges {:.1} µs, the load generator's workers {:.1} µs ({round_workers:.1} %)",
+                per_delivery(round_sum),
+                per_delivery(round_workers)
             ),
             format!(
-                "load average {}",
+                "load average {} at the start, {} after the rounds (2 cores, shared)",
+                load_start,
                 procs::load_average().unwrap_or_else(|| "?".into())
             ),
             "-",
