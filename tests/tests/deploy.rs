@@ -42,6 +42,11 @@ const LIVE: Duration = Duration::from_secs(3);
 /// A dead bridge: the page's backoff (0.5–2.5 s per attempt), nginx's
 /// retry on the other bridge, the new socket's first list.
 const RECOVERY: Duration = Duration::from_secs(20);
+/// The bound asserted for a change made on one bridge to show on the other
+/// bridge's page: the target is 150 ms (printed, measured), asserted with
+/// room for a loaded 2-core CI but below the 1 s a polling bridge could
+/// take.
+const ACROSS: Duration = Duration::from_millis(900);
 
 /// `name` on PATH, else in `/usr/sbin` or `/usr/bin`.
 fn which(name: &str) -> Option<PathBuf> {
@@ -421,6 +426,96 @@ async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
     );
 }
 
+/// Milliseconds of the wall clock, as the page's `Date.now()` reads it.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// An admin's change made on bridge `on` (its own WebSocket, straight to
+/// the bridge) shows on a page served by the other bridge: through the
+/// master's change feed, with no poll. Measured from the moment the command
+/// leaves to the moment the page's DOM has the row (a `MutationObserver`
+/// in the page stamps it with `Date.now()`); the row's appearance and its
+/// removal are both timed, printed, and held to [`ACROSS`].
+async fn a_change_on_one_bridge_shows_on_the_others_page(driver: &Driver, addrs: [SocketAddr; 2]) {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    let (on, other) = (addrs[0], addrs[1]);
+    let browser = driver.browser().await;
+    browser.goto(&format!("http://{other}/")).await;
+    let page = ListPage::new(&browser);
+    page.wait_live(LIVE).await;
+    page.wait_listed("Feuerland", true, LIVE).await;
+    let name = "Across Bridges";
+    let watch = |present: bool| {
+        format!(
+            "window.__across = null;\
+             const has = () => Array.from(document.querySelectorAll('[data-testid=server-row]'))\
+               .some(e => e.dataset.name === {n});\
+             new MutationObserver((_, o) => {{\
+               if (has() === {present}) {{ window.__across = Date.now(); o.disconnect(); }}\
+             }}).observe(document.body, {{childList: true, subtree: true, attributes: true}});",
+            n = e2e::browser::js_str(name)
+        )
+    };
+    let (mut admin, _) = tokio_tungstenite::connect_async(format!("ws://{on}/ws"))
+        .await
+        .expect("an admin WebSocket on the first bridge");
+    let auth = serde_json::json!({"command": "bridgeAuth", "content": {"token": ADMIN_TOKEN}});
+    admin
+        .send(Message::text(auth.to_string()))
+        .await
+        .expect("send bridgeAuth");
+    let register = serde_json::json!({
+        "command": "msRegisterGameServer",
+        "content": {"serverName": name, "serverAddress": "192.0.2.9", "serverPort": 20009}
+    });
+    let stats = serde_json::json!({
+        "command": "msUpdateGameServerStats",
+        "content": {"players": {"current": 1, "max": 4}, "isLobbyOpen": true, "gameplayMode": 1}
+    });
+    let answer = tokio::time::timeout(LIVE, admin.next())
+        .await
+        .expect("bridgeAuth answered");
+    assert!(
+        format!("{answer:?}").contains(r#"\"ok\":true"#),
+        "bridgeAuth: {answer:?}"
+    );
+    let mut took = Vec::new();
+    page.js(&watch(true)).await;
+    let sent = now_ms();
+    admin
+        .send(Message::text(register.to_string()))
+        .await
+        .expect("send the registration");
+    admin
+        .send(Message::text(stats.to_string()))
+        .await
+        .expect("send the stats");
+    page.wait_listed(name, true, LIVE).await;
+    took.push(("listed", page.js("return window.__across;").await, sent));
+    page.js(&watch(false)).await;
+    let sent = now_ms();
+    admin.close(None).await.expect("close the admin's socket");
+    page.wait_listed(name, false, LIVE).await;
+    took.push(("unlisted", page.js("return window.__across;").await, sent));
+    for (what, seen, sent) in took {
+        let seen = seen.as_u64().expect("the page stamped the change");
+        let ms = seen.saturating_sub(sent);
+        eprintln!(
+            "a change on bridge {on} ({what}) showed on bridge {other}'s page after {ms} ms (target 150 ms)"
+        );
+        assert!(
+            Duration::from_millis(ms) <= ACROSS,
+            "{what} after {ms} ms on the other bridge's page (bound {ACROSS:?})"
+        );
+    }
+    browser.close().await;
+}
+
 /// Kills bridge `stopped`: every socket of the page, the test server's
 /// included, reconnects through nginx to `survivor`; the page is live
 /// again, lists everything again and registers the test server again.
@@ -567,6 +662,8 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     let _bravo = GameServer::register(master, "Bravo", "192.0.2.3", 20003, stats());
     page.wait_listed("Bravo", true, LIVE).await;
     nginx_serves_the_front_end(&page, dir).await;
+
+    a_change_on_one_bridge_shows_on_the_others_page(&driver, deployment.addrs).await;
 
     // The page holds several sockets (the list, the admin's test server);
     // nginx spreads them over both bridges. Stop bridge 0: whatever it
