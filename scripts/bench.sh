@@ -6,6 +6,7 @@
 #
 #   bash scripts/bench.sh                 # the full run (about 5 minutes)
 #   bash scripts/bench.sh --only relay    # some phases: relay,memory,fanout,page,bundle,scaleout,deltas,soak
+#   bash scripts/bench.sh --only scale100k  # 100,000 delta viewers (minutes; only when named)
 #   bash scripts/bench.sh --smoke         # CI: debug builds, tiny counts, seconds
 #
 # Master-only detail (reply rebuild cost): cargo bench -p master --bench query

@@ -98,6 +98,14 @@ async fn measure(
     })
 }
 
+/// One clock tick of `/proc/PID/stat` as % of one core over `wall`.
+fn tick_share(wall: Duration) -> f64 {
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = if hz > 0 { hz as f64 } else { 100.0 };
+    100.0 / hz / wall.as_secs_f64().max(1e-9)
+}
+
 /// The row: eight bridges following the feed against the same polling.
 pub(super) async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
@@ -123,12 +131,13 @@ pub(super) async fn run(env: &Env) -> Result<Vec<Row>> {
             followed.cpu.as_secs_f64()
         ),
         format!(
-            "the same {BRIDGES} polling every {}: {:.2} queries/s ({:.0}), master CPU {:.2} % ({:.2} s)",
+            "the same {BRIDGES} polling every {}: {:.2} queries/s ({:.0}), master CPU {:.2} % ({:.2} s); CPU is read in ticks of {:.2} % of this window",
             crate::report::ms(poll.as_micros() as u64),
             polled.per_sec(),
             polled.queries,
             polled.share(),
-            polled.cpu.as_secs_f64()
+            polled.cpu.as_secs_f64(),
+            tick_share(followed.wall)
         ),
         "-",
         "0 list queries, master CPU < 1 % of a core",
