@@ -1,12 +1,19 @@
-//! The router: `/` list, `/admin`, `/embed`; one lobby connection and the
-//! tab's test servers for all of them.
+//! The router: `/` list, `/admin`, `/embed`, `/server/{key}` and
+//! `/embed/server/{key}`; one lobby connection and the tab's test servers
+//! for all of them.
 
 use yew::prelude::*;
 
 use crate::{
     contexts::lobby::LobbyProvider,
     contexts::settings::SettingsProvider,
-    pages::{admin::Admin, embed::Embed, home::Home, not_found::NotFound},
+    pages::{
+        admin::Admin,
+        embed::Embed,
+        home::Home,
+        not_found::NotFound,
+        server::{EmbedServer, ServerPage},
+    },
     route::Route,
     router::{use_router, RouterProvider},
     test_servers::provider::TestServersProvider,
@@ -17,6 +24,9 @@ fn switch(route: Route) -> Html {
         Route::Home => html! { <Home /> },
         Route::Admin => html! { <Admin /> },
         Route::Embed => html! { <Embed /> },
+        // Keyed by the server, so another server's page starts afresh.
+        Route::Server(k) => html! { <ServerPage key={k.to_string()} server={k} /> },
+        Route::EmbedServer(k) => html! { <EmbedServer key={k.to_string()} server={k} /> },
         Route::NotFound => html! { <NotFound /> },
     }
 }

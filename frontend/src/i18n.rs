@@ -262,6 +262,43 @@ table! {
     TsRejected => "token rejected", "Token abgelehnt";
     TsInvalid => "invalid: {}", "ungültig: {}";
     JoinSteam => "Join with Steam", "Mit Steam beitreten";
+    // The server page (`/server/{key}`) and its history graphs.
+    ServerStatus => "Status", "Status";
+    Online => "Online", "Online";
+    FirstSeen => "First seen", "Zuerst gesehen";
+    LastSeen => "Last seen", "Zuletzt gesehen";
+    SeenNow => "now (listed)", "jetzt (gelistet)";
+    History => "History", "Verlauf";
+    HistoryRange => "Range of the history", "Zeitraum des Verlaufs";
+    Span1h => "1 h", "1 Std.";
+    Span24h => "24 h", "24 Std.";
+    Span7d => "7 days", "7 Tage";
+    Span30d => "30 days", "30 Tage";
+    LastHour => "the last hour", "der letzten Stunde";
+    Last24Hours => "the last 24 hours", "den letzten 24 Stunden";
+    Last7Days => "the last 7 days", "den letzten 7 Tagen";
+    Last30Days => "the last 30 days", "den letzten 30 Tagen";
+    GraphSummary => "{} over {}: peak {} at {}, average {}.", "{} in {}: Höchstwert {} ({}), Durchschnitt {}.";
+    GraphEmpty => "{} over {}: nothing recorded yet.", "{} in {}: noch nichts aufgezeichnet.";
+    NoHistoryYet => "Nothing recorded in this range yet. The graph fills in as the lobby takes its samples.", "In diesem Zeitraum ist noch nichts aufgezeichnet. Der Graph füllt sich, sobald die Lobby Messungen nimmt.";
+    UptimeShare => "Online", "Online";
+    OpenShare => "Lobby open", "Lobby offen";
+    SharesOver => "Share of the time recorded in {}", "Anteil der aufgezeichneten Zeit in {}";
+    LoadingServer => "Loading the server…", "Server wird geladen…";
+    ServerLoadFailed => "The server's details could not be loaded. The page tries again by itself.", "Die Angaben zum Server konnten nicht geladen werden. Die Seite versucht es selbst erneut.";
+    NoSuchServer => "No such server", "Diesen Server gibt es nicht";
+    NoSuchServerDetail => "This lobby has never listed a server with this key: the link may be mistyped or from another lobby.", "Diese Lobby hat nie einen Server mit diesem Schlüssel gelistet: Der Link ist vielleicht falsch oder stammt von einer anderen Lobby.";
+    OfflineDetail => "Not listed right now; these are the values it last reported.", "Gerade nicht gelistet; das sind die Werte, die er zuletzt gemeldet hat.";
+    Embed => "Embed", "Einbinden";
+    EmbedHelp => "Show this server's live state on your own site: copy one of these snippets. The badge is an image the lobby redraws as the server changes (at most a minute behind); the iframe shows a small live card.", "Zeige den Live-Zustand dieses Servers auf deiner eigenen Seite: Kopiere eines dieser Schnipsel. Das Abzeichen ist ein Bild, das die Lobby bei jeder Änderung neu zeichnet (höchstens eine Minute verzögert); der iframe zeigt eine kleine Live-Karte.";
+    BadgeOf => "Badge of {}", "Abzeichen von {}";
+    CopySnippet => "Copy the {} snippet", "{}-Schnipsel kopieren";
+    IframeCard => "iframe (live card)", "iframe (Live-Karte)";
+    OpenInLobby => "Open in the lobby", "In der Lobby öffnen";
+    LobbyTotals => "The lobby over the last 24 hours", "Die Lobby in den letzten 24 Stunden";
+    ServersOnline => "Servers online", "Server online";
+    PlayersOnline => "Players online", "Spieler online";
+    PlayersOf => "Players of {}", "Spieler von {}";
     // Language switcher.
     Language => "Language", "Sprache";
 }

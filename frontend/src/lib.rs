@@ -1,9 +1,11 @@
 //! The lobby's web front end (Yew, client-side rendered): the live server
-//! list at `/`, admin test servers at `/admin` and an embeddable list at
-//! `/embed`, all talking to the bridge's `/ws`.
+//! list at `/`, admin test servers at `/admin`, an embeddable list at
+//! `/embed`, and a page per server at `/server/{key}` (with its history
+//! and badge snippets), all talking to the bridge's `/ws`.
 //!
 //! Pure logic (`query`, `list`, `listing` with the one store of the
-//! lobby's list, `games`, `state` with what the lobby's connection events
+//! lobby's list, `games`, `history` and `graph` for the history graphs,
+//! `snippets`, `state` with what the lobby's connection events
 //! do to it, `settings`, `favourites`, `fresh`, `i18n`, `route`,
 //! `tab_keys`, the test servers' model and flow in `test_servers`, and in
 //! `services::connection` the decoder, the list's cursor, backoff and
@@ -18,6 +20,8 @@ pub mod contexts;
 pub mod favourites;
 pub mod fresh;
 pub mod games;
+pub mod graph;
+pub mod history;
 pub mod i18n;
 pub mod list;
 pub mod listing;
@@ -27,6 +31,7 @@ pub mod route;
 pub mod router;
 pub mod services;
 pub mod settings;
+pub mod snippets;
 pub mod state;
 pub mod tab_keys;
 pub mod test_servers;

@@ -1,19 +1,34 @@
 //! The app's pages and their paths: the one place that says which path is
 //! which page (the router in `router` only tracks where the tab is).
 
+use protocol::ServerKey;
+
 /// The app's pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
     Home,
     Admin,
     Embed,
+    /// One server's page (`/server/{key}`): its details, history and badge.
+    Server(ServerKey),
+    /// One server, compact, for an `<iframe>` (`/embed/server/{key}`).
+    EmbedServer(ServerKey),
     NotFound,
 }
 
 impl Route {
-    /// The page for a path (a trailing slash is the same page).
+    /// The page for a path (a trailing slash is the same page). A server
+    /// path whose key is not 16 lowercase hex digits names no page.
     pub fn from_path(path: &str) -> Route {
-        match path.trim_end_matches('/') {
+        let path = path.trim_end_matches('/');
+        let key = |rest: &str| rest.parse::<ServerKey>().ok();
+        if let Some(k) = path.strip_prefix("/server/").and_then(key) {
+            return Route::Server(k);
+        }
+        if let Some(k) = path.strip_prefix("/embed/server/").and_then(key) {
+            return Route::EmbedServer(k);
+        }
+        match path {
             "" => Route::Home,
             "/admin" => Route::Admin,
             "/embed" => Route::Embed,
@@ -22,12 +37,14 @@ impl Route {
     }
 
     /// The page's path.
-    pub fn path(self) -> &'static str {
+    pub fn path(self) -> String {
         match self {
-            Route::Home => "/",
-            Route::Admin => "/admin",
-            Route::Embed => "/embed",
-            Route::NotFound => "/404",
+            Route::Home => "/".to_owned(),
+            Route::Admin => "/admin".to_owned(),
+            Route::Embed => "/embed".to_owned(),
+            Route::Server(k) => format!("/server/{k}"),
+            Route::EmbedServer(k) => format!("/embed/server/{k}"),
+            Route::NotFound => "/404".to_owned(),
         }
     }
 }
@@ -44,8 +61,31 @@ mod tests {
         assert_eq!(Route::from_path("/admin/"), Route::Admin);
         assert_eq!(Route::from_path("/embed"), Route::Embed);
         assert_eq!(Route::from_path("/nope"), Route::NotFound);
-        for r in [Route::Home, Route::Admin, Route::Embed] {
-            assert_eq!(Route::from_path(r.path()), r);
+        let k = ServerKey(0x0123_4567_89ab_cdef);
+        assert_eq!(
+            Route::from_path("/server/0123456789abcdef"),
+            Route::Server(k)
+        );
+        assert_eq!(
+            Route::from_path("/embed/server/0123456789abcdef/"),
+            Route::EmbedServer(k)
+        );
+        for bad in [
+            "/server/",
+            "/server/0123456789ABCDEF",
+            "/server/0123456789abcde",
+            "/server/0123456789abcdef/x",
+        ] {
+            assert_eq!(Route::from_path(bad), Route::NotFound, "{bad}");
+        }
+        for r in [
+            Route::Home,
+            Route::Admin,
+            Route::Embed,
+            Route::Server(k),
+            Route::EmbedServer(k),
+        ] {
+            assert_eq!(Route::from_path(&r.path()), r);
         }
     }
 }

@@ -1,9 +1,9 @@
-//! A router for the app's three pages: the path picks the page, the query
+//! A router for the app's pages: the path picks the page, the query
 //! holds the list's view, `history.pushState` for links and
 //! `replaceState` for view changes, `popstate` for Back and Forward.
 //! Written by hand instead of yew-router, whose route recognizer and
 //! history layer cost the bundle about 34 KB (before compression) for
-//! what three fixed paths need.
+//! what a few fixed paths and `/server/{key}` need.
 
 use std::rc::Rc;
 
@@ -49,7 +49,7 @@ pub struct Router {
 impl Router {
     /// Goes to `route` (a new history entry, no reload).
     pub fn push(&self, route: Route) {
-        self.go(route.path(), "", true);
+        self.go(&route.path(), "", true);
     }
 
     /// Replaces the query of the current page (no new history entry), so

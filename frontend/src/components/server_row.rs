@@ -1,5 +1,5 @@
 //! One server of the lobby's table (a card on narrow screens), with its
-//! star and hide buttons.
+//! star and hide buttons; its name links to the server's page.
 
 use yew::prelude::*;
 
@@ -8,8 +8,26 @@ use crate::{
     i18n::{t, K},
     list::{free_slots, ListRow},
     listing::{address_label, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE},
+    route::Route,
+    router::{link, Router},
     settings::Settings,
 };
+
+/// The row's name: a link to the server's page when the bridge gave its
+/// key (in the app, without a reload; from the embed, in a new tab, since
+/// the iframe is a small part of another site).
+fn name_cell(row: &Row, router: Option<&Router>) -> Html {
+    let name = html! { <span dir="auto">{ &row.entry.name }</span> };
+    match (row.server, router) {
+        (Some(k), Some(r)) if r.location.route() != Route::Embed => {
+            link(r, Route::Server(k), classes!("row-link"), name)
+        }
+        (Some(k), _) => html! {
+            <a class="row-link" href={Route::Server(k).path()} target="_blank" rel="noopener">{ name }</a>
+        },
+        (None, _) => name,
+    }
+}
 
 /// Props of [`ServerRow`]; equal props skip the re-render, so an update
 /// only touches rows that changed.
@@ -42,12 +60,13 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
         &e.name,
     );
     let class = classes!(props.flash, marks.classes());
+    let router = use_context::<Router>();
     html! {
         <tr data-testid="server-row" data-name={e.name.clone()} {class}
             data-favourite={marks.favourite.then_some("true")}>
             <th scope="row" class="c-name">
                 { star }
-                <span dir="auto">{ &e.name }</span>
+                { name_cell(&props.row, router.as_ref()) }
                 if props.new {
                     <span class="badge new" data-testid="new">{ t(K::New) }</span>
                 }

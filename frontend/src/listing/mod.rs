@@ -9,7 +9,7 @@ use std::{cmp::Ordering, rc::Rc};
 
 use protocol::{
     delta::{Keyed, ListItem},
-    GameplayMode, ServerEntry,
+    GameplayMode, ServerEntry, ServerKey,
 };
 
 use crate::{
@@ -34,6 +34,9 @@ pub struct Row {
     pub name_lc: Rc<str>,
     /// The address lowercased once, for search.
     pub addr_lc: Option<Rc<str>>,
+    /// The server's key (`docs/protocol.md` §4.6), which names its page;
+    /// `None` from an older bridge or a whole list without keys.
+    pub server: Option<ServerKey>,
 }
 
 pub(crate) fn lowercase(s: &str) -> Rc<str> {
@@ -48,7 +51,7 @@ impl ListItem for Row {
     /// A changed entry keeps its row's key, and its lowercased texts when
     /// the texts are the same.
     fn from_keyed(keyed: Keyed, old: Option<&Row>) -> Row {
-        let Keyed { id, entry, .. } = keyed;
+        let Keyed { id, key, entry } = keyed;
         let name_lc = match old {
             Some(old) if old.entry.name == entry.name => old.name_lc.clone(),
             _ => lowercase(&entry.name),
@@ -63,6 +66,7 @@ impl ListItem for Row {
             entry: Rc::new(entry),
             name_lc,
             addr_lc,
+            server: key,
         }
     }
 

@@ -158,3 +158,62 @@ pub fn remove_boot_placeholder() {
         el.remove();
     }
 }
+
+/// How [`local_time`] writes a moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeStyle {
+    /// `14:00`.
+    Time,
+    /// `5 Mar` / `5. März`.
+    Date,
+    /// `5 Mar, 14:00`.
+    DateTime,
+    /// `5 Mar 2025, 14:00`.
+    Full,
+}
+
+/// Unix ms `ms` on the browser's clock, in the page's language (the
+/// browser's `Intl`, so no date library ships in the bundle).
+pub fn local_time(ms: f64, style: TimeStyle) -> String {
+    use js_sys::{Object, Reflect};
+    let opts = Object::new();
+    let set = |k: &str, v: &str| {
+        let _ = Reflect::set(&opts, &JsValue::from_str(k), &JsValue::from_str(v));
+    };
+    if style != TimeStyle::Time {
+        set("day", "numeric");
+        set("month", "short");
+    }
+    if style == TimeStyle::Full {
+        set("year", "numeric");
+    }
+    if style != TimeStyle::Date {
+        set("hour", "2-digit");
+        set("minute", "2-digit");
+    }
+    let date = js_sys::Date::new(&JsValue::from_f64(ms));
+    date.to_locale_string(crate::i18n::lang().code(), &opts)
+        .as_string()
+        .unwrap_or_default()
+}
+
+/// How far the browser's clock is ahead of UTC at Unix ms `ms`, in ms:
+/// the graphs label local midnights and whole hours.
+pub fn utc_offset_ms(ms: f64) -> f64 {
+    -js_sys::Date::new(&JsValue::from_f64(ms)).get_timezone_offset() * 60_000.0
+}
+
+/// Whether the tab is in the background (refreshes wait then).
+pub fn tab_hidden() -> bool {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .is_some_and(|d| d.hidden())
+}
+
+/// `window.location.origin` (`https://lobby.example.org`), for absolute
+/// links in the snippets a site copies.
+pub fn origin() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default()
+}

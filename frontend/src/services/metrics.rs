@@ -2,7 +2,8 @@
 //! connection notes when each lobby list message arrived and how long
 //! reading it took ([`received`]), and the lobby's list notes when the rows
 //! of a new list version are drawn ([`use_render_timing`]). Together they
-//! fill `window.__lobbyMetrics`, which the page benchmark
+//! fill `window.__lobbyMetrics`, with the server page's first render
+//! ([`server_page_rendered`]), which the page benchmark
 //! (`bench/src/phases/page.rs`) and the end-to-end tests read. Nothing in
 //! the page reads it back.
 
@@ -109,10 +110,39 @@ fn record(list_size: usize) {
     if let Some(r) = last {
         set("lastKind", JsValue::from_str(r.kind.as_str()));
     }
+    // The server page's figure outlives the list's updates.
+    if let Ok(v) = Reflect::get(&existing, &JsValue::from_str(SERVER_PAGE)) {
+        if v.as_f64().is_some() {
+            set(SERVER_PAGE, v);
+        }
+    }
     match first {
         Some(v) => set("firstFullRenderMs", v),
         None if list_size > 0 => set("firstFullRenderMs", JsValue::from_f64(elapsed)),
         None => set("firstFullRenderMs", JsValue::NULL),
     }
     let _ = Reflect::set(&window, &key, &metrics);
+}
+
+/// The key of the server page's figure in `window.__lobbyMetrics`.
+const SERVER_PAGE: &str = "serverPageRenderMs";
+
+/// Notes `serverPageRenderMs`: how long the server page took from its
+/// record's arrival (`/api/servers/{key}`) to the drawn details, once per
+/// visit of the page. Adds it to `window.__lobbyMetrics` (making the
+/// object when the list has not yet).
+pub fn server_page_rendered(ms: f64) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let key = JsValue::from_str("__lobbyMetrics");
+    let metrics = Reflect::get(&window, &key)
+        .ok()
+        .filter(|v| v.is_object())
+        .unwrap_or_else(|| {
+            let fresh: JsValue = js_sys::Object::new().into();
+            let _ = Reflect::set(&window, &key, &fresh);
+            fresh
+        });
+    let _ = Reflect::set(&metrics, &JsValue::from_str(SERVER_PAGE), &JsValue::from_f64(ms));
 }

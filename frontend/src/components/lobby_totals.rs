@@ -1,0 +1,49 @@
+//! The lobby's totals over the last 24 hours (servers and players online)
+//! as a small graph under the list; nothing when the bridge keeps no
+//! history (an older bridge, or the list comes from another one).
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::{
+    components::history_graph::{GraphLine, HistoryGraph},
+    history::{LobbyHistory, Span},
+    i18n::{t, K},
+    views::fetch::{use_fetch, Load},
+};
+
+/// How often the totals are read again (a free `304` until a sample).
+const REFRESH_MS: u32 = 60_000;
+
+/// The totals' graph, with its legend.
+#[component]
+pub fn LobbyTotals() -> Html {
+    let load: Load<LobbyHistory> = use_fetch("/api/history?range=24h".to_owned(), 0, REFRESH_MS);
+    let Load::Ready { value, at_ms, .. } = load else {
+        return html! {};
+    };
+    let lines = vec![
+        GraphLine {
+            series: Rc::new(value.players()),
+            class: "players",
+            what: t(K::PlayersOnline),
+        },
+        GraphLine {
+            series: Rc::new(value.servers()),
+            class: "servers",
+            what: t(K::ServersOnline),
+        },
+    ];
+    html! {
+        <section class="card totals" aria-labelledby="totals-title" data-testid="lobby-totals">
+            <h2 id="totals-title">{ t(K::LobbyTotals) }</h2>
+            <ul class="legend" aria-hidden="true">
+                <li class="players">{ t(K::PlayersOnline) }</li>
+                <li class="servers">{ t(K::ServersOnline) }</li>
+            </ul>
+            <HistoryGraph lines={lines} step_ms={value.step * 1000.0} span={Span::Day}
+                to_ms={at_ms} height={130.0} testid="totals-graph" />
+        </section>
+    }
+}

@@ -1,0 +1,131 @@
+//! A JSON answer of the bridge as a view holds it: loaded once, again
+//! whenever the path or a trigger changes, and every so often while the
+//! tab is visible. A failed refresh keeps what was shown; only a changed
+//! answer re-renders.
+
+use std::{cell::Cell, rc::Rc};
+
+use gloo_timers::callback::Interval;
+use serde::de::DeserializeOwned;
+use yew::prelude::*;
+
+use crate::services::{
+    api::{get_json, Fetched},
+    browser,
+};
+
+/// Where an answer stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load<T> {
+    Loading,
+    /// The bridge answered 404.
+    Missing,
+    /// No answer could be read (and none was before).
+    Failed,
+    /// The last answer read.
+    Ready {
+        value: Rc<T>,
+        /// `performance.now()` when it arrived.
+        perf_ms: f64,
+        /// `Date.now()` when it arrived: where a graph's time axis ends.
+        at_ms: f64,
+    },
+}
+
+impl<T> Load<T> {
+    /// The answer, if one was read.
+    pub fn value(&self) -> Option<&Rc<T>> {
+        match self {
+            Load::Ready { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// The reducer's state: one [`Load`].
+#[derive(Debug, PartialEq)]
+pub struct Loaded<T>(pub Load<T>);
+
+/// What happens to a [`Loaded`].
+pub enum Step<T> {
+    /// The path changed: what was loaded is for another path.
+    Restart,
+    Got(Fetched<T>, f64, f64),
+}
+
+impl<T: PartialEq> Reducible for Loaded<T> {
+    type Action = Step<T>;
+
+    fn reduce(self: Rc<Self>, action: Step<T>) -> Rc<Self> {
+        let next = match action {
+            Step::Restart => Load::Loading,
+            Step::Got(Fetched::Ok(v), perf_ms, at_ms) => {
+                if self.0.value().is_some_and(|old| **old == v) {
+                    return self;
+                }
+                Load::Ready {
+                    value: Rc::new(v),
+                    perf_ms,
+                    at_ms,
+                }
+            }
+            Step::Got(Fetched::Missing, ..) => Load::Missing,
+            Step::Got(Fetched::Failed, ..) if self.0.value().is_some() => return self,
+            Step::Got(Fetched::Failed, ..) => Load::Failed,
+        };
+        Rc::new(Loaded(next))
+    }
+}
+
+/// `path` read as `T`: fetched now, again when `path` or `again` changes,
+/// and every `every_ms` while the tab is visible. A new path starts over
+/// (nothing of the old path's answer shows for it).
+#[hook]
+pub fn use_fetch<T>(path: String, again: u32, every_ms: u32) -> Load<T>
+where
+    T: DeserializeOwned + PartialEq + Clone + 'static,
+{
+    let loaded = use_reducer_eq(|| Loaded(Load::<T>::Loading));
+    let last_path = use_mut_ref(String::new);
+    {
+        let dispatcher = loaded.dispatcher();
+        use_effect_with((path, again), move |(path, _)| {
+            let moved = *last_path.borrow() != *path;
+            if moved {
+                if !last_path.borrow().is_empty() {
+                    dispatcher.dispatch(Step::Restart);
+                }
+                *last_path.borrow_mut() = path.clone();
+            }
+            let alive = Rc::new(Cell::new(true));
+            let fetch = {
+                let (path, alive) = (path.clone(), alive.clone());
+                move || {
+                    let (path, alive, dispatcher) =
+                        (path.clone(), alive.clone(), dispatcher.clone());
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let got = get_json::<T>(&path).await;
+                        if alive.get() {
+                            dispatcher.dispatch(Step::Got(
+                                got,
+                                browser::perf_now(),
+                                browser::now_ms(),
+                            ));
+                        }
+                    });
+                }
+            };
+            fetch();
+            let timer = Interval::new(every_ms, move || {
+                if !browser::tab_hidden() {
+                    fetch();
+                }
+            });
+            move || {
+                alive.set(false);
+                drop(timer);
+            }
+        });
+    }
+    loaded.0.clone()
+}

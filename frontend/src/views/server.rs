@@ -1,0 +1,130 @@
+//! One server's page as it shows it: its details from the lobby's live
+//! list (the same socket as the list, so they change without a reload)
+//! or, while it is not listed, the last state the bridge recorded
+//! (`/api/servers/{key}`), and its history over the chosen range.
+
+use protocol::{GameplayMode, Players, ServerKey};
+use yew::prelude::*;
+
+use crate::{
+    contexts::lobby::use_lobby,
+    history::{ServerHistory, ServerInfo, Span},
+    listing::address_label,
+    views::fetch::{use_fetch, Load},
+};
+
+/// How often the history is read again while the page is open. Samples
+/// come every `--history-interval` (a minute by default); a refresh that
+/// finds no new sample is a free `304`, and a test bridge sampling every
+/// second shows new points within seconds.
+pub const HISTORY_REFRESH_MS: u32 = 5_000;
+
+/// How often the recorded state (first and last seen) is read again; also
+/// whenever the server joins or leaves the list.
+const INFO_REFRESH_MS: u32 = 30_000;
+
+/// What the page says about the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Details {
+    pub name: String,
+    /// `host:port`; `None` when the bridge hides addresses.
+    pub address: Option<String>,
+    /// In the lobby's list now.
+    pub listed: bool,
+    pub online: bool,
+    pub players: Players,
+    pub open: bool,
+    pub mode: GameplayMode,
+    /// Unix ms; `None` before the bridge recorded it.
+    pub first_seen: Option<f64>,
+    pub last_seen: Option<f64>,
+}
+
+/// What the page shows where the details go.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    Loading,
+    /// Neither listed nor ever recorded.
+    Missing,
+    /// Not listed, and its record could not be read.
+    Failed,
+    Shown(Details),
+}
+
+/// The server page's view model.
+pub struct ServerView {
+    pub body: Body,
+    pub history: Load<ServerHistory>,
+    /// `performance.now()` when the server's record arrived, for the page
+    /// benchmark.
+    pub arrived_perf_ms: Option<f64>,
+}
+
+/// The view of server `key`, its history over `span`.
+#[hook]
+pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
+    let lobby = use_lobby();
+    let state = &*lobby.state;
+    let live = state
+        .list
+        .rows()
+        .iter()
+        .find(|r| r.server == Some(key))
+        .cloned();
+    let listed = live.is_some();
+    // The list is current: a server it lacks is offline.
+    let list_current = state.list.version() > 0 && !state.disconnected();
+    let info: Load<ServerInfo> = use_fetch(
+        format!("/api/servers/{key}"),
+        u32::from(listed),
+        INFO_REFRESH_MS,
+    );
+    let history: Load<ServerHistory> = use_fetch(
+        format!("/api/servers/{key}/history?range={}", span.as_str()),
+        0,
+        HISTORY_REFRESH_MS,
+    );
+    let record = info.value();
+    let body = match (&live, record) {
+        (Some(row), _) => {
+            let e = &row.entry;
+            Body::Shown(Details {
+                name: e.name.clone(),
+                address: address_label(e),
+                listed: true,
+                online: true,
+                players: e.stats.players,
+                open: e.stats.is_lobby_open,
+                mode: e.stats.gameplay_mode,
+                first_seen: record.map(|r| r.first_seen),
+                last_seen: None,
+            })
+        }
+        (None, Some(r)) => Body::Shown(Details {
+            name: r.name.clone(),
+            address: crate::list::address_label(r.address.as_deref(), r.port),
+            listed: false,
+            // Offline unless the list has not arrived yet.
+            online: r.online && !list_current,
+            players: r.players,
+            open: r.is_lobby_open,
+            mode: r.gameplay_mode,
+            first_seen: Some(r.first_seen),
+            last_seen: Some(r.last_seen),
+        }),
+        (None, None) => match &info {
+            Load::Missing => Body::Missing,
+            Load::Failed => Body::Failed,
+            _ => Body::Loading,
+        },
+    };
+    let arrived_perf_ms = match &info {
+        Load::Ready { perf_ms, .. } => Some(*perf_ms),
+        _ => None,
+    };
+    ServerView {
+        body,
+        history,
+        arrived_perf_ms,
+    }
+}
