@@ -5,7 +5,6 @@
 //! uptime and open shares). Plain data, tested natively.
 
 use protocol::{GameplayMode, Players};
-use serde::Deserialize;
 
 use crate::i18n::K;
 
@@ -85,15 +84,13 @@ impl Span {
     }
 }
 
-/// `GET /api/servers/{key}`: the server as last listed.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// `GET /api/servers/{key}`: the server as last listed (read by
+/// `services::api::read_info`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServerInfo {
     pub name: String,
     /// Absent when the bridge hides addresses.
-    #[serde(default)]
     pub address: Option<String>,
-    #[serde(default)]
     pub port: Option<u16>,
     pub online: bool,
     pub players: Players,
@@ -106,22 +103,20 @@ pub struct ServerInfo {
 }
 
 /// One point of a server's history: `[t, players, max, online, open]`.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-pub struct ServerPoint(
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServerPoint {
     /// Start of the interval, Unix ms.
-    pub f64,
+    pub t: f64,
     /// Mean players while online; `None` if offline throughout.
-    pub Option<f64>,
-    /// Largest `max`; `None` likewise.
-    pub Option<f64>,
+    pub players: Option<f64>,
     /// Share of the interval online, 0 to 1.
-    pub f64,
+    pub online: f64,
     /// Share of the interval with the lobby open, 0 to 1.
-    pub f64,
-);
+    pub open: f64,
+}
 
 /// `GET /api/servers/{key}/history?range=R`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServerHistory {
     /// Seconds between points.
     pub step: f64,
@@ -129,24 +124,46 @@ pub struct ServerHistory {
 }
 
 /// One point of the lobby's totals: `[t, servers, players]`.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-pub struct LobbyPoint(pub f64, pub f64, pub f64);
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LobbyPoint {
+    pub t: f64,
+    pub servers: f64,
+    pub players: f64,
+}
 
 /// `GET /api/history?range=R`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LobbyHistory {
     pub step: f64,
     pub points: Vec<LobbyPoint>,
 }
 
-/// One value over time, as a graph draws it: `(t, value)`, `None` where
-/// the interval has samples but no value (a server offline throughout).
-pub type Series = Vec<(f64, Option<f64>)>;
+/// Element `i` of a point read from JSON (`None`: `null` or missing).
+fn at(row: &[Option<f64>], i: usize) -> Option<f64> {
+    row.get(i).copied().flatten()
+}
 
 impl ServerHistory {
+    /// From the answer's `step` and points (`[t, players, max, online,
+    /// open]`, `null` as `None`); a point without a time is dropped.
+    pub fn from_rows(step: f64, rows: Vec<Vec<Option<f64>>>) -> ServerHistory {
+        let points = rows
+            .iter()
+            .filter_map(|r| {
+                Some(ServerPoint {
+                    t: at(r, 0)?,
+                    players: at(r, 1),
+                    online: at(r, 3).unwrap_or(0.0),
+                    open: at(r, 4).unwrap_or(0.0),
+                })
+            })
+            .collect();
+        ServerHistory { step, points }
+    }
+
     /// The players over time.
     pub fn players(&self) -> Series {
-        self.points.iter().map(|p| (p.0, p.1)).collect()
+        self.points.iter().map(|p| (p.t, p.players)).collect()
     }
 
     /// The share of the recorded intervals the server was online, and had
@@ -157,23 +174,42 @@ impl ServerHistory {
         if n == 0.0 {
             return None;
         }
-        let online = self.points.iter().map(|p| p.3).sum::<f64>() / n;
-        let open = self.points.iter().map(|p| p.4).sum::<f64>() / n;
+        let online = self.points.iter().map(|p| p.online).sum::<f64>() / n;
+        let open = self.points.iter().map(|p| p.open).sum::<f64>() / n;
         Some((online.clamp(0.0, 1.0), open.clamp(0.0, 1.0)))
     }
 }
 
 impl LobbyHistory {
+    /// From the answer's `step` and points (`[t, servers, players]`).
+    pub fn from_rows(step: f64, rows: Vec<Vec<Option<f64>>>) -> LobbyHistory {
+        let points = rows
+            .iter()
+            .filter_map(|r| {
+                Some(LobbyPoint {
+                    t: at(r, 0)?,
+                    servers: at(r, 1).unwrap_or(0.0),
+                    players: at(r, 2).unwrap_or(0.0),
+                })
+            })
+            .collect();
+        LobbyHistory { step, points }
+    }
+
     /// Servers online over time.
     pub fn servers(&self) -> Series {
-        self.points.iter().map(|p| (p.0, Some(p.1))).collect()
+        self.points.iter().map(|p| (p.t, Some(p.servers))).collect()
     }
 
     /// Players online over time.
     pub fn players(&self) -> Series {
-        self.points.iter().map(|p| (p.0, Some(p.2))).collect()
+        self.points.iter().map(|p| (p.t, Some(p.players))).collect()
     }
 }
+
+/// One value over time, as a graph draws it: `(t, value)`, `None` where
+/// the interval has samples but no value (a server offline throughout).
+pub type Series = Vec<(f64, Option<f64>)>;
 
 /// What a series' text alternative says.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -231,34 +267,19 @@ mod tests {
 
     #[test]
     fn answers_read_as_the_bridge_writes_them() {
-        let info: ServerInfo = serde_json::from_str(
-            r#"{"key":"0123456789abcdef","name":"Feuerland","address":"192.168.0.10","port":20000,
-                "online":false,"players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":2,
-                "firstSeen":1700000000000,"lastSeen":1700000060000}"#,
-        )
-        .expect("info");
-        assert_eq!(info.name, "Feuerland");
-        assert_eq!(info.port, Some(20000));
-        assert!(!info.online);
-        assert_eq!(info.gameplay_mode, GameplayMode::StandardAB);
-        let hidden: ServerInfo = serde_json::from_str(
-            r#"{"key":"0123456789abcdef","name":"X","online":true,"players":{"current":0,"max":2},
-                "isLobbyOpen":false,"gameplayMode":1,"firstSeen":1,"lastSeen":2}"#,
-        )
-        .expect("hidden");
-        assert_eq!((hidden.address, hidden.port), (None, None));
-
-        let h: ServerHistory = serde_json::from_str(
-            r#"{"key":"0123456789abcdef","range":"24h","step":60,
-                "points":[[0,2.5,4,1,0.5],[60000,null,null,0,0]]}"#,
-        )
-        .expect("history");
+        // [[0,2.5,4,1,0.5],[60000,null,null,0,0]] as the browser reads it.
+        let h = ServerHistory::from_rows(
+            60.0,
+            vec![
+                vec![Some(0.0), Some(2.5), Some(4.0), Some(1.0), Some(0.5)],
+                vec![Some(60_000.0), None, None, Some(0.0), Some(0.0)],
+                vec![None, Some(1.0)],
+            ],
+        );
         assert_eq!(h.players(), vec![(0.0, Some(2.5)), (60_000.0, None)]);
         assert_eq!(h.shares(), Some((0.5, 0.25)));
 
-        let l: LobbyHistory =
-            serde_json::from_str(r#"{"range":"24h","step":60,"points":[[0,2,7.5]]}"#)
-                .expect("lobby");
+        let l = LobbyHistory::from_rows(60.0, vec![vec![Some(0.0), Some(2.0), Some(7.5)]]);
         assert_eq!(l.servers(), vec![(0.0, Some(2.0))]);
         assert_eq!(l.players(), vec![(0.0, Some(7.5))]);
     }

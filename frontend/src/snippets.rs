@@ -105,7 +105,10 @@ fn html_attr(s: &str) -> String {
 fn markdown_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if matches!(c, '\\' | '[' | ']' | '(' | ')' | '*' | '_' | '`' | '!' | '<' | '>') {
+        if matches!(
+            c,
+            '\\' | '[' | ']' | '(' | ')' | '*' | '_' | '`' | '!' | '<' | '>'
+        ) {
             out.push('\\');
         }
         out.push(c);
@@ -133,9 +136,9 @@ mod tests {
             l.snippet(Format::BbCode, "x"),
             "[url=https://lobby.example.org/server/00000000000000ab][img]https://lobby.example.org/badge/00000000000000ab.svg[/img][/url]"
         );
-        assert!(l
-            .snippet(Format::Iframe, "x")
-            .starts_with(r#"<iframe src="https://lobby.example.org/embed/server/00000000000000ab" title="x""#));
+        assert!(l.snippet(Format::Iframe, "x").starts_with(
+            r#"<iframe src="https://lobby.example.org/embed/server/00000000000000ab" title="x""#
+        ));
     }
 
     #[test]

@@ -97,16 +97,21 @@ pub fn HistoryGraph(props: &HistoryGraphProps) -> Html {
                 </>
             }
         });
-    let shapes = props.lines.iter().zip(&drawn).enumerate().map(|(i, (l, p))| {
-        html! {
-            <>
-                if i == 0 {
-                    <path class={classes!("area", l.class)} d={p.area.clone()} />
-                }
-                <path class={classes!("line", l.class)} d={p.line.clone()} />
-            </>
-        }
-    });
+    let shapes = props
+        .lines
+        .iter()
+        .zip(&drawn)
+        .enumerate()
+        .map(|(i, (l, p))| {
+            html! {
+                <>
+                    if i == 0 {
+                        <path class={classes!("area", l.class)} d={p.area.clone()} />
+                    }
+                    <path class={classes!("line", l.class)} d={p.line.clone()} />
+                </>
+            }
+        });
     let phrase = t(props.span.phrase());
     let summary = props
         .lines

@@ -10,7 +10,10 @@ use crate::{
     components::history_graph::{GraphLine, HistoryGraph},
     history::{LobbyHistory, Span},
     i18n::{t, K},
-    views::fetch::{use_fetch, Load},
+    views::{
+        fetch::use_fetch,
+        server::{use_history, Dated},
+    },
 };
 
 /// How often the totals are read again (a free `304` until a sample).
@@ -19,8 +22,8 @@ const REFRESH_MS: u32 = 60_000;
 /// The totals' graph, with its legend.
 #[component]
 pub fn LobbyTotals() -> Html {
-    let load: Load<LobbyHistory> = use_fetch("/api/history?range=24h".to_owned(), 0, REFRESH_MS);
-    let Load::Ready { value, at_ms, .. } = load else {
+    let load = use_fetch("/api/history?range=24h".to_owned(), 0, REFRESH_MS);
+    let Some(Dated { value, at_ms }) = use_history(&load, LobbyHistory::from_rows) else {
         return html! {};
     };
     let lines = vec![

@@ -27,10 +27,7 @@ use crate::{
         browser::{self, local_time, TimeStyle},
         metrics,
     },
-    views::{
-        fetch::Load,
-        server::{use_server_view, Body, Details},
-    },
+    views::server::{use_server_view, Body, Dated, Details},
 };
 
 /// Props of [`ServerPage`] and [`EmbedServer`].
@@ -54,7 +51,12 @@ pub fn ServerPage(props: &ServerPageProps) -> Html {
             metrics::server_page_rendered(browser::perf_now() - at);
         }
     });
-    let back = link(&router, Route::Home, classes!("back-link"), html! { t(K::AllServers) });
+    let back = link(
+        &router,
+        Route::Home,
+        classes!("back-link"),
+        html! { t(K::AllServers) },
+    );
     let main = match &view.body {
         Body::Loading => html! {
             <>
@@ -233,8 +235,8 @@ fn span_switch(current: Span, on_span: Callback<Span>) -> Html {
 }
 
 /// The shares over the range and the players' graph.
-fn history(load: &Load<ServerHistory>, span: Span, d: &Details) -> Html {
-    let Load::Ready { value, at_ms, .. } = load else {
+fn history(load: &Option<Dated<ServerHistory>>, span: Span, d: &Details) -> Html {
+    let Some(Dated { value, at_ms }) = load else {
         return html! { <p class="muted graph-loading" aria-busy="true">{ t(K::LoadingServer) }</p> };
     };
     let shares = value.shares().map(|(online, open)| {

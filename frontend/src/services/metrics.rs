@@ -144,5 +144,9 @@ pub fn server_page_rendered(ms: f64) {
             let _ = Reflect::set(&window, &key, &fresh);
             fresh
         });
-    let _ = Reflect::set(&metrics, &JsValue::from_str(SERVER_PAGE), &JsValue::from_f64(ms));
+    let _ = Reflect::set(
+        &metrics,
+        &JsValue::from_str(SERVER_PAGE),
+        &JsValue::from_f64(ms),
+    );
 }

@@ -1,22 +1,22 @@
 //! A JSON answer of the bridge as a view holds it: loaded once, again
 //! whenever the path or a trigger changes, and every so often while the
 //! tab is visible. A failed refresh keeps what was shown; only a changed
-//! answer re-renders.
+//! answer re-renders. The answer stays text here (one copy of this code
+//! for every kind of answer); each view reads it with `use_memo`.
 
 use std::{cell::Cell, rc::Rc};
 
 use gloo_timers::callback::Interval;
-use serde::de::DeserializeOwned;
 use yew::prelude::*;
 
 use crate::services::{
-    api::{get_json, Fetched},
+    api::{get_text, Fetched},
     browser,
 };
 
 /// Where an answer stands.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Load<T> {
+pub enum Load {
     Loading,
     /// The bridge answered 404.
     Missing,
@@ -24,7 +24,7 @@ pub enum Load<T> {
     Failed,
     /// The last answer read.
     Ready {
-        value: Rc<T>,
+        text: Rc<str>,
         /// `performance.now()` when it arrived.
         perf_ms: f64,
         /// `Date.now()` when it arrived: where a graph's time axis ends.
@@ -32,11 +32,11 @@ pub enum Load<T> {
     },
 }
 
-impl<T> Load<T> {
+impl Load {
     /// The answer, if one was read.
-    pub fn value(&self) -> Option<&Rc<T>> {
+    pub fn text(&self) -> Option<&Rc<str>> {
         match self {
-            Load::Ready { value, .. } => Some(value),
+            Load::Ready { text, .. } => Some(text),
             _ => None,
         }
     }
@@ -44,48 +44,45 @@ impl<T> Load<T> {
 
 /// The reducer's state: one [`Load`].
 #[derive(Debug, PartialEq)]
-pub struct Loaded<T>(pub Load<T>);
+pub struct Loaded(pub Load);
 
 /// What happens to a [`Loaded`].
-pub enum Step<T> {
+pub enum Step {
     /// The path changed: what was loaded is for another path.
     Restart,
-    Got(Fetched<T>, f64, f64),
+    Got(Fetched, f64, f64),
 }
 
-impl<T: PartialEq> Reducible for Loaded<T> {
-    type Action = Step<T>;
+impl Reducible for Loaded {
+    type Action = Step;
 
-    fn reduce(self: Rc<Self>, action: Step<T>) -> Rc<Self> {
+    fn reduce(self: Rc<Self>, action: Step) -> Rc<Self> {
         let next = match action {
             Step::Restart => Load::Loading,
-            Step::Got(Fetched::Ok(v), perf_ms, at_ms) => {
-                if self.0.value().is_some_and(|old| **old == v) {
+            Step::Got(Fetched::Ok(text), perf_ms, at_ms) => {
+                if self.0.text() == Some(&text) {
                     return self;
                 }
                 Load::Ready {
-                    value: Rc::new(v),
+                    text,
                     perf_ms,
                     at_ms,
                 }
             }
             Step::Got(Fetched::Missing, ..) => Load::Missing,
-            Step::Got(Fetched::Failed, ..) if self.0.value().is_some() => return self,
+            Step::Got(Fetched::Failed, ..) if self.0.text().is_some() => return self,
             Step::Got(Fetched::Failed, ..) => Load::Failed,
         };
         Rc::new(Loaded(next))
     }
 }
 
-/// `path` read as `T`: fetched now, again when `path` or `again` changes,
+/// `path`'s answer: fetched now, again when `path` or `again` changes,
 /// and every `every_ms` while the tab is visible. A new path starts over
 /// (nothing of the old path's answer shows for it).
 #[hook]
-pub fn use_fetch<T>(path: String, again: u32, every_ms: u32) -> Load<T>
-where
-    T: DeserializeOwned + PartialEq + Clone + 'static,
-{
-    let loaded = use_reducer_eq(|| Loaded(Load::<T>::Loading));
+pub fn use_fetch(path: String, again: u32, every_ms: u32) -> Load {
+    let loaded = use_reducer_eq(|| Loaded(Load::Loading));
     let last_path = use_mut_ref(String::new);
     {
         let dispatcher = loaded.dispatcher();
@@ -104,7 +101,7 @@ where
                     let (path, alive, dispatcher) =
                         (path.clone(), alive.clone(), dispatcher.clone());
                     wasm_bindgen_futures::spawn_local(async move {
-                        let got = get_json::<T>(&path).await;
+                        let got = get_text(&path).await;
                         if alive.get() {
                             dispatcher.dispatch(Step::Got(
                                 got,

@@ -3,13 +3,16 @@
 //! or, while it is not listed, the last state the bridge recorded
 //! (`/api/servers/{key}`), and its history over the chosen range.
 
+use std::rc::Rc;
+
 use protocol::{GameplayMode, Players, ServerKey};
 use yew::prelude::*;
 
 use crate::{
     contexts::lobby::use_lobby,
-    history::{ServerHistory, ServerInfo, Span},
+    history::{ServerHistory, Span},
     listing::address_label,
+    services::api::{read_info, read_points},
     views::fetch::{use_fetch, Load},
 };
 
@@ -51,10 +54,18 @@ pub enum Body {
     Shown(Details),
 }
 
+/// A history as read, and when (where its graph's time axis ends).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dated<T> {
+    pub value: Rc<T>,
+    pub at_ms: f64,
+}
+
 /// The server page's view model.
 pub struct ServerView {
     pub body: Body,
-    pub history: Load<ServerHistory>,
+    /// `None` until the range's history is read.
+    pub history: Option<Dated<ServerHistory>>,
     /// `performance.now()` when the server's record arrived, for the page
     /// benchmark.
     pub arrived_perf_ms: Option<f64>,
@@ -74,17 +85,21 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
     let listed = live.is_some();
     // The list is current: a server it lacks is offline.
     let list_current = state.list.version() > 0 && !state.disconnected();
-    let info: Load<ServerInfo> = use_fetch(
+    let info = use_fetch(
         format!("/api/servers/{key}"),
         u32::from(listed),
         INFO_REFRESH_MS,
     );
-    let history: Load<ServerHistory> = use_fetch(
+    let record = use_memo(info.text().cloned(), |text| {
+        text.as_deref().and_then(read_info)
+    });
+    let history = use_fetch(
         format!("/api/servers/{key}/history?range={}", span.as_str()),
         0,
         HISTORY_REFRESH_MS,
     );
-    let record = info.value();
+    let history = use_history(&history, ServerHistory::from_rows);
+    let record = record.as_ref().as_ref();
     let body = match (&live, record) {
         (Some(row), _) => {
             let e = &row.entry;
@@ -114,12 +129,13 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
         }),
         (None, None) => match &info {
             Load::Missing => Body::Missing,
-            Load::Failed => Body::Failed,
-            _ => Body::Loading,
+            Load::Loading => Body::Loading,
+            // Failed, or an answer that is not a record.
+            _ => Body::Failed,
         },
     };
     let arrived_perf_ms = match &info {
-        Load::Ready { perf_ms, .. } => Some(*perf_ms),
+        Load::Ready { perf_ms, .. } if record.is_some() => Some(*perf_ms),
         _ => None,
     };
     ServerView {
@@ -127,4 +143,22 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
         history,
         arrived_perf_ms,
     }
+}
+
+/// A history answer read once per change of its text (`from_rows` makes
+/// the kind of history from its step and points).
+#[hook]
+pub fn use_history<T: 'static>(
+    load: &Load,
+    from_rows: fn(f64, Vec<Vec<Option<f64>>>) -> T,
+) -> Option<Dated<T>> {
+    let (text, at_ms) = match load {
+        Load::Ready { text, at_ms, .. } => (Some(text.clone()), *at_ms),
+        _ => (None, 0.0),
+    };
+    let value = use_memo(text, move |text| {
+        let (step, rows) = read_points(text.as_deref()?)?;
+        Some(Rc::new(from_rows(step, rows)))
+    });
+    value.as_ref().clone().map(|value| Dated { value, at_ms })
 }
