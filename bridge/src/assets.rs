@@ -340,7 +340,14 @@ mod tests {
         precompress(dir.path()).expect("precompress");
         let index = fs::read(dir.path().join("index.html")).expect("read");
         let index_br = fs::read(dir.path().join("index.html.br")).expect("read");
-        for path in ["/", "/index.html", "/admin", "/embed?theme=dark"] {
+        for path in [
+            "/",
+            "/index.html",
+            "/admin",
+            "/embed?theme=dark",
+            "/server/0123456789abcdef",
+            "/embed/server/0123456789abcdef?theme=light",
+        ] {
             let (res, body) = get(dir.path(), path, None).await;
             assert_eq!(res.status(), StatusCode::OK, "{path}");
             assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");

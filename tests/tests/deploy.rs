@@ -368,7 +368,8 @@ impl Deployment {
 }
 
 /// nginx serves the front end: the .wasm as the brotli twin, cached
-/// forever; the page revalidated; /healthz from a bridge.
+/// forever; the page revalidated (a server's page too); /healthz and the
+/// lobby's badge from a bridge.
 async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
     let wasm_name = std::fs::read_dir(dir.join("dist"))
         .expect("list dist")
@@ -400,8 +401,12 @@ async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
                const w = await fetch('/{wasm_name}', {{cache: 'no-store'}});\
                const i = await fetch('/embed', {{cache: 'no-store'}});\
                const h = await fetch('/healthz', {{cache: 'no-store'}});\
+               const b = await fetch('/badge.svg', {{cache: 'no-store'}});\
+               const s = await fetch('/server/0123456789abcdef', {{cache: 'no-store'}});\
                return [w.headers.get('cache-control'), w.headers.get('content-type'),\
-                       i.headers.get('cache-control'), h.status, await h.text()];\
+                       i.headers.get('cache-control'), h.status, await h.text(),\
+                       b.status, b.headers.get('content-type'), (await b.text()).startsWith('<svg'),\
+                       s.status, s.headers.get('cache-control')];\
              }})();"
         ))
         .await;
@@ -424,6 +429,16 @@ async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
             .contains("\"master\":\"up\""),
         "{headers}"
     );
+    assert_eq!(headers[5], Value::from(200), "/badge.svg: {headers}");
+    assert_eq!(
+        headers[6],
+        Value::String("image/svg+xml".into()),
+        "{headers}"
+    );
+    assert_eq!(headers[7], Value::Bool(true), "/badge.svg: {headers}");
+    // A server's page is the app (its route), revalidated like the rest.
+    assert_eq!(headers[8], Value::from(200), "/server/…: {headers}");
+    assert_eq!(headers[9], Value::String("no-cache".into()), "{headers}");
 }
 
 /// Milliseconds of the wall clock, as the page's `Date.now()` reads it.
