@@ -46,9 +46,14 @@ pub fn ServerPage(props: &ServerPageProps) -> Html {
     let drawn = matches!(view.body, Body::Shown(_));
     let timed = use_mut_ref(|| false);
     use_effect_with(view.arrived_perf_ms.filter(|_| drawn), move |arrived| {
-        if let (Some(at), false) = (*arrived, *timed.borrow()) {
-            *timed.borrow_mut() = true;
-            metrics::server_page_rendered(browser::perf_now() - at);
+        let done = timed.replace(true);
+        match *arrived {
+            Some(at) if !done => metrics::server_page_rendered(browser::perf_now() - at),
+            // Not drawn yet: the next change of `arrived` is the one.
+            None => {
+                timed.replace(done);
+            }
+            Some(_) => {}
         }
     });
     let back = link(

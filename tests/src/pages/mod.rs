@@ -1,5 +1,6 @@
 //! Page objects: what the tests do on the front end's pages, in the words
-//! of the page (rows, filters, sign-in, test-server cards, source tabs)
+//! of the page (rows, filters, sign-in, test-server cards, source tabs,
+//! a server's page)
 //! rather than selectors. Each is a [`Page`] of its kind: a browser showing
 //! that page, which derefs to the [`Browser`] so its own helpers (`click`,
 //! `wait_text`, `screenshot`, …) stay at hand.
@@ -7,6 +8,7 @@
 pub mod admin;
 pub mod games;
 pub mod list;
+pub mod server;
 
 use std::{marker::PhantomData, ops::Deref};
 
@@ -15,9 +17,11 @@ use crate::browser::Browser;
 pub use admin::AdminPage;
 pub use games::GamesPage;
 pub use list::ListPage;
+pub use server::ServerPage;
 
 /// A browser showing a page of kind `K` ([`list::List`], [`admin::Admin`],
-/// [`games::Games`]); the kind's own methods are in its module.
+/// [`games::Games`], [`server::Server`]); the kind's own methods are in
+/// its module.
 pub struct Page<'a, K> {
     browser: &'a Browser,
     kind: PhantomData<K>,
