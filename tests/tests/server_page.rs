@@ -131,6 +131,9 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     let hour = page.wait_points_above("1h", 0, SAMPLED).await;
     let more = page.wait_points_above("1h", hour, SAMPLED).await;
     assert!(page.same_document().await, "the page reloaded");
+    // The README's picture: the hour, with the change from 2 to 3 players.
+    page.resize(1280, 1150).await;
+    page.screenshot("server").await;
 
     // Snippets with absolute URLs on the page's origin; the badge loads.
     let origin = lobby.url("");
@@ -166,7 +169,6 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     .await;
     page.select_span("24h").await;
     page.wait_points_above("24h", 0, SAMPLED).await;
-    page.screenshot("server").await;
 
     // Back: the list, with its filter.
     page.js("history.back(); return null;").await;

@@ -38,17 +38,45 @@ pub struct HistoryGraphProps {
     /// The value axis reaches at least this far (a server's slots).
     #[prop_or_default]
     pub floor: f64,
-    /// Height in user units (the width is 600, scaled to fit).
-    #[prop_or(170.0)]
-    pub height: f64,
+    /// A small graph (the lobby's totals under the list).
+    #[prop_or_default]
+    pub small: bool,
     pub testid: AttrValue,
 }
 
-const W: f64 = 600.0;
-const LEFT: f64 = 34.0;
-const RIGHT: f64 = 10.0;
-const TOP: f64 = 8.0;
-const BOTTOM: f64 = 22.0;
+/// The plot's user units: the SVG stretches them to the box CSS gives it
+/// (`preserveAspectRatio="none"`, strokes kept at their width), so the
+/// axis labels, which are HTML over it, keep their size at any width.
+const W: f64 = 1000.0;
+const H: f64 = 100.0;
+
+/// `v` of `of` as a CSS percentage.
+fn pct(v: f64, of: f64) -> String {
+    format!("{}%", tenths(v / of * 100.0))
+}
+
+/// The sentence that says what `line` shows over `span`.
+fn summary(line: &GraphLine, span: Span) -> String {
+    let phrase = t(span.phrase());
+    let Some(f) = figures(&line.series) else {
+        return tf(K::GraphEmpty, &[&line.what, &phrase]);
+    };
+    let style = if span.shows_times() {
+        TimeStyle::Time
+    } else {
+        TimeStyle::DateTime
+    };
+    tf(
+        K::GraphSummary,
+        &[
+            &line.what,
+            &phrase,
+            &one_decimal(f.peak.0),
+            &local_time(f.peak.1, style),
+            &one_decimal(f.average),
+        ],
+    )
+}
 
 /// The graph of `lines` over `span`; its `data-points` says how many
 /// points the first line draws.
@@ -62,8 +90,8 @@ pub fn HistoryGraph(props: &HistoryGraphProps) -> Html {
         .flat_map(|l| l.series.iter().filter_map(|p| p.1))
         .fold(0.0, f64::max);
     let frame = Frame {
-        w: W - LEFT - RIGHT,
-        h: props.height - TOP - BOTTOM,
+        w: W,
+        h: H,
         from_ms,
         to_ms,
         scale: graph::scale(peak, props.floor),
@@ -74,29 +102,18 @@ pub fn HistoryGraph(props: &HistoryGraphProps) -> Html {
         .map(|l| graph::paths(&l.series, props.step_ms, &frame))
         .collect();
     let points = drawn.first().map_or(0, |p| p.points);
-    let times = props.span.shows_times();
-    let value_axis = frame.scale.ticks().into_iter().map(|v| {
-        let y = frame.y(v);
-        html! {
-            <>
-                <line class="grid" x1="0" x2={tenths(frame.w)} y1={tenths(y)} y2={tenths(y)} />
-                <text class="tick" x="-6" y={tenths(y + 4.0)} text-anchor="end">{ one_decimal(v) }</text>
-            </>
-        }
-    });
-    let offset = utc_offset_ms(to_ms);
-    let time_axis = graph::time_ticks(from_ms, to_ms, props.span.tick_ms(), offset)
-        .into_iter()
-        .map(|at| {
-            let x = frame.x(at);
-            let label = local_time(at, if times { TimeStyle::Time } else { TimeStyle::Date });
-            html! {
-                <>
-                    <line class="grid" x1={tenths(x)} x2={tenths(x)} y1="0" y2={tenths(frame.h)} />
-                    <text class="tick" x={tenths(x)} y={tenths(frame.h + 16.0)} text-anchor="middle">{ label }</text>
-                </>
-            }
-        });
+    let values = frame.scale.ticks();
+    let times = graph::time_ticks(from_ms, to_ms, props.span.tick_ms(), utc_offset_ms(to_ms));
+    let grid = values
+        .iter()
+        .map(|&v| {
+            let y = tenths(frame.y(v));
+            html! { <line class="grid" x1="0" x2={tenths(W)} y1={y.clone()} y2={y} /> }
+        })
+        .chain(times.iter().map(|&at| {
+            let x = tenths(frame.x(at));
+            html! { <line class="grid" x1={x.clone()} x2={x} y1="0" y2={tenths(H)} /> }
+        }));
     let shapes = props
         .lines
         .iter()
@@ -112,50 +129,42 @@ pub fn HistoryGraph(props: &HistoryGraphProps) -> Html {
                 </>
             }
         });
-    let phrase = t(props.span.phrase());
-    let summary = props
+    let value_labels = values.iter().map(|&v| {
+        html! {
+            <span class="tick y" style={format!("top:{}", pct(frame.y(v), H))}>{ one_decimal(v) }</span>
+        }
+    });
+    let style = if props.span.shows_times() {
+        TimeStyle::Time
+    } else {
+        TimeStyle::Date
+    };
+    let time_labels = times.iter().map(|&at| {
+        html! {
+            <span class="tick x" style={format!("left:{}", pct(frame.x(at), W))}>{ local_time(at, style) }</span>
+        }
+    });
+    let text = props
         .lines
         .iter()
-        .map(|l| match figures(&l.series) {
-            Some(f) => {
-                let at = local_time(
-                    f.peak.1,
-                    if times {
-                        TimeStyle::Time
-                    } else {
-                        TimeStyle::DateTime
-                    },
-                );
-                tf(
-                    K::GraphSummary,
-                    &[
-                        &l.what,
-                        &phrase,
-                        &one_decimal(f.peak.0),
-                        &at,
-                        &one_decimal(f.average),
-                    ],
-                )
-            }
-            None => tf(K::GraphEmpty, &[&l.what, &phrase]),
-        })
+        .map(|l| summary(l, props.span))
         .collect::<Vec<_>>()
         .join(" ");
-    let view_box = format!("0 0 {} {}", tenths(W), tenths(props.height));
     html! {
-        <figure class="graph" data-testid={props.testid.clone()} data-points={points.to_string()}
-            data-span={props.span.as_str()}>
-            <svg viewBox={view_box} aria-hidden="true" focusable="false">
-                <g transform={format!("translate({},{})", tenths(LEFT), tenths(TOP))}>
-                    { for value_axis }
-                    { for time_axis }
+        <figure class={classes!("graph", props.small.then_some("small"))} data-testid={props.testid.clone()}
+            data-points={points.to_string()} data-span={props.span.as_str()}>
+            <div class="plot" aria-hidden="true">
+                <svg viewBox={format!("0 0 {} {}", tenths(W), tenths(H))} preserveAspectRatio="none" focusable="false">
+                    { for grid }
                     { for shapes }
-                </g>
-            </svg>
-            if points == 0 {
-                <p class="graph-empty muted" aria-hidden="true">{ t(K::NoHistoryYet) }</p>
-            }
-            <figcaption class="visually-hidden" data-testid="graph-summary">{ summary }</figcaption>
+                </svg>
+                { for value_labels }
+                { for time_labels }
+                if points == 0 {
+                    <p class="graph-empty muted">{ t(K::NoHistoryYet) }</p>
+                }
+            </div>
+            <figcaption class="visually-hidden" data-testid="graph-summary">{ text }</figcaption>
         </figure>
     }
 }

@@ -46,7 +46,7 @@ pub fn LobbyTotals() -> Html {
                 <li class="servers">{ t(K::ServersOnline) }</li>
             </ul>
             <HistoryGraph lines={lines} step_ms={value.step * 1000.0} span={Span::Day}
-                to_ms={at_ms} height={130.0} testid="totals-graph" />
+                to_ms={at_ms} small=true testid="totals-graph" />
         </section>
     }
 }
