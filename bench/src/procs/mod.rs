@@ -179,6 +179,9 @@ pub async fn start_bridge_embedded(
     launch_bridge(bins, None, opts).await
 }
 
+/// Bridges started so far in this run: each gets its own data directory.
+static BRIDGES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// The bridge with `opts`, relaying to `master` or embedding one.
 async fn launch_bridge(
     bins: &Binaries,
@@ -214,6 +217,13 @@ async fn launch_bridge(
         .args(["--max-http-per-address", &per_http])
         .args(["--max-http-connections", &open])
         .args(["--api-rate", "1000000000", "--api-burst", "1000000000"])
+        // Its key secret and history in the run's work directory, one per
+        // bridge (never `data/` wherever the benchmark was started).
+        .arg("--data-dir")
+        .arg(bins.work.join(format!(
+            "bridge-data-{}",
+            BRIDGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        )))
         .env("RUST_LOG", "warn");
     if opts.unlimited_rate {
         cmd.args(["--rate-limit", "1000000000", "--rate-burst", "1000000000"]);
