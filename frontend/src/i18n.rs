@@ -285,6 +285,7 @@ table! {
     OpenShare => "Lobby open", "Lobby offen";
     SharesOver => "Share of the time recorded in {}", "Anteil der aufgezeichneten Zeit in {}";
     LoadingServer => "Loading the server…", "Server wird geladen…";
+    LoadingHistory => "Loading the history…", "Verlauf wird geladen…";
     ServerLoadFailed => "The server's details could not be loaded. The page tries again by itself.", "Die Angaben zum Server konnten nicht geladen werden. Die Seite versucht es selbst erneut.";
     NoSuchServer => "No such server", "Diesen Server gibt es nicht";
     NoSuchServerDetail => "This lobby has never listed a server with this key: the link may be mistyped or from another lobby.", "Diese Lobby hat nie einen Server mit diesem Schlüssel gelistet: Der Link ist vielleicht falsch oder stammt von einer anderen Lobby.";

@@ -242,7 +242,7 @@ fn span_switch(current: Span, on_span: Callback<Span>) -> Html {
 /// The shares over the range and the players' graph.
 fn history(load: &Option<Dated<ServerHistory>>, span: Span, d: &Details) -> Html {
     let Some(Dated { value, at_ms }) = load else {
-        return html! { <p class="muted graph-loading" aria-busy="true">{ t(K::LoadingServer) }</p> };
+        return html! { <p class="muted graph-loading" aria-busy="true">{ t(K::LoadingHistory) }</p> };
     };
     let shares = value.shares().map(|(online, open)| {
         html! {
