@@ -17,6 +17,7 @@ use e2e::{
     game::{GameServer, Stats},
     lobby::{Lobby, ADMIN_TOKEN},
     pages::{games, list::row, AdminPage, GamesPage, ListPage},
+    process::http_get,
     wait_for,
 };
 use fantoccini::key::Key;
@@ -107,22 +108,60 @@ impl Variant {
 }
 
 /// The pages checked in every variant, one line each: a label, the path,
-/// and what is on the page once it shows its content.
-fn pages() -> Vec<(&'static str, String, String)> {
+/// and what is on the page once it shows its content. `alpha` is the key of
+/// the server "Alpha" (its page and its card for an iframe).
+fn pages(alpha: &str) -> Vec<(&'static str, String, String)> {
+    let state = "[data-testid=server-page] [data-testid=server-online]".to_owned();
     vec![
         ("list", "/".into(), "[data-testid=offline-favourite]".into()),
         ("embed", "/embed".into(), row("Alpha")),
         ("embed dark", "/embed?theme=dark".into(), row("Alpha")),
         ("embed light", "/embed?theme=light".into(), row("Alpha")),
         ("not found", "/no-such-page".into(), "main h1".into()),
+        ("server page", format!("/server/{alpha}"), state.clone()),
+        (
+            "server card",
+            format!("/embed/server/{alpha}"),
+            state.clone(),
+        ),
+        (
+            "server card dark",
+            format!("/embed/server/{alpha}?theme=dark"),
+            state,
+        ),
     ]
+}
+
+/// The key of the listed server called `name`, from `/api/servers` (once
+/// the bridge lists it).
+async fn key_of(lobby: &Lobby, name: &str) -> String {
+    wait_for(
+        &format!("{name} in /api/servers"),
+        Duration::from_secs(10),
+        || async {
+            let res = http_get(lobby.http, "/api/servers")?;
+            let v: Value = serde_json::from_str(&res.body).map_err(|e| e.to_string())?;
+            v["servers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|s| s["name"] == name)
+                .and_then(|s| s["key"].as_str())
+                .map(str::to_owned)
+                .ok_or_else(|| v.to_string())
+        },
+    )
+    .await
 }
 
 /// Opens `path` and waits until it is live, in `variant`'s language and
 /// scheme, and shows `ready`.
 async fn open(browser: &Browser, lobby: &Lobby, path: &str, ready: &str, variant: &Variant) {
     browser.goto(&lobby.url(path)).await;
-    browser.find("[data-testid=status].live").await;
+    // A server's card for an iframe has no header, hence no status pill.
+    if !path.starts_with("/embed/server/") {
+        browser.find("[data-testid=status].live").await;
+    }
     browser.find(ready).await;
     let lang = browser.attr("html", "lang").await;
     assert_eq!(lang.as_deref(), Some(variant.lang), "{path}");
@@ -200,12 +239,13 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
     let _serial = e2e::serial().await;
     let lobby = Lobby::start();
     let _servers = register_servers(&lobby);
+    let alpha = key_of(&lobby, "Alpha").await;
     let driver = Driver::start();
     let mut reports = Reports::default();
     for variant in &VARIANTS {
         let browser = variant.browser(&driver).await;
         favourites(&browser, &lobby, variant).await;
-        for (page, path, ready) in pages() {
+        for (page, path, ready) in pages(&alpha) {
             open(&browser, &lobby, &path, &ready, variant).await;
             reports
                 .check(&browser, &format!("{page} · {}", variant.label()))
