@@ -11,17 +11,20 @@ use std::{
     time::{Duration, Instant},
 };
 
+use futures_util::StreamExt;
 use hdrhistogram::Histogram;
 use tokio::{
     sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore},
     task::JoinHandle,
 };
+use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     direct,
     error::{within, Error, Result},
     report::{count, histogram, ms, q, record},
+    ws,
 };
 
 /// Viewers connecting at once: thousands of handshakes in one burst
@@ -83,6 +86,28 @@ impl Member {
             if r.id != self.last && text.contains(&*r.marker) {
                 self.last = r.id;
                 let _ = self.reports.send((r.id, r.start.elapsed())).await;
+            }
+        }
+    }
+
+    /// Tells the crowd this viewer is subscribed, then reports every round
+    /// it sees on `socket` until the crowd closes (`Ok`, even when the
+    /// sockets are cut at once: the bridge or nginx stopping) or the bridge
+    /// closes the socket first (an error).
+    pub(crate) async fn watch(mut self, socket: &mut ws::Ws) -> Result<()> {
+        self.ready();
+        let stop = self.stop.clone();
+        loop {
+            let msg = tokio::select! {
+                biased;
+                () = stop.cancelled() => return Ok(()),
+                msg = socket.next() => msg,
+            };
+            match msg {
+                Some(Ok(Message::Text(text))) => self.saw(text.as_str()).await,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.into()),
+                None => return Err(Error::Unexpected("bridge closed a viewer".into())),
             }
         }
     }

@@ -9,7 +9,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 use crate::{
     direct::{self, REPLY_PREFIX},
-    error::{Error, Result},
+    error::Result,
     phases::{
         crowd::{Crowd, Member, Rounds},
         Env,
@@ -28,7 +28,7 @@ pub(crate) async fn subscribers(url: &str, count: usize) -> Result<Crowd> {
     .await
 }
 
-async fn subscriber(url: String, mut member: Member) -> Result<()> {
+async fn subscriber(url: String, member: Member) -> Result<()> {
     let permit = member.connecting().await;
     let mut socket = ws::connect(&url).await?;
     ws::send(&mut socket, r#"{"command":"bridgeSubscribe"}"#).await?;
@@ -38,23 +38,7 @@ async fn subscriber(url: String, mut member: Member) -> Result<()> {
         .starts_with(REPLY_PREFIX)
     {}
     drop(permit);
-    member.ready();
-    let stop = member.stop().clone();
-    loop {
-        let msg = tokio::select! {
-            // A closed crowd ends quietly even when its sockets are cut
-            // (the bridge or nginx stopping) at once.
-            biased;
-            () = stop.cancelled() => return Ok(()),
-            msg = socket.next() => msg,
-        };
-        match msg {
-            Some(Ok(Message::Text(text))) => member.saw(text.as_str()).await,
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(e.into()),
-            None => return Err(Error::Unexpected("bridge closed a viewer".into())),
-        }
-    }
+    member.watch(&mut socket).await
 }
 
 pub(crate) type AdminSink = SplitSink<ws::Ws, Message>;

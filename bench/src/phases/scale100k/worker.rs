@@ -23,9 +23,7 @@ use std::{
     },
 };
 
-use futures_util::StreamExt;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio_tungstenite::tungstenite::Message;
 
 use crate::{
     error::{Error, Result},
@@ -119,7 +117,7 @@ async fn viewer(
     bridge: SocketAddr,
     source: Ipv4Addr,
     subscribe: Arc<str>,
-    mut member: Member,
+    member: Member,
 ) -> Result<()> {
     let permit = member.connecting().await;
     let mut socket = ws::connect_from(bridge, source).await?;
@@ -131,21 +129,7 @@ async fn viewer(
         }
     }
     drop(permit);
-    member.ready();
-    let stop = member.stop().clone();
-    loop {
-        let msg = tokio::select! {
-            biased;
-            () = stop.cancelled() => return Ok(()),
-            msg = socket.next() => msg,
-        };
-        match msg {
-            Some(Ok(Message::Text(text))) => member.saw(text.as_str()).await,
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(e.into()),
-            None => return Err(Error::Unexpected("bridge closed a viewer".into())),
-        }
-    }
+    member.watch(&mut socket).await
 }
 
 /// The worker's side (`loadgen --scale-worker`): reads its spec, opens its
