@@ -3,8 +3,9 @@
 //! form shows the protocol crate's message next to the field.
 #![cfg(target_arch = "wasm32")]
 
-use std::time::Duration;
+mod common;
 
+use common::until;
 use frontend::{
     components::server_browser::ServerBrowser,
     contexts::lobby::Lobby,
@@ -63,18 +64,6 @@ fn FedLobby() -> Html {
             </ContextProvider<Lobby>>
         </RouterProvider>
     }
-}
-
-/// Polls `check` every 10 ms until it holds (renders are asynchronous and
-/// a busy machine is slow); panics after 5 s naming `what`.
-async fn until(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if check() {
-            return;
-        }
-        gloo_timers::future::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
 }
 
 /// Waits until the rows are `expected`, in order.

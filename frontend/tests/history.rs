@@ -3,8 +3,11 @@
 //! history graph drawn from them with its text alternative and its gaps.
 #![cfg(target_arch = "wasm32")]
 
-use std::{rc::Rc, time::Duration};
+mod common;
 
+use std::rc::Rc;
+
+use common::until;
 use frontend::{
     components::history_graph::{GraphLine, HistoryGraph, HistoryGraphProps},
     history::{ServerHistory, Span},
@@ -68,16 +71,6 @@ fn Graph(props: &Wrap) -> Html {
         <HistoryGraph lines={p.lines.clone()} step_ms={p.step_ms} span={p.span}
             to_ms={p.to_ms} floor={p.floor} testid={p.testid.clone()} />
     }
-}
-
-async fn until(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if check() {
-            return;
-        }
-        gloo_timers::future::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
 }
 
 #[wasm_bindgen_test]
