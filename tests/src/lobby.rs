@@ -124,7 +124,7 @@ impl Lobby {
             .arg(self.dir.path().join("admin-token"))
             // History and key secret in the lobby's own folder, kept across
             // restarts of the bridge, never in the source tree.
-            .env("BRIDGE_DATA_DIR", self.dir.path().join("data"))
+            .env("BRIDGE_DATA_DIR", self.data_dir())
             .env("RUST_LOG", "info");
         match master {
             Some(addr) => cmd.args(["--master", addr]),
@@ -164,6 +164,11 @@ impl Lobby {
     }
 
     /// `http://ADDR{path}`.
+    /// The bridge's data directory (its key secret and history database).
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        self.dir.path().join("data")
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.http)
     }
