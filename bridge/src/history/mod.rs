@@ -98,7 +98,9 @@ impl History {
             error!(error = %e, "cannot start the history writer; nothing is recorded");
             return;
         }
-        let mut ticks = tokio::time::interval(self.interval);
+        let first = first_sample_delay(self.interval, now_ms());
+        let mut ticks =
+            tokio::time::interval_at(tokio::time::Instant::now() + first, self.interval);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
@@ -150,6 +152,19 @@ impl History {
         }
         Ok(())
     }
+}
+
+/// How long until the first sample: samples are taken in the middle of the
+/// intervals the history API counts (multiples of the interval since the
+/// Unix epoch), so a tick up to half an interval late still lands in its
+/// own interval. Taken at a boundary, a few milliseconds of jitter would put
+/// two samples in one interval and leave the next empty: a gap in a graph.
+fn first_sample_delay(interval: Duration, now_ms: i64) -> Duration {
+    let every = i64::try_from(interval.as_millis())
+        .unwrap_or(i64::MAX)
+        .max(1);
+    let wait = (every / 2 - now_ms).rem_euclid(every);
+    Duration::from_millis(wait.unsigned_abs())
 }
 
 /// What is recorded of one listed entry; `None` without a key.

@@ -159,3 +159,22 @@ fn history_survives_reopening_and_damage_is_an_error_at_start() {
         .to_string();
     assert!(err.contains("newer than this bridge"), "{err}");
 }
+
+#[test]
+fn samples_are_taken_in_the_middle_of_their_interval() {
+    let minute = Duration::from_secs(60);
+    let delay = |now| first_sample_delay(minute, now).as_millis() as i64;
+    assert_eq!(delay(T0), 30_000);
+    assert_eq!(delay(T0 + 30_000), 0);
+    assert_eq!(delay(T0 + 30_001), 59_999);
+    assert_eq!(delay(T0 + 59_999), 30_001);
+    // Every first sample, then every interval after it, is mid-interval.
+    for now in [T0 + 1, T0 + 12_345, T0 + 45_000] {
+        let t = now + delay(now);
+        assert_eq!(t.rem_euclid(MIN), 30_000, "from {now}");
+    }
+    assert_eq!(
+        first_sample_delay(Duration::from_secs(1), T0 + 400).as_millis(),
+        100
+    );
+}
