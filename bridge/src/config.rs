@@ -162,6 +162,10 @@ pub struct Config {
     /// How often the history records the list (`docs/protocol.md` §2.2):
     /// whole seconds, at least one.
     pub history_interval: Duration,
+    /// The most the history database may grow to, in bytes (`None`: as
+    /// far as the disk allows). Past it writes fail as on a full disk:
+    /// the recording pauses, the rest of the bridge goes on.
+    pub history_max_bytes: Option<u64>,
 }
 
 impl Config {
@@ -269,6 +273,7 @@ impl Config {
             api_burst: Self::DEFAULT_API_BURST,
             data_dir: None,
             history_interval: Self::DEFAULT_HISTORY_INTERVAL,
+            history_max_bytes: None,
         }
     }
 

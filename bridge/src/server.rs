@@ -211,7 +211,19 @@ fn open_data(config: &Config) -> Result<(Keys, History), Error> {
         path: dir.clone(),
         source,
     })?;
-    Ok((Keys::open(dir)?, History::open(Some(dir), interval)?))
+    let keys = Keys::open(dir)?;
+    let history = History::open(Some(dir), interval)?;
+    if let Some(max) = config.history_max_bytes {
+        let applied = history.cap(max).map_err(|e| Error::Database {
+            path: dir.join(crate::history::DB_FILE),
+            reason: format!("cannot cap it at {max} bytes: {e}"),
+        })?;
+        info!(
+            cap = applied,
+            "the history database is capped (--history-max-bytes)"
+        );
+    }
+    Ok((keys, history))
 }
 
 /// Creates `dir` (mode 0700 where it is new) unless it exists.
@@ -403,9 +415,9 @@ async fn healthz(State(ctx): State<Arc<Ctx>>) -> Response {
 }
 
 async fn metrics(State(ctx): State<Arc<Ctx>>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        ctx.metrics.render(),
-    )
-        .into_response()
+    let mut text = ctx.metrics.render();
+    if let Some(history) = &ctx.history {
+        history.counters().render(&mut text);
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

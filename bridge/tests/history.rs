@@ -1,15 +1,20 @@
 //! Server keys and the player history against the real bridge
 //! (`docs/protocol.md` §2.2): keys that survive re-registration, renames
 //! and restarts, samples every second, history read back after a restart
-//! on the same data directory, an offline server's last state, and the
-//! answers to unknown keys and bad ranges.
+//! on the same data directory, an offline server's last state, the
+//! answers to unknown keys and bad ranges, and a database that fills up
+//! (`--history-max-bytes`, as a full disk) while the bridge runs.
 
 mod common;
 
-use std::{path::Path, time::Duration};
+use std::{net::SocketAddr, path::Path, process::Stdio, time::Duration};
 
 use common::*;
 use serde_json::Value;
+use tokio::{
+    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
+    process::Command,
+};
 
 fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
     let mut c = test_config(master.addr);
@@ -268,4 +273,160 @@ async fn badges_are_well_formed_cached_svg() {
     let (status, _, _) = http_get(bridge.addr, "/badge/nothing", "").await;
     assert_eq!(status, 404);
     bridge.shutdown().await;
+}
+
+/// A value from the bridge's `/metrics`.
+async fn metric(bridge: SocketAddr, name: &str) -> f64 {
+    let (status, _, body) = http_get(bridge, "/metrics", "").await;
+    assert_eq!(status, 200);
+    let text = String::from_utf8(body).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// Polls `/metrics` until `name` reaches `at_least` (bounded by [`WAIT`]).
+async fn metric_reaches(bridge: SocketAddr, name: &str, at_least: f64) {
+    tokio::time::timeout(WAIT, async {
+        while metric(bridge, name).await < at_least {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{name} never reached {at_least}"));
+}
+
+/// The real binary with its database capped at its size at start
+/// (`--history-max-bytes 1`: SQLite's `max_page_count` never goes below the
+/// file), so the first samples fill the tables' empty root pages and the
+/// next fail with SQLITE_FULL, exactly as on a full disk: the recording
+/// pauses with one ERROR line however many samples fail, the failures are
+/// counted, and the list, its WebSocket, `/api/servers` and the history
+/// recorded so far keep answering.
+#[tokio::test]
+async fn a_full_database_pauses_recording_and_nothing_else() {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
+        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("RUST_LOG", "info")
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+        ])
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["--history-interval", "1s", "--history-max-bytes", "1"])
+        .args(["--poll-interval", "100ms"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+        .await
+        .unwrap()
+        .unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let http: SocketAddr = words[3].strip_prefix("http://").unwrap().parse().unwrap();
+    let master: SocketAddr = words[5].parse().unwrap();
+
+    // 40 servers: about 800 bytes of samples a second fill the root pages
+    // of the samples' table and indexes within a few samples.
+    let mut games = Vec::new();
+    for i in 0..40 {
+        games.push(game_server(master, &format!("s{i:02}"), 20_000 + i).await);
+    }
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
+        .await
+        .unwrap();
+    send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
+    recv_until(&mut ws, |v| {
+        is_list(v)
+            && v["content"]["servers"]
+                .as_array()
+                .is_some_and(|s| s.len() == 40)
+    })
+    .await;
+
+    metric_reaches(http, "bridge_history_samples_written_total", 1.0).await;
+    metric_reaches(http, "bridge_history_write_errors_total", 3.0).await;
+    let written = metric(http, "bridge_history_samples_written_total").await;
+    assert!(metric(http, "bridge_history_database_bytes").await > 0.0);
+
+    // The list goes on: a change reaches the socket and /api/servers.
+    let stats = r#"{"command":"msUpdateGameServerStats","content":{"players":{"current":3,"max":4},"isLobbyOpen":false,"gameplayMode":2}}"#;
+    games[0]
+        .write_all(format!("{}{stats}\n", stats.len() + 1).as_bytes())
+        .await
+        .unwrap();
+    recv_until(&mut ws, |v| {
+        is_list(v)
+            && v["content"]["servers"].as_array().is_some_and(|s| {
+                s.iter()
+                    .any(|s| s["name"] == "s00" && s["players"]["current"] == 3)
+            })
+    })
+    .await;
+    let (status, _, body) = http_get(http, "/api/servers", "").await;
+    assert_eq!(status, 200);
+    let list: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(list["servers"].as_array().unwrap().len(), 40);
+    let key = list["servers"][0]["key"].as_str().unwrap().to_owned();
+
+    // The history answers with what it holds.
+    let (status, _, body) =
+        http_get(http, &format!("/api/servers/{key}/history?range=1h"), "").await;
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert!(!v["points"].as_array().unwrap().is_empty(), "{v}");
+    let (status, _, body) = http_get(http, "/api/history?range=1h", "").await;
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert!(!v["points"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(
+        http_get(http, &format!("/badge/{key}.svg"), "").await.0,
+        200
+    );
+    assert_eq!(
+        metric(http, "bridge_history_samples_written_total").await,
+        written,
+        "nothing is written while the database is full"
+    );
+
+    // One ERROR line however many writes failed.
+    let pid = child.id().unwrap().to_string();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    let mut stderr = String::new();
+    let mut pipe = child.stderr.take().unwrap();
+    tokio::time::timeout(WAIT, pipe.read_to_string(&mut stderr))
+        .await
+        .unwrap()
+        .unwrap();
+    let status = tokio::time::timeout(WAIT, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let failed: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("writing the history failed"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{stderr}");
+    assert!(failed[0].contains("ERROR"), "{}", failed[0]);
+    assert!(
+        failed[0].contains("full"),
+        "the cause is named: {}",
+        failed[0]
+    );
+    drop(games);
 }

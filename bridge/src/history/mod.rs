@@ -3,9 +3,11 @@
 //! through a bounded channel, to a writer thread that stores it in SQLite
 //! ([`store`]), so that neither the list's publishing nor any push ever
 //! waits for the disk. A sample that finds the writer still busy is
-//! skipped; a write error stops the recording (with a log line) and
-//! nothing else.
+//! skipped; a write error (a full disk, the `--history-max-bytes` cap)
+//! pauses the recording with one log line until a write succeeds again,
+//! and touches nothing else. [`Counters`] are what `/metrics` shows of it.
 
+mod counters;
 mod range;
 mod store;
 
@@ -22,8 +24,9 @@ use std::{
 use master::throttled;
 use protocol::{delta::Keyed, GameplayMode};
 use tokio_util::sync::CancellationToken;
-use tracing::error;
+use tracing::{error, info};
 
+pub use counters::Counters;
 pub use range::{Range, Tier, MAX_POINTS};
 pub use store::{LobbyPoint, ServerPoint, ServerRow, ServerSample, Store, DB_FILE};
 
@@ -42,10 +45,13 @@ const PRUNE_ROUNDS: usize = 4;
 pub struct History {
     store: Mutex<Store>,
     interval: Duration,
-    /// Samples written so far: cached answers are as new as this.
+    /// Writes tried so far (a failed one may still have pruned): cached
+    /// answers are as new as this.
     generation: AtomicU64,
-    /// Set once a write failed; nothing is recorded after.
-    stopped: AtomicBool,
+    /// Set while writes fail (cleared by the next one that succeeds).
+    failing: AtomicBool,
+    /// What `/metrics` shows of the recording.
+    counters: Counters,
 }
 
 /// The current time in Unix milliseconds.
@@ -59,12 +65,29 @@ impl History {
     /// Opens the history in `dir` (in memory when `None`); see
     /// [`Store::open`] for what fails here.
     pub fn open(dir: Option<&Path>, interval: Duration) -> Result<Self, Error> {
+        let store = Store::open(dir)?;
+        let counters = Counters::default();
+        counters
+            .database_bytes
+            .store(store.size_bytes().unwrap_or(0), Relaxed);
         Ok(Self {
-            store: Mutex::new(Store::open(dir)?),
+            store: Mutex::new(store),
             interval,
             generation: AtomicU64::new(0),
-            stopped: AtomicBool::new(false),
+            failing: AtomicBool::new(false),
+            counters,
         })
+    }
+
+    /// Caps the database at `max_bytes` (see [`Store::cap`]); the cap as
+    /// applied, in bytes.
+    pub fn cap(&self, max_bytes: u64) -> rusqlite::Result<u64> {
+        self.store().cap(max_bytes)
+    }
+
+    /// The recording's counters, for `/metrics`.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
     }
 
     /// The database, for a query (callers are on a blocking thread).
@@ -77,14 +100,16 @@ impl History {
         self.interval.as_millis() as i64
     }
 
-    /// Samples written so far.
+    /// Writes tried so far: an answer computed at another generation may
+    /// be out of date.
     pub fn generation(&self) -> u64 {
         self.generation.load(Relaxed)
     }
 
-    /// Whether recording stopped after a write error.
-    pub fn stopped(&self) -> bool {
-        self.stopped.load(Relaxed)
+    /// Whether the last write failed (the recording is paused until one
+    /// succeeds).
+    pub fn failing(&self) -> bool {
+        self.failing.load(Relaxed)
     }
 
     /// Samples `upstream`'s list every interval until `cancel` fires.
@@ -110,17 +135,18 @@ impl History {
             let Some(feed) = upstream.current().feed else {
                 continue; // no list yet: nothing known to record
             };
-            if !Self::offer(&tx, now_ms(), feed.entries().clone()) {
+            if !self.offer(&tx, now_ms(), feed.entries().clone()) {
                 return;
             }
         }
     }
 
     /// Hands one sample to the writer; `false` once the writer is gone.
-    fn offer(tx: &SyncSender<(i64, Arc<[Keyed]>)>, t: i64, entries: Arc<[Keyed]>) -> bool {
+    fn offer(&self, tx: &SyncSender<(i64, Arc<[Keyed]>)>, t: i64, entries: Arc<[Keyed]>) -> bool {
         match tx.try_send((t, entries)) {
             Ok(()) => true,
             Err(TrySendError::Full(_)) => {
+                self.counters.dropped.fetch_add(1, Relaxed);
                 throttled!(warn, "the history writer is behind; a sample was skipped");
                 true
             }
@@ -128,29 +154,59 @@ impl History {
         }
     }
 
-    /// The writer thread: stores each sample, then prunes a few batches.
+    /// The writer thread: stores each sample (prunes a few batches after
+    /// it) and keeps the counters; a failed write pauses the recording
+    /// with one ERROR line, the next that succeeds resumes it with an INFO.
     fn write_all(&self, rx: mpsc::Receiver<(i64, Arc<[Keyed]>)>) {
         while let Ok((t, entries)) = rx.recv() {
             let samples: Vec<ServerSample> = entries.iter().filter_map(sample_of).collect();
-            if let Err(e) = self.write(t, &samples) {
-                self.stopped.store(true, Relaxed);
-                throttled!(error, error = %e, "writing the history failed; recording stopped (the list is unaffected)");
-                return;
+            match self.write(t, &samples) {
+                Ok(()) if self.failing.swap(false, Relaxed) => {
+                    info!("the history is written again; recording resumed");
+                }
+                Ok(()) => {}
+                Err(e) if !self.failing.swap(true, Relaxed) => {
+                    throttled!(error, error = %e, "writing the history failed; recording paused until a write succeeds (the list is unaffected)");
+                }
+                Err(_) => {} // counted; said once already
             }
         }
     }
 
-    /// Records one sample and prunes; used by the writer and by tests.
+    /// Records one sample taken at `t` (Unix ms) and prunes what expired
+    /// by then, counting both in [`Counters`]: what the writer thread does
+    /// with each sample, and what tests and benchmarks drive with their own
+    /// clock. Pruning runs even when recording failed: it frees pages for
+    /// the next sample.
     pub fn write(&self, t: i64, samples: &[ServerSample]) -> rusqlite::Result<()> {
+        let started = std::time::Instant::now();
         let mut store = self.store();
-        store.record(t, samples)?;
-        self.generation.fetch_add(1, Relaxed);
+        let recorded = store.record(t, samples);
+        let mut pruned = Ok(());
         for _ in 0..PRUNE_ROUNDS {
-            if store.prune(t, PRUNE_BATCH)? < PRUNE_BATCH {
-                break;
+            match store.prune(t, PRUNE_BATCH) {
+                Ok(n) if n < PRUNE_BATCH => break,
+                Ok(_) => {}
+                Err(e) => {
+                    pruned = Err(e);
+                    break;
+                }
             }
         }
-        Ok(())
+        let size = store.size_bytes();
+        drop(store);
+        let result = recorded.and(pruned);
+        self.generation.fetch_add(1, Relaxed);
+        match &result {
+            Ok(()) => self.counters.written(started.elapsed(), now_ms()),
+            Err(_) => {
+                self.counters.errors.fetch_add(1, Relaxed);
+            }
+        }
+        if let Ok(bytes) = size {
+            self.counters.database_bytes.store(bytes, Relaxed);
+        }
+        result
     }
 }
 

@@ -66,6 +66,9 @@ pub struct LobbyPoint {
 #[derive(Debug)]
 pub struct Store {
     conn: Connection,
+    /// The database's file (`None` in memory), whose `-wal` file counts
+    /// towards [`Store::size_bytes`].
+    file: Option<PathBuf>,
 }
 
 fn db_error(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -81,7 +84,7 @@ impl Store {
     /// is read-only, or comes from a newer bridge is an error here, at
     /// start, not at the first sample.
     pub fn open(dir: Option<&Path>) -> Result<Self, Error> {
-        let (conn, path) = match dir {
+        let (conn, path, file) = match dir {
             Some(dir) => {
                 let path = dir.join(DB_FILE);
                 let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -89,12 +92,12 @@ impl Store {
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX;
                 let conn =
                     Connection::open_with_flags(&path, flags).map_err(|e| db_error(&path, e))?;
-                (conn, path)
+                (conn, path.clone(), Some(path))
             }
             None => {
                 let path = PathBuf::from(":memory:");
                 let conn = Connection::open_in_memory().map_err(|e| db_error(&path, e))?;
-                (conn, path)
+                (conn, path, None)
             }
         };
         if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
@@ -103,7 +106,7 @@ impl Store {
                 "opened read-only; the bridge must be able to write it",
             ));
         }
-        let mut store = Self { conn };
+        let mut store = Self { conn, file };
         store.prepare().map_err(|e| db_error(&path, e))?;
         Ok(store)
     }
@@ -146,6 +149,51 @@ impl Store {
             return Err(format!("integrity check failed: {check}"));
         }
         Ok(())
+    }
+
+    /// Caps the database at about `max_bytes` (SQLite's `max_page_count`,
+    /// never below what the file holds already): past it, writes fail with
+    /// `SQLITE_FULL` exactly as on a full disk, while pruning still frees
+    /// pages for later samples. Returns the cap in bytes as applied.
+    pub fn cap(&mut self, max_bytes: u64) -> rusqlite::Result<u64> {
+        let page = self.pragma("page_size")?.max(1);
+        let pages = (max_bytes / page).clamp(1, i64::MAX as u64);
+        let applied: i64 =
+            self.conn
+                .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |r| {
+                    r.get(0)
+                })?;
+        Ok(applied.max(0) as u64 * page)
+    }
+
+    /// An integer pragma's value (none is negative).
+    fn pragma(&self, name: &str) -> rusqlite::Result<u64> {
+        let v: i64 = self
+            .conn
+            .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))?;
+        Ok(v.max(0) as u64)
+    }
+
+    /// What the history takes on disk now: the database file (its pages,
+    /// free ones included) plus its write-ahead log.
+    pub fn size_bytes(&self) -> rusqlite::Result<u64> {
+        let pages = self.pragma("page_count")?;
+        let page = self.pragma("page_size")?;
+        let wal = self.file.as_ref().map_or(0, |f| {
+            let mut wal = f.clone().into_os_string();
+            wal.push("-wal");
+            std::fs::metadata(wal).map_or(0, |m| m.len())
+        });
+        Ok(pages * page + wal)
+    }
+
+    /// Copies the write-ahead log into the database file and truncates the
+    /// log, so the file alone holds the history (SQLite's automatic
+    /// checkpoints do this in passing; a measurement or a backup wants it
+    /// done now).
+    pub fn checkpoint(&self) -> rusqlite::Result<()> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
     }
 
     /// Records one sample taken at `t` (Unix ms): each listed server (one

@@ -8,7 +8,7 @@ use bridge::{config::EmbeddedMaster, forwarded::ForwardedHeader, Config};
 use clap::Parser;
 use ipnet::IpNet;
 
-use crate::values::{cidr, count, count_u32, Interval};
+use crate::values::{cidr, count, count_u32, count_u64, Interval};
 
 /// The lobby's WebSocket bridge: serves the web front end and relays
 /// browsers to the master server (see bridge/README.md).
@@ -222,6 +222,10 @@ pub(crate) struct Args {
     /// How often the history records the list (whole seconds).
     #[arg(long, env = "BRIDGE_HISTORY_INTERVAL", default_value_t = Interval(Config::DEFAULT_HISTORY_INTERVAL))]
     pub(crate) history_interval: Interval,
+    /// The most the history database may grow to, in bytes (e.g. 500000000);
+    /// past it the recording pauses as on a full disk. Default: no cap.
+    #[arg(long, env = "BRIDGE_HISTORY_MAX_BYTES", value_parser = count_u64)]
+    pub(crate) history_max_bytes: Option<u64>,
 }
 
 /// The data directory without `--data-dir`: systemd's state directory
@@ -284,6 +288,7 @@ impl Args {
             api_burst: self.api_burst,
             data_dir: Some(self.data_dir.unwrap_or_else(default_data_dir)),
             history_interval: self.history_interval.0,
+            history_max_bytes: self.history_max_bytes,
             ..base
         }
     }

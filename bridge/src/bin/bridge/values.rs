@@ -48,6 +48,14 @@ pub(crate) fn count_u32(s: &str) -> Result<u32, String> {
     u32::try_from(count(s)?).map_err(|e| e.to_string())
 }
 
+/// A count above zero that fits a `u64` (a size in bytes).
+pub(crate) fn count_u64(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>().map_err(|e| e.to_string())? {
+        0 => Err("must be greater than zero".into()),
+        n => Ok(n),
+    }
+}
+
 /// A network (`10.0.0.0/8`, `2001:db8::/32`) or one address.
 pub(crate) fn cidr(s: &str) -> Result<IpNet, String> {
     s.parse::<IpNet>()

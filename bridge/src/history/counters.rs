@@ -1,0 +1,142 @@
+//! What `/metrics` shows of the history's recording: samples written and
+//! how long each took, failed writes, samples skipped because the writer
+//! was behind, and the database's size on disk.
+
+use std::{
+    fmt::Write,
+    sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed},
+    time::Duration,
+};
+
+/// One metric family: name, type, help, and its samples (name suffix, value).
+type Family<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
+
+/// The recording's counters (plain relaxed atomics, like
+/// [`crate::metrics::Metrics`]).
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Samples written (with their pruning).
+    pub samples: AtomicU64,
+    /// Microseconds spent writing those samples, pruning included.
+    pub write_micros: AtomicU64,
+    /// Microseconds the last written sample took.
+    pub last_write_micros: AtomicU64,
+    /// When the last sample was written (Unix ms; 0: none yet).
+    pub last_written_ms: AtomicI64,
+    /// Writes that failed (a full disk, the size cap, a damaged file).
+    pub errors: AtomicU64,
+    /// Samples skipped because the writer was still busy with older ones.
+    pub dropped: AtomicU64,
+    /// The database file plus its write-ahead log, in bytes, after the
+    /// last write.
+    pub database_bytes: AtomicU64,
+}
+
+impl Counters {
+    /// Counts one sample written in `took`, finished at `now` (Unix ms).
+    pub fn written(&self, took: Duration, now: i64) {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.samples.fetch_add(1, Relaxed);
+        self.write_micros.fetch_add(micros, Relaxed);
+        self.last_write_micros.store(micros, Relaxed);
+        self.last_written_ms.store(now, Relaxed);
+    }
+
+    /// Appends the Prometheus text of these counters to `out`.
+    pub fn render(&self, out: &mut String) {
+        let seconds = |micros: u64| (micros as f64 / 1e6).to_string();
+        let samples = self.samples.load(Relaxed).to_string();
+        let families: [Family; 6] = [
+            (
+                "bridge_history_samples_written_total",
+                "counter",
+                "Samples of the list written to the history database.",
+                vec![("", samples.clone())],
+            ),
+            (
+                "bridge_history_write_seconds",
+                "summary",
+                "Time spent writing each sample, pruning included (sum and count; the mean is sum / count).",
+                vec![
+                    ("_sum", seconds(self.write_micros.load(Relaxed))),
+                    ("_count", samples),
+                ],
+            ),
+            (
+                "bridge_history_last_write_seconds",
+                "gauge",
+                "Seconds the last written sample took.",
+                vec![("", seconds(self.last_write_micros.load(Relaxed)))],
+            ),
+            (
+                "bridge_history_last_write_timestamp_seconds",
+                "gauge",
+                "When the last sample was written (Unix time; 0 before the first).",
+                vec![(
+                    "",
+                    (self.last_written_ms.load(Relaxed) as f64 / 1e3).to_string(),
+                )],
+            ),
+            (
+                "bridge_history_write_errors_total",
+                "counter",
+                "History writes that failed (full disk, --history-max-bytes, damaged file); recording pauses until one succeeds.",
+                vec![("", self.errors.load(Relaxed).to_string())],
+            ),
+            (
+                "bridge_history_samples_dropped_total",
+                "counter",
+                "Samples skipped because the history writer was still busy.",
+                vec![("", self.dropped.load(Relaxed).to_string())],
+            ),
+        ];
+        for (name, kind, help, lines) in families {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (suffix, value) in lines {
+                let _ = writeln!(out, "{name}{suffix} {value}");
+            }
+        }
+        let name = "bridge_history_database_bytes";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Size of the history database file plus its write-ahead log.\n# TYPE {name} gauge\n{name} {}",
+            self.database_bytes.load(Relaxed)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_every_family() {
+        let c = Counters::default();
+        c.written(Duration::from_millis(1500), 1_700_000_000_250);
+        c.written(Duration::from_millis(500), 1_700_000_001_000);
+        c.errors.fetch_add(3, Relaxed);
+        c.database_bytes.store(4096, Relaxed);
+        let mut text = String::new();
+        c.render(&mut text);
+        assert!(
+            text.contains("bridge_history_samples_written_total 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("bridge_history_write_seconds_sum 2\n"),
+            "{text}"
+        );
+        assert!(text.contains("# TYPE bridge_history_write_seconds summary\n"));
+        assert!(text.contains("bridge_history_write_seconds_count 2\n"));
+        assert!(
+            text.contains("bridge_history_last_write_seconds 0.5\n"),
+            "{text}"
+        );
+        assert!(text.contains("bridge_history_last_write_timestamp_seconds 1700000001\n"));
+        assert!(text.contains("bridge_history_write_errors_total 3\n"));
+        assert!(text.contains("bridge_history_samples_dropped_total 0\n"));
+        assert!(text.contains(
+            "# TYPE bridge_history_database_bytes gauge\nbridge_history_database_bytes 4096\n"
+        ));
+    }
+}
