@@ -29,6 +29,8 @@ enum Phase {
     /// with `--only scale100k`, never in a default or smoke run.
     #[value(name = "scale100k")]
     Scale100k,
+    /// The history: storage of a month, recording, history API, badges.
+    History,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -161,6 +163,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Scaleout,
         Phase::Soak,
         Phase::Scale100k,
+        Phase::History,
     ] {
         if !wanted(phase) {
             continue;
@@ -179,6 +182,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Scaleout => Box::pin(phases::scaleout::run(&env)).await,
             Phase::Soak => Box::pin(phases::soak::run(&env)).await,
             Phase::Scale100k => Box::pin(phases::scale100k::run(&env)).await,
+            Phase::History => Box::pin(phases::history::run(&env)).await,
         }
         .with_context(|| {
             format!(

@@ -72,6 +72,21 @@ pub struct Sizes {
     pub soak_viewers: usize,
     /// Servers listed during the soak (what each subscriber receives).
     pub soak_servers: usize,
+    /// History: servers of the synthetic history and of the live recording.
+    pub history_servers: usize,
+    /// History: days of synthetic history (ending now).
+    pub history_days: i64,
+    /// History: the last hours written at the 60 s interval (before them
+    /// one sample per hour; `history_days * 24` writes every sample).
+    pub history_dense_hours: i64,
+    /// History: hours the raw-sample baseline writes for real (then scaled).
+    pub history_raw_hours: i64,
+    /// History: distinct keys asked for once each (uncached answers).
+    pub history_requests: usize,
+    /// History: delta viewers of the push while samples are written.
+    pub history_viewers: usize,
+    /// History: push rounds during a write, and as many clear of one.
+    pub history_rounds: usize,
 }
 
 impl Sizes {
@@ -109,6 +124,13 @@ impl Sizes {
             soak_rounds: 8,
             soak_viewers: 3_000,
             soak_servers: 50,
+            history_servers: 10_000,
+            history_days: 30,
+            history_dense_hours: 49,
+            history_raw_hours: 6,
+            history_requests: 2_000,
+            history_viewers: 1_000,
+            history_rounds: 10,
         }
     }
 
@@ -146,6 +168,13 @@ impl Sizes {
             soak_rounds: 3,
             soak_viewers: 20,
             soak_servers: 5,
+            history_servers: 20,
+            history_days: 3,
+            history_dense_hours: 50,
+            history_raw_hours: 1,
+            history_requests: 20,
+            history_viewers: 5,
+            history_rounds: 1,
         }
     }
 }

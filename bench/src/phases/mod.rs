@@ -6,6 +6,7 @@ pub mod bundle;
 mod crowd;
 pub mod deltas;
 pub mod fanout;
+pub mod history;
 pub mod memory;
 pub mod page;
 pub mod relay;

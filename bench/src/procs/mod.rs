@@ -94,6 +94,11 @@ pub struct BridgeOptions {
     /// when the clients come from many addresses; `None`: lifted to
     /// `max_connections`, for clients all from 127.0.0.1.
     pub per_address: Option<usize>,
+    /// `--data-dir` (the history phase keeps its database in the run's
+    /// work directory).
+    pub data_dir: Option<PathBuf>,
+    /// `--history-interval`.
+    pub history_interval: Option<Duration>,
 }
 
 impl Default for BridgeOptions {
@@ -104,6 +109,8 @@ impl Default for BridgeOptions {
             max_connections: 10_000,
             master_feed: None,
             per_address: None,
+            data_dir: None,
+            history_interval: None,
         }
     }
 }
@@ -230,6 +237,12 @@ async fn launch_bridge(
     }
     if let Some(feed) = opts.master_feed {
         cmd.args(["--master-feed", &feed.to_string()]);
+    }
+    if let Some(dir) = &opts.data_dir {
+        cmd.arg("--data-dir").arg(dir);
+    }
+    if let Some(every) = opts.history_interval {
+        cmd.args(["--history-interval", &format!("{}s", every.as_secs())]);
     }
     let (proc_, line) = spawn_ready(cmd, "bridge", bins, "bridge listening on http://").await?;
     // "http://ADDR master MASTER"

@@ -1,0 +1,127 @@
+//! The player history (`docs/protocol.md` §2.2): what a month of 10,000
+//! servers takes on disk, what each sample costs the bridge and whether
+//! its writing slows the push, how fast the history API and the badges
+//! answer from that month.
+//!
+//! The month is synthetic ([`synth`]): written through the bridge's own
+//! store with a clock of its own. The API and badge figures ask a real
+//! bridge started on that data directory; the recording figures a real
+//! bridge listing 10,000 game servers.
+
+mod api;
+mod raw;
+mod recording;
+mod synth;
+
+use crate::{
+    error::Result,
+    phases::Env,
+    report::{count, ms, times, Row, Verdict},
+};
+
+const MB: f64 = 1_000_000.0;
+
+/// Runs the history figures.
+pub async fn run(env: &Env) -> Result<Vec<Row>> {
+    let s = env.sizes.clone();
+    let work = env.bins.work.join("history");
+    let data = work.join("data");
+    std::fs::create_dir_all(&data)?;
+    let plan = synth::Plan {
+        servers: s.history_servers,
+        days: s.history_days,
+        dense_hours: s.history_dense_hours.min(s.history_days * 24),
+        interval_ms: 60_000,
+    };
+    eprintln!(
+        "[loadgen] history: writing {} days of {} servers through the bridge's store",
+        plan.days,
+        count(plan.servers as u64)
+    );
+    let dir = data.clone();
+    let generated = tokio::task::spawn_blocking(move || synth::generate(&dir, plan))
+        .await
+        .map_err(|e| crate::Error::Unexpected(e.to_string()))??;
+    let raw_dir = work.join("raw");
+    let (servers, hours) = (s.history_servers, s.history_raw_hours);
+    let raw = tokio::task::spawn_blocking(move || raw::write(&raw_dir, servers, hours, 60_000))
+        .await
+        .map_err(|e| crate::Error::Unexpected(e.to_string()))??;
+    let _ = std::fs::remove_dir_all(work.join("raw"));
+
+    let mut rows = storage_rows(&plan, &generated, &raw);
+    rows.extend(api::run(env, &data, generated.end_ms).await?);
+    rows.extend(recording::run(env, &work.join("live")).await?);
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(rows)
+}
+
+fn storage_rows(plan: &synth::Plan, g: &synth::Generated, raw: &raw::Raw) -> Vec<Row> {
+    let days = plan.days as f64;
+    let per_day = g.bytes as f64 / plan.servers as f64 / days;
+    let scale = days * 24.0 / raw.hours as f64;
+    let raw_month = raw.bytes as f64 * scale;
+    let target = 400.0 * MB;
+    let how = if plan.dense_hours >= plan.days * 24 {
+        "every sample written".to_owned()
+    } else {
+        format!(
+            "the last {} h at 60 s, one sample per hour before",
+            plan.dense_hours
+        )
+    };
+    vec![
+        Row::new(
+            format!(
+                "history on disk: {} servers, {} days at 60 s, retention passes included ({how}; {} samples, {} server rows, {:.0} s)",
+                count(plan.servers as u64),
+                plan.days,
+                count(g.samples),
+                count(g.rows),
+                g.took.as_secs_f64()
+            ),
+            format!(
+                "{:.1} MB ({:.0} bytes per server per day; log before checkpoint {:.1} MB)",
+                g.bytes as f64 / MB,
+                per_day,
+                g.wal_before as f64 / MB
+            ),
+            format!(
+                "raw samples kept ({} h written: {:.1} MB, {} rows in {:.0} s; × {scale:.0} for {} days): {:.0} MB",
+                raw.hours,
+                raw.bytes as f64 / MB,
+                count(raw.rows),
+                raw.secs,
+                plan.days,
+                raw_month / MB
+            ),
+            times(g.bytes as f64, raw_month),
+            "≤ 400 MB",
+            Verdict::of((g.bytes as f64) <= target),
+        ),
+        Row::new(
+            format!(
+                "history: one sample of {} servers at the steady state (48 h of samples kept, pruning in step; {} writes)",
+                count(plan.servers as u64),
+                g.cpu.len()
+            ),
+            format!(
+                "CPU p50 {} p99 {} (mean {})",
+                ms(g.cpu.value_at_quantile(0.5)),
+                ms(g.cpu.value_at_quantile(0.99)),
+                ms(g.cpu.mean() as u64)
+            ),
+            format!(
+                "wall p50 {} p99 {}",
+                ms(g.wall.value_at_quantile(0.5)),
+                ms(g.wall.value_at_quantile(0.99))
+            ),
+            times(
+                g.cpu.value_at_quantile(0.5) as f64,
+                g.wall.value_at_quantile(0.5) as f64,
+            ),
+            "CPU ≤ 50 ms",
+            Verdict::of(g.cpu.len() > 0 && g.cpu.value_at_quantile(0.5) <= 50_000),
+        ),
+    ]
+}

@@ -1,0 +1,221 @@
+//! The synthetic history: thousands of servers over weeks of samples,
+//! written through the bridge's own history store
+//! ([`bridge::history::History::write`], retention included) with a clock
+//! of its own, so a month takes minutes instead of a month.
+//!
+//! Every sample the generator writes is one the bridge would write; only
+//! their spacing differs before the last `dense` span: there one sample per
+//! hour stands for the hour's sixty (the hourly and daily rows are the same
+//! rows, their sums smaller), and the samples tier, which keeps 48 h, is
+//! filled densely, retention running over it as it would, before the end.
+
+use std::{
+    path::Path,
+    time::{Duration, Instant},
+};
+
+use bridge::history::{History, ServerSample};
+use hdrhistogram::Histogram;
+
+use crate::{
+    error::{Error, Result},
+    report::histogram,
+};
+
+const MINUTE_MS: i64 = 60_000;
+const HOUR_MS: i64 = 60 * MINUTE_MS;
+const DAY_MS: i64 = 24 * HOUR_MS;
+/// What the bridge keeps every sample for: writes after this much dense
+/// history run with full tables and pruning in step (the steady state).
+const SAMPLES_KEPT_MS: i64 = 48 * HOUR_MS;
+
+/// What to generate.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Plan {
+    /// Servers (keys) ever listed.
+    pub(super) servers: usize,
+    /// Days of history, ending now.
+    pub(super) days: i64,
+    /// The last hours written at the sample interval; before them, one
+    /// sample per hour (equal to `days * 24`: every sample written).
+    pub(super) dense_hours: i64,
+    /// The bridge's sample interval (its default, 60 s).
+    pub(super) interval_ms: i64,
+}
+
+/// What the generation left and what its writes cost.
+pub(super) struct Generated {
+    /// Samples written.
+    pub(super) samples: u64,
+    /// Server rows written (one per listed server per sample).
+    pub(super) rows: u64,
+    /// Bytes on disk after a checkpoint: the database file and its
+    /// (truncated) write-ahead log.
+    pub(super) bytes: u64,
+    /// The write-ahead log before that checkpoint.
+    pub(super) wal_before: u64,
+    /// Thread CPU time of each write at the steady state (µs).
+    pub(super) cpu: Histogram<u64>,
+    /// Wall time of the same writes (µs).
+    pub(super) wall: Histogram<u64>,
+    /// How long the whole generation took.
+    pub(super) took: Duration,
+    /// The last sample's time (Unix ms).
+    pub(super) end_ms: i64,
+}
+
+/// One server of the synthetic lobby.
+pub(super) struct Synthetic {
+    /// The bridge's key of the server (any 64-bit value does).
+    pub(super) key: u64,
+    name: String,
+    address: String,
+    port: u16,
+    max: u8,
+    /// Hours of each day the server is not listed.
+    off_hours: i64,
+}
+
+/// A name as long as the protocol allows, of characters that need
+/// escaping in XML and JSON, bidirectional marks and four-byte ones.
+pub(super) fn hostile_name(i: usize) -> String {
+    let mut name = format!("<&\"'>{i} \u{202E}");
+    while name.chars().count() < 100 {
+        name.push_str("𝕏<&>\"'");
+    }
+    name.chars().take(100).collect()
+}
+
+/// A deterministic scramble of `i` (splitmix64): keys spread like hashes.
+fn scramble(i: u64) -> u64 {
+    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The lobby: every thousandth server has a hostile name.
+pub(super) fn lobby(servers: usize) -> Vec<Synthetic> {
+    (0..servers)
+        .map(|i| Synthetic {
+            key: scramble(i as u64),
+            name: if i % 1000 == 0 {
+                hostile_name(i)
+            } else {
+                format!("Community server {i}")
+            },
+            address: format!("10.{}.{}.{}", i / 65_536 % 256, i / 256 % 256, i % 256),
+            port: 20_000 + (i % 30_000) as u16,
+            max: 2 + (i % 3) as u8,
+            off_hours: (i % 6) as i64,
+        })
+        .collect()
+}
+
+impl Synthetic {
+    /// The server at `t`: listed except `off_hours` of each day, players
+    /// rising and falling through the day.
+    fn at(&self, t: i64) -> Option<ServerSample> {
+        let hour = t.rem_euclid(DAY_MS) / HOUR_MS;
+        let shift = (self.key % 24) as i64;
+        if (hour + shift) % 24 < self.off_hours {
+            return None;
+        }
+        let minute = t / MINUTE_MS;
+        let wave = ((minute as u64).wrapping_mul(7) ^ self.key) % 6;
+        let players = wave.min(u64::from(self.max) + 1) as u32;
+        Some(ServerSample {
+            key: self.key,
+            name: self.name.clone(),
+            address: Some(self.address.clone()),
+            port: Some(self.port),
+            players,
+            max: self.max,
+            open: players < u32::from(self.max),
+            mode: 1 + (self.key % 2) as u8,
+        })
+    }
+}
+
+/// The listed servers at `t`.
+pub(super) fn sample(lobby: &[Synthetic], t: i64) -> Vec<ServerSample> {
+    lobby.iter().filter_map(|s| s.at(t)).collect()
+}
+
+/// CPU time this thread has used.
+pub(super) fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only the timespec it is given.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Writes `plan`'s history into a new database in `dir`, ending now.
+/// Blocking: run it on a blocking thread.
+pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
+    let started = Instant::now();
+    let db_err = |e: rusqlite::Error| Error::Unexpected(format!("history store: {e}"));
+    let history = History::open(Some(dir), Duration::from_millis(plan.interval_ms as u64))
+        .map_err(|e| Error::Unexpected(e.to_string()))?;
+    let lobby = lobby(plan.servers);
+    let now = bridge::history::now_ms();
+    let end = now - now.rem_euclid(plan.interval_ms);
+    let start = end - plan.days * DAY_MS;
+    let dense_from = end - plan.dense_hours * HOUR_MS;
+    let steady_from = dense_from + SAMPLES_KEPT_MS;
+    let (mut cpu, mut wall) = (histogram(), histogram());
+    let (mut samples, mut rows) = (0u64, 0u64);
+    let mut t = start;
+    let mut next_report = start + DAY_MS;
+    while t <= end {
+        let listed = sample(&lobby, t);
+        let (c0, w0) = (thread_cpu(), Instant::now());
+        history.write(t, &listed).map_err(db_err)?;
+        if t >= steady_from {
+            crate::report::record(&mut cpu, thread_cpu().saturating_sub(c0));
+            crate::report::record(&mut wall, w0.elapsed());
+        }
+        samples += 1;
+        rows += listed.len() as u64;
+        if t >= next_report {
+            eprintln!(
+                "[loadgen] history: day {} of {} written ({:.0?}, {} MB so far)",
+                (t - start) / DAY_MS,
+                plan.days,
+                started.elapsed(),
+                history.counters().database_bytes.load(std::sync::atomic::Ordering::Relaxed)
+                    / 1_000_000
+            );
+            next_report += DAY_MS;
+        }
+        t += if t < dense_from {
+            HOUR_MS
+        } else {
+            plan.interval_ms
+        };
+    }
+    let db = dir.join(bridge::history::DB_FILE);
+    let wal = dir.join(format!("{}-wal", bridge::history::DB_FILE));
+    let wal_before = file_len(&wal);
+    history.store().checkpoint().map_err(db_err)?;
+    let bytes = file_len(&db) + file_len(&wal);
+    Ok(Generated {
+        samples,
+        rows,
+        bytes,
+        wal_before,
+        cpu,
+        wall,
+        took: started.elapsed(),
+        end_ms: end,
+    })
+}
