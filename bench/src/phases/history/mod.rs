@@ -70,6 +70,12 @@ fn storage_rows(plan: &synth::Plan, g: &synth::Generated, raw: &raw::Raw) -> Vec
             plan.dense_hours
         )
     };
+    let parts: Vec<String> = g
+        .tables
+        .iter()
+        .take(6)
+        .map(|(name, bytes)| format!("{name} {:.1} MB", *bytes as f64 / MB))
+        .collect();
     vec![
         Row::new(
             format!(
@@ -121,7 +127,15 @@ fn storage_rows(plan: &synth::Plan, g: &synth::Generated, raw: &raw::Raw) -> Vec
                 g.wall.value_at_quantile(0.5) as f64,
             ),
             "CPU ≤ 50 ms",
-            Verdict::of(g.cpu.len() > 0 && g.cpu.value_at_quantile(0.5) <= 50_000),
+            Verdict::of(!g.cpu.is_empty() && g.cpu.value_at_quantile(0.5) <= 50_000),
+        ),
+        Row::new(
+            "history on disk by table and index (SQLite's dbstat, largest first)",
+            parts.join(", "),
+            "-",
+            "-",
+            "-",
+            Verdict::Info,
         ),
     ]
 }

@@ -131,17 +131,21 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
     };
     let (bridge, addr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let mut games = direct::register_servers(maddr, servers, "History", 0).await?;
-    let listed = within(Duration::from_secs(60), "the bridge lists every server", async {
-        loop {
-            if let Ok(a) = procs::http_request(addr, "/api/servers", &[]).await {
-                let v: serde_json::Value = serde_json::from_slice(&a.body)?;
-                if v["servers"].as_array().is_some_and(|a| a.len() >= servers) {
-                    return Ok(v);
+    let listed = within(
+        Duration::from_secs(60),
+        "the bridge lists every server",
+        async {
+            loop {
+                if let Ok(a) = procs::http_request(addr, "/api/servers", &[]).await {
+                    let v: serde_json::Value = serde_json::from_slice(&a.body)?;
+                    if v["servers"].as_array().is_some_and(|a| a.len() >= servers) {
+                        return Ok(v);
+                    }
                 }
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
+        },
+    )
     .await?;
     let subscribe: Arc<str> = format!(
         r#"{{"command":"bridgeSubscribe","content":{{"deltas":true,"epoch":"{}","since":{}}}}}"#,
@@ -183,7 +187,9 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
     let (mut n_during, mut n_clear, mut discarded) = (0, 0, 0);
     let mut id = 0u64;
     let mut want = Class::During;
-    while (n_during < s.history_rounds || n_clear < s.history_rounds) && id < 8 * s.history_rounds as u64 + 8 {
+    while (n_during < s.history_rounds || n_clear < s.history_rounds)
+        && id < 8 * s.history_rounds as u64 + 8
+    {
         id += 1;
         let (n_before, start, end) = last_write(addr).await?;
         let took = end - start;
@@ -201,7 +207,11 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
         let current = MARKER_BASE + id;
         let changed = wall_ms();
         let got = viewers
-            .round(id, current, direct::send(&mut games[0], &direct::stats_json(current)))
+            .round(
+                id,
+                current,
+                direct::send(&mut games[0], &direct::stats_json(current)),
+            )
             .await?;
         let done = changed + got.iter().max().map_or(0.0, |d| d.as_secs_f64() * 1e3);
         // Let a write that began meanwhile finish before reading its record.
@@ -227,7 +237,8 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
             }
             None => discarded += 1,
         }
-        want = if n_during >= s.history_rounds || (n_clear < s.history_rounds && n_during > n_clear) {
+        want = if n_during >= s.history_rounds || (n_clear < s.history_rounds && n_during > n_clear)
+        {
             Class::Clear
         } else {
             Class::During

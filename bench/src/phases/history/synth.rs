@@ -62,6 +62,8 @@ pub(super) struct Generated {
     pub(super) took: Duration,
     /// The last sample's time (Unix ms).
     pub(super) end_ms: i64,
+    /// Bytes of each table and index (SQLite's `dbstat`), largest first.
+    pub(super) tables: Vec<(String, u64)>,
 }
 
 /// One server of the synthetic lobby.
@@ -192,7 +194,10 @@ pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
                 (t - start) / DAY_MS,
                 plan.days,
                 started.elapsed(),
-                history.counters().database_bytes.load(std::sync::atomic::Ordering::Relaxed)
+                history
+                    .counters()
+                    .database_bytes
+                    .load(std::sync::atomic::Ordering::Relaxed)
                     / 1_000_000
             );
             next_report += DAY_MS;
@@ -208,6 +213,8 @@ pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
     let wal_before = file_len(&wal);
     history.store().checkpoint().map_err(db_err)?;
     let bytes = file_len(&db) + file_len(&wal);
+    drop(history);
+    let tables = breakdown(&db).map_err(db_err)?;
     Ok(Generated {
         samples,
         rows,
@@ -217,5 +224,19 @@ pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
         wall,
         took: started.elapsed(),
         end_ms: end,
+        tables,
     })
+}
+
+/// Where the bytes are: each table's and index's pages.
+fn breakdown(db: &Path) -> rusqlite::Result<Vec<(String, u64)>> {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let mut stmt = conn.prepare(
+        "SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
+    })?;
+    rows.collect()
 }
