@@ -126,7 +126,8 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
     let opts = BridgeOptions {
         data_dir: Some(dir.to_owned()),
         history_interval: Some(every),
-        max_connections: s.history_viewers + 100,
+        // The embedded master's game servers count against it too.
+        max_connections: (servers + s.history_viewers + 100).max(10_000),
         ..BridgeOptions::default()
     };
     let (bridge, addr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
