@@ -126,7 +126,11 @@ pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>>
     // A server's month, for keys no cache holds: each key once. Servers
     // are taken spread over the lobby (stride coprime with its size).
     // 7919 is prime: coprime with any lobby size it does not divide.
-    let stride = if servers.len().is_multiple_of(7919) { 1 } else { 7919 };
+    let stride = if servers.len().is_multiple_of(7919) {
+        1
+    } else {
+        7919
+    };
     let pick = |i: usize| servers[(i * stride + 1) % servers.len()].key;
     let first = get(
         addr,
