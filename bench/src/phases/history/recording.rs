@@ -131,23 +131,39 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
         ..BridgeOptions::default()
     };
     let (bridge, addr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
-    let mut games = direct::register_servers(maddr, servers, "History", 0).await?;
-    let listed = within(
-        Duration::from_secs(60),
-        "the bridge lists every server",
-        async {
-            loop {
-                if let Ok(a) = procs::http_request(addr, "/api/servers", &[]).await {
-                    let v: serde_json::Value = serde_json::from_slice(&a.body)?;
-                    if v["servers"].as_array().is_some_and(|a| a.len() >= servers) {
-                        return Ok(v);
+    // Each on its own connection, and no probe beside them: the embedded
+    // master's connection cap (10,000 by default) is exactly the servers.
+    let mut games = Vec::with_capacity(servers);
+    let mut listed = serde_json::Value::Null;
+    for i in 0..servers {
+        let mut c = direct::connect(maddr).await?;
+        let port = 20_000 + (i % 30_000) as u16;
+        direct::send(
+            &mut c,
+            &direct::register_json(&format!("History {i}"), port),
+        )
+        .await?;
+        games.push(c);
+        if (i + 1) % 1000 == 0 || i + 1 == servers {
+            listed = within(
+                Duration::from_secs(60),
+                format!("{} servers listed", i + 1),
+                async {
+                    loop {
+                        // 503 until the bridge has its first list.
+                        if let Ok(a) = procs::http_request(addr, "/api/servers", &[]).await {
+                            let v: serde_json::Value = serde_json::from_slice(&a.body)?;
+                            if v["servers"].as_array().is_some_and(|a| a.len() > i) {
+                                return Ok(v);
+                            }
+                        }
+                        tokio::time::sleep(Duration::from_millis(50)).await;
                     }
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        },
-    )
-    .await?;
+                },
+            )
+            .await?;
+        }
+    }
     let subscribe: Arc<str> = format!(
         r#"{{"command":"bridgeSubscribe","content":{{"deltas":true,"epoch":"{}","since":{}}}}}"#,
         listed["epoch"].as_str().unwrap_or_default(),
