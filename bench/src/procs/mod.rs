@@ -225,21 +225,21 @@ async fn launch_bridge(
         .args(["--max-http-connections", &open])
         .args(["--api-rate", "1000000000", "--api-burst", "1000000000"])
         // Its key secret and history in the run's work directory, one per
-        // bridge (never `data/` wherever the benchmark was started).
+        // bridge unless the phase names one (never `data/` wherever the
+        // benchmark was started).
         .arg("--data-dir")
-        .arg(bins.work.join(format!(
-            "bridge-data-{}",
-            BRIDGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        )))
+        .arg(opts.data_dir.clone().unwrap_or_else(|| {
+            bins.work.join(format!(
+                "bridge-data-{}",
+                BRIDGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ))
+        }))
         .env("RUST_LOG", "warn");
     if opts.unlimited_rate {
         cmd.args(["--rate-limit", "1000000000", "--rate-burst", "1000000000"]);
     }
     if let Some(feed) = opts.master_feed {
         cmd.args(["--master-feed", &feed.to_string()]);
-    }
-    if let Some(dir) = &opts.data_dir {
-        cmd.arg("--data-dir").arg(dir);
     }
     if let Some(every) = opts.history_interval {
         cmd.args(["--history-interval", &format!("{}s", every.as_secs())]);
