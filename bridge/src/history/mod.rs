@@ -8,6 +8,7 @@
 //! and touches nothing else. [`Counters`] are what `/metrics` shows of it.
 
 mod counters;
+mod packed;
 mod range;
 mod store;
 

@@ -4,14 +4,27 @@
 
 use std::path::{Path, PathBuf};
 
+use std::collections::HashSet;
+
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
+use super::packed::{HourSums, Sample};
 use super::range::{Range, Tier};
 use crate::error::Error;
 
-/// The schema, one SQL file per version, applied in order; the database's
+/// What brings the schema from one version to the next: its SQL file, then
+/// the rows it converts (in the same transaction).
+type Migration = (&'static str, fn(&Connection) -> rusqlite::Result<()>);
+
+/// The schema, one step per version, applied in order; the database's
 /// `user_version` counts those applied.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/001_history.sql")];
+const MIGRATIONS: &[Migration] = &[
+    (include_str!("../../migrations/001_history.sql"), |_| Ok(())),
+    (
+        include_str!("../../migrations/002_packed_history.sql"),
+        convert_v1,
+    ),
+];
 
 /// The database's file in the data directory.
 pub const DB_FILE: &str = "history.sqlite3";
@@ -69,6 +82,9 @@ pub struct Store {
     /// The database's file (`None` in memory), whose `-wal` file counts
     /// towards [`Store::size_bytes`].
     file: Option<PathBuf>,
+    /// Days before this have had their hourly sums dropped already, so
+    /// pruning does not scan them again.
+    hours_dropped_before: i64,
 }
 
 fn db_error(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -106,7 +122,11 @@ impl Store {
                 "opened read-only; the bridge must be able to write it",
             ));
         }
-        let mut store = Self { conn, file };
+        let mut store = Self {
+            conn,
+            file,
+            hours_dropped_before: i64::MIN,
+        };
         store.prepare().map_err(|e| db_error(&path, e))?;
         Ok(store)
     }
@@ -135,12 +155,22 @@ impl Store {
                 "its schema version {version} is newer than this bridge's ({known})"
             ));
         }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        for (i, (sql, convert)) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             tx.execute_batch(sql)
+                .and_then(|()| convert(&tx))
                 .and_then(|()| tx.pragma_update(None, "user_version", (i + 1) as i64))
                 .map_err(|e| format!("migration {} failed: {e}", i + 1))?;
         }
         tx.commit().map_err(|e| e.to_string())?;
+        // A migration that dropped tables leaves their pages free: give
+        // them back, so the file is as small as its rows (and a cap taken
+        // from its size holds).
+        let free: i64 = conn
+            .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        if version < known && free > 0 {
+            conn.execute_batch("VACUUM").map_err(|e| e.to_string())?;
+        }
         // A damaged file may open and still fail on its first page read.
         let check: String = conn
             .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
@@ -197,17 +227,32 @@ impl Store {
     }
 
     /// Records one sample taken at `t` (Unix ms): each listed server (one
-    /// row per key: the first of twins counts), the lobby's totals, and
-    /// the hourly and daily sums, in one transaction.
+    /// record per key: the first of twins counts) appended to its hour's
+    /// row and added to its day's sums, the lobby's totals, in one
+    /// transaction. A server already recorded at `t` is not counted again.
     pub fn record(&mut self, t: i64, servers: &[ServerSample]) -> rusqlite::Result<()> {
         let tx = self.conn.transaction()?;
-        let hour = t - t.rem_euclid(HOUR_MS);
-        let day = t - t.rem_euclid(DAY_MS);
+        let hour = floor(t, HOUR_MS);
+        let day = floor(t, DAY_MS);
+        let offset_s = u16::try_from((t - hour) / 1000).unwrap_or(u16::MAX);
+        let hour_of_day = ((hour - day) / HOUR_MS) as u8;
         let (mut count, mut players) = (0i64, 0i64);
         {
-            let mut sample = tx.prepare_cached(
-                "INSERT OR IGNORE INTO server_samples (key, t, players, max, open, mode) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            let mut get_hour =
+                tx.prepare_cached("SELECT samples FROM server_hours WHERE hour = ?1 AND key = ?2")?;
+            let mut put_hour = tx.prepare_cached(
+                "INSERT INTO server_hours (hour, key, samples) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (hour, key) DO UPDATE SET samples = excluded.samples",
+            )?;
+            let mut get_day = tx.prepare_cached(
+                "SELECT n, players_sum, max, open_n, hours FROM server_days \
+                 WHERE day = ?1 AND key = ?2",
+            )?;
+            let mut put_day = tx.prepare_cached(
+                "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (day, key) DO UPDATE SET \
+                 n = excluded.n, players_sum = excluded.players_sum, max = excluded.max, \
+                 open_n = excluded.open_n, hours = excluded.hours",
             )?;
             let mut state = tx.prepare_cached(
                 "INSERT INTO servers (key, name, address, port, players, max, open, mode, first_seen, last_seen) \
@@ -215,33 +260,53 @@ impl Store {
                  ON CONFLICT (key) DO UPDATE SET name = ?2, address = ?3, port = ?4, players = ?5, \
                  max = ?6, open = ?7, mode = ?8, last_seen = ?9",
             )?;
-            let mut sums = [
-                tx.prepare_cached(
-                    "INSERT INTO server_hourly (key, t, online_n, players_sum, max, open_n) \
-                     VALUES (?1, ?2, 1, ?3, ?4, ?5) ON CONFLICT (key, t) DO UPDATE SET \
-                     online_n = online_n + 1, players_sum = players_sum + ?3, \
-                     max = MAX(max, ?4), open_n = open_n + ?5",
-                )?,
-                tx.prepare_cached(
-                    "INSERT INTO server_daily (key, t, online_n, players_sum, max, open_n) \
-                     VALUES (?1, ?2, 1, ?3, ?4, ?5) ON CONFLICT (key, t) DO UPDATE SET \
-                     online_n = online_n + 1, players_sum = players_sum + ?3, \
-                     max = MAX(max, ?4), open_n = open_n + ?5",
-                )?,
-            ];
+            let mut seen = HashSet::with_capacity(servers.len());
             for s in servers {
-                let key = s.key as i64;
-                let fresh = sample.execute(params![key, t, s.players, s.max, s.open, s.mode])?;
-                if fresh == 0 {
+                if !seen.insert(s.key) {
                     continue; // a twin of a server already in this sample
                 }
+                let key = s.key as i64;
+                let mut samples: Vec<u8> = get_hour
+                    .query_row(params![hour, key], |r| r.get(0))
+                    .optional()?
+                    .unwrap_or_default();
+                if Sample::taken_at(&samples, offset_s) {
+                    continue; // this sample was recorded already
+                }
+                Sample {
+                    offset_s,
+                    players: u16::try_from(s.players).unwrap_or(u16::MAX),
+                    max: s.max,
+                    open: s.open,
+                    mode: s.mode,
+                }
+                .encode(&mut samples);
+                put_hour.execute(params![hour, key, samples])?;
                 count += 1;
                 players += i64::from(s.players);
                 state.execute(params![
                     key, s.name, s.address, s.port, s.players, s.max, s.open, s.mode, t
                 ])?;
-                sums[0].execute(params![key, hour, s.players, s.max, s.open])?;
-                sums[1].execute(params![key, day, s.players, s.max, s.open])?;
+                let (n, players_sum, max, open_n, hours): (i64, i64, u8, i64, Option<Vec<u8>>) =
+                    get_day
+                        .query_row(params![day, key], |r| {
+                            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                        })
+                        .optional()?
+                        .unwrap_or((0, 0, 0, 0, None));
+                let mut hours = hours.unwrap_or_default();
+                let mut sums = HourSums::read(&hours, hour_of_day);
+                sums.add(s.players, s.max, s.open);
+                sums.write(&mut hours, hour_of_day);
+                put_day.execute(params![
+                    day,
+                    key,
+                    n + 1,
+                    players_sum + i64::from(s.players),
+                    max.max(s.max),
+                    open_n + i64::from(s.open),
+                    hours
+                ])?;
             }
         }
         tx.execute(
@@ -262,26 +327,49 @@ impl Store {
     }
 
     /// Deletes at most `batch` rows of each table that are older than its
-    /// tier keeps them (servers unseen for the daily tier's time too);
-    /// returns how many went, so a caller can come back for more.
+    /// tier keeps them (an hour's samples once the whole hour is past 48
+    /// hours; servers unseen for the daily tier's time too), and drops the
+    /// hourly sums of at most `batch` days past 90 days; returns how many
+    /// rows went or lost their hours, so a caller can come back for more.
+    /// Every table is ordered by time, so each delete is a range at its
+    /// front.
     pub fn prune(&mut self, now: i64, batch: usize) -> rusqlite::Result<usize> {
+        let batch = batch as i64;
+        let mut deleted = self.conn.execute(
+            "DELETE FROM server_hours WHERE (hour, key) IN \
+             (SELECT hour, key FROM server_hours WHERE hour <= ?1 ORDER BY hour, key LIMIT ?2)",
+            params![now - KEEP_SAMPLES_MS - HOUR_MS, batch],
+        )?;
+        deleted += self.conn.execute(
+            "DELETE FROM server_days WHERE (day, key) IN \
+             (SELECT day, key FROM server_days WHERE day < ?1 ORDER BY day, key LIMIT ?2)",
+            params![now - KEEP_DAILY_MS, batch],
+        )?;
+        // A day's hourly sums go when its last hour is past 90 days.
+        let hours_before = now - KEEP_HOURLY_MS - DAY_MS + HOUR_MS;
+        let nulled = self.conn.execute(
+            "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
+             (SELECT day, key FROM server_days WHERE day >= ?1 AND day < ?2 \
+              AND hours IS NOT NULL ORDER BY day, key LIMIT ?3)",
+            params![self.hours_dropped_before, hours_before, batch],
+        )?;
+        if (nulled as i64) < batch {
+            self.hours_dropped_before = self.hours_dropped_before.max(hours_before);
+        }
+        deleted += nulled;
         let limits = [
-            ("server_samples", "rowid", now - KEEP_SAMPLES_MS, "t"),
             ("lobby_samples", "t", now - KEEP_SAMPLES_MS, "t"),
-            ("server_hourly", "rowid", now - KEEP_HOURLY_MS, "t"),
             ("lobby_hourly", "t", now - KEEP_HOURLY_MS, "t"),
-            ("server_daily", "rowid", now - KEEP_DAILY_MS, "t"),
             ("lobby_daily", "t", now - KEEP_DAILY_MS, "t"),
             ("servers", "key", now - KEEP_DAILY_MS, "last_seen"),
         ];
-        let mut deleted = 0;
         for (table, id, before, column) in limits {
             deleted += self.conn.execute(
                 &format!(
                     "DELETE FROM {table} WHERE {id} IN \
                      (SELECT {id} FROM {table} WHERE {column} < ?1 LIMIT ?2)"
                 ),
-                params![before, batch as i64],
+                params![before, batch],
             )?;
         }
         Ok(deleted)
@@ -376,32 +464,8 @@ impl Store {
     ) -> rusqlite::Result<(i64, Vec<ServerPoint>)> {
         let (tier, step, from) = range.window(sample_ms, now);
         let lobby = self.lobby_buckets(tier, step, from)?;
-        let sql = match tier {
-            Tier::Samples => {
-                "SELECT (t / ?1) * ?1 AS b, COUNT(*), SUM(players), MAX(max), SUM(open) \
-                              FROM server_samples WHERE key = ?3 AND t >= ?2 GROUP BY b ORDER BY b"
-            }
-            Tier::Hourly => {
-                "SELECT (t / ?1) * ?1 AS b, SUM(online_n), SUM(players_sum), MAX(max), SUM(open_n) \
-                             FROM server_hourly WHERE key = ?3 AND t >= ?2 GROUP BY b ORDER BY b"
-            }
-            Tier::Daily => {
-                "SELECT (t / ?1) * ?1 AS b, SUM(online_n), SUM(players_sum), MAX(max), SUM(open_n) \
-                            FROM server_daily WHERE key = ?3 AND t >= ?2 GROUP BY b ORDER BY b"
-            }
-        };
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let mut own = stmt
-            .query_map(params![step, from, key as i64], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, u32>(3)?,
-                    r.get::<_, i64>(4)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?
+        let mut own = self
+            .server_buckets(key, tier, step, from, now)?
             .into_iter()
             .peekable();
         let first_bucket = first_seen - first_seen.rem_euclid(step);
@@ -431,6 +495,201 @@ impl Store {
         }
         Ok((step, points))
     }
+}
+
+/// One interval of a server's history: `(t, samples listed, players
+/// summed, max, samples open)`.
+type Bucket = (i64, i64, i64, u32, i64);
+
+impl Store {
+    /// `key`'s intervals of `step_ms` from `from` up to `now`: `(t, samples
+    /// listed, players summed, max, samples open)`, oldest first, read
+    /// from its rows of each hour (samples) or day (sums) in the window:
+    /// point lookups, never a scan over other servers' rows.
+    fn server_buckets(
+        &self,
+        key: u64,
+        tier: Tier,
+        step_ms: i64,
+        from: i64,
+        now: i64,
+    ) -> rusqlite::Result<Vec<Bucket>> {
+        let key = key as i64;
+        let mut buckets: Vec<Bucket> = Vec::new();
+        let mut add = |t: i64, sums: HourSums| {
+            if t < from || sums.n == 0 {
+                return;
+            }
+            let b = floor(t, step_ms);
+            let (n, players, max, open) = (
+                i64::from(sums.n),
+                i64::from(sums.players),
+                u32::from(sums.max),
+                i64::from(sums.open_n),
+            );
+            match buckets.last_mut() {
+                Some(last) if last.0 == b => {
+                    last.1 += n;
+                    last.2 += players;
+                    last.3 = last.3.max(max);
+                    last.4 += open;
+                }
+                _ => buckets.push((b, n, players, max, open)),
+            }
+        };
+        match tier {
+            Tier::Samples => {
+                let mut stmt = self.conn.prepare_cached(
+                    "SELECT samples FROM server_hours WHERE hour = ?1 AND key = ?2",
+                )?;
+                let mut hour = floor(from, HOUR_MS);
+                while hour <= now {
+                    let blob: Option<Vec<u8>> = stmt
+                        .query_row(params![hour, key], |r| r.get(0))
+                        .optional()?;
+                    let mut samples: Vec<Sample> =
+                        Sample::decode_all(blob.as_deref().unwrap_or_default()).collect();
+                    samples.sort_by_key(|s| s.offset_s);
+                    for s in samples {
+                        let mut one = HourSums::default();
+                        one.add(u32::from(s.players), s.max, s.open);
+                        add(hour + i64::from(s.offset_s) * 1000, one);
+                    }
+                    hour += HOUR_MS;
+                }
+            }
+            Tier::Hourly => {
+                let mut stmt = self
+                    .conn
+                    .prepare_cached("SELECT hours FROM server_days WHERE day = ?1 AND key = ?2")?;
+                let mut day = floor(from, DAY_MS);
+                while day <= now {
+                    let blob: Option<Option<Vec<u8>>> =
+                        stmt.query_row(params![day, key], |r| r.get(0)).optional()?;
+                    if let Some(blob) = blob.flatten() {
+                        for (h, sums) in HourSums::decode_all(&blob) {
+                            add(day + i64::from(h) * HOUR_MS, sums);
+                        }
+                    }
+                    day += DAY_MS;
+                }
+            }
+            Tier::Daily => {
+                let mut stmt = self.conn.prepare_cached(
+                    "SELECT n, players_sum, max, open_n FROM server_days WHERE day = ?1 AND key = ?2",
+                )?;
+                let mut day = floor(from, DAY_MS);
+                while day <= now {
+                    let row: Option<(i64, i64, u32, i64)> = stmt
+                        .query_row(params![day, key], |r| {
+                            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                        })
+                        .optional()?;
+                    if let Some((n, players, max, open)) = row.filter(|r| r.0 > 0 && day >= from) {
+                        let b = floor(day, step_ms);
+                        match buckets.last_mut() {
+                            Some(last) if last.0 == b => {
+                                last.1 += n;
+                                last.2 += players;
+                                last.3 = last.3.max(max);
+                                last.4 += open;
+                            }
+                            _ => buckets.push((b, n, players, max, open)),
+                        }
+                    }
+                    day += DAY_MS;
+                }
+            }
+        }
+        Ok(buckets)
+    }
+}
+
+/// The start of the interval of `every` ms holding `t`.
+fn floor(t: i64, every: i64) -> i64 {
+    t - t.rem_euclid(every.max(1))
+}
+
+/// Converts the server rows of schema version 1 (one row per server per
+/// sample, hour and day) into the packed rows of version 2, then drops the
+/// old tables: part of migration 2, in its transaction.
+fn convert_v1(conn: &Connection) -> rusqlite::Result<()> {
+    {
+        let mut read = conn.prepare(
+            "SELECT key, t, players, max, open, mode FROM server_samples ORDER BY key, t",
+        )?;
+        let mut put =
+            conn.prepare("INSERT INTO server_hours (hour, key, samples) VALUES (?1, ?2, ?3)")?;
+        let mut current: Option<(i64, i64)> = None;
+        let mut blob = Vec::new();
+        let mut rows = read.query([])?;
+        while let Some(r) = rows.next()? {
+            let (key, t): (i64, i64) = (r.get(0)?, r.get(1)?);
+            let hour = floor(t, HOUR_MS);
+            if current != Some((hour, key)) {
+                if let Some((h, k)) = current {
+                    put.execute(params![h, k, blob])?;
+                }
+                blob.clear();
+                current = Some((hour, key));
+            }
+            let offset_s = u16::try_from((t - hour) / 1000).unwrap_or(u16::MAX);
+            if !Sample::taken_at(&blob, offset_s) {
+                Sample {
+                    offset_s,
+                    players: u16::try_from(r.get::<_, i64>(2)?).unwrap_or(u16::MAX),
+                    max: r.get::<_, i64>(3)?.clamp(0, 255) as u8,
+                    open: r.get::<_, i64>(4)? != 0,
+                    mode: r.get::<_, i64>(5)?.clamp(0, 127) as u8,
+                }
+                .encode(&mut blob);
+            }
+        }
+        if let Some((h, k)) = current {
+            put.execute(params![h, k, blob])?;
+        }
+    }
+    conn.execute(
+        "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
+         SELECT t, key, online_n, players_sum, max, open_n, NULL FROM server_daily",
+        [],
+    )?;
+    {
+        let mut read = conn.prepare(
+            "SELECT key, t, online_n, players_sum, max, open_n FROM server_hourly ORDER BY key, t",
+        )?;
+        let mut put = conn.prepare(
+            "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
+             VALUES (?1, ?2, 0, 0, 0, 0, ?3) ON CONFLICT (day, key) DO UPDATE SET hours = excluded.hours",
+        )?;
+        let mut current: Option<(i64, i64)> = None;
+        let mut blob = Vec::new();
+        let mut rows = read.query([])?;
+        while let Some(r) = rows.next()? {
+            let (key, t): (i64, i64) = (r.get(0)?, r.get(1)?);
+            let day = floor(t, DAY_MS);
+            if current != Some((day, key)) {
+                if let Some((d, k)) = current {
+                    put.execute(params![d, k, blob])?;
+                }
+                blob.clear();
+                current = Some((day, key));
+            }
+            let sums = HourSums {
+                n: u16::try_from(r.get::<_, i64>(2)?).unwrap_or(u16::MAX),
+                players: u32::try_from(r.get::<_, i64>(3)?).unwrap_or(u32::MAX),
+                max: r.get::<_, i64>(4)?.clamp(0, 255) as u8,
+                open_n: u16::try_from(r.get::<_, i64>(5)?).unwrap_or(u16::MAX),
+            };
+            sums.write(&mut blob, ((t - day) / HOUR_MS) as u8);
+        }
+        if let Some((d, k)) = current {
+            put.execute(params![d, k, blob])?;
+        }
+    }
+    conn.execute_batch(
+        "DROP TABLE server_samples; DROP TABLE server_hourly; DROP TABLE server_daily;",
+    )
 }
 
 /// Three decimals: enough for a graph, short on the wire.

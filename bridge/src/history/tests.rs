@@ -100,10 +100,10 @@ fn old_samples_go_in_batches_and_their_sums_stay() {
     let mut store = history.store();
     assert_eq!(
         store.prune(later, 4).unwrap(),
-        8,
-        "four of each sample table"
+        5,
+        "the server's one row of the hour, four lobby samples"
     );
-    assert_eq!(store.prune(later, 100).unwrap(), 12);
+    assert_eq!(store.prune(later, 100).unwrap(), 6);
     assert_eq!(store.prune(later, 100).unwrap(), 0);
     let (_, points) = store
         .server_history(1, T0, Range::Hour, MIN, later)
@@ -177,4 +177,129 @@ fn samples_are_taken_in_the_middle_of_their_interval() {
         first_sample_delay(Duration::from_secs(1), T0 + 400).as_millis(),
         100
     );
+}
+
+/// Writes `servers` sampled at `t` the way schema version 1 stored them:
+/// one row per server per sample, hour and day.
+fn record_v1(conn: &rusqlite::Connection, t: i64, servers: &[ServerSample]) {
+    let (hour, day) = (t - t % HOUR, t - t % (24 * HOUR));
+    let (mut count, mut players) = (0i64, 0i64);
+    for s in servers {
+        let key = s.key as i64;
+        conn.execute(
+            "INSERT INTO server_samples VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            rusqlite::params![key, t, s.players, s.max, s.open, s.mode],
+        )
+        .unwrap();
+        count += 1;
+        players += i64::from(s.players);
+        conn.execute(
+            "INSERT INTO servers VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) \
+             ON CONFLICT (key) DO UPDATE SET name = ?2, address = ?3, port = ?4, \
+             players = ?5, max = ?6, open = ?7, mode = ?8, last_seen = ?9",
+            rusqlite::params![key, s.name, s.address, s.port, s.players, s.max, s.open, s.mode, t],
+        )
+        .unwrap();
+        for (table, at) in [("server_hourly", hour), ("server_daily", day)] {
+            conn.execute(
+                &format!(
+                    "INSERT INTO {table} VALUES (?1, ?2, 1, ?3, ?4, ?5) ON CONFLICT (key, t) \
+                     DO UPDATE SET online_n = online_n + 1, players_sum = players_sum + ?3, \
+                     max = MAX(max, ?4), open_n = open_n + ?5"
+                ),
+                rusqlite::params![key, at, s.players, s.max, s.open],
+            )
+            .unwrap();
+        }
+    }
+    conn.execute(
+        "INSERT INTO lobby_samples VALUES (?1, ?2, ?3)",
+        rusqlite::params![t, count, players],
+    )
+    .unwrap();
+    for (table, at) in [("lobby_hourly", hour), ("lobby_daily", day)] {
+        conn.execute(
+            &format!(
+                "INSERT INTO {table} VALUES (?1, 1, ?2, ?3) ON CONFLICT (t) DO UPDATE SET \
+                 n = n + 1, servers_sum = servers_sum + ?2, players_sum = players_sum + ?3"
+            ),
+            rusqlite::params![at, count, players],
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_version_1_history_opens_packed_with_the_same_answers() {
+    let samples: Vec<(i64, Vec<ServerSample>)> = vec![
+        (T0 + 30_000, vec![server(1, "a", 2), server(2, "b", 4)]),
+        (T0 + MIN + 30_000, vec![server(1, "a", 3)]),
+        (
+            T0 + 5 * MIN + 30_000,
+            vec![server(1, "a", 1), server(2, "b", 4)],
+        ),
+        (T0 + 2 * HOUR + 30_000, vec![server(2, "b", 0)]),
+        (T0 + 25 * HOUR + 30_000, vec![server(1, "a renamed", 5)]),
+    ];
+    let now = T0 + 25 * HOUR + MIN;
+    let old = tempfile::tempdir().unwrap();
+    {
+        let conn = rusqlite::Connection::open(old.path().join(DB_FILE)).unwrap();
+        conn.execute_batch(include_str!("../../migrations/001_history.sql"))
+            .unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        for (t, servers) in &samples {
+            record_v1(&conn, *t, servers);
+        }
+    }
+    let migrated = History::open(Some(old.path()), Duration::from_secs(60)).unwrap();
+    let fresh = History::open(None, Duration::from_secs(60)).unwrap();
+    for (t, servers) in &samples {
+        fresh.write(*t, servers).unwrap();
+    }
+    let (migrated_store, fresh) = (migrated.store(), fresh.store());
+    for range in [
+        Range::Hour,
+        Range::Day,
+        Range::Week,
+        Range::Month,
+        Range::Year,
+    ] {
+        assert_eq!(
+            migrated_store.lobby_history(range, MIN, now).unwrap(),
+            fresh.lobby_history(range, MIN, now).unwrap(),
+            "{range:?}"
+        );
+        for key in [1, 2] {
+            let row = migrated_store.server(key).unwrap().unwrap();
+            assert_eq!(Some(&row), fresh.server(key).unwrap().as_ref());
+            let answer = migrated_store
+                .server_history(key, row.first_seen, range, MIN, now)
+                .unwrap();
+            assert!(!answer.1.is_empty(), "{range:?} {key}");
+            assert_eq!(
+                answer,
+                fresh
+                    .server_history(key, row.first_seen, range, MIN, now)
+                    .unwrap(),
+                "{range:?} {key}"
+            );
+        }
+    }
+    drop(migrated_store);
+    drop(migrated);
+    let conn = rusqlite::Connection::open(old.path().join(DB_FILE)).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+    let old_tables: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_schema WHERE name IN \
+             ('server_samples', 'server_hourly', 'server_daily')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(old_tables, 0, "the version 1 tables are dropped");
 }
