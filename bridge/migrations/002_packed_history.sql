@@ -19,7 +19,10 @@ CREATE TABLE server_hours (
 ) WITHOUT ROWID;
 
 -- A server's sums over one day: the day's (kept 2 years) and, in `hours`,
--- each hour's (kept 90 days, then NULL). `hours` holds a 10-byte
+-- each hour's (kept 90 days, then NULL). An hour is folded in from
+-- `server_hours` once it is over (its record replaced, the day's sums
+-- recomputed from its hours, so folding twice changes nothing); the newest
+-- hour of `server_hours` may not be folded yet. `hours` holds a 10-byte
 -- little-endian record for each hour of the day in which the server was
 -- listed, in order:
 --   u8 hour of the day (0-23) | u16 samples listed | u32 players summed |

@@ -88,14 +88,6 @@ impl HourSums {
         })
     }
 
-    /// Hour `h` (0-23) of a day's blob; zero when it has none.
-    pub fn read(blob: &[u8], h: u8) -> Self {
-        Self::decode_all(blob)
-            .find(|&(at, _)| at == h)
-            .map(|(_, sums)| sums)
-            .unwrap_or_default()
-    }
-
     /// Stores these sums as hour `h` (0-23) of a day's blob, replacing
     /// that hour's record or inserting it in order.
     pub fn write(&self, blob: &mut Vec<u8>, h: u8) {
@@ -122,6 +114,14 @@ impl HourSums {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hour `h` of a day's blob; zero when it has none.
+    fn read(blob: &[u8], h: u8) -> HourSums {
+        HourSums::decode_all(blob)
+            .find(|&(at, _)| at == h)
+            .map(|(_, sums)| sums)
+            .unwrap_or_default()
+    }
 
     #[test]
     fn records_round_trip() {
@@ -157,8 +157,8 @@ mod tests {
         early.add(1, 4, true);
         early.write(&mut day, 5);
         assert_eq!(day.len(), 2 * HOUR_BYTES, "one record an hour");
-        assert_eq!(HourSums::read(&day, 23), sums);
-        assert_eq!(HourSums::read(&day, 5).n, 2);
+        assert_eq!(read(&day, 23), sums);
+        assert_eq!(read(&day, 5).n, 2);
         assert_eq!(
             HourSums::decode_all(&day)
                 .map(|(h, _)| h)
@@ -167,7 +167,7 @@ mod tests {
             "in order"
         );
         assert_eq!(sums.players, u32::MAX, "saturates");
-        assert_eq!(HourSums::read(&day, 0), HourSums::default());
-        assert_eq!(HourSums::read(&[], 5), HourSums::default());
+        assert_eq!(read(&day, 0), HourSums::default());
+        assert_eq!(read(&[], 5), HourSums::default());
     }
 }

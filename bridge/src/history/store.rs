@@ -85,6 +85,10 @@ pub struct Store {
     /// Days before this have had their hourly sums dropped already, so
     /// pruning does not scan them again.
     hours_dropped_before: i64,
+    /// Hours before this have been folded into `server_days`; `None` until
+    /// the first write looks it up (the newest hour recorded: each write
+    /// folds every hour before its own).
+    folded_before: Option<i64>,
 }
 
 fn db_error(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -126,6 +130,7 @@ impl Store {
             conn,
             file,
             hours_dropped_before: i64::MIN,
+            folded_before: None,
         };
         store.prepare().map_err(|e| db_error(&path, e))?;
         Ok(store)
@@ -231,11 +236,14 @@ impl Store {
     /// row and added to its day's sums, the lobby's totals, in one
     /// transaction. A server already recorded at `t` is not counted again.
     pub fn record(&mut self, t: i64, servers: &[ServerSample]) -> rusqlite::Result<()> {
-        let tx = self.conn.transaction()?;
         let hour = floor(t, HOUR_MS);
         let day = floor(t, DAY_MS);
+        let folded = self.folded_before(hour)?;
+        let tx = self.conn.transaction()?;
+        if folded < hour {
+            fold(&tx, folded, hour)?;
+        }
         let offset_s = u16::try_from((t - hour) / 1000).unwrap_or(u16::MAX);
-        let hour_of_day = ((hour - day) / HOUR_MS) as u8;
         let (mut count, mut players) = (0i64, 0i64);
         {
             let mut get_hour =
@@ -243,16 +251,6 @@ impl Store {
             let mut put_hour = tx.prepare_cached(
                 "INSERT INTO server_hours (hour, key, samples) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (hour, key) DO UPDATE SET samples = excluded.samples",
-            )?;
-            let mut get_day = tx.prepare_cached(
-                "SELECT n, players_sum, max, open_n, hours FROM server_days \
-                 WHERE day = ?1 AND key = ?2",
-            )?;
-            let mut put_day = tx.prepare_cached(
-                "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (day, key) DO UPDATE SET \
-                 n = excluded.n, players_sum = excluded.players_sum, max = excluded.max, \
-                 open_n = excluded.open_n, hours = excluded.hours",
             )?;
             let mut state = tx.prepare_cached(
                 "INSERT INTO servers (key, name, address, port, players, max, open, mode, first_seen, last_seen) \
@@ -287,26 +285,6 @@ impl Store {
                 state.execute(params![
                     key, s.name, s.address, s.port, s.players, s.max, s.open, s.mode, t
                 ])?;
-                let (n, players_sum, max, open_n, hours): (i64, i64, u8, i64, Option<Vec<u8>>) =
-                    get_day
-                        .query_row(params![day, key], |r| {
-                            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-                        })
-                        .optional()?
-                        .unwrap_or((0, 0, 0, 0, None));
-                let mut hours = hours.unwrap_or_default();
-                let mut sums = HourSums::read(&hours, hour_of_day);
-                sums.add(s.players, s.max, s.open);
-                sums.write(&mut hours, hour_of_day);
-                put_day.execute(params![
-                    day,
-                    key,
-                    n + 1,
-                    players_sum + i64::from(s.players),
-                    max.max(s.max),
-                    open_n + i64::from(s.open),
-                    hours
-                ])?;
             }
         }
         tx.execute(
@@ -323,7 +301,26 @@ impl Store {
                 params![at, count, players],
             )?;
         }
-        tx.commit()
+        if hour < folded {
+            fold(&tx, hour, hour + HOUR_MS)?; // a clock set back: fold again
+        }
+        tx.commit()?;
+        self.folded_before = Some(folded.max(hour));
+        Ok(())
+    }
+
+    /// Before which hour everything is folded into `server_days` (looked up
+    /// once: the newest hour recorded, `hour` in an empty table).
+    fn folded_before(&mut self, hour: i64) -> rusqlite::Result<i64> {
+        if let Some(folded) = self.folded_before {
+            return Ok(folded);
+        }
+        let newest: Option<i64> =
+            self.conn
+                .query_row("SELECT MAX(hour) FROM server_hours", [], |r| r.get(0))?;
+        let folded = newest.unwrap_or(hour);
+        self.folded_before = Some(folded);
+        Ok(folded)
     }
 
     /// Deletes at most `batch` rows of each table that are older than its
@@ -334,6 +331,15 @@ impl Store {
     /// Every table is ordered by time, so each delete is a range at its
     /// front.
     pub fn prune(&mut self, now: i64, batch: usize) -> rusqlite::Result<usize> {
+        // Hours are deleted only once folded into their day.
+        let hour = floor(now, HOUR_MS);
+        let folded = self.folded_before(hour)?;
+        if folded < hour {
+            let tx = self.conn.transaction()?;
+            fold(&tx, folded, hour)?;
+            tx.commit()?;
+            self.folded_before = Some(hour);
+        }
         let batch = batch as i64;
         let mut deleted = self.conn.execute(
             "DELETE FROM server_hours WHERE (hour, key) IN \
@@ -559,6 +565,7 @@ impl Store {
                 }
             }
             Tier::Hourly => {
+                let live = self.live_hour(key)?;
                 let mut stmt = self
                     .conn
                     .prepare_cached("SELECT hours FROM server_days WHERE day = ?1 AND key = ?2")?;
@@ -566,26 +573,45 @@ impl Store {
                 while day <= now {
                     let blob: Option<Option<Vec<u8>>> =
                         stmt.query_row(params![day, key], |r| r.get(0)).optional()?;
-                    if let Some(blob) = blob.flatten() {
-                        for (h, sums) in HourSums::decode_all(&blob) {
-                            add(day + i64::from(h) * HOUR_MS, sums);
-                        }
+                    for (t, sums) in day_hours(day, blob.flatten().as_deref(), live) {
+                        add(t, sums);
                     }
                     day += DAY_MS;
                 }
             }
             Tier::Daily => {
+                let live = self.live_hour(key)?;
                 let mut stmt = self.conn.prepare_cached(
-                    "SELECT n, players_sum, max, open_n FROM server_days WHERE day = ?1 AND key = ?2",
+                    "SELECT n, players_sum, max, open_n, hours FROM server_days \
+                     WHERE day = ?1 AND key = ?2",
                 )?;
                 let mut day = floor(from, DAY_MS);
                 while day <= now {
-                    let row: Option<(i64, i64, u32, i64)> = stmt
+                    type DayRow = (i64, i64, u32, i64, Option<Vec<u8>>);
+                    let row: Option<DayRow> = stmt
                         .query_row(params![day, key], |r| {
-                            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
                         })
                         .optional()?;
-                    if let Some((n, players, max, open)) = row.filter(|r| r.0 > 0 && day >= from) {
+                    let sums = match (row, live) {
+                        // The day of the hour not folded yet: its hours'.
+                        (row, Some((hour, _))) if floor(hour, DAY_MS) == day => {
+                            let hours = row.and_then(|r| r.4);
+                            Some(day_hours(day, hours.as_deref(), live).into_iter().fold(
+                                (0, 0, 0, 0),
+                                |(n, p, m, o), (_, s)| {
+                                    (
+                                        n + i64::from(s.n),
+                                        p + i64::from(s.players),
+                                        m.max(u32::from(s.max)),
+                                        o + i64::from(s.open_n),
+                                    )
+                                },
+                            ))
+                        }
+                        (row, _) => row.map(|(n, p, m, o, _)| (n, p, m, o)),
+                    };
+                    if let Some((n, players, max, open)) = sums.filter(|r| r.0 > 0 && day >= from) {
                         let b = floor(day, step_ms);
                         match buckets.last_mut() {
                             Some(last) if last.0 == b => {
@@ -603,6 +629,91 @@ impl Store {
         }
         Ok(buckets)
     }
+}
+
+impl Store {
+    /// The newest hour recorded and `key`'s sums over it, which may not be
+    /// folded into its day yet (`None` in an empty table).
+    fn live_hour(&self, key: i64) -> rusqlite::Result<Option<(i64, HourSums)>> {
+        let newest: Option<i64> =
+            self.conn
+                .query_row("SELECT MAX(hour) FROM server_hours", [], |r| r.get(0))?;
+        let Some(hour) = newest else {
+            return Ok(None);
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT samples FROM server_hours WHERE hour = ?1 AND key = ?2")?;
+        let blob: Option<Vec<u8>> = stmt
+            .query_row(params![hour, key], |r| r.get(0))
+            .optional()?;
+        Ok(Some((hour, hour_sums(blob.as_deref().unwrap_or_default()))))
+    }
+}
+
+/// The hours of `day` with sums, oldest first, as `(t, sums)`: its row's
+/// (`hours`), the `live` hour's in place of the row's for that hour.
+fn day_hours(
+    day: i64,
+    hours: Option<&[u8]>,
+    live: Option<(i64, HourSums)>,
+) -> Vec<(i64, HourSums)> {
+    let live = live.filter(|&(hour, _)| floor(hour, DAY_MS) == day);
+    let mut out: Vec<(i64, HourSums)> = HourSums::decode_all(hours.unwrap_or_default())
+        .map(|(h, sums)| (day + i64::from(h) * HOUR_MS, sums))
+        .filter(|&(t, _)| live.is_none_or(|(hour, _)| hour != t))
+        .collect();
+    out.extend(live);
+    out.sort_by_key(|&(t, _)| t);
+    out
+}
+
+/// A server's sums over the samples of one hour's blob.
+fn hour_sums(samples: &[u8]) -> HourSums {
+    let mut sums = HourSums::default();
+    for s in Sample::decode_all(samples) {
+        sums.add(u32::from(s.players), s.max, s.open);
+    }
+    sums
+}
+
+/// Folds the hours from `from` to before `to` of `server_hours` into
+/// `server_days`: each hour's sums replace that hour's record, and the
+/// day's sums are those of its hours, so folding an hour again changes
+/// nothing.
+fn fold(conn: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
+    let mut read = conn.prepare_cached(
+        "SELECT hour, key, samples FROM server_hours WHERE hour >= ?1 AND hour < ?2",
+    )?;
+    let mut get_day =
+        conn.prepare_cached("SELECT hours FROM server_days WHERE day = ?1 AND key = ?2")?;
+    let mut put_day = conn.prepare_cached(
+        "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (day, key) DO UPDATE SET \
+         n = excluded.n, players_sum = excluded.players_sum, max = excluded.max, \
+         open_n = excluded.open_n, hours = excluded.hours",
+    )?;
+    let mut rows = read.query(params![from, to])?;
+    while let Some(r) = rows.next()? {
+        let (hour, key): (i64, i64) = (r.get(0)?, r.get(1)?);
+        let sums = hour_sums(r.get_ref(2)?.as_blob().unwrap_or_default());
+        let day = floor(hour, DAY_MS);
+        let mut hours: Vec<u8> = get_day
+            .query_row(params![day, key], |r| r.get::<_, Option<Vec<u8>>>(0))
+            .optional()?
+            .flatten()
+            .unwrap_or_default();
+        sums.write(&mut hours, ((hour - day) / HOUR_MS) as u8);
+        let (mut n, mut players, mut max, mut open) = (0i64, 0i64, 0u8, 0i64);
+        for (_, s) in HourSums::decode_all(&hours) {
+            n += i64::from(s.n);
+            players += i64::from(s.players);
+            max = max.max(s.max);
+            open += i64::from(s.open_n);
+        }
+        put_day.execute(params![day, key, n, players, max, open, hours])?;
+    }
+    Ok(())
 }
 
 /// The start of the interval of `every` ms holding `t`.

@@ -303,3 +303,23 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
         .unwrap();
     assert_eq!(old_tables, 0, "the version 1 tables are dropped");
 }
+
+#[test]
+fn hours_fold_into_days_once_even_when_the_clock_goes_back() {
+    let history = History::open(None, Duration::from_secs(60)).unwrap();
+    history.write(T0, &[server(1, "a", 2)]).unwrap();
+    history.write(T0 + HOUR, &[server(1, "a", 4)]).unwrap();
+    // The clock set back into the hour folded already, then forward.
+    history.write(T0 + MIN, &[server(1, "a", 6)]).unwrap();
+    history.write(T0 + 2 * HOUR, &[server(1, "a", 1)]).unwrap();
+    let now = T0 + 2 * HOUR + 1;
+    let store = history.store();
+    let (_, points) = store.server_history(1, T0, Range::Week, MIN, now).unwrap();
+    let players: Vec<Option<f64>> = points.iter().map(|p| p.players).collect();
+    assert_eq!(players, [Some(4.0), Some(4.0), Some(1.0)]);
+    assert!(points.iter().all(|p| p.online == 1.0), "{points:?}");
+    let (_, points) = store.server_history(1, T0, Range::Year, MIN, now).unwrap();
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].players, Some(3.25), "each sample counted once");
+    assert_eq!(points[0].online, 1.0);
+}
