@@ -721,6 +721,36 @@ fn floor(t: i64, every: i64) -> i64 {
     t - t.rem_euclid(every.max(1))
 }
 
+/// Packs version-1 rows, read in `(key, t)` order with the key and time
+/// first, into one blob per key and interval of `every` ms: `encode`
+/// appends a row's record given how far into its interval it was taken,
+/// and `put` stores each finished blob as `(interval start, key, blob)`.
+fn pack_by(
+    rows: &mut rusqlite::Rows<'_>,
+    every: i64,
+    put: &mut rusqlite::Statement<'_>,
+    mut encode: impl FnMut(&rusqlite::Row<'_>, i64, &mut Vec<u8>) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let mut current: Option<(i64, i64)> = None;
+    let mut blob = Vec::new();
+    while let Some(r) = rows.next()? {
+        let (key, t): (i64, i64) = (r.get(0)?, r.get(1)?);
+        let start = floor(t, every);
+        if current != Some((start, key)) {
+            if let Some((s, k)) = current {
+                put.execute(params![s, k, blob])?;
+            }
+            blob.clear();
+            current = Some((start, key));
+        }
+        encode(r, t - start, &mut blob)?;
+    }
+    if let Some((s, k)) = current {
+        put.execute(params![s, k, blob])?;
+    }
+    Ok(())
+}
+
 /// Converts the server rows of schema version 1 (one row per server per
 /// sample, hour and day) into the packed rows of version 2, then drops the
 /// old tables: part of migration 2, in its transaction.
@@ -731,21 +761,9 @@ fn convert_v1(conn: &Connection) -> rusqlite::Result<()> {
         )?;
         let mut put =
             conn.prepare("INSERT INTO server_hours (hour, key, samples) VALUES (?1, ?2, ?3)")?;
-        let mut current: Option<(i64, i64)> = None;
-        let mut blob = Vec::new();
-        let mut rows = read.query([])?;
-        while let Some(r) = rows.next()? {
-            let (key, t): (i64, i64) = (r.get(0)?, r.get(1)?);
-            let hour = floor(t, HOUR_MS);
-            if current != Some((hour, key)) {
-                if let Some((h, k)) = current {
-                    put.execute(params![h, k, blob])?;
-                }
-                blob.clear();
-                current = Some((hour, key));
-            }
-            let offset_s = u16::try_from((t - hour) / 1000).unwrap_or(u16::MAX);
-            if !Sample::taken_at(&blob, offset_s) {
+        pack_by(&mut read.query([])?, HOUR_MS, &mut put, |r, since, blob| {
+            let offset_s = u16::try_from(since / 1000).unwrap_or(u16::MAX);
+            if !Sample::taken_at(blob, offset_s) {
                 Sample {
                     offset_s,
                     players: u16::try_from(r.get::<_, i64>(2)?).unwrap_or(u16::MAX),
@@ -753,12 +771,10 @@ fn convert_v1(conn: &Connection) -> rusqlite::Result<()> {
                     open: r.get::<_, i64>(4)? != 0,
                     mode: r.get::<_, i64>(5)?.clamp(0, 127) as u8,
                 }
-                .encode(&mut blob);
+                .encode(blob);
             }
-        }
-        if let Some((h, k)) = current {
-            put.execute(params![h, k, blob])?;
-        }
+            Ok(())
+        })?;
     }
     conn.execute(
         "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
@@ -773,30 +789,16 @@ fn convert_v1(conn: &Connection) -> rusqlite::Result<()> {
             "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
              VALUES (?1, ?2, 0, 0, 0, 0, ?3) ON CONFLICT (day, key) DO UPDATE SET hours = excluded.hours",
         )?;
-        let mut current: Option<(i64, i64)> = None;
-        let mut blob = Vec::new();
-        let mut rows = read.query([])?;
-        while let Some(r) = rows.next()? {
-            let (key, t): (i64, i64) = (r.get(0)?, r.get(1)?);
-            let day = floor(t, DAY_MS);
-            if current != Some((day, key)) {
-                if let Some((d, k)) = current {
-                    put.execute(params![d, k, blob])?;
-                }
-                blob.clear();
-                current = Some((day, key));
-            }
+        pack_by(&mut read.query([])?, DAY_MS, &mut put, |r, since, blob| {
             let sums = HourSums {
                 n: u16::try_from(r.get::<_, i64>(2)?).unwrap_or(u16::MAX),
                 players: u32::try_from(r.get::<_, i64>(3)?).unwrap_or(u32::MAX),
                 max: r.get::<_, i64>(4)?.clamp(0, 255) as u8,
                 open_n: u16::try_from(r.get::<_, i64>(5)?).unwrap_or(u16::MAX),
             };
-            sums.write(&mut blob, ((t - day) / HOUR_MS) as u8);
-        }
-        if let Some((d, k)) = current {
-            put.execute(params![d, k, blob])?;
-        }
+            sums.write(blob, (since / HOUR_MS) as u8);
+            Ok(())
+        })?;
     }
     conn.execute_batch(
         "DROP TABLE server_samples; DROP TABLE server_hourly; DROP TABLE server_daily;",
