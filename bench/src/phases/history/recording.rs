@@ -13,9 +13,6 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use futures_util::StreamExt;
-use tokio_tungstenite::tungstenite::Message;
-
 use crate::{
     direct,
     error::{within, Error, Result},
@@ -81,7 +78,7 @@ fn thread_cpu(pid: u32, name: &str) -> Result<Duration> {
 
 /// A delta viewer that loaded list `since` of `epoch` first (as the page
 /// does) and reports the rounds' markers.
-async fn viewer(url: String, subscribe: Arc<str>, mut member: Member) -> Result<()> {
+async fn viewer(url: String, subscribe: Arc<str>, member: Member) -> Result<()> {
     let permit = member.connecting().await;
     let mut socket = ws::connect_small(&url).await?;
     ws::send(&mut socket, &subscribe).await?;
@@ -92,21 +89,7 @@ async fn viewer(url: String, subscribe: Arc<str>, mut member: Member) -> Result<
         }
     }
     drop(permit);
-    member.ready();
-    let stop = member.stop().clone();
-    loop {
-        let msg = tokio::select! {
-            biased;
-            () = stop.cancelled() => return Ok(()),
-            msg = socket.next() => msg,
-        };
-        match msg {
-            Some(Ok(Message::Text(text))) => member.saw(text.as_str()).await,
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(e.into()),
-            None => return Err(Error::Unexpected("bridge closed a viewer".into())),
-        }
-    }
+    member.watch(&mut socket).await
 }
 
 /// How one round fell against the bridge's writes.
