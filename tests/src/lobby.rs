@@ -164,6 +164,26 @@ impl Lobby {
     }
 
     /// `http://ADDR{path}`.
+    /// The key `/api/servers` gives the server called `name`, once the
+    /// bridge lists it.
+    pub async fn key_of(&self, name: &str) -> String {
+        let what = format!("{name} in /api/servers");
+        crate::wait_for(&what, std::time::Duration::from_secs(10), || async {
+            let res = crate::process::http_get(self.http, "/api/servers")?;
+            let v: serde_json::Value =
+                serde_json::from_str(&res.body).map_err(|e| e.to_string())?;
+            v["servers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|s| s["name"] == name)
+                .and_then(|s| s["key"].as_str())
+                .map(str::to_owned)
+                .ok_or_else(|| v.to_string())
+        })
+        .await
+    }
+
     /// The bridge's data directory (its key secret and history database).
     pub fn data_dir(&self) -> std::path::PathBuf {
         self.dir.path().join("data")

@@ -17,7 +17,6 @@ use e2e::{
     game::{GameServer, Stats},
     lobby::{Lobby, ADMIN_TOKEN},
     pages::{games, list::row, AdminPage, GamesPage, ListPage},
-    process::http_get,
     wait_for,
 };
 use fantoccini::key::Key;
@@ -132,28 +131,6 @@ fn pages(alpha: &str) -> Vec<(&'static str, String, String)> {
     ]
 }
 
-/// The key of the listed server called `name`, from `/api/servers` (once
-/// the bridge lists it).
-async fn key_of(lobby: &Lobby, name: &str) -> String {
-    wait_for(
-        &format!("{name} in /api/servers"),
-        Duration::from_secs(10),
-        || async {
-            let res = http_get(lobby.http, "/api/servers")?;
-            let v: Value = serde_json::from_str(&res.body).map_err(|e| e.to_string())?;
-            v["servers"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|s| s["name"] == name)
-                .and_then(|s| s["key"].as_str())
-                .map(str::to_owned)
-                .ok_or_else(|| v.to_string())
-        },
-    )
-    .await
-}
-
 /// Opens `path` and waits until it is live, in `variant`'s language and
 /// scheme, and shows `ready`.
 async fn open(browser: &Browser, lobby: &Lobby, path: &str, ready: &str, variant: &Variant) {
@@ -239,7 +216,7 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
     let _serial = e2e::serial().await;
     let lobby = Lobby::start();
     let _servers = register_servers(&lobby);
-    let alpha = key_of(&lobby, "Alpha").await;
+    let alpha = lobby.key_of("Alpha").await;
     let driver = Driver::start();
     let mut reports = Reports::default();
     for variant in &VARIANTS {

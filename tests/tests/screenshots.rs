@@ -20,7 +20,6 @@ use e2e::{
     process::http_get,
     wait_for,
 };
-use serde_json::Value;
 
 /// The servers shown: name, address, port, players, max, lobby open, mode.
 const SERVERS: &[(&str, &str, u16, u32, u8, bool, u8)] = &[
@@ -44,28 +43,6 @@ fn busy(t: i64, seed: u16) -> f64 {
     let day = 0.5 - 0.5 * ((hour - 20.0) / 24.0 * std::f64::consts::TAU).cos();
     let wobble = ((t / MINUTE_MS / 5) as f64 * 0.7 + f64::from(seed)).sin() * 0.15;
     (day * 0.9 + wobble).clamp(0.0, 1.0)
-}
-
-/// The key `/api/servers` gives server `name`, once it is listed.
-async fn key_of(lobby: &Lobby, name: &str) -> u64 {
-    let hex = wait_for(
-        &format!("{name} in /api/servers"),
-        Duration::from_secs(10),
-        || async {
-            let res = http_get(lobby.http, "/api/servers")?;
-            let v: Value = serde_json::from_str(&res.body).map_err(|e| e.to_string())?;
-            v["servers"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|s| s["name"] == name)
-                .and_then(|s| s["key"].as_str())
-                .map(str::to_owned)
-                .ok_or_else(|| v.to_string())
-        },
-    )
-    .await;
-    u64::from_str_radix(&hex, 16).expect("a key is 16 hex digits")
 }
 
 /// Writes a sample every minute (the default interval) of the 24 hours
@@ -120,7 +97,8 @@ async fn readme_screenshots() {
         .collect();
     let mut keys = Vec::new();
     for (name, ..) in SERVERS {
-        keys.push(key_of(&lobby, name).await);
+        let hex = lobby.key_of(name).await;
+        keys.push(u64::from_str_radix(&hex, 16).expect("a key is 16 hex digits"));
     }
     write_a_day(&lobby.data_dir(), &keys);
     let img = workspace_root().join("docs/img");
