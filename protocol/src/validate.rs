@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::MASTER_PORT;
+use crate::{ServerEntry, MASTER_PORT};
 
 /// Longest server name, in Unicode characters.
 pub const MAX_NAME_CHARS: usize = 100;
@@ -104,19 +104,7 @@ pub struct ServerName(String);
 
 impl ServerName {
     pub fn parse(name: &str) -> Result<Self, ValidationError> {
-        if name.is_empty() {
-            return Err(ValidationError::NameEmpty);
-        }
-        if name.chars().all(char::is_whitespace) {
-            return Err(ValidationError::NameBlank);
-        }
-        let chars = name.chars().count();
-        if chars > MAX_NAME_CHARS {
-            return Err(ValidationError::NameTooLong(chars));
-        }
-        if name.chars().any(char::is_control) {
-            return Err(ValidationError::NameControlChar);
-        }
+        check_name(name)?;
         Ok(Self(name.to_owned()))
     }
 
@@ -140,22 +128,7 @@ pub struct ServerAddress(String);
 
 impl ServerAddress {
     pub fn parse(addr: &str) -> Result<Self, ValidationError> {
-        if addr.is_empty() {
-            return Err(ValidationError::AddressEmpty);
-        }
-        if addr.contains([':', '[', ']']) {
-            return match addr.parse::<Ipv6Addr>() {
-                Ok(_) => Ok(Self(addr.to_owned())),
-                Err(_) => Err(ValidationError::InvalidIpv6(addr.to_owned())),
-            };
-        }
-        if addr.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-            return match addr.parse::<Ipv4Addr>() {
-                Ok(_) => Ok(Self(addr.to_owned())),
-                Err(_) => Err(ValidationError::InvalidIpv4(addr.to_owned())),
-            };
-        }
-        validate_hostname(addr)?;
+        check_address(addr)?;
         Ok(Self(addr.to_owned()))
     }
 
@@ -167,6 +140,65 @@ impl ServerAddress {
 impl fmt::Display for ServerAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// The rules of [`ServerName`], without keeping the name.
+fn check_name(name: &str) -> Result<(), ValidationError> {
+    if name.is_empty() {
+        return Err(ValidationError::NameEmpty);
+    }
+    if name.chars().all(char::is_whitespace) {
+        return Err(ValidationError::NameBlank);
+    }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(ValidationError::NameTooLong(chars));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(ValidationError::NameControlChar);
+    }
+    Ok(())
+}
+
+/// The rules of [`ServerAddress`], without keeping the address.
+fn check_address(addr: &str) -> Result<(), ValidationError> {
+    let quoted = || addr.to_owned();
+    if addr.is_empty() {
+        return Err(ValidationError::AddressEmpty);
+    }
+    if addr.contains([':', '[', ']']) {
+        return match addr.parse::<Ipv6Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => Err(ValidationError::InvalidIpv6(quoted())),
+        };
+    }
+    if addr.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return match addr.parse::<Ipv4Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => Err(ValidationError::InvalidIpv4(quoted())),
+        };
+    }
+    validate_hostname(addr)
+}
+
+impl ServerEntry {
+    /// Checks a listed entry that came from outside (a remote master's
+    /// change feed) against the rules its registration and stats had to
+    /// pass at a master (§1): a name players can read, an address and a
+    /// port a game can reach, a player limit of 2 to 4. The gameplay mode
+    /// and the player count are checked as the entry is read. The address
+    /// and the port may be absent: a list for viewers hides them.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        check_name(&self.name)?;
+        if let Some(address) = &self.address {
+            check_address(address)?;
+        }
+        if let Some(port) = self.port {
+            ServerPort::new(u64::from(port))?;
+        }
+        check_max_players(u64::from(self.stats.players.max))?;
+        Ok(())
     }
 }
 

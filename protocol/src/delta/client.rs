@@ -84,23 +84,25 @@ impl ClientList {
 impl<T: ListItem> ClientList<T> {
     /// The list of `snapshot`, each entry kept as a `T`.
     pub fn from_snapshot_as(snapshot: Snapshot) -> Self {
-        let mut list = Self {
+        // The bridge sends them in id order; any other order still gives a
+        // sorted list in O(n log n) (a sender in descending order must not
+        // cost a quadratic insert), and a repeated id keeps its last entry:
+        // reversed, the last comes first, the stable sort keeps it first,
+        // and `dedup` keeps the first. A run in either order sorts in O(n).
+        let mut servers = snapshot.servers;
+        servers.reverse();
+        servers.sort_by_key(|k| k.id);
+        servers.dedup_by_key(|k| k.id);
+        let items: Vec<T> = servers
+            .into_iter()
+            .map(|k| T::from_keyed(k, None))
+            .collect();
+        Self {
             epoch: snapshot.epoch,
             seq: snapshot.seq,
-            items: Vec::with_capacity(snapshot.servers.len()),
-            max_id: 0,
-        };
-        // The bridge sends them in id order (each goes at the end); any
-        // other order still gives a sorted list, and a repeated id keeps
-        // its last entry.
-        for k in snapshot.servers {
-            match list.position(k.id) {
-                Ok(i) => list.items[i] = T::from_keyed(k, Some(&list.items[i])),
-                Err(i) => list.items.insert(i, T::from_keyed(k, None)),
-            }
+            max_id: items.last().map_or(0, T::id),
+            items,
         }
-        list.max_id = list.items.last().map_or(0, T::id);
-        list
     }
 
     pub fn epoch(&self) -> &str {

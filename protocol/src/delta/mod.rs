@@ -1,10 +1,12 @@
 //! List deltas (`docs/protocol.md` §3): the bridge numbers the entries of
 //! the master's list with ids of its own and, on every change, sends only
 //! the entries that changed instead of the whole list. The bridge's side
-//! ([`KeyedList`], [`History`]) and the browser's ([`ClientList`]) live
-//! here together so that the rules they must agree on are written once.
+//! ([`KeyedList`], [`History`]), the browser's ([`ClientList`]) and a
+//! follower's of a master's change feed ([`FollowedList`]) live here
+//! together so that the rules they must agree on are written once.
 
 mod client;
+mod followed;
 mod history;
 mod keyed_list;
 mod subscribe;
@@ -20,6 +22,9 @@ pub mod names {
 }
 
 pub use client::{ApplyError, ClientList, ListItem};
+pub use followed::{
+    FollowError, FollowedList, ID_AND_KEY_BYTES, LIST_OVERHEAD_BYTES, MAX_EPOCH_BYTES,
+};
 pub use history::{CatchUp, History};
 pub use keyed_list::{same_server, Change, KeyedList};
 pub use subscribe::{Resume, Subscribe, SubscribeError};

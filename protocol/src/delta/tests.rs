@@ -399,3 +399,182 @@ fn the_same_server_is_the_same_registration_whatever_its_stats() {
     hidden.address = None;
     assert!(!same_server(&a, &hidden), "an address hidden");
 }
+
+fn keyed(id: u64, e: ServerEntry) -> Keyed {
+    Keyed {
+        id,
+        key: None,
+        entry: e,
+    }
+}
+
+/// What `list` takes served whole with the widest ids and keys, counted
+/// from scratch (plus the comma counted after the last entry).
+fn served_bytes(list: &FollowedList) -> usize {
+    let servers: Vec<Keyed> = list
+        .iter()
+        .map(|k| Keyed {
+            id: u64::MAX,
+            key: Some(crate::ServerKey(u64::MAX)),
+            entry: k.entry.clone(),
+        })
+        .collect();
+    snapshot_json(list.epoch(), u64::MAX, &servers, Addresses::Shown).len()
+        + usize::from(!list.is_empty())
+}
+
+#[test]
+fn a_followed_list_takes_valid_entries_only_and_is_dropped_at_the_first_invalid_one() {
+    let snapshot = |servers| {
+        DeltaMessage::Snapshot(Snapshot {
+            epoch: "e".into(),
+            seq: 1,
+            servers,
+        })
+    };
+    let huge = entry(&"n".repeat(1_000_000), 1, 0);
+    let mut held = None;
+    let err = FollowedList::take(
+        &mut held,
+        snapshot(vec![keyed(1, entry("ok", 2, 0)), keyed(2, huge.clone())]),
+        16 << 20,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        FollowError::Invalid {
+            id: 2,
+            error: crate::ValidationError::NameTooLong(1_000_000)
+        }
+    );
+    assert!(held.is_none());
+
+    assert!(FollowedList::take(
+        &mut held,
+        snapshot(vec![keyed(1, entry("ok", 2, 0))]),
+        1 << 20
+    )
+    .unwrap());
+    let mut bad_port = entry("p", 1, 0);
+    bad_port.port = Some(crate::MASTER_PORT);
+    let mut bad_max = entry("m", 1, 0);
+    bad_max.stats.players.max = 9;
+    let mut bad_address = entry("a", 1, 0);
+    bad_address.address = Some("256.1.1.1".into());
+    for bad in [huge, bad_port, bad_max, bad_address] {
+        let mut list = held.clone();
+        let delta = DeltaMessage::Delta(Delta {
+            epoch: "e".into(),
+            seq: 2,
+            prev: 1,
+            upsert: vec![keyed(1, bad)],
+            remove: vec![],
+        });
+        assert!(matches!(
+            FollowedList::take(&mut list, delta, 1 << 20),
+            Err(FollowError::Invalid { id: 1, .. })
+        ));
+        assert!(list.is_none(), "dropped whole");
+    }
+
+    let long_epoch = DeltaMessage::Snapshot(Snapshot {
+        epoch: "e".repeat(MAX_EPOCH_BYTES + 1),
+        seq: 1,
+        servers: vec![],
+    });
+    assert_eq!(
+        FollowedList::take(&mut held, long_epoch, 1 << 20),
+        Err(FollowError::Epoch(MAX_EPOCH_BYTES + 1))
+    );
+    let delta = DeltaMessage::Delta(Delta {
+        epoch: "e".into(),
+        seq: 2,
+        prev: 1,
+        upsert: vec![],
+        remove: vec![],
+    });
+    assert_eq!(
+        FollowedList::take(&mut held, delta, 1 << 20),
+        Err(FollowError::DeltaFirst)
+    );
+}
+
+#[test]
+fn a_followed_list_knows_its_size_and_stays_within_its_bound() {
+    let max = 4096;
+    let named = |i: u64| entry(&format!("server {i}"), (i % 60_000 + 1) as u16, 0);
+    let mut list = FollowedList::from_snapshot(
+        Snapshot {
+            epoch: "e".into(),
+            seq: 1,
+            servers: (1..=5).map(|i| keyed(i, named(i))).collect(),
+        },
+        max,
+    )
+    .unwrap();
+    assert_eq!(list.bytes(), served_bytes(&list));
+    // Replaced (twice in one delta), removed and added entries: still exact.
+    let mut seq = 1;
+    let mut next = 6;
+    let mut grew = None;
+    for round in 0..100u64 {
+        let mut renamed = named(round);
+        renamed.name = format!("renamed {round} {}", "x".repeat((round % 7) as usize));
+        let delta = Delta {
+            epoch: "e".into(),
+            seq: seq + 1,
+            prev: seq,
+            upsert: vec![
+                keyed(next, named(next)),
+                keyed(next - 1, renamed.clone()),
+                keyed(next - 1, renamed),
+            ],
+            remove: if round % 3 == 0 {
+                vec![next - 2]
+            } else {
+                vec![]
+            },
+        };
+        match list.apply(&delta) {
+            Ok(changed) => assert!(changed),
+            Err(e) => {
+                grew = Some(e);
+                break;
+            }
+        }
+        assert_eq!(list.bytes(), served_bytes(&list), "round {round}");
+        assert!(list.bytes() <= max);
+        seq += 1;
+        next += 1;
+    }
+    assert!(
+        matches!(grew, Some(FollowError::TooLarge { max: 4096, .. })),
+        "{grew:?}"
+    );
+    // A snapshot past the bound is refused whole.
+    let big = Snapshot {
+        epoch: "e".into(),
+        seq: 1,
+        servers: (1..=100).map(|i| keyed(i, named(i))).collect(),
+    };
+    assert!(matches!(
+        FollowedList::from_snapshot(big, max),
+        Err(FollowError::TooLarge { .. })
+    ));
+}
+
+#[test]
+fn a_snapshot_in_any_order_gives_the_list_in_id_order_with_the_last_of_a_repeated_id() {
+    let n = 20_000u64;
+    let named = |i: u64| entry(&format!("s{i}"), 1, 0);
+    let mut servers: Vec<Keyed> = (1..=n).rev().map(|i| keyed(i, named(i))).collect();
+    servers.push(keyed(7, entry("seven again", 1, 0)));
+    let list = ClientList::from_snapshot(Snapshot {
+        epoch: "e".into(),
+        seq: 1,
+        servers,
+    });
+    assert_eq!(list.len(), n as usize);
+    assert!(list.iter().map(|(id, _)| id).eq(1..=n));
+    assert_eq!(list.get(7).map(|e| e.name.as_str()), Some("seven again"));
+}
