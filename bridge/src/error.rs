@@ -72,10 +72,8 @@ pub enum FeedError {
     Unreadable,
     #[error("the feed sent a message larger than the bridge reads; skipped")]
     Discarded,
-    #[error("the feed sent a delta before any list")]
-    DeltaFirst,
-    #[error("a delta from the feed does not apply: {0}")]
-    Apply(#[from] protocol::delta::ApplyError),
+    #[error("the feed's list was not taken: {0}")]
+    Follow(#[from] protocol::delta::FollowError),
 }
 
 impl FeedError {
@@ -83,6 +81,18 @@ impl FeedError {
     /// is down at once, as when a query goes unanswered.
     pub fn is_silence(&self) -> bool {
         matches!(self, Self::Master(e) if e.is_silence())
+    }
+
+    /// Whether the feed sent what a feed must not (a list that breaks a
+    /// rule or does not apply, an unreadable or oversized message): the
+    /// list held is no longer the master's, and the feed is tried again
+    /// only after the backoff, never at once, or a misbehaving master
+    /// makes a busy loop of reconnects and snapshots.
+    pub fn is_misbehaviour(&self) -> bool {
+        matches!(
+            self,
+            Self::Follow(_) | Self::Unreadable | Self::Discarded | Self::NotAFeed
+        )
     }
 }
 

@@ -17,6 +17,8 @@ mod follower;
 mod poller;
 mod subscriber;
 
+pub use subscriber::{take_message, Taken};
+
 use std::{
     sync::{
         atomic::{AtomicBool, Ordering::Relaxed},
@@ -27,7 +29,9 @@ use std::{
 
 use bytes::Bytes;
 use master::feed::FeedToken;
-use protocol::{bridge::MasterState, codec::FrameCodec, delta::ClientList, Addresses, ServerList};
+use protocol::{
+    bridge::MasterState, codec::FrameCodec, delta::FollowedList, Addresses, ServerList,
+};
 use tokio::{net::TcpStream, sync::watch, time::Instant};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tokio_util::{codec::Framed, sync::CancellationToken};
@@ -279,7 +283,7 @@ impl Upstream {
     /// reply to a query would have it (the same bytes: unchanged lists wake
     /// nobody, whichever way they came). Taken now, it is newer than any
     /// reply to a query written before.
-    fn publish_feed(&self, list: &ClientList) {
+    fn publish_feed(&self, list: &FollowedList) {
         let servers = list.servers();
         let text = protocol::message::query_reply_text(&servers, Addresses::Shown);
         if self.out.is_current(text.as_bytes()) {

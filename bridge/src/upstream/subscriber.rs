@@ -1,8 +1,14 @@
 //! The list from a remote master's change feed (`--master-feed`): one TCP
 //! connection on which the master pushes each change as a delta
-//! (`protocol::feed`, `protocol::delta`), applied here with
-//! [`ClientList`] and published like any other list. No polling while it
+//! (`protocol::feed`, `protocol::delta`), taken here with
+//! [`FollowedList`] and published like any other list. No polling while it
 //! lasts.
+//!
+//! The feed is an input like any other: each entry must keep the rules of
+//! the master protocol, the list must stay within [`MAX_MASTER_REPLY`] (the
+//! bound of one polled reply), a master that breaks either loses the list
+//! and is tried again only after the backoff, and whatever the bridge logs
+//! about it is cut and throttled.
 //!
 //! Until the feed answers (a master that does not offer one, one that is
 //! down, a wrong token) the bridge polls as without it ([`poller`]), and
@@ -15,18 +21,19 @@ use std::{sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use futures_util::{FutureExt, SinkExt, StreamExt};
+use master::{logtext::cut, throttled};
 use protocol::{
     codec::{Frame, FrameCodec},
-    delta::{ClientList, DeltaMessage},
+    delta::{DeltaMessage, FollowedList},
     feed::{self, FeedSubscribe, Refusal},
 };
 use tokio::{net::TcpStream, time::Instant};
 use tokio_util::{codec::Framed, sync::CancellationToken};
-use tracing::{debug, info, warn};
+use tracing::debug;
 
 use super::{backoff::Backoff, connect, poller, FeedTarget, Upstream};
 use crate::{
-    config::Config,
+    config::{Config, MAX_MASTER_REPLY},
     error::{FeedError, MasterError},
 };
 
@@ -50,7 +57,7 @@ pub(super) async fn subscribe(
     cancel: CancellationToken,
 ) {
     let mut backoff = Backoff::new(config.reconnect_min, config.feed_retry_max);
-    let mut list: Option<ClientList> = None;
+    let mut list: Option<FollowedList> = None;
     let mut told = false;
     // How long to keep polling before the feed is tried again: nothing at
     // start or after a feed that closed, the backoff after one that went
@@ -75,10 +82,10 @@ pub(super) async fn subscribe(
                     opened = open(&target, &config, list.as_ref()) => match opened {
                         Ok(opened) => break opened,
                         Err(e) if !told => {
-                            warn!(feed = %target.addr, error = %e, "cannot follow the master's change feed; polling the master until it can (retried, logged at DEBUG from now on)");
+                            throttled!(warn, feed = %target.addr, error = %cut(&e), "cannot follow the master's change feed; polling the master until it can (retried, logged at DEBUG from now on)");
                             told = true;
                         }
-                        Err(e) => debug!(feed = %target.addr, error = %e, "feed still unavailable"),
+                        Err(e) => debug!(feed = %target.addr, error = %cut(&e), "feed still unavailable"),
                     },
                 }
                 let wait = backoff.after_failure();
@@ -88,7 +95,7 @@ pub(super) async fn subscribe(
                 }
             }
         };
-        info!(feed = %target.addr, "following the master's change feed; polling stops");
+        throttled!(lines = 4; info, feed = %target.addr, "following the master's change feed; polling stops");
         told = false;
         upstream.set_feed(true);
         upstream.set_up();
@@ -100,18 +107,15 @@ pub(super) async fn subscribe(
             }
         };
         upstream.set_feed(false);
-        first_wait = if lost.is_silence() {
+        first_wait = if lost.is_silence() || lost.is_misbehaviour() {
             backoff.after_no_answer()
         } else {
             backoff.succeeded();
             Duration::ZERO
         };
-        if matches!(
-            lost,
-            FeedError::Apply(_) | FeedError::DeltaFirst | FeedError::Discarded
-        ) {
-            // The list no longer matches the master's (or a delta of it
-            // was skipped): start again from a snapshot.
+        if matches!(lost, FeedError::Discarded) {
+            // A delta was skipped: start again from a snapshot (a list
+            // that was not taken is dropped already).
             list = None;
         }
         if lost.is_silence() {
@@ -119,7 +123,7 @@ pub(super) async fn subscribe(
                 upstream.set_down(reason);
             }
         }
-        info!(feed = %target.addr, reason = %lost, "lost the master's change feed; polling until it is back");
+        throttled!(lines = 4; info, feed = %target.addr, reason = %cut(&lost), "lost the master's change feed; polling until it is back");
     }
 }
 
@@ -128,12 +132,12 @@ pub(super) async fn subscribe(
 async fn open(
     target: &FeedTarget,
     config: &Config,
-    list: Option<&ClientList>,
+    list: Option<&FollowedList>,
 ) -> Result<Opened, FeedError> {
     let mut framed = connect(&target.addr, config.master_timeout).await?;
     let subscribe = FeedSubscribe {
         token: target.token.as_ref().map(|t| t.expose().to_owned()),
-        resume: list.map(ClientList::resume),
+        resume: list.map(FollowedList::resume),
         heartbeat_ms: Some(heartbeat_ms(config)),
     };
     match tokio::time::timeout(
@@ -174,7 +178,7 @@ fn heartbeat_ms(config: &Config) -> u64 {
 async fn follow(
     upstream: &Upstream,
     opened: Opened,
-    list: &mut Option<ClientList>,
+    list: &mut Option<FollowedList>,
     config: &Config,
 ) -> FeedError {
     let Opened { mut framed, first } = opened;
@@ -235,35 +239,63 @@ fn read(frame: Option<Result<Frame, std::io::Error>>) -> Result<Bytes, FeedError
     }
 }
 
-/// Applies one message to `list`; returns whether the list changed.
-/// Messages of other commands are ignored (a later master may send more).
+/// Applies one message to `list` and counts it; returns whether the list
+/// changed.
 fn apply(
     upstream: &Upstream,
     json: &Bytes,
-    list: &mut Option<ClientList>,
+    list: &mut Option<FollowedList>,
 ) -> Result<bool, FeedError> {
-    let text = std::str::from_utf8(json).map_err(|_| FeedError::Unreadable)?;
-    let Some(command) = command(json) else {
-        return Err(FeedError::Unreadable);
-    };
-    match DeltaMessage::from_frame(&command, text) {
-        Some(Ok(DeltaMessage::Snapshot(snapshot))) => {
+    match take_message(json, list)? {
+        Taken::Snapshot => {
             upstream.count_feed(true);
-            *list = Some(ClientList::from_snapshot(snapshot));
             Ok(true)
         }
-        Some(Ok(DeltaMessage::Delta(delta))) => {
-            let held = list.as_mut().ok_or(FeedError::DeltaFirst)?;
-            held.apply(&delta)?;
-            let changed = !delta.upsert.is_empty() || !delta.remove.is_empty();
+        Taken::Delta { changed } => {
             if changed {
                 upstream.count_feed(false);
             }
             Ok(changed)
         }
+        Taken::Other => Ok(false),
+    }
+}
+
+/// What one message of a master's change feed was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// A snapshot: it replaced the list.
+    Snapshot,
+    /// A delta, which changed the list or (a heartbeat) did not.
+    Delta { changed: bool },
+    /// A message of another command: ignored (a later master may send more).
+    Other,
+}
+
+/// Takes one message (JSON, unframed) of a master's change feed into
+/// `list`, as the bridge does with every message its feed sends: each
+/// entry checked against the master protocol's rules, the list bounded by
+/// [`MAX_MASTER_REPLY`] like a polled reply. After an error the list is
+/// `None` when it no longer matches the master's. Public for the fuzz
+/// target that feeds it hostile frames.
+pub fn take_message(json: &[u8], list: &mut Option<FollowedList>) -> Result<Taken, FeedError> {
+    let text = std::str::from_utf8(json).map_err(|_| FeedError::Unreadable)?;
+    let Some(command) = command(json) else {
+        return Err(FeedError::Unreadable);
+    };
+    match DeltaMessage::from_frame(&command, text) {
+        Some(Ok(message)) => {
+            let snapshot = matches!(message, DeltaMessage::Snapshot(_));
+            let changed = FollowedList::take(list, message, MAX_MASTER_REPLY)?;
+            Ok(if snapshot {
+                Taken::Snapshot
+            } else {
+                Taken::Delta { changed }
+            })
+        }
         Some(Err(_)) => Err(FeedError::Unreadable),
         None if command == feed::names::REFUSED => Err(refusal(json)),
-        None => Ok(false),
+        None => Ok(Taken::Other),
     }
 }
 
