@@ -260,6 +260,12 @@ impl TokenBucket {
             Verdict::Excess
         }
     }
+
+    /// Gives back one token taken by [`TokenBucket::take`] for something
+    /// that turned out to cost nothing (never past the burst).
+    pub fn give_back(&mut self) {
+        self.tokens = (self.tokens + 1.0).min(self.burst);
+    }
 }
 
 /// Lets `lines` log lines through per window of `every`, counting the ones

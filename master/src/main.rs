@@ -81,6 +81,11 @@ struct Args {
     /// Feed subscribers (bridges) served at once; more are closed at once.
     #[arg(long, env = "MASTER_FEED_MAX_SUBSCRIBERS", default_value_t = FeedConfig::DEFAULT_MAX_SUBSCRIBERS)]
     feed_max_subscribers: usize,
+    /// Feed connections one address (IPv6: one /64) may hold at once,
+    /// subscribed or still to send its subscribe; more are closed at once,
+    /// so one host cannot take the slots other bridges need.
+    #[arg(long, env = "MASTER_FEED_MAX_PER_ADDRESS", default_value_t = FeedConfig::DEFAULT_MAX_PER_ADDRESS)]
+    feed_max_per_address: usize,
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -186,6 +191,7 @@ async fn start_feed(
     let config = FeedConfig {
         token,
         max_subscribers: args.feed_max_subscribers,
+        max_per_address: args.feed_max_per_address,
         ..FeedConfig::default()
     };
     config.validate().context("invalid feed configuration")?;

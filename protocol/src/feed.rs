@@ -1,5 +1,5 @@
-//! The master's change feed: what a bridge started with `--master` and
-//! `--master-feed` sends to subscribe, and how the master refuses. Not part
+//! The master's change feed: what a bridge started with `--master` (which
+//! follows the feed unless `--master-feed off`) sends to subscribe, and how the master refuses. Not part
 //! of the specification's master protocol: the feed listens on a port of
 //! its own, so a master that does not offer it (any other implementation)
 //! is simply not reached there, and the bridge keeps polling.
@@ -24,6 +24,10 @@ pub mod names {
     /// The master's answer to a subscribe it does not serve; it then closes.
     pub const REFUSED: &str = "feedRefused";
 }
+
+/// The feed's port unless the master is told another: the one after the
+/// specification's, so a bridge given only the master's address finds it.
+pub const DEFAULT_PORT: u16 = crate::MASTER_PORT + 1;
 
 /// Shortest heartbeat a subscriber may ask for: a master must not be made
 /// to write more often than this to an idle bridge.

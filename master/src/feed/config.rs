@@ -25,7 +25,7 @@ impl FeedListen {
     /// on the master's machine find it and nobody else can reach it.
     pub const DEFAULT: FeedListen = FeedListen::At(SocketAddr::V4(SocketAddrV4::new(
         Ipv4Addr::LOCALHOST,
-        protocol::MASTER_PORT + 1,
+        protocol::feed::DEFAULT_PORT,
     )));
 }
 
@@ -58,8 +58,13 @@ pub struct FeedConfig {
     /// port may subscribe (the list is what `msQueryGameServers` answers
     /// anyway; the port is meant for loopback or a private network).
     pub token: Option<FeedToken>,
-    /// Subscribers served at once; more are closed at once.
+    /// Subscribers served at once; more are closed at once. A slot is
+    /// taken only by a connection whose subscribe was read (and its token
+    /// checked); as many connections may wait to send theirs.
     pub max_subscribers: usize,
+    /// Connections one address (IPv6: one /64) may hold at once,
+    /// subscribed or waiting to subscribe; more are closed at once.
+    pub max_per_address: usize,
     /// A connection that has not subscribed this long after connecting is
     /// closed.
     pub first_message_timeout: Duration,
@@ -74,6 +79,10 @@ pub struct FeedConfig {
 impl FeedConfig {
     /// Default of [`FeedConfig::max_subscribers`]: bridges, not viewers.
     pub const DEFAULT_MAX_SUBSCRIBERS: usize = 64;
+    /// Default of [`FeedConfig::max_per_address`]: a few bridges behind
+    /// one address, and one reconnecting while its old connection is
+    /// still being closed.
+    pub const DEFAULT_MAX_PER_ADDRESS: usize = 4;
     /// Default of [`FeedConfig::ring`], as the bridge's own.
     pub const DEFAULT_RING: usize = 64;
 }
@@ -83,6 +92,7 @@ impl Default for FeedConfig {
         Self {
             token: None,
             max_subscribers: Self::DEFAULT_MAX_SUBSCRIBERS,
+            max_per_address: Self::DEFAULT_MAX_PER_ADDRESS,
             first_message_timeout: Duration::from_secs(5),
             write_timeout: Duration::from_secs(10),
             ring: Self::DEFAULT_RING,
@@ -103,6 +113,11 @@ impl FeedConfig {
         if self.max_subscribers == 0 {
             return Err(FeedConfigError::Zero(
                 "the subscriber cap (--feed-max-subscribers)",
+            ));
+        }
+        if self.max_per_address == 0 {
+            return Err(FeedConfigError::Zero(
+                "the per-address cap (--feed-max-per-address)",
             ));
         }
         if self.ring == 0 {

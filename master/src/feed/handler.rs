@@ -20,17 +20,18 @@ use protocol::{
 use tokio::{
     io::AsyncWriteExt,
     net::{tcp::OwnedWriteHalf, TcpStream},
+    sync::{OwnedSemaphorePermit, Semaphore},
     time::Instant,
 };
 use tokio_util::{codec::FramedRead, sync::CancellationToken};
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 
 use super::{
     state::{Changes, FeedState, Sending},
     token::FeedToken,
     FeedStats,
 };
-use crate::limits::LogThrottle;
+use crate::{limits::LogThrottle, logtext::cut, throttled};
 
 /// Serves one subscriber until it leaves, stalls, or the feed stops.
 pub(super) struct Handler {
@@ -42,6 +43,9 @@ pub(super) struct Handler {
     pub(super) stats: Arc<FeedStats>,
     /// One WARN per interval about refused subscribers, for the whole feed.
     pub(super) refusals: Arc<LogThrottle>,
+    /// The feed's subscriber slots: one is taken once the subscribe was
+    /// read and its token checked, never before.
+    pub(super) slots: Arc<Semaphore>,
     pub(super) cancel: CancellationToken,
 }
 
@@ -51,6 +55,8 @@ pub(super) struct Handler {
 enum End {
     Left,
     Refused(Refusal),
+    /// Every subscriber slot is taken.
+    Full,
     Silent,
     Stalled,
     WriteFailed(std::io::Error),
@@ -59,13 +65,19 @@ enum End {
 }
 
 impl Handler {
-    pub(super) async fn run(self, socket: TcpStream) {
+    /// Serves the connection; `waiting` is its place among those waiting
+    /// to subscribe, given back once it subscribed or left.
+    pub(super) async fn run(self, socket: TcpStream, waiting: OwnedSemaphorePermit) {
         let (rd, mut wr) = socket.into_split();
         let mut frames = FramedRead::new(rd, FrameCodec::default());
-        let end = self.serve(&mut frames, &mut wr).await;
+        let end = self.serve(&mut frames, &mut wr, waiting).await;
         match &end {
+            End::Full => {
+                self.stats.count(&self.stats.full);
+                throttled!(warn, peer = %self.peer, "feed full (--feed-max-subscribers); subscriber refused");
+            }
             End::Stalled => {
-                info!(peer = %self.peer, "feed subscriber does not read its writes; closing (it catches up when it reconnects)")
+                throttled!(lines = 4; info, peer = %self.peer, "feed subscriber does not read its writes; closing (it catches up when it reconnects)")
             }
             End::Refused(reason) => {
                 self.stats.count(&self.stats.refused);
@@ -90,6 +102,7 @@ impl Handler {
         &self,
         frames: &mut FramedRead<tokio::net::tcp::OwnedReadHalf, FrameCodec>,
         wr: &mut OwnedWriteHalf,
+        waiting: OwnedSemaphorePermit,
     ) -> End {
         let first = tokio::select! {
             first = tokio::time::timeout(self.first_message_timeout, first_message(frames)) => first,
@@ -101,7 +114,7 @@ impl Handler {
             Ok(Some(json)) => match FeedSubscribe::parse(&json) {
                 Ok(s) => s,
                 Err(e) => {
-                    debug!(peer = %self.peer, error = %e, "not a feed subscribe");
+                    debug!(peer = %self.peer, error = %cut(&e), "not a feed subscribe");
                     return End::Refused(Refusal::Malformed);
                 }
             },
@@ -112,11 +125,21 @@ impl Handler {
                 return End::Refused(Refusal::Token);
             }
         }
+        drop(waiting);
+        let Ok(_slot) = self.slots.clone().try_acquire_owned() else {
+            return End::Full;
+        };
         let heartbeat = subscribe.heartbeat();
         let _counted = self.stats.subscribed();
         let mut rx = self.changes.subscribe();
         let mut sent: Arc<FeedState> = rx.borrow_and_update().clone();
-        info!(peer = %self.peer, epoch = sent.epoch(), seq = sent.seq(), resume = ?subscribe.resume, "feed subscriber");
+        // The epoch it names is the peer's text: cut. A bridge subscribes
+        // once per reconnect; a host that subscribes in a loop is throttled.
+        let (resume_epoch, resume_since) = match &subscribe.resume {
+            Some(r) => (Some(cut(&r.epoch)), Some(r.since)),
+            None => (None, None),
+        };
+        throttled!(lines = 10; info, peer = %self.peer, epoch = sent.epoch(), seq = sent.seq(), resume_epoch = resume_epoch.map(tracing::field::display), resume_since, "feed subscriber");
         let first = sent.catch_up(subscribe.resume.as_ref());
         if let Err(end) = self.send(wr, &first).await {
             return end;

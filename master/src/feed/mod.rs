@@ -2,8 +2,13 @@
 //! of polling, and are pushed each change of the registry as a delta
 //! (`protocol::feed` for the handshake, `protocol::delta` for the lists).
 //!
-//! The Listener ([`FeedServer::run`]) admits subscribers up to a cap and
-//! hands each to its `handler::Handler`; one task follows the registry's
+//! The Listener ([`FeedServer::run`]) admits connections up to a cap per
+//! address (IPv6: per /64) and as many waiting to subscribe as there are
+//! subscriber slots, and hands each to its `handler::Handler`, which takes
+//! one of the slots only once a valid subscribe was read (its token
+//! checked) within the first-message timeout: a host that connects and
+//! says nothing, or says something wrong, holds no slot, and one host
+//! cannot hold more than its own few. One task follows the registry's
 //! change watch, gathering changes within [`COALESCE`] into one delta that
 //! is encoded once for every subscriber (`state`). While nobody subscribes
 //! the registry is not followed at all: the first subscriber brings the
@@ -38,7 +43,12 @@ pub use self::config::{FeedConfig, FeedConfigError, FeedListen};
 use self::handler::Handler;
 pub use self::state::{Changes, FeedState, Sending};
 pub use self::token::{FeedToken, TokenError, MIN_TOKEN_LEN};
-use crate::{limits::LogThrottle, registry::Registry, server::accept};
+use crate::{
+    limits::{LogThrottle, PerAddress},
+    registry::Registry,
+    server::accept,
+    throttled,
+};
 
 /// How long the registry's changes are gathered into one delta: as the
 /// embedded master's follower in the bridge, so a burst of registrations
@@ -57,8 +67,11 @@ pub struct FeedStats {
     pub deltas: AtomicU64,
     /// Subscribes refused (wrong token, not a subscribe).
     pub refused: AtomicU64,
-    /// Connections closed at once: the feed served its cap already.
+    /// Connections closed: the feed served its cap of subscribers (or of
+    /// connections waiting to subscribe) already.
     pub full: AtomicU64,
+    /// Connections closed at once: their address held its cap already.
+    pub per_address: AtomicU64,
 }
 
 impl FeedStats {
@@ -133,7 +146,8 @@ impl FeedServer {
             cancel.clone(),
         ));
         let slots = Arc::new(Semaphore::new(self.config.max_subscribers));
-        let full = LogThrottle::new(Duration::from_secs(10), 1);
+        let waiting = Arc::new(Semaphore::new(self.config.max_subscribers));
+        let per_address = PerAddress::new(self.config.max_per_address);
         let refusals = Arc::new(LogThrottle::new(Duration::from_secs(10), 1));
         tokio::pin!(shutdown);
         loop {
@@ -141,11 +155,15 @@ impl FeedServer {
                 accepted = accept(&listener) => accepted,
                 () = &mut shutdown => break,
             };
-            let Ok(slot) = slots.clone().try_acquire_owned() else {
+            let Some(address) = per_address.try_acquire(peer.ip()) else {
+                self.stats.count(&self.stats.per_address);
+                throttled!(warn, %peer, "feed connections from this address at their cap (--feed-max-per-address); refusing");
+                crate::server::refuse(socket);
+                continue;
+            };
+            let Ok(waiting) = waiting.clone().try_acquire_owned() else {
                 self.stats.count(&self.stats.full);
-                if let Some(held_back) = full.allow(std::time::Instant::now()) {
-                    warn!(%peer, "feed full (--feed-max-subscribers); refusing (one line per 10 s; {held_back} more since the last)");
-                }
+                throttled!(warn, %peer, "too many feed connections waiting to subscribe (--feed-max-subscribers); refusing");
                 crate::server::refuse(socket);
                 continue;
             };
@@ -160,11 +178,12 @@ impl FeedServer {
                 write_timeout: self.config.write_timeout,
                 stats: self.stats.clone(),
                 refusals: refusals.clone(),
+                slots: slots.clone(),
                 cancel: cancel.clone(),
             };
             tracker.spawn(async move {
-                handler.run(socket).await;
-                drop(slot);
+                handler.run(socket, waiting).await;
+                drop(address);
             });
         }
         cancel.cancel();
