@@ -7,8 +7,8 @@
 use std::{net::SocketAddr, sync::atomic::Ordering::Relaxed, sync::Arc, time::Instant};
 
 use axum::{
-    extract::{ConnectInfo, Request, State},
-    http::{header, HeaderMap, HeaderValue, Method, StatusCode},
+    extract::{ConnectInfo, FromRequestParts, Request, State},
+    http::{header, request::Parts, HeaderMap, HeaderValue, Method, StatusCode},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -16,11 +16,16 @@ use tracing::debug;
 
 use crate::ctx::Ctx;
 
-/// Every request under `/api/` (and for a badge) spends one of the client address's tokens,
-/// or is answered `429` with `Retry-After` and a tiny body, before its
-/// handler runs. Exceptions, as they cost almost nothing: preflights
-/// (`OPTIONS`), and a revalidation (`If-None-Match`) that is answered
-/// `304`; one that gets a body pays like any other.
+/// Every request under `/api/` (and for a badge) spends one of the client
+/// address's tokens, or is answered `429` with `Retry-After` and a tiny
+/// body, before its handler runs: no answer is computed before it is paid
+/// for. Exceptions, as they cost almost nothing: preflights (`OPTIONS`),
+/// and a revalidation (`If-None-Match`) answered `304`. A revalidation is
+/// charged first like any request and gets its token back when answered
+/// `304`; from an address without a token it is marked unpaid ([`Asked`])
+/// and answered `304` from what is known already, or `429`: whether it is
+/// a `304` is known only once the answer is, and computing an answer is
+/// the costly part.
 pub(crate) async fn limit(
     State(ctx): State<Arc<Ctx>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
@@ -32,18 +37,50 @@ pub(crate) async fn limit(
     if !paid || req.method() == Method::OPTIONS {
         return next.run(req).await;
     }
-    let pays = |ctx: &Ctx| ctx.budget.take(client.ip(), Instant::now());
-    if req.headers().contains_key(header::IF_NONE_MATCH) {
+    let revalidation = req.headers().contains_key(header::IF_NONE_MATCH);
+    if ctx.budget.take(client.ip(), Instant::now()) {
         let response = next.run(req).await;
-        if response.status() == StatusCode::NOT_MODIFIED || pays(&ctx) {
-            return response;
+        if revalidation && response.status() == StatusCode::NOT_MODIFIED {
+            ctx.budget.give_back(client.ip());
         }
+        return response;
+    }
+    if !revalidation {
         return too_many(&ctx, client);
     }
-    if !pays(&ctx) {
-        return too_many(&ctx, client);
+    let mut req = req;
+    req.extensions_mut().insert(Unpaid);
+    let response = next.run(req).await;
+    if response.status() == StatusCode::NOT_MODIFIED {
+        return response;
     }
-    next.run(req).await
+    too_many(&ctx, client)
+}
+
+/// Marks a request [`limit`] let through unpaid: a revalidation from an
+/// address without a token.
+#[derive(Debug, Clone, Copy)]
+struct Unpaid;
+
+/// What a handler under `/api/` knows of its request: the headers, and
+/// whether it was paid for. One that was not may be answered `304` from
+/// what is known already, never with work (its answer is replaced by a
+/// `429` otherwise).
+#[derive(Debug)]
+pub(crate) struct Asked {
+    pub(crate) headers: HeaderMap,
+    pub(crate) paid: bool,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Asked {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self {
+            headers: parts.headers.clone(),
+            paid: parts.extensions.get::<Unpaid>().is_none(),
+        })
+    }
 }
 
 /// The answer to a client address without a token.
@@ -85,7 +122,8 @@ pub(crate) fn common(etag: Option<&str>) -> HeaderMap {
     h
 }
 
-pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, req: HeaderMap) -> Response {
+pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
+    let req = &asked.headers;
     let Some(state) = ctx.upstream.current().feed else {
         let mut h = common(None);
         h.insert(
@@ -98,8 +136,11 @@ pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, req: HeaderMap) -> Resp
     };
     let etag = state.etag();
     let mut h = common(Some(&etag));
-    if if_none_match(&req, &etag) {
+    if if_none_match(req, &etag) {
         return (StatusCode::NOT_MODIFIED, h).into_response();
+    }
+    if !asked.paid {
+        return StatusCode::TOO_MANY_REQUESTS.into_response();
     }
     h.insert(
         header::CONTENT_TYPE,
@@ -118,7 +159,7 @@ pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, req: HeaderMap) -> Resp
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     }
     let body = state.api_body();
-    let bytes = match accepted(&req) {
+    let bytes = match accepted(req) {
         Encoding::Br => {
             h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("br"));
             body.br.clone()

@@ -9,12 +9,13 @@ use std::{fmt::Write, sync::Arc};
 
 use axum::{
     extract::{Path, State},
-    http::{header, HeaderMap, StatusCode},
+    http::{header, StatusCode},
     response::Response,
 };
 use protocol::ServerKey;
 
 use crate::{
+    api::Asked,
     ctx::Ctx,
     history_api::{error, list_seq, server_state, Computed},
 };
@@ -83,14 +84,14 @@ fn svg_answer(body: String) -> Computed {
 }
 
 /// `GET /badge.svg`.
-pub(crate) async fn lobby(State(ctx): State<Arc<Ctx>>, headers: HeaderMap) -> Response {
+pub(crate) async fn lobby(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
     let feed = ctx.upstream.current().feed;
     let seq = list_seq(&ctx);
     ctx.answers
         .answer(
             "badge".into(),
             (seq, 0),
-            &headers,
+            &asked,
             &[(header::CACHE_CONTROL, CACHE)],
             move || {
                 let entries = feed.as_ref().map(|f| f.entries().clone());
@@ -110,7 +111,7 @@ pub(crate) async fn lobby(State(ctx): State<Arc<Ctx>>, headers: HeaderMap) -> Re
 pub(crate) async fn server(
     State(ctx): State<Arc<Ctx>>,
     Path(file): Path<String>,
-    headers: HeaderMap,
+    asked: Asked,
 ) -> Response {
     let Some(key) = file
         .strip_suffix(".svg")
@@ -124,7 +125,7 @@ pub(crate) async fn server(
         .answer(
             format!("badge/{key}"),
             (list_seq(&ctx), generation),
-            &headers,
+            &asked,
             &[(header::CACHE_CONTROL, CACHE)],
             move || {
                 let Some(state) = server_state(&worker, key) else {

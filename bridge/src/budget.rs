@@ -73,6 +73,16 @@ impl Budget {
             .is_some_and(|bucket| bucket.take(now) == Verdict::Pass)
     }
 
+    /// Gives back a token `ip` spent on an answer that turned out to cost
+    /// almost nothing (a `304`): it was taken first, before any work.
+    pub(crate) fn give_back(&self, ip: IpAddr) {
+        let key = address_key(ip);
+        let mut t = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(bucket) = t.newer.get_mut(&key) {
+            bucket.give_back();
+        }
+    }
+
     /// How long an address without a token waits for the next one, at most.
     pub(crate) fn retry_after(&self) -> Duration {
         Duration::from_secs_f64(1.0 / f64::from(self.rate))
@@ -106,6 +116,23 @@ mod tests {
         assert!(b.take(a, t1));
         assert!(!b.take(a, t1));
         assert_eq!(b.retry_after(), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn a_token_given_back_is_spent_again_but_never_past_the_burst() {
+        let t0 = Instant::now();
+        let b = Budget::new(1, 2);
+        let a = ip("192.0.2.1");
+        assert!(b.take(a, t0) && b.take(a, t0));
+        assert!(!b.take(a, t0));
+        b.give_back(a);
+        assert!(b.take(a, t0));
+        assert!(!b.take(a, t0));
+        for _ in 0..10 {
+            b.give_back(a);
+        }
+        assert!(b.take(a, t0) && b.take(a, t0));
+        assert!(!b.take(a, t0), "the burst caps what is given back");
     }
 
     #[test]

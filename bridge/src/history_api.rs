@@ -12,17 +12,17 @@ use std::{
 
 use axum::{
     extract::{Path, Query, State},
-    http::{header, HeaderMap, HeaderValue, StatusCode},
+    http::{header, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
 };
 use bytes::Bytes;
-use protocol::ServerKey;
+use protocol::{Addresses, ServerKey};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::{
-    api::{common, if_none_match},
+    api::{common, if_none_match, Asked},
     ctx::Ctx,
     history::{now_ms, sample_of, Range, ServerSample},
 };
@@ -66,18 +66,21 @@ impl Computed {
 
 impl Answers {
     /// The cached answer for `path` at `stamp`, or `compute`'s (on a
-    /// blocking thread), as a response to a request with `headers`.
+    /// blocking thread), as a response to `asked` (unpaid: from the cache
+    /// only).
     pub(crate) async fn answer(
         &self,
         path: String,
         stamp: (u64, u64),
-        headers: &HeaderMap,
+        asked: &Asked,
         extra: &[(header::HeaderName, &'static str)],
         compute: impl FnOnce() -> Computed + Send + 'static,
     ) -> Response {
         let hit = self.lock().get(&path).filter(|c| c.stamp == stamp).cloned();
         let cached = match hit {
             Some(cached) => cached,
+            // Nothing computed for a request nobody paid for.
+            None if !asked.paid => return StatusCode::TOO_MANY_REQUESTS.into_response(),
             None => {
                 let Ok(computed) = tokio::task::spawn_blocking(compute).await else {
                     return StatusCode::INTERNAL_SERVER_ERROR.into_response();
@@ -104,7 +107,7 @@ impl Answers {
         for (name, value) in extra {
             h.insert(name.clone(), HeaderValue::from_static(value));
         }
-        if cached.status == StatusCode::OK && if_none_match(headers, &cached.etag) {
+        if cached.status == StatusCode::OK && if_none_match(&asked.headers, &cached.etag) {
             return (StatusCode::NOT_MODIFIED, h).into_response();
         }
         h.insert(
@@ -215,7 +218,7 @@ fn stamp(ctx: &Ctx) -> (u64, u64) {
 pub(crate) async fn server(
     State(ctx): State<Arc<Ctx>>,
     Path(key): Path<String>,
-    headers: HeaderMap,
+    asked: Asked,
 ) -> Response {
     let Some(key) = parse_key(&key) else {
         return not_found();
@@ -223,7 +226,7 @@ pub(crate) async fn server(
     let path = format!("server/{key}");
     let worker = ctx.clone();
     ctx.answers
-        .answer(path, stamp(&ctx), &headers, &[], move || {
+        .answer(path, stamp(&ctx), &asked, &[], move || {
             let Some(state) = server_state(&worker, key) else {
                 return Computed::json(
                     StatusCode::NOT_FOUND,
@@ -234,7 +237,7 @@ pub(crate) async fn server(
             let mut m = Map::new();
             m.insert("key".into(), json!(key));
             m.insert("name".into(), json!(s.name));
-            if !worker.config.hide_addresses {
+            if worker.visibility.viewers() == Addresses::Shown {
                 if let Some(address) = &s.address {
                     m.insert("address".into(), json!(address));
                 }
@@ -261,7 +264,7 @@ pub(crate) async fn server_history(
     State(ctx): State<Arc<Ctx>>,
     Path(key): Path<String>,
     Query(q): Query<RangeQuery>,
-    headers: HeaderMap,
+    asked: Asked,
 ) -> Response {
     let Some(key) = parse_key(&key) else {
         return not_found();
@@ -277,7 +280,7 @@ pub(crate) async fn server_history(
     // yet sampled has no points).
     let stamp = (0, history.generation());
     ctx.answers
-        .answer(path, stamp, &headers, &[], move || {
+        .answer(path, stamp, &asked, &[], move || {
             let store = history.store();
             let row = match store.server(key.0) {
                 Ok(Some(row)) => row,
@@ -314,7 +317,7 @@ pub(crate) async fn server_history(
 pub(crate) async fn lobby_history(
     State(ctx): State<Arc<Ctx>>,
     Query(q): Query<RangeQuery>,
-    headers: HeaderMap,
+    asked: Asked,
 ) -> Response {
     let Some(range) = parse_range(&q) else {
         return bad_range();
@@ -325,7 +328,7 @@ pub(crate) async fn lobby_history(
     let path = format!("history/{}", range.as_str());
     let stamp = (0, history.generation());
     ctx.answers
-        .answer(path, stamp, &headers, &[], move || {
+        .answer(path, stamp, &asked, &[], move || {
             let store = history.store();
             match store.lobby_history(range, history.sample_ms(), now_ms()) {
                 Ok((step, points)) => {
