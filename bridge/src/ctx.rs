@@ -15,6 +15,7 @@ use crate::{
     history::History,
     history_api::Answers,
     metrics::Metrics,
+    publish::Visibility,
     session::Handle,
     upstream::{Source, Upstream},
 };
@@ -45,6 +46,8 @@ pub(crate) struct Ctx {
     pub(crate) history: Option<Arc<History>>,
     /// The history's and badges' answers, cached per change.
     pub(crate) answers: Answers,
+    /// What viewers (and so every `/api/` answer) may see of a server.
+    pub(crate) visibility: Visibility,
     /// Why the data directory cannot be used, until
     /// [`Bridge::check`](crate::Bridge::check) takes it.
     pub(crate) start_error: Mutex<Option<Error>>,

@@ -29,9 +29,16 @@ impl Visibility {
         Self { viewers }
     }
 
-    /// Whether viewers see servers' addresses.
+    /// Whether viewers see servers' addresses: also what every answer to
+    /// an anonymous request (`/api/`) shows.
     pub fn viewers(&self) -> Addresses {
         self.viewers
+    }
+
+    /// Whether an admin is shown more than a viewer: then a session that
+    /// signs in is sent the admins' form of what it was sent before.
+    pub fn admins_see_more(&self) -> bool {
+        self.viewers == Addresses::Hidden
     }
 
     /// Both forms of a message that `write` lays out for an audience; the

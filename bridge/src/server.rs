@@ -83,7 +83,7 @@ impl Bridge {
         let cancel = CancellationToken::new();
         let budget = Arc::new(Budget::new(config.api_rate_per_sec, config.api_burst));
         let session = Arc::new(Handle {
-            config: Settings::from(&config),
+            config: Settings::new(&config, visibility),
             shared: upstream.subscribe(),
             games: games.as_ref().map(|g| g.subscribe()),
             offer_list: source.offer_list(&upstream),
@@ -107,6 +107,7 @@ impl Bridge {
                 session,
                 history,
                 answers: Answers::default(),
+                visibility,
                 start_error: Mutex::new(start_error),
             }),
         }

@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth_guard::AuthGuard;
 use crate::{
-    budget::Budget, config::Config, games::GamesWatch, metrics::Metrics, token::AdminToken,
-    upstream::Shared,
+    budget::Budget, config::Config, games::GamesWatch, metrics::Metrics, publish::Visibility,
+    token::AdminToken, upstream::Shared,
 };
 
 /// The configuration values a session reads.
@@ -28,14 +28,15 @@ pub(crate) struct Settings {
     pub(crate) pong_timeout: Duration,
     pub(crate) write_timeout: Duration,
     pub(crate) close_wait: Duration,
-    /// Viewers see lists without addresses; admins with them.
-    pub(crate) hide_addresses: bool,
+    /// What viewers see of the lists; admins see them whole.
+    pub(crate) visibility: Visibility,
     /// Shortest time between two list answers to one browser's queries.
     pub(crate) query_interval: Duration,
 }
 
-impl From<&Config> for Settings {
-    fn from(c: &Config) -> Self {
+impl Settings {
+    /// The settings of `c`, with the bridge's one `visibility` rule.
+    pub(crate) fn new(c: &Config, visibility: Visibility) -> Self {
         Self {
             master: c.master.clone(),
             master_timeout: c.master_timeout,
@@ -47,7 +48,7 @@ impl From<&Config> for Settings {
             pong_timeout: c.pong_timeout,
             write_timeout: c.write_timeout,
             close_wait: c.close_wait,
-            hide_addresses: c.hide_addresses,
+            visibility,
             query_interval: c.query_interval,
         }
     }

@@ -46,7 +46,7 @@ impl Session {
                 self.role = Role::Admin;
                 metrics.viewers.fetch_sub(1, Relaxed);
                 metrics.admins.fetch_add(1, Relaxed);
-                if self.handle.config.hide_addresses {
+                if self.handle.config.visibility.admins_see_more() {
                     self.subscription.role_changed();
                 }
             }
