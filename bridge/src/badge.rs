@@ -89,6 +89,7 @@ pub(crate) async fn lobby(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response
     let seq = list_seq(&ctx);
     ctx.answers
         .answer(
+            &ctx.metrics,
             "badge".into(),
             (seq, 0),
             &asked,
@@ -123,6 +124,7 @@ pub(crate) async fn server(
     let worker = ctx.clone();
     ctx.answers
         .answer(
+            &ctx.metrics,
             format!("badge/{key}"),
             (list_seq(&ctx), generation),
             &asked,

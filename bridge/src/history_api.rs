@@ -7,7 +7,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{atomic::Ordering::Relaxed, Arc, Mutex},
 };
 
 use axum::{
@@ -25,6 +25,7 @@ use crate::{
     api::{common, if_none_match, Asked},
     ctx::Ctx,
     history::{now_ms, sample_of, Range, ServerSample},
+    metrics::Metrics,
 };
 
 /// Answers cached at most; the cache starts over when full.
@@ -70,6 +71,7 @@ impl Answers {
     /// only).
     pub(crate) async fn answer(
         &self,
+        metrics: &Metrics,
         path: String,
         stamp: (u64, u64),
         asked: &Asked,
@@ -82,6 +84,7 @@ impl Answers {
             // Nothing computed for a request nobody paid for.
             None if !asked.paid => return StatusCode::TOO_MANY_REQUESTS.into_response(),
             None => {
+                metrics.api_computed.fetch_add(1, Relaxed);
                 let Ok(computed) = tokio::task::spawn_blocking(compute).await else {
                     return StatusCode::INTERNAL_SERVER_ERROR.into_response();
                 };
@@ -226,7 +229,7 @@ pub(crate) async fn server(
     let path = format!("server/{key}");
     let worker = ctx.clone();
     ctx.answers
-        .answer(path, stamp(&ctx), &asked, &[], move || {
+        .answer(&ctx.metrics, path, stamp(&ctx), &asked, &[], move || {
             let Some(state) = server_state(&worker, key) else {
                 return Computed::json(
                     StatusCode::NOT_FOUND,
@@ -280,7 +283,7 @@ pub(crate) async fn server_history(
     // yet sampled has no points).
     let stamp = (0, history.generation());
     ctx.answers
-        .answer(path, stamp, &asked, &[], move || {
+        .answer(&ctx.metrics, path, stamp, &asked, &[], move || {
             let store = history.store();
             let row = match store.server(key.0) {
                 Ok(Some(row)) => row,
@@ -328,7 +331,7 @@ pub(crate) async fn lobby_history(
     let path = format!("history/{}", range.as_str());
     let stamp = (0, history.generation());
     ctx.answers
-        .answer(path, stamp, &asked, &[], move || {
+        .answer(&ctx.metrics, path, stamp, &asked, &[], move || {
             let store = history.store();
             match store.lobby_history(range, history.sample_ms(), now_ms()) {
                 Ok((step, points)) => {

@@ -56,6 +56,9 @@ pub struct Metrics {
     pub stale_lists_dropped: AtomicU64,
     /// `/api/` requests answered `429`: their address had no token left.
     pub api_limited: AtomicU64,
+    /// History and badge answers computed (not taken from the cache): the
+    /// costly part of `/api/`, done only for requests that paid.
+    pub api_computed: AtomicU64,
     /// WebSocket answers (a whole list or a catch-up) that waited for their
     /// socket's query interval.
     pub held_interval: AtomicU64,
@@ -210,6 +213,12 @@ impl Metrics {
             &[("", u(&self.api_limited))],
         );
         metric(
+            "bridge_api_answers_computed_total",
+            "counter",
+            "History and badge answers computed rather than taken from the cache.",
+            &[("", u(&self.api_computed))],
+        );
+        metric(
             "bridge_answers_held_total",
             "counter",
             "WebSocket list answers that had to wait, by what they waited for.",
@@ -259,6 +268,7 @@ mod tests {
             "bridge_upgrades_refused_total{status=\"400\",reason=\"not-websocket\"} 0\n"
         ));
         assert!(text.contains("bridge_api_limited_total 0\n"));
+        assert!(text.contains("bridge_api_answers_computed_total 0\n"));
         assert!(text.contains("bridge_answers_held_total{for=\"address\"} 0\n"));
         assert!(text.contains("bridge_master_feed_up 0\n"));
         assert!(text.contains("bridge_master_feed_messages_total{kind=\"delta\"} 0\n"));

@@ -429,3 +429,46 @@ async fn a_zero_budget_is_refused_by_the_binary_and_the_library() {
     let err = config.validate().unwrap_err().to_string();
     assert!(err.contains("API answer burst"), "{err}");
 }
+
+/// A loop of revalidations (`If-None-Match`) of answers that are not
+/// cached (a new key each time) from one address: each is charged before
+/// anything is computed, so after the burst they are refused without work,
+/// while another address is served.
+#[tokio::test]
+async fn revalidations_of_uncached_answers_are_charged_before_any_work() {
+    const BURST: u32 = 5;
+    const LOOPS: u64 = 200;
+    let (_master, bridge, _game) = lobby(|c| {
+        c.api_rate_per_sec = 1;
+        c.api_burst = BURST;
+    })
+    .await;
+    let computed = || bridge.metrics.api_computed.load(Relaxed);
+    let before = computed();
+    let mut b = keep_alive(HOST_B, bridge.addr).await;
+    let started = Instant::now();
+    let mut statuses = Vec::new();
+    for i in 0..LOOPS {
+        let path = format!("/api/servers/{i:016x}");
+        let (status, _, _) = get(&mut b, bridge.addr, &path, "If-None-Match: \"h0\"\r\n").await;
+        statuses.push(status);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let work = computed() - before;
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    eprintln!(
+        "{LOOPS} revalidations of uncached answers from {HOST_B} in {elapsed:.2} s: {work} computed, {refused} refused"
+    );
+    // The burst, and what the rate gave back meanwhile; nothing more.
+    assert!(work >= 1, "nothing was computed: {statuses:?}");
+    assert!(
+        work as f64 <= f64::from(BURST) + elapsed + 1.0,
+        "{work} answers computed for {LOOPS} requests"
+    );
+    assert!(refused as f64 >= LOOPS as f64 - f64::from(BURST) - elapsed - 1.0);
+    // Another address is served meanwhile (and its answer computed).
+    let mut a = keep_alive(HOST_A, bridge.addr).await;
+    let (status, _, _) = get(&mut a, bridge.addr, "/api/servers/00000000000000ff", "").await;
+    assert_eq!(status, 404, "served: no server has this key");
+    assert_eq!(computed() - before, work + 1);
+}
