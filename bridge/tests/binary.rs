@@ -163,6 +163,9 @@ async fn a_generated_tokens_link_goes_to_stdout_never_to_the_log() {
             "127.0.0.1:0",
             "--master",
             &master.addr.to_string(),
+            // Polled: another test's master may have the default feed port.
+            "--master-feed",
+            "off",
         ])
         .spawn()
         .unwrap();
@@ -229,6 +232,9 @@ async fn a_generated_tokens_link_goes_to_a_private_file_when_stdout_is_the_log()
             "127.0.0.1:0",
             "--master",
             &master.addr.to_string(),
+            // Polled: another test's master may have the default feed port.
+            "--master-feed",
+            "off",
         ])
         .stdout(log.try_clone().unwrap())
         .stderr(log)

@@ -1,7 +1,8 @@
 //! The bodies of the lobby's fuzz targets: one function per target, taking
 //! the fuzzer's bytes, for every parser that reads bytes from outside (the
 //! master's framing and messages, the bridge's WebSocket frames and
-//! headers, the page's delta apply, the A2S and GameAgent decoders).
+//! headers, the page's delta apply, the bridge's apply of a master's
+//! change feed, the A2S and GameAgent decoders).
 //!
 //! Each function panics only when a parser panics or breaks one of the
 //! properties it checks (round trips, agreement between two readers,
@@ -14,6 +15,7 @@ mod a2s;
 mod bridge_headers;
 mod command;
 mod delta;
+mod feed;
 mod frame;
 mod gameagent;
 mod inbound;
@@ -24,6 +26,7 @@ pub use a2s::a2s;
 pub use bridge_headers::{forwarded, origin};
 pub use command::command;
 pub use delta::{delta_apply, delta_sync};
+pub use feed::feed_apply;
 pub use frame::frame;
 pub use gameagent::gameagent;
 pub use inbound::inbound;
@@ -39,6 +42,7 @@ pub const TARGETS: &[Target] = &[
     ("inbound", inbound),
     ("delta_apply", delta_apply),
     ("delta_sync", delta_sync),
+    ("feed_apply", feed_apply),
     ("a2s", a2s),
     ("gameagent", gameagent),
     ("forwarded", forwarded),

@@ -22,7 +22,8 @@ use crate::input::join_parts;
 pub type Seed = (String, Vec<u8>);
 
 /// The seeds of the target named `target` (none for an unknown name and
-/// for the `arbitrary`-driven delta targets, which start from nothing).
+/// for the `arbitrary`-driven delta and feed targets, which start from
+/// nothing).
 pub fn seeds(target: &str) -> Vec<Seed> {
     match target {
         "frame" => frame_seeds(),

@@ -130,6 +130,13 @@ impl Lobby {
             Some(addr) => cmd.args(["--master", addr]),
             None => cmd.args(["--embedded-master", "127.0.0.1:0"]),
         };
+        // A bridge given --master follows the feed at the master's host,
+        // port 51964, by default: there another test's master may listen.
+        // These lobbies poll their master on purpose unless a test names
+        // a feed.
+        if master.is_some() && !self.extra_args.iter().any(|a| a == "--master-feed") {
+            cmd.args(["--master-feed", "off"]);
+        }
         // Every page and viewer of a test comes from 127.0.0.1, so one
         // address's budget of whole lists (`--api-rate`) would hold dozens
         // of test viewers for seconds; a test of that budget sets its own.

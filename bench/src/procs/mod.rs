@@ -240,6 +240,10 @@ async fn launch_bridge(
     }
     if let Some(feed) = opts.master_feed {
         cmd.args(["--master-feed", &feed.to_string()]);
+    } else if master.is_some() {
+        // Polled on purpose: without it the bridge would look for a feed
+        // at the master's host, port 51964 (another run's, perhaps).
+        cmd.args(["--master-feed", "off"]);
     }
     if let Some(every) = opts.history_interval {
         cmd.args(["--history-interval", &format!("{}s", every.as_secs())]);

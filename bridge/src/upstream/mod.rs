@@ -17,7 +17,7 @@ mod follower;
 mod poller;
 mod subscriber;
 
-pub use subscriber::{take_message, Taken};
+pub use subscriber::{take_message, take_message_within, Taken};
 
 use std::{
     sync::{

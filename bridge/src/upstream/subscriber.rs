@@ -276,9 +276,18 @@ pub enum Taken {
 /// `list`, as the bridge does with every message its feed sends: each
 /// entry checked against the master protocol's rules, the list bounded by
 /// [`MAX_MASTER_REPLY`] like a polled reply. After an error the list is
-/// `None` when it no longer matches the master's. Public for the fuzz
-/// target that feeds it hostile frames.
+/// `None` when it no longer matches the master's.
 pub fn take_message(json: &[u8], list: &mut Option<FollowedList>) -> Result<Taken, FeedError> {
+    take_message_within(json, list, MAX_MASTER_REPLY)
+}
+
+/// [`take_message`] with another bound on the list's size: the fuzz
+/// target that feeds it hostile frames reaches a small bound often.
+pub fn take_message_within(
+    json: &[u8],
+    list: &mut Option<FollowedList>,
+    max_bytes: usize,
+) -> Result<Taken, FeedError> {
     let text = std::str::from_utf8(json).map_err(|_| FeedError::Unreadable)?;
     let Some(command) = command(json) else {
         return Err(FeedError::Unreadable);
@@ -286,7 +295,7 @@ pub fn take_message(json: &[u8], list: &mut Option<FollowedList>) -> Result<Take
     match DeltaMessage::from_frame(&command, text) {
         Some(Ok(message)) => {
             let snapshot = matches!(message, DeltaMessage::Snapshot(_));
-            let changed = FollowedList::take(list, message, MAX_MASTER_REPLY)?;
+            let changed = FollowedList::take(list, message, max_bytes)?;
             Ok(if snapshot {
                 Taken::Snapshot
             } else {

@@ -24,19 +24,20 @@ pub(crate) struct Args {
     /// Relay to this running master (host:port) instead of starting one.
     #[arg(long, env = "BRIDGE_MASTER")]
     pub(crate) master: Option<String>,
-    /// Follow this master's change feed (host:port: the master's
-    /// --feed-listen, e.g. 127.0.0.1:51964) instead of polling it; polls
-    /// while the feed cannot be followed. Needs --master.
+    /// Where the master's change feed is (the master's --feed-listen), or
+    /// `off` to poll the master instead. Default: the --master host with
+    /// the feed's default port (51964). While the feed cannot be followed
+    /// the bridge polls. Needs --master.
     #[arg(
         long,
         env = "BRIDGE_MASTER_FEED",
         requires = "master",
-        value_name = "HOST:PORT"
+        value_name = "HOST:PORT|off"
     )]
-    pub(crate) master_feed: Option<String>,
+    pub(crate) master_feed: Option<MasterFeed>,
     /// File whose first line is the secret the master's feed asks for (the
     /// master's --feed-token-file).
-    #[arg(long, env = "BRIDGE_MASTER_FEED_TOKEN_FILE", requires = "master_feed")]
+    #[arg(long, env = "BRIDGE_MASTER_FEED_TOKEN_FILE", requires = "master")]
     pub(crate) master_feed_token_file: Option<PathBuf>,
     /// Where the in-process master listens when --master is not given.
     #[arg(
@@ -240,6 +241,45 @@ pub(crate) fn default_data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("data"))
 }
 
+/// `--master-feed`: the feed's address, or polling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MasterFeed {
+    /// `off`: poll the master.
+    Off,
+    /// `HOST:PORT` of the feed.
+    At(String),
+}
+
+impl std::str::FromStr for MasterFeed {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("off") {
+            return Ok(Self::Off);
+        }
+        match s.rsplit_once(':') {
+            Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
+                Ok(Self::At(s.to_owned()))
+            }
+            _ => Err(format!("{s:?} is neither HOST:PORT nor `off`")),
+        }
+    }
+}
+
+/// The feed a bridge relaying to `master` follows: the one asked for, none
+/// with `off`, else the master's host at the feed's default port.
+fn feed_address(master: Option<&str>, feed: Option<MasterFeed>) -> Option<String> {
+    let master = master?;
+    match feed {
+        Some(MasterFeed::Off) => None,
+        Some(MasterFeed::At(addr)) => Some(addr),
+        None => {
+            let host = master.rsplit_once(':').map_or(master, |(host, _)| host);
+            Some(format!("{host}:{}", protocol::feed::DEFAULT_PORT))
+        }
+    }
+}
+
 impl Args {
     /// The embedded master's settings.
     pub(crate) fn embedded_master(&self) -> EmbeddedMaster {
@@ -253,7 +293,7 @@ impl Args {
     /// `base` (the master and the token) with these arguments applied.
     pub(crate) fn config(self, base: Config, open_files: Option<u64>) -> Config {
         Config {
-            master_feed: self.master_feed,
+            master_feed: feed_address(self.master.as_deref(), self.master_feed),
             static_dir: self.static_dir,
             allowed_origins: self.allowed_origin,
             loopback_origins: self.allow_loopback_origins,
@@ -396,11 +436,42 @@ mod tests {
     fn the_feed_needs_a_remote_master() {
         assert!(Args::try_parse_from(["bridge", "--master-feed", "m:2"]).is_err());
         assert!(Args::try_parse_from(["bridge", "--master-feed-token-file", "t"]).is_err());
-        let args =
-            Args::try_parse_from(["bridge", "--master", "m:1", "--master-feed", "m:2"]).unwrap();
-        let token = AdminToken::new("0123456789abcdef").unwrap();
-        let config = args.config(Config::new("m:1", token), None);
-        assert_eq!(config.master_feed.as_deref(), Some("m:2"));
+        let feed = |argv: &[&str]| {
+            let args = Args::try_parse_from(argv).unwrap();
+            let token = AdminToken::new("0123456789abcdef").unwrap();
+            args.config(Config::new("m:1", token), None).master_feed
+        };
+        assert_eq!(
+            feed(&["bridge", "--master", "m:1", "--master-feed", "m:2"]).as_deref(),
+            Some("m:2")
+        );
+        // Followed by default, at the master's host and the feed's port.
+        assert_eq!(
+            feed(&["bridge", "--master", "master.example:51963"]).as_deref(),
+            Some("master.example:51964")
+        );
+        assert_eq!(
+            feed(&["bridge", "--master", "[::1]:7000"]).as_deref(),
+            Some("[::1]:51964")
+        );
+        assert_eq!(
+            feed(&["bridge", "--master", "m:1", "--master-feed", "off"]),
+            None
+        );
+        assert_eq!(
+            feed(&["bridge"]),
+            None,
+            "an embedded master is followed itself"
+        );
+        assert!(Args::try_parse_from(["bridge", "--master", "m:1", "--master-feed", "m"]).is_err());
+        assert!(Args::try_parse_from([
+            "bridge",
+            "--master",
+            "m:1",
+            "--master-feed-token-file",
+            "t"
+        ])
+        .is_ok());
     }
 
     #[test]
