@@ -481,3 +481,95 @@ async fn the_embedded_master_requires_the_peer_address_and_exempts_networks() {
     assert_eq!(served, 32);
     terminate(&mut child).await;
 }
+
+/// A bridge given only `--master` follows that master's change feed, on
+/// the master's host at the feed's default port (51964); with
+/// `--master-feed off` it polls. The master and its feed listen on a
+/// loopback address of their own, so the default port is free there.
+#[tokio::test]
+async fn a_bridge_given_master_follows_its_feed_by_default() {
+    use master::feed::{FeedConfig, FeedServer};
+    // The first of a few loopback addresses whose feed port is free.
+    let mut bound = None;
+    for last in 28..40u8 {
+        let ip = std::net::Ipv4Addr::new(127, 0, 0, last);
+        let at = SocketAddr::from((ip, protocol::feed::DEFAULT_PORT));
+        if let Ok(l) = tokio::net::TcpListener::bind(at).await {
+            bound = Some((ip, l));
+            break;
+        }
+    }
+    let (ip, feed_listener) = bound.expect("a loopback address with the feed port free");
+    let master = TestMaster::start_on(SocketAddr::from((ip, 0))).await;
+    let feed = FeedServer::new(master.master.registry(), FeedConfig::default());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (f, s) = (feed.clone(), stop.clone());
+    let feed_task = tokio::spawn(async move { f.run(feed_listener, s.cancelled_owned()).await });
+
+    let dir = tempfile::tempdir().unwrap();
+    let start = |extra: &[&str]| {
+        let mut cmd = bridge_cmd();
+        cmd.env("BRIDGE_DATA_DIR", dir.path().join("data"))
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--master",
+                &master.addr.to_string(),
+            ])
+            .args(["--poll-interval", "100ms"])
+            .args(extra);
+        cmd.spawn().unwrap()
+    };
+    let feed_up = |http: SocketAddr| async move {
+        let (_, _, body) = http_get(http, "/metrics", "").await;
+        let text = String::from_utf8_lossy(&body).into_owned();
+        let line = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_owned())
+        };
+        (
+            line("bridge_master_feed_up "),
+            line("bridge_master_queries_total "),
+        )
+    };
+    for (extra, follows) in [(&[][..], true), (&["--master-feed", "off"][..], false)] {
+        let mut child = start(extra);
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+            .await
+            .unwrap()
+            .unwrap();
+        let http: SocketAddr = line.split_whitespace().nth(3).unwrap()["http://".len()..]
+            .parse()
+            .unwrap();
+        if follows {
+            tokio::time::timeout(WAIT, async {
+                while feed_up(http).await.0.as_deref() != Some("1") {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })
+            .await
+            .expect("the bridge follows the feed at the master's host, port 51964");
+        } else {
+            // Polls: its queries go up (every 100 ms), the feed stays down.
+            tokio::time::timeout(WAIT, async {
+                loop {
+                    let (up, queries) = feed_up(http).await;
+                    assert_eq!(up.as_deref(), Some("0"), "--master-feed off");
+                    if queries.and_then(|q| q.parse::<u64>().ok()) >= Some(3) {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })
+            .await
+            .expect("the bridge polls with --master-feed off");
+        }
+        terminate(&mut child).await;
+    }
+    stop.cancel();
+    let _ = feed_task.await;
+    master.shutdown().await;
+}
