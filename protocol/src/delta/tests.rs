@@ -514,10 +514,9 @@ fn a_followed_list_knows_its_size_and_stays_within_its_bound() {
     .unwrap();
     assert_eq!(list.bytes(), served_bytes(&list));
     // Replaced (twice in one delta), removed and added entries: still exact.
-    let mut seq = 1;
-    let mut next = 6;
     let mut grew = None;
     for round in 0..100u64 {
+        let (seq, next) = (round + 1, round + 6);
         let mut renamed = named(round);
         renamed.name = format!("renamed {round} {}", "x".repeat((round % 7) as usize));
         let delta = Delta {
@@ -544,8 +543,6 @@ fn a_followed_list_knows_its_size_and_stays_within_its_bound() {
         }
         assert_eq!(list.bytes(), served_bytes(&list), "round {round}");
         assert!(list.bytes() <= max);
-        seq += 1;
-        next += 1;
     }
     assert!(
         matches!(grew, Some(FollowError::TooLarge { max: 4096, .. })),
