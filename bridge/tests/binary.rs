@@ -535,15 +535,7 @@ async fn a_bridge_given_master_follows_its_feed_by_default() {
     };
     for (extra, follows) in [(&[][..], true), (&["--master-feed", "off"][..], false)] {
         let mut child = start(extra);
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        tokio::time::timeout(WAIT, stdout.read_line(&mut line))
-            .await
-            .unwrap()
-            .unwrap();
-        let http: SocketAddr = line.split_whitespace().nth(3).unwrap()["http://".len()..]
-            .parse()
-            .unwrap();
+        let (http, _stdout) = readiness(&mut child).await;
         if follows {
             tokio::time::timeout(WAIT, async {
                 while feed_up(http).await.0.as_deref() != Some("1") {

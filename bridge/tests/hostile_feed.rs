@@ -22,7 +22,7 @@ use std::{
 use common::WAIT;
 use protocol::frame::frame;
 use tokio::{
-    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
+    io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
     process::{Child, Command},
     sync::Notify,
@@ -194,19 +194,7 @@ impl Bridge {
         let pid = child.id().unwrap();
         let log_bytes = Arc::new(AtomicU64::new(0));
         let log_tail = Arc::new(Mutex::new(String::new()));
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut first = String::new();
-        tokio::time::timeout(WAIT, stdout.read_line(&mut first))
-            .await
-            .unwrap()
-            .unwrap();
-        let http: SocketAddr = first
-            .split_whitespace()
-            .nth(3)
-            .and_then(|u| u.strip_prefix("http://"))
-            .unwrap_or_else(|| panic!("{first}"))
-            .parse()
-            .unwrap();
+        let (http, stdout) = common::readiness(&mut child).await;
         let stderr = child.stderr.take().unwrap();
         for mut pipe in [
             Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,

@@ -18,3 +18,25 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     to_string(value).into_bytes()
 }
+
+/// Bytes of `value`'s compact JSON, counted without building it: what a
+/// budget of bytes needs to know before it takes something in.
+/// `usize::MAX` if it cannot be written (then it fits no budget).
+pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    /// Counts what is written, keeping nothing.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}

@@ -10,11 +10,11 @@
 //! before any player does, and the lowest-scoring players before the
 //! others.
 
-use std::io;
-
 use gamequery::limits::{best_scoring, clean_text, Limits};
-use protocol::bridge::{GamePlayer, GameRule, GameServer};
-use serde::Serialize;
+use protocol::{
+    bridge::{GamePlayer, GameRule, GameServer},
+    json::json_len,
+};
 
 /// The most one server may take of a push.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,29 +122,6 @@ pub fn fit(mut server: GameServer, budget: &Budget) -> GameServer {
         server.rules.push(rule);
     }
     server
-}
-
-/// Bytes of `value`'s JSON, counted without building it.
-fn json_len(value: &impl Serialize) -> usize {
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        // Plain data cannot fail to serialise; if it did, it does not fit.
-        Err(_) => usize::MAX,
-    }
-}
-
-struct Count(usize);
-
-impl io::Write for Count {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -290,3 +290,28 @@ pub async fn http_get(addr: SocketAddr, path: &str, extra: &str) -> (u16, String
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
     (status, head, body)
 }
+
+/// The HTTP address a `bridge` process prints on its first stdout line
+/// ("bridge listening on http://ADDR master ADDR"), and the rest of its
+/// stdout.
+pub async fn readiness(
+    child: &mut tokio::process::Child,
+) -> (
+    SocketAddr,
+    tokio::io::BufReader<tokio::process::ChildStdout>,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut line = String::new();
+    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+        .await
+        .expect("no readiness line")
+        .expect("stdout readable");
+    let http = line
+        .split_whitespace()
+        .nth(3)
+        .and_then(|w| w.strip_prefix("http://"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("not the readiness line: {line:?}"));
+    (http, stdout)
+}

@@ -5,10 +5,8 @@
 //! (the follower's bound on one list read whole), the epoch is short, and
 //! a snapshot in any order is taken in O(n log n).
 
-use std::io;
-
 use super::{ApplyError, ClientList, Delta, DeltaMessage, Keyed, ListItem, Resume, Snapshot};
-use crate::{entry::Addresses, message::ServerEntry, validate::ValidationError};
+use crate::{entry::Addresses, json::json_len, message::ServerEntry, validate::ValidationError};
 
 /// Longest epoch a follower takes. The contract leaves an epoch's length
 /// open; ours are 16 hex digits, and the follower names the epoch again
@@ -71,21 +69,7 @@ impl ListItem for Measured {
 
 /// The bytes `entry` takes in a list served whole, at most.
 fn entry_bytes(entry: &ServerEntry) -> usize {
-    /// Counts what is written, keeping nothing.
-    struct Count(usize);
-    impl io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Plain data into a counter: cannot fail.
-    let _ = serde_json::to_writer(&mut count, &entry.view(Addresses::Shown));
-    count.0 + ID_AND_KEY_BYTES + 1
+    json_len(&entry.view(Addresses::Shown)).saturating_add(ID_AND_KEY_BYTES + 1)
 }
 
 /// A followed list: a [`ClientList`] whose every entry passed §1 and
