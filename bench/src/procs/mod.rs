@@ -141,7 +141,12 @@ pub async fn start_master_with_feed(
     max_connections: usize,
 ) -> Result<(Proc, SocketAddr, SocketAddr)> {
     let mut cmd = master_command(bins, max_connections);
-    cmd.args(["--feed-listen", "127.0.0.1:0"]);
+    // Every bridge of a run comes from 127.0.0.1: one address may take
+    // every subscriber slot here.
+    cmd.args(["--feed-listen", "127.0.0.1:0"]).args([
+        "--feed-max-per-address",
+        &master::feed::FeedConfig::DEFAULT_MAX_SUBSCRIBERS.to_string(),
+    ]);
     let (proc_, lines) = spawn_ready_lines(
         cmd,
         "master",

@@ -79,10 +79,11 @@ pub struct FeedConfig {
 impl FeedConfig {
     /// Default of [`FeedConfig::max_subscribers`]: bridges, not viewers.
     pub const DEFAULT_MAX_SUBSCRIBERS: usize = 64;
-    /// Default of [`FeedConfig::max_per_address`]: a few bridges behind
-    /// one address, and one reconnecting while its old connection is
-    /// still being closed.
-    pub const DEFAULT_MAX_PER_ADDRESS: usize = 4;
+    /// Default of [`FeedConfig::max_per_address`]: the bridges of one
+    /// machine (a deployment runs several beside the master, on loopback),
+    /// with room for each to reconnect while its old connection is still
+    /// being closed, and a quarter of the subscriber slots at most.
+    pub const DEFAULT_MAX_PER_ADDRESS: usize = 16;
     /// Default of [`FeedConfig::ring`], as the bridge's own.
     pub const DEFAULT_RING: usize = 64;
 }
