@@ -262,7 +262,8 @@ impl Upstream {
             debug!("master reply is not a readable list; ignored");
             return;
         };
-        self.publish(text, list.servers, Some(asked));
+        let (text, servers) = valid_only(text, list.servers);
+        self.publish(text, servers, Some(asked));
     }
 
     /// Publishes the embedded master's list (`reply` unframed): the
@@ -379,6 +380,32 @@ impl Upstream {
     }
 }
 
+/// A polled reply's entries that keep the master protocol's rules, and the
+/// reply's text: as the master wrote it when every entry does, else written
+/// again without the others. A reply is an input like the feed's messages;
+/// a reader skips what it cannot take rather than losing the list, as
+/// [`ServerList`] does with entries it cannot read.
+fn valid_only(
+    text: Utf8Bytes,
+    servers: Vec<protocol::ServerEntry>,
+) -> (Utf8Bytes, Vec<protocol::ServerEntry>) {
+    let listed = servers.len();
+    let valid: Vec<_> = servers
+        .into_iter()
+        .filter(|e| e.validate().is_ok())
+        .collect();
+    if valid.len() == listed {
+        return (text, valid);
+    }
+    master::throttled!(
+        warn,
+        skipped = listed - valid.len(),
+        "the master's reply lists entries that break the master protocol's rules; not listed"
+    );
+    let text = protocol::message::query_reply_text(&valid, Addresses::Shown);
+    (Utf8Bytes::from(text), valid)
+}
+
 /// What is published under one lock: the feed, and how old its list is.
 #[derive(Debug)]
 struct Publishing {
@@ -463,6 +490,26 @@ mod tests {
         upstream.offer(&old, at(50));
         assert_eq!(published(&upstream), std::str::from_utf8(&old).unwrap());
         assert_eq!(metrics.stale_lists_dropped.load(Relaxed), 2);
+    }
+
+    #[test]
+    fn a_polled_entry_that_breaks_a_rule_is_not_listed() {
+        let upstream = Upstream::new(
+            Visibility::new(false),
+            Arc::new(Metrics::default()),
+            Keys::from_secret(b"test"),
+        );
+        let long = "n".repeat(1_000_000);
+        upstream.offer(&reply(&["Fine", &long]), Instant::now());
+        let text = published(&upstream);
+        assert!(
+            text.contains("\"Fine\""),
+            "{}",
+            &text[..text.len().min(200)]
+        );
+        assert!(text.len() < 1_000, "the long name was published");
+        let feed = upstream.current().feed.expect("a list");
+        assert_eq!(feed.entries().len(), 1);
     }
 
     #[test]
