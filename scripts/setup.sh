@@ -6,7 +6,7 @@
 #                                # wasm-bindgen, wasm-opt (make run, make release)
 #   bash scripts/setup.sh test   # also the checks: rustfmt, clippy, Chromium,
 #                                # chromedriver, CJK fonts, nginx, openssl,
-#                                # axe-core (make test, CI)
+#                                # PostgreSQL, axe-core (make test, CI)
 #
 # System packages come from apt-get (Debian/Ubuntu, as root). Where apt-get
 # is missing or the user is not root, it prints what to install and exits
@@ -43,6 +43,7 @@ need_apt() { # PACKAGE CHECK-COMMAND...
 dpkg_has() { dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'; }
 cjk_font() { dpkg_has fonts-wqy-zenhei || fc-list 2>/dev/null | grep -qi 'wenquanyi zen hei'; }
 nginx_present() { command -v nginx || [ -x /usr/sbin/nginx ]; }
+pg_present() { compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; }
 nginx_brotli() {
   [ -e /usr/lib/nginx/modules/ngx_http_brotli_static_module.so ] \
     || [ -e "${LOBBY_NGINX_BROTLI_MODULE:-/nonexistent}" ]
@@ -59,6 +60,8 @@ if [ "$purpose" = test ]; then
   need_apt nginx nginx_present
   need_apt libnginx-mod-http-brotli-static nginx_brotli
   need_apt openssl command -v openssl
+  # The store's tests and the deploy test start scratch PostgreSQL clusters.
+  need_apt postgresql pg_present
 fi
 
 missing_rust=()

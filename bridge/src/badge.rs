@@ -17,7 +17,7 @@ use protocol::ServerKey;
 use crate::{
     api::Asked,
     ctx::Ctx,
-    history_api::{error, list_seq, server_state, Computed},
+    history_api::{error, list_seq, server_state, unavailable, Computed},
 };
 
 /// Characters of a name shown at most (names may have 100).
@@ -130,11 +130,15 @@ pub(crate) async fn server(
             &asked,
             &[(header::CACHE_CONTROL, CACHE)],
             move || {
-                let Some(state) = server_state(&worker, key) else {
-                    return Computed::json(
-                        StatusCode::NOT_FOUND,
-                        r#"{"error":"no server with this key was seen"}"#.into(),
-                    );
+                let state = match server_state(&worker, key) {
+                    Ok(Some(state)) => state,
+                    Ok(None) => {
+                        return Computed::json(
+                            StatusCode::NOT_FOUND,
+                            r#"{"error":"no server with this key was seen"}"#.into(),
+                        )
+                    }
+                    Err(_) => return unavailable(),
                 };
                 let s = &state.sample;
                 let name = cut(&s.name, NAME_CHARS);

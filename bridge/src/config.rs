@@ -166,6 +166,10 @@ pub struct Config {
     /// far as the disk allows). Past it writes fail as on a full disk:
     /// the recording pauses, the rest of the bridge goes on.
     pub history_max_bytes: Option<u64>,
+    /// The PostgreSQL database that keeps the key secret and the history
+    /// for every bridge given it (`docs/protocol.md` §2.3); `None`: the
+    /// embedded database in [`Config::data_dir`].
+    pub database_url: Option<crate::history::DatabaseUrl>,
 }
 
 impl Config {
@@ -274,6 +278,7 @@ impl Config {
             data_dir: None,
             history_interval: Self::DEFAULT_HISTORY_INTERVAL,
             history_max_bytes: None,
+            database_url: None,
         }
     }
 

@@ -24,9 +24,13 @@ use sha2::{Digest, Sha256};
 use crate::{
     api::{common, if_none_match, Asked},
     ctx::Ctx,
-    history::{now_ms, sample_of, Range, ServerSample},
+    history::{now_ms, sample_of, Range, ServerSample, StoreError},
     metrics::Metrics,
 };
+
+/// Seconds a client is asked to wait (`Retry-After`) while the history's
+/// database is unreachable: about the store's first delays between tries.
+const RETRY_AFTER: &str = "5";
 
 /// Answers cached at most; the cache starts over when full.
 const CACHED: usize = 1024;
@@ -90,6 +94,7 @@ impl Answers {
                 };
                 let digest = Sha256::digest(computed.body.as_bytes());
                 let etag: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+                let unavailable = computed.status == StatusCode::SERVICE_UNAVAILABLE;
                 let cached = Cached {
                     stamp,
                     status: computed.status,
@@ -97,11 +102,15 @@ impl Answers {
                     etag: format!("\"h{etag}\""),
                     body: Bytes::from(computed.body),
                 };
-                let mut cache = self.lock();
-                if cache.len() >= CACHED {
-                    cache.clear();
+                // An outage's answer is not kept: the next request asks the
+                // database again.
+                if !unavailable {
+                    let mut cache = self.lock();
+                    if cache.len() >= CACHED {
+                        cache.clear();
+                    }
+                    cache.insert(path, cached.clone());
                 }
-                cache.insert(path, cached.clone());
                 cached
             }
         };
@@ -109,6 +118,10 @@ impl Answers {
         h.remove(header::VARY);
         for (name, value) in extra {
             h.insert(name.clone(), HeaderValue::from_static(value));
+        }
+        if cached.status == StatusCode::SERVICE_UNAVAILABLE {
+            h.insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER));
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
         if cached.status == StatusCode::OK && if_none_match(&asked.headers, &cached.etag) {
             return (StatusCode::NOT_MODIFIED, h).into_response();
@@ -172,17 +185,28 @@ pub(crate) struct ServerState {
 }
 
 /// `key`'s state: from the published list when listed, else from the
-/// history; `None` for a key never seen (or unreadable history).
-pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Option<ServerState> {
-    let history = ctx.history.as_ref()?;
+/// history; `None` for a key never seen (or an unreadable row); an error
+/// only while the history's database is unreachable (an answer then is
+/// 503, [`unavailable`]: the recorded first and last seen are unknown).
+pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Result<Option<ServerState>, StoreError> {
+    let Some(history) = ctx.history.as_ref() else {
+        return Ok(None);
+    };
     let live = ctx.upstream.current().feed.and_then(|feed| {
         feed.entries()
             .iter()
             .find(|k| k.key == Some(key))
             .and_then(sample_of)
     });
-    let row = history.store().server(key.0).ok().flatten();
-    match (live, row) {
+    let row = match history.store().server(key.0) {
+        Ok(row) => row,
+        Err(StoreError::Unavailable) => return Err(StoreError::Unavailable),
+        Err(e) => {
+            master::throttled!(warn, error = %e, "reading a server's recorded state failed");
+            None
+        }
+    };
+    Ok(match (live, row) {
         (Some(sample), row) => {
             let (first_seen, last_seen) = row.map_or_else(
                 || {
@@ -205,7 +229,16 @@ pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Option<ServerState> {
             last_seen: row.last_seen,
         }),
         (None, None) => None,
-    }
+    })
+}
+
+/// The answer while the history's database is unreachable: 503 (with
+/// `Retry-After`, never cached).
+pub(crate) fn unavailable() -> Computed {
+    Computed::json(
+        StatusCode::SERVICE_UNAVAILABLE,
+        json!({ "error": "the history database is unreachable; try again shortly" }).to_string(),
+    )
 }
 
 fn parse_key(key: &str) -> Option<ServerKey> {
@@ -230,11 +263,15 @@ pub(crate) async fn server(
     let worker = ctx.clone();
     ctx.answers
         .answer(&ctx.metrics, path, stamp(&ctx), &asked, &[], move || {
-            let Some(state) = server_state(&worker, key) else {
-                return Computed::json(
-                    StatusCode::NOT_FOUND,
-                    json!({ "error": "no server with this key was seen" }).to_string(),
-                );
+            let state = match server_state(&worker, key) {
+                Ok(Some(state)) => state,
+                Ok(None) => {
+                    return Computed::json(
+                        StatusCode::NOT_FOUND,
+                        json!({ "error": "no server with this key was seen" }).to_string(),
+                    )
+                }
+                Err(_) => return unavailable(),
             };
             let s = &state.sample;
             let mut m = Map::new();
@@ -284,7 +321,7 @@ pub(crate) async fn server_history(
     let stamp = (0, history.generation());
     ctx.answers
         .answer(&ctx.metrics, path, stamp, &asked, &[], move || {
-            let store = history.store();
+            let mut store = history.store();
             let row = match store.server(key.0) {
                 Ok(Some(row)) => row,
                 Ok(None) => {
@@ -332,7 +369,7 @@ pub(crate) async fn lobby_history(
     let stamp = (0, history.generation());
     ctx.answers
         .answer(&ctx.metrics, path, stamp, &asked, &[], move || {
-            let store = history.store();
+            let mut store = history.store();
             match store.lobby_history(range, history.sample_ms(), now_ms()) {
                 Ok((step, points)) => {
                     let points: Vec<Value> = points
@@ -352,7 +389,10 @@ pub(crate) async fn lobby_history(
         .await
 }
 
-fn internal(e: &rusqlite::Error) -> Computed {
+fn internal(e: &StoreError) -> Computed {
+    if matches!(e, StoreError::Unavailable) {
+        return unavailable();
+    }
     master::throttled!(warn, error = %e, "reading the history failed");
     Computed::json(
         StatusCode::INTERNAL_SERVER_ERROR,

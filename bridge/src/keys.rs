@@ -60,32 +60,7 @@ impl Keys {
     /// (mode 0600, random) when missing. A file that is not 64 hex digits
     /// is an error: a silently new secret would change every key.
     pub fn open(dir: &Path) -> Result<Self, Error> {
-        let path = dir.join(SECRET_FILE);
-        let secret_error = |reason: String| Error::KeySecret {
-            path: path.clone(),
-            reason,
-        };
-        match fs::read_to_string(&path) {
-            Ok(text) => {
-                let secret = parse_hex(text.trim()).ok_or_else(|| {
-                    secret_error("not 64 hex digits (32 bytes); restore it or remove it".into())
-                })?;
-                Ok(Self::from_secret(&secret))
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let secret = random_secret()?;
-                match write_secret(dir, &path, &secret) {
-                    Ok(()) => {
-                        tracing::info!(file = %path.display(), "created a new server key secret");
-                        Ok(Self::from_secret(&secret))
-                    }
-                    // Another bridge on the same directory was first: its.
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Self::open(dir),
-                    Err(e) => Err(secret_error(e.to_string())),
-                }
-            }
-            Err(e) => Err(secret_error(e.to_string())),
-        }
+        Ok(Self::from_secret(&secret_in(dir)?))
     }
 
     /// The key of `entry`: by address and port, or by name when the
@@ -111,6 +86,56 @@ impl Keys {
     }
 }
 
+/// The secret in `dir`'s [`SECRET_FILE`], created (mode 0600, random) when
+/// missing; a file that is not 64 hex digits is an error. With a shared
+/// database the file is the bridge's copy of the database's secret (see
+/// [`keep_secret`]).
+pub fn secret_in(dir: &Path) -> Result<[u8; 32], Error> {
+    let path = dir.join(SECRET_FILE);
+    let secret_error = |reason: String| Error::KeySecret {
+        path: path.clone(),
+        reason,
+    };
+    match fs::read_to_string(&path) {
+        Ok(text) => {
+            let secret = parse_hex(text.trim())
+                .and_then(|b| <[u8; 32]>::try_from(b).ok())
+                .ok_or_else(|| {
+                    secret_error("not 64 hex digits (32 bytes); restore it or remove it".into())
+                })?;
+            Ok(secret)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let secret = random_secret()?;
+            match write_secret(dir, &path, &secret) {
+                Ok(()) => {
+                    tracing::info!(file = %path.display(), "created a new server key secret");
+                    Ok(secret)
+                }
+                // Another bridge on the same directory was first: its.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => secret_in(dir),
+                Err(e) => Err(secret_error(e.to_string())),
+            }
+        }
+        Err(e) => Err(secret_error(e.to_string())),
+    }
+}
+
+/// Makes `dir`'s [`SECRET_FILE`] hold `secret` (the database's), so that a
+/// bridge started while its database is unreachable keys servers as the
+/// others do.
+pub fn keep_secret(dir: &Path, secret: &[u8; 32]) -> Result<(), Error> {
+    if secret_in(dir).ok().as_ref() == Some(secret) {
+        return Ok(());
+    }
+    let path = dir.join(SECRET_FILE);
+    let _ = fs::remove_file(&path);
+    write_secret(dir, &path, secret).map_err(|e| Error::KeySecret {
+        path: path.clone(),
+        reason: e.to_string(),
+    })
+}
+
 /// One spelling per address: IP addresses in their canonical form (an
 /// IPv4-mapped IPv6 address as IPv4), host names in lower case without a
 /// final dot.
@@ -121,7 +146,8 @@ fn normalize(address: &str) -> String {
     }
 }
 
-fn random_secret() -> Result<[u8; 32], Error> {
+/// 32 random bytes: a new secret.
+pub fn random_secret() -> Result<[u8; 32], Error> {
     let mut secret = [0u8; 32];
     getrandom::fill(&mut secret).map_err(Error::Random)?;
     Ok(secret)

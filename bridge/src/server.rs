@@ -205,13 +205,32 @@ impl Bridge {
 /// missing), or a random secret and a history in memory without one.
 fn open_data(config: &Config) -> Result<(Keys, History), Error> {
     let interval = config.history_interval;
+    if let Some(dir) = &config.data_dir {
+        create_private_dir(dir).map_err(|source| Error::DataDir {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    if let Some(url) = &config.database_url {
+        if config.history_max_bytes.is_some() {
+            return Err(Error::Database {
+                path: url.to_string().into(),
+                reason: "--history-max-bytes caps the embedded database only; size a PostgreSQL database with its own limits".into(),
+            });
+        }
+        let history = History::connect(url, interval);
+        // The client blocks (on a runtime of its own): off this thread,
+        // which may be the server's runtime.
+        let keys = std::thread::scope(|s| {
+            s.spawn(|| shared_keys(&history, config.data_dir.as_deref()))
+                .join()
+                .unwrap_or(Err(Error::DataDirUnusable))
+        })?;
+        return Ok((keys, history));
+    }
     let Some(dir) = &config.data_dir else {
         return Ok((Keys::ephemeral()?, History::open(None, interval)?));
     };
-    create_private_dir(dir).map_err(|source| Error::DataDir {
-        path: dir.clone(),
-        source,
-    })?;
     let keys = Keys::open(dir)?;
     let history = History::open(Some(dir), interval)?;
     if let Some(max) = config.history_max_bytes {
@@ -225,6 +244,49 @@ fn open_data(config: &Config) -> Result<(Keys, History), Error> {
         );
     }
     Ok((keys, history))
+}
+
+/// The key secret of the bridges on `history`'s database: created there
+/// once (this bridge's file proposes it, so a bridge that grows from the
+/// embedded database keeps its keys), and kept in `dir` as a copy, which
+/// keys the list while the database is unreachable at start. Only a
+/// bridge that never reached its database waits for it here.
+fn shared_keys(history: &History, dir: Option<&std::path::Path>) -> Result<Keys, Error> {
+    let had_copy = dir.is_some_and(|d| d.join(crate::keys::SECRET_FILE).exists());
+    let cached = match dir {
+        Some(dir) => crate::keys::secret_in(dir)?,
+        None => crate::keys::random_secret()?,
+    };
+    let mut waited = false;
+    loop {
+        let secret = history.store().postgres().map(|pg| pg.key_secret(&cached));
+        match secret {
+            Some(Ok(secret)) => {
+                if let Some(dir) = dir {
+                    crate::keys::keep_secret(dir, &secret)?;
+                }
+                return Ok(Keys::from_secret(&secret));
+            }
+            Some(Err(crate::history::StoreError::Unavailable)) if had_copy => {
+                tracing::warn!("the database is unreachable at start: servers are keyed with this bridge's copy of its key secret");
+                return Ok(Keys::from_secret(&cached));
+            }
+            Some(Err(crate::history::StoreError::Unavailable)) => {
+                if !waited {
+                    tracing::warn!("waiting for the database: this bridge has never read its key secret, and keys nothing without it");
+                    waited = true;
+                }
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+            Some(Err(e)) => {
+                return Err(Error::Database {
+                    path: "key_secret".into(),
+                    reason: e.to_string(),
+                })
+            }
+            None => return Ok(Keys::from_secret(&cached)),
+        }
+    }
 }
 
 /// Creates `dir` (mode 0700 where it is new) unless it exists.

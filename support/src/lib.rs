@@ -1,9 +1,10 @@
-//! What the load generator (`bench`) and the end-to-end tests (`e2e`) both
-//! need to run the deployment's own files: nginx in front of two bridges
-//! ([`nginx`]). One copy, so an edit of `deploy/nginx/lobby.conf` is
-//! followed in one place for both.
+//! What the load generator (`bench`) and the tests both need to run the
+//! deployment's own parts: nginx in front of two bridges ([`nginx`]) and a
+//! scratch PostgreSQL cluster ([`postgres`]). One copy, so an edit of
+//! `deploy/nginx/lobby.conf` is followed in one place for both.
 
 pub mod nginx;
+pub mod postgres;
 
 /// Why a support function failed: a file it could not write, or in words
 /// (what to install, what in the deployed file no longer matches).

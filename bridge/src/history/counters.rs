@@ -4,7 +4,7 @@
 
 use std::{
     fmt::Write,
-    sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed},
+    sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed},
     time::Duration,
 };
 
@@ -30,6 +30,9 @@ pub struct Counters {
     /// The database file plus its write-ahead log, in bytes, after the
     /// last write.
     pub database_bytes: AtomicU64,
+    /// Whether this bridge is the one recording (always, alone on its
+    /// store; the elected one among bridges on a database).
+    pub recording: AtomicBool,
 }
 
 impl Counters {
@@ -46,11 +49,11 @@ impl Counters {
     pub fn render(&self, out: &mut String) {
         let seconds = |micros: u64| (micros as f64 / 1e6).to_string();
         let samples = self.samples.load(Relaxed).to_string();
-        let families: [Family; 6] = [
+        let families: [Family; 7] = [
             (
                 "bridge_history_samples_written_total",
                 "counter",
-                "Samples of the list written to the history database.",
+                "Samples of the list this bridge wrote to the history database (over the bridges on one database, one per interval).",
                 vec![("", samples.clone())],
             ),
             (
@@ -82,6 +85,12 @@ impl Counters {
                 "counter",
                 "History writes that failed (full disk, --history-max-bytes, damaged file); recording pauses until one succeeds.",
                 vec![("", self.errors.load(Relaxed).to_string())],
+            ),
+            (
+                "bridge_history_recording",
+                "gauge",
+                "1 while this bridge is the one recording the history, 0 while another bridge on its database does.",
+                vec![("", u8::from(self.recording.load(Relaxed)).to_string())],
             ),
             (
                 "bridge_history_samples_dropped_total",
@@ -135,6 +144,7 @@ mod tests {
         assert!(text.contains("bridge_history_last_write_timestamp_seconds 1700000001\n"));
         assert!(text.contains("bridge_history_write_errors_total 3\n"));
         assert!(text.contains("bridge_history_samples_dropped_total 0\n"));
+        assert!(text.contains("bridge_history_recording 0\n"), "{text}");
         assert!(text.contains(
             "# TYPE bridge_history_database_bytes gauge\nbridge_history_database_bytes 4096\n"
         ));

@@ -29,7 +29,11 @@ use tracing::{error, info};
 
 pub use counters::Counters;
 pub use range::{Range, Tier, MAX_POINTS};
-pub use store::{LobbyPoint, ServerPoint, ServerRow, ServerSample, Store, DB_FILE};
+pub use store::{
+    postgres::{Election, SECRET_BYTES},
+    DatabaseUrl, LobbyPoint, Recorded, ServerPoint, ServerRow, ServerSample, Store, StoreError,
+    DB_FILE,
+};
 
 use crate::{error::Error, upstream::Upstream};
 
@@ -53,6 +57,25 @@ pub struct History {
     failing: AtomicBool,
     /// What `/metrics` shows of the recording.
     counters: Counters,
+    /// Whether this bridge records (with a shared database, the one
+    /// elected to), for whoever else must act once among bridges.
+    leader: Arc<Leader>,
+    /// The election among bridges on one database (`None`: this bridge
+    /// alone has its store, and records).
+    election: Mutex<Option<Election>>,
+}
+
+/// Whether this bridge is the one among bridges on a database that acts
+/// for all of them: records the history (and sends what must be sent
+/// once). Decided by the history's writer each interval.
+#[derive(Debug, Default)]
+pub struct Leader(AtomicBool);
+
+impl Leader {
+    /// Whether this bridge leads now.
+    pub fn is_leader(&self) -> bool {
+        self.0.load(Relaxed)
+    }
 }
 
 /// The current time in Unix milliseconds.
@@ -66,24 +89,70 @@ impl History {
     /// Opens the history in `dir` (in memory when `None`); see
     /// [`Store::open`] for what fails here.
     pub fn open(dir: Option<&Path>, interval: Duration) -> Result<Self, Error> {
-        let store = Store::open(dir)?;
+        Ok(Self::new(Store::open(dir)?, None, interval))
+    }
+
+    /// The history in the PostgreSQL database at `url`, shared with the
+    /// other bridges given it: one of them records at a time. Nothing is
+    /// connected here (blocking work happens on the writer thread and in
+    /// the answers' blocking tasks), so a database down at start is no
+    /// error.
+    pub fn connect(url: &DatabaseUrl, interval: Duration) -> Self {
+        Self::new(Store::connect(url), Some(Election::new(url)), interval)
+    }
+
+    fn new(mut store: Store, election: Option<Election>, interval: Duration) -> Self {
         let counters = Counters::default();
-        counters
-            .database_bytes
-            .store(store.size_bytes().unwrap_or(0), Relaxed);
-        Ok(Self {
+        if election.is_none() {
+            counters
+                .database_bytes
+                .store(store.size_bytes().unwrap_or(0), Relaxed);
+        }
+        let leader = Leader(AtomicBool::new(election.is_none()));
+        counters.recording.store(election.is_none(), Relaxed);
+        Self {
             store: Mutex::new(store),
             interval,
             generation: AtomicU64::new(0),
             failing: AtomicBool::new(false),
             counters,
-        })
+            leader: Arc::new(leader),
+            election: Mutex::new(election),
+        }
     }
 
     /// Caps the database at `max_bytes` (see [`Store::cap`]); the cap as
     /// applied, in bytes.
-    pub fn cap(&self, max_bytes: u64) -> rusqlite::Result<u64> {
+    pub fn cap(&self, max_bytes: u64) -> Result<u64, StoreError> {
         self.store().cap(max_bytes)
+    }
+
+    /// Whether this bridge records: the one election among bridges on a
+    /// database, for anything else that must happen once among them.
+    pub fn leader(&self) -> Arc<Leader> {
+        self.leader.clone()
+    }
+
+    /// Stands for the election now (blocking): whether this bridge is to
+    /// record. Without an election, always. Gaining the lead makes the
+    /// store forget what another bridge may have changed since.
+    pub fn campaign(&self) -> bool {
+        let mut election = self.election.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(election) = election.as_mut() else {
+            return true;
+        };
+        let lead = election.campaign();
+        let was = self.leader.0.swap(lead, Relaxed);
+        self.counters.recording.store(lead, Relaxed);
+        if lead && !was {
+            self.store().forget();
+            info!(
+                "this bridge records the history now (elected among the bridges on its database)"
+            );
+        } else if was && !lead {
+            info!("this bridge no longer records the history (another bridge does, or the database is unreachable)");
+        }
+        lead
     }
 
     /// The recording's counters, for `/metrics`.
@@ -136,7 +205,10 @@ impl History {
             let Some(feed) = upstream.current().feed else {
                 continue; // no list yet: nothing known to record
             };
-            if !self.offer(&tx, now_ms(), feed.entries().clone()) {
+            // The interval's middle, whichever bridge takes it: a sample
+            // of one interval has one time, which the store records once.
+            let t = mid_interval(self.interval, now_ms());
+            if !self.offer(&tx, t, feed.entries().clone()) {
                 return;
             }
         }
@@ -160,12 +232,20 @@ impl History {
     /// with one ERROR line, the next that succeeds resumes it with an INFO.
     fn write_all(&self, rx: mpsc::Receiver<(i64, Arc<[Keyed]>)>) {
         while let Ok((t, entries)) = rx.recv() {
+            if !self.campaign() {
+                // Another bridge records: what it wrote makes cached
+                // answers as old as this interval.
+                self.generation.fetch_add(1, Relaxed);
+                continue;
+            }
             let samples: Vec<ServerSample> = entries.iter().filter_map(sample_of).collect();
             match self.write(t, &samples) {
-                Ok(()) if self.failing.swap(false, Relaxed) => {
+                Ok(_) if self.failing.swap(false, Relaxed) => {
                     info!("the history is written again; recording resumed");
                 }
-                Ok(()) => {}
+                Ok(_) => {}
+                // The store logs the outage (once) and its end.
+                Err(StoreError::Unavailable) => {}
                 Err(e) if !self.failing.swap(true, Relaxed) => {
                     throttled!(error, error = %e, "writing the history failed; recording paused until a write succeeds (the list is unaffected)");
                 }
@@ -179,11 +259,11 @@ impl History {
     /// with each sample, and what tests and benchmarks drive with their own
     /// clock. Pruning runs even when recording failed: it frees pages for
     /// the next sample.
-    pub fn write(&self, t: i64, samples: &[ServerSample]) -> rusqlite::Result<()> {
+    pub fn write(&self, t: i64, samples: &[ServerSample]) -> Result<Recorded, StoreError> {
         let started = std::time::Instant::now();
         let mut store = self.store();
         let recorded = store.record(t, samples);
-        let mut pruned = Ok(());
+        let mut pruned = Ok(0);
         for _ in 0..PRUNE_ROUNDS {
             match store.prune(t, PRUNE_BATCH) {
                 Ok(n) if n < PRUNE_BATCH => break,
@@ -196,10 +276,11 @@ impl History {
         }
         let size = store.size_bytes();
         drop(store);
-        let result = recorded.and(pruned);
+        let result = pruned.and(recorded);
         self.generation.fetch_add(1, Relaxed);
         match &result {
-            Ok(()) => self.counters.written(started.elapsed(), now_ms()),
+            Ok(Recorded::Written) => self.counters.written(started.elapsed(), now_ms()),
+            Ok(Recorded::Already) => {}
             Err(_) => {
                 self.counters.errors.fetch_add(1, Relaxed);
             }
@@ -222,6 +303,15 @@ fn first_sample_delay(interval: Duration, now_ms: i64) -> Duration {
         .max(1);
     let wait = (every / 2 - now_ms).rem_euclid(every);
     Duration::from_millis(wait.unsigned_abs())
+}
+
+/// The middle of the interval of `interval` (since the Unix epoch) that
+/// holds `now_ms`: the time a sample taken then is recorded at.
+fn mid_interval(interval: Duration, now_ms: i64) -> i64 {
+    let every = i64::try_from(interval.as_millis())
+        .unwrap_or(i64::MAX)
+        .max(1);
+    now_ms - now_ms.rem_euclid(every) + every / 2
 }
 
 /// What is recorded of one listed entry; `None` without a key.

@@ -7,7 +7,7 @@
 /// Bytes of one sample's record in `server_hours.samples`.
 pub const SAMPLE_BYTES: usize = 6;
 /// Bytes of one hour's sums in `server_days.hours`.
-const HOUR_BYTES: usize = 10;
+pub const HOUR_BYTES: usize = 10;
 
 /// A server at one sample, as packed into its hour's row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

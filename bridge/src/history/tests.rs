@@ -1,6 +1,42 @@
-use std::fs;
+use std::{fs, sync::atomic::Ordering::Relaxed};
 
 use super::*;
+
+/// The store's tests, each run on the embedded database (one test each)
+/// and on a scratch PostgreSQL cluster (one cluster, a database each).
+macro_rules! on_both_engines {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(super::History::open(None, super::MINUTE).unwrap());
+                }
+            )*
+        }
+
+        #[test]
+        fn on_postgres() {
+            let cluster = lobby_support::postgres::Cluster::start().unwrap();
+            $(
+                let url = cluster.create_database(stringify!($name)).unwrap();
+                let url: DatabaseUrl = url.parse().unwrap();
+                $name(History::connect(&url, MINUTE));
+            )*
+        }
+    };
+}
+
+on_both_engines!(
+    samples_give_points_offline_shares_and_gaps,
+    twins_count_once_and_a_renamed_server_keeps_its_history,
+    old_samples_go_in_batches_and_their_sums_stay,
+    hours_fold_into_days_once_even_when_the_clock_goes_back,
+    a_sample_is_recorded_once,
+    hostile_rows_are_errors_not_panics,
+);
+
+const MINUTE: Duration = Duration::from_secs(60);
 
 const MIN: i64 = 60_000;
 const HOUR: i64 = 60 * MIN;
@@ -20,9 +56,7 @@ fn server(key: u64, name: &str, players: u32) -> ServerSample {
     }
 }
 
-#[test]
-fn samples_give_points_offline_shares_and_gaps() {
-    let history = History::open(None, Duration::from_secs(60)).unwrap();
+fn samples_give_points_offline_shares_and_gaps(history: History) {
     // Minute 0: a and b; minute 1: a only; minutes 2-4: bridge down; 5: a, b.
     history
         .write(T0, &[server(1, "a", 2), server(2, "b", 4)])
@@ -32,7 +66,7 @@ fn samples_give_points_offline_shares_and_gaps() {
         .write(T0 + 5 * MIN, &[server(1, "a", 1), server(2, "b", 4)])
         .unwrap();
     let now = T0 + 5 * MIN + 1;
-    let store = history.store();
+    let mut store = history.store();
 
     let (step, lobby) = store.lobby_history(Range::Hour, MIN, now).unwrap();
     assert_eq!(step, MIN);
@@ -75,14 +109,12 @@ fn samples_give_points_offline_shares_and_gaps() {
     assert!(store.server(3).unwrap().is_none());
 }
 
-#[test]
-fn twins_count_once_and_a_renamed_server_keeps_its_history() {
-    let history = History::open(None, Duration::from_secs(60)).unwrap();
+fn twins_count_once_and_a_renamed_server_keeps_its_history(history: History) {
     history
         .write(T0, &[server(1, "a", 2), server(1, "a twin", 3)])
         .unwrap();
     history.write(T0 + MIN, &[server(1, "renamed", 1)]).unwrap();
-    let store = history.store();
+    let mut store = history.store();
     let row = store.server(1).unwrap().unwrap();
     assert_eq!(row.sample.name, "renamed");
     assert_eq!(row.first_seen, T0);
@@ -90,9 +122,7 @@ fn twins_count_once_and_a_renamed_server_keeps_its_history() {
     assert_eq!((lobby[0].servers, lobby[0].players), (1.0, 2.0));
 }
 
-#[test]
-fn old_samples_go_in_batches_and_their_sums_stay() {
-    let history = History::open(None, Duration::from_secs(60)).unwrap();
+fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
     for i in 0..10 {
         history.write(T0 + i * MIN, &[server(1, "a", 1)]).unwrap();
     }
@@ -257,7 +287,7 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
     for (t, servers) in &samples {
         fresh.write(*t, servers).unwrap();
     }
-    let (migrated_store, fresh) = (migrated.store(), fresh.store());
+    let (mut migrated_store, mut fresh) = (migrated.store(), fresh.store());
     for range in [
         Range::Hour,
         Range::Day,
@@ -304,16 +334,14 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
     assert_eq!(old_tables, 0, "the version 1 tables are dropped");
 }
 
-#[test]
-fn hours_fold_into_days_once_even_when_the_clock_goes_back() {
-    let history = History::open(None, Duration::from_secs(60)).unwrap();
+fn hours_fold_into_days_once_even_when_the_clock_goes_back(history: History) {
     history.write(T0, &[server(1, "a", 2)]).unwrap();
     history.write(T0 + HOUR, &[server(1, "a", 4)]).unwrap();
     // The clock set back into the hour folded already, then forward.
     history.write(T0 + MIN, &[server(1, "a", 6)]).unwrap();
     history.write(T0 + 2 * HOUR, &[server(1, "a", 1)]).unwrap();
     let now = T0 + 2 * HOUR + 1;
-    let store = history.store();
+    let mut store = history.store();
     let (_, points) = store.server_history(1, T0, Range::Week, MIN, now).unwrap();
     let players: Vec<Option<f64>> = points.iter().map(|p| p.players).collect();
     assert_eq!(players, [Some(4.0), Some(4.0), Some(1.0)]);
@@ -322,4 +350,62 @@ fn hours_fold_into_days_once_even_when_the_clock_goes_back() {
     assert_eq!(points.len(), 1);
     assert_eq!(points[0].players, Some(3.25), "each sample counted once");
     assert_eq!(points[0].online, 1.0);
+}
+
+/// The same sample time twice (two bridges, or a handover): the second
+/// changes nothing and says so.
+fn a_sample_is_recorded_once(history: History) {
+    assert_eq!(
+        history.write(T0, &[server(1, "a", 2)]).unwrap(),
+        Recorded::Written
+    );
+    assert_eq!(
+        history.write(T0, &[server(1, "a", 3)]).unwrap(),
+        Recorded::Already
+    );
+    history.write(T0 + MIN, &[server(1, "a", 4)]).unwrap();
+    let mut store = history.store();
+    let (_, lobby) = store.lobby_history(Range::Week, MIN, T0 + MIN).unwrap();
+    assert_eq!(lobby.len(), 1);
+    assert_eq!(
+        (lobby[0].servers, lobby[0].players),
+        (1.0, 3.0),
+        "2 and 4, not 3"
+    );
+    let (_, points) = store
+        .server_history(1, T0, Range::Hour, MIN, T0 + MIN)
+        .unwrap();
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[0].players, Some(2.0));
+    assert_eq!(history.counters().samples.load(Relaxed), 2);
+}
+
+/// Rows no bridge writes (a damaged or hostile database): an error or a
+/// bounded value, never a panic or an unbounded allocation.
+fn hostile_rows_are_errors_not_panics(history: History) {
+    history
+        .write(T0, &[server(1, "a", 2), server(2, "b", 1)])
+        .unwrap();
+    let mut store = history.store();
+    let (f, big) = (store.false_literal(), store.repeat_blob(1 << 20));
+    store
+        .execute_raw(&format!(
+            "UPDATE servers SET name = '', max = 9999 WHERE key = 1; \
+             UPDATE servers SET port = 70000 WHERE key = 2; \
+             INSERT INTO servers (key, name, address, port, players, max, open, mode, first_seen, last_seen) \
+             VALUES (3, 'c', 'not an address!', 1, -5, 4, {f}, 1, 0, 0); \
+             UPDATE server_hours SET samples = {big} WHERE key = 1;",
+        ))
+        .unwrap();
+    for key in [1, 2, 3] {
+        assert!(
+            matches!(store.server(key), Err(StoreError::InvalidRow { .. })),
+            "key {key}"
+        );
+    }
+    // A 1 MiB hour is cut to the most an hour can hold.
+    let (_, points) = store
+        .server_history(1, T0, Range::Hour, MIN, T0 + MIN)
+        .unwrap();
+    assert!(points.len() <= 2, "{}", points.len());
 }

@@ -166,6 +166,8 @@ fn file_len(path: &Path) -> u64 {
 pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
     let started = Instant::now();
     let db_err = |e: rusqlite::Error| Error::Unexpected(format!("history store: {e}"));
+    let store_err =
+        |e: bridge::history::StoreError| Error::Unexpected(format!("history store: {e}"));
     let history = History::open(Some(dir), Duration::from_millis(plan.interval_ms as u64))
         .map_err(|e| Error::Unexpected(e.to_string()))?;
     let lobby = lobby(plan.servers);
@@ -181,7 +183,7 @@ pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
     while t <= end {
         let listed = sample(&lobby, t);
         let (c0, w0) = (thread_cpu(), Instant::now());
-        history.write(t, &listed).map_err(db_err)?;
+        history.write(t, &listed).map_err(store_err)?;
         if t >= steady_from {
             crate::report::record(&mut cpu, thread_cpu().saturating_sub(c0));
             crate::report::record(&mut wall, w0.elapsed());
@@ -211,7 +213,7 @@ pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
     let db = dir.join(bridge::history::DB_FILE);
     let wal = dir.join(format!("{}-wal", bridge::history::DB_FILE));
     let wal_before = file_len(&wal);
-    history.store().checkpoint().map_err(db_err)?;
+    history.store().checkpoint().map_err(store_err)?;
     let bytes = file_len(&db) + file_len(&wal);
     drop(history);
     let tables = breakdown(&db).map_err(db_err)?;

@@ -227,6 +227,12 @@ pub(crate) struct Args {
     /// past it the recording pauses as on a full disk. Default: no cap.
     #[arg(long, env = "BRIDGE_HISTORY_MAX_BYTES", value_parser = count_u64)]
     pub(crate) history_max_bytes: Option<u64>,
+    /// A PostgreSQL database (postgres://user:password@host/db) that keeps
+    /// the key secret and the history for every bridge given it, instead
+    /// of the embedded database in the data directory (which then only
+    /// keeps a copy of the key secret).
+    #[arg(long, env = "DATABASE_URL")]
+    pub(crate) database_url: Option<bridge::history::DatabaseUrl>,
 }
 
 /// The data directory without `--data-dir`: systemd's state directory
@@ -329,6 +335,7 @@ impl Args {
             data_dir: Some(self.data_dir.unwrap_or_else(default_data_dir)),
             history_interval: self.history_interval.0,
             history_max_bytes: self.history_max_bytes,
+            database_url: self.database_url,
             ..base
         }
     }

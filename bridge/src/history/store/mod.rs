@@ -1,20 +1,27 @@
-//! The history's SQLite file, split by job: [`schema`] opens it and
-//! brings its schema up to date, [`write`] records a sample (with its
-//! hourly and daily sums) and prunes in bounded batches, [`read`] answers
-//! `/api/servers/{key}` and the history queries. This module holds the
-//! open database and the rows that go in and come out.
+//! The history's store, split by job: an [`engine::Engine`] (the
+//! embedded SQLite file, [`sqlite`], or PostgreSQL, [`postgres`]) holds
+//! the rows and brings its schema up to date; [`write`] records a sample
+//! (with its hourly and daily sums) and prunes in bounded batches; [`read`]
+//! answers `/api/servers/{key}` and the history queries. Both are written
+//! once over the engine's row operations. This module holds the open
+//! store and the rows that go in and come out.
 
+mod engine;
+pub mod postgres;
 mod read;
-mod schema;
+mod sqlite;
 mod write;
 
-use std::path::{Path, PathBuf};
-
-use rusqlite::Connection;
+use std::path::Path;
 
 use crate::error::Error;
 
-pub use schema::DB_FILE;
+pub use postgres::{DatabaseUrl, Postgres};
+pub use sqlite::DB_FILE;
+pub use write::Recorded;
+
+use engine::Engine;
+use sqlite::Sqlite;
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 86_400_000;
@@ -62,13 +69,36 @@ pub struct LobbyPoint {
     pub players: f64,
 }
 
-/// The open database.
+/// Why the store could not do what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Postgres(#[from] ::postgres::Error),
+    /// The database cannot be reached now (it was said once in the log);
+    /// the store connects again by itself.
+    #[error("the history database is unreachable")]
+    Unavailable,
+    /// A row read back is not one the bridge writes.
+    #[error("an invalid row in {table}: {reason}")]
+    InvalidRow { table: &'static str, reason: String },
+    /// Asked of an engine that does not do it.
+    #[error("{0}")]
+    Unsupported(&'static str),
+}
+
+/// The engine the history is kept in.
+#[derive(Debug)]
+enum Engines {
+    Sqlite(Sqlite),
+    Postgres(Box<Postgres>),
+}
+
+/// The open store.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
-    /// The database's file (`None` in memory), whose `-wal` file counts
-    /// towards [`Store::size_bytes`].
-    file: Option<PathBuf>,
+    engine: Engines,
     /// Days before this have had their hourly sums dropped already, so
     /// pruning does not scan them again.
     hours_dropped_before: i64,
@@ -78,10 +108,124 @@ pub struct Store {
     folded_before: Option<i64>,
 }
 
-fn db_error(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Database {
-        path: path.to_owned(),
-        reason: e.to_string(),
+impl Store {
+    /// Opens (or creates) the embedded database in `dir`, in memory when
+    /// `None`, and brings its schema up to date. A file that is not a
+    /// database, is read-only, or comes from a newer bridge is an error
+    /// here, at start, not at the first sample.
+    pub fn open(dir: Option<&Path>) -> Result<Self, Error> {
+        Ok(Self::with(Engines::Sqlite(Sqlite::open(dir)?)))
+    }
+
+    /// The store in the PostgreSQL database at `url`. It connects (and
+    /// migrates the schema) when first used and again after losing the
+    /// database, so a database that is down at start is not an error here.
+    pub fn connect(url: &DatabaseUrl) -> Self {
+        Self::with(Engines::Postgres(Box::new(Postgres::new(url))))
+    }
+
+    fn with(engine: Engines) -> Self {
+        Self {
+            engine,
+            hours_dropped_before: i64::MIN,
+            folded_before: None,
+        }
+    }
+
+    fn engine(&mut self) -> &mut dyn Engine {
+        match &mut self.engine {
+            Engines::Sqlite(e) => e,
+            Engines::Postgres(e) => &mut **e,
+        }
+    }
+
+    /// The PostgreSQL engine, when the store is in one.
+    pub fn postgres(&mut self) -> Option<&mut Postgres> {
+        match &mut self.engine {
+            Engines::Postgres(e) => Some(&mut **e),
+            Engines::Sqlite(_) => None,
+        }
+    }
+
+    /// Forgets what this store remembers of the rows between writes (how
+    /// far hours are folded), because another bridge may have written
+    /// since: when this one starts recording after another did.
+    pub fn forget(&mut self) {
+        self.folded_before = None;
+        self.hours_dropped_before = i64::MIN;
+    }
+
+    /// Caps the embedded database at about `max_bytes` (SQLite's
+    /// `max_page_count`, never below what the file holds already): past
+    /// it, writes fail with `SQLITE_FULL` exactly as on a full disk, while
+    /// pruning still frees pages for later samples. Returns the cap in
+    /// bytes as applied. A PostgreSQL database is sized by its operator.
+    pub fn cap(&mut self, max_bytes: u64) -> Result<u64, StoreError> {
+        match &mut self.engine {
+            Engines::Sqlite(e) => Ok(e.cap(max_bytes)?),
+            Engines::Postgres(_) => Err(StoreError::Unsupported(
+                "--history-max-bytes caps the embedded database only; size a PostgreSQL database with its own limits",
+            )),
+        }
+    }
+
+    /// What the history takes in its database now, in bytes (the file
+    /// plus its write-ahead log; PostgreSQL's database size).
+    pub fn size_bytes(&mut self) -> Result<u64, StoreError> {
+        self.engine().size_bytes()
+    }
+
+    /// Copies the embedded database's write-ahead log into its file (see
+    /// `Sqlite::checkpoint`); nothing to do in PostgreSQL.
+    pub fn checkpoint(&mut self) -> Result<(), StoreError> {
+        match &mut self.engine {
+            Engines::Sqlite(e) => Ok(e.checkpoint()?),
+            Engines::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// Runs raw SQL, for tests that damage the database on purpose.
+    #[cfg(test)]
+    pub fn execute_raw(&mut self, sql: &str) -> Result<(), StoreError> {
+        match &mut self.engine {
+            Engines::Sqlite(e) => e.execute_raw(sql),
+            Engines::Postgres(e) => e.execute_raw(sql),
+        }
+    }
+
+    /// The engine's SQL for `false` (tests).
+    #[cfg(test)]
+    pub fn false_literal(&self) -> &'static str {
+        match &self.engine {
+            Engines::Sqlite(_) => "0",
+            Engines::Postgres(_) => "false",
+        }
+    }
+
+    /// The engine's SQL for a blob of `n` zero bytes (tests).
+    #[cfg(test)]
+    pub fn repeat_blob(&self, n: usize) -> String {
+        match &self.engine {
+            Engines::Sqlite(_) => format!("zeroblob({n})"),
+            Engines::Postgres(_) => format!("decode(repeat('00', {n}), 'hex')"),
+        }
+    }
+
+    /// Runs `f` in one transaction: committed if it succeeds, rolled back
+    /// if not.
+    fn in_transaction<T>(
+        &mut self,
+        f: impl FnOnce(&mut dyn Engine) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let engine = self.engine();
+        engine.begin()?;
+        match f(&mut *engine).and_then(|v| engine.commit().map(|()| v)) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                engine.rollback();
+                Err(e)
+            }
+        }
     }
 }
 

@@ -1,83 +1,35 @@
 //! Reading: a server's last known state and the points of the history
-//! answers, from point lookups of one server's rows per hour or day.
-
-use rusqlite::{params, OptionalExtension};
+//! answers, from lookups of one server's rows per hour or day (never a
+//! scan over other servers' rows), written once over [`Engine`]'s row
+//! operations. Every row read back is checked here.
 
 use super::super::packed::{HourSums, Sample};
 use super::super::range::{Range, Tier};
+use super::engine::{DayRow, Engine, LobbyBucket, RawServer};
 use super::write::hour_sums;
-use super::{floor, LobbyPoint, ServerPoint, ServerRow, ServerSample, Store, DAY_MS, HOUR_MS};
+use super::{
+    floor, LobbyPoint, ServerPoint, ServerRow, ServerSample, Store, StoreError, DAY_MS, HOUR_MS,
+};
 
 impl Store {
     /// The last known state of `key`; `None` if it was never recorded.
-    pub fn server(&self, key: u64) -> rusqlite::Result<Option<ServerRow>> {
-        self.conn
-            .query_row(
-                "SELECT name, address, port, players, max, open, mode, first_seen, last_seen \
-                 FROM servers WHERE key = ?1",
-                [key as i64],
-                |r| {
-                    Ok(ServerRow {
-                        sample: ServerSample {
-                            key,
-                            name: r.get(0)?,
-                            address: r.get(1)?,
-                            port: r.get(2)?,
-                            players: r.get(3)?,
-                            max: r.get(4)?,
-                            open: r.get(5)?,
-                            mode: r.get(6)?,
-                        },
-                        first_seen: r.get(7)?,
-                        last_seen: r.get(8)?,
-                    })
-                },
-            )
-            .optional()
-    }
-
-    /// The lobby's intervals of `step_ms` from `from` on, oldest first.
-    fn lobby_buckets(
-        &self,
-        tier: Tier,
-        step_ms: i64,
-        from: i64,
-    ) -> rusqlite::Result<Vec<LobbyBucket>> {
-        let sql = match tier {
-            Tier::Samples => {
-                "SELECT (t / ?1) * ?1 AS b, COUNT(*), SUM(servers), SUM(players) \
-                              FROM lobby_samples WHERE t >= ?2 GROUP BY b ORDER BY b"
-            }
-            Tier::Hourly => {
-                "SELECT (t / ?1) * ?1 AS b, SUM(n), SUM(servers_sum), SUM(players_sum) \
-                             FROM lobby_hourly WHERE t >= ?2 GROUP BY b ORDER BY b"
-            }
-            Tier::Daily => {
-                "SELECT (t / ?1) * ?1 AS b, SUM(n), SUM(servers_sum), SUM(players_sum) \
-                            FROM lobby_daily WHERE t >= ?2 GROUP BY b ORDER BY b"
-            }
-        };
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params![step_ms, from], |r| {
-            Ok(LobbyBucket {
-                t: r.get(0)?,
-                n: r.get(1)?,
-                servers_sum: r.get(2)?,
-                players_sum: r.get(3)?,
-            })
-        })?;
-        rows.collect()
+    pub fn server(&mut self, key: u64) -> Result<Option<ServerRow>, StoreError> {
+        match self.engine().server(key as i64)? {
+            Some(raw) => Ok(Some(checked(key, raw)?)),
+            None => Ok(None),
+        }
     }
 
     /// The lobby's points over `range` up to `now`.
     pub fn lobby_history(
-        &self,
+        &mut self,
         range: Range,
         sample_ms: i64,
         now: i64,
-    ) -> rusqlite::Result<(i64, Vec<LobbyPoint>)> {
+    ) -> Result<(i64, Vec<LobbyPoint>), StoreError> {
         let (tier, step, from) = range.window(sample_ms, now);
         let points = self
+            .engine()
             .lobby_buckets(tier, step, from)?
             .into_iter()
             .filter(|b| b.n > 0)
@@ -93,15 +45,15 @@ impl Store {
     /// `key`'s points over `range` up to `now`: one for each interval the
     /// bridge sampled since the key was first seen.
     pub fn server_history(
-        &self,
+        &mut self,
         key: u64,
         first_seen: i64,
         range: Range,
         sample_ms: i64,
         now: i64,
-    ) -> rusqlite::Result<(i64, Vec<ServerPoint>)> {
+    ) -> Result<(i64, Vec<ServerPoint>), StoreError> {
         let (tier, step, from) = range.window(sample_ms, now);
-        let lobby = self.lobby_buckets(tier, step, from)?;
+        let lobby = self.engine().lobby_buckets(tier, step, from)?;
         let mut own = self
             .server_buckets(key, tier, step, from, now)?
             .into_iter()
@@ -135,17 +87,6 @@ impl Store {
     }
 }
 
-/// One interval of the lobby's history: its samples and their sums.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct LobbyBucket {
-    /// The interval's start (Unix ms).
-    t: i64,
-    /// Samples taken in it.
-    n: i64,
-    servers_sum: i64,
-    players_sum: i64,
-}
-
 /// One interval of a server's history: the samples that listed it and
 /// their sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,13 +99,6 @@ struct ServerBucket {
     max: u32,
     /// Samples in which its lobby was open.
     open_n: i64,
-}
-
-/// A server's sums over one day, as its `server_days` row holds them
-/// (`hours`: the packed sums of each hour, `None` once dropped).
-struct DayRow {
-    sums: ServerBucket,
-    hours: Option<Vec<u8>>,
 }
 
 /// Adds `sums` taken at `t` to the interval of `step_ms` holding it: the
@@ -199,15 +133,15 @@ impl ServerBucket {
 impl Store {
     /// `key`'s intervals of `step_ms` from `from` up to `now`, oldest
     /// first, read from its rows of each hour (samples) or day (sums) in
-    /// the window: point lookups, never a scan over other servers' rows.
+    /// the window.
     fn server_buckets(
-        &self,
+        &mut self,
         key: u64,
         tier: Tier,
         step_ms: i64,
         from: i64,
         now: i64,
-    ) -> rusqlite::Result<Vec<ServerBucket>> {
+    ) -> Result<Vec<ServerBucket>, StoreError> {
         let key = key as i64;
         let mut buckets: Vec<ServerBucket> = Vec::new();
         let mut add = |sums: ServerBucket| {
@@ -215,80 +149,58 @@ impl Store {
                 add_to(&mut buckets, step_ms, sums);
             }
         };
+        let e = self.engine();
         match tier {
             Tier::Samples => {
-                let mut stmt = self.conn.prepare_cached(
-                    "SELECT samples FROM server_hours WHERE hour = ?1 AND key = ?2",
-                )?;
-                let mut hour = floor(from, HOUR_MS);
-                while hour <= now {
-                    let blob: Option<Vec<u8>> = stmt
-                        .query_row(params![hour, key], |r| r.get(0))
-                        .optional()?;
-                    let mut samples: Vec<Sample> =
-                        Sample::decode_all(blob.as_deref().unwrap_or_default()).collect();
+                let mut rows = e.hours_of(key, &starts(from, now, HOUR_MS))?;
+                rows.sort_by_key(|r| r.at);
+                for row in rows {
+                    let mut samples: Vec<Sample> = Sample::decode_all(&row.bytes).collect();
                     samples.sort_by_key(|s| s.offset_s);
                     for s in samples {
                         let mut one = HourSums::default();
                         one.add(u32::from(s.players), s.max, s.open);
-                        add(ServerBucket::of(hour + i64::from(s.offset_s) * 1000, one));
+                        add(ServerBucket::of(row.at + i64::from(s.offset_s) * 1000, one));
                     }
-                    hour += HOUR_MS;
                 }
             }
             Tier::Hourly => {
-                let live = self.live_hour(key)?;
-                let mut stmt = self
-                    .conn
-                    .prepare_cached("SELECT hours FROM server_days WHERE day = ?1 AND key = ?2")?;
-                let mut day = floor(from, DAY_MS);
-                while day <= now {
-                    let blob: Option<Option<Vec<u8>>> =
-                        stmt.query_row(params![day, key], |r| r.get(0)).optional()?;
-                    for (t, sums) in day_hours(day, blob.flatten().as_deref(), live) {
+                let live = live_hour(e, key)?;
+                let rows = day_rows(e, key, from, now)?;
+                for day in starts(from, now, DAY_MS) {
+                    let row = rows.iter().find(|r| r.day == day);
+                    let hours = row.and_then(|r| r.sums.hours.as_deref());
+                    for (t, sums) in day_hours(day, hours, live) {
                         add(ServerBucket::of(t, sums));
                     }
-                    day += DAY_MS;
                 }
             }
             Tier::Daily => {
-                let live = self.live_hour(key)?;
-                let mut stmt = self.conn.prepare_cached(
-                    "SELECT n, players_sum, max, open_n, hours FROM server_days \
-                     WHERE day = ?1 AND key = ?2",
-                )?;
-                let mut day = floor(from, DAY_MS);
-                while day <= now {
-                    let row: Option<DayRow> = stmt
-                        .query_row(params![day, key], |r| {
-                            Ok(DayRow {
-                                sums: ServerBucket {
-                                    t: day,
-                                    n: r.get(0)?,
-                                    players_sum: r.get(1)?,
-                                    max: r.get(2)?,
-                                    open_n: r.get(3)?,
-                                },
-                                hours: r.get(4)?,
-                            })
-                        })
-                        .optional()?;
-                    let sums = match (row, live) {
+                let live = live_hour(e, key)?;
+                let rows = day_rows(e, key, from, now)?;
+                for day in starts(from, now, DAY_MS) {
+                    let row = rows.iter().find(|r| r.day == day);
+                    let sums = match live {
                         // The day of the hour not folded yet: its hours'.
-                        (row, Some((hour, _))) if floor(hour, DAY_MS) == day => {
-                            let hours = row.and_then(|r| r.hours);
+                        Some((hour, _)) if floor(hour, DAY_MS) == day => {
+                            let hours = row.and_then(|r| r.sums.hours.as_deref());
                             let mut day_sums = Vec::with_capacity(1);
-                            for (t, sums) in day_hours(day, hours.as_deref(), live) {
+                            for (t, sums) in day_hours(day, hours, live) {
                                 add_to(&mut day_sums, DAY_MS, ServerBucket::of(t, sums));
                             }
                             day_sums.pop()
                         }
-                        (row, _) => row.map(|r| r.sums),
+                        _ => row.map(|r| ServerBucket {
+                            t: day,
+                            n: r.sums.n,
+                            players_sum: r.sums.players_sum,
+                            max: u32::try_from(r.sums.max).unwrap_or(0),
+                            open_n: r.sums.open_n,
+                        }),
                     };
                     if let Some(sums) = sums {
                         add(sums);
                     }
-                    day += DAY_MS;
                 }
             }
         }
@@ -296,24 +208,87 @@ impl Store {
     }
 }
 
-impl Store {
-    /// The newest hour recorded and `key`'s sums over it, which may not be
-    /// folded into its day yet (`None` in an empty table).
-    fn live_hour(&self, key: i64) -> rusqlite::Result<Option<(i64, HourSums)>> {
-        let newest: Option<i64> =
-            self.conn
-                .query_row("SELECT MAX(hour) FROM server_hours", [], |r| r.get(0))?;
-        let Some(hour) = newest else {
-            return Ok(None);
-        };
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT samples FROM server_hours WHERE hour = ?1 AND key = ?2")?;
-        let blob: Option<Vec<u8>> = stmt
-            .query_row(params![hour, key], |r| r.get(0))
-            .optional()?;
-        Ok(Some((hour, hour_sums(blob.as_deref().unwrap_or_default()))))
+/// The starts of the intervals of `every` ms from the one holding `from`
+/// up to `now`.
+fn starts(from: i64, now: i64, every: i64) -> Vec<i64> {
+    let mut at = floor(from, every);
+    let mut out = Vec::new();
+    while at <= now {
+        out.push(at);
+        at += every;
     }
+    out
+}
+
+/// `key`'s day rows from the day holding `from` up to `now`, checked: sums
+/// that no recording could give are an error, not a point.
+fn day_rows(e: &mut dyn Engine, key: i64, from: i64, now: i64) -> Result<Vec<DayRow>, StoreError> {
+    let rows = e.days_of(key, &starts(from, now, DAY_MS))?;
+    for r in &rows {
+        let s = &r.sums;
+        if s.n < 0 || s.players_sum < 0 || s.open_n < 0 || !(0..=255).contains(&s.max) {
+            return Err(StoreError::InvalidRow {
+                table: "server_days",
+                reason: format!("negative or out-of-range sums on day {}", r.day),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The newest hour recorded and `key`'s sums over it, which may not be
+/// folded into its day yet (`None` in an empty table).
+fn live_hour(e: &mut dyn Engine, key: i64) -> Result<Option<(i64, HourSums)>, StoreError> {
+    let Some(hour) = e.newest_hour()? else {
+        return Ok(None);
+    };
+    let rows = e.hours_of(key, &[hour])?;
+    let bytes = rows.first().map(|r| r.bytes.as_slice()).unwrap_or_default();
+    Ok(Some((hour, hour_sums(bytes))))
+}
+
+/// A `servers` row as the bridge wrote it, or why it is not one: numbers
+/// in their ranges, the name and address valid as the protocol defines
+/// them.
+fn checked(key: u64, raw: RawServer) -> Result<ServerRow, StoreError> {
+    let invalid = |reason: String| StoreError::InvalidRow {
+        table: "servers",
+        reason,
+    };
+    let name = protocol::validate::ServerName::parse(&raw.name)
+        .map_err(|e| invalid(format!("name: {e}")))?;
+    let address = match raw.address {
+        Some(a) => Some(
+            protocol::validate::ServerAddress::parse(&a)
+                .map_err(|e| invalid(format!("address: {e}")))?,
+        ),
+        None => None,
+    };
+    let port = match raw.port {
+        Some(p) => Some(u16::try_from(p).map_err(|_| invalid(format!("port {p}")))?),
+        None => None,
+    };
+    let number = |what: &str, v: i64, max: i64| {
+        if (0..=max).contains(&v) {
+            Ok(v)
+        } else {
+            Err(invalid(format!("{what} {v}")))
+        }
+    };
+    Ok(ServerRow {
+        sample: ServerSample {
+            key,
+            name: name.as_str().to_owned(),
+            address: address.map(|a| a.as_str().to_owned()),
+            port,
+            players: number("players", raw.players, i64::from(u32::MAX))? as u32,
+            max: number("max", raw.max, 255)? as u8,
+            open: raw.open,
+            mode: number("mode", raw.mode, 127)? as u8,
+        },
+        first_seen: raw.first_seen,
+        last_seen: raw.last_seen,
+    })
 }
 
 /// The hours of `day` with sums, oldest first, as `(t, sums)`: its row's

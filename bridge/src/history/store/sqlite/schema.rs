@@ -1,13 +1,14 @@
-//! Opening the database and its schema: migrations applied in order at
-//! start (converting the rows of an older layout in the same transaction),
-//! the size cap, and what the file takes on disk.
+//! Opening the embedded database and its schema: migrations applied in
+//! order at start (converting the rows of an older layout in the same
+//! transaction), the size cap, and what the file takes on disk.
 
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OpenFlags};
 
-use super::super::packed::{HourSums, Sample};
-use super::{db_error, floor, Store, DAY_MS, HOUR_MS};
+use super::super::super::packed::{HourSums, Sample};
+use super::super::{floor, DAY_MS, HOUR_MS};
+use super::Sqlite;
 use crate::error::Error;
 
 /// What brings the schema from one version to the next.
@@ -22,11 +23,11 @@ struct Migration {
 /// `user_version` counts those applied.
 const MIGRATIONS: &[Migration] = &[
     Migration {
-        sql: include_str!("../../../migrations/001_history.sql"),
+        sql: include_str!("../../../../migrations/001_history.sql"),
         convert: |_| Ok(()),
     },
     Migration {
-        sql: include_str!("../../../migrations/002_packed_history.sql"),
+        sql: include_str!("../../../../migrations/002_packed_history.sql"),
         convert: convert_v1,
     },
 ];
@@ -34,7 +35,14 @@ const MIGRATIONS: &[Migration] = &[
 /// The database's file in the data directory.
 pub const DB_FILE: &str = "history.sqlite3";
 
-impl Store {
+fn db_error(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Database {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+impl Sqlite {
     /// Opens (or creates) the database in `dir`, in memory when `None`,
     /// and brings its schema up to date. A file that is not a database,
     /// is read-only, or comes from a newer bridge is an error here, at
@@ -62,12 +70,7 @@ impl Store {
                 "opened read-only; the bridge must be able to write it",
             ));
         }
-        let mut store = Self {
-            conn,
-            file,
-            hours_dropped_before: i64::MIN,
-            folded_before: None,
-        };
+        let mut store = Self { conn, file };
         store.prepare().map_err(|e| db_error(&path, e))?;
         Ok(store)
     }
@@ -148,7 +151,7 @@ impl Store {
 
     /// What the history takes on disk now: the database file (its pages,
     /// free ones included) plus its write-ahead log.
-    pub fn size_bytes(&self) -> rusqlite::Result<u64> {
+    pub fn file_bytes(&self) -> rusqlite::Result<u64> {
         let pages = self.pragma("page_count")?;
         let page = self.pragma("page_size")?;
         let wal = self.file.as_ref().map_or(0, |f| {

@@ -1,0 +1,164 @@
+//! What a database engine does for the store: the row operations that
+//! [`super::write`] and [`super::read`] are written over, once, for both
+//! the embedded SQLite file ([`super::sqlite`]) and PostgreSQL
+//! ([`super::postgres`]). Operations work on batches (all the servers of
+//! a sample, all the hours of a window) so that PostgreSQL answers each in
+//! one round trip; SQLite, in process, runs them as loops of point
+//! lookups.
+//!
+//! Every value read back is bounded by the engine (blobs cut to the most
+//! a legitimate row holds, texts to the longest a name or address can be)
+//! and checked by the caller before use: a row in the database is input
+//! like any other.
+
+use std::collections::HashMap;
+
+use super::super::range::Tier;
+use super::{ServerSample, StoreError};
+
+/// The most bytes an hour's `samples` can legitimately hold: one record a
+/// second (the shortest interval) for an hour.
+pub const MAX_HOUR_BYTES: i64 = 3_600 * super::super::packed::SAMPLE_BYTES as i64;
+/// The most bytes a day's `hours` can hold: one record per hour.
+pub const MAX_DAY_BYTES: i64 = 24 * super::super::packed::HOUR_BYTES as i64;
+/// The most bytes of a server's name or address read back (a valid name
+/// has at most 100 characters of at most 4 bytes, an address 253 bytes).
+pub const MAX_TEXT_BYTES: i64 = 400;
+
+/// What an operation on the store gives: its value, or why not.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// One server's hour or day row: its key and packed bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packed {
+    /// The row's hour or day (Unix ms), or its key, as the operation says.
+    pub at: i64,
+    pub bytes: Vec<u8>,
+}
+
+/// A server's sums over one day, as written to `server_days`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DaySums {
+    pub key: i64,
+    /// Samples that listed it.
+    pub n: i64,
+    pub players_sum: i64,
+    pub max: i64,
+    /// Samples in which its lobby was open.
+    pub open_n: i64,
+    /// Each hour's sums (`None` once dropped).
+    pub hours: Option<Vec<u8>>,
+}
+
+/// A server's day row as read: when, and its sums.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayRow {
+    pub day: i64,
+    pub sums: DaySums,
+}
+
+/// One interval of the lobby's history: its samples and their sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LobbyBucket {
+    /// The interval's start (Unix ms).
+    pub t: i64,
+    /// Samples taken in it.
+    pub n: i64,
+    pub servers_sum: i64,
+    pub players_sum: i64,
+}
+
+/// A `servers` row as the engine reads it, before it is checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawServer {
+    pub name: String,
+    pub address: Option<String>,
+    pub port: Option<i64>,
+    pub players: i64,
+    pub max: i64,
+    pub open: bool,
+    pub mode: i64,
+    pub first_seen: i64,
+    pub last_seen: i64,
+}
+
+/// What retention deletes: rows older than each of these (Unix ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cutoffs {
+    /// `server_hours` rows at or before this hour.
+    pub hours_through: i64,
+    /// `server_days` rows, lobby days and servers unseen, before this.
+    pub days_before: i64,
+    /// Days from the first to before the second lose their hourly sums.
+    pub hours_dropped: (i64, i64),
+    /// Lobby samples before this.
+    pub lobby_samples_before: i64,
+    /// Lobby hours before this.
+    pub lobby_hours_before: i64,
+}
+
+/// How many rows one retention round changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Rows deleted.
+    pub deleted: usize,
+    /// Days whose hourly sums were dropped.
+    pub nulled: usize,
+}
+
+/// The row operations of one database engine. Writes happen between
+/// [`Engine::begin`] and [`Engine::commit`] (or [`Engine::rollback`]).
+pub trait Engine: Send + std::fmt::Debug {
+    fn begin(&mut self) -> Result<()>;
+    fn commit(&mut self) -> Result<()>;
+    /// Abandons the open transaction (best effort: a lost connection has
+    /// abandoned it already).
+    fn rollback(&mut self);
+
+    /// Inserts the lobby's totals of the sample taken at `t` unless a row
+    /// for `t` exists: `false` when it did (the sample is recorded).
+    fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool>;
+    /// Adds one sample's totals to the lobby's sums of `hour` and `day`.
+    fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()>;
+    /// The `server_hours` rows of `hour` for `keys` (`at`: the key).
+    fn hour_samples(&mut self, hour: i64, keys: &[i64]) -> Result<Vec<Packed>>;
+    /// Writes `rows` (`at`: the key) as `hour`'s, replacing what was there.
+    fn put_hour_samples(&mut self, hour: i64, rows: &[Packed]) -> Result<()>;
+    /// Updates the servers' last known state as of `t` (first seen `t` if
+    /// new).
+    fn put_servers(&mut self, t: i64, servers: &[&ServerSample]) -> Result<()>;
+    /// The newest hour in `server_hours`.
+    fn newest_hour(&mut self) -> Result<Option<i64>>;
+    /// The oldest hour in `server_hours` from `from` to before `to`.
+    fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>>;
+    /// At most `limit` rows of `hour` with keys above `after`, by key (`at`:
+    /// the key).
+    fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>>;
+    /// The hourly sums of `day` for `keys` (`at`: the key; absent when
+    /// dropped or no row).
+    fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>>;
+    /// Writes the day's sums, replacing each key's.
+    fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()>;
+    /// One retention round: at most `batch` rows of each table.
+    fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned>;
+
+    /// The `servers` row of `key`.
+    fn server(&mut self, key: i64) -> Result<Option<RawServer>>;
+    /// The lobby's intervals of `step` from `from` on in `tier`'s table,
+    /// oldest first.
+    fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>>;
+    /// `key`'s `server_hours` rows of those of `hours` it has (`at`: the
+    /// hour).
+    fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>>;
+    /// `key`'s `server_days` rows of those of `days` it has.
+    fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>>;
+
+    /// What the history takes in the database, in bytes.
+    fn size_bytes(&mut self) -> Result<u64>;
+}
+
+/// Groups `rows` by their `at`, the last of each (a engine that read them
+/// in another order gives them back keyed).
+pub fn by_at(rows: Vec<Packed>) -> HashMap<i64, Vec<u8>> {
+    rows.into_iter().map(|p| (p.at, p.bytes)).collect()
+}

@@ -1,0 +1,587 @@
+//! The PostgreSQL engine (`--database-url`): the history and the key
+//! secret in one database that several bridges share. Each batch of
+//! [`Engine`] is one statement over arrays (`unnest`, `= ANY`), so a
+//! sample of 10,000 servers is a handful of round trips.
+//!
+//! Crate: the synchronous `postgres` client (rust-postgres; it runs
+//! `tokio-postgres` on a small runtime of its own). The store is
+//! synchronous already — one connection behind the history's mutex, used
+//! from the writer thread and from blocking tasks — so the synchronous
+//! client fits it without a pool or a second code path; measured on the
+//! write path against a local cluster, a 10,000-server sample is a few
+//! statements whose time is the server's work, not the client's. `sqlx`
+//! was set aside: it would replace `rusqlite`, whose bundled SQLite
+//! conflicts with the one `sqlx` links, for no gain in the store's shape.
+//!
+//! The connection opens when first needed and again after it is lost,
+//! with a growing delay between tries; while there is none, every
+//! operation fails at once with [`StoreError::Unavailable`] (the HTTP
+//! answers become 503). The outage is logged once when it starts and
+//! once when it ends.
+
+pub mod election;
+mod schema;
+
+use std::{
+    collections::HashMap,
+    fmt,
+    str::FromStr,
+    time::{Duration, Instant},
+};
+
+use postgres::{Client, NoTls, Statement};
+use tracing::{error, info};
+
+pub use election::Election;
+pub use schema::SECRET_BYTES;
+
+use super::super::range::Tier;
+use super::engine::{
+    Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, RawServer, Result,
+    MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES,
+};
+use super::sqlite::{fronts, lobby_buckets_sql};
+use super::{ServerSample, StoreError};
+
+/// The first delay before connecting again after a failure.
+const FIRST_RETRY: Duration = Duration::from_millis(500);
+/// The longest delay between tries.
+const LAST_RETRY: Duration = Duration::from_secs(10);
+/// How long connecting may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest a statement may run before the server cancels it.
+const STATEMENT_TIMEOUT_MS: u32 = 30_000;
+
+/// A PostgreSQL database's address (`postgres://` or `postgresql://`),
+/// checked when the command line is read. Its password never appears in
+/// `Debug` or the log.
+#[derive(Clone)]
+pub struct DatabaseUrl {
+    config: postgres::Config,
+    /// What the log says of it: user, hosts and database, no password.
+    shown: String,
+}
+
+impl FromStr for DatabaseUrl {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if !(s.starts_with("postgres://") || s.starts_with("postgresql://")) {
+            return Err("a database URL starts with postgres:// or postgresql://".into());
+        }
+        let mut config: postgres::Config = s
+            .parse()
+            .map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
+        config
+            .connect_timeout(CONNECT_TIMEOUT)
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(10))
+            .application_name("lobby-bridge")
+            .options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+        let hosts: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .map(|h| match h {
+                postgres::config::Host::Tcp(name) => name.clone(),
+                #[cfg(unix)]
+                postgres::config::Host::Unix(path) => path.display().to_string(),
+            })
+            .collect();
+        let shown = format!(
+            "postgresql://{}@{}/{}",
+            config.get_user().unwrap_or(""),
+            hosts.join(","),
+            config.get_dbname().unwrap_or("")
+        );
+        Ok(Self { config, shown })
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl DatabaseUrl {
+    /// A new connection to the database (no schema work).
+    pub fn connect(&self) -> std::result::Result<Client, postgres::Error> {
+        self.config.connect(NoTls)
+    }
+}
+
+/// An open connection and the statements prepared on it.
+struct Conn {
+    client: Client,
+    statements: HashMap<&'static str, Statement>,
+}
+
+/// The store's connection to PostgreSQL, opened and reopened as needed.
+pub struct Postgres {
+    url: DatabaseUrl,
+    conn: Option<Conn>,
+    /// Whether an outage is going on (and was logged).
+    down: bool,
+    /// No new try before this.
+    retry_at: Option<Instant>,
+    /// The delay after the next failure.
+    backoff: Duration,
+}
+
+impl fmt::Debug for Postgres {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Postgres")
+            .field("url", &self.url)
+            .field("connected", &self.conn.is_some())
+            .finish()
+    }
+}
+
+impl Postgres {
+    /// The engine for `url`, not connected yet.
+    pub fn new(url: &DatabaseUrl) -> Self {
+        Self {
+            url: url.clone(),
+            conn: None,
+            down: false,
+            retry_at: None,
+            backoff: FIRST_RETRY,
+        }
+    }
+
+    /// Whether the database is unreachable now (as far as the last try
+    /// knows).
+    pub fn is_down(&self) -> bool {
+        self.down
+    }
+
+    /// The database's key secret: `candidate` if it had none yet.
+    pub fn key_secret(&mut self, candidate: &[u8; SECRET_BYTES]) -> Result<[u8; SECRET_BYTES]> {
+        let conn = self.conn()?;
+        let secret = schema::key_secret(&mut conn.client, candidate);
+        self.checked(secret)
+    }
+
+    /// Runs raw SQL (tests).
+    #[cfg(test)]
+    pub fn execute_raw(&mut self, sql: &str) -> Result<()> {
+        self.batch(sql)
+    }
+
+    /// The open connection, opening it (and migrating the schema) if
+    /// there is none and the delay after the last failure is over.
+    fn conn(&mut self) -> Result<&mut Conn> {
+        if self.conn.as_ref().is_some_and(|c| c.client.is_closed()) {
+            self.lost("the connection closed");
+        }
+        if self.conn.is_none() {
+            if self.retry_at.is_some_and(|at| Instant::now() < at) {
+                return Err(StoreError::Unavailable);
+            }
+            let opened = self
+                .url
+                .connect()
+                .map_err(StoreError::from)
+                .and_then(|mut client| {
+                    schema::migrate(&mut client)?;
+                    Ok(client)
+                });
+            match opened {
+                Ok(client) => {
+                    if self.down {
+                        info!(database = %self.url, "the history database is reachable again");
+                    }
+                    self.down = false;
+                    self.retry_at = None;
+                    self.backoff = FIRST_RETRY;
+                    self.conn = Some(Conn {
+                        client,
+                        statements: HashMap::new(),
+                    });
+                }
+                Err(e) => {
+                    self.lost(&e.to_string());
+                    return Err(StoreError::Unavailable);
+                }
+            }
+        }
+        self.conn.as_mut().ok_or(StoreError::Unavailable)
+    }
+
+    /// Drops the connection and waits before the next try; the first
+    /// failure of an outage is logged.
+    fn lost(&mut self, why: &str) {
+        self.conn = None;
+        if !self.down {
+            error!(
+                database = %self.url,
+                error = %why,
+                "the history database is unreachable; history, details and badges answer 503 until it is back (the list is unaffected)"
+            );
+            self.down = true;
+        }
+        self.retry_at = Some(Instant::now() + self.backoff);
+        self.backoff = (self.backoff * 2).min(LAST_RETRY);
+    }
+
+    /// `r`, with a lost connection turned into [`StoreError::Unavailable`]
+    /// (and the start of an outage).
+    fn checked<T>(&mut self, r: Result<T>) -> Result<T> {
+        match r {
+            Err(StoreError::Postgres(e)) if connection_lost(&e) => {
+                self.lost(&e.to_string());
+                Err(StoreError::Unavailable)
+            }
+            Err(StoreError::Postgres(e))
+                if self.conn.as_ref().is_some_and(|c| c.client.is_closed()) =>
+            {
+                self.lost(&e.to_string());
+                Err(StoreError::Unavailable)
+            }
+            r => r,
+        }
+    }
+
+    /// Runs `sql` (prepared once per connection) with `params`.
+    fn query(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>> {
+        let r = self.conn().and_then(|c| {
+            let statement = c.statement(sql)?;
+            Ok(c.client.query(&statement, params)?)
+        });
+        self.checked(r)
+    }
+
+    /// Runs `sql` with `params`; the rows it changed.
+    fn execute(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<u64> {
+        let r = self.conn().and_then(|c| {
+            let statement = c.statement(sql)?;
+            Ok(c.client.execute(&statement, params)?)
+        });
+        self.checked(r)
+    }
+
+    /// Runs statements without parameters (transaction control).
+    fn batch(&mut self, sql: &str) -> Result<()> {
+        let r = self.conn().and_then(|c| Ok(c.client.batch_execute(sql)?));
+        self.checked(r)
+    }
+}
+
+impl Conn {
+    fn statement(&mut self, sql: &'static str) -> Result<Statement> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(&dollars(sql))?;
+        self.statements.insert(sql, s.clone());
+        Ok(s)
+    }
+}
+
+/// Whether `e` means the connection is gone (rather than a statement
+/// failing): an I/O error, a closed connection, or the server's "connection
+/// exception" and "operator intervention" classes (a shutdown).
+fn connection_lost(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(db) = e.as_db_error() {
+        let code = db.code().code();
+        return code.starts_with("08") || code.starts_with("57");
+    }
+    std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+}
+
+/// SQL written with SQLite's `?N` parameters in PostgreSQL's `$N`.
+fn dollars(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '?' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A column of a row read back, as `T` (a wrong type is an error, never
+/// a panic).
+fn get<'a, T: postgres::types::FromSql<'a>>(row: &'a postgres::Row, i: usize) -> Result<T> {
+    Ok(row.try_get(i)?)
+}
+
+fn packed(rows: &[postgres::Row]) -> Result<Vec<Packed>> {
+    rows.iter()
+        .map(|r| {
+            Ok(Packed {
+                at: get(r, 0)?,
+                bytes: get(r, 1)?,
+            })
+        })
+        .collect()
+}
+
+impl Engine for Postgres {
+    fn begin(&mut self) -> Result<()> {
+        self.batch("BEGIN")
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.batch("COMMIT")
+    }
+
+    fn rollback(&mut self) {
+        if let Some(c) = self.conn.as_mut() {
+            if !c.client.is_closed() {
+                let _ = c.client.batch_execute("ROLLBACK");
+            }
+        }
+    }
+
+    fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
+        let n = self.execute(
+            "INSERT INTO lobby_samples (t, servers, players) VALUES ($1, $2, $3) \
+             ON CONFLICT (t) DO NOTHING",
+            &[&t, &servers, &players],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()> {
+        self.execute(
+            "INSERT INTO lobby_hourly (t, n, servers_sum, players_sum) VALUES ($1, 1, $2, $3) \
+             ON CONFLICT (t) DO UPDATE SET n = lobby_hourly.n + 1, \
+             servers_sum = lobby_hourly.servers_sum + excluded.servers_sum, \
+             players_sum = lobby_hourly.players_sum + excluded.players_sum",
+            &[&hour, &servers, &players],
+        )?;
+        self.execute(
+            "INSERT INTO lobby_daily (t, n, servers_sum, players_sum) VALUES ($1, 1, $2, $3) \
+             ON CONFLICT (t) DO UPDATE SET n = lobby_daily.n + 1, \
+             servers_sum = lobby_daily.servers_sum + excluded.servers_sum, \
+             players_sum = lobby_daily.players_sum + excluded.players_sum",
+            &[&day, &servers, &players],
+        )?;
+        Ok(())
+    }
+
+    fn hour_samples(&mut self, hour: i64, keys: &[i64]) -> Result<Vec<Packed>> {
+        let rows = self.query(
+            "SELECT key, substring(samples from 1 for $3) FROM server_hours \
+             WHERE hour = $1 AND key = ANY($2)",
+            &[&hour, &keys, &(MAX_HOUR_BYTES as i32)],
+        )?;
+        packed(&rows)
+    }
+
+    fn put_hour_samples(&mut self, hour: i64, rows: &[Packed]) -> Result<()> {
+        let keys: Vec<i64> = rows.iter().map(|r| r.at).collect();
+        let blobs: Vec<&[u8]> = rows.iter().map(|r| r.bytes.as_slice()).collect();
+        self.execute(
+            "INSERT INTO server_hours (hour, key, samples) \
+             SELECT $1, k, s FROM unnest($2::bigint[], $3::bytea[]) AS u(k, s) \
+             ON CONFLICT (hour, key) DO UPDATE SET samples = excluded.samples",
+            &[&hour, &keys, &blobs],
+        )?;
+        Ok(())
+    }
+
+    fn put_servers(&mut self, t: i64, servers: &[&ServerSample]) -> Result<()> {
+        let keys: Vec<i64> = servers.iter().map(|s| s.key as i64).collect();
+        let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+        let addresses: Vec<Option<&str>> = servers.iter().map(|s| s.address.as_deref()).collect();
+        let ports: Vec<Option<i32>> = servers.iter().map(|s| s.port.map(i32::from)).collect();
+        let players: Vec<i64> = servers.iter().map(|s| i64::from(s.players)).collect();
+        let max: Vec<i16> = servers.iter().map(|s| i16::from(s.max)).collect();
+        let open: Vec<bool> = servers.iter().map(|s| s.open).collect();
+        let mode: Vec<i16> = servers.iter().map(|s| i16::from(s.mode)).collect();
+        self.execute(
+            "INSERT INTO servers (key, name, address, port, players, max, open, mode, first_seen, last_seen) \
+             SELECT k, n, a, p, pl, m, o, md, $1, $1 FROM unnest($2::bigint[], $3::text[], \
+             $4::text[], $5::int[], $6::bigint[], $7::smallint[], $8::bool[], $9::smallint[]) \
+             AS u(k, n, a, p, pl, m, o, md) \
+             ON CONFLICT (key) DO UPDATE SET name = excluded.name, address = excluded.address, \
+             port = excluded.port, players = excluded.players, max = excluded.max, \
+             open = excluded.open, mode = excluded.mode, last_seen = excluded.last_seen",
+            &[&t, &keys, &names, &addresses, &ports, &players, &max, &open, &mode],
+        )?;
+        Ok(())
+    }
+
+    fn newest_hour(&mut self) -> Result<Option<i64>> {
+        let rows = self.query("SELECT MAX(hour) FROM server_hours", &[])?;
+        rows.first().map_or(Ok(None), |r| get(r, 0))
+    }
+
+    fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>> {
+        let rows = self.query(
+            "SELECT MIN(hour) FROM server_hours WHERE hour >= $1 AND hour < $2",
+            &[&from, &to],
+        )?;
+        rows.first().map_or(Ok(None), |r| get(r, 0))
+    }
+
+    fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>> {
+        let rows = self.query(
+            "SELECT key, substring(samples from 1 for $4) FROM server_hours \
+             WHERE hour = $1 AND key > $2 ORDER BY key LIMIT $3",
+            &[&hour, &after, &limit, &(MAX_HOUR_BYTES as i32)],
+        )?;
+        packed(&rows)
+    }
+
+    fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>> {
+        let rows = self.query(
+            "SELECT key, substring(hours from 1 for $3) FROM server_days \
+             WHERE day = $1 AND key = ANY($2) AND hours IS NOT NULL",
+            &[&day, &keys, &(MAX_DAY_BYTES as i32)],
+        )?;
+        packed(&rows)
+    }
+
+    fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()> {
+        let keys: Vec<i64> = rows.iter().map(|r| r.key).collect();
+        let n: Vec<i64> = rows.iter().map(|r| r.n).collect();
+        let players: Vec<i64> = rows.iter().map(|r| r.players_sum).collect();
+        let max: Vec<i16> = rows
+            .iter()
+            .map(|r| i16::try_from(r.max).unwrap_or(i16::MAX))
+            .collect();
+        let open: Vec<i64> = rows.iter().map(|r| r.open_n).collect();
+        let hours: Vec<Option<&[u8]>> = rows.iter().map(|r| r.hours.as_deref()).collect();
+        self.execute(
+            "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
+             SELECT $1, k, n, p, m, o, h FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], \
+             $5::smallint[], $6::bigint[], $7::bytea[]) AS u(k, n, p, m, o, h) \
+             ON CONFLICT (day, key) DO UPDATE SET n = excluded.n, \
+             players_sum = excluded.players_sum, max = excluded.max, \
+             open_n = excluded.open_n, hours = excluded.hours",
+            &[&day, &keys, &n, &players, &max, &open, &hours],
+        )?;
+        Ok(())
+    }
+
+    fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
+        let mut deleted = self.execute(
+            "DELETE FROM server_hours WHERE (hour, key) IN \
+             (SELECT hour, key FROM server_hours WHERE hour <= $1 ORDER BY hour, key LIMIT $2)",
+            &[&cutoffs.hours_through, &batch],
+        )?;
+        deleted += self.execute(
+            "DELETE FROM server_days WHERE (day, key) IN \
+             (SELECT day, key FROM server_days WHERE day < $1 ORDER BY day, key LIMIT $2)",
+            &[&cutoffs.days_before, &batch],
+        )?;
+        let nulled = self.execute(
+            "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
+             (SELECT day, key FROM server_days WHERE day >= $1 AND day < $2 \
+              AND hours IS NOT NULL ORDER BY day, key LIMIT $3)",
+            &[&cutoffs.hours_dropped.0, &cutoffs.hours_dropped.1, &batch],
+        )?;
+        for (table, id, before, column) in fronts(cutoffs) {
+            let sql = format!(
+                "DELETE FROM {table} WHERE {id} IN \
+                 (SELECT {id} FROM {table} WHERE {column} < $1 LIMIT $2)"
+            );
+            let r = self
+                .conn()
+                .and_then(|c| Ok(c.client.execute(sql.as_str(), &[&before, &batch])?));
+            deleted += self.checked(r)?;
+        }
+        Ok(Pruned {
+            deleted: usize::try_from(deleted).unwrap_or(usize::MAX),
+            nulled: usize::try_from(nulled).unwrap_or(usize::MAX),
+        })
+    }
+
+    fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
+        let rows = self.query(
+            "SELECT substring(name from 1 for $2), substring(address from 1 for $2), \
+             port::bigint, players, max::bigint, open, mode::bigint, first_seen, last_seen \
+             FROM servers WHERE key = $1",
+            &[&key, &(MAX_TEXT_BYTES as i32)],
+        )?;
+        let Some(r) = rows.first() else {
+            return Ok(None);
+        };
+        Ok(Some(RawServer {
+            name: get(r, 0)?,
+            address: get(r, 1)?,
+            port: get(r, 2)?,
+            players: get(r, 3)?,
+            max: get(r, 4)?,
+            open: get(r, 5)?,
+            mode: get(r, 6)?,
+            first_seen: get(r, 7)?,
+            last_seen: get(r, 8)?,
+        }))
+    }
+
+    fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
+        let rows = self.query(lobby_buckets_sql(tier), &[&step, &from])?;
+        rows.iter()
+            .map(|r| {
+                Ok(LobbyBucket {
+                    t: get(r, 0)?,
+                    n: get(r, 1)?,
+                    servers_sum: get(r, 2)?,
+                    players_sum: get(r, 3)?,
+                })
+            })
+            .collect()
+    }
+
+    fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
+        let rows = self.query(
+            "SELECT hour, substring(samples from 1 for $3) FROM server_hours \
+             WHERE key = $1 AND hour = ANY($2)",
+            &[&key, &hours, &(MAX_HOUR_BYTES as i32)],
+        )?;
+        packed(&rows)
+    }
+
+    fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>> {
+        let rows = self.query(
+            "SELECT day, n, players_sum, max::bigint, open_n, substring(hours from 1 for $3) \
+             FROM server_days WHERE key = $1 AND day = ANY($2)",
+            &[&key, &days, &(MAX_DAY_BYTES as i32)],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(DayRow {
+                    day: get(r, 0)?,
+                    sums: DaySums {
+                        key,
+                        n: get(r, 1)?,
+                        players_sum: get(r, 2)?,
+                        max: get(r, 3)?,
+                        open_n: get(r, 4)?,
+                        hours: get(r, 5)?,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    fn size_bytes(&mut self) -> Result<u64> {
+        let rows = self.query("SELECT pg_database_size(current_database())", &[])?;
+        let bytes: i64 = rows.first().map_or(Ok(0), |r| get(r, 0))?;
+        Ok(u64::try_from(bytes).unwrap_or(0))
+    }
+}

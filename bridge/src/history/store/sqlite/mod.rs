@@ -1,0 +1,329 @@
+//! The embedded engine: the history in one SQLite file in the data
+//! directory (or in memory), the default, which needs no database server.
+//! In process, a lookup costs microseconds, so batches are loops of
+//! cached point lookups.
+
+mod schema;
+
+use std::path::PathBuf;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+pub use schema::DB_FILE;
+
+use super::super::range::Tier;
+use super::engine::{
+    Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, RawServer, Result,
+    MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES,
+};
+use super::ServerSample;
+
+/// The open SQLite database.
+#[derive(Debug)]
+pub struct Sqlite {
+    conn: Connection,
+    /// The database's file (`None` in memory), whose `-wal` file counts
+    /// towards its size.
+    file: Option<PathBuf>,
+}
+
+impl Sqlite {
+    /// Runs raw SQL (tests).
+    #[cfg(test)]
+    pub fn execute_raw(&mut self, sql: &str) -> Result<()> {
+        Ok(self.conn.execute_batch(sql)?)
+    }
+}
+
+impl Engine for Sqlite {
+    fn begin(&mut self) -> Result<()> {
+        Ok(self.conn.execute_batch("BEGIN")?)
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        Ok(self.conn.execute_batch("COMMIT")?)
+    }
+
+    fn rollback(&mut self) {
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+
+    fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
+        let inserted = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO lobby_samples (t, servers, players) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (t) DO NOTHING",
+            )?
+            .execute(params![t, servers, players])?;
+        Ok(inserted == 1)
+    }
+
+    fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()> {
+        for (table, at) in [("lobby_hourly", hour), ("lobby_daily", day)] {
+            self.conn
+                .prepare_cached(&format!(
+                    "INSERT INTO {table} (t, n, servers_sum, players_sum) VALUES (?1, 1, ?2, ?3) \
+                     ON CONFLICT (t) DO UPDATE SET n = n + 1, servers_sum = servers_sum + ?2, \
+                     players_sum = players_sum + ?3"
+                ))?
+                .execute(params![at, servers, players])?;
+        }
+        Ok(())
+    }
+
+    fn hour_samples(&mut self, hour: i64, keys: &[i64]) -> Result<Vec<Packed>> {
+        let mut get = self.conn.prepare_cached(
+            "SELECT substr(samples, 1, ?3) FROM server_hours WHERE hour = ?1 AND key = ?2",
+        )?;
+        let mut out = Vec::new();
+        for &key in keys {
+            let bytes: Option<Vec<u8>> = get
+                .query_row(params![hour, key, MAX_HOUR_BYTES], |r| r.get(0))
+                .optional()?;
+            out.extend(bytes.map(|bytes| Packed { at: key, bytes }));
+        }
+        Ok(out)
+    }
+
+    fn put_hour_samples(&mut self, hour: i64, rows: &[Packed]) -> Result<()> {
+        let mut put = self.conn.prepare_cached(
+            "INSERT INTO server_hours (hour, key, samples) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (hour, key) DO UPDATE SET samples = excluded.samples",
+        )?;
+        for row in rows {
+            put.execute(params![hour, row.at, row.bytes])?;
+        }
+        Ok(())
+    }
+
+    fn put_servers(&mut self, t: i64, servers: &[&ServerSample]) -> Result<()> {
+        let mut state = self.conn.prepare_cached(
+            "INSERT INTO servers (key, name, address, port, players, max, open, mode, first_seen, last_seen) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) \
+             ON CONFLICT (key) DO UPDATE SET name = ?2, address = ?3, port = ?4, players = ?5, \
+             max = ?6, open = ?7, mode = ?8, last_seen = ?9",
+        )?;
+        for s in servers {
+            state.execute(params![
+                s.key as i64,
+                s.name,
+                s.address,
+                s.port,
+                s.players,
+                s.max,
+                s.open,
+                s.mode,
+                t
+            ])?;
+        }
+        Ok(())
+    }
+
+    fn newest_hour(&mut self) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT MAX(hour) FROM server_hours")?
+            .query_row([], |r| r.get(0))?)
+    }
+
+    fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT MIN(hour) FROM server_hours WHERE hour >= ?1 AND hour < ?2")?
+            .query_row(params![from, to], |r| r.get(0))?)
+    }
+
+    fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>> {
+        let mut read = self.conn.prepare_cached(
+            "SELECT key, substr(samples, 1, ?4) FROM server_hours \
+             WHERE hour = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
+        )?;
+        let rows = read.query_map(params![hour, after, limit, MAX_HOUR_BYTES], |r| {
+            Ok(Packed {
+                at: r.get(0)?,
+                bytes: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>> {
+        let mut get = self.conn.prepare_cached(
+            "SELECT substr(hours, 1, ?3) FROM server_days WHERE day = ?1 AND key = ?2",
+        )?;
+        let mut out = Vec::new();
+        for &key in keys {
+            let bytes: Option<Option<Vec<u8>>> = get
+                .query_row(params![day, key, MAX_DAY_BYTES], |r| r.get(0))
+                .optional()?;
+            out.extend(bytes.flatten().map(|bytes| Packed { at: key, bytes }));
+        }
+        Ok(out)
+    }
+
+    fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()> {
+        let mut put = self.conn.prepare_cached(
+            "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (day, key) DO UPDATE SET \
+             n = excluded.n, players_sum = excluded.players_sum, max = excluded.max, \
+             open_n = excluded.open_n, hours = excluded.hours",
+        )?;
+        for r in rows {
+            put.execute(params![
+                day,
+                r.key,
+                r.n,
+                r.players_sum,
+                r.max,
+                r.open_n,
+                r.hours
+            ])?;
+        }
+        Ok(())
+    }
+
+    fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
+        let conn = &self.conn;
+        let mut deleted = conn.execute(
+            "DELETE FROM server_hours WHERE (hour, key) IN \
+             (SELECT hour, key FROM server_hours WHERE hour <= ?1 ORDER BY hour, key LIMIT ?2)",
+            params![cutoffs.hours_through, batch],
+        )?;
+        deleted += conn.execute(
+            "DELETE FROM server_days WHERE (day, key) IN \
+             (SELECT day, key FROM server_days WHERE day < ?1 ORDER BY day, key LIMIT ?2)",
+            params![cutoffs.days_before, batch],
+        )?;
+        let nulled = conn.execute(
+            "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
+             (SELECT day, key FROM server_days WHERE day >= ?1 AND day < ?2 \
+              AND hours IS NOT NULL ORDER BY day, key LIMIT ?3)",
+            params![cutoffs.hours_dropped.0, cutoffs.hours_dropped.1, batch],
+        )?;
+        for (table, id, before, column) in fronts(cutoffs) {
+            deleted += conn.execute(
+                &format!(
+                    "DELETE FROM {table} WHERE {id} IN \
+                     (SELECT {id} FROM {table} WHERE {column} < ?1 LIMIT ?2)"
+                ),
+                params![before, batch],
+            )?;
+        }
+        Ok(Pruned { deleted, nulled })
+    }
+
+    fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
+                 port, players, max, open, mode, first_seen, last_seen FROM servers WHERE key = ?1",
+            )?
+            .query_row(params![key, MAX_TEXT_BYTES], |r| {
+                Ok(RawServer {
+                    name: r.get(0)?,
+                    address: r.get(1)?,
+                    port: r.get(2)?,
+                    players: r.get(3)?,
+                    max: r.get(4)?,
+                    open: r.get(5)?,
+                    mode: r.get(6)?,
+                    first_seen: r.get(7)?,
+                    last_seen: r.get(8)?,
+                })
+            })
+            .optional()?)
+    }
+
+    fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
+        let mut stmt = self.conn.prepare_cached(lobby_buckets_sql(tier))?;
+        let rows = stmt.query_map(params![step, from], |r| {
+            Ok(LobbyBucket {
+                t: r.get(0)?,
+                n: r.get(1)?,
+                servers_sum: r.get(2)?,
+                players_sum: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
+        let mut get = self.conn.prepare_cached(
+            "SELECT substr(samples, 1, ?3) FROM server_hours WHERE hour = ?1 AND key = ?2",
+        )?;
+        let mut out = Vec::new();
+        for &hour in hours {
+            let bytes: Option<Vec<u8>> = get
+                .query_row(params![hour, key, MAX_HOUR_BYTES], |r| r.get(0))
+                .optional()?;
+            out.extend(bytes.map(|bytes| Packed { at: hour, bytes }));
+        }
+        Ok(out)
+    }
+
+    fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>> {
+        let mut get = self.conn.prepare_cached(
+            "SELECT n, players_sum, max, open_n, substr(hours, 1, ?3) FROM server_days \
+             WHERE day = ?1 AND key = ?2",
+        )?;
+        let mut out = Vec::new();
+        for &day in days {
+            let row = get
+                .query_row(params![day, key, MAX_DAY_BYTES], |r| {
+                    Ok(DayRow {
+                        day,
+                        sums: DaySums {
+                            key,
+                            n: r.get(0)?,
+                            players_sum: r.get(1)?,
+                            max: r.get(2)?,
+                            open_n: r.get(3)?,
+                            hours: r.get(4)?,
+                        },
+                    })
+                })
+                .optional()?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    fn size_bytes(&mut self) -> Result<u64> {
+        Ok(self.file_bytes()?)
+    }
+}
+
+/// The tables retention deletes from the front of, one range each: `(table,
+/// its id, delete before, by which column)`. Shared by both engines.
+pub(super) fn fronts(c: &Cutoffs) -> [(&'static str, &'static str, i64, &'static str); 4] {
+    [
+        ("lobby_samples", "t", c.lobby_samples_before, "t"),
+        ("lobby_hourly", "t", c.lobby_hours_before, "t"),
+        ("lobby_daily", "t", c.days_before, "t"),
+        ("servers", "key", c.days_before, "last_seen"),
+    ]
+}
+
+/// The lobby's buckets of `tier` (`?1` the step, `?2` from): the same SQL
+/// in both engines (sums cast back to 64-bit integers, which PostgreSQL's
+/// `SUM` would widen).
+pub(super) fn lobby_buckets_sql(tier: Tier) -> &'static str {
+    match tier {
+        Tier::Samples => {
+            "SELECT (t / ?1) * ?1 AS b, COUNT(*), CAST(SUM(servers) AS BIGINT), \
+             CAST(SUM(players) AS BIGINT) FROM lobby_samples WHERE t >= ?2 GROUP BY b ORDER BY b"
+        }
+        Tier::Hourly => {
+            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
+             CAST(SUM(players_sum) AS BIGINT) FROM lobby_hourly WHERE t >= ?2 GROUP BY b ORDER BY b"
+        }
+        Tier::Daily => {
+            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
+             CAST(SUM(players_sum) AS BIGINT) FROM lobby_daily WHERE t >= ?2 GROUP BY b ORDER BY b"
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! A scratch PostgreSQL cluster for a test or a benchmark: Debian's
+//! `postgresql` package (`bash scripts/setup.sh test` installs it),
+//! `initdb` and `pg_ctl` run as the `postgres` user in a temporary
+//! directory owned by it, listening on a free loopback port and a unix
+//! socket in that directory, stopped and removed when dropped. Nothing
+//! of the machine's own clusters is touched.
+
+use std::{
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
+
+use crate::{Error, Result};
+
+/// The operating-system user the cluster runs as (PostgreSQL refuses to
+/// run as root).
+const USER: &str = "postgres";
+
+/// A running scratch cluster (trust authentication, loopback only).
+#[derive(Debug)]
+pub struct Cluster {
+    bin: PathBuf,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+/// The directory of `initdb` and `pg_ctl`: `$PG_BIN`, else the newest
+/// `/usr/lib/postgresql/*/bin` that has them.
+pub fn find_bin() -> Result<PathBuf> {
+    if let Some(bin) = std::env::var_os("PG_BIN") {
+        return Ok(bin.into());
+    }
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .map_err(|e| missing(&e.to_string()))?
+        .filter_map(|d| d.ok())
+        .filter_map(|d| {
+            let version = d.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = d.path().join("bin");
+            bin.join("initdb").is_file().then_some((version, bin))
+        })
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .map(|(_, bin)| bin)
+        .ok_or_else(|| missing("no initdb"))
+}
+
+fn missing(why: &str) -> Error {
+    Error::Unexpected(format!(
+        "PostgreSQL is missing ({why}; bash scripts/setup.sh test installs Debian's postgresql)"
+    ))
+}
+
+impl Cluster {
+    /// Creates and starts a cluster (a few seconds).
+    pub fn start() -> Result<Self> {
+        let bin = find_bin()?;
+        let dir = tempfile::Builder::new().prefix("lobby-pg-").tempdir()?;
+        chown_to_user(dir.path())?;
+        let port = free_port()?;
+        let cluster = Self { bin, dir, port };
+        cluster.run(
+            "initdb",
+            &[
+                "-D",
+                &cluster.data().display().to_string(),
+                "-A",
+                "trust",
+                "-U",
+                USER,
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+        )?;
+        cluster.resume()?;
+        Ok(cluster)
+    }
+
+    /// The port it listens on (127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The URL of database `db` over TCP, as a bridge's `--database-url`.
+    pub fn url(&self, db: &str) -> String {
+        format!("postgresql://{USER}@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// Creates database `db` and gives its URL (each test its own).
+    pub fn create_database(&self, db: &str) -> Result<String> {
+        let socket = self.dir.path().display().to_string();
+        self.run(
+            "createdb",
+            &["-h", &socket, "-p", &self.port.to_string(), "-U", USER, db],
+        )?;
+        Ok(self.url(db))
+    }
+
+    /// Stops the server at once (as a crash or a lost host would), keeping
+    /// its data: a database outage, ended by [`Cluster::resume`].
+    pub fn stop(&self) -> Result<()> {
+        let data = self.data().display().to_string();
+        self.run("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"])
+    }
+
+    /// Starts the server (again) and waits until it accepts connections.
+    pub fn resume(&self) -> Result<()> {
+        let data = self.data().display().to_string();
+        let log = self.dir.path().join("log").display().to_string();
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off",
+            self.port,
+            self.dir.path().display()
+        );
+        self.run(
+            "pg_ctl",
+            &[
+                "-D", &data, "-l", &log, "-o", &options, "-w", "-t", "60", "start",
+            ],
+        )
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// Runs one of the cluster's programs as [`USER`].
+    fn run(&self, program: &str, args: &[&str]) -> Result<()> {
+        let exe = self.bin.join(program);
+        let mut command = if running_as(USER) {
+            Command::new(&exe)
+        } else {
+            let mut c = Command::new("runuser");
+            c.args(["-u", USER, "--"]).arg(&exe);
+            c
+        };
+        let out = command
+            .args(args)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::Unexpected(format!("{}: {e}", exe.display())))?;
+        if !out.status.success() {
+            return Err(Error::Unexpected(format!(
+                "{program} failed ({}): {}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// A port free on 127.0.0.1 now (PostgreSQL cannot be told to pick one).
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn running_as(user: &str) -> bool {
+    std::env::var("USER").is_ok_and(|u| u == user)
+}
+
+/// Gives `dir` to [`USER`] (when running as root, as the test machines
+/// do), so the cluster can write there.
+fn chown_to_user(dir: &Path) -> Result<()> {
+    if running_as(USER) {
+        return Ok(());
+    }
+    let out = Command::new("id")
+        .args(["-u", USER])
+        .output()
+        .map_err(|e| Error::Unexpected(format!("id: {e}")))?;
+    let uid: u32 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|_| missing("no postgres user"))?;
+    let out = Command::new("id").args(["-g", USER]).output()?;
+    let gid: u32 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|_| missing("no postgres group"))?;
+    std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
+    Ok(())
+}
