@@ -1,0 +1,240 @@
+//! Several bridges, one store (`docs/protocol.md` §2.3), against a real
+//! PostgreSQL (a scratch cluster per test): bridges on one database give
+//! the same keys and answers, one of them records and another takes over
+//! when it stops, a bridge started later shows the history at once, and a
+//! database outage turns the history's answers into 503 while the list
+//! goes on, until the database is back.
+
+mod common;
+
+use std::{path::Path, sync::Arc, time::Duration};
+
+use common::*;
+use lobby_support::postgres::Cluster;
+use serde_json::Value;
+
+const INTERVAL: Duration = Duration::from_secs(1);
+
+fn config(master: &TestMaster, dir: &Path, url: &str) -> bridge::Config {
+    let mut c = test_config(master.addr);
+    c.data_dir = Some(dir.to_owned());
+    c.history_interval = INTERVAL;
+    c.database_url = Some(url.parse().unwrap());
+    c
+}
+
+async fn get_json(bridge: &TestBridge, path: &str) -> (u16, String, Value) {
+    let (status, head, body) = http_get(bridge.addr, path, "").await;
+    (
+        status,
+        head,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+    )
+}
+
+/// Polls `path` until `ok` holds (bounded by `wait`).
+async fn until(
+    bridge: &TestBridge,
+    path: &str,
+    wait: Duration,
+    ok: impl Fn(u16, &str, &Value) -> bool,
+) -> Value {
+    tokio::time::timeout(wait, async {
+        loop {
+            let (status, head, v) = get_json(bridge, path).await;
+            if ok(status, &head, &v) {
+                return v;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{path} never became as expected"))
+}
+
+/// A value of the bridge's `/metrics`.
+async fn metric(bridge: &TestBridge, name: &str) -> f64 {
+    let (status, _, body) = http_get(bridge.addr, "/metrics", "").await;
+    assert_eq!(status, 200);
+    let text = String::from_utf8_lossy(&body).to_string();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// The listed servers' `(name, key)`, once `n` are listed.
+async fn keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
+    let v = until(bridge, "/api/servers", WAIT, |s, _, v| {
+        s == 200
+            && v["servers"]
+                .as_array()
+                .is_some_and(|a| a.len() == n && a.iter().all(|e| e["key"].is_string()))
+    })
+    .await;
+    v["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                s["key"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A scratch cluster with one database, started off the runtime.
+async fn database() -> (Arc<Cluster>, String) {
+    tokio::task::spawn_blocking(|| {
+        let cluster = Cluster::start().unwrap();
+        let url = cluster.create_database("lobby").unwrap();
+        (Arc::new(cluster), url)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridges_on_one_database_agree_and_hand_the_recording_over() {
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 3].map(|()| tempfile::tempdir().unwrap());
+    let a = TestBridge::embedding(&master, config(&master, dirs[0].path(), &url)).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    let _beta = game_server(master.addr, "Beta", 20002).await;
+    wait_registered(&master, 2).await;
+    let b = TestBridge::embedding(&master, config(&master, dirs[1].path(), &url)).await;
+    let keys_a = keys(&a, 2).await;
+    assert_eq!(keys(&b, 2).await, keys_a, "one secret, created once");
+    let alpha = keys_a[0].1.clone();
+
+    // One of them records, every interval once.
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let written = metric(&a, "bridge_history_samples_written_total").await
+                + metric(&b, "bridge_history_samples_written_total").await;
+            let recording = metric(&a, "bridge_history_recording").await
+                + metric(&b, "bridge_history_recording").await;
+            if written >= 3.0 && recording == 1.0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("one bridge records");
+    assert!(
+        metric(&a, "bridge_history_samples_written_total").await == 0.0
+            || metric(&b, "bridge_history_samples_written_total").await == 0.0,
+        "only the elected bridge writes"
+    );
+
+    // Both answer alike.
+    let path = format!("/api/servers/{alpha}/history?range=1h");
+    let from_a = until(&a, &path, WAIT, |s, _, v| {
+        s == 200 && v["points"].as_array().is_some_and(|p| p.len() >= 2)
+    })
+    .await;
+    let from_b = until(&b, &path, WAIT, |s, _, v| {
+        s == 200 && v["points"].as_array().is_some_and(|p| p.len() >= 2)
+    })
+    .await;
+    let firsts = |v: &Value| v["points"][0].clone();
+    assert_eq!(firsts(&from_a), firsts(&from_b));
+    let details = format!("/api/servers/{alpha}");
+    let (sa, _, da) = get_json(&a, &details).await;
+    let (sb, _, db) = get_json(&b, &details).await;
+    assert_eq!((sa, sb), (200, 200));
+    assert_eq!(da["firstSeen"], db["firstSeen"]);
+
+    // A third bridge, started later, shows the history at once.
+    let c = TestBridge::embedding(&master, config(&master, dirs[2].path(), &url)).await;
+    keys(&c, 2).await;
+    let (status, _, v) = get_json(&c, &path).await;
+    assert_eq!(status, 200);
+    assert!(v["points"].as_array().unwrap().len() >= 2, "{v}");
+
+    // The recorder stops: another takes over within 2 intervals + 5 s.
+    let (recorder, others) = if metric(&a, "bridge_history_recording").await == 1.0 {
+        (a, [b, c])
+    } else {
+        (b, [a, c])
+    };
+    let before = metric(&others[0], "bridge_history_samples_written_total").await
+        + metric(&others[1], "bridge_history_samples_written_total").await;
+    recorder.shutdown().await;
+    tokio::time::timeout(2 * INTERVAL + Duration::from_secs(5), async {
+        loop {
+            let now = metric(&others[0], "bridge_history_samples_written_total").await
+                + metric(&others[1], "bridge_history_samples_written_total").await;
+            if now > before {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("another bridge took the recording over in time");
+    let recording = metric(&others[0], "bridge_history_recording").await
+        + metric(&others[1], "bridge_history_recording").await;
+    assert_eq!(recording, 1.0);
+    for bridge in others {
+        bridge.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_outage_answers_503_and_ends_by_itself() {
+    let (cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let bridge = TestBridge::embedding(&master, config(&master, dir.path(), &url)).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    wait_registered(&master, 1).await;
+    let key = keys(&bridge, 1).await[0].1.clone();
+    let details = format!("/api/servers/{key}");
+    until(&bridge, &details, WAIT, |s, _, _| s == 200).await;
+
+    let stopped = cluster.clone();
+    tokio::task::spawn_blocking(move || stopped.stop().unwrap())
+        .await
+        .unwrap();
+    let unavailable = |s: u16, head: &str, _: &Value| {
+        s == 503 && head.to_ascii_lowercase().contains("retry-after: ")
+    };
+    until(&bridge, &details, WAIT, unavailable).await;
+    until(&bridge, "/api/history?range=1h", WAIT, unavailable).await;
+    until(
+        &bridge,
+        &format!("/api/servers/{key}/history?range=24h"),
+        WAIT,
+        unavailable,
+    )
+    .await;
+    let (status, head, _) = http_get(bridge.addr, &format!("/badge/{key}.svg"), "").await;
+    assert!(unavailable(status, &head, &Value::Null), "{head}");
+    // The list goes on, with its keys.
+    assert_eq!(keys(&bridge, 1).await[0].1, key);
+    let _beta = game_server(master.addr, "Beta", 20002).await;
+    wait_registered(&master, 2).await;
+    keys(&bridge, 2).await;
+
+    let written = metric(&bridge, "bridge_history_samples_written_total").await;
+    let resumed = cluster.clone();
+    tokio::task::spawn_blocking(move || resumed.resume().unwrap())
+        .await
+        .unwrap();
+    until(&bridge, &details, Duration::from_secs(30), |s, _, _| {
+        s == 200
+    })
+    .await;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while metric(&bridge, "bridge_history_samples_written_total").await <= written {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("recording resumed by itself");
+    bridge.shutdown().await;
+}
