@@ -238,3 +238,72 @@ async fn a_database_outage_answers_503_and_ends_by_itself() {
     .expect("recording resumed by itself");
     bridge.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copied_history_keeps_its_keys_and_answers() {
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let embedded = tempfile::tempdir().unwrap();
+    let mut c = test_config(master.addr);
+    c.data_dir = Some(embedded.path().to_owned());
+    c.history_interval = INTERVAL;
+    let alone = TestBridge::embedding(&master, c).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    let _beta = game_server(master.addr, "Beta", 20002).await;
+    wait_registered(&master, 2).await;
+    let before = keys(&alone, 2).await;
+    let alpha = before[0].1.clone();
+    let path = format!("/api/servers/{alpha}/history?range=1h");
+    let old = until(&alone, &path, WAIT, |s, _, v| {
+        s == 200 && v["points"].as_array().is_some_and(|p| p.len() >= 2)
+    })
+    .await;
+    let (_, _, old_details) = get_json(&alone, &format!("/api/servers/{alpha}")).await;
+    alone.shutdown().await;
+
+    let (dir, target) = (embedded.path().to_owned(), url.parse().unwrap());
+    let copied = tokio::task::spawn_blocking(move || bridge::history::copy_into(&dir, &target))
+        .await
+        .unwrap()
+        .unwrap();
+    let hours = copied.iter().find(|(t, _)| *t == "server_hours").unwrap();
+    assert_eq!(hours.1, 2, "one row per server and hour: {copied:?}");
+
+    // A bridge on the database, with a data directory of its own.
+    let fresh = tempfile::tempdir().unwrap();
+    let shared = TestBridge::embedding(&master, config(&master, fresh.path(), &url)).await;
+    assert_eq!(keys(&shared, 2).await, before, "the same keys");
+    let (status, _, new) = get_json(&shared, &path).await;
+    assert_eq!(status, 200);
+    assert_eq!(new["points"][0], old["points"][0], "the same history");
+    assert_eq!(new["points"][1], old["points"][1]);
+    let (_, _, details) = get_json(&shared, &format!("/api/servers/{alpha}")).await;
+    assert_eq!(details["firstSeen"], old_details["firstSeen"]);
+
+    // Copying again changes nothing, and another secret is refused.
+    let (dir, target) = (embedded.path().to_owned(), url.parse().unwrap());
+    tokio::task::spawn_blocking(move || bridge::history::copy_into(&dir, &target))
+        .await
+        .unwrap()
+        .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(
+        other.path().join("key-secret"),
+        format!("{}\n", "ab".repeat(32)),
+    )
+    .unwrap();
+    std::fs::copy(
+        embedded.path().join(bridge::history::DB_FILE),
+        other.path().join(bridge::history::DB_FILE),
+    )
+    .unwrap();
+    let (dir, target) = (other.path().to_owned(), url.parse().unwrap());
+    let refused = tokio::task::spawn_blocking(move || bridge::history::copy_into(&dir, &target))
+        .await
+        .unwrap();
+    assert!(
+        refused.is_err_and(|e| e.to_string().contains("another key secret")),
+        "a database that has keys of its own keeps them"
+    );
+    shared.shutdown().await;
+}

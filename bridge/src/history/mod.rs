@@ -305,6 +305,41 @@ fn first_sample_delay(interval: Duration, now_ms: i64) -> Duration {
     Duration::from_millis(wait.unsigned_abs())
 }
 
+/// Copies the embedded history in `dir` and its key secret into the
+/// PostgreSQL database at `url` (`bridge copy-history`), so bridges on the
+/// database keep the keys, badges and graphs of the bridge that had it.
+/// The database must have no key secret yet, or the same one. Returns
+/// what was copied, per table.
+pub fn copy_into(dir: &Path, url: &DatabaseUrl) -> Result<Vec<(&'static str, u64)>, Error> {
+    let failed = |reason: String| Error::Database {
+        path: dir.join(DB_FILE),
+        reason,
+    };
+    if !dir.join(crate::keys::SECRET_FILE).exists() || !dir.join(DB_FILE).exists() {
+        return Err(failed(format!(
+            "no embedded history here (expected {} and {})",
+            crate::keys::SECRET_FILE,
+            DB_FILE
+        )));
+    }
+    let secret = crate::keys::secret_in(dir)?;
+    let mut from = Store::open(Some(dir))?;
+    let mut to = Store::connect(url);
+    let unreachable = |e: StoreError| failed(format!("the database {url}: {e}"));
+    let kept = to
+        .postgres()
+        .ok_or_else(|| failed("not a PostgreSQL store".into()))?
+        .key_secret(&secret)
+        .map_err(unreachable)?;
+    if kept != secret {
+        return Err(failed(format!(
+            "the database {url} has another key secret already: bridges used it, and its keys \
+             would not be this history's (copy into an empty database)"
+        )));
+    }
+    store::copy(&mut from, &mut to).map_err(unreachable)
+}
+
 /// The middle of the interval of `interval` (since the Unix epoch) that
 /// holds `now_ms`: the time a sample taken then is recorded at.
 fn mid_interval(interval: Duration, now_ms: i64) -> i64 {

@@ -5,7 +5,7 @@
 use std::{net::SocketAddr, path::PathBuf};
 
 use bridge::{config::EmbeddedMaster, forwarded::ForwardedHeader, Config};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use ipnet::IpNet;
 
 use crate::values::{cidr, count, count_u32, count_u64, Interval};
@@ -15,6 +15,9 @@ use crate::values::{cidr, count, count_u32, count_u64, Interval};
 #[derive(Debug, Parser)]
 #[command(version)]
 pub(crate) struct Args {
+    /// Something else than serving (run once, then exit).
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
     /// Address for HTTP and WebSocket (`/ws`).
     #[arg(long, env = "BRIDGE_LISTEN", default_value_t = Config::DEFAULT_LISTEN)]
     pub(crate) listen: SocketAddr,
@@ -233,6 +236,22 @@ pub(crate) struct Args {
     /// keeps a copy of the key secret).
     #[arg(long, env = "DATABASE_URL")]
     pub(crate) database_url: Option<bridge::history::DatabaseUrl>,
+}
+
+/// What the bridge does instead of serving.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Copies the embedded history of a data directory and its key secret
+    /// into a PostgreSQL database, so bridges given that database keep
+    /// the keys, badges and graphs (run it before they start).
+    CopyHistory {
+        /// The data directory holding the embedded history.
+        #[arg(long, env = "BRIDGE_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        /// The database to copy into.
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: bridge::history::DatabaseUrl,
+    },
 }
 
 /// The data directory without `--data-dir`: systemd's state directory

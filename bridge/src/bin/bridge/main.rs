@@ -19,6 +19,24 @@ use crate::args::Args;
 async fn main() -> anyhow::Result<()> {
     master::logging::init();
     let args = Args::parse();
+    if let Some(args::Command::CopyHistory {
+        data_dir,
+        database_url,
+    }) = args.command
+    {
+        let dir = data_dir.unwrap_or_else(args::default_data_dir);
+        // The database client blocks: off the runtime's threads.
+        let copied = tokio::task::spawn_blocking(move || {
+            bridge::history::copy_into(&dir, &database_url).map(|c| (c, database_url))
+        })
+        .await??;
+        let (tables, url) = copied;
+        for (table, rows) in &tables {
+            tracing::info!(table, rows, "copied");
+        }
+        tracing::info!(database = %url, "the embedded history and its key secret are in the database; start the bridges with --database-url");
+        return Ok(());
+    }
     // Every connection is a file descriptor: use all the hard limit allows.
     let open_files = master::fdlimit::raise_to_hard_limit();
 

@@ -6,6 +6,7 @@
 //! once over the engine's row operations. This module holds the open
 //! store and the rows that go in and come out.
 
+mod copy;
 mod engine;
 pub mod postgres;
 mod read;
@@ -16,6 +17,7 @@ use std::path::Path;
 
 use crate::error::Error;
 
+pub use copy::copy;
 pub use postgres::{DatabaseUrl, Postgres};
 pub use sqlite::DB_FILE;
 pub use write::Recorded;

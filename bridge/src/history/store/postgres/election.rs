@@ -29,6 +29,14 @@ impl std::fmt::Debug for Election {
     }
 }
 
+impl Drop for Election {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            super::drop_off_runtime(conn);
+        }
+    }
+}
+
 impl Election {
     /// A candidate for the database at `url`, not connected yet.
     pub fn new(url: &DatabaseUrl) -> Self {
@@ -45,7 +53,9 @@ impl Election {
     /// database cannot record in it either.
     pub fn campaign(&mut self) -> bool {
         self.leader = self.ask().unwrap_or_else(|_| {
-            self.conn = None;
+            if let Some(conn) = self.conn.take() {
+                super::drop_off_runtime(conn);
+            }
             false
         });
         self.leader

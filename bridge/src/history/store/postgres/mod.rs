@@ -168,6 +168,12 @@ impl Postgres {
         self.checked(secret)
     }
 
+    /// The connection's client (opened if needed), for work beyond the
+    /// engine's operations (copying a history in).
+    pub(super) fn client(&mut self) -> Result<&mut Client> {
+        Ok(&mut self.conn()?.client)
+    }
+
     /// Runs raw SQL (tests).
     #[cfg(test)]
     pub fn execute_raw(&mut self, sql: &str) -> Result<()> {
@@ -279,6 +285,27 @@ impl Postgres {
         let r = self.conn().and_then(|c| Ok(c.client.batch_execute(sql)?));
         self.checked(r)
     }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            drop_off_runtime(conn);
+        }
+    }
+}
+
+/// Drops `value` (a client, which blocks to close its connection) on a
+/// thread of its own: the last owner of a store may be an async task,
+/// where blocking is not allowed.
+pub(super) fn drop_off_runtime<T: Send + 'static>(value: T) {
+    if tokio::runtime::Handle::try_current().is_err() {
+        drop(value);
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("database-close".into())
+        .spawn(move || drop(value));
 }
 
 impl Conn {

@@ -21,7 +21,7 @@ use super::ServerSample;
 /// The open SQLite database.
 #[derive(Debug)]
 pub struct Sqlite {
-    conn: Connection,
+    pub(super) conn: Connection,
     /// The database's file (`None` in memory), whose `-wal` file counts
     /// towards its size.
     file: Option<PathBuf>,
