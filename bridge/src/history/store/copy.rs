@@ -20,6 +20,14 @@ struct Table {
     key: &'static str,
 }
 
+/// The columns of both lobby sums tables.
+const LOBBY_SUMS: &[(&str, &str)] = &[
+    ("t", "bigint"),
+    ("n", "bigint"),
+    ("servers_sum", "bigint"),
+    ("players_sum", "bigint"),
+];
+
 const TABLES: &[Table] = &[
     Table {
         name: "servers",
@@ -48,22 +56,12 @@ const TABLES: &[Table] = &[
     },
     Table {
         name: "lobby_hourly",
-        columns: &[
-            ("t", "bigint"),
-            ("n", "bigint"),
-            ("servers_sum", "bigint"),
-            ("players_sum", "bigint"),
-        ],
+        columns: LOBBY_SUMS,
         key: "t",
     },
     Table {
         name: "lobby_daily",
-        columns: &[
-            ("t", "bigint"),
-            ("n", "bigint"),
-            ("servers_sum", "bigint"),
-            ("players_sum", "bigint"),
-        ],
+        columns: LOBBY_SUMS,
         key: "t",
     },
     Table {

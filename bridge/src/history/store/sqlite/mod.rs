@@ -28,6 +28,26 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
+    /// One point lookup of `sql` (`?1`, `?2` a row's key, `?3` the most
+    /// bytes read) per `(first, second, at)`: the rows found (not NULL),
+    /// each named by its `at`.
+    fn lookups(
+        &self,
+        sql: &str,
+        rows: impl Iterator<Item = (i64, i64, i64)>,
+        max_bytes: i64,
+    ) -> Result<Vec<Packed>> {
+        let mut get = self.conn.prepare_cached(sql)?;
+        let mut out = Vec::new();
+        for (first, second, at) in rows {
+            let bytes: Option<Option<Vec<u8>>> = get
+                .query_row(params![first, second, max_bytes], |r| r.get(0))
+                .optional()?;
+            out.extend(bytes.flatten().map(|bytes| Packed { at, bytes }));
+        }
+        Ok(out)
+    }
+
     /// Runs raw SQL (tests).
     #[cfg(test)]
     pub fn execute_raw(&mut self, sql: &str) -> Result<()> {
@@ -75,17 +95,11 @@ impl Engine for Sqlite {
     }
 
     fn hour_samples(&mut self, hour: i64, keys: &[i64]) -> Result<Vec<Packed>> {
-        let mut get = self.conn.prepare_cached(
+        self.lookups(
             "SELECT substr(samples, 1, ?3) FROM server_hours WHERE hour = ?1 AND key = ?2",
-        )?;
-        let mut out = Vec::new();
-        for &key in keys {
-            let bytes: Option<Vec<u8>> = get
-                .query_row(params![hour, key, MAX_HOUR_BYTES], |r| r.get(0))
-                .optional()?;
-            out.extend(bytes.map(|bytes| Packed { at: key, bytes }));
-        }
-        Ok(out)
+            keys.iter().map(|&key| (hour, key, key)),
+            MAX_HOUR_BYTES,
+        )
     }
 
     fn put_hour_samples(&mut self, hour: i64, rows: &[Packed]) -> Result<()> {
@@ -151,17 +165,11 @@ impl Engine for Sqlite {
     }
 
     fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>> {
-        let mut get = self.conn.prepare_cached(
+        self.lookups(
             "SELECT substr(hours, 1, ?3) FROM server_days WHERE day = ?1 AND key = ?2",
-        )?;
-        let mut out = Vec::new();
-        for &key in keys {
-            let bytes: Option<Option<Vec<u8>>> = get
-                .query_row(params![day, key, MAX_DAY_BYTES], |r| r.get(0))
-                .optional()?;
-            out.extend(bytes.flatten().map(|bytes| Packed { at: key, bytes }));
-        }
-        Ok(out)
+            keys.iter().map(|&key| (day, key, key)),
+            MAX_DAY_BYTES,
+        )
     }
 
     fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()> {
@@ -252,17 +260,11 @@ impl Engine for Sqlite {
     }
 
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
-        let mut get = self.conn.prepare_cached(
+        self.lookups(
             "SELECT substr(samples, 1, ?3) FROM server_hours WHERE hour = ?1 AND key = ?2",
-        )?;
-        let mut out = Vec::new();
-        for &hour in hours {
-            let bytes: Option<Vec<u8>> = get
-                .query_row(params![hour, key, MAX_HOUR_BYTES], |r| r.get(0))
-                .optional()?;
-            out.extend(bytes.map(|bytes| Packed { at: hour, bytes }));
-        }
-        Ok(out)
+            hours.iter().map(|&hour| (hour, key, hour)),
+            MAX_HOUR_BYTES,
+        )
     }
 
     fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>> {
