@@ -307,3 +307,138 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     );
     shared.shutdown().await;
 }
+
+/// One GET from the loopback address `from`: the status.
+async fn get_from(from: &str, to: std::net::SocketAddr, path: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket
+        .bind(std::net::SocketAddr::new(from.parse().unwrap(), 0))
+        .unwrap();
+    let mut s = tokio::time::timeout(WAIT, socket.connect(to))
+        .await
+        .unwrap()
+        .unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let head = String::from_utf8_lossy(&buf);
+    head.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// The binary during an outage, asked 400 times from 127.0.0.2: 503 (or
+/// 429 once that address's budget is spent), and the log says the outage
+/// began once and ended once, however many requests came between.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_is_logged_once_however_often_it_is_asked() {
+    use tokio::io::AsyncBufReadExt;
+    let (cluster, url) = database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
+        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+        ])
+        .args([
+            "--history-interval",
+            "1s",
+            "--database-url",
+            &url,
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+        .await
+        .expect("no readiness line")
+        .unwrap();
+    if line.is_empty() {
+        let mut err = String::new();
+        let mut stderr = child.stderr.take().unwrap();
+        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut err).await;
+        panic!("the bridge did not start: {err}");
+    }
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let http: std::net::SocketAddr = words[3].strip_prefix("http://").unwrap().parse().unwrap();
+    let log = Arc::new(std::sync::Mutex::new(String::new()));
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap());
+    let sink = log.clone();
+    tokio::spawn(async move {
+        let mut line = String::new();
+        while stderr.read_line(&mut line).await.unwrap_or(0) > 0 {
+            sink.lock().unwrap().push_str(&std::mem::take(&mut line));
+        }
+    });
+    let path = "/api/history?range=1h";
+    let ok = tokio::time::timeout(WAIT, async {
+        while get_from("127.0.0.1", http, path).await != 200 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    ok.await.expect("the history answers");
+
+    let stopped = cluster.clone();
+    tokio::task::spawn_blocking(move || stopped.stop().unwrap())
+        .await
+        .unwrap();
+    tokio::time::timeout(WAIT, async {
+        while get_from("127.0.0.2", http, path).await != 503 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("503 during the outage");
+    let before = log.lock().unwrap().len();
+    let mut unavailable = 0;
+    for i in 0..400 {
+        let path = if i % 2 == 0 {
+            path
+        } else {
+            "/badge/0123456789abcdef.svg"
+        };
+        // 429 once the address's budget is spent: nothing computed then.
+        match get_from("127.0.0.2", http, path).await {
+            503 => unavailable += 1,
+            404 | 429 => {}
+            status => panic!("{status} during the outage"),
+        }
+    }
+    assert!(unavailable > 0);
+    let grown = log.lock().unwrap().len() - before;
+    assert!(grown < 2_000, "400 requests grew the log by {grown} bytes");
+    let resumed = cluster.clone();
+    tokio::task::spawn_blocking(move || resumed.resume().unwrap())
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while get_from("127.0.0.1", http, path).await != 200 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("answers again after the outage");
+    let text = log.lock().unwrap().clone();
+    assert_eq!(
+        text.matches("history database is unreachable;").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(text.matches("reachable again").count(), 1, "{text}");
+    let _ = child.start_kill();
+}
