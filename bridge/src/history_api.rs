@@ -16,9 +16,12 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use bytes::Bytes;
-use protocol::{Addresses, ServerKey};
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use protocol::{
+    api::{ApiError, LobbyHistory, LobbyPoint, ServerHistory, ServerPoint},
+    entry::ServerDetails,
+    GameplayMode, Players, ServerKey,
+};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::{
@@ -67,6 +70,16 @@ impl Computed {
             body,
         }
     }
+
+    /// A `200` whose body is `answer`, one of the protocol's answer types.
+    pub(crate) fn ok<T: Serialize>(answer: &T) -> Self {
+        Self::json(StatusCode::OK, protocol::json::to_string(answer))
+    }
+
+    /// An error answer (`{"error": message}`).
+    pub(crate) fn error(status: StatusCode, message: &str) -> Self {
+        Self::json(status, ApiError::json(message))
+    }
 }
 
 impl Answers {
@@ -92,14 +105,12 @@ impl Answers {
                 let Ok(computed) = tokio::task::spawn_blocking(compute).await else {
                     return StatusCode::INTERNAL_SERVER_ERROR.into_response();
                 };
-                let digest = Sha256::digest(computed.body.as_bytes());
-                let etag: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
                 let unavailable = computed.status == StatusCode::SERVICE_UNAVAILABLE;
                 let cached = Cached {
                     stamp,
                     status: computed.status,
                     content_type: computed.content_type,
-                    etag: format!("\"h{etag}\""),
+                    etag: etag_of(computed.body.as_bytes()),
                     body: Bytes::from(computed.body),
                 };
                 // An outage's answer is not kept: the next request asks the
@@ -138,6 +149,14 @@ impl Answers {
     }
 }
 
+/// The `ETag` of an answer whose body is `body`: a digest of it, so equal
+/// answers have equal tags on every bridge.
+pub(crate) fn etag_of(body: &[u8]) -> String {
+    let digest = Sha256::digest(body);
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("\"h{hex}\"")
+}
+
 /// A JSON error answer, not cached.
 pub(crate) fn error(status: StatusCode, message: &str) -> Response {
     let mut h = common(None);
@@ -146,12 +165,14 @@ pub(crate) fn error(status: StatusCode, message: &str) -> Response {
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    let body = json!({ "error": message }).to_string();
-    (status, h, body).into_response()
+    (status, h, ApiError::json(message)).into_response()
 }
 
+/// What a 404 for a key says.
+pub(crate) const NOT_SEEN: &str = "no server with this key was seen";
+
 fn not_found() -> Response {
-    error(StatusCode::NOT_FOUND, "no server with this key was seen")
+    error(StatusCode::NOT_FOUND, NOT_SEEN)
 }
 
 /// `?range=`.
@@ -182,6 +203,30 @@ pub(crate) struct ServerState {
     pub(crate) online: bool,
     pub(crate) first_seen: i64,
     pub(crate) last_seen: i64,
+}
+
+impl ServerState {
+    /// The answer of `GET /api/servers/{key}` (with every field; the
+    /// caller hides what viewers may not see); `None` for a recorded mode
+    /// the protocol does not know (a damaged row).
+    pub(crate) fn details(&self, key: ServerKey) -> Option<ServerDetails> {
+        let s = &self.sample;
+        Some(ServerDetails {
+            key,
+            name: s.name.clone(),
+            address: s.address.clone(),
+            port: s.port,
+            online: self.online,
+            players: Players {
+                current: s.players,
+                max: s.max,
+            },
+            is_lobby_open: s.open,
+            gameplay_mode: GameplayMode::from_wire(u64::from(s.mode)).ok()?,
+            first_seen: self.first_seen,
+            last_seen: self.last_seen,
+        })
+    }
 }
 
 /// `key`'s state: from the published list when listed, else from the
@@ -235,9 +280,9 @@ pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Result<Option<ServerSta
 /// The answer while the history's database is unreachable: 503 (with
 /// `Retry-After`, never cached).
 pub(crate) fn unavailable() -> Computed {
-    Computed::json(
+    Computed::error(
         StatusCode::SERVICE_UNAVAILABLE,
-        json!({ "error": "the history database is unreachable; try again shortly" }).to_string(),
+        "the history database is unreachable; try again shortly",
     )
 }
 
@@ -265,36 +310,13 @@ pub(crate) async fn server(
         .answer(&ctx.metrics, path, stamp(&ctx), &asked, &[], move || {
             let state = match server_state(&worker, key) {
                 Ok(Some(state)) => state,
-                Ok(None) => {
-                    return Computed::json(
-                        StatusCode::NOT_FOUND,
-                        json!({ "error": "no server with this key was seen" }).to_string(),
-                    )
-                }
+                Ok(None) => return Computed::error(StatusCode::NOT_FOUND, NOT_SEEN),
                 Err(_) => return unavailable(),
             };
-            let s = &state.sample;
-            let mut m = Map::new();
-            m.insert("key".into(), json!(key));
-            m.insert("name".into(), json!(s.name));
-            if worker.visibility.viewers() == Addresses::Shown {
-                if let Some(address) = &s.address {
-                    m.insert("address".into(), json!(address));
-                }
-                if let Some(port) = s.port {
-                    m.insert("port".into(), json!(port));
-                }
+            match state.details(key) {
+                Some(details) => Computed::ok(&details.seen_as(worker.visibility.viewers())),
+                None => unreadable(&"a recorded gameplay mode is not 1 or 2"),
             }
-            m.insert("online".into(), json!(state.online));
-            m.insert(
-                "players".into(),
-                json!({ "current": s.players, "max": s.max }),
-            );
-            m.insert("isLobbyOpen".into(), json!(s.open));
-            m.insert("gameplayMode".into(), json!(s.mode));
-            m.insert("firstSeen".into(), json!(state.first_seen));
-            m.insert("lastSeen".into(), json!(state.last_seen));
-            Computed::json(StatusCode::OK, Value::Object(m).to_string())
         })
         .await
 }
@@ -325,28 +347,24 @@ pub(crate) async fn server_history(
             let row = match store.server(key.0) {
                 Ok(Some(row)) => row,
                 Ok(None) => {
-                    return Computed::json(
+                    return Computed::error(
                         StatusCode::NOT_FOUND,
-                        json!({ "error": "no server with this key was recorded" }).to_string(),
+                        "no server with this key was recorded",
                     )
                 }
                 Err(e) => return internal(&e),
             };
             match store.server_history(key.0, row.first_seen, range, history.sample_ms(), now_ms())
             {
-                Ok((step, points)) => {
-                    let points: Vec<Value> = points
+                Ok((step, points)) => Computed::ok(&ServerHistory {
+                    key,
+                    range: range.name(),
+                    step: seconds(step),
+                    points: points
                         .iter()
-                        .map(|p| json!([p.t, p.players, p.max, p.online, p.open]))
-                        .collect();
-                    let body = json!({
-                        "key": key,
-                        "range": range.as_str(),
-                        "step": step / 1000,
-                        "points": points,
-                    });
-                    Computed::json(StatusCode::OK, body.to_string())
-                }
+                        .map(|p| ServerPoint(p.t, p.players, p.max, p.online, p.open))
+                        .collect(),
+                }),
                 Err(e) => internal(&e),
             }
         })
@@ -371,31 +389,36 @@ pub(crate) async fn lobby_history(
         .answer(&ctx.metrics, path, stamp, &asked, &[], move || {
             let mut store = history.store();
             match store.lobby_history(range, history.sample_ms(), now_ms()) {
-                Ok((step, points)) => {
-                    let points: Vec<Value> = points
+                Ok((step, points)) => Computed::ok(&LobbyHistory {
+                    range: range.name(),
+                    step: seconds(step),
+                    points: points
                         .iter()
-                        .map(|p| json!([p.t, p.servers, p.players]))
-                        .collect();
-                    let body = json!({
-                        "range": range.as_str(),
-                        "step": step / 1000,
-                        "points": points,
-                    });
-                    Computed::json(StatusCode::OK, body.to_string())
-                }
+                        .map(|p| LobbyPoint(p.t, p.servers, p.players))
+                        .collect(),
+                }),
                 Err(e) => internal(&e),
             }
         })
         .await
 }
 
+/// A step in milliseconds as the answers give it: whole seconds.
+fn seconds(step_ms: i64) -> u64 {
+    u64::try_from(step_ms / 1000).unwrap_or(0)
+}
+
 fn internal(e: &StoreError) -> Computed {
     if matches!(e, StoreError::Unavailable) {
         return unavailable();
     }
+    unreadable(e)
+}
+
+fn unreadable(e: &dyn std::fmt::Display) -> Computed {
     master::throttled!(warn, error = %e, "reading the history failed");
-    Computed::json(
+    Computed::error(
         StatusCode::INTERNAL_SERVER_ERROR,
-        json!({ "error": "the history cannot be read" }).to_string(),
+        "the history cannot be read",
     )
 }

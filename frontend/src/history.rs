@@ -1,10 +1,11 @@
 //! What the bridge records about servers and the lobby (`docs/protocol.md`
-//! §4.6) as the page reads it: the answers of `/api/servers/{key}`,
-//! `/api/servers/{key}/history` and `/api/history`, the ranges the page
-//! asks for, and the figures it derives from the points (peak, average,
-//! uptime and open shares). Plain data, tested natively.
+//! §4.6) as the page shows it: the histories of `/api/servers/{key}/history`
+//! and `/api/history` (read as the protocol's `api::ServerHistory` and
+//! `api::LobbyHistory`), the ranges the page asks for, and the figures it
+//! derives from the points (peak, average, uptime and open shares). Plain
+//! data, tested natively.
 
-use protocol::{GameplayMode, Players};
+use protocol::api::{self, HistoryRange};
 
 use crate::i18n::K;
 
@@ -21,14 +22,19 @@ impl Span {
     /// The server page's tabs, in order.
     pub const ALL: [Span; 4] = [Span::Day, Span::Week, Span::Month, Span::Hour];
 
+    /// The range of the API this tab shows.
+    pub fn range(self) -> HistoryRange {
+        match self {
+            Span::Hour => HistoryRange::Hour,
+            Span::Day => HistoryRange::Day,
+            Span::Week => HistoryRange::Week,
+            Span::Month => HistoryRange::Month,
+        }
+    }
+
     /// The `range=` value.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Span::Hour => "1h",
-            Span::Day => "24h",
-            Span::Week => "7d",
-            Span::Month => "30d",
-        }
+        self.range().as_str()
     }
 
     /// How far back the range reaches.
@@ -84,24 +90,6 @@ impl Span {
     }
 }
 
-/// `GET /api/servers/{key}`: the server as last listed (read by
-/// `services::api::read_info`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerInfo {
-    pub name: String,
-    /// Absent when the bridge hides addresses.
-    pub address: Option<String>,
-    pub port: Option<u16>,
-    pub online: bool,
-    pub players: Players,
-    pub is_lobby_open: bool,
-    pub gameplay_mode: GameplayMode,
-    /// Unix ms.
-    pub first_seen: f64,
-    /// Unix ms: the last sample that listed it.
-    pub last_seen: f64,
-}
-
 /// One point of a server's history: `[t, players, max, online, open]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ServerPoint {
@@ -138,27 +126,25 @@ pub struct LobbyHistory {
     pub points: Vec<LobbyPoint>,
 }
 
-/// Element `i` of a point read from JSON (`None`: `null` or missing).
-fn at(row: &[Option<f64>], i: usize) -> Option<f64> {
-    row.get(i).copied().flatten()
-}
-
 impl ServerHistory {
-    /// From the answer's `step` and points (`[t, players, max, online,
-    /// open]`, `null` as `None`); a point without a time is dropped.
-    pub fn from_rows(step: f64, rows: Vec<Vec<Option<f64>>>) -> ServerHistory {
-        let points = rows
+    /// From the bridge's answer.
+    pub fn from_answer(answer: api::ServerHistory) -> ServerHistory {
+        let points = answer
+            .points
             .iter()
-            .filter_map(|r| {
-                Some(ServerPoint {
-                    t: at(r, 0)?,
-                    players: at(r, 1),
-                    online: at(r, 3).unwrap_or(0.0),
-                    open: at(r, 4).unwrap_or(0.0),
-                })
-            })
+            .map(
+                |&api::ServerPoint(t, players, _max, online, open)| ServerPoint {
+                    t: t as f64,
+                    players,
+                    online,
+                    open,
+                },
+            )
             .collect();
-        ServerHistory { step, points }
+        ServerHistory {
+            step: answer.step as f64,
+            points,
+        }
     }
 
     /// The players over time.
@@ -181,19 +167,21 @@ impl ServerHistory {
 }
 
 impl LobbyHistory {
-    /// From the answer's `step` and points (`[t, servers, players]`).
-    pub fn from_rows(step: f64, rows: Vec<Vec<Option<f64>>>) -> LobbyHistory {
-        let points = rows
+    /// From the bridge's answer.
+    pub fn from_answer(answer: api::LobbyHistory) -> LobbyHistory {
+        let points = answer
+            .points
             .iter()
-            .filter_map(|r| {
-                Some(LobbyPoint {
-                    t: at(r, 0)?,
-                    servers: at(r, 1).unwrap_or(0.0),
-                    players: at(r, 2).unwrap_or(0.0),
-                })
+            .map(|&api::LobbyPoint(t, servers, players)| LobbyPoint {
+                t: t as f64,
+                servers,
+                players,
             })
             .collect();
-        LobbyHistory { step, points }
+        LobbyHistory {
+            step: answer.step as f64,
+            points,
+        }
     }
 
     /// Servers online over time.
@@ -260,6 +248,7 @@ mod tests {
     fn ranges_round_trip() {
         for r in Span::ALL {
             assert_eq!(Span::parse(r.as_str()), Some(r));
+            assert_eq!(HistoryRange::parse(r.as_str()), Some(r.range()));
         }
         assert_eq!(Span::parse("1y"), None);
         assert_eq!(Span::Day.span_ms(), 86_400_000.0);
@@ -267,19 +256,19 @@ mod tests {
 
     #[test]
     fn answers_read_as_the_bridge_writes_them() {
-        // [[0,2.5,4,1,0.5],[60000,null,null,0,0]] as the browser reads it.
-        let h = ServerHistory::from_rows(
-            60.0,
-            vec![
-                vec![Some(0.0), Some(2.5), Some(4.0), Some(1.0), Some(0.5)],
-                vec![Some(60_000.0), None, None, Some(0.0), Some(0.0)],
-                vec![None, Some(1.0)],
-            ],
-        );
+        let answer: api::ServerHistory = serde_json::from_str(
+            r#"{"key":"0123456789abcdef","range":"24h","step":60,
+                "points":[[0,2.5,4,1,0.5],[60000,null,null,0,0]]}"#,
+        )
+        .unwrap();
+        let h = ServerHistory::from_answer(answer);
+        assert_eq!(h.step, 60.0);
         assert_eq!(h.players(), vec![(0.0, Some(2.5)), (60_000.0, None)]);
         assert_eq!(h.shares(), Some((0.5, 0.25)));
 
-        let l = LobbyHistory::from_rows(60.0, vec![vec![Some(0.0), Some(2.0), Some(7.5)]]);
+        let answer: api::LobbyHistory =
+            serde_json::from_str(r#"{"range":"24h","step":60,"points":[[0,2,7.5]]}"#).unwrap();
+        let l = LobbyHistory::from_answer(answer);
         assert_eq!(l.servers(), vec![(0.0, Some(2.0))]);
         assert_eq!(l.players(), vec![(0.0, Some(7.5))]);
     }

@@ -1,5 +1,5 @@
 //! The server page's pieces that need a browser, in headless Chromium
-//! (wasm-bindgen-test): the answers read with `JSON.parse`, and the
+//! (wasm-bindgen-test): the answers read into the protocol's types, and the
 //! history graph drawn from them with its text alternative and its gaps.
 #![cfg(target_arch = "wasm32")]
 
@@ -11,9 +11,9 @@ use common::until;
 use frontend::{
     components::history_graph::{GraphLine, HistoryGraph, HistoryGraphProps},
     history::{ServerHistory, Span},
-    services::api::{read_info, read_points},
+    services::api::read_answer,
 };
-use protocol::GameplayMode;
+use protocol::{api, entry::ServerDetails, GameplayMode};
 use wasm_bindgen_test::*;
 use web_sys::Element;
 use yew::prelude::*;
@@ -22,6 +22,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 #[wasm_bindgen_test]
 fn answers_read_as_the_bridge_writes_them() {
+    let read_info = read_answer::<ServerDetails>;
     let info = read_info(
         r#"{"key":"0123456789abcdef","name":"Feuerland","address":"192.168.0.10","port":20000,
             "online":false,"players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":2,
@@ -32,7 +33,7 @@ fn answers_read_as_the_bridge_writes_them() {
     assert_eq!(info.port, Some(20000));
     assert_eq!((info.players.current, info.players.max), (2, 4));
     assert_eq!(info.gameplay_mode, GameplayMode::StandardAB);
-    assert_eq!(info.last_seen, 1_700_000_060_000.0);
+    assert_eq!(info.last_seen, 1_700_000_060_000);
     let hidden = read_info(
         r#"{"key":"0123456789abcdef","name":"X","online":true,"players":{"current":0,"max":2},
             "isLobbyOpen":false,"gameplayMode":1,"firstSeen":1,"lastSeen":2}"#,
@@ -42,21 +43,21 @@ fn answers_read_as_the_bridge_writes_them() {
     for bad in [
         r#"{"error":"no server with this key was seen"}"#,
         "not json",
-        r#"{"name":"X","online":true,"players":{"current":-1,"max":4},"isLobbyOpen":true,"gameplayMode":1,"firstSeen":1,"lastSeen":2}"#,
-        r#"{"name":"X","online":true,"players":{"current":1,"max":4},"isLobbyOpen":true,"gameplayMode":3,"firstSeen":1,"lastSeen":2}"#,
+        r#"{"key":"0123456789abcdef","name":"X","online":true,"players":{"current":-1,"max":4},"isLobbyOpen":true,"gameplayMode":1,"firstSeen":1,"lastSeen":2}"#,
+        r#"{"key":"0123456789abcdef","name":"X","online":true,"players":{"current":1,"max":4},"isLobbyOpen":true,"gameplayMode":3,"firstSeen":1,"lastSeen":2}"#,
     ] {
         assert_eq!(read_info(bad), None, "{bad}");
     }
 
-    let (step, rows) = read_points(
+    let answer = read_answer::<api::ServerHistory>(
         r#"{"key":"0123456789abcdef","range":"24h","step":60,
             "points":[[0,2.5,4,1,0.5],[60000,null,null,0,0]]}"#,
     )
     .expect("points");
-    assert_eq!(step, 60.0);
-    let h = ServerHistory::from_rows(step, rows);
+    let h = ServerHistory::from_answer(answer);
+    assert_eq!(h.step, 60.0);
     assert_eq!(h.players(), vec![(0.0, Some(2.5)), (60_000.0, None)]);
-    assert_eq!(read_points(r#"{"step":60}"#), None);
+    assert_eq!(read_answer::<api::ServerHistory>(r#"{"step":60}"#), None);
 }
 
 #[derive(Properties, PartialEq)]

@@ -4,7 +4,7 @@
 //! here only, and so is the rule for what an entry without its address
 //! looks like.
 
-use serde::{ser::SerializeMap, Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::{
     message::{Players, Stats},
@@ -63,27 +63,49 @@ pub struct EntryOut<'a> {
 impl Serialize for EntryOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.entry;
-        let mut map = s.serialize_map(None)?;
-        if let Some(id) = self.id {
-            map.serialize_entry("id", &id)?;
+        let shown = self.addresses == Addresses::Shown;
+        EntryShape {
+            id: self.id,
+            key: self.key,
+            name: &e.name,
+            address: e.address.as_deref().filter(|_| shown),
+            port: e.port.filter(|_| shown),
+            players: e.stats.players,
+            is_lobby_open: e.stats.is_lobby_open,
+            gameplay_mode: e.stats.gameplay_mode,
         }
-        if let Some(key) = &self.key {
-            map.serialize_entry("key", key)?;
-        }
-        map.serialize_entry("name", &e.name)?;
-        if self.addresses == Addresses::Shown {
-            if let Some(address) = &e.address {
-                map.serialize_entry("address", address)?;
-            }
-            if let Some(port) = e.port {
-                map.serialize_entry("port", &port)?;
-            }
-        }
-        map.serialize_entry("players", &e.stats.players)?;
-        map.serialize_entry("isLobbyOpen", &e.stats.is_lobby_open)?;
-        map.serialize_entry("gameplayMode", &e.stats.gameplay_mode)?;
-        map.end()
+        .serialize(s)
     }
+}
+
+/// The fields of one listed server, in the order they are written: what
+/// [`EntryOut`] writes and (feature `openapi`) the schema `ServerEntry` of
+/// the OpenAPI document, so the two cannot differ.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ServerEntry))]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct EntryShape<'a> {
+    /// The bridge's number for this entry in this list (`bridgeSnapshot`,
+    /// `bridgeDelta` and `/api/servers` always carry it; the master's own
+    /// reply does not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    /// The server's key (the bridge's lists carry it; the master's reply
+    /// does not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<ServerKey>,
+    /// The server's name: 1 to 100 characters, no control characters.
+    name: &'a str,
+    /// Its address; absent when the bridge hides addresses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<&'a str>,
+    /// Its port; absent when the bridge hides addresses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    port: Option<u16>,
+    players: Players,
+    /// Whether players may join now.
+    is_lobby_open: bool,
+    gameplay_mode: GameplayMode,
 }
 
 /// An entry as it is read, with the bridge's id if present. Flat, because
@@ -125,6 +147,45 @@ impl From<WireEntry> for ServerEntry {
     }
 }
 
+/// `GET /api/servers/{key}`: one server as the bridge last knew it, listed
+/// now or not. The bridge writes it and the page reads it with this type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ServerDetails {
+    pub key: ServerKey,
+    /// The name it was last listed with.
+    pub name: String,
+    /// Absent when the bridge hides addresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// Absent when the bridge hides addresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Whether the bridge's list shows it now; the other fields are its
+    /// last known values while it is offline.
+    pub online: bool,
+    pub players: Players,
+    pub is_lobby_open: bool,
+    pub gameplay_mode: GameplayMode,
+    /// When the bridge first recorded it (Unix milliseconds).
+    pub first_seen: i64,
+    /// The last sample that listed it (Unix milliseconds).
+    pub last_seen: i64,
+}
+
+impl ServerDetails {
+    /// The details as `addresses` allows them to be seen: the same rule
+    /// as a listed entry's.
+    pub fn seen_as(mut self, addresses: Addresses) -> Self {
+        if addresses == Addresses::Hidden {
+            self.address = None;
+            self.port = None;
+        }
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +220,37 @@ mod tests {
         let back: ServerEntry = serde_json::from_str(&hidden).unwrap();
         assert_eq!((back.address, back.port), (None, None));
         assert_eq!(serde_json::from_str::<ServerEntry>(&shown).unwrap(), e);
+    }
+
+    #[test]
+    fn details_hide_the_address_like_entries_and_read_back() {
+        let details = ServerDetails {
+            key: ServerKey(0xab),
+            name: "Alpha".into(),
+            address: Some("203.0.113.5".into()),
+            port: Some(20001),
+            online: false,
+            players: Players { current: 2, max: 4 },
+            is_lobby_open: true,
+            gameplay_mode: GameplayMode::StandardAB,
+            first_seen: 1_000,
+            last_seen: 2_000,
+        };
+        let shown = serde_json::to_string(&details).unwrap();
+        assert_eq!(
+            shown,
+            r#"{"key":"00000000000000ab","name":"Alpha","address":"203.0.113.5","port":20001,"online":false,"players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":2,"firstSeen":1000,"lastSeen":2000}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<ServerDetails>(&shown).unwrap(),
+            details
+        );
+        let hidden = details.clone().seen_as(Addresses::Hidden);
+        let text = serde_json::to_string(&hidden).unwrap();
+        assert!(
+            !text.contains("address") && !text.contains("port"),
+            "{text}"
+        );
+        assert_eq!(details.clone().seen_as(Addresses::Shown), details);
     }
 }

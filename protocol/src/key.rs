@@ -59,6 +59,24 @@ impl<'de> Deserialize<'de> for ServerKey {
     }
 }
 
+/// Written as a string of exactly 16 lowercase hex digits.
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for ServerKey {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some("^[0-9a-f]{16}$"))
+            .description(Some(
+                "A server's key: 16 lowercase hex digits naming it by address and port",
+            ))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for ServerKey {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! rule lives in exactly one place. It has no tokio dependency unless the
 //! `codec` feature is on, so it also builds for `wasm32-unknown-unknown`.
 
+pub mod api;
 pub mod bridge;
 #[cfg(feature = "codec")]
 pub mod codec;
@@ -15,8 +16,11 @@ pub mod frame;
 pub mod json;
 pub mod key;
 pub mod message;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod reply;
 pub mod validate;
+pub mod webhook;
 
 pub use entry::{Addresses, ServerEntry};
 pub use key::ServerKey;

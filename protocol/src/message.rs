@@ -72,6 +72,7 @@ impl Envelope {
 
 /// Players on a server. `current` may exceed `max`: the rest are queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Players {
     #[serde(deserialize_with = "lenient_current")]
     pub current: u32,

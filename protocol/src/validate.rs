@@ -295,6 +295,27 @@ impl<'de> Deserialize<'de> for GameplayMode {
     }
 }
 
+/// Written as the integer [`GameplayMode::to_wire`] gives: 1 or 2.
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for GameplayMode {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let modes = [GameplayMode::StandardA, GameplayMode::StandardAB];
+        let names: Vec<String> = modes
+            .iter()
+            .map(|m| format!("{} = {}", m.to_wire(), m.label()))
+            .collect();
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .enum_values(Some(modes.map(GameplayMode::to_wire)))
+            .description(Some(format!("The gameplay mode: {}", names.join(", "))))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for GameplayMode {}
+
 /// The checked content of `msRegisterGameServer`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Registration {

@@ -23,7 +23,7 @@ use std::{
 };
 
 use master::throttled;
-use protocol::{delta::Keyed, GameplayMode};
+use protocol::delta::Keyed;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info};
 
@@ -360,10 +360,7 @@ pub fn sample_of(keyed: &Keyed) -> Option<ServerSample> {
         players: e.stats.players.current,
         max: e.stats.players.max,
         open: e.stats.is_lobby_open,
-        mode: match e.stats.gameplay_mode {
-            GameplayMode::StandardA => 1,
-            GameplayMode::StandardAB => 2,
-        },
+        mode: e.stats.gameplay_mode.to_wire(),
     })
 }
 

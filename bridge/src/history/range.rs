@@ -3,6 +3,8 @@
 //! multiple of the tier's resolution that gives at most
 //! [`MAX_POINTS`] points.
 
+use protocol::api::HistoryRange;
+
 /// The most points one answer carries.
 pub const MAX_POINTS: i64 = 1_500;
 
@@ -27,28 +29,38 @@ pub enum Range {
     Year,
 }
 
+impl From<HistoryRange> for Range {
+    fn from(name: HistoryRange) -> Self {
+        match name {
+            HistoryRange::Hour => Self::Hour,
+            HistoryRange::Day => Self::Day,
+            HistoryRange::Week => Self::Week,
+            HistoryRange::Month => Self::Month,
+            HistoryRange::Year => Self::Year,
+        }
+    }
+}
+
 impl Range {
     /// The range named by `range=`; `None` for anything else (HTTP 400).
     pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "1h" => Self::Hour,
-            "24h" => Self::Day,
-            "7d" => Self::Week,
-            "30d" => Self::Month,
-            "1y" => Self::Year,
-            _ => return None,
-        })
+        HistoryRange::parse(s).map(Self::from)
+    }
+
+    /// The range as the protocol names it.
+    pub fn name(self) -> HistoryRange {
+        match self {
+            Self::Hour => HistoryRange::Hour,
+            Self::Day => HistoryRange::Day,
+            Self::Week => HistoryRange::Week,
+            Self::Month => HistoryRange::Month,
+            Self::Year => HistoryRange::Year,
+        }
     }
 
     /// The name, as answers repeat it.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Hour => "1h",
-            Self::Day => "24h",
-            Self::Week => "7d",
-            Self::Month => "30d",
-            Self::Year => "1y",
-        }
+        self.name().as_str()
     }
 
     fn span_ms(self) -> i64 {

@@ -10,6 +10,7 @@ use crate::{
     components::history_graph::{GraphLine, HistoryGraph},
     history::{LobbyHistory, Span},
     i18n::{t, K},
+    services::api::read_answer,
     views::{
         fetch::use_fetch,
         server::{use_history, Dated},
@@ -23,7 +24,8 @@ const REFRESH_MS: u32 = 60_000;
 #[component]
 pub fn LobbyTotals() -> Html {
     let load = use_fetch("/api/history?range=24h".to_owned(), 0, REFRESH_MS);
-    let Some(Dated { value, at_ms }) = use_history(&load, LobbyHistory::from_rows) else {
+    let read = |text: &str| read_answer(text).map(LobbyHistory::from_answer);
+    let Some(Dated { value, at_ms }) = use_history(&load, read) else {
         return html! {};
     };
     let lines = vec![

@@ -5,14 +5,14 @@
 
 use std::rc::Rc;
 
-use protocol::{GameplayMode, Players, ServerKey};
+use protocol::{entry::ServerDetails, GameplayMode, Players, ServerKey};
 use yew::prelude::*;
 
 use crate::{
     contexts::lobby::use_lobby,
     history::{ServerHistory, Span},
     listing::address_label,
-    services::api::{read_info, read_points},
+    services::api::read_answer,
     views::fetch::{use_fetch, Load},
 };
 
@@ -91,14 +91,16 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
         INFO_REFRESH_MS,
     );
     let record = use_memo(info.text().cloned(), |text| {
-        text.as_deref().and_then(read_info)
+        text.as_deref().and_then(read_answer::<ServerDetails>)
     });
     let history = use_fetch(
         format!("/api/servers/{key}/history?range={}", span.as_str()),
         0,
         HISTORY_REFRESH_MS,
     );
-    let history = use_history(&history, ServerHistory::from_rows);
+    let history = use_history(&history, |text| {
+        read_answer(text).map(ServerHistory::from_answer)
+    });
     let record = record.as_ref().as_ref();
     let body = match (&live, record) {
         (Some(row), _) => {
@@ -111,7 +113,7 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
                 players: e.stats.players,
                 open: e.stats.is_lobby_open,
                 mode: e.stats.gameplay_mode,
-                first_seen: record.map(|r| r.first_seen),
+                first_seen: record.map(|r| r.first_seen as f64),
                 last_seen: None,
             })
         }
@@ -124,8 +126,8 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
             players: r.players,
             open: r.is_lobby_open,
             mode: r.gameplay_mode,
-            first_seen: Some(r.first_seen),
-            last_seen: Some(r.last_seen),
+            first_seen: Some(r.first_seen as f64),
+            last_seen: Some(r.last_seen as f64),
         }),
         (None, None) => match &info {
             Load::Missing => Body::Missing,
@@ -145,20 +147,14 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
     }
 }
 
-/// A history answer read once per change of its text (`from_rows` makes
-/// the kind of history from its step and points).
+/// A history answer read once per change of its text (`read` makes the
+/// kind of history from the answer's text).
 #[hook]
-pub fn use_history<T: 'static>(
-    load: &Load,
-    from_rows: fn(f64, Vec<Vec<Option<f64>>>) -> T,
-) -> Option<Dated<T>> {
+pub fn use_history<T: 'static>(load: &Load, read: fn(&str) -> Option<T>) -> Option<Dated<T>> {
     let (text, at_ms) = match load {
         Load::Ready { text, at_ms, .. } => (Some(text.clone()), *at_ms),
         _ => (None, 0.0),
     };
-    let value = use_memo(text, move |text| {
-        let (step, rows) = read_points(text.as_deref()?)?;
-        Some(Rc::new(from_rows(step, rows)))
-    });
+    let value = use_memo(text, move |text| read(text.as_deref()?).map(Rc::new));
     value.as_ref().clone().map(|value| Dated { value, at_ms })
 }

@@ -28,6 +28,8 @@ pub use followed::{
 pub use history::{CatchUp, History};
 pub use keyed_list::{same_server, Change, KeyedList};
 pub use subscribe::{Resume, Subscribe, SubscribeError};
+#[cfg(feature = "openapi")]
+pub(crate) use wire::SnapshotOut as ServerList;
 pub use wire::{
     delta_json, snapshot_content_json, snapshot_json, Delta, DeltaMessage, Keyed, Snapshot,
 };

@@ -82,21 +82,17 @@ pub struct Delta {
 }
 
 /// The snapshot's content as the bridge writes it (`/api/servers` serves
-/// exactly this object).
-struct SnapshotOut<'a> {
+/// exactly this object): the schema `ServerList` of the OpenAPI document.
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ServerList))]
+pub(crate) struct SnapshotOut<'a> {
+    /// New each time the bridge starts; a list's `seq` counts within it.
     epoch: &'a str,
+    /// Grows by one per change of the list.
     seq: u64,
+    /// In ascending `id` (registration order).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::entry::EntryShape<'static>>))]
     servers: Entries<'a>,
-}
-
-impl Serialize for SnapshotOut<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Snapshot", 3)?;
-        st.serialize_field("epoch", self.epoch)?;
-        st.serialize_field("seq", &self.seq)?;
-        st.serialize_field("servers", &self.servers)?;
-        st.end()
-    }
 }
 
 struct DeltaOut<'a> {

@@ -1,0 +1,249 @@
+//! The bridge's JSON answers under `/api` (`docs/protocol.md` §2.2, §2.5)
+//! other than the list itself ([`crate::delta`]) and one server's details
+//! ([`crate::entry::ServerDetails`]): the histories, the shields.io badges
+//! and the error body. The bridge writes its answers with these types and
+//! the page reads them with the same ones; with the `openapi` feature they
+//! also give the schemas of the OpenAPI document ([`crate::openapi`]), so
+//! the document cannot drift from the answers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ServerKey;
+
+/// A range of history a client may ask for (`?range=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum HistoryRange {
+    #[serde(rename = "1h")]
+    Hour,
+    #[serde(rename = "24h")]
+    Day,
+    #[serde(rename = "7d")]
+    Week,
+    #[serde(rename = "30d")]
+    Month,
+    #[serde(rename = "1y")]
+    Year,
+}
+
+impl HistoryRange {
+    /// Every range, shortest first.
+    pub const ALL: [HistoryRange; 5] = [
+        HistoryRange::Hour,
+        HistoryRange::Day,
+        HistoryRange::Week,
+        HistoryRange::Month,
+        HistoryRange::Year,
+    ];
+
+    /// The name on the wire (`range=24h`, `"range":"24h"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HistoryRange::Hour => "1h",
+            HistoryRange::Day => "24h",
+            HistoryRange::Week => "7d",
+            HistoryRange::Month => "30d",
+            HistoryRange::Year => "1y",
+        }
+    }
+
+    /// The range named `s`; `None` for any other text (the bridge answers
+    /// 400).
+    pub fn parse(s: &str) -> Option<HistoryRange> {
+        HistoryRange::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// One interval of a server's history, written as the array
+/// `[t, players, max, online, open]`: `t` the start of the interval (Unix
+/// milliseconds), `players` the mean number of players while online
+/// (`null` if it was offline throughout), `max` the largest `max` (`null`
+/// likewise), `online` and `open` the shares (0 to 1) of the interval it
+/// was online and had its lobby open.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ServerPoint(pub i64, pub Option<f64>, pub Option<u32>, pub f64, pub f64);
+
+/// `GET /api/servers/{key}/history?range=R`: oldest point first; an
+/// interval without any sample has no point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ServerHistory {
+    pub key: ServerKey,
+    pub range: HistoryRange,
+    /// Seconds between the points' starts.
+    pub step: u64,
+    pub points: Vec<ServerPoint>,
+}
+
+/// One interval of the lobby's totals, written as the array
+/// `[t, servers, players]`: the start of the interval (Unix milliseconds)
+/// and the mean numbers of servers and players online in it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LobbyPoint(pub i64, pub f64, pub f64);
+
+// The points' schemas by hand: utoipa describes a tuple struct as an array
+// of objects. Each item's schema sits beside the field it describes; the
+// bridge's test validates real points against them.
+#[cfg(feature = "openapi")]
+mod point_schemas {
+    use utoipa::{
+        openapi::{schema::Schema, RefOr},
+        PartialSchema, ToSchema,
+    };
+
+    use super::{LobbyPoint, ServerPoint};
+    use crate::openapi::{millis, number, share, tuple};
+
+    impl PartialSchema for ServerPoint {
+        fn schema() -> RefOr<Schema> {
+            tuple(
+                "One interval of a server's history: [t, players, max, online, open]",
+                [
+                    millis("t: the start of the interval, Unix milliseconds"),
+                    number(
+                        "players: the mean while online; null if offline throughout",
+                        true,
+                    ),
+                    number("max: the largest max; null if offline throughout", true),
+                    share("online: the share of the interval it was online"),
+                    share("open: the share of the interval its lobby was open"),
+                ],
+            )
+        }
+    }
+
+    impl ToSchema for ServerPoint {}
+
+    impl PartialSchema for LobbyPoint {
+        fn schema() -> RefOr<Schema> {
+            tuple(
+                "One interval of the lobby's totals: [t, servers, players]",
+                [
+                    millis("t: the start of the interval, Unix milliseconds"),
+                    number("servers: the mean number online", false),
+                    number("players: the mean number online", false),
+                ],
+            )
+        }
+    }
+
+    impl ToSchema for LobbyPoint {}
+}
+
+/// `GET /api/history?range=R`: the lobby's totals, oldest point first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LobbyHistory {
+    pub range: HistoryRange,
+    /// Seconds between the points' starts.
+    pub step: u64,
+    pub points: Vec<LobbyPoint>,
+}
+
+/// The body of every error answer under `/api` (400, 404, 405, 429, 503,
+/// and 401 on the admin's endpoints): a sentence for a person, not a code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ApiError {
+    pub error: String,
+}
+
+impl ApiError {
+    /// The JSON text of an error answer saying `message`.
+    pub fn json(message: &str) -> String {
+        crate::json::to_string(&ApiError {
+            error: message.to_owned(),
+        })
+    }
+}
+
+/// A shields.io endpoint badge (`GET /api/shields.json`,
+/// `GET /api/shields/{key}.json`): shields.io draws it in the style a site
+/// asks for (`https://img.shields.io/endpoint?url=…`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Shield {
+    /// Always 1 (the version of shields.io's endpoint format).
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1))]
+    pub schema_version: u8,
+    /// The left part: "lobby", or the server's name (cut short).
+    pub label: String,
+    /// The right part: what is online, or the server's players and state.
+    pub message: String,
+    /// A shields.io colour name.
+    pub color: String,
+    /// How long shields.io may keep the badge, in seconds.
+    pub cache_seconds: u32,
+}
+
+impl Shield {
+    /// The version of shields.io's endpoint format this is written in.
+    pub const SCHEMA_VERSION: u8 = 1;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_round_trip_by_name() {
+        for r in HistoryRange::ALL {
+            assert_eq!(HistoryRange::parse(r.as_str()), Some(r));
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+            assert_eq!(serde_json::from_str::<HistoryRange>(&json).unwrap(), r);
+        }
+        assert_eq!(HistoryRange::parse("2h"), None);
+        assert_eq!(HistoryRange::parse("24H"), None);
+    }
+
+    #[test]
+    fn points_are_arrays_with_nulls() {
+        let h = ServerHistory {
+            key: ServerKey(1),
+            range: HistoryRange::Day,
+            step: 60,
+            points: vec![
+                ServerPoint(0, Some(2.5), Some(4), 1.0, 0.5),
+                ServerPoint(60_000, None, None, 0.0, 0.0),
+            ],
+        };
+        let text = serde_json::to_string(&h).unwrap();
+        assert_eq!(
+            text,
+            r#"{"key":"0000000000000001","range":"24h","step":60,"points":[[0,2.5,4,1.0,0.5],[60000,null,null,0.0,0.0]]}"#
+        );
+        assert_eq!(serde_json::from_str::<ServerHistory>(&text).unwrap(), h);
+        let lobby = LobbyHistory {
+            range: HistoryRange::Year,
+            step: 86_400,
+            points: vec![LobbyPoint(0, 2.0, 7.5)],
+        };
+        let text = serde_json::to_string(&lobby).unwrap();
+        assert_eq!(
+            text,
+            r#"{"range":"1y","step":86400,"points":[[0,2.0,7.5]]}"#
+        );
+        assert_eq!(serde_json::from_str::<LobbyHistory>(&text).unwrap(), lobby);
+    }
+
+    #[test]
+    fn errors_and_shields_have_their_wire_names() {
+        assert_eq!(
+            ApiError::json("no \"such\" key"),
+            r#"{"error":"no \"such\" key"}"#
+        );
+        let shield = Shield {
+            schema_version: Shield::SCHEMA_VERSION,
+            label: "lobby".into(),
+            message: "2 servers, 5 players".into(),
+            color: "brightgreen".into(),
+            cache_seconds: 300,
+        };
+        assert_eq!(
+            serde_json::to_string(&shield).unwrap(),
+            r#"{"schemaVersion":1,"label":"lobby","message":"2 servers, 5 players","color":"brightgreen","cacheSeconds":300}"#
+        );
+    }
+}
