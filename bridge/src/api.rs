@@ -2,9 +2,16 @@
 //! bots that only read (`docs/protocol.md` §4.1). The body is encoded and
 //! compressed once per list, revalidated by `ETag`, and readable from any
 //! origin. Every answer under `/api/` is held to the client address's
-//! [`Budget`](crate::budget::Budget) ([`limit`]).
+//! [`Budget`](crate::budget::Budget) ([`limit`]). Also the API's
+//! description (`GET /api/openapi.json`, [`openapi`]) and the JSON answers
+//! for a path under `/api/` that names nothing (404) or a method the path
+//! does not take (405), so no client mistakes the page for an answer.
 
-use std::{net::SocketAddr, sync::atomic::Ordering::Relaxed, sync::Arc, time::Instant};
+use std::{
+    net::SocketAddr,
+    sync::{atomic::Ordering::Relaxed, Arc, OnceLock},
+    time::Instant,
+};
 
 use axum::{
     extract::{ConnectInfo, FromRequestParts, Request, State},
@@ -14,7 +21,10 @@ use axum::{
 };
 use tracing::debug;
 
-use crate::ctx::Ctx;
+use crate::{
+    ctx::Ctx,
+    history_api::{error, etag_of},
+};
 
 /// Every request under `/api/` (and for a badge) spends one of the client
 /// address's tokens, or is answered `429` with `Retry-After` and a tiny
@@ -171,6 +181,57 @@ pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Respon
         Encoding::Identity => body.identity.clone(),
     };
     (StatusCode::OK, h, bytes).into_response()
+}
+
+/// The OpenAPI document and its `ETag`, built once per process.
+struct Described {
+    body: bytes::Bytes,
+    etag: String,
+}
+
+/// `GET /api/openapi.json`: the API described (`protocol::openapi`).
+pub(crate) async fn openapi(req: HeaderMap) -> Response {
+    static DOCUMENT: OnceLock<Described> = OnceLock::new();
+    let doc = DOCUMENT.get_or_init(|| {
+        let body = protocol::json::to_vec(&protocol::openapi::document());
+        Described {
+            etag: etag_of(&body),
+            body: body.into(),
+        }
+    });
+    let mut h = common(Some(&doc.etag));
+    h.remove(header::VARY);
+    if if_none_match(&req, &doc.etag) {
+        return (StatusCode::NOT_MODIFIED, h).into_response();
+    }
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    (StatusCode::OK, h, doc.body.clone()).into_response()
+}
+
+/// A path under `/api/` that the API does not have: 404 as JSON (not the
+/// page, which a client could not tell from an answer).
+pub(crate) async fn unknown() -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "no such API path; see /api/openapi.json",
+    )
+}
+
+/// A method that an API path (or a badge) does not take: 405 as JSON,
+/// with the methods it does take.
+pub(crate) async fn wrong_method() -> Response {
+    let mut response = error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this path answers GET (and OPTIONS) only",
+    );
+    response.headers_mut().insert(
+        header::ALLOW,
+        HeaderValue::from_static("GET, HEAD, OPTIONS"),
+    );
+    response
 }
 
 /// Cross-origin readers that send `If-None-Match` themselves ask first.

@@ -1,9 +1,11 @@
 //! Badges (`docs/protocol.md` §4.7): `GET /badge.svg` (the lobby's servers
 //! and players online) and `GET /badge/{key}.svg` (one server: name,
 //! players/max, lobby open or in game, or offline), small SVGs in the
-//! flat style of shields.io for community sites to embed. Every text is
-//! XML-escaped and cut short, so any name gives well-formed XML of a few
-//! hundred bytes.
+//! flat style of shields.io for community sites to embed, and the same
+//! texts as shields.io endpoint badges (`GET /api/shields.json`,
+//! `GET /api/shields/{key}.json`) for sites that style their badges with
+//! shields.io. Every text is cut short (and XML-escaped in an SVG), so any
+//! name gives well-formed XML of a few hundred bytes.
 
 use std::{fmt::Write, sync::Arc};
 
@@ -12,18 +14,106 @@ use axum::{
     http::{header, StatusCode},
     response::Response,
 };
-use protocol::ServerKey;
+use protocol::{api::Shield, delta::Keyed, ServerKey};
 
 use crate::{
     api::Asked,
     ctx::Ctx,
-    history_api::{error, list_seq, server_state, unavailable, Computed},
+    history_api::{error, list_seq, server_state, unavailable, Computed, ServerState, NOT_SEEN},
 };
 
 /// Characters of a name shown at most (names may have 100).
 const NAME_CHARS: usize = 32;
 /// How long caches may reuse a badge.
 const CACHE: &str = "public, max-age=60";
+/// How long shields.io may keep an endpoint badge: its own floor for
+/// endpoint badges (it ignores less).
+const SHIELD_CACHE_SECONDS: u32 = 300;
+
+/// A badge's colour, named for what it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tone {
+    /// Online, open: come and play.
+    Good,
+    /// Online, a game running.
+    Busy,
+    /// Offline.
+    Off,
+}
+
+impl Tone {
+    /// The SVG fill.
+    fn fill(self) -> &'static str {
+        match self {
+            Tone::Good => "#4c1",
+            Tone::Busy => "#dfb317",
+            Tone::Off => "#9f9f9f",
+        }
+    }
+
+    /// shields.io's name for the same colour.
+    fn shields_name(self) -> &'static str {
+        match self {
+            Tone::Good => "brightgreen",
+            Tone::Busy => "yellow",
+            Tone::Off => "lightgrey",
+        }
+    }
+}
+
+/// What a badge says, whichever form it takes: the SVG or shields.io's
+/// endpoint JSON. The one place of the badges' text rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Face {
+    label: String,
+    message: String,
+    tone: Tone,
+}
+
+impl Face {
+    /// The lobby: servers and players online.
+    fn lobby(entries: &[Keyed]) -> Self {
+        let players: u64 = entries
+            .iter()
+            .map(|k| u64::from(k.entry.stats.players.current))
+            .sum();
+        Face {
+            label: "lobby".into(),
+            message: format!("{} servers, {players} players", entries.len()),
+            tone: Tone::Good,
+        }
+    }
+
+    /// One server: its name (cut), players/max and its lobby's state, or
+    /// offline.
+    fn server(state: &ServerState) -> Self {
+        let s = &state.sample;
+        let (message, tone) = match (state.online, s.open) {
+            (false, _) => ("offline".to_owned(), Tone::Off),
+            (true, true) => (format!("{}/{} open", s.players, s.max), Tone::Good),
+            (true, false) => (format!("{}/{} in game", s.players, s.max), Tone::Busy),
+        };
+        Face {
+            label: cut(&s.name, NAME_CHARS),
+            message,
+            tone,
+        }
+    }
+
+    fn svg(&self) -> Computed {
+        svg_answer(svg(&self.label, &self.message, self.tone.fill()))
+    }
+
+    fn shield(&self) -> Computed {
+        Computed::ok(&Shield {
+            schema_version: Shield::SCHEMA_VERSION,
+            label: self.label.clone(),
+            message: self.message.clone(),
+            color: self.tone.shields_name().into(),
+            cache_seconds: SHIELD_CACHE_SECONDS,
+        })
+    }
+}
 
 /// Text safe inside an XML element or attribute: `&<>"'` escaped, and
 /// characters XML 1.0 does not allow dropped.
@@ -83,29 +173,88 @@ fn svg_answer(body: String) -> Computed {
     }
 }
 
-/// `GET /badge.svg`.
-pub(crate) async fn lobby(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
+/// The two forms of a badge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Svg,
+    Shield,
+}
+
+impl Form {
+    /// The form's answer for `face`.
+    fn answer(self, face: &Face) -> Computed {
+        match self {
+            Form::Svg => face.svg(),
+            Form::Shield => face.shield(),
+        }
+    }
+
+    /// The key of its cached answers.
+    fn cache_name(self) -> &'static str {
+        match self {
+            Form::Svg => "badge",
+            Form::Shield => "shield",
+        }
+    }
+
+    /// The file name's ending after the key (`{key}.svg`).
+    fn suffix(self) -> &'static str {
+        match self {
+            Form::Svg => ".svg",
+            Form::Shield => ".json",
+        }
+    }
+}
+
+/// The lobby's badge in `form`, cached until the list changes.
+async fn lobby_in(ctx: Arc<Ctx>, form: Form, asked: Asked) -> Response {
     let feed = ctx.upstream.current().feed;
     let seq = list_seq(&ctx);
     ctx.answers
         .answer(
             &ctx.metrics,
-            "badge".into(),
+            form.cache_name().into(),
             (seq, 0),
             &asked,
             &[(header::CACHE_CONTROL, CACHE)],
             move || {
                 let entries = feed.as_ref().map(|f| f.entries().clone());
-                let entries = entries.as_deref().unwrap_or_default();
-                let players: u64 = entries
-                    .iter()
-                    .map(|k| u64::from(k.entry.stats.players.current))
-                    .sum();
-                let value = format!("{} servers, {players} players", entries.len());
-                svg_answer(svg("lobby", &value, "#4c1"))
+                form.answer(&Face::lobby(entries.as_deref().unwrap_or_default()))
             },
         )
         .await
+}
+
+/// One server's badge in `form` (`file` is `{key}` and the form's
+/// ending), cached until the list or the history changes.
+async fn server_in(ctx: Arc<Ctx>, form: Form, file: &str, asked: Asked) -> Response {
+    let Some(key) = file
+        .strip_suffix(form.suffix())
+        .and_then(|k| k.parse::<ServerKey>().ok())
+    else {
+        return error(StatusCode::NOT_FOUND, NOT_SEEN);
+    };
+    let generation = ctx.history.as_ref().map_or(0, |h| h.generation());
+    let worker = ctx.clone();
+    ctx.answers
+        .answer(
+            &ctx.metrics,
+            format!("{}/{key}", form.cache_name()),
+            (list_seq(&ctx), generation),
+            &asked,
+            &[(header::CACHE_CONTROL, CACHE)],
+            move || match server_state(&worker, key) {
+                Ok(Some(state)) => form.answer(&Face::server(&state)),
+                Ok(None) => Computed::error(StatusCode::NOT_FOUND, NOT_SEEN),
+                Err(_) => unavailable(),
+            },
+        )
+        .await
+}
+
+/// `GET /badge.svg`.
+pub(crate) async fn lobby(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
+    lobby_in(ctx, Form::Svg, asked).await
 }
 
 /// `GET /badge/{key}.svg`.
@@ -114,43 +263,21 @@ pub(crate) async fn server(
     Path(file): Path<String>,
     asked: Asked,
 ) -> Response {
-    let Some(key) = file
-        .strip_suffix(".svg")
-        .and_then(|k| k.parse::<ServerKey>().ok())
-    else {
-        return error(StatusCode::NOT_FOUND, "no server with this key was seen");
-    };
-    let generation = ctx.history.as_ref().map_or(0, |h| h.generation());
-    let worker = ctx.clone();
-    ctx.answers
-        .answer(
-            &ctx.metrics,
-            format!("badge/{key}"),
-            (list_seq(&ctx), generation),
-            &asked,
-            &[(header::CACHE_CONTROL, CACHE)],
-            move || {
-                let state = match server_state(&worker, key) {
-                    Ok(Some(state)) => state,
-                    Ok(None) => {
-                        return Computed::json(
-                            StatusCode::NOT_FOUND,
-                            r#"{"error":"no server with this key was seen"}"#.into(),
-                        )
-                    }
-                    Err(_) => return unavailable(),
-                };
-                let s = &state.sample;
-                let name = cut(&s.name, NAME_CHARS);
-                let (value, color) = match (state.online, s.open) {
-                    (false, _) => ("offline".to_owned(), "#9f9f9f"),
-                    (true, true) => (format!("{}/{} open", s.players, s.max), "#4c1"),
-                    (true, false) => (format!("{}/{} in game", s.players, s.max), "#dfb317"),
-                };
-                svg_answer(svg(&name, &value, color))
-            },
-        )
-        .await
+    server_in(ctx, Form::Svg, &file, asked).await
+}
+
+/// `GET /api/shields.json`.
+pub(crate) async fn lobby_shield(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
+    lobby_in(ctx, Form::Shield, asked).await
+}
+
+/// `GET /api/shields/{key}.json`.
+pub(crate) async fn server_shield(
+    State(ctx): State<Arc<Ctx>>,
+    Path(file): Path<String>,
+    asked: Asked,
+) -> Response {
+    server_in(ctx, Form::Shield, &file, asked).await
 }
 
 #[cfg(test)]

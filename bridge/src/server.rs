@@ -12,7 +12,7 @@ use axum::{
     http::{header, HeaderMap, HeaderValue, StatusCode},
     middleware,
     response::{IntoResponse, Response},
-    routing::get,
+    routing::{any, get, MethodRouter},
     Extension, Router,
 };
 use hyper_util::rt::TokioIo;
@@ -317,27 +317,32 @@ fn router(ctx: Arc<Ctx>) -> Router {
     Router::new()
         .route("/ws", get(ws))
         .route("/healthz", get(healthz))
-        .route("/api/servers", get(api::servers).options(api::preflight))
-        .route(
-            "/api/servers/{key}",
-            get(history_api::server).options(api::preflight),
-        )
+        .route("/api/servers", read(get(api::servers)))
+        .route("/api/servers/{key}", read(get(history_api::server)))
         .route(
             "/api/servers/{key}/history",
-            get(history_api::server_history).options(api::preflight),
+            read(get(history_api::server_history)),
         )
-        .route(
-            "/api/history",
-            get(history_api::lobby_history).options(api::preflight),
-        )
-        .route("/badge.svg", get(badge::lobby))
-        .route("/badge/{file}", get(badge::server))
+        .route("/api/history", read(get(history_api::lobby_history)))
+        .route("/api/shields.json", read(get(badge::lobby_shield)))
+        .route("/api/shields/{file}", read(get(badge::server_shield)))
+        .route("/api/openapi.json", read(get(api::openapi)))
+        .route("/api/{*rest}", any(api::unknown))
+        .route("/api", any(api::unknown))
+        .route("/badge.svg", read(get(badge::lobby)))
+        .route("/badge/{file}", read(get(badge::server)))
         .route("/metrics", get(metrics))
         .with_state(ctx.clone())
         .merge(front_end)
-        // Outermost, so that paths under /api/ that match no route (the
-        // front end's fallback answers them) pay too.
+        // Outermost, so that every answer under /api/ pays, the 404 of a
+        // path that names nothing and the 405 of a wrong method too.
         .layer(middleware::from_fn_with_state(ctx, api::limit))
+}
+
+/// An API path's (or a badge's) `GET`, with the CORS preflight and a 405
+/// as JSON for any other method.
+fn read(get: MethodRouter<Arc<Ctx>>) -> MethodRouter<Arc<Ctx>> {
+    get.options(api::preflight).fallback(api::wrong_method)
 }
 
 async fn ws(

@@ -1,0 +1,501 @@
+//! The OpenAPI 3.1 document of the bridge's HTTP API (`GET /api/openapi.json`,
+//! `docs/protocol.md` §2.5): every `/api` answer, the badges, the errors and,
+//! under `webhooks`, a `"standard"` webhook's body. Its schemas are derived
+//! (utoipa's `ToSchema`) from the very types the bridge writes its answers
+//! with, so the document cannot drift from them; every object they
+//! describe is closed (`additionalProperties: false`), so an answer that
+//! grows a field no longer validates until the type, and with it the
+//! document, says so. Only with the `openapi` feature: the page does not
+//! carry it.
+
+use serde_json::Value;
+use utoipa::{
+    openapi::{
+        header::HeaderBuilder,
+        path::{OperationBuilder, ParameterBuilder, ParameterIn},
+        request_body::RequestBodyBuilder,
+        schema::{ArrayBuilder, ArrayItems, ObjectBuilder, SchemaType, Type},
+        security::{Http, HttpAuthScheme, SecurityScheme},
+        ComponentsBuilder, ContentBuilder, HttpMethod, InfoBuilder, OpenApiBuilder, PathItem,
+        PathsBuilder, Ref, RefOr, Required, ResponseBuilder, Schema,
+    },
+    ToSchema,
+};
+
+use crate::{
+    api::{ApiError, HistoryRange, LobbyHistory, ServerHistory, Shield},
+    delta::ServerList,
+    entry::ServerDetails,
+    webhook::WebhookPayload,
+    ServerKey,
+};
+
+/// The error answers an operation may give, each a reusable response of
+/// the document (`#/components/responses/…`) with an [`ApiError`] body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    /// 400: a parameter out of its range (`range=`).
+    BadRequest,
+    /// 401: an admin endpoint without the admin token.
+    Unauthorized,
+    /// 404: no server with this key was seen.
+    NotFound,
+    /// 429: the client address spent its budget; `Retry-After` says when
+    /// to ask again.
+    TooManyRequests,
+    /// 503: what the answer needs (the history's database, the master's
+    /// first list) is not reachable now; `Retry-After` says when to ask
+    /// again.
+    Unavailable,
+}
+
+impl Failure {
+    /// Every error answer the document describes.
+    const ALL: [Failure; 5] = [
+        Failure::BadRequest,
+        Failure::Unauthorized,
+        Failure::NotFound,
+        Failure::TooManyRequests,
+        Failure::Unavailable,
+    ];
+
+    /// The HTTP status.
+    fn status(self) -> u16 {
+        match self {
+            Failure::BadRequest => 400,
+            Failure::Unauthorized => 401,
+            Failure::NotFound => 404,
+            Failure::TooManyRequests => 429,
+            Failure::Unavailable => 503,
+        }
+    }
+
+    /// The name of its reusable response.
+    fn name(self) -> &'static str {
+        match self {
+            Failure::BadRequest => "BadRequest",
+            Failure::Unauthorized => "Unauthorized",
+            Failure::NotFound => "NotFound",
+            Failure::TooManyRequests => "TooManyRequests",
+            Failure::Unavailable => "Unavailable",
+        }
+    }
+
+    fn response(self) -> utoipa::openapi::Response {
+        let description = match self {
+            Failure::BadRequest => "A parameter is not one the API accepts.",
+            Failure::Unauthorized => "The admin token is missing or wrong.",
+            Failure::NotFound => "Nothing with this name is known (a server key never seen).",
+            Failure::TooManyRequests => {
+                "The client address has no request left; ask again after `Retry-After` seconds."
+            }
+            Failure::Unavailable => {
+                "The answer's source (the history's database, or the master's first list) \
+                 cannot be reached now; ask again after `Retry-After` seconds."
+            }
+        };
+        let mut response = ResponseBuilder::new()
+            .description(description)
+            .content("application/json", json_of::<ApiError>());
+        if matches!(self, Failure::TooManyRequests | Failure::Unavailable) {
+            response = response.header(
+                "Retry-After",
+                HeaderBuilder::new()
+                    .schema(integer())
+                    .description(Some("Seconds to wait before asking again"))
+                    .build(),
+            );
+        }
+        response.build()
+    }
+}
+
+/// One `GET` of the API: its path, what it answers and how it may fail.
+struct Get {
+    path: &'static str,
+    id: &'static str,
+    summary: &'static str,
+    /// `{key}` in the path.
+    key: bool,
+    /// `?range=` (required).
+    range: bool,
+    /// The media type and schema of a `200`.
+    ok: (&'static str, RefOr<Schema>),
+    failures: &'static [Failure],
+}
+
+impl Get {
+    fn item(&self) -> PathItem {
+        let mut op = OperationBuilder::new()
+            .operation_id(Some(self.id))
+            .summary(Some(self.summary));
+        if self.key {
+            op = op.parameter(
+                ParameterBuilder::new()
+                    .name("key")
+                    .parameter_in(ParameterIn::Path)
+                    .required(Required::True)
+                    .schema(Some(schema_ref::<ServerKey>())),
+            );
+        }
+        if self.range {
+            op = op.parameter(
+                ParameterBuilder::new()
+                    .name("range")
+                    .parameter_in(ParameterIn::Query)
+                    .required(Required::True)
+                    .schema(Some(schema_ref::<HistoryRange>())),
+            );
+        }
+        let etag = HeaderBuilder::new()
+            .schema(string())
+            .description(Some(
+                "Names this answer; send it as `If-None-Match` to revalidate",
+            ))
+            .build();
+        op = op
+            .response(
+                "200",
+                ResponseBuilder::new()
+                    .description("The answer.")
+                    .header("ETag", etag)
+                    .content(
+                        self.ok.0,
+                        ContentBuilder::new()
+                            .schema(Some(self.ok.1.clone()))
+                            .build(),
+                    )
+                    .build(),
+            )
+            .response(
+                "304",
+                ResponseBuilder::new()
+                    .description("Not modified: the `If-None-Match` names the current answer.")
+                    .build(),
+            );
+        for failure in self.failures {
+            op = op.response(
+                failure.status().to_string(),
+                Ref::from_response_name(failure.name()),
+            );
+        }
+        PathItem::new(HttpMethod::Get, op)
+    }
+}
+
+fn schema_ref<T: ToSchema>() -> RefOr<Schema> {
+    RefOr::Ref(Ref::from_schema_name(T::name()))
+}
+
+fn json_of<T: ToSchema>() -> utoipa::openapi::Content {
+    ContentBuilder::new()
+        .schema(Some(schema_ref::<T>()))
+        .build()
+}
+
+fn string() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::String)
+}
+
+fn integer() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(0))
+}
+
+/// A fixed-length array whose items are `items`, in order, and nothing
+/// more (how the history's points are written).
+pub(crate) fn tuple(description: &str, items: impl IntoIterator<Item = Schema>) -> RefOr<Schema> {
+    let items: Vec<Schema> = items.into_iter().collect();
+    let n = items.len();
+    ArrayBuilder::new()
+        .description(Some(description))
+        .prefix_items(items)
+        .items(ArrayItems::False)
+        .min_items(Some(n))
+        .max_items(Some(n))
+        .into()
+}
+
+/// A time in Unix milliseconds.
+pub(crate) fn millis(description: &str) -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .description(Some(description))
+        .into()
+}
+
+/// A number of zero or more (`null` too if `nullable`).
+pub(crate) fn number(description: &str, nullable: bool) -> Schema {
+    let kind = if nullable {
+        SchemaType::from_iter([Type::Number, Type::Null])
+    } else {
+        SchemaType::new(Type::Number)
+    };
+    ObjectBuilder::new()
+        .schema_type(kind)
+        .minimum(Some(0))
+        .description(Some(description))
+        .into()
+}
+
+/// A share of an interval, 0 to 1.
+pub(crate) fn share(description: &str) -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::Number)
+        .minimum(Some(0))
+        .maximum(Some(1))
+        .description(Some(description))
+        .into()
+}
+
+/// `T` and every schema it refers to, by name.
+fn with_refs<T: ToSchema>(out: &mut Vec<(String, RefOr<Schema>)>) {
+    out.push((T::name().into_owned(), T::schema()));
+    T::schemas(out);
+}
+
+/// The `GET`s of the API, in the order the document lists them.
+fn gets() -> Vec<Get> {
+    use Failure::{BadRequest, NotFound, TooManyRequests, Unavailable};
+    let json = "application/json";
+    let svg = || {
+        RefOr::T(Schema::from(
+            string().description(Some("An SVG image, well-formed XML")),
+        ))
+    };
+    vec![
+        Get {
+            path: "/api/servers",
+            id: "listServers",
+            summary: "The lobby's list: every listed server, numbered (the list's epoch and seq)",
+            key: false,
+            range: false,
+            ok: (json, schema_ref::<ServerList<'static>>()),
+            failures: &[TooManyRequests, Unavailable],
+        },
+        Get {
+            path: "/api/servers/{key}",
+            id: "getServer",
+            summary: "One server, listed now or as last recorded",
+            key: true,
+            range: false,
+            ok: (json, schema_ref::<ServerDetails>()),
+            failures: &[NotFound, TooManyRequests, Unavailable],
+        },
+        Get {
+            path: "/api/servers/{key}/history",
+            id: "getServerHistory",
+            summary: "One server's players, online and open shares over a range",
+            key: true,
+            range: true,
+            ok: (json, schema_ref::<ServerHistory>()),
+            failures: &[BadRequest, NotFound, TooManyRequests, Unavailable],
+        },
+        Get {
+            path: "/api/history",
+            id: "getLobbyHistory",
+            summary: "The lobby's servers and players online over a range",
+            key: false,
+            range: true,
+            ok: (json, schema_ref::<LobbyHistory>()),
+            failures: &[BadRequest, TooManyRequests, Unavailable],
+        },
+        Get {
+            path: "/api/shields.json",
+            id: "getLobbyShield",
+            summary: "The lobby as a shields.io endpoint badge",
+            key: false,
+            range: false,
+            ok: (json, schema_ref::<Shield>()),
+            failures: &[TooManyRequests],
+        },
+        Get {
+            path: "/api/shields/{key}.json",
+            id: "getServerShield",
+            summary: "One server as a shields.io endpoint badge",
+            key: true,
+            range: false,
+            ok: (json, schema_ref::<Shield>()),
+            failures: &[NotFound, TooManyRequests, Unavailable],
+        },
+        Get {
+            path: "/api/openapi.json",
+            id: "getOpenApi",
+            summary: "This document",
+            key: false,
+            range: false,
+            ok: (
+                json,
+                RefOr::T(Schema::from(ObjectBuilder::new().schema_type(Type::Object))),
+            ),
+            failures: &[TooManyRequests],
+        },
+        Get {
+            path: "/badge.svg",
+            id: "getLobbyBadge",
+            summary: "The lobby's badge: servers and players online",
+            key: false,
+            range: false,
+            ok: ("image/svg+xml", svg()),
+            failures: &[TooManyRequests],
+        },
+        Get {
+            path: "/badge/{key}.svg",
+            id: "getServerBadge",
+            summary: "One server's badge: name, players/max, lobby open, in game or offline",
+            key: true,
+            range: false,
+            ok: ("image/svg+xml", svg()),
+            failures: &[NotFound, TooManyRequests, Unavailable],
+        },
+    ]
+}
+
+/// The `webhooks` part: the `POST` a `"standard"` webhook receives.
+fn standard_webhook() -> PathItem {
+    let header = |name: &str, description: &str| {
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Header)
+            .required(Required::True)
+            .description(Some(description))
+            .schema(Some(string()))
+    };
+    let op = OperationBuilder::new()
+        .operation_id(Some("standardWebhook"))
+        .summary(Some(
+            "A watched server's event, as a \"standard\" webhook receives it (Standard Webhooks 1.0)",
+        ))
+        .parameter(header(
+            "webhook-id",
+            "The notification's id, the same on every retry",
+        ))
+        .parameter(header("webhook-timestamp", "Unix seconds"))
+        .parameter(header(
+            "webhook-signature",
+            "`v1,` and the base64 HMAC-SHA256 of `ID.TIMESTAMP.BODY` under the webhook's secret",
+        ))
+        .request_body(Some(
+            RequestBodyBuilder::new()
+                .required(Some(Required::True))
+                .content("application/json", json_of::<WebhookPayload>())
+                .build(),
+        ))
+        .response(
+            "2XX",
+            ResponseBuilder::new()
+                .description("Delivered. 429 and 5xx are retried; anything else fails.")
+                .build(),
+        );
+    PathItem::new(HttpMethod::Post, op)
+}
+
+/// The document, as the bridge serves it.
+pub fn document() -> Value {
+    let mut paths = PathsBuilder::new();
+    for get in gets() {
+        paths = paths.path(get.path, get.item());
+    }
+    let mut schemas = Vec::new();
+    with_refs::<ServerList<'static>>(&mut schemas);
+    with_refs::<ServerDetails>(&mut schemas);
+    with_refs::<ServerHistory>(&mut schemas);
+    with_refs::<LobbyHistory>(&mut schemas);
+    with_refs::<Shield>(&mut schemas);
+    with_refs::<ApiError>(&mut schemas);
+    with_refs::<WebhookPayload>(&mut schemas);
+    with_refs::<ServerKey>(&mut schemas);
+    with_refs::<HistoryRange>(&mut schemas);
+    let mut components = ComponentsBuilder::new().schemas_from_iter(schemas);
+    for failure in Failure::ALL {
+        components = components.response(failure.name(), failure.response());
+    }
+    let components = components.security_scheme(
+        "adminToken",
+        SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+    );
+    let info = InfoBuilder::new()
+        .title("Lobby bridge API")
+        .version(env!("CARGO_PKG_VERSION"))
+        .description(Some(
+            "What a lobby bridge answers over HTTP: the server list, each server's details \
+             and history, the lobby's history, badges (SVG and shields.io) and the webhooks \
+             it sends. Every answer carries `ETag` and `Access-Control-Allow-Origin: *`; \
+             every path is paid for from the client address's request budget (429 beyond \
+             it). A path under `/api/` that is not described here answers 404, and a method \
+             other than GET (or OPTIONS) on a described path 405, both with an `ApiError` \
+             body.",
+        ))
+        .build();
+    let api = OpenApiBuilder::new()
+        .info(info)
+        .paths(paths.build())
+        .components(Some(components.build()))
+        .build();
+    let mut doc = match serde_json::to_value(&api) {
+        Ok(doc) => doc,
+        // utoipa's types are plain data with string keys.
+        Err(e) => panic!("the OpenAPI document failed to serialise (a bug): {e}"),
+    };
+    if let Some(schemas) = doc.pointer_mut("/components/schemas") {
+        close_objects(schemas);
+    }
+    if let Value::Object(root) = &mut doc {
+        let webhook = serde_json::to_value(standard_webhook()).unwrap_or(Value::Null);
+        root.insert(
+            "webhooks".into(),
+            serde_json::json!({ "serverEvent": webhook }),
+        );
+    }
+    doc
+}
+
+/// Marks every object schema with properties, at any depth, as closed:
+/// our answers' types have no open-ended fields.
+fn close_objects(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                map.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            map.values_mut().for_each(close_objects);
+        }
+        Value::Array(items) => items.iter_mut().for_each(close_objects),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reference_resolves_and_every_object_is_closed() {
+        let doc = document();
+        assert_eq!(doc["openapi"], "3.1.0");
+        let text = doc.to_string();
+        let mut rest = text.as_str();
+        let mut refs = 0;
+        while let Some(at) = rest.find("\"$ref\":\"#/") {
+            rest = &rest[at + 9..];
+            let end = rest.find('"').expect("a closed string");
+            let pointer = &rest[..end];
+            assert!(
+                doc.pointer(pointer).is_some(),
+                "{pointer} is not in the document"
+            );
+            refs += 1;
+        }
+        assert!(refs > 10, "only {refs} references");
+        for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
+            if schema.get("properties").is_some() {
+                assert_eq!(schema["additionalProperties"], false, "{name}");
+            }
+        }
+        assert!(doc["webhooks"]["serverEvent"]["post"]["requestBody"].is_object());
+        for failure in Failure::ALL {
+            assert!(doc["components"]["responses"][failure.name()].is_object());
+        }
+    }
+}
