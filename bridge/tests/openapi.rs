@@ -13,17 +13,13 @@ mod common;
 
 use std::{
     collections::BTreeSet,
-    net::{IpAddr, Ipv4Addr, SocketAddr},
+    net::{IpAddr, Ipv4Addr},
     path::Path,
     time::Duration,
 };
 
 use common::*;
 use serde_json::{json, Value};
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::TcpSocket,
-};
 
 /// A second client address (loopback), for the budget's 429.
 const OTHER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
@@ -33,36 +29,6 @@ fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
     c.data_dir = Some(dir.to_owned());
     c.history_interval = Duration::from_secs(1);
     c
-}
-
-/// One plain HTTP/1.1 request from `from`: status, head, body.
-async fn request(
-    from: IpAddr,
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    extra: &str,
-) -> (u16, String, Vec<u8>) {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::new(from, 0)).unwrap();
-    let mut s = socket.connect(addr).await.unwrap();
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n{extra}\r\n"
-    );
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut buf = Vec::new();
-    tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
-        .await
-        .unwrap()
-        .unwrap();
-    let split = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("no end of head");
-    let head = String::from_utf8_lossy(&buf[..split]).to_string();
-    let body = buf[split + 4..].to_vec();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, head, body)
 }
 
 /// A header's value in a raw head (names compared without case).
@@ -172,14 +138,14 @@ async fn every_answer_matches_the_served_document() {
     let dir = tempfile::tempdir().unwrap();
     let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
     let here = IpAddr::V4(Ipv4Addr::LOCALHOST);
-    let get = |path: String| async move { request(here, bridge.addr, "GET", &path, "").await };
+    let get = |path: String| async move { http_request(here, bridge.addr, "GET", &path, "").await };
 
     // The document: served with ETag and CORS, revalidated with 304.
     let served = get("/api/openapi.json".into()).await;
     assert_eq!(served.0, 200);
     assert_eq!(header(&served.1, "access-control-allow-origin"), Some("*"));
     let etag = header(&served.1, "etag").expect("an ETag").to_owned();
-    let again = request(
+    let again = http_request(
         here,
         bridge.addr,
         "GET",
@@ -191,6 +157,11 @@ async fn every_answer_matches_the_served_document() {
     let doc: Value = serde_json::from_slice(&served.2).expect("JSON");
     assert_eq!(doc["openapi"], "3.1.0");
     assert!(doc["webhooks"]["serverEvent"]["post"].is_object());
+    for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
+        if let Err(e) = jsonschema::meta::validate(schema) {
+            panic!("the schema {name} is not JSON Schema 2020-12: {e}");
+        }
+    }
     let mut d = Described {
         doc,
         seen: BTreeSet::new(),
@@ -325,7 +296,7 @@ async fn every_answer_matches_the_served_document() {
         d.check(template, &answer);
         if *status == 200 {
             let tag = header(&answer.1, "etag").expect("an ETag").to_owned();
-            let again = request(
+            let again = http_request(
                 here,
                 bridge.addr,
                 "GET",
@@ -367,7 +338,7 @@ async fn every_answer_matches_the_served_document() {
         ("PUT", "/api/shields.json".to_owned()),
         ("POST", "/badge.svg".to_owned()),
     ] {
-        let (status, head, body) = request(here, bridge.addr, method, &path, "").await;
+        let (status, head, body) = http_request(here, bridge.addr, method, &path, "").await;
         assert_eq!(status, 405, "{method} {path}");
         assert!(header(&head, "allow").is_some(), "{method} {path}: {head}");
         d.assert_valid(&error, &serde_json::from_slice(&body).unwrap(), &path, 405);
@@ -396,7 +367,7 @@ async fn every_answer_matches_the_served_document() {
     let small = TestBridge::embedding(&master, c).await;
     let mut statuses = Vec::new();
     for _ in 0..3 {
-        let answer = request(OTHER, small.addr, "GET", "/api/shields.json", "").await;
+        let answer = http_request(OTHER, small.addr, "GET", "/api/shields.json", "").await;
         statuses.push(answer.0);
         d.check("/api/shields.json", &answer);
     }
@@ -405,11 +376,11 @@ async fn every_answer_matches_the_served_document() {
         statuses[1..].contains(&429),
         "the budget never ran out: {statuses:?}"
     );
-    let unknown = request(OTHER, small.addr, "GET", "/api/nope", "").await;
+    let unknown = http_request(OTHER, small.addr, "GET", "/api/nope", "").await;
     assert_eq!(unknown.0, 429, "an unknown path is charged like the others");
     // The other address's spending leaves this one's budget whole.
     assert_eq!(
-        request(here, small.addr, "GET", "/api/openapi.json", "")
+        http_request(here, small.addr, "GET", "/api/openapi.json", "")
             .await
             .0,
         200

@@ -2,14 +2,18 @@
 //! raw HTTP clients, each wait bounded by a timeout.
 #![allow(dead_code)]
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    net::{IpAddr, Ipv4Addr, SocketAddr},
+    sync::Arc,
+    time::Duration,
+};
 
 use bridge::{metrics::Metrics, AdminToken, Bridge, Config};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpStream},
+    net::{TcpListener, TcpSocket, TcpStream},
     task::JoinHandle,
 };
 use tokio_tungstenite::{
@@ -273,8 +277,25 @@ pub async fn wait_registered(master: &TestMaster, n: usize) {
 
 /// A plain HTTP/1.1 GET; returns status, raw head and body.
 pub async fn http_get(addr: SocketAddr, path: &str, extra: &str) -> (u16, String, Vec<u8>) {
-    let mut s = TcpStream::connect(addr).await.unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}\r\n");
+    let here = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    http_request(here, addr, "GET", path, extra).await
+}
+
+/// A plain HTTP/1.1 request without a body from the client address
+/// `from` (a loopback address); returns status, raw head and body.
+pub async fn http_request(
+    from: IpAddr,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    extra: &str,
+) -> (u16, String, Vec<u8>) {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(from, 0)).unwrap();
+    let mut s = socket.connect(addr).await.unwrap();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n{extra}\r\n"
+    );
     s.write_all(req.as_bytes()).await.unwrap();
     let mut buf = Vec::new();
     tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
