@@ -329,6 +329,7 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/api/openapi.json", read(get(api::openapi)))
         .route("/api/{*rest}", any(api::unknown))
         .route("/api", any(api::unknown))
+        .route("/api/", any(api::unknown))
         .route("/badge.svg", read(get(badge::lobby)))
         .route("/badge/{file}", read(get(badge::server)))
         .route("/metrics", get(metrics))

@@ -326,7 +326,12 @@ async fn every_answer_matches_the_served_document() {
 
     // Not the page: unknown API paths are 404, wrong methods 405, as JSON.
     let error = d.error_schema();
-    for path in ["/api/nope", "/api/servers/0000000000000000/nope", "/api"] {
+    for path in [
+        "/api/nope",
+        "/api/servers/0000000000000000/nope",
+        "/api",
+        "/api/",
+    ] {
         let (status, head, body) = get(path.into()).await;
         assert_eq!(status, 404, "{path}");
         assert!(header(&head, "content-type").is_some_and(|t| t.starts_with("application/json")));
