@@ -1,32 +1,53 @@
 #!/usr/bin/env bash
 # Sets up the tools, then runs every check and test. CI runs exactly this.
+#
+# Each step prints its wall and CPU time ("[time]" lines) and the end a
+# table of them all (scripts/steps.sh). What keeps it short on 2 cores:
+# - the workspace is built once, in one profile and one feature set, for
+#   the tests, the binaries they start and the benchmarks' smoke runs
+#   (`cargo build --workspace --all-targets`; `-p` selections unify other
+#   features, so they, like a release build, compile the shared crates
+#   again);
+# - the front end's release build (its own profile and target, one
+#   single-threaded link) runs in the background beside clippy and that
+#   build: cargo locks each profile's directory, not the whole target dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/steps.sh
+steps_begin test
+
+step "setup: tools (scripts/setup.sh test; its own table above)"
 bash scripts/setup.sh test
 source scripts/env.sh
-
-step() { printf '\n== %s\n' "$*"; }
+target="${CARGO_TARGET_DIR:-target}"
 
 step "dependencies exactly as Cargo.lock pins them"
 cargo fetch --locked
 step "format"
 cargo fmt --all -- --check
+step_background page "front end: Trunk release build into dist/ (served by the end-to-end tests)" \
+  trunk build --release
 step "clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 step "protocol builds for wasm32 without tokio"
 cargo check -p protocol --target wasm32-unknown-unknown
-step "front end (Trunk release build into dist/, served by the end-to-end tests)"
-trunk build --release
-step "binaries the end-to-end tests start (bridge, master)"
-cargo build -p bridge -p master --bins
+step "build: tests, binaries, benchmarks (dev profile, one feature set)"
+cargo build --workspace --all-targets
+step "build: front-end component tests (wasm32)"
+cargo test -p frontend --target wasm32-unknown-unknown --no-run
+step_wait page
 step "precompressed front end (dist/**.br, .gz; served by the bridge and nginx)"
-"${CARGO_TARGET_DIR:-target}/debug/precompress" dist >/dev/null
-step "tests"
-cargo test --workspace
+"$target/debug/precompress" dist >/dev/null
+step "tests, and the benchmarks' smoke runs (every target of the workspace)"
+# The benchmarks (harness = false) run as cargo test runs them, tiny: the
+# master's query round trip, reading a list reply.
+QUERY_BENCH_SERVERS=200 QUERY_BENCH_ROUNDS=20 REPLY_BENCH_SERVERS=200 REPLY_BENCH_ROUNDS=3 \
+  cargo test --workspace --all-targets
+step "doc tests"
+cargo test --workspace --doc
 step "front-end component tests in headless Chromium (wasm-bindgen-test)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   CHROMEDRIVER="$(command -v chromedriver)" \
   cargo test -p frontend --target wasm32-unknown-unknown
-step "benchmark smoke run (checks it runs, not its speed)"
-QUERY_BENCH_SERVERS=200 QUERY_BENCH_ROUNDS=20 cargo bench -p master --bench query
+step "load generator smoke run (every phase runs, tiny; the dev build above)"
 bash scripts/bench.sh --smoke

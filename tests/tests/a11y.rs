@@ -2,8 +2,9 @@
 //! no violation on any page — the list, the admin page signed in with a
 //! test server, the embed, the "not found" page, the list with the master
 //! or the bridge down, other games' tabs — in English and German, in the
-//! light and the dark scheme; and the keyboard reaches every control of
-//! the list and the admin page with a visible focus ring, and works them.
+//! light and the dark scheme (each once: [`VARIANTS`]); and the keyboard
+//! reaches every control of the list and the admin page with a visible
+//! focus ring, and works them.
 //!
 //! Real bridge, headless Chromium, game servers over raw TCP and fake
 //! GameAgent servers over UDP. Holds [`e2e::serial`] like the other
@@ -65,21 +66,17 @@ struct Variant {
     dark: bool,
 }
 
-const VARIANTS: [Variant; 4] = [
+/// Each language once and each scheme once: English in the light scheme,
+/// German in the dark one. axe's rules look either at the text and the
+/// structure (names, labels, `lang`: the language's) or at the colours
+/// (contrast: the scheme's), and the same components render in every
+/// variant, so the other two pairs would find nothing these two do not. The
+/// forced themes (`?theme=dark`, `?theme=light`) cross them on the embeds.
+const VARIANTS: [Variant; 2] = [
     Variant {
         lang: "en",
         args: &["--lang=en-US", "--accept-lang=en-US"],
         dark: false,
-    },
-    Variant {
-        lang: "de",
-        args: &["--lang=de", "--accept-lang=de"],
-        dark: false,
-    },
-    Variant {
-        lang: "en",
-        args: &["--lang=en-US", "--accept-lang=en-US"],
-        dark: true,
     },
     Variant {
         lang: "de",
