@@ -118,10 +118,10 @@ fi
 
 # --- Rust tools (cargo install, npm) ----------------------------------------
 # Built once per machine and never measured, so built for a short build, not
-# for speed: no LTO, 16 codegen units, opt-level 1 (about a third less CPU
-# than 3; what they do here, a page of ~2 MB, takes them well under a
-# second either way). Each builds in a temporary directory of its own, never
-# the project's target dir, so the two can build at once.
+# for speed: no LTO, 16 codegen units, opt-level 1 (what they do here, on
+# one page of a few MB, takes them seconds either way). Each
+# builds in a temporary directory of its own, never the project's target
+# dir, so the two build at once.
 export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
   CARGO_PROFILE_RELEASE_OPT_LEVEL=1
 unset CARGO_TARGET_DIR

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up the tools, then runs every check and test. CI runs exactly this.
 #
-# Each step prints its wall and CPU time ("[time]" lines) and the end a
-# table of them all (scripts/steps.sh). What keeps it short on 2 cores:
+# Each step prints its wall and CPU time ("[time]" lines), and the run ends
+# with a table of them all (scripts/steps.sh; docs/performance.md, "Test
+# suite"). What keeps it short on 2 cores:
 # - the workspace is built once, in one profile and one feature set, for
 #   the tests, the binaries they start and the benchmarks' smoke runs
 #   (`cargo build --workspace --all-targets`; `-p` selections unify other
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 source scripts/steps.sh
 steps_begin test
 
-step "setup: tools (scripts/setup.sh test; its own table above)"
+step "setup: tools (scripts/setup.sh test, which prints a table of its own steps)"
 bash scripts/setup.sh test
 source scripts/env.sh
 target="${CARGO_TARGET_DIR:-target}"
