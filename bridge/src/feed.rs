@@ -219,6 +219,7 @@ mod tests {
         let mut stats = Stats::default();
         stats.players.current = current;
         ServerEntry {
+            registrant: None,
             name: name.into(),
             address: Some("192.0.2.7".into()),
             port: Some(20000),

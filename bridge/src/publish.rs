@@ -55,9 +55,11 @@ impl Visibility {
         hidden: impl FnOnce() -> T,
     ) -> Encoded {
         let full = full.into();
+        // `viewers` is never `WithRegistrants` (see `new`): the admins'
+        // form, which has no registrants either.
         let viewer = match self.viewers {
             Addresses::Hidden => hidden().into(),
-            Addresses::Shown => full.clone(),
+            Addresses::Shown | Addresses::WithRegistrants => full.clone(),
         };
         Encoded { full, viewer }
     }

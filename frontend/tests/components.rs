@@ -25,6 +25,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 fn entry(name: &str, current: u32, max: u8, open: bool, mode: u64) -> ServerEntry {
     ServerEntry {
+        registrant: None,
         name: name.into(),
         address: Some("192.0.2.1".into()),
         port: Some(20000 + current as u16),

@@ -31,6 +31,7 @@ impl Entry {
     fn server(&self) -> ServerEntry {
         const NAMES: [&str; 4] = ["Feuerland", "轰炸机人", "a", "b"];
         ServerEntry {
+            registrant: None,
             name: NAMES[usize::from(self.name) % NAMES.len()].to_owned(),
             address: self
                 .address
@@ -260,6 +261,7 @@ struct Sync {
 
 fn without_address(e: &ServerEntry) -> ServerEntry {
     ServerEntry {
+        registrant: None,
         address: None,
         port: None,
         ..e.clone()

@@ -81,6 +81,7 @@ fn frame_seeds() -> Vec<Seed> {
 
 fn entry(name: &str, current: u32) -> ServerEntry {
     ServerEntry {
+        registrant: None,
         name: name.to_owned(),
         address: Some("192.0.2.1".to_owned()),
         port: Some(20000),

@@ -6,6 +6,7 @@
 
 use std::{
     collections::{BTreeMap, HashMap},
+    net::IpAddr,
     sync::{
         atomic::{AtomicU64, Ordering},
         Mutex, MutexGuard,
@@ -94,7 +95,17 @@ impl Registry {
 
     /// Registers `conn`'s server, replacing (and moving to the end) any
     /// earlier one of the same connection; stats start at the defaults.
+    /// The server registered its own address (see [`Registry::register_by`]).
     pub fn register(&self, conn: ConnId, reg: Registration) {
+        self.register_by(conn, reg, None);
+    }
+
+    /// [`Registry::register`] for a registration whose address is not its
+    /// connection's own: `registrant` is that connection's network
+    /// ([`crate::limits::address_key`]), kept with the entry
+    /// ([`ServerEntry::registrant`]) so that bridges key it apart from
+    /// the server it names. `None`: the server's own address.
+    pub fn register_by(&self, conn: ConnId, reg: Registration, registrant: Option<IpAddr>) {
         let mut inner = self.lock();
         if let Some(old) = inner.by_conn.remove(&conn) {
             inner.servers.remove(&old);
@@ -104,6 +115,7 @@ impl Registry {
         inner.servers.insert(
             seq,
             ServerEntry {
+                registrant,
                 name: reg.name.as_str().to_owned(),
                 address: Some(reg.address.as_str().to_owned()),
                 port: Some(reg.port.get()),

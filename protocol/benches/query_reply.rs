@@ -29,6 +29,7 @@ fn main() {
     let rounds = env_or("REPLY_BENCH_ROUNDS", 30);
     let entries: Vec<ServerEntry> = (0..servers)
         .map(|i| ServerEntry {
+            registrant: None,
             name: format!("Server {i} von Bösewicht"),
             address: Some(format!("10.{}.{}.{}", i >> 16 & 255, i >> 8 & 255, i & 255)),
             port: Some(20_000 + (i % 1000) as u16),

@@ -4,6 +4,8 @@
 //! here only, and so is the rule for what an entry without its address
 //! looks like.
 
+use std::net::IpAddr;
+
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::{
@@ -20,15 +22,28 @@ pub struct ServerEntry {
     pub address: Option<String>,
     pub port: Option<u16>,
     pub stats: Stats,
+    /// Who registered the entry, when that is not the server itself: the
+    /// network (IPv4 address, IPv6 /64) of the connection that claimed an
+    /// `address` other than its own, so that the bridge can give such a
+    /// claim a key of its own (`docs/protocol.md`, "Server keys"). `None`
+    /// when the server registered its own address, and wherever the
+    /// registrant is unknown: only the master's change feed to bridges
+    /// carries it ([`Addresses::WithRegistrants`]); players, `/api/servers`
+    /// and the plain `msRQueryGameServers` never see it.
+    pub registrant: Option<IpAddr>,
 }
 
 /// Whether a list is written with its servers' addresses (for the master's
 /// clients and the bridge's admins) or without (for viewers of a bridge
-/// started with `--hide-addresses`).
+/// started with `--hide-addresses`), or, for the master's change feed to
+/// bridges only, with their addresses and registrants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Addresses {
     Shown,
     Hidden,
+    /// Addresses and [`ServerEntry::registrant`]: what a bridge needs to
+    /// key a server, never what a player is sent.
+    WithRegistrants,
 }
 
 impl ServerEntry {
@@ -63,7 +78,7 @@ pub struct EntryOut<'a> {
 impl Serialize for EntryOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.entry;
-        let shown = self.addresses == Addresses::Shown;
+        let shown = self.addresses != Addresses::Hidden;
         EntryShape {
             id: self.id,
             key: self.key,
@@ -74,7 +89,7 @@ impl Serialize for EntryOut<'_> {
             is_lobby_open: e.stats.is_lobby_open,
             gameplay_mode: e.stats.gameplay_mode,
         }
-        .serialize(s)
+        .serialize_with(self.addresses, e.registrant, s)
     }
 }
 
@@ -108,6 +123,34 @@ pub(crate) struct EntryShape<'a> {
     gameplay_mode: GameplayMode,
 }
 
+impl EntryShape<'_> {
+    /// Writes the shape, followed by the registrant for the lists a master
+    /// sends its bridges ([`Addresses::WithRegistrants`]) only: a field of
+    /// its own here, so neither the players' lists nor the OpenAPI schema
+    /// (which describes [`EntryShape`]) ever carry it.
+    fn serialize_with<S: Serializer>(
+        self,
+        addresses: Addresses,
+        registrant: Option<IpAddr>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct ForBridges<'a> {
+            #[serde(flatten)]
+            shape: EntryShape<'a>,
+            registrant: IpAddr,
+        }
+        match registrant.filter(|_| addresses == Addresses::WithRegistrants) {
+            Some(registrant) => ForBridges {
+                shape: self,
+                registrant,
+            }
+            .serialize(s),
+            None => self.serialize(s),
+        }
+    }
+}
+
 /// An entry as it is read, with the bridge's id if present. Flat, because
 /// `#[serde(flatten)]` buffers every field of every entry and readers
 /// parse lists of 10,000 servers on each change (the front end spent most
@@ -130,6 +173,11 @@ pub(crate) struct WireEntry {
     is_lobby_open: bool,
     #[serde(rename = "gameplayMode")]
     gameplay_mode: GameplayMode,
+    /// Only in the master's change feed; an IP address (serde's parser:
+    /// anything else fails the whole message). The bridge reduces it to
+    /// its network itself, so a longer IPv6 address changes nothing.
+    #[serde(default)]
+    registrant: Option<IpAddr>,
 }
 
 impl From<WireEntry> for ServerEntry {
@@ -143,6 +191,7 @@ impl From<WireEntry> for ServerEntry {
                 is_lobby_open: w.is_lobby_open,
                 gameplay_mode: w.gameplay_mode,
             },
+            registrant: w.registrant,
         }
     }
 }
@@ -201,6 +250,7 @@ mod tests {
                 is_lobby_open: true,
                 gameplay_mode: GameplayMode::StandardA,
             },
+            registrant: None,
         }
     }
 
@@ -252,5 +302,32 @@ mod tests {
             "{text}"
         );
         assert_eq!(details.clone().seen_as(Addresses::Shown), details);
+    }
+
+    #[test]
+    fn registrants_are_written_for_bridges_only() {
+        let e = ServerEntry {
+            registrant: Some("198.51.100.7".parse().unwrap()),
+            ..entry()
+        };
+        let for_bridges = serde_json::to_string(&e.view(Addresses::WithRegistrants)).unwrap();
+        assert_eq!(
+            for_bridges,
+            r#"{"name":"Alpha","address":"203.0.113.5","port":20001,"players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":1,"registrant":"198.51.100.7"}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<ServerEntry>(&for_bridges).unwrap(),
+            e
+        );
+        for players in [Addresses::Shown, Addresses::Hidden] {
+            let text = serde_json::to_string(&e.view(players)).unwrap();
+            assert!(!text.contains("registrant"), "{text}");
+        }
+        assert!(!serde_json::to_string(&e).unwrap().contains("registrant"));
+        // Hostile input: not an IP address, the whole entry is refused.
+        for bad in [r#""evil.example""#, r#""10.0.0.1/8""#, "7", r#""""#] {
+            let text = for_bridges.replace(r#""198.51.100.7""#, bad);
+            assert!(serde_json::from_str::<ServerEntry>(&text).is_err(), "{bad}");
+        }
     }
 }

@@ -543,6 +543,7 @@ mod tests {
     #[test]
     fn serialization_matches_the_contract_example() {
         let entry = ServerEntry {
+            registrant: None,
             name: "Feuerland".into(),
             address: Some("192.168.0.10".into()),
             port: Some(20000),

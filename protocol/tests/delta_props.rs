@@ -61,6 +61,7 @@ impl Model {
                 self.servers.push((
                     conn,
                     ServerEntry {
+                        registrant: None,
                         name: format!("server {name}"),
                         address: Some(format!("192.0.2.{addr}")),
                         port: Some(20000),

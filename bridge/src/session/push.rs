@@ -215,6 +215,7 @@ mod tests {
         use crate::feed::Feed;
         use protocol::{ServerEntry, Stats};
         let entry = |n: u32| ServerEntry {
+            registrant: None,
             name: "s".into(),
             address: Some("192.0.2.1".into()),
             port: Some(1),
@@ -290,6 +291,7 @@ mod tests {
         );
         let _one = feed.publish(vec![]);
         let two = feed.publish(vec![protocol::ServerEntry {
+            registrant: None,
             name: "s".into(),
             address: None,
             port: None,

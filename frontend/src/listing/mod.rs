@@ -178,6 +178,7 @@ pub(crate) mod tests {
 
     pub(crate) fn entry(name: &str, cur: u32, max: u8, open: bool, mode: u64) -> ServerEntry {
         ServerEntry {
+            registrant: None,
             name: name.into(),
             address: Some(format!("{}.example.org", name.len())),
             port: Some(20000),

@@ -2,7 +2,9 @@
 //! encoded once as a framed `bridgeDelta` for every subscriber, the newest
 //! deltas kept in a [`History`] ring for subscribers that reconnect or fall
 //! behind, all published on one `watch` (a subscriber only ever reads the
-//! newest state, never a queue).
+//! newest state, never a queue). Entries are written with their
+//! registrants (`Addresses::WithRegistrants`): the feed is read by bridges
+//! only, which key a server by who registered it.
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -56,7 +58,12 @@ impl FeedState {
     pub fn snapshot(&self) -> Bytes {
         self.snapshot
             .get_or_init(|| {
-                let json = snapshot_json(&self.epoch, self.seq, &self.entries, Addresses::Shown);
+                let json = snapshot_json(
+                    &self.epoch,
+                    self.seq,
+                    &self.entries,
+                    Addresses::WithRegistrants,
+                );
                 Bytes::from(frame(json.as_bytes()))
             })
             .clone()
@@ -71,7 +78,7 @@ impl FeedState {
                     self.seq,
                     self.seq,
                     &Change::default(),
-                    Addresses::Shown,
+                    Addresses::WithRegistrants,
                 );
                 Bytes::from(frame(json.as_bytes()))
             })
@@ -198,7 +205,13 @@ impl Changes {
         }
         let change = change.unwrap_or_default();
         let prev = numbering.history.seq();
-        let json = delta_json(&numbering.epoch, prev + 1, prev, &change, Addresses::Shown);
+        let json = delta_json(
+            &numbering.epoch,
+            prev + 1,
+            prev,
+            &change,
+            Addresses::WithRegistrants,
+        );
         let seq = numbering.history.push(Bytes::from(frame(json.as_bytes())));
         let state = Arc::new(FeedState {
             epoch: numbering.epoch.clone(),

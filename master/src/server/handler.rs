@@ -25,7 +25,7 @@ use tokio_util::{codec::FramedRead, sync::CancellationToken};
 use tracing::debug;
 
 use crate::{
-    limits::{TokenBucket, Verdict},
+    limits::{address_key, TokenBucket, Verdict},
     logtext::cut,
     registry::{ConnId, Registry},
     throttled,
@@ -180,7 +180,8 @@ impl Handler {
         self.state.greeted = true;
         match command {
             Command::Register(reg) => {
-                if self.require_peer_address && !is_peer_address(reg.address.as_str(), self.peer) {
+                let registrant = registrant(reg.address.as_str(), self.peer);
+                if self.require_peer_address && registrant.is_some() {
                     debug!(peer = %self.peer, address = %cut(&reg.address), "registration for another address discarded");
                     return None;
                 }
@@ -189,7 +190,7 @@ impl Handler {
                 } else {
                     throttled!(lines = SERVER_EVENTS; info, peer = %self.peer, name = %cut(&reg.name), address = %cut(&reg.address), port = reg.port.get(), "registered");
                 }
-                self.registry.register(self.id, reg);
+                self.registry.register_by(self.id, reg, registrant);
             }
             Command::UpdateStats(stats) => {
                 if !self.registry.update_stats(self.id, stats) {
@@ -217,6 +218,15 @@ fn is_peer_address(address: &str, peer: SocketAddr) -> bool {
     address
         .parse::<IpAddr>()
         .is_ok_and(|ip| ip.to_canonical() == peer.ip().to_canonical())
+}
+
+/// Who a registration claiming `address` from `peer` is registered by:
+/// `None` when the address is the peer's own ([`is_peer_address`]), else
+/// the peer's network, which bridges fold into the key of such a claim
+/// (`docs/protocol.md`, "Server keys") and count the history it adds
+/// against.
+fn registrant(address: &str, peer: SocketAddr) -> Option<IpAddr> {
+    (!is_peer_address(address, peer)).then(|| address_key(peer.ip()))
 }
 
 async fn write_replies(
@@ -255,5 +265,26 @@ mod tests {
         assert!(is_peer_address("127.0.0.2", mapped));
         let v6: SocketAddr = "[2001:db8::1]:5000".parse().unwrap();
         assert!(is_peer_address("2001:db8:0::1", v6));
+    }
+
+    #[test]
+    fn a_claim_on_another_address_names_its_registrants_network() {
+        let peer: SocketAddr = "127.0.0.2:5000".parse().unwrap();
+        assert_eq!(registrant("127.0.0.2", peer), None, "its own");
+        assert_eq!(
+            registrant("127.0.0.1", peer),
+            Some("127.0.0.2".parse().unwrap())
+        );
+        assert_eq!(
+            registrant("game.example", peer),
+            Some("127.0.0.2".parse().unwrap()),
+            "hostnames are never its own"
+        );
+        let v6: SocketAddr = "[2001:db8::1:2:3:4]:5000".parse().unwrap();
+        assert_eq!(
+            registrant("2001:db8::9", v6),
+            Some("2001:db8::".parse().unwrap()),
+            "an IPv6 registrant is its /64"
+        );
     }
 }

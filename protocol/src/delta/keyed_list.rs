@@ -26,12 +26,20 @@ impl Change {
 }
 
 /// What identifies an entry between two lists: a server's registration
-/// (name, address, port) stays the same for its connection's life; a new
-/// registration moves it to the end of the master's list.
-type Identity<'a> = (&'a str, Option<&'a str>, Option<u16>);
+/// (name, address, port, and who registered it when that was not the
+/// server itself) stays the same for its connection's life; a new
+/// registration moves it to the end of the master's list. The registrant
+/// is part of it because it is part of the key: a twin registered by
+/// another host must never inherit the key of the server it copies.
+type Identity<'a> = (
+    &'a str,
+    Option<&'a str>,
+    Option<u16>,
+    Option<std::net::IpAddr>,
+);
 
 fn identity(e: &ServerEntry) -> Identity<'_> {
-    (&e.name, e.address.as_deref(), e.port)
+    (&e.name, e.address.as_deref(), e.port, e.registrant)
 }
 
 /// Whether `a` and `b` are the same server in two lists: the same
@@ -98,7 +106,8 @@ impl KeyedList {
 
     /// [`KeyedList::update`], giving each new entry the key `key` computes
     /// (`docs/protocol.md` §2.2). An entry matched to an old one keeps its
-    /// key: the key depends only on the registration, which matched.
+    /// key: the key depends only on the registration (its registrant
+    /// included), which matched.
     pub fn update_keyed(
         &mut self,
         servers: Vec<ServerEntry>,

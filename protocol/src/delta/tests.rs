@@ -2,10 +2,11 @@
 
 use super::*;
 use crate::message::{Players, ServerEntry, Stats};
-use crate::Addresses;
+use crate::{Addresses, ServerKey};
 
 fn entry(name: &str, port: u16, current: u32) -> ServerEntry {
     ServerEntry {
+        registrant: None,
         name: name.into(),
         address: Some("192.0.2.1".into()),
         port: Some(port),
@@ -305,7 +306,6 @@ fn client_refuses_what_does_not_apply_and_stays_unchanged() {
 
 #[test]
 fn keys_are_given_once_written_after_the_id_and_optional_to_read() {
-    use crate::ServerKey;
     let mut list = KeyedList::new();
     let by_port = |e: &ServerEntry| e.port.map(|p| ServerKey(u64::from(p)));
     list.update_keyed(vec![entry("a", 1, 0)], by_port).unwrap();
@@ -574,4 +574,33 @@ fn a_snapshot_in_any_order_gives_the_list_in_id_order_with_the_last_of_a_repeate
     assert_eq!(list.len(), n as usize);
     assert!(list.iter().map(|(id, _)| id).eq(1..=n));
     assert_eq!(list.get(7).map(|e| e.name.as_str()), Some("seven again"));
+}
+
+#[test]
+fn a_twin_registered_by_another_host_never_takes_the_servers_key() {
+    let server = entry("a", 1, 0);
+    let twin = ServerEntry {
+        registrant: Some("198.51.100.7".parse().unwrap()),
+        ..server.clone()
+    };
+    assert!(!same_server(&server, &twin), "another registrant");
+    let key = |e: &ServerEntry| Some(ServerKey(u64::from(e.registrant.is_some())));
+    let mut list = KeyedList::new();
+    list.update_keyed(vec![server.clone(), twin.clone()], key);
+    // The server leaves and the twin stays, in one change: the twin keeps
+    // its own id and key, not the first position's.
+    let change = list.update_keyed(vec![twin.clone()], key).unwrap();
+    assert_eq!(change.remove, [1]);
+    assert!(change.upsert.is_empty());
+    // The server left and a twin arrived at its place, in one change: a
+    // new id and the twin's own key.
+    let mut list = KeyedList::new();
+    list.update_keyed(vec![server], key);
+    let change = list.update_keyed(vec![twin], key).unwrap();
+    assert_eq!(change.remove, [1]);
+    assert_eq!(change.upsert.len(), 1);
+    assert_eq!(
+        (change.upsert[0].id, change.upsert[0].key),
+        (2, Some(ServerKey(1)))
+    );
 }
