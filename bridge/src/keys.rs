@@ -5,6 +5,18 @@
 //! so that with `--hide-addresses` nobody can find an address by hashing
 //! candidates; bridges given the same secret file give the same keys.
 //!
+//! A key names a server whose address its registrant controls. A
+//! registration that claims an address other than its connection's own
+//! (the master says so with [`ServerEntry::registrant`], that connection's
+//! network) is keyed by that network too: a stranger who registers a
+//! guessed address gets a key that is not the real server's (so the key
+//! tells nothing about whether the guess was right), and a twin registered
+//! under a server's address and port does not share its key, its page,
+//! badge or history. Twins registered from one host still share a key.
+//! Where the registrant is unknown (a master's plain reply, which the
+//! poll path reads) the entry is keyed as a server registering its own
+//! address: see SECURITY.md, "Server keys, history and badges".
+//!
 //! An entry without an address or port (another master may hide them) is
 //! keyed by its name instead, in a separate domain so that no name can
 //! collide with an address by construction.
@@ -17,6 +29,7 @@ use std::{
 };
 
 use hmac::{Hmac, Mac};
+use master::limits::address_key;
 use protocol::{ServerEntry, ServerKey};
 use sha2::Sha256;
 
@@ -64,9 +77,18 @@ impl Keys {
     }
 
     /// The key of `entry`: by address and port, or by name when the
-    /// entry lacks either.
+    /// entry lacks either; and by its registrant's network when it was
+    /// registered by a host other than the one it names (see the module).
     pub fn key(&self, entry: &ServerEntry) -> ServerKey {
         let mut mac = self.mac.clone();
+        // A claim's own domain, before the rest: an entry of the server's
+        // own starts with "address" or "name", and the network's text
+        // holds no NUL, so no input of one kind is one of the other.
+        if let Some(registrant) = entry.registrant {
+            mac.update(b"registrant\0");
+            mac.update(address_key(registrant).to_string().as_bytes());
+            mac.update(b"\0");
+        }
         match (&entry.address, entry.port) {
             (Some(address), Some(port)) => {
                 mac.update(b"address\0");
@@ -136,6 +158,19 @@ pub fn keep_secret(dir: &Path, secret: &[u8; 32]) -> Result<(), Error> {
     })
 }
 
+/// Who added `entry` to the list, as the history's growth bound counts
+/// it (`history::admission`): its registrant's network when the master
+/// named one, else the network of the address it registered (its own);
+/// `None` for a host name of unknown registrant (the poll path), which
+/// no bound can attribute.
+pub fn source(entry: &ServerEntry) -> Option<IpAddr> {
+    let ip = match entry.registrant {
+        Some(registrant) => registrant,
+        None => entry.address.as_deref()?.parse::<IpAddr>().ok()?,
+    };
+    Some(address_key(ip))
+}
+
 /// One spelling per address: IP addresses in their canonical form (an
 /// IPv4-mapped IPv6 address as IPv4), host names in lower case without a
 /// final dot.
@@ -189,6 +224,7 @@ mod tests {
 
     fn entry(name: &str, address: Option<&str>, port: Option<u16>) -> ServerEntry {
         ServerEntry {
+            registrant: None,
             name: name.into(),
             address: address.map(Into::into),
             port,
@@ -218,12 +254,36 @@ mod tests {
         let hidden = keys.key(&entry("Alpha", None, None));
         assert_eq!(hidden, keys.key(&entry("Alpha", None, Some(20000))));
         assert_ne!(hidden, keys.key(&entry("Beta", None, None)));
+        // Claimed by another host: keyed by its network as well, the
+        // same for every claim from that network, another for another.
+        let claim = |registrant: &str| ServerEntry {
+            registrant: Some(registrant.parse().unwrap()),
+            ..entry("Alpha", Some("192.0.2.1"), Some(20000))
+        };
+        let twin = keys.key(&claim("198.51.100.7"));
+        assert_ne!(twin, a, "a stranger's claim is not the server's key");
+        assert_eq!(twin, keys.key(&claim("198.51.100.7")), "twins of one host");
+        assert_ne!(twin, keys.key(&claim("198.51.100.8")));
+        let v6 = keys.key(&claim("2001:db8::1"));
+        assert_eq!(v6, keys.key(&claim("2001:db8::ffff:1")), "one /64");
+        assert_ne!(v6, keys.key(&claim("2001:db8:0:1::1")));
         // Another secret: other keys.
         assert_ne!(
             a,
             Keys::from_secret(b"other").key(&entry("Alpha", Some("192.0.2.1"), Some(20000)))
         );
         assert_eq!(a.to_string().len(), 16);
+    }
+
+    #[test]
+    fn the_source_is_the_registrants_network_or_the_servers_own() {
+        let mut e = entry("Alpha", Some("2001:db8::5"), Some(20000));
+        assert_eq!(source(&e), Some("2001:db8::".parse().unwrap()));
+        e.registrant = Some("198.51.100.7".parse().unwrap());
+        assert_eq!(source(&e), Some("198.51.100.7".parse().unwrap()));
+        let by_name = entry("Alpha", Some("game.example"), Some(20000));
+        assert_eq!(source(&by_name), None);
+        assert_eq!(source(&entry("Alpha", None, None)), None);
     }
 
     #[test]

@@ -268,11 +268,10 @@ impl Upstream {
 
     /// Publishes the embedded master's list (`reply` unframed): the
     /// registry's state after its latest change, ordered by its change
-    /// watch, so it carries no query time.
+    /// watch, so it carries no query time. Not skipped when the reply is
+    /// the published one: the entries' registrants, which the reply does
+    /// not show, may have changed (see [`Upstream::publish`]).
     fn publish_current(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
-        if self.out.is_current(reply) {
-            return;
-        }
         match Utf8Bytes::try_from(reply.clone()) {
             Ok(text) => self.publish(text, servers, None),
             // serde_json writes UTF-8 only: this would be a bug in the registry.
@@ -283,13 +282,11 @@ impl Upstream {
     /// Publishes the list the master's change feed built, as the master's
     /// reply to a query would have it (the same bytes: unchanged lists wake
     /// nobody, whichever way they came). Taken now, it is newer than any
-    /// reply to a query written before.
+    /// reply to a query written before. Not skipped when the text is the
+    /// published one, for the same reason as [`Upstream::publish_current`].
     fn publish_feed(&self, list: &FollowedList) {
         let servers = list.servers();
         let text = protocol::message::query_reply_text(&servers, Addresses::Shown);
-        if self.out.is_current(text.as_bytes()) {
-            return;
-        }
         self.publish(Utf8Bytes::from(text), servers, Some(Instant::now()));
     }
 
@@ -312,6 +309,12 @@ impl Upstream {
 
     /// Publishes `servers`, unless `asked` (when the query behind them was
     /// written) is older than the query of a list published meanwhile.
+    ///
+    /// The keyed list can change while the text does not: a server that
+    /// left and a twin registered by another host that took its place in
+    /// one change read the same, but the twin has a key of its own. Then
+    /// the keyed list (deltas, `/api/servers`, the history) is published
+    /// alone, and the unchanged text wakes no plain subscriber.
     fn publish(
         &self,
         full: Utf8Bytes,
@@ -332,12 +335,18 @@ impl Upstream {
             }
             publishing.asked = Some(asked);
         }
-        let state = publishing.feed.publish(servers);
+        let mut state = publishing.feed.publish(servers);
         self.out.publish(text, |s| {
-            if let Some(state) = state {
+            if let Some(state) = state.take() {
                 s.feed = Some(state);
             }
         });
+        if let Some(state) = state {
+            self.out.update(|s| {
+                s.feed = Some(state);
+                true
+            });
+        }
     }
 
     fn set_up(&self) {
