@@ -170,6 +170,10 @@ pub struct Config {
     /// for every bridge given it (`docs/protocol.md` §2.3); `None`: the
     /// embedded database in [`Config::data_dir`].
     pub database_url: Option<crate::history::DatabaseUrl>,
+    /// Keys one source (the network that registered them) may have
+    /// recorded in the history per day (`history::admission`): bounds how
+    /// fast one host can make the history grow.
+    pub history_keys_per_source: usize,
 }
 
 impl Config {
@@ -228,6 +232,9 @@ impl Config {
     pub const DEFAULT_API_BURST: u32 = 10;
     /// Default of [`Config::history_interval`].
     pub const DEFAULT_HISTORY_INTERVAL: Duration = Duration::from_secs(60);
+    /// Default of [`Config::history_keys_per_source`]: about 2 MB of
+    /// history per source and day.
+    pub const DEFAULT_HISTORY_KEYS_PER_SOURCE: usize = crate::history::DEFAULT_KEYS_PER_SOURCE;
 
     /// A configuration with the defaults of the binary.
     pub fn new(master: impl Into<String>, admin_token: AdminToken) -> Self {
@@ -279,6 +286,7 @@ impl Config {
             history_interval: Self::DEFAULT_HISTORY_INTERVAL,
             history_max_bytes: None,
             database_url: None,
+            history_keys_per_source: Self::DEFAULT_HISTORY_KEYS_PER_SOURCE,
         }
     }
 
@@ -317,6 +325,7 @@ impl Config {
             ("maximum of WebSockets per address", self.max_ws_per_address),
             ("game query concurrency", self.game_query_concurrency),
             ("game server cap", self.game_max_servers),
+            ("history keys per source", self.history_keys_per_source),
             (
                 "maximum of bridgeAuth failures",
                 self.auth_max_failures as usize,

@@ -205,6 +205,7 @@ impl Bridge {
 /// missing), or a random secret and a history in memory without one.
 fn open_data(config: &Config) -> Result<(Keys, History), Error> {
     let interval = config.history_interval;
+    let per_source = config.history_keys_per_source;
     if let Some(dir) = &config.data_dir {
         create_private_dir(dir).map_err(|source| Error::DataDir {
             path: dir.clone(),
@@ -218,7 +219,7 @@ fn open_data(config: &Config) -> Result<(Keys, History), Error> {
                 reason: "--history-max-bytes caps the embedded database only; size a PostgreSQL database with its own limits".into(),
             });
         }
-        let history = History::connect(url, interval);
+        let history = History::connect(url, interval).with_keys_per_source(per_source);
         // The client blocks (on a runtime of its own): off this thread,
         // which may be the server's runtime.
         let keys = std::thread::scope(|s| {
@@ -229,10 +230,11 @@ fn open_data(config: &Config) -> Result<(Keys, History), Error> {
         return Ok((keys, history));
     }
     let Some(dir) = &config.data_dir else {
-        return Ok((Keys::ephemeral()?, History::open(None, interval)?));
+        let history = History::open(None, interval)?.with_keys_per_source(per_source);
+        return Ok((Keys::ephemeral()?, history));
     };
     let keys = Keys::open(dir)?;
-    let history = History::open(Some(dir), interval)?;
+    let history = History::open(Some(dir), interval)?.with_keys_per_source(per_source);
     if let Some(max) = config.history_max_bytes {
         let applied = history.cap(max).map_err(|e| Error::Database {
             path: dir.join(crate::history::DB_FILE),

@@ -27,6 +27,9 @@ pub struct Counters {
     pub errors: AtomicU64,
     /// Samples skipped because the writer was still busy with older ones.
     pub dropped: AtomicU64,
+    /// Servers left out of samples by the growth bound per source
+    /// (`history::admission`), one per server and sample.
+    pub refused: AtomicU64,
     /// The database file plus its write-ahead log, in bytes, after the
     /// last write.
     pub database_bytes: AtomicU64,
@@ -98,6 +101,12 @@ impl Counters {
                 "Samples skipped because the history writer was still busy.",
                 vec![("", self.dropped.load(Relaxed).to_string())],
             ),
+            (
+                "bridge_history_servers_refused_total",
+                "counter",
+                "Servers left out of a sample because their source had as many keys recorded that day as --history-keys-per-source allows.",
+                vec![("", self.refused.load(Relaxed).to_string())],
+            ),
         ];
         for (name, kind, help, lines) in families {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -145,6 +154,7 @@ mod tests {
         assert!(text.contains("bridge_history_write_errors_total 3\n"));
         assert!(text.contains("bridge_history_samples_dropped_total 0\n"));
         assert!(text.contains("bridge_history_recording 0\n"), "{text}");
+        assert!(text.contains("bridge_history_servers_refused_total 0\n"));
         assert!(text.contains(
             "# TYPE bridge_history_database_bytes gauge\nbridge_history_database_bytes 4096\n"
         ));

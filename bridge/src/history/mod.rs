@@ -5,8 +5,11 @@
 //! waits for the disk. A sample that finds the writer still busy is
 //! skipped; a write error (a full disk, the `--history-max-bytes` cap)
 //! pauses the recording with one log line until a write succeeds again,
-//! and touches nothing else. [`Counters`] are what `/metrics` shows of it.
+//! and touches nothing else. Before the store, [`admission`] bounds how
+//! many keys one source may have recorded per day. [`Counters`] are what
+//! `/metrics` shows of it.
 
+mod admission;
 mod counters;
 mod packed;
 mod range;
@@ -27,6 +30,7 @@ use protocol::delta::Keyed;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info};
 
+pub use admission::{Admission, DEFAULT_KEYS_PER_SOURCE};
 pub use counters::Counters;
 pub use range::{Range, Tier, MAX_POINTS};
 pub use store::{
@@ -63,6 +67,8 @@ pub struct History {
     /// The election among bridges on one database (`None`: this bridge
     /// alone has its store, and records).
     election: Mutex<Option<Election>>,
+    /// The growth bound per source, applied by the writer.
+    admission: Mutex<Admission>,
 }
 
 /// Whether this bridge is the one among bridges on a database that acts
@@ -118,6 +124,16 @@ impl History {
             counters,
             leader: Arc::new(leader),
             election: Mutex::new(election),
+            admission: Mutex::new(Admission::new(DEFAULT_KEYS_PER_SOURCE)),
+        }
+    }
+
+    /// The history with at most `per_source` keys recorded per source and
+    /// day (`--history-keys-per-source`; see [`admission`]).
+    pub fn with_keys_per_source(self, per_source: usize) -> Self {
+        Self {
+            admission: Mutex::new(Admission::new(per_source)),
+            ..self
         }
     }
 
@@ -238,7 +254,14 @@ impl History {
                 self.generation.fetch_add(1, Relaxed);
                 continue;
             }
-            let samples: Vec<ServerSample> = entries.iter().filter_map(sample_of).collect();
+            let (admitted, refused) = self
+                .admission
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .admit(t, &entries);
+            self.counters.refused.fetch_add(refused as u64, Relaxed);
+            let samples: Vec<ServerSample> =
+                admitted.into_iter().filter_map(sample_of).collect();
             match self.write(t, &samples) {
                 Ok(_) if self.failing.swap(false, Relaxed) => {
                     info!("the history is written again; recording resumed");

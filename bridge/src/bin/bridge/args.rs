@@ -236,6 +236,11 @@ pub(crate) struct Args {
     /// keeps a copy of the key secret).
     #[arg(long, env = "DATABASE_URL")]
     pub(crate) database_url: Option<bridge::history::DatabaseUrl>,
+    /// Keys one source (the address, or IPv6 /64, that registered them)
+    /// may have recorded in the history per day (about 1 KB each); its
+    /// other servers are left out of that day's samples.
+    #[arg(long, env = "BRIDGE_HISTORY_KEYS_PER_SOURCE", default_value_t = Config::DEFAULT_HISTORY_KEYS_PER_SOURCE, value_parser = count)]
+    pub(crate) history_keys_per_source: usize,
 }
 
 /// What the bridge does instead of serving.
@@ -355,6 +360,7 @@ impl Args {
             history_interval: self.history_interval.0,
             history_max_bytes: self.history_max_bytes,
             database_url: self.database_url,
+            history_keys_per_source: self.history_keys_per_source,
             ..base
         }
     }
