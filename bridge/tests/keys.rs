@@ -419,3 +419,58 @@ async fn one_source_cannot_grow_the_history_past_its_bound() {
     assert_eq!(status, 200, "a new server of another source is recorded");
     lobby.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_full_database_goes_on_recording_the_servers_already_there() {
+    let dir = tempfile::tempdir().unwrap();
+    // Capped at its size at start: the first samples fill the tables'
+    // empty root pages, and a flood of new keys finds no room.
+    let lobby = Lobby::start(Path::Embedded, |c| {
+        c.data_dir = Some(dir.path().to_owned());
+        c.history_max_bytes = Some(1);
+    })
+    .await;
+    let mut reader = KeyReader::start(&lobby.bridge).await;
+    let master = lobby.master.addr;
+    let mut old = Vec::new();
+    let mut old_keys = Vec::new();
+    for i in 0..5u16 {
+        let name = format!("Old {i}");
+        old.push(server_from(NEIGHBOUR, master, &name, NEIGHBOUR, 20_000 + i).await);
+        old_keys.push(reader.key_of(&name).await);
+    }
+    lobby.samples(2).await;
+    let mut last_seen = Vec::new();
+    for key in &old_keys {
+        let (status, v) = lobby.get_json(&format!("/api/servers/{key}")).await;
+        assert_eq!(status, 200);
+        last_seen.push(v["lastSeen"].as_i64().unwrap());
+    }
+
+    // The stranger lists 200 servers with long names at once.
+    let mut flood = Vec::new();
+    let mut flood_keys = Vec::new();
+    for i in 0..200u16 {
+        let name = format!("Flood {i:03} {}", "x".repeat(80));
+        flood.push(server_from(STRANGER, master, &name, STRANGER, 30_000 + i).await);
+        flood_keys.push(reader.key_of(&name).await);
+    }
+    // Samples go on being written, and they hold the old servers.
+    lobby.samples(3).await;
+    for (key, before) in old_keys.iter().zip(&last_seen) {
+        let (_, v) = lobby.get_json(&format!("/api/servers/{key}")).await;
+        assert!(
+            v["lastSeen"].as_i64().unwrap() > *before,
+            "an old server is no longer recorded: {v}"
+        );
+    }
+    // The newcomers are what waits for room: the database was full.
+    let mut unrecorded = 0;
+    for key in &flood_keys {
+        let path = format!("/api/servers/{key}/history?range=1h");
+        unrecorded += usize::from(lobby.get_json(&path).await.0 == 404);
+    }
+    assert!(unrecorded > 0, "the database never filled");
+    drop((old, flood));
+    lobby.shutdown().await;
+}
