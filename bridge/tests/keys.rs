@@ -371,7 +371,8 @@ async fn one_source_cannot_grow_the_history_past_its_bound() {
     let mut keys = Vec::new();
     for i in 0..12u16 {
         let name = format!("Churn {i}");
-        stranger.push(server_from(STRANGER, master, &name, &format!("10.0.0.{i}"), 20000 + i).await);
+        stranger
+            .push(server_from(STRANGER, master, &name, &format!("10.0.0.{i}"), 20000 + i).await);
         keys.push(reader.key_of(&name).await);
     }
     lobby.samples(2).await;
@@ -383,7 +384,9 @@ async fn one_source_cannot_grow_the_history_past_its_bound() {
     lobby.samples(2).await;
     let neighbour_details = format!("/api/servers/{neighbour}");
     let (_, before) = lobby.get_json(&neighbour_details).await;
-    let last_seen = before["lastSeen"].as_i64().expect("the neighbour is recorded");
+    let last_seen = before["lastSeen"]
+        .as_i64()
+        .expect("the neighbour is recorded");
     // Another server of the neighbour's source joins now, and is recorded.
     let _late = server_from(NEIGHBOUR, master, "Late", NEIGHBOUR, 20001).await;
     let late = reader.key_of("Late").await;
@@ -399,7 +402,8 @@ async fn one_source_cannot_grow_the_history_past_its_bound() {
         recorded += usize::from(status == 200);
     }
     assert_eq!(
-        recorded, BOUND,
+        recorded,
+        BOUND,
         "of {} keys from one source, only the bound is recorded",
         keys.len()
     );

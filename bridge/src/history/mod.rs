@@ -260,8 +260,7 @@ impl History {
                 .unwrap_or_else(|p| p.into_inner())
                 .admit(t, &entries);
             self.counters.refused.fetch_add(refused as u64, Relaxed);
-            let samples: Vec<ServerSample> =
-                admitted.into_iter().filter_map(sample_of).collect();
+            let samples: Vec<ServerSample> = admitted.into_iter().filter_map(sample_of).collect();
             match self.write(t, &samples) {
                 Ok(_) if self.failing.swap(false, Relaxed) => {
                     info!("the history is written again; recording resumed");
