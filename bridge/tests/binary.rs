@@ -345,14 +345,7 @@ fn framed(json: &str) -> Vec<u8> {
 /// A connection to the master from the loopback address `from`; `None`
 /// if it was reset before `connect` returned (a refusal can be that fast).
 async fn try_master_from(from: &str, master: SocketAddr) -> Option<TcpStream> {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket
-        .bind(SocketAddr::new(from.parse().unwrap(), 0))
-        .unwrap();
-    tokio::time::timeout(WAIT, socket.connect(master))
-        .await
-        .expect("connect timed out")
-        .ok()
+    try_connect_from(from, master).await
 }
 
 /// A connection to the master from the loopback address `from`.

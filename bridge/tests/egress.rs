@@ -18,7 +18,7 @@ use common::*;
 use serde_json::Value;
 use tokio::{
     io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
-    net::{TcpSocket, TcpStream},
+    net::TcpStream,
 };
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
@@ -27,18 +27,6 @@ const HOST_B: &str = "127.0.0.2";
 
 const PLAIN: &str = r#"{"command":"bridgeSubscribe"}"#;
 const DELTAS: &str = r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#;
-
-/// A TCP connection to `to` from the loopback address `from`.
-async fn connect_from(from: &str, to: SocketAddr) -> TcpStream {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket
-        .bind(SocketAddr::new(from.parse().unwrap(), 0))
-        .unwrap();
-    tokio::time::timeout(WAIT, socket.connect(to))
-        .await
-        .expect("connect timed out")
-        .expect("connect failed")
-}
 
 /// A WebSocket to the bridge at `to` from `from`.
 async fn ws_from(from: &str, to: SocketAddr) -> Ws {

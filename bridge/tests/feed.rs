@@ -74,16 +74,6 @@ fn feed_config(m: &FeedMaster) -> bridge::Config {
     config
 }
 
-async fn wait_feed_up(bridge: &TestBridge, up: i64) {
-    tokio::time::timeout(WAIT, async {
-        while bridge.metrics.master_feed_up.load(Relaxed) != up {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("bridge_master_feed_up never became {up}"));
-}
-
 /// A delta subscriber's list, kept by applying what the bridge sends.
 struct Viewer {
     ws: Ws,
@@ -94,14 +84,8 @@ struct Viewer {
 
 impl Viewer {
     async fn start(bridge: &TestBridge) -> Self {
-        let mut ws = bridge.connect().await;
-        send(
-            &mut ws,
-            r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#,
-        )
-        .await;
         Self {
-            ws,
+            ws: bridge.subscribe_deltas().await,
             list: None,
             seen: Vec::new(),
         }
@@ -177,7 +161,7 @@ async fn send_stats(game: &mut tokio::net::TcpStream, current: u32) {
 async fn changes_reach_viewers_through_the_feed_without_a_poll() {
     let m = FeedMaster::start(FeedConfig::default()).await;
     let bridge = TestBridge::start(feed_config(&m)).await;
-    wait_feed_up(&bridge, 1).await;
+    bridge.wait_feed_up(1).await;
     let mut viewer = Viewer::start(&bridge).await;
     viewer.until(&[]).await;
     // From here on, nothing may ask the master for its list.
@@ -213,8 +197,8 @@ async fn an_admins_change_through_one_bridge_reaches_another_bridges_viewers() {
     let m = FeedMaster::start(FeedConfig::default()).await;
     let a = TestBridge::start(feed_config(&m)).await;
     let b = TestBridge::start(feed_config(&m)).await;
-    wait_feed_up(&a, 1).await;
-    wait_feed_up(&b, 1).await;
+    a.wait_feed_up(1).await;
+    b.wait_feed_up(1).await;
     let mut viewer = Viewer::start(&b).await;
     viewer.until(&[]).await;
     let b_queries = b.metrics.master_queries.load(Relaxed);
@@ -242,7 +226,7 @@ async fn an_admins_change_through_one_bridge_reaches_another_bridges_viewers() {
 async fn an_admins_command_asks_the_master_nothing_while_the_feed_is_followed() {
     let m = FeedMaster::start(FeedConfig::default()).await;
     let bridge = TestBridge::start(feed_config(&m)).await;
-    wait_feed_up(&bridge, 1).await;
+    bridge.wait_feed_up(1).await;
     let mut viewer = Viewer::start(&bridge).await;
     viewer.until(&[]).await;
     let queries = m.master.queries();
@@ -304,7 +288,7 @@ async fn a_restarted_master_replaces_the_list_with_nothing_twice() {
     let m = FeedMaster::start(FeedConfig::default()).await;
     let config = feed_config(&m);
     let bridge = TestBridge::start(config).await;
-    wait_feed_up(&bridge, 1).await;
+    bridge.wait_feed_up(1).await;
     let _a = game_server(m.master.addr, "Alpha", 20001).await;
     let _b = game_server(m.master.addr, "Beta", 20002).await;
     let mut viewer = Viewer::start(&bridge).await;
@@ -313,14 +297,14 @@ async fn a_restarted_master_replaces_the_list_with_nothing_twice() {
 
     // The master and its feed stop; the game servers' connections die.
     let (master_addr, feed_addr) = m.shutdown().await;
-    wait_feed_up(&bridge, 0).await;
+    bridge.wait_feed_up(0).await;
     let master = TestMaster::start_on(master_addr).await;
     let m = FeedMaster::with_feed_on(master, feed_addr, FeedConfig::default()).await;
     // The game servers come back, in another order.
     let _b = game_server(m.master.addr, "Beta", 20002).await;
     let _a = game_server(m.master.addr, "Alpha", 20001).await;
     wait_registered(&m.master, 2).await;
-    wait_feed_up(&bridge, 1).await;
+    bridge.wait_feed_up(1).await;
     viewer.until(&["Beta", "Alpha"]).await;
     assert_eq!(
         bridge.metrics.master_feed_snapshots.load(Relaxed),
@@ -387,7 +371,7 @@ async fn a_wrong_token_is_refused_and_the_bridge_polls() {
     let mut config = feed_config(&m);
     config.master_feed_token = Some(FeedToken::new("the-feed-token-0123456789").unwrap());
     let right = TestBridge::start(config).await;
-    wait_feed_up(&right, 1).await;
+    right.wait_feed_up(1).await;
     bridge.shutdown().await;
     right.shutdown().await;
     m.shutdown().await;
@@ -435,7 +419,7 @@ async fn a_feed_that_goes_silent_is_left_for_polling() {
     .expect("the hung feed's snapshot was taken");
     // ...then silent for longer than the master timeout: the feed is lost,
     // the bridge polls (and lists what the real master has).
-    wait_feed_up(&bridge, 0).await;
+    bridge.wait_feed_up(0).await;
     let mut viewer = Viewer::start(&bridge).await;
     let _g = game_server(master.addr, "Polled", 20001).await;
     viewer.until(&["Polled"]).await;
@@ -542,7 +526,7 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
     let mut config = feed_config(&m);
     config.master_feed = Some(proxy.addr.to_string());
     let bridge = TestBridge::start(config).await;
-    wait_feed_up(&bridge, 1).await;
+    bridge.wait_feed_up(1).await;
     let mut viewer = Viewer::start(&bridge).await;
     let mut games = Vec::new();
     for (i, name) in ["a", "b", "c"].iter().enumerate() {
@@ -553,7 +537,7 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
 
     // The feed connection is cut and stays cut while the list changes.
     proxy.cut();
-    wait_feed_up(&bridge, 0).await;
+    bridge.wait_feed_up(0).await;
     games.pop();
     games.push(game_server(m.master.addr, "d", 20004).await);
     tokio::time::timeout(WAIT, async {
@@ -573,7 +557,7 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
     .unwrap();
     let deltas = bridge.metrics.master_feed_deltas.load(Relaxed);
     proxy.reopen();
-    wait_feed_up(&bridge, 1).await;
+    bridge.wait_feed_up(1).await;
     viewer.until(&["a", "b", "d"]).await;
     // It continued its list: what it missed, as deltas, no snapshot.
     assert_eq!(bridge.metrics.master_feed_snapshots.load(Relaxed), 1);
@@ -600,7 +584,7 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
                 && l.iter().any(|(_, e)| e.stats.players.current == 2)
         })
         .await;
-    wait_feed_up(&bridge, 1).await;
+    bridge.wait_feed_up(1).await;
     assert!(viewer.duplicates().is_empty(), "{:?}", viewer.duplicates());
     bridge.shutdown().await;
     m.shutdown().await;

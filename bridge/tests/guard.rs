@@ -21,7 +21,7 @@ use common::*;
 use futures_util::SinkExt;
 use tokio::{
     io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
-    net::{TcpSocket, TcpStream},
+    net::TcpStream,
     process::{Child, Command},
 };
 use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest};
@@ -29,18 +29,6 @@ use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest};
 const HOST_A: &str = "127.0.0.1";
 const HOST_B: &str = "127.0.0.2";
 const HOST_C: &str = "127.0.0.3";
-
-/// A TCP connection to `to` from the loopback address `from`.
-async fn connect_from(from: &str, to: SocketAddr) -> TcpStream {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket
-        .bind(SocketAddr::new(from.parse().unwrap(), 0))
-        .unwrap();
-    tokio::time::timeout(WAIT, socket.connect(to))
-        .await
-        .expect("connect timed out")
-        .expect("connect failed")
-}
 
 /// A GET from `from`; returns the status and the body (`None`: the
 /// connection closed without an answer).

@@ -23,27 +23,6 @@ fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
     c
 }
 
-async fn get_json(bridge: &TestBridge, path: &str) -> (u16, Value) {
-    let (status, _, body) = http_get(bridge.addr, path, "").await;
-    let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    (status, v)
-}
-
-/// Polls `path` until `ok` holds of its JSON (bounded by [`WAIT`]).
-async fn until(bridge: &TestBridge, path: &str, ok: impl Fn(u16, &Value) -> bool) -> Value {
-    tokio::time::timeout(WAIT, async {
-        loop {
-            let (status, v) = get_json(bridge, path).await;
-            if ok(status, &v) {
-                return v;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{path} never became as expected"))
-}
-
 /// The listed servers' keys by name, once `n` are listed.
 async fn keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
     let v = until(bridge, "/api/servers", |s, v| {
@@ -273,32 +252,6 @@ async fn badges_are_well_formed_cached_svg() {
     let (status, _, _) = http_get(bridge.addr, "/badge/nothing", "").await;
     assert_eq!(status, 404);
     bridge.shutdown().await;
-}
-
-/// A value from the bridge's `/metrics`.
-async fn metric(bridge: SocketAddr, name: &str) -> f64 {
-    let (status, _, body) = http_get(bridge, "/metrics", "").await;
-    assert_eq!(status, 200);
-    let text = String::from_utf8(body).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-}
-
-/// Polls `/metrics` until `name` reaches `at_least` (bounded by [`WAIT`]).
-async fn metric_reaches(bridge: SocketAddr, name: &str, at_least: f64) {
-    metric_reaches_within(bridge, name, at_least, WAIT).await;
-}
-
-/// Polls `/metrics` until `name` reaches `at_least` (bounded by `wait`).
-async fn metric_reaches_within(bridge: SocketAddr, name: &str, at_least: f64, wait: Duration) {
-    tokio::time::timeout(wait, async {
-        while metric(bridge, name).await < at_least {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{name} never reached {at_least}"));
 }
 
 /// The real binary with its database capped at its size at start

@@ -13,10 +13,9 @@ use std::{collections::HashMap, net::SocketAddr, time::Duration};
 
 use common::*;
 use master::feed::{FeedConfig, FeedServer};
-use serde_json::Value;
 use tokio::{
     io::AsyncWriteExt,
-    net::{TcpListener, TcpSocket, TcpStream},
+    net::{TcpListener, TcpStream},
 };
 use tokio_util::sync::CancellationToken;
 
@@ -26,18 +25,6 @@ const SERVER_HOST: &str = "127.0.0.1";
 const STRANGER: &str = "127.0.0.2";
 /// Another honest host.
 const NEIGHBOUR: &str = "127.0.0.3";
-
-/// A connection to the master from the loopback address `from`.
-async fn connect_from(from: &str, master: SocketAddr) -> TcpStream {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket
-        .bind(SocketAddr::new(from.parse().unwrap(), 0))
-        .unwrap();
-    tokio::time::timeout(WAIT, socket.connect(master))
-        .await
-        .expect("connect timed out")
-        .expect("the master accepts")
-}
 
 async fn send_framed(s: &mut TcpStream, json: &str) {
     s.write_all(format!("{}{json}\n", json.len() + 1).as_bytes())
@@ -82,14 +69,8 @@ struct KeyReader {
 
 impl KeyReader {
     async fn start(bridge: &TestBridge) -> Self {
-        let mut ws = bridge.connect().await;
-        send(
-            &mut ws,
-            r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#,
-        )
-        .await;
         Self {
-            ws,
+            ws: bridge.subscribe_deltas().await,
             keys: HashMap::new(),
         }
     }
@@ -153,18 +134,7 @@ impl Lobby {
                 let stop = feed_stop.clone();
                 tokio::spawn(async move { feed.run(listener, stop.cancelled_owned()).await });
                 let bridge = TestBridge::start(config).await;
-                tokio::time::timeout(WAIT, async {
-                    while bridge
-                        .metrics
-                        .master_feed_up
-                        .load(std::sync::atomic::Ordering::Relaxed)
-                        != 1
-                    {
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                    }
-                })
-                .await
-                .expect("the bridge follows the feed");
+                bridge.wait_feed_up(1).await;
                 bridge
             }
         };
@@ -175,46 +145,11 @@ impl Lobby {
         }
     }
 
-    async fn get_json(&self, path: &str) -> (u16, Value) {
-        let (status, _, body) = http_get(self.bridge.addr, path, "").await;
-        (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
-    }
-
-    /// Polls `path` until `ok` holds of its answer (bounded by [`WAIT`]).
-    async fn until(&self, path: &str, ok: impl Fn(u16, &Value) -> bool) -> Value {
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let (status, v) = self.get_json(path).await;
-                if ok(status, &v) {
-                    return v;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("{path} never became as expected"))
-    }
-
-    /// The history's counter `name` from `/metrics`.
-    async fn metric(&self, name: &str) -> u64 {
-        let (_, _, body) = http_get(self.bridge.addr, "/metrics", "").await;
-        let text = String::from_utf8(body).unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in /metrics"))
-    }
-
     /// Waits until `n` more samples than now are written.
     async fn samples(&self, n: u64) {
         let name = "bridge_history_samples_written_total";
-        let target = self.metric(name).await + n;
-        tokio::time::timeout(WAIT, async {
-            while self.metric(name).await < target {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        })
-        .await
-        .expect("samples are written");
+        let target = metric(self.bridge.addr, name).await + n as f64;
+        metric_reaches(self.bridge.addr, name, target).await;
     }
 
     async fn shutdown(self) {
@@ -271,9 +206,10 @@ async fn a_twin_cannot_take_over(path: Path) {
     stats(&mut server, 2, true).await;
     let victim = reader.key_of("Victim").await;
     let details = format!("/api/servers/{victim}");
-    lobby
-        .until(&details, |s, v| s == 200 && v["players"]["current"] == 2)
-        .await;
+    until(&lobby.bridge, &details, |s, v| {
+        s == 200 && v["players"]["current"] == 2
+    })
+    .await;
 
     // The twin: the victim's address and port, from another host, with a
     // name and numbers of its own.
@@ -288,18 +224,21 @@ async fn a_twin_cannot_take_over(path: Path) {
     let mut server =
         server_from(SERVER_HOST, lobby.master.addr, "Victim", SERVER_HOST, 20000).await;
     stats(&mut server, 3, true).await;
-    lobby
-        .until(&details, |s, v| s == 200 && v["players"]["current"] == 3)
-        .await;
+    until(&lobby.bridge, &details, |s, v| {
+        s == 200 && v["players"]["current"] == 3
+    })
+    .await;
     lobby.samples(2).await;
 
-    let (status, v) = lobby.get_json(&details).await;
+    let (status, v) = get_json(&lobby.bridge, &details).await;
     assert_eq!(status, 200);
     assert_eq!(v["name"], "Victim", "{path:?}: {v}");
     assert_eq!(v["players"]["current"], 3, "{v}");
-    let (_, history) = lobby
-        .get_json(&format!("/api/servers/{victim}/history?range=1h"))
-        .await;
+    let (_, history) = get_json(
+        &lobby.bridge,
+        &format!("/api/servers/{victim}/history?range=1h"),
+    )
+    .await;
     let points = history["points"].as_array().expect("points");
     assert!(!points.is_empty(), "{history}");
     for point in points {
@@ -315,10 +254,17 @@ async fn a_twin_cannot_take_over(path: Path) {
         "{badge}"
     );
     // The twin has a page of its own, under its own key.
-    let v = lobby
-        .until(&format!("/api/servers/{twin_key}"), |s, _| s == 200)
-        .await;
+    let v = until(
+        &lobby.bridge,
+        &format!("/api/servers/{twin_key}"),
+        |s, _| s == 200,
+    )
+    .await;
     assert_eq!(v["name"], evil);
+    // Who registered what stays between the master and the bridge.
+    let (_, list) = get_json(&lobby.bridge, "/api/servers").await;
+    assert_eq!(list["servers"].as_array().map(Vec::len), Some(2));
+    assert!(!list.to_string().contains("registrant"), "{list}");
     drop((server, twin));
     lobby.shutdown().await;
 }
@@ -383,7 +329,7 @@ async fn one_source_cannot_grow_the_history_past_its_bound() {
     }
     lobby.samples(2).await;
     let neighbour_details = format!("/api/servers/{neighbour}");
-    let (_, before) = lobby.get_json(&neighbour_details).await;
+    let (_, before) = get_json(&lobby.bridge, &neighbour_details).await;
     let last_seen = before["lastSeen"]
         .as_i64()
         .expect("the neighbour is recorded");
@@ -397,7 +343,7 @@ async fn one_source_cannot_grow_the_history_past_its_bound() {
         // The history answers 404 for a key never recorded (the details
         // of a listed one come from the list).
         let path = format!("/api/servers/{key}/history?range=1h");
-        let (status, _) = lobby.get_json(&path).await;
+        let (status, _) = get_json(&lobby.bridge, &path).await;
         assert!(status == 200 || status == 404, "{status}");
         recorded += usize::from(status == 200);
     }
@@ -407,19 +353,24 @@ async fn one_source_cannot_grow_the_history_past_its_bound() {
         "of {} keys from one source, only the bound is recorded",
         keys.len()
     );
-    assert!(lobby.metric("bridge_history_servers_refused_total").await > 0);
-    let (_, after) = lobby.get_json(&neighbour_details).await;
+    let refused = metric(lobby.bridge.addr, "bridge_history_servers_refused_total").await;
+    assert!(refused > 0.0, "{refused}");
+    let (_, after) = get_json(&lobby.bridge, &neighbour_details).await;
     assert!(
         after["lastSeen"].as_i64().unwrap() > last_seen,
         "the other source goes on being recorded: {after}"
     );
-    let (_, history) = lobby
-        .get_json(&format!("/api/servers/{neighbour}/history?range=1h"))
-        .await;
+    let (_, history) = get_json(
+        &lobby.bridge,
+        &format!("/api/servers/{neighbour}/history?range=1h"),
+    )
+    .await;
     assert!(!history["points"].as_array().unwrap().is_empty());
-    let (status, _) = lobby
-        .get_json(&format!("/api/servers/{late}/history?range=1h"))
-        .await;
+    let (status, _) = get_json(
+        &lobby.bridge,
+        &format!("/api/servers/{late}/history?range=1h"),
+    )
+    .await;
     assert_eq!(status, 200, "a new server of another source is recorded");
     lobby.shutdown().await;
 }
@@ -446,7 +397,7 @@ async fn a_full_database_goes_on_recording_the_servers_already_there() {
     lobby.samples(2).await;
     let mut last_seen = Vec::new();
     for key in &old_keys {
-        let (status, v) = lobby.get_json(&format!("/api/servers/{key}")).await;
+        let (status, v) = get_json(&lobby.bridge, &format!("/api/servers/{key}")).await;
         assert_eq!(status, 200);
         last_seen.push(v["lastSeen"].as_i64().unwrap());
     }
@@ -462,7 +413,7 @@ async fn a_full_database_goes_on_recording_the_servers_already_there() {
     // Samples go on being written, and they hold the old servers.
     lobby.samples(3).await;
     for (key, before) in old_keys.iter().zip(&last_seen) {
-        let (_, v) = lobby.get_json(&format!("/api/servers/{key}")).await;
+        let (_, v) = get_json(&lobby.bridge, &format!("/api/servers/{key}")).await;
         assert!(
             v["lastSeen"].as_i64().unwrap() > *before,
             "an old server is no longer recorded: {v}"
@@ -472,7 +423,7 @@ async fn a_full_database_goes_on_recording_the_servers_already_there() {
     let mut unrecorded = 0;
     for key in &flood_keys {
         let path = format!("/api/servers/{key}/history?range=1h");
-        unrecorded += usize::from(lobby.get_json(&path).await.0 == 404);
+        unrecorded += usize::from(get_json(&lobby.bridge, &path).await.0 == 404);
     }
     assert!(unrecorded > 0, "the database never filled");
     drop((old, flood));

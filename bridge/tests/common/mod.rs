@@ -156,6 +156,35 @@ impl TestBridge {
         }
     }
 
+    /// A connection subscribed to deltas (`bridgeSnapshot`, then
+    /// `bridgeDelta`s).
+    pub async fn subscribe_deltas(&self) -> Ws {
+        let mut ws = self.connect().await;
+        send(
+            &mut ws,
+            r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#,
+        )
+        .await;
+        ws
+    }
+
+    /// Waits until `bridge_master_feed_up` is `up` (1: following the
+    /// master's change feed).
+    pub async fn wait_feed_up(&self, up: i64) {
+        tokio::time::timeout(WAIT, async {
+            while self
+                .metrics
+                .master_feed_up
+                .load(std::sync::atomic::Ordering::Relaxed)
+                != up
+            {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("bridge_master_feed_up never became {up}"));
+    }
+
     /// A connection that is already an admin.
     pub async fn admin(&self) -> Ws {
         let mut ws = self.connect().await;
@@ -335,4 +364,72 @@ pub async fn readiness(
         .and_then(|a| a.parse().ok())
         .unwrap_or_else(|| panic!("not the readiness line: {line:?}"));
     (http, stdout)
+}
+
+/// A TCP connection to `to` from the loopback address `from` (127.0.0.2
+/// and the rest of 127.0.0.0/8 route to lo on Linux): another host, for
+/// the rules that count per address; `None` if it was reset before
+/// `connect` returned (a refusal can be that fast).
+pub async fn try_connect_from(from: &str, to: SocketAddr) -> Option<TcpStream> {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket
+        .bind(SocketAddr::new(from.parse().unwrap(), 0))
+        .unwrap();
+    tokio::time::timeout(WAIT, socket.connect(to))
+        .await
+        .expect("connect timed out")
+        .ok()
+}
+
+/// [`try_connect_from`] that must succeed.
+pub async fn connect_from(from: &str, to: SocketAddr) -> TcpStream {
+    try_connect_from(from, to).await.expect("connect failed")
+}
+
+/// A GET of `path` on the bridge: its status and JSON (`Null` if none).
+pub async fn get_json(bridge: &TestBridge, path: &str) -> (u16, Value) {
+    let (status, _, body) = http_get(bridge.addr, path, "").await;
+    let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    (status, v)
+}
+
+/// Polls `path` until `ok` holds of its JSON (bounded by [`WAIT`]).
+pub async fn until(bridge: &TestBridge, path: &str, ok: impl Fn(u16, &Value) -> bool) -> Value {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let (status, v) = get_json(bridge, path).await;
+            if ok(status, &v) {
+                return v;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{path} never became as expected"))
+}
+
+/// The value of `name` in the bridge's `/metrics`.
+pub async fn metric(bridge: SocketAddr, name: &str) -> f64 {
+    let (status, _, body) = http_get(bridge, "/metrics", "").await;
+    assert_eq!(status, 200);
+    let text = String::from_utf8(body).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// Polls `/metrics` until `name` reaches `at_least` (bounded by [`WAIT`]).
+pub async fn metric_reaches(bridge: SocketAddr, name: &str, at_least: f64) {
+    metric_reaches_within(bridge, name, at_least, WAIT).await;
+}
+
+/// Polls `/metrics` until `name` reaches `at_least` (bounded by `wait`).
+pub async fn metric_reaches_within(bridge: SocketAddr, name: &str, at_least: f64, wait: Duration) {
+    tokio::time::timeout(wait, async {
+        while metric(bridge, name).await < at_least {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{name} never reached {at_least}"));
 }
