@@ -42,7 +42,8 @@ pub enum Addresses {
     Shown,
     Hidden,
     /// Addresses and [`ServerEntry::registrant`]: what a bridge needs to
-    /// key a server, never what a player is sent.
+    /// key a server, never what a player is sent (without the
+    /// `registrants` feature, written as `Shown`).
     WithRegistrants,
 }
 
@@ -134,20 +135,23 @@ impl EntryShape<'_> {
         registrant: Option<IpAddr>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct ForBridges<'a> {
-            #[serde(flatten)]
-            shape: EntryShape<'a>,
-            registrant: IpAddr,
-        }
-        match registrant.filter(|_| addresses == Addresses::WithRegistrants) {
-            Some(registrant) => ForBridges {
+        #[cfg(feature = "registrants")]
+        if let Some(registrant) = registrant.filter(|_| addresses == Addresses::WithRegistrants) {
+            #[derive(Serialize)]
+            struct ForBridges<'a> {
+                #[serde(flatten)]
+                shape: EntryShape<'a>,
+                registrant: IpAddr,
+            }
+            return ForBridges {
                 shape: self,
                 registrant,
             }
-            .serialize(s),
-            None => self.serialize(s),
+            .serialize(s);
         }
+        #[cfg(not(feature = "registrants"))]
+        let _ = (addresses, registrant);
+        self.serialize(s)
     }
 }
 
@@ -176,6 +180,8 @@ pub(crate) struct WireEntry {
     /// Only in the master's change feed; an IP address (serde's parser:
     /// anything else fails the whole message). The bridge reduces it to
     /// its network itself, so a longer IPv6 address changes nothing.
+    /// Without the `registrants` feature (the page) it is not read.
+    #[cfg(feature = "registrants")]
     #[serde(default)]
     registrant: Option<IpAddr>,
 }
@@ -191,7 +197,10 @@ impl From<WireEntry> for ServerEntry {
                 is_lobby_open: w.is_lobby_open,
                 gameplay_mode: w.gameplay_mode,
             },
+            #[cfg(feature = "registrants")]
             registrant: w.registrant,
+            #[cfg(not(feature = "registrants"))]
+            registrant: None,
         }
     }
 }
@@ -304,6 +313,7 @@ mod tests {
         assert_eq!(details.clone().seen_as(Addresses::Shown), details);
     }
 
+    #[cfg(feature = "registrants")]
     #[test]
     fn registrants_are_written_for_bridges_only() {
         let e = ServerEntry {
