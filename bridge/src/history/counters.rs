@@ -52,7 +52,7 @@ impl Counters {
     pub fn render(&self, out: &mut String) {
         let seconds = |micros: u64| (micros as f64 / 1e6).to_string();
         let samples = self.samples.load(Relaxed).to_string();
-        let families: [Family; 7] = [
+        let families: [Family; 8] = [
             (
                 "bridge_history_samples_written_total",
                 "counter",
