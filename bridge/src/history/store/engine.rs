@@ -120,10 +120,13 @@ pub trait Engine: Send + std::fmt::Debug {
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool>;
     /// Adds one sample's totals to the lobby's sums of `hour` and `day`.
     fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()>;
-    /// The `server_hours` rows of `hour` for `keys` (`at`: the key).
-    fn hour_samples(&mut self, hour: i64, keys: &[i64]) -> Result<Vec<Packed>>;
-    /// Writes `rows` (`at`: the key) as `hour`'s, replacing what was there.
-    fn put_hour_samples(&mut self, hour: i64, rows: &[Packed]) -> Result<()>;
+    /// Appends each of `records` (`at`: the key; `bytes`: one sample's
+    /// record, taken `offset_s` into `hour`) to its key's `server_hours`
+    /// row of `hour`, creating the row if there is none; a row that holds
+    /// a record taken at `offset_s` already (the same sample, written
+    /// twice) is left as it is. No row is read back: PostgreSQL does it in
+    /// one statement.
+    fn append_samples(&mut self, hour: i64, offset_s: u16, records: &[Packed]) -> Result<()>;
     /// Updates the servers' last known state as of `t` (first seen `t` if
     /// new).
     fn put_servers(&mut self, t: i64, servers: &[&ServerSample]) -> Result<()>;

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use super::super::packed::{HourSums, Sample};
+use super::super::packed::{HourSums, Sample, SAMPLE_BYTES};
 use super::engine::{by_at, Cutoffs, DaySums, Engine, Packed};
 use super::{
     floor, ServerSample, Store, StoreError, DAY_MS, HOUR_MS, KEEP_DAILY_MS, KEEP_HOURLY_MS,
@@ -51,27 +51,25 @@ impl Store {
             if folded < hour {
                 fold(e, folded, hour)?;
             }
-            let keys: Vec<i64> = unique.iter().map(|s| s.key as i64).collect();
-            let mut blobs = by_at(e.hour_samples(hour, &keys)?);
-            let rows: Vec<Packed> = unique
+            let records: Vec<Packed> = unique
                 .iter()
                 .map(|s| {
-                    let key = s.key as i64;
-                    let mut bytes = blobs.remove(&key).unwrap_or_default();
-                    if !Sample::taken_at(&bytes, offset_s) {
-                        Sample {
-                            offset_s,
-                            players: u16::try_from(s.players).unwrap_or(u16::MAX),
-                            max: s.max,
-                            open: s.open,
-                            mode: s.mode,
-                        }
-                        .encode(&mut bytes);
+                    let mut bytes = Vec::with_capacity(SAMPLE_BYTES);
+                    Sample {
+                        offset_s,
+                        players: u16::try_from(s.players).unwrap_or(u16::MAX),
+                        max: s.max,
+                        open: s.open,
+                        mode: s.mode,
                     }
-                    Packed { at: key, bytes }
+                    .encode(&mut bytes);
+                    Packed {
+                        at: s.key as i64,
+                        bytes,
+                    }
                 })
                 .collect();
-            e.put_hour_samples(hour, &rows)?;
+            e.append_samples(hour, offset_s, &records)?;
             e.put_servers(t, &unique)?;
             e.add_lobby_sums(hour, day, count, players)?;
             if hour < folded {

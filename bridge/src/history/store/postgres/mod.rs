@@ -55,6 +55,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest a statement may run before the server cancels it.
 const STATEMENT_TIMEOUT_MS: u32 = 30_000;
 
+// The append in `append_samples` reads a record's offset as its first two
+// bytes of six.
+const _: () = assert!(super::super::packed::SAMPLE_BYTES == 6);
+
 /// Adds one sample's totals to a lobby sums table's row `$1`.
 macro_rules! add_lobby_sums {
     ($table:literal) => {
@@ -422,23 +426,26 @@ impl Engine for Postgres {
         Ok(())
     }
 
-    fn hour_samples(&mut self, hour: i64, keys: &[i64]) -> Result<Vec<Packed>> {
-        let rows = self.query(
-            "SELECT key, substring(samples from 1 for $3) FROM server_hours \
-             WHERE hour = $1 AND key = ANY($2)",
-            &[&hour, &keys, &(MAX_HOUR_BYTES as i32)],
-        )?;
-        packed(&rows)
-    }
-
-    fn put_hour_samples(&mut self, hour: i64, rows: &[Packed]) -> Result<()> {
-        let keys: Vec<i64> = rows.iter().map(|r| r.at).collect();
-        let blobs: Vec<&[u8]> = rows.iter().map(|r| r.bytes.as_slice()).collect();
+    fn append_samples(&mut self, hour: i64, offset_s: u16, records: &[Packed]) -> Result<()> {
+        let keys: Vec<i64> = records.iter().map(|r| r.at).collect();
+        let blobs: Vec<&[u8]> = records.iter().map(|r| r.bytes.as_slice()).collect();
+        // One statement for the whole sample, nothing read back: each row
+        // gets the record appended on the server. The guard against the
+        // same sample twice looks at the last record first (samples come
+        // in order, so that settles it) and scans the row only when the
+        // clock went back.
         self.execute(
-            "INSERT INTO server_hours (hour, key, samples) \
+            "INSERT INTO server_hours AS h (hour, key, samples) \
              SELECT $1, k, s FROM unnest($2::bigint[], $3::bytea[]) AS u(k, s) \
-             ON CONFLICT (hour, key) DO UPDATE SET samples = excluded.samples",
-            &[&hour, &keys, &blobs],
+             ON CONFLICT (hour, key) DO UPDATE SET samples = h.samples || excluded.samples \
+             WHERE CASE \
+               WHEN length(h.samples) < 6 THEN true \
+               WHEN get_byte(h.samples, (length(h.samples) / 6 - 1) * 6) \
+                    + 256 * get_byte(h.samples, (length(h.samples) / 6 - 1) * 6 + 1) < $4 THEN true \
+               ELSE NOT EXISTS (SELECT 1 FROM generate_series(0, length(h.samples) / 6 - 1) AS i \
+                    WHERE get_byte(h.samples, i * 6) + 256 * get_byte(h.samples, i * 6 + 1) = $4) \
+             END",
+            &[&hour, &keys, &blobs, &i32::from(offset_s)],
         )?;
         Ok(())
     }

@@ -11,9 +11,10 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 pub use schema::DB_FILE;
 
+use super::super::packed::Sample;
 use super::super::range::Tier;
 use super::engine::{
-    Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, RawServer, Result,
+    by_at, Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, RawServer, Result,
     MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES,
 };
 use super::ServerSample;
@@ -94,21 +95,26 @@ impl Engine for Sqlite {
         Ok(())
     }
 
-    fn hour_samples(&mut self, hour: i64, keys: &[i64]) -> Result<Vec<Packed>> {
-        self.lookups(
+    fn append_samples(&mut self, hour: i64, offset_s: u16, records: &[Packed]) -> Result<()> {
+        // In process, reading each row before writing it costs no round
+        // trip.
+        let keys: Vec<i64> = records.iter().map(|r| r.at).collect();
+        let mut blobs = by_at(self.lookups(
             "SELECT substr(samples, 1, ?3) FROM server_hours WHERE hour = ?1 AND key = ?2",
             keys.iter().map(|&key| (hour, key, key)),
             MAX_HOUR_BYTES,
-        )
-    }
-
-    fn put_hour_samples(&mut self, hour: i64, rows: &[Packed]) -> Result<()> {
+        )?);
         let mut put = self.conn.prepare_cached(
             "INSERT INTO server_hours (hour, key, samples) VALUES (?1, ?2, ?3) \
              ON CONFLICT (hour, key) DO UPDATE SET samples = excluded.samples",
         )?;
-        for row in rows {
-            put.execute(params![hour, row.at, row.bytes])?;
+        for record in records {
+            let mut bytes = blobs.remove(&record.at).unwrap_or_default();
+            if Sample::taken_at(&bytes, offset_s) {
+                continue;
+            }
+            bytes.extend_from_slice(&record.bytes);
+            put.execute(params![hour, record.at, bytes])?;
         }
         Ok(())
     }
