@@ -62,6 +62,14 @@ struct Args {
     /// to profile it).
     #[arg(long)]
     relay_rounds: Option<usize>,
+    /// Days of the history phase's synthetic history (default 30; fewer
+    /// for a shorter run, which the report's labels then say).
+    #[arg(long)]
+    history_days: Option<i64>,
+    /// Hours at the end of that history written at the 60 s interval
+    /// (default 49: 48 h of samples, then the steady state).
+    #[arg(long)]
+    history_dense_hours: Option<i64>,
     /// Internal: run as one of the scale100k phase's viewer processes,
     /// steered over stdin and stdout.
     #[arg(long, hide = true)]
@@ -102,6 +110,12 @@ async fn main() -> anyhow::Result<()> {
     };
     if let Some(n) = args.relay_rounds {
         sizes.relay_rounds = n;
+    }
+    if let Some(days) = args.history_days {
+        sizes.history_days = days.max(1);
+    }
+    if let Some(hours) = args.history_dense_hours {
+        sizes.history_dense_hours = hours.max(1);
     }
     let bin_dir = match args.bin_dir {
         Some(d) => d,

@@ -6,9 +6,11 @@
 //! The month is synthetic ([`synth`]): written through the bridge's own
 //! store with a clock of its own. The API and badge figures ask a real
 //! bridge started on that data directory; the recording figures a real
-//! bridge listing 10,000 game servers.
+//! bridge listing 10,000 game servers. The same synthetic history is then
+//! written into PostgreSQL ([`engines`]) and compared with SQLite's.
 
 mod api;
+mod engines;
 mod raw;
 mod recording;
 mod synth;
@@ -39,9 +41,10 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         count(plan.servers as u64)
     );
     let dir = data.clone();
-    let generated = tokio::task::spawn_blocking(move || synth::generate(&dir, plan))
-        .await
-        .map_err(|e| crate::Error::Unexpected(e.to_string()))??;
+    let generated =
+        tokio::task::spawn_blocking(move || synth::generate(synth::Target::Sqlite(&dir), plan))
+            .await
+            .map_err(|e| crate::Error::Unexpected(e.to_string()))??;
     let raw_dir = work.join("raw");
     let (servers, hours) = (s.history_servers, s.history_raw_hours);
     let raw = tokio::task::spawn_blocking(move || raw::write(&raw_dir, servers, hours, 60_000))
@@ -50,6 +53,13 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let _ = std::fs::remove_dir_all(work.join("raw"));
 
     let mut rows = storage_rows(&plan, &generated, &raw);
+    let (dir, requests) = (data.clone(), s.history_requests);
+    let (rows_pg, generated) = tokio::task::spawn_blocking(move || {
+        engines::compare(plan, &dir, &generated, requests).map(|rows| (rows, generated))
+    })
+    .await
+    .map_err(|e| crate::Error::Unexpected(e.to_string()))??;
+    rows.extend(rows_pg);
     rows.extend(api::run(env, &data, generated.end_ms).await?);
     rows.extend(recording::run(env, &work.join("live")).await?);
     let _ = std::fs::remove_dir_all(&work);

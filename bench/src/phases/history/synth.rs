@@ -14,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bridge::history::{History, ServerSample};
+use bridge::history::{DatabaseUrl, History, ServerSample};
 use hdrhistogram::Histogram;
 
 use crate::{
@@ -43,16 +43,28 @@ pub(super) struct Plan {
     pub(super) interval_ms: i64,
 }
 
+/// Where the history is written: the embedded SQLite file in a directory,
+/// or a PostgreSQL database.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Target<'a> {
+    Sqlite(&'a Path),
+    Postgres(&'a DatabaseUrl),
+}
+
 /// What the generation left and what its writes cost.
 pub(super) struct Generated {
+    /// Whether the timed writes ran at the steady state (48 h of dense
+    /// samples before them); if not, every dense write is timed.
+    pub(super) steady: bool,
     /// Samples written.
     pub(super) samples: u64,
     /// Server rows written (one per listed server per sample).
     pub(super) rows: u64,
     /// Bytes on disk after a checkpoint: the database file and its
-    /// (truncated) write-ahead log.
+    /// (truncated) write-ahead log; in PostgreSQL, the tables with their
+    /// indexes and TOAST after `VACUUM`.
     pub(super) bytes: u64,
-    /// The write-ahead log before that checkpoint.
+    /// The write-ahead log before that checkpoint (0 in PostgreSQL).
     pub(super) wal_before: u64,
     /// Thread CPU time of each write at the steady state (µs).
     pub(super) cpu: Histogram<u64>,
@@ -62,7 +74,8 @@ pub(super) struct Generated {
     pub(super) took: Duration,
     /// The last sample's time (Unix ms).
     pub(super) end_ms: i64,
-    /// Bytes of each table and index (SQLite's `dbstat`), largest first.
+    /// Bytes of each table and index (SQLite's `dbstat`; PostgreSQL's
+    /// tables with their indexes), largest first.
     pub(super) tables: Vec<(String, u64)>,
 }
 
@@ -161,21 +174,33 @@ fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
-/// Writes `plan`'s history into a new database in `dir`, ending now.
+/// Writes `plan`'s history into a new database at `target`, ending now.
 /// Blocking: run it on a blocking thread.
-pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
+pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
     let started = Instant::now();
     let db_err = |e: rusqlite::Error| Error::Unexpected(format!("history store: {e}"));
     let store_err =
         |e: bridge::history::StoreError| Error::Unexpected(format!("history store: {e}"));
-    let history = History::open(Some(dir), Duration::from_millis(plan.interval_ms as u64))
-        .map_err(|e| Error::Unexpected(e.to_string()))?;
+    let interval = Duration::from_millis(plan.interval_ms as u64);
+    let history = match target {
+        Target::Sqlite(dir) => {
+            History::open(Some(dir), interval).map_err(|e| Error::Unexpected(e.to_string()))?
+        }
+        Target::Postgres(url) => History::connect(url, interval),
+    };
     let lobby = lobby(plan.servers);
     let now = bridge::history::now_ms();
     let end = now - now.rem_euclid(plan.interval_ms);
     let start = end - plan.days * DAY_MS;
     let dense_from = end - plan.dense_hours * HOUR_MS;
-    let steady_from = dense_from + SAMPLES_KEPT_MS;
+    // Below 48 h of dense samples there is no steady state: every dense
+    // write is timed.
+    let steady = plan.dense_hours * HOUR_MS > SAMPLES_KEPT_MS;
+    let timed_from = if steady {
+        dense_from + SAMPLES_KEPT_MS
+    } else {
+        dense_from
+    };
     let (mut cpu, mut wall) = (histogram(), histogram());
     let (mut samples, mut rows) = (0u64, 0u64);
     let mut t = start;
@@ -184,7 +209,7 @@ pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
         let listed = sample(&lobby, t);
         let (c0, w0) = (thread_cpu(), Instant::now());
         history.write(t, &listed).map_err(store_err)?;
-        if t >= steady_from {
+        if t >= timed_from {
             crate::report::record(&mut cpu, thread_cpu().saturating_sub(c0));
             crate::report::record(&mut wall, w0.elapsed());
         }
@@ -210,14 +235,25 @@ pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
             plan.interval_ms
         };
     }
-    let db = dir.join(bridge::history::DB_FILE);
-    let wal = dir.join(format!("{}-wal", bridge::history::DB_FILE));
-    let wal_before = file_len(&wal);
-    history.store().checkpoint().map_err(store_err)?;
-    let bytes = file_len(&db) + file_len(&wal);
-    drop(history);
-    let tables = breakdown(&db).map_err(db_err)?;
+    let (bytes, wal_before, tables) = match target {
+        Target::Sqlite(dir) => {
+            let db = dir.join(bridge::history::DB_FILE);
+            let wal = dir.join(format!("{}-wal", bridge::history::DB_FILE));
+            let wal_before = file_len(&wal);
+            history.store().checkpoint().map_err(store_err)?;
+            let bytes = file_len(&db) + file_len(&wal);
+            drop(history);
+            (bytes, wal_before, breakdown(&db).map_err(db_err)?)
+        }
+        Target::Postgres(url) => {
+            drop(history);
+            let tables = postgres_tables(url)
+                .map_err(|e| Error::Unexpected(format!("history in PostgreSQL: {e}")))?;
+            (tables.iter().map(|(_, b)| b).sum(), 0, tables)
+        }
+    };
     Ok(Generated {
+        steady,
         samples,
         rows,
         bytes,
@@ -228,6 +264,22 @@ pub(super) fn generate(dir: &Path, plan: Plan) -> Result<Generated> {
         end_ms: end,
         tables,
     })
+}
+
+/// Each history table's bytes in PostgreSQL (`pg_total_relation_size`:
+/// heap, indexes and TOAST) after `VACUUM`, largest first.
+fn postgres_tables(url: &DatabaseUrl) -> std::result::Result<Vec<(String, u64)>, postgres::Error> {
+    let mut client = url.connect()?;
+    client.batch_execute("VACUUM")?;
+    let rows = client.query(
+        "SELECT c.relname::text, pg_total_relation_size(c.oid) FROM pg_class c \
+         JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 2 DESC",
+        &[],
+    )?;
+    rows.iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get::<_, i64>(1)?.max(0) as u64)))
+        .collect()
 }
 
 /// Where the bytes are: each table's and index's pages.

@@ -1,0 +1,178 @@
+//! Both engines side by side: the synthetic history written again, with
+//! the same plan, into PostgreSQL (a scratch cluster started for the run),
+//! against the embedded SQLite file as the baseline: what a sample costs,
+//! what a server's month costs to read through the store, and what the
+//! history takes on disk.
+//!
+//! The month's reads go through the store itself (no HTTP, no cache), so
+//! both engines answer exactly the same calls.
+
+use std::{path::Path, time::Instant};
+
+use bridge::history::{DatabaseUrl, History, Range};
+use hdrhistogram::Histogram;
+use lobby_support::postgres::Cluster;
+
+use super::synth::{self, Generated, Plan, Target};
+use crate::{
+    error::{Error, Result},
+    report::{count, histogram, ms, q, record, times, Row, Verdict},
+};
+
+const MB: f64 = 1_000_000.0;
+
+/// The per-sample targets on PostgreSQL (µs).
+const WALL_TARGET_US: u64 = 100_000;
+const CPU_TARGET_US: u64 = 50_000;
+/// `range=30d` uncached p50 target (µs).
+const READ_TARGET_US: u64 = 5_000;
+
+/// Writes `plan` into a scratch PostgreSQL cluster and compares it with
+/// the SQLite history `sqlite` already written in `sqlite_dir`. Blocking.
+pub(super) fn compare(
+    plan: Plan,
+    sqlite_dir: &Path,
+    sqlite: &Generated,
+    requests: usize,
+) -> Result<Vec<Row>> {
+    let unexpected = |e: lobby_support::Error| Error::Unexpected(format!("PostgreSQL: {e}"));
+    let cluster = Cluster::start().map_err(unexpected)?;
+    let url: DatabaseUrl = cluster
+        .create_database("history_bench")
+        .map_err(unexpected)?
+        .parse()
+        .map_err(Error::Unexpected)?;
+    eprintln!("[loadgen] history: the same plan written into PostgreSQL");
+    let pg = synth::generate(Target::Postgres(&url), plan)?;
+    let interval = std::time::Duration::from_millis(plan.interval_ms as u64);
+    let pg_reads = month_reads(&History::connect(&url, interval), plan, pg.end_ms, requests)?;
+    let lite =
+        History::open(Some(sqlite_dir), interval).map_err(|e| Error::Unexpected(e.to_string()))?;
+    let lite_reads = month_reads(&lite, plan, sqlite.end_ms, requests)?;
+    drop(lite);
+    drop(cluster);
+    Ok(rows(plan, sqlite, &pg, &lite_reads, &pg_reads))
+}
+
+/// A server's month read through the store (its row, then its points),
+/// for `requests` keys spread over the lobby, each once.
+fn month_reads(
+    history: &History,
+    plan: Plan,
+    end_ms: i64,
+    requests: usize,
+) -> Result<Histogram<u64>> {
+    let servers = synth::lobby(plan.servers);
+    // 7919 is prime: coprime with any lobby size it does not divide.
+    let stride = if servers.len().is_multiple_of(7919) {
+        1
+    } else {
+        7919
+    };
+    let store_err = |e: bridge::history::StoreError| Error::Unexpected(format!("history: {e}"));
+    let mut h = histogram();
+    for i in 0..requests.min(servers.len()) {
+        let key = servers[(i * stride + 1) % servers.len()].key;
+        let started = Instant::now();
+        let mut store = history.store();
+        let row = store
+            .server(key)
+            .map_err(store_err)?
+            .ok_or_else(|| Error::Unexpected(format!("server {key:016x} not in the history")))?;
+        let (_, points) = store
+            .server_history(key, row.first_seen, Range::Month, plan.interval_ms, end_ms)
+            .map_err(store_err)?;
+        drop(store);
+        record(&mut h, started.elapsed());
+        if points.is_empty() {
+            return Err(Error::Unexpected(format!(
+                "server {key:016x}: a month without points"
+            )));
+        }
+    }
+    Ok(h)
+}
+
+fn rows(
+    plan: Plan,
+    lite: &Generated,
+    pg: &Generated,
+    lite_reads: &Histogram<u64>,
+    pg_reads: &Histogram<u64>,
+) -> Vec<Row> {
+    let size = format!(
+        "{} servers × {} days, the last {} h at 60 s{}",
+        count(plan.servers as u64),
+        plan.days,
+        plan.dense_hours,
+        if pg.steady {
+            ", at the steady state"
+        } else {
+            ", before the steady state (48 h of samples)"
+        }
+    );
+    let p50 = |h: &Histogram<u64>| h.value_at_quantile(0.5);
+    let (wall, cpu) = (p50(&pg.wall), p50(&pg.cpu));
+    let tables: Vec<String> = pg
+        .tables
+        .iter()
+        .take(6)
+        .map(|(name, bytes)| format!("{name} {:.1} MB", *bytes as f64 / MB))
+        .collect();
+    vec![
+        Row::new(
+            format!(
+                "history write on PostgreSQL, one sample ({size}; {} writes timed), SQLite as the baseline",
+                pg.wall.len()
+            ),
+            format!(
+                "wall p50 {} p99 {}, CPU p50 {} p99 {}",
+                ms(wall),
+                q(&pg.wall, 0.99),
+                ms(cpu),
+                q(&pg.cpu, 0.99)
+            ),
+            format!(
+                "SQLite: wall p50 {} p99 {}, CPU p50 {} p99 {}",
+                q(&lite.wall, 0.5),
+                q(&lite.wall, 0.99),
+                q(&lite.cpu, 0.5),
+                q(&lite.cpu, 0.99)
+            ),
+            times(wall as f64, p50(&lite.wall) as f64),
+            "wall ≤ 100 ms, CPU ≤ 50 ms",
+            Verdict::of(!pg.wall.is_empty() && wall <= WALL_TARGET_US && cpu <= CPU_TARGET_US),
+        ),
+        Row::new(
+            format!(
+                "a server's range=30d read through the store on PostgreSQL, uncached ({size}; {} keys once each)",
+                pg_reads.len()
+            ),
+            format!("p50 {} p99 {}", q(pg_reads, 0.5), q(pg_reads, 0.99)),
+            format!(
+                "SQLite: p50 {} p99 {}",
+                q(lite_reads, 0.5),
+                q(lite_reads, 0.99)
+            ),
+            times(p50(pg_reads) as f64, p50(lite_reads) as f64),
+            "p50 ≤ 5 ms",
+            Verdict::of(!pg_reads.is_empty() && p50(pg_reads) <= READ_TARGET_US),
+        ),
+        Row::new(
+            format!("history on disk in PostgreSQL after VACUUM ({size})"),
+            format!("{:.1} MB", pg.bytes as f64 / MB),
+            format!("SQLite: {:.1} MB", lite.bytes as f64 / MB),
+            times(pg.bytes as f64, lite.bytes as f64),
+            "≤ 2× SQLite",
+            Verdict::of(pg.bytes <= 2 * lite.bytes),
+        ),
+        Row::new(
+            "history in PostgreSQL by table (with its indexes and TOAST, largest first)",
+            tables.join(", "),
+            "-",
+            "-",
+            "-",
+            Verdict::Info,
+        ),
+    ]
+}
