@@ -117,8 +117,13 @@ fn storage_rows(plan: &synth::Plan, g: &synth::Generated, raw: &raw::Raw) -> Vec
         ),
         Row::new(
             format!(
-                "history: one sample of {} servers at the steady state (48 h of samples kept, pruning in step; {} writes)",
+                "history: one sample of {} servers {} ({} writes)",
                 count(plan.servers as u64),
+                if g.steady {
+                    "at the steady state (48 h of samples kept, pruning in step)"
+                } else {
+                    "before the steady state (fewer than 48 h of samples)"
+                },
                 g.cpu.len()
             ),
             format!(
