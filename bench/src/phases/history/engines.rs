@@ -113,12 +113,6 @@ fn rows(
     );
     let p50 = |h: &Histogram<u64>| h.value_at_quantile(0.5);
     let (wall, cpu) = (p50(&pg.wall), p50(&pg.cpu));
-    let tables: Vec<String> = pg
-        .tables
-        .iter()
-        .take(6)
-        .map(|(name, bytes)| format!("{name} {:.1} MB", *bytes as f64 / MB))
-        .collect();
     vec![
         Row::new(
             format!(
@@ -168,7 +162,7 @@ fn rows(
         ),
         Row::new(
             "history in PostgreSQL by table (with its indexes and TOAST, largest first)",
-            tables.join(", "),
+            super::largest_tables(&pg.tables),
             "-",
             "-",
             "-",

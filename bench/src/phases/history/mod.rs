@@ -66,6 +66,16 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// The six largest of `tables` (name, bytes) in MB, for a report row.
+fn largest_tables(tables: &[(String, u64)]) -> String {
+    let parts: Vec<String> = tables
+        .iter()
+        .take(6)
+        .map(|(name, bytes)| format!("{name} {:.1} MB", *bytes as f64 / MB))
+        .collect();
+    parts.join(", ")
+}
+
 fn storage_rows(plan: &synth::Plan, g: &synth::Generated, raw: &raw::Raw) -> Vec<Row> {
     let days = plan.days as f64;
     let per_day = g.bytes as f64 / plan.servers as f64 / days;
@@ -80,12 +90,6 @@ fn storage_rows(plan: &synth::Plan, g: &synth::Generated, raw: &raw::Raw) -> Vec
             plan.dense_hours
         )
     };
-    let parts: Vec<String> = g
-        .tables
-        .iter()
-        .take(6)
-        .map(|(name, bytes)| format!("{name} {:.1} MB", *bytes as f64 / MB))
-        .collect();
     vec![
         Row::new(
             format!(
@@ -146,7 +150,7 @@ fn storage_rows(plan: &synth::Plan, g: &synth::Generated, raw: &raw::Raw) -> Vec
         ),
         Row::new(
             "history on disk by table and index (SQLite's dbstat, largest first)",
-            parts.join(", "),
+            largest_tables(&g.tables),
             "-",
             "-",
             "-",
