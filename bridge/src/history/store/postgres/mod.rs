@@ -9,10 +9,10 @@
 //! from the writer thread and from blocking tasks — so the synchronous
 //! client fits it without a pool or a second code path. Measured on the
 //! write path (release build, a local scratch cluster, 10,000 servers per
-//! sample): about 10 ms of the bridge's CPU per sample against SQLite's
-//! 30 ms, the rest of the wall time (about 0.6 s on a busy 2-core machine)
-//! being the server's upserts, which an async client or a pool would not
-//! shorten. `sqlx` was set aside: it would replace `rusqlite`, whose
+//! sample; `loadgen --only history`): about 4 ms of the bridge's CPU per
+//! sample against SQLite's 50 ms, the rest of the wall time (about 0.2 s
+//! on a busy 2-core machine) being the server's upserts, which an async
+//! client or a pool would not shorten. `sqlx` was set aside: it would replace `rusqlite`, whose
 //! bundled SQLite conflicts with the one `sqlx` links, for no gain in the
 //! store's shape.
 //!
