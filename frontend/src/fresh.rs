@@ -20,34 +20,36 @@ pub struct Fresh {
 }
 
 impl Fresh {
-    /// Notes list `version` (observing the same version twice does
-    /// nothing). `keys` are the list's keys with whether they changed in
-    /// this version; only those can be new, so an update without changes
-    /// costs one pass without hashing.
+    /// Notes list `version` of `len` rows (observing the same version
+    /// twice does nothing). `all` are the list's keys, read only for the
+    /// first list; `changed` the keys of the rows new or changed in this
+    /// version, the only ones that can be new, so an update costs what it
+    /// changed, whatever the list's size.
     pub fn observe<'a>(
         &mut self,
-        version: u32,
+        (version, len): (u32, usize),
         now_ms: f64,
-        keys: impl Iterator<Item = (&'a Rc<str>, bool)>,
+        all: impl Iterator<Item = &'a Rc<str>>,
+        changed: impl Iterator<Item = &'a Rc<str>>,
     ) {
         if self.version == Some(version) {
             return;
         }
         let first = self.version.is_none();
-        let now = secs(now_ms);
         self.version = Some(version);
-        let mut count = 0usize;
-        for (key, changed) in keys {
-            count += 1;
-            if first || changed {
-                self.seen
-                    .entry(key.clone())
-                    .or_insert(if first { 0 } else { now });
+        if first {
+            for key in all {
+                self.seen.entry(key.clone()).or_insert(0);
+            }
+        } else {
+            let now = secs(now_ms);
+            for key in changed {
+                self.seen.entry(key.clone()).or_insert(now);
             }
         }
         // Bounded: forget servers long gone once the map is twice the list
         // (a key seen again later then counts as new again, which it is).
-        if self.seen.len() > 2 * count + 64 {
+        if self.seen.len() > 2 * len + 64 {
             self.seen.retain(|_, at| *at > 0 && is_recent(*at, now_ms));
         }
     }
@@ -76,14 +78,20 @@ mod tests {
     fn only_rows_after_the_first_list_are_new_for_a_while() {
         let (a, b, c): (Rc<str>, Rc<str>, Rc<str>) = ("a".into(), "b".into(), "c".into());
         let mut f = Fresh::default();
-        f.observe(1, 1000.0, [(&a, false), (&b, false)].into_iter());
+        let none = std::iter::empty;
+        f.observe((1, 2), 1000.0, [&a, &b].into_iter(), [&a].into_iter());
         assert!(!f.is_new("a", 1000.0));
-        f.observe(2, 2000.0, [(&a, true), (&b, false), (&c, true)].into_iter());
+        assert!(!f.is_new("b", 1000.0));
+        f.observe((2, 3), 2000.0, none(), [&a, &c].into_iter());
         assert!(!f.is_new("a", 2000.0), "a changed, it is not new");
         assert!(f.is_new("c", 2500.0));
         assert!(!f.is_new("c", 2000.0 + NEW_FOR_MS));
         // The same version again changes nothing.
-        f.observe(2, 9000.0, [(&c, true)].into_iter());
+        f.observe((2, 3), 9000.0, none(), [&c].into_iter());
         assert!(f.is_new("c", 3000.0));
+        // Only the changed keys are read after the first list.
+        let d: Rc<str> = "d".into();
+        f.observe((3, 3), 3000.0, [&d].into_iter(), none());
+        assert!(!f.is_new("d", 3000.0));
     }
 }

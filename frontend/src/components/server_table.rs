@@ -41,8 +41,9 @@ pub fn ServerTable(props: &ServerTableProps) -> Html {
         caption: t(K::TableCaption),
         columns: &SortKey::LOBBY,
     };
+    let rows = shown.rows();
     list_table(parts, &props.view, &|i, marks| {
-        let row = shown.rows().get(i)?;
+        let row = rows.get(i)?;
         let f = shown.is_changed(row.id).then_some(flash);
         Some(html! {
             <ServerRow key={row.key.clone()} row={row.clone()} flash={f} {marks}

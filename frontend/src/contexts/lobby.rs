@@ -10,7 +10,7 @@ use yew::prelude::*;
 use crate::{
     services::{
         browser,
-        connection::{ConnEvent, Connection},
+        connection::{ConnEvent, Connection, Cursor},
         storage,
     },
     state::{events::react, Action, State},
@@ -74,6 +74,9 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
     {
         let dispatcher = state.dispatcher();
         let conn = conn.clone();
+        // A handle to the one store of the list: the connection asks it
+        // where the list stands whenever it subscribes.
+        let store = state.list.clone();
         use_effect_with((), move |_| {
             let cell = conn.clone();
             let on_event = Callback::from(move |ev: ConnEvent| {
@@ -87,7 +90,8 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
                     c.send(msg.to_json());
                 }
             });
-            let c = Connection::lobby(browser::bridge_url(), browser::api_url(), on_event);
+            let cursor = Cursor::new(move || store.resume());
+            let c = Connection::lobby(browser::bridge_url(), browser::api_url(), cursor, on_event);
             *conn.borrow_mut() = Some(c.clone());
             move || c.close()
         });
@@ -96,10 +100,9 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
     // stands.
     {
         let conn = conn.clone();
-        let from = state.list.resume();
         use_effect_with(state.resubscribe, move |asked| {
             if let (true, Some(c)) = (*asked > 0, conn.borrow().as_ref()) {
-                c.resubscribe(from);
+                c.resubscribe();
             }
         });
     }

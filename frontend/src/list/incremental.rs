@@ -6,6 +6,8 @@
 
 use std::{cmp::Ordering, rc::Rc};
 
+use protocol::delta::Changes;
+
 use crate::{
     favourites::Marks,
     list::{
@@ -15,37 +17,19 @@ use crate::{
     query::ListQuery,
 };
 
-/// How the rows of an update relate to the rows before it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RowDiff {
-    /// For each old row, its index among the new rows; `None` when it was
-    /// removed or changed (then it is re-placed, see `touched`).
-    pub new_of_old: Vec<Option<usize>>,
-    /// Old rows removed or changed.
-    pub gone: Vec<usize>,
-    /// New rows added or changed.
-    pub touched: Vec<usize>,
-}
-
-impl RowDiff {
-    /// Rows to re-place.
-    fn size(&self) -> usize {
-        self.gone.len() + self.touched.len()
-    }
-}
-
 /// Puts `j` into `v`, which is sorted by `cmp`.
 fn insert_by(v: &mut Vec<usize>, j: usize, cmp: &dyn Fn(usize, usize) -> Ordering) {
     let at = v.partition_point(|&x| cmp(x, j) == Ordering::Less);
     v.insert(at, j);
 }
 
-/// The arrangement of `rows` from `prev`, the arrangement of `old` under
-/// the same query and marks, and `diff` from `old` to `rows`.
+/// The arrangement of `rows` from `prev`, the arrangement under the same
+/// query and marks of the rows before `changes` (the list's own answer to
+/// what an update took out and put in: nothing is compared to find it).
 pub fn rearrange<T: ListRow>(
     prev: &Arranged,
-    (old, rows): (&[T], &[T]),
-    diff: &RowDiff,
+    rows: &[T],
+    changes: &Changes<T>,
     q: &ListQuery,
     marks: &Marks,
     source: &str,
@@ -60,8 +44,8 @@ pub fn rearrange<T: ListRow>(
         hidden: prev.hidden,
         ..Arranged::default()
     };
-    for &i in &diff.gone {
-        match place_of(&old[i]) {
+    for (_, old) in &changes.out {
+        match place_of(old) {
             Place::Out => out.filtered_out = out.filtered_out.saturating_sub(1),
             Place::Hidden { .. } => out.hidden = out.hidden.saturating_sub(1),
             Place::Favourite { .. } | Place::Rest => {}
@@ -70,9 +54,10 @@ pub fn rearrange<T: ListRow>(
     // Kept rows keep their order; their indices move past the removed and
     // added rows (the map is monotone, so sorted lists stay sorted).
     let remap = |v: &[usize]| -> Vec<usize> {
-        v.iter()
-            .filter_map(|&i| diff.new_of_old.get(i).copied().flatten())
-            .collect()
+        if changes.out.is_empty() && changes.put.is_empty() {
+            return v.to_vec();
+        }
+        v.iter().filter_map(|&i| changes.moved(i)).collect()
     };
     let pinned = prev.pinned.min(prev.idx.len());
     let mut favs = remap(&prev.idx[..pinned]);
@@ -81,8 +66,9 @@ pub fn rearrange<T: ListRow>(
     out.hidden_shown = remap(&prev.hidden_shown);
     let cmp = |a: usize, b: usize| order(&rows[a], &rows[b], q);
     let by_index = |a: usize, b: usize| a.cmp(&b);
-    for &j in &diff.touched {
-        match place_of(&rows[j]) {
+    for &j in &changes.put {
+        let Some(row) = rows.get(j) else { continue };
+        match place_of(row) {
             Place::Favourite { matches, .. } => {
                 insert_by(&mut favs, j, &cmp);
                 if !matches {
@@ -114,51 +100,46 @@ pub fn rearrange<T: ListRow>(
     out
 }
 
-/// The last arrangement of a table and what it was made from: rows shared
-/// in an `Rc` of any container that lends them as a slice.
-pub struct LastArranged<L> {
-    rows: Rc<L>,
+/// The last arrangement of a table: which version of the rows it was made
+/// for, under which query and marks.
+pub struct LastArranged {
+    version: u32,
     query: ListQuery,
     marks_version: u32,
     arranged: Rc<Arranged>,
 }
 
-/// The arrangement of `rows` under `q` and `marks`. When `last` was made
-/// under the same query and marks and `diff` (old rows, new rows) finds
-/// few rows changed, only those are re-placed; else every row is
-/// arranged. `last` becomes this arrangement.
-pub fn arrange_after<T: ListRow, L: AsRef<[T]>>(
-    last: &mut Option<LastArranged<L>>,
-    rows: &Rc<L>,
+/// The arrangement of `rows`, version `version` of a list, under `q` and
+/// `marks`. `since` is how these rows came from an earlier version
+/// (`from`, by `changes`): when `last` was made for that version under the
+/// same query and marks and the changes are few, only the changed rows
+/// are re-placed; the same version gives `last` again; anything else
+/// arranges every row. `last` becomes this arrangement.
+pub fn arrange_after<T: ListRow>(
+    last: &mut Option<LastArranged>,
+    (rows, version): (&[T], u32),
+    since: Option<(u32, &Changes<T>)>,
     q: &ListQuery,
     marks: &Marks,
     source: &str,
-    diff: &impl Fn(&[T], &[T]) -> RowDiff,
 ) -> Rc<Arranged> {
     // Each re-placed row costs a shift of the order; past this many a
     // whole arrangement is as cheap.
-    let most = 32.max((**rows).as_ref().len() / 64);
+    let most = 32.max(rows.len() / 64);
     let next = last
         .as_ref()
         .filter(|l| l.query == *q && l.marks_version == marks.version)
         .and_then(|l| {
-            if Rc::ptr_eq(&l.rows, rows) {
+            if l.version == version {
                 return Some(l.arranged.clone());
             }
-            let (old, new) = ((*l.rows).as_ref(), (**rows).as_ref());
-            let d = Some(diff(old, new)).filter(|d| d.size() <= most)?;
-            Some(Rc::new(rearrange(
-                &l.arranged,
-                (old, new),
-                &d,
-                q,
-                marks,
-                source,
-            )))
+            let (_, changes) = since.filter(|(from, _)| *from == l.version)?;
+            let few = changes.out.len() + changes.put.len() <= most;
+            few.then(|| Rc::new(rearrange(&l.arranged, rows, changes, q, marks, source)))
         })
-        .unwrap_or_else(|| Rc::new(arrange_rows((**rows).as_ref(), q, marks, source)));
+        .unwrap_or_else(|| Rc::new(arrange_rows(rows, q, marks, source)));
     *last = Some(LastArranged {
-        rows: rows.clone(),
+        version,
         query: q.clone(),
         marks_version: marks.version,
         arranged: next.clone(),
@@ -173,7 +154,7 @@ mod tests {
     use super::*;
     use crate::{
         favourites::MarkAction,
-        listing::{store::diff, tests::entry, Row, LOBBY_SOURCE},
+        listing::{tests::entry, Row, LOBBY_SOURCE},
         query::SortKey,
     };
 
@@ -186,9 +167,9 @@ mod tests {
         })
     }
 
-    /// `list` after a delta that upserts `upsert` and removes `remove`.
-    fn after(list: &ClientList<Row>, upsert: Vec<Keyed>, remove: Vec<u64>) -> ClientList<Row> {
-        let mut next = list.clone();
+    /// Applies to `list` a delta that upserts `upsert` and removes
+    /// `remove`: what it changed.
+    fn apply(list: &mut ClientList<Row>, upsert: Vec<Keyed>, remove: Vec<u64>) -> Changes<Row> {
         let delta = Delta {
             epoch: String::new(),
             seq: list.seq() + 1,
@@ -196,8 +177,7 @@ mod tests {
             upsert,
             remove,
         };
-        next.apply(&delta).expect("a delta that applies");
-        next
+        list.apply_changes(&delta).expect("a delta that applies")
     }
 
     /// A small deterministic generator (xorshift64), so a failure repeats.
@@ -310,16 +290,17 @@ mod tests {
             let mut list = rows_of(first);
             for version in 2..40 {
                 let (upsert, remove) = delta(&mut rng, list.items(), &mut next_id);
-                let next = after(&list, upsert, remove);
-                let (rows, new) = (list.items(), next.items());
-                let d = diff(rows, new);
-                for q in queries() {
-                    let before = arrange_rows(rows, &q, &m, LOBBY_SOURCE);
-                    let whole = arrange_rows(new, &q, &m, LOBBY_SOURCE);
-                    let placed = rearrange(&before, (rows, new), &d, &q, &m, LOBBY_SOURCE);
+                let before: Vec<Arranged> = queries()
+                    .iter()
+                    .map(|q| arrange_rows(list.items(), q, &m, LOBBY_SOURCE))
+                    .collect();
+                let changes = apply(&mut list, upsert, remove);
+                let new = list.items();
+                for (q, before) in queries().iter().zip(&before) {
+                    let whole = arrange_rows(new, q, &m, LOBBY_SOURCE);
+                    let placed = rearrange(before, new, &changes, q, &m, LOBBY_SOURCE);
                     assert_eq!(placed, whole, "round {round}, version {version}, {q:?}");
                 }
-                list = next;
             }
         }
     }
@@ -327,33 +308,35 @@ mod tests {
     #[test]
     fn the_last_arrangement_is_reused_only_for_the_same_view() {
         let mut rng = Rng(7);
-        let rows = Rc::new(rows_of((1..=50).map(|id| server(&mut rng, id)).collect()));
+        let mut rows = rows_of((1..=50).map(|id| server(&mut rng, id)).collect());
         let q = ListQuery::from_query_str("sort=players");
         let mut m = marks(&mut rng, false);
         let mut last = None;
-        let calls = std::cell::Cell::new(0);
-        let counting = |a: &[Row], b: &[Row]| {
-            calls.set(calls.get() + 1);
-            diff(a, b)
-        };
-        let a = arrange_after(&mut last, &rows, &q, &m, LOBBY_SOURCE, &counting);
+        let a = arrange_after(&mut last, (rows.items(), 1), None, &q, &m, LOBBY_SOURCE);
         assert_eq!(*a, arrange_rows(rows.items(), &q, &m, LOBBY_SOURCE));
-        // The same rows: the same arrangement, nothing compared.
-        let again = arrange_after(&mut last, &rows, &q, &m, LOBBY_SOURCE, &counting);
+        // The same version: the same arrangement.
+        let again = arrange_after(&mut last, (rows.items(), 1), None, &q, &m, LOBBY_SOURCE);
         assert!(Rc::ptr_eq(&a, &again));
-        assert_eq!(calls.get(), 0);
-        // A delta: re-placed, equal to a whole arrangement.
-        let next = Rc::new(after(&rows, vec![server(&mut rng, 3)], vec![7]));
-        let b = arrange_after(&mut last, &next, &q, &m, LOBBY_SOURCE, &counting);
-        assert_eq!(calls.get(), 1);
-        assert_eq!(*b, arrange_rows(next.items(), &q, &m, LOBBY_SOURCE));
-        // Another query or other marks: arranged again without a diff.
+        // A delta from that version: re-placed, equal to a whole
+        // arrangement.
+        let changes = apply(&mut rows, vec![server(&mut rng, 3)], vec![7]);
+        let since = Some((1, &changes));
+        let b = arrange_after(&mut last, (rows.items(), 2), since, &q, &m, LOBBY_SOURCE);
+        assert_eq!(*b, arrange_rows(rows.items(), &q, &m, LOBBY_SOURCE));
+        // Changes from a version this arrangement did not see (one was
+        // skipped): everything is arranged again, still right.
+        apply(&mut rows, vec![server(&mut rng, 9)], vec![]);
+        let changes = apply(&mut rows, vec![server(&mut rng, 4)], vec![12]);
+        let since = Some((3, &changes));
+        let c = arrange_after(&mut last, (rows.items(), 4), since, &q, &m, LOBBY_SOURCE);
+        assert_eq!(*c, arrange_rows(rows.items(), &q, &m, LOBBY_SOURCE));
+        // Another query or other marks: arranged again.
         let other = ListQuery::from_query_str("sort=free");
-        let c = arrange_after(&mut last, &next, &other, &m, LOBBY_SOURCE, &counting);
-        assert_eq!(*c, arrange_rows(next.items(), &other, &m, LOBBY_SOURCE));
+        let d = arrange_after(&mut last, (rows.items(), 4), None, &other, &m, LOBBY_SOURCE);
+        assert_eq!(*d, arrange_rows(rows.items(), &other, &m, LOBBY_SOURCE));
         m.apply(MarkAction::ShowHidden(true));
-        let d = arrange_after(&mut last, &next, &other, &m, LOBBY_SOURCE, &counting);
-        assert_eq!(*d, arrange_rows(next.items(), &other, &m, LOBBY_SOURCE));
-        assert_eq!(calls.get(), 1);
+        let e = arrange_after(&mut last, (rows.items(), 4), None, &other, &m, LOBBY_SOURCE);
+        assert!(!Rc::ptr_eq(&d, &e));
+        assert_eq!(*e, arrange_rows(rows.items(), &other, &m, LOBBY_SOURCE));
     }
 }

@@ -12,7 +12,7 @@ use std::{cmp::Ordering, rc::Rc};
 
 pub use arrange::{arrange, Arranged};
 pub use page::{
-    address_label, page_count, page_slice, summarize, summary_text, Summary, PAGE_SIZE,
+    address_label, page_count, page_slice, resummarize, summarize, summary_text, Summary, PAGE_SIZE,
 };
 
 use crate::{

@@ -31,12 +31,31 @@ pub struct Summary {
 }
 
 pub fn summarize<T: ListRow>(rows: &[T]) -> Summary {
-    rows.iter().fold(Summary::default(), |mut s, r| {
+    summarize_iter(rows.iter())
+}
+
+fn summarize_iter<'a, T: ListRow + 'a>(rows: impl Iterator<Item = &'a T>) -> Summary {
+    rows.fold(Summary::default(), |mut s, r| {
         s.servers += 1;
         s.players += u64::from(r.players().0);
         s.counted += usize::from(r.counted());
         s
     })
+}
+
+/// `prev`, the summary of a list, after the rows `out` left it and the
+/// rows `put` came: an update's summary in proportion to what it changed.
+pub fn resummarize<'a, T: ListRow + 'a>(
+    prev: Summary,
+    out: impl Iterator<Item = &'a T>,
+    put: impl Iterator<Item = &'a T>,
+) -> Summary {
+    let (gone, came) = (summarize_iter(out), summarize_iter(put));
+    Summary {
+        servers: (prev.servers + came.servers).saturating_sub(gone.servers),
+        players: (prev.players + came.players).saturating_sub(gone.players),
+        counted: (prev.counted + came.counted).saturating_sub(gone.counted),
+    }
 }
 
 /// "N servers · M players · K open" (or "K online" for a game source; the

@@ -14,15 +14,19 @@
 //! [`LobbyStore::resume`], and the bridge answers with what was missed or
 //! a snapshot.
 
-use std::{collections::HashMap, rc::Rc};
+use std::{
+    cell::{Ref, RefCell},
+    collections::HashMap,
+    rc::Rc,
+};
 
 use protocol::{
-    delta::{same_server, ClientList, Delta, Keyed, Resume, Snapshot},
+    delta::{same_server, Changes, ClientList, Delta, Keyed, Resume, Snapshot},
     ServerEntry,
 };
 
 use super::{lowercase, Row};
-use crate::{list::incremental::RowDiff, services::connection::ListMessage};
+use crate::services::connection::ListMessage;
 
 /// What a list message did to the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,13 +40,30 @@ pub enum Applied {
     Resubscribe,
 }
 
+/// How the rows shown came from the rows shown before, so the views redo
+/// only what changed.
+#[derive(Debug, Default)]
+pub enum Update {
+    /// Any row may have changed (the first list, a snapshot, a switch
+    /// between the bridge's list and a whole list): views start over.
+    #[default]
+    All,
+    /// One delta (or a whole list numbered as one) applied to the rows of
+    /// version `from`, with what it took out and put in.
+    Rows { from: u32, changes: Changes<Row> },
+}
+
 /// The rows the page shows and what the last update changed in them: the
-/// projection of the store that views read.
+/// projection of the store that views read. The rows are the store's own,
+/// changed in place (no update copies the list); `version` says which
+/// update a `Shown` was made for.
 #[derive(Debug, Clone, Default)]
 pub struct Shown {
-    list: Rc<ClientList<Row>>,
-    /// Ids of the rows new or changed in the last update, ascending.
+    lists: Rc<RefCell<Lists>>,
+    /// Ids of the rows new or changed in the last update (those that
+    /// flash), ascending.
     changed: Rc<Vec<u64>>,
+    update: Rc<Update>,
     /// Bumped with every update of the rows (0: none yet).
     version: u32,
 }
@@ -51,57 +72,81 @@ impl PartialEq for Shown {
     /// The same version of the same rows: compared without walking them.
     fn eq(&self, other: &Self) -> bool {
         self.version == other.version
-            && Rc::ptr_eq(&self.list, &other.list)
-            && Rc::ptr_eq(&self.changed, &other.changed)
+            && Rc::ptr_eq(&self.lists, &other.lists)
+            && Rc::ptr_eq(&self.update, &other.update)
     }
 }
 
 impl Shown {
-    /// The rows in list order (= id order).
-    pub fn rows(&self) -> &[Row] {
-        self.list.items()
-    }
-
-    /// The rows, shared: the same `Rc` until they change.
-    pub fn list(&self) -> &Rc<ClientList<Row>> {
-        &self.list
+    /// The rows in list order (= id order). Borrowed from the store: hold
+    /// it only while drawing, never across a dispatch.
+    pub fn rows(&self) -> Ref<'_, [Row]> {
+        Ref::map(self.lists.borrow(), Lists::rows)
     }
 
     pub fn version(&self) -> u32 {
         self.version
     }
 
-    /// Whether the row with `id` is new or changed in the last update
-    /// (rows of the first list the page shows are neither).
+    /// How these rows came from the rows of the version before.
+    pub fn update(&self) -> &Update {
+        &self.update
+    }
+
+    /// Ids of the rows new or changed in the last update, ascending (rows
+    /// of the first list the page shows are neither).
+    pub fn changed(&self) -> &[u64] {
+        &self.changed
+    }
+
+    /// Whether the row with `id` is new or changed in the last update.
     pub fn is_changed(&self, id: u64) -> bool {
         self.changed.binary_search(&id).is_ok()
     }
 }
 
 /// A whole list numbered on the page.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Whole {
-    list: Rc<ClientList<Row>>,
+    list: ClientList<Row>,
     /// The id the next new server gets: above every id given before.
     next_id: u64,
 }
 
-/// The lobby's list: the bridge's numbered list and, while whole lists
-/// come instead (polling), the last whole list.
-#[derive(Debug, Clone, Default)]
-pub struct LobbyStore {
+/// The lists themselves: the bridge's numbered list and, while whole
+/// lists come instead (polling), the last whole list.
+#[derive(Debug, Default)]
+struct Lists {
     /// The bridge's numbered list, kept current by its deltas. It stays
     /// while whole lists are shown, to subscribe again from.
-    feed: Option<Rc<ClientList<Row>>>,
+    feed: Option<ClientList<Row>>,
     /// The last whole list, shown instead of the feed until the next
     /// snapshot or delta.
     whole: Option<Whole>,
+}
+
+/// What a message did to the lists.
+enum Outcome {
+    Resubscribe,
+    Current,
+    /// Any row shown may have changed; the ids that flash.
+    All(Vec<u64>),
+    /// The rows shown changed by these changes; the ids that flash.
+    Rows(Changes<Row>, Vec<u64>),
+}
+
+/// The lobby's list: the one store of its rows and of where it stands in
+/// the bridge's numbering. Clones are handles to the same store (the page
+/// state's clones, and the connection, which asks it where to subscribe
+/// from); an update changes its rows in place and bumps the version.
+#[derive(Debug, Clone, Default)]
+pub struct LobbyStore {
     shown: Shown,
 }
 
 impl PartialEq for LobbyStore {
     fn eq(&self, other: &Self) -> bool {
-        self.shown == other.shown && self.resume() == other.resume()
+        self.shown == other.shown
     }
 }
 
@@ -111,8 +156,8 @@ impl LobbyStore {
         &self.shown
     }
 
-    /// The rows in list order.
-    pub fn rows(&self) -> &[Row] {
+    /// The rows in list order (see [`Shown::rows`]).
+    pub fn rows(&self) -> Ref<'_, [Row]> {
         self.shown.rows()
     }
 
@@ -122,69 +167,107 @@ impl LobbyStore {
     }
 
     /// Where to continue the bridge's list from: its `epoch` and `seq`.
+    /// The only record of it: the connection asks here each time it
+    /// subscribes.
     pub fn resume(&self) -> Option<Resume> {
-        self.feed.as_deref().map(ClientList::resume)
+        self.shown
+            .lists
+            .borrow()
+            .feed
+            .as_ref()
+            .map(ClientList::resume)
     }
 
     /// Applies one list message, all or nothing.
     pub fn apply(&mut self, message: ListMessage) -> Applied {
-        match message {
-            ListMessage::Snapshot(snapshot) => self.on_snapshot(snapshot),
-            ListMessage::Delta(delta) => self.on_delta(&delta),
-            ListMessage::Whole(servers) => self.on_whole(servers),
+        let outcome = {
+            let mut lists = self.shown.lists.borrow_mut();
+            match message {
+                ListMessage::Snapshot(snapshot) => lists.on_snapshot(snapshot),
+                ListMessage::Delta(delta) => lists.on_delta(&delta),
+                ListMessage::Whole(servers) => lists.on_whole(servers),
+            }
+        };
+        match outcome {
+            Outcome::Resubscribe => Applied::Resubscribe,
+            Outcome::Current => Applied::Current,
+            Outcome::All(changed) => self.show(Update::All, changed),
+            Outcome::Rows(changes, changed) => {
+                let from = self.shown.version;
+                self.show(Update::Rows { from, changes }, changed)
+            }
+        }
+    }
+
+    /// A new version of the rows, made by `update`; `changed` flash.
+    fn show(&mut self, update: Update, mut changed: Vec<u64>) -> Applied {
+        changed.sort_unstable();
+        self.shown = Shown {
+            lists: self.shown.lists.clone(),
+            changed: Rc::new(changed),
+            update: Rc::new(update),
+            version: self.shown.version.wrapping_add(1).max(1),
+        };
+        Applied::Changed
+    }
+}
+
+impl Lists {
+    /// The rows shown: the last whole list while there is one, else the
+    /// bridge's list.
+    fn rows(&self) -> &[Row] {
+        match (&self.whole, &self.feed) {
+            (Some(w), _) => w.list.items(),
+            (None, Some(feed)) => feed.items(),
+            (None, None) => &[],
         }
     }
 
     /// A snapshot replaces the list, whatever it held.
-    fn on_snapshot(&mut self, snapshot: Snapshot) -> Applied {
-        let list = Rc::new(ClientList::from_snapshot_as(snapshot));
-        self.feed = Some(list.clone());
+    fn on_snapshot(&mut self, snapshot: Snapshot) -> Outcome {
+        let list = ClientList::from_snapshot_as(snapshot);
+        let changed = changed_ids(self.rows(), list.items());
+        self.feed = Some(list);
         self.whole = None;
-        self.show(list);
-        Applied::Changed
+        Outcome::All(changed)
     }
 
     /// A delta applies to the bridge's list, all or nothing. One the list
     /// already went past (sent before the bridge read a resubscribe, and
     /// then again in its answer) changes nothing and asks for nothing.
-    fn on_delta(&mut self, delta: &Delta) -> Applied {
+    fn on_delta(&mut self, delta: &Delta) -> Outcome {
         // Only after a subscribe without a list, whose answer is a
         // snapshot: a delta first means it went missing.
-        let Some(feed) = &self.feed else {
-            return Applied::Resubscribe;
+        let Some(feed) = &mut self.feed else {
+            return Outcome::Resubscribe;
         };
         if feed.epoch() == delta.epoch && delta.prev < feed.seq() && delta.seq <= feed.seq() {
-            return Applied::Current;
+            return Outcome::Current;
         }
-        let mut next = (**feed).clone();
-        if next.apply(delta).is_err() {
-            return Applied::Resubscribe;
-        }
-        let next = Rc::new(next);
-        self.feed = Some(next.clone());
-        if self.whole.take().is_some() {
+        let Ok(changes) = feed.apply_changes(delta) else {
+            return Outcome::Resubscribe;
+        };
+        if let Some(whole) = self.whole.take() {
             // The rows showed a whole list: the feed's list replaces it.
-            self.show(next);
-            Applied::Changed
-        } else if delta.upsert.is_empty() && delta.remove.is_empty() {
+            let changed = changed_ids(whole.list.items(), feed.items());
+            Outcome::All(changed)
+        } else if changes.is_empty() {
             // The bridge's confirmation after a resubscribe.
-            self.shown.list = next;
-            Applied::Current
+            Outcome::Current
         } else {
-            let changed = delta.upsert.iter().map(|k| k.id).collect();
-            self.update(next, changed);
-            Applied::Changed
+            let changed = changes.put.iter().map(|&j| feed.items()[j].id).collect();
+            Outcome::Rows(changes, changed)
         }
     }
 
     /// A whole list is numbered like the last whole list (see [`number`])
     /// and shown; the bridge's list stays for the next subscribe, and the
     /// next delta shows it again.
-    fn on_whole(&mut self, servers: Vec<ServerEntry>) -> Applied {
-        let Some(whole) = &self.whole else {
+    fn on_whole(&mut self, servers: Vec<ServerEntry>) -> Outcome {
+        let Some(whole) = &mut self.whole else {
             // The first whole list: numbered in list order.
             let next_id = servers.len() as u64 + 1;
-            let list = Rc::new(ClientList::from_snapshot_as(Snapshot {
+            let list = ClientList::from_snapshot_as(Snapshot {
                 epoch: String::new(),
                 seq: 0,
                 servers: (1..)
@@ -195,75 +278,55 @@ impl LobbyStore {
                         entry,
                     })
                     .collect(),
-            }));
-            self.whole = Some(Whole {
-                list: list.clone(),
-                next_id,
             });
-            self.show(list);
-            return Applied::Changed;
+            let changed = changed_ids(self.rows(), list.items());
+            self.whole = Some(Whole { list, next_id });
+            return Outcome::All(changed);
         };
-        let old = &whole.list;
-        let mut next_id = whole.next_id;
-        let (upsert, remove) = number(old.items(), servers, &mut next_id);
+        let list = &mut whole.list;
+        let (upsert, remove) = number(list.items(), servers, &mut whole.next_id);
         if upsert.is_empty() && remove.is_empty() {
-            return Applied::Current;
+            return Outcome::Current;
         }
         // As for a snapshot: the rows of a list that showed none do not
         // flash.
-        let changed = if old.is_empty() {
-            Vec::new()
-        } else {
-            upsert.iter().map(|k| k.id).collect()
-        };
+        let flash = !list.is_empty();
         let delta = Delta {
             epoch: String::new(),
-            seq: old.seq() + 1,
-            prev: old.seq(),
+            seq: list.seq() + 1,
+            prev: list.seq(),
             upsert,
             remove,
         };
-        let mut next = (**old).clone();
         // Cannot fail: the ids it keeps are the list's own, the new ones
-        // above every id it ever held.
-        let _ = next.apply(&delta);
-        let next = Rc::new(next);
-        self.whole = Some(Whole {
-            list: next.clone(),
-            next_id,
-        });
-        self.update(next, changed);
-        Applied::Changed
-    }
-
-    /// Shows `list` in place of the rows shown, which may be another
-    /// numbering: a row whose id was shown before with the same entry does
-    /// not flash, and neither does any row of a list that showed none.
-    fn show(&mut self, list: Rc<ClientList<Row>>) {
-        let old = self.shown.rows();
-        let changed = if old.is_empty() {
-            Vec::new()
+        // above every id it ever held (and a failure changes nothing).
+        let Ok(changes) = list.apply_changes(&delta) else {
+            return Outcome::Current;
+        };
+        let changed = if flash {
+            changes.put.iter().map(|&j| list.items()[j].id).collect()
         } else {
-            list.items()
-                .iter()
-                .filter(|r| {
-                    old.binary_search_by_key(&r.id, |o| o.id)
-                        .map_or(true, |i| old[i].entry != r.entry)
-                })
-                .map(|r| r.id)
-                .collect()
+            Vec::new()
         };
-        self.update(list, changed);
+        Outcome::Rows(changes, changed)
     }
+}
 
-    fn update(&mut self, list: Rc<ClientList<Row>>, mut changed: Vec<u64>) {
-        changed.sort_unstable();
-        self.shown = Shown {
-            list,
-            changed: Rc::new(changed),
-            version: self.shown.version.wrapping_add(1).max(1),
-        };
+/// The ids of the rows of `new` to flash when it replaces `old`, which
+/// may be another numbering: a row whose id was shown before with the
+/// same entry does not flash, and neither does any row of a list that
+/// showed none.
+fn changed_ids(old: &[Row], new: &[Row]) -> Vec<u64> {
+    if old.is_empty() {
+        return Vec::new();
     }
+    new.iter()
+        .filter(|r| {
+            old.binary_search_by_key(&r.id, |o| o.id)
+                .map_or(true, |i| old[i].entry != r.entry)
+        })
+        .map(|r| r.id)
+        .collect()
 }
 
 /// Rows by lowercased name: the first row with each name, and for each
@@ -335,42 +398,6 @@ fn number(old: &[Row], servers: Vec<ServerEntry>, next_id: &mut u64) -> (Vec<Key
     (upsert, remove)
 }
 
-/// What changed from `old` to `new`, two lists of rows in id order (`new`
-/// made from `old` by one update): a row whose entry is the very same one
-/// is kept, any other is re-placed.
-pub fn diff(old: &[Row], new: &[Row]) -> RowDiff {
-    let mut d = RowDiff {
-        new_of_old: Vec::with_capacity(old.len()),
-        ..RowDiff::default()
-    };
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        match (old.get(i), new.get(j)) {
-            (Some(a), Some(b)) if a.id == b.id => {
-                if Rc::ptr_eq(&a.entry, &b.entry) {
-                    d.new_of_old.push(Some(j));
-                } else {
-                    d.new_of_old.push(None);
-                    d.gone.push(i);
-                    d.touched.push(j);
-                }
-                i += 1;
-                j += 1;
-            }
-            (Some(a), b) if b.is_none_or(|b| a.id < b.id) => {
-                d.new_of_old.push(None);
-                d.gone.push(i);
-                i += 1;
-            }
-            _ => {
-                d.touched.push(j);
-                j += 1;
-            }
-        }
-    }
-    d
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use protocol::delta::Keyed;
@@ -429,8 +456,12 @@ pub(crate) mod tests {
             store.apply(snapshot(1, vec![keyed(4, "B", 1), keyed(2, "a", 0)])),
             Applied::Changed
         );
-        let keys: Vec<&str> = store.rows().iter().map(|r| &*r.key).collect();
-        assert_eq!(keys, ["2", "4"], "in id order whatever the wire's order");
+        let keys: Vec<Rc<str>> = store.rows().iter().map(|r| r.key.clone()).collect();
+        assert_eq!(
+            keys,
+            ["2".into(), "4".into()],
+            "in id order whatever the wire's order"
+        );
         assert_eq!(&*store.rows()[1].name_lc, "b");
         assert!(changed(&store).is_empty(), "the first list does not flash");
         assert_eq!(store.resume().map(|r| r.since), Some(1));
@@ -442,13 +473,13 @@ pub(crate) mod tests {
 
     /// Three rows (ids 1, 2, 3), then a delta that removes 1, changes 2
     /// and adds 5.
-    fn three_then_delta() -> (LobbyStore, LobbyStore) {
+    fn three_then_delta() -> (Vec<Row>, LobbyStore) {
         let mut store = LobbyStore::default();
         store.apply(snapshot(
             1,
             vec![keyed(1, "a", 0), keyed(2, "b", 0), keyed(3, "c", 0)],
         ));
-        let before = store.clone();
+        let before = store.rows().to_vec();
         assert_eq!(
             store.apply(delta(1, vec![keyed(2, "b", 3), keyed(5, "e", 1)], vec![1])),
             Applied::Changed
@@ -458,8 +489,8 @@ pub(crate) mod tests {
 
     #[test]
     fn a_delta_touches_only_the_rows_it_names() {
-        let (before, store) = three_then_delta();
-        let (rows, next) = (before.rows(), store.rows());
+        let (rows, store) = three_then_delta();
+        let next = store.rows();
         assert_eq!(
             entries(&store),
             [
@@ -475,6 +506,7 @@ pub(crate) mod tests {
         // The key and the lowercased texts of a changed row stay.
         assert!(Rc::ptr_eq(&next[0].key, &rows[1].key));
         assert!(Rc::ptr_eq(&next[0].name_lc, &rows[1].name_lc));
+        drop(next);
         // A row that is not there yet joins in id order.
         let mut late = store.clone();
         late.apply(delta(2, vec![keyed(6, "d", 0)], vec![]));
@@ -484,15 +516,30 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn the_diff_names_what_a_delta_touched() {
+    fn an_update_says_what_it_took_out_and_put_in() {
         let (before, store) = three_then_delta();
-        let d = diff(before.rows(), store.rows());
-        assert_eq!(d.new_of_old, [None, None, Some(1)]);
-        assert_eq!((d.gone, d.touched), (vec![0, 1], vec![0, 2]));
+        let shown = store.shown();
+        let Update::Rows { from, changes } = shown.update() else {
+            panic!("a delta is not a whole new list");
+        };
+        assert_eq!(*from, 1, "made from the snapshot's rows");
+        // Out: row 1 (removed) and row 2 (changed), as they were.
         assert_eq!(
-            diff(store.rows(), store.rows()).new_of_old,
-            [Some(0), Some(1), Some(2)]
+            changes.out,
+            [(0, before[0].clone()), (1, before[1].clone())]
         );
+        // In: row 2 where it stands, row 5 at the end.
+        assert_eq!(changes.put, [0, 2]);
+        assert_eq!(changes.moved(2), Some(1), "row 3 kept, one place up");
+        assert_eq!(shown.changed(), [2, 5]);
+        // The rows were changed in place: the store holds one list, and
+        // every handle to it sees the new version.
+        let handle = store.clone();
+        assert_eq!(handle.rows().len(), 3);
+        assert!(matches!(
+            LobbyStore::default().shown().update(),
+            Update::All
+        ));
     }
 
     #[test]
@@ -503,6 +550,7 @@ pub(crate) mod tests {
         assert_eq!(store.resume(), None);
         store.apply(snapshot(5, vec![keyed(1, "a", 0)]));
         let before = store.clone();
+        let (rows, resume) = (entries(&store), store.resume());
         // A delta the list already went past is old news, not a gap.
         assert_eq!(
             store.apply(delta(3, vec![keyed(7, "x", 0)], vec![])),
@@ -526,7 +574,8 @@ pub(crate) mod tests {
         for (d, what) in bad {
             assert_eq!(store.apply(d), Applied::Resubscribe, "{what}");
             assert_eq!(store, before, "{what} changed the list");
-            assert_eq!(entries(&store), entries(&before), "{what}");
+            assert_eq!(entries(&store), rows, "{what}");
+            assert_eq!(store.resume(), resume, "{what}");
         }
         // The bridge's confirmation after a resubscribe: prev = seq.
         let confirm = ListMessage::Delta(Delta {
@@ -559,7 +608,7 @@ pub(crate) mod tests {
         next[0].stats.players.current = 3;
         next.push(entry("delta", 0, 2, true, 1));
         assert_eq!(store.apply(whole(next)), Applied::Changed);
-        let rows = store.rows();
+        let rows = store.rows().to_vec();
         assert_eq!(rows[0].key, before[0].key);
         assert!(Rc::ptr_eq(&rows[1].key, &before[1].key));
         assert_eq!(rows[1], before[1]);

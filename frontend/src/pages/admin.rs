@@ -81,8 +81,8 @@ pub fn Admin() -> Html {
                     } else {
                         <ul class="test-servers">
                             { for ts.defs.iter().map(|d| {
-                                let rows = lobby.state.list.rows().iter().map(|r| &*r.entry);
-                                let listed = ts.confirmed(d, rows, list_at, fresh);
+                                let rows = lobby.state.list.rows();
+                                let listed = ts.confirmed(d, rows.iter().map(|r| &*r.entry), list_at, fresh);
                                 html! {
                                     <TestServerCard key={d.id.to_string()} def={d.clone()} listed={listed}
                                         phase={ts.phase(d.id)} error={ts.errors.get(&d.id).cloned()}

@@ -16,10 +16,10 @@ use crate::{
     i18n::{t, K},
     list::{
         incremental::{arrange_after, LastArranged},
-        summarize, summary_text, Arranged,
+        resummarize, summarize, summary_text, Arranged, Summary,
     },
     listing::{
-        store::{diff, Shown},
+        store::{Shown, Update},
         Row, LOBBY_SOURCE,
     },
     query::{ListQuery, SortKey},
@@ -78,10 +78,7 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
         ..query.clone()
     };
     let arranged = use_arranged(&shown, &filter_key, &settings);
-    let summary = {
-        let rows = shown.list().clone();
-        use_memo(version, move |_| summarize(rows.items()))
-    };
+    let summary = use_summary(&shown);
     let fresh = use_fresh(&shown);
     use_favourites_seen(
         (version, settings.marks.version),
@@ -100,26 +97,30 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
         (LOBBY_SOURCE, has_list),
     );
     let now = browser::now_ms();
-    let rows = shown.rows();
-    let new_keys = table
-        .shown
-        .iter()
-        .filter_map(|&i| rows.get(i))
-        .filter(|r| fresh.borrow().is_new(&r.key, now))
-        .map(|r| r.key.clone())
-        .collect();
+    let (new_keys, no_rows) = {
+        let rows = shown.rows();
+        let fresh = fresh.borrow();
+        let new_keys: Vec<Rc<str>> = table
+            .shown
+            .iter()
+            .filter_map(|&i| rows.get(i))
+            .filter(|r| fresh.is_new(&r.key, now))
+            .map(|r| r.key.clone())
+            .collect();
+        (new_keys, rows.is_empty())
+    };
     let body = if !table.is_empty() {
         Body::Table
     } else if !has_list {
         Body::BeforeList(state.conn)
-    } else if rows.is_empty() {
+    } else if no_rows {
         Body::NoServers
     } else {
         Body::NoMatch
     };
     LobbyView {
         summary: if has_list {
-            summary_text::<Row>(*summary)
+            summary_text::<Row>(summary)
         } else {
             String::new()
         },
@@ -147,38 +148,68 @@ fn stale_text(state: &State) -> Option<&'static str> {
 }
 
 /// The rows arranged under `query` and the settings' marks. The last
-/// arrangement is kept: the same rows, query and marks give it again, and
-/// after a delta only the rows it changed are re-placed (see
+/// arrangement is kept: the same version of the rows, query and marks give
+/// it again, and after a delta only the rows it changed are re-placed (see
 /// [`arrange_after`], which is this hook's memo).
 #[hook]
 fn use_arranged(shown: &Shown, query: &ListQuery, settings: &SettingsHandle) -> Rc<Arranged> {
-    let last = use_mut_ref(|| None::<LastArranged<_>>);
+    let last = use_mut_ref(|| None::<LastArranged>);
     let mut last = last.borrow_mut();
+    let since = match shown.update() {
+        Update::Rows { from, changes } => Some((*from, changes)),
+        Update::All => None,
+    };
     arrange_after(
         &mut last,
-        shown.list(),
+        (&shown.rows(), shown.version()),
+        since,
         query,
         &settings.marks,
         LOBBY_SOURCE,
-        &diff,
     )
 }
 
+/// The summary line's counts, kept: after a delta only the rows it took
+/// out and put in are counted again.
+#[hook]
+fn use_summary(shown: &Shown) -> Summary {
+    let last = use_mut_ref(|| None::<(u32, Summary)>);
+    let mut last = last.borrow_mut();
+    let version = shown.version();
+    let rows = shown.rows();
+    let next = match (*last, shown.update()) {
+        (Some((v, s)), _) if v == version => s,
+        (Some((v, s)), Update::Rows { from, changes }) if *from == v => resummarize(
+            s,
+            changes.out.iter().map(|(_, r)| r),
+            changes.put.iter().filter_map(|&j| rows.get(j)),
+        ),
+        _ => summarize(&rows),
+    };
+    *last = Some((version, next));
+    next
+}
+
 /// Which rows are new since the first list ("new" for a few seconds); each
-/// list version is noted once ([`Fresh::observe`] ignores one it saw).
+/// list version is noted once ([`Fresh::observe`] ignores one it saw), and
+/// after the first only its changed rows are looked at.
 #[hook]
 fn use_fresh(shown: &Shown) -> Rc<RefCell<Fresh>> {
     let fresh = use_mut_ref(Fresh::default);
     // Version 0 is no list at all: the first list is the first one seen,
     // whose rows are not new.
     if shown.version() > 0 {
-        let keys = shown
-            .rows()
-            .iter()
-            .map(|r| (&r.key, shown.is_changed(r.id)));
-        fresh
-            .borrow_mut()
-            .observe(shown.version(), browser::now_ms(), keys);
+        let rows = shown.rows();
+        let key_of = |id: &u64| {
+            let i = rows.binary_search_by_key(id, |r| r.id).ok()?;
+            Some(&rows[i].key)
+        };
+        fresh.borrow_mut().observe(
+            (shown.version(), rows.len()),
+            browser::now_ms(),
+            rows.iter().map(|r| &r.key),
+            shown.changed().iter().filter_map(key_of),
+        );
     }
     fresh
 }

@@ -156,6 +156,14 @@ impl<T: ListItem> ClientList<T> {
     /// `seq` are both this list's `seq` confirms the list is current (the
     /// bridge's answer to a subscribe that missed nothing).
     pub fn apply(&mut self, delta: &Delta) -> Result<(), ApplyError> {
+        self.apply_changes(delta).map(drop)
+    }
+
+    /// Applies `delta` like [`apply`](Self::apply), in place (a changed
+    /// item is replaced where it stands, a new one pushed at the end), and
+    /// says what it changed: the items it took out and where the items it
+    /// put in are, so a client redoes only those.
+    pub fn apply_changes(&mut self, delta: &Delta) -> Result<Changes<T>, ApplyError> {
         if delta.epoch != self.epoch {
             return Err(ApplyError::Epoch {
                 have: self.epoch.clone(),
@@ -180,27 +188,128 @@ impl<T: ListItem> ClientList<T> {
                 max_id = k.id;
             }
         }
-        match delta.remove.len() {
-            0 => {}
-            // The usual few: a scan each.
-            1..=16 => self.items.retain(|item| !delta.remove.contains(&item.id())),
-            _ => {
-                let mut gone = delta.remove.clone();
-                gone.sort_unstable();
-                self.items
-                    .retain(|item| gone.binary_search(&item.id()).is_err());
+        // The ids removed, sorted when many (the usual few: a scan each).
+        let mut gone = delta.remove.clone();
+        if gone.len() > 16 {
+            gone.sort_unstable();
+        }
+        let removed = |id: u64| match gone.len() {
+            0..=16 => gone.contains(&id),
+            _ => gone.binary_search(&id).is_ok(),
+        };
+        let mut out = Vec::new();
+        // Items that stay are replaced where they stand (no position moves
+        // yet); an id also removed leaves, and comes back as new.
+        let mut placed = vec![false; delta.upsert.len()];
+        for (k, placed) in delta.upsert.iter().zip(&mut placed) {
+            if removed(k.id) {
+                continue;
+            }
+            if let Ok(i) = self.position(k.id) {
+                let new = T::from_keyed(k.clone(), Some(&self.items[i]));
+                out.push((i, std::mem::replace(&mut self.items[i], new)));
+                *placed = true;
             }
         }
-        for k in &delta.upsert {
+        if !gone.is_empty() {
+            let mut at: Vec<usize> = gone
+                .iter()
+                .filter_map(|&id| self.position(id).ok())
+                .collect();
+            at.sort_unstable();
+            at.dedup();
+            if at.len() <= 16 {
+                for &i in at.iter().rev() {
+                    out.push((i, self.items.remove(i)));
+                }
+            } else {
+                let mut left = at.iter().copied().peekable();
+                let items = std::mem::take(&mut self.items);
+                self.items.reserve(items.len() - at.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    if left.next_if_eq(&i).is_some() {
+                        out.push((i, item));
+                    } else {
+                        self.items.push(item);
+                    }
+                }
+            }
+        }
+        // Stable: of an id upserted twice, the item it had before the
+        // delta is the one taken out.
+        out.sort_by_key(|&(i, _)| i);
+        out.dedup_by_key(|&mut (i, _)| i);
+        // New ids are above every id held: at the end, unless the same
+        // delta also removed a higher one.
+        for (k, _) in delta.upsert.iter().zip(&placed).filter(|(_, &p)| !p) {
             match self.position(k.id) {
                 Ok(i) => self.items[i] = T::from_keyed(k.clone(), Some(&self.items[i])),
-                // New ids are above every id held: at the end, unless the
-                // same delta also removed a higher one.
                 Err(i) => self.items.insert(i, T::from_keyed(k.clone(), None)),
             }
         }
+        let mut put: Vec<usize> = delta
+            .upsert
+            .iter()
+            .filter_map(|k| self.position(k.id).ok())
+            .collect();
+        put.sort_unstable();
+        put.dedup();
         self.max_id = max_id;
         self.seq = delta.seq;
-        Ok(())
+        Ok(Changes { out, put })
+    }
+}
+
+/// What one [`ClientList::apply_changes`] did, so a client redoes only
+/// that (the page re-places, counts and flashes only these rows, instead
+/// of comparing its whole list with the last one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changes<T> {
+    /// The items the delta removed or replaced, with their positions in
+    /// the list before it; ascending.
+    pub out: Vec<(usize, T)>,
+    /// The positions in the list after it of the items it added or
+    /// replaced; ascending.
+    pub put: Vec<usize>,
+}
+
+impl<T> Default for Changes<T> {
+    fn default() -> Self {
+        Changes {
+            out: Vec::new(),
+            put: Vec::new(),
+        }
+    }
+}
+
+impl<T> Changes<T> {
+    /// Whether nothing changed (a confirmation).
+    pub fn is_empty(&self) -> bool {
+        self.out.is_empty() && self.put.is_empty()
+    }
+
+    /// Where the item at position `old` before the delta is after it;
+    /// `None` when the delta took it out. The kept items keep their
+    /// order, so this is a count of what left before them and of what
+    /// came in before them (binary searches, nothing allocated).
+    pub fn moved(&self, old: usize) -> Option<usize> {
+        let left = self.out.partition_point(|&(i, _)| i < old);
+        if self.out.get(left).is_some_and(|&(i, _)| i == old) {
+            return None;
+        }
+        // Its rank among the kept items, then as many places later as
+        // items put in before it: the j-th put at `p` has `p - j` kept
+        // items before it.
+        let rank = old - left;
+        let (mut lo, mut hi) = (0, self.put.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.put[mid] - mid <= rank {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(rank + lo)
     }
 }

@@ -21,7 +21,7 @@ pub mod names {
     pub const DELTA: &str = "bridgeDelta";
 }
 
-pub use client::{ApplyError, ClientList, ListItem};
+pub use client::{ApplyError, Changes, ClientList, ListItem};
 pub use followed::{
     FollowError, FollowedList, ID_AND_KEY_BYTES, LIST_OVERHEAD_BYTES, MAX_EPOCH_BYTES,
 };

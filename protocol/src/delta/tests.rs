@@ -604,3 +604,100 @@ fn a_twin_registered_by_another_host_never_takes_the_servers_key() {
         (2, Some(ServerKey(1)))
     );
 }
+
+#[test]
+fn a_delta_applied_in_place_says_what_it_took_out_and_put_in() {
+    // A small deterministic generator (xorshift64), so a failure repeats.
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut below = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for round in 0..200 {
+        // Up to 60 items; many rounds remove more than 16 at once.
+        let mut next_id = 0;
+        let servers: Vec<Keyed> = (0..below(60))
+            .map(|_| {
+                next_id += 1 + below(3);
+                Keyed {
+                    key: None,
+                    id: next_id,
+                    entry: entry("a", next_id as u16, 0),
+                }
+            })
+            .collect();
+        let mut list = ClientList::from_snapshot(Snapshot {
+            epoch: "e".into(),
+            seq: 1,
+            servers,
+        });
+        let before = list.clone();
+        let held: Vec<u64> = before.iter().map(|(id, _)| id).collect();
+        let pick = |r: u64| held[r as usize % held.len().max(1)];
+        let mut remove = Vec::new();
+        let mut upsert = Vec::new();
+        for _ in 0..below(if round % 4 == 0 { 40 } else { 5 }) {
+            match below(3) {
+                0 if !held.is_empty() => remove.push(pick(below(1000))),
+                1 if !held.is_empty() => upsert.push(pick(below(1000))),
+                _ => {
+                    next_id += 1 + below(2);
+                    upsert.push(next_id);
+                }
+            }
+        }
+        remove.sort_unstable();
+        remove.dedup();
+        let delta = Delta {
+            epoch: "e".into(),
+            seq: 2,
+            prev: 1,
+            // An id may come twice, or be removed and upserted alike.
+            upsert: upsert
+                .iter()
+                .map(|&id| Keyed {
+                    key: None,
+                    id,
+                    entry: entry("b", id as u16, 1 + below(5) as u32),
+                })
+                .collect(),
+            remove: remove.clone(),
+        };
+        // What the list must hold: removals first, then upserts in order.
+        let mut want: std::collections::BTreeMap<u64, ServerEntry> =
+            before.iter().map(|(id, e)| (id, e.clone())).collect();
+        for id in &remove {
+            want.remove(id);
+        }
+        for k in &delta.upsert {
+            want.insert(k.id, k.entry.clone());
+        }
+        let changes = list.apply_changes(&delta).expect("a delta that applies");
+        let got: Vec<(u64, ServerEntry)> = list.iter().map(|(id, e)| (id, e.clone())).collect();
+        assert_eq!(got, want.into_iter().collect::<Vec<_>>(), "round {round}");
+        let touched = |id: u64| remove.contains(&id) || upsert.contains(&id);
+        // Taken out: exactly the items touched, as they were.
+        let out: Vec<(usize, Keyed)> = before
+            .items()
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| touched(k.id))
+            .map(|(i, k)| (i, k.clone()))
+            .collect();
+        assert_eq!(changes.out, out, "round {round}");
+        // Put in: where the upserted ids are now.
+        let put: Vec<usize> = (0..list.len())
+            .filter(|&j| upsert.contains(&list.items()[j].id))
+            .collect();
+        assert_eq!(changes.put, put, "round {round}");
+        // Every other item is where `moved` says, unchanged.
+        for (i, k) in before.items().iter().enumerate() {
+            match changes.moved(i) {
+                None => assert!(touched(k.id), "round {round}: {i} lost"),
+                Some(j) => assert_eq!(&list.items()[j], k, "round {round}: {i} → {j}"),
+            }
+        }
+    }
+}

@@ -2,8 +2,8 @@
 //! with the `backoff` schedule), reads frames (`decode`), falls back to
 //! polling when pushes do not arrive (`polling`) and, for the lobby, hands
 //! the page its list: the first snapshot from `/api/servers` (`fetch`),
-//! then deltas on the socket, subscribing from where the list stands
-//! (`cursor`). Everything is reported through a `Callback`; render timing
+//! then deltas on the socket, subscribing from where the page's list
+//! stands (`cursor`, which asks the page's store). Everything is reported through a `Callback`; render timing
 //! for benchmarks goes to `services::metrics`.
 
 pub mod backoff;
@@ -20,13 +20,14 @@ use std::{
 
 use futures_channel::mpsc;
 use protocol::{
-    delta::{Delta, Resume, Snapshot},
+    delta::{Delta, Snapshot},
     ServerEntry,
 };
 use wasm_bindgen_futures::spawn_local;
 use yew::Callback;
 
-use self::{cursor::Cursor, decode::Incoming};
+pub use self::cursor::Cursor;
+use self::decode::Incoming;
 
 /// A lobby list as the bridge sent it, for the page's list
 /// (`listing::store`), which applies it.
@@ -71,8 +72,8 @@ pub enum ConnEvent {
 
 enum Out {
     Text(String),
-    /// Subscribe to the list now, continuing from the cursor; pushes are
-    /// awaited from here on.
+    /// Subscribe to the list now, from where the page's list stands;
+    /// pushes are awaited from here on.
     Subscribe,
     /// Subscribe again on the same socket: the page's list did not take a
     /// message.
@@ -80,10 +81,10 @@ enum Out {
     Close,
 }
 
-/// The lobby's part of a connection: where its list stands and how it was
-/// first loaded.
+/// The lobby's part of a connection: how to ask where its list stands and
+/// how it was first loaded.
 struct Lobby {
-    cursor: RefCell<Cursor>,
+    cursor: Cursor,
     /// The first snapshot is being fetched over HTTP: a socket that opens
     /// meanwhile waits for it before subscribing, so it carries only what
     /// changed after it.
@@ -120,11 +121,17 @@ impl Connection {
     }
 
     /// The lobby's connection: fetches the first snapshot from `api_url`
-    /// (when given) while the socket opens, subscribes to deltas from it,
-    /// keeps the list current and polls when pushes do not come.
-    pub fn lobby(url: String, api_url: Option<String>, on_event: Callback<ConnEvent>) -> Self {
+    /// (when given) while the socket opens, subscribes to deltas from where
+    /// `cursor` says the page's list stands, keeps the list current and
+    /// polls when pushes do not come.
+    pub fn lobby(
+        url: String,
+        api_url: Option<String>,
+        cursor: Cursor,
+        on_event: Callback<ConnEvent>,
+    ) -> Self {
         let lobby = Lobby {
-            cursor: RefCell::new(Cursor::default()),
+            cursor,
             fetching: Cell::new(api_url.is_some()),
         };
         Self::launch(url, true, Some(lobby), api_url, on_event)
@@ -158,10 +165,9 @@ impl Connection {
     }
 
     /// The page's list did not take a list message: subscribes again from
-    /// `from`, where that list stands (now, or as soon as a socket opens).
-    pub fn resubscribe(&self, from: Option<Resume>) {
+    /// where that list stands (now, or as soon as a socket opens).
+    pub fn resubscribe(&self) {
         if let Some(lobby) = &self.inner.lobby {
-            lobby.cursor.borrow_mut().reset(from);
             if !lobby.fetching.get() {
                 self.inner.send(Out::Resubscribe);
             }

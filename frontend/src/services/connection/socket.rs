@@ -1,7 +1,7 @@
 //! The socket loop: opens, reconnects with the backoff schedule, reads and
 //! writes frames, drives the polling fallback and, for the lobby, hands
-//! list messages to the page, moving the connection's
-//! [`Cursor`](super::cursor::Cursor) on with them.
+//! list messages to the page and subscribes from where the page's list
+//! stands (its [`Cursor`](super::cursor::Cursor) asks).
 
 use std::rc::Rc;
 
@@ -20,19 +20,13 @@ use super::{
     decode::{self, Incoming},
     fetch,
     polling::{PollChange, Poller},
-    ConnEvent, Inner, ListMessage, Lobby, Out,
+    ConnEvent, Inner, ListMessage, Out,
 };
 use crate::services::{browser, metrics};
 
-/// Hands a list message to the page, after the cursor and the render
-/// timing took note of it.
-fn show(
-    lobby: &Lobby,
-    message: ListMessage,
-    (perf_ms, parse_ms): (f64, f64),
-    on_event: &Callback<ConnEvent>,
-) {
-    lobby.cursor.borrow_mut().follow(&message);
+/// Hands a list message to the page, after the render timing took note
+/// of it.
+fn show(message: ListMessage, (perf_ms, parse_ms): (f64, f64), on_event: &Callback<ConnEvent>) {
     metrics::received(perf_ms, parse_ms, &message);
     on_event.emit(ConnEvent::List { message, perf_ms });
 }
@@ -71,7 +65,7 @@ pub(super) async fn first_snapshot(inner: Rc<Inner>, url: String, on_event: Call
     };
     if let Some(f) = fetched {
         let message = ListMessage::Snapshot(f.snapshot);
-        show(lobby, message, (f.perf_ms, f.parse_ms), &on_event);
+        show(message, (f.perf_ms, f.parse_ms), &on_event);
     }
     lobby.fetching.set(false);
     inner.send(Out::Subscribe);
@@ -116,7 +110,7 @@ impl Socket<'_> {
     fn subscribe(&mut self) -> Option<String> {
         let lobby = self.inner.lobby.as_ref()?;
         self.poller = Poller::new(self.inner.poll_fallback, browser::now_ms());
-        Some(lobby.cursor.borrow().subscribe_json())
+        Some(lobby.cursor.subscribe_json())
     }
 
     /// Handles one text frame.
@@ -125,12 +119,12 @@ impl Socket<'_> {
         let parsed = decode::parse(text);
         let parse_ms = browser::perf_now() - perf_ms;
         let Ok(msg) = parsed else { return };
-        let Some(lobby) = self.inner.lobby.as_ref() else {
+        if self.inner.lobby.is_none() {
             // A test server's own socket: everything, the answer to its
             // query included, goes to its owner.
             self.on_event.emit(ConnEvent::Message { msg, perf_ms });
             return;
-        };
+        }
         let message = match msg {
             Incoming::List(list) => ListMessage::Whole(list.servers),
             Incoming::Snapshot(s) => ListMessage::Snapshot(s),
@@ -146,7 +140,7 @@ impl Socket<'_> {
         if self.poller.on_list() == Some(PollChange::Stopped) {
             self.on_event.emit(ConnEvent::PushesResumed);
         }
-        show(lobby, message, (perf_ms, parse_ms), self.on_event);
+        show(message, (perf_ms, parse_ms), self.on_event);
     }
 }
 
@@ -187,10 +181,7 @@ async fn serve(inner: &Inner, ws: WebSocket, on_event: &Callback<ConnEvent>) -> 
             Either::Left((Either::Right((out, _)), _)) => match out {
                 Some(Out::Text(text)) => Some(text),
                 Some(Out::Subscribe) => socket.subscribe(),
-                Some(Out::Resubscribe) => inner
-                    .lobby
-                    .as_ref()
-                    .map(|l| l.cursor.borrow().subscribe_json()),
+                Some(Out::Resubscribe) => inner.lobby.as_ref().map(|l| l.cursor.subscribe_json()),
                 Some(Out::Close) | None => break,
             },
             Either::Right(_) => {
