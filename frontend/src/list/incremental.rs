@@ -1,8 +1,10 @@
 //! Arranging a list again after an update that changed a few rows: the
 //! last arrangement keeps its order and only the changed, added and
 //! removed rows are re-placed (a binary search each), instead of filtering
-//! and sorting every row again. The result equals a whole arrangement
-//! (tested below against it for random deltas).
+//! and sorting every row again. Which rows those are is the list's own
+//! answer (`protocol::delta::Changes`, from applying the update), not a
+//! comparison of two lists. The result equals a whole arrangement (tested
+//! below against it for random deltas).
 
 use std::{cmp::Ordering, rc::Rc};
 
