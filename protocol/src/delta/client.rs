@@ -218,7 +218,8 @@ impl<T: ListItem> ClientList<T> {
                 .collect();
             at.sort_unstable();
             at.dedup();
-            if at.len() <= 16 {
+            // One or two: a shift each; more: one pass over the list.
+            if at.len() <= 2 {
                 for &i in at.iter().rev() {
                     out.push((i, self.items.remove(i)));
                 }

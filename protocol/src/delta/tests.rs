@@ -616,7 +616,7 @@ fn a_delta_applied_in_place_says_what_it_took_out_and_put_in() {
         seed % n
     };
     for round in 0..200 {
-        // Up to 60 items; many rounds remove more than 16 at once.
+        // Up to 60 items; rounds remove none, one, two or many at once.
         let mut next_id = 0;
         let servers: Vec<Keyed> = (0..below(60))
             .map(|_| {
