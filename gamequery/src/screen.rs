@@ -42,8 +42,10 @@ pub fn is_global_v4(ip: Ipv4Addr) -> bool {
 
 /// Like [`is_global_v4`] for either family; IPv6 is global when it is not
 /// unspecified, loopback, multicast, unique-local (fc00::/7), link-local
-/// (fe80::/10), documentation (2001:db8::/32) or an IPv4-mapped address
-/// that is not global.
+/// (fe80::/10), site-local (fec0::/10), documentation (2001:db8::/32), and
+/// not an address that carries an IPv4 one (IPv4-mapped, IPv4-compatible,
+/// NAT64 64:ff9b::/96, 6to4 2002::/16) whose IPv4 address is not global.
+/// The bridge's webhooks use it too, to refuse URLs aimed at its networks.
 pub fn is_global(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_global_v4(v4),
@@ -52,11 +54,26 @@ pub fn is_global(ip: IpAddr) -> bool {
                 return is_global_v4(v4);
             }
             let s = v6.segments();
+            let octets = v6.octets();
+            let embedded = |at: usize| {
+                Ipv4Addr::new(octets[at], octets[at + 1], octets[at + 2], octets[at + 3])
+            };
+            // ::a.b.c.d (deprecated "IPv4-compatible"; ::, ::1 below) and
+            // NAT64's well-known prefix reach the IPv4 address inside.
+            if (s[..6] == [0; 6] && !(v6.is_unspecified() || v6.is_loopback()))
+                || s[..6] == [0x64, 0xff9b, 0, 0, 0, 0]
+            {
+                return is_global_v4(embedded(12));
+            }
+            if s[0] == 0x2002 && !is_global_v4(embedded(2)) {
+                return false;
+            }
             !(v6.is_unspecified()
                 || v6.is_loopback()
                 || v6.is_multicast()
                 || (s[0] & 0xfe00) == 0xfc00
                 || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xffc0) == 0xfec0
                 || (s[0] == 0x2001 && s[1] == 0x0db8))
         }
     }
@@ -199,10 +216,23 @@ mod tests {
             "fe80::1",
             "2001:db8::1",
             "::ffff:10.0.0.1",
+            "::ffff:127.0.0.1",
+            "::127.0.0.1",
+            "::169.254.169.254",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b::7f00:1",
+            "2002:7f00:1::1",
+            "2002:c0a8:101::1",
+            "fec0::1",
         ] {
             assert!(!is_global(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["2a00:1450::1", "::ffff:1.1.1.1"] {
+        for ip in [
+            "2a00:1450::1",
+            "::ffff:1.1.1.1",
+            "64:ff9b::101:101",
+            "2002:101:101::1",
+        ] {
             assert!(is_global(ip.parse().unwrap()), "{ip}");
         }
     }
