@@ -20,6 +20,7 @@ pub mod message;
 pub mod openapi;
 pub mod reply;
 pub mod validate;
+pub mod watch;
 pub mod webhook;
 
 pub use entry::{Addresses, ServerEntry};

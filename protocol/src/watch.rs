@@ -1,0 +1,399 @@
+//! Watches (`docs/protocol.md` §2.4): the events the bridge decides from
+//! the live list, which servers a watch covers, and the webhook requests an
+//! admin sends. Each request is validated here, once, so the bridge and the
+//! page refuse the same input and name the same field.
+//!
+//! Whether a URL's host may be reached (not loopback, private, …) is the
+//! bridge's to decide: it needs DNS, which the page does not have.
+
+use std::{fmt, str::FromStr};
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+use url::Url;
+
+use crate::ServerKey;
+
+/// Longest webhook URL accepted, in bytes (Discord's are about 120).
+pub const MAX_URL_LEN: usize = 2048;
+/// Server keys one watch may name at most.
+pub const MAX_KEYS: usize = 100;
+/// Longest `nameContains`, in characters (a server name has at most 64).
+pub const MAX_NAME_CONTAINS: usize = 64;
+/// Longest cooldown, in seconds (a week): longer would silence a watch
+/// for good.
+pub const MAX_COOLDOWN: u64 = 7 * 24 * 3600;
+/// The cooldown of a watch that names none, in seconds.
+pub const DEFAULT_COOLDOWN: u64 = 600;
+/// Highest `threshold` (players on one server are counted in `u32`, but
+/// the game has at most 255 slots; more would never be reached).
+pub const MAX_THRESHOLD: u32 = 255;
+/// Largest webhook request body the bridge reads, in bytes.
+pub const MAX_REQUEST_BYTES: usize = 16 * 1024;
+
+/// Something that happened to a listed server, decided by the bridge from
+/// the list's changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Event {
+    /// A key that was not listed is listed.
+    ServerOnline,
+    /// A listed key stayed unlisted for the offline grace (60 s).
+    ServerOffline,
+    /// `isLobbyOpen` went from false to true on a listed server.
+    LobbyOpened,
+    /// `players.current` rose to at least a watch's threshold.
+    PlayersReached,
+}
+
+impl Event {
+    /// Every event, in the order they are documented.
+    pub const ALL: [Event; 4] = [
+        Event::ServerOnline,
+        Event::ServerOffline,
+        Event::LobbyOpened,
+        Event::PlayersReached,
+    ];
+
+    /// The event's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::ServerOnline => "server-online",
+            Event::ServerOffline => "server-offline",
+            Event::LobbyOpened => "lobby-opened",
+            Event::PlayersReached => "players-reached",
+        }
+    }
+}
+
+impl FromStr for Event {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        Event::ALL.into_iter().find(|e| e.name() == s).ok_or(())
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Event {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// Which servers a watch covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerFilter {
+    /// Every server.
+    All,
+    /// These keys (at most [`MAX_KEYS`], each once).
+    Keys(Vec<ServerKey>),
+    /// Servers whose name contains this text, compared without case.
+    /// Stored lowercased.
+    NameContains(String),
+}
+
+impl ServerFilter {
+    /// Whether the server named `name` with `key` is covered.
+    pub fn matches(&self, key: ServerKey, name: &str) -> bool {
+        match self {
+            ServerFilter::All => true,
+            ServerFilter::Keys(keys) => keys.contains(&key),
+            ServerFilter::NameContains(part) => name.to_lowercase().contains(part.as_str()),
+        }
+    }
+
+    /// The filter as the request spells it.
+    pub fn to_json(&self) -> Value {
+        match self {
+            ServerFilter::All => Value::from("all"),
+            ServerFilter::Keys(keys) => {
+                let keys = keys.iter().map(|k| Value::from(k.to_string())).collect();
+                Value::Object(Map::from_iter([("keys".to_owned(), Value::Array(keys))]))
+            }
+            ServerFilter::NameContains(part) => Value::Object(Map::from_iter([(
+                "nameContains".to_owned(),
+                Value::from(part.as_str()),
+            )])),
+        }
+    }
+}
+
+/// How a webhook's requests are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Standard Webhooks 1.0: signed JSON.
+    Standard,
+    /// Discord's execute-webhook message.
+    Discord,
+}
+
+impl Format {
+    /// The format's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Standard => "standard",
+            Format::Discord => "discord",
+        }
+    }
+}
+
+/// A request refused, naming the field at fault (the 400's message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct FieldError {
+    /// The field as the request spells it (`body` for the whole request).
+    pub field: &'static str,
+    pub reason: &'static str,
+}
+
+fn refuse<T>(field: &'static str, reason: &'static str) -> Result<T, FieldError> {
+    Err(FieldError { field, reason })
+}
+
+/// A valid `POST /api/admin/webhooks` body: what one webhook watches and
+/// where it sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookSpec {
+    /// `http` or `https`, with a host, without credentials or fragment.
+    pub url: Url,
+    pub format: Format,
+    /// Each event once, in [`Event::ALL`]'s order; never empty.
+    pub events: Vec<Event>,
+    pub servers: ServerFilter,
+    /// Required (1 to [`MAX_THRESHOLD`]) with `players-reached`, absent
+    /// otherwise.
+    pub threshold: Option<u32>,
+    /// Seconds between two notifications of one key and event.
+    pub cooldown: u64,
+}
+
+impl WebhookSpec {
+    /// Reads and validates a request body.
+    pub fn parse(body: &[u8]) -> Result<Self, FieldError> {
+        if body.len() > MAX_REQUEST_BYTES {
+            return refuse("body", "larger than 16 KiB");
+        }
+        let value: Value = serde_json::from_slice(body).or_else(|_| refuse("body", "not JSON"))?;
+        Self::from_value(&value)
+    }
+
+    /// Validates an already parsed request (also a stored one, which is
+    /// trusted no more than a new one).
+    pub fn from_value(value: &Value) -> Result<Self, FieldError> {
+        let Value::Object(obj) = value else {
+            return refuse("body", "not a JSON object");
+        };
+        const KNOWN: [&str; 6] = [
+            "url",
+            "format",
+            "events",
+            "servers",
+            "threshold",
+            "cooldown",
+        ];
+        if obj.keys().any(|k| !KNOWN.contains(&k.as_str())) {
+            return refuse(
+                "body",
+                "has a field that is not one of url, format, events, servers, threshold, cooldown",
+            );
+        }
+        let url = parse_url(obj.get("url"))?;
+        let format = match obj.get("format").and_then(Value::as_str) {
+            Some("standard") => Format::Standard,
+            Some("discord") => Format::Discord,
+            _ => return refuse("format", "must be \"standard\" or \"discord\""),
+        };
+        let events = parse_events(obj.get("events"))?;
+        let servers = parse_servers(obj.get("servers"))?;
+        let threshold = match (
+            obj.get("threshold"),
+            events.contains(&Event::PlayersReached),
+        ) {
+            (None | Some(Value::Null), false) => None,
+            (None | Some(Value::Null), true) => {
+                return refuse("threshold", "is required with players-reached")
+            }
+            (Some(_), false) => return refuse("threshold", "is only for players-reached"),
+            (Some(v), true) => match v.as_u64() {
+                Some(n @ 1..=255) => Some(n as u32),
+                _ => return refuse("threshold", "must be a whole number from 1 to 255"),
+            },
+        };
+        let cooldown = match obj.get("cooldown") {
+            None | Some(Value::Null) => DEFAULT_COOLDOWN,
+            Some(v) => match v.as_u64() {
+                Some(n) if n <= MAX_COOLDOWN => n,
+                _ => return refuse("cooldown", "must be whole seconds from 0 to 604800"),
+            },
+        };
+        Ok(Self {
+            url,
+            format,
+            events,
+            servers,
+            threshold,
+            cooldown,
+        })
+    }
+
+    /// The request as it would be sent again (what the bridge stores and
+    /// lists).
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("url".into(), Value::from(self.url.as_str()));
+        obj.insert("format".into(), Value::from(self.format.name()));
+        let events = self.events.iter().map(|e| Value::from(e.name())).collect();
+        obj.insert("events".into(), Value::Array(events));
+        obj.insert("servers".into(), self.servers.to_json());
+        if let Some(t) = self.threshold {
+            obj.insert("threshold".into(), Value::from(t));
+        }
+        obj.insert("cooldown".into(), Value::from(self.cooldown));
+        Value::Object(obj)
+    }
+
+    /// Whether this webhook wants `event`.
+    pub fn wants(&self, event: Event) -> bool {
+        self.events.contains(&event)
+    }
+}
+
+fn parse_url(value: Option<&Value>) -> Result<Url, FieldError> {
+    let Some(text) = value.and_then(Value::as_str) else {
+        return refuse("url", "is required, as a string");
+    };
+    if text.len() > MAX_URL_LEN {
+        return refuse("url", "is longer than 2048 bytes");
+    }
+    let Ok(url) = Url::parse(text) else {
+        return refuse("url", "is not a URL");
+    };
+    if !matches!(url.scheme(), "http" | "https") {
+        return refuse("url", "must be http or https");
+    }
+    if url.host().is_none() {
+        return refuse("url", "has no host");
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return refuse("url", "must not hold a user name or password");
+    }
+    if url.fragment().is_some() {
+        return refuse("url", "must not have a fragment");
+    }
+    Ok(url)
+}
+
+fn parse_events(value: Option<&Value>) -> Result<Vec<Event>, FieldError> {
+    let Some(Value::Array(items)) = value else {
+        return refuse("events", "is required, as a list");
+    };
+    if items.is_empty() {
+        return refuse("events", "names no event");
+    }
+    if items.len() > Event::ALL.len() {
+        return refuse("events", "names an event twice");
+    }
+    let mut events = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(event) = item.as_str().and_then(|s| s.parse::<Event>().ok()) else {
+            return refuse(
+                "events",
+                "has an unknown event (known: server-online, server-offline, lobby-opened, players-reached)",
+            );
+        };
+        if events.contains(&event) {
+            return refuse("events", "names an event twice");
+        }
+        events.push(event);
+    }
+    events.sort();
+    Ok(events)
+}
+
+fn parse_servers(value: Option<&Value>) -> Result<ServerFilter, FieldError> {
+    match value {
+        Some(Value::String(s)) if s == "all" => Ok(ServerFilter::All),
+        Some(Value::Object(obj)) if obj.len() == 1 => {
+            if let Some(keys) = obj.get("keys") {
+                let Value::Array(items) = keys else {
+                    return refuse("servers", "keys must be a list");
+                };
+                if items.is_empty() || items.len() > MAX_KEYS {
+                    return refuse("servers", "keys must name 1 to 100 servers");
+                }
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    let Some(key) = item.as_str().and_then(|s| s.parse::<ServerKey>().ok()) else {
+                        return refuse("servers", "keys must be 16 lowercase hex digits each");
+                    };
+                    if !out.contains(&key) {
+                        out.push(key);
+                    }
+                }
+                Ok(ServerFilter::Keys(out))
+            } else if let Some(part) = obj.get("nameContains") {
+                let Some(part) = part.as_str() else {
+                    return refuse("servers", "nameContains must be a string");
+                };
+                let len = part.chars().count();
+                if part.trim().is_empty() || len > MAX_NAME_CONTAINS {
+                    return refuse("servers", "nameContains must have 1 to 64 characters");
+                }
+                if part.chars().any(char::is_control) {
+                    return refuse("servers", "nameContains must not hold control characters");
+                }
+                Ok(ServerFilter::NameContains(part.to_lowercase()))
+            } else {
+                refuse(
+                    "servers",
+                    "must be \"all\", {\"keys\":[…]} or {\"nameContains\":\"…\"}",
+                )
+            }
+        }
+        _ => refuse(
+            "servers",
+            "must be \"all\", {\"keys\":[…]} or {\"nameContains\":\"…\"}",
+        ),
+    }
+}
+
+/// A valid `PATCH /api/admin/webhooks/{id}` body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebhookPatch {
+    pub enabled: bool,
+}
+
+impl WebhookPatch {
+    /// Reads and validates a request body: `{"enabled":true|false}`.
+    pub fn parse(body: &[u8]) -> Result<Self, FieldError> {
+        if body.len() > MAX_REQUEST_BYTES {
+            return refuse("body", "larger than 16 KiB");
+        }
+        let value: Value = serde_json::from_slice(body).or_else(|_| refuse("body", "not JSON"))?;
+        let Value::Object(obj) = value else {
+            return refuse("body", "not a JSON object");
+        };
+        if obj.keys().any(|k| k != "enabled") {
+            return refuse("body", "has a field other than enabled");
+        }
+        match obj.get("enabled") {
+            Some(Value::Bool(enabled)) => Ok(Self { enabled: *enabled }),
+            _ => refuse("enabled", "is required, true or false"),
+        }
+    }
+}
+
+/// Webhook ids: `wh_` and 16 lowercase hex digits.
+pub fn is_webhook_id(s: &str) -> bool {
+    s.strip_prefix("wh_").is_some_and(|hex| {
+        hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,158 @@
+use serde_json::json;
+
+use super::*;
+
+fn spec(v: Value) -> Result<WebhookSpec, FieldError> {
+    WebhookSpec::parse(v.to_string().as_bytes())
+}
+
+fn field(v: Value) -> &'static str {
+    spec(v).expect_err("refused").field
+}
+
+fn base() -> Value {
+    json!({"url":"https://discord.com/api/webhooks/1/abc","format":"discord",
+           "events":["lobby-opened","server-online"],"servers":"all"})
+}
+
+#[test]
+fn a_valid_request_is_read_with_defaults_and_round_trips() {
+    let s = spec(base()).unwrap();
+    assert_eq!(s.format, Format::Discord);
+    assert_eq!(
+        s.events,
+        [Event::ServerOnline, Event::LobbyOpened],
+        "sorted"
+    );
+    assert_eq!(s.servers, ServerFilter::All);
+    assert_eq!((s.threshold, s.cooldown), (None, DEFAULT_COOLDOWN));
+    assert_eq!(WebhookSpec::from_value(&s.to_json()).unwrap(), s);
+
+    let s = spec(json!({"url":"http://example.com/hook","format":"standard",
+        "events":["players-reached"],"servers":{"keys":["00000000000000ff","00000000000000ff"]},
+        "threshold":3,"cooldown":0}))
+    .unwrap();
+    assert_eq!(
+        s.servers,
+        ServerFilter::Keys(vec![ServerKey(255)]),
+        "each key once"
+    );
+    assert_eq!((s.threshold, s.cooldown), (Some(3), 0));
+    assert_eq!(WebhookSpec::from_value(&s.to_json()).unwrap(), s);
+}
+
+#[test]
+fn each_bad_field_is_named() {
+    let with = |k: &str, v: Value| {
+        let mut b = base();
+        b[k] = v;
+        b
+    };
+    assert_eq!(field(json!([])), "body");
+    assert_eq!(field(with("extra", json!(1))), "body");
+    assert_eq!(WebhookSpec::parse(b"{").unwrap_err().field, "body");
+    assert_eq!(
+        WebhookSpec::parse(&vec![b' '; MAX_REQUEST_BYTES + 1])
+            .unwrap_err()
+            .field,
+        "body"
+    );
+    for url in [
+        json!(1),
+        json!("not a url"),
+        json!("ftp://example.com/"),
+        json!("https://user:pw@example.com/"),
+        json!("https://example.com/#frag"),
+        json!(format!("https://example.com/{}", "a".repeat(MAX_URL_LEN))),
+        json!("file:///etc/passwd"),
+    ] {
+        assert_eq!(field(with("url", url.clone())), "url", "{url}");
+    }
+    assert_eq!(field(with("format", json!("slack"))), "format");
+    for events in [
+        json!([]),
+        json!("server-online"),
+        json!(["nope"]),
+        json!(["lobby-opened", "lobby-opened"]),
+    ] {
+        assert_eq!(field(with("events", events.clone())), "events", "{events}");
+    }
+    for servers in [
+        json!("some"),
+        json!({"keys":[]}),
+        json!({"keys":["XYZ"]}),
+        json!({"keys":(0..=MAX_KEYS).map(|i| format!("{i:016x}")).collect::<Vec<_>>()}),
+        json!({"nameContains":""}),
+        json!({"nameContains":"x".repeat(MAX_NAME_CONTAINS + 1)}),
+        json!({"nameContains":"a\u{7}"}),
+        json!({"keys":["00000000000000ff"],"nameContains":"a"}),
+        json!(null),
+    ] {
+        assert_eq!(
+            field(with("servers", servers.clone())),
+            "servers",
+            "{servers}"
+        );
+    }
+    assert_eq!(
+        field(with("threshold", json!(2))),
+        "threshold",
+        "not for these events"
+    );
+    let players = with("events", json!(["players-reached"]));
+    assert_eq!(field(players.clone()), "threshold", "required");
+    for t in [json!(0), json!(256), json!(-1), json!(1.5), json!("3")] {
+        let mut b = players.clone();
+        b["threshold"] = t;
+        assert_eq!(field(b), "threshold");
+    }
+    for c in [json!(-1), json!(MAX_COOLDOWN + 1), json!("600")] {
+        assert_eq!(field(with("cooldown", c)), "cooldown");
+    }
+}
+
+#[test]
+fn name_filters_ignore_case_and_keys_match_exactly() {
+    let f = match spec({
+        let mut b = base();
+        b["servers"] = json!({"nameContains":"FeuerLand"});
+        b
+    })
+    .unwrap()
+    .servers
+    {
+        f @ ServerFilter::NameContains(_) => f,
+        other => panic!("{other:?}"),
+    };
+    assert!(f.matches(ServerKey(1), "Das FEUERLAND 2"));
+    assert!(!f.matches(ServerKey(1), "Feuer Land"));
+    let keys = ServerFilter::Keys(vec![ServerKey(7)]);
+    assert!(keys.matches(ServerKey(7), "x"));
+    assert!(!keys.matches(ServerKey(8), "x"));
+}
+
+#[test]
+fn patches_and_ids() {
+    assert_eq!(
+        WebhookPatch::parse(br#"{"enabled":false}"#).unwrap(),
+        WebhookPatch { enabled: false }
+    );
+    assert_eq!(
+        WebhookPatch::parse(br#"{"enabled":1}"#).unwrap_err().field,
+        "enabled"
+    );
+    assert_eq!(
+        WebhookPatch::parse(br#"{"enabled":true,"url":"x"}"#)
+            .unwrap_err()
+            .field,
+        "body"
+    );
+    assert!(is_webhook_id("wh_0123456789abcdef"));
+    assert!(!is_webhook_id("wh_0123456789ABCDEF"));
+    assert!(!is_webhook_id("wh_0123"));
+    assert_eq!("lobby-opened".parse::<Event>(), Ok(Event::LobbyOpened));
+    assert_eq!(
+        serde_json::to_string(&Event::PlayersReached).unwrap(),
+        "\"players-reached\""
+    );
+}
