@@ -1,0 +1,155 @@
+//! Events from the live list (`docs/protocol.md` §2.4), decided in one
+//! place: a task reads each list the upstream publishes (a `watch`
+//! receiver of its own, so nobody who pushes lists to viewers ever waits
+//! for it), hands it to the [`Tracker`], and broadcasts what happened to
+//! whoever notifies (webhooks; Web Push can subscribe the same way). Every
+//! bridge decides the same events from the same list; which one sends them
+//! is the notifiers' business.
+//!
+//! Per-watch rules (which events and servers, the threshold) are
+//! [`Occurrence::fires`]; "once per key and event per cooldown" is
+//! [`Cooldowns`].
+
+mod cooldown;
+mod tracker;
+
+use std::{
+    fmt::Write as _,
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+        Arc,
+    },
+    time::{Duration, SystemTime},
+};
+
+use protocol::watch::Event;
+use tokio::{sync::broadcast, time::Instant};
+use tokio_util::sync::CancellationToken;
+
+pub use cooldown::Cooldowns;
+pub use tracker::{Change, Occurrence, Tracker};
+
+use crate::upstream::Upstream;
+
+/// How long a key stays unlisted before it is offline (§2.4).
+pub const OFFLINE_AFTER: Duration = Duration::from_secs(60);
+/// Occurrences a slow consumer may fall behind by before it loses some.
+const BACKLOG: usize = 4096;
+
+/// The events task's output and what `/metrics` shows of it.
+#[derive(Debug)]
+pub struct Events {
+    tx: broadcast::Sender<Arc<Occurrence>>,
+    grace: Duration,
+    /// The `seq` of the last list events were decided from.
+    seen_seq: AtomicU64,
+    /// Whether keys that appear are announced yet (see [`Tracker::new`]).
+    warm: AtomicBool,
+    /// Occurrences decided, by [`Change`] kind.
+    decided: [AtomicU64; 4],
+}
+
+impl Events {
+    /// Events declaring a key offline after `grace` unlisted.
+    pub fn new(grace: Duration) -> Self {
+        Self {
+            tx: broadcast::channel(BACKLOG).0,
+            grace,
+            seen_seq: AtomicU64::new(0),
+            warm: AtomicBool::new(false),
+            decided: Default::default(),
+        }
+    }
+
+    /// A receiver of every occurrence from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Occurrence>> {
+        self.tx.subscribe()
+    }
+
+    /// Decides events from `upstream`'s lists until `cancel` fires.
+    pub async fn run(self: Arc<Self>, upstream: Arc<Upstream>, cancel: CancellationToken) {
+        let mut lists = upstream.subscribe();
+        let start = Instant::now();
+        let mut tracker = Tracker::new(self.grace, start);
+        let warm_at = start + self.grace;
+        let mut last: Option<(Arc<str>, u64)> = None;
+        loop {
+            let expiry = tracker.next_expiry();
+            let wake = match expiry {
+                Some(t) if !self.warm.load(Relaxed) => t.min(warm_at),
+                Some(t) => t,
+                None if !self.warm.load(Relaxed) => warm_at,
+                None => Instant::now() + Duration::from_secs(3600),
+            };
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                changed = lists.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    let feed = lists.borrow_and_update().feed.clone();
+                    let Some(feed) = feed else { continue };
+                    let id = (feed.epoch.clone(), feed.seq);
+                    if last.as_ref() == Some(&id) {
+                        continue;
+                    }
+                    let out = tracker.observe(feed.entries(), Instant::now(), SystemTime::now());
+                    self.emit(out);
+                    self.seen_seq.store(feed.seq, Relaxed);
+                    last = Some(id);
+                }
+                () = tokio::time::sleep_until(wake) => {
+                    let now = Instant::now();
+                    self.warm.store(tracker.warm(now), Relaxed);
+                    let out = tracker.expire(now, SystemTime::now());
+                    self.emit(out);
+                }
+            }
+        }
+    }
+
+    fn emit(&self, out: Vec<Occurrence>) {
+        for occurrence in out {
+            let i = match occurrence.change {
+                Change::Online => 0,
+                Change::Offline => 1,
+                Change::LobbyOpened => 2,
+                Change::PlayersRose { .. } => 3,
+            };
+            self.decided[i].fetch_add(1, Relaxed);
+            // No receiver: nobody notifies (yet); nothing to keep.
+            let _ = self.tx.send(Arc::new(occurrence));
+        }
+    }
+
+    /// Appends the events' lines to `/metrics`' text.
+    pub fn render(&self, out: &mut String) {
+        out.push_str(
+            "# HELP bridge_watch_changes_total Changes of listed servers the bridge decided \
+             (before any watch's rules; players counts each rise).\n\
+             # TYPE bridge_watch_changes_total counter\n",
+        );
+        let names = [
+            Event::ServerOnline.name(),
+            Event::ServerOffline.name(),
+            Event::LobbyOpened.name(),
+            "players-rose",
+        ];
+        for (name, n) in names.iter().zip(&self.decided) {
+            let _ = writeln!(
+                out,
+                "bridge_watch_changes_total{{change=\"{name}\"}} {}",
+                n.load(Relaxed)
+            );
+        }
+        let _ = write!(
+            out,
+            "# HELP bridge_watch_list_seq The seq of the last list events were decided from.\n\
+             # TYPE bridge_watch_list_seq gauge\nbridge_watch_list_seq {}\n\
+             # HELP bridge_watch_warm Whether servers that appear are announced (0 for the \
+             offline grace after start).\n# TYPE bridge_watch_warm gauge\nbridge_watch_warm {}\n",
+            self.seen_seq.load(Relaxed),
+            u8::from(self.warm.load(Relaxed)),
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! Each rule of §2.4 with a clock the test moves: every call is given
+//! its time.
+
+use protocol::{GameplayMode, Players, Stats};
+
+use super::*;
+
+const GRACE: Duration = Duration::from_secs(60);
+
+fn server(key: u64, players: u32, open: bool) -> Keyed {
+    Keyed {
+        id: key,
+        key: Some(ServerKey(key)),
+        entry: ServerEntry {
+            name: format!("Server {key}"),
+            address: Some("192.0.2.1".into()),
+            port: Some(key as u16),
+            stats: Stats {
+                players: Players {
+                    current: players,
+                    max: 8,
+                },
+                is_lobby_open: open,
+                gameplay_mode: GameplayMode::StandardA,
+            },
+        },
+    }
+}
+
+/// A tracker past its start-up window, at `now`.
+fn warm() -> (Tracker, Instant) {
+    let start = Instant::now();
+    let t = Tracker::new(GRACE, start);
+    (t, start + GRACE)
+}
+
+fn changes(out: &[Occurrence]) -> Vec<(u64, Change)> {
+    let mut v: Vec<_> = out.iter().map(|o| (o.key.0, o.change)).collect();
+    v.sort_by_key(|(k, _)| *k);
+    v
+}
+
+fn at() -> SystemTime {
+    SystemTime::UNIX_EPOCH
+}
+
+#[test]
+fn keys_listed_at_start_are_not_announced() {
+    let start = Instant::now();
+    let mut t = Tracker::new(GRACE, start);
+    assert!(t.observe(&[server(1, 0, true)], start, at()).is_empty());
+    let later = start + GRACE - Duration::from_secs(1);
+    assert!(!t.warm(later));
+    assert!(t
+        .observe(&[server(1, 0, true), server(2, 0, true)], later, at())
+        .is_empty());
+    assert!(t.warm(start + GRACE));
+    let out = t.observe(
+        &[server(1, 0, true), server(2, 0, true), server(3, 0, true)],
+        start + GRACE,
+        at(),
+    );
+    assert_eq!(changes(&out), [(3, Change::Online)]);
+}
+
+#[test]
+fn online_then_offline_after_the_grace_only() {
+    let (mut t, now) = warm();
+    let out = t.observe(&[server(1, 2, true)], now, at());
+    assert_eq!(
+        changes(&out),
+        [(1, Change::Online)],
+        "appearing open is online, not lobby-opened"
+    );
+    assert!(t.observe(&[], now, at()).is_empty());
+    assert_eq!(t.next_expiry(), Some(now + GRACE));
+    assert!(t
+        .expire(now + GRACE - Duration::from_millis(1), at())
+        .is_empty());
+    let out = t.expire(now + GRACE, at());
+    assert_eq!(changes(&out), [(1, Change::Offline)]);
+    assert_eq!(out[0].server.stats.players.current, 2, "as last listed");
+    assert!(t.is_empty());
+    assert_eq!(t.next_expiry(), None);
+    let out = t.observe(&[server(1, 0, false)], now + GRACE * 2, at());
+    assert_eq!(
+        changes(&out),
+        [(1, Change::Online)],
+        "offline, then online again"
+    );
+}
+
+#[test]
+fn back_within_the_grace_was_never_offline() {
+    let (mut t, now) = warm();
+    t.observe(&[server(1, 0, false)], now, at());
+    t.observe(&[], now + Duration::from_secs(1), at());
+    // Flapping: gone and back several times, each time within the grace.
+    for i in 1..5u64 {
+        let back = now + Duration::from_secs(50 * i);
+        assert!(
+            t.observe(&[server(1, 0, false)], back, at()).is_empty(),
+            "not online again"
+        );
+        assert!(t
+            .observe(&[], back + Duration::from_secs(1), at())
+            .is_empty());
+        assert!(
+            t.expire(back + Duration::from_secs(59), at()).is_empty(),
+            "the grace starts again"
+        );
+    }
+    // A return that changed its state is compared with the last listed one.
+    let back = now + Duration::from_secs(300);
+    let out = t.observe(&[server(1, 3, true)], back, at());
+    assert_eq!(
+        changes(&out),
+        [
+            (1, Change::LobbyOpened),
+            (1, Change::PlayersRose { from: 0 })
+        ]
+    );
+}
+
+#[test]
+fn lobby_opened_is_false_to_true_only() {
+    let (mut t, now) = warm();
+    t.observe(&[server(1, 0, false)], now, at());
+    assert_eq!(
+        changes(&t.observe(&[server(1, 0, true)], now, at())),
+        [(1, Change::LobbyOpened)]
+    );
+    assert!(
+        t.observe(&[server(1, 0, true)], now, at()).is_empty(),
+        "unchanged"
+    );
+    assert!(
+        t.observe(&[server(1, 0, false)], now, at()).is_empty(),
+        "closing is no event"
+    );
+    assert_eq!(
+        changes(&t.observe(&[server(1, 0, true)], now, at())),
+        [(1, Change::LobbyOpened)]
+    );
+}
+
+#[test]
+fn players_reached_is_a_rise_through_the_threshold() {
+    let (mut t, now) = warm();
+    t.observe(&[server(1, 1, false)], now, at());
+    let all = ServerFilter::All;
+    let events = [Event::PlayersReached];
+    let rise = |t: &mut Tracker, n| t.observe(&[server(1, n, false)], now, at());
+    let fired = |out: &[Occurrence], threshold| -> Vec<Event> {
+        out.iter()
+            .filter_map(|o| o.fires(&events, &all, Some(threshold)))
+            .collect()
+    };
+    let out = rise(&mut t, 2);
+    assert!(fired(&out, 3).is_empty(), "1 → 2 does not reach 3");
+    let out = rise(&mut t, 4);
+    assert_eq!(fired(&out, 3), [Event::PlayersReached], "2 → 4 reaches 3");
+    assert!(fired(&out, 2).is_empty(), "already at 2 before");
+    assert!(fired(&out, 5).is_empty());
+    assert!(fired(&rise(&mut t, 5), 3).is_empty(), "above it already");
+    assert!(rise(&mut t, 2).is_empty(), "falling is no event");
+    assert_eq!(
+        fired(&rise(&mut t, 3), 3),
+        [Event::PlayersReached],
+        "reached again"
+    );
+    // No threshold: never fires.
+    let out = rise(&mut t, 7);
+    assert!(out.iter().all(|o| o.fires(&events, &all, None).is_none()));
+}
+
+#[test]
+fn watches_pick_their_events_and_servers() {
+    let (mut t, now) = warm();
+    let out = t.observe(&[server(1, 0, true), server(2, 0, true)], now, at());
+    let keys = ServerFilter::Keys(vec![ServerKey(2)]);
+    let fired: Vec<_> = out
+        .iter()
+        .filter_map(|o| {
+            o.fires(&[Event::ServerOnline], &keys, None)
+                .map(|e| (o.key.0, e))
+        })
+        .collect();
+    assert_eq!(fired, [(2, Event::ServerOnline)]);
+    assert!(out.iter().all(|o| o
+        .fires(&[Event::LobbyOpened], &ServerFilter::All, None)
+        .is_none()));
+    let by_name = ServerFilter::NameContains("server 1".into());
+    assert_eq!(
+        out.iter()
+            .filter(|o| o.fires(&[Event::ServerOnline], &by_name, None).is_some())
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn twins_count_once_and_keyless_entries_not_at_all() {
+    let (mut t, now) = warm();
+    let mut twin = server(1, 5, true);
+    twin.id = 99;
+    let mut keyless = server(3, 0, true);
+    keyless.key = None;
+    let out = t.observe(&[server(1, 0, false), twin, keyless], now, at());
+    assert_eq!(changes(&out), [(1, Change::Online)]);
+    assert_eq!(
+        out[0].server.stats.players.current, 0,
+        "the first entry of a key"
+    );
+    assert_eq!(t.len(), 1);
+}
