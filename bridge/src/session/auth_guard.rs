@@ -3,6 +3,8 @@
 //! after `max_failures` in one window its further attempts are refused
 //! without the token being looked at, until the window ends. The table is
 //! bounded: expired entries are dropped when it fills, then the oldest.
+//! [`AuthGuard::check`] is the one admin-token check, for `bridgeAuth` and
+//! the admin API's `Authorization: Bearer` alike.
 
 use std::{
     collections::HashMap,
@@ -11,7 +13,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use master::limits::address_key;
+use master::{limits::address_key, throttled};
+use tracing::debug;
+
+use crate::{metrics::Metrics, token::AdminToken};
 
 /// Addresses tracked at once; enough for every host guessing within one
 /// window of a real attack, small enough (a few MiB) to never matter.
@@ -23,6 +28,17 @@ pub(crate) enum Verdict {
     /// Check the token.
     Check,
     /// Refuse with `rate-limited`, without checking.
+    Limited,
+}
+
+/// What [`AuthGuard::check`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checked {
+    /// The admin token.
+    Admin,
+    /// A wrong or missing token (counted).
+    Wrong,
+    /// Not looked at: this address failed too often.
     Limited,
 }
 
@@ -99,6 +115,47 @@ impl AuthGuard {
             },
         );
         true
+    }
+
+    /// Checks `candidate` (`None`: no token given) against `token` for a
+    /// client at `peer`: refused unchecked while the address is limited; a
+    /// wrong or missing token is counted (`auth_failures`) and logged once
+    /// per address and window (`what` names the attempt in the log).
+    pub(crate) fn check(
+        &self,
+        token: &AdminToken,
+        candidate: Option<&str>,
+        peer: std::net::SocketAddr,
+        now: Instant,
+        metrics: &Metrics,
+        what: &'static str,
+    ) -> Checked {
+        let ip = peer.ip();
+        if self.verdict(ip, now) == Verdict::Limited {
+            debug!(%peer, what, "admin token refused unchecked: too many failures");
+            return Checked::Limited;
+        }
+        if candidate.is_some_and(|c| token.matches(c)) {
+            return Checked::Admin;
+        }
+        metrics
+            .auth_failures
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if self.failed(ip, now) {
+            // Once per address per window, and at most a few a window
+            // in all: many addresses (an IPv6 /48) stay a few lines.
+            throttled!(
+                lines = 5;
+                warn,
+                %peer,
+                what,
+                "wrong admin token (further failures from this address are \
+                 logged at debug for a while, and refused once too many)"
+            );
+        } else {
+            debug!(%peer, what, "wrong admin token");
+        }
+        Checked::Wrong
     }
 
     fn expired(&self, e: &Entry, now: Instant) -> bool {

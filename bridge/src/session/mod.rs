@@ -39,7 +39,7 @@ use tokio_tungstenite::{
 };
 use tracing::{debug, info};
 
-pub(crate) use auth_guard::AuthGuard;
+pub(crate) use auth_guard::{AuthGuard, Checked};
 pub(crate) use handle::{Handle, OfferList, RefreshWanted, Settings};
 
 pub(crate) use self::role::Role;
