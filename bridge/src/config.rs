@@ -174,6 +174,15 @@ pub struct Config {
     /// recorded in the history per day (`history::admission`): bounds how
     /// fast one host can make the history grow.
     pub history_keys_per_source: usize,
+    /// Let webhooks reach loopback, private and other non-public addresses
+    /// (`--webhook-allow-private`; tests, a receiver on the same network).
+    pub webhook_allow_private: bool,
+    /// The lobby's public address (`--public-url`, no trailing `/`): links
+    /// to a server's page in notifications are absolute with it.
+    pub public_url: Option<String>,
+    /// How long a listed key stays unlisted before it is offline
+    /// (`docs/protocol.md` §2.4: 60 s; tests shorten it).
+    pub offline_after: Duration,
 }
 
 impl Config {
@@ -287,6 +296,9 @@ impl Config {
             history_max_bytes: None,
             database_url: None,
             history_keys_per_source: Self::DEFAULT_HISTORY_KEYS_PER_SOURCE,
+            webhook_allow_private: false,
+            public_url: None,
+            offline_after: crate::watch::OFFLINE_AFTER,
         }
     }
 
@@ -309,6 +321,7 @@ impl Config {
             ("idle timeout", self.idle_timeout),
             ("bridgeAuth failure window", self.auth_window),
             ("query answer interval", self.query_interval),
+            ("offline grace", self.offline_after),
         ];
         for (name, value) in durations {
             if value.is_zero() {

@@ -18,6 +18,8 @@ use crate::{
     publish::Visibility,
     session::Handle,
     upstream::{Source, Upstream},
+    watch::Events,
+    webhooks::Webhooks,
 };
 
 /// What every request handler and session shares.
@@ -48,6 +50,11 @@ pub(crate) struct Ctx {
     pub(crate) answers: Answers,
     /// What viewers (and so every `/api/` answer) may see of a server.
     pub(crate) visibility: Visibility,
+    /// Events decided from the live list (`docs/protocol.md` §2.4).
+    pub(crate) events: Arc<Events>,
+    /// The admin's webhooks and their deliveries; `None` only when their
+    /// database failed to open (then the bridge refuses to start).
+    pub(crate) webhooks: Option<Arc<Webhooks>>,
     /// Why the data directory cannot be used, until
     /// [`Bridge::check`](crate::Bridge::check) takes it.
     pub(crate) start_error: Mutex<Option<Error>>,

@@ -28,6 +28,8 @@ mod server;
 mod session;
 pub mod token;
 pub mod upstream;
+pub mod watch;
+pub mod webhooks;
 
 pub use config::Config;
 pub use error::Error;

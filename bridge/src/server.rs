@@ -42,6 +42,8 @@ use crate::{
     publish::Visibility,
     session::{self, AuthGuard, Handle, Settings},
     upstream::{Source, Upstream},
+    watch::Events,
+    webhooks::{self, Webhooks},
 };
 
 /// A bridge: configuration plus shared state. Build it, keep
@@ -68,10 +70,18 @@ impl Bridge {
     fn build(config: Config, embedded: Option<Arc<master::Registry>>) -> Self {
         let metrics = Arc::new(Metrics::default());
         let visibility = Visibility::new(config.hide_addresses);
-        let (keys, history, start_error) = match open_data(&config) {
+        let (keys, history, mut start_error) = match open_data(&config) {
             Ok((keys, history)) => (keys, Some(Arc::new(history)), None),
             // Keys nobody sees: `run` refuses to start.
             Err(e) => (Keys::from_secret(b""), None, Some(e)),
+        };
+        let webhooks = match (&start_error, open_webhooks(&config, visibility)) {
+            (None, Ok(webhooks)) => Some(Arc::new(webhooks)),
+            (_, Err(e)) => {
+                start_error.get_or_insert(e);
+                None
+            }
+            (Some(_), Ok(_)) => None,
         };
         let upstream = Arc::new(Upstream::new(visibility, metrics.clone(), keys));
         let source = match embedded {
@@ -82,6 +92,7 @@ impl Bridge {
         let games = Games::from_config(&config, visibility).map(Arc::new);
         let cancel = CancellationToken::new();
         let budget = Arc::new(Budget::new(config.api_rate_per_sec, config.api_burst));
+        let config_offline_after = config.offline_after;
         let session = Arc::new(Handle {
             config: Settings::new(&config, visibility),
             shared: upstream.subscribe(),
@@ -108,6 +119,8 @@ impl Bridge {
                 history,
                 answers: Answers::default(),
                 visibility,
+                events: Arc::new(Events::new(config_offline_after)),
+                webhooks,
                 start_error: Mutex::new(start_error),
             }),
         }
@@ -123,10 +136,10 @@ impl Bridge {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        match (taken, &self.ctx.history) {
-            (Some(e), _) => Err(e),
-            (None, None) => Err(Error::DataDirUnusable),
-            (None, Some(_)) => Ok(()),
+        match (taken, &self.ctx.history, &self.ctx.webhooks) {
+            (Some(e), _, _) => Err(e),
+            (None, None, _) | (None, _, None) => Err(Error::DataDirUnusable),
+            (None, Some(_), Some(_)) => Ok(()),
         }
     }
 
@@ -163,6 +176,16 @@ impl Bridge {
         let recorder = ctx.history.clone().map(|history| {
             tokio::spawn(history.record(ctx.upstream.clone(), ctx.cancel.child_token()))
         });
+        // Events and their webhooks: off the list's publishing path (their
+        // own watch receiver, their own tasks).
+        let notifier = ctx.webhooks.clone().map(|webhooks| {
+            tokio::spawn(webhooks.run(ctx.events.subscribe(), ctx.cancel.child_token()))
+        });
+        let watcher = tokio::spawn(
+            ctx.events
+                .clone()
+                .run(ctx.upstream.clone(), ctx.cancel.child_token()),
+        );
         let serve = http::serve(
             listener,
             router(ctx.clone()),
@@ -191,6 +214,10 @@ impl Bridge {
             warn!("some connections did not close within the grace time");
         }
         poller.abort();
+        watcher.abort();
+        if let Some(notifier) = notifier {
+            let _ = tokio::time::timeout(grace, notifier).await;
+        }
         if let Some(recorder) = recorder {
             recorder.abort();
         }
@@ -291,6 +318,19 @@ fn shared_keys(history: &History, dir: Option<&std::path::Path>) -> Result<Keys,
     }
 }
 
+/// The webhooks stored in `config.data_dir` (in memory without one).
+fn open_webhooks(config: &Config, visibility: Visibility) -> Result<Webhooks, Error> {
+    let settings = webhooks::Settings {
+        allow_private: config.webhook_allow_private,
+        public_url: config
+            .public_url
+            .as_ref()
+            .map(|u| u.trim_end_matches('/').to_owned()),
+        addresses: visibility.viewers(),
+    };
+    Webhooks::open(config.data_dir.as_deref(), settings)
+}
+
 /// Creates `dir` (mode 0700 where it is new) unless it exists.
 fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
@@ -335,6 +375,7 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/badge.svg", read(get(badge::lobby)))
         .route("/badge/{file}", read(get(badge::server)))
         .route("/metrics", get(metrics))
+        .merge(webhooks::api::routes())
         .with_state(ctx.clone())
         .merge(front_end)
         // Outermost, so that every answer under /api/ pays, the 404 of a
@@ -489,6 +530,10 @@ async fn metrics(State(ctx): State<Arc<Ctx>>) -> Response {
     let mut text = ctx.metrics.render();
     if let Some(history) = &ctx.history {
         history.counters().render(&mut text);
+    }
+    ctx.events.render(&mut text);
+    if let Some(webhooks) = &ctx.webhooks {
+        webhooks.render(&mut text);
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

@@ -241,6 +241,15 @@ pub(crate) struct Args {
     /// other servers are left out of that day's samples.
     #[arg(long, env = "BRIDGE_HISTORY_KEYS_PER_SOURCE", default_value_t = Config::DEFAULT_HISTORY_KEYS_PER_SOURCE, value_parser = count)]
     pub(crate) history_keys_per_source: usize,
+    /// Let webhooks reach loopback, private, link-local and other
+    /// non-public addresses (a receiver on the same machine or network).
+    /// Off: such URLs are refused.
+    #[arg(long, env = "BRIDGE_WEBHOOK_ALLOW_PRIVATE")]
+    pub(crate) webhook_allow_private: bool,
+    /// The lobby's public address (e.g. https://lobby.example.org), for
+    /// absolute links to servers' pages in notifications.
+    #[arg(long, env = "BRIDGE_PUBLIC_URL", value_parser = public_url)]
+    pub(crate) public_url: Option<String>,
 }
 
 /// What the bridge does instead of serving.
@@ -257,6 +266,18 @@ pub(crate) enum Command {
         #[arg(long, env = "DATABASE_URL")]
         database_url: bridge::history::DatabaseUrl,
     },
+}
+
+/// `--public-url`: an http(s) URL with a host, kept without a trailing `/`.
+fn public_url(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text).map_err(|e| e.to_string())?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err("must be an http or https URL with a host".into());
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err("must not have a query or fragment".into());
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
 }
 
 /// The data directory without `--data-dir`: systemd's state directory
@@ -361,6 +382,8 @@ impl Args {
             history_max_bytes: self.history_max_bytes,
             database_url: self.database_url,
             history_keys_per_source: self.history_keys_per_source,
+            webhook_allow_private: self.webhook_allow_private,
+            public_url: self.public_url,
             ..base
         }
     }

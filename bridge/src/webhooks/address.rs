@@ -1,0 +1,185 @@
+//! Which addresses a webhook may reach (`docs/protocol.md` §2.4): nobody
+//! may use the lobby to reach its own networks. A URL's host that is, or
+//! resolves to, a loopback, private, link-local, shared (100.64/10),
+//! multicast, unspecified or otherwise non-global address (IPv4 and IPv6,
+//! IPv4-mapped included; `gamequery::screen::is_global` is the rule) is
+//! refused unless `--webhook-allow-private`.
+//!
+//! The check happens where the connection is made: [`CheckedResolver`] is
+//! the HTTP client's only resolver, so a host name is resolved once per
+//! connection and the client connects to exactly the addresses that were
+//! checked (a second answer from DNS, "rebinding", never reaches a socket).
+//! An IP literal is not resolved at all; [`literal_allowed`] checks it
+//! before each attempt.
+
+use std::{
+    net::{IpAddr, SocketAddr},
+    time::Duration,
+};
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use url::{Host, Url};
+
+/// Addresses of one host name kept at most.
+const MAX_ADDRS: usize = 16;
+/// How long resolving a host may take when a webhook is created.
+pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A host refused because of where it points; the client's error chain
+/// carries it, so a refused delivery is not retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the host is, or resolves to, an address that is not public")]
+pub struct Refused;
+
+/// Whether an address may be reached.
+pub fn allowed(ip: IpAddr, allow_private: bool) -> bool {
+    allow_private || gamequery::screen::is_global(ip)
+}
+
+/// Whether the URL's host, if an IP literal, may be reached (a host name
+/// is checked by [`CheckedResolver`] when the connection is made).
+pub fn literal_allowed(url: &Url, allow_private: bool) -> bool {
+    match url.host() {
+        Some(Host::Ipv4(ip)) => allowed(IpAddr::V4(ip), allow_private),
+        Some(Host::Ipv6(ip)) => allowed(IpAddr::V6(ip), allow_private),
+        Some(Host::Domain(_)) => true,
+        None => false,
+    }
+}
+
+/// Resolves `host` and checks every address: all must be allowed (one
+/// private address among public ones is refused too).
+async fn resolve_checked(host: &str, allow_private: bool) -> Result<Vec<SocketAddr>, ResolveError> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0))
+        .await
+        .map_err(|_| ResolveError::NotFound)?
+        .take(MAX_ADDRS)
+        .collect();
+    if addrs.is_empty() {
+        return Err(ResolveError::NotFound);
+    }
+    if addrs.iter().any(|a| !allowed(a.ip(), allow_private)) {
+        return Err(ResolveError::Refused);
+    }
+    Ok(addrs)
+}
+
+/// Why a host cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("the host does not resolve")]
+    NotFound,
+    #[error("the host is, or resolves to, an address that is not public")]
+    Refused,
+}
+
+/// Checks a new webhook's URL: its host is an allowed literal, or resolves
+/// (within [`RESOLVE_TIMEOUT`]) to allowed addresses only.
+pub async fn check_url(url: &Url, allow_private: bool) -> Result<(), ResolveError> {
+    match url.host() {
+        Some(Host::Domain(name)) => {
+            match tokio::time::timeout(RESOLVE_TIMEOUT, resolve_checked(name, allow_private)).await
+            {
+                Ok(result) => result.map(drop),
+                Err(_) => Err(ResolveError::NotFound),
+            }
+        }
+        Some(_) if literal_allowed(url, allow_private) => Ok(()),
+        _ => Err(ResolveError::Refused),
+    }
+}
+
+/// The delivery client's resolver: the system's, with every answer checked.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckedResolver {
+    pub allow_private: bool,
+}
+
+impl Resolve for CheckedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            match resolve_checked(name.as_str(), allow_private).await {
+                Ok(addrs) => Ok(Box::new(addrs.into_iter()) as Addrs),
+                Err(ResolveError::Refused) => Err(Box::new(Refused) as _),
+                Err(e) => Err(Box::new(e) as _),
+            }
+        })
+    }
+}
+
+/// Whether `error` (from the client) comes from a refused address.
+pub fn is_refused(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if e.downcast_ref::<Refused>().is_some() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[tokio::test]
+    async fn non_public_hosts_are_refused_unless_allowed() {
+        for u in [
+            "http://127.0.0.1/",
+            "http://2130706433/",
+            "http://0x7f.1/",
+            "http://localhost:9/",
+            "http://10.1.2.3/",
+            "http://172.16.0.1/",
+            "http://192.168.1.1/",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://100.64.0.1/",
+            "http://224.0.0.1/",
+            "http://0.0.0.0/",
+            "http://[::1]/",
+            "http://[::]/",
+            "http://[fe80::1]/",
+            "http://[fd00::1]/",
+            "http://[ff02::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://[::ffff:a9fe:a9fe]/",
+        ] {
+            assert_eq!(
+                check_url(&url(u), false).await,
+                Err(ResolveError::Refused),
+                "{u}"
+            );
+        }
+        assert_eq!(check_url(&url("http://127.0.0.1/"), true).await, Ok(()));
+        assert_eq!(check_url(&url("http://localhost/"), true).await, Ok(()));
+        assert_eq!(check_url(&url("http://203.0.114.1/"), false).await, Ok(()));
+        assert!(literal_allowed(&url("https://[2a00:1450::1]/"), false));
+        assert!(!literal_allowed(&url("https://[::ffff:10.0.0.1]/"), false));
+    }
+
+    #[tokio::test]
+    async fn the_resolver_refuses_at_connection_time() {
+        let strict = CheckedResolver {
+            allow_private: false,
+        };
+        let err = match strict.resolve("localhost".parse().unwrap()).await {
+            Ok(_) => panic!("localhost resolved for a webhook"),
+            Err(e) => e,
+        };
+        assert!(is_refused(err.as_ref()));
+        let lax = CheckedResolver {
+            allow_private: true,
+        };
+        let addrs: Vec<_> = match lax.resolve("localhost".parse().unwrap()).await {
+            Ok(a) => a.collect(),
+            Err(e) => panic!("{e}"),
+        };
+        assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+    }
+}

@@ -1,0 +1,247 @@
+//! The admin's webhook API (`docs/protocol.md` §2.4), under
+//! `/api/admin/webhooks`: the admin token as `Authorization: Bearer`,
+//! checked (and failures counted per address) before a byte of the body
+//! is read; bodies of at most 16 KiB read within a time limit; every
+//! refusal a small JSON `{"error"}` that names the field at fault.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use axum::{
+    body::Body,
+    extract::{ConnectInfo, Path, Request, State},
+    http::{header, HeaderMap, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+    routing::{patch, post},
+    Router,
+};
+use protocol::watch::{is_webhook_id, WebhookPatch, WebhookSpec, MAX_REQUEST_BYTES};
+use serde_json::{json, Value};
+
+use super::{address, CreateError};
+use crate::{ctx::Ctx, session::Checked};
+
+/// How long a request's body may take to arrive.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The routes, for the bridge's router.
+pub(crate) fn routes() -> Router<Arc<Ctx>> {
+    Router::new()
+        .route("/api/admin/webhooks", post(create).get(list))
+        .route("/api/admin/webhooks/{id}", patch(update).delete(remove))
+        .route("/api/admin/webhooks/{id}/test", post(test))
+}
+
+fn answer(status: StatusCode, body: &Value) -> Response {
+    let mut h = HeaderMap::new();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    (status, h, body.to_string()).into_response()
+}
+
+fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    answer(status, &json!({ "error": message.to_string() }))
+}
+
+/// The webhooks, or the answer while they cannot be used.
+fn webhooks(ctx: &Ctx) -> Result<&Arc<super::Webhooks>, Response> {
+    ctx.webhooks
+        .as_ref()
+        .ok_or_else(|| error(StatusCode::SERVICE_UNAVAILABLE, "webhooks are unavailable"))
+}
+
+/// Whether the request carries the admin token; the refusal otherwise
+/// (401, or 429 while the address has failed too often).
+fn authorize(ctx: &Ctx, client: SocketAddr, headers: &HeaderMap) -> Result<(), Response> {
+    let candidate = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        });
+    let checked = ctx.session.auth.check(
+        &ctx.config.admin_token,
+        candidate,
+        client,
+        std::time::Instant::now(),
+        &ctx.metrics,
+        "admin API",
+    );
+    match checked {
+        Checked::Admin => Ok(()),
+        Checked::Wrong => {
+            let mut r = error(
+                StatusCode::UNAUTHORIZED,
+                "the admin token is missing or wrong",
+            );
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            Err(r)
+        }
+        Checked::Limited => {
+            let mut r = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many wrong tokens from your address",
+            );
+            let wait = ctx.config.auth_window.as_secs().max(1);
+            if let Ok(v) = HeaderValue::from_str(&wait.to_string()) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            Err(r)
+        }
+    }
+}
+
+/// The body, at most [`MAX_REQUEST_BYTES`], within [`BODY_TIMEOUT`].
+async fn read_body(body: Body) -> Result<axum::body::Bytes, Response> {
+    match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_REQUEST_BYTES)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body: larger than 16 KiB",
+        )),
+        Err(_) => Err(error(StatusCode::REQUEST_TIMEOUT, "body: not sent in time")),
+    }
+}
+
+async fn create(
+    State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
+    if let Err(r) = authorize(&ctx, client, req.headers()) {
+        return r;
+    }
+    let hooks = match webhooks(&ctx) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let body = match read_body(req.into_body()).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let spec = match WebhookSpec::parse(&body) {
+        Ok(spec) => spec,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    if let Err(e) = address::check_url(&spec.url, ctx.config.webhook_allow_private).await {
+        return error(StatusCode::BAD_REQUEST, format_args!("url: {e}"));
+    }
+    match hooks.create(spec).await {
+        Ok(v) => answer(StatusCode::CREATED, &v),
+        Err(e @ CreateError::Full) => error(StatusCode::CONFLICT, e),
+        Err(e) => {
+            tracing::error!(error = %e, "a webhook could not be created");
+            error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the webhook could not be stored",
+            )
+        }
+    }
+}
+
+async fn list(
+    State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = authorize(&ctx, client, &headers) {
+        return r;
+    }
+    let hooks = match webhooks(&ctx) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    answer(StatusCode::OK, &json!({ "webhooks": hooks.list() }))
+}
+
+/// The id in the path, if it is one.
+fn known_id(id: &str) -> Result<(), Response> {
+    if is_webhook_id(id) {
+        Ok(())
+    } else {
+        Err(error(StatusCode::NOT_FOUND, "no such webhook"))
+    }
+}
+
+async fn update(
+    State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    req: Request,
+) -> Response {
+    if let Err(r) = authorize(&ctx, client, req.headers()).and_then(|()| known_id(&id)) {
+        return r;
+    }
+    let hooks = match webhooks(&ctx) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let body = match read_body(req.into_body()).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let patch = match WebhookPatch::parse(&body) {
+        Ok(p) => p,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    match hooks.set_enabled(&id, patch.enabled).await {
+        None => error(StatusCode::NOT_FOUND, "no such webhook"),
+        Some(Ok(v)) => answer(StatusCode::OK, &v),
+        Some(Err(e)) => {
+            tracing::error!(error = %e, "a webhook's state could not be stored");
+            error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the change could not be stored",
+            )
+        }
+    }
+}
+
+async fn remove(
+    State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = authorize(&ctx, client, &headers).and_then(|()| known_id(&id)) {
+        return r;
+    }
+    let hooks = match webhooks(&ctx) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    match hooks.delete(&id).await {
+        None => error(StatusCode::NOT_FOUND, "no such webhook"),
+        Some(Ok(())) => StatusCode::NO_CONTENT.into_response(),
+        Some(Err(e)) => {
+            tracing::error!(error = %e, "a deleted webhook could not be removed from the store");
+            error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the deletion could not be stored",
+            )
+        }
+    }
+}
+
+async fn test(
+    State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = authorize(&ctx, client, &headers).and_then(|()| known_id(&id)) {
+        return r;
+    }
+    let hooks = match webhooks(&ctx) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    match hooks.test(&id).await {
+        None => error(StatusCode::NOT_FOUND, "no such webhook"),
+        Some(record) => answer(StatusCode::OK, &record.to_json()),
+    }
+}
