@@ -46,15 +46,18 @@ fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
 }
 
 /// The webhooks, or the answer while they cannot be used.
-fn webhooks(ctx: &Ctx) -> Result<&Arc<super::Webhooks>, Response> {
-    ctx.webhooks
-        .as_ref()
-        .ok_or_else(|| error(StatusCode::SERVICE_UNAVAILABLE, "webhooks are unavailable"))
+fn webhooks(ctx: &Ctx) -> Result<&Arc<super::Webhooks>, Box<Response>> {
+    ctx.webhooks.as_ref().ok_or_else(|| {
+        Box::new(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "webhooks are unavailable",
+        ))
+    })
 }
 
 /// Whether the request carries the admin token; the refusal otherwise
 /// (401, or 429 while the address has failed too often).
-fn authorize(ctx: &Ctx, client: SocketAddr, headers: &HeaderMap) -> Result<(), Response> {
+fn authorize(ctx: &Ctx, client: SocketAddr, headers: &HeaderMap) -> Result<(), Box<Response>> {
     let candidate = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -79,7 +82,7 @@ fn authorize(ctx: &Ctx, client: SocketAddr, headers: &HeaderMap) -> Result<(), R
             );
             r.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            Err(r)
+            Err(Box::new(r))
         }
         Checked::Limited => {
             let mut r = error(
@@ -90,20 +93,23 @@ fn authorize(ctx: &Ctx, client: SocketAddr, headers: &HeaderMap) -> Result<(), R
             if let Ok(v) = HeaderValue::from_str(&wait.to_string()) {
                 r.headers_mut().insert(header::RETRY_AFTER, v);
             }
-            Err(r)
+            Err(Box::new(r))
         }
     }
 }
 
 /// The body, at most [`MAX_REQUEST_BYTES`], within [`BODY_TIMEOUT`].
-async fn read_body(body: Body) -> Result<axum::body::Bytes, Response> {
+async fn read_body(body: Body) -> Result<axum::body::Bytes, Box<Response>> {
     match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_REQUEST_BYTES)).await {
         Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(error(
+        Ok(Err(_)) => Err(Box::new(error(
             StatusCode::PAYLOAD_TOO_LARGE,
             "body: larger than 16 KiB",
-        )),
-        Err(_) => Err(error(StatusCode::REQUEST_TIMEOUT, "body: not sent in time")),
+        ))),
+        Err(_) => Err(Box::new(error(
+            StatusCode::REQUEST_TIMEOUT,
+            "body: not sent in time",
+        ))),
     }
 }
 
@@ -113,15 +119,15 @@ async fn create(
     req: Request,
 ) -> Response {
     if let Err(r) = authorize(&ctx, client, req.headers()) {
-        return r;
+        return *r;
     }
     let hooks = match webhooks(&ctx) {
         Ok(h) => h,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let body = match read_body(req.into_body()).await {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let spec = match WebhookSpec::parse(&body) {
         Ok(spec) => spec,
@@ -149,21 +155,21 @@ async fn list(
     headers: HeaderMap,
 ) -> Response {
     if let Err(r) = authorize(&ctx, client, &headers) {
-        return r;
+        return *r;
     }
     let hooks = match webhooks(&ctx) {
         Ok(h) => h,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     answer(StatusCode::OK, &json!({ "webhooks": hooks.list() }))
 }
 
 /// The id in the path, if it is one.
-fn known_id(id: &str) -> Result<(), Response> {
+fn known_id(id: &str) -> Result<(), Box<Response>> {
     if is_webhook_id(id) {
         Ok(())
     } else {
-        Err(error(StatusCode::NOT_FOUND, "no such webhook"))
+        Err(Box::new(error(StatusCode::NOT_FOUND, "no such webhook")))
     }
 }
 
@@ -174,15 +180,15 @@ async fn update(
     req: Request,
 ) -> Response {
     if let Err(r) = authorize(&ctx, client, req.headers()).and_then(|()| known_id(&id)) {
-        return r;
+        return *r;
     }
     let hooks = match webhooks(&ctx) {
         Ok(h) => h,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let body = match read_body(req.into_body()).await {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let patch = match WebhookPatch::parse(&body) {
         Ok(p) => p,
@@ -208,11 +214,11 @@ async fn remove(
     headers: HeaderMap,
 ) -> Response {
     if let Err(r) = authorize(&ctx, client, &headers).and_then(|()| known_id(&id)) {
-        return r;
+        return *r;
     }
     let hooks = match webhooks(&ctx) {
         Ok(h) => h,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     match hooks.delete(&id).await {
         None => error(StatusCode::NOT_FOUND, "no such webhook"),
@@ -234,11 +240,11 @@ async fn test(
     headers: HeaderMap,
 ) -> Response {
     if let Err(r) = authorize(&ctx, client, &headers).and_then(|()| known_id(&id)) {
-        return r;
+        return *r;
     }
     let hooks = match webhooks(&ctx) {
         Ok(h) => h,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     match hooks.test(&id).await {
         None => error(StatusCode::NOT_FOUND, "no such webhook"),

@@ -196,7 +196,7 @@ fn parse_retry_after(text: &str) -> Option<Duration> {
 /// for `after`: 1 s doubling, never less than asked. `None`: the receiver
 /// asked for more than [`MAX_WAIT`], or no attempt is left.
 pub fn wait_before(next: u32, after: Option<Duration>) -> Option<Duration> {
-    if next > MAX_ATTEMPTS || next < 2 {
+    if !(2..=MAX_ATTEMPTS).contains(&next) {
         return None;
     }
     let backoff = FIRST_RETRY * 2u32.pow(next - 2);
