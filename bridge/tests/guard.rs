@@ -392,19 +392,7 @@ async fn start_limited(args: &[&str], soft: u64, hard: u64) -> (Child, SocketAdd
         .stderr(Stdio::null())
         .kill_on_drop(true);
     let mut child = cmd.spawn().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
-        .await
-        .expect("no readiness line")
-        .unwrap();
-    let http = line
-        .split_whitespace()
-        .nth(3)
-        .and_then(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("bad readiness line {line:?}"))
-        .parse()
-        .unwrap();
+    let http = readiness(&mut child).await.0;
     (child, http)
 }
 
@@ -730,41 +718,20 @@ fn upgrade_with_origin(to: SocketAddr, origin: &[u8]) -> Vec<u8> {
 #[tokio::test]
 async fn floods_do_not_flood_the_log_and_are_counted() {
     let dir = tempfile::tempdir().unwrap();
-    let log_path = dir.path().join("bridge.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .args(["--rate-limit", "1", "--rate-burst", "5"])
-        .args(["--max-ws-per-address", "1000"])
-        .args(["--max-http-per-address", "1000"])
-        .arg("--static")
-        .arg(dir.path())
-        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
-        .await
-        .expect("no readiness line")
-        .unwrap();
-    let http: SocketAddr = line
-        .split_whitespace()
-        .nth(3)
-        .and_then(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("bad readiness line {line:?}"))
-        .parse()
-        .unwrap();
+    let (_child, http, log_path) = logging_bridge(
+        dir.path(),
+        &[
+            "--rate-limit",
+            "1",
+            "--rate-burst",
+            "5",
+            "--max-ws-per-address",
+            "1000",
+            "--max-http-per-address",
+            "1000",
+        ],
+    )
+    .await;
     let before = std::fs::metadata(&log_path).unwrap().len();
 
     // 2 × 1,000 refused upgrades with an 8 KB foreign Origin, pipelined on
@@ -795,13 +762,7 @@ async fn floods_do_not_flood_the_log_and_are_counted() {
         assert_eq!(recv_close(&mut ws).await, 1009);
     }
 
-    let grown = std::fs::metadata(&log_path).unwrap().len() - before;
-    let text = std::fs::read_to_string(&log_path).unwrap();
-    let tail = &text[usize::try_from(before).unwrap()..];
-    eprintln!(
-        "the log grew by {grown} bytes:\n{}",
-        tail.get(..4096).unwrap_or(tail)
-    );
+    let (grown, tail) = log_growth(&log_path, before);
     assert!(
         grown < 4 * 1024,
         "2,300 refusals and closes grew the log by {grown} bytes"

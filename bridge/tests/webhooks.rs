@@ -12,7 +12,6 @@ mod common;
 use std::{
     collections::VecDeque,
     net::SocketAddr,
-    process::Stdio,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -28,9 +27,8 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use sha2::Sha256;
 use tokio::{
-    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
-    net::{TcpListener, TcpSocket, TcpStream},
-    process::Command,
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
     sync::mpsc,
     time::Instant,
 };
@@ -950,17 +948,6 @@ async fn hostile_receivers_cost_bounded_time_and_memory() {
 
 const OTHER_HOST: &str = "127.0.0.2";
 
-async fn connect_from(from: &str, to: SocketAddr) -> TcpStream {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket
-        .bind(SocketAddr::new(from.parse().unwrap(), 0))
-        .unwrap();
-    tokio::time::timeout(WAIT, socket.connect(to))
-        .await
-        .expect("connect timed out")
-        .expect("connect failed")
-}
-
 /// One request from `from`: its head, then (once answered, if
 /// `early`, else at the same time) its body; the answer's status (`None`:
 /// the connection closed first, as when the bridge stops reading a body).
@@ -1018,43 +1005,22 @@ fn rss_kib(pid: u32) -> u64 {
 #[tokio::test]
 async fn abuse_of_the_admin_api_keeps_the_log_and_memory_small() {
     let dir = tempfile::tempdir().unwrap();
-    let log_path = dir.path().join("bridge.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .args(["--api-rate", "100000", "--api-burst", "100000"])
-        .args(["--max-http-per-address", "1000"])
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .arg("--static")
-        .arg(dir.path())
-        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let data = dir.path().join("data");
+    let (mut child, http, log_path) = logging_bridge(
+        dir.path(),
+        &[
+            "--api-rate",
+            "100000",
+            "--api-burst",
+            "100000",
+            "--max-http-per-address",
+            "1000",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ],
+    )
+    .await;
     let pid = child.id().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
-        .await
-        .expect("no readiness line")
-        .unwrap();
-    let http: SocketAddr = line
-        .split_whitespace()
-        .nth(3)
-        .and_then(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("bad readiness line {line:?}"))
-        .parse()
-        .unwrap();
     let before = std::fs::metadata(&log_path).unwrap().len();
     let rss_before = rss_kib(pid);
 
@@ -1088,13 +1054,7 @@ async fn abuse_of_the_admin_api_keeps_the_log_and_memory_small() {
     assert_eq!(statuses.get(&Some(401)), Some(&5), "{statuses:?}");
     assert_eq!(statuses.get(&Some(429)), Some(&495), "{statuses:?}");
 
-    let grown = std::fs::metadata(&log_path).unwrap().len() - before;
-    let text = std::fs::read_to_string(&log_path).unwrap();
-    let tail = &text[usize::try_from(before).unwrap()..];
-    eprintln!(
-        "the log grew by {grown} bytes:\n{}",
-        tail.get(..4096).unwrap_or(tail)
-    );
+    let (grown, tail) = log_growth(&log_path, before);
     assert!(
         grown < 2 * 1024,
         "800 abusive requests grew the log by {grown} bytes"

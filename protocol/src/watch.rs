@@ -175,11 +175,7 @@ pub struct WebhookSpec {
 impl WebhookSpec {
     /// Reads and validates a request body.
     pub fn parse(body: &[u8]) -> Result<Self, FieldError> {
-        if body.len() > MAX_REQUEST_BYTES {
-            return refuse("body", "larger than 16 KiB");
-        }
-        let value: Value = serde_json::from_slice(body).or_else(|_| refuse("body", "not JSON"))?;
-        Self::from_value(&value)
+        Self::from_value(&Value::Object(object(body)?))
     }
 
     /// Validates an already parsed request (also a stored one, which is
@@ -260,6 +256,18 @@ impl WebhookSpec {
     /// Whether this webhook wants `event`.
     pub fn wants(&self, event: Event) -> bool {
         self.events.contains(&event)
+    }
+}
+
+/// A request body as a JSON object, at most [`MAX_REQUEST_BYTES`].
+fn object(body: &[u8]) -> Result<Map<String, Value>, FieldError> {
+    if body.len() > MAX_REQUEST_BYTES {
+        return refuse("body", "larger than 16 KiB");
+    }
+    match serde_json::from_slice(body) {
+        Ok(Value::Object(obj)) => Ok(obj),
+        Ok(_) => refuse("body", "not a JSON object"),
+        Err(_) => refuse("body", "not JSON"),
     }
 }
 
@@ -371,13 +379,7 @@ pub struct WebhookPatch {
 impl WebhookPatch {
     /// Reads and validates a request body: `{"enabled":true|false}`.
     pub fn parse(body: &[u8]) -> Result<Self, FieldError> {
-        if body.len() > MAX_REQUEST_BYTES {
-            return refuse("body", "larger than 16 KiB");
-        }
-        let value: Value = serde_json::from_slice(body).or_else(|_| refuse("body", "not JSON"))?;
-        let Value::Object(obj) = value else {
-            return refuse("body", "not a JSON object");
-        };
+        let obj = object(body)?;
         if obj.keys().any(|k| k != "enabled") {
             return refuse("body", "has a field other than enabled");
         }

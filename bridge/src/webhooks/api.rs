@@ -17,7 +17,7 @@ use axum::{
 use protocol::watch::{is_webhook_id, WebhookPatch, WebhookSpec, MAX_REQUEST_BYTES};
 use serde_json::{json, Value};
 
-use super::{address, CreateError};
+use super::{address, CreateError, Webhooks};
 use crate::{ctx::Ctx, session::Checked};
 
 /// How long a request's body may take to arrive.
@@ -43,16 +43,6 @@ fn answer(status: StatusCode, body: &Value) -> Response {
 
 fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
     answer(status, &json!({ "error": message.to_string() }))
-}
-
-/// The webhooks, or the answer while they cannot be used.
-fn webhooks(ctx: &Ctx) -> Result<&Arc<super::Webhooks>, Box<Response>> {
-    ctx.webhooks.as_ref().ok_or_else(|| {
-        Box::new(error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "webhooks are unavailable",
-        ))
-    })
 }
 
 /// Whether the request carries the admin token; the refusal otherwise
@@ -113,20 +103,72 @@ async fn read_body(body: Body) -> Result<axum::body::Bytes, Box<Response>> {
     }
 }
 
+/// The webhooks, once the request carries the admin token and (when
+/// `id` is given) names a webhook id; else the refusal.
+fn admitted<'a>(
+    ctx: &'a Ctx,
+    client: SocketAddr,
+    headers: &HeaderMap,
+    id: Option<&str>,
+) -> Result<&'a Arc<Webhooks>, Box<Response>> {
+    authorize(ctx, client, headers)?;
+    if id.is_some_and(|id| !is_webhook_id(id)) {
+        return Err(Box::new(no_such_webhook()));
+    }
+    ctx.webhooks.as_ref().ok_or_else(|| {
+        Box::new(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "webhooks are unavailable",
+        ))
+    })
+}
+
+/// [`admitted`], then the request's body (see [`read_body`]).
+async fn admitted_with_body<'a>(
+    ctx: &'a Ctx,
+    client: SocketAddr,
+    req: Request,
+    id: Option<&str>,
+) -> Result<(&'a Arc<Webhooks>, axum::body::Bytes), Box<Response>> {
+    let hooks = admitted(ctx, client, req.headers(), id)?;
+    let body = read_body(req.into_body()).await?;
+    Ok((hooks, body))
+}
+
+fn no_such_webhook() -> Response {
+    error(StatusCode::NOT_FOUND, "no such webhook")
+}
+
+/// The answer to a change of webhook `found` (`None`: unknown), once
+/// stored (`Err`: the store failed, logged as `what`).
+fn stored<T>(
+    found: Option<Result<T, String>>,
+    what: &str,
+    ok: impl FnOnce(T) -> Response,
+) -> Response {
+    match found {
+        None => no_such_webhook(),
+        Some(Ok(v)) => ok(v),
+        Some(Err(e)) => store_failed(what, e),
+    }
+}
+
+/// The answer when the store failed (logged: the operator's to fix).
+fn store_failed(what: &str, e: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %e, "{what} could not be stored");
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format_args!("{what} could not be stored"),
+    )
+}
+
 async fn create(
     State(ctx): State<Arc<Ctx>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     req: Request,
 ) -> Response {
-    if let Err(r) = authorize(&ctx, client, req.headers()) {
-        return *r;
-    }
-    let hooks = match webhooks(&ctx) {
-        Ok(h) => h,
-        Err(r) => return *r,
-    };
-    let body = match read_body(req.into_body()).await {
-        Ok(b) => b,
+    let (hooks, body) = match admitted_with_body(&ctx, client, req, None).await {
+        Ok(x) => x,
         Err(r) => return *r,
     };
     let spec = match WebhookSpec::parse(&body) {
@@ -139,13 +181,7 @@ async fn create(
     match hooks.create(spec).await {
         Ok(v) => answer(StatusCode::CREATED, &v),
         Err(e @ CreateError::Full) => error(StatusCode::CONFLICT, e),
-        Err(e) => {
-            tracing::error!(error = %e, "a webhook could not be created");
-            error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the webhook could not be stored",
-            )
-        }
+        Err(e) => store_failed("the webhook", e),
     }
 }
 
@@ -154,22 +190,9 @@ async fn list(
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = authorize(&ctx, client, &headers) {
-        return *r;
-    }
-    let hooks = match webhooks(&ctx) {
-        Ok(h) => h,
-        Err(r) => return *r,
-    };
-    answer(StatusCode::OK, &json!({ "webhooks": hooks.list() }))
-}
-
-/// The id in the path, if it is one.
-fn known_id(id: &str) -> Result<(), Box<Response>> {
-    if is_webhook_id(id) {
-        Ok(())
-    } else {
-        Err(Box::new(error(StatusCode::NOT_FOUND, "no such webhook")))
+    match admitted(&ctx, client, &headers, None) {
+        Ok(hooks) => answer(StatusCode::OK, &json!({ "webhooks": hooks.list() })),
+        Err(r) => *r,
     }
 }
 
@@ -179,32 +202,16 @@ async fn update(
     Path(id): Path<String>,
     req: Request,
 ) -> Response {
-    if let Err(r) = authorize(&ctx, client, req.headers()).and_then(|()| known_id(&id)) {
-        return *r;
-    }
-    let hooks = match webhooks(&ctx) {
-        Ok(h) => h,
-        Err(r) => return *r,
-    };
-    let body = match read_body(req.into_body()).await {
-        Ok(b) => b,
+    let (hooks, body) = match admitted_with_body(&ctx, client, req, Some(&id)).await {
+        Ok(x) => x,
         Err(r) => return *r,
     };
     let patch = match WebhookPatch::parse(&body) {
         Ok(p) => p,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    match hooks.set_enabled(&id, patch.enabled).await {
-        None => error(StatusCode::NOT_FOUND, "no such webhook"),
-        Some(Ok(v)) => answer(StatusCode::OK, &v),
-        Some(Err(e)) => {
-            tracing::error!(error = %e, "a webhook's state could not be stored");
-            error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the change could not be stored",
-            )
-        }
-    }
+    let found = hooks.set_enabled(&id, patch.enabled).await;
+    stored(found, "the change", |v| answer(StatusCode::OK, &v))
 }
 
 async fn remove(
@@ -213,24 +220,14 @@ async fn remove(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = authorize(&ctx, client, &headers).and_then(|()| known_id(&id)) {
-        return *r;
-    }
-    let hooks = match webhooks(&ctx) {
+    let hooks = match admitted(&ctx, client, &headers, Some(&id)) {
         Ok(h) => h,
         Err(r) => return *r,
     };
-    match hooks.delete(&id).await {
-        None => error(StatusCode::NOT_FOUND, "no such webhook"),
-        Some(Ok(())) => StatusCode::NO_CONTENT.into_response(),
-        Some(Err(e)) => {
-            tracing::error!(error = %e, "a deleted webhook could not be removed from the store");
-            error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the deletion could not be stored",
-            )
-        }
-    }
+    let found = hooks.delete(&id).await;
+    stored(found, "the deletion", |()| {
+        StatusCode::NO_CONTENT.into_response()
+    })
 }
 
 async fn test(
@@ -239,15 +236,12 @@ async fn test(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = authorize(&ctx, client, &headers).and_then(|()| known_id(&id)) {
-        return *r;
-    }
-    let hooks = match webhooks(&ctx) {
+    let hooks = match admitted(&ctx, client, &headers, Some(&id)) {
         Ok(h) => h,
         Err(r) => return *r,
     };
     match hooks.test(&id).await {
-        None => error(StatusCode::NOT_FOUND, "no such webhook"),
+        None => no_such_webhook(),
         Some(record) => answer(StatusCode::OK, &record.to_json()),
     }
 }

@@ -117,6 +117,25 @@ pub struct Hook {
 }
 
 impl Hook {
+    /// The webhook of a stored `row` (its `id` numbered `num`), with its
+    /// request and secret read from it.
+    fn new(row: Row, num: u64, spec: WebhookSpec, secret: Secret) -> Arc<Self> {
+        Arc::new(Self {
+            id: row.id,
+            num,
+            spec,
+            secret,
+            created_ms: row.created_ms,
+            state: Mutex::new(State {
+                enabled: row.enabled,
+                failures: row.failures,
+                deleted: false,
+                last: VecDeque::new(),
+            }),
+            pending: AtomicUsize::new(0),
+        })
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -259,20 +278,7 @@ impl Webhooks {
         self.with_store(move |s| s.insert(&stored))
             .await
             .map_err(CreateError::Store)?;
-        let hook = Arc::new(Hook {
-            id: row.id,
-            num,
-            spec,
-            secret,
-            created_ms: row.created_ms,
-            state: Mutex::new(State {
-                enabled: true,
-                failures: 0,
-                deleted: false,
-                last: VecDeque::new(),
-            }),
-            pending: AtomicUsize::new(0),
-        });
+        let hook = Hook::new(row, num, spec, secret);
         let added = {
             let mut hooks = self.hooks();
             let room = hooks.len() < MAX_WEBHOOKS;
@@ -641,20 +647,7 @@ fn hook_of(row: Row) -> Option<Arc<Hook>> {
         .strip_prefix("wh_")
         .and_then(|h| u64::from_str_radix(h, 16).ok());
     match (id_ok, spec, secret, num) {
-        (true, Some(spec), Some(secret), Some(num)) => Some(Arc::new(Hook {
-            id: row.id,
-            num,
-            spec,
-            secret,
-            created_ms: row.created_ms,
-            state: Mutex::new(State {
-                enabled: row.enabled,
-                failures: row.failures,
-                deleted: false,
-                last: VecDeque::new(),
-            }),
-            pending: AtomicUsize::new(0),
-        })),
+        (true, Some(spec), Some(secret), Some(num)) => Some(Hook::new(row, num, spec, secret)),
         _ => {
             warn!(id = %cut(&row.id), "a stored webhook is not valid and is skipped");
             None

@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpSocket, TcpStream},
+    process::{Child, Command},
     task::JoinHandle,
 };
 use tokio_tungstenite::{
@@ -319,9 +320,7 @@ pub async fn http_request(
     path: &str,
     extra: &str,
 ) -> (u16, String, Vec<u8>) {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::new(from, 0)).unwrap();
-    let mut s = socket.connect(addr).await.unwrap();
+    let mut s = connect_from(&from.to_string(), addr).await;
     let req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n{extra}\r\n"
     );
@@ -432,4 +431,46 @@ pub async fn metric_reaches_within(bridge: SocketAddr, name: &str, at_least: f64
     })
     .await
     .unwrap_or_else(|_| panic!("{name} never reached {at_least}"));
+/// The bridge binary with an embedded master (both on port 0) and `args`,
+/// logging at INFO into `dir/bridge.log`, started and ready: the process,
+/// its HTTP address and the log's path.
+pub async fn logging_bridge(
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (Child, SocketAddr, std::path::PathBuf) {
+    let log_path = dir.join("bridge.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--embedded-master",
+            "127.0.0.1:0",
+        ])
+        .args(args)
+        .arg("--static")
+        .arg(dir)
+        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("RUST_LOG", "info")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (http, _) = readiness(&mut child).await;
+    (child, http, log_path)
+}
+
+/// What the log at `path` gained since it was `before` bytes long: its
+/// size in bytes and its text (the first 4 KiB printed, for the record).
+pub fn log_growth(path: &std::path::Path, before: u64) -> (u64, String) {
+    let grown = std::fs::metadata(path).unwrap().len() - before;
+    let text = std::fs::read_to_string(path).unwrap();
+    let tail = text[usize::try_from(before).unwrap()..].to_owned();
+    eprintln!(
+        "the log grew by {grown} bytes:\n{}",
+        tail.get(..4096).unwrap_or(&tail)
+    );
+    (grown, tail)
 }
