@@ -27,6 +27,8 @@ pub enum Error {
     KeySecret { path: PathBuf, reason: String },
     #[error("the history database {path} is unusable: {reason}")]
     Database { path: PathBuf, reason: String },
+    #[error("the webhooks cannot be loaded: {0}")]
+    Webhooks(String),
     #[error("the data directory is unusable (the cause was reported before)")]
     DataDirUnusable,
     #[error("HTTP server failed: {0}")]

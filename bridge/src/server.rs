@@ -75,14 +75,15 @@ impl Bridge {
             // Keys nobody sees: `run` refuses to start.
             Err(e) => (Keys::from_secret(b""), None, Some(e)),
         };
-        let webhooks = match (&start_error, open_webhooks(&config, visibility)) {
-            (None, Ok(webhooks)) => Some(Arc::new(webhooks)),
-            (_, Err(e)) => {
-                start_error.get_or_insert(e);
-                None
+        let webhooks = history.as_ref().and_then(|history| {
+            match open_webhooks(&config, visibility, history.clone()) {
+                Ok(webhooks) => Some(Arc::new(webhooks)),
+                Err(e) => {
+                    start_error.get_or_insert(e);
+                    None
+                }
             }
-            (Some(_), Ok(_)) => None,
-        };
+        });
         let upstream = Arc::new(Upstream::new(visibility, metrics.clone(), keys));
         let source = match embedded {
             Some(registry) => Source::Embedded(registry),
@@ -318,8 +319,12 @@ fn shared_keys(history: &History, dir: Option<&std::path::Path>) -> Result<Keys,
     }
 }
 
-/// The webhooks stored in `config.data_dir` (in memory without one).
-fn open_webhooks(config: &Config, visibility: Visibility) -> Result<Webhooks, Error> {
+/// The webhooks kept in the bridge's database (`history`'s).
+fn open_webhooks(
+    config: &Config,
+    visibility: Visibility,
+    history: Arc<History>,
+) -> Result<Webhooks, Error> {
     let settings = webhooks::Settings {
         allow_private: config.webhook_allow_private,
         public_url: config
@@ -328,7 +333,7 @@ fn open_webhooks(config: &Config, visibility: Visibility) -> Result<Webhooks, Er
             .map(|u| u.trim_end_matches('/').to_owned()),
         addresses: visibility.viewers(),
     };
-    Webhooks::open(config.data_dir.as_deref(), settings)
+    Webhooks::open(history, settings)
 }
 
 /// Creates `dir` (mode 0700 where it is new) unless it exists.

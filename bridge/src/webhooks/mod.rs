@@ -1,5 +1,6 @@
 //! Webhooks for sites and their chat channels (`docs/protocol.md` §2.4):
-//! the admin's webhooks ([`store`] keeps them), which events each one gets
+//! the admin's webhooks (kept by a [`WebhookStore`]: the bridge's
+//! database), which events each one gets
 //! (from [`crate::watch`], with its filters and cooldown), and their
 //! deliveries: one task per notification, bounded per webhook
 //! ([`MAX_PENDING`]) and in attempts at once ([`MAX_ATTEMPTS_AT_ONCE`]),
@@ -15,7 +16,6 @@ pub mod store;
 use std::{
     collections::VecDeque,
     fmt::Write as _,
-    path::Path,
     sync::{
         atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed},
         Arc, Mutex, MutexGuard,
@@ -40,7 +40,7 @@ use tracing::{info, warn};
 use self::{
     deliver::{Attempt, Sender},
     payload::{Notice, Secret},
-    store::{Row, SqliteStore, WebhookStore},
+    store::{Row, StoreError, WebhookStore},
 };
 use crate::{
     error::Error,
@@ -177,7 +177,7 @@ struct Counters {
 #[derive(Debug)]
 pub struct Webhooks {
     settings: Settings,
-    store: Mutex<Box<dyn WebhookStore>>,
+    store: Arc<dyn WebhookStore>,
     hooks: Mutex<Vec<Arc<Hook>>>,
     sender: Sender,
     attempts: Arc<Semaphore>,
@@ -201,22 +201,16 @@ pub enum CreateError {
 }
 
 impl Webhooks {
-    /// The webhooks stored in `dir` (in memory when `None`). A stored row
-    /// that fails validation is skipped with a log line.
-    pub fn open(dir: Option<&Path>, settings: Settings) -> Result<Self, Error> {
-        let mut store = SqliteStore::open(dir)?;
-        let rows = store.load().map_err(|e| Error::Database {
-            path: dir.map_or_else(|| ":memory:".into(), |d| d.join(store::DB_FILE)),
-            reason: e.to_string(),
-        })?;
+    /// The webhooks `store` keeps. A stored row that fails validation is
+    /// skipped with a log line.
+    pub fn open(store: Arc<dyn WebhookStore>, settings: Settings) -> Result<Self, Error> {
+        let rows = store.load().map_err(|e| Error::Webhooks(e.to_string()))?;
         let hooks = rows.into_iter().filter_map(hook_of).collect();
-        let sender = Sender::new(settings.allow_private).map_err(|e| Error::Database {
-            path: "webhooks".into(),
-            reason: format!("cannot build the HTTP client: {e}"),
-        })?;
+        let sender = Sender::new(settings.allow_private)
+            .map_err(|e| Error::Webhooks(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
             settings,
-            store: Mutex::new(Box::new(store)),
+            store,
             hooks: Mutex::new(hooks),
             sender,
             attempts: Arc::new(Semaphore::new(MAX_ATTEMPTS_AT_ONCE)),
@@ -244,16 +238,13 @@ impl Webhooks {
 
     /// Runs `write` on the store from a blocking thread.
     async fn with_store<T: Send + 'static>(
-        self: &Arc<Self>,
-        write: impl FnOnce(&mut dyn WebhookStore) -> rusqlite::Result<T> + Send + 'static,
+        &self,
+        write: impl FnOnce(&dyn WebhookStore) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, String> {
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut store = this.store.lock().unwrap_or_else(|p| p.into_inner());
-            write(store.as_mut()).map_err(|e| e.to_string())
-        })
-        .await
-        .map_err(|e| e.to_string())?
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || write(store.as_ref()).map_err(|e| e.to_string()))
+            .await
+            .map_err(|e| e.to_string())?
     }
 
     /// Adds a webhook (its URL already checked); the answer holds its

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use super::super::range::Tier;
 use super::{ServerSample, StoreError};
+pub use crate::webhooks::store::Row as WebhookRow;
 
 /// The most bytes an hour's `samples` can legitimately hold: one record a
 /// second (the shortest interval) for an hour.
@@ -158,7 +159,20 @@ pub trait Engine: Send + std::fmt::Debug {
 
     /// What the history takes in the database, in bytes.
     fn size_bytes(&mut self) -> Result<u64>;
+
+    /// Every stored webhook, oldest first (texts cut to [`MAX_WEBHOOK_TEXT`]).
+    fn webhooks(&mut self) -> Result<Vec<WebhookRow>>;
+    /// Adds a webhook.
+    fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()>;
+    /// Stores a webhook's state; false if it is gone.
+    fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool>;
+    /// Removes a webhook; false if it was not there.
+    fn delete_webhook(&mut self, id: &str) -> Result<bool>;
 }
+
+/// The most bytes of a webhook's texts read back (a request is at most
+/// 16 KiB; an id and a secret far less).
+pub const MAX_WEBHOOK_TEXT: i64 = 16 * 1024;
 
 /// Groups `rows` by their `at`, the last of each (a engine that read them
 /// in another order gives them back keyed).

@@ -2,8 +2,9 @@
 //! embedded SQLite file, [`sqlite`], or PostgreSQL, [`postgres`]) holds
 //! the rows and brings its schema up to date; [`write`] records a sample
 //! (with its hourly and daily sums) and prunes in bounded batches; [`read`]
-//! answers `/api/servers/{key}` and the history queries. Both are written
-//! once over the engine's row operations. This module holds the open
+//! answers `/api/servers/{key}` and the history queries; [`webhooks`] keeps
+//! the admin's webhooks in the same database. All are written once over
+//! the engine's row operations. This module holds the open
 //! store and the rows that go in and come out.
 
 mod copy;
@@ -11,6 +12,7 @@ mod engine;
 pub mod postgres;
 mod read;
 mod sqlite;
+mod webhooks;
 mod write;
 
 use std::path::Path;

@@ -40,8 +40,8 @@ pub use schema::SECRET_BYTES;
 
 use super::super::range::Tier;
 use super::engine::{
-    Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, RawServer, Result,
-    MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES,
+    Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, RawServer, Result, WebhookRow,
+    MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::sqlite::{fronts, lobby_buckets_sql};
 use super::{ServerSample, StoreError};
@@ -631,5 +631,55 @@ impl Engine for Postgres {
         let rows = self.query("SELECT pg_database_size(current_database())", &[])?;
         let bytes: i64 = rows.first().map_or(Ok(0), |r| get(r, 0))?;
         Ok(u64::try_from(bytes).unwrap_or(0))
+    }
+
+    fn webhooks(&mut self) -> Result<Vec<WebhookRow>> {
+        let rows = self.query(
+            "SELECT substring(id from 1 for $1), substring(spec from 1 for $1), \
+             substring(secret from 1 for $1), enabled, failures, created_ms \
+             FROM webhooks ORDER BY created_ms, id",
+            &[&(MAX_WEBHOOK_TEXT as i32)],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(WebhookRow {
+                    id: get(r, 0)?,
+                    spec: get(r, 1)?,
+                    secret: get(r, 2)?,
+                    enabled: get(r, 3)?,
+                    failures: u32::try_from(get::<i64>(r, 4)?).unwrap_or(u32::MAX),
+                    created_ms: get(r, 5)?,
+                })
+            })
+            .collect()
+    }
+
+    fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
+        self.execute(
+            "INSERT INTO webhooks (id, spec, secret, enabled, failures, created_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &row.id,
+                &row.spec,
+                &row.secret,
+                &row.enabled,
+                &i64::from(row.failures),
+                &row.created_ms,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
+        let n = self.execute(
+            "UPDATE webhooks SET enabled = $2, failures = $3 WHERE id = $1",
+            &[&id, &enabled, &i64::from(failures)],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn delete_webhook(&mut self, id: &str) -> Result<bool> {
+        let n = self.execute("DELETE FROM webhooks WHERE id = $1", &[&id])?;
+        Ok(n > 0)
     }
 }

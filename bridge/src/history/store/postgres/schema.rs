@@ -10,9 +10,10 @@ use super::super::StoreError;
 /// The schema, one SQL file per version, applied in order; the table
 /// `lobby_schema` counts those applied. A later feature adds its tables
 /// as the next file here.
-const MIGRATIONS: &[&str] = &[include_str!(
-    "../../../../migrations/postgres/001_history.sql"
-)];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../../../migrations/postgres/001_history.sql"),
+    include_str!("../../../../migrations/postgres/002_webhooks.sql"),
+];
 
 /// The advisory lock held while migrating ("lobby" and 1).
 const MIGRATION_LOCK: i64 = 0x6c6f_6262_7900_0001;

@@ -15,7 +15,7 @@ use super::super::packed::Sample;
 use super::super::range::Tier;
 use super::engine::{
     by_at, Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, RawServer, Result,
-    MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES,
+    WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::ServerSample;
 
@@ -302,6 +302,56 @@ impl Engine for Sqlite {
 
     fn size_bytes(&mut self) -> Result<u64> {
         Ok(self.file_bytes()?)
+    }
+
+    fn webhooks(&mut self) -> Result<Vec<WebhookRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(spec, 1, ?1) AS TEXT), \
+             CAST(substr(secret, 1, ?1) AS TEXT), enabled, failures, created_ms \
+             FROM webhooks ORDER BY created_ms, id",
+        )?;
+        let rows = stmt.query_map(params![MAX_WEBHOOK_TEXT], |r| {
+            Ok(WebhookRow {
+                id: r.get(0)?,
+                spec: r.get(1)?,
+                secret: r.get(2)?,
+                enabled: r.get::<_, i64>(3)? != 0,
+                failures: u32::try_from(r.get::<_, i64>(4)?).unwrap_or(u32::MAX),
+                created_ms: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO webhooks (id, spec, secret, enabled, failures, created_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                row.id,
+                row.spec,
+                row.secret,
+                row.enabled,
+                row.failures,
+                row.created_ms
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
+        let n = self.conn.execute(
+            "UPDATE webhooks SET enabled = ?2, failures = ?3 WHERE id = ?1",
+            params![id, enabled, failures],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn delete_webhook(&mut self, id: &str) -> Result<bool> {
+        let n = self
+            .conn
+            .execute("DELETE FROM webhooks WHERE id = ?1", params![id])?;
+        Ok(n > 0)
     }
 }
 

@@ -30,6 +30,10 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../../../migrations/002_packed_history.sql"),
         convert: convert_v1,
     },
+    Migration {
+        sql: include_str!("../../../../migrations/003_webhooks.sql"),
+        convert: |_| Ok(()),
+    },
 ];
 
 /// The database's file in the data directory.

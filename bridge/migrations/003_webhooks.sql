@@ -1,7 +1,7 @@
--- Webhooks (docs/protocol.md §2.4), in their own database file
--- (webhooks.sqlite3) beside the history: one row per webhook. `spec` is
--- the validated request as JSON (read back through protocol::watch, as a
--- row is trusted no more than a request); `secret` is `whsec_` + base64.
+-- Webhooks (docs/protocol.md §2.4): one row per webhook, in the bridge's
+-- database beside the history. `spec` is the validated request as JSON
+-- (read back through protocol::watch: a row is trusted no more than a
+-- request); `secret` is `whsec_` + base64.
 CREATE TABLE webhooks (
     id         TEXT PRIMARY KEY,
     spec       TEXT NOT NULL,
