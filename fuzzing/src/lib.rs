@@ -2,7 +2,8 @@
 //! the fuzzer's bytes, for every parser that reads bytes from outside (the
 //! master's framing and messages, the bridge's WebSocket frames and
 //! headers, the page's delta apply, the bridge's apply of a master's
-//! change feed, the A2S and GameAgent decoders).
+//! change feed, the A2S and GameAgent decoders, the admin's webhook
+//! requests).
 //!
 //! Each function panics only when a parser panics or breaks one of the
 //! properties it checks (round trips, agreement between two readers,
@@ -21,6 +22,7 @@ mod gameagent;
 mod inbound;
 pub mod input;
 pub mod seeds;
+mod webhook;
 
 pub use a2s::a2s;
 pub use bridge_headers::{forwarded, origin};
@@ -30,6 +32,7 @@ pub use feed::feed_apply;
 pub use frame::frame;
 pub use gameagent::gameagent;
 pub use inbound::inbound;
+pub use webhook::webhook;
 
 /// One fuzz target: its name (the file `fuzz/fuzz_targets/<name>.rs` and
 /// the folders `fuzz/corpus/<name>/`, `fuzz/regressions/<name>/`) and body.
@@ -47,4 +50,5 @@ pub const TARGETS: &[Target] = &[
     ("gameagent", gameagent),
     ("forwarded", forwarded),
     ("origin", origin),
+    ("webhook", webhook),
 ];

@@ -33,6 +33,7 @@ pub fn seeds(target: &str) -> Vec<Seed> {
         "gameagent" => gameagent_seeds(),
         "forwarded" => forwarded_seeds(),
         "origin" => named(ORIGINS.iter().map(|o| o.as_bytes().to_vec())),
+        "webhook" => named(WEBHOOKS.iter().map(|w| w.as_bytes().to_vec())),
         _ => Vec::new(),
     }
 }
@@ -44,6 +45,17 @@ fn named(inputs: impl IntoIterator<Item = Vec<u8>>) -> Vec<Seed> {
         .map(|(i, bytes)| (format!("seed-{i:02}"), bytes))
         .collect()
 }
+
+/// Webhook requests as an admin sends them (`docs/protocol.md` §4.8), and
+/// names a stranger might choose.
+const WEBHOOKS: [&str; 6] = [
+    r#"{"url":"https://discord.com/api/webhooks/1/abc","format":"discord","events":["lobby-opened","players-reached"],"servers":{"nameContains":"Feuerland"},"threshold":3}"#,
+    r#"{"url":"https://hooks.example.org/lobby","format":"standard","events":["server-online","server-offline"],"servers":{"keys":["00abcdef01234567"]},"cooldown":0}"#,
+    r#"{"url":"http://[::ffff:127.0.0.1]:8080/x","format":"standard","events":["server-online"],"servers":"all"}"#,
+    r#"{"enabled":false}"#,
+    "@everyone [click](https://evil.example) **bold** `code` \u{202e}",
+    "Feuerland",
+];
 
 /// The contract's example messages, a list with an entry to skip and a
 /// registration's fields as the validators' lines.
