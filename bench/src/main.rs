@@ -31,6 +31,8 @@ enum Phase {
     Scale100k,
     /// The history: storage of a month, recording, history API, badges.
     History,
+    /// Webhooks: a change to a receiver's first request.
+    Webhooks,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -178,6 +180,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Soak,
         Phase::Scale100k,
         Phase::History,
+        Phase::Webhooks,
     ] {
         if !wanted(phase) {
             continue;
@@ -197,6 +200,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Soak => Box::pin(phases::soak::run(&env)).await,
             Phase::Scale100k => Box::pin(phases::scale100k::run(&env)).await,
             Phase::History => Box::pin(phases::history::run(&env)).await,
+            Phase::Webhooks => Box::pin(phases::webhooks::run(&env)).await,
         }
         .with_context(|| {
             format!(

@@ -72,6 +72,10 @@ pub struct Sizes {
     pub soak_viewers: usize,
     /// Servers listed during the soak (what each subscriber receives).
     pub soak_servers: usize,
+    /// Webhooks: servers listed while one of them changes.
+    pub webhook_servers: usize,
+    /// Webhooks: changes measured (each a lobby opening).
+    pub webhook_rounds: usize,
     /// History: servers of the synthetic history and of the live recording.
     pub history_servers: usize,
     /// History: days of synthetic history (ending now).
@@ -124,6 +128,8 @@ impl Sizes {
             soak_rounds: 8,
             soak_viewers: 3_000,
             soak_servers: 50,
+            webhook_servers: 500,
+            webhook_rounds: 20,
             history_servers: 10_000,
             history_days: 30,
             history_dense_hours: 49,
@@ -168,6 +174,8 @@ impl Sizes {
             soak_rounds: 3,
             soak_viewers: 20,
             soak_servers: 5,
+            webhook_servers: 5,
+            webhook_rounds: 2,
             history_servers: 20,
             history_days: 3,
             history_dense_hours: 50,

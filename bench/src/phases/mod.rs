@@ -13,6 +13,7 @@ pub mod relay;
 pub mod scale100k;
 pub mod scaleout;
 pub mod soak;
+pub mod webhooks;
 
 use crate::{procs::Binaries, sizes::Sizes};
 

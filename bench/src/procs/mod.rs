@@ -99,6 +99,9 @@ pub struct BridgeOptions {
     pub data_dir: Option<PathBuf>,
     /// `--history-interval`.
     pub history_interval: Option<Duration>,
+    /// `--webhook-allow-private` (the webhooks phase's receiver is on
+    /// loopback).
+    pub webhook_allow_private: bool,
 }
 
 impl Default for BridgeOptions {
@@ -111,6 +114,7 @@ impl Default for BridgeOptions {
             per_address: None,
             data_dir: None,
             history_interval: None,
+            webhook_allow_private: false,
         }
     }
 }
@@ -249,6 +253,9 @@ async fn launch_bridge(
         // Polled on purpose: without it the bridge would look for a feed
         // at the master's host, port 51964 (another run's, perhaps).
         cmd.args(["--master-feed", "off"]);
+    }
+    if opts.webhook_allow_private {
+        cmd.arg("--webhook-allow-private");
     }
     if let Some(every) = opts.history_interval {
         cmd.args(["--history-interval", &format!("{}s", every.as_secs())]);

@@ -1,0 +1,181 @@
+//! Webhooks (`docs/protocol.md` §4.8): how long a game server's change
+//! (its lobby opening) takes to reach a webhook receiver's first request,
+//! beside the same change reaching a delta-subscribed viewer of `/ws` (the
+//! same run's baseline: the change reaching the bridge and leaving it).
+//! The receiver runs on loopback, so the bridge runs with
+//! `--webhook-allow-private`.
+
+use std::{net::SocketAddr, time::Duration};
+
+use hdrhistogram::Histogram;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    sync::mpsc,
+    time::Instant,
+};
+
+use crate::{
+    direct,
+    error::{within, Error, Result},
+    phases::Env,
+    procs::{self, BridgeOptions, ADMIN_TOKEN},
+    report::{histogram, q, record, Row, Verdict},
+    ws,
+};
+
+/// The target: the first attempt leaves within 2 s of the change.
+const TARGET: Duration = Duration::from_secs(2);
+/// Players of the measured server: a marker per change, above the others'.
+const MARKER_BASE: u64 = 30_000;
+
+/// Runs the phase.
+pub async fn run(env: &Env) -> Result<Vec<Row>> {
+    let s = &env.sizes;
+    let opts = BridgeOptions {
+        unlimited_rate: true,
+        webhook_allow_private: true,
+        ..BridgeOptions::default()
+    };
+    let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
+    let mut servers = direct::register_servers(maddr, s.webhook_servers, "Hook", 0).await?;
+    let (url, mut arrivals) = receiver().await?;
+    create_webhook(baddr, &url).await?;
+    let mut viewer = ws::connect(&ws::url(baddr)).await?;
+    ws::send(
+        &mut viewer,
+        r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#,
+    )
+    .await?;
+    ws::next_text(&mut viewer).await?; // the snapshot
+
+    let (mut hook, mut push) = (histogram(), histogram());
+    let game = servers
+        .first_mut()
+        .ok_or_else(|| Error::Unexpected("no server registered".into()))?;
+    for i in 0..s.webhook_rounds as u64 {
+        let marker = MARKER_BASE + 2 * i;
+        // Closed first (no event), seen by the viewer; then open.
+        direct::send(game, &stats(marker, false)).await?;
+        seen(&mut viewer, marker).await?;
+        let t0 = Instant::now();
+        direct::send(game, &stats(marker + 1, true)).await?;
+        seen(&mut viewer, marker + 1).await?;
+        record(&mut push, t0.elapsed());
+        let at = within(Duration::from_secs(30), "the webhook's request", async {
+            arrivals
+                .recv()
+                .await
+                .ok_or_else(|| Error::Unexpected("the receiver stopped".into()))
+        })
+        .await?;
+        record(&mut hook, at.saturating_duration_since(t0));
+    }
+    drop(servers);
+    bridge.stop().await;
+    Ok(vec![row(&hook, &push, s.webhook_servers)])
+}
+
+fn row(hook: &Histogram<u64>, push: &Histogram<u64>, servers: usize) -> Row {
+    let p95 = Duration::from_micros(hook.value_at_quantile(0.95));
+    Row::new(
+        format!("webhooks: a change to the receiver's first request ({servers} servers listed), p50 / p95"),
+        format!("{} / {}", q(hook, 0.5), q(hook, 0.95)),
+        format!("{} / {} to a delta viewer", q(push, 0.5), q(push, 0.95)),
+        "-",
+        "p95 ≤ 2 s",
+        Verdict::of(p95 <= TARGET),
+    )
+}
+
+/// `msUpdateGameServerStats` with `current` players (a marker) and the
+/// lobby open or closed.
+fn stats(current: u64, open: bool) -> String {
+    format!(
+        r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
+    )
+}
+
+/// Reads the viewer's messages until one carries `current`.
+async fn seen(viewer: &mut ws::Ws, current: u64) -> Result<()> {
+    let marker = direct::marker(current);
+    within(Duration::from_secs(30), "the change at the viewer", async {
+        while !ws::next_text(viewer).await?.as_str().contains(&marker) {}
+        Ok(())
+    })
+    .await
+}
+
+/// A webhook receiver on loopback: answers every request 204 and reports
+/// when each arrived (once its whole body was read).
+async fn receiver() -> Result<(String, mpsc::UnboundedReceiver<Instant>)> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                if read_request(&mut s).await.is_ok() {
+                    let _ = tx.send(Instant::now());
+                    let _ = s
+                        .write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                        .await;
+                }
+            });
+        }
+    });
+    Ok((format!("http://{addr}/hook"), rx))
+}
+
+/// Reads one request (head and `content-length` body) of at most 64 KiB.
+async fn read_request(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                return Ok(buf);
+            }
+        }
+        let n = s.read(&mut chunk).await?;
+        if n == 0 || buf.len() > 64 * 1024 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Creates a `lobby-opened` webhook without cooldown, to `url`.
+async fn create_webhook(bridge: SocketAddr, url: &str) -> Result<()> {
+    let body = format!(
+        r#"{{"url":"{url}","format":"standard","events":["lobby-opened"],"servers":"all","cooldown":0}}"#
+    );
+    let request = format!(
+        "POST /api/admin/webhooks HTTP/1.1\r\nHost: {bridge}\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut s = TcpStream::connect(bridge).await?;
+    s.write_all(request.as_bytes()).await?;
+    let mut answer = Vec::new();
+    within(Duration::from_secs(10), "the webhook's creation", async {
+        s.read_to_end(&mut answer).await?;
+        Ok(())
+    })
+    .await?;
+    let text = String::from_utf8_lossy(&answer);
+    if !text.starts_with("HTTP/1.1 201") {
+        return Err(Error::Unexpected(format!(
+            "creating the webhook: {}",
+            text.lines().next().unwrap_or_default()
+        )));
+    }
+    Ok(())
+}
