@@ -333,7 +333,8 @@ fn open_webhooks(
             .map(|u| u.trim_end_matches('/').to_owned()),
         addresses: visibility.viewers(),
     };
-    Webhooks::open(history, settings)
+    let leader = history.leader();
+    Webhooks::open(history, leader, settings)
 }
 
 /// Creates `dir` (mode 0700 where it is new) unless it exists.

@@ -46,7 +46,7 @@ fn named(inputs: impl IntoIterator<Item = Vec<u8>>) -> Vec<Seed> {
         .collect()
 }
 
-/// Webhook requests as an admin sends them (`docs/protocol.md` §4.8), and
+/// Webhook requests as an admin sends them (`docs/protocol.md` §4.10), and
 /// names a stranger might choose.
 const WEBHOOKS: [&str; 6] = [
     r#"{"url":"https://discord.com/api/webhooks/1/abc","format":"discord","events":["lobby-opened","players-reached"],"servers":{"nameContains":"Feuerland"},"threshold":3}"#,

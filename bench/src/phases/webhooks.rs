@@ -1,4 +1,4 @@
-//! Webhooks (`docs/protocol.md` §4.8): how long a game server's change
+//! Webhooks (`docs/protocol.md` §4.10): how long a game server's change
 //! (its lobby opening) takes to reach a webhook receiver's first request,
 //! beside the same change reaching a delta-subscribed viewer of `/ws` (the
 //! same run's baseline: the change reaching the bridge and leaving it).

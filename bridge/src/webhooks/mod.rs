@@ -17,7 +17,7 @@ use std::{
     collections::VecDeque,
     fmt::Write as _,
     sync::{
-        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed},
+        atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed},
         Arc, Mutex, MutexGuard,
     },
     time::{Duration, SystemTime},
@@ -44,7 +44,7 @@ use self::{
 };
 use crate::{
     error::Error,
-    history::now_ms,
+    history::{now_ms, Leader},
     watch::{Cooldowns, Occurrence},
 };
 
@@ -182,9 +182,10 @@ pub struct Webhooks {
     sender: Sender,
     attempts: Arc<Semaphore>,
     jobs: TaskTracker,
-    /// Whether this bridge sends notifications (one bridge per deployment
-    /// does; with the embedded database, always).
-    sending: AtomicBool,
+    /// Whether this bridge sends notifications: the one that records the
+    /// history (elected among the bridges on one PostgreSQL database;
+    /// with the embedded database, always).
+    leader: Arc<Leader>,
     counters: Counters,
     cancel: CancellationToken,
 }
@@ -203,7 +204,11 @@ pub enum CreateError {
 impl Webhooks {
     /// The webhooks `store` keeps. A stored row that fails validation is
     /// skipped with a log line.
-    pub fn open(store: Arc<dyn WebhookStore>, settings: Settings) -> Result<Self, Error> {
+    pub fn open(
+        store: Arc<dyn WebhookStore>,
+        leader: Arc<Leader>,
+        settings: Settings,
+    ) -> Result<Self, Error> {
         let rows = store.load().map_err(|e| Error::Webhooks(e.to_string()))?;
         let hooks = rows.into_iter().filter_map(hook_of).collect();
         let sender = Sender::new(settings.allow_private)
@@ -215,17 +220,10 @@ impl Webhooks {
             sender,
             attempts: Arc::new(Semaphore::new(MAX_ATTEMPTS_AT_ONCE)),
             jobs: TaskTracker::new(),
-            sending: AtomicBool::new(true),
+            leader,
             counters: Counters::default(),
             cancel: CancellationToken::new(),
         })
-    }
-
-    /// Whether this bridge sends notifications: the bridge that records
-    /// (one per deployment) does; the others decide the same events and
-    /// drop them.
-    pub fn set_sending(&self, sending: bool) {
-        self.sending.store(sending, Relaxed);
     }
 
     fn hooks(&self) -> MutexGuard<'_, Vec<Arc<Hook>>> {
@@ -386,7 +384,7 @@ impl Webhooks {
                     Err(RecvError::Closed) => break,
                 },
             };
-            if !self.sending.load(Relaxed) {
+            if !self.leader.is_leader() {
                 continue;
             }
             let hooks = self.hooks().clone();
