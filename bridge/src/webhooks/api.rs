@@ -105,7 +105,7 @@ async fn read_body(body: Body) -> Result<axum::body::Bytes, Box<Response>> {
 
 /// The webhooks, once the request carries the admin token and (when
 /// `id` is given) names a webhook id; else the refusal.
-fn admitted<'a>(
+async fn admitted<'a>(
     ctx: &'a Ctx,
     client: SocketAddr,
     headers: &HeaderMap,
@@ -115,12 +115,17 @@ fn admitted<'a>(
     if id.is_some_and(|id| !is_webhook_id(id)) {
         return Err(Box::new(no_such_webhook()));
     }
-    ctx.webhooks.as_ref().ok_or_else(|| {
-        Box::new(error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "webhooks are unavailable",
-        ))
-    })
+    let unavailable = || {
+        let mut r = error(StatusCode::SERVICE_UNAVAILABLE, "webhooks are unavailable");
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        Box::new(r)
+    };
+    let hooks = ctx.webhooks.as_ref().ok_or_else(unavailable)?;
+    if !hooks.ensure_loaded().await {
+        return Err(unavailable());
+    }
+    Ok(hooks)
 }
 
 /// [`admitted`], then the request's body (see [`read_body`]).
@@ -130,7 +135,7 @@ async fn admitted_with_body<'a>(
     req: Request,
     id: Option<&str>,
 ) -> Result<(&'a Arc<Webhooks>, axum::body::Bytes), Box<Response>> {
-    let hooks = admitted(ctx, client, req.headers(), id)?;
+    let hooks = admitted(ctx, client, req.headers(), id).await?;
     let body = read_body(req.into_body()).await?;
     Ok((hooks, body))
 }
@@ -190,7 +195,7 @@ async fn list(
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Response {
-    match admitted(&ctx, client, &headers, None) {
+    match admitted(&ctx, client, &headers, None).await {
         Ok(hooks) => answer(StatusCode::OK, &json!({ "webhooks": hooks.list() })),
         Err(r) => *r,
     }
@@ -220,7 +225,7 @@ async fn remove(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let hooks = match admitted(&ctx, client, &headers, Some(&id)) {
+    let hooks = match admitted(&ctx, client, &headers, Some(&id)).await {
         Ok(h) => h,
         Err(r) => return *r,
     };
@@ -236,7 +241,7 @@ async fn test(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let hooks = match admitted(&ctx, client, &headers, Some(&id)) {
+    let hooks = match admitted(&ctx, client, &headers, Some(&id)).await {
         Ok(h) => h,
         Err(r) => return *r,
     };

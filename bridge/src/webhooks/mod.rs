@@ -17,7 +17,7 @@ use std::{
     collections::VecDeque,
     fmt::Write as _,
     sync::{
-        atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed},
         Arc, Mutex, MutexGuard,
     },
     time::{Duration, SystemTime},
@@ -57,6 +57,8 @@ pub const MAX_PENDING: usize = 32;
 pub const MAX_ATTEMPTS_AT_ONCE: usize = 16;
 /// Failed deliveries in a row that disable a webhook.
 pub const DISABLE_AFTER: u32 = 20;
+/// How often loading the stored webhooks is tried again while it fails.
+const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// Deliveries each webhook remembers for the admin's list.
 const REMEMBERED: usize = 10;
 
@@ -186,6 +188,12 @@ pub struct Webhooks {
     /// history (elected among the bridges on one PostgreSQL database;
     /// with the embedded database, always).
     leader: Arc<Leader>,
+    /// Whether the stored webhooks have been read (not yet while the
+    /// database was unreachable).
+    loaded: AtomicBool,
+    /// When reading them was last tried, so an unreachable database is
+    /// asked at most every [`RELOAD_EVERY`].
+    last_load: Mutex<Option<Instant>>,
     counters: Counters,
     cancel: CancellationToken,
 }
@@ -209,8 +217,15 @@ impl Webhooks {
         leader: Arc<Leader>,
         settings: Settings,
     ) -> Result<Self, Error> {
-        let rows = store.load().map_err(|e| Error::Webhooks(e.to_string()))?;
-        let hooks = rows.into_iter().filter_map(hook_of).collect();
+        // A database that is unreachable at start (PostgreSQL) must not
+        // stop the bridge: the webhooks are loaded once it answers.
+        let (hooks, loaded) = match store.load() {
+            Ok(rows) => (rows.into_iter().filter_map(hook_of).collect(), true),
+            Err(e) => {
+                warn!(error = %e, "the webhooks cannot be loaded yet; trying again while they are used");
+                (Vec::new(), false)
+            }
+        };
         let sender = Sender::new(settings.allow_private)
             .map_err(|e| Error::Webhooks(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
@@ -221,9 +236,38 @@ impl Webhooks {
             attempts: Arc::new(Semaphore::new(MAX_ATTEMPTS_AT_ONCE)),
             jobs: TaskTracker::new(),
             leader,
+            loaded: AtomicBool::new(loaded),
+            last_load: Mutex::new(None),
             counters: Counters::default(),
             cancel: CancellationToken::new(),
         })
+    }
+
+    /// Whether the stored webhooks are loaded, loading them now if they
+    /// are not (at most every [`RELOAD_EVERY`]).
+    pub async fn ensure_loaded(self: &Arc<Self>) -> bool {
+        if self.loaded.load(Relaxed) {
+            return true;
+        }
+        {
+            let mut last = self.last_load.lock().unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            if last.is_some_and(|t| now.duration_since(t) < RELOAD_EVERY) {
+                return false;
+            }
+            *last = Some(now);
+        }
+        match self.with_store(|s| s.load()).await {
+            Ok(rows) => {
+                let mut hooks = self.hooks();
+                if !self.loaded.swap(true, Relaxed) {
+                    *hooks = rows.into_iter().filter_map(hook_of).collect();
+                    info!(webhooks = hooks.len(), "the webhooks are loaded");
+                }
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     fn hooks(&self) -> MutexGuard<'_, Vec<Arc<Hook>>> {
@@ -384,7 +428,7 @@ impl Webhooks {
                     Err(RecvError::Closed) => break,
                 },
             };
-            if !self.leader.is_leader() {
+            if !self.leader.is_leader() || !self.ensure_loaded().await {
                 continue;
             }
             let hooks = self.hooks().clone();
