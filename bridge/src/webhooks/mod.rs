@@ -193,7 +193,7 @@ pub struct Webhooks {
     loaded: AtomicBool,
     /// When reading them was last tried, so an unreachable database is
     /// asked at most every [`RELOAD_EVERY`].
-    last_load: Mutex<Option<Instant>>,
+    last_load: tokio::sync::Mutex<Option<Instant>>,
     counters: Counters,
     cancel: CancellationToken,
 }
@@ -210,22 +210,17 @@ pub enum CreateError {
 }
 
 impl Webhooks {
-    /// The webhooks `store` keeps. A stored row that fails validation is
-    /// skipped with a log line.
+    /// The webhooks `store` keeps, read when first needed; a stored row
+    /// that fails validation is skipped with a log line.
     pub fn open(
         store: Arc<dyn WebhookStore>,
         leader: Arc<Leader>,
         settings: Settings,
     ) -> Result<Self, Error> {
-        // A database that is unreachable at start (PostgreSQL) must not
-        // stop the bridge: the webhooks are loaded once it answers.
-        let (hooks, loaded) = match store.load() {
-            Ok(rows) => (rows.into_iter().filter_map(hook_of).collect(), true),
-            Err(e) => {
-                warn!(error = %e, "the webhooks cannot be loaded yet; trying again while they are used");
-                (Vec::new(), false)
-            }
-        };
+        // Read from a blocking thread when first needed (see
+        // `ensure_loaded`): the database may be PostgreSQL, unreachable at
+        // start, and a bridge without it still serves the list.
+        let (hooks, loaded) = (Vec::new(), false);
         let sender = Sender::new(settings.allow_private)
             .map_err(|e| Error::Webhooks(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
@@ -237,7 +232,7 @@ impl Webhooks {
             jobs: TaskTracker::new(),
             leader,
             loaded: AtomicBool::new(loaded),
-            last_load: Mutex::new(None),
+            last_load: tokio::sync::Mutex::new(None),
             counters: Counters::default(),
             cancel: CancellationToken::new(),
         })
@@ -249,14 +244,16 @@ impl Webhooks {
         if self.loaded.load(Relaxed) {
             return true;
         }
-        {
-            let mut last = self.last_load.lock().unwrap_or_else(|p| p.into_inner());
-            let now = Instant::now();
-            if last.is_some_and(|t| now.duration_since(t) < RELOAD_EVERY) {
-                return false;
-            }
-            *last = Some(now);
+        // One load at a time: others wait for it and see its result.
+        let mut last = self.last_load.lock().await;
+        if self.loaded.load(Relaxed) {
+            return true;
         }
+        let now = Instant::now();
+        if last.is_some_and(|t| now.duration_since(t) < RELOAD_EVERY) {
+            return false;
+        }
+        *last = Some(now);
         match self.with_store(|s| s.load()).await {
             Ok(rows) => {
                 let mut hooks = self.hooks();
@@ -266,7 +263,10 @@ impl Webhooks {
                 }
                 true
             }
-            Err(_) => false,
+            Err(e) => {
+                throttled!(warn, error = %e, "the webhooks cannot be loaded yet; trying again while they are used");
+                false
+            }
         }
     }
 
@@ -415,6 +415,7 @@ impl Webhooks {
         cancel: CancellationToken,
     ) {
         let mut cooldowns = Cooldowns::<u64>::default();
+        self.ensure_loaded().await;
         loop {
             let occurrence = tokio::select! {
                 () = cancel.cancelled() => break,
