@@ -20,7 +20,7 @@ use bridge::{Bridge, Config};
 use common::*;
 use futures_util::SinkExt;
 use tokio::{
-    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
+    io::{AsyncReadExt, AsyncWriteExt},
     net::TcpStream,
     process::{Child, Command},
 };

@@ -377,6 +377,7 @@ impl Webhooks {
     pub async fn test(self: &Arc<Self>, id: &str) -> Option<Record> {
         let hook = self.find(id)?;
         let server = ServerEntry {
+            registrant: None,
             name: "Test server".into(),
             address: Some("203.0.113.1".into()),
             port: Some(51963),

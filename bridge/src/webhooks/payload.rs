@@ -201,6 +201,7 @@ mod tests {
 
     fn server(name: &str) -> ServerEntry {
         ServerEntry {
+            registrant: None,
             name: name.into(),
             address: Some("203.0.113.5".into()),
             port: Some(7777),

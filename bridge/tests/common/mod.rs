@@ -431,6 +431,8 @@ pub async fn metric_reaches_within(bridge: SocketAddr, name: &str, at_least: f64
     })
     .await
     .unwrap_or_else(|_| panic!("{name} never reached {at_least}"));
+}
+
 /// The bridge binary with an embedded master (both on port 0) and `args`,
 /// logging at INFO into `dir/bridge.log`, started and ready: the process,
 /// its HTTP address and the log's path.

@@ -12,6 +12,7 @@ fn server(key: u64, players: u32, open: bool) -> Keyed {
         id: key,
         key: Some(ServerKey(key)),
         entry: ServerEntry {
+            registrant: None,
             name: format!("Server {key}"),
             address: Some("192.0.2.1".into()),
             port: Some(key as u16),
