@@ -38,6 +38,7 @@ pub fn webhook(data: &[u8]) {
 
     let name = String::from_utf8_lossy(data).into_owned();
     let server = ServerEntry {
+        registrant: None,
         name: name.clone(),
         address: Some("203.0.113.9".into()),
         port: Some(20000),
