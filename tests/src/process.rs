@@ -54,11 +54,26 @@ impl Proc {
     /// not come within `timeout` or the process exits first.
     pub fn spawn_ready(
         name: &str,
-        mut cmd: Command,
+        cmd: Command,
         log: &Path,
         ready: &str,
         timeout: Duration,
     ) -> (Proc, String) {
+        let (proc, mut rests) = Self::spawn_ready_all(name, cmd, log, &[ready], timeout);
+        (proc, rests.remove(0))
+    }
+
+    /// Like [`Proc::spawn_ready`] for a process that prints several lines
+    /// before it is ready (a master with its feed, each on port 0): waits
+    /// for a line starting with each of `ready`, in any order, and returns
+    /// the rest of each line in the order of `ready`.
+    pub fn spawn_ready_all(
+        name: &str,
+        mut cmd: Command,
+        log: &Path,
+        ready: &[&str],
+        timeout: Duration,
+    ) -> (Proc, Vec<String>) {
         let err = File::options()
             .create(true)
             .append(true)
@@ -73,15 +88,21 @@ impl Proc {
             .unwrap_or_else(|e| panic!("cannot start {name} ({cmd:?}): {e}"));
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = mpsc::channel();
-        let prefix = ready.to_owned();
+        let prefixes: Vec<String> = ready.iter().map(|p| (*p).to_owned()).collect();
         thread::spawn(move || {
-            let mut tx = Some(tx);
+            let mut sent = vec![false; prefixes.len()];
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix(&prefix) {
-                    if let Some(tx) = tx.take() {
-                        let _ = tx.send(rest.trim().to_owned());
-                    }
+                // The longest prefix that matches: "master feed listening on "
+                // is not taken for "master listening on ".
+                let found = prefixes
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, p)| !sent[*i] && line.starts_with(p.as_str()))
+                    .max_by_key(|(_, p)| p.len());
+                if let Some((i, p)) = found {
+                    sent[i] = true;
+                    let _ = tx.send((i, line[p.len()..].trim().to_owned()));
                 }
             }
         });
@@ -91,17 +112,29 @@ impl Proc {
             log: log.to_path_buf(),
             exited: false,
         };
-        match rx.recv_timeout(timeout) {
-            Ok(rest) => (proc, rest),
-            Err(e) => {
-                let status = proc.child.try_wait().ok().flatten();
-                proc.kill();
-                panic!(
-                    "{name} did not print {ready:?} ({e}; exit status {status:?}); its log:\n{}",
-                    log_tail(&proc.log)
-                );
+        let deadline = std::time::Instant::now() + timeout;
+        let mut rests: Vec<Option<String>> = vec![None; ready.len()];
+        while rests.iter().any(Option::is_none) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok((i, rest)) => rests[i] = Some(rest),
+                Err(e) => {
+                    let status = proc.child.try_wait().ok().flatten();
+                    proc.kill();
+                    let missing: Vec<&str> = ready
+                        .iter()
+                        .zip(&rests)
+                        .filter(|(_, r)| r.is_none())
+                        .map(|(p, _)| *p)
+                        .collect();
+                    panic!(
+                        "{name} did not print {missing:?} ({e}; exit status {status:?}); its log:\n{}",
+                        log_tail(&proc.log)
+                    );
+                }
             }
         }
+        (proc, rests.into_iter().flatten().collect())
     }
 
     /// The process id (also the process group id).
@@ -176,10 +209,20 @@ impl Drop for Proc {
     }
 }
 
+/// The log's last 40 lines; of a longer log also its first 15, where a
+/// process that failed to start says why before a backtrace fills the rest.
 fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(40)..].join("\n")
+    if lines.len() <= 55 {
+        return lines.join("\n");
+    }
+    format!(
+        "{}\n[… {} lines …]\n{}",
+        lines[..15].join("\n"),
+        lines.len() - 55,
+        lines[lines.len() - 40..].join("\n")
+    )
 }
 
 /// A port that was free a moment ago (for programs that cannot take port 0

@@ -200,20 +200,18 @@ fn wait_blocking<T>(
 /// lobby-master.service starts it; returns the master's and the feed's
 /// addresses.
 fn start_master(dir: &Path) -> (Proc, SocketAddr, SocketAddr) {
-    let feed: SocketAddr = format!("127.0.0.1:{}", e2e::process::free_port())
-        .parse()
-        .expect("an address");
     let mut cmd = Command::new(paths::binary("master"));
-    cmd.args(["--listen", "127.0.0.1:0", "--feed-listen"])
-        .arg(feed.to_string());
-    let (proc, addr) = Proc::spawn_ready(
+    cmd.args(["--listen", "127.0.0.1:0", "--feed-listen", "127.0.0.1:0"]);
+    let (proc, addrs) = Proc::spawn_ready_all(
         "master",
         cmd,
         &dir.join("master.log"),
-        "master listening on ",
+        &["master listening on ", "master feed listening on "],
         READY,
     );
-    (proc, addr.parse().expect("the master's address"), feed)
+    let addr =
+        |i: usize| -> SocketAddr { addrs[i].parse().expect("an address the master printed") };
+    (proc, addr(0), addr(1))
 }
 
 /// A bridge relaying to `master` on `listen` and following its change
