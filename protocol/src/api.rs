@@ -146,6 +146,10 @@ pub struct LobbyHistory {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApiError {
     pub error: String,
+    /// The request's field at fault, when one is (a 400 of the admin's
+    /// webhook API): a page shows the error beside that field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 impl ApiError {
@@ -153,7 +157,17 @@ impl ApiError {
     pub fn json(message: &str) -> String {
         crate::json::to_string(&ApiError {
             error: message.to_owned(),
+            field: None,
         })
+    }
+}
+
+impl From<&crate::watch::FieldError> for ApiError {
+    fn from(e: &crate::watch::FieldError) -> Self {
+        ApiError {
+            error: e.to_string(),
+            field: Some(e.field.to_owned()),
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use utoipa::{
         path::{OperationBuilder, ParameterBuilder, ParameterIn},
         request_body::RequestBodyBuilder,
         schema::{ArrayBuilder, ArrayItems, ObjectBuilder, SchemaType, Type},
-        security::{Http, HttpAuthScheme, SecurityScheme},
+        security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme},
         ComponentsBuilder, ContentBuilder, HttpMethod, InfoBuilder, OpenApiBuilder, PathItem,
         PathsBuilder, Ref, RefOr, Required, ResponseBuilder, Schema,
     },
@@ -26,9 +26,13 @@ use crate::{
     api::{ApiError, HistoryRange, LobbyHistory, ServerHistory, Shield},
     delta::ServerList,
     entry::ServerDetails,
-    webhook::WebhookPayload,
+    watch::{WebhookPatch, WebhookSpec},
+    webhook::{Delivery, Webhook, WebhookList, WebhookPayload},
     ServerKey,
 };
+
+/// The name of the admin token's security scheme.
+const ADMIN_TOKEN: &str = "adminToken";
 
 /// The error answers an operation may give, each a reusable response of
 /// the document (`#/components/responses/…`) with an [`ApiError`] body.
@@ -38,8 +42,14 @@ enum Failure {
     BadRequest,
     /// 401: an admin endpoint without the admin token.
     Unauthorized,
-    /// 404: no server with this key was seen.
+    /// 404: no server with this key was seen (no webhook with this id).
     NotFound,
+    /// 408: a request's body did not arrive in time.
+    Timeout,
+    /// 409: no room for another webhook.
+    Conflict,
+    /// 413: a request's body is larger than the API reads.
+    TooLarge,
     /// 429: the client address spent its budget; `Retry-After` says when
     /// to ask again.
     TooManyRequests,
@@ -51,10 +61,13 @@ enum Failure {
 
 impl Failure {
     /// Every error answer the document describes.
-    const ALL: [Failure; 5] = [
+    const ALL: [Failure; 8] = [
         Failure::BadRequest,
         Failure::Unauthorized,
         Failure::NotFound,
+        Failure::Timeout,
+        Failure::Conflict,
+        Failure::TooLarge,
         Failure::TooManyRequests,
         Failure::Unavailable,
     ];
@@ -65,6 +78,9 @@ impl Failure {
             Failure::BadRequest => 400,
             Failure::Unauthorized => 401,
             Failure::NotFound => 404,
+            Failure::Timeout => 408,
+            Failure::Conflict => 409,
+            Failure::TooLarge => 413,
             Failure::TooManyRequests => 429,
             Failure::Unavailable => 503,
         }
@@ -76,6 +92,9 @@ impl Failure {
             Failure::BadRequest => "BadRequest",
             Failure::Unauthorized => "Unauthorized",
             Failure::NotFound => "NotFound",
+            Failure::Timeout => "Timeout",
+            Failure::Conflict => "Conflict",
+            Failure::TooLarge => "TooLarge",
             Failure::TooManyRequests => "TooManyRequests",
             Failure::Unavailable => "Unavailable",
         }
@@ -83,9 +102,18 @@ impl Failure {
 
     fn response(self) -> utoipa::openapi::Response {
         let description = match self {
-            Failure::BadRequest => "A parameter is not one the API accepts.",
+            Failure::BadRequest => {
+                "A parameter or the request's body is not one the API accepts; for a body, \
+                 `field` names the field at fault."
+            }
             Failure::Unauthorized => "The admin token is missing or wrong.",
-            Failure::NotFound => "Nothing with this name is known (a server key never seen).",
+            Failure::NotFound => {
+                "Nothing with this name is known (a server key never seen, a webhook id \
+                 that is not one)."
+            }
+            Failure::Timeout => "The request's body did not arrive in time.",
+            Failure::Conflict => "There is no room for another one (at most 50 webhooks).",
+            Failure::TooLarge => "The request's body is larger than 16 KiB.",
             Failure::TooManyRequests => {
                 "The client address has no request left; ask again after `Retry-After` seconds."
             }
@@ -352,6 +380,139 @@ fn gets() -> Vec<Get> {
     ]
 }
 
+/// One operation of the admin's webhook API (`Authorization: Bearer`
+/// with the admin token).
+struct AdminOp {
+    path: &'static str,
+    method: HttpMethod,
+    id: &'static str,
+    summary: &'static str,
+    /// The request's body.
+    body: Option<RefOr<Schema>>,
+    /// The success's status and its body (`None`: empty).
+    ok: (&'static str, &'static str, Option<RefOr<Schema>>),
+    failures: &'static [Failure],
+}
+
+impl AdminOp {
+    fn item(self) -> PathItem {
+        let mut op = OperationBuilder::new()
+            .operation_id(Some(self.id))
+            .summary(Some(self.summary))
+            .security(SecurityRequirement::new(ADMIN_TOKEN, Vec::<String>::new()));
+        if self.path.contains("{id}") {
+            op = op.parameter(
+                ParameterBuilder::new()
+                    .name("id")
+                    .parameter_in(ParameterIn::Path)
+                    .required(Required::True)
+                    .schema(Some(string().pattern(Some("^wh_[0-9a-f]{16}$")))),
+            );
+        }
+        if let Some(body) = self.body {
+            op = op.request_body(Some(
+                RequestBodyBuilder::new()
+                    .required(Some(Required::True))
+                    .content(
+                        "application/json",
+                        ContentBuilder::new().schema(Some(body)).build(),
+                    )
+                    .build(),
+            ));
+        }
+        let (status, description, answer) = self.ok;
+        let mut ok = ResponseBuilder::new().description(description);
+        if let Some(answer) = answer {
+            ok = ok.content(
+                "application/json",
+                ContentBuilder::new().schema(Some(answer)).build(),
+            );
+        }
+        op = op.response(status, ok.build());
+        for failure in self.failures {
+            op = op.response(
+                failure.status().to_string(),
+                Ref::from_response_name(failure.name()),
+            );
+        }
+        PathItem::new(self.method, op)
+    }
+}
+
+/// The admin's webhook API (`docs/protocol.md` §2.4).
+fn admin_ops() -> Vec<AdminOp> {
+    use Failure::{
+        BadRequest, Conflict, NotFound, Timeout, TooLarge, TooManyRequests, Unauthorized,
+        Unavailable,
+    };
+    let list = "/api/admin/webhooks";
+    let one = "/api/admin/webhooks/{id}";
+    vec![
+        AdminOp {
+            path: list,
+            method: HttpMethod::Post,
+            id: "createWebhook",
+            summary: "Creates a webhook; the answer holds its secret, the only time it is shown",
+            body: Some(schema_ref::<WebhookSpec>()),
+            ok: ("201", "Created.", Some(schema_ref::<Webhook>())),
+            failures: &[
+                BadRequest,
+                Unauthorized,
+                Timeout,
+                Conflict,
+                TooLarge,
+                TooManyRequests,
+                Unavailable,
+            ],
+        },
+        AdminOp {
+            path: list,
+            method: HttpMethod::Get,
+            id: "listWebhooks",
+            summary: "Every webhook with its state and last deliveries",
+            body: None,
+            ok: ("200", "The webhooks.", Some(schema_ref::<WebhookList>())),
+            failures: &[Unauthorized, TooManyRequests, Unavailable],
+        },
+        AdminOp {
+            path: one,
+            method: HttpMethod::Patch,
+            id: "updateWebhook",
+            summary: "Enables a webhook (its failures forgotten) or disables it",
+            body: Some(schema_ref::<WebhookPatch>()),
+            ok: ("200", "The webhook as it is now.", Some(schema_ref::<Webhook>())),
+            failures: &[
+                BadRequest,
+                Unauthorized,
+                NotFound,
+                Timeout,
+                TooLarge,
+                TooManyRequests,
+                Unavailable,
+            ],
+        },
+        AdminOp {
+            path: one,
+            method: HttpMethod::Delete,
+            id: "deleteWebhook",
+            summary: "Removes a webhook; its deliveries stop before their next attempt",
+            body: None,
+            ok: ("204", "Removed.", None),
+            failures: &[Unauthorized, NotFound, TooManyRequests, Unavailable],
+        },
+        AdminOp {
+            path: "/api/admin/webhooks/{id}/test",
+            method: HttpMethod::Post,
+            id: "testWebhook",
+            summary: "Sends one test notification (type `test`, a made-up server) now, \
+                      through the normal delivery, and answers with its outcome",
+            body: None,
+            ok: ("200", "The attempt's outcome.", Some(schema_ref::<Delivery>())),
+            failures: &[Unauthorized, NotFound, TooManyRequests, Unavailable],
+        },
+    ]
+}
+
 /// The `webhooks` part: the `POST` a `"standard"` webhook receives.
 fn standard_webhook() -> PathItem {
     let header = |name: &str, description: &str| {
@@ -397,6 +558,9 @@ pub fn document() -> Value {
     for get in gets() {
         paths = paths.path(get.path, get.item());
     }
+    for op in admin_ops() {
+        paths = paths.path(op.path, op.item());
+    }
     let mut schemas = Vec::new();
     with_refs::<ServerList<'static>>(&mut schemas);
     with_refs::<ServerDetails>(&mut schemas);
@@ -405,6 +569,10 @@ pub fn document() -> Value {
     with_refs::<Shield>(&mut schemas);
     with_refs::<ApiError>(&mut schemas);
     with_refs::<WebhookPayload>(&mut schemas);
+    with_refs::<WebhookSpec>(&mut schemas);
+    with_refs::<WebhookPatch>(&mut schemas);
+    with_refs::<Webhook>(&mut schemas);
+    with_refs::<WebhookList>(&mut schemas);
     with_refs::<ServerKey>(&mut schemas);
     with_refs::<HistoryRange>(&mut schemas);
     let mut components = ComponentsBuilder::new().schemas_from_iter(schemas);
@@ -412,7 +580,7 @@ pub fn document() -> Value {
         components = components.response(failure.name(), failure.response());
     }
     let components = components.security_scheme(
-        "adminToken",
+        ADMIN_TOKEN,
         SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
     );
     let info = InfoBuilder::new()
@@ -420,12 +588,14 @@ pub fn document() -> Value {
         .version(env!("CARGO_PKG_VERSION"))
         .description(Some(
             "What a lobby bridge answers over HTTP: the server list, each server's details \
-             and history, the lobby's history, badges (SVG and shields.io) and the webhooks \
-             it sends. Every answer carries `ETag` and `Access-Control-Allow-Origin: *`; \
+             and history, the lobby's history, badges (SVG and shields.io), the admin's \
+             webhook API (the admin token as a bearer token) and the webhooks it sends. \
+             Every public answer carries `ETag` and `Access-Control-Allow-Origin: *` (the \
+             admin's answers neither: they are `no-store` and for the bridge's own page); \
              every path is paid for from the client address's request budget (429 beyond \
              it). A path under `/api/` that is not described here answers 404, and a method \
-             other than GET (or OPTIONS) on a described path 405, both with an `ApiError` \
-             body.",
+             other than those described (or OPTIONS on a public path) 405, both with an \
+             `ApiError` body.",
         ))
         .build();
     let api = OpenApiBuilder::new()

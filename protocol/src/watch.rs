@@ -8,7 +8,7 @@
 
 use std::{fmt, str::FromStr};
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use url::Url;
 
@@ -32,8 +32,11 @@ pub const MAX_THRESHOLD: u32 = 255;
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024;
 
 /// Something that happened to a listed server, decided by the bridge from
-/// the list's changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// the list's changes: the one type for a watch's events in a request, in
+/// a webhook's body and (Web Push) in a push's payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
 pub enum Event {
     /// A key that was not listed is listed.
     ServerOnline,
@@ -79,14 +82,11 @@ impl fmt::Display for Event {
     }
 }
 
-impl Serialize for Event {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-/// Which servers a watch covers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Which servers a watch covers: `"all"`, `{"keys":[…]}` or
+/// `{"nameContains":"…"}` on the wire, read through the request's
+/// validation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "Value", try_from = "Value")]
 pub enum ServerFilter {
     /// Every server.
     All,
@@ -124,7 +124,9 @@ impl ServerFilter {
 }
 
 /// How a webhook's requests are laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
     /// Standard Webhooks 1.0: signed JSON.
     Standard,
@@ -156,8 +158,11 @@ fn refuse<T>(field: &'static str, reason: &'static str) -> Result<T, FieldError>
 }
 
 /// A valid `POST /api/admin/webhooks` body: what one webhook watches and
-/// where it sends.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// where it sends. The page builds it from its form and the bridge reads
+/// it from the request, both through [`WebhookSpec::from_value`]; its
+/// JSON is the request's, also inside each listed webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "Value", try_from = "Value")]
 pub struct WebhookSpec {
     /// `http` or `https`, with a host, without credentials or fragment.
     pub url: Url,
@@ -371,7 +376,8 @@ fn parse_servers(value: Option<&Value>) -> Result<ServerFilter, FieldError> {
 }
 
 /// A valid `PATCH /api/admin/webhooks/{id}` body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookPatch {
     pub enabled: bool,
 }
@@ -390,6 +396,34 @@ impl WebhookPatch {
     }
 }
 
+impl From<ServerFilter> for Value {
+    fn from(f: ServerFilter) -> Value {
+        f.to_json()
+    }
+}
+
+impl TryFrom<Value> for ServerFilter {
+    type Error = FieldError;
+
+    fn try_from(v: Value) -> Result<Self, FieldError> {
+        parse_servers(Some(&v))
+    }
+}
+
+impl From<WebhookSpec> for Value {
+    fn from(spec: WebhookSpec) -> Value {
+        spec.to_json()
+    }
+}
+
+impl TryFrom<Value> for WebhookSpec {
+    type Error = FieldError;
+
+    fn try_from(v: Value) -> Result<Self, FieldError> {
+        WebhookSpec::from_value(&v)
+    }
+}
+
 /// Webhook ids: `wh_` and 16 lowercase hex digits.
 pub fn is_webhook_id(s: &str) -> bool {
     s.strip_prefix("wh_").is_some_and(|hex| {
@@ -399,3 +433,146 @@ pub fn is_webhook_id(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+// The request's schemas, written out: its types read themselves through
+// the validation above rather than a derive, so their schemas say what
+// that validation accepts.
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::{
+        openapi::{
+            schema::{ArrayBuilder, Object, ObjectBuilder, OneOfBuilder, SchemaFormat, Type},
+            Ref, RefOr, Schema,
+        },
+        PartialSchema, ToSchema,
+    };
+
+    use super::{Event, Format, ServerFilter, WebhookSpec, MAX_KEYS, MAX_NAME_CONTAINS};
+    use crate::ServerKey;
+
+    fn to<T: ToSchema>() -> RefOr<Schema> {
+        RefOr::Ref(Ref::from_schema_name(T::name()))
+    }
+
+    fn whole(min: u64, max: u64, description: &str) -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(min as f64))
+            .maximum(Some(max as f64))
+            .description(Some(description))
+    }
+
+    impl PartialSchema for ServerFilter {
+        fn schema() -> RefOr<Schema> {
+            let all = ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(["all"]))
+                .description(Some("Every server"));
+            let keys = ObjectBuilder::new()
+                .property(
+                    "keys",
+                    ArrayBuilder::new()
+                        .items(to::<ServerKey>())
+                        .min_items(Some(1))
+                        .max_items(Some(MAX_KEYS)),
+                )
+                .required("keys")
+                .description(Some("These servers"));
+            let name = ObjectBuilder::new()
+                .property(
+                    "nameContains",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .min_length(Some(1))
+                        .max_length(Some(MAX_NAME_CONTAINS)),
+                )
+                .required("nameContains")
+                .description(Some(
+                    "Servers whose name contains this text, compared without case",
+                ));
+            OneOfBuilder::new()
+                .item(all)
+                .item(keys)
+                .item(name)
+                .description(Some("Which servers a watch covers"))
+                .into()
+        }
+    }
+
+    impl ToSchema for ServerFilter {
+        fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+            out.push((ServerKey::name().into_owned(), ServerKey::schema()));
+        }
+    }
+
+    impl WebhookSpec {
+        /// The request's object schema, which a listed webhook extends.
+        pub(crate) fn object() -> Object {
+            ObjectBuilder::new()
+                .property(
+                    "url",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .format(Some(SchemaFormat::Custom("uri".into())))
+                        .max_length(Some(super::MAX_URL_LEN))
+                        .description(Some("Where the notifications are sent: http or https")),
+                )
+                .required("url")
+                .property("format", to::<Format>())
+                .required("format")
+                .property(
+                    "events",
+                    ArrayBuilder::new()
+                        .items(to::<Event>())
+                        .min_items(Some(1))
+                        .max_items(Some(Event::ALL.len()))
+                        .unique_items(true),
+                )
+                .required("events")
+                .property("servers", to::<ServerFilter>())
+                .required("servers")
+                .property(
+                    "threshold",
+                    whole(
+                        1,
+                        super::MAX_THRESHOLD.into(),
+                        "Players that make `players-reached` (required with it, only with it)",
+                    ),
+                )
+                .property(
+                    "cooldown",
+                    whole(
+                        0,
+                        super::MAX_COOLDOWN,
+                        "Seconds between two notifications of one server and event (default 600)",
+                    ),
+                )
+                .build()
+        }
+
+        /// Adds the schemas the request refers to.
+        pub(crate) fn refs(out: &mut Vec<(String, RefOr<Schema>)>) {
+            out.push((<Format as ToSchema>::name().into_owned(), Format::schema()));
+            out.push((<Event as ToSchema>::name().into_owned(), Event::schema()));
+            out.push((ServerFilter::name().into_owned(), ServerFilter::schema()));
+            ServerFilter::schemas(out);
+        }
+    }
+
+    impl PartialSchema for WebhookSpec {
+        fn schema() -> RefOr<Schema> {
+            let mut object = Self::object();
+            object.description = Some(
+                "A webhook's request: where it sends, how, and which events of which servers"
+                    .into(),
+            );
+            RefOr::T(Schema::Object(object))
+        }
+    }
+
+    impl ToSchema for WebhookSpec {
+        fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+            Self::refs(out);
+        }
+    }
+}

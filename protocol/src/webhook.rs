@@ -1,25 +1,59 @@
-//! What a `"standard"` webhook receives (`docs/protocol.md` §2.4): the
-//! events a watch fires on and the body of one notification, following
-//! Standard Webhooks 1.0. One type for the bridge that sends it and (with
-//! the `openapi` feature) for the `webhooks` part of the OpenAPI document.
+//! Webhooks on the wire (`docs/protocol.md` §2.4): what a `"standard"`
+//! webhook receives (the body of one notification, following Standard
+//! Webhooks 1.0) and what the admin's webhook API answers. One type per
+//! shape, for the bridge that writes it, the page that reads it and (with
+//! the `openapi` feature) the OpenAPI document.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
 
-use crate::{GameplayMode, Players, ServerKey};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// What happened to a server, as a watch names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "kebab-case")]
-pub enum WatchEvent {
-    /// A key not listed became listed.
-    ServerOnline,
-    /// A listed key stayed unlisted for 60 s.
-    ServerOffline,
-    /// `isLobbyOpen` went from false to true.
-    LobbyOpened,
-    /// `players.current` rose to at least the watch's threshold.
-    PlayersReached,
+use crate::{
+    watch::{Event, WebhookSpec},
+    GameplayMode, Players, ServerKey,
+};
+
+/// What a notification is about: one of the watched [`Event`]s, or the
+/// admin's "send a test". Written as the event's name, or `test`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Event(Event),
+    /// The admin's "send a test" (`POST /api/admin/webhooks/{id}/test`).
+    Test,
+}
+
+impl Kind {
+    /// The name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Event(e) => e.name(),
+            Kind::Test => "test",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if text == "test" {
+            return Ok(Kind::Test);
+        }
+        text.parse::<Event>()
+            .map(Kind::Event)
+            .map_err(|()| serde::de::Error::custom("not an event's name, nor test"))
+    }
 }
 
 /// The body of a `"standard"` webhook's `POST`.
@@ -27,17 +61,20 @@ pub enum WatchEvent {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookPayload {
     #[serde(rename = "type")]
-    pub event: WatchEvent,
+    pub kind: Kind,
     /// When the bridge decided the event (ISO 8601, UTC).
     pub timestamp: String,
-    pub data: WebhookServer,
+    pub data: EventServer,
 }
 
-/// The server an event is about, as the webhook's body carries it.
+/// The server an event is about, as every notification carries it: the
+/// `data` of a `"standard"` webhook's body, and what a Web Push payload
+/// tells the page's service worker. Kept here, in `protocol`, so both
+/// notifiers and the page read one shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct WebhookServer {
+pub struct EventServer {
     pub key: ServerKey,
     pub name: String,
     /// Absent when the bridge hides addresses.
@@ -54,16 +91,176 @@ pub struct WebhookServer {
     pub url: String,
 }
 
+/// A webhook's state, as its list shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum WebhookState {
+    /// It gets its events.
+    Active,
+    /// An admin disabled it.
+    Disabled,
+    /// 20 deliveries failed in a row; it stays off until an admin enables
+    /// it.
+    DisabledAfterFailures,
+}
+
+/// One delivery of a notification (all its attempts), or one test: the
+/// answer of `POST /api/admin/webhooks/{id}/test` and the items of a
+/// webhook's `lastDeliveries`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Delivery {
+    pub event: Kind,
+    /// Whether the receiver took it (a 2xx).
+    pub ok: bool,
+    /// The last answer's status; `null` when none came.
+    pub status: Option<u16>,
+    /// Why it failed (or why its last attempt did); `null` when it was
+    /// delivered.
+    pub error: Option<String>,
+    /// Attempts made (at most 6).
+    pub attempts: u32,
+    /// When it ended, Unix milliseconds.
+    pub at: i64,
+}
+
+/// One webhook as the admin API shows it: its request's fields, its id
+/// and state, and its last deliveries, newest first. `secret` only in the
+/// answer of its creation, the one time it is shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Webhook {
+    pub id: String,
+    #[serde(flatten)]
+    pub request: WebhookSpec,
+    pub enabled: bool,
+    pub state: WebhookState,
+    /// Deliveries failed in a row.
+    pub failures: u32,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    pub last_deliveries: Vec<Delivery>,
+    /// `whsec_` and the base64 of the signing key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+/// `GET /api/admin/webhooks`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WebhookList {
+    pub webhooks: Vec<Webhook>,
+}
+
+#[cfg(feature = "openapi")]
+mod schemas {
+    use utoipa::{
+        openapi::{
+            schema::{ArrayBuilder, ObjectBuilder, Type},
+            Ref, RefOr, Schema,
+        },
+        PartialSchema, ToSchema,
+    };
+
+    use super::{Delivery, Kind, Webhook, WebhookState};
+    use crate::watch::{Event, WebhookSpec};
+
+    impl PartialSchema for Kind {
+        fn schema() -> RefOr<Schema> {
+            let names: Vec<&str> = Event::ALL
+                .iter()
+                .map(|e| e.name())
+                .chain(["test"])
+                .collect();
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(names))
+                .description(Some(
+                    "What a notification is about: a watched event, or `test` (the admin's \
+                     \"send a test\")",
+                ))
+                .into()
+        }
+    }
+
+    impl ToSchema for Kind {}
+
+    /// The request's fields, then the webhook's own.
+    impl PartialSchema for Webhook {
+        fn schema() -> RefOr<Schema> {
+            let to = |name: &str| RefOr::Ref(Ref::from_schema_name(name));
+            let string = || ObjectBuilder::new().schema_type(Type::String);
+            let whole = || {
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0))
+            };
+            let mut object = WebhookSpec::object();
+            let more = ObjectBuilder::new()
+                .property("id", string().pattern(Some("^wh_[0-9a-f]{16}$")))
+                .required("id")
+                .property("enabled", ObjectBuilder::new().schema_type(Type::Boolean))
+                .required("enabled")
+                .property("state", to(&WebhookState::name()))
+                .required("state")
+                .property(
+                    "failures",
+                    whole().description(Some("Deliveries failed in a row")),
+                )
+                .required("failures")
+                .property(
+                    "createdAt",
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .description(Some("Unix milliseconds")),
+                )
+                .required("createdAt")
+                .property(
+                    "lastDeliveries",
+                    ArrayBuilder::new()
+                        .items(to(&Delivery::name()))
+                        .max_items(Some(10))
+                        .description(Some("Newest first")),
+                )
+                .required("lastDeliveries")
+                .property(
+                    "secret",
+                    string().pattern(Some("^whsec_")).description(Some(
+                        "The signing secret: only in the answer of the creation",
+                    )),
+                )
+                .build();
+            object.properties.extend(more.properties);
+            object.required.extend(more.required);
+            object.description = Some("A webhook, its state and its last deliveries".into());
+            RefOr::T(Schema::Object(object))
+        }
+    }
+
+    impl ToSchema for Webhook {
+        fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+            WebhookSpec::refs(out);
+            out.push((WebhookState::name().into_owned(), WebhookState::schema()));
+            out.push((Delivery::name().into_owned(), Delivery::schema()));
+            Delivery::schemas(out);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::watch::{Format, ServerFilter};
 
     #[test]
     fn the_body_has_the_contracts_names() {
         let body = WebhookPayload {
-            event: WatchEvent::PlayersReached,
+            kind: Kind::Event(Event::PlayersReached),
             timestamp: "2026-01-02T03:04:05Z".into(),
-            data: WebhookServer {
+            data: EventServer {
                 key: ServerKey(0xab),
                 name: "Alpha".into(),
                 address: None,
@@ -80,5 +277,62 @@ mod tests {
             r#"{"type":"players-reached","timestamp":"2026-01-02T03:04:05Z","data":{"key":"00000000000000ab","name":"Alpha","players":{"current":8,"max":8},"isLobbyOpen":false,"gameplayMode":1,"url":"https://lobby.example/server/00000000000000ab"}}"#
         );
         assert_eq!(serde_json::from_str::<WebhookPayload>(&text).unwrap(), body);
+        let test = WebhookPayload {
+            kind: Kind::Test,
+            ..body
+        };
+        let text = serde_json::to_string(&test).unwrap();
+        assert!(text.starts_with(r#"{"type":"test","#), "{text}");
+        assert_eq!(serde_json::from_str::<WebhookPayload>(&text).unwrap(), test);
+        assert!(serde_json::from_str::<Kind>(r#""server-gone""#).is_err());
+    }
+
+    #[test]
+    fn a_listed_webhook_has_its_requests_fields_and_reads_back() {
+        let request = json!({
+            "url": "https://hooks.example/x",
+            "format": "discord",
+            "events": ["lobby-opened", "players-reached"],
+            "servers": {"nameContains": "Feuer"},
+            "threshold": 4,
+            "cooldown": 60,
+        });
+        let spec = WebhookSpec::from_value(&request).unwrap();
+        let hook = Webhook {
+            id: "wh_00000000000000ab".into(),
+            request: spec.clone(),
+            enabled: false,
+            state: WebhookState::DisabledAfterFailures,
+            failures: 20,
+            created_at: 1_700_000_000_000,
+            last_deliveries: vec![Delivery {
+                event: Kind::Test,
+                ok: false,
+                status: Some(500),
+                error: Some("the receiver answered 500".into()),
+                attempts: 1,
+                at: 1_700_000_000_001,
+            }],
+            secret: None,
+        };
+        let v = serde_json::to_value(&hook).unwrap();
+        assert_eq!(v["url"], "https://hooks.example/x");
+        assert_eq!(v["format"], "discord");
+        assert_eq!(v["servers"], json!({"nameContains": "feuer"}));
+        assert_eq!(v["state"], "disabled-after-failures");
+        assert_eq!(v["lastDeliveries"][0]["event"], "test");
+        assert_eq!(v["createdAt"], 1_700_000_000_000i64);
+        assert!(v.get("secret").is_none());
+        let back: Webhook = serde_json::from_value(v).unwrap();
+        assert_eq!(back, hook);
+        assert_eq!(back.request.format, Format::Discord);
+        assert_eq!(
+            back.request.servers,
+            ServerFilter::NameContains("feuer".into())
+        );
+        // A listed webhook is read through the request's validation.
+        let mut bad = serde_json::to_value(&hook).unwrap();
+        bad["threshold"] = json!(0);
+        assert!(serde_json::from_value::<Webhook>(bad).is_err());
     }
 }
