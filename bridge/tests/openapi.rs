@@ -3,8 +3,10 @@
 //! and every real answer of the bridge — the list, a server listed and one
 //! offline, both histories, the shields.io badges, the SVG badges, the
 //! 404s, the 400 of a bad range, the 429 of a spent budget, a 404 for an
-//! unknown `/api` path and a 405 for a wrong method — validates against
-//! the schema the document gives for that path and status. The schemas
+//! unknown `/api` path and a 405 for a wrong method, and the admin's
+//! webhook API (each operation, its 201/200/204 and its 400, 401 and 404)
+//! — validates against the schema the document gives for that path,
+//! method and status. The schemas
 //! are closed, so an answer with one more field fails here until its type,
 //! and with it the document, says so. Every path of the document is
 //! exercised.
@@ -28,6 +30,8 @@ fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
     let mut c = test_config(master.addr);
     c.data_dir = Some(dir.to_owned());
     c.history_interval = Duration::from_secs(1);
+    // The admin's webhook is aimed at a closed port on loopback.
+    c.webhook_allow_private = true;
     c
 }
 
@@ -50,12 +54,18 @@ impl Described {
     /// The response object of `template`'s `GET` for `status`, references
     /// followed.
     fn response(&self, template: &str, status: u16) -> &Value {
-        let op = &self.doc["paths"][template]["get"];
-        assert!(op.is_object(), "the document has no GET {template}");
+        self.response_to("get", template, status)
+    }
+
+    /// The response object of `template`'s `method` (lowercase) for
+    /// `status`, references followed.
+    fn response_to(&self, method: &str, template: &str, status: u16) -> &Value {
+        let op = &self.doc["paths"][template][method];
+        assert!(op.is_object(), "the document has no {method} {template}");
         let response = &op["responses"][status.to_string()];
         assert!(
             response.is_object(),
-            "the document gives GET {template} no {status}"
+            "the document gives {method} {template} no {status}"
         );
         self.follow(response)
     }
@@ -86,8 +96,18 @@ impl Described {
     /// Checks one real answer (`status`, `head`, `body`) of the path
     /// `template` names against the document: its media type, its headers
     /// and, for JSON, its body.
-    fn check(&mut self, template: &str, (status, head, body): &(u16, String, Vec<u8>)) {
-        let response = self.response(template, *status).clone();
+    fn check(&mut self, template: &str, answer: &(u16, String, Vec<u8>)) {
+        self.check_to("get", template, answer)
+    }
+
+    /// [`Described::check`] for `method` (lowercase).
+    fn check_to(
+        &mut self,
+        method: &str,
+        template: &str,
+        (status, head, body): &(u16, String, Vec<u8>),
+    ) {
+        let response = self.response_to(method, template, *status).clone();
         self.seen.insert(template.to_owned());
         if let Some(headers) = response["headers"].as_object() {
             for name in headers.keys() {
@@ -348,6 +368,77 @@ async fn every_answer_matches_the_served_document() {
         assert!(header(&head, "allow").is_some(), "{method} {path}: {head}");
         d.assert_valid(&error, &serde_json::from_slice(&body).unwrap(), &path, 405);
     }
+
+    // The admin's webhook API: every operation, its successes and
+    // refusals, as the document describes them.
+    let admin = |method: &'static str, path: String, token: bool, body: Value| async move {
+        let auth = if token {
+            format!("Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n")
+        } else {
+            String::new()
+        };
+        let body = if body.is_null() {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        http_send(here, bridge.addr, method, &path, &auth, &body).await
+    };
+    let list = "/api/admin/webhooks";
+    let one = "/api/admin/webhooks/{id}";
+    let test = "/api/admin/webhooks/{id}/test";
+    let request = json!({
+        "url": "http://127.0.0.1:1/hook",
+        "format": "standard",
+        "events": ["lobby-opened", "players-reached"],
+        "servers": {"keys": [alpha_key]},
+        "threshold": 3,
+    });
+    let refused = admin("POST", list.into(), false, request.clone()).await;
+    assert_eq!(refused.0, 401);
+    d.check_to("post", list, &refused);
+    let bad = admin("POST", list.into(), true, json!({"url": "http://127.0.0.1:1/"})).await;
+    assert_eq!(bad.0, 400);
+    let v: Value = serde_json::from_slice(&bad.2).unwrap();
+    assert_eq!(v["field"], "format", "{v}");
+    d.check_to("post", list, &bad);
+    let created = admin("POST", list.into(), true, request).await;
+    assert_eq!(created.0, 201, "{}", String::from_utf8_lossy(&created.2));
+    d.check_to("post", list, &created);
+    let v: Value = serde_json::from_slice(&created.2).unwrap();
+    let id = v["id"].as_str().unwrap().to_owned();
+    assert!(v["secret"].as_str().unwrap().starts_with("whsec_"));
+    let tested = admin("POST", format!("{list}/{id}/test"), true, Value::Null).await;
+    assert_eq!(tested.0, 200);
+    d.check_to("post", test, &tested);
+    let v: Value = serde_json::from_slice(&tested.2).unwrap();
+    assert_eq!((&v["event"], &v["ok"]), (&json!("test"), &json!(false)));
+    let listed = admin("GET", list.into(), true, Value::Null).await;
+    assert_eq!(listed.0, 200);
+    d.check_to("get", list, &listed);
+    let v: Value = serde_json::from_slice(&listed.2).unwrap();
+    assert_eq!(v["webhooks"][0]["lastDeliveries"][0]["event"], "test");
+    assert!(v["webhooks"][0].get("secret").is_none(), "shown once");
+    d.check_to("get", list, &admin("GET", list.into(), false, Value::Null).await);
+    let patched = admin("PATCH", format!("{list}/{id}"), true, json!({"enabled": false})).await;
+    assert_eq!(patched.0, 200);
+    d.check_to("patch", one, &patched);
+    let bad = admin("PATCH", format!("{list}/{id}"), true, json!({"enabled": 1})).await;
+    assert_eq!(bad.0, 400);
+    d.check_to("patch", one, &bad);
+    let gone = format!("{list}/wh_0000000000000000");
+    let missing = admin("PATCH", gone.clone(), true, json!({"enabled": true})).await;
+    assert_eq!(missing.0, 404);
+    d.check_to("patch", one, &missing);
+    let missing = admin("POST", format!("{gone}/test"), true, Value::Null).await;
+    assert_eq!(missing.0, 404);
+    d.check_to("post", test, &missing);
+    let deleted = admin("DELETE", format!("{list}/{id}"), true, Value::Null).await;
+    assert_eq!(deleted.0, 204);
+    d.check_to("delete", one, &deleted);
+    let again = admin("DELETE", format!("{list}/{id}"), true, Value::Null).await;
+    assert_eq!(again.0, 404);
+    d.check_to("delete", one, &again);
 
     // A closed schema: the same answer with one more field fails.
     let (_, _, body) = get(format!("/api/servers/{alpha_key}")).await;

@@ -239,6 +239,54 @@ async fn a_database_outage_answers_503_and_ends_by_itself() {
     bridge.shutdown().await;
 }
 
+/// One request a [`receiver`] got: its headers and body.
+type Got = (axum::http::HeaderMap, axum::body::Bytes);
+
+/// A webhook receiver on loopback answering 204: its URL, and what it gets.
+async fn receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<Got>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().fallback(
+        move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+            let _ = tx.send((headers, body));
+            async { axum::http::StatusCode::NO_CONTENT }
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/hook"), rx)
+}
+
+/// An admin API request with the token: status and JSON body.
+async fn admin(bridge: &TestBridge, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let (status, _, body) = http_send(
+        std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        bridge.addr,
+        method,
+        path,
+        &format!("Authorization: Bearer {TOKEN}\r\n"),
+        body,
+    )
+    .await;
+    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+}
+
+/// Whether `got` is signed with `secret` as Standard Webhooks says.
+fn signed_with(got: &Got, secret: &str) -> bool {
+    use base64::{engine::general_purpose::STANDARD as BASE64, Engine as _};
+    use hmac::{Hmac, Mac};
+    let (headers, body) = got;
+    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let key = BASE64
+        .decode(secret.trim_start_matches("whsec_"))
+        .unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(format!("{}.{}.", header("webhook-id"), header("webhook-timestamp")).as_bytes());
+    mac.update(body);
+    let expected = format!("v1,{}", BASE64.encode(mac.finalize().into_bytes()));
+    header("webhook-signature") == expected
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_copied_history_keeps_its_keys_and_answers() {
     let (_cluster, url) = database().await;
@@ -247,7 +295,19 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     let mut c = test_config(master.addr);
     c.data_dir = Some(embedded.path().to_owned());
     c.history_interval = INTERVAL;
+    c.webhook_allow_private = true;
     let alone = TestBridge::embedding(&master, c).await;
+    // A webhook, created on the embedded database: copied with its secret.
+    let (hook_url, mut got) = receiver().await;
+    let request = serde_json::json!({
+        "url": hook_url, "format": "standard", "events": ["server-online"], "servers": "all",
+    });
+    let (status, created) = admin(&alone, "POST", "/api/admin/webhooks", &request.to_string()).await;
+    assert_eq!(status, 201, "{created}");
+    let (id, secret) = (
+        created["id"].as_str().unwrap().to_owned(),
+        created["secret"].as_str().unwrap().to_owned(),
+    );
     let _alpha = game_server(master.addr, "Alpha", 20001).await;
     let _beta = game_server(master.addr, "Beta", 20002).await;
     wait_registered(&master, 2).await;
@@ -268,6 +328,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
         .unwrap();
     let hours = copied.iter().find(|(t, _)| *t == "server_hours").unwrap();
     assert_eq!(hours.1, 2, "one row per server and hour: {copied:?}");
+    assert!(copied.contains(&("webhooks", 1)), "{copied:?}");
 
     // A bridge on the database, with a data directory of its own.
     let fresh = tempfile::tempdir().unwrap();
@@ -279,6 +340,19 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     assert_eq!(new["points"][1], old["points"][1]);
     let (_, _, details) = get_json(&shared, &format!("/api/servers/{alpha}")).await;
     assert_eq!(details["firstSeen"], old_details["firstSeen"]);
+    // The webhook, as it was, signing with the same secret.
+    let (status, listed) = admin(&shared, "GET", "/api/admin/webhooks", "").await;
+    assert_eq!(status, 200);
+    let hooks = listed["webhooks"].as_array().unwrap();
+    assert_eq!(hooks.len(), 1, "{listed}");
+    assert_eq!(hooks[0]["id"], id.as_str());
+    assert_eq!(hooks[0]["url"], created["url"]);
+    assert_eq!(hooks[0]["createdAt"], created["createdAt"]);
+    while got.try_recv().is_ok() {}
+    let (status, tested) = admin(&shared, "POST", &format!("/api/admin/webhooks/{id}/test"), "").await;
+    assert_eq!((status, &tested["ok"]), (200, &Value::Bool(true)), "{tested}");
+    let request = tokio::time::timeout(WAIT, got.recv()).await.unwrap().unwrap();
+    assert!(signed_with(&request, &secret), "signed with the copied secret");
 
     // Copying again changes nothing, and another secret is refused.
     let (dir, target) = (embedded.path().to_owned(), url.parse().unwrap());

@@ -300,6 +300,51 @@ table! {
     ServersOnline => "Servers online", "Server online";
     PlayersOnline => "Players online", "Spieler online";
     PlayersOf => "Players of {}", "Spieler von {}";
+    // The admin's webhooks (`/admin`).
+    Webhooks => "Webhooks", "Webhooks";
+    WebhooksHelp => "Tell a site or a Discord channel when a server comes online, goes offline, opens its lobby or reaches a number of players. A webhook hears of each server and event at most once per cooldown, so a flapping server makes one message.", "Sag einer Website oder einem Discord-Kanal Bescheid, wenn ein Server online kommt, offline geht, seine Lobby öffnet oder eine Spielerzahl erreicht. Ein Webhook erfährt von jedem Server und Ereignis höchstens einmal pro Pause, sodass ein flackernder Server eine Nachricht macht.";
+    NewWebhook => "New webhook", "Neuer Webhook";
+    WebhookUrl => "URL", "URL";
+    WebhookFormat => "Format", "Format";
+    FormatStandard => "Standard Webhooks (signed JSON)", "Standard Webhooks (signiertes JSON)";
+    FormatDiscord => "Discord message", "Discord-Nachricht";
+    WebhookEvents => "Events", "Ereignisse";
+    EventServerOnline => "comes online", "kommt online";
+    EventServerOffline => "goes offline", "geht offline";
+    EventLobbyOpened => "opens its lobby", "öffnet seine Lobby";
+    EventPlayersReached => "reaches a number of players", "erreicht eine Spielerzahl";
+    EventTest => "test", "Test";
+    WebhookServers => "Servers", "Server";
+    WebhookAllServers => "All servers", "Alle Server";
+    WebhookKeys => "These server keys", "Diese Serverschlüssel";
+    WebhookNameContains => "Names containing a text", "Namen mit einem Text";
+    WebhookKeysLabel => "Server keys, separated by commas", "Serverschlüssel, durch Kommas getrennt";
+    WebhookNameLabel => "Text in the name", "Text im Namen";
+    WebhookThreshold => "At least this many players", "Mindestens so viele Spieler";
+    WebhookCooldown => "Cooldown (seconds)", "Pause (Sekunden)";
+    CreateWebhook => "Create webhook", "Webhook anlegen";
+    WebhookSecretOnce => "The signing secret of the new webhook. It is shown only now: copy it to the receiver.", "Das Signaturgeheimnis des neuen Webhooks. Es wird nur jetzt gezeigt: Kopiere es zum Empfänger.";
+    CopySecret => "Copy the secret", "Geheimnis kopieren";
+    Done => "Done", "Fertig";
+    NoWebhooks => "No webhooks yet.", "Noch keine Webhooks.";
+    LoadingWebhooks => "Loading the webhooks…", "Webhooks werden geladen…";
+    WebhooksUnreachable => "The bridge did not answer. Try again.", "Die Bridge hat nicht geantwortet. Versuche es noch einmal.";
+    WebhookActive => "active", "aktiv";
+    WebhookDisabled => "disabled", "deaktiviert";
+    WebhookDisabledAfter => "disabled after {} failed deliveries in a row", "deaktiviert nach {} fehlgeschlagenen Zustellungen in Folge";
+    Enable => "Enable", "Aktivieren";
+    Disable => "Disable", "Deaktivieren";
+    SendTest => "Send a test", "Test senden";
+    Delete => "Delete", "Löschen";
+    WebhookTo => "Webhook to {}", "Webhook an {}";
+    LastDeliveries => "Last deliveries to {}", "Letzte Zustellungen an {}";
+    NothingSent => "Nothing sent yet.", "Noch nichts gesendet.";
+    Event => "Event", "Ereignis";
+    Outcome => "Result", "Ergebnis";
+    Delivered => "delivered", "zugestellt";
+    DeliveryFailed => "failed: {}", "fehlgeschlagen: {}";
+    NoAnswer => "no answer", "keine Antwort";
+    AttemptsCount => "{} attempts", "{} Versuche";
     // Language switcher.
     Language => "Language", "Sprache";
 }
@@ -380,7 +425,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut bad = Vec::new();
         // Every folder that holds components; only files with markup.
-        for dir in ["components", "pages", "test_servers"] {
+        for dir in ["components", "pages", "test_servers", "webhooks"] {
             for entry in std::fs::read_dir(root.join(dir)).expect("source dir") {
                 let path = entry.expect("dir entry").path();
                 let text = std::fs::read_to_string(&path).expect("source file");

@@ -1,5 +1,5 @@
 //! The lobby's web front end (Yew, client-side rendered): the live server
-//! list at `/`, admin test servers at `/admin`, an embeddable list at
+//! list at `/`, admin test servers and webhooks at `/admin`, an embeddable list at
 //! `/embed`, and a page per server at `/server/{key}` (with its history
 //! and badge snippets), all talking to the bridge's `/ws`.
 //!
@@ -7,7 +7,8 @@
 //! lobby's list, `games`, `history` and `graph` for the history graphs,
 //! `snippets`, `state` with what the lobby's connection events
 //! do to it, `settings`, `favourites`, `fresh`, `i18n`, `route`,
-//! `tab_keys`, the test servers' model and flow in `test_servers`, and in
+//! `tab_keys`, the test servers' model and flow in `test_servers`, the
+//! webhook form's request in `webhooks::form`, and in
 //! `services::connection` the decoder, the list's cursor, backoff and
 //! polling) compiles and is tested natively; the rest needs a browser:
 //! the providers (`contexts`, `test_servers::provider`), the view-model
@@ -36,6 +37,7 @@ pub mod state;
 pub mod tab_keys;
 pub mod test_servers;
 pub mod views;
+pub mod webhooks;
 
 /// Takes a sign-in link's token, then mounts the app on `<body>`.
 pub fn start() {

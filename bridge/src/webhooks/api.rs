@@ -2,7 +2,8 @@
 //! `/api/admin/webhooks`: the admin token as `Authorization: Bearer`,
 //! checked (and failures counted per address) before a byte of the body
 //! is read; bodies of at most 16 KiB read within a time limit; every
-//! refusal a small JSON `{"error"}` that names the field at fault.
+//! refusal a small JSON `{"error"}` ([`ApiError`]) that names the field at
+//! fault. Every answer is one of `protocol::webhook`'s types.
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
@@ -14,8 +15,12 @@ use axum::{
     routing::{patch, post},
     Router,
 };
-use protocol::watch::{is_webhook_id, WebhookPatch, WebhookSpec, MAX_REQUEST_BYTES};
-use serde_json::{json, Value};
+use protocol::{
+    api::ApiError,
+    watch::{is_webhook_id, FieldError, WebhookPatch, WebhookSpec, MAX_REQUEST_BYTES},
+    webhook::WebhookList,
+};
+use serde::Serialize;
 
 use super::{address, CreateError, Webhooks};
 use crate::{ctx::Ctx, session::Checked};
@@ -31,18 +36,29 @@ pub(crate) fn routes() -> Router<Arc<Ctx>> {
         .route("/api/admin/webhooks/{id}/test", post(test))
 }
 
-fn answer(status: StatusCode, body: &Value) -> Response {
+fn answer(status: StatusCode, body: &impl Serialize) -> Response {
     let mut h = HeaderMap::new();
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    (status, h, body.to_string()).into_response()
+    (status, h, protocol::json::to_string(body)).into_response()
 }
 
 fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
-    answer(status, &json!({ "error": message.to_string() }))
+    answer(
+        status,
+        &ApiError {
+            error: message.to_string(),
+            field: None,
+        },
+    )
+}
+
+/// A 400 that names the request's field at fault.
+fn refused(e: &FieldError) -> Response {
+    answer(StatusCode::BAD_REQUEST, &ApiError::from(e))
 }
 
 /// Whether the request carries the admin token; the refusal otherwise
@@ -178,12 +194,25 @@ async fn create(
     };
     let spec = match WebhookSpec::parse(&body) {
         Ok(spec) => spec,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+        Err(e) => return refused(&e),
     };
-    if let Err(e) = address::check_url(&spec.url, ctx.config.webhook_allow_private).await {
-        return error(StatusCode::BAD_REQUEST, format_args!("url: {e}"));
+    // The protocol checked the URL's shape; what it names is parsed here.
+    let Ok(url) = url::Url::parse(&spec.url) else {
+        return refused(&FieldError {
+            field: "url",
+            reason: "is not a URL",
+        });
+    };
+    if let Err(e) = address::check_url(&url, ctx.config.webhook_allow_private).await {
+        return answer(
+            StatusCode::BAD_REQUEST,
+            &ApiError {
+                error: format!("url: {e}"),
+                field: Some("url".into()),
+            },
+        );
     }
-    match hooks.create(spec).await {
+    match hooks.create(spec, url).await {
         Ok(v) => answer(StatusCode::CREATED, &v),
         Err(e @ CreateError::Full) => error(StatusCode::CONFLICT, e),
         Err(e) => store_failed("the webhook", e),
@@ -196,7 +225,12 @@ async fn list(
     headers: HeaderMap,
 ) -> Response {
     match admitted(&ctx, client, &headers, None).await {
-        Ok(hooks) => answer(StatusCode::OK, &json!({ "webhooks": hooks.list() })),
+        Ok(hooks) => answer(
+            StatusCode::OK,
+            &WebhookList {
+                webhooks: hooks.list(),
+            },
+        ),
         Err(r) => *r,
     }
 }
@@ -213,7 +247,7 @@ async fn update(
     };
     let patch = match WebhookPatch::parse(&body) {
         Ok(p) => p,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+        Err(e) => return refused(&e),
     };
     let found = hooks.set_enabled(&id, patch.enabled).await;
     stored(found, "the change", |v| answer(StatusCode::OK, &v))
@@ -247,6 +281,6 @@ async fn test(
     };
     match hooks.test(&id).await {
         None => no_such_webhook(),
-        Some(record) => answer(StatusCode::OK, &record.to_json()),
+        Some(record) => answer(StatusCode::OK, &record),
     }
 }

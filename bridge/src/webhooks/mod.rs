@@ -26,16 +26,18 @@ use std::{
 use master::{logtext::cut, throttled};
 use protocol::{
     watch::{Event, Format, WebhookSpec},
+    webhook::{Delivery, Kind, Webhook, WebhookState},
     Addresses, ServerEntry, ServerKey,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::{
     sync::{broadcast::error::RecvError, Semaphore},
     time::Instant,
 };
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{info, warn};
+use url::Url;
 
 use self::{
     deliver::{Attempt, Sender},
@@ -73,25 +75,19 @@ pub struct Settings {
     pub addresses: Addresses,
 }
 
-/// One delivery, as the admin's list shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
-    /// The event's name, or `test`.
-    pub event: &'static str,
-    pub ok: bool,
-    /// The last answer's status (`None`: no answer).
-    pub status: Option<u16>,
-    /// Why it failed (or was retried last).
-    pub error: Option<&'static str>,
-    pub attempts: u32,
-    /// When it ended, Unix ms.
-    pub at: i64,
-}
-
-impl Record {
-    fn to_json(&self) -> Value {
-        json!({"event": self.event, "ok": self.ok, "status": self.status,
-               "error": self.error, "attempts": self.attempts, "at": self.at})
+/// How one delivery (or test) ended, as the admin's list shows it.
+fn delivery(kind: Kind, attempts: u32, outcome: Result<u16, (Option<u16>, &str)>) -> Delivery {
+    let (ok, status, error) = match outcome {
+        Ok(code) => (true, Some(code), None),
+        Err((status, why)) => (false, status, Some(why.to_owned())),
+    };
+    Delivery {
+        event: kind,
+        ok,
+        status,
+        error,
+        attempts,
+        at: now_ms(),
     }
 }
 
@@ -101,7 +97,7 @@ struct State {
     enabled: bool,
     failures: u32,
     deleted: bool,
-    last: VecDeque<Record>,
+    last: VecDeque<Delivery>,
 }
 
 /// One webhook.
@@ -111,6 +107,8 @@ pub struct Hook {
     /// The id's number, for the cooldowns.
     num: u64,
     spec: WebhookSpec,
+    /// `spec.url`, parsed.
+    url: Url,
     secret: Secret,
     created_ms: i64,
     state: Mutex<State>,
@@ -121,11 +119,12 @@ pub struct Hook {
 impl Hook {
     /// The webhook of a stored `row` (its `id` numbered `num`), with its
     /// request and secret read from it.
-    fn new(row: Row, num: u64, spec: WebhookSpec, secret: Secret) -> Arc<Self> {
+    fn new(row: Row, num: u64, spec: WebhookSpec, url: Url, secret: Secret) -> Arc<Self> {
         Arc::new(Self {
             id: row.id,
             num,
             spec,
+            url,
             secret,
             created_ms: row.created_ms,
             state: Mutex::new(State {
@@ -143,26 +142,28 @@ impl Hook {
     }
 
     /// The webhook as the admin's list shows it (never its secret).
-    fn to_json(&self) -> Value {
+    fn view(&self) -> Webhook {
         let state = self.state();
-        let mut v = self.spec.to_json();
-        v["id"] = Value::from(self.id.as_str());
-        v["enabled"] = Value::from(state.enabled);
-        v["state"] = Value::from(match (state.enabled, state.failures >= DISABLE_AFTER) {
-            (true, _) => "active",
-            (false, true) => "disabled-after-failures",
-            (false, false) => "disabled",
-        });
-        v["failures"] = Value::from(state.failures);
-        v["createdAt"] = Value::from(self.created_ms);
-        v["lastDeliveries"] = state.last.iter().rev().map(Record::to_json).collect();
-        v
+        Webhook {
+            id: self.id.clone(),
+            request: self.spec.clone(),
+            enabled: state.enabled,
+            state: match (state.enabled, state.failures >= DISABLE_AFTER) {
+                (true, _) => WebhookState::Active,
+                (false, true) => WebhookState::DisabledAfterFailures,
+                (false, false) => WebhookState::Disabled,
+            },
+            failures: state.failures,
+            created_at: self.created_ms,
+            last_deliveries: state.last.iter().rev().cloned().collect(),
+            secret: None,
+        }
     }
 
     /// The host the webhook sends to, for log lines (never the whole URL:
     /// Discord's carry their token in the path).
     fn host(&self) -> String {
-        cut(self.spec.url.host_str().unwrap_or_default()).to_string()
+        cut(self.url.host_str().unwrap_or_default()).to_string()
     }
 }
 
@@ -289,9 +290,13 @@ impl Webhooks {
             .map_err(|e| e.to_string())?
     }
 
-    /// Adds a webhook (its URL already checked); the answer holds its
-    /// secret, the only time it is shown.
-    pub async fn create(self: &Arc<Self>, spec: WebhookSpec) -> Result<Value, CreateError> {
+    /// Adds a webhook (its URL, `url`, already checked); the answer holds
+    /// its secret, the only time it is shown.
+    pub async fn create(
+        self: &Arc<Self>,
+        spec: WebhookSpec,
+        url: Url,
+    ) -> Result<Webhook, CreateError> {
         if self.hooks().len() >= MAX_WEBHOOKS {
             return Err(CreateError::Full);
         }
@@ -311,7 +316,7 @@ impl Webhooks {
         self.with_store(move |s| s.insert(&stored))
             .await
             .map_err(CreateError::Store)?;
-        let hook = Hook::new(row, num, spec, secret);
+        let hook = Hook::new(row, num, spec, url, secret);
         let added = {
             let mut hooks = self.hooks();
             let room = hooks.len() < MAX_WEBHOOKS;
@@ -327,15 +332,15 @@ impl Webhooks {
             return Err(CreateError::Full);
         }
         info!(id = %hook.id, host = %hook.host(), "webhook created");
-        let mut v = hook.to_json();
-        v["secret"] = Value::from(hook.secret.expose());
-        Ok(v)
+        let mut view = hook.view();
+        view.secret = Some(hook.secret.expose().to_owned());
+        Ok(view)
     }
 
     /// Every webhook as the admin's list shows it.
-    pub fn list(&self) -> Value {
+    pub fn list(&self) -> Vec<Webhook> {
         let hooks = self.hooks().clone();
-        Value::Array(hooks.iter().map(|h| h.to_json()).collect())
+        hooks.iter().map(|h| h.view()).collect()
     }
 
     /// Enables (failures forgotten) or disables one; `None` if unknown.
@@ -343,7 +348,7 @@ impl Webhooks {
         self: &Arc<Self>,
         id: &str,
         enabled: bool,
-    ) -> Option<Result<Value, String>> {
+    ) -> Option<Result<Webhook, String>> {
         let hook = self.find(id)?;
         let failures = {
             let mut state = hook.state();
@@ -357,7 +362,7 @@ impl Webhooks {
         Some(
             self.with_store(move |s| s.set_state(&id, enabled, failures))
                 .await
-                .map(|_| hook.to_json()),
+                .map(|_| hook.view()),
         )
     }
 
@@ -372,9 +377,10 @@ impl Webhooks {
         Some(self.with_store(move |s| s.delete(&id)).await.map(drop))
     }
 
-    /// "Send a test": one attempt now with a made-up server, its outcome
-    /// remembered like a delivery's (but not counted towards disabling).
-    pub async fn test(self: &Arc<Self>, id: &str) -> Option<Record> {
+    /// "Send a test": one attempt now with a made-up server, through the
+    /// same signing and sending as every delivery, its outcome remembered
+    /// like a delivery's (but not counted towards disabling).
+    pub async fn test(self: &Arc<Self>, id: &str) -> Option<Delivery> {
         let hook = self.find(id)?;
         let server = ServerEntry {
             registrant: None,
@@ -383,26 +389,14 @@ impl Webhooks {
             port: Some(51963),
             stats: protocol::Stats::default(),
         };
-        let body = self.body(&hook, None, ServerKey(0), &server, SystemTime::now());
+        let body = self.body(&hook, Kind::Test, ServerKey(0), &server, SystemTime::now());
         let msg = message_id();
         let attempt = self.attempt(&hook, &msg, &body).await;
         let record = match attempt {
-            Attempt::Delivered(code) => Record {
-                event: "test",
-                ok: true,
-                status: Some(code),
-                error: None,
-                attempts: 1,
-                at: now_ms(),
-            },
-            Attempt::Retry { status, why, .. } | Attempt::Failed { status, why } => Record {
-                event: "test",
-                ok: false,
-                status,
-                error: Some(why),
-                attempts: 1,
-                at: now_ms(),
-            },
+            Attempt::Delivered(code) => delivery(Kind::Test, 1, Ok(code)),
+            Attempt::Retry { status, why, .. } | Attempt::Failed { status, why } => {
+                delivery(Kind::Test, 1, Err((status, why)))
+            }
         };
         remember(&mut hook.state(), record.clone());
         Some(record)
@@ -474,7 +468,7 @@ impl Webhooks {
     async fn deliver(self: &Arc<Self>, hook: &Arc<Hook>, event: Event, occurrence: &Occurrence) {
         let body = self.body(
             hook,
-            Some(event),
+            Kind::Event(event),
             occurrence.key,
             &occurrence.server,
             occurrence.at,
@@ -536,7 +530,7 @@ impl Webhooks {
             }
         }
         self.sender
-            .attempt(&hook.spec.url, headers, body.to_vec())
+            .attempt(&hook.url, headers, body.to_vec())
             .await
     }
 
@@ -552,35 +546,16 @@ impl Webhooks {
         let (store, enabled, failures) = {
             let mut state = hook.state();
             let before = (state.enabled, state.failures);
-            let record = match outcome {
-                Ok(code) => {
-                    state.failures = 0;
-                    Record {
-                        event: event.name(),
-                        ok: true,
-                        status: Some(code),
-                        error: None,
-                        attempts,
-                        at: now_ms(),
-                    }
+            if outcome.is_ok() {
+                state.failures = 0;
+            } else {
+                state.failures = state.failures.saturating_add(1);
+                if state.failures >= DISABLE_AFTER && state.enabled {
+                    state.enabled = false;
+                    warn!(id = %hook.id, host = %hook.host(), "a webhook failed {DISABLE_AFTER} deliveries in a row and is disabled until an admin enables it");
                 }
-                Err((status, why)) => {
-                    state.failures = state.failures.saturating_add(1);
-                    if state.failures >= DISABLE_AFTER && state.enabled {
-                        state.enabled = false;
-                        warn!(id = %hook.id, host = %hook.host(), "a webhook failed {DISABLE_AFTER} deliveries in a row and is disabled until an admin enables it");
-                    }
-                    Record {
-                        event: event.name(),
-                        ok: false,
-                        status,
-                        error: Some(why),
-                        attempts,
-                        at: now_ms(),
-                    }
-                }
-            };
-            remember(&mut state, record);
+            }
+            remember(&mut state, delivery(Kind::Event(event), attempts, outcome));
             let changed = before != (state.enabled, state.failures);
             (changed && !state.deleted, state.enabled, state.failures)
         };
@@ -598,7 +573,7 @@ impl Webhooks {
     fn body(
         &self,
         hook: &Hook,
-        event: Option<Event>,
+        kind: Kind,
         key: ServerKey,
         server: &ServerEntry,
         at: SystemTime,
@@ -608,7 +583,7 @@ impl Webhooks {
             None => format!("/server/{key}"),
         };
         let notice = Notice {
-            event,
+            kind,
             key,
             server,
             at,
@@ -643,7 +618,7 @@ impl Webhooks {
     }
 }
 
-fn remember(state: &mut State, record: Record) {
+fn remember(state: &mut State, record: Delivery) {
     if state.last.len() >= REMEMBERED {
         state.last.pop_front();
     }
@@ -676,13 +651,16 @@ fn hook_of(row: Row) -> Option<Arc<Hook>> {
     let spec = serde_json::from_str::<Value>(&row.spec)
         .ok()
         .and_then(|v| WebhookSpec::from_value(&v).ok());
+    let url = spec.as_ref().and_then(|s| Url::parse(&s.url).ok());
     let secret = Secret::parse(&row.secret);
     let num = row
         .id
         .strip_prefix("wh_")
         .and_then(|h| u64::from_str_radix(h, 16).ok());
-    match (id_ok, spec, secret, num) {
-        (true, Some(spec), Some(secret), Some(num)) => Some(Hook::new(row, num, spec, secret)),
+    match (id_ok, spec, url, secret, num) {
+        (true, Some(spec), Some(url), Some(secret), Some(num)) => {
+            Some(Hook::new(row, num, spec, url, secret))
+        }
         _ => {
             warn!(id = %cut(&row.id), "a stored webhook is not valid and is skipped");
             None

@@ -7,7 +7,11 @@ use std::{fmt::Write as _, time::SystemTime};
 
 use base64::{engine::general_purpose::STANDARD as BASE64, Engine as _};
 use hmac::{Hmac, Mac};
-use protocol::{watch::Event, Addresses, ServerEntry, ServerKey};
+use protocol::{
+    watch::Event,
+    webhook::{EventServer, Kind, WebhookPayload},
+    Addresses, ServerEntry, ServerKey,
+};
 use serde_json::{json, Value};
 use sha2::Sha256;
 
@@ -75,8 +79,7 @@ impl Secret {
 /// What a notification is about: an event (or a test) of one server.
 #[derive(Debug, Clone)]
 pub struct Notice<'a> {
-    /// `None`: the admin's "send a test".
-    pub event: Option<Event>,
+    pub kind: Kind,
     pub key: ServerKey,
     pub server: &'a ServerEntry,
     pub at: SystemTime,
@@ -86,33 +89,37 @@ pub struct Notice<'a> {
 }
 
 impl Notice<'_> {
-    fn type_name(&self) -> &'static str {
-        self.event.map_or("test", Event::name)
-    }
-
     fn timestamp(&self) -> String {
         humantime::format_rfc3339_millis(self.at).to_string()
     }
 
+    /// The server as every notification carries it (addresses only
+    /// where the bridge shows them).
+    pub fn data(&self) -> EventServer {
+        let s = self.server;
+        let (address, port) = match (self.addresses, &s.address, s.port) {
+            (Addresses::Shown, Some(address), Some(port)) => (Some(address.clone()), Some(port)),
+            _ => (None, None),
+        };
+        EventServer {
+            key: self.key,
+            name: s.name.clone(),
+            address,
+            port,
+            players: s.stats.players,
+            is_lobby_open: s.stats.is_lobby_open,
+            gameplay_mode: s.stats.gameplay_mode,
+            url: self.page.clone(),
+        }
+    }
+
     /// The `"standard"` body: `{"type","timestamp","data":{…}}`.
     pub fn standard(&self) -> Vec<u8> {
-        let s = self.server;
-        let mut data = json!({
-            "key": self.key,
-            "name": s.name,
-            "players": s.stats.players,
-            "isLobbyOpen": s.stats.is_lobby_open,
-            "gameplayMode": s.stats.gameplay_mode,
-            "url": self.page,
-        });
-        if self.addresses == Addresses::Shown {
-            if let (Some(address), Some(port)) = (&s.address, s.port) {
-                data["address"] = Value::from(address.as_str());
-                data["port"] = Value::from(port);
-            }
-        }
-        let body = json!({"type": self.type_name(), "timestamp": self.timestamp(), "data": data});
-        body.to_string().into_bytes()
+        protocol::json::to_vec(&WebhookPayload {
+            kind: self.kind,
+            timestamp: self.timestamp(),
+            data: self.data(),
+        })
     }
 
     /// The `"discord"` body: a line of text and an embed with the name,
@@ -121,16 +128,18 @@ impl Notice<'_> {
         let s = self.server;
         let name: String = s.name.chars().take(NAME_CHARS).collect();
         let players = format!("{}/{}", s.stats.players.current, s.stats.players.max);
-        let what = match self.event {
-            Some(Event::ServerOnline) => format!("is online ({players} players)"),
-            Some(Event::ServerOffline) => "went offline".to_owned(),
-            Some(Event::LobbyOpened) => format!("opened its lobby ({players} players)"),
-            Some(Event::PlayersReached) => format!("has {players} players"),
-            None => "— a test from the lobby: this channel will get its notifications".to_owned(),
+        let what = match self.kind {
+            Kind::Event(Event::ServerOnline) => format!("is online ({players} players)"),
+            Kind::Event(Event::ServerOffline) => "went offline".to_owned(),
+            Kind::Event(Event::LobbyOpened) => format!("opened its lobby ({players} players)"),
+            Kind::Event(Event::PlayersReached) => format!("has {players} players"),
+            Kind::Test => {
+                "— a test from the lobby: this channel will get its notifications".to_owned()
+            }
         };
-        let color = match self.event {
-            Some(Event::ServerOffline) => 0x99_99_99,
-            Some(Event::LobbyOpened) => 0x2e_a0_43,
+        let color = match self.kind {
+            Kind::Event(Event::ServerOffline) => 0x99_99_99,
+            Kind::Event(Event::LobbyOpened) => 0x2e_a0_43,
             _ => 0x58_65_f2,
         };
         let lobby = if s.stats.is_lobby_open {
@@ -215,7 +224,7 @@ mod tests {
 
     fn notice(server: &ServerEntry, addresses: Addresses) -> Notice<'_> {
         Notice {
-            event: Some(Event::LobbyOpened),
+            kind: Kind::Event(Event::LobbyOpened),
             key: ServerKey(0xab),
             server,
             at: SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_123),

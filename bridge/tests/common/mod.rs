@@ -320,9 +320,22 @@ pub async fn http_request(
     path: &str,
     extra: &str,
 ) -> (u16, String, Vec<u8>) {
+    http_send(from, addr, method, path, extra, "").await
+}
+
+/// [`http_request`] with `body` (sent as it is, with its length).
+pub async fn http_send(
+    from: IpAddr,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    extra: &str,
+    body: &str,
+) -> (u16, String, Vec<u8>) {
     let mut s = connect_from(&from.to_string(), addr).await;
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n{extra}\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n{extra}\r\n{body}",
+        body.len()
     );
     s.write_all(req.as_bytes()).await.unwrap();
     let mut buf = Vec::new();

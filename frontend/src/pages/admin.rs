@@ -1,5 +1,5 @@
-//! `/admin`: sign in with the admin token and run test servers from this
-//! browser. The servers themselves belong to the app (see
+//! `/admin`: sign in with the admin token, run test servers from this
+//! browser and manage the bridge's webhooks. The servers themselves belong to the app (see
 //! `test_servers::provider`), so leaving this page keeps them registered.
 
 use protocol::{bridge::MasterState, Registration};
@@ -13,6 +13,7 @@ use crate::{
     test_servers::{
         add_form::AddServerForm, card::TestServerCard, provider::use_test_servers, TestServerDef,
     },
+    webhooks::section::WebhooksSection,
 };
 
 #[component]
@@ -91,6 +92,10 @@ pub fn Admin() -> Html {
                             }) }
                         </ul>
                     }
+                </section>
+                <section class="card" aria-labelledby="webhooks-title">
+                    <h2 id="webhooks-title">{ t(K::Webhooks) }</h2>
+                    <WebhooksSection signed_in={signed_in} />
                 </section>
             </main>
         </>

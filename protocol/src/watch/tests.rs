@@ -65,8 +65,20 @@ fn each_bad_field_is_named() {
         json!("https://example.com/#frag"),
         json!(format!("https://example.com/{}", "a".repeat(MAX_URL_LEN))),
         json!("file:///etc/passwd"),
+        json!("https://exa mple.com/"),
+        json!("http:///path"),
+        json!("http://:80/"),
+        json!("https:example.com"),
+        json!("https://x@example.com/"),
     ] {
         assert_eq!(field(with("url", url.clone())), "url", "{url}");
+    }
+    for url in [
+        "https://[::1]:8080/hook",
+        "HTTP://Example.com",
+        "https://discord.com/api/webhooks/1/abc?wait=true",
+    ] {
+        assert!(WebhookSpec::from_value(&with("url", json!(url))).is_ok(), "{url}");
     }
     assert_eq!(field(with("format", json!("slack"))), "format");
     for events in [

@@ -1,8 +1,9 @@
 //! Growing from one bridge to several without losing anything: the
-//! embedded database's rows copied into a PostgreSQL database, table by
-//! table in batches, in one transaction there. Rows the database has
-//! already (a copy run twice, or hours bridges recorded meanwhile) are
-//! kept as they are.
+//! embedded database's rows (the history, and the admin's webhooks with
+//! their secrets, so receivers keep verifying what they get) copied into a
+//! PostgreSQL database, table by table in batches, in one transaction
+//! there. Rows the database has already (a copy run twice, hours bridges
+//! recorded meanwhile, a webhook created there) are kept as they are.
 
 use postgres::types::ToSql;
 use rusqlite::types::Value;
@@ -82,6 +83,18 @@ const TABLES: &[Table] = &[
         ],
         key: "day, key",
     },
+    Table {
+        name: "webhooks",
+        columns: &[
+            ("id", "text"),
+            ("spec", "text"),
+            ("secret", "text"),
+            ("enabled", "boolean"),
+            ("failures", "bigint"),
+            ("created_ms", "bigint"),
+        ],
+        key: "id",
+    },
 ];
 
 /// One column's values of a batch, as PostgreSQL arrays.
@@ -132,8 +145,8 @@ impl Column {
     }
 }
 
-/// Copies every history row of `from` (an embedded store) into `to` (a
-/// PostgreSQL store): rows copied, per table.
+/// Copies every row of `from` (an embedded store) into `to` (a
+/// PostgreSQL store), webhooks included: rows copied, per table.
 pub fn copy(from: &mut Store, to: &mut Store) -> Result<Vec<(&'static str, u64)>, StoreError> {
     let (Engines::Sqlite(src), Engines::Postgres(dst)) = (&mut from.engine, &mut to.engine) else {
         return Err(StoreError::Unsupported(

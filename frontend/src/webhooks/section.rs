@@ -1,0 +1,496 @@
+//! The admin page's Webhooks section: the new webhook's form (checked as
+//! the bridge checks it; the bridge's 400 shown beside the field it
+//! names), its secret shown once with a Copy button, and the list with
+//! each webhook's state, last deliveries, enable/disable, "send a test"
+//! and delete. It talks to `/api/admin/webhooks` with the tab's admin
+//! token (see [`super::api`]).
+
+use std::rc::Rc;
+
+use protocol::{
+    api::ApiError,
+    watch::{Event, Format, ServerFilter},
+    webhook::{Delivery, Kind, Webhook, WebhookState},
+};
+use wasm_bindgen_futures::spawn_local;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+use super::{
+    api::{self, Refusal},
+    form::{FormInput, Servers},
+};
+use crate::{
+    components::copy_address::CopyButton,
+    i18n::{t, tf, K},
+    services::browser::{local_time, TimeStyle},
+};
+
+/// Props of [`WebhooksSection`].
+#[derive(Properties, PartialEq)]
+pub struct WebhooksSectionProps {
+    /// The tab is signed in: the API takes its token.
+    pub signed_in: bool,
+}
+
+/// The label of an event.
+fn event_label(e: Event) -> &'static str {
+    t(match e {
+        Event::ServerOnline => K::EventServerOnline,
+        Event::ServerOffline => K::EventServerOffline,
+        Event::LobbyOpened => K::EventLobbyOpened,
+        Event::PlayersReached => K::EventPlayersReached,
+    })
+}
+
+/// An error the form shows: beside `field` (the request's name), or above
+/// the form when it names none the form has.
+#[derive(Debug, Clone, PartialEq)]
+struct Shown {
+    field: String,
+    message: String,
+}
+
+impl Shown {
+    fn of(e: &ApiError) -> Self {
+        Self {
+            field: e.field.clone().unwrap_or_else(|| "body".into()),
+            message: e.error.clone(),
+        }
+    }
+}
+
+/// The form's fields that show an error of their own.
+const FIELDS: [&str; 5] = ["url", "events", "servers", "threshold", "cooldown"];
+
+/// The Webhooks section of `/admin`.
+#[component]
+pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
+    let hooks = use_state(|| None::<Rc<Vec<Webhook>>>);
+    let unreachable = use_state(|| false);
+    let input = use_state(FormInput::default);
+    let error = use_state(|| None::<Shown>);
+    let secret = use_state(|| None::<(String, String)>);
+    let busy = use_state(|| false);
+
+    let reload = {
+        let hooks = hooks.clone();
+        let unreachable = unreachable.clone();
+        Callback::from(move |()| {
+            let hooks = hooks.clone();
+            let unreachable = unreachable.clone();
+            spawn_local(async move {
+                match api::list().await {
+                    Ok(list) => {
+                        hooks.set(Some(Rc::new(list)));
+                        unreachable.set(false);
+                    }
+                    Err(_) => unreachable.set(true),
+                }
+            });
+        })
+    };
+    {
+        let reload = reload.clone();
+        use_effect_with(props.signed_in, move |signed_in| {
+            if *signed_in {
+                reload.emit(());
+            }
+        });
+    }
+
+    let edit = |f: fn(&mut FormInput, String)| {
+        let input = input.clone();
+        Callback::from(move |e: InputEvent| {
+            let mut next = (*input).clone();
+            f(
+                &mut next,
+                e.target_unchecked_into::<HtmlInputElement>().value(),
+            );
+            input.set(next);
+        })
+    };
+    let on_format = {
+        let input = input.clone();
+        Callback::from(move |e: Event_| {
+            let mut next = (*input).clone();
+            next.format = match e.target_unchecked_into::<HtmlSelectElement>().value().as_str() {
+                "discord" => Format::Discord,
+                _ => Format::Standard,
+            };
+            input.set(next);
+        })
+    };
+    let on_servers = |servers: Servers| {
+        let input = input.clone();
+        Callback::from(move |_: Event_| {
+            let mut next = (*input).clone();
+            next.servers = servers;
+            input.set(next);
+        })
+    };
+    let on_event = |event: Event| {
+        let input = input.clone();
+        Callback::from(move |_: Event_| {
+            let mut next = (*input).clone();
+            next.toggle(event);
+            input.set(next);
+        })
+    };
+    let on_submit = {
+        let input = input.clone();
+        let error = error.clone();
+        let secret = secret.clone();
+        let busy = busy.clone();
+        let reload = reload.clone();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let spec = match input.check() {
+                Ok(spec) => spec,
+                Err(e) => {
+                    error.set(Some(Shown::of(&ApiError::from(&e))));
+                    return;
+                }
+            };
+            error.set(None);
+            busy.set(true);
+            let (input, error, secret, busy, reload) = (
+                input.clone(),
+                error.clone(),
+                secret.clone(),
+                busy.clone(),
+                reload.clone(),
+            );
+            spawn_local(async move {
+                match api::create(&spec).await {
+                    Ok(hook) => {
+                        secret.set(Some((hook.id.clone(), hook.secret.unwrap_or_default())));
+                        input.set(FormInput::default());
+                        reload.emit(());
+                    }
+                    Err(Refusal::Said(e)) => error.set(Some(Shown::of(&e))),
+                    Err(Refusal::Failed) => error.set(Some(Shown {
+                        field: "body".into(),
+                        message: t(K::WebhooksUnreachable).into(),
+                    })),
+                }
+                busy.set(false);
+            });
+        })
+    };
+    let on_done = {
+        let secret = secret.clone();
+        Callback::from(move |_: MouseEvent| secret.set(None))
+    };
+
+    let field_error = |field: &str| -> Option<(String, Html)> {
+        let shown = (*error).clone().filter(|e| e.field == field)?;
+        let id = format!("webhook-{field}-error");
+        Some((
+            id.clone(),
+            html! { <p class="error" id={id} data-testid={format!("webhook-error-{field}")}>{ shown.message }</p> },
+        ))
+    };
+    let text_field = |id: &'static str,
+                      field: &'static str,
+                      label: &'static str,
+                      value: &str,
+                      mode: &'static str,
+                      oninput: Callback<InputEvent>| {
+        let err = field_error(field);
+        html! {
+            <div class={classes!("field", err.is_some().then_some("invalid"))}>
+                <label for={id}>{ label }</label>
+                <input id={id} type="text" inputmode={mode} autocomplete="off" spellcheck="false"
+                    value={value.to_owned()} {oninput} disabled={!props.signed_in}
+                    aria-invalid={err.is_some().to_string()}
+                    aria-describedby={err.as_ref().map(|e| e.0.clone())} />
+                if let Some((_, msg)) = err { { msg } }
+            </div>
+        }
+    };
+    let general = (*error)
+        .clone()
+        .filter(|e| !FIELDS.contains(&e.field.as_str()));
+    let events_error = field_error("events");
+    let servers_error = field_error("servers");
+
+    let form = html! {
+        <form class="add-webhook" onsubmit={on_submit} novalidate=true>
+            <fieldset>
+                <legend>{ t(K::NewWebhook) }</legend>
+                if let Some(e) = general {
+                    <p class="error" role="alert" data-testid="webhook-error">{ tf(K::BridgeSays, &[&e.message]) }</p>
+                }
+                <div class="webhook-fields">
+                    { text_field("webhook-url", "url", t(K::WebhookUrl), &input.url, "url",
+                        edit(|i, v| i.url = v)) }
+                    <div class="field">
+                        <label for="webhook-format">{ t(K::WebhookFormat) }</label>
+                        <select id="webhook-format" onchange={on_format} disabled={!props.signed_in}>
+                            <option value="standard" selected={input.format == Format::Standard}>{ t(K::FormatStandard) }</option>
+                            <option value="discord" selected={input.format == Format::Discord}>{ t(K::FormatDiscord) }</option>
+                        </select>
+                    </div>
+                </div>
+                <fieldset class={classes!("choices", events_error.is_some().then_some("invalid"))}
+                    aria-describedby={events_error.as_ref().map(|e| e.0.clone())}>
+                    <legend>{ t(K::WebhookEvents) }</legend>
+                    { for Event::ALL.into_iter().map(|ev| {
+                        let id = format!("webhook-event-{}", ev.name());
+                        html! {
+                            <label for={id.clone()} class="choice">
+                                <input id={id} type="checkbox" checked={input.events.contains(&ev)}
+                                    onchange={on_event(ev)} disabled={!props.signed_in} />
+                                { event_label(ev) }
+                            </label>
+                        }
+                    }) }
+                    if let Some((_, msg)) = events_error { { msg } }
+                </fieldset>
+                if input.events.contains(&Event::PlayersReached) {
+                    { text_field("webhook-threshold", "threshold", t(K::WebhookThreshold),
+                        &input.threshold, "numeric", edit(|i, v| i.threshold = v)) }
+                }
+                <fieldset class={classes!("choices", servers_error.is_some().then_some("invalid"))}
+                    aria-describedby={servers_error.as_ref().map(|e| e.0.clone())}>
+                    <legend>{ t(K::WebhookServers) }</legend>
+                    { for [
+                        (Servers::All, "all", K::WebhookAllServers),
+                        (Servers::Keys, "keys", K::WebhookKeys),
+                        (Servers::NameContains, "name", K::WebhookNameContains),
+                    ].into_iter().map(|(which, id, label)| {
+                        let id = format!("webhook-servers-{id}");
+                        html! {
+                            <label for={id.clone()} class="choice">
+                                <input id={id} type="radio" name="webhook-servers"
+                                    checked={input.servers == which} onchange={on_servers(which)}
+                                    disabled={!props.signed_in} />
+                                { t(label) }
+                            </label>
+                        }
+                    }) }
+                    if input.servers == Servers::Keys {
+                        <div class="field">
+                            <label for="webhook-keys">{ t(K::WebhookKeysLabel) }</label>
+                            <input id="webhook-keys" type="text" autocomplete="off" spellcheck="false"
+                                value={input.keys.clone()} oninput={edit(|i, v| i.keys = v)} />
+                        </div>
+                    }
+                    if input.servers == Servers::NameContains {
+                        <div class="field">
+                            <label for="webhook-name">{ t(K::WebhookNameLabel) }</label>
+                            <input id="webhook-name" type="text" autocomplete="off" spellcheck="false"
+                                value={input.name_contains.clone()} oninput={edit(|i, v| i.name_contains = v)} />
+                        </div>
+                    }
+                    if let Some((_, msg)) = servers_error { { msg } }
+                </fieldset>
+                <div class="webhook-fields">
+                    { text_field("webhook-cooldown", "cooldown", t(K::WebhookCooldown),
+                        &input.cooldown, "numeric", edit(|i, v| i.cooldown = v)) }
+                </div>
+                <div class="actions">
+                    <button id="create-webhook" type="submit" class="primary"
+                        disabled={!props.signed_in || *busy}>{ t(K::CreateWebhook) }</button>
+                    if !props.signed_in {
+                        <span class="muted">{ t(K::SignInFirst) }</span>
+                    }
+                </div>
+            </fieldset>
+        </form>
+    };
+
+    let secret_box = (*secret).clone().map(|(_, secret)| {
+        html! {
+            <div class="webhook-secret" role="status" data-testid="webhook-secret">
+                <p>{ t(K::WebhookSecretOnce) }</p>
+                <p class="addr">
+                    <code data-testid="webhook-secret-value">{ secret.clone() }</code>
+                    <CopyButton text={secret} label={t(K::CopySecret)} />
+                </p>
+                <button id="webhook-secret-done" type="button" onclick={on_done}>{ t(K::Done) }</button>
+            </div>
+        }
+    });
+
+    let list = match (&*hooks, *unreachable) {
+        (_, true) => html! { <p class="error" role="alert">{ t(K::WebhooksUnreachable) }</p> },
+        (None, false) if props.signed_in => {
+            html! { <p class="muted">{ t(K::LoadingWebhooks) }</p> }
+        }
+        (None, false) => html! {},
+        (Some(list), false) if list.is_empty() => {
+            html! { <p class="empty muted" data-testid="no-webhooks">{ t(K::NoWebhooks) }</p> }
+        }
+        (Some(list), false) => html! {
+            <ul class="webhooks">
+                { for list.iter().map(|hook| html! {
+                    <WebhookCard key={hook.id.clone()} hook={hook.clone()} on_changed={reload.clone()} />
+                }) }
+            </ul>
+        },
+    };
+
+    html! {
+        <>
+            <p class="muted">{ t(K::WebhooksHelp) }</p>
+            { form }
+            { for secret_box }
+            { list }
+        </>
+    }
+}
+
+/// `web_sys::Event` (the name `Event` is the watch's).
+type Event_ = web_sys::Event;
+
+/// Props of [`WebhookCard`].
+#[derive(Properties, PartialEq)]
+struct WebhookCardProps {
+    hook: Webhook,
+    /// Something changed: the list is read again.
+    on_changed: Callback<()>,
+}
+
+/// Where a webhook sends, for people: its host (a Discord URL's path holds
+/// its token, so the page shows no more than the host).
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split(['/', '?']).next().unwrap_or(rest)
+}
+
+/// What a webhook's buttons do.
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    Test,
+    Enable(bool),
+    Delete,
+}
+
+impl Action {
+    async fn run(self, id: &str) -> Result<(), Refusal> {
+        match self {
+            Action::Test => api::test(id).await.map(drop),
+            Action::Enable(on) => api::set_enabled(id, on).await.map(drop),
+            Action::Delete => api::delete(id).await,
+        }
+    }
+}
+
+/// What a delivery's result says.
+fn outcome(d: &Delivery) -> String {
+    let status = d.status.map(|s| format!("HTTP {s}"));
+    let said = if d.ok {
+        t(K::Delivered).to_owned()
+    } else {
+        tf(
+            K::DeliveryFailed,
+            &[&d.error.clone().unwrap_or_else(|| t(K::NoAnswer).into())],
+        )
+    };
+    let mut parts = vec![said];
+    if d.attempts > 1 {
+        parts.push(tf(K::AttemptsCount, &[&d.attempts]));
+    }
+    if let Some(s) = status {
+        parts.insert(0, s);
+    }
+    parts.join(" · ")
+}
+
+/// One webhook: what it watches, its state, its buttons and its last
+/// deliveries.
+#[component]
+fn WebhookCard(props: &WebhookCardProps) -> Html {
+    let busy = use_state(|| false);
+    let hook = &props.hook;
+    let act = |action: Action| {
+        let busy = busy.clone();
+        let on_changed = props.on_changed.clone();
+        let id = hook.id.clone();
+        Callback::from(move |_: MouseEvent| {
+            let (busy, on_changed, id) = (busy.clone(), on_changed.clone(), id.clone());
+            busy.set(true);
+            spawn_local(async move {
+                // The list read again shows the outcome (a test's delivery
+                // too), or that nothing changed.
+                let _ = action.run(&id).await;
+                busy.set(false);
+                on_changed.emit(());
+            });
+        })
+    };
+    let enabled = hook.enabled;
+    let on_toggle = act(Action::Enable(!enabled));
+    let on_test = act(Action::Test);
+    let on_delete = act(Action::Delete);
+
+    let host = host_of(&hook.request.url).to_owned();
+    let (state_class, state_text) = match hook.state {
+        WebhookState::Active => ("ok", t(K::WebhookActive).to_owned()),
+        WebhookState::Disabled => ("", t(K::WebhookDisabled).to_owned()),
+        WebhookState::DisabledAfterFailures => {
+            ("bad", tf(K::WebhookDisabledAfter, &[&hook.failures]))
+        }
+    };
+    let format = t(match hook.request.format {
+        Format::Standard => K::FormatStandard,
+        Format::Discord => K::FormatDiscord,
+    });
+    let events: Vec<&str> = hook.request.events.iter().map(|e| event_label(*e)).collect();
+    let servers = match &hook.request.servers {
+        ServerFilter::All => t(K::WebhookAllServers).to_owned(),
+        ServerFilter::Keys(keys) => {
+            let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+            keys.join(", ")
+        }
+        ServerFilter::NameContains(part) => format!("{}: {part}", t(K::WebhookNameLabel)),
+    };
+    let heading_id = format!("{}-title", hook.id);
+    let deliveries = if hook.last_deliveries.is_empty() {
+        html! { <p class="muted">{ t(K::NothingSent) }</p> }
+    } else {
+        html! {
+            <table class="deliveries">
+                <caption>{ tf(K::LastDeliveries, &[&host]) }</caption>
+                <thead><tr>
+                    <th scope="col">{ t(K::Time) }</th>
+                    <th scope="col">{ t(K::Event) }</th>
+                    <th scope="col">{ t(K::Outcome) }</th>
+                </tr></thead>
+                <tbody>
+                    { for hook.last_deliveries.iter().map(|d| html! {
+                        <tr class={if d.ok { "ok" } else { "bad" }} data-testid="delivery">
+                            <td>{ local_time(d.at as f64, TimeStyle::DateTime) }</td>
+                            <td>{ match d.event {
+                                Kind::Event(e) => event_label(e),
+                                Kind::Test => t(K::EventTest),
+                            } }</td>
+                            <td data-testid="delivery-outcome">{ outcome(d) }</td>
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+        }
+    };
+    html! {
+        <li class="card webhook" data-testid="webhook" data-id={hook.id.clone()}
+            aria-labelledby={heading_id.clone()}>
+            <h3 id={heading_id}>{ tf(K::WebhookTo, &[&host]) }</h3>
+            <p>
+                <span class={classes!("pill", state_class)} data-testid="webhook-state">{ state_text }</span>
+                { " " }<span class="muted">{ format }</span>
+            </p>
+            <p class="muted">{ events.join(", ") }{ " — " }{ servers }</p>
+            <div class="actions">
+                <button type="button" class="send-test" onclick={on_test} disabled={*busy}>{ t(K::SendTest) }</button>
+                <button type="button" class="toggle" onclick={on_toggle} disabled={*busy}>
+                    { t(if enabled { K::Disable } else { K::Enable }) }
+                </button>
+                <button type="button" class="danger delete" onclick={on_delete} disabled={*busy}>{ t(K::Delete) }</button>
+            </div>
+            { deliveries }
+        </li>
+    }
+}
