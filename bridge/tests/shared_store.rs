@@ -332,7 +332,9 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
 
     // A bridge on the database, with a data directory of its own.
     let fresh = tempfile::tempdir().unwrap();
-    let shared = TestBridge::embedding(&master, config(&master, fresh.path(), &url)).await;
+    let mut c = config(&master, fresh.path(), &url);
+    c.webhook_allow_private = true;
+    let shared = TestBridge::embedding(&master, c).await;
     assert_eq!(keys(&shared, 2).await, before, "the same keys");
     let (status, _, new) = get_json(&shared, &path).await;
     assert_eq!(status, 200);

@@ -5,8 +5,8 @@
 //! through page objects ([`pages`]), and plays game servers over raw TCP.
 //! Stand-ins for parts of the product that a test needs to misbehave or to
 //! watch: a fake bridge ([`fake_bridge`]), a fake master ([`fake_master`]),
-//! a TCP proxy to cut ([`proxy`]) and recording WebSocket viewers
-//! ([`watchers`]). Accessibility checks run axe-core in the page ([`axe`]).
+//! a TCP proxy to cut ([`proxy`]), recording WebSocket viewers
+//! ([`watchers`]) and a webhook receiver ([`receiver`]). Accessibility checks run axe-core in the page ([`axe`]).
 //!
 //! Every wait is a bounded poll of a real signal (a ready line on stdout,
 //! chromedriver's `/status`, the page's DOM), never a fixed sleep.
@@ -22,6 +22,7 @@ pub mod pages;
 pub mod paths;
 pub mod process;
 pub mod proxy;
+pub mod receiver;
 pub mod watchers;
 
 use std::{future::Future, time::Duration};

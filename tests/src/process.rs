@@ -253,6 +253,11 @@ impl HttpResponse {
 
 /// A plain HTTP/1.1 GET with a short timeout, or the error as text.
 pub fn http_get(addr: SocketAddr, path: &str) -> Result<HttpResponse, String> {
+    http_get_with(addr, path, "")
+}
+
+/// [`http_get`] with more header lines (`extra`, each ending in `\r\n`).
+pub fn http_get_with(addr: SocketAddr, path: &str, extra: &str) -> Result<HttpResponse, String> {
     let timeout = Duration::from_secs(2);
     let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
     stream
@@ -260,7 +265,7 @@ pub fn http_get(addr: SocketAddr, path: &str) -> Result<HttpResponse, String> {
         .map_err(|e| e.to_string())?;
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept-Encoding: identity\r\nConnection: close\r\n{extra}\r\n"
     )
     .map_err(|e| e.to_string())?;
     // Read until the body named by Content-Length is complete, or the

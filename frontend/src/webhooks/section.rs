@@ -475,7 +475,7 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
         }
     };
     html! {
-        <li class="card webhook" data-testid="webhook" data-id={hook.id.clone()}
+        <li class="card webhook" data-testid="webhook" data-id={hook.id.clone()} data-host={host.clone()}
             aria-labelledby={heading_id.clone()}>
             <h3 id={heading_id}>{ tf(K::WebhookTo, &[&host]) }</h3>
             <p>

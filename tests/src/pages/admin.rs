@@ -1,6 +1,7 @@
-//! The admin page (`/admin`): signing in with the bridge's token, and the
+//! The admin page (`/admin`): signing in with the bridge's token, the
 //! admin's test servers, each a card whose status says whether the master
-//! has it ("registered", "reconnecting", "waiting for the master", …).
+//! has it ("registered", "reconnecting", "waiting for the master", …), and
+//! the webhooks, each a card with its state and last deliveries.
 
 use std::time::Duration;
 
@@ -117,4 +118,31 @@ impl AdminPage<'_> {
         })
         .await
     }
+
+    /// Fills the new webhook's URL and creates it (the other fields as
+    /// they are).
+    pub async fn create_webhook(&self, url: &str) {
+        self.type_into("#webhook-url", url).await;
+        self.click("#create-webhook").await;
+    }
+
+    /// The secret the page shows once after a creation.
+    pub async fn webhook_secret(&self) -> String {
+        self.wait_text("[data-testid=webhook-secret-value]", "whsec_", PAGE_READY)
+            .await
+    }
+
+    /// Clicks `button` (`send-test`, `toggle`, `delete`) on the card of
+    /// the webhook to `host`.
+    pub async fn click_on_webhook(&self, host: &str, button: &str) {
+        self.click(&format!("{} .{button}", webhook(host))).await;
+    }
+}
+
+/// The card of the webhook whose heading names `host`.
+pub fn webhook(host: &str) -> String {
+    format!(
+        "[data-testid=webhook][data-host={}]",
+        crate::browser::css_str(host)
+    )
 }
