@@ -397,7 +397,13 @@ async fn every_answer_matches_the_served_document() {
     let refused = admin("POST", list.into(), false, request.clone()).await;
     assert_eq!(refused.0, 401);
     d.check_to("post", list, &refused);
-    let bad = admin("POST", list.into(), true, json!({"url": "http://127.0.0.1:1/"})).await;
+    let bad = admin(
+        "POST",
+        list.into(),
+        true,
+        json!({"url": "http://127.0.0.1:1/"}),
+    )
+    .await;
     assert_eq!(bad.0, 400);
     let v: Value = serde_json::from_slice(&bad.2).unwrap();
     assert_eq!(v["field"], "format", "{v}");
@@ -419,8 +425,18 @@ async fn every_answer_matches_the_served_document() {
     let v: Value = serde_json::from_slice(&listed.2).unwrap();
     assert_eq!(v["webhooks"][0]["lastDeliveries"][0]["event"], "test");
     assert!(v["webhooks"][0].get("secret").is_none(), "shown once");
-    d.check_to("get", list, &admin("GET", list.into(), false, Value::Null).await);
-    let patched = admin("PATCH", format!("{list}/{id}"), true, json!({"enabled": false})).await;
+    d.check_to(
+        "get",
+        list,
+        &admin("GET", list.into(), false, Value::Null).await,
+    );
+    let patched = admin(
+        "PATCH",
+        format!("{list}/{id}"),
+        true,
+        json!({"enabled": false}),
+    )
+    .await;
     assert_eq!(patched.0, 200);
     d.check_to("patch", one, &patched);
     let bad = admin("PATCH", format!("{list}/{id}"), true, json!({"enabled": 1})).await;

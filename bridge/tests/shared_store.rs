@@ -277,9 +277,7 @@ fn signed_with(got: &Got, secret: &str) -> bool {
     use hmac::{Hmac, Mac};
     let (headers, body) = got;
     let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).unwrap_or("");
-    let key = BASE64
-        .decode(secret.trim_start_matches("whsec_"))
-        .unwrap();
+    let key = BASE64.decode(secret.trim_start_matches("whsec_")).unwrap();
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
     mac.update(format!("{}.{}.", header("webhook-id"), header("webhook-timestamp")).as_bytes());
     mac.update(body);
@@ -302,7 +300,8 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     let request = serde_json::json!({
         "url": hook_url, "format": "standard", "events": ["server-online"], "servers": "all",
     });
-    let (status, created) = admin(&alone, "POST", "/api/admin/webhooks", &request.to_string()).await;
+    let (status, created) =
+        admin(&alone, "POST", "/api/admin/webhooks", &request.to_string()).await;
     assert_eq!(status, 201, "{created}");
     let (id, secret) = (
         created["id"].as_str().unwrap().to_owned(),
@@ -351,10 +350,26 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     assert_eq!(hooks[0]["url"], created["url"]);
     assert_eq!(hooks[0]["createdAt"], created["createdAt"]);
     while got.try_recv().is_ok() {}
-    let (status, tested) = admin(&shared, "POST", &format!("/api/admin/webhooks/{id}/test"), "").await;
-    assert_eq!((status, &tested["ok"]), (200, &Value::Bool(true)), "{tested}");
-    let request = tokio::time::timeout(WAIT, got.recv()).await.unwrap().unwrap();
-    assert!(signed_with(&request, &secret), "signed with the copied secret");
+    let (status, tested) = admin(
+        &shared,
+        "POST",
+        &format!("/api/admin/webhooks/{id}/test"),
+        "",
+    )
+    .await;
+    assert_eq!(
+        (status, &tested["ok"]),
+        (200, &Value::Bool(true)),
+        "{tested}"
+    );
+    let request = tokio::time::timeout(WAIT, got.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        signed_with(&request, &secret),
+        "signed with the copied secret"
+    );
 
     // Copying again changes nothing, and another secret is refused.
     let (dir, target) = (embedded.path().to_owned(), url.parse().unwrap());

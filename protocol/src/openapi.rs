@@ -480,7 +480,11 @@ fn admin_ops() -> Vec<AdminOp> {
             id: "updateWebhook",
             summary: "Enables a webhook (its failures forgotten) or disables it",
             body: Some(schema_ref::<WebhookPatch>()),
-            ok: ("200", "The webhook as it is now.", Some(schema_ref::<Webhook>())),
+            ok: (
+                "200",
+                "The webhook as it is now.",
+                Some(schema_ref::<Webhook>()),
+            ),
             failures: &[
                 BadRequest,
                 Unauthorized,
@@ -507,7 +511,11 @@ fn admin_ops() -> Vec<AdminOp> {
             summary: "Sends one test notification (type `test`, a made-up server) now, \
                       through the normal delivery, and answers with its outcome",
             body: None,
-            ok: ("200", "The attempt's outcome.", Some(schema_ref::<Delivery>())),
+            ok: (
+                "200",
+                "The attempt's outcome.",
+                Some(schema_ref::<Delivery>()),
+            ),
             failures: &[Unauthorized, NotFound, TooManyRequests, Unavailable],
         },
     ]

@@ -8,9 +8,9 @@
 
 use std::{fmt, str::FromStr};
 
+use crate::ServerKey;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use crate::ServerKey;
 
 /// Longest webhook URL accepted, in bytes (Discord's are about 120).
 pub const MAX_URL_LEN: usize = 2048;

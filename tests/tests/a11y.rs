@@ -1,6 +1,7 @@
 //! Accessibility end to end (docs/using.md, "Accessibility"): axe-core finds
 //! no violation on any page — the list, the admin page signed in with a
-//! test server, the embed, the "not found" page, the list with the master
+//! test server, its webhooks (a field's error, a new webhook's secret, a
+//! test's delivery), the embed, the "not found" page, the list with the master
 //! or the bridge down, other games' tabs — in English and German, in the
 //! light and the dark scheme (each once: [`VARIANTS`]); and the keyboard
 //! reaches every control of the list and the admin page with a visible
@@ -17,7 +18,8 @@ use e2e::{
     browser::{Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
     lobby::{Lobby, ADMIN_TOKEN},
-    pages::{games, list::row, AdminPage, GamesPage, ListPage},
+    pages::{admin::webhook, games, list::row, AdminPage, GamesPage, ListPage},
+    receiver::Receiver,
     wait_for,
 };
 use fantoccini::key::Key;
@@ -237,6 +239,55 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
         reports
             .check(&browser, &format!("{label} · form error"))
             .await;
+        browser.close().await;
+    }
+    reports.assert_clean();
+}
+
+#[tokio::test]
+async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
+    let _serial = e2e::serial().await;
+    let lobby = Lobby::start_with(&["--webhook-allow-private"]);
+    let mut receiver = Receiver::start().await;
+    let host = receiver.url["http://".len()..]
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let driver = Driver::start();
+    let mut reports = Reports::default();
+    for variant in &VARIANTS {
+        let browser = variant.browser(&driver).await;
+        open(&browser, &lobby, "/admin", "#admin-token", variant).await;
+        let admin = AdminPage::new(&browser);
+        admin.type_into("#admin-token", ADMIN_TOKEN).await;
+        admin.click("#admin-login").await;
+        admin.find("[data-testid=auth-result].ok").await;
+        admin.find("[data-testid=no-webhooks]").await;
+        let label = format!("webhooks · {}", variant.label());
+        // The bridge's 400 beside the URL field (no such IPv4 address).
+        admin.create_webhook("http://999.1.1.1/hook").await;
+        admin.find("[data-testid=webhook-error-url]").await;
+        reports
+            .check(&browser, &format!("{label} · field error"))
+            .await;
+        // A new webhook's secret, and a test's delivery in its list.
+        admin.create_webhook(&receiver.url).await;
+        admin.webhook_secret().await;
+        admin.click_on_webhook(&host, "send-test").await;
+        receiver.next(LIVE).await;
+        admin
+            .wait_text(
+                &format!("{} [data-testid=delivery-outcome]", webhook(&host)),
+                "HTTP 204",
+                LIVE,
+            )
+            .await;
+        reports
+            .check(&browser, &format!("{label} · secret and delivery"))
+            .await;
+        admin.click_on_webhook(&host, "delete").await;
+        admin.find("[data-testid=no-webhooks]").await;
         browser.close().await;
     }
     reports.assert_clean();

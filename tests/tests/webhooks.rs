@@ -14,7 +14,7 @@ use e2e::{
     lobby::{Lobby, ADMIN_TOKEN},
     pages::{admin::webhook, AdminPage},
     process::http_get_with,
-    receiver::{Receiver, Received},
+    receiver::{Received, Receiver},
 };
 use hmac::{Hmac, Mac};
 use serde_json::Value;
@@ -67,7 +67,11 @@ async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     // The page's own check names the field, as the bridge would.
     admin.create_webhook("ftp://example.com/").await;
     admin
-        .wait_text("[data-testid=webhook-error-url]", "must be http or https", LIVE)
+        .wait_text(
+            "[data-testid=webhook-error-url]",
+            "must be http or https",
+            LIVE,
+        )
         .await;
     // One only the bridge can refuse (no such IPv4 address): its 400,
     // beside the field it names.
@@ -86,7 +90,11 @@ async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     assert!(secret.len() > 30, "{secret}");
     admin.find(&webhook(&host)).await;
     admin
-        .wait_text(&format!("{} [data-testid=webhook-state]", webhook(&host)), "active", LIVE)
+        .wait_text(
+            &format!("{} [data-testid=webhook-state]", webhook(&host)),
+            "active",
+            LIVE,
+        )
         .await;
     admin.click("#webhook-secret-done").await;
     admin.wait_gone("[data-testid=webhook-secret]", LIVE).await;
@@ -94,8 +102,8 @@ async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     admin.find(&webhook(&host)).await;
     assert_eq!(admin.count("[data-testid=webhook-secret]").await, 0);
-    let listed = listed(&lobby);
-    assert!(listed["webhooks"][0].get("secret").is_none(), "{listed}");
+    let first = listed(&lobby);
+    assert!(first["webhooks"][0].get("secret").is_none(), "{first}");
 
     // A test: it reaches the receiver, signed with the secret the page
     // showed, and the list shows the delivery with its status.
@@ -112,7 +120,11 @@ async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     // Disabled, then deleted.
     admin.click_on_webhook(&host, "toggle").await;
     admin
-        .wait_text(&format!("{} [data-testid=webhook-state]", webhook(&host)), "disabled", LIVE)
+        .wait_text(
+            &format!("{} [data-testid=webhook-state]", webhook(&host)),
+            "disabled",
+            LIVE,
+        )
         .await;
     admin
         .wait_text(&format!("{} .toggle", webhook(&host)), "Enable", LIVE)

@@ -529,9 +529,7 @@ impl Webhooks {
                 }
             }
         }
-        self.sender
-            .attempt(&hook.url, headers, body.to_vec())
-            .await
+        self.sender.attempt(&hook.url, headers, body.to_vec()).await
     }
 
     /// Remembers a delivery's outcome and keeps the count of failures in

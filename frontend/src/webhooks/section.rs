@@ -114,7 +114,11 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
         let input = input.clone();
         Callback::from(move |e: Event_| {
             let mut next = (*input).clone();
-            next.format = match e.target_unchecked_into::<HtmlSelectElement>().value().as_str() {
+            next.format = match e
+                .target_unchecked_into::<HtmlSelectElement>()
+                .value()
+                .as_str()
+            {
                 "discord" => Format::Discord,
                 _ => Format::Standard,
             };
@@ -438,7 +442,12 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
         Format::Standard => K::FormatStandard,
         Format::Discord => K::FormatDiscord,
     });
-    let events: Vec<&str> = hook.request.events.iter().map(|e| event_label(*e)).collect();
+    let events: Vec<&str> = hook
+        .request
+        .events
+        .iter()
+        .map(|e| event_label(*e))
+        .collect();
     let servers = match &hook.request.servers {
         ServerFilter::All => t(K::WebhookAllServers).to_owned(),
         ServerFilter::Keys(keys) => {

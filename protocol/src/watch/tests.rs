@@ -78,7 +78,10 @@ fn each_bad_field_is_named() {
         "HTTP://Example.com",
         "https://discord.com/api/webhooks/1/abc?wait=true",
     ] {
-        assert!(WebhookSpec::from_value(&with("url", json!(url))).is_ok(), "{url}");
+        assert!(
+            WebhookSpec::from_value(&with("url", json!(url))).is_ok(),
+            "{url}"
+        );
     }
     assert_eq!(field(with("format", json!("slack"))), "format");
     for events in [
