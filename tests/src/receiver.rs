@@ -39,6 +39,8 @@ impl Received {
 pub struct Receiver {
     /// `http://127.0.0.1:PORT/hook`.
     pub url: String,
+    /// `127.0.0.1:PORT`: what the admin page titles its webhook with.
+    pub host: String,
     got: mpsc::UnboundedReceiver<Received>,
     task: JoinHandle<()>,
 }
@@ -63,6 +65,7 @@ impl Receiver {
         });
         Receiver {
             url: format!("http://{addr}/hook"),
+            host: addr.to_string(),
             got,
             task,
         }

@@ -53,11 +53,7 @@ async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     let _serial = e2e::serial().await;
     let lobby = Lobby::start_with(&["--webhook-allow-private"]);
     let mut receiver = Receiver::start().await;
-    let host = receiver.url["http://".len()..]
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let host = receiver.host.clone();
     let driver = Driver::start();
     let browser = driver.browser().await;
     let admin = AdminPage::open(&browser, &lobby.url("/admin")).await;
@@ -90,11 +86,7 @@ async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     assert!(secret.len() > 30, "{secret}");
     admin.find(&webhook(&host)).await;
     admin
-        .wait_text(
-            &format!("{} [data-testid=webhook-state]", webhook(&host)),
-            "active",
-            LIVE,
-        )
+        .wait_webhook(&host, "[data-testid=webhook-state]", "active")
         .await;
     admin.click("#webhook-secret-done").await;
     admin.wait_gone("[data-testid=webhook-secret]", LIVE).await;
@@ -113,22 +105,17 @@ async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     let body: Value = serde_json::from_slice(&got.body).expect("a JSON body");
     assert_eq!(body["type"], "test");
     assert_eq!(body["data"]["name"], "Test server");
-    let outcome = format!("{} [data-testid=delivery-outcome]", webhook(&host));
-    let shown = admin.wait_text(&outcome, "HTTP 204", LIVE).await;
+    let shown = admin
+        .wait_webhook(&host, "[data-testid=delivery-outcome]", "HTTP 204")
+        .await;
     assert!(shown.contains("delivered"), "{shown}");
 
     // Disabled, then deleted.
     admin.click_on_webhook(&host, "toggle").await;
     admin
-        .wait_text(
-            &format!("{} [data-testid=webhook-state]", webhook(&host)),
-            "disabled",
-            LIVE,
-        )
+        .wait_webhook(&host, "[data-testid=webhook-state]", "disabled")
         .await;
-    admin
-        .wait_text(&format!("{} .toggle", webhook(&host)), "Enable", LIVE)
-        .await;
+    admin.wait_webhook(&host, ".toggle", "Enable").await;
     admin.click_on_webhook(&host, "delete").await;
     admin.find("[data-testid=no-webhooks]").await;
     assert_eq!(listed(&lobby)["webhooks"], Value::Array(Vec::new()));

@@ -132,6 +132,14 @@ impl AdminPage<'_> {
             .await
     }
 
+    /// Waits until `part` (a selector inside the card: `[data-testid=…]`
+    /// or a button's class) of the webhook to `host` says `words`; its
+    /// text.
+    pub async fn wait_webhook(&self, host: &str, part: &str, words: &str) -> String {
+        self.wait_text(&format!("{} {part}", webhook(host)), words, PAGE_READY)
+            .await
+    }
+
     /// Clicks `button` (`send-test`, `toggle`, `delete`) on the card of
     /// the webhook to `host`.
     pub async fn click_on_webhook(&self, host: &str, button: &str) {
