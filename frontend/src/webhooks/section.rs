@@ -53,10 +53,13 @@ struct Shown {
 
 impl Shown {
     fn of(e: &ApiError) -> Self {
-        Self {
-            field: e.field.clone().unwrap_or_else(|| "body".into()),
-            message: e.error.clone(),
-        }
+        let field = e.field.clone().unwrap_or_else(|| "body".into());
+        let message = if FIELDS.contains(&field.as_str()) {
+            e.error.clone()
+        } else {
+            tf(K::BridgeSays, &[&e.error])
+        };
+        Self { field, message }
     }
 }
 
@@ -67,7 +70,10 @@ const FIELDS: [&str; 5] = ["url", "events", "servers", "threshold", "cooldown"];
 #[component]
 pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
     let hooks = use_state(|| None::<Rc<Vec<Webhook>>>);
-    let unreachable = use_state(|| false);
+    // Why the list could not be read; why the last button's request was
+    // refused.
+    let failed = use_state(|| None::<String>);
+    let refused = use_state(|| None::<String>);
     let input = use_state(FormInput::default);
     let error = use_state(|| None::<Shown>);
     let secret = use_state(|| None::<(String, String)>);
@@ -75,17 +81,17 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
 
     let reload = {
         let hooks = hooks.clone();
-        let unreachable = unreachable.clone();
+        let failed = failed.clone();
         Callback::from(move |()| {
             let hooks = hooks.clone();
-            let unreachable = unreachable.clone();
+            let failed = failed.clone();
             spawn_local(async move {
                 match api::list().await {
                     Ok(list) => {
                         hooks.set(Some(Rc::new(list)));
-                        unreachable.set(false);
+                        failed.set(None);
                     }
-                    Err(_) => unreachable.set(true),
+                    Err(r) => failed.set(Some(say(&r))),
                 }
             });
         })
@@ -173,9 +179,9 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                         reload.emit(());
                     }
                     Err(Refusal::Said(e)) => error.set(Some(Shown::of(&e))),
-                    Err(Refusal::Failed) => error.set(Some(Shown {
+                    Err(r @ Refusal::Failed) => error.set(Some(Shown {
                         field: "body".into(),
-                        message: t(K::WebhooksUnreachable).into(),
+                        message: say(&r),
                     })),
                 }
                 busy.set(false);
@@ -224,7 +230,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
             <fieldset>
                 <legend>{ t(K::NewWebhook) }</legend>
                 if let Some(e) = general {
-                    <p class="error" role="alert" data-testid="webhook-error">{ tf(K::BridgeSays, &[&e.message]) }</p>
+                    <p class="error" role="alert" data-testid="webhook-error">{ e.message }</p>
                 }
                 <div class="webhook-fields">
                     { text_field("webhook-url", "url", t(K::WebhookUrl), &input.url, "url",
@@ -318,19 +324,27 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
         }
     });
 
-    let list = match (&*hooks, *unreachable) {
-        (_, true) => html! { <p class="error" role="alert">{ t(K::WebhooksUnreachable) }</p> },
-        (None, false) if props.signed_in => {
+    let on_done = {
+        let refused = refused.clone();
+        let reload = reload.clone();
+        Callback::from(move |why: Option<String>| {
+            refused.set(why);
+            reload.emit(());
+        })
+    };
+    let list = match (&*hooks, (*failed).clone()) {
+        (_, Some(why)) => html! { <p class="error" role="alert">{ why }</p> },
+        (None, None) if props.signed_in => {
             html! { <p class="muted">{ t(K::LoadingWebhooks) }</p> }
         }
-        (None, false) => html! {},
-        (Some(list), false) if list.is_empty() => {
+        (None, None) => html! {},
+        (Some(list), None) if list.is_empty() => {
             html! { <p class="empty muted" data-testid="no-webhooks">{ t(K::NoWebhooks) }</p> }
         }
-        (Some(list), false) => html! {
+        (Some(list), None) => html! {
             <ul class="webhooks">
                 { for list.iter().map(|hook| html! {
-                    <WebhookCard key={hook.id.clone()} hook={hook.clone()} on_changed={reload.clone()} />
+                    <WebhookCard key={hook.id.clone()} hook={hook.clone()} on_done={on_done.clone()} />
                 }) }
             </ul>
         },
@@ -341,6 +355,9 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
             <p class="muted">{ t(K::WebhooksHelp) }</p>
             { form }
             { for secret_box }
+            if let Some(why) = (*refused).clone() {
+                <p class="error" role="alert" data-testid="webhook-refused">{ why }</p>
+            }
             { list }
         </>
     }
@@ -353,8 +370,9 @@ type Event_ = web_sys::Event;
 #[derive(Properties, PartialEq)]
 struct WebhookCardProps {
     hook: Webhook,
-    /// Something changed: the list is read again.
-    on_changed: Callback<()>,
+    /// A button's request ended (with the bridge's refusal, if it was
+    /// one): the list is read again.
+    on_done: Callback<Option<String>>,
 }
 
 /// Where a webhook sends, for people: its host (a Discord URL's path holds
@@ -362,6 +380,14 @@ struct WebhookCardProps {
 fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     rest.split(['/', '?']).next().unwrap_or(rest)
+}
+
+/// What the page says of a refusal.
+fn say(r: &Refusal) -> String {
+    match r {
+        Refusal::Said(e) => tf(K::BridgeSays, &[&e.error]),
+        Refusal::Failed => t(K::WebhooksUnreachable).to_owned(),
+    }
 }
 
 /// What a webhook's buttons do.
@@ -411,17 +437,17 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
     let hook = &props.hook;
     let act = |action: Action| {
         let busy = busy.clone();
-        let on_changed = props.on_changed.clone();
+        let on_done = props.on_done.clone();
         let id = hook.id.clone();
         Callback::from(move |_: MouseEvent| {
-            let (busy, on_changed, id) = (busy.clone(), on_changed.clone(), id.clone());
+            let (busy, on_done, id) = (busy.clone(), on_done.clone(), id.clone());
             busy.set(true);
             spawn_local(async move {
                 // The list read again shows the outcome (a test's delivery
                 // too), or that nothing changed.
-                let _ = action.run(&id).await;
+                let outcome = action.run(&id).await;
                 busy.set(false);
-                on_changed.emit(());
+                on_done.emit(outcome.err().map(|r| say(&r)));
             });
         })
     };
