@@ -4,7 +4,8 @@
 //! page refuse the same input and name the same field.
 //!
 //! Whether a URL's host may be reached (not loopback, private, …) is the
-//! bridge's to decide: it needs DNS, which the page does not have.
+//! bridge's to decide: it needs DNS, which the page does not have; so is
+//! the URL's full parse (see `parse_url`).
 
 use std::{fmt, str::FromStr};
 
