@@ -318,9 +318,9 @@ pub fn delta_sync(data: &[u8]) {
             }
             earlier.push(page.clone());
         }
-        let ids: Vec<u64> = bridge.entries().iter().map(|k| k.id).collect();
+        let ids: Vec<u64> = bridge.entries().map(|k| k.id).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids out of order");
-        let numbered: Vec<&ServerEntry> = bridge.entries().iter().map(|k| &k.entry).collect();
+        let numbered: Vec<&ServerEntry> = bridge.entries().map(|k| &k.entry).collect();
         assert_eq!(numbered, servers.iter().collect::<Vec<_>>());
         assert_eq!(
             page.servers(),
@@ -336,7 +336,7 @@ pub fn delta_sync(data: &[u8]) {
     let json = snapshot_json(
         EPOCH,
         history.seq(),
-        bridge.entries(),
+        &bridge.entries().cloned().collect::<Vec<_>>(),
         protocol::Addresses::Shown,
     );
     let DeltaMessage::Snapshot(snapshot) = read(names::SNAPSHOT, &json) else {

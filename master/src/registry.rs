@@ -2,10 +2,13 @@
 //! registration order, with the serialized query reply cached until the list
 //! changes (queries are the hot path; changes are rare by comparison).
 //! Programs that embed the master (the bridge) watch [`Registry::changes`]
-//! instead of polling the list.
+//! instead of polling the list, and read what changed
+//! ([`Registry::changes_since`]) instead of the whole list: each entry is
+//! numbered with its sequence number, and each change is kept, as a
+//! [`Change`] in those numbers, in a bounded journal.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, VecDeque},
     net::IpAddr,
     sync::{
         atomic::{AtomicU64, Ordering},
@@ -14,11 +17,21 @@ use std::{
 };
 
 use bytes::Bytes;
-use protocol::{frame::encode_frame, message::query_reply_json, Registration, ServerEntry, Stats};
+use protocol::{
+    delta::{Change, Keyed},
+    frame::encode_frame,
+    message::query_reply_json,
+    Registration, ServerEntry, Stats,
+};
 use tokio::sync::watch;
 
 /// Identifies one TCP connection to the master.
 pub type ConnId = u64;
+
+/// How many changes the journal keeps: a reader further behind than this
+/// reads the whole list ([`Registry::numbered`]). A change holds one entry,
+/// so the journal stays within a few hundred kilobytes.
+pub const JOURNAL: usize = 4096;
 
 /// Shared state of all connections. Cheap to query: the framed reply is built
 /// once per change and then handed out as a reference-counted buffer.
@@ -68,6 +81,9 @@ struct Inner {
     by_conn: HashMap<ConnId, u64>,
     /// The current list's `msRQueryGameServers`, framed and as JSON.
     cached_reply: Option<Reply>,
+    /// The latest changes, oldest first: the version each made, and what
+    /// it changed, with the entries' sequence numbers as ids.
+    journal: VecDeque<(u64, Change)>,
 }
 
 /// One encoded reply: the framed bytes and where its JSON lies in them.
@@ -107,23 +123,24 @@ impl Registry {
     /// the server it names. `None`: the server's own address.
     pub fn register_by(&self, conn: ConnId, reg: Registration, registrant: Option<IpAddr>) {
         let mut inner = self.lock();
+        let mut change = Change::default();
         if let Some(old) = inner.by_conn.remove(&conn) {
             inner.servers.remove(&old);
+            change.remove.push(old);
         }
         let seq = inner.next_seq;
         inner.next_seq += 1;
-        inner.servers.insert(
-            seq,
-            ServerEntry {
-                registrant,
-                name: reg.name.as_str().to_owned(),
-                address: Some(reg.address.as_str().to_owned()),
-                port: Some(reg.port.get()),
-                stats: Stats::default(),
-            },
-        );
+        let entry = ServerEntry {
+            registrant,
+            name: reg.name.as_str().to_owned(),
+            address: Some(reg.address.as_str().to_owned()),
+            port: Some(reg.port.get()),
+            stats: Stats::default(),
+        };
+        change.upsert.push(numbered(seq, &entry));
+        inner.servers.insert(seq, entry);
         inner.by_conn.insert(conn, seq);
-        self.changed(inner);
+        self.changed(inner, change);
     }
 
     /// Replaces the stats of `conn`'s server; false if it has none.
@@ -137,7 +154,11 @@ impl Registry {
         };
         if entry.stats != stats {
             entry.stats = stats;
-            self.changed(inner);
+            let change = Change {
+                upsert: vec![numbered(seq, entry)],
+                remove: Vec::new(),
+            };
+            self.changed(inner, change);
         }
         true
     }
@@ -149,18 +170,61 @@ impl Registry {
             return false;
         };
         inner.servers.remove(&seq);
-        self.changed(inner);
+        let change = Change {
+            upsert: Vec::new(),
+            remove: vec![seq],
+        };
+        self.changed(inner, change);
         true
     }
 
-    /// Drops the cached reply and announces the new version. The watch is
-    /// updated while the lock is still held, so versions reach watchers in
-    /// the order the changes happened.
-    fn changed(&self, mut inner: MutexGuard<'_, Inner>) {
+    /// Drops the cached reply, journals `change` and announces the new
+    /// version. The watch is updated while the lock is still held, so
+    /// versions reach watchers in the order the changes happened.
+    fn changed(&self, mut inner: MutexGuard<'_, Inner>, change: Change) {
         inner.cached_reply = None;
         inner.version += 1;
         let version = inner.version;
+        if inner.journal.len() == JOURNAL {
+            inner.journal.pop_front();
+        }
+        inner.journal.push_back((version, change));
         self.changes.send_replace(version);
+    }
+
+    /// What changed after `version`, in order, and the version it leads
+    /// to; `None` when the journal no longer reaches back that far (or
+    /// `version` is not one this registry made): then read
+    /// [`Registry::numbered`]. O(changes), whatever the list's size.
+    pub fn changes_since(&self, version: u64) -> Option<(u64, Vec<Change>)> {
+        let inner = self.lock();
+        if version > inner.version {
+            return None;
+        }
+        let missing = usize::try_from(inner.version - version).ok()?;
+        if missing > inner.journal.len() {
+            return None;
+        }
+        let changes = inner
+            .journal
+            .iter()
+            .skip(inner.journal.len() - missing)
+            .map(|(_, c)| c.clone())
+            .collect();
+        Some((inner.version, changes))
+    }
+
+    /// The whole list with its version, each entry numbered with its
+    /// sequence number (the ids [`Registry::changes_since`] uses), in
+    /// registration order.
+    pub fn numbered(&self) -> (u64, Vec<Keyed>) {
+        let inner = self.lock();
+        let list = inner
+            .servers
+            .iter()
+            .map(|(&seq, entry)| numbered(seq, entry))
+            .collect();
+        (inner.version, list)
     }
 
     /// A receiver woken after every change of the list (it holds the
@@ -222,6 +286,16 @@ impl Registry {
     /// check that viewers share one upstream.
     pub fn queries_answered(&self) -> u64 {
         self.queries.load(Ordering::Relaxed)
+    }
+}
+
+/// An entry with its sequence number as its id (no key: keys are the
+/// bridge's).
+fn numbered(seq: u64, entry: &ServerEntry) -> Keyed {
+    Keyed {
+        id: seq,
+        key: None,
+        entry: entry.clone(),
     }
 }
 
@@ -303,5 +377,48 @@ mod tests {
         assert!(!r.unregister(1));
         assert!(!rx.has_changed().unwrap());
         assert!(r.listing().servers.is_empty());
+    }
+
+    #[test]
+    fn the_journal_says_what_changed_in_the_registrys_numbers() {
+        let r = Registry::new();
+        r.register(1, reg("a"));
+        r.register(2, reg("b"));
+        let (version, list) = r.numbered();
+        assert_eq!(version, 2);
+        assert_eq!(list.iter().map(|k| k.id).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(r.changes_since(2), Some((2, vec![])));
+        r.update_stats(
+            1,
+            Stats {
+                players: Players { current: 3, max: 8 },
+                ..Stats::default()
+            },
+        );
+        r.register(2, reg("b2"));
+        r.unregister(1);
+        let (now, changes) = r.changes_since(2).unwrap();
+        assert_eq!(now, 5);
+        assert_eq!(changes.len(), 3);
+        assert_eq!(changes[0].upsert[0].id, 0);
+        assert_eq!(changes[0].upsert[0].entry.stats.players.current, 3);
+        assert_eq!(changes[1].remove, [1]);
+        assert_eq!(changes[1].upsert[0].id, 2);
+        assert_eq!(changes[1].upsert[0].entry.name, "b2");
+        assert_eq!(changes[2].remove, [0]);
+        assert_eq!(changes[2].upsert, []);
+        assert_eq!(r.changes_since(6), None, "a version not made yet");
+        for n in 0..JOURNAL as u32 {
+            r.update_stats(
+                2,
+                Stats {
+                    players: Players { current: n % 7 + 1, max: 8 },
+                    ..Stats::default()
+                },
+            );
+        }
+        assert_eq!(r.changes_since(2), None, "beyond the journal");
+        let (version, _) = r.numbered();
+        assert_eq!(r.changes_since(version - 1).unwrap().1.len(), 1);
     }
 }

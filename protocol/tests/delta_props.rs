@@ -104,7 +104,7 @@ fn snapshot_of(bridge: &KeyedList, history: &History<String>) -> ClientList {
     let text = snapshot_json(
         history.epoch(),
         history.seq(),
-        bridge.entries(),
+        &bridge.entries().cloned().collect::<Vec<_>>(),
         Addresses::Shown,
     );
     match read(&text) {
@@ -141,7 +141,7 @@ proptest! {
                 continue;
             }
             let Some(change) = bridge.update(model.list()) else {
-                prop_assert_eq!(bridge.entries().iter().map(|k| k.entry.clone()).collect::<Vec<_>>(), model.list());
+                prop_assert_eq!(bridge.entries().map(|k| k.entry.clone()).collect::<Vec<_>>(), model.list());
                 continue;
             };
             let prev = history.seq();
@@ -150,7 +150,7 @@ proptest! {
             apply_text(&mut live, &text);
             prop_assert_eq!(live.servers(), model.list());
             // Ids rise in list order.
-            let ids: Vec<u64> = bridge.entries().iter().map(|k| k.id).collect();
+            let ids: Vec<u64> = bridge.entries().map(|k| k.id).collect();
             prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids {:?}", ids);
             held.push(live.clone());
         }

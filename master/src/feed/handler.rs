@@ -27,7 +27,7 @@ use tokio_util::{codec::FramedRead, sync::CancellationToken};
 use tracing::{debug, warn};
 
 use super::{
-    state::{Changes, FeedState, Sending},
+    state::{frames, Changes, FeedState, Sending},
     token::FeedToken,
     FeedStats,
 };
@@ -82,7 +82,7 @@ impl Handler {
             End::Refused(reason) => {
                 self.stats.count(&self.stats.refused);
                 if let Err(e) = self
-                    .write(&mut wr, &[Bytes::from(frame(reason.to_json().as_bytes()))])
+                    .write(&mut wr, &[&Bytes::from(frame(reason.to_json().as_bytes()))])
                     .await
                 {
                     debug!(peer = %self.peer, ?e, "refusal not delivered");
@@ -140,8 +140,7 @@ impl Handler {
             None => (None, None),
         };
         throttled!(lines = 10; info, peer = %self.peer, epoch = sent.epoch(), seq = sent.seq(), resume_epoch = resume_epoch.map(tracing::field::display), resume_since, "feed subscriber");
-        let first = sent.catch_up(subscribe.resume.as_ref());
-        if let Err(end) = self.send(wr, &first).await {
+        if let Err(end) = self.send(wr, &sent.catch_up(subscribe.resume.as_ref())).await {
             return end;
         }
         let mut idle_until = Instant::now() + heartbeat;
@@ -176,7 +175,7 @@ impl Handler {
     }
 
     /// Writes one catch-up, counting what it was.
-    async fn send(&self, wr: &mut OwnedWriteHalf, out: &Sending) -> Result<(), End> {
+    async fn send(&self, wr: &mut OwnedWriteHalf, out: &Sending<'_>) -> Result<(), End> {
         match out {
             Sending::Snapshot(_) => self.stats.count(&self.stats.snapshots),
             Sending::Deltas(d) => {
@@ -186,11 +185,11 @@ impl Handler {
                     .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
             }
         }
-        self.write(wr, out.frames()).await
+        self.write(wr, &frames(out)).await
     }
 
     /// Writes `out` within the write timeout.
-    async fn write(&self, wr: &mut OwnedWriteHalf, out: &[Bytes]) -> Result<(), End> {
+    async fn write(&self, wr: &mut OwnedWriteHalf, out: &[&Bytes]) -> Result<(), End> {
         let all = async {
             for f in out {
                 wr.write_all(f).await?;

@@ -1,16 +1,17 @@
-//! The feed's list: the registry numbered with [`KeyedList`], each change
-//! encoded once as a framed `bridgeDelta` for every subscriber, the newest
-//! deltas kept in a [`History`] ring for subscribers that reconnect or fall
-//! behind, all published on one `watch` (a subscriber only ever reads the
-//! newest state, never a queue). Entries are written with their
-//! registrants (`Addresses::WithRegistrants`): the feed is read by bridges
-//! only, which key a server by who registered it.
+//! The feed's list: the registry's changes passed on as they happen
+//! ([`Registry::changes_since`], numbered by a [`ListPublisher`]: no diff of
+//! the whole list), each change encoded once as a framed `bridgeDelta` for
+//! every subscriber, the newest deltas kept in a ring for subscribers that
+//! reconnect or fall behind, all published on one `watch` (a subscriber
+//! only ever reads the newest state, never a queue). Entries are written
+//! with their registrants (`Addresses::WithRegistrants`): the feed is read
+//! by bridges only, which key a server by who registered it.
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use protocol::{
-    delta::{delta_json, snapshot_json, CatchUp, Change, History, Keyed, KeyedList, Resume},
+    delta::{delta_json, snapshot_json, Change, Encoder, Keyed, ListPublisher, PublishedList},
     frame::frame,
     Addresses,
 };
@@ -18,122 +19,47 @@ use tokio::sync::watch;
 
 use crate::registry::Registry;
 
-/// One published list: immutable, shared by every subscriber; the next
-/// change publishes a new one.
-#[derive(Debug)]
-pub struct FeedState {
-    epoch: Arc<str>,
-    seq: u64,
-    entries: Arc<[Keyed]>,
-    /// The framed deltas up to this list.
-    history: History<Bytes>,
-    /// Encoded on first use: most lists only ever go out as deltas.
-    snapshot: OnceLock<Bytes>,
-    /// The empty delta that confirms this list (the heartbeat).
-    confirm: OnceLock<Bytes>,
-}
+/// How the feed writes its messages: framed for TCP, with registrants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frames;
 
-impl FeedState {
-    /// This run's epoch: a restarted master starts a new one.
-    pub fn epoch(&self) -> &str {
-        &self.epoch
+impl Encoder for Frames {
+    type Delta = Bytes;
+    type Snapshot = Bytes;
+
+    fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Change) -> Bytes {
+        let json = delta_json(epoch, seq, prev, change, Addresses::WithRegistrants);
+        Bytes::from(frame(json.as_bytes()))
     }
 
-    /// The list's number within the epoch (0: nothing published yet).
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-
-    /// How many servers the list holds.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether the list is empty.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// The framed `bridgeSnapshot` of this list.
-    pub fn snapshot(&self) -> Bytes {
-        self.snapshot
-            .get_or_init(|| {
-                let json = snapshot_json(
-                    &self.epoch,
-                    self.seq,
-                    &self.entries,
-                    Addresses::WithRegistrants,
-                );
-                Bytes::from(frame(json.as_bytes()))
-            })
-            .clone()
-    }
-
-    /// The framed empty delta that says "list `seq` is still current".
-    pub fn confirm(&self) -> Bytes {
-        self.confirm
-            .get_or_init(|| {
-                let json = delta_json(
-                    &self.epoch,
-                    self.seq,
-                    self.seq,
-                    &Change::default(),
-                    Addresses::WithRegistrants,
-                );
-                Bytes::from(frame(json.as_bytes()))
-            })
-            .clone()
-    }
-
-    /// What a new subscriber holding `resume` is sent first: the deltas it
-    /// missed while they are still in the ring, a confirmation when it
-    /// missed nothing, else the snapshot (another epoch: a restarted master).
-    pub fn catch_up(&self, resume: Option<&Resume>) -> Sending {
-        match self.history.catch_up(resume) {
-            CatchUp::Deltas(deltas) if deltas.is_empty() => Sending::Deltas(vec![self.confirm()]),
-            CatchUp::Deltas(deltas) => Sending::Deltas(deltas.into_iter().cloned().collect()),
-            CatchUp::Snapshot => Sending::Snapshot(self.snapshot()),
-        }
-    }
-
-    /// What a subscriber that was sent list `sent` needs to reach this
-    /// one: the deltas in between, or the snapshot when it fell further
-    /// behind than the ring.
-    pub fn after(&self, sent: u64) -> Sending {
-        match self.history.since(sent) {
-            Some(deltas) => Sending::Deltas(deltas.into_iter().cloned().collect()),
-            None => Sending::Snapshot(self.snapshot()),
-        }
+    fn snapshot(&self, epoch: &str, seq: u64, entries: &[Keyed]) -> Bytes {
+        let json = snapshot_json(epoch, seq, entries, Addresses::WithRegistrants);
+        Bytes::from(frame(json.as_bytes()))
     }
 }
+
+/// One published list of the feed: immutable, shared by every subscriber.
+pub type FeedState = PublishedList<Frames>;
 
 /// What one write to a subscriber carries (framed, shared by everyone who
 /// is sent the same).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Sending {
-    /// The whole list.
-    Snapshot(Bytes),
-    /// Deltas in order (or one confirmation).
-    Deltas(Vec<Bytes>),
-}
+pub type Sending<'a> = protocol::delta::Sending<'a, Frames>;
 
-impl Sending {
-    /// The frames, in the order they are written.
-    pub fn frames(&self) -> &[Bytes] {
-        match self {
-            Self::Snapshot(s) => std::slice::from_ref(s),
-            Self::Deltas(d) => d,
-        }
+/// The frames of `sending`, in the order they are written.
+pub fn frames<'a>(sending: &Sending<'a>) -> Vec<&'a Bytes> {
+    match sending {
+        Sending::Snapshot(s) => vec![*s],
+        Sending::Deltas(d) => d.clone(),
     }
 }
 
-/// The numbering and the ring, changed under one lock so lists are
-/// published in the order the registry had them.
+/// The numbering and the registry's version it has reached, changed under
+/// one lock so lists are published in the order the registry had them.
 #[derive(Debug)]
 struct Numbering {
-    epoch: Arc<str>,
-    list: KeyedList,
-    history: History<Bytes>,
+    publisher: ListPublisher<Frames>,
+    /// The registry's version of the list last numbered (`None`: none yet).
+    version: Option<u64>,
 }
 
 /// The feed's shared state: the registry it reads and the `watch` every
@@ -148,22 +74,13 @@ pub struct Changes {
 impl Changes {
     /// A feed of `registry` in a new `epoch`, keeping `ring` deltas.
     pub fn new(registry: Arc<Registry>, epoch: &str, ring: usize) -> Self {
-        let epoch: Arc<str> = Arc::from(epoch);
-        let history = History::new(&*epoch, ring);
-        let initial = Arc::new(FeedState {
-            epoch: epoch.clone(),
-            seq: 0,
-            entries: Arc::from(Vec::new()),
-            history: history.clone(),
-            snapshot: OnceLock::new(),
-            confirm: OnceLock::new(),
-        });
+        let publisher = ListPublisher::new(epoch, ring, Frames);
+        let initial = publisher.unpublished();
         Self {
             registry,
             numbering: Mutex::new(Numbering {
-                epoch,
-                list: KeyedList::new(),
-                history,
+                publisher,
+                version: None,
             }),
             tx: watch::Sender::new(initial),
         }
@@ -193,36 +110,33 @@ impl Changes {
         self.tx.borrow().clone()
     }
 
-    /// Reads the registry and publishes its list if it changed (the first
-    /// list is published even when empty). The registry is read under the
-    /// feed's lock, so two refreshes cannot publish out of order.
+    /// Takes the registry's changes since the list last numbered and
+    /// publishes them if they changed it (the first list is published even
+    /// when empty). The whole list is read only the first time and when the
+    /// registry's journal no longer reaches back (the feed was not
+    /// followed for long). The registry is read under the feed's lock, so
+    /// two refreshes cannot publish out of order.
     pub fn refresh(&self) {
         let mut numbering = self.lock();
-        let first = numbering.history.seq() == 0;
-        let change = numbering.list.update(self.registry.snapshot());
-        if change.is_none() && !first {
-            return;
-        }
-        let change = change.unwrap_or_default();
-        let prev = numbering.history.seq();
-        let json = delta_json(
-            &numbering.epoch,
-            prev + 1,
-            prev,
-            &change,
-            Addresses::WithRegistrants,
-        );
-        let seq = numbering.history.push(Bytes::from(frame(json.as_bytes())));
-        let state = Arc::new(FeedState {
-            epoch: numbering.epoch.clone(),
-            seq,
-            entries: numbering.list.shared_entries(),
-            history: numbering.history.clone(),
-            snapshot: OnceLock::new(),
-            confirm: OnceLock::new(),
+        let since = numbering
+            .version
+            .and_then(|v| self.registry.changes_since(v));
+        let passed = since.and_then(|(version, changes)| {
+            let published = numbering.publisher.pass_on(changes, |_| None).ok()?;
+            Some((version, published))
         });
-        // Sent under the lock: subscribers see lists in numbering order.
-        self.tx.send_replace(state);
+        let (version, published) = match passed {
+            Some(passed) => passed,
+            None => {
+                let (version, list) = self.registry.numbered();
+                (version, numbering.publisher.follow(list, |_| None))
+            }
+        };
+        numbering.version = Some(version);
+        if let Some(state) = published {
+            // Sent under the lock: subscribers see lists in numbering order.
+            self.tx.send_replace(state);
+        }
     }
 }
 
@@ -230,12 +144,13 @@ impl Changes {
 mod tests {
     use super::*;
     use protocol::{
-        delta::{ClientList, DeltaMessage},
+        delta::{ClientList, DeltaMessage, Resume},
         message::Envelope,
         Registration,
     };
 
     fn read(framed: &Bytes) -> DeltaMessage {
+        let framed = framed.clone();
         // Strip the length prefix and the newline.
         let digits = framed.iter().take_while(|b| b.is_ascii_digit()).count();
         let text = std::str::from_utf8(&framed[digits..framed.len() - 1]).unwrap();
@@ -271,7 +186,7 @@ mod tests {
         let first = rx.borrow().clone();
         assert_eq!(first.seq(), 1, "the first list, empty");
         let mut list = None;
-        for f in first.catch_up(None).frames() {
+        for f in frames(&first.catch_up(None)) {
             apply(&mut list, f);
         }
         assert!(names(&list).is_empty());
@@ -288,9 +203,9 @@ mod tests {
             since: 1,
         };
         let missed = now.catch_up(Some(&resume));
-        assert_eq!(missed.frames().len(), 2, "the two deltas");
+        assert_eq!(frames(&missed).len(), 2, "the two deltas");
         assert!(matches!(missed, Sending::Deltas(_)));
-        for f in missed.frames() {
+        for f in frames(&missed) {
             apply(&mut list, f);
         }
         assert_eq!(names(&list), ["a", "b"]);
@@ -301,7 +216,7 @@ mod tests {
         };
         let confirm = now.catch_up(Some(&current));
         assert_eq!(confirm, Sending::Deltas(vec![now.confirm()]));
-        apply(&mut list, &now.confirm());
+        apply(&mut list, now.confirm());
         // Another epoch (a restarted master) or too old: the snapshot.
         let other = Resume {
             epoch: "x".into(),
@@ -330,8 +245,8 @@ mod tests {
             Sending::Snapshot(last.snapshot()),
             "beyond the ring of 4"
         );
-        assert_eq!(last.after(5).frames().len(), 3);
-        for f in last.after(list.as_ref().unwrap().seq()).frames() {
+        assert_eq!(frames(&last.after(5)).len(), 3);
+        for f in frames(&last.after(list.as_ref().unwrap().seq())) {
             apply(&mut list, f);
         }
         assert_eq!(list.as_ref().unwrap().seq(), 8);

@@ -50,14 +50,44 @@ pub fn same_server(a: &ServerEntry, b: &ServerEntry) -> bool {
     identity(a) == identity(b)
 }
 
-/// The bridge's numbered copy of the master's list. Ids rise in list
-/// order and are never reused, so a client that orders by id has the
-/// master's order.
+/// Why [`KeyedList::pass_on`] did not take a source's changes: the list
+/// does not follow that source's ids (it was last numbered from a whole
+/// list without them), or a change does not fit how a source numbers its
+/// list (an id that changed its registration, a new id below one already
+/// held). The list is as it was; number the source's whole list instead
+/// ([`KeyedList::follow`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the change does not follow the list's numbering; the whole list is needed")]
+pub struct Unfollowed;
+
+/// The list's entries by id. Ids rise in list order, so the map's order
+/// is the list's; persistent, so a published list is an O(1) copy of the
+/// one that changes next.
+pub(super) type Entries = imbl::OrdMap<u64, Arc<Keyed>>;
+
+/// Which of our ids each of a source's ids has, while the list follows a
+/// source that numbers its own list (the registry, a master's feed).
+#[derive(Debug, Clone, Default)]
+struct SourceIds {
+    ours: HashMap<u64, u64>,
+    /// The highest source id seen: a source's new entries are above it.
+    max: Option<u64>,
+}
+
+/// The bridge's (and the master feed's) numbered copy of a list. Ids rise
+/// in list order and are never reused, so a client that orders by id has
+/// the list's order.
+///
+/// Two ways in: a whole list, matched against the last one
+/// ([`KeyedList::update`], [`KeyedList::follow`]), or a source's own
+/// changes passed on without looking at the rest of the list
+/// ([`KeyedList::pass_on`]): O(change · log n) instead of O(n).
 #[derive(Debug, Clone)]
 pub struct KeyedList {
     next_id: u64,
-    /// Shared with whoever publishes it: a change does not copy the list.
-    entries: Arc<[Keyed]>,
+    entries: Entries,
+    /// `Some` while the list follows a source's numbering.
+    source: Option<SourceIds>,
 }
 
 impl Default for KeyedList {
@@ -70,18 +100,35 @@ impl KeyedList {
     pub fn new() -> Self {
         Self {
             next_id: 1,
-            entries: Arc::from(Vec::new()),
+            entries: Entries::new(),
+            source: None,
         }
     }
 
     /// The current entries, in list order.
-    pub fn entries(&self) -> &[Keyed] {
-        &self.entries
+    pub fn entries(&self) -> impl Iterator<Item = &Keyed> + '_ {
+        self.entries.values().map(|k| &**k)
     }
 
-    /// The current entries, shared.
-    pub fn shared_entries(&self) -> Arc<[Keyed]> {
+    /// How many entries the list holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The current entries, shared (an O(1) copy).
+    pub(super) fn shared(&self) -> Entries {
         self.entries.clone()
+    }
+
+    /// Whether [`KeyedList::pass_on`] can take a source's changes: the
+    /// list was last numbered from that source's whole list or changes.
+    pub fn follows(&self) -> bool {
+        self.source.is_some()
     }
 
     /// Takes the master's list as it is now; returns what changed, or
@@ -113,32 +160,152 @@ impl KeyedList {
         servers: Vec<ServerEntry>,
         key: impl Fn(&ServerEntry) -> Option<ServerKey>,
     ) -> Option<Change> {
+        self.source = None;
+        self.diff(servers.into_iter().map(|e| (0, e)), key, false)
+    }
+
+    /// [`KeyedList::update_keyed`] for a source that numbers its own list
+    /// (`servers` carry the source's ids, rising in list order): from now
+    /// on the list follows the source, and takes its changes with
+    /// [`KeyedList::pass_on`].
+    pub fn follow(
+        &mut self,
+        servers: impl IntoIterator<Item = Keyed>,
+        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
+    ) -> Option<Change> {
+        self.diff(servers.into_iter().map(|k| (k.id, k.entry)), key, true)
+    }
+
+    /// Takes a source's changes (its ids, in the order they happened) as
+    /// one change of this list, without looking at the entries they leave
+    /// alone: an entry the source updates keeps its id, one it adds gets a
+    /// fresh id (in the source's order), one it removes leaves. Returns
+    /// what changed, `None` when nothing did.
+    ///
+    /// For a source that numbers its list the way this list is numbered
+    /// (new registrations at the end with rising ids, an id never changing
+    /// its registration) the result is the change [`KeyedList::follow`]
+    /// would find in the source's whole list, except which of two
+    /// interchangeable registrations keeps which id. Anything else is
+    /// [`Unfollowed`], and the list is left as it was.
+    pub fn pass_on(
+        &mut self,
+        changes: impl IntoIterator<Item = Change>,
+        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
+    ) -> Result<Option<Change>, Unfollowed> {
+        let Some(source) = self.source.as_mut() else {
+            return Err(Unfollowed);
+        };
         let old = self.entries.clone();
+        let old_next = self.next_id;
+        let old_max = source.max;
+        let mut touched = Vec::new();
+        let mut failed = false;
+        'changes: for change in changes {
+            for id in change.remove {
+                if let Some(ours) = source.ours.remove(&id) {
+                    self.entries.remove(&ours);
+                    touched.push(ours);
+                }
+            }
+            let mut upsert = change.upsert;
+            upsert.sort_by_key(|k| k.id);
+            for k in upsert {
+                let held = source
+                    .ours
+                    .get(&k.id)
+                    .and_then(|ours| self.entries.get(ours));
+                let keyed = match held {
+                    Some(held) if identity(&held.entry) == identity(&k.entry) => Keyed {
+                        id: held.id,
+                        key: held.key,
+                        entry: k.entry,
+                    },
+                    Some(_) => {
+                        failed = true;
+                        break 'changes;
+                    }
+                    None if source.max.is_some_and(|max| k.id <= max) => {
+                        failed = true;
+                        break 'changes;
+                    }
+                    None => {
+                        let id = self.next_id;
+                        self.next_id += 1;
+                        source.max = Some(k.id);
+                        source.ours.insert(k.id, id);
+                        Keyed {
+                            id,
+                            key: key(&k.entry),
+                            entry: k.entry,
+                        }
+                    }
+                };
+                touched.push(keyed.id);
+                self.entries.insert(keyed.id, Arc::new(keyed));
+            }
+        }
+        if failed {
+            // Put back what was taken: the source ids of the entries
+            // touched so far are rebuilt by the whole list that follows.
+            self.entries = old;
+            self.next_id = old_next;
+            if let Some(source) = self.source.as_mut() {
+                source.max = old_max;
+            }
+            self.source = None;
+            return Err(Unfollowed);
+        }
+        touched.sort_unstable();
+        touched.dedup();
         let mut change = Change::default();
-        let mut entries = Vec::with_capacity(servers.len());
+        for id in touched {
+            match (old.get(&id), self.entries.get(&id)) {
+                (Some(before), Some(now)) if before.entry == now.entry => {}
+                (_, Some(now)) => change.upsert.push((**now).clone()),
+                (Some(_), None) => change.remove.push(id),
+                (None, None) => {}
+            }
+        }
+        Ok((!change.is_empty()).then_some(change))
+    }
+
+    /// The matching of [`KeyedList::update`] over `servers` (with their
+    /// source ids when `follow`), applied to the list.
+    fn diff(
+        &mut self,
+        servers: impl Iterator<Item = (u64, ServerEntry)>,
+        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
+        follow: bool,
+    ) -> Option<Change> {
+        let shared = self.entries.clone();
+        let old: Vec<&Keyed> = shared.values().map(|k| &**k).collect();
+        let mut change = Change::default();
+        let mut source = follow.then(SourceIds::default);
         let mut kept = vec![false; old.len()];
-        let mut servers = servers.into_iter().peekable();
+        let mut servers = servers.peekable();
+        let mut matched_len = 0;
         // Same registration at the same position: the same server.
-        while let Some(entry) = servers.next_if(|e| {
-            old.get(entries.len())
+        while let Some((source_id, entry)) = servers.next_if(|(_, e)| {
+            old.get(matched_len)
                 .is_some_and(|k| identity(&k.entry) == identity(e))
         }) {
-            let i = entries.len();
+            let i = matched_len;
+            matched_len += 1;
             kept[i] = true;
+            if let Some(source) = source.as_mut() {
+                source.ours.insert(source_id, old[i].id);
+                source.max = Some(source.max.map_or(source_id, |m| m.max(source_id)));
+            }
             if old[i].entry != entry {
                 change.upsert.push(Keyed {
                     key: old[i].key,
                     id: old[i].id,
-                    entry: entry.clone(),
+                    entry,
                 });
             }
-            entries.push(Keyed {
-                key: old[i].key,
-                id: old[i].id,
-                entry,
-            });
         }
-        let mut next_old = entries.len();
+        let mut next_old = matched_len;
         // Keyed by name (looked up without borrowing the new entry); the
         // rest of the registration is compared on the few candidates.
         let mut positions: HashMap<&str, VecDeque<usize>> = HashMap::new();
@@ -148,7 +315,7 @@ impl KeyedList {
             }
         }
         let mut fresh = false;
-        for entry in servers {
+        for (source_id, entry) in servers {
             let matched = if fresh {
                 None
             } else {
@@ -162,7 +329,7 @@ impl KeyedList {
                     q.remove(at)
                 })
             };
-            let (id, key) = match matched {
+            let id = match matched {
                 Some(i) => {
                     kept[i] = true;
                     next_old = i + 1;
@@ -170,25 +337,27 @@ impl KeyedList {
                         change.upsert.push(Keyed {
                             key: old[i].key,
                             id: old[i].id,
-                            entry: entry.clone(),
+                            entry,
                         });
                     }
-                    (old[i].id, old[i].key)
+                    old[i].id
                 }
                 None => {
                     fresh = true;
                     let id = self.next_id;
                     self.next_id += 1;
-                    let key = key(&entry);
                     change.upsert.push(Keyed {
-                        key,
+                        key: key(&entry),
                         id,
-                        entry: entry.clone(),
+                        entry,
                     });
-                    (id, key)
+                    id
                 }
             };
-            entries.push(Keyed { key, id, entry });
+            if let Some(source) = source.as_mut() {
+                source.ours.insert(source_id, id);
+                source.max = Some(source.max.map_or(source_id, |m| m.max(source_id)));
+            }
         }
         drop(positions);
         change.remove = old
@@ -197,10 +366,18 @@ impl KeyedList {
             .filter(|(_, &kept)| !kept)
             .map(|(k, _)| k.id)
             .collect();
+        self.source = source;
         if change.is_empty() {
             return None;
         }
-        self.entries = entries.into();
+        // Matched entries keep their ids and fresh ones come after every
+        // id held, so the change applied in place is the new list in order.
+        for &id in &change.remove {
+            self.entries.remove(&id);
+        }
+        for k in &change.upsert {
+            self.entries.insert(k.id, Arc::new(k.clone()));
+        }
         Some(change)
     }
 }

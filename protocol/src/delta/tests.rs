@@ -18,7 +18,7 @@ fn entry(name: &str, port: u16, current: u32) -> ServerEntry {
 }
 
 fn ids(list: &KeyedList) -> Vec<u64> {
-    list.entries().iter().map(|k| k.id).collect()
+    list.entries().map(|k| k.id).collect()
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn twins_keep_the_list_exact() {
     // entries do.
     let change = list.update(vec![two.clone()]).unwrap();
     assert_eq!(change.remove.len(), 1);
-    let entries: Vec<_> = list.entries().iter().map(|k| k.entry.clone()).collect();
+    let entries: Vec<_> = list.entries().map(|k| k.entry.clone()).collect();
     assert_eq!(entries, [two]);
 }
 
@@ -314,7 +314,7 @@ fn keys_are_given_once_written_after_the_id_and_optional_to_read() {
         .update_keyed(vec![entry("a", 1, 2)], |_| panic!("not computed again"))
         .unwrap();
     assert_eq!(change.upsert[0].key, Some(ServerKey(1)));
-    let text = snapshot_json("e", 1, list.entries(), Addresses::Hidden);
+    let text = snapshot_json("e", 1, &list.entries().cloned().collect::<Vec<_>>(), Addresses::Hidden);
     assert!(
         text.contains(r#"{"id":1,"key":"0000000000000001","name":"a""#),
         "{text}"

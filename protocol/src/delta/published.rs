@@ -1,0 +1,257 @@
+//! A numbered list as it is published to its followers, in one type for
+//! both publishers: the master's change feed (to bridges) and the bridge's
+//! list (to pages and `/api/servers`). Each change is encoded once as a
+//! delta and kept in a ring; the whole list is encoded only when somebody
+//! needs it (a new follower, one that fell behind); a follower that
+//! resubscribes is caught up from the ring.
+
+use std::sync::{Arc, OnceLock};
+
+use super::{
+    keyed_list::Entries, CatchUp, Change, History, Keyed, KeyedList, Resume, Unfollowed,
+};
+use crate::{message::ServerEntry, ServerKey};
+
+/// How a publisher writes its list's messages: the master frames them for
+/// TCP with registrants, the bridge writes them in an admin's and a
+/// viewer's form.
+pub trait Encoder {
+    /// One encoded delta (kept in the ring, shared by every follower).
+    type Delta: Clone;
+    /// The whole list, encoded.
+    type Snapshot;
+    /// The delta from `prev` to `seq`.
+    fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Change) -> Self::Delta;
+    /// The whole list at `seq`.
+    fn snapshot(&self, epoch: &str, seq: u64, entries: &[Keyed]) -> Self::Snapshot;
+}
+
+/// One published list: immutable, shared by every follower; the next
+/// change publishes a new one (an O(1) copy of the entries, see
+/// [`KeyedList`]).
+#[derive(Debug)]
+pub struct PublishedList<E: Encoder> {
+    epoch: Arc<str>,
+    seq: u64,
+    encoder: E,
+    entries: Entries,
+    /// The encoded deltas up to this list.
+    history: History<E::Delta>,
+    /// The entries as one slice, made on first use.
+    listed: OnceLock<Arc<[Keyed]>>,
+    /// Encoded on first use: most lists only ever go out as deltas.
+    snapshot: OnceLock<E::Snapshot>,
+    /// The empty delta that confirms this list, on first use.
+    confirm: OnceLock<E::Delta>,
+}
+
+/// What a follower is sent to reach a list: shared encoded messages.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Sending<'a, E: Encoder> {
+    /// The whole list.
+    Snapshot(&'a E::Snapshot),
+    /// Deltas in order (or one confirmation).
+    Deltas(Vec<&'a E::Delta>),
+}
+
+impl<E: Encoder> PublishedList<E> {
+    /// The publisher's epoch: a restarted publisher starts a new one.
+    pub fn epoch(&self) -> &str {
+        &self.epoch
+    }
+
+    /// The epoch, shared.
+    pub fn shared_epoch(&self) -> &Arc<str> {
+        &self.epoch
+    }
+
+    /// The list's number within the epoch (0: nothing published yet).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// How many servers the list holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries in list order, without copying them.
+    pub fn iter(&self) -> impl Iterator<Item = &Keyed> + '_ {
+        self.entries.values().map(|k| &**k)
+    }
+
+    /// The entries as the master lists them, without copying them.
+    pub fn servers(&self) -> impl Iterator<Item = &ServerEntry> + '_ {
+        self.iter().map(|k| &k.entry)
+    }
+
+    /// The entries in list order as one slice (copied once per list, on
+    /// first use: for readers that keep it, like the history's samples).
+    pub fn entries(&self) -> &Arc<[Keyed]> {
+        self.listed
+            .get_or_init(|| self.iter().cloned().collect::<Vec<_>>().into())
+    }
+
+    /// The entry with our `id`, if listed.
+    pub fn get(&self, id: u64) -> Option<&Keyed> {
+        self.entries.get(&id).map(|k| &**k)
+    }
+
+    /// The encoder the list was published with.
+    pub fn encoder(&self) -> &E {
+        &self.encoder
+    }
+
+    /// The whole list, encoded (once per list).
+    pub fn snapshot(&self) -> &E::Snapshot {
+        self.snapshot
+            .get_or_init(|| self.encoder.snapshot(&self.epoch, self.seq, self.entries()))
+    }
+
+    /// The empty delta that says "list `seq` is still current".
+    pub fn confirm(&self) -> &E::Delta {
+        self.confirm.get_or_init(|| {
+            self.encoder
+                .delta(&self.epoch, self.seq, self.seq, &Change::default())
+        })
+    }
+
+    /// What a new follower holding `resume` is sent first: the deltas it
+    /// missed while they are still in the ring, a confirmation when it
+    /// missed nothing, else the snapshot (another epoch, a `seq` ahead of
+    /// this list, or none named).
+    pub fn catch_up(&self, resume: Option<&Resume>) -> Sending<'_, E> {
+        match self.history.catch_up(resume) {
+            CatchUp::Deltas(deltas) if deltas.is_empty() => Sending::Deltas(vec![self.confirm()]),
+            CatchUp::Deltas(deltas) => Sending::Deltas(deltas),
+            CatchUp::Snapshot => Sending::Snapshot(self.snapshot()),
+        }
+    }
+
+    /// What a follower that was sent list `sent` needs to reach this one:
+    /// the deltas in between, or the snapshot when it fell further behind
+    /// than the ring.
+    pub fn after(&self, sent: u64) -> Sending<'_, E> {
+        match self.history.since(sent) {
+            Some(deltas) => Sending::Deltas(deltas),
+            None => Sending::Snapshot(self.snapshot()),
+        }
+    }
+}
+
+/// The publishing side: the numbered list, the ring of recent deltas and
+/// the encoder. Each change is taken as a whole list (matched against the
+/// last one) or as the source's own changes (passed on), and published as
+/// one [`PublishedList`].
+#[derive(Debug)]
+pub struct ListPublisher<E: Encoder> {
+    epoch: Arc<str>,
+    encoder: E,
+    list: KeyedList,
+    history: History<E::Delta>,
+}
+
+impl<E: Encoder + Clone> ListPublisher<E> {
+    /// A publisher in `epoch` keeping `ring` deltas, writing with `encoder`.
+    pub fn new(epoch: impl Into<Arc<str>>, ring: usize, encoder: E) -> Self {
+        let epoch = epoch.into();
+        Self {
+            history: History::new(&*epoch, ring),
+            epoch,
+            encoder,
+            list: KeyedList::new(),
+        }
+    }
+
+    /// The list as it stands (the last one published, or empty).
+    pub fn list(&self) -> &KeyedList {
+        &self.list
+    }
+
+    /// The newest `seq` published (0: none yet).
+    pub fn seq(&self) -> u64 {
+        self.history.seq()
+    }
+
+    /// The list before anything is published: `seq` 0, empty.
+    pub fn unpublished(&self) -> Arc<PublishedList<E>> {
+        Arc::new(PublishedList {
+            epoch: self.epoch.clone(),
+            seq: 0,
+            encoder: self.encoder.clone(),
+            entries: Entries::new(),
+            history: History::new(&*self.epoch, 1),
+            listed: OnceLock::new(),
+            snapshot: OnceLock::new(),
+            confirm: OnceLock::new(),
+        })
+    }
+
+    /// Publishes a whole list (see [`KeyedList::update_keyed`]); `None`
+    /// when nothing changed since the last one (the first list is
+    /// published even when empty).
+    pub fn update(
+        &mut self,
+        servers: Vec<ServerEntry>,
+        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
+    ) -> Option<Arc<PublishedList<E>>> {
+        let change = self.list.update_keyed(servers, key);
+        self.publish(change)
+    }
+
+    /// Publishes a whole list numbered by its source (see
+    /// [`KeyedList::follow`]): its changes can be passed on from now on.
+    pub fn follow(
+        &mut self,
+        servers: impl IntoIterator<Item = Keyed>,
+        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
+    ) -> Option<Arc<PublishedList<E>>> {
+        let change = self.list.follow(servers, key);
+        self.publish(change)
+    }
+
+    /// Publishes the source's changes (see [`KeyedList::pass_on`]); `Ok(None)`
+    /// when they changed nothing; [`Unfollowed`] when the source's whole
+    /// list is needed ([`ListPublisher::follow`]).
+    pub fn pass_on(
+        &mut self,
+        changes: impl IntoIterator<Item = Change>,
+        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
+    ) -> Result<Option<Arc<PublishedList<E>>>, Unfollowed> {
+        let change = self.list.pass_on(changes, key)?;
+        Ok(self.publish(change))
+    }
+
+    /// Whether [`ListPublisher::pass_on`] can take the source's changes.
+    pub fn follows(&self) -> bool {
+        self.list.follows()
+    }
+
+    /// Numbers and encodes `change` (the first list always), and makes the
+    /// list that includes it.
+    fn publish(&mut self, change: Option<Change>) -> Option<Arc<PublishedList<E>>> {
+        let first = self.history.seq() == 0;
+        if change.is_none() && !first {
+            return None;
+        }
+        let change = change.unwrap_or_default();
+        let prev = self.history.seq();
+        let delta = self.encoder.delta(&self.epoch, prev + 1, prev, &change);
+        let seq = self.history.push(delta);
+        Some(Arc::new(PublishedList {
+            epoch: self.epoch.clone(),
+            seq,
+            encoder: self.encoder.clone(),
+            entries: self.list.shared(),
+            history: self.history.clone(),
+            listed: OnceLock::new(),
+            snapshot: OnceLock::new(),
+            confirm: OnceLock::new(),
+        }))
+    }
+}
