@@ -12,8 +12,12 @@ use std::{
 use bytes::Bytes;
 use protocol::{
     bridge::names,
-    delta::{delta_json, snapshot_json, CatchUp, Change, History, Keyed, KeyedList, Resume},
-    Addresses, ServerEntry,
+    delta::{
+        delta_json, snapshot_json, Change, Encoder, Keyed, ListPublisher, PublishedList, Resume,
+        Sending,
+    },
+    message::query_reply_text,
+    ServerEntry,
 };
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
@@ -33,63 +37,78 @@ pub struct ApiBody {
     pub br: Bytes,
 }
 
-/// One published list: what every delta subscriber and `/api/servers`
-/// read. Immutable; the next change publishes a new one.
+/// The bridge writes each list message in an admin's and a viewer's form.
+impl Encoder for Visibility {
+    type Delta = Encoded;
+    type Snapshot = Encoded;
+
+    fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Change) -> Encoded {
+        self.encode(|a| delta_json(epoch, seq, prev, change, a))
+    }
+
+    fn snapshot(&self, epoch: &str, seq: u64, entries: &[Keyed]) -> Encoded {
+        self.encode(|a| snapshot_json(epoch, seq, entries, a))
+    }
+}
+
+/// One published list: what every delta subscriber, plain subscriber and
+/// `/api/servers` read. Immutable; the next change publishes a new one.
+/// Everything but the change's delta is encoded on first use: most lists
+/// only ever go out as deltas.
 #[derive(Debug)]
 pub struct FeedState {
     pub epoch: Arc<str>,
     pub seq: u64,
-    visibility: Visibility,
-    entries: Arc<[Keyed]>,
-    /// The deltas up to this one (protocol's ring and catch-up rule).
-    history: History<Encoded>,
-    /// Encoded on first use: most changes are only ever sent as deltas.
-    snapshot: OnceLock<Encoded>,
+    list: Arc<PublishedList<Visibility>>,
     api: OnceLock<ApiBody>,
+    /// The list as `msRQueryGameServers`, for plain subscribers.
+    plain: OnceLock<Encoded>,
 }
 
 impl FeedState {
-    /// The `bridgeSnapshot` of this list.
-    pub fn snapshot(&self) -> &Encoded {
-        self.snapshot.get_or_init(|| {
-            self.visibility
-                .encode(|a| snapshot_json(&self.epoch, self.seq, &self.entries, a))
+    fn new(list: Arc<PublishedList<Visibility>>) -> Arc<Self> {
+        Arc::new(Self {
+            epoch: list.shared_epoch().clone(),
+            seq: list.seq(),
+            list,
+            api: OnceLock::new(),
+            plain: OnceLock::new(),
         })
     }
 
-    fn texts<'a>(deltas: impl IntoIterator<Item = &'a Encoded>, admin: bool) -> Vec<Utf8Bytes> {
-        deltas
-            .into_iter()
-            .map(|d| d.for_role(admin).clone())
-            .collect()
+    /// The `bridgeSnapshot` of this list.
+    pub fn snapshot(&self) -> &Encoded {
+        self.list.snapshot()
+    }
+
+    fn texts(sending: Sending<'_, Visibility>, admin: bool) -> Vec<Utf8Bytes> {
+        match sending {
+            Sending::Snapshot(s) => vec![s.for_role(admin).clone()],
+            Sending::Deltas(d) => d.into_iter().map(|d| d.for_role(admin).clone()).collect(),
+        }
     }
 
     /// The answer to a delta subscribe that holds `resume`: the missing
     /// deltas, an empty delta (`prev` = `seq`) that confirms a current
     /// list, or the snapshot (`docs/protocol.md` §3).
     pub fn catch_up(&self, resume: Option<&Resume>, admin: bool) -> Vec<Utf8Bytes> {
-        match self.history.catch_up(resume) {
-            CatchUp::Deltas(deltas) if deltas.is_empty() => {
-                let confirm = delta_json(
-                    &self.epoch,
-                    self.seq,
-                    self.seq,
-                    &Change::default(),
-                    Addresses::Shown,
-                );
-                vec![Utf8Bytes::from(confirm)]
-            }
-            CatchUp::Deltas(deltas) => Self::texts(deltas, admin),
-            CatchUp::Snapshot => vec![self.snapshot().for_role(admin).clone()],
-        }
+        Self::texts(self.list.catch_up(resume), admin)
     }
 
     /// What a subscriber that was sent list `sent` needs to reach this one.
     pub fn after(&self, sent: u64, admin: bool) -> Vec<Utf8Bytes> {
-        match self.history.since(sent) {
-            Some(deltas) => Self::texts(deltas, admin),
-            None => vec![self.snapshot().for_role(admin).clone()],
-        }
+        Self::texts(self.list.after(sent), admin)
+    }
+
+    /// The list as `msRQueryGameServers` in both forms, for plain
+    /// subscribers: written on first use, the same bytes as the master's
+    /// reply to a query.
+    pub fn plain(&self) -> &Encoded {
+        self.plain.get_or_init(|| {
+            self.list
+                .encoder()
+                .encode(|a| query_reply_text(self.list.servers(), a))
+        })
     }
 
     /// The list as `/api/servers` serves it (addresses hidden when the
@@ -111,9 +130,15 @@ impl FeedState {
         })
     }
 
-    /// The entries of this list, in order, with their ids and keys.
+    /// The entries of this list, in order, with their ids and keys (one
+    /// slice made on first use; [`FeedState::list`] reads them in place).
     pub fn entries(&self) -> &Arc<[Keyed]> {
-        &self.entries
+        self.list.entries()
+    }
+
+    /// The published list: its entries read in place, by id.
+    pub fn list(&self) -> &PublishedList<Visibility> {
+        &self.list
     }
 
     /// The `ETag` of this list: epoch and seq name it exactly.
@@ -145,13 +170,10 @@ fn brotli(data: &[u8]) -> Bytes {
 
 /// The publisher: the numbered list and the recent deltas. Callers
 /// serialise through a mutex (lists arrive from the poller, admins' own
-/// master connections and the embedded master).
+/// master connections, the embedded master and the master's feed).
 #[derive(Debug)]
 pub struct Feed {
-    epoch: Arc<str>,
-    visibility: Visibility,
-    list: KeyedList,
-    history: History<Encoded>,
+    publisher: ListPublisher<Visibility>,
     keys: Keys,
 }
 
@@ -159,42 +181,48 @@ impl Feed {
     /// A feed for a new epoch (a random string: bridges behind one load
     /// balancer must not share one) whose entries carry `keys`' keys.
     pub fn new(epoch: impl Into<Arc<str>>, visibility: Visibility, keys: Keys) -> Self {
-        let epoch = epoch.into();
         Self {
-            history: History::new(&*epoch, HISTORY),
-            epoch,
-            visibility,
-            list: KeyedList::new(),
+            publisher: ListPublisher::new(epoch, HISTORY, visibility),
             keys,
         }
     }
 
-    /// Takes the master's current list; returns the list to publish, or
-    /// `None` when nothing changed since the last one (the first list is
-    /// published even when empty).
+    /// Takes the master's current list, matched against the last one;
+    /// returns the list to publish, or `None` when nothing changed since
+    /// the last one (the first list is published even when empty).
     pub fn publish(&mut self, servers: Vec<ServerEntry>) -> Option<Arc<FeedState>> {
-        let first = self.history.seq() == 0;
         let keys = &self.keys;
-        let change = self.list.update_keyed(servers, |e| Some(keys.key(e)));
-        if change.is_none() && !first {
-            return None;
-        }
-        let change = change.unwrap_or_default();
-        let prev = self.history.seq();
-        let epoch = &self.epoch;
-        let delta = self
-            .visibility
-            .encode(|a| delta_json(epoch, prev + 1, prev, &change, a));
-        let seq = self.history.push(delta);
-        Some(Arc::new(FeedState {
-            epoch: self.epoch.clone(),
-            seq,
-            visibility: self.visibility,
-            entries: self.list.shared_entries(),
-            history: self.history.clone(),
-            snapshot: OnceLock::new(),
-            api: OnceLock::new(),
-        }))
+        self.publisher
+            .update(servers, |e| Some(keys.key(e)))
+            .map(FeedState::new)
+    }
+
+    /// Takes a source's changes (the embedded registry's, the master's
+    /// feed's: their ids) as they are, without reading the rest of the
+    /// list; `whole` is the source's whole list, read only when its
+    /// changes cannot be passed on (the first time, after a list taken
+    /// whole from elsewhere, or a change that does not fit).
+    pub fn pass_on(
+        &mut self,
+        changes: Vec<Change>,
+        whole: impl FnOnce() -> Vec<Keyed>,
+    ) -> Option<Arc<FeedState>> {
+        let keys = &self.keys;
+        let key = |e: &ServerEntry| Some(keys.key(e));
+        let published = match self.publisher.pass_on(changes, key) {
+            Ok(published) => published,
+            Err(_) => self.publisher.follow(whole(), key),
+        };
+        published.map(FeedState::new)
+    }
+
+    /// Takes a source's whole list, numbered by the source (its ids): its
+    /// changes are passed on from now on ([`Feed::pass_on`]).
+    pub fn follow(&mut self, whole: Vec<Keyed>) -> Option<Arc<FeedState>> {
+        let keys = &self.keys;
+        self.publisher
+            .follow(whole, |e| Some(keys.key(e)))
+            .map(FeedState::new)
     }
 }
 
@@ -332,7 +360,7 @@ mod tests {
         let state = feed.publish(servers).unwrap();
         let body = state.api_body();
         let expected =
-            protocol::delta::snapshot_content_json("e", 1, &state.entries, Addresses::Hidden);
+            protocol::delta::snapshot_content_json("e", 1, state.entries(), protocol::Addresses::Hidden);
         assert_eq!(body.identity, expected.as_bytes(), "the snapshot's content");
         let json: serde_json::Value = serde_json::from_slice(&body.identity).unwrap();
         assert_eq!(json["seq"], 1);

@@ -27,19 +27,19 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     config::Config,
-    publish::{Publisher, Snapshot, Visibility},
+    publish::{Numbered, Publisher, Visibility},
 };
 
 use self::round::Round;
 
 /// What a connection watches of the other games' servers: the latest
 /// `bridgeGameServers` (`None` until the first round ends).
-pub type GamesWatch = watch::Receiver<Option<Snapshot>>;
+pub type GamesWatch = watch::Receiver<Option<Numbered>>;
 
 /// The refresher's output channel.
 #[derive(Debug)]
 pub struct Games {
-    out: Publisher<Option<Snapshot>>,
+    out: Publisher<Option<Numbered>>,
 }
 
 impl Games {

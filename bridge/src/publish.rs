@@ -6,9 +6,13 @@
 //! whether it has pushed it. [`Visibility`] is the one rule for what a
 //! viewer may see of any of them.
 
+use std::sync::Arc;
+
 use protocol::Addresses;
 use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+use crate::feed::FeedState;
 
 /// What viewers may see of everything the bridge publishes (the lobby
 /// list, its deltas and snapshots, `/api/servers`, the other games):
@@ -88,26 +92,46 @@ impl Encoded {
 /// A published message and its number, which increases with every change
 /// so a connection knows whether it has sent this one.
 #[derive(Debug, Clone)]
-pub struct Snapshot {
+pub struct Numbered {
     pub seq: u64,
-    pub text: Encoded,
+    pub text: Text,
 }
 
-/// A watched state that carries a [`Snapshot`]; the [`Publisher`] numbers
-/// it and decides when a change wakes the watchers.
+/// A published message's two forms: written when it was published, or
+/// (the lobby list from a source that passes its changes on) written on
+/// first use from the published list, so a change nobody reads whole
+/// costs no whole list.
+#[derive(Debug, Clone)]
+pub enum Text {
+    Written(Encoded),
+    List(Arc<FeedState>),
+}
+
+impl Text {
+    /// Both forms (the list's written now if not yet).
+    pub fn forms(&self) -> &Encoded {
+        match self {
+            Text::Written(forms) => forms,
+            Text::List(list) => list.plain(),
+        }
+    }
+}
+
+/// A watched state that carries a [`Numbered`] message; the [`Publisher`]
+/// numbers it and decides when a change wakes the watchers.
 pub trait Holds {
-    /// The snapshot last published, if any.
-    fn snapshot(&self) -> Option<&Snapshot>;
-    /// Where the next snapshot goes.
-    fn snapshot_mut(&mut self) -> &mut Option<Snapshot>;
+    /// The message last published, if any.
+    fn numbered(&self) -> Option<&Numbered>;
+    /// Where the next message goes.
+    fn numbered_mut(&mut self) -> &mut Option<Numbered>;
 }
 
-impl Holds for Option<Snapshot> {
-    fn snapshot(&self) -> Option<&Snapshot> {
+impl Holds for Option<Numbered> {
+    fn numbered(&self) -> Option<&Numbered> {
         self.as_ref()
     }
 
-    fn snapshot_mut(&mut self) -> &mut Option<Snapshot> {
+    fn numbered_mut(&mut self) -> &mut Option<Numbered> {
         self
     }
 }
@@ -143,8 +167,8 @@ impl<S: Holds> Publisher<S> {
     pub fn is_current(&self, full: &[u8]) -> bool {
         self.tx
             .borrow()
-            .snapshot()
-            .is_some_and(|s| s.text.full.as_bytes() == full)
+            .numbered()
+            .is_some_and(|s| s.text.forms().full.as_bytes() == full)
     }
 
     /// The two forms of a message (see [`Visibility::encode_as`]).
@@ -162,15 +186,34 @@ impl<S: Holds> Publisher<S> {
     /// published.
     pub fn publish(&self, text: Encoded, also: impl FnOnce(&mut S)) -> bool {
         self.tx.send_if_modified(|state| {
-            let slot = state.snapshot_mut();
-            if slot.as_ref().is_some_and(|s| s.text.full == text.full) {
+            let slot = state.numbered_mut();
+            if slot
+                .as_ref()
+                .is_some_and(|s| s.text.forms().full == text.full)
+            {
                 return false;
             }
             let seq = slot.as_ref().map_or(1, |s| s.seq + 1);
-            *slot = Some(Snapshot { seq, text });
+            *slot = Some(Numbered {
+                seq,
+                text: Text::Written(text),
+            });
             also(state);
             true
         })
+    }
+
+    /// Publishes `text` under the next number, and `also` in the same
+    /// update, without comparing it with the current text: for a message
+    /// its publisher knows to have changed (a list whose change was not
+    /// empty), whose text is written only if somebody reads it.
+    pub fn publish_changed(&self, text: Text, also: impl FnOnce(&mut S)) {
+        self.tx.send_modify(|state| {
+            let slot = state.numbered_mut();
+            let seq = slot.as_ref().map_or(1, |s| s.seq + 1);
+            *slot = Some(Numbered { seq, text });
+            also(state);
+        });
     }
 
     /// Changes the rest of the state; watchers wake when `change` returns
@@ -184,7 +227,7 @@ impl<S: Holds> Publisher<S> {
 mod tests {
     use super::*;
 
-    fn forms(publisher: &Publisher<Option<Snapshot>>, full: &'static str) -> Encoded {
+    fn forms(publisher: &Publisher<Option<Numbered>>, full: &'static str) -> Encoded {
         publisher.encode(full, || format!("{full} hidden"))
     }
 
@@ -200,8 +243,8 @@ mod tests {
         assert!(!rx.has_changed().unwrap(), "unchanged text wakes nobody");
         assert!(publisher.publish(forms(&publisher, "b"), |_| {}));
         let now = rx.borrow_and_update().clone().unwrap();
-        assert_eq!((now.seq, now.text.full.as_str()), (2, "b"));
-        assert_eq!(now.text.viewer.as_str(), "b", "addresses are shown");
+        assert_eq!((now.seq, now.text.forms().full.as_str()), (2, "b"));
+        assert_eq!(now.text.forms().viewer.as_str(), "b", "addresses are shown");
     }
 
     #[test]

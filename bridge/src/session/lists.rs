@@ -168,7 +168,7 @@ impl Session {
     pub(super) async fn answer_query(&mut self) -> Result<(), Close> {
         let (state, text) = {
             let shared = self.shared.borrow();
-            let text = shared.list.as_ref().map(|l| self.role.pick(&l.text));
+            let text = shared.list.as_ref().map(|l| self.role.pick(l.text.forms()));
             (shared.master, text)
         };
         if state == MasterState::Down {

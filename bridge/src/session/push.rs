@@ -1,5 +1,5 @@
 //! What a subscriber has been sent: the list and the other games' servers
-//! are both [`Snapshot`]s and go out through one check, when they changed
+//! are both [`Numbered`] messages and go out through one check, when they changed
 //! since, never twice. A delta subscriber
 //! (`docs/protocol.md` §3) gets the deltas it lacks instead of lists.
 //! Which `bridgeSubscribe` costs a whole list (or a catch-up), and which is
@@ -11,7 +11,7 @@ use protocol::delta::{Resume, Subscribe};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::Role;
-use crate::{feed::FeedState, publish::Snapshot};
+use crate::{feed::FeedState, publish::Numbered};
 
 /// What a subscriber is pushed as whole snapshots.
 #[derive(Debug, Clone, Copy)]
@@ -61,7 +61,7 @@ impl Subscription {
     pub(crate) fn answer(
         &self,
         sub: &Subscribe,
-        list: Option<&Snapshot>,
+        list: Option<&Numbered>,
         feed: Option<&Arc<FeedState>>,
     ) -> Answer {
         if !sub.deltas {
@@ -115,7 +115,7 @@ impl Subscription {
     /// the newest list already.
     pub(crate) fn lists(
         &mut self,
-        list: Option<&Snapshot>,
+        list: Option<&Numbered>,
         feed: Option<&Arc<FeedState>>,
         role: Role,
     ) -> Vec<Utf8Bytes> {
@@ -156,7 +156,7 @@ impl Subscription {
     pub(crate) fn fresh(
         &mut self,
         source: Source,
-        snapshot: Option<&Snapshot>,
+        snapshot: Option<&Numbered>,
         role: Role,
     ) -> Option<Utf8Bytes> {
         let sent = match source {
@@ -165,7 +165,7 @@ impl Subscription {
         };
         let snapshot = snapshot.filter(|s| self.on && s.seq != *sent)?;
         *sent = snapshot.seq;
-        Some(role.pick(&snapshot.text))
+        Some(role.pick(snapshot.text.forms()))
     }
 }
 
@@ -173,17 +173,19 @@ impl Subscription {
 mod tests {
     use super::*;
 
-    fn snapshot(seq: u64, what: &str) -> Snapshot {
-        Snapshot {
+    fn snapshot(seq: u64, what: &str) -> Numbered {
+        Numbered {
             seq,
-            text: crate::publish::Visibility::new(true)
-                .encode_as(format!("{what} full {seq}"), || {
-                    format!("{what} viewer {seq}")
-                }),
+            text: crate::publish::Text::Written(
+                crate::publish::Visibility::new(true)
+                    .encode_as(format!("{what} full {seq}"), || {
+                        format!("{what} viewer {seq}")
+                    }),
+            ),
         }
     }
 
-    fn list(seq: u64) -> Snapshot {
+    fn list(seq: u64) -> Numbered {
         snapshot(seq, "list")
     }
 

@@ -1,5 +1,8 @@
 //! The list from a master running in this process: every change of its
-//! registry is published as it happens, no polling.
+//! registry is published as it happens, no polling. The registry says what
+//! changed ([`master::Registry::changes_since`]) and the change is passed on
+//! as it is; the whole list is read only the first time and when the
+//! registry's journal no longer reaches back.
 
 use std::{sync::Arc, time::Duration};
 
@@ -21,10 +24,20 @@ pub(super) async fn follow(
 ) {
     let mut changes = registry.changes();
     upstream.set_up();
+    let mut version = None;
     loop {
         changes.borrow_and_update();
-        let listing = registry.listing();
-        upstream.publish_current(&listing.json, listing.servers);
+        match version.and_then(|v| registry.changes_since(v)) {
+            Some((now, changed)) => {
+                upstream.pass_on(changed, || registry.numbered().1, None);
+                version = Some(now);
+            }
+            None => {
+                let (now, whole) = registry.numbered();
+                upstream.follow(whole, None);
+                version = Some(now);
+            }
+        }
         tokio::select! {
             changed = changes.changed() => if changed.is_err() { return },
             () = cancel.cancelled() => return,

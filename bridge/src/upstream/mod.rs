@@ -30,7 +30,10 @@ use std::{
 use bytes::Bytes;
 use master::feed::FeedToken;
 use protocol::{
-    bridge::MasterState, codec::FrameCodec, delta::FollowedList, Addresses, ServerList,
+    bridge::MasterState,
+    codec::FrameCodec,
+    delta::{Change, Keyed},
+    Addresses, ServerList,
 };
 use tokio::{net::TcpStream, sync::watch, time::Instant};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
@@ -43,7 +46,7 @@ use crate::{
     feed::{new_epoch, Feed, FeedState},
     keys::Keys,
     metrics::Metrics,
-    publish::{Holds, Publisher, Snapshot, Visibility},
+    publish::{Holds, Numbered, Publisher, Text, Visibility},
     session::{OfferList, RefreshWanted},
 };
 
@@ -54,18 +57,18 @@ pub struct Shared {
     pub master: MasterState,
     /// `msRQueryGameServers` exactly as the master sent it (admins' form)
     /// and as viewers see it; `None` until the first answer arrives.
-    pub list: Option<Snapshot>,
+    pub list: Option<Numbered>,
     /// The same list for delta subscribers and `/api/servers` (`docs/protocol.md` §3);
     /// `None` until the first answer arrives.
     pub feed: Option<Arc<FeedState>>,
 }
 
 impl Holds for Shared {
-    fn snapshot(&self) -> Option<&Snapshot> {
+    fn numbered(&self) -> Option<&Numbered> {
         self.list.as_ref()
     }
 
-    fn snapshot_mut(&mut self) -> &mut Option<Snapshot> {
+    fn numbered_mut(&mut self) -> &mut Option<Numbered> {
         &mut self.list
     }
 }
@@ -266,28 +269,46 @@ impl Upstream {
         self.publish(text, servers, Some(asked));
     }
 
-    /// Publishes the embedded master's list (`reply` unframed): the
-    /// registry's state after its latest change, ordered by its change
-    /// watch, so it carries no query time. Not skipped when the reply is
-    /// the published one: the entries' registrants, which the reply does
-    /// not show, may have changed (see [`Upstream::publish`]).
-    fn publish_current(&self, reply: &Bytes, servers: Vec<protocol::ServerEntry>) {
-        match Utf8Bytes::try_from(reply.clone()) {
-            Ok(text) => self.publish(text, servers, None),
-            // serde_json writes UTF-8 only: this would be a bug in the registry.
-            Err(e) => warn!(error = %e, "the embedded master's reply is not UTF-8; not published"),
+    /// Publishes a source's changes (the embedded registry's, or the
+    /// master's feed's), passed on as they are: nothing else of the list
+    /// is read, and the list's texts are written only if somebody reads
+    /// them (see [`Feed::pass_on`]; `whole` is read when the changes
+    /// cannot be passed on). From the feed (`asked`: now) the list is newer
+    /// than any reply to a query written before; the embedded registry's
+    /// changes are ordered by its change watch and carry no query time.
+    fn pass_on(
+        &self,
+        changes: Vec<Change>,
+        whole: impl FnOnce() -> Vec<Keyed>,
+        asked: Option<Instant>,
+    ) {
+        let mut publishing = self.lock();
+        if asked.is_some() {
+            publishing.asked = asked;
+        }
+        if let Some(state) = publishing.feed.pass_on(changes, whole) {
+            self.publish_list(state);
         }
     }
 
-    /// Publishes the list the master's change feed built, as the master's
-    /// reply to a query would have it (the same bytes: unchanged lists wake
-    /// nobody, whichever way they came). Taken now, it is newer than any
-    /// reply to a query written before. Not skipped when the text is the
-    /// published one, for the same reason as [`Upstream::publish_current`].
-    fn publish_feed(&self, list: &FollowedList) {
-        let servers = list.servers();
-        let text = protocol::message::query_reply_text(&servers, Addresses::Shown);
-        self.publish(Utf8Bytes::from(text), servers, Some(Instant::now()));
+    /// Publishes a source's whole list, numbered by the source (a
+    /// snapshot of the master's feed): its changes are passed on after it.
+    fn follow(&self, whole: Vec<Keyed>, asked: Option<Instant>) {
+        let mut publishing = self.lock();
+        if asked.is_some() {
+            publishing.asked = asked;
+        }
+        if let Some(state) = publishing.feed.follow(whole) {
+            self.publish_list(state);
+        }
+    }
+
+    /// Publishes a list that changed, to delta and plain subscribers alike
+    /// (its plain text written on first use). Called under the publishing
+    /// lock, so lists reach the watch in the order they were numbered.
+    fn publish_list(&self, state: Arc<FeedState>) {
+        self.out
+            .publish_changed(Text::List(state.clone()), |s| s.feed = Some(state));
     }
 
     /// Whether a reply to a query written at `asked` is older than the
@@ -466,7 +487,7 @@ mod tests {
 
     fn published(upstream: &Upstream) -> String {
         let list = upstream.current().list.expect("a list was published");
-        list.text.full.as_str().to_owned()
+        list.text.forms().full.as_str().to_owned()
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The list from a remote master's change feed (`--master-feed`): one TCP
 //! connection on which the master pushes each change as a delta
 //! (`protocol::feed`, `protocol::delta`), taken here with
-//! [`FollowedList`] and published like any other list. No polling while it
-//! lasts.
+//! [`FollowedList`], and the master's delta passed on as the bridge's
+//! (`Upstream::pass_on`: nothing rebuilt or compared but what it changed;
+//! a snapshot is numbered whole). No polling while it lasts.
 //!
 //! The feed is an input like any other: each entry must keep the rules of
 //! the master protocol, the list must stay within [`MAX_MASTER_REPLY`] (the
@@ -24,7 +25,7 @@ use futures_util::{FutureExt, SinkExt, StreamExt};
 use master::{logtext::cut, throttled};
 use protocol::{
     codec::{Frame, FrameCodec},
-    delta::{DeltaMessage, FollowedList},
+    delta::{Change, DeltaMessage, FollowedList},
     feed::{self, FeedSubscribe, Refusal},
 };
 use tokio::{net::TcpStream, time::Instant};
@@ -184,16 +185,13 @@ async fn follow(
     let Opened { mut framed, first } = opened;
     let mut next = Some(first);
     loop {
-        let mut changed = false;
+        let mut batch = Batch::default();
         let mut ended = None;
         for _ in 0..MAX_BATCH {
             let Some(json) = next.take() else { break };
-            match apply(upstream, &json, list) {
-                Ok(c) => changed |= c,
-                Err(e) => {
-                    ended = Some(e);
-                    break;
-                }
+            if let Err(e) = apply(upstream, &json, list, &mut batch) {
+                ended = Some(e);
+                break;
             }
             // Whatever else has arrived joins this batch.
             match framed.next().now_or_never() {
@@ -207,10 +205,8 @@ async fn follow(
                 },
             }
         }
-        if changed {
-            if let Some(list) = list.as_ref() {
-                upstream.publish_feed(list);
-            }
+        if let Some(list) = list.as_ref() {
+            batch.publish(upstream, list);
         }
         if let Some(e) = ended {
             return e;
@@ -228,6 +224,30 @@ async fn follow(
     }
 }
 
+/// What one batch of the feed's messages did to the list.
+#[derive(Default)]
+struct Batch {
+    /// A snapshot replaced the list: it is published whole.
+    whole: bool,
+    /// The deltas' changes since, in the master's ids, in order.
+    changes: Vec<Change>,
+}
+
+impl Batch {
+    /// Publishes what the batch did to `list`: its deltas passed on, or
+    /// the list whole after a snapshot. A batch that changed nothing
+    /// (heartbeats) publishes nothing.
+    fn publish(self, upstream: &Upstream, list: &FollowedList) {
+        let asked = Some(Instant::now());
+        let whole = || list.iter().cloned().collect();
+        if self.whole {
+            upstream.follow(whole(), asked);
+        } else if !self.changes.is_empty() {
+            upstream.pass_on(self.changes, whole, asked);
+        }
+    }
+}
+
 /// A message from the feed's stream, or why the stream is of no more use.
 fn read(frame: Option<Result<Frame, std::io::Error>>) -> Result<Bytes, FeedError> {
     match frame {
@@ -239,35 +259,37 @@ fn read(frame: Option<Result<Frame, std::io::Error>>) -> Result<Bytes, FeedError
     }
 }
 
-/// Applies one message to `list` and counts it; returns whether the list
-/// changed.
+/// Applies one message to `list`, counts it, and notes what it changed in
+/// `batch`.
 fn apply(
     upstream: &Upstream,
     json: &Bytes,
     list: &mut Option<FollowedList>,
-) -> Result<bool, FeedError> {
+    batch: &mut Batch,
+) -> Result<(), FeedError> {
     match take_message(json, list)? {
         Taken::Snapshot => {
             upstream.count_feed(true);
-            Ok(true)
+            batch.whole = true;
+            batch.changes.clear();
         }
-        Taken::Delta { changed } => {
-            if changed {
-                upstream.count_feed(false);
-            }
-            Ok(changed)
+        Taken::Delta(Some(change)) => {
+            upstream.count_feed(false);
+            batch.changes.push(change);
         }
-        Taken::Other => Ok(false),
+        Taken::Delta(None) | Taken::Other => {}
     }
+    Ok(())
 }
 
 /// What one message of a master's change feed was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Taken {
     /// A snapshot: it replaced the list.
     Snapshot,
-    /// A delta, which changed the list or (a heartbeat) did not.
-    Delta { changed: bool },
+    /// A delta, and what it changed, in the master's ids (`None`: a
+    /// heartbeat, or a delta that changed nothing).
+    Delta(Option<Change>),
     /// A message of another command: ignored (a later master may send more).
     Other,
 }
@@ -294,12 +316,19 @@ pub fn take_message_within(
     };
     match DeltaMessage::from_frame(&command, text) {
         Some(Ok(message)) => {
-            let snapshot = matches!(message, DeltaMessage::Snapshot(_));
+            // What a delta changes, kept to be passed on once it is taken
+            // (a copy of its entries: O(change)).
+            let change = match &message {
+                DeltaMessage::Snapshot(_) => None,
+                DeltaMessage::Delta(d) => Some(Change {
+                    upsert: d.upsert.clone(),
+                    remove: d.remove.clone(),
+                }),
+            };
             let changed = FollowedList::take(list, message, max_bytes)?;
-            Ok(if snapshot {
-                Taken::Snapshot
-            } else {
-                Taken::Delta { changed }
+            Ok(match change {
+                None => Taken::Snapshot,
+                Some(change) => Taken::Delta(changed.then_some(change)),
             })
         }
         Some(Err(_)) => Err(FeedError::Unreadable),
