@@ -2,15 +2,18 @@
 //! for random registrations, stats updates, re-registrations, twins and
 //! disconnects, a snapshot plus every delta is the master's list, entry for
 //! entry and in order, and a client that resubscribes from any list it
-//! held converges to the same list.
+//! held converges to the same list. Changes passed on (the registry's to
+//! the master's feed, the feed's delta to the bridge) are the changes a
+//! diff of the whole list finds.
 
 use proptest::prelude::*;
 use protocol::{
     delta::{
-        delta_json, snapshot_json, CatchUp, ClientList, DeltaMessage, History, KeyedList, Resume,
+        delta_json, same_server, snapshot_json, CatchUp, Change, ClientList, DeltaMessage,
+        History, Keyed, KeyedList, Resume,
     },
     message::Envelope,
-    Addresses, GameplayMode, Players, ServerEntry, Stats,
+    Addresses, GameplayMode, Players, ServerEntry, ServerKey, Stats,
 };
 
 /// What one game server connection does.
@@ -47,49 +50,106 @@ fn op() -> impl Strategy<Value = Op> {
 /// The master's registry, as `docs/protocol.md` §1 describes it: one server per
 /// connection, registration order, a new registration moves to the end
 /// with default stats.
+/// Like the master's registry it also numbers each registration (its
+/// sequence number) and journals each change in those numbers.
 #[derive(Default)]
 struct Model {
-    /// (connection, entry) in registration order.
-    servers: Vec<(u8, ServerEntry)>,
+    /// (connection, sequence number, entry) in registration order.
+    servers: Vec<(u8, u64, ServerEntry)>,
+    next_seq: u64,
+    /// The changes since the last publish, as the registry journals them.
+    journal: Vec<Change>,
+    /// The registrations since the last publish.
+    registered: Vec<ServerEntry>,
 }
 
 impl Model {
     fn apply(&mut self, op: &Op) {
+        let mut change = Change::default();
         match *op {
             Op::Register { conn, name, addr } => {
-                self.servers.retain(|(c, _)| *c != conn);
-                self.servers.push((
-                    conn,
-                    ServerEntry {
-                        registrant: None,
-                        name: format!("server {name}"),
-                        address: Some(format!("192.0.2.{addr}")),
-                        port: Some(20000),
-                        stats: Stats::default(),
-                    },
-                ));
+                if let Some(i) = self.servers.iter().position(|(c, _, _)| *c == conn) {
+                    change.remove.push(self.servers.remove(i).1);
+                }
+                let entry = ServerEntry {
+                    registrant: None,
+                    name: format!("server {name}"),
+                    address: Some(format!("192.0.2.{addr}")),
+                    port: Some(20000),
+                    stats: Stats::default(),
+                };
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                change.upsert.push(Keyed {
+                    id: seq,
+                    key: None,
+                    entry: entry.clone(),
+                });
+                self.registered.push(entry.clone());
+                self.servers.push((conn, seq, entry));
             }
             Op::Stats {
                 conn,
                 current,
                 open,
             } => {
-                if let Some((_, e)) = self.servers.iter_mut().find(|(c, _)| *c == conn) {
-                    e.stats = Stats {
+                if let Some((_, seq, e)) = self.servers.iter_mut().find(|(c, _, _)| *c == conn) {
+                    let stats = Stats {
                         players: Players { current, max: 4 },
                         is_lobby_open: open,
                         gameplay_mode: GameplayMode::StandardA,
                     };
+                    if e.stats != stats {
+                        e.stats = stats;
+                        change.upsert.push(Keyed {
+                            id: *seq,
+                            key: None,
+                            entry: e.clone(),
+                        });
+                    }
                 }
             }
-            Op::Disconnect { conn } => self.servers.retain(|(c, _)| *c != conn),
+            Op::Disconnect { conn } => {
+                if let Some(i) = self.servers.iter().position(|(c, _, _)| *c == conn) {
+                    change.remove.push(self.servers.remove(i).1);
+                }
+            }
             Op::Publish => {}
+        }
+        if !change.is_empty() {
+            self.journal.push(change);
         }
     }
 
     fn list(&self) -> Vec<ServerEntry> {
-        self.servers.iter().map(|(_, e)| e.clone()).collect()
+        self.servers.iter().map(|(_, _, e)| e.clone()).collect()
     }
+
+    /// The changes since the last publish, and whether a diff may number
+    /// them otherwise: a registration the same as another (listed before,
+    /// or registered in between) is interchangeable with it, and which of
+    /// the two keeps an id is the diff's choice.
+    fn take_journal(&mut self, listed_before: &[ServerEntry]) -> (Vec<Change>, bool) {
+        let seen: Vec<&ServerEntry> = listed_before.iter().chain(&self.registered).collect();
+        let twins = seen
+            .iter()
+            .enumerate()
+            .any(|(i, a)| seen[i + 1..].iter().any(|b| same_server(a, b)));
+        self.registered.clear();
+        (std::mem::take(&mut self.journal), twins)
+    }
+}
+
+/// A bridge's key for an entry: any function of its registration.
+fn key(e: &ServerEntry) -> Option<ServerKey> {
+    let text = format!("{}|{:?}|{:?}", e.name, e.address, e.port);
+    Some(ServerKey(text.bytes().fold(7u64, |h, b| {
+        h.wrapping_mul(31).wrapping_add(u64::from(b))
+    })))
+}
+
+fn entries_of(list: &KeyedList) -> Vec<ServerEntry> {
+    list.entries().map(|k| k.entry.clone()).collect()
 }
 
 /// Reads a frame the way the front end does: command first, then content.
@@ -178,6 +238,67 @@ proptest! {
             }
             prop_assert_eq!(client.seq(), history.seq());
             prop_assert_eq!(client.servers(), model.list());
+        }
+    }
+
+    /// The registry's journal passed on by the master's feed, and the
+    /// feed's delta passed on by the bridge, are the changes each would
+    /// find by matching the whole list against the last one (but for which
+    /// of two interchangeable registrations keeps which id), and every list
+    /// is the master's, entry for entry.
+    #[test]
+    fn a_change_passed_on_is_the_change_a_diff_finds(
+        ops in proptest::collection::vec(op(), 1..120),
+    ) {
+        let mut model = Model::default();
+        let mut master = KeyedList::new();
+        prop_assert_eq!(master.follow(Vec::new(), |_| None), None);
+        let mut bridge = KeyedList::new();
+        prop_assert_eq!(bridge.follow(Vec::new(), key), None);
+        let mut page: Option<ClientList> = None;
+        let mut seq = 0;
+        for op in ops.iter().chain(std::iter::once(&Op::Publish)) {
+            model.apply(op);
+            if !matches!(op, Op::Publish) {
+                continue;
+            }
+            let listed_before = entries_of(&master);
+            let (journal, twins) = model.take_journal(&listed_before);
+            // The master: the registry's changes passed on, against a diff
+            // of the registry's whole list from the same numbering.
+            let diffed = master.clone().update(model.list());
+            let passed = master.pass_on(journal, |_| None).expect("the registry's changes fit");
+            if !twins {
+                prop_assert_eq!(&passed, &diffed);
+            }
+            prop_assert_eq!(entries_of(&master), model.list());
+            // The bridge: the master's delta passed on, against its own
+            // diff of the master's whole list.
+            let whole: Vec<ServerEntry> = entries_of(&master);
+            let diffed = bridge.clone().update_keyed(whole.clone(), key);
+            let passed = match passed {
+                Some(delta) => bridge.pass_on([delta], key).expect("the master's delta fits"),
+                None => None,
+            };
+            if !twins {
+                prop_assert_eq!(&passed, &diffed);
+            }
+            prop_assert_eq!(entries_of(&bridge), whole);
+            let ids: Vec<u64> = bridge.entries().map(|k| k.id).collect();
+            prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids {:?}", ids);
+            prop_assert!(bridge.entries().all(|k| k.key == key(&k.entry)), "each entry keeps its key");
+            // What the bridge passes on applies on a page.
+            let Some(change) = passed else { continue };
+            seq += 1;
+            match page.as_mut() {
+                None => {
+                    let text = snapshot_json("b", seq, &bridge.entries().cloned().collect::<Vec<_>>(), Addresses::Shown);
+                    let DeltaMessage::Snapshot(s) = read(&text) else { panic!("a snapshot") };
+                    page = Some(ClientList::from_snapshot(s));
+                }
+                Some(page) => apply_text(page, &delta_json("b", seq, seq - 1, &change, Addresses::Shown)),
+            }
+            prop_assert_eq!(page.as_ref().map(ClientList::servers), Some(model.list()));
         }
     }
 }

@@ -2,7 +2,7 @@
 //! what changed between two lists.
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::{BTreeMap, HashMap, VecDeque},
     sync::Arc,
 };
 
@@ -196,77 +196,68 @@ impl KeyedList {
         let Some(source) = self.source.as_mut() else {
             return Err(Unfollowed);
         };
-        let old = self.entries.clone();
-        let old_next = self.next_id;
-        let old_max = source.max;
-        let mut touched = Vec::new();
-        let mut failed = false;
-        'changes: for change in changes {
+        // What the changes leave of each source id they name (`None`:
+        // gone), in the source's order: an entry added and removed within
+        // them costs nothing, and new ones are numbered in that order.
+        let mut net: BTreeMap<u64, Option<ServerEntry>> = BTreeMap::new();
+        for change in changes {
             for id in change.remove {
-                if let Some(ours) = source.ours.remove(&id) {
+                net.insert(id, None);
+            }
+            for k in change.upsert {
+                net.insert(k.id, Some(k.entry));
+            }
+        }
+        // Checked before anything changes: a change that does not fit
+        // leaves the list as it was.
+        for (id, entry) in &net {
+            let Some(entry) = entry else { continue };
+            match source.ours.get(id).and_then(|ours| self.entries.get(ours)) {
+                Some(held) if identity(&held.entry) != identity(entry) => return Err(Unfollowed),
+                Some(_) => {}
+                None if source.max.is_some_and(|max| *id <= max) => return Err(Unfollowed),
+                None => {}
+            }
+        }
+        let mut change = Change::default();
+        for (id, entry) in net {
+            match (source.ours.get(&id).copied(), entry) {
+                (Some(ours), None) => {
+                    source.ours.remove(&id);
                     self.entries.remove(&ours);
-                    touched.push(ours);
+                    change.remove.push(ours);
+                }
+                (None, None) => {}
+                (Some(ours), Some(entry)) => {
+                    let Some(held) = self.entries.get(&ours) else {
+                        continue;
+                    };
+                    if held.entry != entry {
+                        let keyed = Keyed {
+                            id: ours,
+                            key: held.key,
+                            entry,
+                        };
+                        change.upsert.push(keyed.clone());
+                        self.entries.insert(ours, Arc::new(keyed));
+                    }
+                }
+                (None, Some(entry)) => {
+                    let keyed = Keyed {
+                        id: self.next_id,
+                        key: key(&entry),
+                        entry,
+                    };
+                    self.next_id += 1;
+                    source.max = Some(id);
+                    source.ours.insert(id, keyed.id);
+                    change.upsert.push(keyed.clone());
+                    self.entries.insert(keyed.id, Arc::new(keyed));
                 }
             }
-            let mut upsert = change.upsert;
-            upsert.sort_by_key(|k| k.id);
-            for k in upsert {
-                let held = source
-                    .ours
-                    .get(&k.id)
-                    .and_then(|ours| self.entries.get(ours));
-                let keyed = match held {
-                    Some(held) if identity(&held.entry) == identity(&k.entry) => Keyed {
-                        id: held.id,
-                        key: held.key,
-                        entry: k.entry,
-                    },
-                    Some(_) => {
-                        failed = true;
-                        break 'changes;
-                    }
-                    None if source.max.is_some_and(|max| k.id <= max) => {
-                        failed = true;
-                        break 'changes;
-                    }
-                    None => {
-                        let id = self.next_id;
-                        self.next_id += 1;
-                        source.max = Some(k.id);
-                        source.ours.insert(k.id, id);
-                        Keyed {
-                            id,
-                            key: key(&k.entry),
-                            entry: k.entry,
-                        }
-                    }
-                };
-                touched.push(keyed.id);
-                self.entries.insert(keyed.id, Arc::new(keyed));
-            }
         }
-        if failed {
-            // Put back what was taken: the source ids of the entries
-            // touched so far are rebuilt by the whole list that follows.
-            self.entries = old;
-            self.next_id = old_next;
-            if let Some(source) = self.source.as_mut() {
-                source.max = old_max;
-            }
-            self.source = None;
-            return Err(Unfollowed);
-        }
-        touched.sort_unstable();
-        touched.dedup();
-        let mut change = Change::default();
-        for id in touched {
-            match (old.get(&id), self.entries.get(&id)) {
-                (Some(before), Some(now)) if before.entry == now.entry => {}
-                (_, Some(now)) => change.upsert.push((**now).clone()),
-                (Some(_), None) => change.remove.push(id),
-                (None, None) => {}
-            }
-        }
+        // Removals in id order, like a whole list's match finds them.
+        change.remove.sort_unstable();
         Ok((!change.is_empty()).then_some(change))
     }
 
