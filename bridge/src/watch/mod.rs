@@ -1,7 +1,9 @@
 //! Events from the live list (`docs/protocol.md` §2.4), decided in one
 //! place: a task reads each list the upstream publishes (a `watch`
 //! receiver of its own, so nobody who pushes lists to viewers ever waits
-//! for it), hands it to the [`Tracker`], and broadcasts what happened to
+//! for it), hands what changed since the list it saw last to the
+//! [`Tracker`] (the two lists share all the rest, which is never walked),
+//! and broadcasts what happened to
 //! whoever notifies (webhooks; Web Push can subscribe the same way). Every
 //! bridge decides the same events from the same list; which one sends them
 //! is the notifiers' business.
@@ -29,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 pub use cooldown::Cooldowns;
 pub use tracker::{Change, Occurrence, Tracker};
 
-use crate::upstream::Upstream;
+use crate::{feed::FeedState, upstream::Upstream};
 
 /// How long a key stays unlisted before it is offline (§2.4).
 pub const OFFLINE_AFTER: Duration = Duration::from_secs(60);
@@ -72,7 +74,7 @@ impl Events {
         let start = Instant::now();
         let mut tracker = Tracker::new(self.grace, start);
         let warm_at = start + self.grace;
-        let mut last: Option<(Arc<str>, u64)> = None;
+        let mut last: Option<Arc<FeedState>> = None;
         loop {
             let expiry = tracker.next_expiry();
             let wake = match expiry {
@@ -89,14 +91,15 @@ impl Events {
                     }
                     let feed = lists.borrow_and_update().feed.clone();
                     let Some(feed) = feed else { continue };
-                    let id = (feed.epoch.clone(), feed.seq);
-                    if last.as_ref() == Some(&id) {
+                    if last.as_ref().is_some_and(|l| l.seq == feed.seq) {
                         continue;
                     }
-                    let out = tracker.observe(feed.entries(), Instant::now(), SystemTime::now());
+                    let list = feed.list();
+                    let changes = list.changes_from(last.as_ref().map(|l| l.list()));
+                    let out = tracker.observe(changes, |id| list.get(id), Instant::now(), SystemTime::now());
                     self.emit(out);
                     self.seen_seq.store(feed.seq, Relaxed);
-                    last = Some(id);
+                    last = Some(feed);
                 }
                 () = tokio::time::sleep_until(wake) => {
                     let now = Instant::now();

@@ -1,16 +1,19 @@
 //! The one place where events are decided (`docs/protocol.md` §2.4): each
-//! published list is compared, key by key, with what the tracker knew, and
-//! a key unlisted for the offline grace is declared offline. Pure: the
-//! caller passes the time, so tests drive the clock.
+//! published list's changes (the entries it added, changed or removed,
+//! never the whole list) are taken key by key, and a key unlisted for the
+//! offline grace is declared offline. The tracker keeps no copy of the
+//! list: per key only which entries list it, and the last state of a key
+//! while it is unlisted. Pure: the caller passes the time, so tests drive
+//! the clock.
 
 use std::{
-    collections::{hash_map::Entry, HashMap},
+    collections::HashMap,
     sync::Arc,
     time::{Duration, SystemTime},
 };
 
 use protocol::{
-    delta::Keyed,
+    delta::{Keyed, ListChange},
     watch::{Event, ServerFilter},
     ServerEntry, ServerKey,
 };
@@ -68,12 +71,14 @@ impl Occurrence {
 }
 
 /// What the tracker knows of one key.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Known {
-    /// The server as last listed.
-    server: Arc<ServerEntry>,
-    /// Since when it is not listed (`None`: listed).
-    unlisted_since: Option<Instant>,
+    /// The ids of the entries that list it, ascending (more than one:
+    /// twins; the first is the one that counts).
+    ids: Vec<u64>,
+    /// Since when it is not listed, and the server as it was last listed
+    /// (`None`: listed).
+    unlisted: Option<(Instant, Arc<ServerEntry>)>,
 }
 
 /// The keys seen and their last state.
@@ -114,69 +119,83 @@ impl Tracker {
         self.known.is_empty()
     }
 
-    /// Compares the list `entries` (published at `now`) with what was
-    /// known. A key listed twice (twins) counts once, as its first entry.
-    /// Offline keys are not declared here: see [`Tracker::expire`].
-    pub fn observe(&mut self, entries: &[Keyed], now: Instant, at: SystemTime) -> Vec<Occurrence> {
+    /// Takes one list's `changes` from the list before it (published at
+    /// `now`); `listed` finds an entry of the new list by id. A key listed
+    /// twice (twins) counts once, as its first entry. Offline keys are not
+    /// declared here: see [`Tracker::expire`].
+    pub fn observe<'a>(
+        &mut self,
+        changes: impl IntoIterator<Item = ListChange<'a>>,
+        listed: impl Fn(u64) -> Option<&'a Keyed>,
+        now: Instant,
+        at: SystemTime,
+    ) -> Vec<Occurrence> {
+        // Per key touched: its first id before, and the entries as they
+        // were of the ids the changes touched.
+        let mut touched: HashMap<ServerKey, (Option<u64>, Vec<(u64, &'a ServerEntry)>)> =
+            HashMap::new();
+        for change in changes {
+            let (keyed, old) = match change {
+                ListChange::Added(new) => (new, None),
+                ListChange::Updated { old, new } => (new, Some(&old.entry)),
+                ListChange::Removed(old) => (old, Some(&old.entry)),
+            };
+            let Some(key) = keyed.key else { continue };
+            let known = self.known.entry(key).or_default();
+            let (_, olds) = touched
+                .entry(key)
+                .or_insert_with(|| (known.ids.first().copied(), Vec::new()));
+            if let Some(old) = old {
+                olds.push((keyed.id, old));
+            }
+            let place = known.ids.binary_search(&keyed.id);
+            match (change, place) {
+                (ListChange::Added(_), Err(i)) => known.ids.insert(i, keyed.id),
+                (ListChange::Removed(_), Ok(i)) => {
+                    known.ids.remove(i);
+                }
+                _ => {}
+            }
+        }
         let warm = self.warm(now);
         let mut out = Vec::new();
-        let mut listed: HashMap<ServerKey, &ServerEntry> = HashMap::with_capacity(entries.len());
-        for keyed in entries {
-            if let Some(key) = keyed.key {
-                listed.entry(key).or_insert(&keyed.entry);
-            }
-        }
-        for (&key, &entry) in &listed {
-            match self.known.entry(key) {
-                Entry::Vacant(slot) => {
-                    let server = Arc::new(entry.clone());
-                    if warm {
-                        out.push(Occurrence {
-                            key,
-                            change: Change::Online,
-                            server: server.clone(),
-                            at,
-                        });
-                    }
-                    slot.insert(Known {
-                        server,
-                        unlisted_since: None,
-                    });
+        for (key, (first, olds)) in touched {
+            let before = first.and_then(|id| {
+                olds.iter()
+                    .find(|(old, _)| *old == id)
+                    .map(|(_, e)| *e)
+                    .or_else(|| listed(id).map(|k| &k.entry))
+            });
+            let Some(known) = self.known.get_mut(&key) else {
+                continue;
+            };
+            let after = known
+                .ids
+                .first()
+                .and_then(|&id| listed(id))
+                .map(|k| &k.entry);
+            match (before, after) {
+                (Some(before), None) => {
+                    known.unlisted = Some((now, Arc::new(before.clone())));
                 }
-                Entry::Occupied(mut slot) => {
-                    let known = slot.get_mut();
-                    known.unlisted_since = None;
-                    if *known.server == *entry {
-                        continue;
-                    }
-                    let before = known.server.stats;
-                    let server = Arc::new(entry.clone());
-                    known.server = server.clone();
-                    let now_stats = entry.stats;
-                    if !before.is_lobby_open && now_stats.is_lobby_open {
-                        out.push(Occurrence {
-                            key,
-                            change: Change::LobbyOpened,
-                            server: server.clone(),
-                            at,
-                        });
-                    }
-                    if now_stats.players.current > before.players.current {
-                        out.push(Occurrence {
-                            key,
-                            change: Change::PlayersRose {
-                                from: before.players.current,
-                            },
-                            server,
-                            at,
-                        });
+                (None, None) => {
+                    if known.unlisted.is_none() {
+                        self.known.remove(&key);
                     }
                 }
-            }
-        }
-        for (key, known) in &mut self.known {
-            if known.unlisted_since.is_none() && !listed.contains_key(key) {
-                known.unlisted_since = Some(now);
+                (None, Some(after)) => match known.unlisted.take() {
+                    // Back within the grace: never offline; compared with
+                    // how it was last listed.
+                    Some((_, last)) => decide(key, &last, after, at, &mut out),
+                    None if warm => out.push(Occurrence {
+                        key,
+                        change: Change::Online,
+                        server: Arc::new(after.clone()),
+                        at,
+                    }),
+                    None => {}
+                },
+                (Some(before), Some(after)) => decide(key, before, after, at, &mut out),
             }
         }
         out
@@ -187,12 +206,12 @@ impl Tracker {
     pub fn expire(&mut self, now: Instant, at: SystemTime) -> Vec<Occurrence> {
         let grace = self.grace;
         let mut out = Vec::new();
-        self.known.retain(|&key, known| match known.unlisted_since {
-            Some(since) if now.saturating_duration_since(since) >= grace => {
+        self.known.retain(|&key, known| match &known.unlisted {
+            Some((since, last)) if now.saturating_duration_since(*since) >= grace => {
                 out.push(Occurrence {
                     key,
                     change: Change::Offline,
-                    server: known.server.clone(),
+                    server: last.clone(),
                     at,
                 });
                 false
@@ -206,9 +225,47 @@ impl Tracker {
     pub fn next_expiry(&self) -> Option<Instant> {
         self.known
             .values()
-            .filter_map(|k| k.unlisted_since)
+            .filter_map(|k| k.unlisted.as_ref().map(|(since, _)| *since))
             .min()
             .map(|since| since + self.grace)
+    }
+}
+
+/// The events of one listed key whose entry went from `before` to `after`.
+fn decide(
+    key: ServerKey,
+    before: &ServerEntry,
+    after: &ServerEntry,
+    at: SystemTime,
+    out: &mut Vec<Occurrence>,
+) {
+    if before == after {
+        return;
+    }
+    let (was, now) = (before.stats, after.stats);
+    let opened = !was.is_lobby_open && now.is_lobby_open;
+    let rose = now.players.current > was.players.current;
+    if !opened && !rose {
+        return;
+    }
+    let server = Arc::new(after.clone());
+    if opened {
+        out.push(Occurrence {
+            key,
+            change: Change::LobbyOpened,
+            server: server.clone(),
+            at,
+        });
+    }
+    if rose {
+        out.push(Occurrence {
+            key,
+            change: Change::PlayersRose {
+                from: was.players.current,
+            },
+            server,
+            at,
+        });
     }
 }
 

@@ -30,7 +30,7 @@ pub use followed::{
 };
 pub use history::{CatchUp, History};
 pub use keyed_list::{same_server, Change, KeyedList, Unfollowed};
-pub use published::{Encoder, ListPublisher, PublishedList, Sending};
+pub use published::{Encoder, ListChange, ListPublisher, PublishedList, Sending};
 pub use subscribe::{Resume, Subscribe, SubscribeError};
 #[cfg(feature = "openapi")]
 pub(crate) use wire::SnapshotOut as ServerList;

@@ -28,10 +28,62 @@ fn server(key: u64, players: u32, open: bool) -> Keyed {
     }
 }
 
+/// A tracker fed whole lists: each is compared by id with the one before
+/// and handed over as its changes, as the events task hands a published
+/// list's.
+struct Fed {
+    tracker: Tracker,
+    last: Vec<Keyed>,
+}
+
+impl Fed {
+    fn new(grace: Duration, now: Instant) -> Self {
+        Self {
+            tracker: Tracker::new(grace, now),
+            last: Vec::new(),
+        }
+    }
+
+    fn observe(&mut self, list: &[Keyed], now: Instant, at: SystemTime) -> Vec<Occurrence> {
+        let by_id = |l: &[Keyed], id: u64| l.iter().find(|k| k.id == id).cloned();
+        let mut ids: Vec<u64> = self.last.iter().chain(list).map(|k| k.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let pairs: Vec<(Option<Keyed>, Option<Keyed>)> = ids
+            .iter()
+            .map(|&id| (by_id(&self.last, id), by_id(list, id)))
+            .collect();
+        let changes = pairs.iter().filter_map(|pair| match pair {
+            (None, Some(new)) => Some(ListChange::Added(new)),
+            (Some(old), Some(new)) if old != new => Some(ListChange::Updated { old, new }),
+            (Some(old), None) => Some(ListChange::Removed(old)),
+            _ => None,
+        });
+        let out = self
+            .tracker
+            .observe(changes, |id| list.iter().find(|k| k.id == id), now, at);
+        self.last = list.to_vec();
+        out
+    }
+}
+
+impl std::ops::Deref for Fed {
+    type Target = Tracker;
+    fn deref(&self) -> &Tracker {
+        &self.tracker
+    }
+}
+
+impl std::ops::DerefMut for Fed {
+    fn deref_mut(&mut self) -> &mut Tracker {
+        &mut self.tracker
+    }
+}
+
 /// A tracker past its start-up window, at `now`.
-fn warm() -> (Tracker, Instant) {
+fn warm() -> (Fed, Instant) {
     let start = Instant::now();
-    let t = Tracker::new(GRACE, start);
+    let t = Fed::new(GRACE, start);
     (t, start + GRACE)
 }
 
@@ -48,7 +100,7 @@ fn at() -> SystemTime {
 #[test]
 fn keys_listed_at_start_are_not_announced() {
     let start = Instant::now();
-    let mut t = Tracker::new(GRACE, start);
+    let mut t = Fed::new(GRACE, start);
     assert!(t.observe(&[server(1, 0, true)], start, at()).is_empty());
     let later = start + GRACE - Duration::from_secs(1);
     assert!(!t.warm(later));
@@ -151,7 +203,7 @@ fn players_reached_is_a_rise_through_the_threshold() {
     t.observe(&[server(1, 1, false)], now, at());
     let all = ServerFilter::All;
     let events = [Event::PlayersReached];
-    let rise = |t: &mut Tracker, n| t.observe(&[server(1, n, false)], now, at());
+    let rise = |t: &mut Fed, n| t.observe(&[server(1, n, false)], now, at());
     let fired = |out: &[Occurrence], threshold| -> Vec<Event> {
         out.iter()
             .filter_map(|o| o.fires(&events, &all, Some(threshold)))
@@ -214,4 +266,37 @@ fn twins_count_once_and_keyless_entries_not_at_all() {
         "the first entry of a key"
     );
     assert_eq!(t.len(), 1);
+}
+
+#[test]
+fn when_the_first_twin_leaves_the_next_one_counts() {
+    let (mut t, now) = warm();
+    let mut twin = server(1, 5, true);
+    twin.id = 99;
+    t.observe(&[server(1, 0, false), twin.clone()], now, at());
+    // The first leaves: the key stays listed, as the twin, whose stats
+    // are compared with the first's.
+    let out = t.observe(&[twin.clone()], now, at());
+    assert_eq!(
+        changes(&out),
+        [
+            (1, Change::LobbyOpened),
+            (1, Change::PlayersRose { from: 0 })
+        ]
+    );
+    assert!(t.next_expiry().is_none(), "still listed");
+    // A change of a twin that does not count is no event.
+    let mut second = twin.clone();
+    second.id = 120;
+    t.observe(&[twin.clone(), second.clone()], now, at());
+    second.entry.stats.players.current = 8;
+    assert!(t.observe(&[twin, second], now, at()).is_empty());
+    // Gone: unlisted, offline after the grace.
+    assert!(t.observe(&[], now, at()).is_empty());
+    assert_eq!(t.next_expiry(), Some(now + GRACE));
+    assert_eq!(
+        changes(&t.expire(now + GRACE, at())),
+        [(1, Change::Offline)]
+    );
+    assert!(t.is_empty());
 }
