@@ -33,6 +33,9 @@ enum Phase {
     History,
     /// Webhooks: a change to a receiver's first request.
     Webhooks,
+    /// CPU per list change of the processes that pass it on.
+    #[value(name = "change-cost")]
+    ChangeCost,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -181,6 +184,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Scale100k,
         Phase::History,
         Phase::Webhooks,
+        Phase::ChangeCost,
     ] {
         if !wanted(phase) {
             continue;
@@ -201,6 +205,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Scale100k => Box::pin(phases::scale100k::run(&env)).await,
             Phase::History => Box::pin(phases::history::run(&env)).await,
             Phase::Webhooks => Box::pin(phases::webhooks::run(&env)).await,
+            Phase::ChangeCost => Box::pin(phases::change_cost::run(&env)).await,
         }
         .with_context(|| {
             format!(

@@ -91,6 +91,12 @@ pub struct Sizes {
     pub history_viewers: usize,
     /// History: push rounds during a write, and as many clear of one.
     pub history_rounds: usize,
+    /// Change cost: the small list (the baseline) and the large one.
+    pub change_cost_servers: [usize; 2],
+    /// Change cost: how often one server changes its stats.
+    pub change_cost_interval: Duration,
+    /// Change cost: how long the changes last (CPU is read around them).
+    pub change_cost_window: Duration,
 }
 
 impl Sizes {
@@ -137,6 +143,9 @@ impl Sizes {
             history_requests: 2_000,
             history_viewers: 1_000,
             history_rounds: 10,
+            change_cost_servers: [100, 9_500],
+            change_cost_interval: Duration::from_millis(5),
+            change_cost_window: Duration::from_secs(10),
         }
     }
 
@@ -183,6 +192,9 @@ impl Sizes {
             history_requests: 20,
             history_viewers: 5,
             history_rounds: 1,
+            change_cost_servers: [5, 20],
+            change_cost_interval: Duration::from_millis(5),
+            change_cost_window: Duration::from_millis(300),
         }
     }
 }

@@ -13,8 +13,8 @@ use bytes::Bytes;
 use protocol::{
     bridge::names,
     delta::{
-        delta_json, snapshot_json, Change, Encoder, Keyed, ListPublisher, PublishedList, Resume,
-        Sending,
+        delta_json, snapshot_json, Change, Encoder, Keyed, ListEntries, ListPublisher,
+        PublishedList, Resume, Sending,
     },
     message::query_reply_text,
     ServerEntry,
@@ -46,7 +46,7 @@ impl Encoder for Visibility {
         self.encode(|a| delta_json(epoch, seq, prev, change, a))
     }
 
-    fn snapshot(&self, epoch: &str, seq: u64, entries: &[Keyed]) -> Encoded {
+    fn snapshot(&self, epoch: &str, seq: u64, entries: ListEntries<'_>) -> Encoded {
         self.encode(|a| snapshot_json(epoch, seq, entries, a))
     }
 }
@@ -359,8 +359,12 @@ mod tests {
         let servers: Vec<_> = (0..500).map(|n| entry(&format!("server {n}"), n)).collect();
         let state = feed.publish(servers).unwrap();
         let body = state.api_body();
-        let expected =
-            protocol::delta::snapshot_content_json("e", 1, state.entries(), protocol::Addresses::Hidden);
+        let expected = protocol::delta::snapshot_content_json(
+            "e",
+            1,
+            state.entries(),
+            protocol::Addresses::Hidden,
+        );
         assert_eq!(body.identity, expected.as_bytes(), "the snapshot's content");
         let json: serde_json::Value = serde_json::from_slice(&body.identity).unwrap();
         assert_eq!(json["seq"], 1);

@@ -301,10 +301,12 @@ impl Bridge {
             "{phase}: the bridge logged {log} bytes; its tail:\n{}",
             self.log_tail.lock().unwrap()
         );
-        // Generous: a debug build; the target is 200 MB, not met yet (see
-        // docs/feed.md), and a bridge without the bound reached 783 MB.
+        // A debug build measured up to 249 MB (a list just within the
+        // bound, held by the followed list, the numbered list and its first
+        // delta); the target is 200 MB, not met yet (see docs/feed.md), and
+        // a bridge without the bound reached 783 MB.
         let rss = self.peak_rss();
-        assert!(rss <= 400_000_000, "{phase}: peak RSS {rss}");
+        assert!(rss <= 280_000_000, "{phase}: peak RSS {rss}");
         assert!(api_max <= 16 << 20, "{phase}: /api/servers {api_max} bytes");
     }
 

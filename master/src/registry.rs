@@ -412,7 +412,10 @@ mod tests {
             r.update_stats(
                 2,
                 Stats {
-                    players: Players { current: n % 7 + 1, max: 8 },
+                    players: Players {
+                        current: n % 7 + 1,
+                        max: 8,
+                    },
                     ..Stats::default()
                 },
             );

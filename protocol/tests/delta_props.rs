@@ -9,8 +9,8 @@
 use proptest::prelude::*;
 use protocol::{
     delta::{
-        delta_json, same_server, snapshot_json, CatchUp, Change, ClientList, DeltaMessage,
-        History, Keyed, KeyedList, Resume,
+        delta_json, same_server, snapshot_json, CatchUp, Change, ClientList, DeltaMessage, History,
+        Keyed, KeyedList, Resume,
     },
     message::Envelope,
     Addresses, GameplayMode, Players, ServerEntry, ServerKey, Stats,

@@ -140,7 +140,10 @@ impl Handler {
             None => (None, None),
         };
         throttled!(lines = 10; info, peer = %self.peer, epoch = sent.epoch(), seq = sent.seq(), resume_epoch = resume_epoch.map(tracing::field::display), resume_since, "feed subscriber");
-        if let Err(end) = self.send(wr, &sent.catch_up(subscribe.resume.as_ref())).await {
+        if let Err(end) = self
+            .send(wr, &sent.catch_up(subscribe.resume.as_ref()))
+            .await
+        {
             return end;
         }
         let mut idle_until = Instant::now() + heartbeat;

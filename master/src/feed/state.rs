@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use protocol::{
-    delta::{delta_json, snapshot_json, Change, Encoder, Keyed, ListPublisher, PublishedList},
+    delta::{
+        delta_json, snapshot_json, Change, Encoder, ListEntries, ListPublisher, PublishedList,
+    },
     frame::frame,
     Addresses,
 };
@@ -32,7 +34,7 @@ impl Encoder for Frames {
         Bytes::from(frame(json.as_bytes()))
     }
 
-    fn snapshot(&self, epoch: &str, seq: u64, entries: &[Keyed]) -> Bytes {
+    fn snapshot(&self, epoch: &str, seq: u64, entries: ListEntries<'_>) -> Bytes {
         let json = snapshot_json(epoch, seq, entries, Addresses::WithRegistrants);
         Bytes::from(frame(json.as_bytes()))
     }

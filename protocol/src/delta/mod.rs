@@ -35,7 +35,8 @@ pub use subscribe::{Resume, Subscribe, SubscribeError};
 #[cfg(feature = "openapi")]
 pub(crate) use wire::SnapshotOut as ServerList;
 pub use wire::{
-    delta_json, snapshot_content_json, snapshot_json, Delta, DeltaMessage, Keyed, Snapshot,
+    delta_json, snapshot_content_json, snapshot_json, Delta, DeltaMessage, Keyed, ListEntries,
+    Published, Snapshot,
 };
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 use std::sync::{Arc, OnceLock};
 
 use super::{
-    keyed_list::Entries, CatchUp, Change, History, Keyed, KeyedList, Resume, Unfollowed,
+    keyed_list::Entries, CatchUp, Change, History, Keyed, KeyedList, ListEntries, Published,
+    Resume, Unfollowed,
 };
 use crate::{message::ServerEntry, ServerKey};
 
@@ -23,7 +24,7 @@ pub trait Encoder {
     /// The delta from `prev` to `seq`.
     fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Change) -> Self::Delta;
     /// The whole list at `seq`.
-    fn snapshot(&self, epoch: &str, seq: u64, entries: &[Keyed]) -> Self::Snapshot;
+    fn snapshot(&self, epoch: &str, seq: u64, entries: ListEntries<'_>) -> Self::Snapshot;
 }
 
 /// One published list: immutable, shared by every follower; the next
@@ -131,6 +132,11 @@ impl<E: Encoder> PublishedList<E> {
         diff.chain(all.into_iter().flatten())
     }
 
+    /// The entries to write whole, read in place.
+    pub fn list_entries(&self) -> ListEntries<'_> {
+        ListEntries::Published(Published(&self.entries))
+    }
+
     /// The entry with our `id`, if listed.
     pub fn get(&self, id: u64) -> Option<&Keyed> {
         self.entries.get(&id).map(|k| &**k)
@@ -143,8 +149,10 @@ impl<E: Encoder> PublishedList<E> {
 
     /// The whole list, encoded (once per list).
     pub fn snapshot(&self) -> &E::Snapshot {
-        self.snapshot
-            .get_or_init(|| self.encoder.snapshot(&self.epoch, self.seq, self.entries()))
+        self.snapshot.get_or_init(|| {
+            self.encoder
+                .snapshot(&self.epoch, self.seq, self.list_entries())
+        })
     }
 
     /// The empty delta that says "list `seq` is still current".

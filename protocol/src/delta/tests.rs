@@ -314,7 +314,12 @@ fn keys_are_given_once_written_after_the_id_and_optional_to_read() {
         .update_keyed(vec![entry("a", 1, 2)], |_| panic!("not computed again"))
         .unwrap();
     assert_eq!(change.upsert[0].key, Some(ServerKey(1)));
-    let text = snapshot_json("e", 1, &list.entries().cloned().collect::<Vec<_>>(), Addresses::Hidden);
+    let text = snapshot_json(
+        "e",
+        1,
+        &list.entries().cloned().collect::<Vec<_>>(),
+        Addresses::Hidden,
+    );
     assert!(
         text.contains(r#"{"id":1,"key":"0000000000000001","name":"a""#),
         "{text}"

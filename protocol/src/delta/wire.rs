@@ -54,12 +54,48 @@ impl TryFrom<WireEntry> for Keyed {
     }
 }
 
-/// A slice of entries written as a JSON array, with or without addresses.
-struct Entries<'a>(&'a [Keyed], Addresses);
+/// The entries of a whole list to write: a slice, or a published list's
+/// entries read in place (no copy of the list to write it).
+#[derive(Debug, Clone, Copy)]
+pub enum ListEntries<'a> {
+    Slice(&'a [Keyed]),
+    Published(Published<'a>),
+}
+
+/// A published list's entries, as [`ListEntries`] reads them.
+#[derive(Debug, Clone, Copy)]
+pub struct Published<'a>(pub(super) &'a super::keyed_list::Entries);
+
+impl<'a> From<&'a [Keyed]> for ListEntries<'a> {
+    fn from(slice: &'a [Keyed]) -> Self {
+        Self::Slice(slice)
+    }
+}
+
+impl<'a> From<&'a Vec<Keyed>> for ListEntries<'a> {
+    fn from(vec: &'a Vec<Keyed>) -> Self {
+        Self::Slice(vec)
+    }
+}
+
+impl<'a> From<Published<'a>> for ListEntries<'a> {
+    fn from(list: Published<'a>) -> Self {
+        Self::Published(list)
+    }
+}
+
+/// Entries written as a JSON array, with or without addresses.
+struct Entries<'a>(ListEntries<'a>, Addresses);
 
 impl Serialize for Entries<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|keyed| keyed.view(self.1)))
+        let addresses = self.1;
+        match self.0 {
+            ListEntries::Slice(slice) => s.collect_seq(slice.iter().map(|k| k.view(addresses))),
+            ListEntries::Published(Published(map)) => {
+                s.collect_seq(map.values().map(|k| k.view(addresses)))
+            }
+        }
     }
 }
 
@@ -123,29 +159,34 @@ struct Message<C> {
 
 /// The `{"epoch","seq","servers"}` object of a snapshot: `bridgeSnapshot`'s
 /// content and the body of `GET /api/servers`.
-pub fn snapshot_content_json(
+pub fn snapshot_content_json<'a>(
     epoch: &str,
     seq: u64,
-    servers: &[Keyed],
+    servers: impl Into<ListEntries<'a>>,
     addresses: Addresses,
 ) -> String {
     let content = SnapshotOut {
         epoch,
         seq,
-        servers: Entries(servers, addresses),
+        servers: Entries(servers.into(), addresses),
     };
     // Plain data into a String: cannot fail.
     crate::json::to_string(&content)
 }
 
 /// A whole `bridgeSnapshot` message.
-pub fn snapshot_json(epoch: &str, seq: u64, servers: &[Keyed], addresses: Addresses) -> String {
+pub fn snapshot_json<'a>(
+    epoch: &str,
+    seq: u64,
+    servers: impl Into<ListEntries<'a>>,
+    addresses: Addresses,
+) -> String {
     let msg = Message {
         command: names::SNAPSHOT,
         content: SnapshotOut {
             epoch,
             seq,
-            servers: Entries(servers, addresses),
+            servers: Entries(servers.into(), addresses),
         },
     };
     crate::json::to_string(&msg)
@@ -165,7 +206,7 @@ pub fn delta_json(
             epoch,
             seq,
             prev,
-            upsert: Entries(&change.upsert, addresses),
+            upsert: Entries(ListEntries::Slice(&change.upsert), addresses),
             remove: &change.remove,
         },
     };

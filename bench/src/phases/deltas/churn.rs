@@ -13,7 +13,7 @@ use crate::{
 /// One server changes its players every `interval` for `window`, in turn
 /// through the list (never twice the same count in a row); returns how many
 /// changes were sent.
-async fn churn(
+pub(crate) async fn churn(
     servers: &mut [Conn],
     interval: Duration,
     window: Duration,

@@ -5,7 +5,7 @@
 //! the first load (`/api/servers`, compressed) moves. Then the same change
 //! with a remote master: polled, and followed through its change feed.
 
-mod churn;
+pub(crate) mod churn;
 pub(crate) mod list;
 pub(crate) mod viewers;
 
