@@ -362,7 +362,7 @@ mod tests {
         let expected = protocol::delta::snapshot_content_json(
             "e",
             1,
-            state.entries(),
+            &state.entries()[..],
             protocol::Addresses::Hidden,
         );
         assert_eq!(body.identity, expected.as_bytes(), "the snapshot's content");

@@ -287,7 +287,7 @@ pub fn delta_sync(data: &[u8]) {
     let mut bridge = KeyedList::new();
     let mut history: History<String> = History::new(EPOCH, capacity);
     let start = |addresses| {
-        let json = snapshot_json(EPOCH, 0, &[][..], addresses);
+        let json = snapshot_json(EPOCH, 0, &[], addresses);
         match read(names::SNAPSHOT, &json) {
             DeltaMessage::Snapshot(s) => ClientList::from_snapshot(s),
             DeltaMessage::Delta(_) => panic!("a snapshot read as a delta"),

@@ -27,12 +27,30 @@ struct Costs {
     feed_bridge: f64,
 }
 
-/// The paths, their targets at the large size (µs per change), and how
-/// each is read from [`Costs`].
-const PATHS: [(&str, f64, fn(&Costs) -> f64); 3] = [
-    ("embedded bridge", 150.0, |c| c.embedded),
-    ("feed: master", 100.0, |c| c.feed_master),
-    ("feed: bridge", 100.0, |c| c.feed_bridge),
+/// One path: its name, its target at the large size (µs per change), and
+/// how its figure is read from [`Costs`].
+struct Path {
+    name: &'static str,
+    target: f64,
+    of: fn(&Costs) -> f64,
+}
+
+const PATHS: [Path; 3] = [
+    Path {
+        name: "embedded bridge",
+        target: 150.0,
+        of: |c| c.embedded,
+    },
+    Path {
+        name: "feed: master",
+        target: 100.0,
+        of: |c| c.feed_master,
+    },
+    Path {
+        name: "feed: bridge",
+        target: 100.0,
+        of: |c| c.feed_bridge,
+    },
 ];
 
 /// Waits until the bridge at `bridge` lists `n` servers.
@@ -126,13 +144,13 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let rate = 1.0 / s.change_cost_interval.as_secs_f64().max(1e-9);
     Ok(PATHS
         .iter()
-        .map(|(path, target, of)| {
+        .map(|Path { name, target, of }| {
             let (value, baseline) = (of(&big), of(&base));
             // Below one clock tick at the small size (smoke runs): no ratio.
             let ratio = (baseline > 0.0).then(|| value / baseline);
             Row::new(
                 format!(
-                    "change cost, {path} ({} servers, {rate:.0} stats changes/s for {:?}, \
+                    "change cost, {name} ({} servers, {rate:.0} stats changes/s for {:?}, \
                      no viewers; CPU from /proc)",
                     count(large as u64),
                     s.change_cost_window

@@ -81,6 +81,10 @@ struct Known {
     unlisted: Option<(Instant, Arc<ServerEntry>)>,
 }
 
+/// A key that one list's changes touched: its first id before them, and
+/// how the entries they changed or removed were.
+type Touched<'a> = (Option<u64>, Vec<(u64, &'a ServerEntry)>);
+
 /// The keys seen and their last state.
 #[derive(Debug)]
 pub struct Tracker {
@@ -130,10 +134,7 @@ impl Tracker {
         now: Instant,
         at: SystemTime,
     ) -> Vec<Occurrence> {
-        // Per key touched: its first id before, and the entries as they
-        // were of the ids the changes touched.
-        let mut touched: HashMap<ServerKey, (Option<u64>, Vec<(u64, &'a ServerEntry)>)> =
-            HashMap::new();
+        let mut touched: HashMap<ServerKey, Touched<'a>> = HashMap::new();
         for change in changes {
             let (keyed, old) = match change {
                 ListChange::Added(new) => (new, None),

@@ -72,6 +72,12 @@ impl<'a> From<&'a [Keyed]> for ListEntries<'a> {
     }
 }
 
+impl<'a, const N: usize> From<&'a [Keyed; N]> for ListEntries<'a> {
+    fn from(array: &'a [Keyed; N]) -> Self {
+        Self::Slice(array)
+    }
+}
+
 impl<'a> From<&'a Vec<Keyed>> for ListEntries<'a> {
     fn from(vec: &'a Vec<Keyed>) -> Self {
         Self::Slice(vec)
