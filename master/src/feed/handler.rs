@@ -27,7 +27,7 @@ use tokio_util::{codec::FramedRead, sync::CancellationToken};
 use tracing::{debug, warn};
 
 use super::{
-    state::{frames, Changes, FeedState, Sending},
+    state::{frames, Changes, FeedList, Sending},
     token::FeedToken,
     FeedStats,
 };
@@ -132,7 +132,7 @@ impl Handler {
         let heartbeat = subscribe.heartbeat();
         let _counted = self.stats.subscribed();
         let mut rx = self.changes.subscribe();
-        let mut sent: Arc<FeedState> = rx.borrow_and_update().clone();
+        let mut sent: Arc<FeedList> = rx.borrow_and_update().clone();
         // The epoch it names is the peer's text: cut. A bridge subscribes
         // once per reconnect; a host that subscribes in a loop is throttled.
         let (resume_epoch, resume_since) = match &subscribe.resume {

@@ -41,7 +41,7 @@ use tracing::{debug, error, warn};
 
 pub use self::config::{FeedConfig, FeedConfigError, FeedListen};
 use self::handler::Handler;
-pub use self::state::{Changes, FeedState, Sending};
+pub use self::state::{Changes, FeedList, Sending};
 pub use self::token::{FeedToken, TokenError, MIN_TOKEN_LEN};
 use crate::{
     limits::{LogThrottle, PerAddress},
@@ -127,7 +127,7 @@ impl FeedServer {
     }
 
     /// The feed's list now (as the last subscriber was sent it).
-    pub fn current(&self) -> Arc<FeedState> {
+    pub fn current(&self) -> Arc<FeedList> {
         self.changes.current()
     }
 

@@ -40,8 +40,9 @@ impl Encoder for Frames {
     }
 }
 
-/// One published list of the feed: immutable, shared by every subscriber.
-pub type FeedState = PublishedList<Frames>;
+/// The feed's published list: immutable, shared by every subscriber (the
+/// bridge's own published list is `bridge::feed::FeedState`).
+pub type FeedList = PublishedList<Frames>;
 
 /// What one write to a subscriber carries (framed, shared by everyone who
 /// is sent the same).
@@ -70,7 +71,7 @@ struct Numbering {
 pub struct Changes {
     registry: Arc<Registry>,
     numbering: Mutex<Numbering>,
-    tx: watch::Sender<Arc<FeedState>>,
+    tx: watch::Sender<Arc<FeedList>>,
 }
 
 impl Changes {
@@ -95,7 +96,7 @@ impl Changes {
     /// A receiver for one subscriber, at a list no older than the registry
     /// is now (the feed is brought up to date first: while nobody
     /// subscribes, changes are not followed).
-    pub fn subscribe(&self) -> watch::Receiver<Arc<FeedState>> {
+    pub fn subscribe(&self) -> watch::Receiver<Arc<FeedList>> {
         let rx = self.tx.subscribe();
         self.refresh();
         rx
@@ -108,7 +109,7 @@ impl Changes {
     }
 
     /// The newest published list.
-    pub fn current(&self) -> Arc<FeedState> {
+    pub fn current(&self) -> Arc<FeedList> {
         self.tx.borrow().clone()
     }
 
