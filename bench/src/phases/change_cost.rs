@@ -103,9 +103,19 @@ async fn measure(env: &Env, servers: &mut [Conn], procs: &[&Proc]) -> Result<Vec
         .collect()
 }
 
+/// The bridges' options: the history samples the list once per interval
+/// whatever its changes (its own figures are the history phase's), so one
+/// an hour keeps a sample of the whole list out of the changes' window.
+fn bridge_options() -> BridgeOptions {
+    BridgeOptions {
+        history_interval: Some(Duration::from_secs(3600)),
+        ..BridgeOptions::default()
+    }
+}
+
 /// The three paths at `n` servers.
 async fn costs(env: &Env, n: usize) -> Result<Costs> {
-    let opts = BridgeOptions::default();
+    let opts = bridge_options();
     // The master inside the bridge.
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let mut servers = direct::register_servers(maddr, n, "Cost", 0).await?;
@@ -119,7 +129,7 @@ async fn costs(env: &Env, n: usize) -> Result<Costs> {
     let mut servers = direct::register_servers(maddr, n, "Cost", 0).await?;
     let opts = BridgeOptions {
         master_feed: Some(feed),
-        ..BridgeOptions::default()
+        ..bridge_options()
     };
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
     listed(baddr, n).await?;

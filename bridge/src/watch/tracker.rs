@@ -7,7 +7,7 @@
 //! the clock.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeSet, HashMap},
     sync::Arc,
     time::{Duration, SystemTime},
 };
@@ -90,6 +90,9 @@ type Touched<'a> = (Option<u64>, Vec<(u64, &'a ServerEntry)>);
 pub struct Tracker {
     grace: Duration,
     known: HashMap<ServerKey, Known>,
+    /// The unlisted keys by when they left: the next to expire first,
+    /// found without walking every key.
+    leaving: BTreeSet<(Instant, ServerKey)>,
     /// Until this time, keys that appear are taken as already known: the
     /// bridge (and its master) just started, and cannot tell a server that
     /// was offline from one that reconnects.
@@ -104,6 +107,7 @@ impl Tracker {
         Self {
             grace,
             known: HashMap::new(),
+            leaving: BTreeSet::new(),
             warm_at: now + grace,
         }
     }
@@ -178,6 +182,7 @@ impl Tracker {
             match (before, after) {
                 (Some(before), None) => {
                     known.unlisted = Some((now, Arc::new(before.clone())));
+                    self.leaving.insert((now, key));
                 }
                 (None, None) => {
                     if known.unlisted.is_none() {
@@ -187,7 +192,10 @@ impl Tracker {
                 (None, Some(after)) => match known.unlisted.take() {
                     // Back within the grace: never offline; compared with
                     // how it was last listed.
-                    Some((_, last)) => decide(key, &last, after, at, &mut out),
+                    Some((since, last)) => {
+                        self.leaving.remove(&(since, key));
+                        decide(key, &last, after, at, &mut out);
+                    }
                     None if warm => out.push(Occurrence {
                         key,
                         change: Change::Online,
@@ -205,30 +213,31 @@ impl Tracker {
     /// Declares offline (and forgets) every key unlisted for the grace by
     /// `now`.
     pub fn expire(&mut self, now: Instant, at: SystemTime) -> Vec<Occurrence> {
-        let grace = self.grace;
         let mut out = Vec::new();
-        self.known.retain(|&key, known| match &known.unlisted {
-            Some((since, last)) if now.saturating_duration_since(*since) >= grace => {
+        while let Some(&(since, key)) = self.leaving.first() {
+            if now.saturating_duration_since(since) < self.grace {
+                break;
+            }
+            self.leaving.pop_first();
+            if let Some(Known {
+                unlisted: Some((_, last)),
+                ..
+            }) = self.known.remove(&key)
+            {
                 out.push(Occurrence {
                     key,
                     change: Change::Offline,
-                    server: last.clone(),
+                    server: last,
                     at,
                 });
-                false
             }
-            _ => true,
-        });
+        }
         out
     }
 
     /// When the next key would be declared offline, if any is unlisted.
     pub fn next_expiry(&self) -> Option<Instant> {
-        self.known
-            .values()
-            .filter_map(|k| k.unlisted.as_ref().map(|(since, _)| *since))
-            .min()
-            .map(|since| since + self.grace)
+        self.leaving.first().map(|(since, _)| *since + self.grace)
     }
 }
 
