@@ -301,7 +301,7 @@ impl Bridge {
             "{phase}: the bridge logged {log} bytes; its tail:\n{}",
             self.log_tail.lock().unwrap()
         );
-        // A debug build measured up to 249 MB (a list just within the
+        // A debug build measured 210–249 MB (a list just within the
         // bound, held by the followed list, the numbered list and its first
         // delta); the target is 200 MB, not met yet (see docs/feed.md), and
         // a bridge without the bound reached 783 MB.
