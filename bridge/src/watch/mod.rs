@@ -2,7 +2,7 @@
 //! place: a task reads each list the upstream publishes (a `watch`
 //! receiver of its own, so nobody who pushes lists to viewers ever waits
 //! for it), hands it to the [`Tracker`], and broadcasts what happened to
-//! whoever notifies (webhooks; Web Push can subscribe the same way). Every
+//! whoever notifies (webhooks, Web Push). Every
 //! bridge decides the same events from the same list; which one sends them
 //! is the notifiers' business.
 //!
@@ -26,7 +26,7 @@ use protocol::watch::Event;
 use tokio::{sync::broadcast, time::Instant};
 use tokio_util::sync::CancellationToken;
 
-pub use cooldown::Cooldowns;
+pub use cooldown::{Cooldowns, MAX_ENTRIES as MAX_COOLDOWN_ENTRIES};
 pub use tracker::{Change, Occurrence, Tracker};
 
 use crate::upstream::Upstream;

@@ -1,0 +1,29 @@
+//! Web Push's tables (embedded migration 4, PostgreSQL migration 3): the
+//! VAPID key and the subscriptions of [`crate::push::store`], kept in the
+//! bridge's database beside the history, through either engine's row
+//! operations.
+
+use super::engine::PushRow;
+use super::{Store, StoreError};
+
+impl Store {
+    /// The VAPID private key, `candidate` stored if there is none.
+    pub fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
+        self.engine().vapid_secret(candidate)
+    }
+
+    /// Every stored push subscription.
+    pub fn push_subscriptions(&mut self) -> Result<Vec<PushRow>, StoreError> {
+        self.engine().push_subscriptions()
+    }
+
+    /// Adds or replaces a push subscription.
+    pub fn put_push_subscription(&mut self, row: &PushRow) -> Result<(), StoreError> {
+        self.engine().put_push_subscription(row)
+    }
+
+    /// Removes a push subscription; false if it was not there.
+    pub fn delete_push_subscription(&mut self, id: &str) -> Result<bool, StoreError> {
+        self.engine().delete_push_subscription(id)
+    }
+}
