@@ -9,6 +9,7 @@
 //! which the page does not carry.
 
 use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::{
@@ -103,28 +104,84 @@ impl Subscription {
     }
 }
 
-/// One watch of a subscription: a server and the events it wants.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One watch of a subscription: a server and the events it wants, as
+/// requests spell it and answers repeat it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PushWatch {
     pub key: ServerKey,
-    /// Each event once, sorted; never empty.
+    /// One to four events, each once (sorted when validated).
     pub events: Vec<Event>,
-    /// Required (1 to 255) with `players-reached`, absent otherwise.
+    /// With `players-reached` (1 to 255), and only with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold: Option<u32>,
 }
 
 impl PushWatch {
     /// The watch as the request spells it.
     pub fn to_json(&self) -> Value {
-        let mut obj = Map::new();
-        obj.insert("key".into(), Value::from(self.key.to_string()));
-        let events = self.events.iter().map(|e| Value::from(e.name())).collect();
-        obj.insert("events".into(), Value::Array(events));
-        if let Some(t) = self.threshold {
-            obj.insert("threshold".into(), Value::from(t));
-        }
-        Value::Object(obj)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
+}
+
+/// `GET /api/push/key`: the VAPID public key a page subscribes with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PushKey {
+    /// The uncompressed P-256 point, base64url without padding (what
+    /// `pushManager.subscribe`'s `applicationServerKey` takes).
+    pub public_key: String,
+}
+
+/// The answer to `PUT /api/push/subscription`: the watches as kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PushWatches {
+    pub watches: Vec<PushWatch>,
+}
+
+/// A browser's subscription as `PushSubscription.toJSON()` writes it
+/// (described for the OpenAPI document; [`Subscription::from_value`]
+/// reads it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionOnWire {
+    /// `https` (`http` on loopback only with `--push-allow-insecure`).
+    pub endpoint: String,
+    /// Ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiration_time: Option<f64>,
+    pub keys: SubscriptionKeys,
+}
+
+/// A subscription's keys, base64url.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SubscriptionKeys {
+    /// The browser's P-256 public key (65 bytes, uncompressed).
+    pub p256dh: String,
+    /// The browser's authentication secret (16 bytes).
+    pub auth: String,
+}
+
+/// The body of `PUT /api/push/subscription` (read by
+/// [`PushRequest::parse`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PushSubscribe {
+    pub subscription: SubscriptionOnWire,
+    /// At most 20.
+    pub watches: Vec<PushWatch>,
+}
+
+/// The body of `DELETE /api/push/subscription` (read by
+/// [`PushRemoval::parse`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PushUnsubscribe {
+    pub subscription: SubscriptionOnWire,
 }
 
 /// A valid `PUT /api/push/subscription` body.
@@ -159,9 +216,17 @@ impl PushRequest {
         parse_watches(Some(value))
     }
 
-    /// The watches as the request spells them (what the bridge stores).
+    /// The watches as the request spells them (what the bridge stores
+    /// and answers).
     pub fn watches_json(watches: &[PushWatch]) -> Value {
         Value::Array(watches.iter().map(PushWatch::to_json).collect())
+    }
+
+    /// The answer to the request: the watches as kept.
+    pub fn answer(&self) -> PushWatches {
+        PushWatches {
+            watches: self.watches.clone(),
+        }
     }
 }
 

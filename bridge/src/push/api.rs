@@ -10,19 +10,22 @@ use std::{net::SocketAddr, sync::Arc};
 
 use axum::{
     extract::{ConnectInfo, Request, State},
-    http::{header, HeaderValue, StatusCode},
+    http::{header, HeaderMap, HeaderValue, StatusCode},
     response::Response,
 };
-use protocol::push::{PushRemoval, PushRequest, Subscription, MAX_PUSH_REQUEST_BYTES};
-use serde_json::json;
+use protocol::{
+    push::{PushKey, PushRemoval, PushRequest, Subscription, MAX_PUSH_REQUEST_BYTES},
+    watch::FieldError,
+};
 use url::{Host, Url};
 
 use super::{point_ok, Push, Put, Refusal};
 use crate::{
     ctx::Ctx,
+    history_api::etag_of,
     webhooks::{
         address,
-        api::{answer, error, read_body},
+        api::{answer, error, read_body, refused as field_refused},
     },
 };
 
@@ -46,15 +49,41 @@ async fn ready(ctx: &Ctx) -> Result<&Arc<Push>, Response> {
 }
 
 /// `GET /api/push/key`: `{"publicKey"}`, the VAPID key a page subscribes
-/// with.
-pub(crate) async fn key(State(ctx): State<Arc<Ctx>>) -> Response {
+/// with (it never changes: its `ETag` lets a page revalidate).
+pub(crate) async fn key(State(ctx): State<Arc<Ctx>>, headers: HeaderMap) -> Response {
     let Some(push) = ctx.push.as_ref() else {
         return unavailable();
     };
-    match push.ready().await {
-        Some(vapid) => answer(StatusCode::OK, &json!({ "publicKey": vapid.public_key() })),
-        None => unavailable(),
+    let Some(vapid) = push.ready().await else {
+        return unavailable();
+    };
+    let body = PushKey {
+        public_key: vapid.public_key().to_owned(),
+    };
+    let etag = etag_of(protocol::json::to_vec(&body).as_slice());
+    let mut response = if headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|v| v.as_bytes() == etag.as_bytes())
+    {
+        let mut r = Response::new(axum::body::Body::empty());
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
+    } else {
+        answer(StatusCode::OK, &to_value(&body))
+    };
+    let h = response.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
     }
+    response
+}
+
+fn to_value(v: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or_default()
 }
 
 /// Whether the endpoint may be sent to: `http` only to a loopback
@@ -62,16 +91,17 @@ pub(crate) async fn key(State(ctx): State<Arc<Ctx>>) -> Response {
 /// [`protocol::push::Schemes`] already required), and the host public
 /// (or loopback with that flag) where it resolves now.
 async fn endpoint_ok(sub: &Subscription, push: &Push) -> Result<Url, Response> {
-    let refuse = |why: &str| {
-        error(
-            StatusCode::BAD_REQUEST,
-            format_args!("subscription.endpoint: {why}"),
-        )
+    let refuse = |field: &'static str, reason: &'static str| {
+        field_refused(&FieldError {
+            field: field.into(),
+            reason,
+        })
     };
+    const ENDPOINT: &str = "subscription.endpoint";
     // The protocol checked the endpoint's shape; what it names is parsed
     // here.
     let Ok(url) = Url::parse(&sub.endpoint) else {
-        return Err(refuse("is not a URL"));
+        return Err(refuse(ENDPOINT, "is not a URL"));
     };
     if url.scheme() == "http" {
         let loopback = match url.host() {
@@ -81,16 +111,25 @@ async fn endpoint_ok(sub: &Subscription, push: &Push) -> Result<Url, Response> {
             None => false,
         };
         if !loopback {
-            return Err(refuse("must be https (http only on loopback)"));
+            return Err(refuse(ENDPOINT, "must be https (http only on loopback)"));
         }
     }
-    if let Err(e) = address::check_url(&url, push.settings().reach()).await {
-        return Err(refuse(&e.to_string()));
+    match address::check_url(&url, push.settings().reach()).await {
+        Ok(()) => {}
+        Err(address::ResolveError::NotFound) => {
+            return Err(refuse(ENDPOINT, "the host does not resolve"))
+        }
+        Err(address::ResolveError::Refused) => {
+            return Err(refuse(
+                ENDPOINT,
+                "the host is, or resolves to, an address that is not public",
+            ))
+        }
     }
     if !point_ok(sub) {
-        return Err(error(
-            StatusCode::BAD_REQUEST,
-            "subscription.keys.p256dh: is not a point on P-256",
+        return Err(refuse(
+            "subscription.keys.p256dh",
+            "is not a point on P-256",
         ));
     }
     Ok(url)
@@ -133,20 +172,20 @@ pub(crate) async fn subscribe(
     };
     let request = match PushRequest::parse(&body, push.settings().schemes()) {
         Ok(r) => r,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+        Err(e) => return field_refused(&e),
     };
     let url = match endpoint_ok(&request.subscription, push).await {
         Ok(url) => url,
         Err(r) => return r,
     };
-    let watches = PushRequest::watches_json(&request.watches);
+    let kept = request.answer();
     match push.put(request, url, client.ip()).await {
         Ok(put) => {
             let status = match put {
                 Put::Created => StatusCode::CREATED,
                 Put::Replaced => StatusCode::OK,
             };
-            answer(status, &json!({ "watches": watches }))
+            answer(status, &to_value(&kept))
         }
         Err(r) => refused(r),
     }
@@ -165,7 +204,7 @@ pub(crate) async fn unsubscribe(State(ctx): State<Arc<Ctx>>, req: Request) -> Re
     };
     let removal = match PushRemoval::parse(&body) {
         Ok(r) => r,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+        Err(e) => return field_refused(&e),
     };
     match push.remove(&removal.subscription).await {
         Ok(()) => {
