@@ -33,6 +33,8 @@ enum Phase {
     History,
     /// Webhooks: a change to a receiver's first request.
     Webhooks,
+    /// Web Push: 10,000 subscriptions, one lobby opening at a time.
+    Push,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -181,6 +183,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Scale100k,
         Phase::History,
         Phase::Webhooks,
+        Phase::Push,
     ] {
         if !wanted(phase) {
             continue;
@@ -201,6 +204,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Scale100k => Box::pin(phases::scale100k::run(&env)).await,
             Phase::History => Box::pin(phases::history::run(&env)).await,
             Phase::Webhooks => Box::pin(phases::webhooks::run(&env)).await,
+            Phase::Push => Box::pin(phases::push::run(&env)).await,
         }
         .with_context(|| {
             format!(
