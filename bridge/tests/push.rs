@@ -737,29 +737,13 @@ async fn endpoints_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
 #[tokio::test]
 async fn abuse_of_the_push_api_keeps_the_log_and_memory_small() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let (mut child, http, log_path) = logging_bridge(
-        dir.path(),
-        &[
-            "--api-rate",
-            "100000",
-            "--api-burst",
-            "100000",
-            "--max-http-per-address",
-            "1000",
-            "--push-allow-insecure",
-            "--data-dir",
-            data.to_str().unwrap(),
-        ],
-    )
-    .await;
-    let pid = child.id().unwrap();
+    let mut abused = Abused::start(dir.path(), &["--push-allow-insecure"]).await;
+    let http = abused.http;
     // The key is read (and the log says the subscriptions are loaded)
     // before the measurement starts.
     let (status, _, _) = http_get(http, "/api/push/key", "").await;
     assert_eq!(status, 200);
-    let before = std::fs::metadata(&log_path).unwrap().len();
-    let rss_before = rss_kib(pid);
+    abused.mark();
 
     let put = |method: &str, len: usize| {
         format!(
@@ -799,22 +783,12 @@ async fn abuse_of_the_push_api_keeps_the_log_and_memory_small() {
     assert_eq!(statuses.get(&Some(403)), Some(&200), "{statuses:?}");
     assert_eq!(statuses.get(&Some(404)), Some(&200), "{statuses:?}");
 
-    let (grown, _) = log_growth(&log_path, before);
-    assert!(
-        grown < 2 * 1024,
-        "1,200 abusive requests grew the log by {grown} bytes"
-    );
-    let rss_after = rss_kib(pid);
-    eprintln!("bridge RSS {rss_before} KiB before, {rss_after} KiB after");
-    assert!(
-        rss_after < rss_before + 32 * 1024,
-        "RSS grew from {rss_before} to {rss_after} KiB"
-    );
+    abused.assert_small_growth("1,200 abusive requests");
     let (_, _, body) = http_get(http, "/metrics", "").await;
     let metrics = String::from_utf8_lossy(&body);
     assert!(
         metrics.contains("bridge_push_subscriptions 20\n"),
         "{metrics}"
     );
-    child.kill().await.unwrap();
+    abused.child.kill().await.unwrap();
 }

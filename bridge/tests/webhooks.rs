@@ -892,24 +892,8 @@ async fn hostile_receivers_cost_bounded_time_and_memory() {
 #[tokio::test]
 async fn abuse_of_the_admin_api_keeps_the_log_and_memory_small() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let (mut child, http, log_path) = logging_bridge(
-        dir.path(),
-        &[
-            "--api-rate",
-            "100000",
-            "--api-burst",
-            "100000",
-            "--max-http-per-address",
-            "1000",
-            "--data-dir",
-            data.to_str().unwrap(),
-        ],
-    )
-    .await;
-    let pid = child.id().unwrap();
-    let before = std::fs::metadata(&log_path).unwrap().len();
-    let rss_before = rss_kib(pid);
+    let mut abused = Abused::start(dir.path(), &[]).await;
+    let http = abused.http;
 
     let post = |token: &str, len: usize| {
         format!(
@@ -941,18 +925,8 @@ async fn abuse_of_the_admin_api_keeps_the_log_and_memory_small() {
     assert_eq!(statuses.get(&Some(401)), Some(&5), "{statuses:?}");
     assert_eq!(statuses.get(&Some(429)), Some(&495), "{statuses:?}");
 
-    let (grown, tail) = log_growth(&log_path, before);
-    assert!(
-        grown < 2 * 1024,
-        "800 abusive requests grew the log by {grown} bytes"
-    );
+    let tail = abused.assert_small_growth("800 abusive requests");
     assert!(tail.contains("wrong admin token"), "{tail}");
-    let rss_after = rss_kib(pid);
-    eprintln!("bridge RSS {rss_before} KiB before, {rss_after} KiB after");
-    assert!(
-        rss_after < rss_before + 32 * 1024,
-        "RSS grew from {rss_before} to {rss_after} KiB"
-    );
     let (status, _, body) = http_get(http, "/metrics", "").await;
     assert_eq!(status, 200);
     let metrics = String::from_utf8_lossy(&body);
@@ -960,5 +934,5 @@ async fn abuse_of_the_admin_api_keeps_the_log_and_memory_small() {
         metrics.contains("bridge_auth_failures_total 5\n"),
         "{metrics}"
     );
-    child.kill().await.unwrap();
+    abused.child.kill().await.unwrap();
 }

@@ -23,7 +23,10 @@ use tokio::{
 use crate::{
     direct,
     error::{within, Error, Result},
-    phases::Env,
+    phases::{
+        webhooks::{seen, stats},
+        Env,
+    },
     procs::{self, BridgeOptions},
     report::{histogram, q, record, Row, Verdict},
     ws,
@@ -190,24 +193,6 @@ async fn keys_of(viewer: &mut ws::Ws, n: usize) -> Result<Vec<String>> {
                 return Ok(keys);
             }
         }
-    })
-    .await
-}
-
-/// `msUpdateGameServerStats` with `current` players (a marker) and the
-/// lobby open or closed.
-fn stats(current: u64, open: bool) -> String {
-    format!(
-        r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
-    )
-}
-
-/// Reads the viewer's messages until one carries `current`.
-async fn seen(viewer: &mut ws::Ws, current: u64) -> Result<()> {
-    let marker = direct::marker(current);
-    within(Duration::from_secs(30), "the change at the viewer", async {
-        while !ws::next_text(viewer).await?.as_str().contains(&marker) {}
-        Ok(())
     })
     .await
 }

@@ -89,15 +89,15 @@ fn row(hook: &Histogram<u64>, push: &Histogram<u64>, servers: usize) -> Row {
 }
 
 /// `msUpdateGameServerStats` with `current` players (a marker) and the
-/// lobby open or closed.
-fn stats(current: u64, open: bool) -> String {
+/// lobby open or closed (the push phase's too).
+pub(crate) fn stats(current: u64, open: bool) -> String {
     format!(
         r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
     )
 }
 
 /// Reads the viewer's messages until one carries `current`.
-async fn seen(viewer: &mut ws::Ws, current: u64) -> Result<()> {
+pub(crate) async fn seen(viewer: &mut ws::Ws, current: u64) -> Result<()> {
     let marker = direct::marker(current);
     within(Duration::from_secs(30), "the change at the viewer", async {
         while !ws::next_text(viewer).await?.as_str().contains(&marker) {}

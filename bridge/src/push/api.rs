@@ -48,6 +48,19 @@ async fn ready(ctx: &Ctx) -> Result<&Arc<Push>, Response> {
     }
 }
 
+/// [`ready`], then the request's body (at most
+/// [`MAX_PUSH_REQUEST_BYTES`], within the body's time limit).
+async fn ready_with_body(
+    ctx: &Ctx,
+    req: Request,
+) -> Result<(&Arc<Push>, axum::body::Bytes), Response> {
+    let push = ready(ctx).await?;
+    let body = read_body(req.into_body(), MAX_PUSH_REQUEST_BYTES)
+        .await
+        .map_err(|r| *r)?;
+    Ok((push, body))
+}
+
 /// `GET /api/push/key`: `{"publicKey"}`, the VAPID key a page subscribes
 /// with (it never changes: its `ETag` lets a page revalidate).
 pub(crate) async fn key(State(ctx): State<Arc<Ctx>>, headers: HeaderMap) -> Response {
@@ -162,13 +175,9 @@ pub(crate) async fn subscribe(
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     req: Request,
 ) -> Response {
-    let push = match ready(&ctx).await {
-        Ok(p) => p,
+    let (push, body) = match ready_with_body(&ctx, req).await {
+        Ok(x) => x,
         Err(r) => return r,
-    };
-    let body = match read_body(req.into_body(), MAX_PUSH_REQUEST_BYTES).await {
-        Ok(b) => b,
-        Err(r) => return *r,
     };
     let request = match PushRequest::parse(&body, push.settings().schemes()) {
         Ok(r) => r,
@@ -194,13 +203,9 @@ pub(crate) async fn subscribe(
 /// `DELETE /api/push/subscription`: removes one (204), given its
 /// endpoint and auth secret.
 pub(crate) async fn unsubscribe(State(ctx): State<Arc<Ctx>>, req: Request) -> Response {
-    let push = match ready(&ctx).await {
-        Ok(p) => p,
+    let (push, body) = match ready_with_body(&ctx, req).await {
+        Ok(x) => x,
         Err(r) => return r,
-    };
-    let body = match read_body(req.into_body(), MAX_PUSH_REQUEST_BYTES).await {
-        Ok(b) => b,
-        Err(r) => return *r,
     };
     let removal = match PushRemoval::parse(&body) {
         Ok(r) => r,

@@ -634,3 +634,63 @@ pub fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmRSS")
 }
+
+/// The bridge binary for an abuse test from [`OTHER_HOST`]: its `/api/`
+/// budget and per-address connections lifted (so every request reaches
+/// the handler under test), its data in `dir`, `extra` flags; and its log
+/// size and resident memory when the abuse starts.
+pub struct Abused {
+    pub child: Child,
+    pub http: SocketAddr,
+    log_path: std::path::PathBuf,
+    log_before: u64,
+    rss_before: u64,
+}
+
+impl Abused {
+    pub async fn start(dir: &std::path::Path, extra: &[&str]) -> Self {
+        let data = dir.join("data");
+        let mut args = vec![
+            "--api-rate",
+            "100000",
+            "--api-burst",
+            "100000",
+            "--max-http-per-address",
+            "1000",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (child, http, log_path) = logging_bridge(dir, &args).await;
+        let mut abused = Self {
+            child,
+            http,
+            log_path,
+            log_before: 0,
+            rss_before: 0,
+        };
+        abused.mark();
+        abused
+    }
+
+    /// Takes the log's size and the memory from now on.
+    pub fn mark(&mut self) {
+        self.log_before = std::fs::metadata(&self.log_path).unwrap().len();
+        self.rss_before = rss_kib(self.child.id().unwrap());
+    }
+
+    /// Asserts that `what` grew the log by less than 2 KiB and the
+    /// bridge's memory by less than 32 MiB; the log's new text.
+    pub fn assert_small_growth(&self, what: &str) -> String {
+        let (grown, tail) = log_growth(&self.log_path, self.log_before);
+        assert!(grown < 2 * 1024, "{what} grew the log by {grown} bytes");
+        let rss_after = rss_kib(self.child.id().unwrap());
+        let rss_before = self.rss_before;
+        eprintln!("bridge RSS {rss_before} KiB before, {rss_after} KiB after");
+        assert!(
+            rss_after < rss_before + 32 * 1024,
+            "RSS grew from {rss_before} to {rss_after} KiB"
+        );
+        tail
+    }
+}
