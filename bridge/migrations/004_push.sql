@@ -15,6 +15,9 @@ CREATE TABLE push_subscriptions (
     subscription TEXT NOT NULL,
     watches      TEXT NOT NULL,
     source       TEXT NOT NULL,
+    -- the subscription's auth secret (base64url): only a request that
+    -- knows it replaces or removes the row
+    auth         TEXT NOT NULL,
     created_ms   INTEGER NOT NULL,
     updated_ms   INTEGER NOT NULL
 ) STRICT;

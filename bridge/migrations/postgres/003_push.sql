@@ -11,6 +11,7 @@ CREATE TABLE push_subscriptions (
     subscription TEXT   NOT NULL,
     watches      TEXT   NOT NULL,
     source       TEXT   NOT NULL,
+    auth         TEXT   NOT NULL,
     created_ms   BIGINT NOT NULL,
     updated_ms   BIGINT NOT NULL
 );

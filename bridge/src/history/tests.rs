@@ -423,16 +423,26 @@ fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
         subscription: "{}".into(),
         watches: "[]".into(),
         source: "192.0.2.1".into(),
+        auth: "secret".into(),
         created_ms: t,
         updated_ms: t,
     };
-    history.put(&row("00000000000000aa", 1)).unwrap();
-    history
+    assert!(history.put(&row("00000000000000aa", 1)).unwrap());
+    assert!(history
         .put(&Row {
             watches: "[1]".into(),
             ..row("00000000000000aa", 5)
         })
-        .unwrap();
+        .unwrap());
+    let stolen = Row {
+        auth: "another".into(),
+        watches: "[2]".into(),
+        ..row("00000000000000aa", 6)
+    };
+    assert!(
+        !history.put(&stolen).unwrap(),
+        "another auth replaces nothing"
+    );
     let rows = history.load().unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!((rows[0].created_ms, rows[0].updated_ms), (1, 5));
@@ -442,8 +452,9 @@ fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
     history
         .store()
         .execute_raw(&format!(
-            "INSERT INTO push_subscriptions (id, subscription, watches, source, created_ms, updated_ms) \
-             VALUES ('zz', '{long}', '{long}', '{long}', 2, 2); \
+            "INSERT INTO push_subscriptions \
+             (id, subscription, watches, source, auth, created_ms, updated_ms) \
+             VALUES ('zz', '{long}', '{long}', '{long}', '{long}', 2, 2); \
              UPDATE push_vapid SET secret = {big};"
         ))
         .unwrap();
@@ -455,6 +466,7 @@ fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
         64,
         "cut to 64 bytes"
     );
-    assert!(history.delete("zz").unwrap());
-    assert!(!history.delete("zz").unwrap());
+    assert!(!history.delete("00000000000000aa", Some("another")).unwrap());
+    assert!(history.delete("zz", None).unwrap());
+    assert!(!history.delete("zz", None).unwrap());
 }

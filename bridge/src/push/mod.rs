@@ -76,8 +76,9 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 /// How often loading the key and subscriptions is tried again while the
 /// database cannot be read.
 const RELOAD_EVERY: Duration = Duration::from_secs(5);
-/// How often the sending bridge reads the subscriptions again when other
-/// bridges share its database (they take subscriptions too).
+/// How often a bridge reads the subscriptions again when other bridges
+/// share its database (they take subscriptions too: the sending bridge
+/// must watch them, and every bridge's limits count them).
 const SHARED_RELOAD_EVERY: Duration = Duration::from_secs(10);
 
 /// What Web Push needs of the bridge's configuration.
@@ -124,6 +125,12 @@ fn sub_id(endpoint: &str) -> u64 {
     u64::from_be_bytes(first)
 }
 
+/// A subscription's `auth` secret as the store keeps it (base64url).
+fn auth_text(sub: &Subscription) -> String {
+    use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
+    URL_SAFE_NO_PAD.encode(sub.auth)
+}
+
 /// One browser's subscription and its watches.
 #[derive(Debug)]
 struct Sub {
@@ -151,6 +158,7 @@ impl Sub {
             subscription: self.subscription.to_json().to_string(),
             watches: PushRequest::watches_json(&self.watches).to_string(),
             source: self.source.clone(),
+            auth: auth_text(&self.subscription),
             created_ms: self.created_ms,
             updated_ms,
         }
@@ -460,13 +468,19 @@ impl Push {
             (sub, old)
         };
         let row = sub.row(now_ms());
-        if let Err(e) = self.with_store(move |s| s.put(&row)).await {
+        // The store checks the auth secret too: another bridge on the same
+        // database may hold the subscription this one has not read yet.
+        let written = self.with_store(move |s| s.put(&row)).await;
+        if written != Ok(true) {
             let mut table = self.table();
             table.remove(id);
             if let Some(old) = old {
                 table.insert(old);
             }
-            return Err(Refusal::Store(e));
+            return Err(match written {
+                Err(e) => Refusal::Store(e),
+                Ok(_) => Refusal::NotYours,
+            });
         }
         Ok(if old.is_some() {
             Put::Replaced
@@ -478,20 +492,23 @@ impl Push {
     /// Removes the subscription `sub` names (endpoint and auth secret).
     pub async fn remove(&self, sub: &Subscription) -> Result<(), Refusal> {
         let id = sub_id(&sub.endpoint);
-        {
+        let held = {
             let mut table = self.table();
             match table.subs.get(&id) {
-                Some(stored) if stored.is(sub) => {
-                    table.remove(id);
-                }
-                _ => return Err(Refusal::Unknown),
+                Some(stored) if stored.is(sub) => table.remove(id).is_some(),
+                Some(_) => return Err(Refusal::Unknown),
+                None => false,
             }
-        }
+        };
+        // Also when this bridge does not hold it: another on the same
+        // database may have taken it (the store checks the auth secret).
         let text = format!("{id:016x}");
-        self.with_store(move |s| s.delete(&text))
-            .await
-            .map(drop)
-            .map_err(Refusal::Store)
+        let auth = auth_text(sub);
+        match self.with_store(move |s| s.delete(&text, Some(&auth))).await {
+            Ok(deleted) if deleted || held => Ok(()),
+            Ok(_) => Err(Refusal::Unknown),
+            Err(e) => Err(Refusal::Store(e)),
+        }
     }
 
     /// Forgets a subscription its push service says is gone.
@@ -500,7 +517,7 @@ impl Push {
             return;
         }
         let text = format!("{id:016x}");
-        if let Err(e) = self.with_store(move |s| s.delete(&text)).await {
+        if let Err(e) = self.with_store(move |s| s.delete(&text, None)).await {
             throttled!(warn, error = %e, "cannot delete a push subscription that is gone");
         }
     }
@@ -532,7 +549,7 @@ impl Push {
             let occurrence = tokio::select! {
                 () = cancel.cancelled() => break,
                 _ = reload.tick() => {
-                    if self.leader.is_leader() && self.loaded.load(Relaxed) && self.shared.load(Relaxed) {
+                    if self.loaded.load(Relaxed) && self.shared.load(Relaxed) {
                         self.reload().await;
                     }
                     continue;

@@ -17,6 +17,9 @@ pub struct Row {
     pub watches: String,
     /// The network it was made from (an address, or an IPv6 /64).
     pub source: String,
+    /// The subscription's `auth` secret, base64url: a row is replaced or
+    /// removed only by a request that knows it.
+    pub auth: String,
     pub created_ms: i64,
     pub updated_ms: i64,
 }
@@ -32,10 +35,13 @@ pub trait PushStore: Send + Sync + std::fmt::Debug {
     fn vapid_secret(&self, candidate: &[u8]) -> Result<Vec<u8>, StoreError>;
     /// Every stored subscription.
     fn load(&self) -> Result<Vec<Row>, StoreError>;
-    /// Adds a subscription or replaces the one with its id.
-    fn put(&self, row: &Row) -> Result<(), StoreError>;
-    /// Removes one; false if it was not there.
-    fn delete(&self, id: &str) -> Result<bool, StoreError>;
+    /// Adds a subscription, or replaces the one with its id if it has
+    /// the same `auth` (keeping its source and creation time); false if
+    /// another `auth` holds the id.
+    fn put(&self, row: &Row) -> Result<bool, StoreError>;
+    /// Removes one (only if it has `auth`, when given); false if it was
+    /// not there.
+    fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError>;
     /// Whether other bridges may change the rows (a shared PostgreSQL
     /// database): then the sending bridge reads them again now and then.
     fn shared(&self) -> bool;
@@ -50,12 +56,12 @@ impl PushStore for History {
         Ok(self.store().push_subscriptions()?)
     }
 
-    fn put(&self, row: &Row) -> Result<(), StoreError> {
+    fn put(&self, row: &Row) -> Result<bool, StoreError> {
         Ok(self.store().put_push_subscription(row)?)
     }
 
-    fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        Ok(self.store().delete_push_subscription(id)?)
+    fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError> {
+        Ok(self.store().delete_push_subscription(id, auth)?)
     }
 
     fn shared(&self) -> bool {
@@ -75,6 +81,7 @@ mod tests {
             subscription: "{}".into(),
             watches: "[]".into(),
             source: "192.0.2.1".into(),
+            auth: "secret".into(),
             created_ms,
             updated_ms: created_ms,
         }
@@ -92,11 +99,18 @@ mod tests {
             vec![1; 32],
             "created once"
         );
-        store.put(&row("00000000000000bb", 2)).unwrap();
-        store.put(&row("00000000000000aa", 1)).unwrap();
+        assert!(store.put(&row("00000000000000bb", 2)).unwrap());
+        assert!(store.put(&row("00000000000000aa", 1)).unwrap());
         let mut replaced = row("00000000000000bb", 9);
         replaced.watches = "[1]".into();
-        store.put(&replaced).unwrap();
+        assert!(store.put(&replaced).unwrap());
+        let mut stolen = row("00000000000000bb", 10);
+        stolen.auth = "another".into();
+        stolen.watches = "[2]".into();
+        assert!(
+            !store.put(&stolen).unwrap(),
+            "another auth replaces nothing"
+        );
         drop(store);
         let store = open();
         assert_eq!(store.vapid_secret(&[3; 32]).unwrap(), vec![1; 32]);
@@ -108,8 +122,9 @@ mod tests {
             rows[1].created_ms, 2,
             "a replacement keeps its creation time"
         );
-        assert!(store.delete("00000000000000aa").unwrap());
-        assert!(!store.delete("00000000000000aa").unwrap());
+        assert!(!store.delete("00000000000000aa", Some("another")).unwrap());
+        assert!(store.delete("00000000000000aa", Some("secret")).unwrap());
+        assert!(!store.delete("00000000000000aa", None).unwrap());
         assert_eq!(store.load().unwrap().len(), 1);
     }
 }

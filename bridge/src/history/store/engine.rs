@@ -176,11 +176,13 @@ pub trait Engine: Send + std::fmt::Debug {
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>>;
     /// Every stored push subscription (texts cut to [`MAX_PUSH_TEXT`]).
     fn push_subscriptions(&mut self) -> Result<Vec<PushRow>>;
-    /// Adds a push subscription or replaces the one with its id (its
-    /// `created_ms` kept).
-    fn put_push_subscription(&mut self, row: &PushRow) -> Result<()>;
-    /// Removes a push subscription; false if it was not there.
-    fn delete_push_subscription(&mut self, id: &str) -> Result<bool>;
+    /// Adds a push subscription, or replaces the one with its id when it
+    /// has the same `auth` (its `source` and `created_ms` kept); false if
+    /// another `auth` holds the id (nothing written).
+    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool>;
+    /// Removes a push subscription (only with `auth`, when given); false
+    /// if it was not there.
+    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool>;
 }
 
 /// The most bytes of the VAPID secret read back (it has 32).

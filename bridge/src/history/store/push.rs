@@ -17,13 +17,19 @@ impl Store {
         self.engine().push_subscriptions()
     }
 
-    /// Adds or replaces a push subscription.
-    pub fn put_push_subscription(&mut self, row: &PushRow) -> Result<(), StoreError> {
+    /// Adds or replaces (same `auth` only) a push subscription; false if
+    /// another `auth` holds it.
+    pub fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool, StoreError> {
         self.engine().put_push_subscription(row)
     }
 
-    /// Removes a push subscription; false if it was not there.
-    pub fn delete_push_subscription(&mut self, id: &str) -> Result<bool, StoreError> {
-        self.engine().delete_push_subscription(id)
+    /// Removes a push subscription (with `auth`, if given); false if it
+    /// was not there.
+    pub fn delete_push_subscription(
+        &mut self,
+        id: &str,
+        auth: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        self.engine().delete_push_subscription(id, auth)
     }
 }

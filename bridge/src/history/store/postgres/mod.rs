@@ -706,7 +706,8 @@ impl Engine for Postgres {
         let rows = self.query(
             "SELECT substring(id from 1 for $1), substring(subscription from 1 for $1), \
              substring(watches from 1 for $1), substring(source from 1 for $1), \
-             created_ms, updated_ms FROM push_subscriptions ORDER BY created_ms, id",
+             substring(auth from 1 for $1), created_ms, updated_ms \
+             FROM push_subscriptions ORDER BY created_ms, id",
             &[&(MAX_PUSH_TEXT as i32)],
         )?;
         rows.iter()
@@ -716,34 +717,39 @@ impl Engine for Postgres {
                     subscription: get(r, 1)?,
                     watches: get(r, 2)?,
                     source: get(r, 3)?,
-                    created_ms: get(r, 4)?,
-                    updated_ms: get(r, 5)?,
+                    auth: get(r, 4)?,
+                    created_ms: get(r, 5)?,
+                    updated_ms: get(r, 6)?,
                 })
             })
             .collect()
     }
 
-    fn put_push_subscription(&mut self, row: &PushRow) -> Result<()> {
-        self.execute(
+    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
+        let n = self.execute(
             "INSERT INTO push_subscriptions \
-             (id, subscription, watches, source, created_ms, updated_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO UPDATE SET \
+             (id, subscription, watches, source, auth, created_ms, updated_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET \
              subscription = excluded.subscription, watches = excluded.watches, \
-             source = excluded.source, updated_ms = excluded.updated_ms",
+             updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth",
             &[
                 &row.id,
                 &row.subscription,
                 &row.watches,
                 &row.source,
+                &row.auth,
                 &row.created_ms,
                 &row.updated_ms,
             ],
         )?;
-        Ok(())
+        Ok(n > 0)
     }
 
-    fn delete_push_subscription(&mut self, id: &str) -> Result<bool> {
-        let n = self.execute("DELETE FROM push_subscriptions WHERE id = $1", &[&id])?;
+    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool> {
+        let n = self.execute(
+            "DELETE FROM push_subscriptions WHERE id = $1 AND ($2::TEXT IS NULL OR auth = $2)",
+            &[&id, &auth],
+        )?;
         Ok(n > 0)
     }
 }

@@ -371,7 +371,8 @@ impl Engine for Sqlite {
         let mut stmt = self.conn.prepare_cached(
             "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(subscription, 1, ?1) AS TEXT), \
              CAST(substr(watches, 1, ?1) AS TEXT), CAST(substr(source, 1, ?1) AS TEXT), \
-             created_ms, updated_ms FROM push_subscriptions ORDER BY created_ms, id",
+             CAST(substr(auth, 1, ?1) AS TEXT), created_ms, updated_ms \
+             FROM push_subscriptions ORDER BY created_ms, id",
         )?;
         let rows = stmt.query_map(params![MAX_PUSH_TEXT], |r| {
             Ok(PushRow {
@@ -379,38 +380,43 @@ impl Engine for Sqlite {
                 subscription: r.get(1)?,
                 watches: r.get(2)?,
                 source: r.get(3)?,
-                created_ms: r.get(4)?,
-                updated_ms: r.get(5)?,
+                auth: r.get(4)?,
+                created_ms: r.get(5)?,
+                updated_ms: r.get(6)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn put_push_subscription(&mut self, row: &PushRow) -> Result<()> {
-        self.conn
+    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
+        let n = self
+            .conn
             .prepare_cached(
                 "INSERT INTO push_subscriptions \
-                 (id, subscription, watches, source, created_ms, updated_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO UPDATE SET \
+                 (id, subscription, watches, source, auth, created_ms, updated_ms) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET \
                  subscription = excluded.subscription, watches = excluded.watches, \
-                 source = excluded.source, updated_ms = excluded.updated_ms",
+                 updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth",
             )?
             .execute(params![
                 row.id,
                 row.subscription,
                 row.watches,
                 row.source,
+                row.auth,
                 row.created_ms,
                 row.updated_ms
             ])?;
-        Ok(())
+        Ok(n > 0)
     }
 
-    fn delete_push_subscription(&mut self, id: &str) -> Result<bool> {
+    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool> {
         let n = self
             .conn
-            .prepare_cached("DELETE FROM push_subscriptions WHERE id = ?1")?
-            .execute(params![id])?;
+            .prepare_cached(
+                "DELETE FROM push_subscriptions WHERE id = ?1 AND (?2 IS NULL OR auth = ?2)",
+            )?
+            .execute(params![id, auth])?;
         Ok(n > 0)
     }
 }
