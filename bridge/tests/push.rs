@@ -596,6 +596,7 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
         assert_eq!(status, 400, "{v}");
         let message = v["error"].as_str().unwrap();
         assert!(message.starts_with(&format!("{field}: ")), "{field}: {v}");
+        assert_eq!(v["field"], field, "{v}");
     }
     // 65 bytes that are no point on the curve.
     let mut off_curve = vec![4u8];
