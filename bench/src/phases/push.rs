@@ -13,18 +13,13 @@ use std::{net::SocketAddr, time::Duration};
 
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpStream},
-    sync::mpsc,
-    time::Instant,
-};
+use tokio::{io::AsyncWriteExt, net::TcpStream, time::Instant};
 
 use crate::{
     direct,
     error::{within, Error, Result},
     phases::{
-        webhooks::{seen, stats},
+        webhooks::{read_message, receiver, seen, stats},
         Env,
     },
     procs::{self, BridgeOptions},
@@ -133,7 +128,10 @@ async fn measure(env: &Env, n: usize) -> Result<Figures> {
         direct::send(game, &stats(marker, false)).await?;
         seen(&mut viewer, marker).await?;
     }
-    let (service, mut arrivals) = push_service().await?;
+    // The push service: takes every push on kept-alive connections.
+    let (service, mut arrivals) =
+        receiver(b"HTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n").await?;
+    let service = format!("http://{service}/push/");
     let rss_before = bridge.rss_kib()?;
     subscribe(baddr, &service, n, &keys).await?;
 
@@ -239,58 +237,4 @@ async fn subscribe(bridge: SocketAddr, service: &str, n: usize, keys: &[String])
         Ok(())
     })
     .await
-}
-
-/// A push service on loopback: takes every `POST` (kept-alive
-/// connections), answers 201, and reports when each arrived. The base of
-/// its endpoints, and the arrivals.
-async fn push_service() -> Result<(String, mpsc::UnboundedReceiver<Instant>)> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = listener.accept().await {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                while read_message(&mut s, &mut buf).await.is_ok() {
-                    let _ = tx.send(Instant::now());
-                    if s.write_all(b"HTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n")
-                        .await
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    Ok((format!("http://{addr}/push/"), rx))
-}
-
-/// Reads one HTTP message (head and `content-length` body, at most
-/// 64 KiB) from `s`, keeping what follows it in `buf`: its head and body.
-async fn read_message(s: &mut TcpStream, buf: &mut Vec<u8>) -> Result<(String, Vec<u8>)> {
-    let mut chunk = [0u8; 8192];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
-            let len: usize = head
-                .to_ascii_lowercase()
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + len {
-                let body = buf[end + 4..end + 4 + len].to_vec();
-                buf.drain(..end + 4 + len);
-                return Ok((head, body));
-            }
-        }
-        let n = s.read(&mut chunk).await?;
-        if n == 0 || buf.len() > 64 * 1024 {
-            return Err(Error::Unexpected("the connection closed".into()));
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
 }
