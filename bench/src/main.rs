@@ -36,6 +36,8 @@ enum Phase {
     /// CPU per list change of the processes that pass it on.
     #[value(name = "change-cost")]
     ChangeCost,
+    /// Web Push: 10,000 subscriptions, one lobby opening at a time.
+    Push,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -185,6 +187,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::History,
         Phase::Webhooks,
         Phase::ChangeCost,
+        Phase::Push,
     ] {
         if !wanted(phase) {
             continue;
@@ -206,6 +209,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::History => Box::pin(phases::history::run(&env)).await,
             Phase::Webhooks => Box::pin(phases::webhooks::run(&env)).await,
             Phase::ChangeCost => Box::pin(phases::change_cost::run(&env)).await,
+            Phase::Push => Box::pin(phases::push::run(&env)).await,
         }
         .with_context(|| {
             format!(

@@ -76,6 +76,12 @@ pub struct Sizes {
     pub webhook_servers: usize,
     /// Webhooks: changes measured (each a lobby opening).
     pub webhook_rounds: usize,
+    /// Web Push: subscriptions watching the measured servers.
+    pub push_subscriptions: usize,
+    /// Web Push: the baseline's subscriptions.
+    pub push_baseline: usize,
+    /// Web Push: lobby openings measured (one server each).
+    pub push_rounds: usize,
     /// History: servers of the synthetic history and of the live recording.
     pub history_servers: usize,
     /// History: days of synthetic history (ending now).
@@ -136,6 +142,9 @@ impl Sizes {
             soak_servers: 50,
             webhook_servers: 500,
             webhook_rounds: 20,
+            push_subscriptions: 10_000,
+            push_baseline: 100,
+            push_rounds: 3,
             history_servers: 10_000,
             history_days: 30,
             history_dense_hours: 49,
@@ -185,6 +194,9 @@ impl Sizes {
             soak_servers: 5,
             webhook_servers: 5,
             webhook_rounds: 2,
+            push_subscriptions: 20,
+            push_baseline: 4,
+            push_rounds: 2,
             history_servers: 20,
             history_days: 3,
             history_dense_hours: 50,

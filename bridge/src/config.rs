@@ -180,6 +180,13 @@ pub struct Config {
     /// The lobby's public address (`--public-url`, no trailing `/`): links
     /// to a server's page in notifications are absolute with it.
     pub public_url: Option<String>,
+    /// Also take `http` push endpoints, and only on loopback addresses
+    /// (`--push-allow-insecure`; tests with a push service on loopback).
+    pub push_allow_insecure: bool,
+    /// Push subscriptions the bridge keeps at most, over all clients.
+    pub push_max_subscriptions: usize,
+    /// Push subscriptions one client address (IPv6: its /64) may hold.
+    pub push_max_per_address: usize,
     /// How long a listed key stays unlisted before it is offline
     /// (`docs/protocol.md` §2.4: 60 s; tests shorten it).
     pub offline_after: Duration,
@@ -244,6 +251,11 @@ impl Config {
     /// Default of [`Config::history_keys_per_source`]: about 2 MB of
     /// history per source and day.
     pub const DEFAULT_HISTORY_KEYS_PER_SOURCE: usize = crate::history::DEFAULT_KEYS_PER_SOURCE;
+    /// Push subscriptions kept at most (about 1 KB each in memory).
+    pub const DEFAULT_PUSH_MAX_SUBSCRIPTIONS: usize = 50_000;
+    /// Push subscriptions per client address (a household's browsers
+    /// behind one address).
+    pub const DEFAULT_PUSH_MAX_PER_ADDRESS: usize = 20;
 
     /// A configuration with the defaults of the binary.
     pub fn new(master: impl Into<String>, admin_token: AdminToken) -> Self {
@@ -298,6 +310,9 @@ impl Config {
             history_keys_per_source: Self::DEFAULT_HISTORY_KEYS_PER_SOURCE,
             webhook_allow_private: false,
             public_url: None,
+            push_allow_insecure: false,
+            push_max_subscriptions: Self::DEFAULT_PUSH_MAX_SUBSCRIPTIONS,
+            push_max_per_address: Self::DEFAULT_PUSH_MAX_PER_ADDRESS,
             offline_after: crate::watch::OFFLINE_AFTER,
         }
     }
@@ -339,6 +354,11 @@ impl Config {
             ("game query concurrency", self.game_query_concurrency),
             ("game server cap", self.game_max_servers),
             ("history keys per source", self.history_keys_per_source),
+            ("maximum of push subscriptions", self.push_max_subscriptions),
+            (
+                "maximum of push subscriptions per address",
+                self.push_max_per_address,
+            ),
             (
                 "maximum of bridgeAuth failures",
                 self.auth_max_failures as usize,

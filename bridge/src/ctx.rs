@@ -16,6 +16,7 @@ use crate::{
     history_api::Answers,
     metrics::Metrics,
     publish::Visibility,
+    push::Push,
     session::Handle,
     upstream::{Source, Upstream},
     watch::Events,
@@ -55,6 +56,9 @@ pub(crate) struct Ctx {
     /// The admin's webhooks and their deliveries; `None` only when their
     /// database failed to open (then the bridge refuses to start).
     pub(crate) webhooks: Option<Arc<Webhooks>>,
+    /// Web Push's subscriptions and their pushes; `None` only when the
+    /// database failed to open (then the bridge refuses to start).
+    pub(crate) push: Option<Arc<Push>>,
     /// Why the data directory cannot be used, until
     /// [`Bridge::check`](crate::Bridge::check) takes it.
     pub(crate) start_error: Mutex<Option<Error>>,

@@ -24,6 +24,7 @@ pub mod keys;
 pub mod metrics;
 pub mod origin;
 pub mod publish;
+pub mod push;
 mod server;
 mod session;
 pub mod token;

@@ -12,7 +12,7 @@ use axum::{
     http::{header, HeaderMap, HeaderValue, StatusCode},
     middleware,
     response::{IntoResponse, Response},
-    routing::{any, get, MethodRouter},
+    routing::{any, get, put, MethodRouter},
     Extension, Router,
 };
 use hyper_util::rt::TokioIo;
@@ -40,6 +40,7 @@ use crate::{
     metrics::Metrics,
     origin::origin_header_allowed,
     publish::Visibility,
+    push::{self, Push},
     session::{self, AuthGuard, Handle, Settings},
     upstream::{Source, Upstream},
     watch::Events,
@@ -84,6 +85,15 @@ impl Bridge {
                 }
             }
         });
+        let push = history.as_ref().and_then(|history| {
+            match open_push(&config, visibility, history.clone()) {
+                Ok(push) => Some(Arc::new(push)),
+                Err(e) => {
+                    start_error.get_or_insert(e);
+                    None
+                }
+            }
+        });
         let upstream = Arc::new(Upstream::new(visibility, metrics.clone(), keys));
         let source = match embedded {
             Some(registry) => Source::Embedded(registry),
@@ -122,6 +132,7 @@ impl Bridge {
                 visibility,
                 events: Arc::new(Events::new(config_offline_after)),
                 webhooks,
+                push,
                 start_error: Mutex::new(start_error),
             }),
         }
@@ -137,10 +148,11 @@ impl Bridge {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        match (taken, &self.ctx.history, &self.ctx.webhooks) {
-            (Some(e), _, _) => Err(e),
-            (None, None, _) | (None, _, None) => Err(Error::DataDirUnusable),
-            (None, Some(_), Some(_)) => Ok(()),
+        let ctx = &self.ctx;
+        match (taken, &ctx.history, &ctx.webhooks, &ctx.push) {
+            (Some(e), _, _, _) => Err(e),
+            (None, Some(_), Some(_), Some(_)) => Ok(()),
+            (None, _, _, _) => Err(Error::DataDirUnusable),
         }
     }
 
@@ -182,6 +194,10 @@ impl Bridge {
         let notifier = ctx.webhooks.clone().map(|webhooks| {
             tokio::spawn(webhooks.run(ctx.events.subscribe(), ctx.cancel.child_token()))
         });
+        let pusher = ctx
+            .push
+            .clone()
+            .map(|push| tokio::spawn(push.run(ctx.events.subscribe(), ctx.cancel.child_token())));
         let watcher = tokio::spawn(
             ctx.events
                 .clone()
@@ -218,6 +234,9 @@ impl Bridge {
         watcher.abort();
         if let Some(notifier) = notifier {
             let _ = tokio::time::timeout(grace, notifier).await;
+        }
+        if let Some(pusher) = pusher {
+            let _ = tokio::time::timeout(grace, pusher).await;
         }
         if let Some(recorder) = recorder {
             recorder.abort();
@@ -337,6 +356,27 @@ fn open_webhooks(
     Webhooks::open(history, leader, settings)
 }
 
+/// Web Push, its key and subscriptions kept in the bridge's database
+/// (`history`'s).
+fn open_push(
+    config: &Config,
+    visibility: Visibility,
+    history: Arc<History>,
+) -> Result<Push, Error> {
+    let settings = push::Settings {
+        allow_insecure: config.push_allow_insecure,
+        public_url: config
+            .public_url
+            .as_ref()
+            .map(|u| u.trim_end_matches('/').to_owned()),
+        addresses: visibility.viewers(),
+        max_subscriptions: config.push_max_subscriptions,
+        max_per_address: config.push_max_per_address,
+    };
+    let leader = history.leader();
+    Push::open(history, leader, settings)
+}
+
 /// Creates `dir` (mode 0700 where it is new) unless it exists.
 fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
@@ -375,6 +415,11 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/api/shields.json", read(get(badge::lobby_shield)))
         .route("/api/shields/{file}", read(get(badge::server_shield)))
         .route("/api/openapi.json", read(get(api::openapi)))
+        .route("/api/push/key", read(get(push::api::key)))
+        .route(
+            "/api/push/subscription",
+            put(push::api::subscribe).delete(push::api::unsubscribe),
+        )
         .route("/api/{*rest}", any(api::unknown))
         .route("/api", any(api::unknown))
         .route("/api/", any(api::unknown))
@@ -538,6 +583,9 @@ async fn metrics(State(ctx): State<Arc<Ctx>>) -> Response {
         history.counters().render(&mut text);
     }
     ctx.events.render(&mut text);
+    if let Some(push) = &ctx.push {
+        push.render(&mut text);
+    }
     if let Some(webhooks) = &ctx.webhooks {
         webhooks.render(&mut text);
     }

@@ -3,10 +3,11 @@
 //! and every real answer of the bridge — the list, a server listed and one
 //! offline, both histories, the shields.io badges, the SVG badges, the
 //! 404s, the 400 of a bad range, the 429 of a spent budget, a 404 for an
-//! unknown `/api` path and a 405 for a wrong method, and the admin's
-//! webhook API (each operation, its 201/200/204 and its 400, 401 and 404)
-//! — validates against the schema the document gives for that path,
-//! method and status. The schemas
+//! unknown `/api` path and a 405 for a wrong method, the admin's webhook
+//! API (each operation, its 201/200/204 and its 400, 401 and 404) and the
+//! push API (the key, and `PUT`/`DELETE` of a subscription with their
+//! 400, 403, 404 and 413) — validates against the schema the document
+//! gives for that path, method and status. The schemas
 //! are closed, so an answer with one more field fails here until its type,
 //! and with it the document, says so. Every path of the document is
 //! exercised.
@@ -32,6 +33,8 @@ fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
     c.history_interval = Duration::from_secs(1);
     // The admin's webhook is aimed at a closed port on loopback.
     c.webhook_allow_private = true;
+    // A push endpoint on loopback (nothing is ever sent to it here).
+    c.push_allow_insecure = true;
     c
 }
 
@@ -292,6 +295,7 @@ async fn every_answer_matches_the_served_document() {
             "/api/shields/0000000000000000.json".into(),
             404,
         ),
+        ("/api/push/key", "/api/push/key".into(), 200),
         ("/badge.svg", "/badge.svg".into(), 200),
         ("/badge/{key}.svg", format!("/badge/{alpha_key}.svg"), 200),
         (
@@ -328,6 +332,9 @@ async fn every_answer_matches_the_served_document() {
             d.check(template, &again);
         }
     }
+
+    // The push API's writes.
+    push_answers(&mut d, &bridge, alpha_key).await;
 
     // What the answers say, beyond their shapes.
     let (_, _, body) = get(format!("/api/shields/{beta_key}.json")).await;
@@ -534,4 +541,72 @@ async fn every_answer_matches_the_served_document() {
         .collect();
     assert_eq!(d.seen, described, "every described path is checked");
     master.shutdown().await;
+}
+
+/// A browser's subscription as `PushSubscription.toJSON()` writes it, on
+/// a loopback endpoint, with a fresh key pair and `auth`.
+fn subscription(endpoint: &str) -> Value {
+    use base64::{engine::general_purpose::URL_SAFE_NO_PAD as B64URL, Engine as _};
+    use p256::elliptic_curve::sec1::ToEncodedPoint;
+    let secret = loop {
+        let mut raw = [0u8; 32];
+        getrandom::fill(&mut raw).unwrap();
+        if let Ok(k) = p256::SecretKey::from_slice(&raw) {
+            break k;
+        }
+    };
+    let mut auth = [0u8; 16];
+    getrandom::fill(&mut auth).unwrap();
+    json!({"endpoint": endpoint, "expirationTime": null, "keys": {
+        "p256dh": B64URL.encode(secret.public_key().to_encoded_point(false).as_bytes()),
+        "auth": B64URL.encode(auth)}})
+}
+
+/// `PUT` and `DELETE /api/push/subscription`: created, replaced, refused
+/// (400, 403, 413), removed and not found, each checked against the
+/// document.
+async fn push_answers(d: &mut Described, bridge: &TestBridge, key: &str) {
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let url = format!("http://{}/api/push/subscription", bridge.addr);
+    let send = |method: &'static str, body: String| {
+        let req = http.request(method.parse().unwrap(), &url).body(body);
+        async move {
+            let resp = req.send().await.unwrap();
+            let mut head = format!("HTTP/1.1 {}\r\n", resp.status().as_u16());
+            for (name, value) in resp.headers() {
+                head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
+            }
+            let status = resp.status().as_u16();
+            (status, head, resp.bytes().await.unwrap().to_vec())
+        }
+    };
+    let sub = subscription("http://127.0.0.1:9/push/a");
+    let watches =
+        json!([{"key": key, "events": ["lobby-opened", "players-reached"], "threshold": 2}]);
+    let put = json!({"subscription": sub, "watches": watches}).to_string();
+    let other = json!({"subscription": subscription("http://127.0.0.1:9/push/a"), "watches": []});
+    let bad = json!({"subscription": sub, "watches": [{"key": key, "events": []}]}).to_string();
+    for (method, body, status) in [
+        ("PUT", put.clone(), 201),
+        ("PUT", put, 200),
+        ("PUT", bad, 400),
+        ("PUT", other.to_string(), 403),
+        ("PUT", "x".repeat(9000), 413),
+        (
+            "DELETE",
+            json!({"subscription": other["subscription"]}).to_string(),
+            404,
+        ),
+        ("DELETE", json!({"subscription": sub}).to_string(), 204),
+        ("DELETE", "[]".into(), 400),
+    ] {
+        let answer = send(method, body).await;
+        assert_eq!(
+            answer.0,
+            status,
+            "{method}: {}",
+            String::from_utf8_lossy(&answer.2)
+        );
+        d.check_to(&method.to_lowercase(), "/api/push/subscription", &answer);
+    }
 }

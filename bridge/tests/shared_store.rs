@@ -294,7 +294,23 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     c.data_dir = Some(embedded.path().to_owned());
     c.history_interval = INTERVAL;
     c.webhook_allow_private = true;
+    c.push_allow_insecure = true;
     let alone = TestBridge::embedding(&master, c).await;
+    // Web Push's key and a subscription (RFC 8291's example keys), copied
+    // too: browsers keep taking the bridge's pushes.
+    let (_, _, push_key) = get_json(&alone, "/api/push/key").await;
+    let subscription = serde_json::json!({"subscription": {
+        "endpoint": "http://127.0.0.1:9/push/a",
+        "keys": {"p256dh": "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4",
+                 "auth": "BTBZMqHH6r4Tts7J_aSIgg"}}, "watches": []});
+    let (status, _) = admin(
+        &alone,
+        "PUT",
+        "/api/push/subscription",
+        &subscription.to_string(),
+    )
+    .await;
+    assert_eq!(status, 201);
     // A webhook, created on the embedded database: copied with its secret.
     let (hook_url, mut got) = receiver().await;
     let request = serde_json::json!({
@@ -328,12 +344,21 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     let hours = copied.iter().find(|(t, _)| *t == "server_hours").unwrap();
     assert_eq!(hours.1, 2, "one row per server and hour: {copied:?}");
     assert!(copied.contains(&("webhooks", 1)), "{copied:?}");
+    assert!(copied.contains(&("push_vapid", 1)), "{copied:?}");
+    assert!(copied.contains(&("push_subscriptions", 1)), "{copied:?}");
 
     // A bridge on the database, with a data directory of its own.
     let fresh = tempfile::tempdir().unwrap();
     let mut c = config(&master, fresh.path(), &url);
     c.webhook_allow_private = true;
+    c.push_allow_insecure = true;
     let shared = TestBridge::embedding(&master, c).await;
+    let (_, _, copied_key) = get_json(&shared, "/api/push/key").await;
+    assert_eq!(
+        copied_key["publicKey"], push_key["publicKey"],
+        "the same VAPID key"
+    );
+    assert_eq!(metric(&shared, "bridge_push_subscriptions").await, 1.0);
     assert_eq!(keys(&shared, 2).await, before, "the same keys");
     let (status, _, new) = get_json(&shared, &path).await;
     assert_eq!(status, 200);

@@ -11,7 +11,6 @@ mod common;
 
 use std::{
     collections::VecDeque,
-    net::SocketAddr,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -171,28 +170,26 @@ fn verify(got: &Got, secret: &str) {
 
 // The bridge.
 
-struct Lobby {
-    master: TestMaster,
-    bridge: TestBridge,
-    http: reqwest::Client,
+/// The lobby of `common::Watching`, with the admin's webhook API.
+struct Lobby(Watching);
+
+impl std::ops::Deref for Lobby {
+    type Target = Watching;
+
+    fn deref(&self) -> &Watching {
+        &self.0
+    }
 }
 
 impl Lobby {
     async fn start(allow_private: bool) -> Self {
-        let master = TestMaster::start().await;
-        let mut c = test_config(master.addr);
-        c.offline_after = GRACE;
-        c.webhook_allow_private = allow_private;
-        c.public_url = Some("https://lobby.example".into());
-        let bridge = TestBridge::embedding(&master, c).await;
-        let lobby = Self {
-            master,
-            bridge,
-            http: reqwest::Client::builder().no_proxy().build().unwrap(),
-        };
-        // Servers that appear in the first grace are not announced.
-        lobby.until_metric("bridge_watch_warm", |v| v == 1).await;
-        lobby
+        Self(
+            Watching::start(GRACE, |c| {
+                c.webhook_allow_private = allow_private;
+                c.public_url = Some("https://lobby.example".into());
+            })
+            .await,
+        )
     }
 
     async fn api(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
@@ -245,65 +242,8 @@ impl Lobby {
             .unwrap_or(Value::Null)
     }
 
-    async fn metric(&self, name: &str) -> u64 {
-        let (_, _, body) = http_get(self.bridge.addr, "/metrics", "").await;
-        let text = String::from_utf8_lossy(&body);
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in /metrics"))
-    }
-
-    async fn until_metric(&self, name: &str, ok: impl Fn(u64) -> bool) -> u64 {
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let v = self.metric(name).await;
-                if ok(v) {
-                    return v;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("{name} never became as expected"))
-    }
-
-    /// The key of the listed server `name`.
-    async fn key_of(&self, name: &str) -> String {
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let (_, _, body) = http_get(self.bridge.addr, "/api/servers", "").await;
-                let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                if let Some(s) = v["servers"]
-                    .as_array()
-                    .and_then(|a| a.iter().find(|s| s["name"] == name))
-                {
-                    return s["key"].as_str().unwrap().to_owned();
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await
-        .expect("the server was never listed")
-    }
-
-    /// Sends a stats update and waits until the events were decided from
-    /// a list that holds it.
-    async fn stats(&self, server: &mut TcpStream, current: u32, open: bool) {
-        let seq = self.metric("bridge_watch_list_seq").await;
-        let json = format!(
-            r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
-        );
-        server
-            .write_all(format!("{}{json}\n", json.len() + 1).as_bytes())
-            .await
-            .unwrap();
-        self.until_metric("bridge_watch_list_seq", |s| s > seq)
-            .await;
-    }
-
     async fn shutdown(self) {
-        self.bridge.shutdown().await;
-        self.master.shutdown().await;
+        self.0.shutdown().await;
     }
 }
 
@@ -946,83 +886,14 @@ async fn hostile_receivers_cost_bounded_time_and_memory() {
 
 // Abuse of the admin API from another address, against the binary.
 
-const OTHER_HOST: &str = "127.0.0.2";
-
-/// One request from `from`: its head, then (once answered, if
-/// `early`, else at the same time) its body; the answer's status (`None`:
-/// the connection closed first, as when the bridge stops reading a body).
-async fn request_from(
-    from: &str,
-    to: SocketAddr,
-    head: &str,
-    body: &[u8],
-    early: bool,
-) -> Option<u16> {
-    let mut s = connect_from(from, to).await;
-    let (mut rd, mut wr) = s.split();
-    let mut answer = Vec::new();
-    let read = async {
-        let mut buf = [0u8; 4096];
-        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
-            match rd.read(&mut buf).await {
-                Ok(n) if n > 0 => answer.extend_from_slice(&buf[..n]),
-                _ => break,
-            }
-        }
-    };
-    let _ = wr.write_all(head.as_bytes()).await;
-    tokio::time::timeout(WAIT, async {
-        if early {
-            read.await;
-            let _ = wr.write_all(body).await;
-        } else {
-            let send = async {
-                let _ = wr.write_all(body).await;
-            };
-            tokio::join!(send, read);
-        }
-    })
-    .await
-    .expect("no answer");
-    String::from_utf8_lossy(&answer)
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 /// Wrong tokens, huge bodies, bad JSON and refused URLs from another host,
 /// thousands of each: the log grows by a few lines, the bridge's memory
 /// stays flat, and `/metrics` counts the failed tokens.
 #[tokio::test]
 async fn abuse_of_the_admin_api_keeps_the_log_and_memory_small() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let (mut child, http, log_path) = logging_bridge(
-        dir.path(),
-        &[
-            "--api-rate",
-            "100000",
-            "--api-burst",
-            "100000",
-            "--max-http-per-address",
-            "1000",
-            "--data-dir",
-            data.to_str().unwrap(),
-        ],
-    )
-    .await;
-    let pid = child.id().unwrap();
-    let before = std::fs::metadata(&log_path).unwrap().len();
-    let rss_before = rss_kib(pid);
+    let mut abused = Abused::start(dir.path(), &[]).await;
+    let http = abused.http;
 
     let post = |token: &str, len: usize| {
         format!(
@@ -1054,18 +925,8 @@ async fn abuse_of_the_admin_api_keeps_the_log_and_memory_small() {
     assert_eq!(statuses.get(&Some(401)), Some(&5), "{statuses:?}");
     assert_eq!(statuses.get(&Some(429)), Some(&495), "{statuses:?}");
 
-    let (grown, tail) = log_growth(&log_path, before);
-    assert!(
-        grown < 2 * 1024,
-        "800 abusive requests grew the log by {grown} bytes"
-    );
+    let tail = abused.assert_small_growth("800 abusive requests");
     assert!(tail.contains("wrong admin token"), "{tail}");
-    let rss_after = rss_kib(pid);
-    eprintln!("bridge RSS {rss_before} KiB before, {rss_after} KiB after");
-    assert!(
-        rss_after < rss_before + 32 * 1024,
-        "RSS grew from {rss_before} to {rss_after} KiB"
-    );
     let (status, _, body) = http_get(http, "/metrics", "").await;
     assert_eq!(status, 200);
     let metrics = String::from_utf8_lossy(&body);
@@ -1073,5 +934,5 @@ async fn abuse_of_the_admin_api_keeps_the_log_and_memory_small() {
         metrics.contains("bridge_auth_failures_total 5\n"),
         "{metrics}"
     );
-    child.kill().await.unwrap();
+    abused.child.kill().await.unwrap();
 }

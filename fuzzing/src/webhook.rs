@@ -4,7 +4,10 @@
 
 use std::time::{Duration, SystemTime};
 
-use bridge::webhooks::{address::literal_allowed, payload::Notice};
+use bridge::webhooks::{
+    address::{literal_allowed, Reach},
+    payload::Notice,
+};
 use protocol::{
     watch::{Event, WebhookPatch, WebhookSpec},
     webhook::Kind,
@@ -33,7 +36,7 @@ pub fn webhook(data: &[u8]) {
         if let Some(url) = parsed {
             if let Some(url::Host::Ipv4(ip)) = url.host() {
                 assert_eq!(
-                    literal_allowed(&url, false),
+                    literal_allowed(&url, Reach::Public),
                     gamequery::screen::is_global(ip.into())
                 );
             }

@@ -166,7 +166,7 @@ impl From<&crate::watch::FieldError> for ApiError {
     fn from(e: &crate::watch::FieldError) -> Self {
         ApiError {
             error: e.to_string(),
-            field: Some(e.field.to_owned()),
+            field: Some(e.field.to_string()),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod key;
 pub mod message;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+pub mod push;
 pub mod reply;
 pub mod validate;
 pub mod watch;

@@ -26,6 +26,7 @@ use crate::{
     api::{ApiError, HistoryRange, LobbyHistory, ServerHistory, Shield},
     delta::ServerList,
     entry::ServerDetails,
+    push::{PushKey, PushSubscribe, PushUnsubscribe, PushWatches},
     watch::{WebhookPatch, WebhookSpec},
     webhook::{Delivery, Webhook, WebhookList, WebhookPayload},
     ServerKey,
@@ -42,6 +43,8 @@ enum Failure {
     BadRequest,
     /// 401: an admin endpoint without the admin token.
     Unauthorized,
+    /// 403: a push subscription held by another `auth` secret.
+    Forbidden,
     /// 404: no server with this key was seen (no webhook with this id).
     NotFound,
     /// 408: a request's body did not arrive in time.
@@ -61,9 +64,10 @@ enum Failure {
 
 impl Failure {
     /// Every error answer the document describes.
-    const ALL: [Failure; 8] = [
+    const ALL: [Failure; 9] = [
         Failure::BadRequest,
         Failure::Unauthorized,
+        Failure::Forbidden,
         Failure::NotFound,
         Failure::Timeout,
         Failure::Conflict,
@@ -77,6 +81,7 @@ impl Failure {
         match self {
             Failure::BadRequest => 400,
             Failure::Unauthorized => 401,
+            Failure::Forbidden => 403,
             Failure::NotFound => 404,
             Failure::Timeout => 408,
             Failure::Conflict => 409,
@@ -91,6 +96,7 @@ impl Failure {
         match self {
             Failure::BadRequest => "BadRequest",
             Failure::Unauthorized => "Unauthorized",
+            Failure::Forbidden => "Forbidden",
             Failure::NotFound => "NotFound",
             Failure::Timeout => "Timeout",
             Failure::Conflict => "Conflict",
@@ -107,15 +113,21 @@ impl Failure {
                  `field` names the field at fault."
             }
             Failure::Unauthorized => "The admin token is missing or wrong.",
+            Failure::Forbidden => "The push subscription is held by another `auth` secret.",
             Failure::NotFound => {
                 "Nothing with this name is known (a server key never seen, a webhook id \
-                 that is not one)."
+                 that is not one, a push subscription the bridge does not hold)."
             }
             Failure::Timeout => "The request's body did not arrive in time.",
             Failure::Conflict => "There is no room for another one (at most 50 webhooks).",
-            Failure::TooLarge => "The request's body is larger than 16 KiB.",
+            Failure::TooLarge => {
+                "The request's body is larger than the API reads (16 KiB for a webhook, 8 KiB \
+                 for a push subscription)."
+            }
             Failure::TooManyRequests => {
-                "The client address has no request left; ask again after `Retry-After` seconds."
+                "The client address has no request left, or (a new push subscription) holds \
+                 as many subscriptions as it may, or the bridge does; ask again after \
+                 `Retry-After` seconds."
             }
             Failure::Unavailable => {
                 "The answer's source (the history's database, or the master's first list) \
@@ -348,6 +360,15 @@ fn gets() -> Vec<Get> {
             failures: &[NotFound, TooManyRequests, Unavailable],
         },
         Get {
+            path: "/api/push/key",
+            id: "getPushKey",
+            summary: "The VAPID public key a page subscribes to Web Push with",
+            key: false,
+            range: false,
+            ok: (json, schema_ref::<PushKey>()),
+            failures: &[TooManyRequests, Unavailable],
+        },
+        Get {
             path: "/api/openapi.json",
             id: "getOpenApi",
             summary: "This document",
@@ -380,26 +401,31 @@ fn gets() -> Vec<Get> {
     ]
 }
 
-/// One operation of the admin's webhook API (`Authorization: Bearer`
-/// with the admin token).
-struct AdminOp {
+/// One operation with a request body or another method than `GET`: the
+/// admin's webhook API (`Authorization: Bearer` with the admin token) and
+/// the push subscriptions.
+struct Op {
     path: &'static str,
     method: HttpMethod,
     id: &'static str,
     summary: &'static str,
+    /// Whether it takes the admin token.
+    admin: bool,
     /// The request's body.
     body: Option<RefOr<Schema>>,
-    /// The success's status and its body (`None`: empty).
-    ok: (&'static str, &'static str, Option<RefOr<Schema>>),
+    /// Each success's status and its body (`None`: empty).
+    ok: Vec<(&'static str, &'static str, Option<RefOr<Schema>>)>,
     failures: &'static [Failure],
 }
 
-impl AdminOp {
+impl Op {
     fn item(self) -> PathItem {
         let mut op = OperationBuilder::new()
             .operation_id(Some(self.id))
-            .summary(Some(self.summary))
-            .security(SecurityRequirement::new(ADMIN_TOKEN, Vec::<String>::new()));
+            .summary(Some(self.summary));
+        if self.admin {
+            op = op.security(SecurityRequirement::new(ADMIN_TOKEN, Vec::<String>::new()));
+        }
         if self.path.contains("{id}") {
             op = op.parameter(
                 ParameterBuilder::new()
@@ -420,15 +446,16 @@ impl AdminOp {
                     .build(),
             ));
         }
-        let (status, description, answer) = self.ok;
-        let mut ok = ResponseBuilder::new().description(description);
-        if let Some(answer) = answer {
-            ok = ok.content(
-                "application/json",
-                ContentBuilder::new().schema(Some(answer)).build(),
-            );
+        for (status, description, answer) in self.ok {
+            let mut ok = ResponseBuilder::new().description(description);
+            if let Some(answer) = answer {
+                ok = ok.content(
+                    "application/json",
+                    ContentBuilder::new().schema(Some(answer)).build(),
+                );
+            }
+            op = op.response(status, ok.build());
         }
-        op = op.response(status, ok.build());
         for failure in self.failures {
             op = op.response(
                 failure.status().to_string(),
@@ -440,7 +467,7 @@ impl AdminOp {
 }
 
 /// The admin's webhook API (`docs/protocol.md` §2.4).
-fn admin_ops() -> Vec<AdminOp> {
+fn admin_ops() -> Vec<Op> {
     use Failure::{
         BadRequest, Conflict, NotFound, Timeout, TooLarge, TooManyRequests, Unauthorized,
         Unavailable,
@@ -448,13 +475,14 @@ fn admin_ops() -> Vec<AdminOp> {
     let list = "/api/admin/webhooks";
     let one = "/api/admin/webhooks/{id}";
     vec![
-        AdminOp {
+        Op {
+            admin: true,
             path: list,
             method: HttpMethod::Post,
             id: "createWebhook",
             summary: "Creates a webhook; the answer holds its secret, the only time it is shown",
             body: Some(schema_ref::<WebhookSpec>()),
-            ok: ("201", "Created.", Some(schema_ref::<Webhook>())),
+            ok: vec![("201", "Created.", Some(schema_ref::<Webhook>()))],
             failures: &[
                 BadRequest,
                 Unauthorized,
@@ -465,26 +493,28 @@ fn admin_ops() -> Vec<AdminOp> {
                 Unavailable,
             ],
         },
-        AdminOp {
+        Op {
+            admin: true,
             path: list,
             method: HttpMethod::Get,
             id: "listWebhooks",
             summary: "Every webhook with its state and last deliveries",
             body: None,
-            ok: ("200", "The webhooks.", Some(schema_ref::<WebhookList>())),
+            ok: vec![("200", "The webhooks.", Some(schema_ref::<WebhookList>()))],
             failures: &[Unauthorized, TooManyRequests, Unavailable],
         },
-        AdminOp {
+        Op {
+            admin: true,
             path: one,
             method: HttpMethod::Patch,
             id: "updateWebhook",
             summary: "Enables a webhook (its failures forgotten) or disables it",
             body: Some(schema_ref::<WebhookPatch>()),
-            ok: (
+            ok: vec![(
                 "200",
                 "The webhook as it is now.",
                 Some(schema_ref::<Webhook>()),
-            ),
+            )],
             failures: &[
                 BadRequest,
                 Unauthorized,
@@ -495,28 +525,88 @@ fn admin_ops() -> Vec<AdminOp> {
                 Unavailable,
             ],
         },
-        AdminOp {
+        Op {
+            admin: true,
             path: one,
             method: HttpMethod::Delete,
             id: "deleteWebhook",
             summary: "Removes a webhook; its deliveries stop before their next attempt",
             body: None,
-            ok: ("204", "Removed.", None),
+            ok: vec![("204", "Removed.", None)],
             failures: &[Unauthorized, NotFound, TooManyRequests, Unavailable],
         },
-        AdminOp {
+        Op {
+            admin: true,
             path: "/api/admin/webhooks/{id}/test",
             method: HttpMethod::Post,
             id: "testWebhook",
             summary: "Sends one test notification (type `test`, a made-up server) now, \
                       through the normal delivery, and answers with its outcome",
             body: None,
-            ok: (
+            ok: vec![(
                 "200",
                 "The attempt's outcome.",
                 Some(schema_ref::<Delivery>()),
-            ),
+            )],
             failures: &[Unauthorized, NotFound, TooManyRequests, Unavailable],
+        },
+    ]
+}
+
+/// The push subscriptions (`docs/protocol.md` §2.4): open to anyone, no
+/// token.
+fn push_ops() -> Vec<Op> {
+    use Failure::{
+        BadRequest, Forbidden, NotFound, Timeout, TooLarge, TooManyRequests, Unavailable,
+    };
+    let path = "/api/push/subscription";
+    vec![
+        Op {
+            admin: false,
+            path,
+            method: HttpMethod::Put,
+            id: "putPushSubscription",
+            summary: "Creates or replaces a browser's push subscription and its watches \
+                      (at most 20)",
+            body: Some(schema_ref::<PushSubscribe>()),
+            ok: vec![
+                (
+                    "200",
+                    "Replaced: the watches as kept.",
+                    Some(schema_ref::<PushWatches>()),
+                ),
+                (
+                    "201",
+                    "Created: the watches as kept.",
+                    Some(schema_ref::<PushWatches>()),
+                ),
+            ],
+            failures: &[
+                BadRequest,
+                Forbidden,
+                Timeout,
+                TooLarge,
+                TooManyRequests,
+                Unavailable,
+            ],
+        },
+        Op {
+            admin: false,
+            path,
+            method: HttpMethod::Delete,
+            id: "deletePushSubscription",
+            summary: "Removes a browser's push subscription (named by its endpoint and auth \
+                      secret)",
+            body: Some(schema_ref::<PushUnsubscribe>()),
+            ok: vec![("204", "Removed.", None)],
+            failures: &[
+                BadRequest,
+                NotFound,
+                Timeout,
+                TooLarge,
+                TooManyRequests,
+                Unavailable,
+            ],
         },
     ]
 }
@@ -566,7 +656,7 @@ pub fn document() -> Value {
     for get in gets() {
         paths = paths.path(get.path, get.item());
     }
-    for op in admin_ops() {
+    for op in admin_ops().into_iter().chain(push_ops()) {
         paths = paths.path(op.path, op.item());
     }
     let mut schemas = Vec::new();
@@ -581,6 +671,10 @@ pub fn document() -> Value {
     with_refs::<WebhookPatch>(&mut schemas);
     with_refs::<Webhook>(&mut schemas);
     with_refs::<WebhookList>(&mut schemas);
+    with_refs::<PushKey>(&mut schemas);
+    with_refs::<PushWatches>(&mut schemas);
+    with_refs::<PushSubscribe>(&mut schemas);
+    with_refs::<PushUnsubscribe>(&mut schemas);
     with_refs::<ServerKey>(&mut schemas);
     with_refs::<HistoryRange>(&mut schemas);
     let mut components = ComponentsBuilder::new().schemas_from_iter(schemas);
@@ -596,8 +690,9 @@ pub fn document() -> Value {
         .version(env!("CARGO_PKG_VERSION"))
         .description(Some(
             "What a lobby bridge answers over HTTP: the server list, each server's details \
-             and history, the lobby's history, badges (SVG and shields.io), the admin's \
-             webhook API (the admin token as a bearer token) and the webhooks it sends. \
+             and history, the lobby's history, badges (SVG and shields.io), Web Push \
+             subscriptions, the admin's webhook API (the admin token as a bearer token) and \
+             the webhooks it sends. \
              Every public answer carries `ETag` and `Access-Control-Allow-Origin: *` (the \
              admin's answers neither: they are `no-store` and for the bridge's own page); \
              every path is paid for from the client address's request budget (429 beyond \

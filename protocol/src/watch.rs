@@ -7,7 +7,7 @@
 //! bridge's to decide: it needs DNS, which the page does not have; so is
 //! the URL's full parse (see `parse_url`).
 
-use std::{fmt, str::FromStr};
+use std::{borrow::Cow, fmt, str::FromStr};
 
 use crate::ServerKey;
 use serde::{Deserialize, Serialize};
@@ -147,13 +147,20 @@ impl Format {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {reason}")]
 pub struct FieldError {
-    /// The field as the request spells it (`body` for the whole request).
-    pub field: &'static str,
+    /// The field as the request spells it (`body` for the whole request;
+    /// `watches[2].key` for one inside a list).
+    pub field: Cow<'static, str>,
     pub reason: &'static str,
 }
 
-fn refuse<T>(field: &'static str, reason: &'static str) -> Result<T, FieldError> {
-    Err(FieldError { field, reason })
+pub(crate) fn refuse<T>(
+    field: impl Into<Cow<'static, str>>,
+    reason: &'static str,
+) -> Result<T, FieldError> {
+    Err(FieldError {
+        field: field.into(),
+        reason,
+    })
 }
 
 /// A valid `POST /api/admin/webhooks` body: what one webhook watches and
@@ -211,20 +218,7 @@ impl WebhookSpec {
         };
         let events = parse_events(obj.get("events"))?;
         let servers = parse_servers(obj.get("servers"))?;
-        let threshold = match (
-            obj.get("threshold"),
-            events.contains(&Event::PlayersReached),
-        ) {
-            (None | Some(Value::Null), false) => None,
-            (None | Some(Value::Null), true) => {
-                return refuse("threshold", "is required with players-reached")
-            }
-            (Some(_), false) => return refuse("threshold", "is only for players-reached"),
-            (Some(v), true) => match v.as_u64() {
-                Some(n @ 1..=255) => Some(n as u32),
-                _ => return refuse("threshold", "must be a whole number from 1 to 255"),
-            },
-        };
+        let threshold = threshold_named("threshold", obj.get("threshold"), &events)?;
         let cooldown = match obj.get("cooldown") {
             None | Some(Value::Null) => DEFAULT_COOLDOWN,
             Some(v) => match v.as_u64() {
@@ -265,7 +259,7 @@ impl WebhookSpec {
 }
 
 /// A request body as a JSON object, at most [`MAX_REQUEST_BYTES`].
-fn object(body: &[u8]) -> Result<Map<String, Value>, FieldError> {
+pub(crate) fn object(body: &[u8]) -> Result<Map<String, Value>, FieldError> {
     if body.len() > MAX_REQUEST_BYTES {
         return refuse("body", "larger than 16 KiB");
     }
@@ -283,61 +277,100 @@ fn object(body: &[u8]) -> Result<Map<String, Value>, FieldError> {
 /// more to its bundle than the whole admin page. The bridge parses the URL
 /// fully when it checks where it points (`bridge::webhooks::address`).
 fn parse_url(value: Option<&Value>) -> Result<String, FieldError> {
+    url_named("url", value, (MAX_URL_LEN, "is longer than 2048 bytes")).map(|(_, url)| url)
+}
+
+/// [`parse_url`]'s shape check for the field `field` (a push endpoint's
+/// too), at most `max_len` bytes (else refused saying `too_long`): the
+/// scheme (lowercased: `http` or `https`) and the text.
+pub(crate) fn url_named(
+    field: &'static str,
+    value: Option<&Value>,
+    (max_len, too_long): (usize, &'static str),
+) -> Result<(String, String), FieldError> {
     let Some(text) = value.and_then(Value::as_str) else {
-        return refuse("url", "is required, as a string");
+        return refuse(field, "is required, as a string");
     };
-    if text.len() > MAX_URL_LEN {
-        return refuse("url", "is longer than 2048 bytes");
+    if text.len() > max_len {
+        return refuse(field, too_long);
     }
     let Some((scheme, rest)) = text.split_once(':') else {
-        return refuse("url", "is not a URL");
+        return refuse(field, "is not a URL");
     };
     if scheme.is_empty() || text.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return refuse("url", "is not a URL");
+        return refuse(field, "is not a URL");
     }
     if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-        return refuse("url", "must be http or https");
+        return refuse(field, "must be http or https");
     }
     let Some(rest) = rest.strip_prefix("//") else {
-        return refuse("url", "is not a URL");
+        return refuse(field, "is not a URL");
     };
     if text.contains('#') {
-        return refuse("url", "must not have a fragment");
+        return refuse(field, "must not have a fragment");
     }
     let authority = rest.split(['/', '?', '\\']).next().unwrap_or_default();
     if authority.contains('@') {
-        return refuse("url", "must not hold a user name or password");
+        return refuse(field, "must not hold a user name or password");
     }
     let host = match authority.strip_prefix('[') {
         Some(v6) => v6.split(']').next().unwrap_or_default(),
         None => authority.split(':').next().unwrap_or_default(),
     };
     if host.is_empty() {
-        return refuse("url", "has no host");
+        return refuse(field, "has no host");
     }
-    Ok(text.to_owned())
+    Ok((scheme.to_ascii_lowercase(), text.to_owned()))
 }
 
 fn parse_events(value: Option<&Value>) -> Result<Vec<Event>, FieldError> {
+    events_named("events", value)
+}
+
+/// A watch's `threshold`: required (1 to [`MAX_THRESHOLD`]) with
+/// `players-reached` among its `events`, absent otherwise; `field` names
+/// it in a refusal.
+pub(crate) fn threshold_named(
+    field: impl Into<Cow<'static, str>>,
+    value: Option<&Value>,
+    events: &[Event],
+) -> Result<Option<u32>, FieldError> {
+    match (value, events.contains(&Event::PlayersReached)) {
+        (None | Some(Value::Null), false) => Ok(None),
+        (None | Some(Value::Null), true) => refuse(field, "is required with players-reached"),
+        (Some(_), false) => refuse(field, "is only for players-reached"),
+        (Some(v), true) => match v.as_u64() {
+            Some(n @ 1..=255) => Ok(Some(n as u32)),
+            _ => refuse(field, "must be a whole number from 1 to 255"),
+        },
+    }
+}
+
+/// A list of events, each once, sorted; `field` names it in a refusal.
+pub(crate) fn events_named(
+    field: impl Into<Cow<'static, str>>,
+    value: Option<&Value>,
+) -> Result<Vec<Event>, FieldError> {
+    let field = field.into();
     let Some(Value::Array(items)) = value else {
-        return refuse("events", "is required, as a list");
+        return refuse(field, "is required, as a list");
     };
     if items.is_empty() {
-        return refuse("events", "names no event");
+        return refuse(field, "names no event");
     }
     if items.len() > Event::ALL.len() {
-        return refuse("events", "names an event twice");
+        return refuse(field, "names an event twice");
     }
     let mut events = Vec::with_capacity(items.len());
     for item in items {
         let Some(event) = item.as_str().and_then(|s| s.parse::<Event>().ok()) else {
             return refuse(
-                "events",
+                field,
                 "has an unknown event (known: server-online, server-offline, lobby-opened, players-reached)",
             );
         };
         if events.contains(&event) {
-            return refuse("events", "names an event twice");
+            return refuse(field, "names an event twice");
         }
         events.push(event);
     }

@@ -10,6 +10,7 @@ pub mod fanout;
 pub mod history;
 pub mod memory;
 pub mod page;
+pub mod push;
 pub mod relay;
 pub mod scale100k;
 pub mod scaleout;

@@ -39,7 +39,9 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     };
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let mut servers = direct::register_servers(maddr, s.webhook_servers, "Hook", 0).await?;
-    let (url, mut arrivals) = receiver().await?;
+    let (addr, mut arrivals) =
+        receiver(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n").await?;
+    let url = format!("http://{addr}/hook");
     create_webhook(baddr, &url).await?;
     let mut viewer = ws::connect(&ws::url(baddr)).await?;
     ws::send(
@@ -89,15 +91,15 @@ fn row(hook: &Histogram<u64>, push: &Histogram<u64>, servers: usize) -> Row {
 }
 
 /// `msUpdateGameServerStats` with `current` players (a marker) and the
-/// lobby open or closed.
-fn stats(current: u64, open: bool) -> String {
+/// lobby open or closed (the push phase's too).
+pub(crate) fn stats(current: u64, open: bool) -> String {
     format!(
         r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
     )
 }
 
 /// Reads the viewer's messages until one carries `current`.
-async fn seen(viewer: &mut ws::Ws, current: u64) -> Result<()> {
+pub(crate) async fn seen(viewer: &mut ws::Ws, current: u64) -> Result<()> {
     let marker = direct::marker(current);
     within(Duration::from_secs(30), "the change at the viewer", async {
         while !ws::next_text(viewer).await?.as_str().contains(&marker) {}
@@ -106,9 +108,13 @@ async fn seen(viewer: &mut ws::Ws, current: u64) -> Result<()> {
     .await
 }
 
-/// A webhook receiver on loopback: answers every request 204 and reports
-/// when each arrived (once its whole body was read).
-async fn receiver() -> Result<(String, mpsc::UnboundedReceiver<Instant>)> {
+/// A receiver on loopback (a webhook's, a push service): answers every
+/// request with `answer` (a whole HTTP/1.1 head without body) on
+/// kept-alive connections and reports when each arrived (once its whole
+/// body was read). Its address, and the arrivals.
+pub(crate) async fn receiver(
+    answer: &'static [u8],
+) -> Result<(SocketAddr, mpsc::UnboundedReceiver<Instant>)> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = mpsc::unbounded_channel();
@@ -116,37 +122,44 @@ async fn receiver() -> Result<(String, mpsc::UnboundedReceiver<Instant>)> {
         while let Ok((mut s, _)) = listener.accept().await {
             let tx = tx.clone();
             tokio::spawn(async move {
-                if read_request(&mut s).await.is_ok() {
+                let mut buf = Vec::new();
+                while read_message(&mut s, &mut buf).await.is_ok() {
                     let _ = tx.send(Instant::now());
-                    let _ = s
-                        .write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-                        .await;
+                    if s.write_all(answer).await.is_err() {
+                        break;
+                    }
                 }
             });
         }
     });
-    Ok((format!("http://{addr}/hook"), rx))
+    Ok((addr, rx))
 }
 
-/// Reads one request (head and `content-length` body) of at most 64 KiB.
-async fn read_request(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
+/// Reads one HTTP message (head and `content-length` body, at most
+/// 64 KiB) from `s`, keeping what follows it in `buf`: its head and body.
+pub(crate) async fn read_message(
+    s: &mut TcpStream,
+    buf: &mut Vec<u8>,
+) -> Result<(String, Vec<u8>)> {
+    let mut chunk = [0u8; 8192];
     loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
             let len: usize = head
+                .to_ascii_lowercase()
                 .lines()
                 .find_map(|l| l.strip_prefix("content-length:"))
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0);
             if buf.len() >= end + 4 + len {
-                return Ok(buf);
+                let body = buf[end + 4..end + 4 + len].to_vec();
+                buf.drain(..end + 4 + len);
+                return Ok((head, body));
             }
         }
         let n = s.read(&mut chunk).await?;
         if n == 0 || buf.len() > 64 * 1024 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
+            return Err(Error::Unexpected("the connection closed".into()));
         }
         buf.extend_from_slice(&chunk[..n]);
     }

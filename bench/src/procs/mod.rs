@@ -102,6 +102,10 @@ pub struct BridgeOptions {
     /// `--webhook-allow-private` (the webhooks phase's receiver is on
     /// loopback).
     pub webhook_allow_private: bool,
+    /// Web Push for this many subscriptions, all from loopback: an
+    /// endpoint on loopback (`--push-allow-insecure`) and the limits (in
+    /// all and per address) that many.
+    pub push_subscriptions: Option<usize>,
 }
 
 impl Default for BridgeOptions {
@@ -115,6 +119,7 @@ impl Default for BridgeOptions {
             data_dir: None,
             history_interval: None,
             webhook_allow_private: false,
+            push_subscriptions: None,
         }
     }
 }
@@ -256,6 +261,15 @@ async fn launch_bridge(
     }
     if opts.webhook_allow_private {
         cmd.arg("--webhook-allow-private");
+    }
+    if let Some(n) = opts.push_subscriptions {
+        let n = n.max(1).to_string();
+        cmd.arg("--push-allow-insecure").args([
+            "--push-max-subscriptions",
+            &n,
+            "--push-max-per-address",
+            &n,
+        ]);
     }
     if let Some(every) = opts.history_interval {
         cmd.args(["--history-interval", &format!("{}s", every.as_secs())]);

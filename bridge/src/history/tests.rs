@@ -34,6 +34,7 @@ on_both_engines!(
     hours_fold_into_days_once_even_when_the_clock_goes_back,
     a_sample_is_recorded_once,
     hostile_rows_are_errors_not_panics,
+    push_key_and_subscriptions_are_kept_and_read_back_bounded,
 );
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -322,7 +323,7 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 3, "migrated to the latest schema");
+    assert_eq!(version, 4, "migrated to the latest schema");
     let old_tables: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM sqlite_schema WHERE name IN \
@@ -408,4 +409,64 @@ fn hostile_rows_are_errors_not_panics(history: History) {
         .server_history(1, T0, Range::Hour, MIN, T0 + MIN)
         .unwrap();
     assert!(points.len() <= 2, "{}", points.len());
+}
+
+/// Web Push's rows (`push::store`): the VAPID key is created once, a
+/// subscription is replaced in place, and texts and keys no bridge writes
+/// are read back cut to their bound.
+fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
+    use crate::push::store::{PushStore, Row};
+    assert_eq!(history.vapid_secret(&[7; 32]).unwrap(), vec![7; 32]);
+    assert_eq!(history.vapid_secret(&[8; 32]).unwrap(), vec![7; 32]);
+    let row = |id: &str, t: i64| Row {
+        id: id.into(),
+        subscription: "{}".into(),
+        watches: "[]".into(),
+        source: "192.0.2.1".into(),
+        auth: "secret".into(),
+        created_ms: t,
+        updated_ms: t,
+    };
+    assert!(history.put(&row("00000000000000aa", 1)).unwrap());
+    assert!(history
+        .put(&Row {
+            watches: "[1]".into(),
+            ..row("00000000000000aa", 5)
+        })
+        .unwrap());
+    let stolen = Row {
+        auth: "another".into(),
+        watches: "[2]".into(),
+        ..row("00000000000000aa", 6)
+    };
+    assert!(
+        !history.put(&stolen).unwrap(),
+        "another auth replaces nothing"
+    );
+    let rows = history.load().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].created_ms, rows[0].updated_ms), (1, 5));
+    assert_eq!(rows[0].watches, "[1]");
+    let long = "x".repeat(20_000);
+    let big = history.store().repeat_blob(1 << 16);
+    history
+        .store()
+        .execute_raw(&format!(
+            "INSERT INTO push_subscriptions \
+             (id, subscription, watches, source, auth, created_ms, updated_ms) \
+             VALUES ('zz', '{long}', '{long}', '{long}', '{long}', 2, 2); \
+             UPDATE push_vapid SET secret = {big};"
+        ))
+        .unwrap();
+    let rows = history.load().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows[1].subscription.len() <= 8 * 1024 && rows[1].source.len() <= 8 * 1024);
+    assert_eq!(
+        history.vapid_secret(&[9; 32]).unwrap().len(),
+        64,
+        "cut to 64 bytes"
+    );
+    assert!(!history.delete("00000000000000aa", Some("another")).unwrap());
+    assert!(history.delete("zz", None).unwrap());
+    assert!(!history.delete("zz", None).unwrap());
 }

@@ -4,7 +4,7 @@
 //! for it), hands what changed since the list it saw last to the
 //! [`Tracker`] (the two lists share all the rest, which is never walked),
 //! and broadcasts what happened to
-//! whoever notifies (webhooks; Web Push can subscribe the same way). Every
+//! whoever notifies (webhooks, Web Push). Every
 //! bridge decides the same events from the same list; which one sends them
 //! is the notifiers' business.
 //!
@@ -28,7 +28,7 @@ use protocol::watch::Event;
 use tokio::{sync::broadcast, time::Instant};
 use tokio_util::sync::CancellationToken;
 
-pub use cooldown::Cooldowns;
+pub use cooldown::{Cooldowns, MAX_ENTRIES as MAX_COOLDOWN_ENTRIES};
 pub use tracker::{Change, Occurrence, Tracker};
 
 use crate::{feed::FeedState, upstream::Upstream};

@@ -53,6 +53,13 @@ impl Occurrence {
         servers: &ServerFilter,
         threshold: Option<u32>,
     ) -> Option<Event> {
+        self.fires_on_key(events, threshold)
+            .filter(|_| servers.matches(self.key, &self.server.name))
+    }
+
+    /// [`Occurrence::fires`] for a watch of this very key (a push
+    /// subscription's watch names one server).
+    pub fn fires_on_key(&self, events: &[Event], threshold: Option<u32>) -> Option<Event> {
         let event = match self.change {
             Change::Online => Event::ServerOnline,
             Change::Offline => Event::ServerOffline,
@@ -66,7 +73,7 @@ impl Occurrence {
                 Event::PlayersReached
             }
         };
-        (events.contains(&event) && servers.matches(self.key, &self.server.name)).then_some(event)
+        events.contains(&event).then_some(event)
     }
 }
 

@@ -1,9 +1,11 @@
-//! Which addresses a webhook may reach (`docs/protocol.md` §2.4): nobody
-//! may use the lobby to reach its own networks. A URL's host that is, or
-//! resolves to, a loopback, private, link-local, shared (100.64/10),
-//! multicast, unspecified or otherwise non-global address (IPv4 and IPv6,
-//! IPv4-mapped included; `gamequery::screen::is_global` is the rule) is
-//! refused unless `--webhook-allow-private`.
+//! Which addresses a webhook or a push endpoint may reach
+//! (`docs/protocol.md` §2.4): nobody may use the lobby to reach its own
+//! networks. A URL's host that is, or resolves to, a loopback, private,
+//! link-local, shared (100.64/10), multicast, unspecified or otherwise
+//! non-global address (IPv4 and IPv6, IPv4-mapped included;
+//! `gamequery::screen::is_global` is the rule) is refused unless the
+//! [`Reach`] allows it: `--webhook-allow-private` any address,
+//! `--push-allow-insecure` loopback ones (tests).
 //!
 //! The check happens where the connection is made: [`CheckedResolver`] is
 //! the HTTP client's only resolver, so a host name is resolved once per
@@ -31,17 +33,49 @@ pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 #[error("the host is, or resolves to, an address that is not public")]
 pub struct Refused;
 
+/// Which addresses a client may reach besides public ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Public addresses only (the default of both).
+    Public,
+    /// Public and loopback ones (`--push-allow-insecure`, tests).
+    AlsoLoopback,
+    /// Any address (`--webhook-allow-private`).
+    Any,
+}
+
+impl Reach {
+    /// The webhooks' reach: [`Reach::Any`] with `--webhook-allow-private`.
+    pub fn webhooks(allow_private: bool) -> Self {
+        if allow_private {
+            Reach::Any
+        } else {
+            Reach::Public
+        }
+    }
+}
+
 /// Whether an address may be reached.
-pub fn allowed(ip: IpAddr, allow_private: bool) -> bool {
-    allow_private || gamequery::screen::is_global(ip)
+pub fn allowed(ip: IpAddr, reach: Reach) -> bool {
+    let loopback = match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    };
+    match reach {
+        Reach::Any => true,
+        Reach::AlsoLoopback if loopback => true,
+        _ => gamequery::screen::is_global(ip),
+    }
 }
 
 /// Whether the URL's host, if an IP literal, may be reached (a host name
 /// is checked by [`CheckedResolver`] when the connection is made).
-pub fn literal_allowed(url: &Url, allow_private: bool) -> bool {
+pub fn literal_allowed(url: &Url, reach: Reach) -> bool {
     match url.host() {
-        Some(Host::Ipv4(ip)) => allowed(IpAddr::V4(ip), allow_private),
-        Some(Host::Ipv6(ip)) => allowed(IpAddr::V6(ip), allow_private),
+        Some(Host::Ipv4(ip)) => allowed(IpAddr::V4(ip), reach),
+        Some(Host::Ipv6(ip)) => allowed(IpAddr::V6(ip), reach),
         Some(Host::Domain(_)) => true,
         None => false,
     }
@@ -49,7 +83,7 @@ pub fn literal_allowed(url: &Url, allow_private: bool) -> bool {
 
 /// Resolves `host` and checks every address: all must be allowed (one
 /// private address among public ones is refused too).
-async fn resolve_checked(host: &str, allow_private: bool) -> Result<Vec<SocketAddr>, ResolveError> {
+async fn resolve_checked(host: &str, reach: Reach) -> Result<Vec<SocketAddr>, ResolveError> {
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0))
         .await
         .map_err(|_| ResolveError::NotFound)?
@@ -58,7 +92,7 @@ async fn resolve_checked(host: &str, allow_private: bool) -> Result<Vec<SocketAd
     if addrs.is_empty() {
         return Err(ResolveError::NotFound);
     }
-    if addrs.iter().any(|a| !allowed(a.ip(), allow_private)) {
+    if addrs.iter().any(|a| !allowed(a.ip(), reach)) {
         return Err(ResolveError::Refused);
     }
     Ok(addrs)
@@ -75,16 +109,15 @@ pub enum ResolveError {
 
 /// Checks a new webhook's URL: its host is an allowed literal, or resolves
 /// (within [`RESOLVE_TIMEOUT`]) to allowed addresses only.
-pub async fn check_url(url: &Url, allow_private: bool) -> Result<(), ResolveError> {
+pub async fn check_url(url: &Url, reach: Reach) -> Result<(), ResolveError> {
     match url.host() {
         Some(Host::Domain(name)) => {
-            match tokio::time::timeout(RESOLVE_TIMEOUT, resolve_checked(name, allow_private)).await
-            {
+            match tokio::time::timeout(RESOLVE_TIMEOUT, resolve_checked(name, reach)).await {
                 Ok(result) => result.map(drop),
                 Err(_) => Err(ResolveError::NotFound),
             }
         }
-        Some(_) if literal_allowed(url, allow_private) => Ok(()),
+        Some(_) if literal_allowed(url, reach) => Ok(()),
         _ => Err(ResolveError::Refused),
     }
 }
@@ -92,14 +125,14 @@ pub async fn check_url(url: &Url, allow_private: bool) -> Result<(), ResolveErro
 /// The delivery client's resolver: the system's, with every answer checked.
 #[derive(Debug, Clone, Copy)]
 pub struct CheckedResolver {
-    pub allow_private: bool,
+    pub reach: Reach,
 }
 
 impl Resolve for CheckedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let allow_private = self.allow_private;
+        let reach = self.reach;
         Box::pin(async move {
-            match resolve_checked(name.as_str(), allow_private).await {
+            match resolve_checked(name.as_str(), reach).await {
                 Ok(addrs) => Ok(Box::new(addrs.into_iter()) as Addrs),
                 Err(ResolveError::Refused) => Err(Box::new(Refused) as _),
                 Err(e) => Err(Box::new(e) as _),
@@ -151,31 +184,69 @@ mod tests {
             "http://[::ffff:a9fe:a9fe]/",
         ] {
             assert_eq!(
-                check_url(&url(u), false).await,
+                check_url(&url(u), Reach::Public).await,
                 Err(ResolveError::Refused),
                 "{u}"
             );
         }
-        assert_eq!(check_url(&url("http://127.0.0.1/"), true).await, Ok(()));
-        assert_eq!(check_url(&url("http://localhost/"), true).await, Ok(()));
-        assert_eq!(check_url(&url("http://203.0.114.1/"), false).await, Ok(()));
-        assert!(literal_allowed(&url("https://[2a00:1450::1]/"), false));
-        assert!(!literal_allowed(&url("https://[::ffff:10.0.0.1]/"), false));
+        assert_eq!(
+            check_url(&url("http://127.0.0.1/"), Reach::Any).await,
+            Ok(())
+        );
+        assert_eq!(
+            check_url(&url("http://localhost/"), Reach::Any).await,
+            Ok(())
+        );
+        assert_eq!(
+            check_url(&url("http://203.0.114.1/"), Reach::Public).await,
+            Ok(())
+        );
+        assert!(literal_allowed(
+            &url("https://[2a00:1450::1]/"),
+            Reach::Public
+        ));
+        assert!(!literal_allowed(
+            &url("https://[::ffff:10.0.0.1]/"),
+            Reach::Public
+        ));
+    }
+
+    #[tokio::test]
+    async fn loopback_only_adds_loopback() {
+        for u in [
+            "http://127.0.0.1/",
+            "http://127.0.0.2:9/",
+            "http://[::1]/",
+            "http://localhost/",
+        ] {
+            assert_eq!(check_url(&url(u), Reach::AlsoLoopback).await, Ok(()), "{u}");
+        }
+        for u in [
+            "http://10.1.2.3/",
+            "http://192.168.1.1/",
+            "http://169.254.169.254/",
+            "http://[fd00::1]/",
+            "http://0.0.0.0/",
+        ] {
+            assert_eq!(
+                check_url(&url(u), Reach::AlsoLoopback).await,
+                Err(ResolveError::Refused),
+                "{u}"
+            );
+        }
     }
 
     #[tokio::test]
     async fn the_resolver_refuses_at_connection_time() {
         let strict = CheckedResolver {
-            allow_private: false,
+            reach: Reach::Public,
         };
         let err = match strict.resolve("localhost".parse().unwrap()).await {
             Ok(_) => panic!("localhost resolved for a webhook"),
             Err(e) => e,
         };
         assert!(is_refused(err.as_ref()));
-        let lax = CheckedResolver {
-            allow_private: true,
-        };
+        let lax = CheckedResolver { reach: Reach::Any };
         let addrs: Vec<_> = match lax.resolve("localhost".parse().unwrap()).await {
             Ok(a) => a.collect(),
             Err(e) => panic!("{e}"),

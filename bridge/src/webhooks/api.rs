@@ -36,7 +36,8 @@ pub(crate) fn routes() -> Router<Arc<Ctx>> {
         .route("/api/admin/webhooks/{id}/test", post(test))
 }
 
-fn answer(status: StatusCode, body: &impl Serialize) -> Response {
+/// A JSON answer that no cache keeps (the push API's too).
+pub(crate) fn answer(status: StatusCode, body: &impl Serialize) -> Response {
     let mut h = HeaderMap::new();
     h.insert(
         header::CONTENT_TYPE,
@@ -46,7 +47,8 @@ fn answer(status: StatusCode, body: &impl Serialize) -> Response {
     (status, h, protocol::json::to_string(body)).into_response()
 }
 
-fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+/// A refusal: `{"error": message}` (the push API's too).
+pub(crate) fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
     answer(
         status,
         &ApiError {
@@ -56,8 +58,8 @@ fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
     )
 }
 
-/// A 400 that names the request's field at fault.
-fn refused(e: &FieldError) -> Response {
+/// A 400 that names the request's field at fault (the push API's too).
+pub(crate) fn refused(e: &FieldError) -> Response {
     answer(StatusCode::BAD_REQUEST, &ApiError::from(e))
 }
 
@@ -104,13 +106,14 @@ fn authorize(ctx: &Ctx, client: SocketAddr, headers: &HeaderMap) -> Result<(), B
     }
 }
 
-/// The body, at most [`MAX_REQUEST_BYTES`], within [`BODY_TIMEOUT`].
-async fn read_body(body: Body) -> Result<axum::body::Bytes, Box<Response>> {
-    match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_REQUEST_BYTES)).await {
+/// The body, at most `max` bytes, within [`BODY_TIMEOUT`] (the push
+/// API's too).
+pub(crate) async fn read_body(body: Body, max: usize) -> Result<axum::body::Bytes, Box<Response>> {
+    match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, max)).await {
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(_)) => Err(Box::new(error(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "body: larger than 16 KiB",
+            format_args!("body: larger than {} KiB", max / 1024),
         ))),
         Err(_) => Err(Box::new(error(
             StatusCode::REQUEST_TIMEOUT,
@@ -152,7 +155,7 @@ async fn admitted_with_body<'a>(
     id: Option<&str>,
 ) -> Result<(&'a Arc<Webhooks>, axum::body::Bytes), Box<Response>> {
     let hooks = admitted(ctx, client, req.headers(), id).await?;
-    let body = read_body(req.into_body()).await?;
+    let body = read_body(req.into_body(), MAX_REQUEST_BYTES).await?;
     Ok((hooks, body))
 }
 
@@ -199,11 +202,12 @@ async fn create(
     // The protocol checked the URL's shape; what it names is parsed here.
     let Ok(url) = url::Url::parse(&spec.url) else {
         return refused(&FieldError {
-            field: "url",
+            field: "url".into(),
             reason: "is not a URL",
         });
     };
-    if let Err(e) = address::check_url(&url, ctx.config.webhook_allow_private).await {
+    let reach = address::Reach::webhooks(ctx.config.webhook_allow_private);
+    if let Err(e) = address::check_url(&url, reach).await {
         return answer(
             StatusCode::BAD_REQUEST,
             &ApiError {

@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use reqwest::{header, redirect, Client, StatusCode};
 use url::Url;
 
-use super::address::{self, CheckedResolver};
+use super::address::{self, CheckedResolver, Reach};
 
 /// Time limit of one attempt: connecting, the answer's head and the part
 /// of its body that is read.
@@ -54,35 +54,24 @@ pub enum Attempt {
 #[derive(Debug, Clone)]
 pub struct Sender {
     client: Client,
-    allow_private: bool,
+    reach: Reach,
 }
 
 impl Sender {
     /// A client that follows no redirect, uses no proxy, resolves only
     /// through [`CheckedResolver`], and keeps no idle connection.
-    pub fn new(allow_private: bool) -> Result<Self, reqwest::Error> {
-        let client = Client::builder()
-            .redirect(redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(std::sync::Arc::new(CheckedResolver { allow_private }))
-            .timeout(ATTEMPT_TIMEOUT)
-            .connect_timeout(ATTEMPT_TIMEOUT)
-            .pool_max_idle_per_host(0)
-            .user_agent(concat!(
-                "lobby-bridge/",
-                env!("CARGO_PKG_VERSION"),
-                " (webhooks)"
-            ))
-            .build()?;
-        Ok(Self {
-            client,
-            allow_private,
-        })
+    pub fn new(reach: Reach) -> Result<Self, reqwest::Error> {
+        let client = client(
+            reach,
+            0,
+            concat!("lobby-bridge/", env!("CARGO_PKG_VERSION"), " (webhooks)"),
+        )?;
+        Ok(Self { client, reach })
     }
 
     /// One `POST` of `body` with `headers` to `url`.
     pub async fn attempt(&self, url: &Url, headers: header::HeaderMap, body: Vec<u8>) -> Attempt {
-        if !address::literal_allowed(url, self.allow_private) {
+        if !address::literal_allowed(url, self.reach) {
             return Attempt::Failed {
                 status: None,
                 why: "address refused",
@@ -141,6 +130,27 @@ impl Sender {
         drop(answer);
         classify(status, retry_after, &body)
     }
+}
+
+/// A client that follows no redirect, uses no proxy, resolves only
+/// through [`CheckedResolver`] with `reach`, bounds each request by
+/// [`ATTEMPT_TIMEOUT`] and keeps at most `idle_per_host` idle connections
+/// (webhooks none; a push service takes many requests in a row). Web Push
+/// sends through one too.
+pub fn client(
+    reach: Reach,
+    idle_per_host: usize,
+    user_agent: &'static str,
+) -> Result<Client, reqwest::Error> {
+    Client::builder()
+        .redirect(redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(std::sync::Arc::new(CheckedResolver { reach }))
+        .timeout(ATTEMPT_TIMEOUT)
+        .connect_timeout(ATTEMPT_TIMEOUT)
+        .pool_max_idle_per_host(idle_per_host)
+        .user_agent(user_agent)
+        .build()
 }
 
 /// What an answer's status means, with the wait it asks for: the larger

@@ -222,7 +222,7 @@ impl Webhooks {
         // `ensure_loaded`): the database may be PostgreSQL, unreachable at
         // start, and a bridge without it still serves the list.
         let (hooks, loaded) = (Vec::new(), false);
-        let sender = Sender::new(settings.allow_private)
+        let sender = Sender::new(address::Reach::webhooks(settings.allow_private))
             .map_err(|e| Error::Webhooks(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
             settings,
@@ -576,10 +576,7 @@ impl Webhooks {
         server: &ServerEntry,
         at: SystemTime,
     ) -> Vec<u8> {
-        let page = match &self.settings.public_url {
-            Some(base) => format!("{base}/server/{key}"),
-            None => format!("/server/{key}"),
-        };
+        let page = payload::page_url(self.settings.public_url.as_deref(), key);
         let notice = Notice {
             kind,
             key,

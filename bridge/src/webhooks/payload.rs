@@ -76,6 +76,16 @@ impl Secret {
     }
 }
 
+/// A server's page as notifications link to it: absolute under
+/// `public_url` (`--public-url`, without a trailing `/`) when the bridge
+/// knows its public address, else the path.
+pub fn page_url(public_url: Option<&str>, key: ServerKey) -> String {
+    match public_url {
+        Some(base) => format!("{base}/server/{key}"),
+        None => format!("/server/{key}"),
+    }
+}
+
 /// What a notification is about: an event (or a test) of one server.
 #[derive(Debug, Clone)]
 pub struct Notice<'a> {

@@ -489,3 +489,208 @@ pub fn log_growth(path: &std::path::Path, before: u64) -> (u64, String) {
     );
     (grown, tail)
 }
+
+/// An embedded master and a bridge that decides events from its list,
+/// for the notifiers' tests (webhooks, Web Push): game servers come and
+/// go, and the events task's progress is read from `/metrics`.
+pub struct Watching {
+    pub master: TestMaster,
+    pub bridge: TestBridge,
+    pub http: reqwest::Client,
+}
+
+impl Watching {
+    /// The lobby with keys offline after `grace`, its config changed by
+    /// `configure`, once servers that appear are announced.
+    pub async fn start(grace: Duration, configure: impl FnOnce(&mut Config)) -> Self {
+        let master = TestMaster::start().await;
+        let mut c = test_config(master.addr);
+        c.offline_after = grace;
+        configure(&mut c);
+        let bridge = TestBridge::embedding(&master, c).await;
+        let lobby = Self {
+            master,
+            bridge,
+            http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        };
+        // Servers that appear in the first grace are not announced.
+        lobby.until_metric("bridge_watch_warm", |v| v == 1).await;
+        lobby
+    }
+
+    pub async fn metric(&self, name: &str) -> u64 {
+        let (_, _, body) = http_get(self.bridge.addr, "/metrics", "").await;
+        let text = String::from_utf8_lossy(&body);
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in /metrics"))
+    }
+
+    pub async fn until_metric(&self, name: &str, ok: impl Fn(u64) -> bool) -> u64 {
+        tokio::time::timeout(WAIT, async {
+            loop {
+                let v = self.metric(name).await;
+                if ok(v) {
+                    return v;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{name} never became as expected"))
+    }
+
+    /// The key of the listed server `name`.
+    pub async fn key_of(&self, name: &str) -> String {
+        tokio::time::timeout(WAIT, async {
+            loop {
+                let (_, _, body) = http_get(self.bridge.addr, "/api/servers", "").await;
+                let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                if let Some(s) = v["servers"]
+                    .as_array()
+                    .and_then(|a| a.iter().find(|s| s["name"] == name))
+                {
+                    return s["key"].as_str().unwrap().to_owned();
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the server was never listed")
+    }
+
+    /// Sends a stats update and waits until the events were decided from
+    /// a list that holds it.
+    pub async fn stats(&self, server: &mut TcpStream, current: u32, open: bool) {
+        let seq = self.metric("bridge_watch_list_seq").await;
+        let json = format!(
+            r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
+        );
+        server
+            .write_all(format!("{}{json}\n", json.len() + 1).as_bytes())
+            .await
+            .unwrap();
+        self.until_metric("bridge_watch_list_seq", |s| s > seq)
+            .await;
+    }
+
+    pub async fn shutdown(self) {
+        self.bridge.shutdown().await;
+        self.master.shutdown().await;
+    }
+}
+
+/// A second loopback address: abuse from it is told apart from the
+/// tests' own requests.
+pub const OTHER_HOST: &str = "127.0.0.2";
+
+/// One request from `from`: its head, then (once answered, if
+/// `early`, else at the same time) its body; the answer's status (`None`:
+/// the connection closed first, as when the bridge stops reading a body).
+pub async fn request_from(
+    from: &str,
+    to: SocketAddr,
+    head: &str,
+    body: &[u8],
+    early: bool,
+) -> Option<u16> {
+    let mut s = connect_from(from, to).await;
+    let (mut rd, mut wr) = s.split();
+    let mut answer = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 4096];
+        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+            match rd.read(&mut buf).await {
+                Ok(n) if n > 0 => answer.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+    };
+    let _ = wr.write_all(head.as_bytes()).await;
+    tokio::time::timeout(WAIT, async {
+        if early {
+            read.await;
+            let _ = wr.write_all(body).await;
+        } else {
+            let send = async {
+                let _ = wr.write_all(body).await;
+            };
+            tokio::join!(send, read);
+        }
+    })
+    .await
+    .expect("no answer");
+    String::from_utf8_lossy(&answer)
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+}
+
+pub fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// The bridge binary for an abuse test from [`OTHER_HOST`]: its `/api/`
+/// budget and per-address connections lifted (so every request reaches
+/// the handler under test), its data in `dir`, `extra` flags; and its log
+/// size and resident memory when the abuse starts.
+pub struct Abused {
+    pub child: Child,
+    pub http: SocketAddr,
+    log_path: std::path::PathBuf,
+    log_before: u64,
+    rss_before: u64,
+}
+
+impl Abused {
+    pub async fn start(dir: &std::path::Path, extra: &[&str]) -> Self {
+        let data = dir.join("data");
+        let mut args = vec![
+            "--api-rate",
+            "100000",
+            "--api-burst",
+            "100000",
+            "--max-http-per-address",
+            "1000",
+            "--data-dir",
+            data.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (child, http, log_path) = logging_bridge(dir, &args).await;
+        let mut abused = Self {
+            child,
+            http,
+            log_path,
+            log_before: 0,
+            rss_before: 0,
+        };
+        abused.mark();
+        abused
+    }
+
+    /// Takes the log's size and the memory from now on.
+    pub fn mark(&mut self) {
+        self.log_before = std::fs::metadata(&self.log_path).unwrap().len();
+        self.rss_before = rss_kib(self.child.id().unwrap());
+    }
+
+    /// Asserts that `what` grew the log by less than 2 KiB and the
+    /// bridge's memory by less than 32 MiB; the log's new text.
+    pub fn assert_small_growth(&self, what: &str) -> String {
+        let (grown, tail) = log_growth(&self.log_path, self.log_before);
+        assert!(grown < 2 * 1024, "{what} grew the log by {grown} bytes");
+        let rss_after = rss_kib(self.child.id().unwrap());
+        let rss_before = self.rss_before;
+        eprintln!("bridge RSS {rss_before} KiB before, {rss_after} KiB after");
+        assert!(
+            rss_after < rss_before + 32 * 1024,
+            "RSS grew from {rss_before} to {rss_after} KiB"
+        );
+        tail
+    }
+}

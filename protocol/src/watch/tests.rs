@@ -6,8 +6,8 @@ fn spec(v: Value) -> Result<WebhookSpec, FieldError> {
     WebhookSpec::parse(v.to_string().as_bytes())
 }
 
-fn field(v: Value) -> &'static str {
-    spec(v).expect_err("refused").field
+fn field(v: Value) -> String {
+    spec(v).expect_err("refused").field.into_owned()
 }
 
 fn base() -> Value {

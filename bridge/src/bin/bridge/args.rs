@@ -250,6 +250,19 @@ pub(crate) struct Args {
     /// absolute links to servers' pages in notifications.
     #[arg(long, env = "BRIDGE_PUBLIC_URL", value_parser = public_url)]
     pub(crate) public_url: Option<String>,
+    /// Also take http push endpoints, on loopback addresses only (tests
+    /// with a push service on the same machine). Off: endpoints must be
+    /// https and public.
+    #[arg(long, env = "BRIDGE_PUSH_ALLOW_INSECURE")]
+    pub(crate) push_allow_insecure: bool,
+    /// Web Push subscriptions kept at most (about 1 KB each); more are
+    /// refused with 429.
+    #[arg(long, env = "BRIDGE_PUSH_MAX_SUBSCRIPTIONS", default_value_t = Config::DEFAULT_PUSH_MAX_SUBSCRIPTIONS, value_parser = count)]
+    pub(crate) push_max_subscriptions: usize,
+    /// Web Push subscriptions one client address (IPv6: its /64) may
+    /// hold; more are refused with 429.
+    #[arg(long, env = "BRIDGE_PUSH_MAX_PER_ADDRESS", default_value_t = Config::DEFAULT_PUSH_MAX_PER_ADDRESS, value_parser = count)]
+    pub(crate) push_max_per_address: usize,
 }
 
 /// What the bridge does instead of serving.
@@ -384,6 +397,9 @@ impl Args {
             history_keys_per_source: self.history_keys_per_source,
             webhook_allow_private: self.webhook_allow_private,
             public_url: self.public_url,
+            push_allow_insecure: self.push_allow_insecure,
+            push_max_subscriptions: self.push_max_subscriptions,
+            push_max_per_address: self.push_max_per_address,
             ..base
         }
     }

@@ -1,6 +1,8 @@
 //! Growing from one bridge to several without losing anything: the
-//! embedded database's rows (the history, and the admin's webhooks with
-//! their secrets, so receivers keep verifying what they get) copied into a
+//! embedded database's rows (the history, the admin's webhooks with
+//! their secrets, so receivers keep verifying what they get, and Web
+//! Push's key and subscriptions, so browsers keep taking the pushes)
+//! copied into a
 //! PostgreSQL database, table by table in batches, in one transaction
 //! there. Rows the database has already (a copy run twice, hours bridges
 //! recorded meanwhile, a webhook created there) are kept as they are.
@@ -92,6 +94,24 @@ const TABLES: &[Table] = &[
             ("enabled", "boolean"),
             ("failures", "bigint"),
             ("created_ms", "bigint"),
+        ],
+        key: "id",
+    },
+    Table {
+        name: "push_vapid",
+        columns: &[("id", "bigint"), ("secret", "bytea")],
+        key: "id",
+    },
+    Table {
+        name: "push_subscriptions",
+        columns: &[
+            ("id", "text"),
+            ("subscription", "text"),
+            ("watches", "text"),
+            ("source", "text"),
+            ("auth", "text"),
+            ("created_ms", "bigint"),
+            ("updated_ms", "bigint"),
         ],
         key: "id",
     },

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use super::super::range::Tier;
 use super::{ServerSample, StoreError};
+pub use crate::push::store::Row as PushRow;
 pub use crate::webhooks::store::Row as WebhookRow;
 
 /// The most bytes an hour's `samples` can legitimately hold: one record a
@@ -168,7 +169,27 @@ pub trait Engine: Send + std::fmt::Debug {
     fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool>;
     /// Removes a webhook; false if it was not there.
     fn delete_webhook(&mut self, id: &str) -> Result<bool>;
+
+    /// The VAPID private key: `candidate` stored if there is none yet,
+    /// then whatever is stored read back (at most [`MAX_VAPID_BYTES`]), so
+    /// every bridge on one database signs with the same key.
+    fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>>;
+    /// Every stored push subscription (texts cut to [`MAX_PUSH_TEXT`]).
+    fn push_subscriptions(&mut self) -> Result<Vec<PushRow>>;
+    /// Adds a push subscription, or replaces the one with its id when it
+    /// has the same `auth` (its `source` and `created_ms` kept); false if
+    /// another `auth` holds the id (nothing written).
+    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool>;
+    /// Removes a push subscription (only with `auth`, when given); false
+    /// if it was not there.
+    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool>;
 }
+
+/// The most bytes of the VAPID secret read back (it has 32).
+pub const MAX_VAPID_BYTES: i64 = 64;
+/// The most bytes of a push subscription's texts read back (a request is
+/// at most 8 KiB).
+pub const MAX_PUSH_TEXT: i64 = 8 * 1024;
 
 /// The most bytes of a webhook's texts read back (a request is at most
 /// 16 KiB; an id and a secret far less).

@@ -3,13 +3,15 @@
 //! the rows and brings its schema up to date; [`write`] records a sample
 //! (with its hourly and daily sums) and prunes in bounded batches; [`read`]
 //! answers `/api/servers/{key}` and the history queries; [`webhooks`] keeps
-//! the admin's webhooks in the same database. All are written once over
+//! the admin's webhooks and [`push`] the Web Push key and subscriptions in
+//! the same database. All are written once over
 //! the engine's row operations. This module holds the open
 //! store and the rows that go in and come out.
 
 mod copy;
 mod engine;
 pub mod postgres;
+mod push;
 mod read;
 mod sqlite;
 mod webhooks;

@@ -40,8 +40,9 @@ pub use schema::SECRET_BYTES;
 
 use super::super::range::Tier;
 use super::engine::{
-    Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, RawServer, Result, WebhookRow,
-    MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES, MAX_WEBHOOK_TEXT,
+    Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, PushRow, RawServer, Result,
+    WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT, MAX_TEXT_BYTES, MAX_VAPID_BYTES,
+    MAX_WEBHOOK_TEXT,
 };
 use super::sqlite::{fronts, lobby_buckets_sql};
 use super::{ServerSample, StoreError};
@@ -680,6 +681,75 @@ impl Engine for Postgres {
 
     fn delete_webhook(&mut self, id: &str) -> Result<bool> {
         let n = self.execute("DELETE FROM webhooks WHERE id = $1", &[&id])?;
+        Ok(n > 0)
+    }
+
+    fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
+        self.execute(
+            "INSERT INTO push_vapid (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
+            &[&candidate],
+        )?;
+        let rows = self.query(
+            "SELECT substring(secret from 1 for $1) FROM push_vapid WHERE id = 1",
+            &[&(MAX_VAPID_BYTES as i32)],
+        )?;
+        match rows.first() {
+            Some(r) => get(r, 0),
+            None => Err(StoreError::InvalidRow {
+                table: "push_vapid",
+                reason: "no key after storing one".into(),
+            }),
+        }
+    }
+
+    fn push_subscriptions(&mut self) -> Result<Vec<PushRow>> {
+        let rows = self.query(
+            "SELECT substring(id from 1 for $1), substring(subscription from 1 for $1), \
+             substring(watches from 1 for $1), substring(source from 1 for $1), \
+             substring(auth from 1 for $1), created_ms, updated_ms \
+             FROM push_subscriptions ORDER BY created_ms, id",
+            &[&(MAX_PUSH_TEXT as i32)],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(PushRow {
+                    id: get(r, 0)?,
+                    subscription: get(r, 1)?,
+                    watches: get(r, 2)?,
+                    source: get(r, 3)?,
+                    auth: get(r, 4)?,
+                    created_ms: get(r, 5)?,
+                    updated_ms: get(r, 6)?,
+                })
+            })
+            .collect()
+    }
+
+    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
+        let n = self.execute(
+            "INSERT INTO push_subscriptions \
+             (id, subscription, watches, source, auth, created_ms, updated_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET \
+             subscription = excluded.subscription, watches = excluded.watches, \
+             updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth",
+            &[
+                &row.id,
+                &row.subscription,
+                &row.watches,
+                &row.source,
+                &row.auth,
+                &row.created_ms,
+                &row.updated_ms,
+            ],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool> {
+        let n = self.execute(
+            "DELETE FROM push_subscriptions WHERE id = $1 AND ($2::TEXT IS NULL OR auth = $2)",
+            &[&id, &auth],
+        )?;
         Ok(n > 0)
     }
 }

@@ -13,6 +13,7 @@ use super::super::StoreError;
 const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/postgres/001_history.sql"),
     include_str!("../../../../migrations/postgres/002_webhooks.sql"),
+    include_str!("../../../../migrations/postgres/003_push.sql"),
 ];
 
 /// The advisory lock held while migrating ("lobby" and 1).

@@ -14,8 +14,9 @@ pub use schema::DB_FILE;
 use super::super::packed::Sample;
 use super::super::range::Tier;
 use super::engine::{
-    by_at, Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, RawServer, Result,
-    WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES, MAX_WEBHOOK_TEXT,
+    by_at, Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, PushRow, RawServer,
+    Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT, MAX_TEXT_BYTES,
+    MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::ServerSample;
 
@@ -351,6 +352,71 @@ impl Engine for Sqlite {
         let n = self
             .conn
             .execute("DELETE FROM webhooks WHERE id = ?1", params![id])?;
+        Ok(n > 0)
+    }
+
+    fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
+        self.conn.execute(
+            "INSERT INTO push_vapid (id, secret) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING",
+            params![candidate],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT CAST(substr(secret, 1, ?1) AS BLOB) FROM push_vapid WHERE id = 1",
+            params![MAX_VAPID_BYTES],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn push_subscriptions(&mut self) -> Result<Vec<PushRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(subscription, 1, ?1) AS TEXT), \
+             CAST(substr(watches, 1, ?1) AS TEXT), CAST(substr(source, 1, ?1) AS TEXT), \
+             CAST(substr(auth, 1, ?1) AS TEXT), created_ms, updated_ms \
+             FROM push_subscriptions ORDER BY created_ms, id",
+        )?;
+        let rows = stmt.query_map(params![MAX_PUSH_TEXT], |r| {
+            Ok(PushRow {
+                id: r.get(0)?,
+                subscription: r.get(1)?,
+                watches: r.get(2)?,
+                source: r.get(3)?,
+                auth: r.get(4)?,
+                created_ms: r.get(5)?,
+                updated_ms: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO push_subscriptions \
+                 (id, subscription, watches, source, auth, created_ms, updated_ms) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET \
+                 subscription = excluded.subscription, watches = excluded.watches, \
+                 updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth",
+            )?
+            .execute(params![
+                row.id,
+                row.subscription,
+                row.watches,
+                row.source,
+                row.auth,
+                row.created_ms,
+                row.updated_ms
+            ])?;
+        Ok(n > 0)
+    }
+
+    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached(
+                "DELETE FROM push_subscriptions WHERE id = ?1 AND (?2 IS NULL OR auth = ?2)",
+            )?
+            .execute(params![id, auth])?;
         Ok(n > 0)
     }
 }

@@ -34,6 +34,10 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../../../migrations/003_webhooks.sql"),
         convert: |_| Ok(()),
     },
+    Migration {
+        sql: include_str!("../../../../migrations/004_push.sql"),
+        convert: |_| Ok(()),
+    },
 ];
 
 /// The database's file in the data directory.

@@ -1,0 +1,240 @@
+//! Web Push (`docs/protocol.md` §4.10): many browsers' subscriptions
+//! watching the same servers, and one lobby opening at a time. Measured
+//! from the change (sent to the master) to the push service taking each
+//! push: the first push's latency, the time until every subscription's
+//! push arrived, and the bridge's resident memory grown by holding the
+//! subscriptions and sending; beside the same run with a small number of
+//! subscriptions (the baseline). The push service runs on loopback (so
+//! the bridge runs with `--push-allow-insecure`): it takes every `POST`
+//! on kept-alive connections and answers 201, without decrypting (the
+//! bridge's tests check what is sent).
+
+use std::{net::SocketAddr, time::Duration};
+
+use hdrhistogram::Histogram;
+use serde_json::{json, Value};
+use tokio::{io::AsyncWriteExt, net::TcpStream, time::Instant};
+
+use crate::{
+    direct,
+    error::{within, Error, Result},
+    phases::{
+        webhooks::{read_message, receiver, seen, stats},
+        Env,
+    },
+    procs::{self, BridgeOptions},
+    report::{histogram, q, record, Row, Verdict},
+    ws,
+};
+
+/// Every push of one event sent within this.
+const ALL_TARGET: Duration = Duration::from_secs(30);
+/// The first push leaves within this of the change.
+const FIRST_TARGET: Duration = Duration::from_secs(2);
+/// The bridge's memory grows by at most this for all subscriptions.
+const RSS_TARGET_KIB: u64 = 50 * 1024;
+/// Players of the measured servers: a marker per change.
+const MARKER_BASE: u64 = 40_000;
+/// A browser's public key and auth secret (RFC 8291's example): every
+/// subscription encrypts with them; endpoints tell them apart.
+const P256DH: &str =
+    "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4";
+const AUTH: &str = "BTBZMqHH6r4Tts7J_aSIgg";
+/// Connections the subscriptions are made over.
+const SUBSCRIBERS: usize = 4;
+
+/// What one run gave.
+struct Figures {
+    subscriptions: usize,
+    /// From each change to its first push.
+    first: Histogram<u64>,
+    /// From each change to its last push (all subscriptions served).
+    all: Histogram<u64>,
+    /// The bridge's RSS growth from before the subscriptions to after the
+    /// last round.
+    rss_kib: u64,
+}
+
+/// Runs the phase: the baseline, then the measured size.
+pub async fn run(env: &Env) -> Result<Vec<Row>> {
+    let s = &env.sizes;
+    let base = measure(env, s.push_baseline).await?;
+    let big = measure(env, s.push_subscriptions).await?;
+    let p95 = |h: &Histogram<u64>| Duration::from_micros(h.value_at_quantile(0.95));
+    let n = big.subscriptions;
+    Ok(vec![
+        Row::new(
+            format!("web push: a lobby opening to its first push ({n} subscriptions), p50 / p95"),
+            format!("{} / {}", q(&big.first, 0.5), q(&big.first, 0.95)),
+            format!(
+                "{} / {} with {}",
+                q(&base.first, 0.5),
+                q(&base.first, 0.95),
+                base.subscriptions
+            ),
+            "-",
+            "p95 ≤ 2 s",
+            Verdict::of(p95(&big.first) <= FIRST_TARGET),
+        ),
+        Row::new(
+            format!("web push: a lobby opening to all {n} pushes sent, p50 / max"),
+            format!("{} / {}", q(&big.all, 0.5), q(&big.all, 1.0)),
+            format!(
+                "{} / {} with {}",
+                q(&base.all, 0.5),
+                q(&base.all, 1.0),
+                base.subscriptions
+            ),
+            "-",
+            "≤ 30 s",
+            Verdict::of(Duration::from_micros(big.all.max()) <= ALL_TARGET),
+        ),
+        Row::new(
+            format!("web push: bridge RSS grown by {n} subscriptions and their pushes"),
+            format!("{:.1} MiB", big.rss_kib as f64 / 1024.0),
+            format!(
+                "{:.1} MiB with {}",
+                base.rss_kib as f64 / 1024.0,
+                base.subscriptions
+            ),
+            "-",
+            "≤ 50 MB",
+            Verdict::of(big.rss_kib <= RSS_TARGET_KIB),
+        ),
+    ])
+}
+
+/// One bridge, `n` subscriptions each watching every measured server,
+/// and one lobby opening per server.
+async fn measure(env: &Env, n: usize) -> Result<Figures> {
+    let rounds = env.sizes.push_rounds;
+    let opts = BridgeOptions {
+        unlimited_rate: true,
+        push_subscriptions: Some(n),
+        ..BridgeOptions::default()
+    };
+    let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
+    let mut servers = direct::register_servers(maddr, rounds, "Push", 0).await?;
+    let mut viewer = ws::connect(&ws::url(baddr)).await?;
+    ws::send(
+        &mut viewer,
+        r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#,
+    )
+    .await?;
+    let keys = keys_of(&mut viewer, rounds).await?;
+    // Every lobby closed first (no event), seen by the viewer.
+    for (i, game) in servers.iter_mut().enumerate() {
+        let marker = MARKER_BASE + 2 * i as u64;
+        direct::send(game, &stats(marker, false)).await?;
+        seen(&mut viewer, marker).await?;
+    }
+    // The push service: takes every push on kept-alive connections.
+    let (service, mut arrivals) =
+        receiver(b"HTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n").await?;
+    let service = format!("http://{service}/push/");
+    let rss_before = bridge.rss_kib()?;
+    subscribe(baddr, &service, n, &keys).await?;
+
+    let (mut first, mut all) = (histogram(), histogram());
+    for (i, game) in servers.iter_mut().enumerate() {
+        let marker = MARKER_BASE + 2 * i as u64 + 1;
+        let t0 = Instant::now();
+        direct::send(game, &stats(marker, true)).await?;
+        let mut got = 0;
+        let mut first_at = None;
+        let mut last_at = t0;
+        within(Duration::from_secs(120), "every push of one event", async {
+            while got < n {
+                let at = arrivals
+                    .recv()
+                    .await
+                    .ok_or_else(|| Error::Unexpected("the push service stopped".into()))?;
+                first_at.get_or_insert(at);
+                last_at = at;
+                got += 1;
+            }
+            Ok(())
+        })
+        .await?;
+        record(
+            &mut first,
+            first_at.unwrap_or(t0).saturating_duration_since(t0),
+        );
+        record(&mut all, last_at.saturating_duration_since(t0));
+    }
+    let rss_after = bridge.rss_kib()?;
+    drop(servers);
+    bridge.stop().await;
+    Ok(Figures {
+        subscriptions: n,
+        first,
+        all,
+        rss_kib: rss_after.saturating_sub(rss_before),
+    })
+}
+
+/// The keys of the `n` servers named `Push…`, from the viewer's snapshot.
+async fn keys_of(viewer: &mut ws::Ws, n: usize) -> Result<Vec<String>> {
+    within(Duration::from_secs(30), "the servers' keys", async {
+        loop {
+            let text = ws::next_text(viewer).await?;
+            let v: Value = serde_json::from_str(text.as_str())?;
+            let Some(servers) = v["content"]["servers"].as_array() else {
+                continue;
+            };
+            let keys: Vec<String> = servers
+                .iter()
+                .filter(|s| s["name"].as_str().is_some_and(|n| n.starts_with("Push")))
+                .filter_map(|s| s["key"].as_str().map(str::to_owned))
+                .collect();
+            if keys.len() >= n {
+                return Ok(keys);
+            }
+        }
+    })
+    .await
+}
+
+/// `n` subscriptions (endpoints `{service}{i}`), each watching `keys`
+/// for `lobby-opened`, made over [`SUBSCRIBERS`] kept-alive connections.
+async fn subscribe(bridge: SocketAddr, service: &str, n: usize, keys: &[String]) -> Result<()> {
+    let watches: Vec<Value> = keys
+        .iter()
+        .map(|k| json!({"key": k, "events": ["lobby-opened"]}))
+        .collect();
+    let mut tasks = Vec::new();
+    for c in 0..SUBSCRIBERS {
+        let (service, watches) = (service.to_owned(), watches.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut conn = TcpStream::connect(bridge).await?;
+            let mut buf = Vec::new();
+            for i in (c..n).step_by(SUBSCRIBERS) {
+                let body = json!({"subscription": {"endpoint": format!("{service}{i}"),
+                    "keys": {"p256dh": P256DH, "auth": AUTH}}, "watches": watches})
+                .to_string();
+                let request = format!(
+                    "PUT /api/push/subscription HTTP/1.1\r\nHost: {bridge}\r\n\
+                     Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                conn.write_all(request.as_bytes()).await?;
+                let (head, _) = read_message(&mut conn, &mut buf).await?;
+                if !head.starts_with("HTTP/1.1 201") {
+                    return Err(Error::Unexpected(format!(
+                        "subscribing: {}",
+                        head.lines().next().unwrap_or_default()
+                    )));
+                }
+            }
+            Ok::<_, Error>(())
+        }));
+    }
+    within(Duration::from_secs(600), "the subscriptions", async {
+        for t in tasks {
+            t.await
+                .map_err(|e| Error::Unexpected(format!("a subscriber failed: {e}")))??;
+        }
+        Ok(())
+    })
+    .await
+}

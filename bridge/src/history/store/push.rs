@@ -1,0 +1,35 @@
+//! Web Push's tables (embedded migration 4, PostgreSQL migration 3): the
+//! VAPID key and the subscriptions of [`crate::push::store`], kept in the
+//! bridge's database beside the history, through either engine's row
+//! operations.
+
+use super::engine::PushRow;
+use super::{Store, StoreError};
+
+impl Store {
+    /// The VAPID private key, `candidate` stored if there is none.
+    pub fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
+        self.engine().vapid_secret(candidate)
+    }
+
+    /// Every stored push subscription.
+    pub fn push_subscriptions(&mut self) -> Result<Vec<PushRow>, StoreError> {
+        self.engine().push_subscriptions()
+    }
+
+    /// Adds or replaces (same `auth` only) a push subscription; false if
+    /// another `auth` holds it.
+    pub fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool, StoreError> {
+        self.engine().put_push_subscription(row)
+    }
+
+    /// Removes a push subscription (with `auth`, if given); false if it
+    /// was not there.
+    pub fn delete_push_subscription(
+        &mut self,
+        id: &str,
+        auth: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        self.engine().delete_push_subscription(id, auth)
+    }
+}

@@ -1,0 +1,130 @@
+//! Where Web Push keeps what must survive a restart: the [`PushStore`]
+//! seam, implemented by the bridge's database ([`History`], whose
+//! migrations hold the `push_vapid` and `push_subscriptions` tables), in
+//! either engine.
+
+use crate::history::History;
+
+/// One subscription as stored: its row, not yet validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// 16 lowercase hex digits, from the endpoint (see `push::SubId`).
+    pub id: String,
+    /// The browser's subscription as `PushSubscription.toJSON()` spells
+    /// it.
+    pub subscription: String,
+    /// The validated watches, as JSON.
+    pub watches: String,
+    /// The network it was made from (an address, or an IPv6 /64).
+    pub source: String,
+    /// The subscription's `auth` secret, base64url: a row is replaced or
+    /// removed only by a request that knows it.
+    pub auth: String,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+}
+
+/// Why the store failed (its engine's message).
+pub type StoreError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What keeps Web Push's key and subscriptions: every call is short and
+/// may block (callers run it on a blocking thread).
+pub trait PushStore: Send + Sync + std::fmt::Debug {
+    /// The VAPID private key: `candidate` stored if there is none, then
+    /// whatever is stored.
+    fn vapid_secret(&self, candidate: &[u8]) -> Result<Vec<u8>, StoreError>;
+    /// Every stored subscription.
+    fn load(&self) -> Result<Vec<Row>, StoreError>;
+    /// Adds a subscription, or replaces the one with its id if it has
+    /// the same `auth` (keeping its source and creation time); false if
+    /// another `auth` holds the id.
+    fn put(&self, row: &Row) -> Result<bool, StoreError>;
+    /// Removes one (only if it has `auth`, when given); false if it was
+    /// not there.
+    fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError>;
+    /// Whether other bridges may change the rows (a shared PostgreSQL
+    /// database): then the sending bridge reads them again now and then.
+    fn shared(&self) -> bool;
+}
+
+impl PushStore for History {
+    fn vapid_secret(&self, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
+        Ok(self.store().vapid_secret(candidate)?)
+    }
+
+    fn load(&self) -> Result<Vec<Row>, StoreError> {
+        Ok(self.store().push_subscriptions()?)
+    }
+
+    fn put(&self, row: &Row) -> Result<bool, StoreError> {
+        Ok(self.store().put_push_subscription(row)?)
+    }
+
+    fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError> {
+        Ok(self.store().delete_push_subscription(id, auth)?)
+    }
+
+    fn shared(&self) -> bool {
+        self.store().postgres().is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn row(id: &str, created_ms: i64) -> Row {
+        Row {
+            id: id.into(),
+            subscription: "{}".into(),
+            watches: "[]".into(),
+            source: "192.0.2.1".into(),
+            auth: "secret".into(),
+            created_ms,
+            updated_ms: created_ms,
+        }
+    }
+
+    #[test]
+    fn the_key_and_rows_survive_reopening_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || History::open(Some(dir.path()), Duration::from_secs(60)).unwrap();
+        let store = open();
+        assert!(!store.shared());
+        assert_eq!(store.vapid_secret(&[1; 32]).unwrap(), vec![1; 32]);
+        assert_eq!(
+            store.vapid_secret(&[2; 32]).unwrap(),
+            vec![1; 32],
+            "created once"
+        );
+        assert!(store.put(&row("00000000000000bb", 2)).unwrap());
+        assert!(store.put(&row("00000000000000aa", 1)).unwrap());
+        let mut replaced = row("00000000000000bb", 9);
+        replaced.watches = "[1]".into();
+        assert!(store.put(&replaced).unwrap());
+        let mut stolen = row("00000000000000bb", 10);
+        stolen.auth = "another".into();
+        stolen.watches = "[2]".into();
+        assert!(
+            !store.put(&stolen).unwrap(),
+            "another auth replaces nothing"
+        );
+        drop(store);
+        let store = open();
+        assert_eq!(store.vapid_secret(&[3; 32]).unwrap(), vec![1; 32]);
+        let rows = store.load().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].id, "00000000000000aa", "oldest first");
+        assert_eq!(rows[1].watches, "[1]");
+        assert_eq!(
+            rows[1].created_ms, 2,
+            "a replacement keeps its creation time"
+        );
+        assert!(!store.delete("00000000000000aa", Some("another")).unwrap());
+        assert!(store.delete("00000000000000aa", Some("secret")).unwrap());
+        assert!(!store.delete("00000000000000aa", None).unwrap());
+        assert_eq!(store.load().unwrap().len(), 1);
+    }
+}
