@@ -6,6 +6,7 @@ use yew::prelude::*;
 
 use crate::{
     contexts::lobby::LobbyProvider,
+    contexts::notify::NotifyProvider,
     contexts::settings::SettingsProvider,
     pages::{
         admin::Admin,
@@ -45,7 +46,9 @@ pub fn App() -> Html {
             <LobbyProvider>
                 <TestServersProvider>
                     <SettingsProvider>
-                        <Pages />
+                        <NotifyProvider>
+                            <Pages />
+                        </NotifyProvider>
                     </SettingsProvider>
                 </TestServersProvider>
             </LobbyProvider>

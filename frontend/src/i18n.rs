@@ -345,6 +345,31 @@ table! {
     DeliveryFailed => "failed: {}", "fehlgeschlagen: {}";
     NoAnswer => "no answer", "keine Antwort";
     AttemptsCount => "{} attempts", "{} Versuche";
+    // Notifications: the "Notify me" control and what it shows.
+    NotifyMe => "Notify me", "Benachrichtige mich";
+    NotifyMeAbout => "Notify me about {}", "Benachrichtigungen zu {}";
+    NotifyWhen => "Tell me when this server…", "Sag mir Bescheid, wenn dieser Server…";
+    NotifyOnline => "comes online", "online kommt";
+    NotifyLobby => "opens its lobby", "seine Lobby öffnet";
+    NotifyPlayers => "has at least this many players:", "mindestens so viele Spieler hat:";
+    NotifyPlayerCount => "Number of players", "Anzahl der Spieler";
+    NotifyTurnOn => "Turn on", "Einschalten";
+    NotifyTurnOff => "Turn off", "Ausschalten";
+    NotifyChange => "Change", "Ändern";
+    NotifyCancel => "Cancel", "Abbrechen";
+    NotifyWorking => "Turning on…", "Wird eingeschaltet…";
+    NotifyPickOne => "Choose at least one, and a number of players from 1 to 255.", "Wähle mindestens eins, und eine Spielerzahl von 1 bis 255.";
+    NotifyFull => "You already watch 20 servers: turn one off first.", "Du beobachtest schon 20 Server: Schalte erst einen aus.";
+    NotifyOnPush => "On: you get a notification even while this page is closed.", "An: Du bekommst eine Benachrichtigung, auch wenn diese Seite geschlossen ist.";
+    NotifyOnTab => "On while a lobby page is open in this browser (notifications with the page closed are not available here).", "An, solange eine Seite der Lobby in diesem Browser offen ist (Benachrichtigungen bei geschlossener Seite gibt es hier nicht).";
+    NotifyDenied => "Notifications are blocked for this site, so a lobby page shows them itself while it is open. Allow them in the browser's site settings for more.", "Benachrichtigungen sind für diese Seite blockiert, also zeigt eine offene Seite der Lobby sie selbst an. Erlaube sie in den Website-Einstellungen des Browsers für mehr.";
+    NotifyOff => "Off: you will not be told about this server.", "Aus: Du wirst über diesen Server nicht benachrichtigt.";
+    NotifyNotices => "Notifications", "Benachrichtigungen";
+    NotifyDismiss => "Dismiss", "Schließen";
+    NotifyBodyOnline => "Online now, {} of {} players", "Jetzt online, {} von {} Spielern";
+    NotifyBodyOffline => "Offline", "Offline";
+    NotifyBodyLobby => "The lobby is open, {} of {} players", "Die Lobby ist offen, {} von {} Spielern";
+    NotifyBodyPlayers => "{} of {} players are in", "{} von {} Spielern sind da";
     // Language switcher.
     Language => "Language", "Sprache";
 }

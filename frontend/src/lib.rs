@@ -26,6 +26,7 @@ pub mod history;
 pub mod i18n;
 pub mod list;
 pub mod listing;
+pub mod notify;
 pub mod pages;
 pub mod query;
 pub mod route;

@@ -130,6 +130,18 @@ pub fn use_router() -> Router {
 /// A link to `route` that changes the page without a reload (a click
 /// with a modifier key opens it the browser's way).
 pub fn link(router: &Router, route: Route, class: Classes, children: Html) -> Html {
+    labelled_link(router, route, class, None, children)
+}
+
+/// [`link`] with an accessible name (and the same as a tooltip), for a
+/// link whose content is a symbol.
+pub fn labelled_link(
+    router: &Router,
+    route: Route,
+    class: Classes,
+    label: Option<String>,
+    children: Html,
+) -> Html {
     let onclick = {
         let router = router.clone();
         Callback::from(move |e: MouseEvent| {
@@ -140,5 +152,5 @@ pub fn link(router: &Router, route: Route, class: Classes, children: Html) -> Ht
             router.push(route);
         })
     };
-    html! { <a href={route.path()} class={class} {onclick}>{ children }</a> }
+    html! { <a href={route.path()} class={class} aria-label={label.clone()} title={label} {onclick}>{ children }</a> }
 }

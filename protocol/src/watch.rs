@@ -30,6 +30,25 @@ pub const MAX_THRESHOLD: u32 = 255;
 /// Largest webhook request body the bridge reads, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024;
 
+/// Seconds a listed key must stay unlisted before it is offline; one back
+/// sooner was never offline, so it is not `server-online` again. The
+/// bridge decides its events with it and the page its in-tab notices.
+pub const OFFLINE_AFTER_SECS: u64 = 60;
+
+/// Whether the players of a server, rising from `from` to `now`, reach
+/// `threshold`: `players-reached` fires on the rise that crosses it, not
+/// again while the count stays above it. One rule for bridge and page.
+pub fn reaches(threshold: u32, from: u32, now: u32) -> bool {
+    from < threshold && now >= threshold
+}
+
+/// Whether a listed server's lobby opened between two listings
+/// (`lobby-opened`); a server that appears with its lobby open is
+/// `server-online` instead, which the caller knows.
+pub fn lobby_opened(before: bool, now: bool) -> bool {
+    !before && now
+}
+
 /// Something that happened to a listed server, decided by the bridge from
 /// the list's changes: the one type for a watch's events in a request, in
 /// a webhook's body and (Web Push) in a push's payload.

@@ -34,7 +34,7 @@ pub use tracker::{Change, Occurrence, Tracker};
 use crate::{feed::FeedState, upstream::Upstream};
 
 /// How long a key stays unlisted before it is offline (§2.4).
-pub const OFFLINE_AFTER: Duration = Duration::from_secs(60);
+pub const OFFLINE_AFTER: Duration = Duration::from_secs(protocol::watch::OFFLINE_AFTER_SECS);
 /// Occurrences a slow consumer may fall behind by before it loses some.
 const BACKLOG: usize = 4096;
 

@@ -14,7 +14,7 @@ use std::{
 
 use protocol::{
     delta::{Keyed, ListChange},
-    watch::{Event, ServerFilter},
+    watch::{self, Event, ServerFilter},
     ServerEntry, ServerKey,
 };
 use tokio::time::Instant;
@@ -66,8 +66,7 @@ impl Occurrence {
             Change::LobbyOpened => Event::LobbyOpened,
             Change::PlayersRose { from } => {
                 let t = threshold?;
-                let now = self.server.stats.players.current;
-                if !(from < t && now >= t) {
+                if !watch::reaches(t, from, self.server.stats.players.current) {
                     return None;
                 }
                 Event::PlayersReached
@@ -260,7 +259,7 @@ fn decide(
         return;
     }
     let (was, now) = (before.stats, after.stats);
-    let opened = !was.is_lobby_open && now.is_lobby_open;
+    let opened = watch::lobby_opened(was.is_lobby_open, now.is_lobby_open);
     let rose = now.players.current > was.players.current;
     if !opened && !rose {
         return;

@@ -14,6 +14,7 @@ pub mod history_graph;
 pub mod list_table;
 pub mod lobby_list;
 pub mod lobby_totals;
+pub mod notify_me;
 pub mod pager;
 pub mod server_browser;
 pub mod server_row;

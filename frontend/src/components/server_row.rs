@@ -5,11 +5,11 @@ use yew::prelude::*;
 
 use crate::{
     components::{copy_address::CopyAddress, list_table::RowMarks},
-    i18n::{t, K},
+    i18n::{t, tf, K},
     list::{free_slots, ListRow},
     listing::{address_label, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE},
     route::Route,
-    router::{link, Router},
+    router::{labelled_link, link, Router},
     settings::Settings,
 };
 
@@ -26,6 +26,25 @@ fn name_cell(row: &Row, router: Option<&Router>) -> Html {
             <a class="row-link" href={Route::Server(k).path()} target="_blank" rel="noopener">{ name }</a>
         },
         (None, _) => name,
+    }
+}
+
+/// A favourite's way to "Notify me": a bell to its page, where the
+/// control is (not in the embed, which is another site's).
+fn notify_link(row: &Row, router: Option<&Router>) -> Html {
+    match (row.server, router) {
+        (Some(k), Some(r)) if r.location.route() != Route::Embed => {
+            let label = tf(K::NotifyMeAbout, &[&row.entry.name]);
+            let bell = html! { <span aria-hidden="true">{ "🔔" }</span> };
+            labelled_link(
+                r,
+                Route::Server(k),
+                classes!("notify-link"),
+                Some(label),
+                bell,
+            )
+        }
+        _ => html! {},
     }
 }
 
@@ -67,6 +86,9 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
             <th scope="row" class="c-name">
                 { star }
                 { name_cell(&props.row, router.as_ref()) }
+                if marks.favourite {
+                    { notify_link(&props.row, router.as_ref()) }
+                }
                 if props.new {
                     <span class="badge new" data-testid="new">{ t(K::New) }</span>
                 }

@@ -6,4 +6,5 @@
 //! (`state::events`, `test_servers::flow`).
 
 pub mod lobby;
+pub mod notify;
 pub mod settings;

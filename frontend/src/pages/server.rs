@@ -15,6 +15,7 @@ use crate::{
         empty_state::EmptyState,
         header::Header,
         history_graph::{GraphLine, HistoryGraph},
+        notify_me::NotifyMe,
         status_pill::StatusPill,
     },
     history::{percent, ServerHistory, Span},
@@ -90,6 +91,7 @@ pub fn ServerPage(props: &ServerPageProps) -> Html {
                     <h1 dir="auto" data-testid="server-name">{ &d.name }</h1>
                     <section class="card" aria-label={t(K::ServerStatus)}>
                         { facts(d) }
+                        <NotifyMe server={props.server} name={d.name.clone()} />
                     </section>
                     <section class="card" aria-labelledby="history-title">
                         <h2 id="history-title">{ t(K::History) }</h2>

@@ -49,6 +49,24 @@ pub async fn get_text(path: &str) -> Fetched {
     text.map_or(Fetched::Failed, |t| Fetched::Ok(t.into()))
 }
 
+/// `METHOD path` with a JSON `body`; the answer's status (0: no answer).
+/// The body of the answer is not read: the callers need only the verdict.
+pub async fn send_json(method: &str, path: &str, body: &str) -> u16 {
+    let Some(window) = web_sys::window() else {
+        return 0;
+    };
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    init.set_body_opt_str(Some(body));
+    let headers = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&headers, &"content-type".into(), &"application/json".into());
+    init.set_headers(&headers);
+    match JsFuture::from(window.fetch_with_str_and_init(path, &init)).await {
+        Ok(response) => response.unchecked_into::<web_sys::Response>().status(),
+        Err(_) => 0,
+    }
+}
+
 /// An answer's text read as `T`, one of the protocol's answer types
 /// (`protocol::entry::ServerDetails`, `protocol::api::ServerHistory`, …):
 /// the types the bridge writes them with. `None` for a text that is not

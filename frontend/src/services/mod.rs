@@ -6,4 +6,5 @@ pub mod api;
 pub mod browser;
 pub mod connection;
 pub mod metrics;
+pub mod push;
 pub mod storage;

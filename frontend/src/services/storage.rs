@@ -1,6 +1,6 @@
 //! Browser storage: the admin token in sessionStorage (gone with the tab),
-//! favourites, hidden servers, the last filters and the language in
-//! localStorage (kept across reloads). The test servers keep their
+//! favourites, hidden servers, watches (what to notify about), the last
+//! filters and the language in localStorage (kept across reloads). The test servers keep their
 //! definitions themselves (`test_servers::storage`).
 
 use gloo_storage::{LocalStorage, SessionStorage, Storage};
@@ -24,6 +24,7 @@ const FAVOURITES_KEY: &str = "lobby.favourites";
 const HIDDEN_KEY: &str = "lobby.hidden";
 const FILTERS_KEY: &str = "lobby.filters";
 const LANG_KEY: &str = "lobby.lang";
+const WATCHES_KEY: &str = "lobby.watches";
 
 fn local(key: &str) -> Option<String> {
     LocalStorage::raw().get_item(key).ok().flatten()
@@ -62,6 +63,16 @@ pub fn set_favourites(list: &[crate::favourites::Favourite]) {
 
 pub fn set_hidden(list: &[String]) {
     set_local(HIDDEN_KEY, &crate::favourites::hidden_text(list));
+}
+
+/// The stored watches (the servers to notify about).
+pub fn watches() -> Vec<crate::notify::watches::Watch> {
+    use crate::notify::watches::{parse_watches, watches_text};
+    read_or_reset(WATCHES_KEY, parse_watches, &watches_text(&[])).unwrap_or_default()
+}
+
+pub fn set_watches(list: &[crate::notify::watches::Watch]) {
+    set_local(WATCHES_KEY, &crate::notify::watches::watches_text(list));
 }
 
 /// The last used filters, as a query string (see `ListQuery::filters`).

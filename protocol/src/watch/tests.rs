@@ -171,3 +171,14 @@ fn patches_and_ids() {
         "\"players-reached\""
     );
 }
+
+#[test]
+fn players_reached_fires_on_the_rise_that_crosses_the_threshold() {
+    assert!(reaches(3, 2, 3));
+    assert!(reaches(3, 0, 9), "a jump past it");
+    assert!(!reaches(3, 3, 4), "already there");
+    assert!(!reaches(3, 1, 2), "still below");
+    assert!(!reaches(3, 4, 3), "falling to it");
+    assert!(lobby_opened(false, true));
+    assert!(!lobby_opened(true, true) && !lobby_opened(true, false) && !lobby_opened(false, false));
+}

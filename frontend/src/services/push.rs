@@ -1,0 +1,247 @@
+//! The browser's notification, service-worker and push APIs behind plain
+//! functions (`docs/protocol.md` §2.4): registering the page's service
+//! worker, asking for permission, subscribing with the bridge's VAPID key,
+//! sending the watches, and showing an event the tab decided itself under
+//! the same tag the service worker gives a push, so one event shows once.
+//! Each API is looked up before use: a browser without it (or a page not
+//! in a secure context) simply has none of this.
+
+use js_sys::{Promise, Reflect, Uint8Array, JSON};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    Notification, NotificationOptions, NotificationPermission, PushManager, PushSubscription,
+    PushSubscriptionOptionsInit, ServiceWorkerContainer, ServiceWorkerRegistration,
+};
+
+use crate::{
+    notify::{decode_base64url, watches::unsubscribe_body},
+    services::api,
+};
+
+/// The service worker, at the site's root so its scope is every page.
+const WORKER: &str = "/sw.js";
+/// Where the page keeps the notification sentences for the worker (the
+/// Cache API: the worker reads it, and it survives the tab).
+const WORDS_CACHE: &str = "lobby-notify";
+const WORDS: &str = "/notify-words.json";
+
+/// Whether the player allows notifications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    Granted,
+    Denied,
+    /// Not asked yet.
+    Ask,
+    /// No notifications in this browser (or this context).
+    Unsupported,
+}
+
+/// Why push could not be turned on; the tab then notifies by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushError {
+    /// No service worker or push in this browser.
+    Unsupported,
+    /// The bridge gave no key (it has no push), or an answer not readable.
+    NoKey,
+    /// The browser's push service refused or could not be reached.
+    Subscribe,
+    /// The bridge refused the watches (its status), or could not be reached (0).
+    Bridge(u16),
+}
+
+fn has(target: &JsValue, name: &str) -> bool {
+    Reflect::has(target, &JsValue::from_str(name)).unwrap_or(false)
+}
+
+fn container() -> Option<ServiceWorkerContainer> {
+    let navigator = web_sys::window()?.navigator();
+    has(&navigator, "serviceWorker").then(|| navigator.service_worker())
+}
+
+/// The page's permission for notifications, without asking.
+pub fn permission() -> Permission {
+    let Some(window) = web_sys::window() else {
+        return Permission::Unsupported;
+    };
+    if !has(&window, "Notification") {
+        return Permission::Unsupported;
+    }
+    match Notification::permission() {
+        NotificationPermission::Granted => Permission::Granted,
+        NotificationPermission::Denied => Permission::Denied,
+        _ => Permission::Ask,
+    }
+}
+
+/// Asks the player, which a browser allows only while handling their
+/// click: call it in the click handler itself, then await the answer
+/// with [`answer`].
+pub fn ask() -> Option<Promise> {
+    (permission() != Permission::Unsupported)
+        .then(Notification::request_permission)
+        .and_then(Result::ok)
+}
+
+/// The player's answer to [`ask`].
+pub async fn answer(asked: Option<Promise>) -> Permission {
+    if let Some(p) = asked {
+        let _ = JsFuture::from(p).await;
+    }
+    permission()
+}
+
+/// Registers the service worker (when the page loads, so a subscription
+/// made later uses it) and keeps the sentences it shows, `words` (JSON),
+/// where it reads them.
+pub fn register_worker(words: String) {
+    let Some(c) = container() else {
+        return;
+    };
+    // A rejection (no secure context, file missing) leaves the tab's own
+    // notices, which need no worker.
+    let registered = c.register(WORKER);
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = JsFuture::from(registered).await;
+        let Some(caches) = web_sys::window().and_then(|w| w.caches().ok()) else {
+            return;
+        };
+        let Ok(cache) = JsFuture::from(caches.open(WORDS_CACHE)).await else {
+            return;
+        };
+        let cache: web_sys::Cache = cache.unchecked_into();
+        if let Ok(res) = web_sys::Response::new_with_opt_str(Some(&words)) {
+            let _ = JsFuture::from(cache.put_with_str(WORDS, &res)).await;
+        }
+    });
+}
+
+/// The worker's registration once it is active.
+async fn ready() -> Option<ServiceWorkerRegistration> {
+    let ready = container()?.ready().ok()?;
+    JsFuture::from(ready).await.ok().map(JsCast::unchecked_into)
+}
+
+async fn push_manager() -> Result<PushManager, PushError> {
+    let window = web_sys::window().ok_or(PushError::Unsupported)?;
+    if !has(&window, "PushManager") {
+        return Err(PushError::Unsupported);
+    }
+    ready()
+        .await
+        .ok_or(PushError::Unsupported)?
+        .push_manager()
+        .map_err(|_| PushError::Unsupported)
+}
+
+async fn current_subscription(pm: &PushManager) -> Option<PushSubscription> {
+    let found = JsFuture::from(pm.get_subscription().ok()?).await.ok()?;
+    (!found.is_null() && !found.is_undefined()).then(|| found.unchecked_into())
+}
+
+fn subscription_json(sub: &PushSubscription) -> Option<String> {
+    JSON::stringify(sub).ok()?.as_string()
+}
+
+/// This browser's push subscription as JSON (`PushSubscription.toJSON()`),
+/// made with the bridge's key from `/api/push/key` when there is none.
+pub async fn subscribe() -> Result<String, PushError> {
+    let pm = push_manager().await?;
+    if let Some(sub) = current_subscription(&pm).await {
+        return subscription_json(&sub).ok_or(PushError::Subscribe);
+    }
+    let api::Fetched::Ok(text) = api::get_text("/api/push/key").await else {
+        return Err(PushError::NoKey);
+    };
+    let key = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v["publicKey"].as_str().and_then(decode_base64url))
+        .ok_or(PushError::NoKey)?;
+    let options = PushSubscriptionOptionsInit::new();
+    options.set_user_visible_only(true);
+    options.set_application_server_key(&Uint8Array::from(key.as_slice()));
+    let asked = pm
+        .subscribe_with_options(&options)
+        .map_err(|_| PushError::Subscribe)?;
+    let sub: PushSubscription = JsFuture::from(asked)
+        .await
+        .map_err(|_| PushError::Subscribe)?
+        .unchecked_into();
+    subscription_json(&sub).ok_or(PushError::Subscribe)
+}
+
+/// Sends `body` (see `notify::watches::subscription_body`) to the bridge.
+pub async fn put_watches(body: &str) -> Result<(), PushError> {
+    match api::send_json("PUT", "/api/push/subscription", body).await {
+        s if (200..300).contains(&s) => Ok(()),
+        s => Err(PushError::Bridge(s)),
+    }
+}
+
+/// Removes this browser's subscription, at the bridge and in the browser.
+pub async fn unsubscribe() {
+    let Ok(pm) = push_manager().await else {
+        return;
+    };
+    let Some(sub) = current_subscription(&pm).await else {
+        return;
+    };
+    if let Some(json) = subscription_json(&sub) {
+        let _ = api::send_json("DELETE", "/api/push/subscription", &unsubscribe_body(&json)).await;
+    }
+    if let Ok(p) = sub.unsubscribe() {
+        let _ = JsFuture::from(p).await;
+    }
+}
+
+/// How an event the tab decided was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// As a system notification (or the service worker already showed it).
+    Notification,
+    /// Not at all: the page shows it itself.
+    No,
+}
+
+/// Shows an event as a system notification through the service worker,
+/// with `tag`, unless one with that tag was shown within `recent_ms`
+/// (the worker showed the push first). [`Shown::No`] without permission
+/// or a worker.
+pub async fn show(title: &str, body: &str, tag: &str, url: &str, recent_ms: f64) -> Shown {
+    if permission() != Permission::Granted {
+        return Shown::No;
+    }
+    let Some(reg) = ready().await else {
+        return Shown::No;
+    };
+    let now = js_sys::Date::now();
+    if let Ok(listed) = reg.get_notifications() {
+        if let Ok(list) = JsFuture::from(listed).await {
+            let list: js_sys::Array = list.unchecked_into();
+            let same = list.iter().any(|n| {
+                let n: Notification = n.unchecked_into();
+                let at = Reflect::get(&n.data(), &JsValue::from_str("at"))
+                    .ok()
+                    .and_then(|v| v.as_f64());
+                n.tag().as_deref() == Some(tag) && at.is_some_and(|at| now - at < recent_ms)
+            });
+            if same {
+                return Shown::Notification;
+            }
+        }
+    }
+    let data = js_sys::Object::new();
+    let _ = Reflect::set(&data, &"url".into(), &url.into());
+    let _ = Reflect::set(&data, &"at".into(), &now.into());
+    let options = NotificationOptions::new();
+    options.set_body(body);
+    options.set_tag(tag);
+    options.set_data(&data);
+    let Ok(shown) = reg.show_notification_with_options(title, &options) else {
+        return Shown::No;
+    };
+    match JsFuture::from(shown).await {
+        Ok(_) => Shown::Notification,
+        Err(_) => Shown::No,
+    }
+}
