@@ -14,6 +14,7 @@ use fantoccini::{
     actions::{InputSource, KeyAction, KeyActions},
     elements::Element,
     key::Key,
+    wd::WebDriverCompatibleCommand,
     Client, ClientBuilder, Locator,
 };
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -129,6 +130,31 @@ pub struct Browser {
     pub client: Client,
 }
 
+/// A DevTools command through chromedriver's `goog/cdp/execute`.
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: Value,
+}
+
+impl WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        let body = json!({ "cmd": self.cmd, "params": self.params });
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
 /// A JS string literal for `s`.
 pub fn js_str(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
@@ -151,6 +177,25 @@ pub fn css_str(s: &str) -> String {
 }
 
 impl Browser {
+    /// Runs a Chromium DevTools command (`Browser.grantPermissions`, …).
+    pub async fn cdp(&self, cmd: &'static str, params: Value) -> Value {
+        self.client
+            .issue_cmd(Cdp { cmd, params })
+            .await
+            .unwrap_or_else(|e| panic!("DevTools {cmd}: {e}"))
+    }
+
+    /// Lets the site at `origin` (`http://127.0.0.1:PORT`) show
+    /// notifications, as a player's "Allow" would: the page's
+    /// `Notification.requestPermission()` then answers `granted`.
+    pub async fn grant_notifications(&self, origin: &str) {
+        self.cdp(
+            "Browser.grantPermissions",
+            json!({ "origin": origin, "permissions": ["notifications"] }),
+        )
+        .await;
+    }
+
     /// Navigates to `url` (a real page load, not an in-app link).
     pub async fn goto(&self, url: &str) {
         self.client

@@ -6,7 +6,9 @@
 //! Stand-ins for parts of the product that a test needs to misbehave or to
 //! watch: a fake bridge ([`fake_bridge`]), a fake master ([`fake_master`]),
 //! a TCP proxy to cut ([`proxy`]), recording WebSocket viewers
-//! ([`watchers`]) and a webhook receiver ([`receiver`]). Accessibility checks run axe-core in the page ([`axe`]).
+//! ([`watchers`]), a webhook receiver ([`receiver`]) and a push service
+//! that a real Firefox ([`firefox`]) subscribes at ([`push_service`]).
+//! Accessibility checks run axe-core in the page ([`axe`]).
 //!
 //! Every wait is a bounded poll of a real signal (a ready line on stdout,
 //! chromedriver's `/status`, the page's DOM), never a fixed sleep.
@@ -15,6 +17,7 @@ pub mod axe;
 pub mod browser;
 pub mod fake_bridge;
 pub mod fake_master;
+pub mod firefox;
 pub mod game;
 pub mod lobby;
 pub mod master;
@@ -22,6 +25,7 @@ pub mod pages;
 pub mod paths;
 pub mod process;
 pub mod proxy;
+pub mod push_service;
 pub mod receiver;
 pub mod watchers;
 

@@ -5,8 +5,6 @@
 //! so its work is one look per changed row, never per listed server. Pure:
 //! the caller passes the time; tested natively.
 
-use std::collections::HashMap;
-
 use protocol::{
     watch::{lobby_opened, reaches, Event, DEFAULT_COOLDOWN, OFFLINE_AFTER_SECS},
     ServerEntry, ServerKey,
@@ -50,12 +48,13 @@ struct Seen {
 }
 
 /// The tab's event decisions: what it knows of each watched key and when
-/// each event last showed.
+/// each event last showed. Lists, not maps: there are at most 20 watches,
+/// and a map type would cost the bundle more than the search.
 #[derive(Debug, Default)]
 pub struct Detector {
-    seen: HashMap<ServerKey, Seen>,
+    seen: Vec<(ServerKey, Seen)>,
     /// When each key's event last showed, for the cooldown.
-    shown: HashMap<(ServerKey, Event), f64>,
+    shown: Vec<(ServerKey, Event, f64)>,
 }
 
 impl Detector {
@@ -70,18 +69,22 @@ impl Detector {
         watches: &[Watch],
         now_ms: f64,
     ) -> Vec<Notice> {
-        let mut listed: HashMap<ServerKey, &ServerEntry> = HashMap::new();
+        let mut listed: Vec<(ServerKey, &ServerEntry)> = Vec::new();
         for (key, entry) in rows {
-            if watches.iter().any(|w| w.key == key) {
-                listed.entry(key).or_insert(entry);
+            if watches.iter().any(|w| w.key == key) && !listed.iter().any(|(k, _)| *k == key) {
+                listed.push((key, entry));
             }
         }
         let mut out = Vec::new();
         for w in watches {
-            self.step(w, listed.get(&w.key).copied(), now_ms, &mut out);
+            let entry = listed.iter().find(|(k, _)| *k == w.key).map(|(_, e)| *e);
+            self.step(w, entry, now_ms, &mut out);
         }
         // Forget keys no longer watched.
-        self.seen.retain(|k, _| watches.iter().any(|w| w.key == *k));
+        self.seen
+            .retain(|(k, _)| watches.iter().any(|w| w.key == *k));
+        self.shown
+            .retain(|(k, _, _)| watches.iter().any(|w| w.key == *k));
         out
     }
 
@@ -122,16 +125,14 @@ impl Detector {
     /// One watched key, now listed as `entry` (or not listed).
     fn step(&mut self, w: &Watch, entry: Option<&ServerEntry>, now_ms: f64, out: &mut Vec<Notice>) {
         let now_state = entry.map(|e| (e.stats.is_lobby_open, e.stats.players.current));
-        let Some(seen) = self.seen.get_mut(&w.key) else {
+        let Some((_, seen)) = self.seen.iter_mut().find(|(k, _)| *k == w.key) else {
             // First look at this key: learn it.
-            self.seen.insert(
-                w.key,
-                Seen {
-                    last: now_state,
-                    listed: entry.is_some(),
-                    gone_ms: None,
-                },
-            );
+            let seen = Seen {
+                last: now_state,
+                listed: entry.is_some(),
+                gone_ms: None,
+            };
+            self.seen.push((w.key, seen));
             return;
         };
         let mut events: Vec<Event> = Vec::new();
@@ -169,11 +170,16 @@ impl Detector {
             if !w.wants(event) {
                 continue;
             }
-            let last = self.shown.insert((w.key, event), now_ms);
-            if last.is_some_and(|at| now_ms - at < (DEFAULT_COOLDOWN * 1000) as f64) {
+            let cooldown_ms = (DEFAULT_COOLDOWN * 1000) as f64;
+            match self
+                .shown
+                .iter_mut()
+                .find(|(k, e, _)| *k == w.key && *e == event)
+            {
                 // Shown within the cooldown: once, not a storm.
-                self.shown.insert((w.key, event), last.unwrap_or(now_ms));
-                continue;
+                Some((_, _, at)) if now_ms - *at < cooldown_ms => continue,
+                Some((_, _, at)) => *at = now_ms,
+                None => self.shown.push((w.key, event, now_ms)),
             }
             out.push(Notice {
                 key: w.key,

@@ -32,12 +32,13 @@ pub fn body(event: Event, current: u32, max: u8) -> String {
 /// worker (JSON: `{"lang", EVENT: sentence}`; it fills the `{}` the same
 /// way).
 pub fn words_json() -> String {
-    let mut words = serde_json::Map::new();
-    words.insert("lang".into(), crate::i18n::lang().code().into());
+    let text = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let mut out = format!(r#"{{"lang":"{}""#, crate::i18n::lang().code());
     for e in Event::ALL {
-        words.insert(e.name().into(), t(body_key(e)).into());
+        out.push_str(&format!(r#","{}":{}"#, e.name(), text(t(body_key(e)))));
     }
-    serde_json::Value::Object(words).to_string()
+    out.push('}');
+    out
 }
 
 /// Decodes unpadded base64url (RFC 4648 §5), as VAPID keys are written;

@@ -107,3 +107,92 @@ impl ServerPage<'_> {
         .await
     }
 }
+
+/// A notification as the page's service worker registration lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub tag: String,
+    pub title: String,
+    pub body: String,
+    /// When it was shown (`data.at`, milliseconds): a notice shown again
+    /// under the same tag has a later one.
+    pub at: u64,
+}
+
+impl ServerPage<'_> {
+    /// Opens "Notify me", ticks exactly `events` (their wire names:
+    /// `server-online`, `lobby-opened`, `players-reached`), sets the
+    /// number of players when given, and turns it on.
+    pub async fn notify_me(&self, events: &[&str], players: Option<u32>) {
+        self.click("[data-testid=notify-me]").await;
+        self.find("[data-testid=notify-form]").await;
+        let want = serde_json::to_string(events).expect("JSON");
+        self.js(&format!(
+            "const want = {want};\
+             for (const box of document.querySelectorAll('[data-testid=notify-form] input[data-event]')) {{\
+               if (box.checked !== want.includes(box.dataset.event)) box.click();\
+             }}"
+        ))
+        .await;
+        if let Some(n) = players {
+            self.type_into("[data-testid=notify-threshold]", &n.to_string())
+                .await;
+        }
+        self.click("[data-testid=notify-on]").await;
+        self.find("[data-testid=notify-summary]").await;
+    }
+
+    /// The notifications shown through the page's service worker (by the
+    /// worker for a push, or by the page for an event it saw itself).
+    pub async fn notifications(&self) -> Vec<Shown> {
+        let v = self
+            .js("return navigator.serviceWorker.ready\
+                   .then(r => r.getNotifications())\
+                   .then(ns => ns.map(n => [n.tag, n.title, n.body, (n.data && n.data.at) || 0]));")
+            .await;
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|n| Shown {
+                tag: n[0].as_str().unwrap_or_default().to_owned(),
+                title: n[1].as_str().unwrap_or_default().to_owned(),
+                body: n[2].as_str().unwrap_or_default().to_owned(),
+                at: n[3].as_f64().unwrap_or(0.0) as u64,
+            })
+            .collect()
+    }
+
+    /// Waits until a notification with `tag` is shown; all of them then.
+    pub async fn wait_notification(&self, tag: &str, timeout: Duration) -> Vec<Shown> {
+        wait_for(&format!("a notification tagged {tag}"), timeout, || async {
+            let shown = self.notifications().await;
+            if shown.iter().any(|n| n.tag == tag) {
+                Ok(shown)
+            } else {
+                Err(format!("{shown:?}"))
+            }
+        })
+        .await
+    }
+
+    /// The toasts the page shows (without the browser's notifications):
+    /// each one's tag and text.
+    pub async fn toasts(&self) -> Vec<(String, String)> {
+        let v = self
+            .js(
+                "return [...document.querySelectorAll('[data-testid=toast]')]\
+                   .map(t => [t.dataset.tag, t.textContent]);",
+            )
+            .await;
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                (
+                    t[0].as_str().unwrap_or_default().to_owned(),
+                    t[1].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    }
+}

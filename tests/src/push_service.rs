@@ -1,0 +1,454 @@
+//! A push service on loopback, standing in for a browser vendor's (Mozilla's
+//! autopush) so a real Firefox receives the bridge's Web Push without the
+//! internet. Its WebSocket side speaks Mozilla's push protocol to Firefox
+//! (`dom.push.serverURL` = [`PushService::server_url`], subprotocol
+//! `push-notification`): `hello` → a UAID and `use_webpush`, `register` →
+//! a `pushEndpoint` on its HTTP side, `{}` pings answered, and `ack`s
+//! recorded. Its HTTP side takes the bridge's `POST`s to those endpoints
+//! (RFC 8030) and forwards each encrypted body untouched to Firefox as a
+//! `notification` (the body as base64url `data`, `headers.encoding` from
+//! `Content-Encoding`), answering `201 Created`. Everything it saw is
+//! recorded for the test to assert on.
+//!
+//! Bounded like any of our servers: one request's head and body (4 KiB,
+//! RFC 8291's largest record plus headers) are capped, a connection that
+//! sends nothing for 5 s is dropped.
+
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    sync::mpsc,
+    task::JoinHandle,
+    time::timeout,
+};
+use tokio_tungstenite::tungstenite::{
+    handshake::server::{Request, Response},
+    http::HeaderValue,
+    Message,
+};
+
+/// The WebSocket subprotocol Firefox asks for.
+const SUBPROTOCOL: &str = "push-notification";
+/// Largest request head (request line and headers) read.
+const MAX_HEAD: usize = 8 * 1024;
+/// Largest push body taken (RFC 8030 services must take 4096 bytes).
+const MAX_BODY: usize = 4096;
+/// How long a connection may stay silent.
+const IDLE: Duration = Duration::from_secs(5);
+
+/// One `register` from the browser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    pub channel_id: String,
+    /// The application server key (base64url, the bridge's VAPID key).
+    pub key: Option<String>,
+}
+
+/// One `POST` to a push endpoint.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub channel_id: String,
+    /// Lowercased header names.
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+    /// What the stand-in answered.
+    pub status: u16,
+}
+
+/// One `ack` from the browser: its code is 100 when it decrypted the
+/// message and delivered it to the service worker, 101 when it could not
+/// decrypt it, 102 for other errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ack {
+    pub channel_id: String,
+    pub version: String,
+    pub code: u64,
+}
+
+/// What the stand-in saw.
+#[derive(Debug, Default)]
+pub struct Log {
+    pub hellos: u32,
+    pub registrations: Vec<Registration>,
+    pub received: Vec<Received>,
+    pub acks: Vec<Ack>,
+}
+
+#[derive(Default)]
+struct Shared {
+    log: Mutex<Log>,
+    /// The browser's connection, to forward notifications to.
+    browser: Mutex<Option<mpsc::Sender<String>>>,
+}
+
+/// A running stand-in; its tasks end on drop.
+pub struct PushService {
+    /// Where Firefox connects (WebSocket).
+    pub ws: SocketAddr,
+    /// Where the endpoints it hands out point (HTTP).
+    pub http: SocketAddr,
+    shared: Arc<Shared>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for PushService {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl PushService {
+    /// Binds both sides on `127.0.0.1:0`.
+    pub async fn start() -> PushService {
+        let ws = TcpListener::bind("127.0.0.1:0").await.expect("bind ws");
+        let http = TcpListener::bind("127.0.0.1:0").await.expect("bind http");
+        let (ws_addr, http_addr) = (
+            ws.local_addr().expect("ws addr"),
+            http.local_addr().expect("http addr"),
+        );
+        let shared = Arc::new(Shared::default());
+        let tasks = vec![
+            tokio::spawn(accept_ws(ws, http_addr, shared.clone())),
+            tokio::spawn(accept_http(http, shared.clone())),
+        ];
+        PushService {
+            ws: ws_addr,
+            http: http_addr,
+            shared,
+            tasks,
+        }
+    }
+
+    /// The value of Firefox's `dom.push.serverURL`.
+    pub fn server_url(&self) -> String {
+        format!("ws://{}/", self.ws)
+    }
+
+    /// Reads what it saw so far.
+    pub fn log<T>(&self, read: impl FnOnce(&Log) -> T) -> T {
+        read(&self.shared.log.lock().expect("log lock"))
+    }
+}
+
+async fn accept_ws(listener: TcpListener, http: SocketAddr, shared: Arc<Shared>) {
+    let mut next_uaid = 0u64;
+    while let Ok((stream, _)) = listener.accept().await {
+        next_uaid += 1;
+        tokio::spawn(serve_ws(stream, http, shared.clone(), next_uaid));
+    }
+}
+
+/// Answers the handshake with the subprotocol Firefox asked for.
+#[allow(clippy::result_large_err)] // tungstenite's callback signature
+fn with_subprotocol(
+    req: &Request,
+    mut res: Response,
+) -> Result<Response, tokio_tungstenite::tungstenite::handshake::server::ErrorResponse> {
+    let asked = req
+        .headers()
+        .get("sec-websocket-protocol")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|p| p.trim() == SUBPROTOCOL));
+    if asked {
+        res.headers_mut().insert(
+            "sec-websocket-protocol",
+            HeaderValue::from_static(SUBPROTOCOL),
+        );
+    }
+    Ok(res)
+}
+
+async fn serve_ws(stream: TcpStream, http: SocketAddr, shared: Arc<Shared>, n: u64) {
+    let Ok(ws) = tokio_tungstenite::accept_hdr_async(stream, with_subprotocol).await else {
+        return;
+    };
+    let (mut sink, mut source) = ws.split();
+    let (tx, mut rx) = mpsc::channel::<String>(16);
+    *shared.browser.lock().expect("browser lock") = Some(tx);
+    // A UAID is 32 hex digits (an undashed UUID).
+    let uaid = format!("{n:032x}");
+    loop {
+        tokio::select! {
+            out = rx.recv() => {
+                let Some(text) = out else { return };
+                if sink.send(Message::text(text)).await.is_err() {
+                    return;
+                }
+            }
+            msg = source.next() => {
+                let Some(Ok(msg)) = msg else { return };
+                let Message::Text(text) = msg else { continue };
+                let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
+                let reply = answer(&v, &uaid, http, &shared);
+                if let Some(reply) = reply {
+                    if sink.send(Message::text(reply.to_string())).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The reply to one message from the browser, recording it.
+fn answer(v: &Value, uaid: &str, http: SocketAddr, shared: &Shared) -> Option<Value> {
+    let mut log = shared.log.lock().expect("log lock");
+    match v["messageType"].as_str() {
+        Some("hello") => {
+            log.hellos += 1;
+            Some(json!({"messageType": "hello", "status": 200, "uaid": uaid,
+                        "use_webpush": true, "broadcasts": {}}))
+        }
+        Some("register") => {
+            let channel_id = v["channelID"].as_str().unwrap_or_default().to_owned();
+            log.registrations.push(Registration {
+                channel_id: channel_id.clone(),
+                key: v["key"].as_str().map(str::to_owned),
+            });
+            Some(
+                json!({"messageType": "register", "status": 200, "uaid": uaid,
+                        "channelID": channel_id,
+                        "pushEndpoint": format!("http://{http}/push/{channel_id}")}),
+            )
+        }
+        Some("unregister") => Some(json!({"messageType": "unregister", "status": 200,
+                                          "channelID": v["channelID"]})),
+        Some("ack") => {
+            for u in v["updates"].as_array().into_iter().flatten() {
+                log.acks.push(Ack {
+                    channel_id: u["channelID"].as_str().unwrap_or_default().to_owned(),
+                    version: u["version"].as_str().unwrap_or_default().to_owned(),
+                    code: u["code"].as_u64().unwrap_or(0),
+                });
+            }
+            None
+        }
+        // A ping is `{}`, answered with `{}`.
+        None if v.as_object().is_some_and(|o| o.is_empty()) => Some(json!({})),
+        _ => None,
+    }
+}
+
+async fn accept_http(listener: TcpListener, shared: Arc<Shared>) {
+    let mut version = 0u64;
+    while let Ok((stream, _)) = listener.accept().await {
+        version += 1;
+        tokio::spawn(serve_http(stream, shared.clone(), version));
+    }
+}
+
+/// One request to a push endpoint (one per connection: the answer closes
+/// it).
+async fn serve_http(mut stream: TcpStream, shared: Arc<Shared>, version: u64) {
+    let Ok(Some((head, mut body))) = timeout(IDLE, read_head(&mut stream)).await else {
+        return;
+    };
+    let mut lines = head.split("\r\n");
+    let request = lines.next().unwrap_or_default().to_owned();
+    let headers: HashMap<String, String> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let length: usize = headers
+        .get("content-length")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0);
+    let mut parts = request.split(' ');
+    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let channel_id = path.strip_prefix("/push/").unwrap_or_default().to_owned();
+    let status = if method != "POST" || channel_id.is_empty() {
+        404
+    } else if length > MAX_BODY {
+        413
+    } else {
+        while body.len() < length {
+            let mut chunk = [0u8; 1024];
+            match timeout(IDLE, stream.read(&mut chunk)).await {
+                Ok(Ok(n)) if n > 0 => body.extend_from_slice(&chunk[..n]),
+                _ => return,
+            }
+        }
+        body.truncate(length);
+        let encoding = headers.get("content-encoding").cloned().unwrap_or_default();
+        let note = json!({"messageType": "notification", "channelID": channel_id,
+                          "version": version.to_string(), "data": base64url(&body),
+                          "headers": {"encoding": encoding}});
+        let browser = shared.browser.lock().expect("browser lock").clone();
+        match browser {
+            Some(tx) if tx.send(note.to_string()).await.is_ok() => 201,
+            // The browser is not connected: the service would keep it; this
+            // stand-in says it cannot.
+            _ => 503,
+        }
+    };
+    shared
+        .log
+        .lock()
+        .expect("log lock")
+        .received
+        .push(Received {
+            channel_id,
+            headers,
+            body,
+            status,
+        });
+    let reason = match status {
+        201 => "Created",
+        404 => "Not Found",
+        413 => "Payload Too Large",
+        _ => "Service Unavailable",
+    };
+    let answer = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-length: 0\r\nlocation: /m/{version}\r\nconnection: close\r\n\r\n"
+    );
+    let _ = stream.write_all(answer.as_bytes()).await;
+}
+
+/// Reads up to the end of the head; the head and what came after it.
+async fn read_head(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+            return Some((head, buf[end + 4..].to_vec()));
+        }
+        if buf.len() > MAX_HEAD {
+            return None;
+        }
+        let mut chunk = [0u8; 1024];
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Unpadded base64url, as the push protocol carries `data`.
+pub fn base64url(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ABC[(n >> (18 - 6 * i) & 63) as usize]));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64url_as_rfc_4648_spells_it() {
+        assert_eq!(base64url(b""), "");
+        assert_eq!(base64url(b"f"), "Zg");
+        assert_eq!(base64url(b"fo"), "Zm8");
+        assert_eq!(base64url(b"foo"), "Zm9v");
+        assert_eq!(base64url(b"foob"), "Zm9vYg");
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+    }
+
+    #[tokio::test]
+    async fn a_browser_registers_and_a_post_reaches_it_as_a_notification() {
+        let service = PushService::start().await;
+        let (mut ws, res) = tokio_tungstenite::connect_async(
+            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+                service.server_url(),
+            )
+            .map(|mut r| {
+                r.headers_mut().insert(
+                    "sec-websocket-protocol",
+                    HeaderValue::from_static(SUBPROTOCOL),
+                );
+                r
+            })
+            .expect("request"),
+        )
+        .await
+        .expect("connect");
+        assert_eq!(
+            res.headers()
+                .get("sec-websocket-protocol")
+                .and_then(|v| v.to_str().ok()),
+            Some(SUBPROTOCOL)
+        );
+        let mut say = async |v: Value| -> Value {
+            ws.send(Message::text(v.to_string())).await.expect("send");
+            loop {
+                if let Some(Ok(Message::Text(t))) = ws.next().await {
+                    return serde_json::from_str(&t).expect("JSON");
+                }
+            }
+        };
+        let hello = say(json!({"messageType": "hello", "use_webpush": true})).await;
+        assert_eq!(
+            (hello["status"].as_u64(), hello["use_webpush"].as_bool()),
+            (Some(200), Some(true))
+        );
+        assert_eq!(hello["uaid"].as_str().map(str::len), Some(32));
+        let reg = say(json!({"messageType": "register", "channelID": "c-1", "key": "BA"})).await;
+        let endpoint = reg["pushEndpoint"].as_str().expect("endpoint").to_owned();
+        assert_eq!(endpoint, format!("http://{}/push/c-1", service.http));
+        assert_eq!(say(json!({})).await, json!({}), "ping");
+
+        let mut http = TcpStream::connect(service.http)
+            .await
+            .expect("connect http");
+        http.write_all(
+            b"POST /push/c-1 HTTP/1.1\r\nhost: x\r\ncontent-encoding: aes128gcm\r\nttl: 60\r\ncontent-length: 3\r\n\r\nfoo",
+        )
+        .await
+        .expect("post");
+        let mut answer = String::new();
+        http.read_to_string(&mut answer).await.expect("answer");
+        assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+        let note = loop {
+            if let Some(Ok(Message::Text(t))) = ws.next().await {
+                break serde_json::from_str::<Value>(&t).expect("JSON");
+            }
+        };
+        assert_eq!(note["messageType"], "notification");
+        assert_eq!(note["channelID"], "c-1");
+        assert_eq!(note["data"], "Zm9v");
+        assert_eq!(note["headers"]["encoding"], "aes128gcm");
+        ws.send(Message::text(
+            json!({"messageType": "ack", "updates": [{"channelID": "c-1", "version": note["version"], "code": 100}]})
+                .to_string(),
+        ))
+        .await
+        .expect("ack");
+        crate::wait_for("the ack", Duration::from_secs(2), || async {
+            service.log(|l| {
+                if l.acks.len() == 1 && l.acks[0].code == 100 {
+                    Ok(())
+                } else {
+                    Err(format!("{:?}", l.acks))
+                }
+            })
+        })
+        .await;
+        service.log(|l| {
+            assert_eq!(l.hellos, 1);
+            assert_eq!(l.registrations[0].key.as_deref(), Some("BA"));
+            assert_eq!(l.received[0].headers["ttl"], "60");
+            assert_eq!(l.received[0].body, b"foo");
+        });
+    }
+}
