@@ -51,6 +51,8 @@ pub fn prefs(push_server: &str) -> Value {
         "dom.push.testing.allowInsecureServerURL": true,
         "dom.serviceWorkers.enabled": true,
         "permissions.default.desktop-notification": 1,
+        // Firefox's own notification windows, not the desktop's (none here).
+        "alerts.useSystemBackend": false,
         // Nothing leaves loopback.
         "network.proxy.type": 1,
         "network.proxy.http": "127.0.0.1", "network.proxy.http_port": 9,

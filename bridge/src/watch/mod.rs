@@ -71,6 +71,10 @@ impl Events {
     /// Decides events from `upstream`'s lists until `cancel` fires.
     pub async fn run(self: Arc<Self>, upstream: Arc<Upstream>, cancel: CancellationToken) {
         let mut lists = upstream.subscribe();
+        // A list published before this task first ran (a server that
+        // registered as the bridge started) is the first one compared
+        // with; else its first change would be taken as its first sight.
+        lists.mark_changed();
         let start = Instant::now();
         let mut tracker = Tracker::new(self.grace, start);
         let warm_at = start + self.grace;
