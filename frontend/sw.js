@@ -2,23 +2,20 @@
 // as a notification and opens the server's page when it is clicked. Plain
 // JavaScript, copied into dist/ by Trunk and served at /sw.js, so its scope
 // is the whole site. The sentences come from the page (its i18n table, in
-// the player's language), kept in the Cache API under WORDS.
+// the player's language), as JSON in the worker's own address
+// (`/sw.js?words=…`).
 "use strict";
-
-const WORDS = "/notify-words.json";
 
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
 
-async function words() {
+function words() {
   try {
-    const cache = await caches.open("lobby-notify");
-    const res = await cache.match(WORDS);
-    if (res) return await res.json();
+    return JSON.parse(new URL(self.location.href).searchParams.get("words") || "{}");
   } catch (e) {
-    // No cache (private mode): the bare facts below.
+    // Not JSON: the bare facts below.
+    return {};
   }
-  return {};
 }
 
 // `{}` placeholders filled in order, as the page's i18n table writes them.
@@ -54,7 +51,7 @@ self.addEventListener("push", (event) => {
       payload = {};
     }
     const p = read(payload);
-    const w = await words();
+    const w = words();
     const text = w[p.event];
     const body = text ? fill(text, [p.current, p.max]) : p.event + " " + p.current + "/" + p.max;
     // The same tag as the open tab gives the same event: one replaces the

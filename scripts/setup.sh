@@ -24,6 +24,7 @@ TRUNK_VERSION=0.21.14
 WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen version in Cargo.lock
 BINARYEN_VERSION=132.0.0
 AXE_CORE_VERSION=4.14.1        # the accessibility rules tests/tests/a11y.rs runs in Chromium
+GECKODRIVER_VERSION=0.37.1     # drives Firefox ESR in tests/tests/web_push.rs
 TOOLS_DIR="${LOBBY_TOOLS_DIR:-$HOME/.cache/lobby-tools}"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -70,6 +71,8 @@ if [ "$purpose" = test ]; then
   need_apt openssl command -v openssl
   # The store's tests and the deploy test start scratch PostgreSQL clusters.
   need_apt postgresql pg_present
+  # tests/tests/web_push.rs: Web Push end to end in a real Firefox.
+  need_apt firefox-esr command -v firefox-esr
 fi
 
 missing_rust=()
@@ -106,6 +109,7 @@ if [ ${#apt_missing[@]} -gt 0 ] || [ ${#missing_rust[@]} -gt 0 ]; then
               nginx) echo "[setup]     nginx with the ssl, http_v2 and gzip_static modules, on PATH" ;;
               libnginx-mod-http-brotli-static) echo "[setup]     nginx's brotli_static module (ngx_brotli), LOBBY_NGINX_BROTLI_MODULE=/path/to/ngx_http_brotli_static_module.so" ;;
               openssl) echo "[setup]     openssl (the command line tool)" ;;
+              firefox-esr) echo "[setup]     Firefox ESR (set FIREFOX=/path/to/firefox if not /usr/bin/firefox-esr)" ;;
             esac
           done
         fi
@@ -151,6 +155,12 @@ fi
 if [ "$(trunk --version 2>/dev/null || true)" != "trunk $TRUNK_VERSION" ]; then
   step "installing trunk $TRUNK_VERSION (cargo install; the longest step on a fresh machine)"
   cargo install trunk --version "=$TRUNK_VERSION" --locked --no-default-features
+fi
+
+# Drives Firefox for the Web Push test (from the crate registry, like trunk).
+if [ "$purpose" = test ] && [ "$(geckodriver --version 2>/dev/null | head -n 1 | cut -d' ' -f2)" != "$GECKODRIVER_VERSION" ]; then
+  step "installing geckodriver $GECKODRIVER_VERSION (cargo install)"
+  cargo install geckodriver --version "=$GECKODRIVER_VERSION" --locked
 fi
 
 if [ -n "${_steps_job_pids[apt]:-}" ]; then

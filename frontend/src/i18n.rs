@@ -361,8 +361,8 @@ table! {
     NotifyPickOne => "Choose at least one, and a number of players from 1 to 255.", "Wähle mindestens eins, und eine Spielerzahl von 1 bis 255.";
     NotifyFull => "You already watch 20 servers: turn one off first.", "Du beobachtest schon 20 Server: Schalte erst einen aus.";
     NotifyOnPush => "On: you get a notification even while this page is closed.", "An: Du bekommst eine Benachrichtigung, auch wenn diese Seite geschlossen ist.";
-    NotifyOnTab => "On while a lobby page is open in this browser (notifications with the page closed are not available here).", "An, solange eine Seite der Lobby in diesem Browser offen ist (Benachrichtigungen bei geschlossener Seite gibt es hier nicht).";
-    NotifyDenied => "Notifications are blocked for this site, so a lobby page shows them itself while it is open. Allow them in the browser's site settings for more.", "Benachrichtigungen sind für diese Seite blockiert, also zeigt eine offene Seite der Lobby sie selbst an. Erlaube sie in den Website-Einstellungen des Browsers für mehr.";
+    NotifyOnTab => "On while a lobby page is open in this browser.", "An, solange eine Seite der Lobby in diesem Browser offen ist.";
+    NotifyDenied => "Notifications are blocked for this site: an open lobby page shows them itself.", "Benachrichtigungen sind für diese Seite blockiert: Eine offene Seite der Lobby zeigt sie selbst an.";
     NotifyOff => "Off: you will not be told about this server.", "Aus: Du wirst über diesen Server nicht benachrichtigt.";
     NotifyNotices => "Notifications", "Benachrichtigungen";
     NotifyDismiss => "Dismiss", "Schließen";

@@ -2,7 +2,10 @@
 //!
 //!     cargo test -p e2e --test screenshots -- --ignored
 //!
-//! writes `docs/img/list.png`, `docs/img/server.png` and `docs/img/badge.svg`.
+//! writes `docs/img/list.png`, `docs/img/server.png`, `docs/img/badge.svg`
+//! and `docs/img/notify.png` (a server's page with "Notify me" on, as its
+//! lobby opens: the page's own notice, as a browser that blocks
+//! notifications shows it).
 //! A day of history is written into the bridge's database first, through
 //! the bridge's own store with past timestamps, so the graphs show a day
 //! rather than the minute the test has run. Ignored: it rewrites files in
@@ -78,7 +81,7 @@ fn write_a_day(dir: &Path, keys: &[u64]) {
 async fn readme_screenshots() {
     let _serial = e2e::serial().await;
     let lobby = Lobby::start();
-    let _servers: Vec<GameServer> = SERVERS
+    let mut servers: Vec<GameServer> = SERVERS
         .iter()
         .map(|&(name, address, port, current, max, open, mode)| {
             GameServer::register(
@@ -137,5 +140,33 @@ async fn readme_screenshots() {
 
     let badge = http_get(lobby.http, &format!("/badge/{feuerland}.svg")).expect("GET the badge");
     std::fs::write(img.join("badge.svg"), badge.body).expect("docs/img/badge.svg");
+
+    // "Bomb Squad EU #2" is in game; the player asks to hear when its
+    // lobby opens, and it does.
+    browser
+        .cdp(
+            "Browser.setPermission",
+            serde_json::json!({"origin": lobby.url(""), "permission": {"name": "notifications"},
+                               "setting": "denied"}),
+        )
+        .await;
+    let (name, _, _, _, max, _, mode) = SERVERS[1];
+    let squad = format!("{:016x}", keys[1]);
+    let page: ServerPage = ServerPage::open(&browser, &lobby.url(&format!("/server/{squad}"))).await;
+    page.wait_name(name, Duration::from_secs(10)).await;
+    page.wait_points_above("24h", 1000, Duration::from_secs(10))
+        .await;
+    page.notify_me(&["lobby-opened", "players-reached"], Some(4))
+        .await;
+    servers[1].update(Stats {
+        current: 3,
+        max,
+        open: true,
+        mode,
+    });
+    page.wait_text("[data-testid=toast]", name, Duration::from_secs(10))
+        .await;
+    let shot = browser.screenshot("readme-notify").await;
+    std::fs::copy(shot, img.join("notify.png")).expect("docs/img/notify.png");
     browser.close().await;
 }

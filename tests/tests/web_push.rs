@@ -80,12 +80,16 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     let ack = wait_for("Firefox's ack", LIVE, || async {
         service.log(|l| l.acks.first().cloned()).ok_or_else(|| {
             // What the bridge says it did, for a failure's message.
-            let metrics = http_get(lobby.http, "/metrics").map(|r| r.body).unwrap_or_default();
+            let metrics = http_get(lobby.http, "/metrics")
+                .map(|r| r.body)
+                .unwrap_or_default();
             let push: Vec<&str> = metrics
                 .lines()
                 .filter(|l| !l.starts_with('#') && (l.contains("push") || l.contains("watch")))
                 .collect();
-            let list = http_get(lobby.http, "/api/servers").map(|r| r.body).unwrap_or_default();
+            let list = http_get(lobby.http, "/api/servers")
+                .map(|r| r.body)
+                .unwrap_or_default();
             service.log(|l| format!("{l:?}\n{}\n{list}", push.join("\n")))
         })
     })

@@ -110,7 +110,7 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
         watches: Rc::new(storage::watches()),
         ..Default::default()
     });
-    use_effect_with((), |_| push::register_worker(notify::words_json()));
+    use_effect_with((), |_| push::register_worker(&notify::words_json()));
     {
         let s = state.clone();
         use_effect_with(state.clone(), move |_| {

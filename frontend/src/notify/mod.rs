@@ -41,54 +41,10 @@ pub fn words_json() -> String {
     out
 }
 
-/// Decodes unpadded base64url (RFC 4648 §5), as VAPID keys are written;
-/// `None` for anything else. Small by hand: a crate would cost the
-/// bundle more than these lines.
-pub fn decode_base64url(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim_end_matches('=');
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for b in text.bytes() {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    // Leftover bits must be zero padding of fewer than one byte.
-    (bits < 6 && acc == 0).then_some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::i18n::{set_lang, Lang};
-
-    #[test]
-    fn base64url_decodes_as_rfc_4648_says() {
-        assert_eq!(decode_base64url("").unwrap(), b"");
-        assert_eq!(decode_base64url("Zg").unwrap(), b"f");
-        assert_eq!(decode_base64url("Zm8").unwrap(), b"fo");
-        assert_eq!(decode_base64url("Zm9v").unwrap(), b"foo");
-        assert_eq!(decode_base64url("Zm9vYg==").unwrap(), b"foob");
-        assert_eq!(decode_base64url("-_8").unwrap(), [0xfb, 0xff]);
-        assert_eq!(decode_base64url("Zm9v+A"), None, "base64, not base64url");
-        assert_eq!(decode_base64url("Zh"), None, "bits past the last byte");
-        // A VAPID public key: 65 bytes, an uncompressed P-256 point.
-        let key = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4";
-        let bytes = decode_base64url(key).unwrap();
-        assert_eq!((bytes.len(), bytes[0]), (65, 4));
-    }
 
     #[test]
     fn the_worker_gets_every_event_in_the_language_shown() {

@@ -4,12 +4,13 @@
 //! of `PUT /api/push/subscription`; tested natively.
 
 use protocol::{
+    push::PushWatch,
     watch::{Event, MAX_THRESHOLD},
     ServerKey,
 };
 
 /// Watches kept at most: what the bridge takes for one subscription.
-pub const MAX_WATCHES: usize = 20;
+pub use protocol::push::MAX_WATCHES;
 
 /// The events a player may choose on the page, in the order shown.
 pub const CHOICES: [Event; 3] = [
@@ -51,6 +52,15 @@ impl Watch {
     /// Whether this watch wants `event`.
     pub fn wants(&self, event: Event) -> bool {
         self.events.contains(&event)
+    }
+
+    /// The watch as the bridge keeps it (without the name).
+    pub fn to_push(&self) -> PushWatch {
+        PushWatch {
+            key: self.key,
+            events: self.events.clone(),
+            threshold: self.threshold,
+        }
     }
 }
 
@@ -142,20 +152,15 @@ pub fn with_watch(list: &[Watch], key: ServerKey, watch: Option<Watch>) -> Optio
 /// wrote it, so it is JSON), and every watch of this browser, since the
 /// request replaces that subscription's watches.
 pub fn subscription_body(subscription: &str, watches: &[Watch]) -> String {
-    // Written by hand: keys are hex digits, events fixed names and the
-    // threshold a number, so nothing needs escaping, and the bundle
-    // carries no JSON tree for it.
+    // Written by hand (keys are hex digits, events fixed names and the
+    // threshold a number: nothing to escape), which costs the bundle less
+    // than serialising the protocol's `WatchOnWire`; the tests read it
+    // back with the bridge's own `PushRequest::parse`.
     let mut out = format!(r#"{{"subscription":{subscription},"watches":["#);
     for (i, w) in watches.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
         let events: Vec<String> = w.events.iter().map(|e| format!("\"{e}\"")).collect();
-        out.push_str(&format!(
-            r#"{{"key":"{}","events":[{}]"#,
-            w.key,
-            events.join(",")
-        ));
+        let comma = if i > 0 { "," } else { "" };
+        out.push_str(&format!(r#"{comma}{{"key":"{}","events":[{}]"#, w.key, events.join(",")));
         if let Some(t) = w.threshold {
             out.push_str(&format!(r#","threshold":{t}"#));
         }
@@ -252,9 +257,18 @@ mod tests {
             Watch::new(key(1), "a", &[Event::ServerOnline], 0).unwrap(),
             Watch::new(key(2), "b", &[Event::PlayersReached], 3).unwrap(),
         ];
-        let sub = r#"{"endpoint":"https://push.example/x","keys":{"p256dh":"k","auth":"a"}}"#;
-        let body: serde_json::Value =
-            serde_json::from_str(&subscription_body(sub, &list)).expect("JSON");
+        let p256dh = "BA".to_owned() + &"A".repeat(85);
+        let sub = format!(
+            r#"{{"endpoint":"https://push.example/x","keys":{{"p256dh":"{p256dh}","auth":"AAAAAAAAAAAAAAAAAAAAAA"}}}}"#
+        );
+        let text = subscription_body(&sub, &list);
+        // What the bridge reads it with.
+        let read =
+            protocol::push::PushRequest::parse(text.as_bytes(), protocol::push::Schemes::Https)
+                .expect("the bridge takes it");
+        let pushed: Vec<PushWatch> = list.iter().map(Watch::to_push).collect();
+        assert_eq!(read.watches, pushed);
+        let body: serde_json::Value = serde_json::from_str(&text).expect("JSON");
         assert_eq!(body["subscription"]["endpoint"], "https://push.example/x");
         assert_eq!(
             body["watches"],
@@ -263,7 +277,7 @@ mod tests {
                 {"key": "0000000000000002", "events": ["players-reached"], "threshold": 3},
             ])
         );
-        let body: serde_json::Value = serde_json::from_str(&unsubscribe_body(sub)).expect("JSON");
-        assert_eq!(body["subscription"]["keys"]["auth"], "a");
+        let text = unsubscribe_body(&sub);
+        protocol::push::PushRemoval::parse(text.as_bytes()).expect("the bridge takes it");
     }
 }

@@ -6,7 +6,8 @@
 //! Each API is looked up before use: a browser without it (or a page not
 //! in a secure context) simply has none of this.
 
-use js_sys::{Promise, Reflect, Uint8Array, JSON};
+use js_sys::{Promise, Reflect, JSON};
+use protocol::push::PushKey;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
@@ -15,16 +16,12 @@ use web_sys::{
 };
 
 use crate::{
-    notify::{decode_base64url, watches::unsubscribe_body},
+    notify::watches::unsubscribe_body,
     services::api,
 };
 
 /// The service worker, at the site's root so its scope is every page.
 const WORKER: &str = "/sw.js";
-/// Where the page keeps the notification sentences for the worker (the
-/// Cache API: the worker reads it, and it survives the tab).
-const WORDS_CACHE: &str = "lobby-notify";
-const WORDS: &str = "/notify-words.json";
 
 /// Whether the player allows notifications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,28 +89,20 @@ pub async fn answer(asked: Option<Promise>) -> Permission {
 }
 
 /// Registers the service worker (when the page loads, so a subscription
-/// made later uses it) and keeps the sentences it shows, `words` (JSON),
-/// where it reads them.
-pub fn register_worker(words: String) {
+/// made later uses it), handing it the sentences it shows, `words` (JSON),
+/// in its address: a new language is a new address, which the browser
+/// installs as the worker's next version (the subscription stays).
+pub fn register_worker(words: &str) {
     let Some(c) = container() else {
         return;
     };
+    let url = format!(
+        "{WORKER}?words={}",
+        String::from(js_sys::encode_uri_component(words))
+    );
     // A rejection (no secure context, file missing) leaves the tab's own
     // notices, which need no worker.
-    let registered = c.register(WORKER);
-    wasm_bindgen_futures::spawn_local(async move {
-        let _ = JsFuture::from(registered).await;
-        let Some(caches) = web_sys::window().and_then(|w| w.caches().ok()) else {
-            return;
-        };
-        let Ok(cache) = JsFuture::from(caches.open(WORDS_CACHE)).await else {
-            return;
-        };
-        let cache: web_sys::Cache = cache.unchecked_into();
-        if let Ok(res) = web_sys::Response::new_with_opt_str(Some(&words)) {
-            let _ = JsFuture::from(cache.put_with_str(WORDS, &res)).await;
-        }
-    });
+    let _ = c.register(&url);
 }
 
 /// The worker's registration once it is active.
@@ -153,13 +142,11 @@ pub async fn subscribe() -> Result<String, PushError> {
     let api::Fetched::Ok(text) = api::get_text("/api/push/key").await else {
         return Err(PushError::NoKey);
     };
-    let key = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v["publicKey"].as_str().and_then(decode_base64url))
-        .ok_or(PushError::NoKey)?;
+    // base64url, which `applicationServerKey` takes as it is.
+    let key = api::read_answer::<PushKey>(&text).ok_or(PushError::NoKey)?;
     let options = PushSubscriptionOptionsInit::new();
     options.set_user_visible_only(true);
-    options.set_application_server_key(&Uint8Array::from(key.as_slice()));
+    options.set_application_server_key(&JsValue::from_str(&key.public_key));
     let asked = pm
         .subscribe_with_options(&options)
         .map_err(|_| PushError::Subscribe)?;
