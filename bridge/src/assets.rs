@@ -372,4 +372,26 @@ mod tests {
         assert_eq!(header_of(&res, header::CONTENT_ENCODING), "");
         assert_eq!(body, fs::read(dir.path().join(WASM)).expect("read"));
     }
+
+    #[tokio::test]
+    async fn the_service_worker_is_javascript_at_the_root_and_never_stale() {
+        let dir = dist();
+        let worker = "self.addEventListener('push', () => {});\n".repeat(40);
+        fs::write(dir.path().join("sw.js"), &worker).expect("write");
+        precompress(dir.path()).expect("precompress");
+        // The page registers it with its sentences in the query.
+        for path in ["/sw.js", "/sw.js?words=%7B%7D"] {
+            let (res, body) = get(dir.path(), path, None).await;
+            assert_eq!(res.status(), StatusCode::OK, "{path}");
+            // A browser refuses a worker of another type.
+            assert_eq!(
+                header_of(&res, header::CONTENT_TYPE),
+                "text/javascript",
+                "{path}"
+            );
+            // A new build's worker must reach browsers: revalidated each time.
+            assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");
+            assert_eq!(body, worker.as_bytes(), "{path}");
+        }
+    }
 }

@@ -75,14 +75,19 @@ fn Fed() -> Html {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| state.dispatch(snapshot(2, true)))
     };
+    // The notify provider starts with the first list (as a page does,
+    // whose list arrives long before its first change).
+    let listed = state.list.version() > 0;
     html! {
         <RouterProvider>
             <ContextProvider<Lobby> context={Lobby::detached(state)}>
                 <SettingsProvider>
-                    <NotifyProvider>
-                        <NotifyMe server={KEY} name="Feuerland" />
-                        <button id="open" onclick={open}>{ "open" }</button>
-                    </NotifyProvider>
+                    if listed {
+                        <NotifyProvider>
+                            <NotifyMe server={KEY} name="Feuerland" />
+                            <button id="open" onclick={open}>{ "open" }</button>
+                        </NotifyProvider>
+                    }
                 </SettingsProvider>
             </ContextProvider<Lobby>>
         </RouterProvider>

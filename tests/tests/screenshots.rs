@@ -152,7 +152,8 @@ async fn readme_screenshots() {
         .await;
     let (name, _, _, _, max, _, mode) = SERVERS[1];
     let squad = format!("{:016x}", keys[1]);
-    let page: ServerPage = ServerPage::open(&browser, &lobby.url(&format!("/server/{squad}"))).await;
+    let page: ServerPage =
+        ServerPage::open(&browser, &lobby.url(&format!("/server/{squad}"))).await;
     page.wait_name(name, Duration::from_secs(10)).await;
     page.wait_points_above("24h", 1000, Duration::from_secs(10))
         .await;

@@ -120,9 +120,22 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
         });
     }
     let lobby = use_lobby();
-    let detector = use_mut_ref(Detector::default);
+    // What is listed when the provider starts is learnt then (once: the
+    // list the page already holds), so no later update is taken for it.
+    let detector = use_mut_ref(|| {
+        let mut detector = Detector::default();
+        let shown = lobby.state.list.shown();
+        if shown.version() > 0 {
+            let rows = shown.rows();
+            let listed = rows
+                .iter()
+                .filter_map(|row| row.server.map(|k| (k, &*row.entry)));
+            detector.whole(listed, &state.watches, browser::now_ms());
+        }
+        detector
+    });
     // The list's version and the watches the detector last looked at.
-    let looked = use_mut_ref(|| (0u32, Rc::new(Vec::<Watch>::new())));
+    let looked = use_mut_ref(|| (lobby.state.list.version(), state.watches.clone()));
     {
         let list = lobby.state.list.clone();
         let watches = state.watches.clone();
@@ -130,6 +143,11 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
         use_effect_with((list.version(), watches.clone()), move |_| {
             let shown = list.shown();
             let version = shown.version();
+            // A newer update was applied since this render: its own effect
+            // looks (at the whole list, as it misses this one).
+            if !shown.is_current() {
+                return;
+            }
             let (last_version, last_watches) = looked.replace((version, watches.clone()));
             // No list yet, or nothing to look for: no work at all.
             if version == 0 || watches.is_empty() {

@@ -99,6 +99,13 @@ impl Shown {
         &self.changed
     }
 
+    /// Whether the rows are still those of this version: the rows change
+    /// in place, so a reader that runs later (an effect after a render)
+    /// may find a newer update applied, whose positions differ.
+    pub fn is_current(&self) -> bool {
+        self.lists.borrow().version == self.version
+    }
+
     /// Whether the row with `id` is new or changed in the last update.
     pub fn is_changed(&self, id: u64) -> bool {
         self.changed.binary_search(&id).is_ok()
@@ -123,6 +130,8 @@ struct Lists {
     /// The last whole list, shown instead of the feed until the next
     /// snapshot or delta.
     whole: Option<Whole>,
+    /// The version of the rows these lists hold now.
+    version: u32,
 }
 
 /// What a message did to the lists.
@@ -202,11 +211,13 @@ impl LobbyStore {
     /// A new version of the rows, made by `update`; `changed` flash.
     fn show(&mut self, update: Update, mut changed: Vec<u64>) -> Applied {
         changed.sort_unstable();
+        let version = self.shown.version.wrapping_add(1).max(1);
+        self.shown.lists.borrow_mut().version = version;
         self.shown = Shown {
             lists: self.shown.lists.clone(),
             changed: Rc::new(changed),
             update: Rc::new(update),
-            version: self.shown.version.wrapping_add(1).max(1),
+            version,
         };
         Applied::Changed
     }
@@ -469,6 +480,21 @@ pub(crate) mod tests {
         store.apply(snapshot(2, vec![keyed(2, "a", 0), keyed(4, "B", 2)]));
         assert_eq!(changed(&store), [4]);
         assert_eq!(store.version(), 2);
+    }
+
+    #[test]
+    fn a_reader_that_runs_later_knows_its_rows_moved_on() {
+        let mut store = LobbyStore::default();
+        store.apply(snapshot(1, vec![keyed(1, "a", 0)]));
+        // What a render kept (an effect's copy of the store).
+        let seen = store.clone();
+        assert!(seen.shown().is_current());
+        store.apply(delta(1, vec![keyed(2, "b", 0)], vec![]));
+        assert!(!seen.shown().is_current(), "the rows are version 2's now");
+        assert!(store.shown().is_current());
+        // A message that changes nothing leaves the version as it is.
+        store.apply(delta(1, vec![keyed(2, "b", 0)], vec![]));
+        assert!(store.shown().is_current());
     }
 
     /// Three rows (ids 1, 2, 3), then a delta that removes 1, changes 2

@@ -160,7 +160,11 @@ pub fn subscription_body(subscription: &str, watches: &[Watch]) -> String {
     for (i, w) in watches.iter().enumerate() {
         let events: Vec<String> = w.events.iter().map(|e| format!("\"{e}\"")).collect();
         let comma = if i > 0 { "," } else { "" };
-        out.push_str(&format!(r#"{comma}{{"key":"{}","events":[{}]"#, w.key, events.join(",")));
+        out.push_str(&format!(
+            r#"{comma}{{"key":"{}","events":[{}]"#,
+            w.key,
+            events.join(",")
+        ));
         if let Some(t) = w.threshold {
             out.push_str(&format!(r#","threshold":{t}"#));
         }

@@ -15,10 +15,7 @@ use web_sys::{
     PushSubscriptionOptionsInit, ServiceWorkerContainer, ServiceWorkerRegistration,
 };
 
-use crate::{
-    notify::watches::unsubscribe_body,
-    services::api,
-};
+use crate::{notify::watches::unsubscribe_body, services::api};
 
 /// The service worker, at the site's root so its scope is every page.
 const WORKER: &str = "/sw.js";
