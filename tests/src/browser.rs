@@ -54,21 +54,7 @@ impl Driver {
         let mut cmd = Command::new(chromedriver());
         cmd.arg(format!("--port={port}"));
         let proc = Proc::spawn("chromedriver", cmd, &dir.path().join("chromedriver.log"));
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
-        let start = std::time::Instant::now();
-        loop {
-            match http_get(addr, "/status") {
-                Ok(r) if r.status == 200 && r.body.contains("\"ready\":true") => break,
-                seen => {
-                    assert!(
-                        start.elapsed() < DRIVER_READY,
-                        "chromedriver not ready after {DRIVER_READY:?}: {seen:?}\n{}",
-                        proc.log_tail()
-                    );
-                    std::thread::sleep(crate::POLL_EVERY);
-                }
-            }
-        }
+        let addr = wait_driver_ready("chromedriver", port, &proc);
         Driver {
             addr,
             _proc: proc,
@@ -112,6 +98,26 @@ impl Driver {
             .await
             .unwrap_or_else(|e| panic!("WebDriver session at {}: {e}", self.addr));
         Browser { client }
+    }
+}
+
+/// Waits until the WebDriver server `proc` (`name`) on `port` says ready
+/// on `/status`; its address.
+pub(crate) fn wait_driver_ready(name: &str, port: u16, proc: &Proc) -> SocketAddr {
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
+    let start = std::time::Instant::now();
+    loop {
+        match http_get(addr, "/status") {
+            Ok(r) if r.status == 200 && r.body.contains("\"ready\":true") => return addr,
+            seen => {
+                assert!(
+                    start.elapsed() < DRIVER_READY,
+                    "{name} not ready after {DRIVER_READY:?}: {seen:?}\n{}",
+                    proc.log_tail()
+                );
+                std::thread::sleep(crate::POLL_EVERY);
+            }
+        }
     }
 }
 

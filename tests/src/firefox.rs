@@ -4,7 +4,7 @@
 //! Every preference that would make it phone home points at a dead
 //! loopback port or is off, so no packet leaves the machine.
 
-use std::{net::SocketAddr, path::PathBuf, process::Command, time::Duration};
+use std::{net::SocketAddr, path::PathBuf, process::Command};
 
 use fantoccini::ClientBuilder;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -12,12 +12,9 @@ use serde_json::{json, Value};
 use tempfile::TempDir;
 
 use crate::{
-    browser::Browser,
-    process::{free_port, http_get, Proc},
+    browser::{wait_driver_ready, Browser},
+    process::{free_port, Proc},
 };
-
-/// How long geckodriver may take to answer `/status` with ready.
-const DRIVER_READY: Duration = Duration::from_secs(20);
 /// A loopback port nothing listens on: where Firefox's own services go.
 const DEAD: &str = "http://127.0.0.1:9/";
 
@@ -103,21 +100,7 @@ impl Gecko {
             .env("TMPDIR", dir.path())
             .env("MOZ_HEADLESS", "1");
         let proc = Proc::spawn("geckodriver", cmd, &dir.path().join("geckodriver.log"));
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
-        let start = std::time::Instant::now();
-        loop {
-            match http_get(addr, "/status") {
-                Ok(r) if r.status == 200 && r.body.contains("\"ready\":true") => break,
-                seen => {
-                    assert!(
-                        start.elapsed() < DRIVER_READY,
-                        "geckodriver not ready after {DRIVER_READY:?}: {seen:?}\n{}",
-                        proc.log_tail()
-                    );
-                    std::thread::sleep(crate::POLL_EVERY);
-                }
-            }
-        }
+        let addr = wait_driver_ready("geckodriver", port, &proc);
         Gecko {
             addr,
             _proc: proc,

@@ -23,6 +23,19 @@ pub struct Stats {
     pub mode: u8,
 }
 
+impl Stats {
+    /// `current` of 4 players, the lobby `open` or in game, Standard A:
+    /// a server whose lobby and players a test changes.
+    pub fn of_four(current: u32, open: bool) -> Stats {
+        Stats {
+            current,
+            max: 4,
+            open,
+            mode: 1,
+        }
+    }
+}
+
 /// A registered game server; unregistered when dropped (the connection
 /// closes).
 pub struct GameServer {

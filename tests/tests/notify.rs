@@ -27,15 +27,6 @@ use serde_json::json;
 /// The bound for live changes (no reload).
 const LIVE: Duration = Duration::from_secs(5);
 
-fn stats(current: u32, open: bool) -> Stats {
-    Stats {
-        current,
-        max: 4,
-        open,
-        mode: 1,
-    }
-}
-
 /// A browser in `lang` (`en` or `de`), as a player there would have it.
 async fn browser_in(driver: &Driver, lang: &str) -> Browser {
     let args = match lang {
@@ -54,7 +45,7 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
         "Feuerland",
         "192.0.2.10",
         20000,
-        stats(1, false),
+        Stats::of_four(1, false),
     );
     let key = lobby.key_of("Feuerland").await;
     let page_url = lobby.url(&format!("/server/{key}"));
@@ -121,7 +112,7 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
     axe::assert_no_violations(&de, "notify on · de").await;
 
     // The lobby opens with 3 players: both events, once each.
-    feuerland.update(stats(3, true));
+    feuerland.update(Stats::of_four(3, true));
     let lobby_tag = format!("{key}:lobby-opened");
     let players_tag = format!("{key}:players-reached");
     page.wait_notification(&players_tag, LIVE).await;
@@ -159,9 +150,9 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
     page_de.wait_gone("[data-testid=toast]", LIVE).await;
 
     // Flapping: the lobby closes and opens again within the cooldown.
-    feuerland.update(stats(1, false));
+    feuerland.update(Stats::of_four(1, false));
     page.wait_state("lobby", "In game", LIVE).await;
-    feuerland.update(stats(3, true));
+    feuerland.update(Stats::of_four(3, true));
     page.wait_state("lobby", "Open", LIVE).await;
     page_de.wait_state("lobby", "Offen", LIVE).await;
     holds_for(

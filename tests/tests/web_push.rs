@@ -29,15 +29,6 @@ use serde_json::Value;
 /// 2 s, with room for a debug build and Firefox's decryption).
 const LIVE: Duration = Duration::from_secs(10);
 
-fn stats(current: u32, open: bool) -> Stats {
-    Stats {
-        current,
-        max: 4,
-        open,
-        mode: 1,
-    }
-}
-
 #[tokio::test]
 async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     let _serial = e2e::serial().await;
@@ -48,7 +39,7 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
         "Feuerland",
         "192.0.2.10",
         20000,
-        stats(1, false),
+        Stats::of_four(1, false),
     );
     let key = lobby.key_of("Feuerland").await;
     let vapid = http_get(lobby.http, "/api/push/key").expect("GET /api/push/key");
@@ -76,7 +67,7 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
 
     // No lobby tab open: only the service worker can show it.
     firefox.goto("about:blank").await;
-    feuerland.update(stats(1, true));
+    feuerland.update(Stats::of_four(1, true));
     let ack = wait_for("Firefox's ack", LIVE, || async {
         service.log(|l| l.acks.first().cloned()).ok_or_else(|| {
             // What the bridge says it did, for a failure's message.

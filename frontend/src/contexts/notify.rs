@@ -14,7 +14,7 @@ use yew::prelude::*;
 use crate::{
     contexts::lobby::use_lobby,
     i18n::{t, K},
-    listing::store::Update,
+    listing::store::{Shown, Update},
     notify::{
         self,
         detect::{Detector, Notice},
@@ -22,11 +22,7 @@ use crate::{
     },
     route::Route,
     router::{link, use_router},
-    services::{
-        browser,
-        push::{self, Shown},
-        storage,
-    },
+    services::{browser, push, storage},
 };
 
 /// Toasts kept at most; the oldest goes first.
@@ -126,11 +122,7 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
         let mut detector = Detector::default();
         let shown = lobby.state.list.shown();
         if shown.version() > 0 {
-            let rows = shown.rows();
-            let listed = rows
-                .iter()
-                .filter_map(|row| row.server.map(|k| (k, &*row.entry)));
-            detector.whole(listed, &state.watches, browser::now_ms());
+            look_at_all(&mut detector, shown, &state.watches, browser::now_ms());
         }
         detector
     });
@@ -170,12 +162,10 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
                 }
                 // The first list, a snapshot, a missed version or new
                 // watches: the whole list, once.
-                _ => detector.whole(
-                    rows.iter()
-                        .filter_map(|row| row.server.map(|k| (k, &*row.entry))),
-                    &watches,
-                    now,
-                ),
+                _ => {
+                    drop(rows);
+                    look_at_all(&mut detector, shown, &watches, now)
+                }
             };
             for notice in notices {
                 let dispatcher = dispatcher.clone();
@@ -184,7 +174,9 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
                     let url = Route::Server(notice.key).path();
                     let recent_ms = (DEFAULT_COOLDOWN * 1000) as f64;
                     let tag = notice.tag();
-                    if push::show(&notice.name, &body, &tag, &url, recent_ms).await == Shown::No {
+                    if push::show(&notice.name, &body, &tag, &url, recent_ms).await
+                        == push::Shown::No
+                    {
                         dispatcher.dispatch(NotifyAction::Toast(notice));
                     }
                 });
@@ -197,6 +189,16 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
             <Toasts toasts={state.toasts.clone()} dismiss={state.dispatcher()} />
         </ContextProvider<NotifyHandle>>
     }
+}
+
+/// The detector's look at every row of `shown` (the first list, a
+/// snapshot, new watches).
+fn look_at_all(detector: &mut Detector, shown: &Shown, watches: &[Watch], now: f64) -> Vec<Notice> {
+    let rows = shown.rows();
+    let listed = rows
+        .iter()
+        .filter_map(|row| row.server.map(|k| (k, &*row.entry)));
+    detector.whole(listed, watches, now)
 }
 
 /// Props of [`Toasts`].
