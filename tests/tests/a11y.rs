@@ -1,7 +1,8 @@
 //! Accessibility end to end (docs/using.md, "Accessibility"): axe-core finds
 //! no violation on any page — the list, the admin page signed in with a
 //! test server, its webhooks (a field's error, a new webhook's secret, a
-//! test's delivery), the embed, the "not found" page, the list with the master
+//! test's delivery), the embed, the "not found" page, a server's page with
+//! "Notify me" open and on, the list with the master
 //! or the bridge down, other games' tabs — in English and German, in the
 //! light and the dark scheme (each once: [`VARIANTS`]); and the keyboard
 //! reaches every control of the list and the admin page with a visible
@@ -18,7 +19,7 @@ use e2e::{
     browser::{Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
     lobby::{Lobby, ADMIN_TOKEN},
-    pages::{games, list::row, AdminPage, GamesPage, ListPage},
+    pages::{games, list::row, AdminPage, GamesPage, ListPage, ServerPage},
     receiver::Receiver,
     wait_for,
 };
@@ -227,6 +228,18 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
                 .check(&browser, &format!("{page} · {}", variant.label()))
                 .await;
         }
+        // "Notify me" on a server's page: its form, then turned on.
+        let notify = "[data-testid=notify-me]";
+        open(&browser, &lobby, &format!("/server/{alpha}"), notify, variant).await;
+        let page = ServerPage::new(&browser);
+        page.click(notify).await;
+        page.find("[data-testid=notify-form]").await;
+        let label = format!("notify form · {}", variant.label());
+        reports.check(&browser, &label).await;
+        page.click("[data-testid=notify-on]").await;
+        page.find("[data-testid=notify-summary]").await;
+        let label = format!("notify on · {}", variant.label());
+        reports.check(&browser, &label).await;
         admin_with_a_test_server(&browser, &lobby, variant).await;
         let label = format!("admin · {}", variant.label());
         reports.check(&browser, &label).await;
