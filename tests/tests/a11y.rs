@@ -230,7 +230,14 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
         }
         // "Notify me" on a server's page: its form, then turned on.
         let notify = "[data-testid=notify-me]";
-        open(&browser, &lobby, &format!("/server/{alpha}"), notify, variant).await;
+        open(
+            &browser,
+            &lobby,
+            &format!("/server/{alpha}"),
+            notify,
+            variant,
+        )
+        .await;
         let page = ServerPage::new(&browser);
         page.click(notify).await;
         page.find("[data-testid=notify-form]").await;

@@ -102,9 +102,16 @@ pub fn register_worker(words: &str) {
     let _ = c.register(&url);
 }
 
-/// The worker's registration once it is active.
+/// The worker's registration once it is active; `None` at once when the
+/// worker was never registered (its registration failed), where waiting
+/// for it to be ready would wait for ever.
 async fn ready() -> Option<ServiceWorkerRegistration> {
-    let ready = container()?.ready().ok()?;
+    let c = container()?;
+    let found = JsFuture::from(c.get_registration()).await.ok()?;
+    if found.is_undefined() || found.is_null() {
+        return None;
+    }
+    let ready = c.ready().ok()?;
     JsFuture::from(ready).await.ok().map(JsCast::unchecked_into)
 }
 
