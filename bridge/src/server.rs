@@ -308,7 +308,10 @@ fn shared_keys(history: &History, dir: Option<&std::path::Path>) -> Result<Keys,
     };
     let mut waited = false;
     loop {
-        let secret = history.store().postgres().map(|pg| pg.key_secret(&cached));
+        let mut store = history.store();
+        let secret = store.postgres().map(|pg| pg.key_secret(&cached));
+        let opening = store.opening();
+        drop(store);
         match secret {
             Some(Ok(secret)) => {
                 if let Some(dir) = dir {
@@ -325,7 +328,10 @@ fn shared_keys(history: &History, dir: Option<&std::path::Path>) -> Result<Keys,
                     tracing::warn!("waiting for the database: this bridge has never read its key secret, and keys nothing without it");
                     waited = true;
                 }
-                std::thread::sleep(std::time::Duration::from_secs(1));
+                match opening {
+                    Some(opening) => opening.wait(),
+                    None => std::thread::sleep(std::time::Duration::from_secs(1)),
+                }
             }
             Some(Err(e)) => {
                 return Err(Error::Database {

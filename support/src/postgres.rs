@@ -99,6 +99,34 @@ impl Cluster {
         Ok(self.url(db))
     }
 
+    /// What `sql` gives in database `db`, as `psql` prints it unaligned
+    /// and without headers (one row per line, columns joined by `|`): for
+    /// a test that checks what the bridges wrote.
+    pub fn query(&self, db: &str, sql: &str) -> Result<String> {
+        let socket = self.dir.path().display().to_string();
+        let port = self.port.to_string();
+        self.output(
+            "psql",
+            &[
+                "-h",
+                &socket,
+                "-p",
+                &port,
+                "-U",
+                USER,
+                "-d",
+                db,
+                "-X",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ],
+        )
+    }
+
     /// Stops the server at once (as a crash or a lost host would), keeping
     /// its data: a database outage, ended by [`Cluster::resume`].
     pub fn stop(&self) -> Result<()> {
@@ -129,6 +157,11 @@ impl Cluster {
 
     /// Runs one of the cluster's programs as [`USER`].
     fn run(&self, program: &str, args: &[&str]) -> Result<()> {
+        self.output(program, args).map(drop)
+    }
+
+    /// Runs one of the cluster's programs as [`USER`]; what it printed.
+    fn output(&self, program: &str, args: &[&str]) -> Result<String> {
         let exe = self.bin.join(program);
         let mut command = if running_as(USER) {
             Command::new(&exe)
@@ -151,7 +184,7 @@ impl Cluster {
                 String::from_utf8_lossy(&out.stderr)
             )));
         }
-        Ok(())
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }
 

@@ -1,13 +1,18 @@
 //! The deployment of docs/deploying.md, end to end: one `master`, two
 //! bridges relaying to it (`--master`, following its change feed with
-//! `--master-feed`), and nginx in front of them with the
+//! `--master-feed`) and sharing one PostgreSQL database (a scratch cluster;
+//! its URL in the shipped `deploy/systemd/bridge.env`, read as the unit's
+//! `EnvironmentFile`), and nginx in front of them with the
 //! proxy rules of `deploy/nginx/lobby.conf` (rendered with this test's ports
 //! and paths), TLS with a self-signed certificate made by openssl here, and
 //! the precompressed front end served by nginx. Headless Chromium opens
 //! `https://127.0.0.1:PORT/`, the list arrives over `wss://`, then the
 //! bridge holding the page's socket dies: the page reconnects through nginx
 //! to the other bridge, shows the list again and registers the admin's test
-//! server again.
+//! server again. The two bridges give the same keys, details, badges and
+//! histories (a badge URL taken from one answers on the other, and through
+//! nginx on every request), a restarted bridge shows the history at once,
+//! and killing the bridge that records the history loses no interval.
 //!
 //! nginx runs unprivileged: its prefix, pid file, logs and temporary files
 //! are in a temporary folder, on free ports. Missing nginx (or its
@@ -31,7 +36,10 @@ use e2e::{
     paths,
     process::{free_port, http_get, Proc},
 };
-use lobby_support::nginx::{self, self_signed, Main, Site};
+use lobby_support::{
+    nginx::{self, self_signed, Main, Site},
+    postgres::Cluster,
+};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -47,6 +55,13 @@ const RECOVERY: Duration = Duration::from_secs(20);
 /// room for a loaded 2-core CI but below the 1 s a polling bridge could
 /// take.
 const ACROSS: Duration = Duration::from_millis(900);
+/// The bridges' `--history-interval` here (the product's is a minute).
+const INTERVAL: Duration = Duration::from_secs(2);
+/// The recording handed over after the recorder dies: within two
+/// intervals and 5 s (docs/deploying.md).
+const HANDOVER: Duration = Duration::from_secs(9);
+/// The database the bridges share.
+const DB: &str = "lobby";
 
 /// `name` on PATH, else in `/usr/sbin` or `/usr/bin`.
 fn which(name: &str) -> Option<PathBuf> {
@@ -214,17 +229,59 @@ fn start_master(dir: &Path) -> (Proc, SocketAddr, SocketAddr) {
     (proc, addr(0), addr(1))
 }
 
+/// The shipped `deploy/systemd/bridge.env` with its `DATABASE_URL` set to
+/// `url`, the history sampled every [`INTERVAL`] and the per-address API
+/// budget opened (the test asks both bridges directly from 127.0.0.1, as
+/// nginx does for everyone), written to
+/// `dir/bridge.env` as an operator edits it in `/etc/lobby`; returns its
+/// variables as systemd reads an `EnvironmentFile` (`KEY=VALUE` lines,
+/// `#` comments).
+fn bridge_env(dir: &Path, url: &str) -> Vec<(String, String)> {
+    let shipped =
+        std::fs::read_to_string(paths::workspace_root().join("deploy/systemd/bridge.env"))
+            .expect("read deploy/systemd/bridge.env");
+    assert!(
+        shipped.lines().any(|l| l.starts_with("DATABASE_URL=")),
+        "deploy/systemd/bridge.env names no DATABASE_URL:\n{shipped}"
+    );
+    let mut edited: String = shipped
+        .lines()
+        .map(|l| match l.strip_prefix("DATABASE_URL=") {
+            Some(_) => format!("DATABASE_URL={url}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    edited.push_str(&format!(
+        "BRIDGE_HISTORY_INTERVAL={}ms\nBRIDGE_API_RATE=1000000\nBRIDGE_API_BURST=1000000\n",
+        INTERVAL.as_millis()
+    ));
+    std::fs::write(dir.join("bridge.env"), &edited).expect("write bridge.env");
+    edited
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (k, v) = l
+                .split_once('=')
+                .unwrap_or_else(|| panic!("not KEY=VALUE in bridge.env: {l:?}"));
+            (k.trim().to_owned(), v.trim().to_owned())
+        })
+        .collect()
+}
+
 /// A bridge relaying to `master` on `listen` and following its change
 /// `feed`, as lobby-bridge@.service starts one (the same flags but
-/// `--trusted-proxy`); log `bridge-{n}.log`.
+/// `--trusted-proxy`) with `env` from its `EnvironmentFile`; log
+/// `bridge-{n}.log`.
 fn start_bridge(
     dir: &Path,
     n: u32,
     listen: &str,
-    master: SocketAddr,
-    feed: SocketAddr,
+    (master, feed): (SocketAddr, SocketAddr),
+    env: &[(String, String)],
 ) -> (Proc, SocketAddr) {
     let mut cmd = Command::new(paths::binary("bridge"));
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.args(["--listen", listen, "--master"])
         .arg(master.to_string())
         .arg("--master-feed")
@@ -308,27 +365,35 @@ fn stats() -> Stats {
     }
 }
 
-/// The product as deployed: one master, two bridges relaying to it, nginx
-/// in front of them, all with their files in `dir`.
+/// The product as deployed: one master, two bridges relaying to it on one
+/// database, nginx in front of them, all with their files in `dir`.
 struct Deployment {
     dir: PathBuf,
     master: SocketAddr,
     feed: SocketAddr,
     addrs: [SocketAddr; 2],
+    /// The bridges' environment (their `EnvironmentFile`).
+    env: Vec<(String, String)>,
     // Field order: stopped front to back.
     nginx: Nginx,
     bridges: [Option<Proc>; 2],
     _master_proc: Proc,
+    database: Cluster,
     /// The log number of the next bridge started.
     next_log: u32,
 }
 
 impl Deployment {
     fn start(dir: &Path) -> Deployment {
+        let database = Cluster::start().unwrap_or_else(|e| panic!("{e}"));
+        let url = database
+            .create_database(DB)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let env = bridge_env(dir, &url);
         let (master_proc, master, feed) = start_master(dir);
         dist_copy(&dir.join("dist"));
-        let (a, a_addr) = start_bridge(dir, 0, "127.0.0.1:0", master, feed);
-        let (b, b_addr) = start_bridge(dir, 1, "127.0.0.1:0", master, feed);
+        let (a, a_addr) = start_bridge(dir, 0, "127.0.0.1:0", (master, feed), &env);
+        let (b, b_addr) = start_bridge(dir, 1, "127.0.0.1:0", (master, feed), &env);
         let addrs = [a_addr, b_addr];
         let nginx = Nginx::start(dir, addrs);
         Deployment {
@@ -336,9 +401,11 @@ impl Deployment {
             master,
             feed,
             addrs,
+            env,
             nginx,
             bridges: [Some(a), Some(b)],
             _master_proc: master_proc,
+            database,
             next_log: 2,
         }
     }
@@ -358,11 +425,199 @@ impl Deployment {
     /// Starts bridge `n` again on its port.
     fn restart_bridge(&mut self, n: usize) {
         let listen = self.addrs[n].to_string();
-        let (proc, addr) = start_bridge(&self.dir, self.next_log, &listen, self.master, self.feed);
+        let (proc, addr) = start_bridge(
+            &self.dir,
+            self.next_log,
+            &listen,
+            (self.master, self.feed),
+            &self.env,
+        );
         assert_eq!(addr, self.addrs[n], "bridge {n} moved");
         self.bridges[n] = Some(proc);
         self.next_log += 1;
     }
+}
+
+/// `path` from `bridge` as JSON, with its status.
+fn json_of(bridge: SocketAddr, path: &str) -> Result<(u16, Value), String> {
+    let res = http_get(bridge, path)?;
+    let v = serde_json::from_str(&res.body).unwrap_or(Value::Null);
+    Ok((res.status, v))
+}
+
+/// Each listed server's key as `bridge` gives it, by name.
+fn keys_by_name(bridge: SocketAddr) -> Result<Vec<(String, String)>, String> {
+    let (status, v) = json_of(bridge, "/api/servers")?;
+    if status != 200 {
+        return Err(format!("/api/servers: {status}"));
+    }
+    let mut keys: Vec<(String, String)> = v["servers"]
+        .as_array()
+        .ok_or_else(|| v.to_string())?
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s["name"].as_str()?.to_owned(),
+                s["key"].as_str()?.to_owned(),
+            ))
+        })
+        .collect();
+    keys.sort();
+    Ok(keys)
+}
+
+/// The bridge's `bridge_history_recording` (1 while it records).
+fn recording(bridge: SocketAddr) -> Result<bool, String> {
+    let body = http_get(bridge, "/metrics")?.body;
+    match body
+        .lines()
+        .find_map(|l| l.strip_prefix("bridge_history_recording "))
+    {
+        Some(v) => Ok(v.trim() == "1"),
+        None => Err("no bridge_history_recording".into()),
+    }
+}
+
+/// Both bridges, each asked directly, give the same key to every server
+/// (one key secret, created once in the database), the same details, the
+/// same history and each other's badges; through nginx a badge answers
+/// on every request, whichever bridge takes it. Returns the key of
+/// `name`.
+async fn both_bridges_give_the_same_answers(
+    page: &ListPage<'_>,
+    addrs: [SocketAddr; 2],
+    names: &[&str],
+    name: &str,
+) -> String {
+    let keys = wait_blocking("both bridges to key every server", LIVE, || {
+        let (a, b) = (keys_by_name(addrs[0])?, keys_by_name(addrs[1])?);
+        let listed = |k: &[(String, String)]| names.iter().all(|n| k.iter().any(|(m, _)| m == n));
+        if listed(&a) && listed(&b) {
+            Ok((a, b))
+        } else {
+            Err(format!("{a:?} / {b:?}"))
+        }
+    });
+    assert_eq!(
+        keys.0, keys.1,
+        "the two bridges keyed the servers differently"
+    );
+    let key = keys
+        .0
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, k)| k.clone())
+        .expect("the server's key");
+    eprintln!(
+        "both bridges key the {} servers alike: {:?}",
+        keys.0.len(),
+        keys.0
+    );
+
+    // Details: the same first sighting, from the one database.
+    let details = format!("/api/servers/{key}");
+    let (a, b) = wait_blocking("the server's details on both bridges", LIVE * 3, || {
+        let (sa, a) = json_of(addrs[0], &details)?;
+        let (sb, b) = json_of(addrs[1], &details)?;
+        if sa == 200 && sb == 200 && a["firstSeen"].is_number() && b["firstSeen"].is_number() {
+            Ok((a, b))
+        } else {
+            Err(format!("{sa} {a} / {sb} {b}"))
+        }
+    });
+    for field in ["firstSeen", "name", "key"] {
+        assert_eq!(a[field], b[field], "{field}: {a} / {b}");
+    }
+
+    // The history: the same points (polled until neither has a sample the
+    // other has not read yet).
+    let history = format!("/api/servers/{key}/history?range=1h");
+    let points = wait_blocking("the same history on both bridges", INTERVAL * 5, || {
+        let (sa, a) = json_of(addrs[0], &history)?;
+        let (sb, b) = json_of(addrs[1], &history)?;
+        match (a["points"].as_array(), b["points"].as_array()) {
+            (Some(pa), Some(pb)) if sa == 200 && sb == 200 && pa.len() >= 2 && pa == pb => {
+                Ok(pa.len())
+            }
+            _ => Err(format!("{sa} {a} / {sb} {b}")),
+        }
+    });
+    eprintln!("both bridges give {name}'s history alike ({points} points)");
+
+    // The badge: a URL from one bridge answers on the other.
+    for addr in addrs {
+        let res = http_get(addr, &format!("/badge/{key}.svg")).expect("GET the badge");
+        assert_eq!(res.status, 200, "the badge on bridge {addr}: {res:?}");
+        assert!(res.body.starts_with("<svg"), "{res:?}");
+    }
+    let statuses = page
+        .js(&format!(
+            "return (async () => {{\
+               const out = [];\
+               for (let i = 0; i < 6; i++) {{\
+                 const r = await fetch('/badge/{key}.svg', {{cache: 'no-store'}});\
+                 out.push(r.status);\
+               }}\
+               return out;\
+             }})();"
+        ))
+        .await;
+    assert_eq!(
+        statuses,
+        Value::from(vec![200; 6]),
+        "the badge through nginx, six times"
+    );
+    key
+}
+
+/// The recorded samples' times, as the database holds them.
+fn recorded_times(database: &Cluster) -> Vec<i64> {
+    database
+        .query(DB, "SELECT t FROM lobby_samples ORDER BY t")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .lines()
+        .map(|l| l.trim().parse().expect("a sample time"))
+        .collect()
+}
+
+/// Every interval from the first sample to the last was recorded once,
+/// across the bridges killed on the way.
+fn no_interval_lost(database: &Cluster) {
+    let times = recorded_times(database);
+    let every = INTERVAL.as_millis() as i64;
+    let gaps: Vec<(i64, i64)> = times
+        .windows(2)
+        .filter(|w| w[1] - w[0] != every)
+        .map(|w| (w[0], w[1]))
+        .collect();
+    eprintln!(
+        "{} samples recorded over {} s, gaps: {gaps:?}",
+        times.len(),
+        times
+            .last()
+            .zip(times.first())
+            .map_or(0, |(l, f)| (l - f) / 1000)
+    );
+    assert!(times.len() >= 5, "only {} samples recorded", times.len());
+    assert!(
+        gaps.is_empty(),
+        "intervals lost or doubled between samples: {gaps:?}"
+    );
+}
+
+/// Which bridge records now (waiting for one to), and how long it took.
+fn wait_recorder(addrs: [SocketAddr; 2], alive: [bool; 2], within: Duration) -> (usize, Duration) {
+    let since = std::time::Instant::now();
+    let n = wait_blocking("one bridge to record the history", within, || {
+        let on: Vec<usize> = (0..2)
+            .filter(|&i| alive[i] && recording(addrs[i]).unwrap_or(false))
+            .collect();
+        match on.as_slice() {
+            [n] => Ok(*n),
+            other => Err(format!("recording: {other:?}")),
+        }
+    });
+    (n, since.elapsed())
 }
 
 /// nginx serves the front end: the .wasm as the brotli twin, cached
@@ -554,7 +809,13 @@ async fn the_page_moves_to_the_survivor(
         sockets(addrs[1])
     );
     let since = std::time::Instant::now();
+    let recorded = recording(addrs[stopped]).unwrap_or(false);
     deployment.kill_bridge(stopped);
+    // The survivor records (takes over if the killed bridge did), watched
+    // from the kill on while the page moves.
+    let mut alive = [true; 2];
+    alive[stopped] = false;
+    let handover = std::thread::spawn(move || wait_recorder(addrs, alive, HANDOVER));
     if stopped == 1 {
         // The page's list socket was on it (on bridge 0, maybe not).
         page.wait_reconnecting(LIVE).await;
@@ -570,6 +831,15 @@ async fn the_page_moves_to_the_survivor(
         "all listed again {:?} after stopping bridge {stopped}",
         since.elapsed()
     );
+    let (recorder, took) = handover
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+    assert_eq!(recorder, survivor);
+    if recorded {
+        eprintln!(
+            "bridge {stopped} recorded the history; bridge {survivor} took over {took:?} after it was killed"
+        );
+    }
     wait_blocking(
         "the admin's sockets on the surviving bridge",
         LIVE,
@@ -675,6 +945,14 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     let _bravo = GameServer::register(master, "Bravo", "192.0.2.3", 20003, stats());
     page.wait_listed("Bravo", true, LIVE).await;
     nginx_serves_the_front_end(&page, dir).await;
+    let key = both_bridges_give_the_same_answers(
+        &page,
+        deployment.addrs,
+        &["Feuerland", "Bravo", "Nordlicht Test"],
+        "Feuerland",
+    )
+    .await;
+    wait_recorder(deployment.addrs, [true; 2], HANDOVER);
 
     a_change_on_one_bridge_shows_on_the_others_page(&driver, deployment.addrs).await;
 
@@ -687,6 +965,17 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     // must be registered again.
     the_page_moves_to_the_survivor(&page, &mut deployment, 0, 1).await;
     deployment.restart_bridge(0);
+    // A bridge started later shows the history at once, from the database.
+    let (status, v) = json_of(
+        deployment.addrs[0],
+        &format!("/api/servers/{key}/history?range=1h"),
+    )
+    .expect("the restarted bridge's history");
+    assert_eq!(status, 200, "{v}");
+    assert!(
+        v["points"].as_array().is_some_and(|p| p.len() >= 2),
+        "the restarted bridge's first answer: {v}"
+    );
     the_page_moves_to_the_survivor(&page, &mut deployment, 1, 0).await;
     admin.click("nav a[href='/admin']").await;
     admin.wait_card("Nordlicht Test", "registered", LIVE).await;
@@ -698,4 +987,16 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     page.wait_listed("Charlie", true, LIVE).await;
     page.screenshot("deploy-after-failover").await;
     browser.close().await;
+    // Two more samples by the last recorder, then every interval since the
+    // start is in the database once.
+    let before = recorded_times(&deployment.database).len();
+    wait_blocking(
+        "two more samples recorded",
+        HANDOVER,
+        || match recorded_times(&deployment.database).len() {
+            n if n >= before + 2 => Ok(()),
+            n => Err(format!("{n} samples, {before} before")),
+        },
+    );
+    no_interval_lost(&deployment.database);
 }

@@ -246,33 +246,48 @@ impl History {
     /// The writer thread: stores each sample (prunes a few batches after
     /// it) and keeps the counters; a failed write pauses the recording
     /// with one ERROR line, the next that succeeds resumes it with an INFO.
+    /// A bridge that does not record keeps the last sample it skipped:
+    /// when it takes over, it writes that one too (the store's guard makes
+    /// it a no-op if the bridge that recorded before had written it), so a
+    /// recorder killed in the middle of a write loses no interval.
     fn write_all(&self, rx: mpsc::Receiver<(i64, Arc<[Keyed]>)>) {
+        let mut skipped: Option<(i64, Arc<[Keyed]>)> = None;
         while let Ok((t, entries)) = rx.recv() {
             if !self.campaign() {
                 // Another bridge records: what it wrote makes cached
                 // answers as old as this interval.
                 self.generation.fetch_add(1, Relaxed);
+                skipped = Some((t, entries));
                 continue;
             }
-            let (admitted, refused) = self
-                .admission
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .admit(t, &entries);
-            self.counters.refused.fetch_add(refused as u64, Relaxed);
-            let samples: Vec<ServerSample> = admitted.into_iter().filter_map(sample_of).collect();
-            match self.write(t, &samples) {
-                Ok(_) if self.failing.swap(false, Relaxed) => {
-                    info!("the history is written again; recording resumed");
-                }
-                Ok(_) => {}
-                // The store logs the outage (once) and its end.
-                Err(StoreError::Unavailable) => {}
-                Err(e) if !self.failing.swap(true, Relaxed) => {
-                    throttled!(error, error = %e, "writing the history failed; recording paused until a write succeeds (the list is unaffected)");
-                }
-                Err(_) => {} // counted; said once already
+            if let Some((before, entries)) = skipped.take().filter(|(before, _)| *before < t) {
+                self.write_sample(before, &entries);
             }
+            self.write_sample(t, &entries);
+        }
+    }
+
+    /// Admits and writes one sample of the list, saying in the log when
+    /// writing fails and when it works again.
+    fn write_sample(&self, t: i64, entries: &[Keyed]) {
+        let (admitted, refused) = self
+            .admission
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .admit(t, entries);
+        self.counters.refused.fetch_add(refused as u64, Relaxed);
+        let samples: Vec<ServerSample> = admitted.into_iter().filter_map(sample_of).collect();
+        match self.write(t, &samples) {
+            Ok(_) if self.failing.swap(false, Relaxed) => {
+                info!("the history is written again; recording resumed");
+            }
+            Ok(_) => {}
+            // The store logs the outage (once) and its end.
+            Err(StoreError::Unavailable) => {}
+            Err(e) if !self.failing.swap(true, Relaxed) => {
+                throttled!(error, error = %e, "writing the history failed; recording paused until a write succeeds (the list is unaffected)");
+            }
+            Err(_) => {} // counted; said once already
         }
     }
 
@@ -284,7 +299,15 @@ impl History {
     pub fn write(&self, t: i64, samples: &[ServerSample]) -> Result<Recorded, StoreError> {
         let started = std::time::Instant::now();
         let mut store = self.store();
-        let recorded = store.record(t, samples);
+        let mut recorded = store.record(t, samples);
+        // The database is being reached again: wait for it without holding
+        // the store (readers meanwhile get their 503 at once), then write.
+        if let (Err(StoreError::Unavailable), Some(opening)) = (&recorded, store.opening()) {
+            drop(store);
+            opening.wait();
+            store = self.store();
+            recorded = store.record(t, samples);
+        }
         let mut pruned = Ok(0);
         for _ in 0..PRUNE_ROUNDS {
             match store.prune(t, PRUNE_BATCH) {

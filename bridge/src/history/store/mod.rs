@@ -153,6 +153,16 @@ impl Store {
         }
     }
 
+    /// The attempt to reach the database again that is going on, if any
+    /// (PostgreSQL): a caller that may block waits for it after letting go
+    /// of the store, then tries again.
+    pub fn opening(&self) -> Option<std::sync::Arc<postgres::Opening>> {
+        match &self.engine {
+            Engines::Postgres(e) => e.opening(),
+            Engines::Sqlite(_) => None,
+        }
+    }
+
     /// Forgets what this store remembers of the rows between writes (how
     /// far hours are folded), because another bridge may have written
     /// since: when this one starts recording after another did.

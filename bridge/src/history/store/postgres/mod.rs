@@ -19,8 +19,13 @@
 //! The connection opens when first needed and again after it is lost,
 //! with a growing delay between tries; while there is none, every
 //! operation fails at once with [`StoreError::Unavailable`] (the HTTP
-//! answers become 503). The outage is logged once when it starts and
-//! once when it ends.
+//! answers become 503). Only the very first try is made in the caller's
+//! thread (at start, before anything is served); a connection lost later
+//! is opened again on a thread of its own ([`Opening`]), so the history's
+//! mutex is never held while a database that does not answer is waited
+//! for: readers get their 503 at once, and the writer waits for the
+//! attempt outside the mutex ([`Opening::wait`]). The outage is logged
+//! once when it starts and once when it ends.
 
 pub mod election;
 mod schema;
@@ -29,6 +34,7 @@ use std::{
     collections::HashMap,
     fmt,
     str::FromStr,
+    sync::{Arc, Condvar, Mutex},
     time::{Duration, Instant},
 };
 
@@ -152,10 +158,68 @@ struct Conn {
     statements: HashMap<&'static str, Statement>,
 }
 
+/// A connection being opened (and the schema migrated) on a thread of its
+/// own; whoever may block waits for it with [`Opening::wait`], anyone else
+/// finds it ready or not at its next operation.
+#[derive(Default)]
+pub struct Opening {
+    /// The attempt's outcome once it is over (the error as text).
+    outcome: Mutex<Option<std::result::Result<Client, String>>>,
+    over: Condvar,
+}
+
+impl Opening {
+    /// Starts an attempt to connect to `url`.
+    fn start(url: &DatabaseUrl) -> Arc<Self> {
+        let opening = Arc::new(Self::default());
+        let (theirs, url) = (opening.clone(), url.clone());
+        let spawned = std::thread::Builder::new()
+            .name("database-connect".into())
+            .spawn(move || theirs.finish(open(&url).map_err(|e| e.to_string())));
+        if let Err(e) = spawned {
+            opening.finish(Err(format!("cannot start a thread to connect: {e}")));
+        }
+        opening
+    }
+
+    fn finish(&self, outcome: std::result::Result<Client, String>) {
+        *self.outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
+        self.over.notify_all();
+    }
+
+    /// Blocks until the attempt is over (connecting, then migrating: at
+    /// most twice the connect timeout).
+    pub fn wait(&self) {
+        let outcome = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self
+            .over
+            .wait_timeout_while(outcome, 2 * CONNECT_TIMEOUT, |o| o.is_none());
+    }
+
+    /// The outcome, once the attempt is over.
+    fn take(&self) -> Option<std::result::Result<Client, String>> {
+        self.outcome
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+}
+
+/// A new connection to `url` with the schema brought up to date.
+fn open(url: &DatabaseUrl) -> Result<Client> {
+    let mut client = url.connect()?;
+    schema::migrate(&mut client)?;
+    Ok(client)
+}
+
 /// The store's connection to PostgreSQL, opened and reopened as needed.
 pub struct Postgres {
     url: DatabaseUrl,
     conn: Option<Conn>,
+    /// The attempt to connect again going on, if any.
+    opening: Option<Arc<Opening>>,
+    /// Whether a connection was tried already (the first is made inline).
+    tried: bool,
     /// Whether an outage is going on (and was logged).
     down: bool,
     /// No new try before this.
@@ -179,6 +243,8 @@ impl Postgres {
         Self {
             url: url.clone(),
             conn: None,
+            opening: None,
+            tried: false,
             down: false,
             retry_at: None,
             backoff: FIRST_RETRY,
@@ -210,24 +276,41 @@ impl Postgres {
         self.batch(sql)
     }
 
-    /// The open connection, opening it (and migrating the schema) if
-    /// there is none and the delay after the last failure is over.
+    /// The attempt to connect again going on, if any: a caller that may
+    /// block waits for it (outside the history's mutex) and tries again.
+    pub fn opening(&self) -> Option<Arc<Opening>> {
+        self.opening.clone()
+    }
+
+    /// The open connection. Without one, the first time ever it connects
+    /// (and migrates the schema) here; later, once the delay after the last
+    /// failure is over, it starts an [`Opening`] and fails at once with
+    /// [`StoreError::Unavailable`], as it does until that attempt is over.
     fn conn(&mut self) -> Result<&mut Conn> {
         if self.conn.as_ref().is_some_and(|c| c.client.is_closed()) {
             self.lost("the connection closed");
         }
         if self.conn.is_none() {
-            if self.retry_at.is_some_and(|at| Instant::now() < at) {
-                return Err(StoreError::Unavailable);
-            }
-            let opened = self
-                .url
-                .connect()
-                .map_err(StoreError::from)
-                .and_then(|mut client| {
-                    schema::migrate(&mut client)?;
-                    Ok(client)
-                });
+            let opened = match self.opening.take() {
+                Some(opening) => match opening.take() {
+                    Some(outcome) => outcome,
+                    None => {
+                        self.opening = Some(opening);
+                        return Err(StoreError::Unavailable);
+                    }
+                },
+                None if self.retry_at.is_some_and(|at| Instant::now() < at) => {
+                    return Err(StoreError::Unavailable);
+                }
+                None if !self.tried => {
+                    self.tried = true;
+                    open(&self.url).map_err(|e| e.to_string())
+                }
+                None => {
+                    self.opening = Some(Opening::start(&self.url));
+                    return Err(StoreError::Unavailable);
+                }
+            };
             match opened {
                 Ok(client) => {
                     if self.down {
@@ -241,8 +324,8 @@ impl Postgres {
                         statements: HashMap::new(),
                     });
                 }
-                Err(e) => {
-                    self.lost(&e.to_string());
+                Err(why) => {
+                    self.lost(&why);
                     return Err(StoreError::Unavailable);
                 }
             }
@@ -321,6 +404,9 @@ impl Drop for Postgres {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
             drop_off_runtime(conn);
+        }
+        if let Some(Some(Ok(client))) = self.opening.take().map(|o| o.take()) {
+            drop_off_runtime(client);
         }
     }
 }
