@@ -313,6 +313,15 @@ impl Lobby {
         self.bridge.as_ref().map(Proc::log_tail).unwrap_or_default()
     }
 
+    /// The running bridge's whole log so far (to count what it said).
+    pub fn bridge_log(&self) -> String {
+        let log = self
+            .dir
+            .path()
+            .join(format!("bridge-{}.log", self.restarts));
+        std::fs::read_to_string(log).unwrap_or_default()
+    }
+
     /// The bridge's process id (to tell a restart happened).
     pub fn bridge_pid(&self) -> Option<u32> {
         self.bridge.as_ref().map(Proc::pid)

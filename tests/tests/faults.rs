@@ -1006,3 +1006,175 @@ mod feed {
         eprintln!("feed, connection cut mid-write: every viewer had the new server {listed:?} after it registered");
     }
 }
+
+/// The history's PostgreSQL database goes away under a running bridge and
+/// comes back: the list, `/ws` and `/api/servers` go on (a server
+/// registering meanwhile reaches every viewer); the details, the history
+/// and the badges answer 503 with `Retry-After`; the bridge says so once
+/// in its log when the outage begins and once when it ends, and answers
+/// and records again by itself.
+mod database {
+    use super::*;
+    use e2e::process::http_get;
+    use lobby_support::postgres::Cluster;
+
+    /// The bridge notices the database back within its longest delay
+    /// between tries (10 s), plus a sample interval.
+    const DB_BACK: Duration = Duration::from_secs(15);
+    /// The logged outage, from its first line to its last.
+    const DOWN_LINE: &str = "the history database is unreachable";
+    const UP_LINE: &str = "the history database is reachable again";
+
+    const STATS: Stats = Stats {
+        current: 3,
+        max: 8,
+        open: true,
+        mode: 1,
+    };
+
+    /// Status and head of `path`, or why not.
+    fn head_of(lobby: &Lobby, path: &str) -> Result<(u16, String), String> {
+        let r = http_get(lobby.http, path)?;
+        Ok((r.status, r.head.to_ascii_lowercase()))
+    }
+
+    /// The history's answers about `key`: details, history, badge.
+    fn history_paths(key: &str) -> [String; 3] {
+        [
+            format!("/api/servers/{key}"),
+            format!("/api/servers/{key}/history?range=1h"),
+            format!("/badge/{key}.svg"),
+        ]
+    }
+
+    /// Waits until every one of `paths` answers `status` (with
+    /// `Retry-After` when 503).
+    async fn wait_all_answer(lobby: &Lobby, paths: &[String], status: u16, within: Duration) {
+        wait_for(&format!("{paths:?} to answer {status}"), within, || async {
+            for path in paths {
+                let (got, head) = head_of(lobby, path)?;
+                if got != status {
+                    return Err(format!("{path}: {got}"));
+                }
+                if status == 503 && !head.contains("retry-after:") {
+                    return Err(format!("{path}: 503 without Retry-After: {head}"));
+                }
+            }
+            Ok(())
+        })
+        .await;
+    }
+
+    /// The bridge's `bridge_history_samples_written_total`.
+    fn written(lobby: &Lobby) -> Result<f64, String> {
+        http_get(lobby.http, "/metrics")?
+            .body
+            .lines()
+            .find_map(|l| l.strip_prefix("bridge_history_samples_written_total "))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| "no bridge_history_samples_written_total".into())
+    }
+
+    #[tokio::test]
+    async fn database_stopped_and_started_under_viewers() {
+        let _serial = e2e::serial().await;
+        let (cluster, url) = tokio::task::spawn_blocking(|| {
+            let cluster = Cluster::start().unwrap_or_else(|e| panic!("{e}"));
+            let url = cluster
+                .create_database("lobby")
+                .unwrap_or_else(|e| panic!("{e}"));
+            (std::sync::Arc::new(cluster), url)
+        })
+        .await
+        .expect("start PostgreSQL");
+        let lobby =
+            Lobby::start_with(&["--database-url", url.as_str(), "--history-interval", "1s"]);
+        let names = ["Alpha", "Bravo", "Charlie"];
+        let _games: Vec<GameServer> = names
+            .iter()
+            .zip(20001u16..)
+            .map(|(name, port)| GameServer::register(lobby.master, name, "192.0.2.7", port, STATS))
+            .collect();
+        let viewers = watchers(lobby.http, 10).await;
+        wait_all_list(&viewers, &names, LIVE).await;
+        let key = lobby.key_of("Alpha").await;
+        let paths = history_paths(&key);
+        // The first sample makes the details and the history.
+        wait_all_answer(&lobby, &paths, 200, LIVE).await;
+
+        // The database goes away (as a crash would take it).
+        let stopped = Instant::now();
+        tokio::task::spawn_blocking({
+            let cluster = cluster.clone();
+            move || cluster.stop()
+        })
+        .await
+        .expect("stop PostgreSQL")
+        .unwrap_or_else(|e| panic!("{e}"));
+        let noticed = timed(wait_all_answer(&lobby, &paths, 503, LIVE)).await;
+
+        // The list goes on: a server registering now reaches every viewer
+        // and /api/servers; nobody is dropped.
+        let _late = GameServer::register(lobby.master, "Nachzügler", "192.0.2.8", 20010, STATS);
+        wait_all_list(&viewers, &["Nachzügler"], LIVE).await;
+        let (status, _) = head_of(&lobby, "/api/servers").expect("GET /api/servers");
+        assert_eq!(status, 200, "/api/servers during the outage");
+        // A while (past several tries to reconnect): still 503, still one
+        // line in the log.
+        holds_for(
+            "the history to answer 503",
+            Duration::from_secs(3),
+            || async {
+                for path in &paths {
+                    match head_of(&lobby, path)? {
+                        (503, head) if head.contains("retry-after:") => {}
+                        (status, _) => return Err(format!("{path}: {status}")),
+                    }
+                }
+                Ok(())
+            },
+        )
+        .await;
+        let log = lobby.bridge_log();
+        assert_eq!(
+            log.matches(DOWN_LINE).count(),
+            1,
+            "one line for the outage:\n{log}"
+        );
+        let written_down = written(&lobby).expect("the recording's counter");
+
+        // The database is back: so are the answers and the recording.
+        tokio::task::spawn_blocking({
+            let cluster = cluster.clone();
+            move || cluster.resume()
+        })
+        .await
+        .expect("start PostgreSQL again")
+        .unwrap_or_else(|e| panic!("{e}"));
+        let resumed = Instant::now();
+        wait_all_answer(&lobby, &paths, 200, DB_BACK).await;
+        let answering = resumed.elapsed();
+        wait_for("samples written again", DB_BACK, || async {
+            match written(&lobby)? {
+                n if n > written_down => Ok(()),
+                n => Err(format!("{n} samples written, {written_down} at the outage")),
+            }
+        })
+        .await;
+        let recording = resumed.elapsed();
+        let log = lobby.bridge_log();
+        assert_eq!(log.matches(DOWN_LINE).count(), 1, "{log}");
+        assert_eq!(
+            log.matches(UP_LINE).count(),
+            1,
+            "one line for the end of the outage:\n{log}"
+        );
+        assert_none_closed(&viewers, "across the database's outage");
+        eprintln!(
+            "database stopped: details, history and badge answered 503 {noticed:?} after it \
+             stopped ({:?} down in all); after it started again they answered 200 within \
+             {answering:?} and samples were written within {recording:?}",
+            resumed - stopped
+        );
+    }
+}
