@@ -555,3 +555,72 @@ async fn an_outage_is_logged_once_however_often_it_is_asked() {
     assert_eq!(text.matches("reachable again").count(), 1, "{text}");
     let _ = child.start_kill();
 }
+
+/// While the store reaches a lost database again (here: a port that
+/// accepts connections and never answers, so the attempt cannot end),
+/// every request gets its `Unavailable` at once: the attempt runs on a
+/// thread of its own, never under the store's mutex. Then the database is
+/// back and the store with it, by itself.
+#[test]
+fn readers_are_not_held_while_the_database_is_reached_again() {
+    use bridge::history::{History, StoreError};
+    use std::{sync::mpsc, time::Instant};
+
+    let cluster = Cluster::start().unwrap();
+    let url = cluster.create_database("lobby").unwrap().parse().unwrap();
+    let history = Arc::new(History::connect(&url, INTERVAL));
+    assert!(matches!(history.store().server(1), Ok(None)));
+    cluster.stop().unwrap();
+    assert!(matches!(
+        history.store().server(1),
+        Err(StoreError::Unavailable)
+    ));
+    // The database's port answers nothing now.
+    let silent = std::net::TcpListener::bind(("127.0.0.1", cluster.port())).unwrap();
+
+    // After the delay between tries, a request starts the attempt.
+    let started = Instant::now();
+    while history.store().opening().is_none() {
+        assert!(started.elapsed() < WAIT, "no attempt to connect again");
+        assert!(matches!(
+            history.store().server(1),
+            Err(StoreError::Unavailable)
+        ));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // It cannot end while the port is silent; requests meanwhile return
+    // (on another thread, so a held mutex would show as no answer).
+    for _ in 0..5 {
+        let (tx, rx) = mpsc::channel();
+        let h = history.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(matches!(h.store().server(1), Err(StoreError::Unavailable)));
+        });
+        assert_eq!(
+            rx.recv_timeout(WAIT),
+            Ok(true),
+            "a request waited for the attempt to connect"
+        );
+        assert!(
+            history.store().opening().is_some(),
+            "the attempt ended while the port was silent"
+        );
+    }
+
+    // The silent port goes, the database comes back: so does the store.
+    drop(silent);
+    cluster.resume().unwrap();
+    let back = Instant::now();
+    loop {
+        let opening = history.store().opening();
+        match history.store().server(1) {
+            Ok(None) => break,
+            Err(StoreError::Unavailable) => match opening {
+                Some(opening) => opening.wait(),
+                None => std::thread::sleep(Duration::from_millis(100)),
+            },
+            other => panic!("{other:?}"),
+        }
+        assert!(back.elapsed() < 2 * WAIT, "the store did not come back");
+    }
+}
