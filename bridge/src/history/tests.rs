@@ -35,6 +35,7 @@ on_both_engines!(
     a_sample_is_recorded_once,
     hostile_rows_are_errors_not_panics,
     push_key_and_subscriptions_are_kept_and_read_back_bounded,
+    briefly_seen_servers_are_forgotten_after_a_day,
 );
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -124,6 +125,9 @@ fn twins_count_once_and_a_renamed_server_keeps_its_history(history: History) {
 }
 
 fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
+    // Seen two hours before too: not a brief server, which would be
+    // forgotten after a day.
+    history.write(T0 - 2 * HOUR, &[server(1, "a", 1)]).unwrap();
     for i in 0..10 {
         history.write(T0 + i * MIN, &[server(1, "a", 1)]).unwrap();
     }
@@ -131,10 +135,10 @@ fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
     let mut store = history.store();
     assert_eq!(
         store.prune(later, 4).unwrap(),
-        5,
-        "the server's one row of the hour, four lobby samples"
+        6,
+        "the server's two rows of hours, four lobby samples"
     );
-    assert_eq!(store.prune(later, 100).unwrap(), 6);
+    assert_eq!(store.prune(later, 100).unwrap(), 7);
     assert_eq!(store.prune(later, 100).unwrap(), 0);
     let (_, points) = store
         .server_history(1, T0, Range::Hour, MIN, later)
@@ -469,4 +473,152 @@ fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
     assert!(!history.delete("00000000000000aa", Some("another")).unwrap());
     assert!(history.delete("zz", None).unwrap());
     assert!(!history.delete("zz", None).unwrap());
+}
+
+const DAY: i64 = 24 * HOUR;
+
+fn briefly_seen_servers_are_forgotten_after_a_day(history: History) {
+    // a: listed for two hours; b: for ten minutes; c: ten minutes, then
+    // again two hours later (a life of two hours).
+    for i in (0..=120).step_by(10) {
+        let mut listed = vec![server(1, "a", 1)];
+        if i <= 10 {
+            listed.push(server(2, "b", 1));
+        }
+        if i <= 10 || i == 120 {
+            listed.push(server(3, "c", 1));
+        }
+        history.write(T0 + i * MIN, &listed).unwrap();
+    }
+    let b_last = T0 + 10 * MIN;
+    let mut store = history.store();
+    let prune_all = |store: &mut Store, now: i64| {
+        for _ in 0..20 {
+            if store.prune(now, 100).unwrap() == 0 {
+                return;
+            }
+        }
+        panic!("pruning did not end");
+    };
+    // Within a day of its last sighting, b stays.
+    prune_all(&mut store, b_last + DAY - MIN);
+    assert!(store.server(2).unwrap().is_some(), "b went too early");
+    // Then it is forgotten, details and history (its key answers 404, and
+    // no row of it is left to give a point where it was online); a and c
+    // stay.
+    let later = b_last + DAY + MIN;
+    prune_all(&mut store, later);
+    assert!(store.server(2).unwrap().is_none(), "b is still there");
+    for range in [Range::Day, Range::Month, Range::Year] {
+        let (_, points) = store.server_history(2, T0, range, MIN, later).unwrap();
+        assert!(
+            points
+                .iter()
+                .all(|p| p.online == 0.0 && p.players.is_none()),
+            "b's {range:?}: {points:?}"
+        );
+    }
+    for key in [1, 3] {
+        let row = store.server(key).unwrap().expect("a long life stays");
+        let (_, points) = store
+            .server_history(key, row.first_seen, Range::Month, MIN, later)
+            .unwrap();
+        assert!(!points.is_empty(), "server {key} lost its history");
+    }
+    // The lobby's totals still count b.
+    let (_, lobby) = store.lobby_history(Range::Month, MIN, later).unwrap();
+    assert_eq!(lobby[0].t, T0);
+    assert_eq!(
+        lobby[0].servers, 1.667,
+        "three servers at two of six samples: {lobby:?}"
+    );
+
+    // A host churning new keys: the stored servers stay about a day's.
+    drop(store);
+    let churn_from = later + HOUR;
+    let mut t = churn_from;
+    for n in 0..(3 * 24) {
+        let keys: Vec<ServerSample> = (0..10)
+            .map(|i| server(1_000 + n * 10 + i, "churn", 1))
+            .collect();
+        history.write(t, &keys).unwrap();
+        t += HOUR;
+    }
+    let mut store = history.store();
+    prune_all(&mut store, t);
+    let kept: Vec<u64> = (1_000..1_000 + 3 * 24 * 10)
+        .filter(|&k| store.server(k).unwrap().is_some())
+        .collect();
+    assert!(
+        kept.len() <= 26 * 10 && kept.len() >= 24 * 10,
+        "{} churned keys kept: a day's are about 240",
+        kept.len()
+    );
+}
+
+/// The embedded database capped at what it holds: new servers keep coming
+/// (ten new keys each sample), and the servers recorded before go on being
+/// recorded at every sample; room comes from servers not listed any more,
+/// the least seen and newest first.
+#[test]
+fn a_full_database_keeps_recording_the_servers_already_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = History::open(Some(dir.path()), MINUTE).unwrap();
+    let regulars: Vec<ServerSample> = (1..=20).map(|k| server(k, "regular", 2)).collect();
+    // An hour of samples: the regulars, and ten passing keys each.
+    let mut t = T0;
+    let mut passing = 100u64;
+    for _ in 0..60 {
+        let mut listed = regulars.clone();
+        listed.extend((0..10).map(|i| server(passing + i, "passing", 1)));
+        passing += 10;
+        history.write(t, &listed).unwrap();
+        t += MIN;
+    }
+    let passed_before = passing;
+    history.store().checkpoint().unwrap();
+    let size = history.store().size_bytes().unwrap();
+    history.cap(size).unwrap();
+
+    // Two more hours with fifty new keys a sample: every sample is
+    // recorded, with every regular in it.
+    for _ in 0..120 {
+        let mut listed = regulars.clone();
+        listed.extend((0..50).map(|i| server(passing + i, "new", 1)));
+        passing += 50;
+        assert_eq!(history.write(t, &listed).unwrap(), Recorded::Written);
+        t += MIN;
+    }
+    let mut store = history.store();
+    for s in &regulars {
+        let row = store.server(s.key).unwrap().expect("a regular stays");
+        assert_eq!(row.last_seen, t - MIN, "regular {} not recorded", s.key);
+        let (_, points) = store
+            .server_history(s.key, row.first_seen, Range::Day, MIN, t)
+            .unwrap();
+        assert_eq!(points.len(), 180, "regular {}: every sample", s.key);
+    }
+    // Room came from the passing keys, the newest first.
+    let (gone, kept): (Vec<u64>, Vec<u64>) =
+        (100..passed_before).partition(|&k| store.server(k).unwrap().is_none());
+    assert!(!gone.is_empty(), "nothing was given up");
+    // Ten passing keys a sample: a key's sample is (key - 100) / 10.
+    let sample = |k: &u64| (k - 100) / 10;
+    if let (Some(oldest_gone), Some(newest_kept)) =
+        (gone.iter().map(sample).min(), kept.iter().map(sample).max())
+    {
+        assert!(
+            oldest_gone >= newest_kept,
+            "a key of sample {newest_kept} kept while one of the later sample {oldest_gone} went"
+        );
+    }
+    let new_kept = (passed_before..passing)
+        .filter(|&k| store.server(k).unwrap().is_some())
+        .count();
+    eprintln!(
+        "capped at {size} bytes: {} passing keys given up, {} kept; {new_kept} of {} new keys recorded",
+        gone.len(),
+        kept.len(),
+        passing - passed_before
+    );
 }

@@ -99,6 +99,24 @@ pub struct Cutoffs {
     pub lobby_hours_before: i64,
 }
 
+/// A server's life in the store: its key and when it was first and last
+/// seen (Unix ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Life {
+    pub key: i64,
+    pub first_seen: i64,
+    pub last_seen: i64,
+}
+
+/// What forgetting servers deletes: their rows of `server_hours` and
+/// `server_days` (by hour or day, and key) and of `servers`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Forgotten {
+    pub hours: Vec<(i64, i64)>,
+    pub days: Vec<(i64, i64)>,
+    pub keys: Vec<i64>,
+}
+
 /// How many rows one retention round changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Pruned {
@@ -146,6 +164,23 @@ pub trait Engine: Send + std::fmt::Debug {
     fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()>;
     /// One retention round: at most `batch` rows of each table.
     fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned>;
+    /// At most `limit` servers last seen after `after` (by last seen, then
+    /// key) and before `before` whose whole life was shorter than
+    /// `brief_ms`, by last seen and key.
+    fn brief_servers(
+        &mut self,
+        after: (i64, i64),
+        before: i64,
+        brief_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<Life>>;
+    /// At most `limit` servers, the least seen first (the shortest life),
+    /// the newest first among those.
+    fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>>;
+    /// Which of `keys` have a `servers` row.
+    fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>>;
+    /// Deletes the rows named; how many went.
+    fn forget(&mut self, rows: &Forgotten) -> Result<usize>;
 
     /// The `servers` row of `key`.
     fn server(&mut self, key: i64) -> Result<Option<RawServer>>;

@@ -35,6 +35,12 @@ const DAY_MS: i64 = 86_400_000;
 const KEEP_SAMPLES_MS: i64 = 48 * HOUR_MS;
 const KEEP_HOURLY_MS: i64 = 90 * DAY_MS;
 const KEEP_DAILY_MS: i64 = 2 * 365 * DAY_MS;
+/// A server whose whole life (first to last seen) was shorter than this
+/// was seen only briefly ...
+const BRIEF_MS: i64 = HOUR_MS;
+/// ... and is forgotten (its details and history) once unseen this long
+/// (`docs/protocol.md` §2.2).
+const FORGET_BRIEF_AFTER_MS: i64 = DAY_MS;
 
 /// One listed server at one sample.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +100,20 @@ pub enum StoreError {
     Unsupported(&'static str),
 }
 
+impl StoreError {
+    /// Whether the database is full (SQLite's `SQLITE_FULL`: a full disk
+    /// or the `--history-max-bytes` cap; PostgreSQL's `disk_full`).
+    pub fn is_full(&self) -> bool {
+        match self {
+            Self::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
+                e.code == rusqlite::ErrorCode::DiskFull
+            }
+            Self::Postgres(e) => e.code() == Some(&::postgres::error::SqlState::DISK_FULL),
+            _ => false,
+        }
+    }
+}
+
 /// The engine the history is kept in.
 #[derive(Debug)]
 enum Engines {
@@ -112,6 +132,9 @@ pub struct Store {
     /// the first write looks it up (the newest hour recorded: each write
     /// folds every hour before its own).
     folded_before: Option<i64>,
+    /// Servers last seen up to this (last seen, key) have been checked for
+    /// being brief already.
+    brief_checked: (i64, i64),
 }
 
 impl Store {
@@ -135,6 +158,7 @@ impl Store {
             engine,
             hours_dropped_before: i64::MIN,
             folded_before: None,
+            brief_checked: (i64::MIN, i64::MIN),
         }
     }
 
@@ -169,6 +193,7 @@ impl Store {
     pub fn forget(&mut self) {
         self.folded_before = None;
         self.hours_dropped_before = i64::MIN;
+        self.brief_checked = (i64::MIN, i64::MIN);
     }
 
     /// Caps the embedded database at about `max_bytes` (SQLite's

@@ -7,15 +7,22 @@
 
 use std::collections::HashSet;
 
+use master::throttled;
+
 use super::super::packed::{HourSums, Sample, SAMPLE_BYTES};
-use super::engine::{by_at, Cutoffs, DaySums, Engine, Packed};
+use super::engine::{by_at, Cutoffs, DaySums, Engine, Forgotten, Life, Packed};
 use super::{
-    floor, ServerSample, Store, StoreError, DAY_MS, HOUR_MS, KEEP_DAILY_MS, KEEP_HOURLY_MS,
-    KEEP_SAMPLES_MS,
+    floor, ServerSample, Store, StoreError, BRIEF_MS, DAY_MS, FORGET_BRIEF_AFTER_MS, HOUR_MS,
+    KEEP_DAILY_MS, KEEP_HOURLY_MS, KEEP_SAMPLES_MS,
 };
 
 /// Rows of one hour folded per round trip at most.
 const FOLD_PAGE: i64 = 5_000;
+/// Servers given up per round when the database is full.
+const EVICT_BATCH: usize = 64;
+/// Rounds of giving up servers per sample at most (the next sample goes
+/// on where this one stopped).
+const EVICT_ROUNDS: usize = 8;
 
 /// What recording a sample did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +41,68 @@ impl Store {
     /// transaction. The lobby's row for `t` is the guard: a sample whose
     /// time is recorded already changes nothing ([`Recorded::Already`]),
     /// so two bridges recording the same interval count it once.
+    ///
+    /// A full database (a full disk, the `--history-max-bytes` cap) does
+    /// not stop the recording of the servers already there: the newest
+    /// data goes first (this sample's servers never recorded before are
+    /// left out of it and of the lobby's totals), then the least seen
+    /// servers not in the sample are forgotten, the shortest life first
+    /// and the newest first among equals, a batch at a time, until the
+    /// sample fits.
     pub fn record(&mut self, t: i64, servers: &[ServerSample]) -> Result<Recorded, StoreError> {
+        match self.record_all(t, servers) {
+            Err(e) if e.is_full() => self.record_when_full(t, servers, e),
+            r => r,
+        }
+    }
+
+    /// [`Store::record`] on a full database: see there.
+    fn record_when_full(
+        &mut self,
+        t: i64,
+        servers: &[ServerSample],
+        full: StoreError,
+    ) -> Result<Recorded, StoreError> {
+        let keys: Vec<i64> = servers.iter().map(|s| s.key as i64).collect();
+        let known: HashSet<i64> = self.engine().known(&keys)?.into_iter().collect();
+        let old: Vec<ServerSample> = servers
+            .iter()
+            .filter(|s| known.contains(&(s.key as i64)))
+            .cloned()
+            .collect();
+        let left_out = servers.len() - old.len();
+        let mut last = full;
+        for _ in 0..=EVICT_ROUNDS {
+            match self.record_all(t, &old) {
+                Err(e) if e.is_full() => last = e,
+                r => {
+                    throttled!(
+                        warn,
+                        left_out,
+                        "the history's database is full: servers never recorded before are left out, and the least seen are forgotten to make room"
+                    );
+                    return r;
+                }
+            }
+            let room = self
+                .engine()
+                .least_seen((EVICT_BATCH + known.len()) as i64)?;
+            let lives: Vec<Life> = room
+                .into_iter()
+                .filter(|l| !known.contains(&l.key))
+                .take(EVICT_BATCH)
+                .collect();
+            if lives.is_empty() {
+                break;
+            }
+            let rows = forgotten(&lives, t);
+            self.in_transaction(|e| e.forget(&rows))?;
+        }
+        Err(last)
+    }
+
+    /// Records the sample as it is (see [`Store::record`]).
+    fn record_all(&mut self, t: i64, servers: &[ServerSample]) -> Result<Recorded, StoreError> {
         let hour = floor(t, HOUR_MS);
         let day = floor(t, DAY_MS);
         let folded = self.folded_before(hour)?;
@@ -123,8 +191,55 @@ impl Store {
         if (pruned.nulled as i64) < batch {
             self.hours_dropped_before = self.hours_dropped_before.max(hours_before);
         }
-        Ok(pruned.deleted + pruned.nulled)
+        Ok(pruned.deleted + pruned.nulled + self.forget_brief(now, batch)?)
     }
+
+    /// Forgets at most `batch` servers seen only briefly (their whole life
+    /// shorter than [`BRIEF_MS`]) and unseen for [`FORGET_BRIEF_AFTER_MS`]:
+    /// their details and history, so that keys that came and went are not
+    /// kept the two years of the daily sums. Servers checked once are not
+    /// looked at again (a server unseen can only grow older).
+    fn forget_brief(&mut self, now: i64, batch: i64) -> Result<usize, StoreError> {
+        let before = now - FORGET_BRIEF_AFTER_MS;
+        let checked = self.brief_checked;
+        let lives = self
+            .engine()
+            .brief_servers(checked, before, BRIEF_MS, batch)?;
+        let now_checked = match lives.last() {
+            Some(last) if lives.len() as i64 >= batch => (last.last_seen, last.key),
+            _ => (before - 1, i64::MAX),
+        };
+        let mut n = 0;
+        if !lives.is_empty() {
+            let rows = forgotten(&lives, now);
+            n = self.in_transaction(|e| e.forget(&rows))?;
+        }
+        self.brief_checked = checked.max(now_checked);
+        Ok(n)
+    }
+}
+
+/// The rows of the servers of `lives` that the store may hold at `now`:
+/// each hour of their life within the samples' 48 hours, each day within
+/// the daily sums' two years, and their `servers` rows.
+fn forgotten(lives: &[Life], now: i64) -> Forgotten {
+    let mut rows = Forgotten::default();
+    let first_hour = floor(now - KEEP_SAMPLES_MS, HOUR_MS) - HOUR_MS;
+    let first_day = floor(now - KEEP_DAILY_MS, DAY_MS) - DAY_MS;
+    for life in lives {
+        let mut hour = floor(life.first_seen, HOUR_MS).max(first_hour);
+        while hour <= life.last_seen {
+            rows.hours.push((hour, life.key));
+            hour += HOUR_MS;
+        }
+        let mut day = floor(life.first_seen, DAY_MS).max(first_day);
+        while day <= life.last_seen {
+            rows.days.push((day, life.key));
+            day += DAY_MS;
+        }
+        rows.keys.push(life.key);
+    }
+    rows
 }
 
 /// A server's sums over the samples of one hour's blob.

@@ -46,11 +46,11 @@ pub use schema::SECRET_BYTES;
 
 use super::super::range::Tier;
 use super::engine::{
-    Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, PushRow, RawServer, Result,
-    WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT, MAX_TEXT_BYTES, MAX_VAPID_BYTES,
-    MAX_WEBHOOK_TEXT,
+    Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, Packed, Pruned, PushRow,
+    RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT, MAX_TEXT_BYTES,
+    MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
-use super::sqlite::{fronts, lobby_buckets_sql};
+use super::sqlite::{fronts, lobby_buckets_sql, BRIEF_SERVERS, LEAST_SEEN};
 use super::{ServerSample, StoreError};
 
 /// The first delay before connecting again after a failure.
@@ -469,6 +469,18 @@ fn get<'a, T: postgres::types::FromSql<'a>>(row: &'a postgres::Row, i: usize) ->
     Ok(row.try_get(i)?)
 }
 
+fn lives(rows: &[postgres::Row]) -> Result<Vec<Life>> {
+    rows.iter()
+        .map(|r| {
+            Ok(Life {
+                key: get(r, 0)?,
+                first_seen: get(r, 1)?,
+                last_seen: get(r, 2)?,
+            })
+        })
+        .collect()
+}
+
 fn packed(rows: &[postgres::Row]) -> Result<Vec<Packed>> {
     rows.iter()
         .map(|r| {
@@ -643,6 +655,47 @@ impl Engine for Postgres {
             deleted: usize::try_from(deleted).unwrap_or(usize::MAX),
             nulled: usize::try_from(nulled).unwrap_or(usize::MAX),
         })
+    }
+
+    fn brief_servers(
+        &mut self,
+        after: (i64, i64),
+        before: i64,
+        brief_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<Life>> {
+        let rows = self.query(
+            BRIEF_SERVERS,
+            &[&after.0, &after.1, &before, &brief_ms, &limit],
+        )?;
+        lives(&rows)
+    }
+
+    fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
+        let rows = self.query(LEAST_SEEN, &[&limit])?;
+        lives(&rows)
+    }
+
+    fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
+        let rows = self.query("SELECT key FROM servers WHERE key = ANY($1)", &[&keys])?;
+        rows.iter().map(|r| get(r, 0)).collect()
+    }
+
+    fn forget(&mut self, rows: &Forgotten) -> Result<usize> {
+        let (hours, hour_keys): (Vec<i64>, Vec<i64>) = rows.hours.iter().copied().unzip();
+        let (days, day_keys): (Vec<i64>, Vec<i64>) = rows.days.iter().copied().unzip();
+        let mut n = self.execute(
+            "DELETE FROM server_hours WHERE (hour, key) IN \
+             (SELECT * FROM unnest($1::bigint[], $2::bigint[]))",
+            &[&hours, &hour_keys],
+        )?;
+        n += self.execute(
+            "DELETE FROM server_days WHERE (day, key) IN \
+             (SELECT * FROM unnest($1::bigint[], $2::bigint[]))",
+            &[&days, &day_keys],
+        )?;
+        n += self.execute("DELETE FROM servers WHERE key = ANY($1)", &[&rows.keys])?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
     fn server(&mut self, key: i64) -> Result<Option<RawServer>> {

@@ -14,9 +14,9 @@ pub use schema::DB_FILE;
 use super::super::packed::Sample;
 use super::super::range::Tier;
 use super::engine::{
-    by_at, Cutoffs, DayRow, DaySums, Engine, LobbyBucket, Packed, Pruned, PushRow, RawServer,
-    Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT, MAX_TEXT_BYTES,
-    MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+    by_at, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, Packed, Pruned,
+    PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
+    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::ServerSample;
 
@@ -230,6 +230,61 @@ impl Engine for Sqlite {
         Ok(Pruned { deleted, nulled })
     }
 
+    fn brief_servers(
+        &mut self,
+        after: (i64, i64),
+        before: i64,
+        brief_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<Life>> {
+        let mut stmt = self.conn.prepare_cached(BRIEF_SERVERS)?;
+        let rows = stmt.query_map(params![after.0, after.1, before, brief_ms, limit], life_of)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
+        let mut stmt = self.conn.prepare_cached(LEAST_SEEN)?;
+        let rows = stmt.query_map(params![limit], life_of)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
+        let mut get = self
+            .conn
+            .prepare_cached("SELECT key FROM servers WHERE key = ?1")?;
+        let mut out = Vec::new();
+        for &key in keys {
+            out.extend(
+                get.query_row(params![key], |r| r.get::<_, i64>(0))
+                    .optional()?,
+            );
+        }
+        Ok(out)
+    }
+
+    fn forget(&mut self, rows: &Forgotten) -> Result<usize> {
+        let mut n = 0;
+        let mut hours = self
+            .conn
+            .prepare_cached("DELETE FROM server_hours WHERE hour = ?1 AND key = ?2")?;
+        for (hour, key) in &rows.hours {
+            n += hours.execute(params![hour, key])?;
+        }
+        let mut days = self
+            .conn
+            .prepare_cached("DELETE FROM server_days WHERE day = ?1 AND key = ?2")?;
+        for (day, key) in &rows.days {
+            n += days.execute(params![day, key])?;
+        }
+        let mut servers = self
+            .conn
+            .prepare_cached("DELETE FROM servers WHERE key = ?1")?;
+        for key in &rows.keys {
+            n += servers.execute(params![key])?;
+        }
+        Ok(n)
+    }
+
     fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
         Ok(self
             .conn
@@ -419,6 +474,25 @@ impl Engine for Sqlite {
             .execute(params![id, auth])?;
         Ok(n > 0)
     }
+}
+
+/// Servers last seen after `(?1, ?2)` and before `?3` whose life was
+/// shorter than `?4`, at most `?5`: the same SQL in both engines.
+pub(super) const BRIEF_SERVERS: &str = "SELECT key, first_seen, last_seen FROM servers \
+     WHERE last_seen >= ?1 AND (last_seen > ?1 OR key > ?2) AND last_seen < ?3 \
+     AND last_seen - first_seen < ?4 ORDER BY last_seen, key LIMIT ?5";
+
+/// At most `?1` servers, the shortest life first, the newest first among
+/// equals: the same SQL in both engines.
+pub(super) const LEAST_SEEN: &str = "SELECT key, first_seen, last_seen FROM servers \
+     ORDER BY last_seen - first_seen, first_seen DESC, key LIMIT ?1";
+
+fn life_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Life> {
+    Ok(Life {
+        key: r.get(0)?,
+        first_seen: r.get(1)?,
+        last_seen: r.get(2)?,
+    })
 }
 
 /// The tables retention deletes from the front of, one range each: `(table,
