@@ -1017,6 +1017,7 @@ mod database {
     use super::*;
     use e2e::process::http_get;
     use lobby_support::postgres::Cluster;
+    use std::sync::Arc;
 
     /// The bridge notices the database back within its longest delay
     /// between tries (10 s), plus a sample interval.
@@ -1075,6 +1076,19 @@ mod database {
             .ok_or_else(|| "no bridge_history_samples_written_total".into())
     }
 
+    /// Runs `what` (stop, resume: it blocks) on the cluster off the
+    /// runtime.
+    async fn on_cluster(
+        cluster: &Arc<Cluster>,
+        what: fn(&Cluster) -> lobby_support::Result<()>,
+    ) {
+        let cluster = cluster.clone();
+        tokio::task::spawn_blocking(move || what(&cluster))
+            .await
+            .expect("the cluster's task")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
     #[tokio::test]
     async fn database_stopped_and_started_under_viewers() {
         let _serial = e2e::serial().await;
@@ -1083,7 +1097,7 @@ mod database {
             let url = cluster
                 .create_database("lobby")
                 .unwrap_or_else(|e| panic!("{e}"));
-            (std::sync::Arc::new(cluster), url)
+            (Arc::new(cluster), url)
         })
         .await
         .expect("start PostgreSQL");
@@ -1104,13 +1118,7 @@ mod database {
 
         // The database goes away (as a crash would take it).
         let stopped = Instant::now();
-        tokio::task::spawn_blocking({
-            let cluster = cluster.clone();
-            move || cluster.stop()
-        })
-        .await
-        .expect("stop PostgreSQL")
-        .unwrap_or_else(|e| panic!("{e}"));
+        on_cluster(&cluster, Cluster::stop).await;
         let noticed = timed(wait_all_answer(&lobby, &paths, 503, LIVE)).await;
 
         // The list goes on: a server registering now reaches every viewer
@@ -1144,13 +1152,7 @@ mod database {
         let written_down = written(&lobby).expect("the recording's counter");
 
         // The database is back: so are the answers and the recording.
-        tokio::task::spawn_blocking({
-            let cluster = cluster.clone();
-            move || cluster.resume()
-        })
-        .await
-        .expect("start PostgreSQL again")
-        .unwrap_or_else(|e| panic!("{e}"));
+        on_cluster(&cluster, Cluster::resume).await;
         let resumed = Instant::now();
         wait_all_answer(&lobby, &paths, 200, DB_BACK).await;
         let answering = resumed.elapsed();
