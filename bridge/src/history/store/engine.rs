@@ -108,6 +108,17 @@ pub struct Life {
     pub last_seen: i64,
 }
 
+/// Which servers seen only briefly to look for: at most `limit` last seen
+/// after `after` (last seen, then key) and before `before` whose whole
+/// life was shorter than `life_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Brief {
+    pub after: (i64, i64),
+    pub before: i64,
+    pub life_ms: i64,
+    pub limit: i64,
+}
+
 /// What forgetting servers deletes: their rows of `server_hours` and
 /// `server_days` (by hour or day, and key) and of `servers`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -164,16 +175,8 @@ pub trait Engine: Send + std::fmt::Debug {
     fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()>;
     /// One retention round: at most `batch` rows of each table.
     fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned>;
-    /// At most `limit` servers last seen after `after` (by last seen, then
-    /// key) and before `before` whose whole life was shorter than
-    /// `brief_ms`, by last seen and key.
-    fn brief_servers(
-        &mut self,
-        after: (i64, i64),
-        before: i64,
-        brief_ms: i64,
-        limit: i64,
-    ) -> Result<Vec<Life>>;
+    /// The servers `which` asks for, by last seen and key.
+    fn brief_servers(&mut self, which: &Brief) -> Result<Vec<Life>>;
     /// At most `limit` servers, the least seen first (the shortest life),
     /// the newest first among those.
     fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>>;

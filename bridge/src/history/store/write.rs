@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use master::throttled;
 
 use super::super::packed::{HourSums, Sample, SAMPLE_BYTES};
-use super::engine::{by_at, Cutoffs, DaySums, Engine, Forgotten, Life, Packed};
+use super::engine::{by_at, Brief, Cutoffs, DaySums, Engine, Forgotten, Life, Packed};
 use super::{
     floor, ServerSample, Store, StoreError, BRIEF_MS, DAY_MS, FORGET_BRIEF_AFTER_MS, HOUR_MS,
     KEEP_DAILY_MS, KEEP_HOURLY_MS, KEEP_SAMPLES_MS,
@@ -202,9 +202,12 @@ impl Store {
     fn forget_brief(&mut self, now: i64, batch: i64) -> Result<usize, StoreError> {
         let before = now - FORGET_BRIEF_AFTER_MS;
         let checked = self.brief_checked;
-        let lives = self
-            .engine()
-            .brief_servers(checked, before, BRIEF_MS, batch)?;
+        let lives = self.engine().brief_servers(&Brief {
+            after: checked,
+            before,
+            life_ms: BRIEF_MS,
+            limit: batch,
+        })?;
         let now_checked = match lives.last() {
             Some(last) if lives.len() as i64 >= batch => (last.last_seen, last.key),
             _ => (before - 1, i64::MAX),

@@ -46,7 +46,7 @@ pub use schema::SECRET_BYTES;
 
 use super::super::range::Tier;
 use super::engine::{
-    Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, Packed, Pruned, PushRow,
+    Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, Packed, Pruned, PushRow,
     RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT, MAX_TEXT_BYTES,
     MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
@@ -161,17 +161,27 @@ struct Conn {
 /// A connection being opened (and the schema migrated) on a thread of its
 /// own; whoever may block waits for it with [`Opening::wait`], anyone else
 /// finds it ready or not at its next operation.
-#[derive(Default)]
 pub struct Opening {
+    /// When it started: an attempt that takes longer than [`OPENING_MAX`]
+    /// is given up (a server that accepts and never answers holds it).
+    started: Instant,
     /// The attempt's outcome once it is over (the error as text).
     outcome: Mutex<Option<std::result::Result<Client, String>>>,
     over: Condvar,
 }
 
+/// The longest an attempt to connect (then migrate) may take: the connect
+/// timeout bounds only the socket's connection.
+const OPENING_MAX: Duration = Duration::from_secs(2 * CONNECT_TIMEOUT.as_secs());
+
 impl Opening {
     /// Starts an attempt to connect to `url`.
     fn start(url: &DatabaseUrl) -> Arc<Self> {
-        let opening = Arc::new(Self::default());
+        let opening = Arc::new(Self {
+            started: Instant::now(),
+            outcome: Mutex::new(None),
+            over: Condvar::new(),
+        });
         let (theirs, url) = (opening.clone(), url.clone());
         let spawned = std::thread::Builder::new()
             .name("database-connect".into())
@@ -187,13 +197,13 @@ impl Opening {
         self.over.notify_all();
     }
 
-    /// Blocks until the attempt is over (connecting, then migrating: at
-    /// most twice the connect timeout).
+    /// Blocks until the attempt is over or given up ([`OPENING_MAX`]).
     pub fn wait(&self) {
         let outcome = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
+        let left = OPENING_MAX.saturating_sub(self.started.elapsed());
         let _ = self
             .over
-            .wait_timeout_while(outcome, 2 * CONNECT_TIMEOUT, |o| o.is_none());
+            .wait_timeout_while(outcome, left, |o| o.is_none());
     }
 
     /// The outcome, once the attempt is over.
@@ -294,6 +304,11 @@ impl Postgres {
             let opened = match self.opening.take() {
                 Some(opening) => match opening.take() {
                     Some(outcome) => outcome,
+                    // Given up: the thread ends when the server answers or
+                    // closes, and drops what it got.
+                    None if opening.started.elapsed() > OPENING_MAX => {
+                        Err(format!("no answer within {OPENING_MAX:?}"))
+                    }
                     None => {
                         self.opening = Some(opening);
                         return Err(StoreError::Unavailable);
@@ -657,16 +672,10 @@ impl Engine for Postgres {
         })
     }
 
-    fn brief_servers(
-        &mut self,
-        after: (i64, i64),
-        before: i64,
-        brief_ms: i64,
-        limit: i64,
-    ) -> Result<Vec<Life>> {
+    fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
         let rows = self.query(
             BRIEF_SERVERS,
-            &[&after.0, &after.1, &before, &brief_ms, &limit],
+            &[&w.after.0, &w.after.1, &w.before, &w.life_ms, &w.limit],
         )?;
         lives(&rows)
     }

@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/postgres/001_history.sql"),
     include_str!("../../../../migrations/postgres/002_webhooks.sql"),
     include_str!("../../../../migrations/postgres/003_push.sql"),
+    include_str!("../../../../migrations/postgres/004_updates_in_place.sql"),
 ];
 
 /// The advisory lock held while migrating ("lobby" and 1).

@@ -14,7 +14,7 @@ pub use schema::DB_FILE;
 use super::super::packed::Sample;
 use super::super::range::Tier;
 use super::engine::{
-    by_at, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, Packed, Pruned,
+    by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, Packed, Pruned,
     PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
     MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
@@ -230,15 +230,12 @@ impl Engine for Sqlite {
         Ok(Pruned { deleted, nulled })
     }
 
-    fn brief_servers(
-        &mut self,
-        after: (i64, i64),
-        before: i64,
-        brief_ms: i64,
-        limit: i64,
-    ) -> Result<Vec<Life>> {
+    fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
         let mut stmt = self.conn.prepare_cached(BRIEF_SERVERS)?;
-        let rows = stmt.query_map(params![after.0, after.1, before, brief_ms, limit], life_of)?;
+        let rows = stmt.query_map(
+            params![w.after.0, w.after.1, w.before, w.life_ms, w.limit],
+            life_of,
+        )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
