@@ -9,8 +9,8 @@
 //! from the writer thread and from blocking tasks — so the synchronous
 //! client fits it without a pool or a second code path. Measured on the
 //! write path (release build, a local scratch cluster, 10,000 servers per
-//! sample; `loadgen --only history`): about 4 ms of the bridge's CPU per
-//! sample against SQLite's 50 ms, the rest of the wall time (about 0.2 s
+//! sample; `loadgen --only history`): about 3 ms of the bridge's CPU per
+//! sample against SQLite's 50 ms, the rest of the wall time (about 0.1 s
 //! on a busy 2-core machine) being the server's upserts, which an async
 //! client or a pool would not shorten. `sqlx` was set aside: it would replace `rusqlite`, whose
 //! bundled SQLite conflicts with the one `sqlx` links, for no gain in the
