@@ -1078,10 +1078,7 @@ mod database {
 
     /// Runs `what` (stop, resume: it blocks) on the cluster off the
     /// runtime.
-    async fn on_cluster(
-        cluster: &Arc<Cluster>,
-        what: fn(&Cluster) -> lobby_support::Result<()>,
-    ) {
+    async fn on_cluster(cluster: &Arc<Cluster>, what: fn(&Cluster) -> lobby_support::Result<()>) {
         let cluster = cluster.clone();
         tokio::task::spawn_blocking(move || what(&cluster))
             .await

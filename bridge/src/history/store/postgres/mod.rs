@@ -201,9 +201,7 @@ impl Opening {
     pub fn wait(&self) {
         let outcome = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
         let left = OPENING_MAX.saturating_sub(self.started.elapsed());
-        let _ = self
-            .over
-            .wait_timeout_while(outcome, left, |o| o.is_none());
+        let _ = self.over.wait_timeout_while(outcome, left, |o| o.is_none());
     }
 
     /// The outcome, once the attempt is over.
