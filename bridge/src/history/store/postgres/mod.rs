@@ -59,6 +59,15 @@ const FIRST_RETRY: Duration = Duration::from_millis(500);
 const LAST_RETRY: Duration = Duration::from_secs(10);
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Every this many transactions (about one a sample) the tables every
+/// sample rewrites are vacuumed: each sample leaves a dead version of every
+/// listed server's `server_hours` row (it grows, so it rarely stays on its
+/// page), and reclaimed soon the space is used again by the next samples
+/// instead of the table growing until autovacuum comes. The visibility map
+/// limits the work to the pages changed since.
+const VACUUM_EVERY: u64 = 5;
+const VACUUM: &str = "VACUUM (SKIP_LOCKED) server_hours, servers";
+
 /// The longest a statement may run before the server cancels it.
 const STATEMENT_TIMEOUT_MS: u32 = 30_000;
 
@@ -234,6 +243,8 @@ pub struct Postgres {
     retry_at: Option<Instant>,
     /// The delay after the next failure.
     backoff: Duration,
+    /// Transactions committed on this engine (the vacuum's clock).
+    commits: u64,
 }
 
 impl fmt::Debug for Postgres {
@@ -256,6 +267,7 @@ impl Postgres {
             down: false,
             retry_at: None,
             backoff: FIRST_RETRY,
+            commits: 0,
         }
     }
 
@@ -511,7 +523,15 @@ impl Engine for Postgres {
     }
 
     fn commit(&mut self) -> Result<()> {
-        self.batch("COMMIT")
+        self.batch("COMMIT")?;
+        self.commits = self.commits.wrapping_add(1);
+        if self.commits.is_multiple_of(VACUUM_EVERY) {
+            // Best effort (autovacuum does it later otherwise); the
+            // transaction is committed whatever it says, and a lost
+            // connection is noticed by the next operation.
+            let _ = self.batch(VACUUM);
+        }
+        Ok(())
     }
 
     fn rollback(&mut self) {
