@@ -89,15 +89,7 @@ impl Driver {
         if let Some(args) = caps["goog:chromeOptions"]["args"].as_array_mut() {
             args.extend(extra_args.iter().map(|a| json!(a)));
         }
-        let Value::Object(caps) = caps else {
-            unreachable!("a JSON object")
-        };
-        let client = ClientBuilder::new(HttpConnector::new())
-            .capabilities(caps)
-            .connect(&format!("http://{}", self.addr))
-            .await
-            .unwrap_or_else(|e| panic!("WebDriver session at {}: {e}", self.addr));
-        Browser { client }
+        Browser::session(self.addr, caps).await
     }
 }
 
@@ -183,6 +175,20 @@ pub fn css_str(s: &str) -> String {
 }
 
 impl Browser {
+    /// A new WebDriver session with `caps` at the driver on `addr`
+    /// (chromedriver or geckodriver).
+    pub(crate) async fn session(addr: SocketAddr, caps: Value) -> Browser {
+        let Value::Object(caps) = caps else {
+            unreachable!("a JSON object")
+        };
+        let client = ClientBuilder::new(HttpConnector::new())
+            .capabilities(caps)
+            .connect(&format!("http://{addr}"))
+            .await
+            .unwrap_or_else(|e| panic!("WebDriver session at {addr}: {e}"));
+        Browser { client }
+    }
+
     /// Runs a Chromium DevTools command (`Browser.grantPermissions`, …).
     pub async fn cdp(&self, cmd: &'static str, params: Value) -> Value {
         self.client

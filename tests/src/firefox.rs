@@ -6,8 +6,6 @@
 
 use std::{net::SocketAddr, path::PathBuf, process::Command};
 
-use fantoccini::ClientBuilder;
-use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -118,14 +116,6 @@ impl Gecko {
                 "prefs": prefs(push_server),
             }
         });
-        let Value::Object(caps) = caps else {
-            unreachable!("a JSON object")
-        };
-        let client = ClientBuilder::new(HttpConnector::new())
-            .capabilities(caps)
-            .connect(&format!("http://{}", self.addr))
-            .await
-            .unwrap_or_else(|e| panic!("WebDriver session at {}: {e}", self.addr));
-        Browser { client }
+        Browser::session(self.addr, caps).await
     }
 }
