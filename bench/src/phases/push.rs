@@ -173,20 +173,30 @@ async fn measure(env: &Env, n: usize) -> Result<Figures> {
     })
 }
 
-/// The keys of the `n` servers named `Push…`, from the viewer's snapshot.
+/// The keys of the `n` servers named `Push…`, from the viewer's snapshot
+/// and the deltas after it (the snapshot may come before every server is
+/// listed).
 async fn keys_of(viewer: &mut ws::Ws, n: usize) -> Result<Vec<String>> {
     within(Duration::from_secs(30), "the servers' keys", async {
+        let mut keys: Vec<String> = Vec::new();
         loop {
             let text = ws::next_text(viewer).await?;
             let v: Value = serde_json::from_str(text.as_str())?;
-            let Some(servers) = v["content"]["servers"].as_array() else {
-                continue;
-            };
-            let keys: Vec<String> = servers
-                .iter()
-                .filter(|s| s["name"].as_str().is_some_and(|n| n.starts_with("Push")))
-                .filter_map(|s| s["key"].as_str().map(str::to_owned))
-                .collect();
+            let content = &v["content"];
+            let listed = [&content["servers"], &content["upsert"]];
+            for entry in listed.into_iter().filter_map(Value::as_array).flatten() {
+                if !entry["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("Push"))
+                {
+                    continue;
+                }
+                if let Some(key) = entry["key"].as_str() {
+                    if !keys.iter().any(|k| k == key) {
+                        keys.push(key.to_owned());
+                    }
+                }
+            }
             if keys.len() >= n {
                 return Ok(keys);
             }
