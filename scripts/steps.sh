@@ -141,9 +141,11 @@ step_background() { # ID NAME COMMAND...
     trap - EXIT
     start=$(_steps_now)
     status=0
-    # In a process group of its own, so that a failed script stops it
-    # (and what it started) at exit.
-    setsid "$@" >"$dir/$id.log" 2>&1 &
+    # In a process group of its own (job control puts each job in one), so
+    # that a failed script stops it (and what it started) at exit. A job,
+    # not `setsid`: COMMAND may be one of the script's shell functions.
+    set -m
+    "$@" >"$dir/$id.log" 2>&1 &
     printf '%s' "$!" >"$dir/$id.pid"
     wait "$!" || status=$?
     _steps_cpu
