@@ -6,19 +6,22 @@
 //! per origin and reused until an hour before they expire: a push service
 //! gets thousands of pushes for one event, and signing each would cost
 //! as much as encrypting it.
+//!
+//! The token is written and signed here with `p256`'s ECDSA (RFC 7515's
+//! ES256: SHA-256, the signature as `r || s`), not by a JWT crate: a VAPID
+//! token is one fixed header and three claims, and `web-push-native`'s own
+//! signer (`jwt-simple`) brings RSA, EdDSA and more that the bridge would
+//! compile and never use.
 
 use std::{
     collections::HashMap,
     sync::Mutex,
-    time::{Duration, Instant},
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
 use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
+use p256::ecdsa::{signature::Signer, Signature, SigningKey};
 use url::Url;
-use web_push_native::jwt_simple::{
-    algorithms::{ECDSAP256KeyPairLike, ECDSAP256PublicKeyLike, ES256KeyPair},
-    claims::Claims,
-};
 
 /// Bytes of the private key (a P-256 scalar).
 pub const SECRET_BYTES: usize = 32;
@@ -29,6 +32,9 @@ const RENEW_BEFORE: Duration = Duration::from_secs(3600);
 /// Origins whose tokens are kept at most (push services are a handful).
 const MAX_ORIGINS: usize = 64;
 
+/// The JWS header of every token, base64url: `{"typ":"JWT","alg":"ES256"}`.
+const HEADER: &str = "eyJ0eXAiOiJKV1QiLCJhbGciOiJFUzI1NiJ9";
+
 /// Why a key cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum VapidError {
@@ -38,9 +44,19 @@ pub enum VapidError {
     Sign(String),
 }
 
+/// A token's claims (RFC 8292 §2): who may accept it, until when, and
+/// whom the push service can contact.
+#[derive(serde::Serialize)]
+struct Claims<'a> {
+    aud: &'a str,
+    exp: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sub: Option<&'a str>,
+}
+
 /// The key pair and the tokens signed with it.
 pub struct Vapid {
-    key: ES256KeyPair,
+    key: SigningKey,
     /// The public key, uncompressed, base64url (`GET /api/push/key`).
     public: String,
     /// `sub`: the lobby's address, when the bridge knows it.
@@ -60,7 +76,17 @@ impl std::fmt::Debug for Vapid {
 impl Vapid {
     /// A new private key, for the store to keep if it has none.
     pub fn generate_secret() -> Vec<u8> {
-        ES256KeyPair::generate().to_bytes()
+        // 32 random bytes are a valid scalar unless they are zero or not
+        // below the group's order: about one draw in 2^32.
+        loop {
+            let mut bytes = [0u8; SECRET_BYTES];
+            if getrandom::fill(&mut bytes).is_err() {
+                continue;
+            }
+            if let Ok(key) = SigningKey::from_slice(&bytes) {
+                return key.to_bytes().to_vec();
+            }
+        }
     }
 
     /// The identity of a stored private key (`contact`: the JWT's `sub`).
@@ -68,8 +94,8 @@ impl Vapid {
         if secret.len() != SECRET_BYTES {
             return Err(VapidError::BadKey);
         }
-        let key = ES256KeyPair::from_bytes(secret).map_err(|_| VapidError::BadKey)?;
-        let public = URL_SAFE_NO_PAD.encode(key.public_key().public_key().to_bytes_uncompressed());
+        let key = SigningKey::from_slice(secret).map_err(|_| VapidError::BadKey)?;
+        let public = URL_SAFE_NO_PAD.encode(key.verifying_key().to_encoded_point(false).as_bytes());
         Ok(Self {
             key,
             public,
@@ -96,21 +122,35 @@ impl Vapid {
                 return Ok(header.clone());
             }
         }
-        let life = web_push_native::jwt_simple::prelude::Duration::from_secs(TOKEN_LIFE.as_secs());
-        let mut claims = Claims::create(life).with_audience(&origin);
-        if let Some(contact) = &self.contact {
-            claims = claims.with_subject(contact);
-        }
-        let token = self
-            .key
-            .sign(claims)
-            .map_err(|e| VapidError::Sign(e.to_string()))?;
+        let token = self.token(&origin)?;
         let header = format!("vapid t={token}, k={}", self.public);
         if tokens.len() >= MAX_ORIGINS {
             tokens.clear();
         }
         tokens.insert(origin, (header.clone(), now + TOKEN_LIFE - RENEW_BEFORE));
         Ok(header)
+    }
+
+    /// A token for `origin`, valid for [`TOKEN_LIFE`] from now.
+    fn token(&self, origin: &str) -> Result<String, VapidError> {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_err(|e| VapidError::Sign(format!("the clock is before 1970: {e}")))?;
+        let claims = Claims {
+            aud: origin,
+            exp: (now + TOKEN_LIFE).as_secs(),
+            sub: self.contact.as_deref(),
+        };
+        let claims = serde_json::to_vec(&claims).map_err(|e| VapidError::Sign(e.to_string()))?;
+        let signed = format!("{HEADER}.{}", URL_SAFE_NO_PAD.encode(claims));
+        let signature: Signature = self
+            .key
+            .try_sign(signed.as_bytes())
+            .map_err(|e| VapidError::Sign(e.to_string()))?;
+        Ok(format!(
+            "{signed}.{}",
+            URL_SAFE_NO_PAD.encode(signature.to_bytes())
+        ))
     }
 }
 
@@ -145,5 +185,67 @@ mod tests {
             "zero is no key"
         );
         assert!(Vapid::from_secret(&secret[..31], None).is_err());
+    }
+
+    #[test]
+    fn a_token_is_an_es256_jwt_for_the_origin_signed_by_the_served_key() {
+        use p256::ecdsa::{signature::Verifier, VerifyingKey};
+
+        let vapid = Vapid::from_secret(
+            &Vapid::generate_secret(),
+            Some("https://lobby.example".into()),
+        )
+        .unwrap();
+        let header = vapid
+            .authorization(&Url::parse("https://push.example:8443/x").unwrap())
+            .unwrap();
+        let token = header
+            .strip_prefix("vapid t=")
+            .and_then(|rest| rest.split(", k=").next())
+            .unwrap();
+        let parts: Vec<&str> = token.split('.').collect();
+        assert_eq!(parts.len(), 3, "{token}");
+        let json = |part: &str| -> serde_json::Value {
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(part).unwrap()).unwrap()
+        };
+        assert_eq!(
+            json(parts[0]),
+            serde_json::json!({"typ": "JWT", "alg": "ES256"})
+        );
+        let claims = json(parts[1]);
+        assert_eq!(claims["aud"], "https://push.example:8443");
+        assert_eq!(claims["sub"], "https://lobby.example");
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let exp = claims["exp"].as_u64().unwrap();
+        assert!(
+            exp > now + 11 * 3600 && exp <= now + 12 * 3600 + 5,
+            "exp {exp}, now {now}"
+        );
+
+        let point = URL_SAFE_NO_PAD.decode(vapid.public_key()).unwrap();
+        let key = VerifyingKey::from_sec1_bytes(&point).unwrap();
+        let signature = Signature::from_slice(&URL_SAFE_NO_PAD.decode(parts[2]).unwrap()).unwrap();
+        key.verify(format!("{}.{}", parts[0], parts[1]).as_bytes(), &signature)
+            .expect("the signature verifies with the served key");
+        assert!(
+            key.verify(format!("{}.{}x", parts[0], parts[1]).as_bytes(), &signature)
+                .is_err(),
+            "and only for what was signed"
+        );
+
+        let anonymous = Vapid::from_secret(&Vapid::generate_secret(), None).unwrap();
+        let header = anonymous
+            .authorization(&Url::parse("https://push.example/x").unwrap())
+            .unwrap();
+        let claims = header
+            .strip_prefix("vapid t=")
+            .unwrap()
+            .split('.')
+            .nth(1)
+            .unwrap();
+        assert!(json(claims).get("sub").is_none(), "no contact, no sub");
     }
 }
