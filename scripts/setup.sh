@@ -6,15 +6,17 @@
 #                                # wasm-bindgen, wasm-opt (make run, make release)
 #   bash scripts/setup.sh test   # also the checks: rustfmt, clippy, Chromium,
 #                                # chromedriver, CJK fonts, nginx, openssl,
-#                                # PostgreSQL, axe-core (make test, CI)
+#                                # PostgreSQL, Firefox ESR, geckodriver,
+#                                # axe-core, cargo-nextest (make test, CI)
 #
 # System packages come from apt-get (Debian/Ubuntu, as root). Where apt-get
 # is missing or the user is not root, it prints what to install and exits
 # with status 2 before installing anything.
 #
 # Each step prints its wall and CPU time, and a table at the end
-# (scripts/steps.sh). On a fresh machine the time is in building Trunk and
-# wasm-bindgen-cli; apt-get and the smaller installs run beside them.
+# (scripts/steps.sh). On a fresh machine the time is in building Trunk,
+# wasm-bindgen-cli and geckodriver; apt-get and the smaller installs run
+# beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/steps.sh
@@ -122,10 +124,14 @@ fi
 
 # --- Rust tools (cargo install, npm) ----------------------------------------
 # Built once per machine and never measured, so built for a short build, not
-# for speed: no LTO, 16 codegen units, opt-level 1 (what they do here, on
-# one page of a few MB, takes them seconds either way). Each
+# for speed: no LTO, 16 codegen units. Trunk and geckodriver are not
+# optimized at all (opt-level 0): what they do here (run cargo, wasm-bindgen
+# and wasm-opt; hash and copy a few files; relay WebDriver commands) takes
+# them moments either way, and their builds are the longest part of a fresh
+# machine's setup. wasm-bindgen-cli keeps opt-level 1: it rewrites every
+# .wasm the build and the component tests make, megabytes each time. Each
 # builds in a temporary directory of its own, never the project's target
-# dir, so the two build at once.
+# dir, so they build at once.
 export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
   CARGO_PROFILE_RELEASE_OPT_LEVEL=1
 unset CARGO_TARGET_DIR
@@ -152,15 +158,22 @@ if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WASM_BIND
     cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION" --force --no-default-features
 fi
 
-if [ "$(trunk --version 2>/dev/null || true)" != "trunk $TRUNK_VERSION" ]; then
-  step "installing trunk $TRUNK_VERSION (cargo install; the longest step on a fresh machine)"
-  cargo install trunk --version "=$TRUNK_VERSION" --locked --no-default-features
-fi
-
 # Drives Firefox for the Web Push test (from the crate registry, like trunk).
 if [ "$purpose" = test ] && [ "$(geckodriver --version 2>/dev/null | head -n 1 | cut -d' ' -f2)" != "$GECKODRIVER_VERSION" ]; then
-  step "installing geckodriver $GECKODRIVER_VERSION (cargo install)"
-  cargo install geckodriver --version "=$GECKODRIVER_VERSION" --locked
+  step_background geckodriver "installing geckodriver $GECKODRIVER_VERSION (cargo install, unoptimized)" \
+    env CARGO_PROFILE_RELEASE_OPT_LEVEL=0 cargo install geckodriver --version "=$GECKODRIVER_VERSION" --locked
+fi
+
+if [ "$(trunk --version 2>/dev/null || true)" != "trunk $TRUNK_VERSION" ]; then
+  step "installing trunk $TRUNK_VERSION (cargo install, unoptimized; the longest step on a fresh machine)"
+  env CARGO_PROFILE_RELEASE_OPT_LEVEL=0 cargo install trunk --version "=$TRUNK_VERSION" --locked --no-default-features
+fi
+
+# Runs the tests (scripts/test.sh, .config/nextest.toml); machines made for
+# Rust often have it already.
+if [ "$purpose" = test ] && ! cargo nextest --version >/dev/null 2>&1; then
+  step "installing cargo-nextest (cargo install)"
+  cargo install cargo-nextest --locked
 fi
 
 if [ -n "${_steps_job_pids[apt]:-}" ]; then
@@ -183,9 +196,11 @@ if [ "$purpose" = test ]; then
     npm install --silent --save-exact --prefix "$TOOLS_DIR" "axe-core@$AXE_CORE_VERSION"
   fi
 fi
-if [ -n "${_steps_job_pids[wasm-bindgen]:-}" ]; then
-  step_wait wasm-bindgen
-fi
+for job in wasm-bindgen geckodriver; do
+  if [ -n "${_steps_job_pids[$job]:-}" ]; then
+    step_wait "$job"
+  fi
+done
 step "checking the tools' versions"
 trunk --version
 wasm-bindgen --version
