@@ -9,9 +9,18 @@
 #   (`cargo build --workspace --all-targets`; `-p` selections unify other
 #   features, so they, like a release build, compile the shared crates
 #   again);
+# - clippy's lints run inside that build: clippy-driver compiles the
+#   workspace's own crates as cargo clippy would run it (the same lints,
+#   warnings denied), but to binaries, so the dependencies are compiled
+#   once instead of once checked and once built. Every later cargo command
+#   on the host keeps the same wrapper, or cargo would build the
+#   workspace's crates again without it;
 # - the front end's release build (its own profile and target, one
-#   single-threaded link) runs in the background beside clippy and that
-#   build: cargo locks each profile's directory, not the whole target dir.
+#   single-threaded link) runs in the background beside that build: cargo
+#   locks each profile's directory, not the whole target dir;
+# - the tests run under cargo-nextest (.config/nextest.toml): every test is
+#   a process of its own, so the other crates' tests run beside the
+#   end-to-end ones, which mostly wait on browsers, instead of after them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/steps.sh
@@ -28,26 +37,33 @@ step "format"
 cargo fmt --all -- --check
 step_background page "front end: Trunk release build into dist/ (served by the end-to-end tests)" \
   trunk build --release
-step "clippy"
-cargo clippy --workspace --all-targets -- -D warnings
 step "protocol builds for wasm32 without tokio"
 cargo check -p protocol --target wasm32-unknown-unknown
-step "build: tests, binaries, benchmarks (dev profile, one feature set)"
-cargo build --workspace --all-targets
 step "build: front-end component tests (wasm32)"
 cargo test -p frontend --target wasm32-unknown-unknown --no-run
+
+# From here on every cargo command builds for the host through clippy (see
+# the top of this file): `cargo clippy -- -D warnings` passes the same two
+# variables to cargo check.
+RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+export RUSTC_WORKSPACE_WRAPPER
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+step "build with clippy's lints, warnings denied: tests, binaries, benchmarks (dev profile, one feature set)"
+cargo build --workspace --all-targets
 step_wait page
 step "precompressed front end (dist/**.br, .gz; served by the bridge and nginx)"
 "$target/debug/precompress" dist >/dev/null
-step "tests, and the benchmarks' smoke runs (every target of the workspace)"
-# The benchmarks (harness = false) run as cargo test runs them, tiny: the
-# master's query round trip, reading a list reply.
+step "tests: every test target of the workspace (cargo nextest)"
+cargo nextest run --workspace
+step "the benchmarks' smoke runs (harness = false: cargo test runs them, tiny)"
+# The master's query round trip, reading a list reply.
 QUERY_BENCH_SERVERS=200 QUERY_BENCH_ROUNDS=20 REPLY_BENCH_SERVERS=200 REPLY_BENCH_ROUNDS=3 \
-  cargo test --workspace --all-targets
+  cargo test --workspace --bench '*'
 step "doc tests"
 cargo test --workspace --doc
 step "front-end component tests in headless Chromium (wasm-bindgen-test)"
-CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   CHROMEDRIVER="$(command -v chromedriver)" \
   cargo test -p frontend --target wasm32-unknown-unknown
 step "load generator smoke run (every phase runs, tiny; the dev build above)"
