@@ -130,13 +130,8 @@ impl FeedState {
         })
     }
 
-    /// The entries of this list, in order, with their ids and keys (one
-    /// slice made on first use; [`FeedState::list`] reads them in place).
-    pub fn entries(&self) -> &Arc<[Keyed]> {
-        self.list.entries()
-    }
-
-    /// The published list: its entries read in place, by id.
+    /// The published list: its entries read in place, in order or by id
+    /// (shared with the lists before and after it, never copied whole).
     pub fn list(&self) -> &PublishedList<Visibility> {
         &self.list
     }
@@ -365,7 +360,7 @@ mod tests {
         let expected = protocol::delta::snapshot_content_json(
             "e",
             1,
-            &state.entries()[..],
+            state.list().list_entries(),
             protocol::Addresses::Hidden,
         );
         assert_eq!(body.identity, expected.as_bytes(), "the snapshot's content");

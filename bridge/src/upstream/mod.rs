@@ -539,7 +539,7 @@ mod tests {
         );
         assert!(text.len() < 1_000, "the long name was published");
         let feed = upstream.current().feed.expect("a list");
-        assert_eq!(feed.entries().len(), 1);
+        assert_eq!(feed.list().len(), 1);
     }
 
     #[test]

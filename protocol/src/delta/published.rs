@@ -38,8 +38,6 @@ pub struct PublishedList<E: Encoder> {
     entries: Entries,
     /// The encoded deltas up to this list.
     history: History<E::Delta>,
-    /// The entries as one slice, made on first use.
-    listed: OnceLock<Arc<[Keyed]>>,
     /// Encoded on first use: most lists only ever go out as deltas.
     snapshot: OnceLock<E::Snapshot>,
     /// The empty delta that confirms this list, on first use.
@@ -100,13 +98,6 @@ impl<E: Encoder> PublishedList<E> {
     /// The entries as the master lists them, without copying them.
     pub fn servers(&self) -> impl Iterator<Item = &ServerEntry> + '_ {
         self.iter().map(|k| &k.entry)
-    }
-
-    /// The entries in list order as one slice (copied once per list, on
-    /// first use: for readers that keep it, like the history's samples).
-    pub fn entries(&self) -> &Arc<[Keyed]> {
-        self.listed
-            .get_or_init(|| self.iter().cloned().collect::<Vec<_>>().into())
     }
 
     /// How this list differs from `older` (an earlier list of the same
@@ -228,7 +219,6 @@ impl<E: Encoder + Clone> ListPublisher<E> {
             encoder: self.encoder.clone(),
             entries: Entries::new(),
             history: History::new(&*self.epoch, 1),
-            listed: OnceLock::new(),
             snapshot: OnceLock::new(),
             confirm: OnceLock::new(),
         })
@@ -291,7 +281,6 @@ impl<E: Encoder + Clone> ListPublisher<E> {
             encoder: self.encoder.clone(),
             entries: self.list.shared(),
             history: self.history.clone(),
-            listed: OnceLock::new(),
             snapshot: OnceLock::new(),
             confirm: OnceLock::new(),
         }))
