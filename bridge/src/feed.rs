@@ -111,6 +111,11 @@ impl FeedState {
         })
     }
 
+    /// [`FeedState::plain`] if somebody has read it already.
+    pub fn plain_written(&self) -> Option<&Encoded> {
+        self.plain.get()
+    }
+
     /// The list as `/api/servers` serves it (addresses hidden when the
     /// bridge hides them): the viewers' snapshot content, compressed once
     /// per list on first request.
@@ -349,6 +354,18 @@ mod tests {
             .as_str()
             .starts_with(r#"{"command":"bridgeSnapshot""#));
         assert_eq!(last.after(last.seq - 3, false).len(), 3);
+    }
+
+    #[test]
+    fn a_list_nobody_read_whole_is_not_written_to_be_compared() {
+        let mut feed = Feed::new("e", Visibility::new(false), test_keys());
+        let state = feed.publish(vec![entry("a", 1)]).unwrap();
+        let text = crate::publish::Text::List(state.clone());
+        let written = query_reply_text(state.list().servers(), protocol::Addresses::Shown);
+        assert!(!text.is(written.as_bytes()), "taken as different");
+        assert!(state.plain_written().is_none(), "not written to compare");
+        assert_eq!(text.forms().full.as_str(), written);
+        assert!(text.is(written.as_bytes()), "compared once written");
     }
 
     #[test]
