@@ -27,7 +27,7 @@ use crate::{
 };
 
 /// Deltas kept for catching up; older ones are answered with a snapshot.
-pub const HISTORY: usize = 64;
+pub const DELTA_RING: usize = 64;
 
 /// `GET /api/servers`'s body for one list, in each encoding it is served in.
 #[derive(Debug)]
@@ -185,7 +185,7 @@ impl Feed {
     /// balancer must not share one) whose entries carry `keys`' keys.
     pub fn new(epoch: impl Into<Arc<str>>, visibility: Visibility, keys: Keys) -> Self {
         Self {
-            publisher: ListPublisher::new(epoch, HISTORY, visibility),
+            publisher: ListPublisher::new(epoch, DELTA_RING, visibility),
             keys,
         }
     }
@@ -344,7 +344,7 @@ mod tests {
     fn old_lists_get_a_snapshot() {
         let mut feed = Feed::new("e", Visibility::new(false), test_keys());
         let mut last = None;
-        for n in 0..(HISTORY as u32 + 5) {
+        for n in 0..(DELTA_RING as u32 + 5) {
             last = feed.publish(vec![entry("a", n)]);
         }
         let last = last.unwrap();

@@ -8,7 +8,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::{
-    keyed_list::Entries, CatchUp, Change, History, Keyed, KeyedList, ListEntries, Published,
+    keyed_list::Entries, CatchUp, Change, DeltaRing, Keyed, KeyedList, ListEntries, Published,
     Resume, Unfollowed,
 };
 use crate::{message::ServerEntry, ServerKey};
@@ -37,7 +37,7 @@ pub struct PublishedList<E: Encoder> {
     encoder: E,
     entries: Entries,
     /// The encoded deltas up to this list.
-    history: History<E::Delta>,
+    ring: DeltaRing<E::Delta>,
     /// Encoded on first use: most lists only ever go out as deltas.
     snapshot: OnceLock<E::Snapshot>,
     /// The empty delta that confirms this list, on first use.
@@ -159,7 +159,7 @@ impl<E: Encoder> PublishedList<E> {
     /// missed nothing, else the snapshot (another epoch, a `seq` ahead of
     /// this list, or none named).
     pub fn catch_up(&self, resume: Option<&Resume>) -> Sending<'_, E> {
-        match self.history.catch_up(resume) {
+        match self.ring.catch_up(resume) {
             CatchUp::Deltas(deltas) if deltas.is_empty() => Sending::Deltas(vec![self.confirm()]),
             CatchUp::Deltas(deltas) => Sending::Deltas(deltas),
             CatchUp::Snapshot => Sending::Snapshot(self.snapshot()),
@@ -170,7 +170,7 @@ impl<E: Encoder> PublishedList<E> {
     /// the deltas in between, or the snapshot when it fell further behind
     /// than the ring.
     pub fn after(&self, sent: u64) -> Sending<'_, E> {
-        match self.history.since(sent) {
+        match self.ring.since(sent) {
             Some(deltas) => Sending::Deltas(deltas),
             None => Sending::Snapshot(self.snapshot()),
         }
@@ -186,7 +186,7 @@ pub struct ListPublisher<E: Encoder> {
     epoch: Arc<str>,
     encoder: E,
     list: KeyedList,
-    history: History<E::Delta>,
+    ring: DeltaRing<E::Delta>,
 }
 
 impl<E: Encoder + Clone> ListPublisher<E> {
@@ -194,7 +194,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
     pub fn new(epoch: impl Into<Arc<str>>, ring: usize, encoder: E) -> Self {
         let epoch = epoch.into();
         Self {
-            history: History::new(&*epoch, ring),
+            ring: DeltaRing::new(&*epoch, ring),
             epoch,
             encoder,
             list: KeyedList::new(),
@@ -208,7 +208,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
 
     /// The newest `seq` published (0: none yet).
     pub fn seq(&self) -> u64 {
-        self.history.seq()
+        self.ring.seq()
     }
 
     /// The list before anything is published: `seq` 0, empty.
@@ -218,7 +218,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
             seq: 0,
             encoder: self.encoder.clone(),
             entries: Entries::new(),
-            history: History::new(&*self.epoch, 1),
+            ring: DeltaRing::new(&*self.epoch, 1),
             snapshot: OnceLock::new(),
             confirm: OnceLock::new(),
         })
@@ -267,20 +267,20 @@ impl<E: Encoder + Clone> ListPublisher<E> {
     /// Numbers and encodes `change` (the first list always), and makes the
     /// list that includes it.
     fn publish(&mut self, change: Option<Change>) -> Option<Arc<PublishedList<E>>> {
-        let first = self.history.seq() == 0;
+        let first = self.ring.seq() == 0;
         if change.is_none() && !first {
             return None;
         }
         let change = change.unwrap_or_default();
-        let prev = self.history.seq();
+        let prev = self.ring.seq();
         let delta = self.encoder.delta(&self.epoch, prev + 1, prev, &change);
-        let seq = self.history.push(delta);
+        let seq = self.ring.push(delta);
         Some(Arc::new(PublishedList {
             epoch: self.epoch.clone(),
             seq,
             encoder: self.encoder.clone(),
             entries: self.list.shared(),
-            history: self.history.clone(),
+            ring: self.ring.clone(),
             snapshot: OnceLock::new(),
             confirm: OnceLock::new(),
         }))
