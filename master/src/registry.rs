@@ -56,20 +56,6 @@ impl Default for Registry {
     }
 }
 
-/// The list at one version, read under one lock so the three agree.
-#[derive(Debug, Clone)]
-pub struct Listing {
-    /// The version [`Registry::changes`] announced for this list.
-    pub version: u64,
-    /// The registered servers, in registration order.
-    pub servers: Vec<ServerEntry>,
-    /// The framed `msRQueryGameServers` for this list.
-    pub reply: Bytes,
-    /// The same reply's JSON without its framing (a slice of `reply`), for
-    /// readers in this process that pass it on unframed.
-    pub json: Bytes,
-}
-
 #[derive(Debug, Default)]
 struct Inner {
     /// Bumped on every change of the list (see [`Registry::changes`]).
@@ -79,18 +65,11 @@ struct Inner {
     servers: BTreeMap<u64, ServerEntry>,
     /// Which sequence number each connection's server has.
     by_conn: HashMap<ConnId, u64>,
-    /// The current list's `msRQueryGameServers`, framed and as JSON.
-    cached_reply: Option<Reply>,
+    /// The current list's `msRQueryGameServers`, framed.
+    cached_reply: Option<Bytes>,
     /// The latest changes, oldest first: the version each made, and what
     /// it changed, with the entries' sequence numbers as ids.
     journal: VecDeque<(u64, Change)>,
-}
-
-/// One encoded reply: the framed bytes and where its JSON lies in them.
-#[derive(Debug, Clone)]
-struct Reply {
-    framed: Bytes,
-    json: Bytes,
 }
 
 impl Registry {
@@ -233,38 +212,17 @@ impl Registry {
         self.changes.subscribe()
     }
 
-    /// The current list with its version and reply, consistent with each other.
-    pub fn listing(&self) -> Listing {
-        let mut inner = self.lock();
-        let reply = Self::reply_of(&mut inner);
-        Listing {
-            version: inner.version,
-            servers: inner.servers.values().cloned().collect(),
-            reply: reply.framed,
-            json: reply.json,
-        }
-    }
-
     /// The framed `msRQueryGameServers` reply for the current list.
     pub fn query_reply(&self) -> Bytes {
         self.queries.fetch_add(1, Ordering::Relaxed);
-        Self::reply_of(&mut self.lock()).framed
-    }
-
-    fn reply_of(inner: &mut Inner) -> Reply {
+        let mut inner = self.lock();
         if let Some(reply) = &inner.cached_reply {
             return reply.clone();
         }
         let json = query_reply_json(inner.servers.values());
         let mut framed = Vec::with_capacity(json.len() + 12);
         encode_frame(&json, &mut framed);
-        // `encode_frame` writes the length's digits, the JSON, a newline.
-        let start = framed.len() - json.len() - 1;
-        let framed = Bytes::from(framed);
-        let reply = Reply {
-            json: framed.slice(start..start + json.len()),
-            framed,
-        };
+        let reply = Bytes::from(framed);
         inner.cached_reply = Some(reply.clone());
         reply
     }
@@ -367,16 +325,14 @@ mod tests {
         assert_eq!(*rx.borrow_and_update(), 1);
         assert!(r.update_stats(1, Stats::default()), "same stats");
         assert!(!rx.has_changed().unwrap(), "no change, no wake-up");
-        let listing = r.listing();
-        assert_eq!(listing.version, 1);
-        assert_eq!(listing.servers.len(), 1);
-        assert_eq!(listing.reply, r.query_reply());
-        assert_eq!(listing.reply, protocol::frame::frame(&listing.json));
+        let (version, servers) = r.numbered();
+        assert_eq!(version, 1);
+        assert_eq!(servers.len(), 1);
         assert!(r.unregister(1));
         assert_eq!(*rx.borrow_and_update(), 2);
         assert!(!r.unregister(1));
         assert!(!rx.has_changed().unwrap());
-        assert!(r.listing().servers.is_empty());
+        assert!(r.numbered().1.is_empty());
     }
 
     #[test]
