@@ -44,15 +44,20 @@ pub struct PublishedList<E: Encoder> {
     confirm: OnceLock<E::Delta>,
 }
 
-/// How one entry differs between two published lists.
+/// How one entry differs between two published lists. The entries are
+/// the lists' own, shared: a reader that keeps one (how a server was last
+/// listed) keeps it without copying it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListChange<'a> {
     /// Listed now, not before.
-    Added(&'a Keyed),
+    Added(&'a Arc<Keyed>),
     /// Listed in both, changed.
-    Updated { old: &'a Keyed, new: &'a Keyed },
+    Updated {
+        old: &'a Arc<Keyed>,
+        new: &'a Arc<Keyed>,
+    },
     /// Listed before, not now.
-    Removed(&'a Keyed),
+    Removed(&'a Arc<Keyed>),
 }
 
 /// What a follower is sent to reach a list: shared encoded messages.
@@ -110,7 +115,7 @@ impl<E: Encoder> PublishedList<E> {
     ) -> impl Iterator<Item = ListChange<'a>> + 'a {
         let (diff, all) = match older {
             Some(older) => (Some(older.entries.diff(&self.entries)), None),
-            None => (None, Some(self.iter().map(ListChange::Added))),
+            None => (None, Some(self.entries.values().map(ListChange::Added))),
         };
         let diff = diff.into_iter().flatten().map(|item| match item {
             imbl::ordmap::DiffItem::Add(_, new) => ListChange::Added(new),
@@ -128,9 +133,9 @@ impl<E: Encoder> PublishedList<E> {
         ListEntries::Published(Published(&self.entries))
     }
 
-    /// The entry with our `id`, if listed.
-    pub fn get(&self, id: u64) -> Option<&Keyed> {
-        self.entries.get(&id).map(|k| &**k)
+    /// The entry with our `id`, if listed (shared, as [`ListChange`]'s).
+    pub fn get(&self, id: u64) -> Option<&Arc<Keyed>> {
+        self.entries.get(&id)
     }
 
     /// The encoder the list was published with.
