@@ -14,6 +14,7 @@ use std::{
         atomic::{AtomicU64, Ordering},
         Mutex, MutexGuard,
     },
+    time::Duration,
 };
 
 use bytes::Bytes;
@@ -24,6 +25,7 @@ use protocol::{
     Registration, ServerEntry, Stats,
 };
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// Identifies one TCP connection to the master.
 pub type ConnId = u64;
@@ -70,6 +72,27 @@ struct Inner {
     /// The latest changes, oldest first: the version each made, and what
     /// it changed, with the entries' sequence numbers as ids.
     journal: VecDeque<(u64, Change)>,
+}
+
+/// How long a follower of the registry gathers its changes into one
+/// (the master's feed into one delta, the embedded master's bridge into one
+/// publish): short next to the fan-out target, long enough that a burst of
+/// registrations (a master restart) is one change rather than thousands.
+pub const COALESCE: Duration = Duration::from_millis(20);
+
+/// Waits for the registry's next change on `changes` (from
+/// [`Registry::changes`]) and [`COALESCE`] after it, so that the changes
+/// within it are taken together; `false` once the registry is gone or
+/// `cancel` fired.
+pub async fn next_changes(changes: &mut watch::Receiver<u64>, cancel: &CancellationToken) -> bool {
+    tokio::select! {
+        changed = changes.changed() => if changed.is_err() { return false },
+        () = cancel.cancelled() => return false,
+    }
+    tokio::select! {
+        () = tokio::time::sleep(COALESCE) => true,
+        () = cancel.cancelled() => false,
+    }
 }
 
 impl Registry {
@@ -207,7 +230,8 @@ impl Registry {
     }
 
     /// A receiver woken after every change of the list (it holds the
-    /// latest version; changes in quick succession wake it once).
+    /// latest version; changes in quick succession wake it once). Its
+    /// followers wait on it with [`next_changes`].
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
     }

@@ -4,16 +4,12 @@
 //! as it is; the whole list is read only the first time and when the
 //! registry's journal no longer reaches back.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
+use master::registry::next_changes;
 use tokio_util::sync::CancellationToken;
 
 use super::Upstream;
-
-/// How long the embedded master's changes are gathered into one publish:
-/// short next to the fan-out target, long enough that a burst of
-/// registrations (a master restart) is one delta rather than thousands.
-const COALESCE: Duration = Duration::from_millis(20);
 
 /// The embedded master's mode: its registry, followed into the
 /// [`Upstream`]. Admins' own lists are never wanted (the registry's change
@@ -31,7 +27,7 @@ impl Follower {
     }
 
     /// Publishes the registry's list after each change until `cancel`
-    /// fires (changes within [`COALESCE`] of each other go out together).
+    /// fires (the changes [`next_changes`] gathers go out together).
     pub async fn run(self, cancel: CancellationToken) {
         let Self { upstream, registry } = self;
         let mut changes = registry.changes();
@@ -50,13 +46,8 @@ impl Follower {
                     version = Some(now);
                 }
             }
-            tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return },
-                () = cancel.cancelled() => return,
-            }
-            tokio::select! {
-                () = tokio::time::sleep(COALESCE) => {}
-                () = cancel.cancelled() => return,
+            if !next_changes(&mut changes, &cancel).await {
+                return;
             }
         }
     }
