@@ -334,7 +334,7 @@ impl Bridge {
             "{phase}: the bridge logged {log} bytes; its tail:\n{}",
             self.log_tail.lock().unwrap()
         );
-        // The target. Debug builds measured 148–158 MB in the worst phase
+        // The target. Debug builds measured 148–172 MB in the worst phase
         // (a list just within the bound taken, published, served whole and
         // dropped; see docs/feed.md); a bridge without the list's bound
         // grew to 783 MB.
