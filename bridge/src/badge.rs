@@ -14,7 +14,7 @@ use axum::{
     http::{header, StatusCode},
     response::Response,
 };
-use protocol::{api::Shield, delta::Keyed, ServerKey};
+use protocol::{api::Shield, ServerEntry, ServerKey};
 
 use crate::{
     api::Asked,
@@ -72,14 +72,13 @@ struct Face {
 
 impl Face {
     /// The lobby: servers and players online.
-    fn lobby(entries: &[Keyed]) -> Self {
-        let players: u64 = entries
-            .iter()
-            .map(|k| u64::from(k.entry.stats.players.current))
-            .sum();
+    fn lobby<'a>(servers: impl IntoIterator<Item = &'a ServerEntry>) -> Self {
+        let (count, players) = servers.into_iter().fold((0usize, 0u64), |(n, p), e| {
+            (n + 1, p + u64::from(e.stats.players.current))
+        });
         Face {
             label: "lobby".into(),
-            message: format!("{} servers, {players} players", entries.len()),
+            message: format!("{count} servers, {players} players"),
             tone: Tone::Good,
         }
     }
@@ -218,8 +217,8 @@ async fn lobby_in(ctx: Arc<Ctx>, form: Form, asked: Asked) -> Response {
             &asked,
             &[(header::CACHE_CONTROL, CACHE)],
             move || {
-                let entries = feed.as_ref().map(|f| f.entries().clone());
-                form.answer(&Face::lobby(entries.as_deref().unwrap_or_default()))
+                let servers = feed.iter().flat_map(|f| f.list().servers());
+                form.answer(&Face::lobby(servers))
             },
         )
         .await

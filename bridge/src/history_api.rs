@@ -238,7 +238,7 @@ pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Result<Option<ServerSta
         return Ok(None);
     };
     let live = ctx.upstream.current().feed.and_then(|feed| {
-        feed.entries()
+        feed.list()
             .iter()
             .find(|k| k.key == Some(key))
             .and_then(sample_of)

@@ -115,6 +115,19 @@ impl Text {
             Text::List(list) => list.plain(),
         }
     }
+
+    /// Whether the admins' form is `full`. A list nobody has read whole
+    /// yet is taken as different rather than written only to be compared
+    /// (megabytes for a large list): publishing it again wakes only the
+    /// plain subscribers, and there are none, or one would have read it.
+    pub fn is(&self, full: &[u8]) -> bool {
+        match self {
+            Text::Written(forms) => forms.full.as_bytes() == full,
+            Text::List(list) => list
+                .plain_written()
+                .is_some_and(|forms| forms.full.as_bytes() == full),
+        }
+    }
 }
 
 /// A watched state that carries a [`Numbered`] message; the [`Publisher`]
@@ -165,10 +178,7 @@ impl<S: Holds> Publisher<S> {
     /// Whether `full` is the admins' form last published: an offer of it
     /// can stop before decoding or encoding anything.
     pub fn is_current(&self, full: &[u8]) -> bool {
-        self.tx
-            .borrow()
-            .numbered()
-            .is_some_and(|s| s.text.forms().full.as_bytes() == full)
+        self.tx.borrow().numbered().is_some_and(|s| s.text.is(full))
     }
 
     /// The two forms of a message (see [`Visibility::encode_as`]).
@@ -189,7 +199,7 @@ impl<S: Holds> Publisher<S> {
             let slot = state.numbered_mut();
             if slot
                 .as_ref()
-                .is_some_and(|s| s.text.forms().full == text.full)
+                .is_some_and(|s| s.text.is(text.full.as_bytes()))
             {
                 return false;
             }

@@ -95,10 +95,7 @@ impl Bridge {
             }
         });
         let upstream = Arc::new(Upstream::new(visibility, metrics.clone(), keys));
-        let source = match embedded {
-            Some(registry) => Source::Embedded(registry),
-            None => Source::remote(&config),
-        };
+        let source = Source::new(&upstream, embedded, &config);
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let games = Games::from_config(&config, visibility).map(Arc::new);
         let cancel = CancellationToken::new();
@@ -108,8 +105,7 @@ impl Bridge {
             config: Settings::new(&config, visibility),
             shared: upstream.subscribe(),
             games: games.as_ref().map(|g| g.subscribe()),
-            offer_list: source.offer_list(&upstream),
-            refresh_wanted: source.refresh_wanted(&upstream),
+            upstream: upstream.clone(),
             metrics: metrics.clone(),
             auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
             budget: budget.clone(),
@@ -177,11 +173,7 @@ impl Bridge {
         if !index.is_file() {
             warn!(path = %index.display(), "no front end found; only /ws, /healthz and /metrics work");
         }
-        let poller = tokio::spawn(ctx.source.clone().feed(
-            ctx.upstream.clone(),
-            ctx.config.clone(),
-            ctx.cancel.child_token(),
-        ));
+        let poller = tokio::spawn(ctx.source.clone().run(ctx.cancel.child_token()));
         let games = ctx
             .games
             .clone()

@@ -1,6 +1,6 @@
 //! List deltas (`protocol::delta`): the page's [`ClientList::apply`] on
 //! arbitrary snapshots and deltas, and the bridge's [`KeyedList`] and
-//! [`History`] feeding a page's list through the wire format.
+//! [`DeltaRing`] feeding a page's list through the wire format.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +8,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use protocol::{
     bridge::names,
     delta::{
-        delta_json, snapshot_json, ApplyError, CatchUp, ClientList, Delta, DeltaMessage, History,
+        delta_json, snapshot_json, ApplyError, CatchUp, ClientList, Delta, DeltaMessage, DeltaRing,
         Keyed, KeyedList, Resume, Snapshot,
     },
     Addresses, GameplayMode, Players, ServerEntry, Stats,
@@ -276,7 +276,7 @@ fn without_address(e: &ServerEntry) -> ServerEntry {
 /// written with and without addresses and read by the page, turns the
 /// page's list into exactly the master's; a page that joins from a snapshot
 /// sees the same; and a page that resumes from an earlier `seq` gets from
-/// [`History`] the deltas that bring it up to date, or a snapshot only when
+/// [`DeltaRing`] the deltas that bring it up to date, or a snapshot only when
 /// they are no longer kept.
 pub fn delta_sync(data: &[u8]) {
     let Ok(input) = Sync::arbitrary_take_rest(Unstructured::new(data)) else {
@@ -285,7 +285,7 @@ pub fn delta_sync(data: &[u8]) {
     const EPOCH: &str = "e";
     let capacity = 1 + usize::from(input.history % 8);
     let mut bridge = KeyedList::new();
-    let mut history: History<String> = History::new(EPOCH, capacity);
+    let mut history: DeltaRing<String> = DeltaRing::new(EPOCH, capacity);
     let start = |addresses| {
         let json = snapshot_json(EPOCH, 0, &[], addresses);
         match read(names::SNAPSHOT, &json) {

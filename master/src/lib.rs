@@ -17,5 +17,5 @@ pub mod signal;
 pub use bans::BanList;
 pub use feed::{FeedConfig, FeedServer};
 pub use ipnet::IpNet;
-pub use registry::{Listing, Registry};
+pub use registry::Registry;
 pub use server::{bind, run, Config, ConfigError, Master};

@@ -14,6 +14,7 @@ use std::{
         atomic::{AtomicU64, Ordering},
         Mutex, MutexGuard,
     },
+    time::Duration,
 };
 
 use bytes::Bytes;
@@ -24,6 +25,7 @@ use protocol::{
     Registration, ServerEntry, Stats,
 };
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// Identifies one TCP connection to the master.
 pub type ConnId = u64;
@@ -56,20 +58,6 @@ impl Default for Registry {
     }
 }
 
-/// The list at one version, read under one lock so the three agree.
-#[derive(Debug, Clone)]
-pub struct Listing {
-    /// The version [`Registry::changes`] announced for this list.
-    pub version: u64,
-    /// The registered servers, in registration order.
-    pub servers: Vec<ServerEntry>,
-    /// The framed `msRQueryGameServers` for this list.
-    pub reply: Bytes,
-    /// The same reply's JSON without its framing (a slice of `reply`), for
-    /// readers in this process that pass it on unframed.
-    pub json: Bytes,
-}
-
 #[derive(Debug, Default)]
 struct Inner {
     /// Bumped on every change of the list (see [`Registry::changes`]).
@@ -79,18 +67,32 @@ struct Inner {
     servers: BTreeMap<u64, ServerEntry>,
     /// Which sequence number each connection's server has.
     by_conn: HashMap<ConnId, u64>,
-    /// The current list's `msRQueryGameServers`, framed and as JSON.
-    cached_reply: Option<Reply>,
+    /// The current list's `msRQueryGameServers`, framed.
+    cached_reply: Option<Bytes>,
     /// The latest changes, oldest first: the version each made, and what
     /// it changed, with the entries' sequence numbers as ids.
     journal: VecDeque<(u64, Change)>,
 }
 
-/// One encoded reply: the framed bytes and where its JSON lies in them.
-#[derive(Debug, Clone)]
-struct Reply {
-    framed: Bytes,
-    json: Bytes,
+/// How long a follower of the registry gathers its changes into one
+/// (the master's feed into one delta, the embedded master's bridge into one
+/// publish): short next to the fan-out target, long enough that a burst of
+/// registrations (a master restart) is one change rather than thousands.
+pub const COALESCE: Duration = Duration::from_millis(20);
+
+/// Waits for the registry's next change on `changes` (from
+/// [`Registry::changes`]) and [`COALESCE`] after it, so that the changes
+/// within it are taken together; `false` once the registry is gone or
+/// `cancel` fired.
+pub async fn next_changes(changes: &mut watch::Receiver<u64>, cancel: &CancellationToken) -> bool {
+    tokio::select! {
+        changed = changes.changed() => if changed.is_err() { return false },
+        () = cancel.cancelled() => return false,
+    }
+    tokio::select! {
+        () = tokio::time::sleep(COALESCE) => true,
+        () = cancel.cancelled() => false,
+    }
 }
 
 impl Registry {
@@ -228,43 +230,23 @@ impl Registry {
     }
 
     /// A receiver woken after every change of the list (it holds the
-    /// latest version; changes in quick succession wake it once).
+    /// latest version; changes in quick succession wake it once). Its
+    /// followers wait on it with [`next_changes`].
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
-    }
-
-    /// The current list with its version and reply, consistent with each other.
-    pub fn listing(&self) -> Listing {
-        let mut inner = self.lock();
-        let reply = Self::reply_of(&mut inner);
-        Listing {
-            version: inner.version,
-            servers: inner.servers.values().cloned().collect(),
-            reply: reply.framed,
-            json: reply.json,
-        }
     }
 
     /// The framed `msRQueryGameServers` reply for the current list.
     pub fn query_reply(&self) -> Bytes {
         self.queries.fetch_add(1, Ordering::Relaxed);
-        Self::reply_of(&mut self.lock()).framed
-    }
-
-    fn reply_of(inner: &mut Inner) -> Reply {
+        let mut inner = self.lock();
         if let Some(reply) = &inner.cached_reply {
             return reply.clone();
         }
         let json = query_reply_json(inner.servers.values());
         let mut framed = Vec::with_capacity(json.len() + 12);
         encode_frame(&json, &mut framed);
-        // `encode_frame` writes the length's digits, the JSON, a newline.
-        let start = framed.len() - json.len() - 1;
-        let framed = Bytes::from(framed);
-        let reply = Reply {
-            json: framed.slice(start..start + json.len()),
-            framed,
-        };
+        let reply = Bytes::from(framed);
         inner.cached_reply = Some(reply.clone());
         reply
     }
@@ -367,16 +349,14 @@ mod tests {
         assert_eq!(*rx.borrow_and_update(), 1);
         assert!(r.update_stats(1, Stats::default()), "same stats");
         assert!(!rx.has_changed().unwrap(), "no change, no wake-up");
-        let listing = r.listing();
-        assert_eq!(listing.version, 1);
-        assert_eq!(listing.servers.len(), 1);
-        assert_eq!(listing.reply, r.query_reply());
-        assert_eq!(listing.reply, protocol::frame::frame(&listing.json));
+        let (version, servers) = r.numbered();
+        assert_eq!(version, 1);
+        assert_eq!(servers.len(), 1);
         assert!(r.unregister(1));
         assert_eq!(*rx.borrow_and_update(), 2);
         assert!(!r.unregister(1));
         assert!(!rx.has_changed().unwrap());
-        assert!(r.listing().servers.is_empty());
+        assert!(r.numbered().1.is_empty());
     }
 
     #[test]

@@ -14,6 +14,10 @@ pub enum Frame {
     Discarded(DiscardReason),
 }
 
+/// A read buffer grown past this by a large frame is not kept for the
+/// frames after it: see [`FrameCodec`]'s `decode`.
+const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
 /// Length-prefix codec; decoding follows the contract's resynchronisation
 /// rules, encoding frames any JSON text given as bytes.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +48,14 @@ impl Decoder for FrameCodec {
                 let mut frame = src.split_to(consumed);
                 frame.truncate(json.end);
                 frame.advance(json.start);
+                if src.capacity() > KEEP_BUFFER_BYTES {
+                    // The buffer a large frame grew (up to the frame bound,
+                    // megabytes) would stay with the connection for all
+                    // the small frames after it: what follows the frame
+                    // moves to a buffer of its own size, and the large one
+                    // is freed with the frame.
+                    *src = BytesMut::from(&src[..]);
+                }
                 Ok(Some(Frame::Message(frame.freeze())))
             }
             Step::Discarded { consumed, reason } => {
@@ -100,6 +112,26 @@ mod tests {
             ]
         );
         assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn a_large_frame_does_not_leave_its_buffer_behind() {
+        let mut codec = FrameCodec::new(4 << 20, 8);
+        let json = format!("[{}]", "1,".repeat(1 << 20) + "1");
+        let mut buf = BytesMut::new();
+        let mut framed = Vec::new();
+        encode_frame(json.as_bytes(), &mut framed);
+        buf.extend_from_slice(&framed);
+        buf.extend_from_slice(b"3{}\n3{");
+        assert!(buf.capacity() > KEEP_BUFFER_BYTES);
+        let frame = codec.decode(&mut buf).unwrap();
+        assert_eq!(frame, Some(Frame::Message(Bytes::from(json))));
+        assert_eq!(&buf[..], b"3{}\n3{", "what follows the frame is kept");
+        assert!(buf.capacity() < 1024, "capacity {}", buf.capacity());
+        assert_eq!(
+            codec.decode(&mut buf).unwrap(),
+            Some(Frame::Message(Bytes::from_static(b"{}")))
+        );
     }
 
     #[test]

@@ -7,12 +7,25 @@ use serde::Serialize;
 /// message type has either (every one is serialised by the tests), so an
 /// error here is a bug in a type: it panics with that said rather than
 /// sending an empty frame that hides it.
+///
+/// The text is as long as it needs: a whole list's grows by doubling while
+/// it is written, and would keep up to twice its size for as long as it is
+/// published.
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
     match serde_json::to_string(value) {
-        Ok(json) => json,
+        Ok(mut json) => {
+            if json.capacity() - json.len() > SLACK_KEPT {
+                json.shrink_to_fit();
+            }
+            json
+        }
         Err(e) => panic!("a protocol message failed to serialise (a bug in its type): {e}"),
     }
 }
+
+/// Growth room [`to_string`] leaves in a text: a message of a few changes
+/// is not reallocated for it.
+const SLACK_KEPT: usize = 4096;
 
 /// [`to_string`] as bytes.
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
@@ -38,5 +51,22 @@ pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
     match serde_json::to_writer(&mut count, value) {
         Ok(()) => count.0,
         Err(_) => usize::MAX,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_text_keeps_no_growth_room() {
+        let long: Vec<u32> = (0..100_000).collect();
+        let text = to_string(&long);
+        assert!(
+            text.capacity() - text.len() <= SLACK_KEPT,
+            "{}",
+            text.capacity() - text.len()
+        );
+        assert_eq!(text.len(), json_len(&long));
     }
 }

@@ -9,8 +9,8 @@
 use proptest::prelude::*;
 use protocol::{
     delta::{
-        delta_json, same_server, snapshot_json, CatchUp, Change, ClientList, DeltaMessage, History,
-        Keyed, KeyedList, Resume,
+        delta_json, same_server, snapshot_json, CatchUp, Change, ClientList, DeltaMessage,
+        DeltaRing, Keyed, KeyedList, Resume,
     },
     message::Envelope,
     Addresses, GameplayMode, Players, ServerEntry, ServerKey, Stats,
@@ -160,7 +160,7 @@ fn read(text: &str) -> DeltaMessage {
         .expect("a readable frame")
 }
 
-fn snapshot_of(bridge: &KeyedList, history: &History<String>) -> ClientList {
+fn snapshot_of(bridge: &KeyedList, history: &DeltaRing<String>) -> ClientList {
     let text = snapshot_json(
         history.epoch(),
         history.seq(),
@@ -190,7 +190,7 @@ proptest! {
     ) {
         let mut model = Model::default();
         let mut bridge = KeyedList::new();
-        let mut history: History<String> = History::new("epoch-a", ring);
+        let mut history: DeltaRing<String> = DeltaRing::new("epoch-a", ring);
         // The first list is published before any client subscribes.
         let mut live = snapshot_of(&bridge, &history);
         // Every list a client ever held, to resubscribe from.

@@ -62,7 +62,11 @@ impl Admission {
     /// recorded, in order, and how many were left out: each whose source
     /// has recorded its key today already or still may add one, and
     /// those of no known source (see [`crate::keys::source`]).
-    pub fn admit<'a>(&mut self, t: i64, entries: &'a [Keyed]) -> (Vec<&'a Keyed>, usize) {
+    pub fn admit<'a>(
+        &mut self,
+        t: i64,
+        entries: impl IntoIterator<Item = &'a Keyed>,
+    ) -> (Vec<&'a Keyed>, usize) {
         let day = t.div_euclid(DAY_MS);
         if day != self.day {
             self.day = day;
@@ -71,7 +75,7 @@ impl Admission {
         }
         let mut refused = 0;
         let admitted = entries
-            .iter()
+            .into_iter()
             .filter(|keyed| {
                 let (Some(key), Some(source)) = (keyed.key, source(&keyed.entry)) else {
                     return true;

@@ -39,7 +39,7 @@ pub use store::{
     DB_FILE,
 };
 
-use crate::{error::Error, upstream::Upstream};
+use crate::{error::Error, feed::FeedState, upstream::Upstream};
 
 /// Samples waiting for the writer at most; more are skipped.
 const QUEUE: usize = 2;
@@ -200,7 +200,7 @@ impl History {
 
     /// Samples `upstream`'s list every interval until `cancel` fires.
     pub async fn record(self: Arc<Self>, upstream: Arc<Upstream>, cancel: CancellationToken) {
-        let (tx, rx) = mpsc::sync_channel::<(i64, Arc<[Keyed]>)>(QUEUE);
+        let (tx, rx) = mpsc::sync_channel::<(i64, Arc<FeedState>)>(QUEUE);
         let writer = self.clone();
         let spawned = std::thread::Builder::new()
             .name("history-writer".into())
@@ -224,15 +224,17 @@ impl History {
             // The interval's middle, whichever bridge takes it: a sample
             // of one interval has one time, which the store records once.
             let t = mid_interval(self.interval, now_ms());
-            if !self.offer(&tx, t, feed.entries().clone()) {
+            if !self.offer(&tx, t, feed) {
                 return;
             }
         }
     }
 
-    /// Hands one sample to the writer; `false` once the writer is gone.
-    fn offer(&self, tx: &SyncSender<(i64, Arc<[Keyed]>)>, t: i64, entries: Arc<[Keyed]>) -> bool {
-        match tx.try_send((t, entries)) {
+    /// Hands one sample to the writer (the published list itself, shared:
+    /// the writer reads its entries in place); `false` once the writer is
+    /// gone.
+    fn offer(&self, tx: &SyncSender<(i64, Arc<FeedState>)>, t: i64, list: Arc<FeedState>) -> bool {
+        match tx.try_send((t, list)) {
             Ok(()) => true,
             Err(TrySendError::Full(_)) => {
                 self.counters.dropped.fetch_add(1, Relaxed);
@@ -250,31 +252,31 @@ impl History {
     /// when it takes over, it writes that one too (the store's guard makes
     /// it a no-op if the bridge that recorded before had written it), so a
     /// recorder killed in the middle of a write loses no interval.
-    fn write_all(&self, rx: mpsc::Receiver<(i64, Arc<[Keyed]>)>) {
-        let mut skipped: Option<(i64, Arc<[Keyed]>)> = None;
-        while let Ok((t, entries)) = rx.recv() {
+    fn write_all(&self, rx: mpsc::Receiver<(i64, Arc<FeedState>)>) {
+        let mut skipped: Option<(i64, Arc<FeedState>)> = None;
+        while let Ok((t, list)) = rx.recv() {
             if !self.campaign() {
                 // Another bridge records: what it wrote makes cached
                 // answers as old as this interval.
                 self.generation.fetch_add(1, Relaxed);
-                skipped = Some((t, entries));
+                skipped = Some((t, list));
                 continue;
             }
-            if let Some((before, entries)) = skipped.take().filter(|(before, _)| *before < t) {
-                self.write_sample(before, &entries);
+            if let Some((before, skipped)) = skipped.take().filter(|(before, _)| *before < t) {
+                self.write_sample(before, &skipped);
             }
-            self.write_sample(t, &entries);
+            self.write_sample(t, &list);
         }
     }
 
     /// Admits and writes one sample of the list, saying in the log when
     /// writing fails and when it works again.
-    fn write_sample(&self, t: i64, entries: &[Keyed]) {
+    fn write_sample(&self, t: i64, list: &FeedState) {
         let (admitted, refused) = self
             .admission
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .admit(t, entries);
+            .admit(t, list.list().iter());
         self.counters.refused.fetch_add(refused as u64, Relaxed);
         let samples: Vec<ServerSample> = admitted.into_iter().filter_map(sample_of).collect();
         match self.write(t, &samples) {

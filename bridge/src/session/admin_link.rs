@@ -185,7 +185,7 @@ impl Session {
             },
         };
         // Asked per command: the feed may have been lost or regained.
-        let refresh = (self.handle.refresh_wanted)();
+        let refresh = self.handle.upstream.polled();
         let queued = self.link.insert(link).command(json, refresh).await;
         self.relayed(queued).await
     }
@@ -236,7 +236,9 @@ impl Session {
             };
             match link.reply(frame) {
                 Ok(Reply::Browser(text)) => self.outbox.queue(Message::Text(text)).await?,
-                Ok(Reply::Everyone(json, asked)) => (self.handle.offer_list)(&json, asked),
+                Ok(Reply::Everyone(json, asked)) => {
+                    self.handle.upstream.offer_admin_list(&json, asked)
+                }
                 Ok(Reply::Nothing) => {}
                 Err(reason) => return self.link_lost(reason).await,
             }

@@ -4,14 +4,18 @@
 
 use std::{fmt, sync::Arc, time::Duration};
 
-use bytes::Bytes;
-use tokio::{sync::watch, time::Instant};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::auth_guard::AuthGuard;
 use crate::{
-    budget::Budget, config::Config, games::GamesWatch, metrics::Metrics, publish::Visibility,
-    token::AdminToken, upstream::Shared,
+    budget::Budget,
+    config::Config,
+    games::GamesWatch,
+    metrics::Metrics,
+    publish::Visibility,
+    token::AdminToken,
+    upstream::{Shared, Upstream},
 };
 
 /// The configuration values a session reads.
@@ -54,17 +58,6 @@ impl Settings {
     }
 }
 
-/// Publishes a list that an admin's own master connection brought back,
-/// with when its query was written (older lists than the published one are
-/// dropped).
-pub(crate) type OfferList = Box<dyn Fn(&Bytes, Instant) + Send + Sync>;
-
-/// Whether the shared list needs the bridge's query after an admin's
-/// command now: not while the list follows the master's changes as they
-/// happen (an embedded master, a followed change feed), which bring the
-/// command's effect anyway.
-pub(crate) type RefreshWanted = Box<dyn Fn() -> bool + Send + Sync>;
-
 /// Everything a session uses of the bridge.
 pub(crate) struct Handle {
     pub(crate) config: Settings,
@@ -72,10 +65,10 @@ pub(crate) struct Handle {
     pub(crate) shared: watch::Receiver<Shared>,
     /// Other games' servers, when configured.
     pub(crate) games: Option<GamesWatch>,
-    /// Called with each list the bridge asked for after an admin command.
-    pub(crate) offer_list: OfferList,
-    /// Asked at each admin command: whether to send that query at all.
-    pub(crate) refresh_wanted: RefreshWanted,
+    /// The shared upstream: asked at each admin command whether the list
+    /// is polled (then the bridge queries the list after it), and offered
+    /// the list it reads ([`Upstream::offer_admin_list`]).
+    pub(crate) upstream: Arc<Upstream>,
     pub(crate) metrics: Arc<Metrics>,
     /// Failed `bridgeAuth` per client address, shared by every session.
     pub(crate) auth: AuthGuard,

@@ -26,7 +26,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 use super::{
     outbox::Close,
-    push::{Answer, Source},
+    push::{Answer, Pushed},
     status, Session,
 };
 use crate::games::GamesWatch;
@@ -219,7 +219,7 @@ impl Session {
             Some(games) if self.subscription.is_on() => {
                 let games = games.borrow_and_update();
                 self.subscription
-                    .fresh(Source::Games, games.as_ref(), self.role)
+                    .fresh(Pushed::Games, games.as_ref(), self.role)
             }
             _ => None,
         };

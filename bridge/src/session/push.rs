@@ -15,7 +15,7 @@ use crate::{feed::FeedState, publish::Numbered};
 
 /// What a subscriber is pushed as whole snapshots.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Source {
+pub(crate) enum Pushed {
     /// The lobby list (`msRQueryGameServers`), for plain subscribers.
     List,
     /// Other games' servers (`bridgeGameServers`).
@@ -123,7 +123,7 @@ impl Subscription {
             return Vec::new();
         }
         let Some(position) = self.deltas.as_mut() else {
-            return self.fresh(Source::List, list, role).into_iter().collect();
+            return self.fresh(Pushed::List, list, role).into_iter().collect();
         };
         let Some(state) = feed else {
             return Vec::new();
@@ -151,17 +151,17 @@ impl Subscription {
         self.on
     }
 
-    /// `snapshot` of `source` in `role`'s form, unless the subscriber has
+    /// `snapshot` of `pushed` in `role`'s form, unless the subscriber has
     /// it or is not subscribed.
     pub(crate) fn fresh(
         &mut self,
-        source: Source,
+        pushed: Pushed,
         snapshot: Option<&Numbered>,
         role: Role,
     ) -> Option<Utf8Bytes> {
-        let sent = match source {
-            Source::List => &mut self.list_seq,
-            Source::Games => &mut self.games_seq,
+        let sent = match pushed {
+            Pushed::List => &mut self.list_seq,
+            Pushed::Games => &mut self.games_seq,
         };
         let snapshot = snapshot.filter(|s| self.on && s.seq != *sent)?;
         *sent = snapshot.seq;
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn pushes_each_list_once_and_only_while_subscribed() {
-        use Source::List;
+        use Pushed::List;
         let mut sub = Subscription::default();
         assert_eq!(sub.fresh(List, Some(&list(1)), Role::Viewer), None);
         sub.start(Subscribe::whole_lists(), true);
@@ -262,18 +262,18 @@ mod tests {
     fn pushes_games_once_apart_from_the_list() {
         let games = snapshot(4, "games");
         let mut sub = Subscription::default();
-        assert_eq!(sub.fresh(Source::Games, Some(&games), Role::Admin), None);
+        assert_eq!(sub.fresh(Pushed::Games, Some(&games), Role::Admin), None);
         sub.start(Subscribe::whole_lists(), true);
         // The list with the same number does not count as the games sent.
         assert!(sub
-            .fresh(Source::List, Some(&list(4)), Role::Admin)
+            .fresh(Pushed::List, Some(&list(4)), Role::Admin)
             .is_some());
         assert_eq!(
-            sub.fresh(Source::Games, Some(&games), Role::Admin)
+            sub.fresh(Pushed::Games, Some(&games), Role::Admin)
                 .as_deref(),
             Some("games full 4")
         );
-        assert_eq!(sub.fresh(Source::Games, Some(&games), Role::Admin), None);
+        assert_eq!(sub.fresh(Pushed::Games, Some(&games), Role::Admin), None);
     }
 
     #[test]
@@ -334,18 +334,18 @@ mod tests {
         let mut sub = Subscription::default();
         sub.start(Subscribe::whole_lists(), true);
         assert!(sub
-            .fresh(Source::Games, Some(&games), Role::Viewer)
+            .fresh(Pushed::Games, Some(&games), Role::Viewer)
             .is_some());
         sub.start(Subscribe::deltas(None), false);
-        assert_eq!(sub.fresh(Source::Games, Some(&games), Role::Viewer), None);
+        assert_eq!(sub.fresh(Pushed::Games, Some(&games), Role::Viewer), None);
         // New games go out, and an answer with the whole list brings them.
         let newer = snapshot(5, "games");
         assert!(sub
-            .fresh(Source::Games, Some(&newer), Role::Viewer)
+            .fresh(Pushed::Games, Some(&newer), Role::Viewer)
             .is_some());
         sub.start(Subscribe::whole_lists(), true);
         assert!(sub
-            .fresh(Source::Games, Some(&newer), Role::Viewer)
+            .fresh(Pushed::Games, Some(&newer), Role::Viewer)
             .is_some());
     }
 }

@@ -4,47 +4,51 @@
 //! as it is; the whole list is read only the first time and when the
 //! registry's journal no longer reaches back.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
+use master::registry::next_changes;
 use tokio_util::sync::CancellationToken;
 
 use super::Upstream;
 
-/// How long the embedded master's changes are gathered into one publish:
-/// short next to the fan-out target, long enough that a burst of
-/// registrations (a master restart) is one delta rather than thousands.
-const COALESCE: Duration = Duration::from_millis(20);
-
-/// Publishes the registry's list after each change until `cancel` fires
-/// (changes within [`COALESCE`] of each other go out together).
-pub(super) async fn follow(
+/// The embedded master's mode: its registry, followed into the
+/// [`Upstream`]. Admins' own lists are never wanted (the registry's change
+/// watch publishes every change, an admin's included).
+#[derive(Debug, Clone)]
+pub struct Follower {
     upstream: Arc<Upstream>,
     registry: Arc<master::Registry>,
-    cancel: CancellationToken,
-) {
-    let mut changes = registry.changes();
-    upstream.set_up();
-    let mut version = None;
-    loop {
-        changes.borrow_and_update();
-        match version.and_then(|v| registry.changes_since(v)) {
-            Some((now, changed)) => {
-                upstream.pass_on(changed, || registry.numbered().1, None);
-                version = Some(now);
+}
+
+impl Follower {
+    /// Follows `registry` into `upstream` once run.
+    pub fn new(upstream: Arc<Upstream>, registry: Arc<master::Registry>) -> Self {
+        Self { upstream, registry }
+    }
+
+    /// Publishes the registry's list after each change until `cancel`
+    /// fires (the changes [`next_changes`] gathers go out together).
+    pub async fn run(self, cancel: CancellationToken) {
+        let Self { upstream, registry } = self;
+        let mut changes = registry.changes();
+        upstream.set_up();
+        let mut version = None;
+        loop {
+            changes.borrow_and_update();
+            match version.and_then(|v| registry.changes_since(v)) {
+                Some((now, changed)) => {
+                    upstream.pass_on(changed, || registry.numbered().1, None);
+                    version = Some(now);
+                }
+                None => {
+                    let (now, whole) = registry.numbered();
+                    upstream.follow(whole, None);
+                    version = Some(now);
+                }
             }
-            None => {
-                let (now, whole) = registry.numbered();
-                upstream.follow(whole, None);
-                version = Some(now);
+            if !next_changes(&mut changes, &cancel).await {
+                return;
             }
-        }
-        tokio::select! {
-            changed = changes.changed() => if changed.is_err() { return },
-            () = cancel.cancelled() => return,
-        }
-        tokio::select! {
-            () = tokio::time::sleep(COALESCE) => {}
-            () = cancel.cancelled() => return,
         }
     }
 }

@@ -2,12 +2,13 @@
 //! `watch` channel every WebSocket reads the latest state from. A slow
 //! viewer only ever sees the newest value, never a queue.
 //!
-//! Three tasks feed the same [`Upstream`]: with the master in this process,
-//! [`follower`] publishes each change of its registry as it happens; with
-//! `--master`, [`poller`] asks the remote master every `--poll-interval`,
-//! and admins' own connections offer the lists they read
-//! ([`Upstream::offer`]); with `--master` and `--master-feed`,
-//! [`subscriber`] follows the remote master's change feed and polls only
+//! Three modes, each a type that owns its task ([`Source`] picks one), feed
+//! the same [`Upstream`]: with the master in this process, [`Follower`]
+//! publishes each change of its registry as it happens; with `--master`
+//! and `--master-feed off`, [`Poller`] asks the remote master every
+//! `--poll-interval`, and admins' own connections offer the lists they read
+//! ([`Upstream::offer_admin_list`]); with `--master` (and its feed),
+//! [`Subscriber`] follows the remote master's change feed and polls only
 //! while the feed cannot be followed. Either way [`Upstream`] numbers each
 //! list once (the feed of deltas), encodes it once for everyone, and drops
 //! unchanged ones.
@@ -17,7 +18,9 @@ mod follower;
 mod poller;
 mod subscriber;
 
-pub use subscriber::{take_message, take_message_within, Taken};
+pub use follower::Follower;
+pub use poller::Poller;
+pub use subscriber::{take_message, take_message_within, Subscriber, Taken};
 
 use std::{
     sync::{
@@ -47,7 +50,6 @@ use crate::{
     keys::Keys,
     metrics::Metrics,
     publish::{Holds, Numbered, Publisher, Text, Visibility},
-    session::{OfferList, RefreshWanted},
 };
 
 /// What every connection watches: the master's reachability and its list.
@@ -82,22 +84,21 @@ pub struct Upstream {
     /// published list is; also serialises publishing, so lists reach the
     /// watch in the order they were taken.
     publishing: Mutex<Publishing>,
-    /// Whether the list comes from the master's change feed now (then
-    /// admins' replies are not needed).
-    following_feed: AtomicBool,
+    /// Whether the list is polled now (see [`Upstream::offer_admin_list`]).
+    polled: AtomicBool,
 }
 
-/// Where the lobby's list comes from.
+/// Where the lobby's list comes from: one mode, which owns its task.
 #[derive(Debug, Clone)]
 pub enum Source {
     /// The master runs in this process: its registry's changes are
     /// published as they happen.
-    Embedded(Arc<master::Registry>),
+    Embedded(Follower),
     /// A master elsewhere (`config.master`): polled over TCP.
-    Remote,
+    Remote(Poller),
     /// A master elsewhere whose change feed is followed, polled only
     /// while the feed cannot be (`config.master_feed`).
-    Feed(FeedTarget),
+    Feed(Subscriber),
 }
 
 /// Where a remote master's change feed is, and the secret it asks for.
@@ -109,72 +110,34 @@ pub struct FeedTarget {
 }
 
 impl Source {
-    /// The source `config` asks for when no master runs in this process:
-    /// the feed when one is named, else polling.
-    pub fn remote(config: &Config) -> Self {
-        match &config.master_feed {
-            Some(addr) => Source::Feed(FeedTarget {
-                addr: addr.clone(),
-                token: config.master_feed_token.clone(),
-            }),
-            None => Source::Remote,
-        }
-    }
-}
-
-impl Source {
-    /// Feeds `upstream` from this source until `cancel` fires.
-    pub async fn feed(self, upstream: Arc<Upstream>, config: Config, cancel: CancellationToken) {
-        match self {
-            Source::Embedded(registry) => follower::follow(upstream, registry, cancel).await,
-            Source::Remote => poller::poll(upstream, config, cancel).await,
-            Source::Feed(target) => {
-                subscriber::subscribe(upstream, config, target, cancel).await;
+    /// The mode that feeds `upstream`: the registry of the master in this
+    /// process (`embedded`), else the remote master's change feed when
+    /// `config` names one, else polling.
+    pub fn new(
+        upstream: &Arc<Upstream>,
+        embedded: Option<Arc<master::Registry>>,
+        config: &Config,
+    ) -> Self {
+        let shared = || Arc::new(config.clone());
+        match (embedded, &config.master_feed) {
+            (Some(registry), _) => Source::Embedded(Follower::new(upstream.clone(), registry)),
+            (None, Some(addr)) => {
+                let target = FeedTarget {
+                    addr: addr.clone(),
+                    token: config.master_feed_token.clone(),
+                };
+                Source::Feed(Subscriber::new(upstream.clone(), shared(), target))
             }
+            (None, None) => Source::Remote(Poller::new(upstream.clone(), shared())),
         }
     }
 
-    /// What happens to a list an admin's own master connection read. From a
-    /// remote master it is published ([`Upstream::offer`]), so an admin's
-    /// change reaches viewers before the next poll. With the master
-    /// embedded it is dropped: the registry's change watch already
-    /// publishes every change in order (an admin's included), and a reply
-    /// read from a socket could only be as new as that or older, with no
-    /// poll to correct it. From a followed change feed it is dropped too,
-    /// for the same reason, and published only while the bridge polls.
-    pub(crate) fn offer_list(&self, upstream: &Arc<Upstream>) -> OfferList {
+    /// Runs the mode's task until `cancel` fires.
+    pub async fn run(self, cancel: CancellationToken) {
         match self {
-            Source::Embedded(_) => Box::new(|_, _| {}),
-            Source::Remote => {
-                let upstream = upstream.clone();
-                Box::new(move |reply, asked| upstream.offer(reply, asked))
-            }
-            Source::Feed(_) => {
-                let upstream = upstream.clone();
-                Box::new(move |reply, asked| {
-                    if !upstream.follows_feed() {
-                        upstream.offer(reply, asked);
-                    }
-                })
-            }
-        }
-    }
-}
-
-impl Source {
-    /// Whether an admin's command should be followed by the bridge's query
-    /// for the list (see [`Source::offer_list`]): only while the list is
-    /// polled. With the master embedded, or while the change feed is
-    /// followed, the command's effect reaches the list that way, and the
-    /// answer to the query would be dropped.
-    pub(crate) fn refresh_wanted(&self, upstream: &Arc<Upstream>) -> RefreshWanted {
-        match self {
-            Source::Embedded(_) => Box::new(|| false),
-            Source::Remote => Box::new(|| true),
-            Source::Feed(_) => {
-                let upstream = upstream.clone();
-                Box::new(move || !upstream.follows_feed())
-            }
+            Source::Embedded(follower) => follower.run(cancel).await,
+            Source::Remote(poller) => poller.run(cancel).await,
+            Source::Feed(subscriber) => subscriber.run(cancel).await,
         }
     }
 }
@@ -195,17 +158,30 @@ impl Upstream {
                 feed: Feed::new(new_epoch(), visibility, keys),
                 asked: None,
             }),
-            following_feed: AtomicBool::new(false),
+            polled: AtomicBool::new(false),
         }
     }
 
-    /// Whether the list comes from the master's change feed now.
-    pub fn follows_feed(&self) -> bool {
-        self.following_feed.load(Relaxed)
+    /// Whether the list is polled now: only then does an admin's command
+    /// want the bridge's query for the list after it, and only then is the
+    /// list an admin's own connection reads published
+    /// ([`Upstream::offer_admin_list`]). With the master embedded, or while
+    /// the change feed is followed, the command's effect reaches the list
+    /// that way, and the answer to the query would be dropped.
+    pub fn polled(&self) -> bool {
+        self.polled.load(Relaxed)
     }
 
+    /// Set by the mode that keeps the list: a [`Poller`] when made, a
+    /// [`Subscriber`] as its feed comes and goes.
+    fn set_polled(&self, polled: bool) {
+        self.polled.store(polled, Relaxed);
+    }
+
+    /// Whether the master's change feed is followed now (`/metrics`); the
+    /// list is polled while it is not.
     fn set_feed(&self, up: bool) {
-        self.following_feed.store(up, Relaxed);
+        self.set_polled(!up);
         self.metrics.master_feed_up.store(i64::from(up), Relaxed);
     }
 
@@ -227,6 +203,19 @@ impl Upstream {
     /// The current state.
     pub fn current(&self) -> Shared {
         self.out.borrow().clone()
+    }
+
+    /// Publishes a list an admin's own master connection read (in answer
+    /// to a query written at `asked`) while the list is polled
+    /// ([`Upstream::polled`]), so an admin's change reaches viewers before
+    /// the next poll. Otherwise it is dropped: the registry's change watch,
+    /// or the master's change feed, already publishes every change in order
+    /// (an admin's included), and a reply read from a socket could only be
+    /// as new as that or older, with no poll to correct it.
+    pub fn offer_admin_list(&self, reply: &Bytes, asked: Instant) {
+        if self.polled() {
+            self.offer(reply, asked);
+        }
     }
 
     /// Publishes a list the master just sent (to the poller or to an
@@ -539,20 +528,45 @@ mod tests {
         );
         assert!(text.len() < 1_000, "the long name was published");
         let feed = upstream.current().feed.expect("a list");
-        assert_eq!(feed.entries().len(), 1);
+        assert_eq!(feed.list().len(), 1);
     }
 
     #[test]
     fn an_embedded_master_is_the_only_source() {
-        let upstream = Arc::new(Upstream::new(
-            Visibility::new(false),
-            Arc::new(Metrics::default()),
-            Keys::from_secret(b"test"),
-        ));
-        let embedded = Source::Embedded(Arc::new(master::Registry::new()));
-        embedded.offer_list(&upstream)(&reply(&["from a socket"]), Instant::now());
-        assert!(upstream.current().list.is_none());
-        Source::Remote.offer_list(&upstream)(&reply(&["from a socket"]), Instant::now());
-        assert!(upstream.current().list.is_some());
+        let upstream = || {
+            Arc::new(Upstream::new(
+                Visibility::new(false),
+                Arc::new(Metrics::default()),
+                Keys::from_secret(b"test"),
+            ))
+        };
+        let token = crate::token::AdminToken::new("0123456789abcdef").unwrap();
+        let config = Config::new("127.0.0.1:1", token);
+        let embedded = upstream();
+        let _source = Source::new(&embedded, Some(Arc::new(master::Registry::new())), &config);
+        assert!(!embedded.polled(), "no query after an admin's command");
+        embedded.offer_admin_list(&reply(&["from a socket"]), Instant::now());
+        assert!(embedded.current().list.is_none());
+
+        let remote = upstream();
+        let _source = Source::new(&remote, None, &config);
+        assert!(remote.polled());
+        remote.offer_admin_list(&reply(&["from a socket"]), Instant::now());
+        assert!(remote.current().list.is_some());
+
+        // Followed from its feed: admins' lists only while it is not.
+        let followed = upstream();
+        let feed = Config {
+            master_feed: Some("127.0.0.1:2".into()),
+            ..config.clone()
+        };
+        let _source = Source::new(&followed, None, &feed);
+        followed.set_feed(true);
+        assert!(!followed.polled());
+        followed.offer_admin_list(&reply(&["from a socket"]), Instant::now());
+        assert!(followed.current().list.is_none());
+        followed.set_feed(false);
+        followed.offer_admin_list(&reply(&["from a socket"]), Instant::now());
+        assert!(followed.current().list.is_some());
     }
 }

@@ -26,100 +26,115 @@ struct Lost {
     answered: bool,
 }
 
-/// Polls the master until `cancel` fires. A lost connection that had
-/// answered is retried at once and the master counts as down only when
-/// that retry fails (or when it stopped answering); a master that accepts
-/// but never answers readably is down and retried with backoff.
-pub(super) async fn poll(upstream: Arc<Upstream>, config: Config, cancel: CancellationToken) {
-    let mut backoff = Backoff::new(config.reconnect_min, config.reconnect_max);
-    loop {
-        let connected = tokio::select! {
-            c = connect(&config.master, config.master_timeout) => c,
-            () = cancel.cancelled() => return,
-        };
-        let wait = match connected {
-            Err(reason) => {
-                upstream.set_down(&reason);
-                backoff.after_failure()
-            }
-            Ok(framed) => {
-                debug!(master = %config.master, "shared upstream connected");
-                let lost = tokio::select! {
-                    lost = queries(&upstream, framed, &config) => lost,
-                    () = cancel.cancelled() => return,
-                };
-                debug!(reason = %lost.reason, "shared upstream lost the master");
-                if lost.answered {
-                    backoff.succeeded();
-                    // A master that stopped answering is down already; one
-                    // that closed is down only if reconnecting fails.
-                    if lost.reason.is_silence() {
-                        upstream.set_down(&lost.reason);
-                    }
-                    continue;
+/// The polling mode: a remote master asked for its list every
+/// `--poll-interval` (alone with `--master-feed off`, or by the
+/// [`super::Subscriber`] while the feed cannot be followed). While it
+/// polls, an admin's command is followed by the bridge's query for the
+/// list, and the lists admins' own connections read are published too
+/// ([`Upstream::offer_admin_list`]).
+#[derive(Debug, Clone)]
+pub struct Poller {
+    upstream: Arc<Upstream>,
+    config: Arc<Config>,
+}
+
+impl Poller {
+    /// Polls the master `config` names into `upstream` once run; admins'
+    /// lists are wanted from now on.
+    pub fn new(upstream: Arc<Upstream>, config: Arc<Config>) -> Self {
+        upstream.set_polled(true);
+        Self { upstream, config }
+    }
+
+    /// Polls the master until `cancel` fires. A lost connection that had
+    /// answered is retried at once and the master counts as down only when
+    /// that retry fails (or when it stopped answering); a master that
+    /// accepts but never answers readably is down and retried with backoff.
+    pub async fn run(&self, cancel: CancellationToken) {
+        let (upstream, config) = (&self.upstream, &self.config);
+        let mut backoff = Backoff::new(config.reconnect_min, config.reconnect_max);
+        loop {
+            let connected = tokio::select! {
+                c = connect(&config.master, config.master_timeout) => c,
+                () = cancel.cancelled() => return,
+            };
+            let wait = match connected {
+                Err(reason) => {
+                    upstream.set_down(&reason);
+                    backoff.after_failure()
                 }
-                upstream.set_down(&lost.reason);
-                backoff.after_no_answer()
+                Ok(framed) => {
+                    debug!(master = %config.master, "shared upstream connected");
+                    let lost = tokio::select! {
+                        lost = self.queries(framed) => lost,
+                        () = cancel.cancelled() => return,
+                    };
+                    debug!(reason = %lost.reason, "shared upstream lost the master");
+                    if lost.answered {
+                        backoff.succeeded();
+                        // A master that stopped answering is down already;
+                        // one that closed is down only if reconnecting fails.
+                        if lost.reason.is_silence() {
+                            upstream.set_down(&lost.reason);
+                        }
+                        continue;
+                    }
+                    upstream.set_down(&lost.reason);
+                    backoff.after_no_answer()
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = cancel.cancelled() => return,
             }
-        };
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            () = cancel.cancelled() => return,
         }
     }
-}
 
-/// Queries over one connection every `poll_interval` until it fails.
-async fn queries(
-    upstream: &Upstream,
-    mut framed: Framed<TcpStream, FrameCodec>,
-    config: &Config,
-) -> Lost {
-    let mut answered = false;
-    let mut tick = tokio::time::interval(config.poll_interval);
-    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    loop {
-        if let Err(reason) = query(upstream, &mut framed, config).await {
-            return Lost { reason, answered };
-        }
-        answered = true;
-        // Wait for the next tick; notice a closed connection meanwhile
-        // instead of at the next query.
-        tick.reset();
-        if let Err(reason) = idle_until(&mut tick, &mut framed).await {
-            return Lost { reason, answered };
-        }
-    }
-}
-
-/// Sends one query and publishes its answer.
-async fn query(
-    upstream: &Upstream,
-    framed: &mut Framed<TcpStream, FrameCodec>,
-    config: &Config,
-) -> Result<(), MasterError> {
-    upstream.count_query();
-    let query = Command::Query.to_json();
-    // Taken just before the write: see `Upstream::offer` for the ordering.
-    let asked = Instant::now();
-    match tokio::time::timeout(config.master_timeout, framed.send(query.as_bytes())).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(MasterError::Write(e)),
-        Err(_) => return Err(MasterError::NotReading),
-    }
-    let deadline = Instant::now() + config.master_timeout;
-    loop {
-        match tokio::time::timeout_at(deadline, framed.next()).await {
-            Err(_) => return Err(MasterError::NoAnswer(config.master_timeout)),
-            Ok(None) => return Err(MasterError::Closed),
-            Ok(Some(Err(e))) => return Err(MasterError::Read(e)),
-            Ok(Some(Ok(Frame::Discarded(_)))) => {}
-            Ok(Some(Ok(Frame::Message(json)))) if is_query_reply(&json) => {
-                upstream.set_up();
-                upstream.offer(&json, asked);
-                return Ok(());
+    /// Queries over one connection every `poll_interval` until it fails.
+    async fn queries(&self, mut framed: Framed<TcpStream, FrameCodec>) -> Lost {
+        let mut answered = false;
+        let mut tick = tokio::time::interval(self.config.poll_interval);
+        tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            if let Err(reason) = self.query(&mut framed).await {
+                return Lost { reason, answered };
             }
-            Ok(Some(Ok(Frame::Message(_)))) => {}
+            answered = true;
+            // Wait for the next tick; notice a closed connection meanwhile
+            // instead of at the next query.
+            tick.reset();
+            if let Err(reason) = idle_until(&mut tick, &mut framed).await {
+                return Lost { reason, answered };
+            }
+        }
+    }
+
+    /// Sends one query and publishes its answer.
+    async fn query(&self, framed: &mut Framed<TcpStream, FrameCodec>) -> Result<(), MasterError> {
+        let (upstream, config) = (&self.upstream, &self.config);
+        upstream.count_query();
+        let query = Command::Query.to_json();
+        // Taken just before the write: see `Upstream::offer` for the ordering.
+        let asked = Instant::now();
+        match tokio::time::timeout(config.master_timeout, framed.send(query.as_bytes())).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(MasterError::Write(e)),
+            Err(_) => return Err(MasterError::NotReading),
+        }
+        let deadline = Instant::now() + config.master_timeout;
+        loop {
+            match tokio::time::timeout_at(deadline, framed.next()).await {
+                Err(_) => return Err(MasterError::NoAnswer(config.master_timeout)),
+                Ok(None) => return Err(MasterError::Closed),
+                Ok(Some(Err(e))) => return Err(MasterError::Read(e)),
+                Ok(Some(Ok(Frame::Discarded(_)))) => {}
+                Ok(Some(Ok(Frame::Message(json)))) if is_query_reply(&json) => {
+                    upstream.set_up();
+                    upstream.offer(&json, asked);
+                    return Ok(());
+                }
+                Ok(Some(Ok(Frame::Message(_)))) => {}
+            }
         }
     }
 }

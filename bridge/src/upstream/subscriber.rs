@@ -12,7 +12,7 @@
 //! about it is cut and throttled.
 //!
 //! Until the feed answers (a master that does not offer one, one that is
-//! down, a wrong token) the bridge polls as without it ([`poller`]), and
+//! down, a wrong token) the bridge polls as without it ([`Poller`]), and
 //! tries the feed again with [`Backoff`] up to `feed_retry_max`. The list
 //! it holds is kept across connections: a reconnect names its `epoch` and
 //! `seq`, and gets only the deltas it missed (or one snapshot from a
@@ -32,7 +32,7 @@ use tokio::{net::TcpStream, time::Instant};
 use tokio_util::{codec::Framed, sync::CancellationToken};
 use tracing::debug;
 
-use super::{backoff::Backoff, connect, poller, FeedTarget, Upstream};
+use super::{backoff::Backoff, connect, poller::Poller, FeedTarget, Upstream};
 use crate::{
     config::{Config, MAX_MASTER_REPLY},
     error::{FeedError, MasterError},
@@ -49,122 +49,192 @@ struct Opened {
     first: Bytes,
 }
 
-/// Follows the feed at `target` until `cancel` fires, polling whenever the
-/// feed cannot be followed.
-pub(super) async fn subscribe(
+/// The feed's mode: a remote master's change feed followed into the
+/// [`Upstream`], and its [`Poller`] run while the feed cannot be followed
+/// (admins' lists are wanted only then).
+#[derive(Debug, Clone)]
+pub struct Subscriber {
     upstream: Arc<Upstream>,
-    config: Config,
+    config: Arc<Config>,
     target: FeedTarget,
-    cancel: CancellationToken,
-) {
-    let mut backoff = Backoff::new(config.reconnect_min, config.feed_retry_max);
-    let mut list: Option<FollowedList> = None;
-    let mut told = false;
-    // How long to keep polling before the feed is tried again: nothing at
-    // start or after a feed that closed, the backoff after one that went
-    // silent (else a feed that answers and then hangs is followed again at
-    // once, and the list flaps between its stale one and the polled one).
-    let mut first_wait = Duration::ZERO;
-    loop {
-        // Poll until the feed answers; the poller's connection closes when
-        // this block ends.
-        let opened = {
-            let polling = poller::poll(upstream.clone(), config.clone(), cancel.clone());
-            tokio::pin!(polling);
-            if !first_wait.is_zero() {
-                tokio::select! {
-                    () = &mut polling => return,
-                    () = tokio::time::sleep(first_wait) => {}
-                }
-            }
-            loop {
-                tokio::select! {
-                    () = &mut polling => return,
-                    opened = open(&target, &config, list.as_ref()) => match opened {
-                        Ok(opened) => break opened,
-                        Err(e) if !told => {
-                            throttled!(warn, feed = %target.addr, error = %cut(&e), "cannot follow the master's change feed; polling the master until it can (retried, logged at DEBUG from now on)");
-                            told = true;
-                        }
-                        Err(e) => debug!(feed = %target.addr, error = %cut(&e), "feed still unavailable"),
-                    },
-                }
-                let wait = backoff.after_failure();
-                tokio::select! {
-                    () = &mut polling => return,
-                    () = tokio::time::sleep(wait) => {}
-                }
-            }
-        };
-        throttled!(lines = 4; info, feed = %target.addr, "following the master's change feed; polling stops");
-        told = false;
-        upstream.set_feed(true);
-        upstream.set_up();
-        let lost = tokio::select! {
-            lost = follow(&upstream, opened, &mut list, &config) => lost,
-            () = cancel.cancelled() => {
-                upstream.set_feed(false);
-                return;
-            }
-        };
-        upstream.set_feed(false);
-        first_wait = if lost.is_silence() || lost.is_misbehaviour() {
-            backoff.after_no_answer()
-        } else {
-            backoff.succeeded();
-            Duration::ZERO
-        };
-        if matches!(lost, FeedError::Discarded) {
-            // A delta was skipped: start again from a snapshot (a list
-            // that was not taken is dropped already).
-            list = None;
-        }
-        if lost.is_silence() {
-            if let FeedError::Master(reason) = &lost {
-                upstream.set_down(reason);
-            }
-        }
-        throttled!(lines = 4; info, feed = %target.addr, reason = %cut(&lost), "lost the master's change feed; polling until it is back");
-    }
+    poller: Poller,
 }
 
-/// Connects, subscribes (continuing `list` if there is one) and waits for
-/// the feed's first list message.
-async fn open(
-    target: &FeedTarget,
-    config: &Config,
-    list: Option<&FollowedList>,
-) -> Result<Opened, FeedError> {
-    let mut framed = connect(&target.addr, config.master_timeout).await?;
-    let subscribe = FeedSubscribe {
-        token: target.token.as_ref().map(|t| t.expose().to_owned()),
-        resume: list.map(FollowedList::resume),
-        heartbeat_ms: Some(heartbeat_ms(config)),
-    };
-    match tokio::time::timeout(
-        config.master_timeout,
-        framed.send(subscribe.to_json().as_bytes()),
-    )
-    .await
-    {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(MasterError::Write(e).into()),
-        Err(_) => return Err(MasterError::NotReading.into()),
-    }
-    let deadline = Instant::now() + config.master_timeout;
-    let first = match tokio::time::timeout_at(deadline, framed.next()).await {
-        Err(_) => return Err(MasterError::NoAnswer(config.master_timeout).into()),
-        Ok(None) => return Err(MasterError::Closed.into()),
-        Ok(Some(Err(e))) => return Err(MasterError::Read(e).into()),
-        Ok(Some(Ok(Frame::Discarded(_)))) => return Err(FeedError::NotAFeed),
-        Ok(Some(Ok(Frame::Message(json)))) => json,
-    };
-    match command(&first).as_deref() {
-        Some(protocol::bridge::names::SNAPSHOT | protocol::bridge::names::DELTA) => {
-            Ok(Opened { framed, first })
+impl Subscriber {
+    /// Follows the feed at `target` into `upstream` once run, polling the
+    /// master `config` names meanwhile.
+    pub fn new(upstream: Arc<Upstream>, config: Arc<Config>, target: FeedTarget) -> Self {
+        let poller = Poller::new(upstream.clone(), config.clone());
+        Self {
+            upstream,
+            config,
+            target,
+            poller,
         }
-        Some(feed::names::REFUSED) => Err(refusal(&first)),
-        _ => Err(FeedError::NotAFeed),
+    }
+
+    /// Follows the feed until `cancel` fires, polling whenever the feed
+    /// cannot be followed.
+    pub async fn run(self, cancel: CancellationToken) {
+        let Self {
+            upstream,
+            config,
+            target,
+            poller,
+        } = &self;
+        let mut backoff = Backoff::new(config.reconnect_min, config.feed_retry_max);
+        let mut list: Option<FollowedList> = None;
+        let mut told = false;
+        // How long to keep polling before the feed is tried again: nothing
+        // at start or after a feed that closed, the backoff after one that
+        // went silent (else a feed that answers and then hangs is followed
+        // again at once, and the list flaps between its stale one and the
+        // polled one).
+        let mut first_wait = Duration::ZERO;
+        loop {
+            // Poll until the feed answers; the poller's connection closes
+            // when this block ends.
+            let opened = {
+                let polling = poller.run(cancel.clone());
+                tokio::pin!(polling);
+                if !first_wait.is_zero() {
+                    tokio::select! {
+                        () = &mut polling => return,
+                        () = tokio::time::sleep(first_wait) => {}
+                    }
+                }
+                loop {
+                    tokio::select! {
+                        () = &mut polling => return,
+                        opened = self.open(list.as_ref()) => match opened {
+                            Ok(opened) => break opened,
+                            Err(e) if !told => {
+                                throttled!(warn, feed = %target.addr, error = %cut(&e), "cannot follow the master's change feed; polling the master until it can (retried, logged at DEBUG from now on)");
+                                told = true;
+                            }
+                            Err(e) => debug!(feed = %target.addr, error = %cut(&e), "feed still unavailable"),
+                        },
+                    }
+                    let wait = backoff.after_failure();
+                    tokio::select! {
+                        () = &mut polling => return,
+                        () = tokio::time::sleep(wait) => {}
+                    }
+                }
+            };
+            throttled!(lines = 4; info, feed = %target.addr, "following the master's change feed; polling stops");
+            told = false;
+            upstream.set_feed(true);
+            upstream.set_up();
+            let lost = tokio::select! {
+                lost = self.follow(opened, &mut list) => lost,
+                () = cancel.cancelled() => {
+                    upstream.set_feed(false);
+                    return;
+                }
+            };
+            upstream.set_feed(false);
+            first_wait = if lost.is_silence() || lost.is_misbehaviour() {
+                backoff.after_no_answer()
+            } else {
+                backoff.succeeded();
+                Duration::ZERO
+            };
+            if matches!(lost, FeedError::Discarded) {
+                // A delta was skipped: start again from a snapshot (a list
+                // that was not taken is dropped already).
+                list = None;
+            }
+            if lost.is_silence() {
+                if let FeedError::Master(reason) = &lost {
+                    upstream.set_down(reason);
+                }
+            }
+            throttled!(lines = 4; info, feed = %target.addr, reason = %cut(&lost), "lost the master's change feed; polling until it is back");
+        }
+    }
+
+    /// Connects, subscribes (continuing `list` if there is one) and waits
+    /// for the feed's first list message.
+    async fn open(&self, list: Option<&FollowedList>) -> Result<Opened, FeedError> {
+        let (target, config) = (&self.target, &self.config);
+        let mut framed = connect(&target.addr, config.master_timeout).await?;
+        let subscribe = FeedSubscribe {
+            token: target.token.as_ref().map(|t| t.expose().to_owned()),
+            resume: list.map(FollowedList::resume),
+            heartbeat_ms: Some(heartbeat_ms(config)),
+        };
+        match tokio::time::timeout(
+            config.master_timeout,
+            framed.send(subscribe.to_json().as_bytes()),
+        )
+        .await
+        {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(MasterError::Write(e).into()),
+            Err(_) => return Err(MasterError::NotReading.into()),
+        }
+        let deadline = Instant::now() + config.master_timeout;
+        let first = match tokio::time::timeout_at(deadline, framed.next()).await {
+            Err(_) => return Err(MasterError::NoAnswer(config.master_timeout).into()),
+            Ok(None) => return Err(MasterError::Closed.into()),
+            Ok(Some(Err(e))) => return Err(MasterError::Read(e).into()),
+            Ok(Some(Ok(Frame::Discarded(_)))) => return Err(FeedError::NotAFeed),
+            Ok(Some(Ok(Frame::Message(json)))) => json,
+        };
+        match command(&first).as_deref() {
+            Some(protocol::bridge::names::SNAPSHOT | protocol::bridge::names::DELTA) => {
+                Ok(Opened { framed, first })
+            }
+            Some(feed::names::REFUSED) => Err(refusal(&first)),
+            _ => Err(FeedError::NotAFeed),
+        }
+    }
+
+    /// Applies the feed's frames as they come and publishes the list after
+    /// each batch; returns why the feed was lost.
+    async fn follow(&self, opened: Opened, list: &mut Option<FollowedList>) -> FeedError {
+        let (upstream, config) = (&self.upstream, &self.config);
+        let Opened { mut framed, first } = opened;
+        let mut next = Some(first);
+        loop {
+            let mut batch = Batch::default();
+            let mut ended = None;
+            for _ in 0..MAX_BATCH {
+                let Some(json) = next.take() else { break };
+                if let Err(e) = apply(upstream, &json, list, &mut batch) {
+                    ended = Some(e);
+                    break;
+                }
+                // Whatever else has arrived joins this batch.
+                match framed.next().now_or_never() {
+                    None => break,
+                    Some(frame) => match read(frame) {
+                        Ok(json) => next = Some(json),
+                        Err(e) => {
+                            ended = Some(e);
+                            break;
+                        }
+                    },
+                }
+            }
+            if let Some(list) = list.as_ref() {
+                batch.publish(upstream, list);
+            }
+            if let Some(e) = ended {
+                return e;
+            }
+            if next.is_some() {
+                continue;
+            }
+            next = match tokio::time::timeout(config.master_timeout, framed.next()).await {
+                Err(_) => return MasterError::NoAnswer(config.master_timeout).into(),
+                Ok(frame) => match read(frame) {
+                    Ok(json) => Some(json),
+                    Err(e) => return e,
+                },
+            };
+        }
     }
 }
 
@@ -172,56 +242,6 @@ async fn open(
 /// heartbeats within the master timeout, so one late one is not a loss.
 fn heartbeat_ms(config: &Config) -> u64 {
     u64::try_from(config.master_timeout.as_millis() / 3).unwrap_or(u64::MAX)
-}
-
-/// Applies the feed's frames as they come and publishes the list after
-/// each batch; returns why the feed was lost.
-async fn follow(
-    upstream: &Upstream,
-    opened: Opened,
-    list: &mut Option<FollowedList>,
-    config: &Config,
-) -> FeedError {
-    let Opened { mut framed, first } = opened;
-    let mut next = Some(first);
-    loop {
-        let mut batch = Batch::default();
-        let mut ended = None;
-        for _ in 0..MAX_BATCH {
-            let Some(json) = next.take() else { break };
-            if let Err(e) = apply(upstream, &json, list, &mut batch) {
-                ended = Some(e);
-                break;
-            }
-            // Whatever else has arrived joins this batch.
-            match framed.next().now_or_never() {
-                None => break,
-                Some(frame) => match read(frame) {
-                    Ok(json) => next = Some(json),
-                    Err(e) => {
-                        ended = Some(e);
-                        break;
-                    }
-                },
-            }
-        }
-        if let Some(list) = list.as_ref() {
-            batch.publish(upstream, list);
-        }
-        if let Some(e) = ended {
-            return e;
-        }
-        if next.is_some() {
-            continue;
-        }
-        next = match tokio::time::timeout(config.master_timeout, framed.next()).await {
-            Err(_) => return MasterError::NoAnswer(config.master_timeout).into(),
-            Ok(frame) => match read(frame) {
-                Ok(json) => Some(json),
-                Err(e) => return e,
-            },
-        };
-    }
 }
 
 /// What one batch of the feed's messages did to the list.

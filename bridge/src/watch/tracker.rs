@@ -83,13 +83,13 @@ struct Known {
     /// twins; the first is the one that counts).
     ids: Vec<u64>,
     /// Since when it is not listed, and the server as it was last listed
-    /// (`None`: listed).
-    unlisted: Option<(Instant, Arc<ServerEntry>)>,
+    /// (`None`: listed): the published list's own entry, shared.
+    unlisted: Option<(Instant, Arc<Keyed>)>,
 }
 
 /// A key that one list's changes touched: its first id before them, and
 /// how the entries they changed or removed were.
-type Touched<'a> = (Option<u64>, Vec<(u64, &'a ServerEntry)>);
+type Touched<'a> = (Option<u64>, Vec<(u64, &'a Arc<Keyed>)>);
 
 /// The keys seen and their last state.
 #[derive(Debug)]
@@ -140,7 +140,7 @@ impl Tracker {
     pub fn observe<'a>(
         &mut self,
         changes: impl IntoIterator<Item = ListChange<'a>>,
-        listed: impl Fn(u64) -> Option<&'a Keyed>,
+        listed: impl Fn(u64) -> Option<&'a Arc<Keyed>>,
         now: Instant,
         at: SystemTime,
     ) -> Vec<Occurrence> {
@@ -148,8 +148,8 @@ impl Tracker {
         for change in changes {
             let (keyed, old) = match change {
                 ListChange::Added(new) => (new, None),
-                ListChange::Updated { old, new } => (new, Some(&old.entry)),
-                ListChange::Removed(old) => (old, Some(&old.entry)),
+                ListChange::Updated { old, new } => (new, Some(old)),
+                ListChange::Removed(old) => (old, Some(old)),
             };
             let Some(key) = keyed.key else { continue };
             let known = self.known.entry(key).or_default();
@@ -175,19 +175,15 @@ impl Tracker {
                 olds.iter()
                     .find(|(old, _)| *old == id)
                     .map(|(_, e)| *e)
-                    .or_else(|| listed(id).map(|k| &k.entry))
+                    .or_else(|| listed(id))
             });
             let Some(known) = self.known.get_mut(&key) else {
                 continue;
             };
-            let after = known
-                .ids
-                .first()
-                .and_then(|&id| listed(id))
-                .map(|k| &k.entry);
+            let after = known.ids.first().and_then(|&id| listed(id));
             match (before, after) {
                 (Some(before), None) => {
-                    known.unlisted = Some((now, Arc::new(before.clone())));
+                    known.unlisted = Some((now, before.clone()));
                     self.leaving.insert((now, key));
                 }
                 (None, None) => {
@@ -200,17 +196,19 @@ impl Tracker {
                     // how it was last listed.
                     Some((since, last)) => {
                         self.leaving.remove(&(since, key));
-                        decide(key, &last, after, at, &mut out);
+                        decide(key, &last.entry, &after.entry, at, &mut out);
                     }
                     None if warm => out.push(Occurrence {
                         key,
                         change: Change::Online,
-                        server: Arc::new(after.clone()),
+                        server: Arc::new(after.entry.clone()),
                         at,
                     }),
                     None => {}
                 },
-                (Some(before), Some(after)) => decide(key, before, after, at, &mut out),
+                (Some(before), Some(after)) => {
+                    decide(key, &before.entry, &after.entry, at, &mut out);
+                }
             }
         }
         out
@@ -233,7 +231,7 @@ impl Tracker {
                 out.push(Occurrence {
                     key,
                     change: Change::Offline,
-                    server: last,
+                    server: Arc::new(last.entry.clone()),
                     at,
                 });
             }

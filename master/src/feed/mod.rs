@@ -9,8 +9,8 @@
 //! checked) within the first-message timeout: a host that connects and
 //! says nothing, or says something wrong, holds no slot, and one host
 //! cannot hold more than its own few. One task follows the registry's
-//! change watch, gathering changes within [`COALESCE`] into one delta that
-//! is encoded once for every subscriber (`state`). While nobody subscribes
+//! change watch, gathering changes within [`crate::registry::COALESCE`]
+//! into one delta that is encoded once for every subscriber (`state`). While nobody subscribes
 //! the registry is not followed at all: the first subscriber brings the
 //! feed up to date (one delta for everything that changed meanwhile).
 //!
@@ -45,15 +45,10 @@ pub use self::state::{Changes, FeedList, Sending};
 pub use self::token::{FeedToken, TokenError, MIN_TOKEN_LEN};
 use crate::{
     limits::{LogThrottle, PerAddress},
-    registry::Registry,
+    registry::{next_changes, Registry},
     server::accept,
     throttled,
 };
-
-/// How long the registry's changes are gathered into one delta: as the
-/// embedded master's follower in the bridge, so a burst of registrations
-/// (a master restart) is one delta rather than thousands.
-pub const COALESCE: Duration = Duration::from_millis(20);
 
 /// What the feed has done, for tests and logs.
 #[derive(Debug, Default)]
@@ -198,21 +193,13 @@ impl FeedServer {
 }
 
 /// Follows the registry's change watch while anyone subscribes: changes
-/// within [`COALESCE`] of the first go out as one delta.
+/// gathered by [`next_changes`] go out as one delta.
 async fn follow(
     changes: Arc<Changes>,
     mut registry: tokio::sync::watch::Receiver<u64>,
     cancel: CancellationToken,
 ) {
-    loop {
-        tokio::select! {
-            changed = registry.changed() => if changed.is_err() { return },
-            () = cancel.cancelled() => return,
-        }
-        tokio::select! {
-            () = tokio::time::sleep(COALESCE) => {}
-            () = cancel.cancelled() => return,
-        }
+    while next_changes(&mut registry, &cancel).await {
         registry.borrow_and_update();
         if changes.has_subscribers() {
             changes.refresh();

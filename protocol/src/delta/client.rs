@@ -93,10 +93,14 @@ impl<T: ListItem> ClientList<T> {
         servers.reverse();
         servers.sort_by_key(|k| k.id);
         servers.dedup_by_key(|k| k.id);
-        let items: Vec<T> = servers
+        // Kept as read (`T` = `Keyed`), the items take the snapshot's own
+        // memory, and only as much of it as they need: a list read from
+        // the wire grew by doubling.
+        let mut items: Vec<T> = servers
             .into_iter()
             .map(|k| T::from_keyed(k, None))
             .collect();
+        items.shrink_to_fit();
         Self {
             epoch: snapshot.epoch,
             seq: snapshot.seq,

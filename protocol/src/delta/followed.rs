@@ -5,7 +5,7 @@
 //! (the follower's bound on one list read whole), the epoch is short, and
 //! a snapshot in any order is taken in O(n log n).
 
-use super::{ApplyError, ClientList, Delta, DeltaMessage, Keyed, ListItem, Resume, Snapshot};
+use super::{ApplyError, ClientList, Delta, DeltaMessage, Keyed, Resume, Snapshot};
 use crate::{entry::Addresses, json::json_len, message::ServerEntry, validate::ValidationError};
 
 /// Longest epoch a follower takes. The contract leaves an epoch's length
@@ -44,30 +44,9 @@ pub enum FollowError {
     Apply(#[from] ApplyError),
 }
 
-/// An entry as the follower holds it, with what it takes in a list
-/// served whole (its trailing comma and [`ID_AND_KEY_BYTES`] included).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Measured {
-    keyed: Keyed,
-    bytes: usize,
-}
-
-impl ListItem for Measured {
-    fn from_keyed(keyed: Keyed, _: Option<&Self>) -> Self {
-        let bytes = entry_bytes(&keyed.entry);
-        Self { keyed, bytes }
-    }
-
-    fn id(&self) -> u64 {
-        self.keyed.id
-    }
-
-    fn entry(&self) -> &ServerEntry {
-        &self.keyed.entry
-    }
-}
-
-/// The bytes `entry` takes in a list served whole, at most.
+/// The bytes `entry` takes in a list served whole, at most (its trailing
+/// comma and [`ID_AND_KEY_BYTES`] included): counted when it comes and
+/// when it goes, not kept beside it.
 fn entry_bytes(entry: &ServerEntry) -> usize {
     json_len(&entry.view(Addresses::Shown)).saturating_add(ID_AND_KEY_BYTES + 1)
 }
@@ -76,10 +55,10 @@ fn entry_bytes(entry: &ServerEntry) -> usize {
 /// whose whole size is known and bounded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FollowedList {
-    list: ClientList<Measured>,
+    list: ClientList,
     /// The list's size served whole, at most: [`LIST_OVERHEAD_BYTES`], the
-    /// epoch, and every entry's [`Measured::bytes`] (exact but for the
-    /// comma counted after the last entry).
+    /// epoch, and every entry's [`entry_bytes`] (exact but for the comma
+    /// counted after the last entry).
     bytes: usize,
     max_bytes: usize,
 }
@@ -115,9 +94,14 @@ impl FollowedList {
         check_epoch(&snapshot.epoch)?;
         check_entries(&snapshot.servers)?;
         let epoch_bytes = snapshot.epoch.len();
-        let list = ClientList::<Measured>::from_snapshot_as(snapshot);
-        let bytes =
-            LIST_OVERHEAD_BYTES + epoch_bytes + list.items().iter().map(|m| m.bytes).sum::<usize>();
+        let list = ClientList::from_snapshot(snapshot);
+        let bytes = LIST_OVERHEAD_BYTES
+            + epoch_bytes
+            + list
+                .items()
+                .iter()
+                .map(|k| entry_bytes(&k.entry))
+                .sum::<usize>();
         if bytes > max_bytes {
             return Err(FollowError::TooLarge {
                 bytes,
@@ -162,14 +146,9 @@ impl FollowedList {
 
     /// What the entries with `ids` take now.
     fn bytes_of(&self, ids: &[u64]) -> usize {
-        let items = self.list.items();
         ids.iter()
-            .filter_map(|&id| {
-                items
-                    .binary_search_by_key(&id, ListItem::id)
-                    .ok()
-                    .map(|i| items[i].bytes)
-            })
+            .filter_map(|&id| self.list.get(id))
+            .map(entry_bytes)
             .sum()
     }
 
@@ -201,7 +180,7 @@ impl FollowedList {
 
     /// The entries in list order, with their ids.
     pub fn iter(&self) -> impl Iterator<Item = &Keyed> {
-        self.list.items().iter().map(|m| &m.keyed)
+        self.list.items().iter()
     }
 
     /// The entries as the master lists them.

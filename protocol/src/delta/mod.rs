@@ -1,7 +1,7 @@
 //! List deltas (`docs/protocol.md` §3): the bridge numbers the entries of
 //! the master's list with ids of its own and, on every change, sends only
 //! the entries that changed instead of the whole list. The bridge's side
-//! ([`KeyedList`], [`History`]), the browser's ([`ClientList`]), a
+//! ([`KeyedList`], [`DeltaRing`]), the browser's ([`ClientList`]), a
 //! follower's of a master's change feed ([`FollowedList`]) and the one
 //! published list both publishers serve from ([`PublishedList`]: the
 //! master's feed and the bridge's list) live here together so that the
@@ -9,9 +9,9 @@
 
 mod client;
 mod followed;
-mod history;
 mod keyed_list;
 mod published;
+mod ring;
 mod subscribe;
 mod wire;
 
@@ -28,9 +28,9 @@ pub use client::{ApplyError, Changes, ClientList, ListItem};
 pub use followed::{
     FollowError, FollowedList, ID_AND_KEY_BYTES, LIST_OVERHEAD_BYTES, MAX_EPOCH_BYTES,
 };
-pub use history::{CatchUp, History};
 pub use keyed_list::{same_server, Change, KeyedList, Unfollowed};
 pub use published::{Encoder, ListChange, ListPublisher, PublishedList, Sending};
+pub use ring::{CatchUp, DeltaRing};
 pub use subscribe::{Resume, Subscribe, SubscribeError};
 #[cfg(feature = "openapi")]
 pub(crate) use wire::SnapshotOut as ServerList;

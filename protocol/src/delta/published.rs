@@ -8,7 +8,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::{
-    keyed_list::Entries, CatchUp, Change, History, Keyed, KeyedList, ListEntries, Published,
+    keyed_list::Entries, CatchUp, Change, DeltaRing, Keyed, KeyedList, ListEntries, Published,
     Resume, Unfollowed,
 };
 use crate::{message::ServerEntry, ServerKey};
@@ -37,24 +37,27 @@ pub struct PublishedList<E: Encoder> {
     encoder: E,
     entries: Entries,
     /// The encoded deltas up to this list.
-    history: History<E::Delta>,
-    /// The entries as one slice, made on first use.
-    listed: OnceLock<Arc<[Keyed]>>,
+    ring: DeltaRing<E::Delta>,
     /// Encoded on first use: most lists only ever go out as deltas.
     snapshot: OnceLock<E::Snapshot>,
     /// The empty delta that confirms this list, on first use.
     confirm: OnceLock<E::Delta>,
 }
 
-/// How one entry differs between two published lists.
+/// How one entry differs between two published lists. The entries are
+/// the lists' own, shared: a reader that keeps one (how a server was last
+/// listed) keeps it without copying it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListChange<'a> {
     /// Listed now, not before.
-    Added(&'a Keyed),
+    Added(&'a Arc<Keyed>),
     /// Listed in both, changed.
-    Updated { old: &'a Keyed, new: &'a Keyed },
+    Updated {
+        old: &'a Arc<Keyed>,
+        new: &'a Arc<Keyed>,
+    },
     /// Listed before, not now.
-    Removed(&'a Keyed),
+    Removed(&'a Arc<Keyed>),
 }
 
 /// What a follower is sent to reach a list: shared encoded messages.
@@ -102,13 +105,6 @@ impl<E: Encoder> PublishedList<E> {
         self.iter().map(|k| &k.entry)
     }
 
-    /// The entries in list order as one slice (copied once per list, on
-    /// first use: for readers that keep it, like the history's samples).
-    pub fn entries(&self) -> &Arc<[Keyed]> {
-        self.listed
-            .get_or_init(|| self.iter().cloned().collect::<Vec<_>>().into())
-    }
-
     /// How this list differs from `older` (an earlier list of the same
     /// publisher; `None`: an empty list), entry by entry in id order. The
     /// two share every part of the list that did not change, and only the
@@ -119,7 +115,7 @@ impl<E: Encoder> PublishedList<E> {
     ) -> impl Iterator<Item = ListChange<'a>> + 'a {
         let (diff, all) = match older {
             Some(older) => (Some(older.entries.diff(&self.entries)), None),
-            None => (None, Some(self.iter().map(ListChange::Added))),
+            None => (None, Some(self.entries.values().map(ListChange::Added))),
         };
         let diff = diff.into_iter().flatten().map(|item| match item {
             imbl::ordmap::DiffItem::Add(_, new) => ListChange::Added(new),
@@ -137,9 +133,9 @@ impl<E: Encoder> PublishedList<E> {
         ListEntries::Published(Published(&self.entries))
     }
 
-    /// The entry with our `id`, if listed.
-    pub fn get(&self, id: u64) -> Option<&Keyed> {
-        self.entries.get(&id).map(|k| &**k)
+    /// The entry with our `id`, if listed (shared, as [`ListChange`]'s).
+    pub fn get(&self, id: u64) -> Option<&Arc<Keyed>> {
+        self.entries.get(&id)
     }
 
     /// The encoder the list was published with.
@@ -168,7 +164,7 @@ impl<E: Encoder> PublishedList<E> {
     /// missed nothing, else the snapshot (another epoch, a `seq` ahead of
     /// this list, or none named).
     pub fn catch_up(&self, resume: Option<&Resume>) -> Sending<'_, E> {
-        match self.history.catch_up(resume) {
+        match self.ring.catch_up(resume) {
             CatchUp::Deltas(deltas) if deltas.is_empty() => Sending::Deltas(vec![self.confirm()]),
             CatchUp::Deltas(deltas) => Sending::Deltas(deltas),
             CatchUp::Snapshot => Sending::Snapshot(self.snapshot()),
@@ -179,7 +175,7 @@ impl<E: Encoder> PublishedList<E> {
     /// the deltas in between, or the snapshot when it fell further behind
     /// than the ring.
     pub fn after(&self, sent: u64) -> Sending<'_, E> {
-        match self.history.since(sent) {
+        match self.ring.since(sent) {
             Some(deltas) => Sending::Deltas(deltas),
             None => Sending::Snapshot(self.snapshot()),
         }
@@ -195,7 +191,7 @@ pub struct ListPublisher<E: Encoder> {
     epoch: Arc<str>,
     encoder: E,
     list: KeyedList,
-    history: History<E::Delta>,
+    ring: DeltaRing<E::Delta>,
 }
 
 impl<E: Encoder + Clone> ListPublisher<E> {
@@ -203,7 +199,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
     pub fn new(epoch: impl Into<Arc<str>>, ring: usize, encoder: E) -> Self {
         let epoch = epoch.into();
         Self {
-            history: History::new(&*epoch, ring),
+            ring: DeltaRing::new(&*epoch, ring),
             epoch,
             encoder,
             list: KeyedList::new(),
@@ -217,7 +213,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
 
     /// The newest `seq` published (0: none yet).
     pub fn seq(&self) -> u64 {
-        self.history.seq()
+        self.ring.seq()
     }
 
     /// The list before anything is published: `seq` 0, empty.
@@ -227,8 +223,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
             seq: 0,
             encoder: self.encoder.clone(),
             entries: Entries::new(),
-            history: History::new(&*self.epoch, 1),
-            listed: OnceLock::new(),
+            ring: DeltaRing::new(&*self.epoch, 1),
             snapshot: OnceLock::new(),
             confirm: OnceLock::new(),
         })
@@ -277,21 +272,20 @@ impl<E: Encoder + Clone> ListPublisher<E> {
     /// Numbers and encodes `change` (the first list always), and makes the
     /// list that includes it.
     fn publish(&mut self, change: Option<Change>) -> Option<Arc<PublishedList<E>>> {
-        let first = self.history.seq() == 0;
+        let first = self.ring.seq() == 0;
         if change.is_none() && !first {
             return None;
         }
         let change = change.unwrap_or_default();
-        let prev = self.history.seq();
+        let prev = self.ring.seq();
         let delta = self.encoder.delta(&self.epoch, prev + 1, prev, &change);
-        let seq = self.history.push(delta);
+        let seq = self.ring.push(delta);
         Some(Arc::new(PublishedList {
             epoch: self.epoch.clone(),
             seq,
             encoder: self.encoder.clone(),
             entries: self.list.shared(),
-            history: self.history.clone(),
-            listed: OnceLock::new(),
+            ring: self.ring.clone(),
             snapshot: OnceLock::new(),
             confirm: OnceLock::new(),
         }))

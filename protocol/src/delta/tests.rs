@@ -93,7 +93,7 @@ fn twins_keep_the_list_exact() {
 
 #[test]
 fn history_catches_up_or_asks_for_a_snapshot() {
-    let mut h = History::new("e1", 3);
+    let mut h = DeltaRing::new("e1", 3);
     for n in 1..=5 {
         assert_eq!(h.push(n), n);
     }

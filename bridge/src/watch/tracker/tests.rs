@@ -33,7 +33,7 @@ fn server(key: u64, players: u32, open: bool) -> Keyed {
 /// list's.
 struct Fed {
     tracker: Tracker,
-    last: Vec<Keyed>,
+    last: Vec<Arc<Keyed>>,
 }
 
 impl Fed {
@@ -45,24 +45,25 @@ impl Fed {
     }
 
     fn observe(&mut self, list: &[Keyed], now: Instant, at: SystemTime) -> Vec<Occurrence> {
-        let by_id = |l: &[Keyed], id: u64| l.iter().find(|k| k.id == id).cloned();
-        let mut ids: Vec<u64> = self.last.iter().chain(list).map(|k| k.id).collect();
+        let list: Vec<Arc<Keyed>> = list.iter().cloned().map(Arc::new).collect();
+        let by_id = |l: &[Arc<Keyed>], id: u64| l.iter().find(|k| k.id == id).cloned();
+        let mut ids: Vec<u64> = self.last.iter().chain(&list).map(|k| k.id).collect();
         ids.sort_unstable();
         ids.dedup();
-        let pairs: Vec<(Option<Keyed>, Option<Keyed>)> = ids
+        let pairs: Vec<[Option<Arc<Keyed>>; 2]> = ids
             .iter()
-            .map(|&id| (by_id(&self.last, id), by_id(list, id)))
+            .map(|&id| [by_id(&self.last, id), by_id(&list, id)])
             .collect();
         let changes = pairs.iter().filter_map(|pair| match pair {
-            (None, Some(new)) => Some(ListChange::Added(new)),
-            (Some(old), Some(new)) if old != new => Some(ListChange::Updated { old, new }),
-            (Some(old), None) => Some(ListChange::Removed(old)),
+            [None, Some(new)] => Some(ListChange::Added(new)),
+            [Some(old), Some(new)] if old != new => Some(ListChange::Updated { old, new }),
+            [Some(old), None] => Some(ListChange::Removed(old)),
             _ => None,
         });
         let out = self
             .tracker
             .observe(changes, |id| list.iter().find(|k| k.id == id), now, at);
-        self.last = list.to_vec();
+        self.last = list.clone();
         out
     }
 }

@@ -83,7 +83,7 @@ enum Out {
 
 /// The lobby's part of a connection: how to ask where its list stands and
 /// how it was first loaded.
-struct Lobby {
+struct ListLink {
     cursor: Cursor,
     /// The first snapshot is being fetched over HTTP: a socket that opens
     /// meanwhile waits for it before subscribing, so it carries only what
@@ -97,7 +97,7 @@ struct Inner {
     /// Whether to poll when pushes do not arrive.
     poll_fallback: bool,
     /// `None`: a plain socket (a test server's), which never subscribes.
-    lobby: Option<Lobby>,
+    lobby: Option<ListLink>,
 }
 
 /// A handle to a self-reconnecting socket; clones share it.
@@ -130,7 +130,7 @@ impl Connection {
         cursor: Cursor,
         on_event: Callback<ConnEvent>,
     ) -> Self {
-        let lobby = Lobby {
+        let lobby = ListLink {
             cursor,
             fetching: Cell::new(api_url.is_some()),
         };
@@ -140,7 +140,7 @@ impl Connection {
     fn launch(
         url: String,
         poll_fallback: bool,
-        lobby: Option<Lobby>,
+        lobby: Option<ListLink>,
         api_url: Option<String>,
         on_event: Callback<ConnEvent>,
     ) -> Self {

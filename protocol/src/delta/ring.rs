@@ -18,14 +18,14 @@ pub enum CatchUp<'a, T> {
 /// One epoch's published sequence numbers and its most recent deltas (as
 /// `T`, e.g. their encoded text), to catch resubscribing clients up.
 #[derive(Debug, Clone)]
-pub struct History<T> {
+pub struct DeltaRing<T> {
     epoch: String,
     seq: u64,
     capacity: usize,
     recent: VecDeque<T>,
 }
 
-impl<T> History<T> {
+impl<T> DeltaRing<T> {
     /// An epoch with nothing published yet (`seq` 0), keeping up to
     /// `capacity` deltas.
     pub fn new(epoch: impl Into<String>, capacity: usize) -> Self {
