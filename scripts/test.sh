@@ -9,9 +9,10 @@
 #   (`cargo build --workspace --all-targets`; `-p` selections unify other
 #   features, so they, like a release build, compile the shared crates
 #   again);
-# - the front end's release build (its own profile and target, one
-#   single-threaded link) runs in the background beside clippy and that
-#   build: cargo locks each profile's directory, not the whole target dir.
+# - the front end's release builds (its own profile and target; the
+#   player's bundle, then the admin's, which reuses the compiled library and
+#   only links again) run in the background beside clippy and that build:
+#   cargo locks each profile's directory, not the whole target dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/steps.sh
@@ -26,8 +27,8 @@ step "dependencies exactly as Cargo.lock pins them"
 cargo fetch --locked
 step "format"
 cargo fmt --all -- --check
-step_background page "front end: Trunk release build into dist/ (served by the end-to-end tests)" \
-  trunk build --release
+step_background page "front end: Trunk release builds into dist/, the player's and the admin's bundle (served by the end-to-end tests)" \
+  bash scripts/page.sh
 step "clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 step "protocol builds for wasm32 without tokio"
