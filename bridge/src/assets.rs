@@ -102,16 +102,21 @@ async fn cache_headers(req: Request, next: Next) -> Response {
 }
 
 /// Whether `path` names one of Trunk's content-hashed files: a segment
-/// whose name (before its first dot) ends in `-` and 16 hex digits,
+/// whose name (before its first dot) ends in `-` and 8 to 16 hex digits,
 /// optionally followed by `_bg` (wasm-bindgen's module), like
 /// `frontend-72ee731f47c37d54_bg.wasm` or `style-0a1b2c3d4e5f6a7b.css`.
+/// Trunk writes its 64-bit hash without leading zeros, so one build in 16
+/// has a 15-digit name (`admin-1a635883f45ec0e_bg.wasm`); fewer than 8
+/// (one build in four billion) only costs a revalidation.
 pub fn is_hashed(path: &str) -> bool {
     path.split('/').any(|segment| {
         let stem = segment.split('.').next().unwrap_or_default();
         let stem = stem.strip_suffix("_bg").unwrap_or(stem);
         match stem.rsplit_once('-') {
             Some((name, hash)) => {
-                !name.is_empty() && hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())
+                !name.is_empty()
+                    && (8..=16).contains(&hash.len())
+                    && hash.bytes().all(|b| b.is_ascii_hexdigit())
             }
             None => false,
         }
@@ -289,7 +294,11 @@ mod tests {
         assert!(!is_hashed("/admin/"));
         assert!(!is_hashed("/admin/index.html"));
         assert!(!is_hashed("/frontend.wasm"));
-        assert!(!is_hashed("/frontend-72ee731f47c37d5.js"), "15 digits");
+        // Trunk's hash without its leading zeros.
+        assert!(is_hashed("/admin/admin-1a635883f45ec0e_bg.wasm"), "15 digits");
+        assert!(is_hashed("/frontend-72ee731f.js"), "8 digits");
+        assert!(!is_hashed("/frontend-72ee731.js"), "7 digits");
+        assert!(!is_hashed("/frontend-72ee731f47c37d54a.js"), "17 digits");
         assert!(!is_hashed("/frontend-72ee731f47c37d5x.js"), "not hex");
         assert!(!is_hashed("/-72ee731f47c37d54.js"), "no name");
     }
