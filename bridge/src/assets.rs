@@ -13,7 +13,10 @@
 use std::{
     fs,
     io::{self, Write},
+    num::NonZeroUsize,
     path::{Path, PathBuf},
+    sync::atomic::{AtomicUsize, Ordering},
+    thread,
 };
 
 use axum::{
@@ -129,8 +132,46 @@ pub fn is_hashed(path: &str) -> bool {
 /// twins are rewritten (through a temporary file and a rename, so a server
 /// reading `dir` never sees half a file), and a twin that would not be
 /// smaller than its original is removed instead, so no stale one is served.
+/// Files are compressed on as many threads as the machine has cores: the
+/// two bundles' `.wasm` files take most of the time, one each.
 pub fn precompress(dir: &Path) -> Result<Precompressed, PrecompressError> {
+    let files = originals(dir)?;
+    let next = AtomicUsize::new(0);
+    let workers = thread::available_parallelism()
+        .map_or(1, NonZeroUsize::get)
+        .clamp(1, files.len().max(1));
     let mut out = Precompressed::default();
+    thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    while let Some(path) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let data = fs::read(path).map_err(err("cannot read", path))?;
+                        let br = write_twin(path, "br", &data, brotli)?;
+                        let gz = write_twin(path, "gz", &data, gzip)?;
+                        done.push((path.clone(), data.len() as u64, br, gz));
+                    }
+                    Ok(done)
+                })
+            })
+            .collect();
+        for handle in handles {
+            let done = handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            out.files.extend(done);
+        }
+        Ok::<_, PrecompressError>(())
+    })?;
+    out.files.sort();
+    Ok(out)
+}
+
+/// Every file under `dir`, recursively, but the twins and temporary files
+/// [`precompress`] writes.
+fn originals(dir: &Path) -> Result<Vec<PathBuf>, PrecompressError> {
+    let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(folder) = pending.pop() {
         let entries = fs::read_dir(&folder).map_err(err("cannot list", &folder))?;
@@ -145,17 +186,12 @@ pub fn precompress(dir: &Path) -> Result<Precompressed, PrecompressError> {
             let twin_or_temp = path
                 .extension()
                 .is_some_and(|x| x == "br" || x == "gz" || x == "tmp");
-            if !kind.is_file() || twin_or_temp {
-                continue;
+            if kind.is_file() && !twin_or_temp {
+                files.push(path);
             }
-            let data = fs::read(&path).map_err(err("cannot read", &path))?;
-            let br = write_twin(&path, "br", &data, brotli)?;
-            let gz = write_twin(&path, "gz", &data, gzip)?;
-            out.files.push((path, data.len() as u64, br, gz));
         }
     }
-    out.files.sort();
-    Ok(out)
+    Ok(files)
 }
 
 fn err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> PrecompressError {
@@ -295,7 +331,10 @@ mod tests {
         assert!(!is_hashed("/admin/index.html"));
         assert!(!is_hashed("/frontend.wasm"));
         // Trunk's hash without its leading zeros.
-        assert!(is_hashed("/admin/admin-1a635883f45ec0e_bg.wasm"), "15 digits");
+        assert!(
+            is_hashed("/admin/admin-1a635883f45ec0e_bg.wasm"),
+            "15 digits"
+        );
         assert!(is_hashed("/frontend-72ee731f.js"), "8 digits");
         assert!(!is_hashed("/frontend-72ee731.js"), "7 digits");
         assert!(!is_hashed("/frontend-72ee731f47c37d54a.js"), "17 digits");
