@@ -28,7 +28,7 @@ done
 
 cargo build -q --release -p master -p bridge -p bench
 if command -v trunk >/dev/null 2>&1; then
-  trunk build --release >&2
+  bash scripts/page.sh >&2
   # The .wasm's brotli twin, as the bridge and nginx serve it (the bundle
   # phase checks its budget).
   "$target/release/precompress" dist >/dev/null

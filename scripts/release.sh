@@ -12,7 +12,7 @@ source scripts/env.sh
 target="${CARGO_TARGET_DIR:-target}"
 
 cargo fetch --locked
-trunk build --release
+bash scripts/page.sh
 cargo build --release --locked -p master -p bridge --bins
 "$target/release/precompress" dist >/dev/null
 

@@ -18,8 +18,8 @@ target="${CARGO_TARGET_DIR:-target}"
 
 say "fetching the crates Cargo.lock pins"
 cargo fetch --locked
-say "building the front end into dist/ (trunk build --release: the page's wasm, optimized for size)"
-trunk build --release
+say "building the front end into dist/ (scripts/page.sh: two trunk builds, the player's page and the admin's, optimized for size)"
+bash scripts/page.sh
 say "building the bridge and the master (cargo build --release -p bridge)"
 cargo build --release -p bridge
 say "compressing the front end (.br and .gz beside each file in dist/; served by Accept-Encoding)"

@@ -3,7 +3,7 @@
 #
 #   steps_begin test           # once; the label prefixes every line
 #   step "clippy"              # ends the step before, starts this one
-#   step_background page "front end" trunk build --release
+#   step_background page "front end" bash scripts/page.sh
 #   ...                        # (other steps run meanwhile)
 #   step_wait page             # its output, its time; fails if it failed
 #

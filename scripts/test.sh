@@ -15,9 +15,10 @@
 #   once instead of once checked and once built. Every later cargo command
 #   on the host keeps the same wrapper, or cargo would build the
 #   workspace's crates again without it;
-# - the front end's release build (its own profile and target, one
-#   single-threaded link) runs in the background beside that build: cargo
-#   locks each profile's directory, not the whole target dir;
+# - the front end's release builds (its own profile and target; the
+#   player's bundle, then the admin's, which reuses the compiled library and
+#   only links again) run in the background beside that build: cargo locks
+#   each profile's directory, not the whole target dir;
 # - the tests run under cargo-nextest (.config/nextest.toml): every test is
 #   a process of its own, so the other crates' tests run beside the
 #   end-to-end ones, which mostly wait on browsers, instead of after them;
@@ -37,8 +38,8 @@ step "dependencies exactly as Cargo.lock pins them"
 cargo fetch --locked
 step "format"
 cargo fmt --all -- --check
-step_background page "front end: Trunk release build into dist/ (served by the end-to-end tests)" \
-  trunk build --release
+step_background page "front end: Trunk release builds into dist/, the player's and the admin's bundle (served by the end-to-end tests)" \
+  bash scripts/page.sh
 step "protocol builds for wasm32 without tokio"
 cargo check -p protocol --target wasm32-unknown-unknown
 step "build: front-end component tests (wasm32)"

@@ -2,15 +2,21 @@
 //! deployment. Compression happens once, at build time ([`precompress`]
 //! writes `NAME.br` and `NAME.gz` beside each file), and the bridge picks the
 //! twin the browser's `Accept-Encoding` allows instead of compressing the
-//! 620 KB `.wasm` on every request. Trunk's hashed file names never change
-//! content, so browsers may keep them forever; `index.html` (also served for
-//! client-side routes such as `/admin` and `/embed`) must be asked for again
-//! each time, or a browser would keep loading an old build's hashed files.
+//! `.wasm` files on every request. Trunk's hashed file names never change
+//! content, so browsers may keep them forever; the pages must be asked for
+//! again each time, or a browser would keep loading an old build's hashed
+//! files. Two pages: `index.html`, the player's bundle, also served for
+//! client-side routes such as `/embed` and `/server/{key}`; and
+//! `admin/index.html`, the admin's bundle (the same app with the admin
+//! page), served at `/admin`.
 
 use std::{
     fs,
     io::{self, Write},
+    num::NonZeroUsize,
     path::{Path, PathBuf},
+    sync::atomic::{AtomicUsize, Ordering},
+    thread,
 };
 
 use axum::{
@@ -26,7 +32,7 @@ use tower_http::services::{ServeDir, ServeFile};
 /// a new build has new names, so a cached copy is never stale.
 pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
-/// `Cache-Control` of everything else (`index.html`, client-side routes):
+/// `Cache-Control` of everything else (the pages, client-side routes):
 /// browsers may store it but must revalidate before each use.
 pub const NO_CACHE: &str = "no-cache";
 
@@ -55,19 +61,24 @@ pub struct Precompressed {
     pub files: Vec<(PathBuf, u64, Option<u64>, Option<u64>)>,
 }
 
+/// Where the admin's bundle is, under the build's directory and in URLs.
+pub const ADMIN_DIR: &str = "admin";
+
 /// Serves the Trunk build in `dir`: files with their precompressed twins
-/// chosen by `Accept-Encoding`, anything else as `dir/index.html` (the app
-/// routes on the client), with the `Cache-Control` described above and
-/// `Vary: Accept-Encoding` so shared caches keep one copy per encoding.
+/// chosen by `Accept-Encoding`, `/admin` as `dir/admin/index.html`, anything
+/// else as `dir/index.html` (the app routes on the client), with the
+/// `Cache-Control` described above and `Vary: Accept-Encoding` so shared
+/// caches keep one copy per encoding.
 pub fn router(dir: &Path) -> Router {
-    let index = ServeFile::new(dir.join("index.html"))
-        .precompressed_br()
-        .precompressed_gzip();
+    let page = |file: PathBuf| ServeFile::new(file).precompressed_br().precompressed_gzip();
+    let admin = page(dir.join(ADMIN_DIR).join("index.html"));
     let files = ServeDir::new(dir)
         .precompressed_br()
         .precompressed_gzip()
-        .fallback(index);
+        .fallback(page(dir.join("index.html")));
     Router::new()
+        .route_service(&format!("/{ADMIN_DIR}"), admin.clone())
+        .route_service(&format!("/{ADMIN_DIR}/"), admin)
         .fallback_service(files)
         .layer(middleware::from_fn(cache_headers))
 }
@@ -94,16 +105,21 @@ async fn cache_headers(req: Request, next: Next) -> Response {
 }
 
 /// Whether `path` names one of Trunk's content-hashed files: a segment
-/// whose name (before its first dot) ends in `-` and 16 hex digits,
+/// whose name (before its first dot) ends in `-` and 8 to 16 hex digits,
 /// optionally followed by `_bg` (wasm-bindgen's module), like
 /// `frontend-72ee731f47c37d54_bg.wasm` or `style-0a1b2c3d4e5f6a7b.css`.
+/// Trunk writes its 64-bit hash without leading zeros, so one build in 16
+/// has a 15-digit name (`admin-1a635883f45ec0e_bg.wasm`); fewer than 8
+/// (one build in four billion) only costs a revalidation.
 pub fn is_hashed(path: &str) -> bool {
     path.split('/').any(|segment| {
         let stem = segment.split('.').next().unwrap_or_default();
         let stem = stem.strip_suffix("_bg").unwrap_or(stem);
         match stem.rsplit_once('-') {
             Some((name, hash)) => {
-                !name.is_empty() && hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())
+                !name.is_empty()
+                    && (8..=16).contains(&hash.len())
+                    && hash.bytes().all(|b| b.is_ascii_hexdigit())
             }
             None => false,
         }
@@ -116,8 +132,46 @@ pub fn is_hashed(path: &str) -> bool {
 /// twins are rewritten (through a temporary file and a rename, so a server
 /// reading `dir` never sees half a file), and a twin that would not be
 /// smaller than its original is removed instead, so no stale one is served.
+/// Files are compressed on as many threads as the machine has cores: the
+/// two bundles' `.wasm` files take most of the time, one each.
 pub fn precompress(dir: &Path) -> Result<Precompressed, PrecompressError> {
+    let files = originals(dir)?;
+    let next = AtomicUsize::new(0);
+    let workers = thread::available_parallelism()
+        .map_or(1, NonZeroUsize::get)
+        .clamp(1, files.len().max(1));
     let mut out = Precompressed::default();
+    thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    while let Some(path) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let data = fs::read(path).map_err(err("cannot read", path))?;
+                        let br = write_twin(path, "br", &data, brotli)?;
+                        let gz = write_twin(path, "gz", &data, gzip)?;
+                        done.push((path.clone(), data.len() as u64, br, gz));
+                    }
+                    Ok(done)
+                })
+            })
+            .collect();
+        for handle in handles {
+            let done = handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            out.files.extend(done);
+        }
+        Ok::<_, PrecompressError>(())
+    })?;
+    out.files.sort();
+    Ok(out)
+}
+
+/// Every file under `dir`, recursively, but the twins and temporary files
+/// [`precompress`] writes.
+fn originals(dir: &Path) -> Result<Vec<PathBuf>, PrecompressError> {
+    let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(folder) = pending.pop() {
         let entries = fs::read_dir(&folder).map_err(err("cannot list", &folder))?;
@@ -132,17 +186,12 @@ pub fn precompress(dir: &Path) -> Result<Precompressed, PrecompressError> {
             let twin_or_temp = path
                 .extension()
                 .is_some_and(|x| x == "br" || x == "gz" || x == "tmp");
-            if !kind.is_file() || twin_or_temp {
-                continue;
+            if kind.is_file() && !twin_or_temp {
+                files.push(path);
             }
-            let data = fs::read(&path).map_err(err("cannot read", &path))?;
-            let br = write_twin(&path, "br", &data, brotli)?;
-            let gz = write_twin(&path, "gz", &data, gzip)?;
-            out.files.push((path, data.len() as u64, br, gz));
         }
     }
-    out.files.sort();
-    Ok(out)
+    Ok(files)
 }
 
 fn err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> PrecompressError {
@@ -213,15 +262,21 @@ mod tests {
 
     const WASM: &str = "frontend-72ee731f47c37d54_bg.wasm";
     const INDEX: &str = "<!doctype html><title>lobby</title><script src=\"/frontend-72ee731f47c37d54.js\"></script>";
+    /// The admin's bundle, under `admin/`.
+    const ADMIN_WASM: &str = "admin/admin-0a1b2c3d4e5f6a7b_bg.wasm";
+    const ADMIN_INDEX: &str = "<!doctype html><title>lobby</title><script src=\"/admin/admin-0a1b2c3d4e5f6a7b.js\"></script>";
 
-    /// A fake Trunk build: compressible `.wasm`, `.js` and `index.html`,
-    /// plus a tiny file that compression would only make bigger.
+    /// A fake Trunk build of both bundles: compressible `.wasm`, `.js` and
+    /// `index.html` at the top and under `admin/`, plus a tiny file that
+    /// compression would only make bigger.
     fn dist() -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("temp dir");
-        let wasm: Vec<u8> = (0..50_000u32)
-            .flat_map(|i| (i % 251).to_le_bytes())
-            .collect();
-        fs::write(dir.path().join(WASM), wasm).expect("write");
+        let wasm = |seed: u32| -> Vec<u8> {
+            (0..50_000u32)
+                .flat_map(|i| ((i + seed) % 251).to_le_bytes())
+                .collect()
+        };
+        fs::write(dir.path().join(WASM), wasm(0)).expect("write");
         fs::write(
             dir.path().join("frontend-72ee731f47c37d54.js"),
             "export function run() { return 1; }\n".repeat(200),
@@ -229,6 +284,14 @@ mod tests {
         .expect("write");
         fs::write(dir.path().join("index.html"), INDEX.repeat(20)).expect("write");
         fs::write(dir.path().join("x.txt"), "x").expect("write");
+        fs::create_dir(dir.path().join(ADMIN_DIR)).expect("mkdir");
+        fs::write(dir.path().join(ADMIN_WASM), wasm(7)).expect("write");
+        fs::write(
+            dir.path().join("admin/admin-0a1b2c3d4e5f6a7b.js"),
+            "export function admin() { return 2; }\n".repeat(200),
+        )
+        .expect("write");
+        fs::write(dir.path().join("admin/index.html"), ADMIN_INDEX.repeat(20)).expect("write");
         dir
     }
 
@@ -259,11 +322,22 @@ mod tests {
         assert!(is_hashed("/frontend-72ee731f47c37d54.js"));
         assert!(is_hashed("/style-0a1b2c3d4e5f6a7b.css"));
         assert!(is_hashed("/snippets/frontend-72ee731f47c37d54/inline0.js"));
+        assert!(is_hashed("/admin/admin-72ee731f47c37d54_bg.wasm"));
+        assert!(is_hashed("/admin/style-0a1b2c3d4e5f6a7b.css"));
         assert!(!is_hashed("/"));
         assert!(!is_hashed("/index.html"));
         assert!(!is_hashed("/admin"));
+        assert!(!is_hashed("/admin/"));
+        assert!(!is_hashed("/admin/index.html"));
         assert!(!is_hashed("/frontend.wasm"));
-        assert!(!is_hashed("/frontend-72ee731f47c37d5.js"), "15 digits");
+        // Trunk's hash without its leading zeros.
+        assert!(
+            is_hashed("/admin/admin-1a635883f45ec0e_bg.wasm"),
+            "15 digits"
+        );
+        assert!(is_hashed("/frontend-72ee731f.js"), "8 digits");
+        assert!(!is_hashed("/frontend-72ee731.js"), "7 digits");
+        assert!(!is_hashed("/frontend-72ee731f47c37d54a.js"), "17 digits");
         assert!(!is_hashed("/frontend-72ee731f47c37d5x.js"), "not hex");
         assert!(!is_hashed("/-72ee731f47c37d54.js"), "no name");
     }
@@ -272,21 +346,24 @@ mod tests {
     fn precompress_writes_smaller_twins_that_decode_to_the_original() {
         let dir = dist();
         let report = precompress(dir.path()).expect("precompress");
-        assert_eq!(report.files.len(), 4, "{report:?}");
-        let wasm = fs::read(dir.path().join(WASM)).expect("read");
-        let br = fs::read(dir.path().join(format!("{WASM}.br"))).expect("br twin");
-        let gz = fs::read(dir.path().join(format!("{WASM}.gz"))).expect("gz twin");
-        assert!(br.len() < gz.len() && gz.len() < wasm.len());
-        let mut unbr = Vec::new();
-        brotli::Decompressor::new(&br[..], 4096)
-            .read_to_end(&mut unbr)
-            .expect("brotli");
-        assert_eq!(unbr, wasm);
-        let mut ungz = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..])
-            .read_to_end(&mut ungz)
-            .expect("gzip");
-        assert_eq!(ungz, wasm);
+        // Both bundles: the admin's, in its folder, too.
+        assert_eq!(report.files.len(), 4 + 3, "{report:?}");
+        for name in [WASM, ADMIN_WASM] {
+            let wasm = fs::read(dir.path().join(name)).expect("read");
+            let br = fs::read(dir.path().join(format!("{name}.br"))).expect("br twin");
+            let gz = fs::read(dir.path().join(format!("{name}.gz"))).expect("gz twin");
+            assert!(br.len() < gz.len() && gz.len() < wasm.len(), "{name}");
+            let mut unbr = Vec::new();
+            brotli::Decompressor::new(&br[..], 4096)
+                .read_to_end(&mut unbr)
+                .expect("brotli");
+            assert_eq!(unbr, wasm, "{name}");
+            let mut ungz = Vec::new();
+            flate2::read::GzDecoder::new(&gz[..])
+                .read_to_end(&mut ungz)
+                .expect("gzip");
+            assert_eq!(ungz, wasm, "{name}");
+        }
         // One byte only grows: no twin, so nothing stale is ever served.
         assert!(!dir.path().join("x.txt.br").exists());
         assert!(!dir.path().join("x.txt.gz").exists());
@@ -294,44 +371,66 @@ mod tests {
         // Again: same twins, no twins of twins, no temporary files left.
         let again = precompress(dir.path()).expect("precompress again");
         assert_eq!(again, report);
-        let mut names: Vec<String> = fs::read_dir(dir.path())
-            .expect("list")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        assert_eq!(names.len(), 4 + 3 * 2, "{names:?}");
-        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+        let names = |folder: &Path| -> Vec<String> {
+            let mut names: Vec<String> = fs::read_dir(folder)
+                .expect("list")
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        let top = names(dir.path());
+        assert_eq!(top.len(), 4 + 3 * 2 + 1, "{top:?}");
+        assert!(top.iter().all(|n| !n.ends_with(".tmp")), "{top:?}");
+        let admin = names(&dir.path().join(ADMIN_DIR));
+        assert_eq!(admin.len(), 3 * 3, "{admin:?}");
+        assert!(admin.iter().all(|n| !n.ends_with(".tmp")), "{admin:?}");
     }
 
     #[tokio::test]
     async fn serves_the_twin_the_browser_accepts_and_caches_hashed_files_forever() {
         let dir = dist();
         precompress(dir.path()).expect("precompress");
-        let path = format!("/{WASM}");
-        let wasm = fs::read(dir.path().join(WASM)).expect("read");
+        for name in [WASM, ADMIN_WASM] {
+            let path = format!("/{name}");
+            let wasm = fs::read(dir.path().join(name)).expect("read");
 
-        let (res, body) = get(dir.path(), &path, Some("gzip, deflate, br, zstd")).await;
+            let (res, body) = get(dir.path(), &path, Some("gzip, deflate, br, zstd")).await;
+            assert_eq!(res.status(), StatusCode::OK, "{path}");
+            assert_eq!(header_of(&res, header::CONTENT_ENCODING), "br", "{path}");
+            assert_eq!(
+                header_of(&res, header::CONTENT_TYPE),
+                "application/wasm",
+                "{path}"
+            );
+            assert_eq!(header_of(&res, header::CACHE_CONTROL), IMMUTABLE, "{path}");
+            assert_eq!(header_of(&res, header::VARY), "accept-encoding", "{path}");
+            let br = fs::read(dir.path().join(format!("{name}.br"))).expect("br twin");
+            assert_eq!(body, br, "{path}");
+
+            let (res, body) = get(dir.path(), &path, Some("gzip")).await;
+            assert_eq!(header_of(&res, header::CONTENT_ENCODING), "gzip", "{path}");
+            assert_eq!(
+                body.len() as u64,
+                fs::metadata(dir.path().join(format!("{name}.gz")))
+                    .expect("gz")
+                    .len(),
+                "{path}"
+            );
+
+            let (res, body) = get(dir.path(), &path, None).await;
+            assert_eq!(header_of(&res, header::CONTENT_ENCODING), "", "{path}");
+            assert_eq!(body, wasm, "{path}");
+            assert_eq!(header_of(&res, header::CACHE_CONTROL), IMMUTABLE, "{path}");
+        }
+        // The admin's JavaScript: its type, its twin, kept forever.
+        let (res, body) = get(dir.path(), "/admin/admin-0a1b2c3d4e5f6a7b.js", Some("br")).await;
         assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(header_of(&res, header::CONTENT_TYPE), "text/javascript");
         assert_eq!(header_of(&res, header::CONTENT_ENCODING), "br");
-        assert_eq!(header_of(&res, header::CONTENT_TYPE), "application/wasm");
         assert_eq!(header_of(&res, header::CACHE_CONTROL), IMMUTABLE);
-        assert_eq!(header_of(&res, header::VARY), "accept-encoding");
-        let br = fs::read(dir.path().join(format!("{WASM}.br"))).expect("br twin");
-        assert_eq!(body, br);
-
-        let (res, body) = get(dir.path(), &path, Some("gzip")).await;
-        assert_eq!(header_of(&res, header::CONTENT_ENCODING), "gzip");
-        assert_eq!(
-            body.len() as u64,
-            fs::metadata(dir.path().join(format!("{WASM}.gz")))
-                .expect("gz")
-                .len()
-        );
-
-        let (res, body) = get(dir.path(), &path, None).await;
-        assert_eq!(header_of(&res, header::CONTENT_ENCODING), "");
-        assert_eq!(body, wasm);
-        assert_eq!(header_of(&res, header::CACHE_CONTROL), IMMUTABLE);
+        let twin = dir.path().join("admin/admin-0a1b2c3d4e5f6a7b.js.br");
+        assert_eq!(body, fs::read(twin).expect("br twin"));
     }
 
     #[tokio::test]
@@ -343,7 +442,6 @@ mod tests {
         for path in [
             "/",
             "/index.html",
-            "/admin",
             "/embed?theme=dark",
             "/server/0123456789abcdef",
             "/embed/server/0123456789abcdef?theme=light",
@@ -359,7 +457,46 @@ mod tests {
         }
         // A hashed name from another build falls back to the page, which
         // must not be cached forever under that name.
-        let (res, body) = get(dir.path(), "/frontend-0000000000000000_bg.wasm", None).await;
+        for path in [
+            "/frontend-0000000000000000_bg.wasm",
+            "/admin/admin-0000000000000000_bg.wasm",
+        ] {
+            let (res, body) = get(dir.path(), path, None).await;
+            assert_eq!(body, index, "{path}");
+            assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");
+        }
+    }
+
+    #[tokio::test]
+    async fn admin_is_its_own_page_and_never_cached_stale() {
+        let dir = dist();
+        precompress(dir.path()).expect("precompress");
+        let page = fs::read(dir.path().join("admin/index.html")).expect("read");
+        let page_br = fs::read(dir.path().join("admin/index.html.br")).expect("read");
+        let page_gz = fs::read(dir.path().join("admin/index.html.gz")).expect("read");
+        for path in ["/admin", "/admin/", "/admin?lang=de", "/admin/index.html"] {
+            let (res, body) = get(dir.path(), path, None).await;
+            assert_eq!(res.status(), StatusCode::OK, "{path}");
+            assert!(
+                header_of(&res, header::CONTENT_TYPE).starts_with("text/html"),
+                "{path}"
+            );
+            assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");
+            assert_eq!(header_of(&res, header::VARY), "accept-encoding", "{path}");
+            assert_eq!(body, page, "{path}");
+            let (res, body) = get(dir.path(), path, Some("gzip, br")).await;
+            assert_eq!(header_of(&res, header::CONTENT_ENCODING), "br", "{path}");
+            assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");
+            assert_eq!(body, page_br, "{path}");
+            let (res, body) = get(dir.path(), path, Some("gzip")).await;
+            assert_eq!(header_of(&res, header::CONTENT_ENCODING), "gzip", "{path}");
+            assert_eq!(body, page_gz, "{path}");
+        }
+        // Below /admin/, a path that names no file is the player's app
+        // (which says it knows no such page), as anywhere else.
+        let index = fs::read(dir.path().join("index.html")).expect("read");
+        let (res, body) = get(dir.path(), "/admin/nope", None).await;
+        assert_eq!(res.status(), StatusCode::OK);
         assert_eq!(body, index);
         assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE);
     }

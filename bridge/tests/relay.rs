@@ -513,6 +513,13 @@ async fn http_endpoints_and_front_end() {
     );
     std::fs::write(dir.join("index.html"), &page).unwrap();
     std::fs::write(dir.join("app.js"), "console.log(1);").unwrap();
+    // The admin's bundle: its own page, at /admin.
+    let admin_page = format!(
+        "<!doctype html><title>lobby</title>{}",
+        "<p>admin</p>".repeat(200)
+    );
+    std::fs::create_dir_all(dir.join("admin")).unwrap();
+    std::fs::write(dir.join("admin/index.html"), &admin_page).unwrap();
     // The .br/.gz copies the build writes (scripts/test.sh, run.sh).
     bridge::assets::precompress(&dir).unwrap();
     let mut config = test_config(master.addr);
@@ -524,12 +531,22 @@ async fn http_endpoints_and_front_end() {
     assert_eq!(body, page.as_bytes());
     let (status, _, body) = http_get(bridge.addr, "/app.js", "").await;
     assert_eq!((status, body.as_slice()), (200, &b"console.log(1);"[..]));
-    // Client-side routes get the page.
-    for route in ["/admin", "/embed"] {
+    // Client-side routes get the page; /admin the admin's.
+    for route in ["/embed", "/server/0123456789abcdef"] {
         let (status, _, body) = http_get(bridge.addr, route, "").await;
         assert_eq!(status, 200, "{route}");
         assert_eq!(body, page.as_bytes(), "{route}");
     }
+    for route in ["/admin", "/admin/"] {
+        let (status, _, body) = http_get(bridge.addr, route, "").await;
+        assert_eq!(status, 200, "{route}");
+        assert_eq!(body, admin_page.as_bytes(), "{route}");
+    }
+    let (_, head, _) = http_get(bridge.addr, "/admin", "Accept-Encoding: br\r\n").await;
+    assert!(
+        head.to_ascii_lowercase().contains("content-encoding: br"),
+        "{head}"
+    );
     let (status, head, _) = http_get(bridge.addr, "/", "Accept-Encoding: gzip\r\n").await;
     assert_eq!(status, 200);
     assert!(

@@ -3,6 +3,11 @@
 //! `/embed`, and a page per server at `/server/{key}` (with its history
 //! and badge snippets), all talking to the bridge's `/ws`.
 //!
+//! Two bundles are built from it (two binaries, two Trunk builds): the
+//! player's (`frontend`, [`start`]: every page but `/admin`) and the
+//! admin's (`admin`, [`start_admin`]: every page), so players never
+//! download the admin's test servers and webhooks.
+//!
 //! Pure logic (`query`, `list`, `listing` with the one store of the
 //! lobby's list, `games`, `history` and `graph` for the history graphs,
 //! `snippets`, `state` with what the lobby's connection events
@@ -40,10 +45,22 @@ pub mod test_servers;
 pub mod views;
 pub mod webhooks;
 
-/// Takes a sign-in link's token, then mounts the app on `<body>`.
+/// The player's bundle: takes a sign-in link's token, then mounts the app
+/// without the admin page on `<body>`.
 pub fn start() {
+    boot();
+    yew::Renderer::<app::App>::new().render();
+}
+
+/// The admin's bundle: as [`start`], with the admin page and the test
+/// servers.
+pub fn start_admin() {
+    boot();
+    yew::Renderer::<app::AdminApp>::new().render();
+}
+
+fn boot() {
     // Before anything reads the token from storage.
     services::browser::take_fragment_token();
     services::browser::remove_boot_placeholder();
-    yew::Renderer::<app::App>::new().render();
 }

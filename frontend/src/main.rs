@@ -1,4 +1,5 @@
-//! Entry point of the wasm binary that Trunk builds.
+//! Entry point of the player's wasm binary (`index.html`): every page
+//! but `/admin`.
 
 fn main() {
     frontend::start();

@@ -1,6 +1,7 @@
 //! Component tests in headless Chromium (wasm-bindgen-test): the list
 //! renders rows, a heading click re-sorts, filters hide rows, and the add
-//! form shows the protocol crate's message next to the field.
+//! form shows the protocol crate's message next to the field, and the
+//! player's app loaded at `/admin` does not load it again.
 #![cfg(target_arch = "wasm32")]
 
 mod common;
@@ -340,4 +341,32 @@ async fn only_changed_rows_flash() {
     assert!(class("bravo").starts_with("flash-"), "{}", class("bravo"));
     assert_eq!(class("alpha"), "");
     root.remove();
+}
+
+/// The player's app, loaded at `/admin` (a server that answered the path
+/// with it, not with the admin's bundle), says the page is not found
+/// instead of having the browser load the path again, and again.
+#[wasm_bindgen_test]
+async fn the_players_app_loaded_at_admin_does_not_reload() {
+    reset_url();
+    let history = gloo_utils::window().history().unwrap();
+    history
+        .replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("/admin"))
+        .unwrap();
+    let root = mount();
+    yew::Renderer::<frontend::app::App>::with_root(root.clone()).render();
+    until("the not-found page", || {
+        root.query_selector("h1")
+            .ok()
+            .flatten()
+            .and_then(|h| h.text_content())
+            .is_some_and(|t| t == "Page not found")
+    })
+    .await;
+    assert_eq!(
+        gloo_utils::window().location().pathname().unwrap(),
+        "/admin"
+    );
+    root.remove();
+    reset_url();
 }

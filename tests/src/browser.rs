@@ -435,6 +435,22 @@ impl Browser {
         self.js("window.__e2eMark = 'kept'; return null;").await;
     }
 
+    /// The paths of the `.wasm` modules this document fetched: which of the
+    /// front end's bundles it runs.
+    pub async fn wasm_loaded(&self) -> Vec<String> {
+        let got = self
+            .js("return performance.getEntriesByType('resource')\
+                 .map(e => new URL(e.name).pathname).filter(p => p.endsWith('.wasm'));")
+            .await;
+        got.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Whether the document marked by [`Browser::mark_document`] is still
     /// the one shown (no reload, no navigation outside the app).
     pub async fn same_document(&self) -> bool {

@@ -11,35 +11,39 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The front end as Trunk built it: `dist/`, or `E2E_DIST_DIR` when set
-/// (a build of one's own, so two people in one checkout do not overwrite
-/// each other's); panics with what to run when it is missing or incomplete.
+/// The front end as Trunk built it (both bundles: the player's in
+/// `dist/`, the admin's in `dist/admin/`): `dist/`, or `E2E_DIST_DIR` when
+/// set (a build of one's own, so two people in one checkout do not
+/// overwrite each other's); panics with what to run when it is missing or
+/// incomplete.
 pub fn dist_dir() -> PathBuf {
     let dist = std::env::var_os("E2E_DIST_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("dist"));
-    let index = dist.join("index.html");
-    let html = std::fs::read_to_string(&index).unwrap_or_else(|e| {
-        panic!(
-            "the end-to-end tests need the front end built by Trunk, but {} is missing ({e}). \
-             Run `make test` (scripts/test.sh builds it), or `source scripts/env.sh && \
-             cargo fetch && trunk build --release` in {}",
-            index.display(),
-            workspace_root().display()
-        )
-    });
-    let has_wasm = std::fs::read_dir(&dist)
-        .map(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.path().extension().is_some_and(|x| x == "wasm"))
-        })
-        .unwrap_or(false);
-    assert!(
-        has_wasm && html.contains(".wasm"),
-        "{} is not a complete Trunk build (no .wasm); run `make test` or `trunk build --release`",
-        dist.display()
-    );
+    for folder in [dist.clone(), dist.join("admin")] {
+        let index = folder.join("index.html");
+        let html = std::fs::read_to_string(&index).unwrap_or_else(|e| {
+            panic!(
+                "the end-to-end tests need the front end built by Trunk, but {} is missing ({e}). \
+                 Run `make test` (scripts/test.sh builds it), or `source scripts/env.sh && \
+                 cargo fetch && bash scripts/page.sh` in {}",
+                index.display(),
+                workspace_root().display()
+            )
+        });
+        let has_wasm = std::fs::read_dir(&folder)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .any(|e| e.path().extension().is_some_and(|x| x == "wasm"))
+            })
+            .unwrap_or(false);
+        assert!(
+            has_wasm && html.contains(".wasm"),
+            "{} is not a complete Trunk build (no .wasm); run `make test` or `bash scripts/page.sh`",
+            folder.display()
+        );
+    }
     dist
 }
 

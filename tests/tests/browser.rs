@@ -15,7 +15,7 @@ use e2e::{
     lobby::{Lobby, ADMIN_TOKEN},
     pages::{list::row, AdminPage, ListPage},
     paths,
-    process::http_get,
+    process::{http_get, HttpResponse},
     wait_for,
 };
 use serde_json::Value;
@@ -75,33 +75,79 @@ fn register_feuerland(lobby: &Lobby) -> GameServer {
     )
 }
 
-#[tokio::test]
-async fn bridge_serves_the_trunk_build() {
-    let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let index = http_get(lobby.http, "/").expect("GET /");
-    assert_eq!(index.status, 200, "{index:?}");
-    let wasm = index
+/// The page at `path` and the `.wasm` it names, fetched: both answered,
+/// the module as `application/wasm`.
+fn bundle(lobby: &Lobby, path: &str) -> (HttpResponse, String, HttpResponse) {
+    let page = http_get(lobby.http, path).expect("GET a page");
+    assert_eq!(page.status, 200, "{path}: {page:?}");
+    let wasm = page
         .body
-        .split('"')
+        .split(['"', '\''])
         .find(|s| s.ends_with(".wasm"))
-        .unwrap_or_else(|| panic!("index.html names no .wasm: {}", index.body))
+        .unwrap_or_else(|| panic!("{path} names no .wasm: {}", page.body))
         .to_owned();
-    let wasm_path = if wasm.starts_with('/') {
+    let wasm = if wasm.starts_with('/') {
         wasm
     } else {
         format!("/{wasm}")
     };
-    let module = http_get(lobby.http, &wasm_path).expect("GET the wasm");
-    assert_eq!(module.status, 200, "{wasm_path}");
+    let module = http_get(lobby.http, &wasm).expect("GET the wasm");
+    assert_eq!(module.status, 200, "{wasm}");
     assert!(module.head_contains("application/wasm"), "{}", module.head);
-    // Client-side routes fall back to the app.
-    for route in ["/admin", "/embed?theme=dark"] {
+    (page, wasm, module)
+}
+
+#[tokio::test]
+async fn bridge_serves_the_trunk_build() {
+    let _serial = e2e::serial().await;
+    let lobby = Lobby::start();
+    let (index, wasm, module) = bundle(&lobby, "/");
+    // Client-side routes fall back to the player's app.
+    for route in ["/embed?theme=dark", "/server/0123456789abcdef"] {
         let page = http_get(lobby.http, route).expect("GET a route");
         assert_eq!(page.status, 200, "{route}");
         assert_eq!(page.body, index.body, "{route} is not the app");
     }
+    // /admin is the admin's bundle, a module of its own; the player's
+    // carries none of the admin's webhooks (their API's path).
+    let (admin, admin_wasm, admin_module) = bundle(&lobby, "/admin");
+    assert_ne!(admin.body, index.body, "/admin is the player's page");
+    assert!(admin_wasm.starts_with("/admin/"), "{admin_wasm}");
+    assert_ne!(admin_wasm, wasm);
+    assert!(admin_module.body.contains("/api/admin/webhooks"));
+    assert!(!module.body.contains("/api/admin/webhooks"), "{wasm}");
     assert!(paths::dist_dir().join("index.html").is_file());
+    assert!(paths::dist_dir().join("admin/index.html").is_file());
+}
+
+/// The player's page carries no admin page: its link to /admin has the
+/// browser load the admin's bundle.
+#[tokio::test]
+async fn the_players_link_to_admin_loads_the_admins_bundle() {
+    let _serial = e2e::serial().await;
+    let lobby = Lobby::start();
+    let driver = Driver::start();
+    let browser = driver.browser().await;
+    let list = ListPage::open(&browser, &lobby.url("/")).await;
+    assert!(
+        list.wasm_loaded()
+            .await
+            .iter()
+            .all(|w| !w.contains("/admin/")),
+        "the player's page loaded the admin's bundle"
+    );
+    list.mark_document().await;
+    list.click("nav a[href='/admin']").await;
+    let admin = AdminPage::new(&browser);
+    admin.find("#admin-token").await;
+    assert!(!admin.same_document().await, "/admin was drawn in place");
+    let loaded = admin.wasm_loaded().await;
+    assert!(
+        loaded.iter().any(|w| w.contains("/admin/admin-")),
+        "{loaded:?}"
+    );
+    admin.sign_in(ADMIN_TOKEN, "Signed in").await;
+    browser.close().await;
 }
 
 #[tokio::test]

@@ -621,8 +621,9 @@ fn wait_recorder(addrs: [SocketAddr; 2], alive: [bool; 2], within: Duration) -> 
 }
 
 /// nginx serves the front end: the .wasm as the brotli twin, cached
-/// forever; the page revalidated (a server's page too); /healthz and the
-/// lobby's badge from a bridge.
+/// forever (the admin's bundle, which `page` was loaded as, and the
+/// player's); the pages revalidated (/admin, a server's page too);
+/// /healthz and the lobby's badge from a bridge.
 async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
     let wasm_name = std::fs::read_dir(dir.join("dist"))
         .expect("list dist")
@@ -630,18 +631,23 @@ async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .find(|n| n.ends_with(".wasm"))
         .expect("a .wasm in dist");
-    let br = std::fs::metadata(dir.join("dist").join(format!("{wasm_name}.br")))
+    let loaded = page.wasm_loaded().await;
+    let [admin_wasm] = &loaded[..] else {
+        panic!("the page loaded {loaded:?}, not one .wasm");
+    };
+    assert!(admin_wasm.starts_with("/admin/"), "{admin_wasm}");
+    let br = std::fs::metadata(dir.join(format!("dist{admin_wasm}.br")))
         .expect("the .wasm's brotli twin")
         .len();
     let transfer = page
         .js(&format!(
             "const e = performance.getEntriesByType('resource')\
-               .find(e => e.name.endsWith('/{wasm_name}'));\
+               .find(e => new URL(e.name).pathname === '{admin_wasm}');\
              return e ? [e.encodedBodySize, e.decodedBodySize] : null;"
         ))
         .await;
     eprintln!(
-        "the page downloaded {wasm_name} as {transfer} bytes (encoded, decoded); its .br is {br}"
+        "the page downloaded {admin_wasm} as {transfer} bytes (encoded, decoded); its .br is {br}"
     );
     assert_eq!(
         transfer[0].as_u64(),
@@ -656,10 +662,14 @@ async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
                const h = await fetch('/healthz', {{cache: 'no-store'}});\
                const b = await fetch('/badge.svg', {{cache: 'no-store'}});\
                const s = await fetch('/server/0123456789abcdef', {{cache: 'no-store'}});\
+               const a = await fetch('/admin', {{cache: 'no-store'}});\
+               const aw = await fetch('{admin_wasm}', {{cache: 'no-store'}});\
                return [w.headers.get('cache-control'), w.headers.get('content-type'),\
                        i.headers.get('cache-control'), h.status, await h.text(),\
                        b.status, b.headers.get('content-type'), (await b.text()).startsWith('<svg'),\
-                       s.status, s.headers.get('cache-control')];\
+                       s.status, s.headers.get('cache-control'),\
+                       a.status, a.headers.get('cache-control'), (await a.text()).includes('{admin_wasm}'),\
+                       aw.headers.get('cache-control'), aw.headers.get('content-type')];\
              }})();"
         ))
         .await;
@@ -692,6 +702,20 @@ async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
     // A server's page is the app (its route), revalidated like the rest.
     assert_eq!(headers[8], Value::from(200), "/server/…: {headers}");
     assert_eq!(headers[9], Value::String("no-cache".into()), "{headers}");
+    // /admin is the admin's page, revalidated; its .wasm kept forever.
+    assert_eq!(headers[10], Value::from(200), "/admin: {headers}");
+    assert_eq!(headers[11], Value::String("no-cache".into()), "{headers}");
+    assert_eq!(headers[12], Value::Bool(true), "/admin: {headers}");
+    assert_eq!(
+        headers[13],
+        Value::String("public, max-age=31536000, immutable".into()),
+        "{headers}"
+    );
+    assert_eq!(
+        headers[14],
+        Value::String("application/wasm".into()),
+        "{headers}"
+    );
 }
 
 /// Milliseconds of the wall clock, as the page's `Date.now()` reads it.

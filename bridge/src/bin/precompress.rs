@@ -1,7 +1,8 @@
 //! `precompress DIR`: writes `NAME.br` (brotli 11) and `NAME.gz` (gzip -9)
 //! beside every file of a Trunk build, once per build, so neither the
 //! bridge nor nginx compresses the front end per request. scripts/run.sh,
-//! scripts/test.sh and `make release` run it after `trunk build --release`.
+//! scripts/test.sh and `make release` run it after `scripts/page.sh` (both
+//! bundles: `dist/` and `dist/admin/`).
 
 use std::path::PathBuf;
 
