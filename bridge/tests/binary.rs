@@ -33,6 +33,8 @@ async fn embedded_master_mode() {
     let dir = std::env::temp_dir().join(format!("bridge-bin-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("index.html"), "<!doctype html>lobby").unwrap();
+    std::fs::create_dir_all(dir.join("admin")).unwrap();
+    std::fs::write(dir.join("admin/index.html"), "<!doctype html>admin").unwrap();
     let mut child = bridge_cmd()
         .args([
             "--listen",
@@ -72,11 +74,17 @@ async fn embedded_master_mode() {
         .unwrap();
     assert!(String::from_utf8_lossy(&reply[..n]).contains("msRQueryGameServers"));
 
-    // ...and the bridge relays to it and serves the page.
-    let (status, _, body) = http_get(http, "/admin", "").await;
+    // ...and the bridge relays to it and serves the pages: the player's,
+    // and at /admin the admin's bundle.
+    let (status, _, body) = http_get(http, "/", "").await;
     assert_eq!(
         (status, body.as_slice()),
         (200, &b"<!doctype html>lobby"[..])
+    );
+    let (status, _, body) = http_get(http, "/admin", "").await;
+    assert_eq!(
+        (status, body.as_slice()),
+        (200, &b"<!doctype html>admin"[..])
     );
     let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
         .await
