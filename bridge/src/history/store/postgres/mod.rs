@@ -60,16 +60,17 @@ const FIRST_RETRY: Duration = Duration::from_millis(500);
 const LAST_RETRY: Duration = Duration::from_secs(10);
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// Every this many transactions (about one a sample) the tables every
-/// sample rewrites are vacuumed: each sample leaves a dead version of every
+/// Every this many transactions (about one a sample) the tables the
+/// samples rewrite are vacuumed: each sample leaves a dead version of every
 /// listed server's `server_hours` row (one that cannot stay on its page:
 /// the whole sample is one transaction, and a full page has no room for
-/// all its rows' new versions), and reclaimed soon the space is used again
-/// by the next versions, which have the same size, instead of the table
+/// all its rows' new versions), and each hour's fold one of every
+/// `server_days` row of the day. Reclaimed soon, the space is used again by
+/// the next versions, which have the same size, instead of the tables
 /// growing until autovacuum comes. The visibility map limits the work to
 /// the pages changed since.
 const VACUUM_EVERY: u64 = 5;
-const VACUUM: &str = "VACUUM (SKIP_LOCKED) server_hours, servers";
+const VACUUM: &str = "VACUUM (SKIP_LOCKED) server_hours, servers, server_days";
 
 /// The longest a statement may run before the server cancels it.
 const STATEMENT_TIMEOUT_MS: u32 = 30_000;
