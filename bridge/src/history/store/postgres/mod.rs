@@ -65,11 +65,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// listed server's `server_hours` row (one that cannot stay on its page:
 /// the whole sample is one transaction, and a full page has no room for
 /// all its rows' new versions), and each hour's fold one of every
-/// `server_days` row of the day. Reclaimed soon, the space is used again by
-/// the next versions, which have the same size, instead of the tables
-/// growing until autovacuum comes. The visibility map limits the work to
-/// the pages changed since.
-const VACUUM_EVERY: u64 = 5;
+/// `server_days` row of the day. Since an hour's row keeps its size, the
+/// space of one sample's dead versions is exactly what the next sample's
+/// new versions take: vacuumed after every sample, the table holds about
+/// one sample's worth of them (docs/performance.md, "History"). The
+/// visibility map limits the work to the pages changed since.
+const VACUUM_EVERY: u64 = 1;
 const VACUUM: &str = "VACUUM (SKIP_LOCKED) server_hours, servers, server_days";
 
 /// The longest a statement may run before the server cancels it.
