@@ -228,11 +228,18 @@ impl Store {
     }
 }
 
+/// The most empty slots a row is made with (or grows by): a row of 60
+/// records (360 bytes), an hour at the default interval. At a shorter
+/// interval a row grows by that much each time it is full, so a sample
+/// every second writes rows of a few hundred bytes, not of 21.6 KB.
+const SLOTS_AHEAD: usize = 59;
+
 /// The empty slots a server's new hour row gets after the record of the
 /// sample taken at `t`: one for each sample still to come in its hour, so
 /// that they are written in place and the row never grows. As many as the
-/// hour before had (at most as many as the interval leaves time for); by
-/// the interval alone when the hour before has no samples. An hour that
+/// hour before had (at most as many as the interval leaves time for, and
+/// [`SLOTS_AHEAD`]); by the interval alone when the hour before has no
+/// samples. An hour that
 /// ends up with more samples than that (after one with a gap) grows its
 /// rows once it is past their slots; the next hour's are made for it.
 fn spare_slots(counts: HourCounts, t: i64, hour: i64, interval_ms: Option<i64>) -> usize {
@@ -245,7 +252,10 @@ fn spare_slots(counts: HourCounts, t: i64, hour: i64, interval_ms: Option<i64>) 
         (Some(n), None) | (None, Some(n)) => n,
         (None, None) => 0,
     };
-    usize::try_from(left).unwrap_or(0).min(MAX_SLOTS - 1)
+    usize::try_from(left)
+        .unwrap_or(0)
+        .min(SLOTS_AHEAD)
+        .min(MAX_SLOTS - 1)
 }
 
 /// The rows of the servers of `lives` that the store may hold at `now`:
@@ -358,9 +368,10 @@ mod tests {
         // A sample an hour: no room kept for samples that do not come.
         assert_eq!(spare_slots(counts(1, 0), hour + 600_000, hour, minute), 0);
         assert_eq!(spare_slots(counts(0, 0), hour, hour, None), 0);
+        // A sample a second: room for a minute's, not the hour's.
         assert_eq!(
-            spare_slots(counts(9_999, 0), hour, hour, Some(1)),
-            MAX_SLOTS - 1
+            spare_slots(counts(3_600, 0), hour, hour, Some(1_000)),
+            SLOTS_AHEAD
         );
     }
 }
