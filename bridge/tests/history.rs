@@ -314,9 +314,15 @@ async fn a_full_database_pauses_recording_and_nothing_else() {
     .await;
 
     metric_reaches(http, "bridge_history_samples_written_total", 1.0).await;
+    drop(ws);
     metric_reaches_within(http, "bridge_history_write_errors_total", 3.0, 12 * WAIT).await;
     let written = metric(http, "bridge_history_samples_written_total").await;
     assert!(metric(http, "bridge_history_database_bytes").await > 0.0);
+    // A socket of its own (the first, unread for a minute, missed pings).
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
+        .await
+        .unwrap();
+    send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
 
     // The list goes on: a change reaches the socket and /api/servers.
     let stats = r#"{"command":"msUpdateGameServerStats","content":{"players":{"current":3,"max":4},"isLobbyOpen":false,"gameplayMode":2}}"#;
