@@ -108,6 +108,7 @@ impl History {
     }
 
     fn new(mut store: Store, election: Option<Election>, interval: Duration) -> Self {
+        store.set_interval(i64::try_from(interval.as_millis()).unwrap_or(i64::MAX));
         let counters = Counters::default();
         if election.is_none() {
             counters

@@ -1,11 +1,19 @@
 //! The byte formats of the packed history rows (described in
-//! `migrations/002_packed_history.sql`): a server's samples of one hour,
-//! and its sums for each hour of one day. Packing them keeps one row per
-//! server per hour or day instead of one per sample, which is what makes
-//! the history small on disk and cheap to write.
+//! `migrations/002_packed_history.sql` and, for the empty slots of an
+//! hour's row, `migrations/005_hour_slots.sql`): a server's samples of one
+//! hour, and its sums for each hour of one day. Packing them keeps one row
+//! per server per hour or day instead of one per sample, which is what
+//! makes the history small on disk and cheap to write.
 
 /// Bytes of one sample's record in `server_hours.samples`.
 pub const SAMPLE_BYTES: usize = 6;
+/// An empty slot of an hour's row: room for a sample still to come. Its
+/// offset (`0xFFFF`) is no sample's, since an hour has 3,600 seconds, and
+/// six `0xFF` bytes in a row are found only at a slot's start (a record's
+/// second byte, the offset's high one, is at most `0x0E`).
+pub const EMPTY_SLOT: [u8; SAMPLE_BYTES] = [0xFF; SAMPLE_BYTES];
+/// The most slots an hour's row holds: a sample a second.
+pub const MAX_SLOTS: usize = 3_600;
 /// Bytes of one hour's sums in `server_days.hours`.
 pub const HOUR_BYTES: usize = 10;
 
@@ -31,16 +39,18 @@ impl Sample {
         out.push(u8::from(self.open) | (self.mode << 1));
     }
 
-    /// The records of an hour's blob, in the order they were taken; a
-    /// truncated last record is ignored.
+    /// The records of an hour's blob, in the order they were taken; empty
+    /// slots and a truncated last record are ignored.
     pub fn decode_all(blob: &[u8]) -> impl Iterator<Item = Sample> + '_ {
-        blob.chunks_exact(SAMPLE_BYTES).map(|r| Sample {
-            offset_s: u16::from_le_bytes([r[0], r[1]]),
-            players: u16::from_le_bytes([r[2], r[3]]),
-            max: r[4],
-            open: r[5] & 1 != 0,
-            mode: r[5] >> 1,
-        })
+        blob.chunks_exact(SAMPLE_BYTES)
+            .filter(|r| r != &EMPTY_SLOT)
+            .map(|r| Sample {
+                offset_s: u16::from_le_bytes([r[0], r[1]]),
+                players: u16::from_le_bytes([r[2], r[3]]),
+                max: r[4],
+                open: r[5] & 1 != 0,
+                mode: r[5] >> 1,
+            })
     }
 
     /// Whether the blob holds a record taken `offset_s` into its hour (the
@@ -48,6 +58,29 @@ impl Sample {
     pub fn taken_at(blob: &[u8], offset_s: u16) -> bool {
         blob.chunks_exact(SAMPLE_BYTES)
             .any(|r| u16::from_le_bytes([r[0], r[1]]) == offset_s)
+    }
+
+    /// Writes `record` (one [`Sample::encode`]d) into the first empty slot
+    /// of an hour's blob, where the row keeps its size; a blob without one
+    /// (a new row, an hour with more samples than its row was made for, a
+    /// row of an older layout) grows by the record and `spare` empty slots
+    /// after it, for the samples still to come. Returns whether it grew.
+    pub fn place(blob: &mut Vec<u8>, record: &[u8], spare: usize) -> bool {
+        if let Some(i) = blob
+            .chunks_exact(SAMPLE_BYTES)
+            .position(|r| r == EMPTY_SLOT)
+        {
+            let at = i * SAMPLE_BYTES;
+            blob[at..at + SAMPLE_BYTES].copy_from_slice(record);
+            return false;
+        }
+        blob.truncate(blob.len() - blob.len() % SAMPLE_BYTES);
+        blob.extend_from_slice(record);
+        let room = MAX_SLOTS.saturating_sub(blob.len() / SAMPLE_BYTES);
+        for _ in 0..spare.min(room) {
+            blob.extend_from_slice(&EMPTY_SLOT);
+        }
+        true
     }
 }
 
@@ -121,6 +154,40 @@ mod tests {
             .find(|&(at, _)| at == h)
             .map(|(_, sums)| sums)
             .unwrap_or_default()
+    }
+
+    fn record(s: Sample) -> Vec<u8> {
+        let mut out = Vec::new();
+        s.encode(&mut out);
+        out
+    }
+
+    #[test]
+    fn samples_fill_empty_slots_in_place_and_grow_only_when_full() {
+        let at = |offset_s| Sample {
+            offset_s,
+            players: 65_535,
+            max: 255,
+            open: true,
+            mode: 127,
+        };
+        let mut blob = Vec::new();
+        assert!(Sample::place(&mut blob, &record(at(30)), 2), "a new row");
+        assert_eq!(blob.len(), 3 * SAMPLE_BYTES, "made for three samples");
+        assert!(!Sample::place(&mut blob, &record(at(90)), 2));
+        assert!(!Sample::place(&mut blob, &record(at(255)), 2));
+        assert_eq!(blob.len(), 3 * SAMPLE_BYTES, "written in place");
+        let offsets: Vec<u16> = Sample::decode_all(&blob).map(|s| s.offset_s).collect();
+        assert_eq!(offsets, [30, 90, 255]);
+        assert!(Sample::place(&mut blob, &record(at(511)), 0), "full: grows");
+        assert_eq!(blob.len(), 4 * SAMPLE_BYTES);
+        // Every byte of a record at its largest, yet no empty slot is
+        // found inside or across records.
+        assert!(!blob.windows(SAMPLE_BYTES).any(|w| w == EMPTY_SLOT));
+        let mut huge = Vec::new();
+        Sample::place(&mut huge, &record(at(0)), usize::MAX);
+        assert_eq!(huge.len(), MAX_SLOTS * SAMPLE_BYTES, "never past an hour");
+        assert_eq!(Sample::decode_all(&huge).count(), 1);
     }
 
     #[test]

@@ -36,6 +36,7 @@ on_both_engines!(
     hostile_rows_are_errors_not_panics,
     push_key_and_subscriptions_are_kept_and_read_back_bounded,
     briefly_seen_servers_are_forgotten_after_a_day,
+    a_sample_is_written_in_place,
 );
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -327,7 +328,7 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 4, "migrated to the latest schema");
+    assert_eq!(version, 5, "migrated to the latest schema");
     let old_tables: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM sqlite_schema WHERE name IN \
@@ -620,5 +621,166 @@ fn a_full_database_keeps_recording_the_servers_already_there() {
         gone.len(),
         kept.len(),
         passing - passed_before
+    );
+}
+
+/// The players of server `key` at minute `m` of the tests' hours.
+fn players_at(key: u64, m: i64) -> u32 {
+    ((m as u64 * 7 + key) % 5) as u32
+}
+
+/// Writes a sample a minute, in the middle of each, for `minutes` from
+/// `from`: servers 1 and 2 in every one but server 2 not at minute 10 of
+/// an hour, server 3 only from minute 20.
+fn write_minutes(history: &History, from: i64, minutes: std::ops::Range<i64>) {
+    for m in minutes {
+        let t = from + m * MIN + 30_000;
+        let minute = (t % HOUR) / MIN;
+        let mut listed = vec![server(1, "a", players_at(1, m))];
+        if minute != 10 {
+            listed.push(server(2, "b", players_at(2, m)));
+        }
+        if minute >= 20 {
+            listed.push(server(3, "c", players_at(3, m)));
+        }
+        history.write(t, &listed).unwrap();
+    }
+}
+
+/// An hour's row is made at its first sample with a slot for each sample
+/// still to come in the hour, and every later sample is written into it
+/// in place: a sample that made a row grow (which in PostgreSQL moves the
+/// row off its page and leaves a dead version behind) fails here.
+fn a_sample_is_written_in_place(history: History) {
+    use super::packed::SAMPLE_BYTES;
+    // The hour before: 60 samples.
+    write_minutes(&history, T0, 0..60);
+    let hour = T0 + HOUR;
+    let mut sizes = std::collections::HashMap::new();
+    for m in 0..60 {
+        write_minutes(&history, hour, m..m + 1);
+        let mut store = history.store();
+        for key in [1, 2, 3] {
+            let Some(row) = store.hour_row(key, hour).unwrap() else {
+                assert!(key == 3 && m < 20, "key {key} at minute {m}");
+                continue;
+            };
+            let size = *sizes.entry(key).or_insert(row.len());
+            assert_eq!(row.len(), size, "key {key}'s row grew at minute {m}");
+        }
+    }
+    assert_eq!(
+        sizes[&1],
+        60 * SAMPLE_BYTES,
+        "made for the hour's 60 samples"
+    );
+    assert_eq!(sizes[&2], 60 * SAMPLE_BYTES);
+    assert_eq!(sizes[&3], 40 * SAMPLE_BYTES, "first listed at minute 20");
+    // Every sample reads back, the empty slot of the one that missed
+    // server 2 included.
+    let now = hour + HOUR - 1;
+    let mut store = history.store();
+    for key in [1, 2, 3] {
+        let (_, points) = store
+            .server_history(key, T0, Range::Hour, MIN, now)
+            .unwrap();
+        let points: Vec<&ServerPoint> = points.iter().filter(|p| p.t >= hour).collect();
+        assert_eq!(points.len(), 60, "key {key}");
+        for (m, p) in points.iter().enumerate() {
+            let m = m as i64;
+            let listed = match key {
+                2 => m != 10,
+                3 => m >= 20,
+                _ => true,
+            };
+            let expected = listed.then(|| f64::from(players_at(key, m)));
+            assert_eq!(p.players, expected, "key {key} minute {m}");
+        }
+    }
+}
+
+/// Everything the store answers of servers 1-3 and the lobby at `now`.
+fn answers(history: &History, now: i64) -> Vec<String> {
+    let mut store = history.store();
+    let mut out = Vec::new();
+    for range in [Range::Hour, Range::Day, Range::Week, Range::Month] {
+        out.push(format!(
+            "{:?}",
+            store.lobby_history(range, MIN, now).unwrap()
+        ));
+        for key in [1, 2, 3] {
+            let row = store.server(key).unwrap().unwrap();
+            out.push(format!("{row:?}"));
+            let answer = store
+                .server_history(key, row.first_seen, range, MIN, now)
+                .unwrap();
+            out.push(format!("{range:?} {key}: {answer:?}"));
+        }
+    }
+    out
+}
+
+/// A history written before migration 5 (hour rows without empty slots,
+/// as `downgrade` leaves them) reads back the same once converted, and the
+/// newest hour's rows are then written in place.
+fn a_converted_history_reads_back_the_same(open: impl Fn() -> History, downgrade: &str) {
+    use super::packed::SAMPLE_BYTES;
+    let hour = T0 + HOUR;
+    let now = hour + 21 * MIN;
+    let before = {
+        let history = open();
+        write_minutes(&history, T0, 0..60);
+        write_minutes(&history, hour, 0..20);
+        let before = answers(&history, now);
+        let mut store = history.store();
+        store.execute_raw(downgrade).unwrap();
+        let row = store.hour_row(1, hour).unwrap().unwrap();
+        assert_eq!(row.len(), 20 * SAMPLE_BYTES, "the old layout");
+        before
+    };
+    let history = open();
+    assert_eq!(answers(&history, now), before, "the same answers");
+    let row = history.store().hour_row(1, hour).unwrap().unwrap();
+    assert_eq!(
+        row.len(),
+        60 * SAMPLE_BYTES,
+        "slots for the rest of the hour"
+    );
+    write_minutes(&history, hour, 20..21);
+    let mut store = history.store();
+    assert_eq!(store.hour_row(1, hour).unwrap().unwrap().len(), row.len());
+    let (_, points) = store
+        .server_history(1, T0, Range::Hour, MIN, hour + 21 * MIN)
+        .unwrap();
+    assert_eq!(
+        points.last().and_then(|p| p.players),
+        Some(f64::from(players_at(1, 20)))
+    );
+}
+
+#[test]
+fn a_converted_embedded_history_reads_back_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    a_converted_history_reads_back_the_same(
+        || History::open(Some(dir.path()), MINUTE).unwrap(),
+        "UPDATE server_hours SET samples = substr(samples, 1, instr(samples, X'FFFFFFFFFFFF') - 1) \
+         WHERE instr(samples, X'FFFFFFFFFFFF') > 0; PRAGMA user_version = 4;",
+    );
+}
+
+#[test]
+fn a_converted_postgres_history_reads_back_the_same() {
+    let cluster = lobby_support::postgres::Cluster::start().unwrap();
+    let url: DatabaseUrl = cluster
+        .create_database("converted")
+        .unwrap()
+        .parse()
+        .unwrap();
+    a_converted_history_reads_back_the_same(
+        || History::connect(&url, MINUTE),
+        "UPDATE server_hours SET samples = substring(samples FROM 1 FOR \
+         position('\\xffffffffffff'::bytea IN samples) - 1) \
+         WHERE position('\\xffffffffffff'::bytea IN samples) > 0; \
+         DELETE FROM lobby_schema WHERE version = 5;",
     );
 }

@@ -99,6 +99,15 @@ pub struct Cutoffs {
     pub lobby_hours_before: i64,
 }
 
+/// How many samples the lobby recorded in two hours.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HourCounts {
+    /// In the hour before.
+    pub before: i64,
+    /// In the hour itself, so far.
+    pub this: i64,
+}
+
 /// A server's life in the store: its key and when it was first and last
 /// seen (Unix ms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,13 +160,25 @@ pub trait Engine: Send + std::fmt::Debug {
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool>;
     /// Adds one sample's totals to the lobby's sums of `hour` and `day`.
     fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()>;
-    /// Appends each of `records` (`at`: the key; `bytes`: one sample's
-    /// record, taken `offset_s` into `hour`) to its key's `server_hours`
-    /// row of `hour`, creating the row if there is none; a row that holds
-    /// a record taken at `offset_s` already (the same sample, written
-    /// twice) is left as it is. No row is read back: PostgreSQL does it in
-    /// one statement.
-    fn append_samples(&mut self, hour: i64, offset_s: u16, records: &[Packed]) -> Result<()>;
+    /// Samples recorded in the hour before `hour` and in `hour` so far
+    /// (the lobby's hourly counts).
+    fn hour_counts(&mut self, hour: i64) -> Result<HourCounts>;
+    /// Writes each of `records` (`at`: the key; `bytes`: one sample's
+    /// record, taken `offset_s` into `hour`) into its key's `server_hours`
+    /// row of `hour` as [`Sample::place`] does: into the row's first empty
+    /// slot, in place; a row without one (a new row) grows by the record
+    /// and `spare` empty slots. A row that holds a record taken at
+    /// `offset_s` already (the same sample, written twice) is left as it
+    /// is. No row is read back: PostgreSQL does it in one statement.
+    ///
+    /// [`Sample::place`]: super::super::packed::Sample::place
+    fn append_samples(
+        &mut self,
+        hour: i64,
+        offset_s: u16,
+        spare: usize,
+        records: &[Packed],
+    ) -> Result<()>;
     /// Updates the servers' last known state as of `t` (first seen `t` if
     /// new).
     fn put_servers(&mut self, t: i64, servers: &[&ServerSample]) -> Result<()>;

@@ -135,6 +135,9 @@ pub struct Store {
     /// Servers last seen up to this (last seen, key) have been checked for
     /// being brief already.
     brief_checked: (i64, i64),
+    /// The sample interval, when known: how many samples an hour's row is
+    /// made for when the hour before has none.
+    interval_ms: Option<i64>,
 }
 
 impl Store {
@@ -159,7 +162,13 @@ impl Store {
             hours_dropped_before: i64::MIN,
             folded_before: None,
             brief_checked: (i64::MIN, i64::MIN),
+            interval_ms: None,
         }
+    }
+
+    /// Tells the store the sample interval (see [`Store::record`]).
+    pub fn set_interval(&mut self, interval_ms: i64) {
+        self.interval_ms = Some(interval_ms);
     }
 
     fn engine(&mut self) -> &mut dyn Engine {
@@ -232,6 +241,13 @@ impl Store {
             Engines::Sqlite(e) => e.execute_raw(sql),
             Engines::Postgres(e) => e.execute_raw(sql),
         }
+    }
+
+    /// `key`'s `server_hours` row of `hour`, its bytes as stored (tests).
+    #[cfg(test)]
+    pub fn hour_row(&mut self, key: u64, hour: i64) -> Result<Option<Vec<u8>>, StoreError> {
+        let rows = self.engine().hours_of(key as i64, &[hour])?;
+        Ok(rows.into_iter().next().map(|r| r.bytes))
     }
 
     /// The engine's SQL for `false` (tests).

@@ -9,8 +9,8 @@ use std::collections::HashSet;
 
 use master::throttled;
 
-use super::super::packed::{HourSums, Sample, SAMPLE_BYTES};
-use super::engine::{by_at, Brief, Cutoffs, DaySums, Engine, Forgotten, Life, Packed};
+use super::super::packed::{HourSums, Sample, MAX_SLOTS, SAMPLE_BYTES};
+use super::engine::{by_at, Brief, Cutoffs, DaySums, Engine, Forgotten, HourCounts, Life, Packed};
 use super::{
     floor, ServerSample, Store, StoreError, BRIEF_MS, DAY_MS, FORGET_BRIEF_AFTER_MS, HOUR_MS,
     KEEP_DAILY_MS, KEEP_HOURLY_MS, KEEP_SAMPLES_MS,
@@ -36,9 +36,13 @@ pub enum Recorded {
 
 impl Store {
     /// Records one sample taken at `t` (Unix ms): each listed server (one
-    /// record per key: the first of twins counts) appended to its hour's
+    /// record per key: the first of twins counts) written into its hour's
     /// row and added to its day's sums, the lobby's totals, in one
-    /// transaction. The lobby's row for `t` is the guard: a sample whose
+    /// transaction. An hour's row is made at its first sample with an
+    /// empty slot for each sample still to come in the hour
+    /// ([`spare_slots`]), and each later sample fills the next slot in
+    /// place: the row keeps its size, so PostgreSQL can update it on its
+    /// page. The lobby's row for `t` is the guard: a sample whose
     /// time is recorded already changes nothing ([`Recorded::Already`]),
     /// so two bridges recording the same interval count it once.
     ///
@@ -112,6 +116,7 @@ impl Store {
         let count = unique.len() as i64;
         let players: i64 = unique.iter().map(|s| i64::from(s.players)).sum();
         let offset_s = u16::try_from((t - hour) / 1000).unwrap_or(u16::MAX);
+        let interval_ms = self.interval_ms;
         let recorded = self.in_transaction(|e| {
             if !e.insert_lobby_sample(t, count, players)? {
                 return Ok(Recorded::Already);
@@ -119,6 +124,7 @@ impl Store {
             if folded < hour {
                 fold(e, folded, hour)?;
             }
+            let spare = spare_slots(e.hour_counts(hour)?, t, hour, interval_ms);
             let records: Vec<Packed> = unique
                 .iter()
                 .map(|s| {
@@ -137,7 +143,7 @@ impl Store {
                     }
                 })
                 .collect();
-            e.append_samples(hour, offset_s, &records)?;
+            e.append_samples(hour, offset_s, spare, &records)?;
             e.put_servers(t, &unique)?;
             e.add_lobby_sums(hour, day, count, players)?;
             if hour < folded {
@@ -222,6 +228,36 @@ impl Store {
     }
 }
 
+/// The most empty slots a row is made with (or grows by): a row of 60
+/// records (360 bytes), an hour at the default interval. At a shorter
+/// interval a row grows by that much each time it is full, so a sample
+/// every second writes rows of a few hundred bytes, not of 21.6 KB.
+const SLOTS_AHEAD: usize = 59;
+
+/// The empty slots a server's new hour row gets after the record of the
+/// sample taken at `t`: one for each sample still to come in its hour, so
+/// that they are written in place and the row never grows. As many as the
+/// hour before had (at most as many as the interval leaves time for, and
+/// [`SLOTS_AHEAD`]); by the interval alone when the hour before has no
+/// samples. An hour that
+/// ends up with more samples than that (after one with a gap) grows its
+/// rows once it is past their slots; the next hour's are made for it.
+fn spare_slots(counts: HourCounts, t: i64, hour: i64, interval_ms: Option<i64>) -> usize {
+    let by_time = interval_ms
+        .filter(|&every| every > 0)
+        .map(|every| (hour + HOUR_MS - t - 1).max(0) / every);
+    let by_count = (counts.before > 0).then(|| counts.before - counts.this - 1);
+    let left = match (by_count, by_time) {
+        (Some(c), Some(t)) => c.min(t),
+        (Some(n), None) | (None, Some(n)) => n,
+        (None, None) => 0,
+    };
+    usize::try_from(left)
+        .unwrap_or(0)
+        .min(SLOTS_AHEAD)
+        .min(MAX_SLOTS - 1)
+}
+
 /// The rows of the servers of `lives` that the store may hold at `now`:
 /// each hour of their life within the samples' 48 hours, each day within
 /// the daily sums' two years, and their `servers` rows.
@@ -304,5 +340,38 @@ fn day_sums(key: i64, hours: Vec<u8>) -> DaySums {
         max: i64::from(max),
         open_n,
         hours: Some(hours),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_row_has_a_slot_for_each_sample_left_in_its_hour() {
+        let hour = 100 * HOUR_MS;
+        let minute = Some(60_000);
+        let counts = |before, this| HourCounts { before, this };
+        // The hour before had 60 samples, this is the first of this one.
+        assert_eq!(spare_slots(counts(60, 0), hour + 30_000, hour, minute), 59);
+        assert_eq!(
+            spare_slots(counts(60, 59), hour + 3_570_000, hour, minute),
+            0
+        );
+        // Started 20 minutes into the hour: no more than time allows.
+        assert_eq!(
+            spare_slots(counts(60, 0), hour + 1_230_000, hour, minute),
+            39
+        );
+        // No hour before: the interval's count.
+        assert_eq!(spare_slots(counts(0, 0), hour + 30_000, hour, minute), 59);
+        // A sample an hour: no room kept for samples that do not come.
+        assert_eq!(spare_slots(counts(1, 0), hour + 600_000, hour, minute), 0);
+        assert_eq!(spare_slots(counts(0, 0), hour, hour, None), 0);
+        // A sample a second: room for a minute's, not the hour's.
+        assert_eq!(
+            spare_slots(counts(3_600, 0), hour, hour, Some(1_000)),
+            SLOTS_AHEAD
+        );
     }
 }

@@ -44,11 +44,12 @@ use tracing::{error, info};
 pub use election::Election;
 pub use schema::SECRET_BYTES;
 
+use super::super::packed::{EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
 use super::super::range::Tier;
 use super::engine::{
-    Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, Packed, Pruned, PushRow,
-    RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT, MAX_TEXT_BYTES,
-    MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+    Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, HourCounts, Life, LobbyBucket, Packed,
+    Pruned, PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
+    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::sqlite::{fronts, lobby_buckets_sql, BRIEF_SERVERS, LEAST_SEEN};
 use super::{ServerSample, StoreError};
@@ -59,21 +60,66 @@ const FIRST_RETRY: Duration = Duration::from_millis(500);
 const LAST_RETRY: Duration = Duration::from_secs(10);
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// Every this many transactions (about one a sample) the tables every
-/// sample rewrites are vacuumed: each sample leaves a dead version of every
-/// listed server's `server_hours` row (it grows, so it rarely stays on its
-/// page), and reclaimed soon the space is used again by the next samples
-/// instead of the table growing until autovacuum comes. The visibility map
-/// limits the work to the pages changed since.
-const VACUUM_EVERY: u64 = 5;
-const VACUUM: &str = "VACUUM (SKIP_LOCKED) server_hours, servers";
+/// Every this many transactions (about one a sample) the tables the
+/// samples rewrite are vacuumed: each sample leaves a dead version of every
+/// listed server's `server_hours` row (one that cannot stay on its page:
+/// the whole sample is one transaction, and a full page has no room for
+/// all its rows' new versions), and each hour's fold one of every
+/// `server_days` row of the day. Since an hour's row keeps its size, the
+/// space of one sample's dead versions is exactly what the next sample's
+/// new versions take: vacuumed after every sample, the table holds about
+/// one sample's worth of them (docs/performance.md, "History"). The
+/// visibility map limits the work to the pages changed since.
+const VACUUM_EVERY: u64 = 1;
+const VACUUM: &str = "VACUUM (SKIP_LOCKED) server_hours, servers, server_days";
 
 /// The longest a statement may run before the server cancels it.
 const STATEMENT_TIMEOUT_MS: u32 = 30_000;
 
 // The append in `append_samples` reads a record's offset as its first two
 // bytes of six.
-const _: () = assert!(super::super::packed::SAMPLE_BYTES == 6);
+const _: () = assert!(SAMPLE_BYTES == 6);
+
+/// How many records an hour's row `h` holds: those before its first
+/// empty slot (`$6`), or all of it when it has none. Six `0xFF` bytes are
+/// found only at a slot's start in rows the bridge writes; in any other
+/// row the match is not at a record's start, and the row counts as full.
+macro_rules! used {
+    () => {
+        "(CASE WHEN position($6 IN h.samples) % 6 = 1 THEN position($6 IN h.samples) / 6 \
+          ELSE length(h.samples) / 6 END)"
+    };
+}
+
+/// One sample's records written into their servers' rows of hour `$1`
+/// (keys `$2`, records `$3`, taken `$4` s into the hour) in one statement,
+/// nothing read back: a new row gets the record and the empty slots `$5`;
+/// a row with an empty slot gets the record there, in place, so that it
+/// keeps its size and the update can stay on its page (HOT); a row without
+/// one grows by the record and `$5`. The guard against the same sample
+/// twice looks at the last record first (samples come in order, so that
+/// settles it) and scans the row's records only when the clock went back.
+const APPEND_SAMPLES: &str = concat!(
+    "INSERT INTO server_hours AS h (hour, key, samples) \
+     SELECT $1, k, s || $5 FROM unnest($2::bigint[], $3::bytea[]) AS u(k, s) \
+     ON CONFLICT (hour, key) DO UPDATE SET samples = CASE \
+       WHEN position($6 IN h.samples) % 6 = 1 \
+       THEN overlay(h.samples PLACING substring(excluded.samples FROM 1 FOR 6) \
+            FROM position($6 IN h.samples) FOR 6) \
+       ELSE h.samples || excluded.samples END \
+     WHERE CASE WHEN ",
+    used!(),
+    " = 0 THEN true WHEN get_byte(h.samples, (",
+    used!(),
+    " - 1) * 6) + 256 * get_byte(h.samples, (",
+    used!(),
+    " - 1) * 6 + 1) < $4 THEN true \
+       ELSE NOT EXISTS (SELECT 1 FROM generate_series(0, ",
+    used!(),
+    " - 1) AS i \
+            WHERE get_byte(h.samples, i * 6) + 256 * get_byte(h.samples, i * 6 + 1) = $4) \
+     END"
+);
 
 /// Adds one sample's totals to a lobby sums table's row `$1`.
 macro_rules! add_lobby_sums {
@@ -558,26 +604,44 @@ impl Engine for Postgres {
         Ok(())
     }
 
-    fn append_samples(&mut self, hour: i64, offset_s: u16, records: &[Packed]) -> Result<()> {
+    fn hour_counts(&mut self, hour: i64) -> Result<HourCounts> {
+        let before = hour - super::HOUR_MS;
+        let rows = self.query(
+            "SELECT t, n FROM lobby_hourly WHERE t = $1 OR t = $2",
+            &[&before, &hour],
+        )?;
+        let mut counts = HourCounts::default();
+        for r in &rows {
+            let (t, n): (i64, i64) = (get(r, 0)?, get(r, 1)?);
+            if t == hour {
+                counts.this = n;
+            } else {
+                counts.before = n;
+            }
+        }
+        Ok(counts)
+    }
+
+    fn append_samples(
+        &mut self,
+        hour: i64,
+        offset_s: u16,
+        spare: usize,
+        records: &[Packed],
+    ) -> Result<()> {
         let keys: Vec<i64> = records.iter().map(|r| r.at).collect();
         let blobs: Vec<&[u8]> = records.iter().map(|r| r.bytes.as_slice()).collect();
-        // One statement for the whole sample, nothing read back: each row
-        // gets the record appended on the server. The guard against the
-        // same sample twice looks at the last record first (samples come
-        // in order, so that settles it) and scans the row only when the
-        // clock went back.
+        let spare = EMPTY_SLOT.repeat(spare.min(MAX_SLOTS));
         self.execute(
-            "INSERT INTO server_hours AS h (hour, key, samples) \
-             SELECT $1, k, s FROM unnest($2::bigint[], $3::bytea[]) AS u(k, s) \
-             ON CONFLICT (hour, key) DO UPDATE SET samples = h.samples || excluded.samples \
-             WHERE CASE \
-               WHEN length(h.samples) < 6 THEN true \
-               WHEN get_byte(h.samples, (length(h.samples) / 6 - 1) * 6) \
-                    + 256 * get_byte(h.samples, (length(h.samples) / 6 - 1) * 6 + 1) < $4 THEN true \
-               ELSE NOT EXISTS (SELECT 1 FROM generate_series(0, length(h.samples) / 6 - 1) AS i \
-                    WHERE get_byte(h.samples, i * 6) + 256 * get_byte(h.samples, i * 6 + 1) = $4) \
-             END",
-            &[&hour, &keys, &blobs, &i32::from(offset_s)],
+            APPEND_SAMPLES,
+            &[
+                &hour,
+                &keys,
+                &blobs,
+                &i32::from(offset_s),
+                &spare,
+                &&EMPTY_SLOT[..],
+            ],
         )?;
         Ok(())
     }
