@@ -21,9 +21,7 @@
 #   each profile's directory, not the whole target dir;
 # - the tests run under cargo-nextest (.config/nextest.toml): every test is
 #   a process of its own, so the other crates' tests run beside the
-#   end-to-end ones, which mostly wait on browsers, instead of after them;
-#   the page's component tests and the load generator's smoke run go
-#   beside them too.
+#   end-to-end ones, which mostly wait on browsers, instead of after them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/steps.sh
@@ -56,16 +54,6 @@ cargo build --workspace --all-targets
 step_wait page
 step "precompressed front end (dist/**.br, .gz; served by the bridge and nginx)"
 "$target/debug/precompress" dist >/dev/null
-# The page's component tests and the load generator's smoke run wait on
-# browsers and loopback far more than they compute: they run beside the
-# tests, whose end-to-end part mostly waits too.
-step_background components "front-end component tests in headless Chromium (wasm-bindgen-test), beside the tests" \
-  env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
-  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-  CHROMEDRIVER="$(command -v chromedriver)" \
-  cargo test -p frontend --target wasm32-unknown-unknown
-step_background smoke "load generator smoke run (every phase runs, tiny; the dev build above), beside the tests" \
-  bash scripts/bench.sh --smoke
 step "tests: every test target of the workspace (cargo nextest)"
 cargo nextest run --workspace
 step "the benchmarks' smoke runs (harness = false: cargo test runs them, tiny)"
@@ -74,5 +62,12 @@ QUERY_BENCH_SERVERS=200 QUERY_BENCH_ROUNDS=20 REPLY_BENCH_SERVERS=200 REPLY_BENC
   cargo test --workspace --bench '*'
 step "doc tests"
 cargo test --workspace --doc
-step_wait components
-step_wait smoke
+# After the tests, not beside them: each starts Chromium, and beside the
+# end-to-end tests they cost those their deadlines.
+step "front-end component tests in headless Chromium (wasm-bindgen-test)"
+env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  CHROMEDRIVER="$(command -v chromedriver)" \
+  cargo test -p frontend --target wasm32-unknown-unknown
+step "load generator smoke run (every phase runs, tiny; the dev build above)"
+bash scripts/bench.sh --smoke
