@@ -46,7 +46,9 @@ cargo test -p frontend --target wasm32-unknown-unknown --no-run
 # From here on every cargo command builds for the host through clippy (see
 # the top of this file): `cargo clippy -- -D warnings` passes the same two
 # variables to cargo check.
-RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver || true)"
+# Empty, cargo would build without the lints and pass: stop instead.
+: "${RUSTC_WORKSPACE_WRAPPER:?clippy-driver not found (rustup component add clippy)}"
 export RUSTC_WORKSPACE_WRAPPER
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 step "build with clippy's lints, warnings denied: tests, binaries, benchmarks (dev profile, one feature set)"
