@@ -21,6 +21,9 @@ pub struct Counters {
     pub write_micros: AtomicU64,
     /// Microseconds the last written sample took.
     pub last_write_micros: AtomicU64,
+    /// Microseconds spent after the samples were written reclaiming what
+    /// they left behind (PostgreSQL's vacuum; none on SQLite).
+    pub tidy_micros: AtomicU64,
     /// When the last sample was written (Unix ms; 0: none yet).
     pub last_written_ms: AtomicI64,
     /// Writes that failed (a full disk, the size cap, a damaged file).
@@ -48,11 +51,17 @@ impl Counters {
         self.last_written_ms.store(now, Relaxed);
     }
 
+    /// Counts the tidying after a sample, which took `took`.
+    pub fn tidied(&self, took: Duration) {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.tidy_micros.fetch_add(micros, Relaxed);
+    }
+
     /// Appends the Prometheus text of these counters to `out`.
     pub fn render(&self, out: &mut String) {
         let seconds = |micros: u64| (micros as f64 / 1e6).to_string();
         let samples = self.samples.load(Relaxed).to_string();
-        let families: [Family; 8] = [
+        let families: [Family; 9] = [
             (
                 "bridge_history_samples_written_total",
                 "counter",
@@ -67,6 +76,12 @@ impl Counters {
                     ("_sum", seconds(self.write_micros.load(Relaxed))),
                     ("_count", samples),
                 ],
+            ),
+            (
+                "bridge_history_tidy_seconds_total",
+                "counter",
+                "Time spent after the samples were written reclaiming the room they left behind (PostgreSQL's vacuum; 0 on SQLite).",
+                vec![("", seconds(self.tidy_micros.load(Relaxed)))],
             ),
             (
                 "bridge_history_last_write_seconds",
@@ -132,6 +147,7 @@ mod tests {
         let c = Counters::default();
         c.written(Duration::from_millis(1500), 1_700_000_000_250);
         c.written(Duration::from_millis(500), 1_700_000_001_000);
+        c.tidied(Duration::from_millis(250));
         c.errors.fetch_add(3, Relaxed);
         c.database_bytes.store(4096, Relaxed);
         let mut text = String::new();
@@ -151,6 +167,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("bridge_history_last_write_timestamp_seconds 1700000001\n"));
+        assert!(text.contains("bridge_history_tidy_seconds_total 0.25\n"), "{text}");
         assert!(text.contains("bridge_history_write_errors_total 3\n"));
         assert!(text.contains("bridge_history_samples_dropped_total 0\n"));
         assert!(text.contains("bridge_history_recording 0\n"), "{text}");

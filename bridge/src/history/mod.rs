@@ -280,7 +280,14 @@ impl History {
             .admit(t, list.list().iter());
         self.counters.refused.fetch_add(refused as u64, Relaxed);
         let samples: Vec<ServerSample> = admitted.into_iter().filter_map(sample_of).collect();
-        match self.write(t, &samples) {
+        let written = self.write(t, &samples);
+        if written.is_ok() {
+            // Best effort: what it leaves is reclaimed after the next
+            // sample (or by autovacuum); a lost connection is said by
+            // the next write.
+            let _ = self.tidy();
+        }
+        match written {
             Ok(_) if self.failing.swap(false, Relaxed) => {
                 info!("the history is written again; recording resumed");
             }
@@ -336,6 +343,18 @@ impl History {
         if let Ok(bytes) = size {
             self.counters.database_bytes.store(bytes, Relaxed);
         }
+        result
+    }
+
+    /// Reclaims the room the last sample left behind (see
+    /// [`Store::tidy`]), counted apart from the sample's write time: the
+    /// sample is committed and visible before, and the next one is an
+    /// interval away. The writer thread runs it after each sample;
+    /// benchmarks that write samples back to back run it themselves.
+    pub fn tidy(&self) -> Result<(), StoreError> {
+        let started = std::time::Instant::now();
+        let result = self.store().tidy();
+        self.counters.tidied(started.elapsed());
         result
     }
 }

@@ -120,11 +120,13 @@ fn rows(
                 pg.wall.len()
             ),
             format!(
-                "wall p50 {} p99 {}, CPU p50 {} p99 {}",
+                "wall p50 {} p99 {}, CPU p50 {} p99 {}; then the vacuum, off the sample's time: wall p50 {} p99 {}",
                 ms(wall),
                 q(&pg.wall, 0.99),
                 ms(cpu),
-                q(&pg.cpu, 0.99)
+                q(&pg.cpu, 0.99),
+                q(&pg.tidy, 0.5),
+                q(&pg.tidy, 0.99)
             ),
             format!(
                 "SQLite: wall p50 {} p99 {}, CPU p50 {} p99 {}",

@@ -70,6 +70,10 @@ pub(super) struct Generated {
     pub(super) cpu: Histogram<u64>,
     /// Wall time of the same writes (µs).
     pub(super) wall: Histogram<u64>,
+    /// Wall time of the tidying after each of them (µs; PostgreSQL's
+    /// vacuum, which the bridge's writer runs after the sample is
+    /// committed).
+    pub(super) tidy: Histogram<u64>,
     /// How long the whole generation took.
     pub(super) took: Duration,
     /// The last sample's time (Unix ms).
@@ -201,7 +205,7 @@ pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
     } else {
         dense_from
     };
-    let (mut cpu, mut wall) = (histogram(), histogram());
+    let (mut cpu, mut wall, mut tidy) = (histogram(), histogram(), histogram());
     let (mut samples, mut rows) = (0u64, 0u64);
     let mut t = start;
     let mut next_report = start + DAY_MS;
@@ -212,6 +216,11 @@ pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
         if t >= timed_from {
             crate::report::record(&mut cpu, thread_cpu().saturating_sub(c0));
             crate::report::record(&mut wall, w0.elapsed());
+        }
+        let t0 = Instant::now();
+        history.tidy().map_err(store_err)?;
+        if t >= timed_from {
+            crate::report::record(&mut tidy, t0.elapsed());
         }
         samples += 1;
         rows += listed.len() as u64;
@@ -260,6 +269,7 @@ pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
         wal_before,
         cpu,
         wall,
+        tidy,
         took: started.elapsed(),
         end_ms: end,
         tables,

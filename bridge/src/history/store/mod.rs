@@ -225,6 +225,13 @@ impl Store {
         self.engine().size_bytes()
     }
 
+    /// Reclaims the room the last sample left behind (PostgreSQL's dead
+    /// row versions; see `postgres::VACUUM`): the writer runs it after each
+    /// sample, once the sample is committed and visible.
+    pub fn tidy(&mut self) -> Result<(), StoreError> {
+        self.engine().tidy()
+    }
+
     /// Copies the embedded database's write-ahead log into its file (see
     /// `Sqlite::checkpoint`); nothing to do in PostgreSQL.
     pub fn checkpoint(&mut self) -> Result<(), StoreError> {

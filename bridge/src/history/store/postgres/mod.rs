@@ -60,17 +60,16 @@ const FIRST_RETRY: Duration = Duration::from_millis(500);
 const LAST_RETRY: Duration = Duration::from_secs(10);
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// Every this many transactions (about one a sample) the tables the
-/// samples rewrite are vacuumed: each sample leaves a dead version of every
-/// listed server's `server_hours` row (one that cannot stay on its page:
-/// the whole sample is one transaction, and a full page has no room for
-/// all its rows' new versions), and each hour's fold one of every
-/// `server_days` row of the day. Since an hour's row keeps its size, the
-/// space of one sample's dead versions is exactly what the next sample's
-/// new versions take: vacuumed after every sample, the table holds about
-/// one sample's worth of them (docs/performance.md, "History"). The
-/// visibility map limits the work to the pages changed since.
-const VACUUM_EVERY: u64 = 1;
+/// What [`Store::tidy`](super::Store::tidy) runs after each sample: each
+/// sample leaves a dead version of every listed server's `server_hours`
+/// row (one that cannot stay on its page: the whole sample is one
+/// transaction, and a full page has no room for all its rows' new
+/// versions), and each hour's fold one of every `server_days` row of the
+/// day. Since an hour's row keeps its size, the space of one sample's dead
+/// versions is exactly what the next sample's new versions take: vacuumed
+/// after every sample, the table holds about one sample's worth of them
+/// (docs/performance.md, "History"). The visibility map limits the work to
+/// the pages changed since.
 const VACUUM: &str = "VACUUM (SKIP_LOCKED) server_hours, servers, server_days";
 
 /// The longest a statement may run before the server cancels it.
@@ -289,8 +288,6 @@ pub struct Postgres {
     retry_at: Option<Instant>,
     /// The delay after the next failure.
     backoff: Duration,
-    /// Transactions committed on this engine (the vacuum's clock).
-    commits: u64,
 }
 
 impl fmt::Debug for Postgres {
@@ -313,7 +310,6 @@ impl Postgres {
             down: false,
             retry_at: None,
             backoff: FIRST_RETRY,
-            commits: 0,
         }
     }
 
@@ -569,15 +565,11 @@ impl Engine for Postgres {
     }
 
     fn commit(&mut self) -> Result<()> {
-        self.batch("COMMIT")?;
-        self.commits = self.commits.wrapping_add(1);
-        if self.commits.is_multiple_of(VACUUM_EVERY) {
-            // Best effort (autovacuum does it later otherwise); the
-            // transaction is committed whatever it says, and a lost
-            // connection is noticed by the next operation.
-            let _ = self.batch(VACUUM);
-        }
-        Ok(())
+        self.batch("COMMIT")
+    }
+
+    fn tidy(&mut self) -> Result<()> {
+        self.batch(VACUUM)
     }
 
     fn rollback(&mut self) {
