@@ -18,8 +18,8 @@ use e2e::{
     axe,
     browser::{Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
-    lobby::{Lobby, ADMIN_TOKEN},
     pages::{games, list::row, AdminPage, GamesPage, ListPage, ServerPage},
+    product::{Product, ADMIN_TOKEN},
     receiver::Receiver,
     wait_for,
 };
@@ -49,7 +49,7 @@ fn stats(current: u32, max: u8, open: bool, mode: u8) -> Stats {
 
 /// A server in each state a row shows: lobby open, in game, full, more
 /// players than slots, empty.
-fn register_servers(lobby: &Lobby) -> Vec<GameServer> {
+fn register_servers(lobby: &Product) -> Vec<GameServer> {
     [
         ("Alpha", 20001, stats(1, 4, true, 1)),
         ("Bravo", 20002, stats(4, 4, false, 2)),
@@ -133,7 +133,7 @@ fn pages(alpha: &str) -> Vec<(&'static str, String, String)> {
 
 /// Opens `path` and waits until it is live, in `variant`'s language and
 /// scheme, and shows `ready`.
-async fn open(browser: &Browser, lobby: &Lobby, path: &str, ready: &str, variant: &Variant) {
+async fn open(browser: &Browser, lobby: &Product, path: &str, ready: &str, variant: &Variant) {
     browser.goto(&lobby.url(path)).await;
     // A server's card for an iframe has no header, hence no status pill.
     if !path.starts_with("/embed/server/") {
@@ -150,7 +150,7 @@ async fn open(browser: &Browser, lobby: &Lobby, path: &str, ready: &str, variant
 
 /// Stars [`STARRED`] and [`GONE`], then takes [`GONE`] off the master, so
 /// the list shows a favourite and an offline favourite.
-async fn favourites(browser: &Browser, lobby: &Lobby, variant: &Variant) {
+async fn favourites(browser: &Browser, lobby: &Product, variant: &Variant) {
     let gone = GameServer::register(lobby.master, GONE, "192.0.2.9", 20009, stats(1, 4, true, 1));
     open(browser, lobby, "/", &row(GONE), variant).await;
     let page = ListPage::new(browser);
@@ -165,7 +165,7 @@ async fn favourites(browser: &Browser, lobby: &Lobby, variant: &Variant) {
 
 /// Signs in on the admin page and adds a test server, waiting until the
 /// master has it.
-async fn admin_with_a_test_server(browser: &Browser, lobby: &Lobby, variant: &Variant) {
+async fn admin_with_a_test_server(browser: &Browser, lobby: &Product, variant: &Variant) {
     open(browser, lobby, "/admin", "#admin-token", variant).await;
     let admin = AdminPage::new(browser);
     admin.type_into("#admin-token", ADMIN_TOKEN).await;
@@ -214,7 +214,7 @@ impl Reports {
 #[tokio::test]
 async fn axe_finds_nothing_on_any_page_in_english_and_german() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let _servers = register_servers(&lobby);
     let alpha = lobby.key_of("Alpha").await;
     let driver = Driver::start();
@@ -267,7 +267,7 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
 #[tokio::test]
 async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with(&["--webhook-allow-private"]);
+    let lobby = Product::start_with(&["--webhook-allow-private"]);
     let mut receiver = Receiver::start().await;
     let host = receiver.host.clone();
     let driver = Driver::start();
@@ -308,7 +308,7 @@ async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
 #[tokio::test]
 async fn axe_finds_nothing_while_the_master_or_the_bridge_is_down() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
+    let mut lobby = Product::start_with_separate_master();
     let _servers = register_servers(&lobby);
     let driver = Driver::start();
     let mut browsers = Vec::new();
@@ -378,7 +378,7 @@ async fn axe_finds_nothing_on_other_games_tabs() {
         format!("gameagent:{}", master.addr()),
         format!("gameagent:{}", silent.addr()),
     );
-    let lobby = Lobby::start_with(&[
+    let lobby = Product::start_with(&[
         "--gameagent-master",
         &master.addr().to_string(),
         "--gameagent-master",
@@ -474,7 +474,7 @@ async fn tab_through(browser: &Browser, max: usize) -> Vec<String> {
 #[tokio::test]
 async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let _servers = register_servers(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;
@@ -535,7 +535,7 @@ async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
 #[tokio::test]
 async fn the_admin_page_works_from_the_keyboard() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
     let admin = AdminPage::open(&browser, &lobby.url("/admin")).await;

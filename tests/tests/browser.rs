@@ -12,10 +12,10 @@ use e2e::{
     browser::{Driver, PAGE_READY},
     game::{GameServer, Stats},
     holds_for,
-    lobby::{Lobby, ADMIN_TOKEN},
     pages::{list::row, AdminPage, ListPage},
     paths,
     process::{http_get, HttpResponse},
+    product::{Product, ADMIN_TOKEN},
     wait_for,
 };
 use serde_json::Value;
@@ -44,7 +44,7 @@ fn stats(current: u32, max: u8, open: bool, mode: u8) -> Stats {
 
 /// Five servers that differ in every sortable column, two with non-Latin
 /// names.
-fn register_five(lobby: &Lobby) -> Vec<GameServer> {
+fn register_five(lobby: &Product) -> Vec<GameServer> {
     [
         ("Alpha", "192.0.2.1", 20001, stats(1, 4, true, 1)),
         ("Bravo", "192.0.2.2", 20002, stats(4, 4, true, 2)),
@@ -65,7 +65,7 @@ fn register_five(lobby: &Lobby) -> Vec<GameServer> {
 }
 
 /// "Feuerland" at 192.168.0.10:20000, 2/4, open, Standard A+B.
-fn register_feuerland(lobby: &Lobby) -> GameServer {
+fn register_feuerland(lobby: &Product) -> GameServer {
     GameServer::register(
         lobby.master,
         "Feuerland",
@@ -77,7 +77,7 @@ fn register_feuerland(lobby: &Lobby) -> GameServer {
 
 /// The page at `path` and the `.wasm` it names, fetched: both answered,
 /// the module as `application/wasm`.
-fn bundle(lobby: &Lobby, path: &str) -> (HttpResponse, String, HttpResponse) {
+fn bundle(lobby: &Product, path: &str) -> (HttpResponse, String, HttpResponse) {
     let page = http_get(lobby.http, path).expect("GET a page");
     assert_eq!(page.status, 200, "{path}: {page:?}");
     let wasm = page
@@ -100,7 +100,7 @@ fn bundle(lobby: &Lobby, path: &str) -> (HttpResponse, String, HttpResponse) {
 #[tokio::test]
 async fn bridge_serves_the_trunk_build() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let (index, wasm, module) = bundle(&lobby, "/");
     // Client-side routes fall back to the player's app.
     for route in ["/embed?theme=dark", "/server/0123456789abcdef"] {
@@ -125,7 +125,7 @@ async fn bridge_serves_the_trunk_build() {
 #[tokio::test]
 async fn the_players_link_to_admin_loads_the_admins_bundle() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
     let list = ListPage::open(&browser, &lobby.url("/")).await;
@@ -153,7 +153,7 @@ async fn the_players_link_to_admin_loads_the_admins_bundle() {
 #[tokio::test]
 async fn game_server_appears_and_disappears_live() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &lobby.url("/")).await;
@@ -246,7 +246,7 @@ async fn a_reload_keeps_the_view(page: &ListPage<'_>, search: &str) {
 }
 
 /// Search: case-insensitive, any script, and in the URL too.
-async fn search_in_any_script(page: &ListPage<'_>, lobby: &Lobby) {
+async fn search_in_any_script(page: &ListPage<'_>, lobby: &Product) {
     // A bare `/` brings back the last filters (see tests/players.rs):
     // forget them to start from the whole list.
     page.js("localStorage.removeItem('lobby.filters'); return null;")
@@ -267,7 +267,7 @@ async fn search_in_any_script(page: &ListPage<'_>, lobby: &Lobby) {
 #[tokio::test]
 async fn sort_and_filters_live_in_the_url_and_survive_a_reload() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let _servers = register_five(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;
@@ -297,7 +297,7 @@ async fn sort_and_filters_live_in_the_url_and_survive_a_reload() {
 
 /// Adds "Nordlicht Test" and the ten samples on the admin page, and waits
 /// for the viewer to list all twelve servers.
-async fn add_test_servers(admin: &AdminPage<'_>, viewer: &ListPage<'_>, lobby: &Lobby) {
+async fn add_test_servers(admin: &AdminPage<'_>, viewer: &ListPage<'_>, lobby: &Product) {
     admin.add_test_server("Nordlicht Test").await;
     admin.wait_card("Nordlicht Test", "registered", LIVE).await;
 
@@ -336,7 +336,7 @@ async fn in_app_navigation_keeps_them(admin: &AdminPage<'_>, viewer: &ListPage<'
 #[tokio::test]
 async fn admin_test_server_is_seen_by_another_browser_until_the_admin_closes() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let _feuerland = register_feuerland(&lobby);
     let driver = Driver::start();
     let (admin_browser, viewer_browser) = (driver.browser().await, driver.browser().await);
@@ -387,7 +387,7 @@ async fn admin_test_server_is_seen_by_another_browser_until_the_admin_closes() {
 #[tokio::test]
 async fn wrong_token_is_refused() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
     let admin = AdminPage::open(&browser, &lobby.url("/admin")).await;
@@ -412,7 +412,7 @@ async fn wrong_token_is_refused() {
 #[tokio::test]
 async fn admin_form_shows_the_protocol_message_for_the_master_port() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
     let admin = AdminPage::open(&browser, &lobby.url("/admin")).await;
@@ -445,7 +445,7 @@ async fn admin_form_shows_the_protocol_message_for_the_master_port() {
 #[tokio::test]
 async fn page_recovers_by_itself_after_the_bridge_restarts() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
+    let mut lobby = Product::start_with_separate_master();
     let _a = GameServer::register(
         lobby.master,
         "Alpha",
@@ -503,7 +503,7 @@ async fn page_recovers_by_itself_after_the_bridge_restarts() {
 #[tokio::test]
 async fn embed_renders_rows_in_the_dark_theme_without_navigation() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let _servers = register_five(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;
@@ -528,7 +528,7 @@ async fn embed_renders_rows_in_the_dark_theme_without_navigation() {
 #[tokio::test]
 async fn phone_width_shows_the_list_without_sideways_scrolling() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let _servers = register_five(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;

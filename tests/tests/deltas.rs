@@ -22,10 +22,10 @@ use e2e::{
     fake_bridge::FakeBridge,
     game::{GameServer, Stats},
     holds_for,
-    lobby::Lobby,
     master::{listed, query_master},
     pages::{list::row, ListPage},
     process::http_get,
+    product::Product,
     wait_for,
 };
 use serde_json::{json, Value};
@@ -124,7 +124,7 @@ fn bridge_rows(http: SocketAddr) -> Option<Vec<[String; 4]>> {
 /// sorts by name, the master lists in registration order). The master is
 /// asked again each time: changes sent just before may still be on their way
 /// to it over their own connections.
-async fn wait_equal(browser: &Browser, lobby: &Lobby, what: &str) -> usize {
+async fn wait_equal(browser: &Browser, lobby: &Product, what: &str) -> usize {
     wait_for(what, CATCH_UP, || async move {
         let mut rows = page_rows(browser).await;
         rows.sort();
@@ -254,7 +254,7 @@ impl Churn {
 #[tokio::test]
 async fn page_stays_equal_to_the_master_through_random_changes() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let mut churn = Churn::start(lobby.master, 10, 40);
 
     let driver = Driver::start();
@@ -321,7 +321,7 @@ fn snapshot(epoch: &str, seq: u64, servers: Vec<Value>) -> Value {
 async fn a_delta_that_does_not_apply_makes_the_page_resubscribe() {
     let _serial = e2e::serial().await;
     // The product only serves the page; the socket goes to the fake.
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let fake = FakeBridge::start();
     let driver = Driver::start();
     let browser = driver.browser().await;

@@ -19,10 +19,10 @@ use e2e::{
     fake_master::{FakeMaster, Reply, FAKE_ONE},
     game::{GameServer, Stats},
     holds_for,
-    lobby::{Lobby, ADMIN_TOKEN},
     master::{master_names, wait_master_lists},
     pages::{admin::SAMPLES, AdminPage, ListPage},
     process::free_port,
+    product::{Product, ADMIN_TOKEN},
     proxy::Proxy,
     timed, wait_for,
     watchers::{
@@ -146,7 +146,7 @@ async fn nothing_registers_while_the_master_stays_down(
 #[tokio::test]
 async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
+    let mut lobby = Product::start_with_separate_master();
     let driver = Driver::start();
     let pages = Pages::open(&driver, &lobby.url("/admin"), &lobby.url("/")).await;
     let (admin, viewer) = (pages.admin(), pages.viewer());
@@ -203,7 +203,7 @@ async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
 #[tokio::test]
 async fn master_hung_and_resumed_under_viewers_and_an_admin_page() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with_separate_master();
+    let lobby = Product::start_with_separate_master();
     let driver = Driver::start();
     let pages = Pages::open(&driver, &lobby.url("/admin"), &lobby.url("/")).await;
     let viewers = watchers(lobby.http, 50).await;
@@ -243,7 +243,7 @@ async fn master_hung_and_resumed_under_viewers_and_an_admin_page() {
 
 /// Waits until the bridge's `/healthz` answers `status` with `word`
 /// ("up"/"down") in its body; returns the body.
-async fn wait_health(lobby: &Lobby, status: u16, word: &str) -> String {
+async fn wait_health(lobby: &Product, status: u16, word: &str) -> String {
     let what = format!("/healthz to say {word}");
     let quoted = format!("\"{word}\"");
     wait_for(&what, LIVE, || async {
@@ -261,7 +261,7 @@ async fn bridge_starts_while_the_master_is_unreachable() {
     let master: SocketAddr = format!("127.0.0.1:{}", free_port())
         .parse()
         .expect("address");
-    let mut lobby = Lobby::start_relaying_to(master);
+    let mut lobby = Product::start_relaying_to(master);
     let health = wait_health(&lobby, 503, "down").await;
     eprintln!("bridge without its master: /healthz {health}");
 
@@ -319,7 +319,7 @@ async fn bridge_starts_while_the_master_is_unreachable() {
 async fn a_master_answering_garbage_oversized_frames_or_half_replies() {
     let _serial = e2e::serial().await;
     let fake = FakeMaster::start().await;
-    let lobby = Lobby::start_relaying_to(fake.addr);
+    let lobby = Product::start_relaying_to(fake.addr);
     let viewers = watchers(lobby.http, 10).await;
     wait_all_list(&viewers, &[FAKE_ONE], LIVE).await;
     let good_list = vec![FAKE_ONE.to_owned()];
@@ -448,7 +448,7 @@ async fn wait_readers_got_the_change(viewers: &[Watcher], sent: Instant) {
 #[tokio::test]
 async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with_separate_master();
+    let lobby = Product::start_with_separate_master();
     let _games = register_a_long_list(lobby.master);
     let viewers = watchers(lobby.http, 3).await;
     wait_for("300 servers listed", LIVE, || async {
@@ -508,7 +508,7 @@ async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
 #[tokio::test]
 async fn bridge_sigterm_and_restart_with_the_pages_open() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
+    let mut lobby = Product::start_with_separate_master();
     let driver = Driver::start();
     let pages = Pages::open(&driver, &lobby.url("/admin"), &lobby.url("/")).await;
     let (admin, viewer) = (pages.admin(), pages.viewer());
@@ -581,7 +581,7 @@ async fn socket_blip_and_lost_admin_links_heal_by_themselves() {
         .expect("address");
     // bridge → proxy → master, and the admin's browser → proxy → bridge.
     let master_link = Proxy::start(master).await;
-    let mut lobby = Lobby::start_relaying_to(master_link.addr);
+    let mut lobby = Product::start_relaying_to(master_link.addr);
     lobby.start_master_at(master);
     let page_link = Proxy::start(lobby.http).await;
     let driver = Driver::start();
@@ -639,7 +639,7 @@ mod feed {
 
     /// A `master` with its feed on known ports and a `bridge` with
     /// `--master` and `--master-feed`, as processes killed on drop.
-    struct FeedLobby {
+    struct FeedProduct {
         master_addr: SocketAddr,
         feed_addr: SocketAddr,
         http: SocketAddr,
@@ -649,9 +649,9 @@ mod feed {
         dir: tempfile::TempDir,
     }
 
-    impl FeedLobby {
+    impl FeedProduct {
         /// Picks the ports; nothing runs yet.
-        fn new() -> FeedLobby {
+        fn new() -> FeedProduct {
             let dir = tempfile::Builder::new()
                 .prefix("lobby-e2e-feed-")
                 .tempdir()
@@ -663,7 +663,7 @@ mod feed {
                     .parse()
                     .expect("address")
             };
-            FeedLobby {
+            FeedProduct {
                 master_addr: port(0),
                 feed_addr: port(1),
                 http: "127.0.0.1:0".parse().expect("address"),
@@ -675,7 +675,7 @@ mod feed {
         }
 
         /// Both running, the bridge following the feed.
-        async fn start() -> FeedLobby {
+        async fn start() -> FeedProduct {
             let mut lobby = Self::new();
             lobby.start_master();
             let feed = lobby.feed_addr;
@@ -850,7 +850,7 @@ mod feed {
 
     /// Asserts the bridge does not poll while it follows the feed: its
     /// query count holds still for a few poll intervals.
-    async fn assert_no_poll(lobby: &FeedLobby) {
+    async fn assert_no_poll(lobby: &FeedProduct) {
         let queries = lobby.queries();
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert_eq!(
@@ -863,7 +863,7 @@ mod feed {
     #[tokio::test]
     async fn feed_master_killed_and_restarted() {
         let _serial = e2e::serial().await;
-        let mut lobby = FeedLobby::start().await;
+        let mut lobby = FeedProduct::start().await;
         let games = register(lobby.master_addr, &SAMPLES);
         let viewers = watchers(lobby.http, 20).await;
         wait_all_list(&viewers, &SAMPLES, LIVE).await;
@@ -906,7 +906,7 @@ mod feed {
     #[tokio::test]
     async fn feed_master_hung_and_resumed() {
         let _serial = e2e::serial().await;
-        let lobby = FeedLobby::start().await;
+        let lobby = FeedProduct::start().await;
         let _games = register(lobby.master_addr, &SAMPLES);
         let viewers = watchers(lobby.http, 20).await;
         wait_all_list(&viewers, &SAMPLES, LIVE).await;
@@ -951,7 +951,7 @@ mod feed {
     #[tokio::test]
     async fn feed_bridge_started_before_the_master() {
         let _serial = e2e::serial().await;
-        let mut lobby = FeedLobby::new();
+        let mut lobby = FeedProduct::new();
         let feed = lobby.feed_addr;
         lobby.start_bridge(feed);
         let viewers = watchers_any(lobby.http, 10).await;
@@ -977,7 +977,7 @@ mod feed {
     #[tokio::test]
     async fn feed_connection_cut_mid_delta() {
         let _serial = e2e::serial().await;
-        let mut lobby = FeedLobby::new();
+        let mut lobby = FeedProduct::new();
         lobby.start_master();
         let proxy = e2e::proxy::Proxy::start(lobby.feed_addr).await;
         lobby.start_bridge(proxy.addr);
@@ -1034,7 +1034,7 @@ mod database {
     };
 
     /// Status and head of `path`, or why not.
-    fn head_of(lobby: &Lobby, path: &str) -> Result<(u16, String), String> {
+    fn head_of(lobby: &Product, path: &str) -> Result<(u16, String), String> {
         let r = http_get(lobby.http, path)?;
         Ok((r.status, r.head.to_ascii_lowercase()))
     }
@@ -1050,7 +1050,7 @@ mod database {
 
     /// Waits until every one of `paths` answers `status` (with
     /// `Retry-After` when 503).
-    async fn wait_all_answer(lobby: &Lobby, paths: &[String], status: u16, within: Duration) {
+    async fn wait_all_answer(lobby: &Product, paths: &[String], status: u16, within: Duration) {
         wait_for(&format!("{paths:?} to answer {status}"), within, || async {
             for path in paths {
                 let (got, head) = head_of(lobby, path)?;
@@ -1067,7 +1067,7 @@ mod database {
     }
 
     /// The bridge's `bridge_history_samples_written_total`.
-    fn written(lobby: &Lobby) -> Result<f64, String> {
+    fn written(lobby: &Product) -> Result<f64, String> {
         http_get(lobby.http, "/metrics")?
             .body
             .lines()
@@ -1099,7 +1099,7 @@ mod database {
         .await
         .expect("start PostgreSQL");
         let lobby =
-            Lobby::start_with(&["--database-url", url.as_str(), "--history-interval", "1s"]);
+            Product::start_with(&["--database-url", url.as_str(), "--history-interval", "1s"]);
         let names = ["Alpha", "Bravo", "Charlie"];
         let _games: Vec<GameServer> = names
             .iter()

@@ -12,10 +12,10 @@ use e2e::{
     fake_bridge::FakeBridge,
     game::{GameServer, Stats},
     holds_for,
-    lobby::{Lobby, ADMIN_TOKEN},
     pages::{admin::card, games, list::row, AdminPage, GamesPage, ListPage},
     paths,
     process::Proc,
+    product::{Product, ADMIN_TOKEN},
     wait_for,
 };
 use gamequery::{
@@ -45,7 +45,7 @@ fn no_token(fake: &FakeBridge) -> Result<(), String> {
 #[tokio::test]
 async fn a_foreign_bridge_in_the_link_never_gets_the_token() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     // A bridge a crafted link could name: it answers nothing and records
     // everything it gets.
     let fake = FakeBridge::start();
@@ -201,7 +201,7 @@ async fn a_name_with_a_bidi_override_is_isolated() {
     let game_name = "Arena\u{202E}3 vs 1";
     let player_name = "Bob\u{202E}kcab";
     let (_game, master) = a_game_source(game_name, player_name).await;
-    let lobby = Lobby::start_with(&[
+    let lobby = Product::start_with(&[
         "--gameagent-master",
         &master.addr().to_string(),
         "--game-poll-interval",

@@ -16,11 +16,11 @@ use e2e::{
     browser::{count_expr, js_str, param_expr, Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
     holds_for,
-    lobby::Lobby,
     pages::{
         games::{clock, tab, DETAIL_PLAYERS, DETAIL_RULES, ONLINE, ONLINE_ROWS, ROWS, TABS},
         GamesPage, ListPage,
     },
+    product::Product,
 };
 use gamequery::{
     a2s,
@@ -144,9 +144,9 @@ impl Fakes {
     }
 
     /// The bridge with these sources, polled every second.
-    fn lobby(&self) -> Lobby {
+    fn lobby(&self) -> Product {
         let retries = RETRIES.to_string();
-        Lobby::start_with(&[
+        Product::start_with(&[
             "--a2s",
             &self.a2s.addr().to_string(),
             "--gameagent-master",
@@ -170,7 +170,7 @@ impl Fakes {
 /// ("Feuerland"), and a browser.
 struct Scene {
     fakes: Fakes,
-    lobby: Lobby,
+    lobby: Product,
     _feuerland: GameServer,
     // Field order: the browser goes before its driver.
     browser: Browser,
@@ -690,7 +690,11 @@ async fn gameagent_table_filters_searches_and_reloads(b: &GamesPage<'_>, fakes: 
 
 /// The details of a GameAgent server: players with frags and ping, its
 /// status keys as rules; closing them drops `server=`.
-async fn gameagent_detail_shows_players_and_rules(b: &GamesPage<'_>, fakes: &Fakes, lobby: &Lobby) {
+async fn gameagent_detail_shows_players_and_rules(
+    b: &GamesPage<'_>,
+    fakes: &Fakes,
+    lobby: &Product,
+) {
     let awesome_addr = fakes.servers[0].game_addr().to_string();
     b.open_live(&lobby.url(&format!("/?src={}", fakes.master_id())))
         .await;
@@ -804,7 +808,7 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
         .await
         .expect("fake GameAgent master");
     silent.set_answering(false);
-    let lobby = Lobby::start_with(&[
+    let lobby = Product::start_with(&[
         "--gameagent-master",
         &hostile.addr().to_string(),
         "--gameagent-master",
@@ -848,7 +852,7 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
 #[tokio::test]
 async fn lobby_without_sources_has_no_tab_bar() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &lobby.url("/")).await;

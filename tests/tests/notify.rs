@@ -19,8 +19,8 @@ use e2e::{
     browser::{Browser, Driver},
     game::{GameServer, Stats},
     holds_for,
-    lobby::Lobby,
     pages::{list::row, ListPage, ServerPage},
+    product::Product,
 };
 use serde_json::json;
 
@@ -39,7 +39,7 @@ async fn browser_in(driver: &Driver, lang: &str) -> Browser {
 #[tokio::test]
 async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let mut feuerland = GameServer::register(
         lobby.master,
         "Feuerland",

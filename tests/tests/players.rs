@@ -10,9 +10,9 @@ use e2e::{
     browser::{count_expr, Driver, PAGE_READY},
     game::{GameServer, Stats},
     holds_for,
-    lobby::Lobby,
     pages::{list::row, ListPage},
     process::free_port,
+    product::Product,
 };
 use serde_json::json;
 
@@ -30,12 +30,12 @@ fn stats(current: u32, max: u8, open: bool) -> Stats {
     }
 }
 
-fn register(lobby: &Lobby, name: &str, port: u16, s: Stats) -> GameServer {
+fn register(lobby: &Product, name: &str, port: u16, s: Stats) -> GameServer {
     GameServer::register(lobby.master, name, "192.0.2.7", port, s)
 }
 
 /// Alpha (1/4), Bravo (full), Charlie (empty), all open.
-fn register_three(lobby: &Lobby) -> Vec<GameServer> {
+fn register_three(lobby: &Product) -> Vec<GameServer> {
     vec![
         register(lobby, "Alpha", 21001, stats(1, 4, true)),
         register(lobby, "Bravo", 21002, stats(4, 4, true)),
@@ -71,7 +71,7 @@ async fn a_favourite_is_pinned(page: &ListPage<'_>) {
 
 /// While the socket is down the list stays as it was, marked stale:
 /// nobody went offline, so Charlie is a plain favourite row.
-async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, lobby: &mut Lobby) {
+async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, lobby: &mut Product) {
     lobby.kill_bridge();
     page.wait_text("[data-testid=stale]", "last list received", LIVE)
         .await;
@@ -89,7 +89,7 @@ async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, lobby: &mu
 #[tokio::test]
 async fn a_favourite_is_pinned_after_a_reload_and_stays_greyed_while_offline() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
+    let mut lobby = Product::start_with_separate_master();
     let mut servers = register_three(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;
@@ -152,7 +152,7 @@ async fn hiding_servers(page: &ListPage<'_>) {
 
 /// Filters hide two servers; the summary says so, the filters are
 /// remembered for a bare `/`, and the summary's clear forgets them.
-async fn the_filters_note_and_its_clear(page: &ListPage<'_>, lobby: &Lobby) {
+async fn the_filters_note_and_its_clear(page: &ListPage<'_>, lobby: &Product) {
     page.click("#filter-hide-full").await;
     page.click("#filter-hide-empty").await;
     page.wait_rows(&["Alpha"], LIVE).await;
@@ -174,7 +174,7 @@ async fn the_filters_note_and_its_clear(page: &ListPage<'_>, lobby: &Lobby) {
 #[tokio::test]
 async fn hidden_servers_and_the_filters_note_clear_with_one_click() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let _servers = register_three(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;
@@ -211,7 +211,7 @@ async fn screenshots(page: &ListPage<'_>, name: &str) {
 #[tokio::test]
 async fn the_page_speaks_german_to_a_german_browser_and_switches() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let _servers = register_three(&lobby);
     let driver = Driver::start();
     let browser = driver
@@ -248,7 +248,7 @@ async fn the_embed_hides_the_source_tabs_with_tabs_0() {
     let _serial = e2e::serial().await;
     // A source that never answers still gets a tab.
     let silent = format!("127.0.0.1:{}", free_port());
-    let lobby = Lobby::start_with(&["--a2s", &silent, "--game-poll-interval", "1s"]);
+    let lobby = Product::start_with(&["--a2s", &silent, "--game-poll-interval", "1s"]);
     let _servers = register_three(&lobby);
     let driver = Driver::start();
     let browser = driver.browser().await;

@@ -17,10 +17,10 @@ use bridge::history::{ServerSample, Store};
 use e2e::{
     browser::Driver,
     game::{GameServer, Stats},
-    lobby::Lobby,
     pages::{list::row, ServerPage},
     paths::workspace_root,
     process::http_get,
+    product::Product,
     wait_for,
 };
 
@@ -80,7 +80,7 @@ fn write_a_day(dir: &Path, keys: &[u64]) {
 #[ignore = "rewrites the README's pictures in docs/img"]
 async fn readme_screenshots() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let lobby = Product::start();
     let mut servers: Vec<GameServer> = SERVERS
         .iter()
         .map(|&(name, address, port, current, max, open, mode)| {

@@ -10,9 +10,9 @@ use std::time::Duration;
 use e2e::{
     browser::Driver,
     game::{GameServer, Stats},
-    lobby::Lobby,
     pages::{server::row_link, ListPage, ServerPage},
     process::http_get,
+    product::Product,
     wait_for,
 };
 use serde_json::Value;
@@ -33,7 +33,7 @@ fn stats(current: u32, open: bool, mode: u8) -> Stats {
 }
 
 /// The key of the only listed server, from `/api/servers`.
-fn only_key(lobby: &Lobby) -> String {
+fn only_key(lobby: &Product) -> String {
     let res = http_get(lobby.http, "/api/servers").expect("GET /api/servers");
     let v: Value = serde_json::from_str(&res.body).expect("JSON");
     v["servers"][0]["key"]
@@ -45,7 +45,7 @@ fn only_key(lobby: &Lobby) -> String {
 #[tokio::test]
 async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with(&["--history-interval", "1s"]);
+    let lobby = Product::start_with(&["--history-interval", "1s"]);
     let mut feuerland = GameServer::register(
         lobby.master,
         "Feuerland",
@@ -197,7 +197,7 @@ fn only_key_of(path: &Value) -> String {
 #[tokio::test]
 async fn hidden_addresses_stay_hidden_and_unknown_keys_say_so() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with(&["--hide-addresses", "--history-interval", "1s"]);
+    let lobby = Product::start_with(&["--hide-addresses", "--history-interval", "1s"]);
     let _feuerland = GameServer::register(
         lobby.master,
         "Feuerland",

@@ -17,9 +17,9 @@ use std::time::Duration;
 use e2e::{
     firefox::Gecko,
     game::{GameServer, Stats},
-    lobby::Lobby,
     pages::ServerPage,
     process::http_get,
+    product::Product,
     push_service::PushService,
     wait_for,
 };
@@ -33,7 +33,7 @@ const LIVE: Duration = Duration::from_secs(10);
 async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     let _serial = e2e::serial().await;
     let service = PushService::start().await;
-    let lobby = Lobby::start_with(&["--push-allow-insecure"]);
+    let lobby = Product::start_with(&["--push-allow-insecure"]);
     let mut feuerland = GameServer::register(
         lobby.master,
         "Feuerland",

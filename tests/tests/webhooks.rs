@@ -11,9 +11,9 @@ use std::time::Duration;
 use base64::{engine::general_purpose::STANDARD as BASE64, Engine as _};
 use e2e::{
     browser::Driver,
-    lobby::{Lobby, ADMIN_TOKEN},
     pages::{admin::webhook, AdminPage},
     process::http_get_with,
+    product::{Product, ADMIN_TOKEN},
     receiver::{Received, Receiver},
 };
 use hmac::{Hmac, Mac};
@@ -41,7 +41,7 @@ fn signed_with(got: &Received, secret: &str) -> bool {
 }
 
 /// `GET /api/admin/webhooks` with the admin token.
-fn listed(lobby: &Lobby) -> Value {
+fn listed(lobby: &Product) -> Value {
     let auth = format!("Authorization: Bearer {ADMIN_TOKEN}\r\n");
     let answer = http_get_with(lobby.http, "/api/admin/webhooks", &auth).expect("the admin API");
     assert_eq!(answer.status, 200, "{}", answer.body);
@@ -51,7 +51,7 @@ fn listed(lobby: &Lobby) -> Value {
 #[tokio::test]
 async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with(&["--webhook-allow-private"]);
+    let lobby = Product::start_with(&["--webhook-allow-private"]);
     let mut receiver = Receiver::start().await;
     let host = receiver.host.clone();
     let driver = Driver::start();
