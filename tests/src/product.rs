@@ -62,7 +62,7 @@ impl Product {
     /// real master at that address later.
     pub fn start_relaying_to(master: SocketAddr) -> Product {
         let dir = Self::temp_dir();
-        let mut lobby = Product {
+        let mut product = Product {
             http: "127.0.0.1:0".parse().expect("address"),
             master,
             bridge: None,
@@ -73,8 +73,8 @@ impl Product {
             extra_args: Vec::new(),
             dir,
         };
-        lobby.start_bridge("127.0.0.1:0", Some(&master.to_string()), &paths::dist_dir());
-        lobby
+        product.start_bridge("127.0.0.1:0", Some(&master.to_string()), &paths::dist_dir());
+        product
     }
 
     fn temp_dir() -> TempDir {
@@ -101,7 +101,7 @@ impl Product {
             Some((p, addr)) => (Some(p), Some(addr)),
             None => (None, None),
         };
-        let mut lobby = Product {
+        let mut product = Product {
             http: "127.0.0.1:0".parse().expect("address"),
             master: "127.0.0.1:0".parse().expect("address"),
             bridge: None,
@@ -112,8 +112,8 @@ impl Product {
             extra_args,
             dir,
         };
-        lobby.start_bridge("127.0.0.1:0", master_arg.as_deref(), &dist);
-        lobby
+        product.start_bridge("127.0.0.1:0", master_arg.as_deref(), &dist);
+        product
     }
 
     fn start_bridge(&mut self, listen: &str, master: Option<&str>, dist: &std::path::Path) {
