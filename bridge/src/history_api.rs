@@ -17,7 +17,7 @@ use axum::{
 };
 use bytes::Bytes;
 use protocol::{
-    api::{ApiError, LobbyHistory, LobbyPoint, ServerHistory, ServerPoint},
+    api::{ApiError, LobbyHistory, ServerHistory},
     entry::ServerDetails,
     GameplayMode, Players, ServerKey,
 };
@@ -360,10 +360,7 @@ pub(crate) async fn server_history(
                     key,
                     range: range.name(),
                     step: seconds(step),
-                    points: points
-                        .iter()
-                        .map(|p| ServerPoint(p.t, p.players, p.max, p.online, p.open))
-                        .collect(),
+                    points,
                 }),
                 Err(e) => internal(&e),
             }
@@ -392,10 +389,7 @@ pub(crate) async fn lobby_history(
                 Ok((step, points)) => Computed::ok(&LobbyHistory {
                     range: range.name(),
                     step: seconds(step),
-                    points: points
-                        .iter()
-                        .map(|p| LobbyPoint(p.t, p.servers, p.players))
-                        .collect(),
+                    points,
                 }),
                 Err(e) => internal(&e),
             }

@@ -56,7 +56,7 @@ async fn drain(ws: &mut Ws, quiet: Duration) -> Vec<(Instant, Value)> {
 
 /// A bridge with its master in the process and one server listed, with
 /// `config` changed by `tune`; the list is published before it returns.
-async fn lobby(tune: impl FnOnce(&mut bridge::Config)) -> (TestMaster, TestBridge, TcpStream) {
+async fn product(tune: impl FnOnce(&mut bridge::Config)) -> (TestMaster, TestBridge, TcpStream) {
     let master = TestMaster::start().await;
     let mut config = test_config(master.addr);
     // Nothing but the one registration changes the list.
@@ -74,7 +74,7 @@ async fn lobby(tune: impl FnOnce(&mut bridge::Config)) -> (TestMaster, TestBridg
 #[tokio::test]
 async fn repeated_subscribes_get_one_whole_list_per_interval() {
     let interval = Duration::from_millis(200);
-    let (master, bridge, _game) = lobby(|c| c.query_interval = interval).await;
+    let (master, bridge, _game) = product(|c| c.query_interval = interval).await;
     let mut ws = ws_from(HOST_A, bridge.addr).await;
 
     // Forty subscribes in a second, switching between whole lists and
@@ -113,7 +113,7 @@ async fn repeated_subscribes_get_one_whole_list_per_interval() {
 #[tokio::test]
 async fn identical_subscribes_are_confirmed_and_changed_ones_honoured() {
     let interval = Duration::from_millis(200);
-    let (master, bridge, _game) = lobby(|c| c.query_interval = interval).await;
+    let (master, bridge, _game) = product(|c| c.query_interval = interval).await;
     let mut ws = ws_from(HOST_A, bridge.addr).await;
     send(&mut ws, DELTAS).await;
     let v = recv_json(&mut ws).await;
@@ -167,7 +167,7 @@ async fn identical_subscribes_are_confirmed_and_changed_ones_honoured() {
 #[tokio::test]
 async fn a_changed_subscribe_within_the_interval_is_answered_at_its_end() {
     let interval = Duration::from_millis(500);
-    let (master, bridge, _game) = lobby(|c| c.query_interval = interval).await;
+    let (master, bridge, _game) = product(|c| c.query_interval = interval).await;
     let mut ws = ws_from(HOST_A, bridge.addr).await;
     let first = Instant::now();
     send(&mut ws, PLAIN).await;
@@ -197,7 +197,7 @@ async fn a_changed_subscribe_within_the_interval_is_answered_at_its_end() {
 #[tokio::test]
 async fn new_sockets_from_one_address_share_its_budget() {
     // One list a second per address after a burst of three.
-    let (master, bridge, _game) = lobby(|c| {
+    let (master, bridge, _game) = product(|c| {
         c.api_rate_per_sec = 1;
         c.api_burst = 3;
     })
@@ -301,7 +301,7 @@ async fn empty_the_bucket(conn: &mut BufReader<TcpStream>, bridge: SocketAddr) -
 
 #[tokio::test]
 async fn api_bodies_are_rate_limited_per_address_and_revalidations_are_not() {
-    let (master, bridge, _game) = lobby(|c| {
+    let (master, bridge, _game) = product(|c| {
         c.api_rate_per_sec = 1;
         c.api_burst = 5;
     })
@@ -426,7 +426,7 @@ async fn a_zero_budget_is_refused_by_the_binary_and_the_library() {
 async fn revalidations_of_uncached_answers_are_charged_before_any_work() {
     const BURST: u32 = 5;
     const LOOPS: u64 = 200;
-    let (_master, bridge, _game) = lobby(|c| {
+    let (_master, bridge, _game) = product(|c| {
         c.api_rate_per_sec = 1;
         c.api_burst = BURST;
     })

@@ -111,14 +111,15 @@ enum Path {
     Feed,
 }
 
-/// A master, and a bridge with `config` reading it the `path` way.
-struct Lobby {
+/// The product under test: a master, and a bridge with `config` reading it
+/// the `path` way.
+struct Product {
     master: TestMaster,
     bridge: TestBridge,
     feed_stop: CancellationToken,
 }
 
-impl Lobby {
+impl Product {
     async fn start(path: Path, configure: impl FnOnce(&mut bridge::Config)) -> Self {
         let master = TestMaster::start().await;
         let mut config = test_config(master.addr);
@@ -160,14 +161,21 @@ impl Lobby {
 }
 
 async fn guesses_never_yield_the_hidden_key(path: Path) {
-    let lobby = Lobby::start(path, |c| c.hide_addresses = true).await;
-    let mut reader = KeyReader::start(&lobby.bridge).await;
-    let _server = server_from(SERVER_HOST, lobby.master.addr, "Hidden", SERVER_HOST, 20000).await;
+    let product = Product::start(path, |c| c.hide_addresses = true).await;
+    let mut reader = KeyReader::start(&product.bridge).await;
+    let _server = server_from(
+        SERVER_HOST,
+        product.master.addr,
+        "Hidden",
+        SERVER_HOST,
+        20000,
+    )
+    .await;
     let hidden = reader.key_of("Hidden").await;
 
     // The stranger tries addresses around the server's, the right one
     // among them, each on a few ports, the right one among them.
-    let mut stranger = connect_from(STRANGER, lobby.master.addr).await;
+    let mut stranger = connect_from(STRANGER, product.master.addr).await;
     let mut tried = 0;
     for address in ["127.0.0.1", "127.0.0.4", "127.0.0.5"] {
         for port in 19_999..=20_001 {
@@ -185,7 +193,7 @@ async fn guesses_never_yield_the_hidden_key(path: Path) {
     // The stranger's own address is its own: keyed like any server.
     register(&mut stranger, "Own", STRANGER, 20000).await;
     assert_ne!(reader.key_of("Own").await, hidden);
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
@@ -199,14 +207,20 @@ async fn guessed_addresses_never_yield_a_hidden_servers_key_through_the_feed() {
 }
 
 async fn a_twin_cannot_take_over(path: Path) {
-    let lobby = Lobby::start(path, |_| {}).await;
-    let mut reader = KeyReader::start(&lobby.bridge).await;
-    let mut server =
-        server_from(SERVER_HOST, lobby.master.addr, "Victim", SERVER_HOST, 20000).await;
+    let product = Product::start(path, |_| {}).await;
+    let mut reader = KeyReader::start(&product.bridge).await;
+    let mut server = server_from(
+        SERVER_HOST,
+        product.master.addr,
+        "Victim",
+        SERVER_HOST,
+        20000,
+    )
+    .await;
     stats(&mut server, 2, true).await;
     let victim = reader.key_of("Victim").await;
     let details = format!("/api/servers/{victim}");
-    until(&lobby.bridge, &details, |s, v| {
+    until(&product.bridge, &details, |s, v| {
         s == 200 && v["players"]["current"] == 2
     })
     .await;
@@ -214,28 +228,34 @@ async fn a_twin_cannot_take_over(path: Path) {
     // The twin: the victim's address and port, from another host, with a
     // name and numbers of its own.
     let evil = "CLOSED - play at evil.example now";
-    let mut twin = server_from(STRANGER, lobby.master.addr, evil, SERVER_HOST, 20000).await;
+    let mut twin = server_from(STRANGER, product.master.addr, evil, SERVER_HOST, 20000).await;
     stats(&mut twin, 4_000_000_000, true).await;
     let twin_key = reader.key_of(evil).await;
     assert_ne!(twin_key, victim, "{path:?}: the twin took the victim's key");
     // The victim restarts while the twin is listed (so the twin comes
     // first in the master's list), and keeps its numbers.
     drop(server);
-    let mut server =
-        server_from(SERVER_HOST, lobby.master.addr, "Victim", SERVER_HOST, 20000).await;
+    let mut server = server_from(
+        SERVER_HOST,
+        product.master.addr,
+        "Victim",
+        SERVER_HOST,
+        20000,
+    )
+    .await;
     stats(&mut server, 3, true).await;
-    until(&lobby.bridge, &details, |s, v| {
+    until(&product.bridge, &details, |s, v| {
         s == 200 && v["players"]["current"] == 3
     })
     .await;
-    lobby.samples(2).await;
+    product.samples(2).await;
 
-    let (status, v) = get_json(&lobby.bridge, &details).await;
+    let (status, v) = get_json(&product.bridge, &details).await;
     assert_eq!(status, 200);
     assert_eq!(v["name"], "Victim", "{path:?}: {v}");
     assert_eq!(v["players"]["current"], 3, "{v}");
     let (_, history) = get_json(
-        &lobby.bridge,
+        &product.bridge,
         &format!("/api/servers/{victim}/history?range=1h"),
     )
     .await;
@@ -245,7 +265,8 @@ async fn a_twin_cannot_take_over(path: Path) {
         let players = point[1].as_f64().unwrap_or(0.0);
         assert!(players <= 3.0, "{path:?}: the twin's numbers in {point}");
     }
-    let (status, _, badge) = http_get(lobby.bridge.addr, &format!("/badge/{victim}.svg"), "").await;
+    let (status, _, badge) =
+        http_get(product.bridge.addr, &format!("/badge/{victim}.svg"), "").await;
     let badge = String::from_utf8(badge).unwrap();
     assert_eq!(status, 200);
     assert!(badge.contains("Victim"), "{badge}");
@@ -255,18 +276,18 @@ async fn a_twin_cannot_take_over(path: Path) {
     );
     // The twin has a page of its own, under its own key.
     let v = until(
-        &lobby.bridge,
+        &product.bridge,
         &format!("/api/servers/{twin_key}"),
         |s, _| s == 200,
     )
     .await;
     assert_eq!(v["name"], evil);
     // Who registered what stays between the master and the bridge.
-    let (_, list) = get_json(&lobby.bridge, "/api/servers").await;
+    let (_, list) = get_json(&product.bridge, "/api/servers").await;
     assert_eq!(list["servers"].as_array().map(Vec::len), Some(2));
     assert!(!list.to_string().contains("registrant"), "{list}");
     drop((server, twin));
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
@@ -281,9 +302,9 @@ async fn a_twin_from_another_host_gets_its_own_key_through_the_feed() {
 
 #[tokio::test]
 async fn twins_from_one_host_share_a_key() {
-    let lobby = Lobby::start(Path::Embedded, |_| {}).await;
-    let mut reader = KeyReader::start(&lobby.bridge).await;
-    let master = lobby.master.addr;
+    let product = Product::start(Path::Embedded, |_| {}).await;
+    let mut reader = KeyReader::start(&product.bridge).await;
+    let master = product.master.addr;
     let _server = server_from(SERVER_HOST, master, "Server", SERVER_HOST, 20000).await;
     let _twin = server_from(SERVER_HOST, master, "Server twin", SERVER_HOST, 20000).await;
     let server = reader.key_of("Server").await;
@@ -299,15 +320,15 @@ async fn twins_from_one_host_share_a_key() {
     let third = reader.key_of("Claim C").await;
     assert_ne!(third, server);
     assert_ne!(third, claim);
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
 async fn one_source_cannot_grow_the_history_past_its_bound() {
     const BOUND: usize = 5;
-    let lobby = Lobby::start(Path::Embedded, |c| c.history_keys_per_source = BOUND).await;
-    let mut reader = KeyReader::start(&lobby.bridge).await;
-    let master = lobby.master.addr;
+    let product = Product::start(Path::Embedded, |c| c.history_keys_per_source = BOUND).await;
+    let mut reader = KeyReader::start(&product.bridge).await;
+    let master = product.master.addr;
     let _neighbour = server_from(NEIGHBOUR, master, "Neighbour", NEIGHBOUR, 20000).await;
     let neighbour = reader.key_of("Neighbour").await;
 
@@ -321,29 +342,29 @@ async fn one_source_cannot_grow_the_history_past_its_bound() {
             .push(server_from(STRANGER, master, &name, &format!("10.0.0.{i}"), 20000 + i).await);
         keys.push(reader.key_of(&name).await);
     }
-    lobby.samples(2).await;
+    product.samples(2).await;
     for (i, s) in stranger.iter_mut().enumerate() {
         let name = format!("Churn again {i}");
         register(s, &name, &format!("10.0.1.{i}"), 21000).await;
         keys.push(reader.key_of(&name).await);
     }
-    lobby.samples(2).await;
+    product.samples(2).await;
     let neighbour_details = format!("/api/servers/{neighbour}");
-    let (_, before) = get_json(&lobby.bridge, &neighbour_details).await;
+    let (_, before) = get_json(&product.bridge, &neighbour_details).await;
     let last_seen = before["lastSeen"]
         .as_i64()
         .expect("the neighbour is recorded");
     // Another server of the neighbour's source joins now, and is recorded.
     let _late = server_from(NEIGHBOUR, master, "Late", NEIGHBOUR, 20001).await;
     let late = reader.key_of("Late").await;
-    lobby.samples(2).await;
+    product.samples(2).await;
 
     let mut recorded = 0;
     for key in &keys {
         // The history answers 404 for a key never recorded (the details
         // of a listed one come from the list).
         let path = format!("/api/servers/{key}/history?range=1h");
-        let (status, _) = get_json(&lobby.bridge, &path).await;
+        let (status, _) = get_json(&product.bridge, &path).await;
         assert!(status == 200 || status == 404, "{status}");
         recorded += usize::from(status == 200);
     }
@@ -353,24 +374,24 @@ async fn one_source_cannot_grow_the_history_past_its_bound() {
         "of {} keys from one source, only the bound is recorded",
         keys.len()
     );
-    let refused = metric(lobby.bridge.addr, "bridge_history_servers_refused_total").await;
+    let refused = metric(product.bridge.addr, "bridge_history_servers_refused_total").await;
     assert!(refused > 0.0, "{refused}");
-    let (_, after) = get_json(&lobby.bridge, &neighbour_details).await;
+    let (_, after) = get_json(&product.bridge, &neighbour_details).await;
     assert!(
         after["lastSeen"].as_i64().unwrap() > last_seen,
         "the other source goes on being recorded: {after}"
     );
     let (_, history) = get_json(
-        &lobby.bridge,
+        &product.bridge,
         &format!("/api/servers/{neighbour}/history?range=1h"),
     )
     .await;
     assert!(!history["points"].as_array().unwrap().is_empty());
     let (status, _) = get_json(
-        &lobby.bridge,
+        &product.bridge,
         &format!("/api/servers/{late}/history?range=1h"),
     )
     .await;
     assert_eq!(status, 200, "a new server of another source is recorded");
-    lobby.shutdown().await;
+    product.shutdown().await;
 }

@@ -276,11 +276,12 @@ fn check(
     Ok((payload, ttl, topic))
 }
 
-// The lobby.
+// The bridge.
 
-struct Lobby(Watching);
+/// The product under test: `common::Watching`, with the push API.
+struct Product(Watching);
 
-impl std::ops::Deref for Lobby {
+impl std::ops::Deref for Product {
     type Target = Watching;
 
     fn deref(&self) -> &Watching {
@@ -288,7 +289,7 @@ impl std::ops::Deref for Lobby {
     }
 }
 
-impl Lobby {
+impl Product {
     async fn start(configure: impl FnOnce(&mut bridge::Config)) -> Self {
         Self(
             Watching::start(GRACE, |c| {
@@ -340,33 +341,33 @@ impl Lobby {
 
 #[tokio::test]
 async fn pushes_are_signed_encrypted_and_carry_the_server() {
-    let lobby = Lobby::start(|_| {}).await;
+    let product = Product::start(|_| {}).await;
     let mut service = PushService::start().await;
-    let key = lobby.key_for(&service).await;
+    let key = product.key_for(&service).await;
     let point = B64URL.decode(&key).unwrap();
     assert_eq!((point.len(), point[0]), (65, 4), "an uncompressed point");
 
-    let mut alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
-    let alpha_key = lobby.key_of("Alpha").await;
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let alpha_key = product.key_of("Alpha").await;
     let ann = service.browser("ann");
     let bob = service.browser("bob");
-    lobby
+    product
         .subscribe(
             &ann,
             json!([{"key": alpha_key, "events": ["lobby-opened", "players-reached"], "threshold": 3}]),
         )
         .await;
-    lobby
+    product
         .subscribe(
             &bob,
             json!([{"key": alpha_key, "events": ["server-online", "server-offline"]}]),
         )
         .await;
-    assert_eq!(lobby.metric("bridge_push_subscriptions").await, 2);
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 2);
 
     // The lobby closes, then opens: Ann is told.
-    lobby.stats(&mut alpha, 1, false).await;
-    lobby.stats(&mut alpha, 1, true).await;
+    product.stats(&mut alpha, 1, false).await;
+    product.stats(&mut alpha, 1, true).await;
     let got = service.next().await;
     assert_eq!(got.id, "ann");
     assert_eq!(got.payload["type"], "lobby-opened");
@@ -383,7 +384,7 @@ async fn pushes_are_signed_encrypted_and_carry_the_server() {
     assert_eq!(got.topic, format!("{alpha_key}-lobby"));
 
     // Three players: Ann again, for another event.
-    lobby.stats(&mut alpha, 3, true).await;
+    product.stats(&mut alpha, 3, true).await;
     let got = service.next().await;
     assert_eq!(
         (got.id.as_str(), &got.payload["type"]),
@@ -400,7 +401,7 @@ async fn pushes_are_signed_encrypted_and_carry_the_server() {
         ("bob", &json!("server-offline"))
     );
     assert_eq!(got.ttl, 3600);
-    let _alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
+    let _alpha = game_server(product.master.addr, "Alpha", 20001).await;
     let got = service.next().await;
     assert_eq!(
         (got.id.as_str(), &got.payload["type"]),
@@ -409,56 +410,56 @@ async fn pushes_are_signed_encrypted_and_carry_the_server() {
     assert_eq!(got.topic, format!("{alpha_key}-online"));
     assert!(service.nothing_yet(), "a push nobody asked for");
     assert_eq!(
-        lobby
+        product
             .metric(r#"bridge_push_sent_total{result="delivered"}"#)
             .await,
         4
     );
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_flapping_server_makes_one_push_per_cooldown() {
-    let lobby = Lobby::start(|_| {}).await;
+    let product = Product::start(|_| {}).await;
     let mut service = PushService::start().await;
-    lobby.key_for(&service).await;
-    let mut alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
-    let alpha_key = lobby.key_of("Alpha").await;
+    product.key_for(&service).await;
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let alpha_key = product.key_of("Alpha").await;
     let ann = service.browser("ann");
-    lobby
+    product
         .subscribe(
             &ann,
             json!([{"key": alpha_key, "events": ["lobby-opened"]}]),
         )
         .await;
     for _ in 0..5 {
-        lobby.stats(&mut alpha, 1, false).await;
-        lobby.stats(&mut alpha, 1, true).await;
+        product.stats(&mut alpha, 1, false).await;
+        product.stats(&mut alpha, 1, true).await;
     }
     let got = service.next().await;
     assert_eq!(got.payload["type"], "lobby-opened");
     // Every flap was decided; one push was sent.
-    lobby
+    product
         .until_metric(
             r#"bridge_watch_changes_total{change="lobby-opened"}"#,
             |n| n == 5,
         )
         .await;
-    lobby
+    product
         .until_metric("bridge_push_attempts_total", |n| n >= 1)
         .await;
-    assert_eq!(lobby.metric("bridge_push_attempts_total").await, 1);
+    assert_eq!(product.metric("bridge_push_attempts_total").await, 1);
     assert!(service.nothing_yet(), "the flapping made a second push");
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
 async fn gone_subscriptions_are_deleted() {
-    let lobby = Lobby::start(|_| {}).await;
+    let product = Product::start(|_| {}).await;
     let mut service = PushService::start().await;
-    lobby.key_for(&service).await;
-    let mut alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
-    let alpha_key = lobby.key_of("Alpha").await;
+    product.key_for(&service).await;
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let alpha_key = product.key_of("Alpha").await;
     let watch = json!([{"key": alpha_key, "events": ["lobby-opened"]}]);
     let (ann, bob, cid) = (
         service.browser("ann"),
@@ -466,34 +467,34 @@ async fn gone_subscriptions_are_deleted() {
         service.browser("cid"),
     );
     for b in [&ann, &bob, &cid] {
-        lobby.subscribe(b, watch.clone()).await;
+        product.subscribe(b, watch.clone()).await;
     }
     service.answer("ann", 410);
     service.answer("bob", 404);
-    lobby.stats(&mut alpha, 1, false).await;
-    lobby.stats(&mut alpha, 1, true).await;
+    product.stats(&mut alpha, 1, false).await;
+    product.stats(&mut alpha, 1, true).await;
     let mut ids: Vec<String> = Vec::new();
     for _ in 0..3 {
         ids.push(service.next().await.id);
     }
     ids.sort();
     assert_eq!(ids, ["ann", "bob", "cid"]);
-    lobby
+    product
         .until_metric(r#"bridge_push_sent_total{result="gone"}"#, |n| n == 2)
         .await;
-    assert_eq!(lobby.metric("bridge_push_subscriptions").await, 1);
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 1);
     // Gone from the store too: a DELETE finds nothing, a PUT creates anew.
-    let (status, _) = lobby
+    let (status, _) = product
         .api("DELETE", json!({"subscription": ann.subscription()}))
         .await;
     assert_eq!(status, 404);
-    lobby.subscribe(&bob, watch).await;
-    let (status, _) = lobby
+    product.subscribe(&bob, watch).await;
+    let (status, _) = product
         .api("DELETE", json!({"subscription": cid.subscription()}))
         .await;
     assert_eq!(status, 204);
-    assert_eq!(lobby.metric("bridge_push_subscriptions").await, 1);
-    lobby.shutdown().await;
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 1);
+    product.shutdown().await;
 }
 
 #[tokio::test]
@@ -540,7 +541,7 @@ async fn the_key_and_subscriptions_survive_a_restart() {
 
 #[tokio::test]
 async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
-    let lobby = Lobby::start(|c| {
+    let product = Product::start(|c| {
         c.push_max_per_address = 3;
         c.push_max_subscriptions = 5;
     })
@@ -592,7 +593,7 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
             "watches[0].threshold",
         ),
     ] {
-        let (status, v) = lobby.api("PUT", body).await;
+        let (status, v) = product.api("PUT", body).await;
         assert_eq!(status, 400, "{v}");
         let message = v["error"].as_str().unwrap();
         assert!(message.starts_with(&format!("{field}: ")), "{field}: {v}");
@@ -601,7 +602,7 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
     // 65 bytes that are no point on the curve.
     let mut off_curve = vec![4u8];
     off_curve.extend([0xff; 64]);
-    let (status, v) = lobby
+    let (status, v) = product
         .api(
             "PUT",
             with(
@@ -617,34 +618,34 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
         .starts_with("subscription.keys.p256dh: "));
     // Bodies over 8 KiB.
     let big = with(&["watches"], json!("x".repeat(10_000)));
-    assert_eq!(lobby.api("PUT", big).await.0, 413);
-    assert_eq!(lobby.metric("bridge_push_subscriptions").await, 0);
+    assert_eq!(product.api("PUT", big).await.0, 413);
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 0);
 
     // Nobody else can change a subscription: its auth secret must match.
-    lobby.subscribe(&ann, json!([])).await;
+    product.subscribe(&ann, json!([])).await;
     let mut thief = ok.clone();
     thief["subscription"]["keys"]["auth"] = json!(B64URL.encode(random::<16>()));
-    let (status, v) = lobby.api("PUT", thief.clone()).await;
+    let (status, v) = product.api("PUT", thief.clone()).await;
     assert_eq!(status, 403, "{v}");
     assert!(v["error"]
         .as_str()
         .unwrap()
         .starts_with("subscription.keys.auth: "));
-    let (status, _) = lobby
+    let (status, _) = product
         .api("DELETE", json!({"subscription": thief["subscription"]}))
         .await;
     assert_eq!(status, 404);
     assert_eq!(
-        lobby.api("PUT", ok.clone()).await.0,
+        product.api("PUT", ok.clone()).await.0,
         200,
         "the owner replaces it"
     );
 
     // Three per address: the fourth is refused.
     for id in ["b1", "b2"] {
-        lobby.subscribe(&service.browser(id), json!([])).await;
+        product.subscribe(&service.browser(id), json!([])).await;
     }
-    let (status, v) = lobby
+    let (status, v) = product
         .api("PUT", service.browser("b3").request(json!([])))
         .await;
     assert_eq!(status, 429, "{v}");
@@ -655,23 +656,23 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
         .build()
         .unwrap();
     for id in ["c1", "c2"] {
-        let (status, v) = lobby
+        let (status, v) = product
             .api_from(&other, "PUT", service.browser(id).request(json!([])))
             .await;
         assert_eq!(status, 201, "{v}");
     }
-    let (status, v) = lobby
+    let (status, v) = product
         .api_from(&other, "PUT", service.browser("c3").request(json!([])))
         .await;
     assert_eq!(status, 429, "{v}");
-    assert_eq!(lobby.metric("bridge_push_subscriptions").await, 5);
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 5);
     // A deletion makes room.
-    let (status, _) = lobby
+    let (status, _) = product
         .api("DELETE", json!({"subscription": ann.subscription()}))
         .await;
     assert_eq!(status, 204);
-    assert_eq!(lobby.api("PUT", ok).await.0, 201);
-    lobby.shutdown().await;
+    assert_eq!(product.api("PUT", ok).await.0, 201);
+    product.shutdown().await;
 }
 
 #[tokio::test]
@@ -685,7 +686,7 @@ async fn endpoints_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
         .to_owned();
     let watch = json!([{"key": "0123456789abcdef", "events": ["server-online"]}]);
     // Without --push-allow-insecure: https and public only.
-    let strict = Lobby::start(|c| c.push_allow_insecure = false).await;
+    let strict = Product::start(|c| c.push_allow_insecure = false).await;
     for endpoint in [
         format!("http://127.0.0.1:{port}/push/a"),
         format!("https://127.0.0.1:{port}/push/a"),
@@ -708,7 +709,7 @@ async fn endpoints_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
     assert_eq!(strict.metric("bridge_push_subscriptions").await, 0);
     strict.shutdown().await;
     // With it: loopback too, and nothing more.
-    let lax = Lobby::start(|_| {}).await;
+    let lax = Product::start(|_| {}).await;
     for endpoint in [
         "http://10.0.0.1/push/a",
         "https://10.0.0.1/push/a",

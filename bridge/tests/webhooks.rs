@@ -170,10 +170,10 @@ fn verify(got: &Got, secret: &str) {
 
 // The bridge.
 
-/// The lobby of `common::Watching`, with the admin's webhook API.
-struct Lobby(Watching);
+/// The product under test: `common::Watching`, with the admin's webhook API.
+struct Product(Watching);
 
-impl std::ops::Deref for Lobby {
+impl std::ops::Deref for Product {
     type Target = Watching;
 
     fn deref(&self) -> &Watching {
@@ -181,7 +181,7 @@ impl std::ops::Deref for Lobby {
     }
 }
 
-impl Lobby {
+impl Product {
     async fn start(allow_private: bool) -> Self {
         Self(
             Watching::start(GRACE, |c| {
@@ -253,21 +253,21 @@ fn standard(url: &str, events: Value) -> Value {
 
 #[tokio::test]
 async fn standard_webhooks_are_signed_and_carry_the_server() {
-    let lobby = Lobby::start(true).await;
+    let product = Product::start(true).await;
     let mut rx = Receiver::start().await;
     let mut body = standard(
         &rx.url,
         json!(["server-online", "lobby-opened", "players-reached"]),
     );
     body["threshold"] = json!(3);
-    let (id, secret) = lobby.create(body).await;
+    let (id, secret) = product.create(body).await;
     assert!(id.starts_with("wh_"), "{id}");
     assert!(secret.starts_with("whsec_"), "{secret}");
 
-    let mut alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
     let got = rx.next().await;
     verify(&got, &secret);
-    let key = lobby.key_of("Alpha").await;
+    let key = product.key_of("Alpha").await;
     let v = got.json();
     assert_eq!(v["type"], "server-online");
     assert!(v["timestamp"].as_str().unwrap().ends_with('Z'), "{v}");
@@ -286,8 +286,8 @@ async fn standard_webhooks_are_signed_and_carry_the_server() {
     );
     assert!(got.header("webhook-id").starts_with("msg_"));
 
-    lobby.stats(&mut alpha, 1, false).await;
-    lobby.stats(&mut alpha, 3, true).await;
+    product.stats(&mut alpha, 1, false).await;
+    product.stats(&mut alpha, 3, true).await;
     let mut types = vec![
         rx.next().await.json()["type"].clone(),
         rx.next().await.json()["type"].clone(),
@@ -296,7 +296,7 @@ async fn standard_webhooks_are_signed_and_carry_the_server() {
     assert_eq!(types, [json!("lobby-opened"), json!("players-reached")]);
 
     // The list shows the deliveries and never the secret.
-    let hook = lobby.webhook(&id).await;
+    let hook = product.webhook(&id).await;
     assert_eq!(hook["state"], "active");
     assert!(hook.get("secret").is_none(), "{hook}");
     let last = hook["lastDeliveries"].as_array().unwrap();
@@ -306,7 +306,7 @@ async fn standard_webhooks_are_signed_and_carry_the_server() {
         .all(|d| d["ok"] == true && d["status"] == 204 && d["at"].as_i64().unwrap() > 0));
 
     // "Send a test": one signed request, its outcome answered.
-    let (status, v) = lobby
+    let (status, v) = product
         .api("POST", &format!("/api/admin/webhooks/{id}/test"), None)
         .await;
     assert_eq!(
@@ -317,22 +317,22 @@ async fn standard_webhooks_are_signed_and_carry_the_server() {
     verify(&got, &secret);
     assert_eq!(got.json()["type"], "test");
     drop(alpha);
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_flapping_server_makes_one_notification_per_cooldown() {
-    let lobby = Lobby::start(true).await;
+    let product = Product::start(true).await;
     let mut cooled = Receiver::start().await;
     let mut control = Receiver::start().await;
     let events = json!(["server-online", "server-offline"]);
-    lobby.create(standard(&cooled.url, events.clone())).await;
+    product.create(standard(&cooled.url, events.clone())).await;
     let mut zero = standard(&control.url, events);
     zero["cooldown"] = json!(0);
-    lobby.create(zero).await;
+    product.create(zero).await;
 
     for round in 0..3 {
-        let alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
+        let alpha = game_server(product.master.addr, "Alpha", 20001).await;
         assert_eq!(
             control.next().await.json()["type"],
             "server-online",
@@ -350,20 +350,20 @@ async fn a_flapping_server_makes_one_notification_per_cooldown() {
     assert_eq!(cooled.next().await.json()["type"], "server-online");
     assert_eq!(cooled.next().await.json()["type"], "server-offline");
     let delivered = r#"bridge_webhook_deliveries_total{result="delivered"}"#;
-    assert_eq!(lobby.until_metric(delivered, |n| n >= 8).await, 8);
+    assert_eq!(product.until_metric(delivered, |n| n >= 8).await, 8);
     assert_eq!(
-        lobby
+        product
             .metric(r#"bridge_watch_changes_total{change="server-online"}"#)
             .await,
         3
     );
     assert!(cooled.nothing_yet(), "the cooldown let more through");
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
 async fn retries_wait_as_asked_and_keep_their_id() {
-    let lobby = Lobby::start(true).await;
+    let product = Product::start(true).await;
     let mut rx = Receiver::start().await;
     rx.answer([
         Reply {
@@ -373,10 +373,10 @@ async fn retries_wait_as_asked_and_keep_their_id() {
         reply(503),
         OK,
     ]);
-    let (id, secret) = lobby
+    let (id, secret) = product
         .create(standard(&rx.url, json!(["server-online"])))
         .await;
-    let _alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
+    let _alpha = game_server(product.master.addr, "Alpha", 20001).await;
     let first = rx.next().await;
     let second = rx.next().await;
     let third = rx.next().await;
@@ -399,7 +399,7 @@ async fn retries_wait_as_asked_and_keep_their_id() {
         "the wait doubled to 2 s (waited {:?})",
         third.at - second.at
     );
-    let hook = lobby.webhook(&id).await;
+    let hook = product.webhook(&id).await;
     let last = &hook["lastDeliveries"][0];
     assert_eq!(
         (
@@ -418,10 +418,10 @@ async fn retries_wait_as_asked_and_keep_their_id() {
         retry_after: None,
         body: r#"{"message":"You are being rate limited.","retry_after":1.6,"global":false}"#,
     }]);
-    lobby
+    product
         .create(json!({"url": discord.url, "format": "discord", "events": ["server-online"], "servers": "all"}))
         .await;
-    let _beta = game_server(lobby.master.addr, "Beta", 20002).await;
+    let _beta = game_server(product.master.addr, "Beta", 20002).await;
     let first = discord.next().await;
     let second = discord.next().await;
     assert!(
@@ -440,22 +440,22 @@ async fn retries_wait_as_asked_and_keep_their_id() {
         first.headers.get("webhook-signature").is_none(),
         "Discord's are not signed"
     );
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
 async fn twenty_failures_in_a_row_disable_a_webhook_until_enabled() {
-    let lobby = Lobby::start(true).await;
+    let product = Product::start(true).await;
     let mut rx = Receiver::start().await;
     rx.fall_back_to(reply(400)); // fails at once, no retry
     let mut body = standard(&rx.url, json!(["lobby-opened"]));
     body["cooldown"] = json!(0);
-    let (id, _) = lobby.create(body).await;
-    let mut alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
-    lobby.key_of("Alpha").await;
+    let (id, _) = product.create(body).await;
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    product.key_of("Alpha").await;
     for i in 0..20 {
-        lobby.stats(&mut alpha, 0, false).await;
-        lobby.stats(&mut alpha, 0, true).await;
+        product.stats(&mut alpha, 0, false).await;
+        product.stats(&mut alpha, 0, true).await;
         assert_eq!(
             rx.next().await.json()["type"],
             "lobby-opened",
@@ -464,7 +464,7 @@ async fn twenty_failures_in_a_row_disable_a_webhook_until_enabled() {
     }
     let hook = tokio::time::timeout(WAIT, async {
         loop {
-            let hook = lobby.webhook(&id).await;
+            let hook = product.webhook(&id).await;
             if hook["failures"] == 20 {
                 return hook;
             }
@@ -480,21 +480,21 @@ async fn twenty_failures_in_a_row_disable_a_webhook_until_enabled() {
     assert_eq!(hook["lastDeliveries"][0]["status"], 400);
 
     // Disabled: the next event sends nothing.
-    let attempts = lobby.metric("bridge_webhook_attempts_total").await;
-    lobby.stats(&mut alpha, 0, false).await;
-    lobby.stats(&mut alpha, 0, true).await;
-    let opened = lobby
+    let attempts = product.metric("bridge_webhook_attempts_total").await;
+    product.stats(&mut alpha, 0, false).await;
+    product.stats(&mut alpha, 0, true).await;
+    let opened = product
         .metric(r#"bridge_watch_changes_total{change="lobby-opened"}"#)
         .await;
     assert_eq!(opened, 21);
     assert_eq!(
-        lobby.metric("bridge_webhook_attempts_total").await,
+        product.metric("bridge_webhook_attempts_total").await,
         attempts
     );
 
     // Enabled again: failures forgotten, events delivered.
     rx.fall_back_to(OK);
-    let (status, v) = lobby
+    let (status, v) = product
         .api(
             "PATCH",
             &format!("/api/admin/webhooks/{id}"),
@@ -505,20 +505,20 @@ async fn twenty_failures_in_a_row_disable_a_webhook_until_enabled() {
         (status, v["state"].clone(), v["failures"].clone()),
         (200, json!("active"), json!(0))
     );
-    lobby.stats(&mut alpha, 0, false).await;
-    lobby.stats(&mut alpha, 0, true).await;
+    product.stats(&mut alpha, 0, false).await;
+    product.stats(&mut alpha, 0, true).await;
     assert_eq!(rx.next().await.json()["type"], "lobby-opened");
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
 async fn filters_pick_servers_and_events_and_deleted_webhooks_stop() {
-    let lobby = Lobby::start(true).await;
+    let product = Product::start(true).await;
     // Alpha's key, learnt while it is listed; then it goes offline.
-    let alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
-    let alpha_key = lobby.key_of("Alpha").await;
+    let alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let alpha_key = product.key_of("Alpha").await;
     drop(alpha);
-    lobby
+    product
         .until_metric(
             r#"bridge_watch_changes_total{change="server-offline"}"#,
             |n| n == 1,
@@ -530,27 +530,27 @@ async fn filters_pick_servers_and_events_and_deleted_webhooks_stop() {
     let mut lobby_only = Receiver::start().await;
     let mut body = standard(&by_key.url, json!(["server-online"]));
     body["servers"] = json!({"keys": [alpha_key]});
-    lobby.create(body).await;
+    product.create(body).await;
     let mut body = standard(&by_name.url, json!(["server-online"]));
     body["servers"] = json!({"nameContains": "BETA"});
-    let (name_id, _) = lobby.create(body).await;
-    lobby
+    let (name_id, _) = product.create(body).await;
+    product
         .create(standard(&lobby_only.url, json!(["lobby-opened"])))
         .await;
 
-    let mut alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
-    let _beta = game_server(lobby.master.addr, "The Beta Base", 20002).await;
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let _beta = game_server(product.master.addr, "The Beta Base", 20002).await;
     assert_eq!(by_key.next().await.json()["data"]["name"], "Alpha");
     assert_eq!(by_name.next().await.json()["data"]["name"], "The Beta Base");
-    lobby.stats(&mut alpha, 0, false).await;
-    lobby.stats(&mut alpha, 0, true).await;
+    product.stats(&mut alpha, 0, false).await;
+    product.stats(&mut alpha, 0, true).await;
     let got = lobby_only.next().await.json();
     assert_eq!(
         (got["type"].clone(), got["data"]["name"].clone()),
         (json!("lobby-opened"), json!("Alpha"))
     );
     // Everything decided so far has been delivered: nothing else came.
-    lobby
+    product
         .until_metric(
             r#"bridge_webhook_deliveries_total{result="delivered"}"#,
             |n| n == 3,
@@ -560,24 +560,24 @@ async fn filters_pick_servers_and_events_and_deleted_webhooks_stop() {
 
     // Deleted: gone from the list, and a Beta coming online sends nothing.
     let path = format!("/api/admin/webhooks/{name_id}");
-    assert_eq!(lobby.api("DELETE", &path, None).await.0, 204);
-    assert_eq!(lobby.api("DELETE", &path, None).await.0, 404);
-    assert_eq!(lobby.webhook(&name_id).await, Value::Null);
-    let _beta2 = game_server(lobby.master.addr, "Beta Two", 20003).await;
-    lobby
+    assert_eq!(product.api("DELETE", &path, None).await.0, 204);
+    assert_eq!(product.api("DELETE", &path, None).await.0, 404);
+    assert_eq!(product.webhook(&name_id).await, Value::Null);
+    let _beta2 = game_server(product.master.addr, "Beta Two", 20003).await;
+    product
         .until_metric(
             r#"bridge_watch_changes_total{change="server-online"}"#,
             |n| n == 4,
         )
         .await;
     assert_eq!(
-        lobby
+        product
             .metric(r#"bridge_webhook_deliveries_total{result="delivered"}"#)
             .await,
         3
     );
     assert!(by_name.nothing_yet());
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 #[tokio::test]
@@ -635,7 +635,7 @@ async fn webhooks_survive_a_restart() {
 
 #[tokio::test]
 async fn urls_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
-    let lobby = Lobby::start(false).await;
+    let product = Product::start(false).await;
     let mut rx = Receiver::start().await;
     let port = rx
         .url
@@ -667,7 +667,7 @@ async fn urls_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
         "[64:ff9b::7f00:1]".into(),
     ] {
         let url = format!("http://{host}:{port}/hook");
-        let (status, v) = lobby
+        let (status, v) = product
             .api(
                 "POST",
                 "/api/admin/webhooks",
@@ -677,31 +677,31 @@ async fn urls_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
         assert_eq!(status, 400, "{url}: {v}");
         assert!(v["error"].as_str().unwrap().starts_with("url: "), "{v}");
     }
-    let (_, list) = lobby.api("GET", "/api/admin/webhooks", None).await;
+    let (_, list) = product.api("GET", "/api/admin/webhooks", None).await;
     assert_eq!(list["webhooks"], json!([]));
-    let _alpha = game_server(lobby.master.addr, "Alpha", 20001).await;
-    lobby
+    let _alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    product
         .until_metric(
             r#"bridge_watch_changes_total{change="server-online"}"#,
             |n| n == 1,
         )
         .await;
     assert!(rx.nothing_yet(), "a refused URL got a request");
-    assert_eq!(lobby.metric("bridge_webhook_attempts_total").await, 0);
-    lobby.shutdown().await;
+    assert_eq!(product.metric("bridge_webhook_attempts_total").await, 0);
+    product.shutdown().await;
 }
 
 #[tokio::test]
 async fn bad_requests_are_refused_naming_the_field() {
-    let lobby = Lobby::start(true).await;
+    let product = Product::start(true).await;
     let path = "/api/admin/webhooks";
     let ok = standard("http://127.0.0.1:9/x", json!(["server-online"]));
     // The token.
     for token in [None, Some("wrong-token-0123456789")] {
-        let (status, _) = lobby.api_as(token, "GET", path, None).await;
+        let (status, _) = product.api_as(token, "GET", path, None).await;
         assert_eq!(status, 401);
     }
-    assert_eq!(lobby.metric("bridge_auth_failures_total").await, 2);
+    assert_eq!(product.metric("bridge_auth_failures_total").await, 2);
     // Fields.
     let with = |k: &str, v: Value| {
         let mut b = ok.clone();
@@ -717,7 +717,7 @@ async fn bad_requests_are_refused_naming_the_field() {
         (with("cooldown", json!(-5)), "cooldown"),
         (json!("just text"), "body"),
     ] {
-        let (status, v) = lobby.api("POST", path, Some(body)).await;
+        let (status, v) = product.api("POST", path, Some(body)).await;
         assert_eq!(status, 400, "{v}");
         assert!(
             v["error"]
@@ -732,23 +732,23 @@ async fn bad_requests_are_refused_naming_the_field() {
         "url",
         json!(format!("http://127.0.0.1:9/{}", "x".repeat(20_000))),
     );
-    assert_eq!(lobby.api("POST", path, Some(big)).await.0, 413);
+    assert_eq!(product.api("POST", path, Some(big)).await.0, 413);
     // Ids.
     assert_eq!(
-        lobby
+        product
             .api("DELETE", &format!("{path}/wh_0000000000000000"), None)
             .await
             .0,
         404
     );
     assert_eq!(
-        lobby
+        product
             .api("POST", &format!("{path}/nonsense/test"), None)
             .await
             .0,
         404
     );
-    let (status, v) = lobby
+    let (status, v) = product
         .api(
             "PATCH",
             &format!("{path}/wh_0000000000000000"),
@@ -758,11 +758,11 @@ async fn bad_requests_are_refused_naming_the_field() {
     assert_eq!(status, 400, "{v}");
     // At most 50.
     for _ in 0..50 {
-        assert_eq!(lobby.api("POST", path, Some(ok.clone())).await.0, 201);
+        assert_eq!(product.api("POST", path, Some(ok.clone())).await.0, 201);
     }
-    let (status, v) = lobby.api("POST", path, Some(ok.clone())).await;
+    let (status, v) = product.api("POST", path, Some(ok.clone())).await;
     assert_eq!(status, 409, "{v}");
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 // Hostile receivers: raw TCP, so they can misbehave.
@@ -793,7 +793,7 @@ async fn hostile(
 
 #[tokio::test]
 async fn hostile_receivers_cost_bounded_time_and_memory() {
-    let lobby = Lobby::start(true).await;
+    let product = Product::start(true).await;
     let test_of = |id: String| format!("/api/admin/webhooks/{id}/test");
 
     // Never answers: the attempt ends at its 5 s limit.
@@ -804,9 +804,11 @@ async fn hostile_receivers_cost_bounded_time_and_memory() {
         })
     })
     .await;
-    let (silent, _) = lobby.create(standard(&url, json!(["server-online"]))).await;
+    let (silent, _) = product
+        .create(standard(&url, json!(["server-online"])))
+        .await;
     let started = Instant::now();
-    let (status, v) = lobby.api("POST", &test_of(silent), None).await;
+    let (status, v) = product.api("POST", &test_of(silent), None).await;
     let took = started.elapsed();
     assert_eq!(
         (status, v["ok"].clone(), v["status"].clone()),
@@ -843,8 +845,10 @@ async fn hostile_receivers_cost_bounded_time_and_memory() {
         })
     })
     .await;
-    let (endless, _) = lobby.create(standard(&url, json!(["server-online"]))).await;
-    let (status, v) = lobby.api("POST", &test_of(endless), None).await;
+    let (endless, _) = product
+        .create(standard(&url, json!(["server-online"])))
+        .await;
+    let (status, v) = product.api("POST", &test_of(endless), None).await;
     assert_eq!(
         (status, v["status"].clone(), v["ok"].clone()),
         (200, json!(500), json!(false))
@@ -873,15 +877,17 @@ async fn hostile_receivers_cost_bounded_time_and_memory() {
         })
     })
     .await;
-    let (looping, _) = lobby.create(standard(&url, json!(["server-online"]))).await;
-    let (status, v) = lobby.api("POST", &test_of(looping), None).await;
+    let (looping, _) = product
+        .create(standard(&url, json!(["server-online"])))
+        .await;
+    let (status, v) = product.api("POST", &test_of(looping), None).await;
     assert_eq!(
         (status, v["status"].clone(), v["ok"].clone()),
         (200, json!(302), json!(false))
     );
     assert!(requests.try_recv().is_ok());
     assert!(requests.try_recv().is_err(), "the redirect was followed");
-    lobby.shutdown().await;
+    product.shutdown().await;
 }
 
 // Abuse of the admin API from another address, against the binary.

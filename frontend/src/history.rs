@@ -1,11 +1,11 @@
 //! What the bridge records about servers and the lobby (`docs/protocol.md`
 //! §4.6) as the page shows it: the histories of `/api/servers/{key}/history`
-//! and `/api/history` (read as the protocol's `api::ServerHistory` and
-//! `api::LobbyHistory`), the ranges the page asks for, and the figures it
-//! derives from the points (peak, average, uptime and open shares). Plain
-//! data, tested natively.
+//! and `/api/history` (kept as read, the protocol's `api::ServerHistory`
+//! and `api::LobbyHistory`), the ranges the page asks for, the series it
+//! draws from the points, and the figures it derives from them (peak,
+//! average, uptime and open shares). Plain data, tested natively.
 
-use protocol::api::{self, HistoryRange};
+use protocol::api::{HistoryRange, LobbyHistory, LobbyPoint, ServerHistory, ServerPoint};
 
 use crate::i18n::K;
 
@@ -90,109 +90,54 @@ impl Span {
     }
 }
 
-/// One point of a server's history: `[t, players, max, online, open]`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ServerPoint {
-    /// Start of the interval, Unix ms.
-    pub t: f64,
-    /// Mean players while online; `None` if offline throughout.
-    pub players: Option<f64>,
-    /// Share of the interval online, 0 to 1.
-    pub online: f64,
-    /// Share of the interval with the lobby open, 0 to 1.
-    pub open: f64,
+/// The players over a server's history.
+pub fn players(history: &ServerHistory) -> Series {
+    history
+        .points
+        .iter()
+        .map(|&ServerPoint(t, players, ..)| (t as f64, players))
+        .collect()
 }
 
-/// `GET /api/servers/{key}/history?range=R`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerHistory {
-    /// Seconds between points.
-    pub step: f64,
-    pub points: Vec<ServerPoint>,
+/// The share of the recorded intervals the server was online, and had its
+/// lobby open (`None` without points). Intervals in which the bridge
+/// recorded nothing do not count either way.
+pub fn shares(history: &ServerHistory) -> Option<(f64, f64)> {
+    let points = &history.points;
+    let n = points.len() as f64;
+    if n == 0.0 {
+        return None;
+    }
+    let online: f64 = points
+        .iter()
+        .map(|&ServerPoint(.., online, _)| online)
+        .sum();
+    let open: f64 = points.iter().map(|&ServerPoint(.., open)| open).sum();
+    Some(((online / n).clamp(0.0, 1.0), (open / n).clamp(0.0, 1.0)))
 }
 
-/// One point of the lobby's totals: `[t, servers, players]`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LobbyPoint {
-    pub t: f64,
-    pub servers: f64,
-    pub players: f64,
+/// The lobby's servers online over time.
+pub fn servers_online(history: &LobbyHistory) -> Series {
+    history
+        .points
+        .iter()
+        .map(|&LobbyPoint(t, servers, _)| (t as f64, Some(servers)))
+        .collect()
 }
 
-/// `GET /api/history?range=R`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LobbyHistory {
-    pub step: f64,
-    pub points: Vec<LobbyPoint>,
+/// The lobby's players online over time.
+pub fn players_online(history: &LobbyHistory) -> Series {
+    history
+        .points
+        .iter()
+        .map(|&LobbyPoint(t, _, players)| (t as f64, Some(players)))
+        .collect()
 }
 
-impl ServerHistory {
-    /// From the bridge's answer.
-    pub fn from_answer(answer: api::ServerHistory) -> ServerHistory {
-        let points = answer
-            .points
-            .iter()
-            .map(
-                |&api::ServerPoint(t, players, _max, online, open)| ServerPoint {
-                    t: t as f64,
-                    players,
-                    online,
-                    open,
-                },
-            )
-            .collect();
-        ServerHistory {
-            step: answer.step as f64,
-            points,
-        }
-    }
-
-    /// The players over time.
-    pub fn players(&self) -> Series {
-        self.points.iter().map(|p| (p.t, p.players)).collect()
-    }
-
-    /// The share of the recorded intervals the server was online, and had
-    /// its lobby open (`None` without points). Intervals in which the
-    /// bridge recorded nothing do not count either way.
-    pub fn shares(&self) -> Option<(f64, f64)> {
-        let n = self.points.len() as f64;
-        if n == 0.0 {
-            return None;
-        }
-        let online = self.points.iter().map(|p| p.online).sum::<f64>() / n;
-        let open = self.points.iter().map(|p| p.open).sum::<f64>() / n;
-        Some((online.clamp(0.0, 1.0), open.clamp(0.0, 1.0)))
-    }
-}
-
-impl LobbyHistory {
-    /// From the bridge's answer.
-    pub fn from_answer(answer: api::LobbyHistory) -> LobbyHistory {
-        let points = answer
-            .points
-            .iter()
-            .map(|&api::LobbyPoint(t, servers, players)| LobbyPoint {
-                t: t as f64,
-                servers,
-                players,
-            })
-            .collect();
-        LobbyHistory {
-            step: answer.step as f64,
-            points,
-        }
-    }
-
-    /// Servers online over time.
-    pub fn servers(&self) -> Series {
-        self.points.iter().map(|p| (p.t, Some(p.servers))).collect()
-    }
-
-    /// Players online over time.
-    pub fn players(&self) -> Series {
-        self.points.iter().map(|p| (p.t, Some(p.players))).collect()
-    }
+/// A history's step (seconds between points) in milliseconds, as a graph
+/// takes it.
+pub fn step_ms(step: u64) -> f64 {
+    step as f64 * 1000.0
 }
 
 /// One value over time, as a graph draws it: `(t, value)`, `None` where
@@ -256,31 +201,31 @@ mod tests {
 
     #[test]
     fn answers_read_as_the_bridge_writes_them() {
-        let answer: api::ServerHistory = serde_json::from_str(
+        let h: ServerHistory = serde_json::from_str(
             r#"{"key":"0123456789abcdef","range":"24h","step":60,
                 "points":[[0,2.5,4,1,0.5],[60000,null,null,0,0]]}"#,
         )
         .unwrap();
-        let h = ServerHistory::from_answer(answer);
-        assert_eq!(h.step, 60.0);
-        assert_eq!(h.players(), vec![(0.0, Some(2.5)), (60_000.0, None)]);
-        assert_eq!(h.shares(), Some((0.5, 0.25)));
+        assert_eq!(step_ms(h.step), 60_000.0);
+        assert_eq!(players(&h), vec![(0.0, Some(2.5)), (60_000.0, None)]);
+        assert_eq!(shares(&h), Some((0.5, 0.25)));
 
-        let answer: api::LobbyHistory =
+        let l: LobbyHistory =
             serde_json::from_str(r#"{"range":"24h","step":60,"points":[[0,2,7.5]]}"#).unwrap();
-        let l = LobbyHistory::from_answer(answer);
-        assert_eq!(l.servers(), vec![(0.0, Some(2.0))]);
-        assert_eq!(l.players(), vec![(0.0, Some(7.5))]);
+        assert_eq!(servers_online(&l), vec![(0.0, Some(2.0))]);
+        assert_eq!(players_online(&l), vec![(0.0, Some(7.5))]);
     }
 
     #[test]
     fn no_points_no_shares() {
         let h = ServerHistory {
-            step: 60.0,
+            key: protocol::ServerKey(1),
+            range: HistoryRange::Hour,
+            step: 60,
             points: Vec::new(),
         };
-        assert_eq!(h.shares(), None);
-        assert_eq!(figures(&h.players()), None);
+        assert_eq!(shares(&h), None);
+        assert_eq!(figures(&players(&h)), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use common::until;
 use frontend::{
     components::history_graph::{GraphLine, HistoryGraph, HistoryGraphProps},
-    history::{ServerHistory, Span},
+    history::{players, step_ms, Span},
     services::api::read_answer,
 };
 use protocol::{api, entry::ServerDetails, GameplayMode};
@@ -49,14 +49,13 @@ fn answers_read_as_the_bridge_writes_them() {
         assert_eq!(read_info(bad), None, "{bad}");
     }
 
-    let answer = read_answer::<api::ServerHistory>(
+    let h = read_answer::<api::ServerHistory>(
         r#"{"key":"0123456789abcdef","range":"24h","step":60,
             "points":[[0,2.5,4,1,0.5],[60000,null,null,0,0]]}"#,
     )
     .expect("points");
-    let h = ServerHistory::from_answer(answer);
-    assert_eq!(h.step, 60.0);
-    assert_eq!(h.players(), vec![(0.0, Some(2.5)), (60_000.0, None)]);
+    assert_eq!(step_ms(h.step), 60_000.0);
+    assert_eq!(players(&h), vec![(0.0, Some(2.5)), (60_000.0, None)]);
     assert_eq!(read_answer::<api::ServerHistory>(r#"{"step":60}"#), None);
 }
 

@@ -1,8 +1,9 @@
 //! Harness for the lobby's end-to-end tests (`tests/*.rs`): finds the
-//! Trunk-built front end and the built binaries, runs the real `bridge`,
-//! `master` and `chromedriver` as child processes that are killed on drop
-//! (also when a test panics), drives headless Chromium over WebDriver
-//! through page objects ([`pages`]), and plays game servers over raw TCP.
+//! Trunk-built front end and the built binaries, runs the product under
+//! test (the real `bridge` and `master`, [`product`]) and `chromedriver` as
+//! child processes that are killed on drop (also when a test panics), drives
+//! headless Chromium over WebDriver through page objects ([`pages`]), and
+//! plays game servers over raw TCP.
 //! Stand-ins for parts of the product that a test needs to misbehave or to
 //! watch: a fake bridge ([`fake_bridge`]), a fake master ([`fake_master`]),
 //! a TCP proxy to cut ([`proxy`]), recording WebSocket viewers
@@ -19,11 +20,11 @@ pub mod fake_bridge;
 pub mod fake_master;
 pub mod firefox;
 pub mod game;
-pub mod lobby;
 pub mod master;
 pub mod pages;
 pub mod paths;
 pub mod process;
+pub mod product;
 pub mod proxy;
 pub mod push_service;
 pub mod receiver;

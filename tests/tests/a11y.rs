@@ -18,8 +18,8 @@ use e2e::{
     axe,
     browser::{Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
-    lobby::{Lobby, ADMIN_TOKEN},
     pages::{games, list::row, AdminPage, GamesPage, ListPage, ServerPage},
+    product::{Product, ADMIN_TOKEN},
     receiver::Receiver,
     wait_for,
 };
@@ -49,7 +49,7 @@ fn stats(current: u32, max: u8, open: bool, mode: u8) -> Stats {
 
 /// A server in each state a row shows: lobby open, in game, full, more
 /// players than slots, empty.
-fn register_servers(lobby: &Lobby) -> Vec<GameServer> {
+fn register_servers(product: &Product) -> Vec<GameServer> {
     [
         ("Alpha", 20001, stats(1, 4, true, 1)),
         ("Bravo", 20002, stats(4, 4, false, 2)),
@@ -57,7 +57,7 @@ fn register_servers(lobby: &Lobby) -> Vec<GameServer> {
         ("轰炸机人", 20004, stats(5, 4, false, 2)),
     ]
     .into_iter()
-    .map(|(name, port, s)| GameServer::register(lobby.master, name, "192.0.2.1", port, s))
+    .map(|(name, port, s)| GameServer::register(product.master, name, "192.0.2.1", port, s))
     .collect()
 }
 
@@ -133,8 +133,8 @@ fn pages(alpha: &str) -> Vec<(&'static str, String, String)> {
 
 /// Opens `path` and waits until it is live, in `variant`'s language and
 /// scheme, and shows `ready`.
-async fn open(browser: &Browser, lobby: &Lobby, path: &str, ready: &str, variant: &Variant) {
-    browser.goto(&lobby.url(path)).await;
+async fn open(browser: &Browser, product: &Product, path: &str, ready: &str, variant: &Variant) {
+    browser.goto(&product.url(path)).await;
     // A server's card for an iframe has no header, hence no status pill.
     if !path.starts_with("/embed/server/") {
         browser.find("[data-testid=status].live").await;
@@ -150,9 +150,15 @@ async fn open(browser: &Browser, lobby: &Lobby, path: &str, ready: &str, variant
 
 /// Stars [`STARRED`] and [`GONE`], then takes [`GONE`] off the master, so
 /// the list shows a favourite and an offline favourite.
-async fn favourites(browser: &Browser, lobby: &Lobby, variant: &Variant) {
-    let gone = GameServer::register(lobby.master, GONE, "192.0.2.9", 20009, stats(1, 4, true, 1));
-    open(browser, lobby, "/", &row(GONE), variant).await;
+async fn favourites(browser: &Browser, product: &Product, variant: &Variant) {
+    let gone = GameServer::register(
+        product.master,
+        GONE,
+        "192.0.2.9",
+        20009,
+        stats(1, 4, true, 1),
+    );
+    open(browser, product, "/", &row(GONE), variant).await;
     let page = ListPage::new(browser);
     for name in [STARRED, GONE] {
         page.star(name).await;
@@ -165,8 +171,8 @@ async fn favourites(browser: &Browser, lobby: &Lobby, variant: &Variant) {
 
 /// Signs in on the admin page and adds a test server, waiting until the
 /// master has it.
-async fn admin_with_a_test_server(browser: &Browser, lobby: &Lobby, variant: &Variant) {
-    open(browser, lobby, "/admin", "#admin-token", variant).await;
+async fn admin_with_a_test_server(browser: &Browser, product: &Product, variant: &Variant) {
+    open(browser, product, "/admin", "#admin-token", variant).await;
     let admin = AdminPage::new(browser);
     admin.type_into("#admin-token", ADMIN_TOKEN).await;
     admin.click("#admin-login").await;
@@ -214,16 +220,16 @@ impl Reports {
 #[tokio::test]
 async fn axe_finds_nothing_on_any_page_in_english_and_german() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let _servers = register_servers(&lobby);
-    let alpha = lobby.key_of("Alpha").await;
+    let product = Product::start();
+    let _servers = register_servers(&product);
+    let alpha = product.key_of("Alpha").await;
     let driver = Driver::start();
     let mut reports = Reports::default();
     for variant in &VARIANTS {
         let browser = variant.browser(&driver).await;
-        favourites(&browser, &lobby, variant).await;
+        favourites(&browser, &product, variant).await;
         for (page, path, ready) in pages(&alpha) {
-            open(&browser, &lobby, &path, &ready, variant).await;
+            open(&browser, &product, &path, &ready, variant).await;
             reports
                 .check(&browser, &format!("{page} · {}", variant.label()))
                 .await;
@@ -232,7 +238,7 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
         let notify = "[data-testid=notify-me]";
         open(
             &browser,
-            &lobby,
+            &product,
             &format!("/server/{alpha}"),
             notify,
             variant,
@@ -247,7 +253,7 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
         page.find("[data-testid=notify-summary]").await;
         let label = format!("notify on · {}", variant.label());
         reports.check(&browser, &label).await;
-        admin_with_a_test_server(&browser, &lobby, variant).await;
+        admin_with_a_test_server(&browser, &product, variant).await;
         let label = format!("admin · {}", variant.label());
         reports.check(&browser, &label).await;
         // The form with an error under a field.
@@ -267,14 +273,14 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
 #[tokio::test]
 async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with(&["--webhook-allow-private"]);
+    let product = Product::start_with(&["--webhook-allow-private"]);
     let mut receiver = Receiver::start().await;
     let host = receiver.host.clone();
     let driver = Driver::start();
     let mut reports = Reports::default();
     for variant in &VARIANTS {
         let browser = variant.browser(&driver).await;
-        open(&browser, &lobby, "/admin", "#admin-token", variant).await;
+        open(&browser, &product, "/admin", "#admin-token", variant).await;
         let admin = AdminPage::new(&browser);
         admin.type_into("#admin-token", ADMIN_TOKEN).await;
         admin.click("#admin-login").await;
@@ -308,25 +314,25 @@ async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
 #[tokio::test]
 async fn axe_finds_nothing_while_the_master_or_the_bridge_is_down() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
-    let _servers = register_servers(&lobby);
+    let mut product = Product::start_with_separate_master();
+    let _servers = register_servers(&product);
     let driver = Driver::start();
     let mut browsers = Vec::new();
     for variant in &VARIANTS {
         let browser = variant.browser(&driver).await;
-        open(&browser, &lobby, "/", &row("Alpha"), variant).await;
+        open(&browser, &product, "/", &row("Alpha"), variant).await;
         browsers.push((variant, browser));
     }
     let mut reports = Reports::default();
     // "Master unreachable": the bridge is up, its master is not.
-    lobby.kill_master();
+    product.kill_master();
     for (variant, browser) in &browsers {
         browser.find("[data-testid=status].down").await;
         let label = format!("list, master unreachable · {}", variant.label());
         reports.check(browser, &label).await;
     }
     // "Reconnecting": the page lost the bridge and shows the last list.
-    lobby.kill_bridge();
+    product.kill_bridge();
     for (variant, browser) in &browsers {
         browser.find("[data-testid=status].wait").await;
         browser.find("[data-testid=stale]").await;
@@ -378,7 +384,7 @@ async fn axe_finds_nothing_on_other_games_tabs() {
         format!("gameagent:{}", master.addr()),
         format!("gameagent:{}", silent.addr()),
     );
-    let lobby = Lobby::start_with(&[
+    let product = Product::start_with(&[
         "--gameagent-master",
         &master.addr().to_string(),
         "--gameagent-master",
@@ -392,19 +398,19 @@ async fn axe_finds_nothing_on_other_games_tabs() {
         // The fakes are on 127.0.0.1.
         "--game-allow-private",
     ]);
-    let _servers = register_servers(&lobby);
+    let _servers = register_servers(&product);
     let driver = Driver::start();
     let mut reports = Reports::default();
     let offline_row = "tr[data-testid=game-row][data-online=false]";
     for variant in &VARIANTS {
         let browser = variant.browser(&driver).await;
         let label = variant.label();
-        open(&browser, &lobby, "/", &games::tab(&silent_id), variant).await;
+        open(&browser, &product, "/", &games::tab(&silent_id), variant).await;
         reports
             .check(&browser, &format!("list with source tabs · {label}"))
             .await;
         let src = format!("/?src={master_id}");
-        open(&browser, &lobby, &src, offline_row, variant).await;
+        open(&browser, &product, &src, offline_row, variant).await;
         browser.find(&games::row("Awesome Server")).await;
         reports
             .check(&browser, &format!("game table · {label}"))
@@ -417,7 +423,7 @@ async fn axe_finds_nothing_on_other_games_tabs() {
         let src = format!("/?src={silent_id}");
         open(
             &browser,
-            &lobby,
+            &product,
             &src,
             "[data-testid=source-error]",
             variant,
@@ -474,11 +480,11 @@ async fn tab_through(browser: &Browser, max: usize) -> Vec<String> {
 #[tokio::test]
 async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let _servers = register_servers(&lobby);
+    let product = Product::start();
+    let _servers = register_servers(&product);
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    let page = ListPage::open(&browser, &product.url("/")).await;
     page.wait_row_count(4, LIVE).await;
 
     let reached = tab_through(&page, 80).await;
@@ -505,7 +511,7 @@ async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
     }
 
     // Enter on a focused sort button sorts, as a click would.
-    page.goto(&lobby.url("/")).await;
+    page.goto(&product.url("/")).await;
     page.wait_row_count(4, PAGE_READY).await;
     wait_for(
         "the players' sort button to get the focus",
@@ -535,10 +541,10 @@ async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
 #[tokio::test]
 async fn the_admin_page_works_from_the_keyboard() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let product = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let admin = AdminPage::open(&browser, &lobby.url("/admin")).await;
+    let admin = AdminPage::open(&browser, &product.url("/admin")).await;
 
     // Sign in: Tab to the token field, type, Enter.
     wait_for("the token field to get the focus", LIVE, || async {

@@ -12,10 +12,10 @@ use e2e::{
     browser::{Driver, PAGE_READY},
     game::{GameServer, Stats},
     holds_for,
-    lobby::{Lobby, ADMIN_TOKEN},
     pages::{list::row, AdminPage, ListPage},
     paths,
     process::{http_get, HttpResponse},
+    product::{Product, ADMIN_TOKEN},
     wait_for,
 };
 use serde_json::Value;
@@ -44,7 +44,7 @@ fn stats(current: u32, max: u8, open: bool, mode: u8) -> Stats {
 
 /// Five servers that differ in every sortable column, two with non-Latin
 /// names.
-fn register_five(lobby: &Lobby) -> Vec<GameServer> {
+fn register_five(product: &Product) -> Vec<GameServer> {
     [
         ("Alpha", "192.0.2.1", 20001, stats(1, 4, true, 1)),
         ("Bravo", "192.0.2.2", 20002, stats(4, 4, true, 2)),
@@ -59,15 +59,15 @@ fn register_five(lobby: &Lobby) -> Vec<GameServer> {
     ]
     .into_iter()
     .map(|(name, address, port, stats)| {
-        GameServer::register(lobby.master, name, address, port, stats)
+        GameServer::register(product.master, name, address, port, stats)
     })
     .collect()
 }
 
 /// "Feuerland" at 192.168.0.10:20000, 2/4, open, Standard A+B.
-fn register_feuerland(lobby: &Lobby) -> GameServer {
+fn register_feuerland(product: &Product) -> GameServer {
     GameServer::register(
-        lobby.master,
+        product.master,
         "Feuerland",
         "192.168.0.10",
         20000,
@@ -77,8 +77,8 @@ fn register_feuerland(lobby: &Lobby) -> GameServer {
 
 /// The page at `path` and the `.wasm` it names, fetched: both answered,
 /// the module as `application/wasm`.
-fn bundle(lobby: &Lobby, path: &str) -> (HttpResponse, String, HttpResponse) {
-    let page = http_get(lobby.http, path).expect("GET a page");
+fn bundle(product: &Product, path: &str) -> (HttpResponse, String, HttpResponse) {
+    let page = http_get(product.http, path).expect("GET a page");
     assert_eq!(page.status, 200, "{path}: {page:?}");
     let wasm = page
         .body
@@ -91,7 +91,7 @@ fn bundle(lobby: &Lobby, path: &str) -> (HttpResponse, String, HttpResponse) {
     } else {
         format!("/{wasm}")
     };
-    let module = http_get(lobby.http, &wasm).expect("GET the wasm");
+    let module = http_get(product.http, &wasm).expect("GET the wasm");
     assert_eq!(module.status, 200, "{wasm}");
     assert!(module.head_contains("application/wasm"), "{}", module.head);
     (page, wasm, module)
@@ -100,17 +100,17 @@ fn bundle(lobby: &Lobby, path: &str) -> (HttpResponse, String, HttpResponse) {
 #[tokio::test]
 async fn bridge_serves_the_trunk_build() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let (index, wasm, module) = bundle(&lobby, "/");
+    let product = Product::start();
+    let (index, wasm, module) = bundle(&product, "/");
     // Client-side routes fall back to the player's app.
     for route in ["/embed?theme=dark", "/server/0123456789abcdef"] {
-        let page = http_get(lobby.http, route).expect("GET a route");
+        let page = http_get(product.http, route).expect("GET a route");
         assert_eq!(page.status, 200, "{route}");
         assert_eq!(page.body, index.body, "{route} is not the app");
     }
     // /admin is the admin's bundle, a module of its own; the player's
     // carries none of the admin's webhooks (their API's path).
-    let (admin, admin_wasm, admin_module) = bundle(&lobby, "/admin");
+    let (admin, admin_wasm, admin_module) = bundle(&product, "/admin");
     assert_ne!(admin.body, index.body, "/admin is the player's page");
     assert!(admin_wasm.starts_with("/admin/"), "{admin_wasm}");
     assert_ne!(admin_wasm, wasm);
@@ -125,10 +125,10 @@ async fn bridge_serves_the_trunk_build() {
 #[tokio::test]
 async fn the_players_link_to_admin_loads_the_admins_bundle() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let product = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let list = ListPage::open(&browser, &lobby.url("/")).await;
+    let list = ListPage::open(&browser, &product.url("/")).await;
     assert!(
         list.wasm_loaded()
             .await
@@ -153,15 +153,15 @@ async fn the_players_link_to_admin_loads_the_admins_bundle() {
 #[tokio::test]
 async fn game_server_appears_and_disappears_live() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let product = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    let page = ListPage::open(&browser, &product.url("/")).await;
     page.wait_empty(LIVE).await;
     page.mark_document().await;
 
     let registered = Instant::now();
-    let server = register_feuerland(&lobby);
+    let server = register_feuerland(&product);
     page.wait_rows(&["Feuerland"], LIVE).await;
     let appeared = registered.elapsed();
     // The registration and the stats are two messages: the master may
@@ -246,12 +246,12 @@ async fn a_reload_keeps_the_view(page: &ListPage<'_>, search: &str) {
 }
 
 /// Search: case-insensitive, any script, and in the URL too.
-async fn search_in_any_script(page: &ListPage<'_>, lobby: &Lobby) {
+async fn search_in_any_script(page: &ListPage<'_>, product: &Product) {
     // A bare `/` brings back the last filters (see tests/players.rs):
     // forget them to start from the whole list.
     page.js("localStorage.removeItem('lobby.filters'); return null;")
         .await;
-    page.open_live(&lobby.url("/")).await;
+    page.open_live(&product.url("/")).await;
     page.wait_rows(&FIVE_BY_NAME, LIVE).await;
     page.type_into("#search", "BÖSEWICHT").await;
     page.wait_rows(&["Server von Bösewicht"], LIVE).await;
@@ -267,11 +267,11 @@ async fn search_in_any_script(page: &ListPage<'_>, lobby: &Lobby) {
 #[tokio::test]
 async fn sort_and_filters_live_in_the_url_and_survive_a_reload() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let _servers = register_five(&lobby);
+    let product = Product::start();
+    let _servers = register_five(&product);
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    let page = ListPage::open(&browser, &product.url("/")).await;
     // Default: by name, A→Z.
     page.wait_rows(&FIVE_BY_NAME, LIVE).await;
     page.wait_summary("5 servers · 10 players · 3 open", LIVE)
@@ -280,10 +280,11 @@ async fn sort_and_filters_live_in_the_url_and_survive_a_reload() {
 
     let search = sort_by_players_and_filter(&page).await;
     a_reload_keeps_the_view(&page, &search).await;
-    search_in_any_script(&page, &lobby).await;
+    search_in_any_script(&page, &product).await;
 
     // A link opens the view it describes.
-    page.open_live(&lobby.url("/?sort=free&hideempty=1")).await;
+    page.open_live(&product.url("/?sort=free&hideempty=1"))
+        .await;
     // Free slots, most first; ties by name: Charlie (empty) is hidden.
     page.wait_rows(
         &["Alpha", "Server von Bösewicht", "轰炸机人", "Bravo"],
@@ -297,11 +298,11 @@ async fn sort_and_filters_live_in_the_url_and_survive_a_reload() {
 
 /// Adds "Nordlicht Test" and the ten samples on the admin page, and waits
 /// for the viewer to list all twelve servers.
-async fn add_test_servers(admin: &AdminPage<'_>, viewer: &ListPage<'_>, lobby: &Lobby) {
+async fn add_test_servers(admin: &AdminPage<'_>, viewer: &ListPage<'_>, product: &Product) {
     admin.add_test_server("Nordlicht Test").await;
     admin.wait_card("Nordlicht Test", "registered", LIVE).await;
 
-    viewer.open_live(&lobby.url("/")).await;
+    viewer.open_live(&product.url("/")).await;
     viewer.wait_listed("Nordlicht Test", true, LIVE).await;
     viewer.mark_document().await;
 
@@ -336,15 +337,15 @@ async fn in_app_navigation_keeps_them(admin: &AdminPage<'_>, viewer: &ListPage<'
 #[tokio::test]
 async fn admin_test_server_is_seen_by_another_browser_until_the_admin_closes() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let _feuerland = register_feuerland(&lobby);
+    let product = Product::start();
+    let _feuerland = register_feuerland(&product);
     let driver = Driver::start();
     let (admin_browser, viewer_browser) = (driver.browser().await, driver.browser().await);
-    let admin = AdminPage::open(&admin_browser, &lobby.url("/admin")).await;
+    let admin = AdminPage::open(&admin_browser, &product.url("/admin")).await;
     admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     let viewer = ListPage::new(&viewer_browser);
 
-    add_test_servers(&admin, &viewer, &lobby).await;
+    add_test_servers(&admin, &viewer, &product).await;
     admin
         .js("document.getElementById('ts-title').scrollIntoView(); return null;")
         .await;
@@ -387,10 +388,10 @@ async fn admin_test_server_is_seen_by_another_browser_until_the_admin_closes() {
 #[tokio::test]
 async fn wrong_token_is_refused() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let product = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let admin = AdminPage::open(&browser, &lobby.url("/admin")).await;
+    let admin = AdminPage::open(&browser, &product.url("/admin")).await;
     admin.sign_in("not-the-token", "rejected").await;
     assert_eq!(
         admin.prop("#add-server", "disabled").await,
@@ -412,10 +413,10 @@ async fn wrong_token_is_refused() {
 #[tokio::test]
 async fn admin_form_shows_the_protocol_message_for_the_master_port() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let product = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let admin = AdminPage::open(&browser, &lobby.url("/admin")).await;
+    let admin = AdminPage::open(&browser, &product.url("/admin")).await;
     admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     admin
         .fill_server("Feuerland", "192.168.0.10", "51963")
@@ -445,16 +446,16 @@ async fn admin_form_shows_the_protocol_message_for_the_master_port() {
 #[tokio::test]
 async fn page_recovers_by_itself_after_the_bridge_restarts() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
+    let mut product = Product::start_with_separate_master();
     let _a = GameServer::register(
-        lobby.master,
+        product.master,
         "Alpha",
         "192.0.2.1",
         20001,
         stats(1, 4, true, 1),
     );
     let _b = GameServer::register(
-        lobby.master,
+        product.master,
         "轰炸机人",
         "192.0.2.2",
         20002,
@@ -462,12 +463,12 @@ async fn page_recovers_by_itself_after_the_bridge_restarts() {
     );
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    let page = ListPage::open(&browser, &product.url("/")).await;
     page.wait_rows(&["Alpha", "轰炸机人"], LIVE).await;
     page.mark_document().await;
 
-    let old_pid = lobby.bridge_pid();
-    lobby.kill_bridge();
+    let old_pid = product.bridge_pid();
+    product.kill_bridge();
     let status = page.wait_reconnecting(LIVE).await;
     eprintln!("while the bridge is down the pill says {status:?}");
     // The last list stays on screen, marked as stale.
@@ -480,15 +481,15 @@ async fn page_recovers_by_itself_after_the_bridge_restarts() {
     .await;
 
     let restarted = Instant::now();
-    lobby.restart_bridge();
-    assert_ne!(lobby.bridge_pid(), old_pid);
+    product.restart_bridge();
+    assert_ne!(product.bridge_pid(), old_pid);
     page.wait_live(RECOVERY).await;
     let recovered = restarted.elapsed();
     page.wait_rows(&["Alpha", "轰炸机人"], LIVE).await;
     assert!(page.same_document().await, "the page reloaded");
     // Pushes work again on the new connection.
     let _c = GameServer::register(
-        lobby.master,
+        product.master,
         "Bravo",
         "192.0.2.3",
         20003,
@@ -503,12 +504,12 @@ async fn page_recovers_by_itself_after_the_bridge_restarts() {
 #[tokio::test]
 async fn embed_renders_rows_in_the_dark_theme_without_navigation() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let _servers = register_five(&lobby);
+    let product = Product::start();
+    let _servers = register_five(&product);
     let driver = Driver::start();
     let browser = driver.browser().await;
     browser.resize(800, 600).await;
-    let page = ListPage::open(&browser, &lobby.url("/embed?theme=dark&open=1")).await;
+    let page = ListPage::open(&browser, &product.url("/embed?theme=dark&open=1")).await;
     page.wait_rows(&["Alpha", "Bravo", "轰炸机人"], LIVE).await;
     assert_eq!(
         page.attr("html", "data-theme").await.as_deref(),
@@ -528,12 +529,12 @@ async fn embed_renders_rows_in_the_dark_theme_without_navigation() {
 #[tokio::test]
 async fn phone_width_shows_the_list_without_sideways_scrolling() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let _servers = register_five(&lobby);
+    let product = Product::start();
+    let _servers = register_five(&product);
     let driver = Driver::start();
     let browser = driver.browser().await;
     browser.resize(390, 844).await;
-    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    let page = ListPage::open(&browser, &product.url("/")).await;
     page.wait_rows(&FIVE_BY_NAME, LIVE).await;
     let overflow = page
         .js("return document.documentElement.scrollWidth - window.innerWidth;")

@@ -22,10 +22,10 @@ use e2e::{
     fake_bridge::FakeBridge,
     game::{GameServer, Stats},
     holds_for,
-    lobby::Lobby,
     master::{listed, query_master},
     pages::{list::row, ListPage},
     process::http_get,
+    product::Product,
     wait_for,
 };
 use serde_json::{json, Value};
@@ -124,11 +124,11 @@ fn bridge_rows(http: SocketAddr) -> Option<Vec<[String; 4]>> {
 /// sorts by name, the master lists in registration order). The master is
 /// asked again each time: changes sent just before may still be on their way
 /// to it over their own connections.
-async fn wait_equal(browser: &Browser, lobby: &Lobby, what: &str) -> usize {
+async fn wait_equal(browser: &Browser, product: &Product, what: &str) -> usize {
     wait_for(what, CATCH_UP, || async move {
         let mut rows = page_rows(browser).await;
         rows.sort();
-        let mut expected: Vec<[String; 4]> = query_master(lobby.master)?
+        let mut expected: Vec<[String; 4]> = query_master(product.master)?
             .iter()
             .map(expected_row)
             .collect();
@@ -138,7 +138,7 @@ async fn wait_equal(browser: &Browser, lobby: &Lobby, what: &str) -> usize {
         } else {
             let missing: Vec<_> = expected.iter().filter(|e| !rows.contains(e)).collect();
             let extra: Vec<_> = rows.iter().filter(|r| !expected.contains(r)).collect();
-            let bridge = match bridge_rows(lobby.http) {
+            let bridge = match bridge_rows(product.http) {
                 Some(rows) if rows == expected => {
                     "the bridge's /api/servers equals the master's list"
                 }
@@ -254,13 +254,13 @@ impl Churn {
 #[tokio::test]
 async fn page_stays_equal_to_the_master_through_random_changes() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let mut churn = Churn::start(lobby.master, 10, 40);
+    let product = Product::start();
+    let mut churn = Churn::start(product.master, 10, 40);
 
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page = ListPage::open(&browser, &lobby.url("/")).await;
-    let n = wait_equal(&page, &lobby, "the first list").await;
+    let page = ListPage::open(&browser, &product.url("/")).await;
+    let n = wait_equal(&page, &product, "the first list").await;
     eprintln!("first list: {n} rows equal to the master's");
     // The first list came over HTTP, compressed, not on the socket.
     let fetched = page
@@ -280,7 +280,7 @@ async fn page_stays_equal_to_the_master_through_random_changes() {
         churn.pause().await;
         if change % CHECK_EVERY == 0 {
             let what = format!("the page to equal the master after {change} changes");
-            let n = wait_equal(&page, &lobby, &what).await;
+            let n = wait_equal(&page, &product, &what).await;
             checks += 1;
             eprintln!("after {change} changes: {n} rows equal to the master's");
         }
@@ -321,12 +321,12 @@ fn snapshot(epoch: &str, seq: u64, servers: Vec<Value>) -> Value {
 async fn a_delta_that_does_not_apply_makes_the_page_resubscribe() {
     let _serial = e2e::serial().await;
     // The product only serves the page; the socket goes to the fake.
-    let lobby = Lobby::start();
+    let product = Product::start();
     let fake = FakeBridge::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::new(&browser);
-    page.goto(&lobby.url(&format!("/?bridge={}", fake.url())))
+    page.goto(&product.url(&format!("/?bridge={}", fake.url())))
         .await;
 
     // Without a list the page asks for deltas from scratch.

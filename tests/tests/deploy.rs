@@ -31,10 +31,10 @@ use std::{
 use e2e::{
     browser::Driver,
     game::{GameServer, Stats},
-    lobby::{connections, ADMIN_TOKEN},
     pages::{AdminPage, ListPage},
     paths,
     process::{free_port, http_get, Proc},
+    product::{connections, ADMIN_TOKEN},
 };
 use lobby_support::{
     nginx::{self, self_signed, Main, Site},

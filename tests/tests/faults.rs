@@ -19,10 +19,10 @@ use e2e::{
     fake_master::{FakeMaster, Reply, FAKE_ONE},
     game::{GameServer, Stats},
     holds_for,
-    lobby::{Lobby, ADMIN_TOKEN},
     master::{master_names, wait_master_lists},
     pages::{admin::SAMPLES, AdminPage, ListPage},
     process::free_port,
+    product::{Product, ADMIN_TOKEN},
     proxy::Proxy,
     timed, wait_for,
     watchers::{
@@ -146,23 +146,23 @@ async fn nothing_registers_while_the_master_stays_down(
 #[tokio::test]
 async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
+    let mut product = Product::start_with_separate_master();
     let driver = Driver::start();
-    let pages = Pages::open(&driver, &lobby.url("/admin"), &lobby.url("/")).await;
+    let pages = Pages::open(&driver, &product.url("/admin"), &product.url("/")).await;
     let (admin, viewer) = (pages.admin(), pages.viewer());
-    let viewers = watchers(lobby.http, 50).await;
+    let viewers = watchers(product.http, 50).await;
     wait_all_list(&viewers, &SAMPLES, LIVE).await;
 
     // The master crashes.
     let killed = Instant::now();
-    lobby.kill_master();
+    product.kill_master();
     let told = wait_all_status(&viewers, "down", LIVE).await;
     pages_show_the_master_down(&pages, LIVE * 3).await;
     nothing_registers_while_the_master_stays_down(&admin, &viewers, killed).await;
     admin.screenshot("fault-master-down-admin").await;
 
     // The master comes back (empty: its registrations died with it).
-    lobby.start_master();
+    product.start_master();
     let answering = Instant::now();
     wait_all_status(&viewers, "up", LIVE * 2).await;
     let status_up = answering.elapsed();
@@ -176,7 +176,7 @@ async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
     let listed = answering.elapsed();
     viewer.wait_live(LIVE).await;
     let page_live = answering.elapsed();
-    wait_master_lists(lobby.master, &SAMPLES, Duration::ZERO).await;
+    wait_master_lists(product.master, &SAMPLES, Duration::ZERO).await;
     let partial = partial_lists_since(&viewers, answering);
     eprintln!(
         "master SIGKILL: viewers told down {told:?} after the kill; after the restarted master \
@@ -186,7 +186,7 @@ async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
          master's list before the page had registered all ten)"
     );
     if std::env::var_os("FAULTS_DEBUG").is_some() {
-        eprintln!("{}", lobby.bridge_log_tail());
+        eprintln!("{}", product.bridge_log_tail());
     }
     assert!(
         back <= REREGISTER,
@@ -203,19 +203,19 @@ async fn master_killed_and_restarted_under_viewers_and_an_admin_page() {
 #[tokio::test]
 async fn master_hung_and_resumed_under_viewers_and_an_admin_page() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with_separate_master();
+    let product = Product::start_with_separate_master();
     let driver = Driver::start();
-    let pages = Pages::open(&driver, &lobby.url("/admin"), &lobby.url("/")).await;
-    let viewers = watchers(lobby.http, 50).await;
+    let pages = Pages::open(&driver, &product.url("/admin"), &product.url("/")).await;
+    let viewers = watchers(product.http, 50).await;
 
     let stopped = Instant::now();
-    lobby.pause_master();
+    product.pause_master();
     let told = wait_all_status(&viewers, "down", HANG_NOTICED).await;
     pages_show_the_master_down(&pages, LIVE).await;
     let frozen_for = stopped.elapsed();
 
     let resumed = Instant::now();
-    lobby.resume_master();
+    product.resume_master();
     wait_all_status(&viewers, "up", LIVE * 2).await;
     let up = resumed.elapsed();
     pages
@@ -227,7 +227,7 @@ async fn master_hung_and_resumed_under_viewers_and_an_admin_page() {
     let page_live = resumed.elapsed();
     pages.viewer().wait_rows_unordered(&SAMPLES, LIVE).await;
     // A hung master kept the registrations: nothing was registered twice.
-    let names = master_names(lobby.master).expect("ask the master");
+    let names = master_names(product.master).expect("ask the master");
     assert_eq!(names.len(), SAMPLES.len(), "{names:?}");
     // No viewer ever saw the list shrink.
     let shrunk = partial_lists_since(&viewers, stopped);
@@ -243,11 +243,11 @@ async fn master_hung_and_resumed_under_viewers_and_an_admin_page() {
 
 /// Waits until the bridge's `/healthz` answers `status` with `word`
 /// ("up"/"down") in its body; returns the body.
-async fn wait_health(lobby: &Lobby, status: u16, word: &str) -> String {
+async fn wait_health(product: &Product, status: u16, word: &str) -> String {
     let what = format!("/healthz to say {word}");
     let quoted = format!("\"{word}\"");
     wait_for(&what, LIVE, || async {
-        match lobby.healthz() {
+        match product.healthz() {
             Ok(r) if r.status == status && r.body.contains(&quoted) => Ok(r.body),
             seen => Err(format!("{seen:?}")),
         }
@@ -261,11 +261,11 @@ async fn bridge_starts_while_the_master_is_unreachable() {
     let master: SocketAddr = format!("127.0.0.1:{}", free_port())
         .parse()
         .expect("address");
-    let mut lobby = Lobby::start_relaying_to(master);
-    let health = wait_health(&lobby, 503, "down").await;
+    let mut product = Product::start_relaying_to(master);
+    let health = wait_health(&product, 503, "down").await;
     eprintln!("bridge without its master: /healthz {health}");
 
-    let viewers = watchers_any(lobby.http, 5).await;
+    let viewers = watchers_any(product.http, 5).await;
     wait_all_status(&viewers, "down", LIVE).await;
     viewers[0].send(r#"{"command":"msQueryGameServers"}"#);
     let asked = Instant::now();
@@ -281,20 +281,20 @@ async fn bridge_starts_while_the_master_is_unreachable() {
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::new(&browser);
-    page.goto(&lobby.url("/")).await;
+    page.goto(&product.url("/")).await;
     page.wait_status("Master unreachable", PAGE_READY).await;
     page.mark_document().await;
 
-    lobby.start_master();
+    product.start_master();
     let answering = Instant::now();
     let up = wait_all_status(&viewers, "up", LIVE).await;
     wait_all_have_a_list(&viewers, LIVE).await;
     let lists = answering.elapsed();
     let live = timed(page.wait_live(LIVE)).await;
-    wait_health(&lobby, 200, "up").await;
+    wait_health(&product, 200, "up").await;
     // Game servers registering now reach the page.
     let _game = GameServer::register(
-        lobby.master,
+        product.master,
         "Spätzünder",
         "192.0.2.9",
         20009,
@@ -319,8 +319,8 @@ async fn bridge_starts_while_the_master_is_unreachable() {
 async fn a_master_answering_garbage_oversized_frames_or_half_replies() {
     let _serial = e2e::serial().await;
     let fake = FakeMaster::start().await;
-    let lobby = Lobby::start_relaying_to(fake.addr);
-    let viewers = watchers(lobby.http, 10).await;
+    let product = Product::start_relaying_to(fake.addr);
+    let viewers = watchers(product.http, 10).await;
     wait_all_list(&viewers, &[FAKE_ONE], LIVE).await;
     let good_list = vec![FAKE_ONE.to_owned()];
 
@@ -334,7 +334,7 @@ async fn a_master_answering_garbage_oversized_frames_or_half_replies() {
         let t = Instant::now();
         fake.set_reply(reply);
         let told = wait_all_status(&viewers, "down", noticed_within).await;
-        let health = lobby
+        let health = product
             .healthz()
             .expect("/healthz answers while the master misbehaves");
         assert_eq!(health.status, 503, "{}", health.body);
@@ -448,9 +448,9 @@ async fn wait_readers_got_the_change(viewers: &[Watcher], sent: Instant) {
 #[tokio::test]
 async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with_separate_master();
-    let _games = register_a_long_list(lobby.master);
-    let viewers = watchers(lobby.http, 3).await;
+    let product = Product::start_with_separate_master();
+    let _games = register_a_long_list(product.master);
+    let viewers = watchers(product.http, 3).await;
     wait_for("300 servers listed", LIVE, || async {
         let n = viewers[0].last_list().map_or(0, |l| l.len());
         if n == 300 {
@@ -461,11 +461,11 @@ async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
     })
     .await;
 
-    let slow = subscribe_and_never_read(lobby.http).await;
+    let slow = subscribe_and_never_read(product.http).await;
     // The bridge counts a viewer once it has handled the subscribe, which
     // may be a moment after the send returned: wait for it, do not race it.
     wait_for("the slow viewer to be counted", LIVE, || async {
-        match lobby.connections("viewer") {
+        match product.connections("viewer") {
             Ok(4) => Ok(()),
             n => Err(format!("{n:?}")),
         }
@@ -474,7 +474,7 @@ async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
 
     // An admin changes its test server many times a second: every change
     // is a push of the whole list to every subscriber.
-    let admin = admin_with_zappel(lobby.http).await;
+    let admin = admin_with_zappel(product.http).await;
     let started = Instant::now();
     let mut dropped_after = None;
     let mut slowest = Duration::ZERO;
@@ -488,7 +488,7 @@ async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
             wait_readers_got_the_change(&viewers, sent).await;
             slowest = slowest.max(sent.elapsed());
         }
-        if dropped_after.is_none() && lobby.connections("viewer") == Ok(3) {
+        if dropped_after.is_none() && product.connections("viewer") == Ok(3) {
             dropped_after = Some(started.elapsed());
             break;
         }
@@ -508,20 +508,20 @@ async fn a_viewer_that_never_reads_is_dropped_and_the_others_stay_live() {
 #[tokio::test]
 async fn bridge_sigterm_and_restart_with_the_pages_open() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
+    let mut product = Product::start_with_separate_master();
     let driver = Driver::start();
-    let pages = Pages::open(&driver, &lobby.url("/admin"), &lobby.url("/")).await;
+    let pages = Pages::open(&driver, &product.url("/admin"), &product.url("/")).await;
     let (admin, viewer) = (pages.admin(), pages.viewer());
 
     let t = Instant::now();
-    lobby.terminate_bridge(Duration::from_secs(5));
+    product.terminate_bridge(Duration::from_secs(5));
     let stopped = t.elapsed();
     viewer.wait_reconnecting(LIVE).await;
     admin.wait_cards(SAMPLES.len(), "reconnecting", LIVE).await;
     // The bridge closed the test servers' master connections on its way
     // out; the master notices each close on its own task, which may run
     // after it answers the query below: wait for the list to empty.
-    wait_master_lists(lobby.master, &[], LIVE).await;
+    wait_master_lists(product.master, &[], LIVE).await;
     viewer.wait_rows_unordered(&SAMPLES, Duration::ZERO).await;
     viewer
         .wait_text(
@@ -532,7 +532,7 @@ async fn bridge_sigterm_and_restart_with_the_pages_open() {
         .await;
 
     let restarted = Instant::now();
-    lobby.start_bridge_again();
+    product.start_bridge_again();
     admin
         .wait_cards(SAMPLES.len(), "registered", Duration::from_secs(20))
         .await;
@@ -541,7 +541,7 @@ async fn bridge_sigterm_and_restart_with_the_pages_open() {
     let rows = restarted.elapsed();
     viewer.wait_live(LIVE).await;
     let live = restarted.elapsed();
-    let names = master_names(lobby.master).expect("ask the master");
+    let names = master_names(product.master).expect("ask the master");
     assert_eq!(names.len(), SAMPLES.len(), "{names:?}");
     assert!(pages.same_documents().await);
     eprintln!(
@@ -581,12 +581,12 @@ async fn socket_blip_and_lost_admin_links_heal_by_themselves() {
         .expect("address");
     // bridge → proxy → master, and the admin's browser → proxy → bridge.
     let master_link = Proxy::start(master).await;
-    let mut lobby = Lobby::start_relaying_to(master_link.addr);
-    lobby.start_master_at(master);
-    let page_link = Proxy::start(lobby.http).await;
+    let mut product = Product::start_relaying_to(master_link.addr);
+    product.start_master_at(master);
+    let page_link = Proxy::start(product.http).await;
     let driver = Driver::start();
     let admin_url = format!("http://{}/admin", page_link.addr);
-    let pages = Pages::open(&driver, &admin_url, &lobby.url("/")).await;
+    let pages = Pages::open(&driver, &admin_url, &product.url("/")).await;
 
     // A blip between the admin's browser and the bridge: every socket of
     // the tab drops at once; the bridge unregisters its test servers.
@@ -639,7 +639,7 @@ mod feed {
 
     /// A `master` with its feed on known ports and a `bridge` with
     /// `--master` and `--master-feed`, as processes killed on drop.
-    struct FeedLobby {
+    struct FeedProduct {
         master_addr: SocketAddr,
         feed_addr: SocketAddr,
         http: SocketAddr,
@@ -649,9 +649,9 @@ mod feed {
         dir: tempfile::TempDir,
     }
 
-    impl FeedLobby {
+    impl FeedProduct {
         /// Picks the ports; nothing runs yet.
-        fn new() -> FeedLobby {
+        fn new() -> FeedProduct {
             let dir = tempfile::Builder::new()
                 .prefix("lobby-e2e-feed-")
                 .tempdir()
@@ -663,7 +663,7 @@ mod feed {
                     .parse()
                     .expect("address")
             };
-            FeedLobby {
+            FeedProduct {
                 master_addr: port(0),
                 feed_addr: port(1),
                 http: "127.0.0.1:0".parse().expect("address"),
@@ -675,13 +675,13 @@ mod feed {
         }
 
         /// Both running, the bridge following the feed.
-        async fn start() -> FeedLobby {
-            let mut lobby = Self::new();
-            lobby.start_master();
-            let feed = lobby.feed_addr;
-            lobby.start_bridge(feed);
-            lobby.wait_feed_up(true, FEED_BACK).await;
-            lobby
+        async fn start() -> FeedProduct {
+            let mut product = Self::new();
+            product.start_master();
+            let feed = product.feed_addr;
+            product.start_bridge(feed);
+            product.wait_feed_up(true, FEED_BACK).await;
+            product
         }
 
         fn start_master(&mut self) {
@@ -850,11 +850,11 @@ mod feed {
 
     /// Asserts the bridge does not poll while it follows the feed: its
     /// query count holds still for a few poll intervals.
-    async fn assert_no_poll(lobby: &FeedLobby) {
-        let queries = lobby.queries();
+    async fn assert_no_poll(product: &FeedProduct) {
+        let queries = product.queries();
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert_eq!(
-            lobby.queries(),
+            product.queries(),
             queries,
             "the bridge polled while following the feed"
         );
@@ -863,30 +863,30 @@ mod feed {
     #[tokio::test]
     async fn feed_master_killed_and_restarted() {
         let _serial = e2e::serial().await;
-        let mut lobby = FeedLobby::start().await;
-        let games = register(lobby.master_addr, &SAMPLES);
-        let viewers = watchers(lobby.http, 20).await;
+        let mut product = FeedProduct::start().await;
+        let games = register(product.master_addr, &SAMPLES);
+        let viewers = watchers(product.http, 20).await;
         wait_all_list(&viewers, &SAMPLES, LIVE).await;
-        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
-        assert_no_poll(&lobby).await;
+        wait_all_masters_list(&viewers, product.master_addr, LIVE).await;
+        assert_no_poll(&product).await;
 
-        lobby.kill_master();
+        product.kill_master();
         drop(games);
         let told = wait_all_status(&viewers, "down", LIVE).await;
-        lobby.wait_feed_up(false, LIVE).await;
+        product.wait_feed_up(false, LIVE).await;
 
-        lobby.start_master();
+        product.start_master();
         let answering = Instant::now();
-        let _games = register(lobby.master_addr, &SAMPLES);
+        let _games = register(product.master_addr, &SAMPLES);
         wait_all_status(&viewers, "up", LIVE).await;
         wait_all_list(&viewers, &SAMPLES, LIVE).await;
         let listed = answering.elapsed();
-        let feed_back = lobby.wait_feed_up(true, FEED_BACK).await + listed;
-        assert_eq!(lobby.snapshots(), 2, "one snapshot from the new epoch");
-        let _late = register(lobby.master_addr, &["Nachzügler"]);
+        let feed_back = product.wait_feed_up(true, FEED_BACK).await + listed;
+        assert_eq!(product.snapshots(), 2, "one snapshot from the new epoch");
+        let _late = register(product.master_addr, &["Nachzügler"]);
         wait_all_list(&viewers, &["Nachzügler"], LIVE).await;
-        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
-        assert_no_poll(&lobby).await;
+        wait_all_masters_list(&viewers, product.master_addr, LIVE).await;
+        assert_no_poll(&product).await;
         assert!(
             lists_with_a_name_twice(&viewers).is_empty(),
             "{:?}",
@@ -899,29 +899,29 @@ mod feed {
              {feed_back:?} after the master answered"
         );
         if std::env::var_os("FAULTS_DEBUG").is_some() {
-            eprintln!("{}", lobby.log_tail());
+            eprintln!("{}", product.log_tail());
         }
     }
 
     #[tokio::test]
     async fn feed_master_hung_and_resumed() {
         let _serial = e2e::serial().await;
-        let lobby = FeedLobby::start().await;
-        let _games = register(lobby.master_addr, &SAMPLES);
-        let viewers = watchers(lobby.http, 20).await;
+        let product = FeedProduct::start().await;
+        let _games = register(product.master_addr, &SAMPLES);
+        let viewers = watchers(product.http, 20).await;
         wait_all_list(&viewers, &SAMPLES, LIVE).await;
 
         let stopped = Instant::now();
-        lobby.signal_master(libc::SIGSTOP);
+        product.signal_master(libc::SIGSTOP);
         let told = wait_all_status(&viewers, "down", HANG_NOTICED).await;
-        lobby.wait_feed_up(false, LIVE).await;
+        product.wait_feed_up(false, LIVE).await;
 
         let resumed = Instant::now();
-        lobby.signal_master(libc::SIGCONT);
+        product.signal_master(libc::SIGCONT);
         wait_all_status(&viewers, "up", LIVE * 2).await;
         let up = resumed.elapsed();
-        let feed_back = lobby.wait_feed_up(true, FEED_BACK).await + up;
-        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
+        let feed_back = product.wait_feed_up(true, FEED_BACK).await + up;
+        wait_all_masters_list(&viewers, product.master_addr, LIVE).await;
         let shrunk: usize = viewers
             .iter()
             .map(|w| {
@@ -934,13 +934,13 @@ mod feed {
         assert_eq!(shrunk, 0, "lists without the servers were pushed");
         // The same master: the bridge continued its list (no snapshot).
         assert_eq!(
-            lobby.snapshots(),
+            product.snapshots(),
             1,
             "the bridge resumed without a snapshot"
         );
-        let _late = register(lobby.master_addr, &["Nachzügler"]);
+        let _late = register(product.master_addr, &["Nachzügler"]);
         wait_all_list(&viewers, &["Nachzügler"], LIVE).await;
-        assert_no_poll(&lobby).await;
+        assert_no_poll(&product).await;
         assert_none_closed(&viewers, "across the hang");
         eprintln!(
             "feed, master SIGSTOP: viewers told down {told:?} after it froze; after SIGCONT told \
@@ -951,22 +951,22 @@ mod feed {
     #[tokio::test]
     async fn feed_bridge_started_before_the_master() {
         let _serial = e2e::serial().await;
-        let mut lobby = FeedLobby::new();
-        let feed = lobby.feed_addr;
-        lobby.start_bridge(feed);
-        let viewers = watchers_any(lobby.http, 10).await;
+        let mut product = FeedProduct::new();
+        let feed = product.feed_addr;
+        product.start_bridge(feed);
+        let viewers = watchers_any(product.http, 10).await;
         wait_all_status(&viewers, "down", LIVE).await;
-        lobby.wait_feed_up(false, Duration::ZERO).await;
+        product.wait_feed_up(false, Duration::ZERO).await;
 
-        lobby.start_master();
+        product.start_master();
         let answering = Instant::now();
         wait_all_status(&viewers, "up", LIVE).await;
         let up = answering.elapsed();
-        let feed_up = lobby.wait_feed_up(true, FEED_BACK).await + up;
-        let _games = register(lobby.master_addr, &SAMPLES);
+        let feed_up = product.wait_feed_up(true, FEED_BACK).await + up;
+        let _games = register(product.master_addr, &SAMPLES);
         wait_all_list(&viewers, &SAMPLES, LIVE).await;
-        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
-        assert_no_poll(&lobby).await;
+        wait_all_masters_list(&viewers, product.master_addr, LIVE).await;
+        assert_no_poll(&product).await;
         assert_none_closed(&viewers, "while the master was missing");
         eprintln!(
             "feed, bridge before its master: viewers told up {up:?} after the master started, \
@@ -977,27 +977,27 @@ mod feed {
     #[tokio::test]
     async fn feed_connection_cut_mid_delta() {
         let _serial = e2e::serial().await;
-        let mut lobby = FeedLobby::new();
-        lobby.start_master();
-        let proxy = e2e::proxy::Proxy::start(lobby.feed_addr).await;
-        lobby.start_bridge(proxy.addr);
-        lobby.wait_feed_up(true, FEED_BACK).await;
-        let _games = register(lobby.master_addr, &SAMPLES);
-        let viewers = watchers(lobby.http, 20).await;
+        let mut product = FeedProduct::new();
+        product.start_master();
+        let proxy = e2e::proxy::Proxy::start(product.feed_addr).await;
+        product.start_bridge(proxy.addr);
+        product.wait_feed_up(true, FEED_BACK).await;
+        let _games = register(product.master_addr, &SAMPLES);
+        let viewers = watchers(product.http, 20).await;
         wait_all_list(&viewers, &SAMPLES, LIVE).await;
 
         // The next thing the master writes (this registration's delta, or
         // a heartbeat just before it) arrives cut in half.
         proxy.cut_next_write_midway();
         let cut = Instant::now();
-        let _late = register(lobby.master_addr, &["Nachzügler"]);
+        let _late = register(product.master_addr, &["Nachzügler"]);
         wait_all_list(&viewers, &["Nachzügler"], LIVE).await;
         let listed = cut.elapsed();
         assert!(!proxy.midway_cut_pending(), "nothing was cut");
-        lobby.wait_feed_up(true, FEED_BACK).await;
-        wait_all_masters_list(&viewers, lobby.master_addr, LIVE).await;
+        product.wait_feed_up(true, FEED_BACK).await;
+        wait_all_masters_list(&viewers, product.master_addr, LIVE).await;
         assert_eq!(
-            lobby.snapshots(),
+            product.snapshots(),
             1,
             "the bridge resumed from the master's ring, without a snapshot"
         );
@@ -1034,8 +1034,8 @@ mod database {
     };
 
     /// Status and head of `path`, or why not.
-    fn head_of(lobby: &Lobby, path: &str) -> Result<(u16, String), String> {
-        let r = http_get(lobby.http, path)?;
+    fn head_of(product: &Product, path: &str) -> Result<(u16, String), String> {
+        let r = http_get(product.http, path)?;
         Ok((r.status, r.head.to_ascii_lowercase()))
     }
 
@@ -1050,10 +1050,10 @@ mod database {
 
     /// Waits until every one of `paths` answers `status` (with
     /// `Retry-After` when 503).
-    async fn wait_all_answer(lobby: &Lobby, paths: &[String], status: u16, within: Duration) {
+    async fn wait_all_answer(product: &Product, paths: &[String], status: u16, within: Duration) {
         wait_for(&format!("{paths:?} to answer {status}"), within, || async {
             for path in paths {
-                let (got, head) = head_of(lobby, path)?;
+                let (got, head) = head_of(product, path)?;
                 if got != status {
                     return Err(format!("{path}: {got}"));
                 }
@@ -1067,8 +1067,8 @@ mod database {
     }
 
     /// The bridge's `bridge_history_samples_written_total`.
-    fn written(lobby: &Lobby) -> Result<f64, String> {
-        http_get(lobby.http, "/metrics")?
+    fn written(product: &Product) -> Result<f64, String> {
+        http_get(product.http, "/metrics")?
             .body
             .lines()
             .find_map(|l| l.strip_prefix("bridge_history_samples_written_total "))
@@ -1098,31 +1098,33 @@ mod database {
         })
         .await
         .expect("start PostgreSQL");
-        let lobby =
-            Lobby::start_with(&["--database-url", url.as_str(), "--history-interval", "1s"]);
+        let product =
+            Product::start_with(&["--database-url", url.as_str(), "--history-interval", "1s"]);
         let names = ["Alpha", "Bravo", "Charlie"];
         let _games: Vec<GameServer> = names
             .iter()
             .zip(20001u16..)
-            .map(|(name, port)| GameServer::register(lobby.master, name, "192.0.2.7", port, STATS))
+            .map(|(name, port)| {
+                GameServer::register(product.master, name, "192.0.2.7", port, STATS)
+            })
             .collect();
-        let viewers = watchers(lobby.http, 10).await;
+        let viewers = watchers(product.http, 10).await;
         wait_all_list(&viewers, &names, LIVE).await;
-        let key = lobby.key_of("Alpha").await;
+        let key = product.key_of("Alpha").await;
         let paths = history_paths(&key);
         // The first sample makes the details and the history.
-        wait_all_answer(&lobby, &paths, 200, LIVE).await;
+        wait_all_answer(&product, &paths, 200, LIVE).await;
 
         // The database goes away (as a crash would take it).
         let stopped = Instant::now();
         on_cluster(&cluster, Cluster::stop).await;
-        let noticed = timed(wait_all_answer(&lobby, &paths, 503, LIVE)).await;
+        let noticed = timed(wait_all_answer(&product, &paths, 503, LIVE)).await;
 
         // The list goes on: a server registering now reaches every viewer
         // and /api/servers; nobody is dropped.
-        let _late = GameServer::register(lobby.master, "Nachzügler", "192.0.2.8", 20010, STATS);
+        let _late = GameServer::register(product.master, "Nachzügler", "192.0.2.8", 20010, STATS);
         wait_all_list(&viewers, &["Nachzügler"], LIVE).await;
-        let (status, _) = head_of(&lobby, "/api/servers").expect("GET /api/servers");
+        let (status, _) = head_of(&product, "/api/servers").expect("GET /api/servers");
         assert_eq!(status, 200, "/api/servers during the outage");
         // A while (past several tries to reconnect): still 503, still one
         // line in the log.
@@ -1131,7 +1133,7 @@ mod database {
             Duration::from_secs(3),
             || async {
                 for path in &paths {
-                    match head_of(&lobby, path)? {
+                    match head_of(&product, path)? {
                         (503, head) if head.contains("retry-after:") => {}
                         (status, _) => return Err(format!("{path}: {status}")),
                     }
@@ -1140,28 +1142,28 @@ mod database {
             },
         )
         .await;
-        let log = lobby.bridge_log();
+        let log = product.bridge_log();
         assert_eq!(
             log.matches(DOWN_LINE).count(),
             1,
             "one line for the outage:\n{log}"
         );
-        let written_down = written(&lobby).expect("the recording's counter");
+        let written_down = written(&product).expect("the recording's counter");
 
         // The database is back: so are the answers and the recording.
         on_cluster(&cluster, Cluster::resume).await;
         let resumed = Instant::now();
-        wait_all_answer(&lobby, &paths, 200, DB_BACK).await;
+        wait_all_answer(&product, &paths, 200, DB_BACK).await;
         let answering = resumed.elapsed();
         wait_for("samples written again", DB_BACK, || async {
-            match written(&lobby)? {
+            match written(&product)? {
                 n if n > written_down => Ok(()),
                 n => Err(format!("{n} samples written, {written_down} at the outage")),
             }
         })
         .await;
         let recording = resumed.elapsed();
-        let log = lobby.bridge_log();
+        let log = product.bridge_log();
         assert_eq!(log.matches(DOWN_LINE).count(), 1, "{log}");
         assert_eq!(
             log.matches(UP_LINE).count(),

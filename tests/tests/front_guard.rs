@@ -12,10 +12,10 @@ use e2e::{
     fake_bridge::FakeBridge,
     game::{GameServer, Stats},
     holds_for,
-    lobby::{Lobby, ADMIN_TOKEN},
     pages::{admin::card, games, list::row, AdminPage, GamesPage, ListPage},
     paths,
     process::Proc,
+    product::{Product, ADMIN_TOKEN},
     wait_for,
 };
 use gamequery::{
@@ -45,7 +45,7 @@ fn no_token(fake: &FakeBridge) -> Result<(), String> {
 #[tokio::test]
 async fn a_foreign_bridge_in_the_link_never_gets_the_token() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let product = Product::start();
     // A bridge a crafted link could name: it answers nothing and records
     // everything it gets.
     let fake = FakeBridge::start();
@@ -54,7 +54,7 @@ async fn a_foreign_bridge_in_the_link_never_gets_the_token() {
     let admin = AdminPage::new(&browser);
 
     // A signed-in tab with a test server: the token is in sessionStorage.
-    admin.goto(&lobby.url("/admin")).await;
+    admin.goto(&product.url("/admin")).await;
     admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     admin.add_test_server("Guard Test").await;
     admin
@@ -63,7 +63,7 @@ async fn a_foreign_bridge_in_the_link_never_gets_the_token() {
 
     // The same tab follows a crafted link naming another bridge.
     admin
-        .goto(&lobby.url(&format!("/admin?bridge={}", fake.url())))
+        .goto(&product.url(&format!("/admin?bridge={}", fake.url())))
         .await;
     // A loopback page may list from a loopback bridge (development), so the
     // list's socket goes there, with nothing but the subscription.
@@ -201,7 +201,7 @@ async fn a_name_with_a_bidi_override_is_isolated() {
     let game_name = "Arena\u{202E}3 vs 1";
     let player_name = "Bob\u{202E}kcab";
     let (_game, master) = a_game_source(game_name, player_name).await;
-    let lobby = Lobby::start_with(&[
+    let product = Product::start_with(&[
         "--gameagent-master",
         &master.addr().to_string(),
         "--game-poll-interval",
@@ -216,12 +216,12 @@ async fn a_name_with_a_bidi_override_is_isolated() {
         open: true,
         mode: 1,
     };
-    let _server = GameServer::register(lobby.master, name, "192.0.2.7", 20007, stats);
+    let _server = GameServer::register(product.master, name, "192.0.2.7", 20007, stats);
     let driver = Driver::start();
     let browser = driver.browser().await;
 
     let list = ListPage::new(&browser);
-    list.goto(&lobby.url("/")).await;
+    list.goto(&product.url("/")).await;
     list.wait_listed(name, true, PAGE_READY).await;
     let name_cell = format!("{} .c-name", row(name));
     wait_for("the row's name isolated", PAGE_READY, || {
@@ -231,7 +231,7 @@ async fn a_name_with_a_bidi_override_is_isolated() {
 
     let source = format!("gameagent:{}", master.addr());
     browser
-        .goto(&lobby.url(&format!("/?src={}", source.replace(':', "%3A"))))
+        .goto(&product.url(&format!("/?src={}", source.replace(':', "%3A"))))
         .await;
     let game_row = games::row(game_name);
     wait_for("the game row's name isolated", PAGE_READY, || {
@@ -250,7 +250,7 @@ async fn a_name_with_a_bidi_override_is_isolated() {
     .await;
 
     let admin = AdminPage::new(&browser);
-    admin.goto(&lobby.url("/admin")).await;
+    admin.goto(&product.url("/admin")).await;
     admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     let test_name = "Test\u{202E}Bidi";
     admin.add_test_server(test_name).await;

@@ -16,11 +16,11 @@ use e2e::{
     browser::{count_expr, js_str, param_expr, Browser, Driver, PAGE_READY},
     game::{GameServer, Stats},
     holds_for,
-    lobby::Lobby,
     pages::{
         games::{clock, tab, DETAIL_PLAYERS, DETAIL_RULES, ONLINE, ONLINE_ROWS, ROWS, TABS},
         GamesPage, ListPage,
     },
+    product::Product,
 };
 use gamequery::{
     a2s,
@@ -144,9 +144,9 @@ impl Fakes {
     }
 
     /// The bridge with these sources, polled every second.
-    fn lobby(&self) -> Lobby {
+    fn product(&self) -> Product {
         let retries = RETRIES.to_string();
-        Lobby::start_with(&[
+        Product::start_with(&[
             "--a2s",
             &self.a2s.addr().to_string(),
             "--gameagent-master",
@@ -170,7 +170,7 @@ impl Fakes {
 /// ("Feuerland"), and a browser.
 struct Scene {
     fakes: Fakes,
-    lobby: Lobby,
+    product: Product,
     _feuerland: GameServer,
     // Field order: the browser goes before its driver.
     browser: Browser,
@@ -180,9 +180,9 @@ struct Scene {
 impl Scene {
     async fn start() -> Scene {
         let fakes = Fakes::start().await;
-        let lobby = fakes.lobby();
+        let product = fakes.product();
         let feuerland = GameServer::register(
-            lobby.master,
+            product.master,
             "Feuerland",
             "192.168.0.10",
             20000,
@@ -197,7 +197,7 @@ impl Scene {
         let browser = driver.browser().await;
         Scene {
             fakes,
-            lobby,
+            product,
             _feuerland: feuerland,
             browser,
             _driver: driver,
@@ -212,7 +212,7 @@ impl Scene {
     /// selected, then one tab per source in the configured order.
     async fn open_with_tabs(&self) {
         let (b, fakes) = (&self.page(), &self.fakes);
-        b.open_live(&self.lobby.url("/")).await;
+        b.open_live(&self.product.url("/")).await;
         b.wait_eq(
             "the source tabs",
             TABS,
@@ -690,9 +690,13 @@ async fn gameagent_table_filters_searches_and_reloads(b: &GamesPage<'_>, fakes: 
 
 /// The details of a GameAgent server: players with frags and ping, its
 /// status keys as rules; closing them drops `server=`.
-async fn gameagent_detail_shows_players_and_rules(b: &GamesPage<'_>, fakes: &Fakes, lobby: &Lobby) {
+async fn gameagent_detail_shows_players_and_rules(
+    b: &GamesPage<'_>,
+    fakes: &Fakes,
+    product: &Product,
+) {
     let awesome_addr = fakes.servers[0].game_addr().to_string();
-    b.open_live(&lobby.url(&format!("/?src={}", fakes.master_id())))
+    b.open_live(&product.url(&format!("/?src={}", fakes.master_id())))
         .await;
     b.wait_eq("the GameAgent servers", ONLINE_ROWS, json!(BY_NAME), LIVE)
         .await;
@@ -737,14 +741,14 @@ async fn gameagent_detail_shows_players_and_rules(b: &GamesPage<'_>, fakes: &Fak
 async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors() {
     let _serial = e2e::serial().await;
     let scene = Scene::start().await;
-    let (b, fakes, lobby) = (&scene.page(), &scene.fakes, &scene.lobby);
+    let (b, fakes, product) = (&scene.page(), &scene.fakes, &scene.product);
     scene.open_with_tabs().await;
 
     gameagent_table_lists_the_masters_servers(b, fakes).await;
     b.screenshot("games-gameagent-table").await;
     gameagent_table_sorts(b).await;
     gameagent_table_filters_searches_and_reloads(b, fakes).await;
-    gameagent_detail_shows_players_and_rules(b, fakes, lobby).await;
+    gameagent_detail_shows_players_and_rules(b, fakes, product).await;
 
     // The silent master's tab: the source's error.
     b.select_tab(&fakes.silent_id()).await;
@@ -771,10 +775,10 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
 async fn embed_shows_a_sources_game_table() {
     let _serial = e2e::serial().await;
     let scene = Scene::start().await;
-    let (b, fakes, lobby) = (&scene.page(), &scene.fakes, &scene.lobby);
+    let (b, fakes, product) = (&scene.page(), &scene.fakes, &scene.product);
     b.resize(800, 600).await;
     let embed = format!("/embed?src={}&sort=players", fakes.master_id());
-    b.open_live(&lobby.url(&embed)).await;
+    b.open_live(&product.url(&embed)).await;
     b.wait_eq("the embedded table", ONLINE_ROWS, json!(BY_PLAYERS), LIVE)
         .await;
     assert_eq!(b.count("table.games").await, 1);
@@ -804,7 +808,7 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
         .await
         .expect("fake GameAgent master");
     silent.set_answering(false);
-    let lobby = Lobby::start_with(&[
+    let product = Product::start_with(&[
         "--gameagent-master",
         &hostile.addr().to_string(),
         "--gameagent-master",
@@ -821,7 +825,7 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
     let driver = Driver::start();
     let browser = driver.browser().await;
     let hostile_id = format!("gameagent:{}", hostile.addr());
-    let b = GamesPage::open(&browser, &lobby.url(&format!("/?src={hostile_id}"))).await;
+    let b = GamesPage::open(&browser, &product.url(&format!("/?src={hostile_id}"))).await;
     b.wait_text(
         "[data-testid=source-note]",
         "3 listed servers skipped: 2 private or reserved addresses, 1 with port 0 or 65535",
@@ -848,10 +852,10 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
 #[tokio::test]
 async fn lobby_without_sources_has_no_tab_bar() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let product = Product::start();
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    let page = ListPage::open(&browser, &product.url("/")).await;
     page.wait_empty(LIVE).await;
     holds_for("no source tabs", Duration::from_secs(1), || async {
         match page.count("[data-testid=source-tab]").await {

@@ -19,8 +19,8 @@ use e2e::{
     browser::{Browser, Driver},
     game::{GameServer, Stats},
     holds_for,
-    lobby::Lobby,
     pages::{list::row, ListPage, ServerPage},
+    product::Product,
 };
 use serde_json::json;
 
@@ -39,23 +39,23 @@ async fn browser_in(driver: &Driver, lang: &str) -> Browser {
 #[tokio::test]
 async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let product = Product::start();
     let mut feuerland = GameServer::register(
-        lobby.master,
+        product.master,
         "Feuerland",
         "192.0.2.10",
         20000,
         Stats::of_four(1, false),
     );
-    let key = lobby.key_of("Feuerland").await;
-    let page_url = lobby.url(&format!("/server/{key}"));
-    let origin = lobby.url("");
+    let key = product.key_of("Feuerland").await;
+    let page_url = product.url(&format!("/server/{key}"));
+    let origin = product.url("");
     let driver = Driver::start();
 
     // English, notifications allowed. A favourite's bell leads to the page.
     let en = browser_in(&driver, "en").await;
     en.grant_notifications(&origin).await;
-    let list = ListPage::open(&en, &lobby.url("/")).await;
+    let list = ListPage::open(&en, &product.url("/")).await;
     list.find(&row("Feuerland")).await;
     list.star("Feuerland").await;
     let bell = format!("{} a.notify-link", row("Feuerland"));

@@ -10,9 +10,9 @@ use e2e::{
     browser::{count_expr, Driver, PAGE_READY},
     game::{GameServer, Stats},
     holds_for,
-    lobby::Lobby,
     pages::{list::row, ListPage},
     process::free_port,
+    product::Product,
 };
 use serde_json::json;
 
@@ -30,16 +30,16 @@ fn stats(current: u32, max: u8, open: bool) -> Stats {
     }
 }
 
-fn register(lobby: &Lobby, name: &str, port: u16, s: Stats) -> GameServer {
-    GameServer::register(lobby.master, name, "192.0.2.7", port, s)
+fn register(product: &Product, name: &str, port: u16, s: Stats) -> GameServer {
+    GameServer::register(product.master, name, "192.0.2.7", port, s)
 }
 
 /// Alpha (1/4), Bravo (full), Charlie (empty), all open.
-fn register_three(lobby: &Lobby) -> Vec<GameServer> {
+fn register_three(product: &Product) -> Vec<GameServer> {
     vec![
-        register(lobby, "Alpha", 21001, stats(1, 4, true)),
-        register(lobby, "Bravo", 21002, stats(4, 4, true)),
-        register(lobby, "Charlie", 21003, stats(0, 4, true)),
+        register(product, "Alpha", 21001, stats(1, 4, true)),
+        register(product, "Bravo", 21002, stats(4, 4, true)),
+        register(product, "Charlie", 21003, stats(0, 4, true)),
     ]
 }
 
@@ -71,8 +71,8 @@ async fn a_favourite_is_pinned(page: &ListPage<'_>) {
 
 /// While the socket is down the list stays as it was, marked stale:
 /// nobody went offline, so Charlie is a plain favourite row.
-async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, lobby: &mut Lobby) {
-    lobby.kill_bridge();
+async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, product: &mut Product) {
+    product.kill_bridge();
     page.wait_text("[data-testid=stale]", "last list received", LIVE)
         .await;
     assert_eq!(page.rows().await, ["Charlie", "Bravo", "Alpha"]);
@@ -81,7 +81,7 @@ async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, lobby: &mu
         page.text("[data-testid=offline-favourite]").await.is_none(),
         "a stale list shows no favourite offline"
     );
-    lobby.restart_bridge();
+    product.restart_bridge();
     page.wait_live(Duration::from_secs(20)).await;
     page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
 }
@@ -89,15 +89,15 @@ async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, lobby: &mu
 #[tokio::test]
 async fn a_favourite_is_pinned_after_a_reload_and_stays_greyed_while_offline() {
     let _serial = e2e::serial().await;
-    let mut lobby = Lobby::start_with_separate_master();
-    let mut servers = register_three(&lobby);
+    let mut product = Product::start_with_separate_master();
+    let mut servers = register_three(&product);
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    let page = ListPage::open(&browser, &product.url("/")).await;
     page.wait_rows(&THREE, LIVE).await;
 
     a_favourite_is_pinned(&page).await;
-    a_stale_list_shows_no_favourite_offline(&page, &mut lobby).await;
+    a_stale_list_shows_no_favourite_offline(&page, &mut product).await;
 
     // Charlie disconnects: it stays greyed, "offline — last seen …".
     servers.retain(|s| s.name != "Charlie");
@@ -117,7 +117,7 @@ async fn a_favourite_is_pinned_after_a_reload_and_stays_greyed_while_offline() {
 
     // It comes back under another name on the same address and port: the
     // same favourite, pinned again, no offline row.
-    let _back = register(&lobby, "Charlie reborn", 21003, stats(2, 4, true));
+    let _back = register(&product, "Charlie reborn", 21003, stats(2, 4, true));
     page.wait_rows(&["Charlie reborn", "Bravo", "Alpha"], LIVE)
         .await;
     assert!(page.text("[data-testid=offline-favourite]").await.is_none());
@@ -152,7 +152,7 @@ async fn hiding_servers(page: &ListPage<'_>) {
 
 /// Filters hide two servers; the summary says so, the filters are
 /// remembered for a bare `/`, and the summary's clear forgets them.
-async fn the_filters_note_and_its_clear(page: &ListPage<'_>, lobby: &Lobby) {
+async fn the_filters_note_and_its_clear(page: &ListPage<'_>, product: &Product) {
     page.click("#filter-hide-full").await;
     page.click("#filter-hide-empty").await;
     page.wait_rows(&["Alpha"], LIVE).await;
@@ -160,29 +160,29 @@ async fn the_filters_note_and_its_clear(page: &ListPage<'_>, lobby: &Lobby) {
         .await;
     page.screenshot("players-filters-note").await;
 
-    page.open_live(&lobby.url("/")).await;
+    page.open_live(&product.url("/")).await;
     page.wait_rows(&["Alpha"], LIVE).await;
     assert_eq!(page.search().await, "?hidefull=1&hideempty=1");
     page.click("#summary-clear").await;
     page.wait_rows(&THREE, LIVE).await;
     assert_eq!(page.search().await, "");
     assert!(page.text("[data-testid=filtered]").await.is_none());
-    page.open_live(&lobby.url("/")).await;
+    page.open_live(&product.url("/")).await;
     page.wait_rows(&THREE, LIVE).await;
 }
 
 #[tokio::test]
 async fn hidden_servers_and_the_filters_note_clear_with_one_click() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let _servers = register_three(&lobby);
+    let product = Product::start();
+    let _servers = register_three(&product);
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page = ListPage::open(&browser, &lobby.url("/")).await;
+    let page = ListPage::open(&browser, &product.url("/")).await;
     page.wait_rows(&THREE, LIVE).await;
 
     hiding_servers(&page).await;
-    the_filters_note_and_its_clear(&page, &lobby).await;
+    the_filters_note_and_its_clear(&page, &product).await;
 
     // Corrupt values in localStorage are ignored and rewritten.
     page.js("localStorage.setItem('lobby.favourites', '{broken'); \
@@ -211,14 +211,14 @@ async fn screenshots(page: &ListPage<'_>, name: &str) {
 #[tokio::test]
 async fn the_page_speaks_german_to_a_german_browser_and_switches() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
-    let _servers = register_three(&lobby);
+    let product = Product::start();
+    let _servers = register_three(&product);
     let driver = Driver::start();
     let browser = driver
         .browser_with(&["--lang=de", "--accept-lang=de"])
         .await;
     let page = ListPage::new(&browser);
-    page.goto(&lobby.url("/")).await;
+    page.goto(&product.url("/")).await;
     page.wait_rows(&THREE, PAGE_READY).await;
     page.wait_summary("3 Server · 5 Spieler · 3 offen", LIVE)
         .await;
@@ -248,16 +248,16 @@ async fn the_embed_hides_the_source_tabs_with_tabs_0() {
     let _serial = e2e::serial().await;
     // A source that never answers still gets a tab.
     let silent = format!("127.0.0.1:{}", free_port());
-    let lobby = Lobby::start_with(&["--a2s", &silent, "--game-poll-interval", "1s"]);
-    let _servers = register_three(&lobby);
+    let product = Product::start_with(&["--a2s", &silent, "--game-poll-interval", "1s"]);
+    let _servers = register_three(&product);
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page = ListPage::open(&browser, &lobby.url("/embed")).await;
+    let page = ListPage::open(&browser, &product.url("/embed")).await;
     let tabs = count_expr("[data-testid=source-tab]");
     page.wait_eq("the source tabs", &tabs, json!(2), PAGE_READY)
         .await;
 
-    page.open_live(&lobby.url("/embed?tabs=0&theme=light"))
+    page.open_live(&product.url("/embed?tabs=0&theme=light"))
         .await;
     page.wait_rows(&THREE, LIVE).await;
     // The games arrive after the list: no tab shows up meanwhile.
@@ -271,11 +271,11 @@ async fn the_embed_hides_the_source_tabs_with_tabs_0() {
     page.screenshot("players-embed-tabs0").await;
 
     // fav=1: only the favourites of this browser (starred on `/`).
-    page.open_live(&lobby.url("/")).await;
+    page.open_live(&product.url("/")).await;
     page.wait_listed("Bravo", true, LIVE).await;
     page.star("Bravo").await;
     page.wait_rows(&["Bravo", "Alpha", "Charlie"], LIVE).await;
-    page.open_live(&lobby.url("/embed?tabs=0&fav=1")).await;
+    page.open_live(&product.url("/embed?tabs=0&fav=1")).await;
     page.wait_rows(&["Bravo"], LIVE).await;
     browser.close().await;
 }

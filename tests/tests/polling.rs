@@ -14,9 +14,9 @@ use e2e::{
     browser::{Driver, PAGE_READY},
     fake_bridge::FakeBridge,
     holds_for,
-    lobby::Lobby,
     master::listed,
     pages::{list::row, ListPage},
+    product::Product,
     wait_for,
 };
 use serde_json::Value;
@@ -224,14 +224,14 @@ async fn a_push_ends_polling(page: &ListPage<'_>, fake: &FakeBridge) {
 async fn page_polls_a_bridge_that_never_pushes() {
     let _serial = e2e::serial().await;
     // The product only serves the page here; its own bridge stays unused.
-    let lobby = Lobby::start();
+    let product = Product::start();
     let fake = FakeBridge::builder()
         .answer_queries(vec![server("Alpha", 20001, 1), server("Bravo", 20002, 2)])
         .start();
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::new(&browser);
-    page.goto(&lobby.url(&format!("/?bridge={}", fake.url())))
+    page.goto(&product.url(&format!("/?bridge={}", fake.url())))
         .await;
 
     let (first, checked) = polls_after_the_grace_period(&page, &fake, 0, &[], PAGE_READY).await;

@@ -17,10 +17,10 @@ use bridge::history::{ServerSample, Store};
 use e2e::{
     browser::Driver,
     game::{GameServer, Stats},
-    lobby::Lobby,
     pages::{list::row, ServerPage},
     paths::workspace_root,
     process::http_get,
+    product::Product,
     wait_for,
 };
 
@@ -80,12 +80,12 @@ fn write_a_day(dir: &Path, keys: &[u64]) {
 #[ignore = "rewrites the README's pictures in docs/img"]
 async fn readme_screenshots() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start();
+    let product = Product::start();
     let mut servers: Vec<GameServer> = SERVERS
         .iter()
         .map(|&(name, address, port, current, max, open, mode)| {
             GameServer::register(
-                lobby.master,
+                product.master,
                 name,
                 address,
                 port,
@@ -100,17 +100,17 @@ async fn readme_screenshots() {
         .collect();
     let mut keys = Vec::new();
     for (name, ..) in SERVERS {
-        let hex = lobby.key_of(name).await;
+        let hex = product.key_of(name).await;
         keys.push(u64::from_str_radix(&hex, 16).expect("a key is 16 hex digits"));
     }
-    write_a_day(&lobby.data_dir(), &keys);
+    write_a_day(&product.data_dir(), &keys);
     let img = workspace_root().join("docs/img");
 
     let driver = Driver::start();
     let browser = driver.browser().await;
     // Tall enough for the lobby's graph under the list.
     browser.resize(1280, 1100).await;
-    browser.open_live(&lobby.url("/")).await;
+    browser.open_live(&product.url("/")).await;
     browser.find(&row("Feuerland")).await;
     wait_for("the lobby's day", Duration::from_secs(10), || async {
         let points = browser
@@ -131,14 +131,14 @@ async fn readme_screenshots() {
     browser.resize(1280, 1000).await;
     let feuerland = format!("{:016x}", keys[3]);
     let page: ServerPage =
-        ServerPage::open(&browser, &lobby.url(&format!("/server/{feuerland}"))).await;
+        ServerPage::open(&browser, &product.url(&format!("/server/{feuerland}"))).await;
     page.wait_name("Feuerland", Duration::from_secs(10)).await;
     page.wait_points_above("24h", 1000, Duration::from_secs(10))
         .await;
     let shot = browser.screenshot("readme-server").await;
     std::fs::copy(shot, img.join("server.png")).expect("docs/img/server.png");
 
-    let badge = http_get(lobby.http, &format!("/badge/{feuerland}.svg")).expect("GET the badge");
+    let badge = http_get(product.http, &format!("/badge/{feuerland}.svg")).expect("GET the badge");
     std::fs::write(img.join("badge.svg"), badge.body).expect("docs/img/badge.svg");
 
     // "Bomb Squad EU #2" is in game; the player asks to hear when its
@@ -146,14 +146,14 @@ async fn readme_screenshots() {
     browser
         .cdp(
             "Browser.setPermission",
-            serde_json::json!({"origin": lobby.url(""), "permission": {"name": "notifications"},
+            serde_json::json!({"origin": product.url(""), "permission": {"name": "notifications"},
                                "setting": "denied"}),
         )
         .await;
     let (name, _, _, _, max, _, mode) = SERVERS[1];
     let squad = format!("{:016x}", keys[1]);
     let page: ServerPage =
-        ServerPage::open(&browser, &lobby.url(&format!("/server/{squad}"))).await;
+        ServerPage::open(&browser, &product.url(&format!("/server/{squad}"))).await;
     page.wait_name(name, Duration::from_secs(10)).await;
     page.wait_points_above("24h", 1000, Duration::from_secs(10))
         .await;

@@ -10,9 +10,9 @@ use std::time::Duration;
 use e2e::{
     browser::Driver,
     game::{GameServer, Stats},
-    lobby::Lobby,
     pages::{server::row_link, ListPage, ServerPage},
     process::http_get,
+    product::Product,
     wait_for,
 };
 use serde_json::Value;
@@ -33,8 +33,8 @@ fn stats(current: u32, open: bool, mode: u8) -> Stats {
 }
 
 /// The key of the only listed server, from `/api/servers`.
-fn only_key(lobby: &Lobby) -> String {
-    let res = http_get(lobby.http, "/api/servers").expect("GET /api/servers");
+fn only_key(product: &Product) -> String {
+    let res = http_get(product.http, "/api/servers").expect("GET /api/servers");
     let v: Value = serde_json::from_str(&res.body).expect("JSON");
     v["servers"][0]["key"]
         .as_str()
@@ -45,18 +45,24 @@ fn only_key(lobby: &Lobby) -> String {
 #[tokio::test]
 async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with(&["--history-interval", "1s"]);
+    let product = Product::start_with(&["--history-interval", "1s"]);
     let mut feuerland = GameServer::register(
-        lobby.master,
+        product.master,
         "Feuerland",
         "192.168.0.10",
         20000,
         stats(2, true, 2),
     );
-    let _alpha = GameServer::register(lobby.master, "Alpha", "192.0.2.1", 20001, stats(1, true, 1));
+    let _alpha = GameServer::register(
+        product.master,
+        "Alpha",
+        "192.0.2.1",
+        20001,
+        stats(1, true, 1),
+    );
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let list = ListPage::open(&browser, &lobby.url("/")).await;
+    let list = ListPage::open(&browser, &product.url("/")).await;
     list.wait_rows_unordered(&["Feuerland", "Alpha"], LIVE)
         .await;
     list.find("#filter-mode")
@@ -136,7 +142,7 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     page.screenshot("server").await;
 
     // Snippets with absolute URLs on the page's origin; the badge loads.
-    let origin = lobby.url("");
+    let origin = product.url("");
     let html = page.snippet("html").await;
     assert_eq!(
         html,
@@ -197,26 +203,27 @@ fn only_key_of(path: &Value) -> String {
 #[tokio::test]
 async fn hidden_addresses_stay_hidden_and_unknown_keys_say_so() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with(&["--hide-addresses", "--history-interval", "1s"]);
+    let product = Product::start_with(&["--hide-addresses", "--history-interval", "1s"]);
     let _feuerland = GameServer::register(
-        lobby.master,
+        product.master,
         "Feuerland",
         "192.168.0.10",
         20000,
         stats(2, true, 2),
     );
     wait_for("the list at /api/servers", LIVE, || async {
-        let body = http_get(lobby.http, "/api/servers").map(|r| r.body);
+        let body = http_get(product.http, "/api/servers").map(|r| r.body);
         match body {
             Ok(b) if b.contains("Feuerland") => Ok(()),
             other => Err(format!("{other:?}")),
         }
     })
     .await;
-    let key = only_key(&lobby);
+    let key = only_key(&product);
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let page: ServerPage = ServerPage::open(&browser, &lobby.url(&format!("/server/{key}"))).await;
+    let page: ServerPage =
+        ServerPage::open(&browser, &product.url(&format!("/server/{key}"))).await;
     page.wait_name("Feuerland", LIVE).await;
     page.wait_state("players", "2/4", LIVE).await;
     assert_eq!(page.address().await, None);
@@ -225,14 +232,15 @@ async fn hidden_addresses_stay_hidden_and_unknown_keys_say_so() {
     assert!(page.snippet("html").await.contains(&key));
 
     // The compact card for iframes.
-    page.open_live(&lobby.url(&format!("/embed/server/{key}?theme=dark")))
+    page.open_live(&product.url(&format!("/embed/server/{key}?theme=dark")))
         .await;
     page.wait_name("Feuerland", LIVE).await;
     page.wait_state("players", "2/4", LIVE).await;
     assert_eq!(page.count(".site-header").await, 0);
 
     // A key this bridge never saw.
-    page.open_live(&lobby.url("/server/0000000000000000")).await;
+    page.open_live(&product.url("/server/0000000000000000"))
+        .await;
     page.wait_text("[data-testid=server-missing]", "No such server", LIVE)
         .await;
     browser.close().await;

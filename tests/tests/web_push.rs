@@ -17,9 +17,9 @@ use std::time::Duration;
 use e2e::{
     firefox::Gecko,
     game::{GameServer, Stats},
-    lobby::Lobby,
     pages::ServerPage,
     process::http_get,
+    product::Product,
     push_service::PushService,
     wait_for,
 };
@@ -33,23 +33,23 @@ const LIVE: Duration = Duration::from_secs(10);
 async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     let _serial = e2e::serial().await;
     let service = PushService::start().await;
-    let lobby = Lobby::start_with(&["--push-allow-insecure"]);
+    let product = Product::start_with(&["--push-allow-insecure"]);
     let mut feuerland = GameServer::register(
-        lobby.master,
+        product.master,
         "Feuerland",
         "192.0.2.10",
         20000,
         Stats::of_four(1, false),
     );
-    let key = lobby.key_of("Feuerland").await;
-    let vapid = http_get(lobby.http, "/api/push/key").expect("GET /api/push/key");
+    let key = product.key_of("Feuerland").await;
+    let vapid = http_get(product.http, "/api/push/key").expect("GET /api/push/key");
     assert_eq!(vapid.status, 200, "{}", vapid.body);
     let vapid: Value = serde_json::from_str(&vapid.body).expect("JSON");
     let vapid = vapid["publicKey"].as_str().expect("publicKey").to_owned();
 
     let gecko = Gecko::start();
     let firefox = gecko.browser(&service.server_url()).await;
-    let page = ServerPage::open(&firefox, &lobby.url(&format!("/server/{key}"))).await;
+    let page = ServerPage::open(&firefox, &product.url(&format!("/server/{key}"))).await;
     page.wait_name("Feuerland", LIVE).await;
     page.notify_me(&["lobby-opened"], None).await;
     page.wait_text(
@@ -71,14 +71,14 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     let ack = wait_for("Firefox's ack", LIVE, || async {
         service.log(|l| l.acks.first().cloned()).ok_or_else(|| {
             // What the bridge says it did, for a failure's message.
-            let metrics = http_get(lobby.http, "/metrics")
+            let metrics = http_get(product.http, "/metrics")
                 .map(|r| r.body)
                 .unwrap_or_default();
             let push: Vec<&str> = metrics
                 .lines()
                 .filter(|l| !l.starts_with('#') && (l.contains("push") || l.contains("watch")))
                 .collect();
-            let list = http_get(lobby.http, "/api/servers")
+            let list = http_get(product.http, "/api/servers")
                 .map(|r| r.body)
                 .unwrap_or_default();
             service.log(|l| format!("{l:?}\n{}\n{list}", push.join("\n")))
@@ -106,7 +106,7 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     });
 
     // Back on a lobby page, the worker's notification is listed.
-    let page = ServerPage::open(&firefox, &lobby.url(&format!("/server/{key}"))).await;
+    let page = ServerPage::open(&firefox, &product.url(&format!("/server/{key}"))).await;
     page.wait_name("Feuerland", LIVE).await;
     let shown = page
         .wait_notification(&format!("{key}:lobby-opened"), LIVE)

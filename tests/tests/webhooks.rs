@@ -11,9 +11,9 @@ use std::time::Duration;
 use base64::{engine::general_purpose::STANDARD as BASE64, Engine as _};
 use e2e::{
     browser::Driver,
-    lobby::{Lobby, ADMIN_TOKEN},
     pages::{admin::webhook, AdminPage},
     process::http_get_with,
+    product::{Product, ADMIN_TOKEN},
     receiver::{Received, Receiver},
 };
 use hmac::{Hmac, Mac};
@@ -41,9 +41,9 @@ fn signed_with(got: &Received, secret: &str) -> bool {
 }
 
 /// `GET /api/admin/webhooks` with the admin token.
-fn listed(lobby: &Lobby) -> Value {
+fn listed(product: &Product) -> Value {
     let auth = format!("Authorization: Bearer {ADMIN_TOKEN}\r\n");
-    let answer = http_get_with(lobby.http, "/api/admin/webhooks", &auth).expect("the admin API");
+    let answer = http_get_with(product.http, "/api/admin/webhooks", &auth).expect("the admin API");
     assert_eq!(answer.status, 200, "{}", answer.body);
     serde_json::from_str(&answer.body).expect("JSON")
 }
@@ -51,12 +51,12 @@ fn listed(lobby: &Lobby) -> Value {
 #[tokio::test]
 async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     let _serial = e2e::serial().await;
-    let lobby = Lobby::start_with(&["--webhook-allow-private"]);
+    let product = Product::start_with(&["--webhook-allow-private"]);
     let mut receiver = Receiver::start().await;
     let host = receiver.host.clone();
     let driver = Driver::start();
     let browser = driver.browser().await;
-    let admin = AdminPage::open(&browser, &lobby.url("/admin")).await;
+    let admin = AdminPage::open(&browser, &product.url("/admin")).await;
     admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     admin.find("[data-testid=no-webhooks]").await;
 
@@ -94,7 +94,7 @@ async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     admin.find(&webhook(&host)).await;
     assert_eq!(admin.count("[data-testid=webhook-secret]").await, 0);
-    let first = listed(&lobby);
+    let first = listed(&product);
     assert!(first["webhooks"][0].get("secret").is_none(), "{first}");
 
     // A test: it reaches the receiver, signed with the secret the page
@@ -118,7 +118,7 @@ async fn an_admin_creates_tests_disables_and_deletes_a_webhook_on_the_page() {
     admin.wait_webhook(&host, ".toggle", "Enable").await;
     admin.click_on_webhook(&host, "delete").await;
     admin.find("[data-testid=no-webhooks]").await;
-    assert_eq!(listed(&lobby)["webhooks"], Value::Array(Vec::new()));
+    assert_eq!(listed(&product)["webhooks"], Value::Array(Vec::new()));
     assert!(!receiver.has_more(), "nothing else was sent");
     browser.close().await;
 }

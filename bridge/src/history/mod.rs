@@ -35,8 +35,7 @@ pub use counters::Counters;
 pub use range::{Range, Tier, MAX_POINTS};
 pub use store::{
     postgres::{Election, SECRET_BYTES},
-    DatabaseUrl, LobbyPoint, Recorded, ServerPoint, ServerRow, ServerSample, Store, StoreError,
-    DB_FILE,
+    DatabaseUrl, Recorded, ServerRow, ServerSample, Store, StoreError, DB_FILE,
 };
 
 use crate::{error::Error, feed::FeedState, upstream::Upstream};

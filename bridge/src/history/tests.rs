@@ -1,5 +1,7 @@
 use std::{fs, sync::atomic::Ordering::Relaxed};
 
+use protocol::api::{LobbyPoint, ServerPoint};
+
 use super::*;
 
 /// The store's tests, each run on the embedded database (one test each)
@@ -73,10 +75,15 @@ fn samples_give_points_offline_shares_and_gaps(history: History) {
 
     let (step, lobby) = store.lobby_history(Range::Hour, MIN, now).unwrap();
     assert_eq!(step, MIN);
-    let times: Vec<i64> = lobby.iter().map(|p| p.t).collect();
-    assert_eq!(times, [T0, T0 + MIN, T0 + 5 * MIN], "no invented points");
-    assert_eq!((lobby[0].servers, lobby[0].players), (2.0, 6.0));
-    assert_eq!((lobby[1].servers, lobby[1].players), (1.0, 3.0));
+    assert_eq!(
+        lobby,
+        [
+            LobbyPoint(T0, 2.0, 6.0),
+            LobbyPoint(T0 + MIN, 1.0, 3.0),
+            LobbyPoint(T0 + 5 * MIN, 2.0, 5.0),
+        ],
+        "no invented points"
+    );
 
     let b = store.server(2).unwrap().unwrap();
     assert_eq!(b.first_seen, T0);
@@ -85,30 +92,25 @@ fn samples_give_points_offline_shares_and_gaps(history: History) {
         .server_history(2, b.first_seen, Range::Hour, MIN, now)
         .unwrap();
     assert_eq!(points.len(), 3);
+    assert_eq!(points[1], ServerPoint(T0 + MIN, None, None, 0.0, 0.0));
     assert_eq!(
-        points[1],
-        ServerPoint {
-            t: T0 + MIN,
-            players: None,
-            max: None,
-            online: 0.0,
-            open: 0.0
-        }
+        points[2],
+        ServerPoint(T0 + 5 * MIN, Some(4.0), Some(4), 1.0, 0.0)
     );
-    assert_eq!(points[2].players, Some(4.0));
-    assert_eq!((points[2].online, points[2].open), (1.0, 0.0));
 
     // The hourly tier: means over the hour's three samples.
     let (step, points) = store.server_history(1, T0, Range::Week, MIN, now).unwrap();
     assert_eq!(step, HOUR);
     assert_eq!(points.len(), 1);
-    assert_eq!(points[0].players, Some(2.0));
-    assert_eq!(points[0].online, 1.0);
+    let ServerPoint(_, players, _, online, _) = points[0];
+    assert_eq!((players, online), (Some(2.0), 1.0));
     let (_, points) = store.server_history(2, T0, Range::Month, MIN, now).unwrap();
-    assert_eq!(points[0].online, 0.667);
+    let ServerPoint(_, _, _, online, _) = points[0];
+    assert_eq!(online, 0.667);
     let (step, lobby) = store.lobby_history(Range::Year, MIN, now).unwrap();
     assert_eq!((step, lobby.len()), (24 * HOUR, 1));
-    assert_eq!(lobby[0].servers, 1.667);
+    let LobbyPoint(_, servers, _) = lobby[0];
+    assert_eq!(servers, 1.667);
     assert!(store.server(3).unwrap().is_none());
 }
 
@@ -122,7 +124,8 @@ fn twins_count_once_and_a_renamed_server_keeps_its_history(history: History) {
     assert_eq!(row.sample.name, "renamed");
     assert_eq!(row.first_seen, T0);
     let (_, lobby) = store.lobby_history(Range::Hour, MIN, T0 + MIN).unwrap();
-    assert_eq!((lobby[0].servers, lobby[0].players), (1.0, 2.0));
+    let LobbyPoint(_, servers, players) = lobby[0];
+    assert_eq!((servers, players), (1.0, 2.0));
 }
 
 fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
@@ -149,7 +152,8 @@ fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
         .server_history(1, T0, Range::Week, MIN, later)
         .unwrap();
     assert_eq!(points.len(), 1, "the hour's point stays");
-    assert_eq!(points[0].online, 1.0);
+    let ServerPoint(_, _, _, online, _) = points[0];
+    assert_eq!(online, 1.0);
     let (_, points) = store
         .server_history(1, T0, Range::Week, MIN, T0 + 91 * 24 * HOUR)
         .unwrap();
@@ -349,13 +353,19 @@ fn hours_fold_into_days_once_even_when_the_clock_goes_back(history: History) {
     let now = T0 + 2 * HOUR + 1;
     let mut store = history.store();
     let (_, points) = store.server_history(1, T0, Range::Week, MIN, now).unwrap();
-    let players: Vec<Option<f64>> = points.iter().map(|p| p.players).collect();
+    let players: Vec<Option<f64>> = points.iter().map(|&ServerPoint(_, p, ..)| p).collect();
     assert_eq!(players, [Some(4.0), Some(4.0), Some(1.0)]);
-    assert!(points.iter().all(|p| p.online == 1.0), "{points:?}");
+    assert!(
+        points
+            .iter()
+            .all(|&ServerPoint(_, _, _, online, _)| online == 1.0),
+        "{points:?}"
+    );
     let (_, points) = store.server_history(1, T0, Range::Year, MIN, now).unwrap();
     assert_eq!(points.len(), 1);
-    assert_eq!(points[0].players, Some(3.25), "each sample counted once");
-    assert_eq!(points[0].online, 1.0);
+    let ServerPoint(_, players, _, online, _) = points[0];
+    assert_eq!(players, Some(3.25), "each sample counted once");
+    assert_eq!(online, 1.0);
 }
 
 /// The same sample time twice (two bridges, or a handover): the second
@@ -372,17 +382,13 @@ fn a_sample_is_recorded_once(history: History) {
     history.write(T0 + MIN, &[server(1, "a", 4)]).unwrap();
     let mut store = history.store();
     let (_, lobby) = store.lobby_history(Range::Week, MIN, T0 + MIN).unwrap();
-    assert_eq!(lobby.len(), 1);
-    assert_eq!(
-        (lobby[0].servers, lobby[0].players),
-        (1.0, 3.0),
-        "2 and 4, not 3"
-    );
+    assert_eq!(lobby, [LobbyPoint(T0, 1.0, 3.0)], "2 and 4, not 3");
     let (_, points) = store
         .server_history(1, T0, Range::Hour, MIN, T0 + MIN)
         .unwrap();
     assert_eq!(points.len(), 2);
-    assert_eq!(points[0].players, Some(2.0));
+    let ServerPoint(_, players, ..) = points[0];
+    assert_eq!(players, Some(2.0));
     assert_eq!(history.counters().samples.load(Relaxed), 2);
 }
 
@@ -515,7 +521,7 @@ fn briefly_seen_servers_are_forgotten_after_a_day(history: History) {
         assert!(
             points
                 .iter()
-                .all(|p| p.online == 0.0 && p.players.is_none()),
+                .all(|&ServerPoint(_, players, _, online, _)| online == 0.0 && players.is_none()),
             "b's {range:?}: {points:?}"
         );
     }
@@ -528,9 +534,10 @@ fn briefly_seen_servers_are_forgotten_after_a_day(history: History) {
     }
     // The lobby's totals still count b.
     let (_, lobby) = store.lobby_history(Range::Month, MIN, later).unwrap();
-    assert_eq!(lobby[0].t, T0);
+    let LobbyPoint(t, servers, _) = lobby[0];
+    assert_eq!(t, T0);
     assert_eq!(
-        lobby[0].servers, 1.667,
+        servers, 1.667,
         "three servers at two of six samples: {lobby:?}"
     );
 
@@ -684,9 +691,13 @@ fn a_sample_is_written_in_place(history: History) {
         let (_, points) = store
             .server_history(key, T0, Range::Hour, MIN, now)
             .unwrap();
-        let points: Vec<&ServerPoint> = points.iter().filter(|p| p.t >= hour).collect();
-        assert_eq!(points.len(), 60, "key {key}");
-        for (m, p) in points.iter().enumerate() {
+        let players: Vec<Option<f64>> = points
+            .iter()
+            .filter(|&&ServerPoint(t, ..)| t >= hour)
+            .map(|&ServerPoint(_, players, ..)| players)
+            .collect();
+        assert_eq!(players.len(), 60, "key {key}");
+        for (m, &players) in players.iter().enumerate() {
             let m = m as i64;
             let listed = match key {
                 2 => m != 10,
@@ -694,7 +705,7 @@ fn a_sample_is_written_in_place(history: History) {
                 _ => true,
             };
             let expected = listed.then(|| f64::from(players_at(key, m)));
-            assert_eq!(p.players, expected, "key {key} minute {m}");
+            assert_eq!(players, expected, "key {key} minute {m}");
         }
     }
 }
@@ -753,7 +764,9 @@ fn a_converted_history_reads_back_the_same(open: impl Fn() -> History, downgrade
         .server_history(1, T0, Range::Hour, MIN, hour + 21 * MIN)
         .unwrap();
     assert_eq!(
-        points.last().and_then(|p| p.players),
+        points
+            .last()
+            .and_then(|&ServerPoint(_, players, ..)| players),
         Some(f64::from(players_at(1, 20)))
     );
 }

@@ -53,7 +53,7 @@ use self::{
 };
 use crate::{
     error::Error,
-    history::{now_ms, Leader},
+    history::{now_ms, Leader, StoreError},
     watch::{Cooldowns, Occurrence, MAX_COOLDOWN_ENTRIES},
     webhooks::{
         address::Reach,
@@ -315,7 +315,7 @@ impl Push {
     /// Runs `f` on the store from a blocking thread.
     async fn with_store<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&dyn PushStore) -> Result<T, store::StoreError> + Send + 'static,
+        f: impl FnOnce(&dyn PushStore) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, String> {
         let store = self.store.clone();
         tokio::task::spawn_blocking(move || f(store.as_ref()).map_err(|e| e.to_string()))

@@ -3,7 +3,7 @@
 //! migrations hold the `push_vapid` and `push_subscriptions` tables), in
 //! either engine.
 
-use crate::history::History;
+use crate::history::{History, StoreError};
 
 /// One subscription as stored: its row, not yet validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,9 +23,6 @@ pub struct Row {
     pub created_ms: i64,
     pub updated_ms: i64,
 }
-
-/// Why the store failed (its engine's message).
-pub type StoreError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What keeps Web Push's key and subscriptions: every call is short and
 /// may block (callers run it on a blocking thread).
@@ -49,19 +46,19 @@ pub trait PushStore: Send + Sync + std::fmt::Debug {
 
 impl PushStore for History {
     fn vapid_secret(&self, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
-        Ok(self.store().vapid_secret(candidate)?)
+        self.store().vapid_secret(candidate)
     }
 
     fn load(&self) -> Result<Vec<Row>, StoreError> {
-        Ok(self.store().push_subscriptions()?)
+        self.store().push_subscriptions()
     }
 
     fn put(&self, row: &Row) -> Result<bool, StoreError> {
-        Ok(self.store().put_push_subscription(row)?)
+        self.store().put_push_subscription(row)
     }
 
     fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError> {
-        Ok(self.store().delete_push_subscription(id, auth)?)
+        self.store().delete_push_subscription(id, auth)
     }
 
     fn shared(&self) -> bool {

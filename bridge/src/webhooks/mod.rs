@@ -42,11 +42,11 @@ use url::Url;
 use self::{
     deliver::{Attempt, Sender},
     payload::{Notice, Secret},
-    store::{Row, StoreError, WebhookStore},
+    store::{Row, WebhookStore},
 };
 use crate::{
     error::Error,
-    history::{now_ms, Leader},
+    history::{now_ms, Leader, StoreError},
     watch::{Cooldowns, Occurrence},
 };
 

@@ -2,7 +2,7 @@
 //! implemented by the bridge's database ([`History`], whose migrations
 //! hold the `webhooks` table), so that another engine can keep them too.
 
-use crate::history::History;
+use crate::history::{History, StoreError};
 
 /// One webhook as stored: its row, not yet validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,9 +16,6 @@ pub struct Row {
     pub failures: u32,
     pub created_ms: i64,
 }
-
-/// Why the store failed (its engine's message).
-pub type StoreError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What keeps webhooks: every call is short and may block (callers run it
 /// on a blocking thread).
@@ -35,19 +32,19 @@ pub trait WebhookStore: Send + Sync + std::fmt::Debug {
 
 impl WebhookStore for History {
     fn load(&self) -> Result<Vec<Row>, StoreError> {
-        Ok(self.store().webhooks()?)
+        self.store().webhooks()
     }
 
     fn insert(&self, row: &Row) -> Result<(), StoreError> {
-        Ok(self.store().insert_webhook(row)?)
+        self.store().insert_webhook(row)
     }
 
     fn set_state(&self, id: &str, enabled: bool, failures: u32) -> Result<bool, StoreError> {
-        Ok(self.store().set_webhook_state(id, enabled, failures)?)
+        self.store().set_webhook_state(id, enabled, failures)
     }
 
     fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        Ok(self.store().delete_webhook(id)?)
+        self.store().delete_webhook(id)
     }
 }
 

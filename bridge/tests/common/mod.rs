@@ -500,7 +500,7 @@ pub struct Watching {
 }
 
 impl Watching {
-    /// The lobby with keys offline after `grace`, its config changed by
+    /// The product with keys offline after `grace`, its config changed by
     /// `configure`, once servers that appear are announced.
     pub async fn start(grace: Duration, configure: impl FnOnce(&mut Config)) -> Self {
         let master = TestMaster::start().await;
@@ -508,14 +508,14 @@ impl Watching {
         c.offline_after = grace;
         configure(&mut c);
         let bridge = TestBridge::embedding(&master, c).await;
-        let lobby = Self {
+        let watching = Self {
             master,
             bridge,
             http: reqwest::Client::builder().no_proxy().build().unwrap(),
         };
         // Servers that appear in the first grace are not announced.
-        lobby.until_metric("bridge_watch_warm", |v| v == 1).await;
-        lobby
+        watching.until_metric("bridge_watch_warm", |v| v == 1).await;
+        watching
     }
 
     pub async fn metric(&self, name: &str) -> u64 {

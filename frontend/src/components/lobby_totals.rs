@@ -4,11 +4,12 @@
 
 use std::rc::Rc;
 
+use protocol::api::LobbyHistory;
 use yew::prelude::*;
 
 use crate::{
     components::history_graph::{GraphLine, HistoryGraph},
-    history::{LobbyHistory, Span},
+    history::{players_online, servers_online, step_ms, Span},
     i18n::{t, K},
     services::api::read_answer,
     views::{
@@ -24,18 +25,17 @@ const REFRESH_MS: u32 = 60_000;
 #[component]
 pub fn LobbyTotals() -> Html {
     let load = use_fetch("/api/history?range=24h".to_owned(), 0, REFRESH_MS);
-    let read = |text: &str| read_answer(text).map(LobbyHistory::from_answer);
-    let Some(Dated { value, at_ms }) = use_history(&load, read) else {
+    let Some(Dated { value, at_ms }) = use_history(&load, read_answer::<LobbyHistory>) else {
         return html! {};
     };
     let lines = vec![
         GraphLine {
-            series: Rc::new(value.players()),
+            series: Rc::new(players_online(&value)),
             class: "players",
             what: t(K::PlayersOnline),
         },
         GraphLine {
-            series: Rc::new(value.servers()),
+            series: Rc::new(servers_online(&value)),
             class: "servers",
             what: t(K::ServersOnline),
         },
@@ -47,7 +47,7 @@ pub fn LobbyTotals() -> Html {
                 <li class="players">{ t(K::PlayersOnline) }</li>
                 <li class="servers">{ t(K::ServersOnline) }</li>
             </ul>
-            <HistoryGraph lines={lines} step_ms={value.step * 1000.0} span={Span::Day}
+            <HistoryGraph lines={lines} step_ms={step_ms(value.step)} span={Span::Day}
                 to_ms={at_ms} small=true testid="totals-graph" />
         </section>
     }

@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use protocol::ServerKey;
+use protocol::{api::ServerHistory, ServerKey};
 use yew::prelude::*;
 
 use crate::{
@@ -18,7 +18,7 @@ use crate::{
         notify_me::NotifyMe,
         status_pill::StatusPill,
     },
-    history::{percent, ServerHistory, Span},
+    history::{percent, players, shares, step_ms, Span},
     i18n::{t, tf, K},
     listing::{lobby_label, mode_label, players_label},
     query::ListQuery,
@@ -246,7 +246,7 @@ fn history(load: &Option<Dated<ServerHistory>>, span: Span, d: &Details) -> Html
     let Some(Dated { value, at_ms }) = load else {
         return html! { <p class="muted graph-loading" aria-busy="true">{ t(K::LoadingHistory) }</p> };
     };
-    let shares = value.shares().map(|(online, open)| {
+    let shares = shares(value).map(|(online, open)| {
         html! {
             <dl class="shares" aria-label={tf(K::SharesOver, &[&t(span.phrase())])}>
                 <div class="fact"><dt>{ t(K::UptimeShare) }</dt><dd data-testid="uptime">{ percent(online) }</dd></div>
@@ -255,14 +255,14 @@ fn history(load: &Option<Dated<ServerHistory>>, span: Span, d: &Details) -> Html
         }
     });
     let lines = vec![GraphLine {
-        series: Rc::new(value.players()),
+        series: Rc::new(players(value)),
         class: "players",
         what: t(K::Players),
     }];
     html! {
         <>
             { for shares }
-            <HistoryGraph lines={lines} step_ms={value.step * 1000.0} span={span} to_ms={*at_ms}
+            <HistoryGraph lines={lines} step_ms={step_ms(value.step)} span={span} to_ms={*at_ms}
                 floor={f64::from(d.players.max)} testid="server-graph" />
         </>
     }

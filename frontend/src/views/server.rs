@@ -5,12 +5,12 @@
 
 use std::rc::Rc;
 
-use protocol::{entry::ServerDetails, GameplayMode, Players, ServerKey};
+use protocol::{api::ServerHistory, entry::ServerDetails, GameplayMode, Players, ServerKey};
 use yew::prelude::*;
 
 use crate::{
     contexts::lobby::use_lobby,
-    history::{ServerHistory, Span},
+    history::Span,
     listing::address_label,
     services::api::read_answer,
     views::fetch::{use_fetch, Load},
@@ -98,9 +98,7 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
         0,
         HISTORY_REFRESH_MS,
     );
-    let history = use_history(&history, |text| {
-        read_answer(text).map(ServerHistory::from_answer)
-    });
+    let history = use_history(&history, read_answer::<ServerHistory>);
     let record = record.as_ref().as_ref();
     let body = match (&live, record) {
         (Some(row), _) => {

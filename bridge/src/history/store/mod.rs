@@ -63,24 +63,6 @@ pub struct ServerRow {
     pub last_seen: i64,
 }
 
-/// One point of a server's history: `[t, players, max, online, open]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerPoint {
-    pub t: i64,
-    pub players: Option<f64>,
-    pub max: Option<u32>,
-    pub online: f64,
-    pub open: f64,
-}
-
-/// One point of the lobby's history: `[t, servers, players]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LobbyPoint {
-    pub t: i64,
-    pub servers: f64,
-    pub players: f64,
-}
-
 /// Why the store could not do what it was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -1,15 +1,16 @@
 //! Reading: a server's last known state and the points of the history
-//! answers, from lookups of one server's rows per hour or day (never a
+//! answers (the protocol's own `api::LobbyPoint` and `api::ServerPoint`,
+//! as they go on the wire), from lookups of one server's rows per hour or day (never a
 //! scan over other servers' rows), written once over [`Engine`]'s row
 //! operations. Every row read back is checked here.
+
+use protocol::api::{LobbyPoint, ServerPoint};
 
 use super::super::packed::{HourSums, Sample};
 use super::super::range::{Range, Tier};
 use super::engine::{DayRow, Engine, LobbyBucket, RawServer};
 use super::write::hour_sums;
-use super::{
-    floor, LobbyPoint, ServerPoint, ServerRow, ServerSample, Store, StoreError, DAY_MS, HOUR_MS,
-};
+use super::{floor, ServerRow, ServerSample, Store, StoreError, DAY_MS, HOUR_MS};
 
 impl Store {
     /// The last known state of `key`; `None` if it was never recorded.
@@ -33,10 +34,12 @@ impl Store {
             .lobby_buckets(tier, step, from)?
             .into_iter()
             .filter(|b| b.n > 0)
-            .map(|b| LobbyPoint {
-                t: b.t,
-                servers: round(b.servers_sum as f64 / b.n as f64),
-                players: round(b.players_sum as f64 / b.n as f64),
+            .map(|b| {
+                LobbyPoint(
+                    b.t,
+                    round(b.servers_sum as f64 / b.n as f64),
+                    round(b.players_sum as f64 / b.n as f64),
+                )
             })
             .collect();
         Ok((step, points))
@@ -66,20 +69,14 @@ impl Store {
                 continue;
             }
             let point = match own.next_if(|o| o.t == t) {
-                Some(o) if o.n > 0 => ServerPoint {
+                Some(o) if o.n > 0 => ServerPoint(
                     t,
-                    players: Some(round(o.players_sum as f64 / o.n as f64)),
-                    max: Some(o.max),
-                    online: round((o.n as f64 / n as f64).min(1.0)),
-                    open: round((o.open_n as f64 / n as f64).min(1.0)),
-                },
-                _ => ServerPoint {
-                    t,
-                    players: None,
-                    max: None,
-                    online: 0.0,
-                    open: 0.0,
-                },
+                    Some(round(o.players_sum as f64 / o.n as f64)),
+                    Some(o.max),
+                    round((o.n as f64 / n as f64).min(1.0)),
+                    round((o.open_n as f64 / n as f64).min(1.0)),
+                ),
+                _ => ServerPoint(t, None, None, 0.0, 0.0),
             };
             points.push(point);
         }

@@ -19,8 +19,9 @@ const READY_TIMEOUT: Duration = Duration::from_secs(15);
 /// The admin token the tests sign in with.
 pub const ADMIN_TOKEN: &str = "e2e-admin-token-0123456789abcdef";
 
-/// A running bridge (and maybe master); everything is killed on drop.
-pub struct Lobby {
+/// The product under test: a running bridge (and maybe master); everything
+/// is killed on drop.
+pub struct Product {
     /// Bridge HTTP address (the page, `/ws`).
     pub http: SocketAddr,
     /// Master TCP address (where game servers register).
@@ -38,30 +39,30 @@ pub struct Lobby {
     dir: TempDir,
 }
 
-impl Lobby {
+impl Product {
     /// The bridge with its embedded master, both on free ports.
-    pub fn start() -> Lobby {
+    pub fn start() -> Product {
         Self::launch(false, Vec::new())
     }
 
-    /// Like [`Lobby::start`], with more bridge arguments (other games'
+    /// Like [`Product::start`], with more bridge arguments (other games'
     /// sources, `--hide-addresses`, …) after the harness's own.
-    pub fn start_with<S: AsRef<OsStr>>(args: &[S]) -> Lobby {
+    pub fn start_with<S: AsRef<OsStr>>(args: &[S]) -> Product {
         Self::launch(false, args.iter().map(|a| a.as_ref().to_owned()).collect())
     }
 
     /// A `master` process and a bridge relaying to it, so the bridge can be
     /// restarted while the game servers stay registered.
-    pub fn start_with_separate_master() -> Lobby {
+    pub fn start_with_separate_master() -> Product {
         Self::launch(true, Vec::new())
     }
 
     /// A bridge relaying to `master`, whatever listens there (nothing yet,
-    /// or a fake master in the test). [`Lobby::start_master`] can start a
+    /// or a fake master in the test). [`Product::start_master`] can start a
     /// real master at that address later.
-    pub fn start_relaying_to(master: SocketAddr) -> Lobby {
+    pub fn start_relaying_to(master: SocketAddr) -> Product {
         let dir = Self::temp_dir();
-        let mut lobby = Lobby {
+        let mut product = Product {
             http: "127.0.0.1:0".parse().expect("address"),
             master,
             bridge: None,
@@ -72,8 +73,8 @@ impl Lobby {
             extra_args: Vec::new(),
             dir,
         };
-        lobby.start_bridge("127.0.0.1:0", Some(&master.to_string()), &paths::dist_dir());
-        lobby
+        product.start_bridge("127.0.0.1:0", Some(&master.to_string()), &paths::dist_dir());
+        product
     }
 
     fn temp_dir() -> TempDir {
@@ -86,7 +87,7 @@ impl Lobby {
         dir
     }
 
-    fn launch(separate: bool, extra_args: Vec<OsString>) -> Lobby {
+    fn launch(separate: bool, extra_args: Vec<OsString>) -> Product {
         let dist = paths::dist_dir();
         let dir = Self::temp_dir();
         let external_master = separate.then(|| {
@@ -100,7 +101,7 @@ impl Lobby {
             Some((p, addr)) => (Some(p), Some(addr)),
             None => (None, None),
         };
-        let mut lobby = Lobby {
+        let mut product = Product {
             http: "127.0.0.1:0".parse().expect("address"),
             master: "127.0.0.1:0".parse().expect("address"),
             bridge: None,
@@ -111,8 +112,8 @@ impl Lobby {
             extra_args,
             dir,
         };
-        lobby.start_bridge("127.0.0.1:0", master_arg.as_deref(), &dist);
-        lobby
+        product.start_bridge("127.0.0.1:0", master_arg.as_deref(), &dist);
+        product
     }
 
     fn start_bridge(&mut self, listen: &str, master: Option<&str>, dist: &std::path::Path) {
@@ -240,7 +241,7 @@ impl Lobby {
     }
 
     /// Starts the bridge again on the same HTTP port and master, after
-    /// [`Lobby::terminate_bridge`] or [`Lobby::kill_bridge`].
+    /// [`Product::terminate_bridge`] or [`Product::kill_bridge`].
     pub fn start_bridge_again(&mut self) {
         assert!(self.bridge.is_none(), "the bridge is still running");
         self.restart_bridge();
@@ -254,8 +255,8 @@ impl Lobby {
         }
     }
 
-    /// Starts a real master at [`Lobby::master`] (after
-    /// [`Lobby::kill_master`], or where [`Lobby::start_relaying_to`] pointed
+    /// Starts a real master at [`Product::master`] (after
+    /// [`Product::kill_master`], or where [`Product::start_relaying_to`] pointed
     /// the bridge) and waits for its ready line.
     pub fn start_master(&mut self) {
         self.start_master_at(self.master);
