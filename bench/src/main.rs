@@ -31,6 +31,9 @@ enum Phase {
     Scale100k,
     /// The history: storage of a month, recording, history API, badges.
     History,
+    /// Bridges on one PostgreSQL database: the recorder killed, the
+    /// recording handed over (needs PostgreSQL).
+    Handover,
     /// Webhooks: a change to a receiver's first request.
     Webhooks,
     /// CPU per list change of the processes that pass it on.
@@ -185,6 +188,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Soak,
         Phase::Scale100k,
         Phase::History,
+        Phase::Handover,
         Phase::Webhooks,
         Phase::ChangeCost,
         Phase::Push,
@@ -207,6 +211,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Soak => Box::pin(phases::soak::run(&env)).await,
             Phase::Scale100k => Box::pin(phases::scale100k::run(&env)).await,
             Phase::History => Box::pin(phases::history::run(&env)).await,
+            Phase::Handover => Box::pin(phases::handover::run(&env)).await,
             Phase::Webhooks => Box::pin(phases::webhooks::run(&env)).await,
             Phase::ChangeCost => Box::pin(phases::change_cost::run(&env)).await,
             Phase::Push => Box::pin(phases::push::run(&env)).await,

@@ -97,6 +97,14 @@ pub struct Sizes {
     pub history_viewers: usize,
     /// History: push rounds during a write, and as many clear of one.
     pub history_rounds: usize,
+    /// Handover: bridges sharing one PostgreSQL database (one records).
+    pub handover_bridges: usize,
+    /// Handover: game servers listed (what each sample holds).
+    pub handover_servers: usize,
+    /// Handover: the bridges' `--history-interval`.
+    pub handover_interval: Duration,
+    /// Handover: recorders killed, one after another.
+    pub handover_rounds: usize,
     /// Change cost: the small list (the baseline) and the large one.
     pub change_cost_servers: [usize; 2],
     /// Change cost: how often one server changes its stats.
@@ -152,6 +160,10 @@ impl Sizes {
             history_requests: 2_000,
             history_viewers: 1_000,
             history_rounds: 10,
+            handover_bridges: 3,
+            handover_servers: 20,
+            handover_interval: Duration::from_secs(2),
+            handover_rounds: 5,
             change_cost_servers: [100, 9_500],
             change_cost_interval: Duration::from_millis(5),
             change_cost_window: Duration::from_secs(10),
@@ -204,6 +216,10 @@ impl Sizes {
             history_requests: 20,
             history_viewers: 5,
             history_rounds: 1,
+            handover_bridges: 2,
+            handover_servers: 3,
+            handover_interval: Duration::from_secs(1),
+            handover_rounds: 1,
             change_cost_servers: [5, 20],
             change_cost_interval: Duration::from_millis(5),
             change_cost_window: Duration::from_millis(300),

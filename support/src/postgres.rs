@@ -127,6 +127,20 @@ impl Cluster {
         )
     }
 
+    /// The times (Unix ms) of the lobby's samples the bridges recorded in
+    /// database `db` (`lobby_samples`), oldest first: one per interval
+    /// recorded, whichever bridge recorded it.
+    pub fn sample_times(&self, db: &str) -> Result<Vec<i64>> {
+        self.query(db, "SELECT t FROM lobby_samples ORDER BY t")?
+            .lines()
+            .map(|l| {
+                l.trim()
+                    .parse()
+                    .map_err(|_| Error::Unexpected(format!("not a sample time: {l:?}")))
+            })
+            .collect()
+    }
+
     /// Stops the server at once (as a crash or a lost host would), keeping
     /// its data: a database outage, ended by [`Cluster::resume`].
     pub fn stop(&self) -> Result<()> {
@@ -188,6 +202,18 @@ impl Cluster {
     }
 }
 
+/// Where the recording lost (or doubled) an interval: each pair of
+/// consecutive sample times (from [`Cluster::sample_times`]) that are not
+/// exactly `every_ms` apart. Empty: every interval from the first sample to
+/// the last has exactly one sample.
+pub fn interval_gaps(times: &[i64], every_ms: i64) -> Vec<(i64, i64)> {
+    times
+        .windows(2)
+        .filter(|w| w[1] - w[0] != every_ms)
+        .map(|w| (w[0], w[1]))
+        .collect()
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         let _ = self.stop();
@@ -224,4 +250,17 @@ fn chown_to_user(dir: &Path) -> Result<()> {
         .map_err(|_| missing("no postgres group"))?;
     std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interval_gaps;
+
+    #[test]
+    fn a_missing_or_doubled_interval_is_a_gap() {
+        assert!(interval_gaps(&[], 2000).is_empty());
+        assert!(interval_gaps(&[1000, 3000, 5000], 2000).is_empty());
+        assert_eq!(interval_gaps(&[1000, 5000, 7000], 2000), [(1000, 5000)]);
+        assert_eq!(interval_gaps(&[1000, 2000, 3000], 2000).len(), 2);
+    }
 }

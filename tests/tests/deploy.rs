@@ -38,7 +38,7 @@ use e2e::{
 };
 use lobby_support::{
     nginx::{self, self_signed, Main, Site},
-    postgres::Cluster,
+    postgres::{self, Cluster},
 };
 use serde_json::Value;
 use tempfile::TempDir;
@@ -577,24 +577,14 @@ async fn both_bridges_give_the_same_answers(
 
 /// The recorded samples' times, as the database holds them.
 fn recorded_times(database: &Cluster) -> Vec<i64> {
-    database
-        .query(DB, "SELECT t FROM lobby_samples ORDER BY t")
-        .unwrap_or_else(|e| panic!("{e}"))
-        .lines()
-        .map(|l| l.trim().parse().expect("a sample time"))
-        .collect()
+    database.sample_times(DB).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Every interval from the first sample to the last was recorded once,
 /// across the bridges killed on the way.
 fn no_interval_lost(database: &Cluster) {
     let times = recorded_times(database);
-    let every = INTERVAL.as_millis() as i64;
-    let gaps: Vec<(i64, i64)> = times
-        .windows(2)
-        .filter(|w| w[1] - w[0] != every)
-        .map(|w| (w[0], w[1]))
-        .collect();
+    let gaps = postgres::interval_gaps(&times, INTERVAL.as_millis() as i64);
     eprintln!(
         "{} samples recorded over {} s, gaps: {gaps:?}",
         times.len(),

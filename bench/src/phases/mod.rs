@@ -7,6 +7,7 @@ pub mod change_cost;
 mod crowd;
 pub mod deltas;
 pub mod fanout;
+pub mod handover;
 pub mod history;
 pub mod memory;
 pub mod page;

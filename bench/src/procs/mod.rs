@@ -58,6 +58,14 @@ impl Proc {
         rss_kib(self.pid)
     }
 
+    /// SIGKILL at once, as a crash or the OOM killer would (nothing is
+    /// shut down: sockets are closed by the kernel), and waits for it to be
+    /// gone.
+    pub async fn kill(mut self) -> Result<()> {
+        self.child.kill().await?;
+        Ok(())
+    }
+
     /// SIGTERM, then SIGKILL if it has not exited within 5 s.
     pub async fn stop(mut self) {
         let pid = libc::pid_t::try_from(self.pid).unwrap_or(0);
@@ -99,6 +107,9 @@ pub struct BridgeOptions {
     pub data_dir: Option<PathBuf>,
     /// `--history-interval`.
     pub history_interval: Option<Duration>,
+    /// `--database-url`: the key secret and the history in this PostgreSQL
+    /// database, shared with the other bridges given it.
+    pub database_url: Option<String>,
     /// `--webhook-allow-private` (the webhooks phase's receiver is on
     /// loopback).
     pub webhook_allow_private: bool,
@@ -118,6 +129,7 @@ impl Default for BridgeOptions {
             per_address: None,
             data_dir: None,
             history_interval: None,
+            database_url: None,
             webhook_allow_private: false,
             push_subscriptions: None,
         }
@@ -273,6 +285,9 @@ async fn launch_bridge(
     }
     if let Some(every) = opts.history_interval {
         cmd.args(["--history-interval", &format!("{}s", every.as_secs())]);
+    }
+    if let Some(url) = &opts.database_url {
+        cmd.args(["--database-url", url]);
     }
     let (proc_, line) = spawn_ready(cmd, "bridge", bins, "bridge listening on http://").await?;
     // "http://ADDR master MASTER"
