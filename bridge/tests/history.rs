@@ -263,6 +263,7 @@ async fn badges_are_well_formed_cached_svg() {
 /// recorded so far keep answering.
 #[tokio::test]
 async fn a_full_database_pauses_recording_and_nothing_else() {
+    const SERVERS: usize = 24;
     let data = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
         .env("BRIDGE_ADMIN_TOKEN", TOKEN)
@@ -293,13 +294,12 @@ async fn a_full_database_pauses_recording_and_nothing_else() {
     let http: SocketAddr = words[3].strip_prefix("http://").unwrap().parse().unwrap();
     let master: SocketAddr = words[5].parse().unwrap();
 
-    // 8 servers: their rows of the hour are made with room for 60 samples
-    // (360 bytes each, a sample a second), which the root page of the
-    // samples' table still takes; once full, the rows grow by 360 bytes
-    // each and the database is full about a minute in.
+    // 24 servers: each sample makes their rows of the hour 6 bytes longer
+    // (144 bytes a sample), which the root page of the samples' table
+    // takes for the first twenty-odd samples; then the database is full.
     let mut games = Vec::new();
-    for i in 0..8 {
-        games.push(game_server(master, &format!("s{i:02}"), 20_000 + i).await);
+    for i in 0..SERVERS {
+        games.push(game_server(master, &format!("s{i:02}"), 20_000 + i as u16).await);
     }
     let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
         .await
@@ -309,7 +309,7 @@ async fn a_full_database_pauses_recording_and_nothing_else() {
         is_list(v)
             && v["content"]["servers"]
                 .as_array()
-                .is_some_and(|s| s.len() == 8)
+                .is_some_and(|s| s.len() == SERVERS)
     })
     .await;
 
@@ -341,7 +341,7 @@ async fn a_full_database_pauses_recording_and_nothing_else() {
     let (status, _, body) = http_get(http, "/api/servers", "").await;
     assert_eq!(status, 200);
     let list: Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(list["servers"].as_array().unwrap().len(), 8);
+    assert_eq!(list["servers"].as_array().unwrap().len(), SERVERS);
     let key = list["servers"][0]["key"].as_str().unwrap().to_owned();
 
     // The history answers with what it holds.

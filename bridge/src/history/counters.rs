@@ -167,7 +167,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("bridge_history_last_write_timestamp_seconds 1700000001\n"));
-        assert!(text.contains("bridge_history_tidy_seconds_total 0.25\n"), "{text}");
+        assert!(
+            text.contains("bridge_history_tidy_seconds_total 0.25\n"),
+            "{text}"
+        );
         assert!(text.contains("bridge_history_write_errors_total 3\n"));
         assert!(text.contains("bridge_history_samples_dropped_total 0\n"));
         assert!(text.contains("bridge_history_recording 0\n"), "{text}");

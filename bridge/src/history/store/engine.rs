@@ -167,6 +167,15 @@ pub trait Engine: Send + std::fmt::Debug {
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool>;
     /// Adds one sample's totals to the lobby's sums of `hour` and `day`.
     fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()>;
+    /// Whether an hour's row is made with empty slots for the samples
+    /// still to come, so that it keeps its size. PostgreSQL updates a row
+    /// on its page (HOT), leaving room the next sample reuses, only if it
+    /// keeps its size; SQLite rewrites the row's page either way, and rows
+    /// that hold only their records dirty about half the pages per sample
+    /// (docs/performance.md, "History").
+    fn keeps_rows_in_place(&self) -> bool {
+        false
+    }
     /// Samples recorded in the hour before `hour` and in `hour` so far
     /// (the lobby's hourly counts).
     fn hour_counts(&mut self, hour: i64) -> Result<HourCounts>;

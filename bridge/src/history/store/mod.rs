@@ -207,6 +207,13 @@ impl Store {
         self.engine().size_bytes()
     }
 
+    /// Whether its engine keeps an hour's row at one size, written in
+    /// place (see [`Engine::keeps_rows_in_place`]; tests).
+    #[cfg(test)]
+    pub fn keeps_rows_in_place(&mut self) -> bool {
+        self.engine().keeps_rows_in_place()
+    }
+
     /// Reclaims the room the last sample left behind (PostgreSQL's dead
     /// row versions; see `postgres::VACUUM`): the writer runs it after each
     /// sample, once the sample is committed and visible.

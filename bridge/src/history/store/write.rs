@@ -38,13 +38,15 @@ impl Store {
     /// Records one sample taken at `t` (Unix ms): each listed server (one
     /// record per key: the first of twins counts) written into its hour's
     /// row and added to its day's sums, the lobby's totals, in one
-    /// transaction. An hour's row is made at its first sample with an
-    /// empty slot for each sample still to come in the hour
-    /// ([`spare_slots`]), and each later sample fills the next slot in
-    /// place: the row keeps its size, so PostgreSQL can update it on its
-    /// page. The lobby's row for `t` is the guard: a sample whose
-    /// time is recorded already changes nothing ([`Recorded::Already`]),
-    /// so two bridges recording the same interval count it once.
+    /// transaction. On an engine that keeps rows in place
+    /// ([`Engine::keeps_rows_in_place`]: PostgreSQL) an hour's row is made
+    /// at its first sample with an empty slot for each sample still to come
+    /// in the hour ([`spare_slots`]), and each later sample fills the next
+    /// slot in place: the row keeps its size, so it can be updated on its
+    /// page; elsewhere a row holds only its records. The lobby's row for
+    /// `t` is the guard: a sample whose time is recorded already changes
+    /// nothing ([`Recorded::Already`]), so two bridges recording the same
+    /// interval count it once.
     ///
     /// A full database (a full disk, the `--history-max-bytes` cap) does
     /// not stop the recording of the servers already there: the newest
@@ -124,7 +126,11 @@ impl Store {
             if folded < hour {
                 fold(e, folded, hour)?;
             }
-            let spare = spare_slots(e.hour_counts(hour)?, t, hour, interval_ms);
+            let spare = if e.keeps_rows_in_place() {
+                spare_slots(e.hour_counts(hour)?, t, hour, interval_ms)
+            } else {
+                0
+            };
             let records: Vec<Packed> = unique
                 .iter()
                 .map(|s| {

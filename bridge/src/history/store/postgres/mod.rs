@@ -572,6 +572,10 @@ impl Engine for Postgres {
         self.batch(VACUUM)
     }
 
+    fn keeps_rows_in_place(&self) -> bool {
+        true
+    }
+
     fn rollback(&mut self) {
         if let Some(c) = self.conn.as_mut() {
             if !c.client.is_closed() {
