@@ -61,6 +61,12 @@ async fn server_from(
     s
 }
 
+/// The victim of the twin tests: "Victim" registered from its own host
+/// with its own address.
+async fn register_victim(master: SocketAddr) -> TcpStream {
+    server_from(SERVER_HOST, master, "Victim", SERVER_HOST, 20000).await
+}
+
 /// A delta subscriber that remembers every key it was sent, by name.
 struct KeyReader {
     ws: Ws,
@@ -209,14 +215,7 @@ async fn guessed_addresses_never_yield_a_hidden_servers_key_through_the_feed() {
 async fn a_twin_cannot_take_over(path: Path) {
     let product = Product::start(path, |_| {}).await;
     let mut reader = KeyReader::start(&product.bridge).await;
-    let mut server = server_from(
-        SERVER_HOST,
-        product.master.addr,
-        "Victim",
-        SERVER_HOST,
-        20000,
-    )
-    .await;
+    let mut server = register_victim(product.master.addr).await;
     stats(&mut server, 2, true).await;
     let victim = reader.key_of("Victim").await;
     let details = format!("/api/servers/{victim}");
@@ -235,14 +234,7 @@ async fn a_twin_cannot_take_over(path: Path) {
     // The victim restarts while the twin is listed (so the twin comes
     // first in the master's list), and keeps its numbers.
     drop(server);
-    let mut server = server_from(
-        SERVER_HOST,
-        product.master.addr,
-        "Victim",
-        SERVER_HOST,
-        20000,
-    )
-    .await;
+    let mut server = register_victim(product.master.addr).await;
     stats(&mut server, 3, true).await;
     until(&product.bridge, &details, |s, v| {
         s == 200 && v["players"]["current"] == 3
