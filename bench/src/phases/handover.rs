@@ -102,6 +102,20 @@ async fn samples_after(addr: SocketAddr, written: f64, more: f64, limit: Duratio
     .await
 }
 
+/// The recorder (found within `started`), once it has written `more`
+/// samples beyond those it had (within `limit`): its index.
+async fn recorder_after(
+    bridges: &[Bridge],
+    started: Duration,
+    more: f64,
+    limit: Duration,
+) -> Result<usize> {
+    let r = recorder(bridges, started).await?;
+    let written = recording(bridges[r].addr).await?.written;
+    samples_after(bridges[r].addr, written, more, limit).await?;
+    Ok(r)
+}
+
 /// After the kill: the first survivor (index into `bridges`, baseline of
 /// its samples written in `before`) that records and has written a sample;
 /// `None` if none did within [`GIVE_UP`].
@@ -163,18 +177,10 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let mut rounds = Vec::with_capacity(s.handover_rounds);
     let mut lost_round = None;
     for round in 0..s.handover_rounds {
-        let r = recorder(&bridges, started).await?;
         // Just after one of its samples, then later into the interval
         // each round: the first round is the slowest case (the others
         // have just asked and must wait a whole interval to ask again).
-        let written = recording(bridges[r].addr).await?.written;
-        samples_after(
-            bridges[r].addr,
-            written,
-            1.0,
-            2 * every + Duration::from_secs(5),
-        )
-        .await?;
+        let r = recorder_after(&bridges, started, 1.0, 2 * every + Duration::from_secs(5)).await?;
         let into = every.mul_f64(round as f64 / s.handover_rounds as f64);
         tokio::time::sleep(into).await;
         let killed = bridges.swap_remove(r);
@@ -202,15 +208,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     // Two more samples by the last recorder: every interval before them
     // is then settled in the database.
     if lost_round.is_none() {
-        let r = recorder(&bridges, started).await?;
-        let written = recording(bridges[r].addr).await?.written;
-        samples_after(
-            bridges[r].addr,
-            written,
-            2.0,
-            4 * every + Duration::from_secs(5),
-        )
-        .await?;
+        recorder_after(&bridges, started, 2.0, 4 * every + Duration::from_secs(5)).await?;
     }
     for b in bridges {
         b.proc_.stop().await;
