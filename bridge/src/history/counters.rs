@@ -80,7 +80,7 @@ impl Counters {
             (
                 "bridge_history_tidy_seconds_total",
                 "counter",
-                "Time spent after the samples were written reclaiming the room they left behind (PostgreSQL's vacuum; 0 on SQLite).",
+                "Time spent after the samples were written reclaiming the room they left behind (PostgreSQL's vacuum; SQLite has nothing to reclaim).",
                 vec![("", seconds(self.tidy_micros.load(Relaxed)))],
             ),
             (

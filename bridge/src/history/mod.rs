@@ -280,7 +280,7 @@ impl History {
         self.counters.refused.fetch_add(refused as u64, Relaxed);
         let samples: Vec<ServerSample> = admitted.into_iter().filter_map(sample_of).collect();
         let written = self.write(t, &samples);
-        if written.is_ok() {
+        if matches!(written, Ok(Recorded::Written)) {
             // Best effort: what it leaves is reclaimed after the next
             // sample (or by autovacuum); a lost connection is said by
             // the next write.
