@@ -1,16 +1,17 @@
--- An hour's row of `server_hours` keeps its size while its hour lasts: it
+-- The layout of an hour's row of `server_hours` with empty slots, which
+-- PostgreSQL's migration 5 (postgres/005_hour_slots.sql) brings in: a row
 -- is made at the server's first sample of the hour with an empty slot for
 -- each sample still to come (as many as the hour before had, or as the
 -- sample interval gives when it had none), and each later sample writes
--- its record into the first empty slot, in place. A slot is one record's
--- six bytes; an empty one is six 0xFF bytes (the offset 0xFFFF is no
--- sample's, and six 0xFF bytes are found only at a slot's start, since a
--- record's second byte, the offset's high one, is at most 0x0E). Readers
--- skip empty slots. A row with no empty slot left grows by the record and
--- the slots still to come, as rows did before.
+-- its record into the first empty slot, in place, so the row keeps its
+-- size. A slot is one record's six bytes; an empty one is six 0xFF bytes
+-- (the offset 0xFFFF is no sample's, and six 0xFF bytes are found only at
+-- a slot's start, since a record's second byte, the offset's high one, is
+-- at most 0x0E). Readers skip empty slots. A row with no empty slot left
+-- grows by the record and the slots still to come.
 --
--- The rows of past hours are in this layout already (records, no empty
--- slot: they are not written again). The bridge gives the newest hour's
--- rows, which the next samples may still write to, their empty slots in
--- this migration's transaction (as many as the hour before had samples,
--- less those of the newest hour so far). Nothing else changes.
+-- The embedded database makes its rows without empty slots (records only,
+-- as before): SQLite rewrites a row's page whatever the row's size, so
+-- slots would only make it write more. This version changes nothing in
+-- it; a row that has empty slots (written by a bridge that made them) is
+-- read and filled as above.

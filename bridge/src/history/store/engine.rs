@@ -167,18 +167,18 @@ pub trait Engine: Send + std::fmt::Debug {
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool>;
     /// Adds one sample's totals to the lobby's sums of `hour` and `day`.
     fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()>;
-    /// Whether an hour's row is made with empty slots for the samples
-    /// still to come, so that it keeps its size. PostgreSQL updates a row
-    /// on its page (HOT), leaving room the next sample reuses, only if it
-    /// keeps its size; SQLite rewrites the row's page either way, and rows
-    /// that hold only their records dirty about half the pages per sample
+    /// On an engine that makes an hour's row with empty slots for the
+    /// samples still to come, so that it keeps its size: the samples
+    /// recorded in the hour before `hour` and in `hour` so far (the
+    /// lobby's hourly counts), which size those slots. `None` where rows
+    /// hold only their records. PostgreSQL updates a row on its page (HOT),
+    /// leaving room the next sample reuses, only if it keeps its size;
+    /// SQLite rewrites the row's page either way, and rows that hold only
+    /// their records dirty about half the pages per sample
     /// (docs/performance.md, "History").
-    fn keeps_rows_in_place(&self) -> bool {
-        false
+    fn slot_counts(&mut self, _hour: i64) -> Result<Option<HourCounts>> {
+        Ok(None)
     }
-    /// Samples recorded in the hour before `hour` and in `hour` so far
-    /// (the lobby's hourly counts).
-    fn hour_counts(&mut self, hour: i64) -> Result<HourCounts>;
     /// Writes each of `records` (`at`: the key; `bytes`: one sample's
     /// record, taken `offset_s` into `hour`) into its key's `server_hours`
     /// row of `hour` as [`Sample::place`] does: into the row's first empty

@@ -39,7 +39,7 @@ impl Store {
     /// record per key: the first of twins counts) written into its hour's
     /// row and added to its day's sums, the lobby's totals, in one
     /// transaction. On an engine that keeps rows in place
-    /// ([`Engine::keeps_rows_in_place`]: PostgreSQL) an hour's row is made
+    /// ([`Engine::slot_counts`]: PostgreSQL) an hour's row is made
     /// at its first sample with an empty slot for each sample still to come
     /// in the hour ([`spare_slots`]), and each later sample fills the next
     /// slot in place: the row keeps its size, so it can be updated on its
@@ -126,11 +126,9 @@ impl Store {
             if folded < hour {
                 fold(e, folded, hour)?;
             }
-            let spare = if e.keeps_rows_in_place() {
-                spare_slots(e.hour_counts(hour)?, t, hour, interval_ms)
-            } else {
-                0
-            };
+            let spare = e
+                .slot_counts(hour)?
+                .map_or(0, |counts| spare_slots(counts, t, hour, interval_ms));
             let records: Vec<Packed> = unique
                 .iter()
                 .map(|s| {
@@ -245,9 +243,9 @@ const SLOTS_AHEAD: usize = 59;
 /// that they are written in place and the row never grows. As many as the
 /// hour before had (at most as many as the interval leaves time for, and
 /// [`SLOTS_AHEAD`]); by the interval alone when the hour before has no
-/// samples. An hour that
-/// ends up with more samples than that (after one with a gap) grows its
-/// rows once it is past their slots; the next hour's are made for it.
+/// samples. An hour that ends up with more samples than that (after one
+/// with a gap) grows its rows once it is past their slots; the next
+/// hour's are made for it.
 fn spare_slots(counts: HourCounts, t: i64, hour: i64, interval_ms: Option<i64>) -> usize {
     let by_time = interval_ms
         .filter(|&every| every > 0)

@@ -572,10 +572,6 @@ impl Engine for Postgres {
         self.batch(VACUUM)
     }
 
-    fn keeps_rows_in_place(&self) -> bool {
-        true
-    }
-
     fn rollback(&mut self) {
         if let Some(c) = self.conn.as_mut() {
             if !c.client.is_closed() {
@@ -600,7 +596,7 @@ impl Engine for Postgres {
         Ok(())
     }
 
-    fn hour_counts(&mut self, hour: i64) -> Result<HourCounts> {
+    fn slot_counts(&mut self, hour: i64) -> Result<Option<HourCounts>> {
         let before = hour - super::HOUR_MS;
         let rows = self.query(
             "SELECT t, n FROM lobby_hourly WHERE t = $1 OR t = $2",
@@ -615,7 +611,7 @@ impl Engine for Postgres {
                 counts.before = n;
             }
         }
-        Ok(counts)
+        Ok(Some(counts))
     }
 
     fn append_samples(

@@ -14,9 +14,9 @@ pub use schema::DB_FILE;
 use super::super::packed::Sample;
 use super::super::range::Tier;
 use super::engine::{
-    by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, HourCounts, Life, LobbyBucket,
-    Packed, Pruned, PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES,
-    MAX_PUSH_TEXT, MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+    by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, Packed, Pruned,
+    PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
+    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::ServerSample;
 
@@ -94,22 +94,6 @@ impl Engine for Sqlite {
                 .execute(params![at, servers, players])?;
         }
         Ok(())
-    }
-
-    fn hour_counts(&mut self, hour: i64) -> Result<HourCounts> {
-        let mut get = self
-            .conn
-            .prepare_cached("SELECT n FROM lobby_hourly WHERE t = ?1")?;
-        let mut n = |t: i64| -> Result<i64> {
-            Ok(get
-                .query_row(params![t], |r| r.get(0))
-                .optional()?
-                .unwrap_or(0))
-        };
-        Ok(HourCounts {
-            before: n(hour - super::HOUR_MS)?,
-            this: n(hour)?,
-        })
     }
 
     fn append_samples(

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags};
 
-use super::super::super::packed::{HourSums, Sample, EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
+use super::super::super::packed::{HourSums, Sample};
 use super::super::{floor, DAY_MS, HOUR_MS};
 use super::Sqlite;
 use crate::error::Error;
@@ -40,7 +40,7 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         sql: include_str!("../../../../migrations/005_hour_slots.sql"),
-        convert: convert_v4,
+        convert: |_| Ok(()),
     },
 ];
 
@@ -266,47 +266,4 @@ fn convert_v1(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "DROP TABLE server_samples; DROP TABLE server_hourly; DROP TABLE server_daily;",
     )
-}
-
-/// Gives the newest hour's rows of `server_hours` their empty slots (as
-/// many as the hour before had samples, less those of the newest hour so
-/// far): part of migration 5, in its transaction. The rows of older hours
-/// are in the new layout already.
-fn convert_v4(conn: &Connection) -> rusqlite::Result<()> {
-    let newest: Option<i64> =
-        conn.query_row("SELECT MAX(hour) FROM server_hours", [], |r| r.get(0))?;
-    let Some(hour) = newest else {
-        return Ok(());
-    };
-    let count = |t: i64| -> rusqlite::Result<i64> {
-        Ok(conn
-            .query_row("SELECT n FROM lobby_hourly WHERE t = ?1", params![t], |r| {
-                r.get(0)
-            })
-            .optional()?
-            .unwrap_or(0))
-    };
-    let left = usize::try_from(count(hour - HOUR_MS)? - count(hour)?).unwrap_or(0);
-    if left == 0 {
-        return Ok(());
-    }
-    let rows: Vec<(i64, Vec<u8>)> = {
-        let mut read = conn.prepare("SELECT key, samples FROM server_hours WHERE hour = ?1")?;
-        let rows = read.query_map(params![hour], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        rows.collect::<rusqlite::Result<_>>()?
-    };
-    let mut put =
-        conn.prepare("UPDATE server_hours SET samples = ?3 WHERE hour = ?1 AND key = ?2")?;
-    for (key, mut samples) in rows {
-        if samples.chunks_exact(SAMPLE_BYTES).any(|r| r == EMPTY_SLOT) {
-            continue;
-        }
-        samples.truncate(samples.len() - samples.len() % SAMPLE_BYTES);
-        let room = MAX_SLOTS.saturating_sub(samples.len() / SAMPLE_BYTES);
-        for _ in 0..left.min(room) {
-            samples.extend_from_slice(&EMPTY_SLOT);
-        }
-        put.execute(params![hour, key, samples])?;
-    }
-    Ok(())
 }
