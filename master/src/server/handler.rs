@@ -100,13 +100,16 @@ impl Handler {
         frames: &mut FramedRead<OwnedReadHalf, FrameCodec>,
         replies: &mpsc::Sender<Bytes>,
     ) -> End {
-        let first_deadline = tokio::time::sleep(self.first_message_timeout);
-        tokio::pin!(first_deadline);
+        let first_deadline = tokio::time::Instant::now() + self.first_message_timeout;
         loop {
             let frame = tokio::select! {
                 frame = frames.next() => frame,
                 () = self.cancel.cancelled() => return End::Abort,
-                () = &mut first_deadline, if !self.state.greeted => {
+                // A timer per read until the first valid message, and none
+                // after it: one left armed would wake every connection once
+                // more when it expires, a burst of work proportional to the
+                // whole list some seconds after a burst of registrations.
+                () = tokio::time::sleep_until(first_deadline), if !self.state.greeted => {
                     throttled!(info, peer = %self.peer, "no valid message within the first-message timeout; closing");
                     return End::Flush;
                 }
@@ -253,7 +256,81 @@ async fn write_replies(
 
 #[cfg(test)]
 mod tests {
+    use std::{
+        future::Future,
+        pin::pin,
+        sync::atomic::{AtomicUsize, Ordering},
+        task::{Context, Wake, Waker},
+    };
+
+    use protocol::{frame::frame, Registration};
+
     use super::*;
+
+    /// Counts the wake-ups of the future it is given to.
+    #[derive(Default)]
+    struct Wakes(AtomicUsize);
+
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A connection that has sent its registration is not woken when the
+    /// first-message timeout passes: a timer left armed would wake every
+    /// connection of a burst of registrations again, work in proportion to
+    /// the whole list.
+    #[tokio::test(start_paused = true)]
+    async fn the_first_message_timer_is_gone_once_greeted() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (socket, peer) = listener.accept().await.unwrap();
+        let registry = Arc::new(Registry::new());
+        let timeout = Duration::from_secs(10);
+        let mut handler = Handler {
+            id: 1,
+            peer,
+            registry: registry.clone(),
+            cancel: CancellationToken::new(),
+            outbound_queue: 4,
+            first_message_timeout: timeout,
+            require_peer_address: false,
+            rate: None,
+            state: State::default(),
+        };
+        let (rd, _wr) = socket.into_split();
+        let mut frames = FramedRead::new(rd, FrameCodec::default());
+        let (tx, _rx) = mpsc::channel(4);
+        let mut serve = pin!(handler.serve(&mut frames, &tx));
+        let wakes = Arc::new(Wakes::default());
+        let waker = Waker::from(wakes.clone());
+        let mut poll = || serve.as_mut().poll(&mut Context::from_waker(&waker));
+        assert!(poll().is_pending(), "waiting for the first message");
+        let reg = Registration::new("a", &peer.ip().to_string(), 20000).unwrap();
+        client
+            .write_all(&frame(Command::Register(reg).to_json().as_bytes()))
+            .await
+            .unwrap();
+        for _ in 0..1000 {
+            if registry.len() == 1 {
+                break;
+            }
+            tokio::task::yield_now().await;
+            assert!(poll().is_pending());
+        }
+        assert_eq!(registry.len(), 1, "registered");
+        let before = wakes.0.load(Ordering::SeqCst);
+        tokio::time::sleep(timeout * 2).await;
+        assert_eq!(
+            wakes.0.load(Ordering::SeqCst),
+            before,
+            "woken by the expired first-message timer"
+        );
+        assert!(poll().is_pending(), "the connection is still served");
+    }
 
     #[test]
     fn peer_address_must_be_the_same_ip() {
