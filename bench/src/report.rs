@@ -130,6 +130,14 @@ pub fn q(h: &Histogram<u64>, quantile: f64) -> String {
     ms(h.value_at_quantile(quantile))
 }
 
+/// The middle value of `v` (the upper one of an even count; NaN when
+/// empty): one disturbed measurement of a few does not move it.
+pub fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 /// `a / b` as `2.31×`.
 pub fn times(a: f64, b: f64) -> String {
     if b > 0.0 {

@@ -111,6 +111,8 @@ pub struct Sizes {
     pub change_cost_interval: Duration,
     /// Change cost: how long the changes last (CPU is read around them).
     pub change_cost_window: Duration,
+    /// Change cost: windows per list size; each figure is their median.
+    pub change_cost_windows: usize,
 }
 
 impl Sizes {
@@ -167,6 +169,7 @@ impl Sizes {
             change_cost_servers: [100, 9_500],
             change_cost_interval: Duration::from_millis(5),
             change_cost_window: Duration::from_secs(10),
+            change_cost_windows: 3,
         }
     }
 
@@ -223,6 +226,7 @@ impl Sizes {
             change_cost_servers: [5, 20],
             change_cost_interval: Duration::from_millis(5),
             change_cost_window: Duration::from_millis(300),
+            change_cost_windows: 1,
         }
     }
 }

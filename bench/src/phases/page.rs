@@ -13,7 +13,7 @@ use crate::{
     error::{Error, Result},
     phases::Env,
     procs::{self, BridgeOptions},
-    report::{count, histogram, q, record, times, Row, Verdict},
+    report::{count, histogram, median, q, record, times, Row, Verdict},
 };
 
 const FIRST: &str = "page first full render";
@@ -309,12 +309,6 @@ async fn server_page(browser: &mut Chromium, base: &str, loads: usize) -> Result
         }
     }
     Ok(out)
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Loads the page `loads` times (first full render of `expect` servers),
