@@ -80,7 +80,7 @@ impl Counters {
             (
                 "bridge_history_tidy_seconds_total",
                 "counter",
-                "Time spent after the samples were written reclaiming the room they left behind (PostgreSQL's vacuum; SQLite has nothing to reclaim).",
+                "Time spent after the samples were written reclaiming the room they left behind (PostgreSQL's vacuum, on a connection of its own; 0 on SQLite, which has nothing to reclaim).",
                 vec![("", seconds(self.tidy_micros.load(Relaxed)))],
             ),
             (

@@ -34,7 +34,7 @@ pub use admission::{Admission, DEFAULT_KEYS_PER_SOURCE};
 pub use counters::Counters;
 pub use range::{Range, Tier, MAX_POINTS};
 pub use store::{
-    postgres::{Election, SECRET_BYTES},
+    postgres::{Election, Vacuum, SECRET_BYTES},
     DatabaseUrl, Recorded, ServerRow, ServerSample, Store, StoreError, DB_FILE,
 };
 
@@ -66,6 +66,9 @@ pub struct History {
     /// The election among bridges on one database (`None`: this bridge
     /// alone has its store, and records).
     election: Mutex<Option<Election>>,
+    /// PostgreSQL's vacuum after each sample, on its own connection
+    /// (`None`: SQLite rewrites rows in place, nothing to reclaim).
+    vacuum: Mutex<Option<Vacuum>>,
     /// The growth bound per source, applied by the writer.
     admission: Mutex<Admission>,
 }
@@ -94,7 +97,7 @@ impl History {
     /// Opens the history in `dir` (in memory when `None`); see
     /// [`Store::open`] for what fails here.
     pub fn open(dir: Option<&Path>, interval: Duration) -> Result<Self, Error> {
-        Ok(Self::new(Store::open(dir)?, None, interval))
+        Ok(Self::new(Store::open(dir)?, None, None, interval))
     }
 
     /// The history in the PostgreSQL database at `url`, shared with the
@@ -103,10 +106,20 @@ impl History {
     /// the answers' blocking tasks), so a database down at start is no
     /// error.
     pub fn connect(url: &DatabaseUrl, interval: Duration) -> Self {
-        Self::new(Store::connect(url), Some(Election::new(url)), interval)
+        Self::new(
+            Store::connect(url),
+            Some(Election::new(url)),
+            Some(Vacuum::new(url)),
+            interval,
+        )
     }
 
-    fn new(mut store: Store, election: Option<Election>, interval: Duration) -> Self {
+    fn new(
+        mut store: Store,
+        election: Option<Election>,
+        vacuum: Option<Vacuum>,
+        interval: Duration,
+    ) -> Self {
         store.set_interval(i64::try_from(interval.as_millis()).unwrap_or(i64::MAX));
         let counters = Counters::default();
         if election.is_none() {
@@ -124,6 +137,7 @@ impl History {
             counters,
             leader: Arc::new(leader),
             election: Mutex::new(election),
+            vacuum: Mutex::new(vacuum),
             admission: Mutex::new(Admission::new(DEFAULT_KEYS_PER_SOURCE)),
         }
     }
@@ -345,16 +359,22 @@ impl History {
         result
     }
 
-    /// Reclaims the room the last sample left behind (see
-    /// [`Store::tidy`]), counted apart from the sample's write time: the
-    /// sample is committed and visible before, and the next one is an
-    /// interval away. The writer thread runs it after each sample;
-    /// benchmarks that write samples back to back run it themselves.
+    /// Reclaims the room the last sample left behind (PostgreSQL's dead
+    /// row versions; see [`Vacuum`]), counted apart from the sample's
+    /// write time: the sample is committed and visible before, and the
+    /// next one is an interval away. It runs on a connection of its own,
+    /// so history reads do not wait for it. The writer thread runs it
+    /// after each sample; benchmarks that write samples back to back run
+    /// it themselves. Nothing to do on SQLite.
     pub fn tidy(&self) -> Result<(), StoreError> {
+        let mut vacuum = self.vacuum.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(vacuum) = vacuum.as_mut() else {
+            return Ok(());
+        };
         let started = std::time::Instant::now();
-        let result = self.store().tidy();
+        let result = vacuum.run();
         self.counters.tidied(started.elapsed());
-        result
+        Ok(result?)
     }
 }
 

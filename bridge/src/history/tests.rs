@@ -39,6 +39,7 @@ on_both_engines!(
     push_key_and_subscriptions_are_kept_and_read_back_bounded,
     briefly_seen_servers_are_forgotten_after_a_day,
     a_sample_is_written_in_place,
+    the_vacuum_does_not_wait_for_readers,
 );
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -652,6 +653,28 @@ fn write_minutes(history: &History, from: i64, minutes: std::ops::Range<i64>) {
         }
         history.write(t, &listed).unwrap();
     }
+}
+
+/// The vacuum after a sample (PostgreSQL's) runs on a connection of its
+/// own: it finishes while a reader holds the store, and is counted. On
+/// SQLite there is nothing to vacuum, and nothing is counted.
+fn the_vacuum_does_not_wait_for_readers(history: History) {
+    write_minutes(&history, T0, 0..2);
+    let vacuums = history.vacuum.lock().unwrap().is_some();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let reader = history.store();
+        s.spawn(|| tx.send(history.tidy()));
+        let tidied = rx.recv_timeout(Duration::from_secs(30));
+        // Let go of the store before failing, or the vacuum's thread
+        // would wait for it forever.
+        drop(reader);
+        tidied
+            .expect("the vacuum waited for the reader")
+            .expect("vacuumed");
+    });
+    let counted = history.counters().tidy_micros.load(Relaxed);
+    assert_eq!(counted > 0, vacuums, "counted {counted} µs");
 }
 
 /// In PostgreSQL an hour's row is made at its first sample with a slot for

@@ -154,14 +154,6 @@ pub trait Engine: Send + std::fmt::Debug {
     /// Abandons the open transaction (best effort: a lost connection has
     /// abandoned it already).
     fn rollback(&mut self);
-    /// Reclaims the room the last sample's writes left behind, outside any
-    /// transaction and after the sample is committed, so that its time is
-    /// not the sample's. Nothing to do where rows are rewritten in place
-    /// (SQLite).
-    fn tidy(&mut self) -> Result<()> {
-        Ok(())
-    }
-
     /// Inserts the lobby's totals of the sample taken at `t` unless a row
     /// for `t` exists: `false` when it did (the sample is recorded).
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool>;

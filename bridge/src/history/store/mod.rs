@@ -214,13 +214,6 @@ impl Store {
         matches!(self.engine().slot_counts(0), Ok(Some(_)))
     }
 
-    /// Reclaims the room the last sample left behind (PostgreSQL's dead
-    /// row versions; see `postgres::VACUUM`): the writer runs it after each
-    /// sample, once the sample is committed and visible.
-    pub fn tidy(&mut self) -> Result<(), StoreError> {
-        self.engine().tidy()
-    }
-
     /// Copies the embedded database's write-ahead log into its file (see
     /// `Sqlite::checkpoint`); nothing to do in PostgreSQL.
     pub fn checkpoint(&mut self) -> Result<(), StoreError> {

@@ -29,6 +29,7 @@
 
 pub mod election;
 mod schema;
+pub mod vacuum;
 
 use std::{
     collections::HashMap,
@@ -43,6 +44,7 @@ use tracing::{error, info};
 
 pub use election::Election;
 pub use schema::SECRET_BYTES;
+pub use vacuum::Vacuum;
 
 use super::super::packed::{EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
 use super::super::range::Tier;
@@ -60,17 +62,6 @@ const FIRST_RETRY: Duration = Duration::from_millis(500);
 const LAST_RETRY: Duration = Duration::from_secs(10);
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// What [`Store::tidy`](super::Store::tidy) runs after each sample: each
-/// sample leaves a dead version of every listed server's `server_hours`
-/// row (one that cannot stay on its page: the whole sample is one
-/// transaction, and a full page has no room for all its rows' new
-/// versions), and each hour's fold one of every `server_days` row of the
-/// day. Since an hour's row keeps its size, the space of one sample's dead
-/// versions is exactly what the next sample's new versions take: vacuumed
-/// after every sample, the table holds about one sample's worth of them
-/// (docs/performance.md, "History"). The visibility map limits the work to
-/// the pages changed since.
-const VACUUM: &str = "VACUUM (SKIP_LOCKED) server_hours, servers, server_days";
 
 /// The longest a statement may run before the server cancels it.
 const STATEMENT_TIMEOUT_MS: u32 = 30_000;
@@ -566,10 +557,6 @@ impl Engine for Postgres {
 
     fn commit(&mut self) -> Result<()> {
         self.batch("COMMIT")
-    }
-
-    fn tidy(&mut self) -> Result<()> {
-        self.batch(VACUUM)
     }
 
     fn rollback(&mut self) {
