@@ -5,44 +5,24 @@
 //! to ask takes it. Bridges ask every history interval, so recording is
 //! handed over within one or two intervals.
 
-use postgres::Client;
-
-use super::DatabaseUrl;
+use super::{own::OwnConnection, DatabaseUrl};
 
 /// The advisory lock of the one recording bridge ("lobby" and 2).
 const LEADER_LOCK: i64 = 0x6c6f_6262_7900_0002;
 
 /// This bridge's candidacy, on its own connection (blocking: call it from
 /// a thread that may block, like the history's writer).
+#[derive(Debug)]
 pub struct Election {
-    url: DatabaseUrl,
-    conn: Option<Client>,
+    conn: OwnConnection,
     leader: bool,
-}
-
-impl std::fmt::Debug for Election {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Election")
-            .field("url", &self.url)
-            .field("leader", &self.leader)
-            .finish()
-    }
-}
-
-impl Drop for Election {
-    fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            super::drop_off_runtime(conn);
-        }
-    }
 }
 
 impl Election {
     /// A candidate for the database at `url`, not connected yet.
     pub fn new(url: &DatabaseUrl) -> Self {
         Self {
-            url: url.clone(),
-            conn: None,
+            conn: OwnConnection::new(url),
             leader: false,
         }
     }
@@ -53,22 +33,18 @@ impl Election {
     /// database cannot record in it either.
     pub fn campaign(&mut self) -> bool {
         self.leader = self.ask().unwrap_or_else(|_| {
-            if let Some(conn) = self.conn.take() {
-                super::drop_off_runtime(conn);
-            }
+            self.conn.close();
             false
         });
         self.leader
     }
 
     fn ask(&mut self) -> Result<bool, postgres::Error> {
-        if self.conn.as_ref().is_none_or(Client::is_closed) {
-            self.conn = Some(self.url.connect()?);
+        if !self.conn.is_open() {
+            // A new session holds no lock, whatever the last one held.
             self.leader = false;
         }
-        let Some(conn) = self.conn.as_mut() else {
-            return Ok(false);
-        };
+        let conn = self.conn.client()?;
         if self.leader {
             // A round trip proves the session (and so the lock) lives.
             conn.simple_query("")?;
