@@ -61,7 +61,7 @@ impl Product {
     /// or a fake master in the test). [`Product::start_master`] can start a
     /// real master at that address later.
     pub fn start_relaying_to(master: SocketAddr) -> Product {
-        let dir = Self::temp_dir();
+        let dir = scratch_dir("lobby-e2e-");
         let mut product = Product {
             http: "127.0.0.1:0".parse().expect("address"),
             master,
@@ -77,19 +77,9 @@ impl Product {
         product
     }
 
-    fn temp_dir() -> TempDir {
-        let dir = tempfile::Builder::new()
-            .prefix("lobby-e2e-")
-            .tempdir()
-            .expect("temp dir");
-        std::fs::write(dir.path().join("admin-token"), format!("{ADMIN_TOKEN}\n"))
-            .expect("write the token file");
-        dir
-    }
-
     fn launch(separate: bool, extra_args: Vec<OsString>) -> Product {
         let dist = paths::dist_dir();
-        let dir = Self::temp_dir();
+        let dir = scratch_dir("lobby-e2e-");
         let external_master = separate.then(|| {
             let mut cmd = Command::new(paths::binary("master"));
             // The tests play every game server from 127.0.0.1.
@@ -339,4 +329,17 @@ pub fn connections(http: SocketAddr, role: &str) -> Result<i64, String> {
         .find_map(|l| l.strip_prefix(&prefix))
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| format!("no {role} gauge in {}", r.body))
+}
+
+/// A scratch directory named `prefix…` holding the admin's token file
+/// (`admin-token`, [`ADMIN_TOKEN`]), as a bridge of a test is given it;
+/// removed on drop.
+pub fn scratch_dir(prefix: &str) -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .expect("temp dir");
+    std::fs::write(dir.path().join("admin-token"), format!("{ADMIN_TOKEN}\n"))
+        .expect("write the token file");
+    dir
 }

@@ -652,12 +652,7 @@ mod feed {
     impl FeedProduct {
         /// Picks the ports; nothing runs yet.
         fn new() -> FeedProduct {
-            let dir = tempfile::Builder::new()
-                .prefix("lobby-e2e-feed-")
-                .tempdir()
-                .expect("temp dir");
-            std::fs::write(dir.path().join("admin-token"), format!("{ADMIN_TOKEN}\n"))
-                .expect("write the token file");
+            let dir = e2e::product::scratch_dir("lobby-e2e-feed-");
             let port = |_| {
                 format!("127.0.0.1:{}", free_port())
                     .parse()
