@@ -4,7 +4,7 @@
 # `loadgen` starts the real master and bridge on loopback and prints one
 # table, every figure beside a baseline measured in the same run.
 #
-#   bash scripts/bench.sh                 # the full run (about 5 minutes)
+#   bash scripts/bench.sh                 # the full run (the history phase's month of 10,000 servers alone takes about 13 minutes)
 #   bash scripts/bench.sh --only relay    # some phases: relay,memory,fanout,page,bundle,scaleout,deltas,soak,history,handover,webhooks,change-cost,push
 #   bash scripts/bench.sh --only scale100k  # 100,000 delta viewers (minutes; only when named)
 #   bash scripts/bench.sh --smoke         # CI: debug builds, tiny counts, seconds
