@@ -26,7 +26,7 @@ TRUNK_VERSION=0.21.14
 WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen version in Cargo.lock
 BINARYEN_VERSION=132.0.0
 AXE_CORE_VERSION=4.14.1        # the accessibility rules tests/tests/a11y.rs runs in Chromium
-GECKODRIVER_VERSION=0.37.1     # drives Firefox ESR in tests/tests/web_push.rs
+GECKODRIVER_VERSION=0.37.1     # drives Firefox ESR in tests/tests/e2e/web_push.rs
 TOOLS_DIR="${LOBBY_TOOLS_DIR:-$HOME/.cache/lobby-tools}"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -67,13 +67,13 @@ if [ "$purpose" = test ]; then
   need_apt chromium-driver command -v chromedriver
   # CJK glyphs, so names like "轰炸机人" render in the end-to-end screenshots.
   need_apt fonts-wqy-zenhei cjk_font
-  # tests/tests/deploy.rs: nginx in front of two bridges, with TLS.
+  # tests/tests/e2e/deploy.rs: nginx in front of two bridges, with TLS.
   need_apt nginx nginx_present
   need_apt libnginx-mod-http-brotli-static nginx_brotli
   need_apt openssl command -v openssl
   # The store's tests and the deploy test start scratch PostgreSQL clusters.
   need_apt postgresql pg_present
-  # tests/tests/web_push.rs: Web Push end to end in a real Firefox.
+  # tests/tests/e2e/web_push.rs: Web Push end to end in a real Firefox.
   need_apt firefox-esr command -v firefox-esr
 fi
 
@@ -124,16 +124,21 @@ fi
 
 # --- Rust tools (cargo install, npm) ----------------------------------------
 # Built once per machine and never measured, so built for a short build, not
-# for speed: no LTO, 16 codegen units. Trunk and geckodriver are not
-# optimized at all (opt-level 0): what they do here (run cargo, wasm-bindgen
-# and wasm-opt; hash and copy a few files; relay WebDriver commands) takes
-# them moments either way, and their builds are the longest part of a fresh
-# machine's setup. wasm-bindgen-cli keeps opt-level 1: it rewrites every
+# for speed. Each tool's own [profile.release] asks for the opposite (Trunk's
+# has lto = "fat" and codegen-units = 1), and the environment overrides it
+# (cargo's config wins over a manifest's profile): no link-time optimisation
+# at all ("off"; false would still run thin LTO within each crate), many
+# codegen units, no debug info. Trunk and geckodriver are not optimized at
+# all (opt-level 0): what they do here (run cargo, wasm-bindgen and
+# wasm-opt; hash and copy a few files; relay WebDriver commands) takes them
+# moments either way. wasm-bindgen-cli keeps opt-level 1: it rewrites every
 # .wasm the build and the component tests make, megabytes each time. Each
 # builds in a temporary directory of its own, never the project's target
-# dir, so they build at once.
-export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-  CARGO_PROFILE_RELEASE_OPT_LEVEL=1
+# dir, so they build at once. docs/performance.md ("A fresh machine") has
+# each tool's CPU seconds with these settings and with the tools' own.
+export CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=0 \
+  CARGO_PROFILE_RELEASE_INCREMENTAL=false
 unset CARGO_TARGET_DIR
 
 step "rustup: the wasm32 target, and for tests rustfmt and clippy"
