@@ -64,7 +64,7 @@ pub fn self_signed(dir: &Path) -> Result<(PathBuf, PathBuf)> {
 }
 
 /// The ports and paths a run puts into `deploy/nginx/lobby.conf`. The
-/// benchmark and the end-to-end deploy test (tests/tests/deploy.rs) both
+/// benchmark and the end-to-end deploy test (tests/tests/e2e/deploy.rs) both
 /// render the deployment's own file with it, so the file's fixed values
 /// (listen lines, the upstream's servers, certificate paths, root) are
 /// named in one place.

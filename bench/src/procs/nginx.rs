@@ -3,7 +3,7 @@
 //! with the run's ports and paths by [`lobby_support::nginx::Site`]) and
 //! started unprivileged: prefix, pid file, logs and temporary files in the
 //! run's work directory. The listener is plain HTTP (the load generator has
-//! no TLS client); the end-to-end test (tests/tests/deploy.rs) covers the
+//! no TLS client); the end-to-end test (tests/tests/e2e/deploy.rs) covers the
 //! TLS side.
 
 use std::{

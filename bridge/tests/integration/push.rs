@@ -1,0 +1,796 @@
+//! Web Push against the real bridge (`docs/protocol.md` §2.4): an embedded
+//! master whose game servers come and go, browsers made up here (a P-256
+//! key pair and an auth secret each, as a browser's push client holds),
+//! and a push service this test runs on loopback that speaks the protocol
+//! at its HTTP side: it takes the bridge's `POST`s, checks the VAPID
+//! `Authorization` (an ES256 JWT for its own origin, verified here with
+//! the curve's ECDSA against the key `GET /api/push/key` serves) and
+//! decrypts the `aes128gcm` body with the browser's private key, then
+//! answers 201, or 404/410 for a subscription it has dropped. The bridge
+//! runs with `--push-allow-insecure` (http on loopback) except where the
+//! refusal of such endpoints is tested.
+
+use crate::common;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use axum::{
+    body::Bytes,
+    extract::Path,
+    http::{HeaderMap, StatusCode},
+};
+use base64::{engine::general_purpose::URL_SAFE_NO_PAD as B64URL, Engine as _};
+use common::*;
+use p256::{
+    ecdsa::{signature::Verifier, Signature, VerifyingKey},
+    elliptic_curve::sec1::ToEncodedPoint,
+    SecretKey,
+};
+use serde_json::{json, Value};
+use tokio::{net::TcpListener, sync::mpsc};
+
+/// How long a key stays unlisted before it is offline, in these tests.
+const GRACE: Duration = Duration::from_secs(1);
+
+// Browsers.
+
+/// A browser's push subscription, with the private key only the browser
+/// has.
+struct Browser {
+    endpoint: String,
+    secret: SecretKey,
+    auth: [u8; 16],
+}
+
+fn random<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    getrandom::fill(&mut b).unwrap();
+    b
+}
+
+impl Browser {
+    fn new(endpoint: String) -> Self {
+        let secret = loop {
+            if let Ok(k) = SecretKey::from_slice(&random::<32>()) {
+                break k;
+            }
+        };
+        Self {
+            endpoint,
+            secret,
+            auth: random(),
+        }
+    }
+
+    /// What `PushSubscription.toJSON()` gives.
+    fn subscription(&self) -> Value {
+        let point = self.secret.public_key().to_encoded_point(false);
+        json!({"endpoint": self.endpoint, "expirationTime": null,
+               "keys": {"p256dh": B64URL.encode(point.as_bytes()),
+                        "auth": B64URL.encode(self.auth)}})
+    }
+
+    fn request(&self, watches: Value) -> Value {
+        json!({"subscription": self.subscription(), "watches": watches})
+    }
+}
+
+// The push service.
+
+/// One push the service took, checked and decrypted.
+#[derive(Debug)]
+struct Delivered {
+    /// Which browser (the endpoint's last segment).
+    id: String,
+    payload: Value,
+    ttl: u64,
+    topic: String,
+}
+
+/// The service's state: the browsers it serves, their answers, and what
+/// was wrong with a request (a test fails on any).
+#[derive(Default)]
+struct Service {
+    browsers: HashMap<String, (SecretKey, [u8; 16])>,
+    answers: HashMap<String, u16>,
+    vapid_key: Option<String>,
+    faults: Vec<String>,
+}
+
+struct PushService {
+    base: String,
+    origin: String,
+    state: Arc<Mutex<Service>>,
+    delivered: mpsc::UnboundedReceiver<Delivered>,
+}
+
+impl PushService {
+    async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let origin = format!("http://{addr}");
+        let state = Arc::new(Mutex::new(Service::default()));
+        let (tx, delivered) = mpsc::unbounded_channel();
+        let s = state.clone();
+        let aud = origin.clone();
+        let app = axum::Router::new().route(
+            "/push/{id}",
+            axum::routing::post(
+                move |Path(id): Path<String>, headers: HeaderMap, body: Bytes| {
+                    let s = s.clone();
+                    let tx = tx.clone();
+                    let aud = aud.clone();
+                    async move {
+                        let mut state = s.lock().unwrap();
+                        match check(&state, &aud, &id, &headers, &body) {
+                            Ok((payload, ttl, topic)) => {
+                                let _ = tx.send(Delivered {
+                                    id: id.clone(),
+                                    payload,
+                                    ttl,
+                                    topic,
+                                });
+                            }
+                            Err(fault) => state.faults.push(fault),
+                        }
+                        let code = state.answers.get(&id).copied().unwrap_or(201);
+                        StatusCode::from_u16(code).unwrap()
+                    }
+                },
+            ),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Self {
+            base: format!("{origin}/push/"),
+            origin,
+            state,
+            delivered,
+        }
+    }
+
+    /// A browser this service serves, named `id`.
+    fn browser(&self, id: &str) -> Browser {
+        let b = Browser::new(format!("{}{id}", self.base));
+        self.state
+            .lock()
+            .unwrap()
+            .browsers
+            .insert(id.to_owned(), (b.secret.clone(), b.auth));
+        b
+    }
+
+    /// From now on, pushes for `id` are answered `code`.
+    fn answer(&self, id: &str, code: u16) {
+        self.state.lock().unwrap().answers.insert(id.into(), code);
+    }
+
+    fn trust(&self, vapid_key: &str) {
+        self.state.lock().unwrap().vapid_key = Some(vapid_key.into());
+    }
+
+    async fn next(&mut self) -> Delivered {
+        let d = tokio::time::timeout(WAIT, self.delivered.recv())
+            .await
+            .expect("no push reached the service")
+            .expect("the service stopped");
+        self.no_faults();
+        d
+    }
+
+    fn nothing_yet(&mut self) -> bool {
+        self.delivered.try_recv().is_err()
+    }
+
+    fn no_faults(&self) {
+        let faults = &self.state.lock().unwrap().faults;
+        assert!(faults.is_empty(), "the push service saw: {faults:?}");
+    }
+}
+
+/// What a push service checks of a push: the VAPID header (a JWT signed
+/// with ES256 by the key the bridge serves, for this service's origin,
+/// not expired, valid at most 24 h), `TTL` and `Topic`, and the body,
+/// decrypted with the browser's key (RFC 8291). The payload, TTL and
+/// topic; else what is wrong.
+fn check(
+    state: &Service,
+    aud: &str,
+    id: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(Value, u64, String), String> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .ok_or(format!("no {name}"))
+    };
+    let (secret, auth) = state.browsers.get(id).ok_or("an unknown browser")?;
+    let trusted = state.vapid_key.as_deref().ok_or("no key trusted yet")?;
+    // Authorization: vapid t=JWT, k=KEY
+    let vapid = header("authorization")?
+        .strip_prefix("vapid ")
+        .ok_or("not a vapid authorization")?;
+    let mut t = None;
+    let mut k = None;
+    for part in vapid.split(',').map(str::trim) {
+        if let Some(v) = part.strip_prefix("t=") {
+            t = Some(v);
+        } else if let Some(v) = part.strip_prefix("k=") {
+            k = Some(v);
+        }
+    }
+    let (t, k) = (t.ok_or("no t=")?, k.ok_or("no k=")?);
+    if k != trusted {
+        return Err(format!("k={k} is not the served key {trusted}"));
+    }
+    let mut parts = t.split('.');
+    let (h, p, sig) = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(h), Some(p), Some(s), None) => (h, p, s),
+        _ => return Err("the JWT has not three parts".into()),
+    };
+    let jwt_header: Value = serde_json::from_slice(&B64URL.decode(h).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    if jwt_header["alg"] != "ES256" {
+        return Err(format!("alg {}", jwt_header["alg"]));
+    }
+    let key = VerifyingKey::from_sec1_bytes(&B64URL.decode(k).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let sig = Signature::from_slice(&B64URL.decode(sig).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    key.verify(format!("{h}.{p}").as_bytes(), &sig)
+        .map_err(|_| "the JWT's signature does not verify".to_string())?;
+    let claims: Value = serde_json::from_slice(&B64URL.decode(p).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    if claims["aud"] != aud {
+        return Err(format!("aud {} is not {aud}", claims["aud"]));
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let exp = claims["exp"].as_u64().ok_or("no exp")?;
+    if exp <= now || exp > now + 24 * 3600 {
+        return Err(format!("exp {exp} at {now}"));
+    }
+    if claims["sub"] != "https://lobby.example" {
+        return Err(format!("sub {}", claims["sub"]));
+    }
+    // The body.
+    if header("content-encoding")? != "aes128gcm" {
+        return Err("not aes128gcm".into());
+    }
+    let ttl: u64 = header("ttl")?.parse().map_err(|_| "TTL is no number")?;
+    let topic = header("topic")?.to_owned();
+    let plain = web_push_native::decrypt(
+        body.to_vec(),
+        secret,
+        web_push_native::Auth::from_slice(auth),
+    )
+    .map_err(|e| format!("cannot decrypt: {e}"))?;
+    let payload = serde_json::from_slice(&plain).map_err(|e| e.to_string())?;
+    Ok((payload, ttl, topic))
+}
+
+// The bridge.
+
+/// The product under test: `common::Watching`, with the push API.
+struct Product(Watching);
+
+impl std::ops::Deref for Product {
+    type Target = Watching;
+
+    fn deref(&self) -> &Watching {
+        &self.0
+    }
+}
+
+impl Product {
+    async fn start(configure: impl FnOnce(&mut bridge::Config)) -> Self {
+        Self(
+            Watching::start(GRACE, |c| {
+                c.push_allow_insecure = true;
+                c.public_url = Some("https://lobby.example".into());
+                configure(c);
+            })
+            .await,
+        )
+    }
+
+    /// A request to the push API: the status and JSON answer.
+    async fn api(&self, method: &str, body: Value) -> (u16, Value) {
+        self.api_from(&self.http, method, body).await
+    }
+
+    async fn api_from(&self, http: &reqwest::Client, method: &str, body: Value) -> (u16, Value) {
+        let url = format!("http://{}/api/push/subscription", self.bridge.addr);
+        let resp = http
+            .request(method.parse().unwrap(), url)
+            .timeout(WAIT)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// The served VAPID key, which `service` trusts from now on.
+    async fn key_for(&self, service: &PushService) -> String {
+        let (status, v) = get_json(&self.bridge, "/api/push/key").await;
+        assert_eq!(status, 200, "{v}");
+        let key = v["publicKey"].as_str().unwrap().to_owned();
+        service.trust(&key);
+        key
+    }
+
+    async fn subscribe(&self, browser: &Browser, watches: Value) {
+        let (status, v) = self.api("PUT", browser.request(watches)).await;
+        assert_eq!(status, 201, "{v}");
+    }
+
+    async fn shutdown(self) {
+        self.0.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn pushes_are_signed_encrypted_and_carry_the_server() {
+    let product = Product::start(|_| {}).await;
+    let mut service = PushService::start().await;
+    let key = product.key_for(&service).await;
+    let point = B64URL.decode(&key).unwrap();
+    assert_eq!((point.len(), point[0]), (65, 4), "an uncompressed point");
+
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let alpha_key = product.key_of("Alpha").await;
+    let ann = service.browser("ann");
+    let bob = service.browser("bob");
+    product
+        .subscribe(
+            &ann,
+            json!([{"key": alpha_key, "events": ["lobby-opened", "players-reached"], "threshold": 3}]),
+        )
+        .await;
+    product
+        .subscribe(
+            &bob,
+            json!([{"key": alpha_key, "events": ["server-online", "server-offline"]}]),
+        )
+        .await;
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 2);
+
+    // The lobby closes, then opens: Ann is told.
+    product.stats(&mut alpha, 1, false).await;
+    product.stats(&mut alpha, 1, true).await;
+    let got = service.next().await;
+    assert_eq!(got.id, "ann");
+    assert_eq!(got.payload["type"], "lobby-opened");
+    let data = &got.payload["data"];
+    assert_eq!(data["key"], alpha_key.as_str());
+    assert_eq!(data["name"], "Alpha");
+    assert_eq!(data["players"], json!({"current": 1, "max": 4}));
+    assert_eq!(data["isLobbyOpen"], true);
+    assert_eq!(
+        data["url"],
+        format!("https://lobby.example/server/{alpha_key}")
+    );
+    assert_eq!(got.ttl, 900);
+    assert_eq!(got.topic, format!("{alpha_key}-lobby"));
+
+    // Three players: Ann again, for another event.
+    product.stats(&mut alpha, 3, true).await;
+    let got = service.next().await;
+    assert_eq!(
+        (got.id.as_str(), &got.payload["type"]),
+        ("ann", &json!("players-reached"))
+    );
+    assert_eq!(got.payload["data"]["players"]["current"], 3);
+    assert_eq!(got.topic, format!("{alpha_key}-players"));
+
+    // Alpha goes away for longer than the grace, then comes back: Bob.
+    drop(alpha);
+    let got = service.next().await;
+    assert_eq!(
+        (got.id.as_str(), &got.payload["type"]),
+        ("bob", &json!("server-offline"))
+    );
+    assert_eq!(got.ttl, 3600);
+    let _alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let got = service.next().await;
+    assert_eq!(
+        (got.id.as_str(), &got.payload["type"]),
+        ("bob", &json!("server-online"))
+    );
+    assert_eq!(got.topic, format!("{alpha_key}-online"));
+    assert!(service.nothing_yet(), "a push nobody asked for");
+    assert_eq!(
+        product
+            .metric(r#"bridge_push_sent_total{result="delivered"}"#)
+            .await,
+        4
+    );
+    product.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_flapping_server_makes_one_push_per_cooldown() {
+    let product = Product::start(|_| {}).await;
+    let mut service = PushService::start().await;
+    product.key_for(&service).await;
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let alpha_key = product.key_of("Alpha").await;
+    let ann = service.browser("ann");
+    product
+        .subscribe(
+            &ann,
+            json!([{"key": alpha_key, "events": ["lobby-opened"]}]),
+        )
+        .await;
+    for _ in 0..5 {
+        product.stats(&mut alpha, 1, false).await;
+        product.stats(&mut alpha, 1, true).await;
+    }
+    let got = service.next().await;
+    assert_eq!(got.payload["type"], "lobby-opened");
+    // Every flap was decided; one push was sent.
+    product
+        .until_metric(
+            r#"bridge_watch_changes_total{change="lobby-opened"}"#,
+            |n| n == 5,
+        )
+        .await;
+    product
+        .until_metric("bridge_push_attempts_total", |n| n >= 1)
+        .await;
+    assert_eq!(product.metric("bridge_push_attempts_total").await, 1);
+    assert!(service.nothing_yet(), "the flapping made a second push");
+    product.shutdown().await;
+}
+
+#[tokio::test]
+async fn gone_subscriptions_are_deleted() {
+    let product = Product::start(|_| {}).await;
+    let mut service = PushService::start().await;
+    product.key_for(&service).await;
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let alpha_key = product.key_of("Alpha").await;
+    let watch = json!([{"key": alpha_key, "events": ["lobby-opened"]}]);
+    let (ann, bob, cid) = (
+        service.browser("ann"),
+        service.browser("bob"),
+        service.browser("cid"),
+    );
+    for b in [&ann, &bob, &cid] {
+        product.subscribe(b, watch.clone()).await;
+    }
+    service.answer("ann", 410);
+    service.answer("bob", 404);
+    product.stats(&mut alpha, 1, false).await;
+    product.stats(&mut alpha, 1, true).await;
+    let mut ids: Vec<String> = Vec::new();
+    for _ in 0..3 {
+        ids.push(service.next().await.id);
+    }
+    ids.sort();
+    assert_eq!(ids, ["ann", "bob", "cid"]);
+    product
+        .until_metric(r#"bridge_push_sent_total{result="gone"}"#, |n| n == 2)
+        .await;
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 1);
+    // Gone from the store too: a DELETE finds nothing, a PUT creates anew.
+    let (status, _) = product
+        .api("DELETE", json!({"subscription": ann.subscription()}))
+        .await;
+    assert_eq!(status, 404);
+    product.subscribe(&bob, watch).await;
+    let (status, _) = product
+        .api("DELETE", json!({"subscription": cid.subscription()}))
+        .await;
+    assert_eq!(status, 204);
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 1);
+    product.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_key_and_subscriptions_survive_a_restart() {
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = test_config(master.addr);
+    c.data_dir = Some(dir.path().to_owned());
+    c.history_interval = Duration::from_secs(1);
+    c.push_allow_insecure = true;
+    let service = PushService::start().await;
+    let ann = service.browser("ann");
+    let bridge = TestBridge::embedding(&master, c.clone()).await;
+    let (_, v) = get_json(&bridge, "/api/push/key").await;
+    let key = v["publicKey"].clone();
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let resp = http
+        .put(format!("http://{}/api/push/subscription", bridge.addr))
+        .body(
+            ann.request(json!([{"key": "0123456789abcdef", "events": ["server-online"]}]))
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    bridge.shutdown().await;
+
+    let bridge = TestBridge::embedding(&master, c).await;
+    let (status, v) = get_json(&bridge, "/api/push/key").await;
+    assert_eq!((status, &v["publicKey"]), (200, &key), "the same key");
+    assert_eq!(metric(bridge.addr, "bridge_push_subscriptions").await, 1.0);
+    // Replacing it is not creating it.
+    let resp = http
+        .put(format!("http://{}/api/push/subscription", bridge.addr))
+        .body(ann.request(json!([])).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
+async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
+    let product = Product::start(|c| {
+        c.push_max_per_address = 3;
+        c.push_max_subscriptions = 5;
+    })
+    .await;
+    let service = PushService::start().await;
+    let ann = service.browser("ann");
+    let ok = ann.request(json!([{"key": "0123456789abcdef", "events": ["lobby-opened"]}]));
+    let with = |path: &[&str], v: Value| {
+        let mut b = ok.clone();
+        let mut at = &mut b;
+        for p in &path[..path.len() - 1] {
+            at = &mut at[*p];
+        }
+        at[path[path.len() - 1]] = v;
+        b
+    };
+    for (body, field) in [
+        (json!("text"), "body"),
+        (with(&["extra"], json!(1)), "body"),
+        (
+            with(&["subscription", "endpoint"], json!("ftp://x/")),
+            "subscription.endpoint",
+        ),
+        (
+            with(&["subscription", "endpoint"], json!("http://192.0.2.1/p")),
+            "subscription.endpoint",
+        ),
+        (
+            with(&["subscription", "keys", "p256dh"], json!("AAAA")),
+            "subscription.keys.p256dh",
+        ),
+        (
+            with(&["subscription", "keys", "auth"], json!(7)),
+            "subscription.keys.auth",
+        ),
+        (with(&["watches"], json!({})), "watches"),
+        (
+            with(
+                &["watches"],
+                json!([{"key": "x", "events": ["lobby-opened"]}]),
+            ),
+            "watches[0].key",
+        ),
+        (
+            with(
+                &["watches"],
+                json!([{"key": "0123456789abcdef", "events": ["players-reached"]}]),
+            ),
+            "watches[0].threshold",
+        ),
+    ] {
+        let (status, v) = product.api("PUT", body).await;
+        assert_eq!(status, 400, "{v}");
+        let message = v["error"].as_str().unwrap();
+        assert!(message.starts_with(&format!("{field}: ")), "{field}: {v}");
+        assert_eq!(v["field"], field, "{v}");
+    }
+    // 65 bytes that are no point on the curve.
+    let mut off_curve = vec![4u8];
+    off_curve.extend([0xff; 64]);
+    let (status, v) = product
+        .api(
+            "PUT",
+            with(
+                &["subscription", "keys", "p256dh"],
+                json!(B64URL.encode(off_curve)),
+            ),
+        )
+        .await;
+    assert_eq!(status, 400, "{v}");
+    assert!(v["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("subscription.keys.p256dh: "));
+    // Bodies over 8 KiB.
+    let big = with(&["watches"], json!("x".repeat(10_000)));
+    assert_eq!(product.api("PUT", big).await.0, 413);
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 0);
+
+    // Nobody else can change a subscription: its auth secret must match.
+    product.subscribe(&ann, json!([])).await;
+    let mut thief = ok.clone();
+    thief["subscription"]["keys"]["auth"] = json!(B64URL.encode(random::<16>()));
+    let (status, v) = product.api("PUT", thief.clone()).await;
+    assert_eq!(status, 403, "{v}");
+    assert!(v["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("subscription.keys.auth: "));
+    let (status, _) = product
+        .api("DELETE", json!({"subscription": thief["subscription"]}))
+        .await;
+    assert_eq!(status, 404);
+    assert_eq!(
+        product.api("PUT", ok.clone()).await.0,
+        200,
+        "the owner replaces it"
+    );
+
+    // Three per address: the fourth is refused.
+    for id in ["b1", "b2"] {
+        product.subscribe(&service.browser(id), json!([])).await;
+    }
+    let (status, v) = product
+        .api("PUT", service.browser("b3").request(json!([])))
+        .await;
+    assert_eq!(status, 429, "{v}");
+    // Five in all: another address gets two, then is refused too.
+    let other = reqwest::Client::builder()
+        .no_proxy()
+        .local_address(OTHER_HOST.parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap();
+    for id in ["c1", "c2"] {
+        let (status, v) = product
+            .api_from(&other, "PUT", service.browser(id).request(json!([])))
+            .await;
+        assert_eq!(status, 201, "{v}");
+    }
+    let (status, v) = product
+        .api_from(&other, "PUT", service.browser("c3").request(json!([])))
+        .await;
+    assert_eq!(status, 429, "{v}");
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 5);
+    // A deletion makes room.
+    let (status, _) = product
+        .api("DELETE", json!({"subscription": ann.subscription()}))
+        .await;
+    assert_eq!(status, 204);
+    assert_eq!(product.api("PUT", ok).await.0, 201);
+    product.shutdown().await;
+}
+
+#[tokio::test]
+async fn endpoints_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
+    let port = PushService::start()
+        .await
+        .origin
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    let watch = json!([{"key": "0123456789abcdef", "events": ["server-online"]}]);
+    // Without --push-allow-insecure: https and public only.
+    let strict = Product::start(|c| c.push_allow_insecure = false).await;
+    for endpoint in [
+        format!("http://127.0.0.1:{port}/push/a"),
+        format!("https://127.0.0.1:{port}/push/a"),
+        format!("https://localhost:{port}/push/a"),
+        "https://10.0.0.1/push/a".into(),
+        "https://192.168.1.1/push/a".into(),
+        "https://169.254.169.254/latest/".into(),
+        "https://100.64.0.1/push/a".into(),
+        "https://[::1]/push/a".into(),
+        "https://[fd12::1]/push/a".into(),
+        "https://[::ffff:127.0.0.1]/push/a".into(),
+        "https://0.0.0.0/push/a".into(),
+    ] {
+        let b = Browser::new(endpoint.clone());
+        let (status, v) = strict.api("PUT", b.request(watch.clone())).await;
+        assert_eq!(status, 400, "{endpoint}: {v}");
+        let message = v["error"].as_str().unwrap();
+        assert!(message.starts_with("subscription.endpoint: "), "{v}");
+    }
+    assert_eq!(strict.metric("bridge_push_subscriptions").await, 0);
+    strict.shutdown().await;
+    // With it: loopback too, and nothing more.
+    let lax = Product::start(|_| {}).await;
+    for endpoint in [
+        "http://10.0.0.1/push/a",
+        "https://10.0.0.1/push/a",
+        "http://192.0.2.1/push/a",
+        "http://[fe80::1]/push/a",
+    ] {
+        let b = Browser::new(endpoint.into());
+        let (status, v) = lax.api("PUT", b.request(watch.clone())).await;
+        assert_eq!(status, 400, "{endpoint}: {v}");
+    }
+    for endpoint in [
+        format!("http://127.0.0.1:{port}/push/a"),
+        format!("http://localhost:{port}/push/b"),
+        format!("http://[::1]:{port}/push/c"),
+    ] {
+        let b = Browser::new(endpoint.clone());
+        let (status, v) = lax.api("PUT", b.request(watch.clone())).await;
+        assert_eq!(status, 201, "{endpoint}: {v}");
+    }
+    lax.shutdown().await;
+}
+
+/// Floods of PUTs from another address (garbage, huge bodies, endpoints
+/// refused, subscriptions past the limit, stolen ones) against the
+/// binary: the log grows by a few lines and the bridge's memory stays
+/// flat.
+#[tokio::test]
+async fn abuse_of_the_push_api_keeps_the_log_and_memory_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut abused = Abused::start(dir.path(), &["--push-allow-insecure"]).await;
+    let http = abused.http;
+    // The key is read (and the log says the subscriptions are loaded)
+    // before the measurement starts.
+    let (status, _, _) = http_get(http, "/api/push/key", "").await;
+    assert_eq!(status, 200);
+    abused.mark();
+
+    let put = |method: &str, len: usize| {
+        format!(
+            "{method} /api/push/subscription HTTP/1.1\r\nHost: {http}\r\n\
+             Content-Length: {len}\r\nConnection: close\r\n\r\n"
+        )
+    };
+    let huge = vec![b'{'; 1 << 20];
+    let garbage = b"{\"subscription\": [[[[[[[[[[";
+    let service = PushService::start().await;
+    let mut statuses = std::collections::BTreeMap::<Option<u16>, usize>::new();
+    for i in 0..200 {
+        let private = Browser::new(format!("https://10.0.0.{}/p", i % 250)).request(json!([]));
+        let fresh = service
+            .browser(&format!("x{i}"))
+            .request(json!([]))
+            .to_string();
+        let mut stolen = service.browser("x0").request(json!([]));
+        stolen["subscription"]["keys"]["auth"] = json!(B64URL.encode(random::<16>()));
+        let unstolen = json!({"subscription": stolen["subscription"]}).to_string();
+        for (method, body) in [
+            ("PUT", huge.as_slice()),
+            ("PUT", garbage.as_slice()),
+            ("PUT", private.to_string().as_bytes()),
+            ("PUT", fresh.as_bytes()),
+            ("PUT", stolen.to_string().as_bytes()),
+            ("DELETE", unstolen.as_bytes()),
+        ] {
+            let s = request_from(OTHER_HOST, http, &put(method, body.len()), body, false).await;
+            *statuses.entry(s).or_default() += 1;
+        }
+    }
+    eprintln!("answers: {statuses:?}");
+    // 20 made, 180 past the per-address limit; every other one refused.
+    assert_eq!(statuses.get(&Some(201)), Some(&20), "{statuses:?}");
+    assert_eq!(statuses.get(&Some(429)), Some(&180), "{statuses:?}");
+    assert_eq!(statuses.get(&Some(403)), Some(&200), "{statuses:?}");
+    assert_eq!(statuses.get(&Some(404)), Some(&200), "{statuses:?}");
+
+    abused.assert_small_growth("1,200 abusive requests");
+    let (_, _, body) = http_get(http, "/metrics", "").await;
+    let metrics = String::from_utf8_lossy(&body);
+    assert!(
+        metrics.contains("bridge_push_subscriptions 20\n"),
+        "{metrics}"
+    );
+    abused.child.kill().await.unwrap();
+}
