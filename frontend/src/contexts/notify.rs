@@ -8,7 +8,6 @@
 
 use std::rc::Rc;
 
-use protocol::watch::DEFAULT_COOLDOWN;
 use yew::prelude::*;
 
 use crate::{
@@ -22,7 +21,7 @@ use crate::{
     },
     route::Route,
     router::{link, use_router},
-    services::{browser, push, storage},
+    services::{browser, metrics, push, storage},
 };
 
 /// Toasts kept at most; the oldest goes first.
@@ -141,6 +140,7 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
                 return;
             }
             let (last_version, last_watches) = looked.replace((version, watches.clone()));
+            metrics::notices_looked(version);
             // No list yet, or nothing to look for: no work at all.
             if version == 0 || watches.is_empty() {
                 return;
@@ -169,16 +169,15 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
             };
             for notice in notices {
                 let dispatcher = dispatcher.clone();
+                metrics::notice_started();
                 wasm_bindgen_futures::spawn_local(async move {
                     let body = notify::body(notice.event, notice.current, notice.max);
                     let url = Route::Server(notice.key).path();
-                    let recent_ms = (DEFAULT_COOLDOWN * 1000) as f64;
                     let tag = notice.tag();
-                    if push::show(&notice.name, &body, &tag, &url, recent_ms).await
-                        == push::Shown::No
-                    {
+                    if push::show(&notice.name, &body, &tag, &url).await == push::Shown::No {
                         dispatcher.dispatch(NotifyAction::Toast(notice));
                     }
+                    metrics::notice_settled(&tag);
                 });
             }
         });

@@ -6,11 +6,15 @@
 //! ([`server_page_rendered`]), which the page benchmark
 //! (`bench/src/phases/page.rs`) and the end-to-end tests read. Nothing in
 //! the page reads it back.
+//!
+//! The tab's own notices are noted apart, in `window.__lobbyNotices`
+//! ([`notices_looked`], [`notice_started`], [`notice_settled`]), so the
+//! end-to-end tests wait on what the page did instead of on a clock.
 
 use std::cell::Cell;
 
 use js_sys::Reflect;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
 use super::{browser, connection::ListMessage};
@@ -149,4 +153,59 @@ pub fn server_page_rendered(ms: f64) {
         &JsValue::from_str(SERVER_PAGE),
         &JsValue::from_f64(ms),
     );
+}
+
+/// The key of the tab's notices in `window`: `{looked, pending, settled}`.
+const NOTICES: &str = "__lobbyNotices";
+
+/// `window.__lobbyNotices`, made on first use.
+fn notices() -> Option<JsValue> {
+    let window = web_sys::window()?;
+    let key = JsValue::from_str(NOTICES);
+    let existing = Reflect::get(&window, &key).ok().filter(|v| v.is_object());
+    Some(existing.unwrap_or_else(|| {
+        let fresh = js_sys::Object::new();
+        let _ = Reflect::set(&fresh, &"looked".into(), &JsValue::from_f64(0.0));
+        let _ = Reflect::set(&fresh, &"pending".into(), &JsValue::from_f64(0.0));
+        let _ = Reflect::set(&fresh, &"settled".into(), &js_sys::Array::new());
+        let _ = Reflect::set(&window, &key, &fresh);
+        fresh.into()
+    }))
+}
+
+/// Adds `by` to the number under `field` of the notices' record.
+fn add(field: &str, by: f64) {
+    if let Some(n) = notices() {
+        let now = Reflect::get(&n, &field.into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0);
+        let _ = Reflect::set(&n, &field.into(), &JsValue::from_f64(now + by));
+    }
+}
+
+/// Notes that the tab decided its watches' events for list `version`
+/// (`looked`).
+pub fn notices_looked(version: u32) {
+    if let Some(n) = notices() {
+        let _ = Reflect::set(&n, &"looked".into(), &JsValue::from_f64(version.into()));
+    }
+}
+
+/// Notes a notice on its way to being shown (`pending` up by one).
+pub fn notice_started() {
+    add("pending", 1.0);
+}
+
+/// Notes a notice shown, as a notification or a toast: its tag joins
+/// `settled` and `pending` goes down by one.
+pub fn notice_settled(tag: &str) {
+    if let Some(n) = notices() {
+        if let Ok(list) = Reflect::get(&n, &"settled".into()) {
+            if let Some(list) = list.dyn_ref::<js_sys::Array>() {
+                list.push(&JsValue::from_str(tag));
+            }
+        }
+    }
+    add("pending", -1.0);
 }

@@ -195,10 +195,13 @@ pub enum Shown {
 }
 
 /// Shows an event as a system notification through the service worker,
-/// with `tag`, unless one with that tag was shown within `recent_ms`
-/// (the worker showed the push first). [`Shown::No`] without permission
-/// or a worker.
-pub async fn show(title: &str, body: &str, tag: &str, url: &str, recent_ms: f64) -> Shown {
+/// with `tag`. [`Shown::No`] without permission or a worker. A
+/// notification with the same tag (the worker showed the push first)
+/// is replaced quietly, so one event never shows twice. It does not look
+/// first with `getNotifications()`: Chromium deletes the records of
+/// notifications still on their way to the display when that is called,
+/// so a second notice shown at once could vanish.
+pub async fn show(title: &str, body: &str, tag: &str, url: &str) -> Shown {
     if permission() != Permission::Granted {
         return Shown::No;
     }
@@ -206,21 +209,6 @@ pub async fn show(title: &str, body: &str, tag: &str, url: &str, recent_ms: f64)
         return Shown::No;
     };
     let now = js_sys::Date::now();
-    if let Ok(listed) = reg.get_notifications() {
-        if let Ok(list) = JsFuture::from(listed).await {
-            let list: js_sys::Array = list.unchecked_into();
-            let same = list.iter().any(|n| {
-                let n: Notification = n.unchecked_into();
-                let at = Reflect::get(&n.data(), &JsValue::from_str("at"))
-                    .ok()
-                    .and_then(|v| v.as_f64());
-                n.tag().as_deref() == Some(tag) && at.is_some_and(|at| now - at < recent_ms)
-            });
-            if same {
-                return Shown::Notification;
-            }
-        }
-    }
     let data = js_sys::Object::new();
     let _ = Reflect::set(&data, &"url".into(), &url.into());
     let _ = Reflect::set(&data, &"at".into(), &now.into());

@@ -9,6 +9,18 @@ use serde_json::Value;
 use super::Page;
 use crate::wait_for;
 
+/// The tab's own notices, as the page notes them
+/// ([`ServerPage::notices`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notices {
+    /// The list version the tab last decided its watches' events for.
+    pub looked: u64,
+    /// Notices decided and not yet shown.
+    pub pending: u64,
+    /// The tags of the notices shown, as notifications or toasts.
+    pub settled: Vec<String>,
+}
+
 /// The kind of [`ServerPage`].
 pub enum Server {}
 
@@ -160,6 +172,61 @@ impl ServerPage<'_> {
                 at: n[3].as_f64().unwrap_or(0.0) as u64,
             })
             .collect()
+    }
+
+    /// The tab's own notices as the page notes them
+    /// (`window.__lobbyNotices`): the list version it last decided its
+    /// watches' events for, the notices still on their way, and the tags
+    /// of those shown (as a notification or a toast), in order.
+    pub async fn notices(&self) -> Notices {
+        let v = self
+            .js(
+                "const n = window.__lobbyNotices || {looked: 0, pending: 0, settled: []};\
+                 return [n.looked, n.pending, n.settled];",
+            )
+            .await;
+        Notices {
+            looked: v[0].as_u64().unwrap_or(0),
+            pending: v[1].as_u64().unwrap_or(0),
+            settled: v[2]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str().map(str::to_owned))
+                .collect(),
+        }
+    }
+
+    /// Waits until the page has decided its events for a list version
+    /// newer than `than` and has shown every notice it decided: what it
+    /// noted then.
+    pub async fn wait_notices_after(&self, than: u64, timeout: Duration) -> Notices {
+        wait_for("the tab's notices of a newer list", timeout, || async {
+            let n = self.notices().await;
+            if n.looked > than && n.pending == 0 {
+                Ok(n)
+            } else {
+                Err(format!("{n:?}"))
+            }
+        })
+        .await
+    }
+
+    /// Waits until the page has shown a notice tagged with each of `tags`
+    /// and has none on its way; then the browser's notifications, read
+    /// once (reading them while one is being shown can lose it in
+    /// Chromium).
+    pub async fn wait_notifications(&self, tags: &[&str], timeout: Duration) -> Vec<Shown> {
+        wait_for(&format!("notices tagged {tags:?}"), timeout, || async {
+            let n = self.notices().await;
+            if n.pending == 0 && tags.iter().all(|t| n.settled.iter().any(|s| s == t)) {
+                Ok(())
+            } else {
+                Err(format!("{n:?}"))
+            }
+        })
+        .await;
+        self.notifications().await
     }
 
     /// Waits until a notification with `tag` is shown; all of them then.
