@@ -70,6 +70,7 @@ step "front-end component tests in headless Chromium (wasm-bindgen-test)"
 env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   CHROMEDRIVER="$(command -v chromedriver)" \
+  WASM_BINDGEN_TEST_TIMEOUT=300 WASM_BINDGEN_TEST_DRIVER_TIMEOUT=60 \
   cargo test -p frontend --target wasm32-unknown-unknown
 step "load generator smoke run (every phase runs, tiny; the dev build above)"
 bash scripts/bench.sh --smoke
