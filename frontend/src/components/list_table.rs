@@ -5,6 +5,8 @@
 
 use yew::prelude::*;
 
+use crate::components::icon::{Icon, SvgIcon};
+
 use crate::{
     components::{sort_heading::sort_heading, star::marks_buttons},
     favourites::{Favourite, MarkAction},
@@ -128,7 +130,7 @@ pub fn offline_favourite(
             data-name={f.name.clone()} class="fav offline-fav">
             <th scope="row" class="c-name">
                 <button type="button" class="star on" aria-pressed="true" onclick={unstar}
-                    aria-label={label.clone()} title={label}>{"★"}</button>
+                    aria-label={label.clone()} title={label}><SvgIcon icon={Icon::Star} /></button>
                 <span dir="auto">{ &f.name }</span>
             </th>
             <td colspan={span.to_string()} class="c-offline muted" data-testid="offline-note">

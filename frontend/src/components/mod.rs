@@ -11,6 +11,7 @@ pub mod game_list;
 pub mod game_table;
 pub mod header;
 pub mod history_graph;
+pub mod icon;
 pub mod list_table;
 pub mod lobby_list;
 pub mod lobby_totals;

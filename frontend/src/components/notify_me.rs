@@ -9,6 +9,8 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
+use crate::components::icon::{Icon, SvgIcon};
+
 use crate::{
     contexts::notify::{use_notify, NotifyAction},
     i18n::{t, K},
@@ -217,7 +219,7 @@ pub fn NotifyMe(props: &NotifyMeProps) -> Html {
         html! {
             <button type="button" class="notify-me" onclick={toggle_form}
                 data-testid="notify-me">
-                <span aria-hidden="true">{ "🔔 " }</span>{ t(K::NotifyMe) }
+                <SvgIcon icon={Icon::Bell} />{ " " }{ t(K::NotifyMe) }
             </button>
         }
     };

@@ -3,6 +3,8 @@
 
 use yew::prelude::*;
 
+use crate::components::icon::{Icon, SvgIcon};
+
 use crate::{
     components::{copy_address::CopyAddress, list_table::RowMarks},
     i18n::{t, tf, K},
@@ -35,7 +37,7 @@ fn notify_link(row: &Row, router: Option<&Router>) -> Html {
     match (row.server, router) {
         (Some(k), Some(r)) if r.location.route() != Route::Embed => {
             let label = tf(K::NotifyMeAbout, &[&row.entry.name]);
-            let bell = html! { <span aria-hidden="true">{ "🔔" }</span> };
+            let bell = html! { <SvgIcon icon={Icon::Bell} /> };
             labelled_link(
                 r,
                 Route::Server(k),

@@ -2,6 +2,8 @@
 
 use yew::prelude::*;
 
+use crate::components::icon::{Icon, SvgIcon};
+
 use crate::{
     favourites::MarkAction,
     i18n::{tf, K},
@@ -37,7 +39,7 @@ pub fn marks_buttons(
     let star = html! {
         <button type="button" class={classes!("star", favourite.then_some("on"))} data-testid="star"
             aria-pressed={favourite.to_string()} aria-label={star_label.clone()} title={star_label}
-            onclick={star}>{ if favourite { "★" } else { "☆" } }</button>
+            onclick={star}><SvgIcon icon={if favourite { Icon::Star } else { Icon::StarOutline }} /></button>
     };
     let hide = if favourite {
         html! {}
@@ -57,7 +59,7 @@ pub fn marks_buttons(
         html! {
             <button type="button" class="hide-row" data-testid={if hidden { "unhide" } else { "hide" }}
                 aria-label={label.clone()} title={label} {onclick}>
-                { if hidden { "↺" } else { "✕" } }
+                <SvgIcon icon={if hidden { Icon::Undo } else { Icon::Close }} />
             </button>
         }
     };

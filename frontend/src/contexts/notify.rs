@@ -10,6 +10,8 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
+use crate::components::icon::{Icon, SvgIcon};
+
 use crate::{
     contexts::lobby::use_lobby,
     i18n::{t, K},
@@ -226,7 +228,7 @@ fn Toasts(props: &ToastsProps) -> Html {
                         { link(&router, Route::Server(n.key), classes!("toast-link"), name) }
                         <span class="toast-body">{ notify::body(n.event, n.current, n.max) }</span>
                         <button type="button" class="toast-close" {onclick}
-                            aria-label={t(K::NotifyDismiss)}>{ "✕" }</button>
+                            aria-label={t(K::NotifyDismiss)}><SvgIcon icon={Icon::Close} /></button>
                     </div>
                 }
             }) }
