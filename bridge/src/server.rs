@@ -427,6 +427,9 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .merge(webhooks::api::routes())
         .with_state(ctx.clone())
         .merge(front_end)
+        // Every refusal under /api/ (and of a badge) the API's JSON, the
+        // framework's and the file server's too.
+        .layer(middleware::from_fn(http::error::json_errors))
         // Outermost, so that every answer under /api/ pays, the 404 of a
         // path that names nothing and the 405 of a wrong method too.
         .layer(middleware::from_fn_with_state(ctx, api::limit))
