@@ -107,7 +107,8 @@ impl Bridge {
             games: games.as_ref().map(|g| g.subscribe()),
             upstream: upstream.clone(),
             metrics: metrics.clone(),
-            auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
+            auth: AuthGuard::new(config.auth_max_failures, config.auth_window)
+                .with_total(config.auth_max_failures_total),
             budget: budget.clone(),
             cancel: cancel.clone(),
         });
