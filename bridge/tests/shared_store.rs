@@ -583,6 +583,47 @@ async fn a_bridge_started_during_an_outage_serves_at_once_and_recovers() {
     let _ = child.start_kill();
 }
 
+/// Drill: a new bridge starts while the database is down, keys the list
+/// with a new secret, and the database turns out to hold another (other
+/// bridges made it). Once the database answers the bridge keeps the
+/// database's secret as its copy and stops with an error (a service
+/// manager starts it again, keying as the others do).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bridge_that_keyed_with_another_secret_stops_once_the_database_answers() {
+    let (cluster, url) = database().await;
+    let first = tempfile::tempdir().unwrap();
+    let (mut one, http, _) = logged_bridge(&url, first.path()).await;
+    answers(http, "/api/history?range=1h", 200, WAIT).await;
+    let _ = one.start_kill();
+    let _ = one.wait().await;
+    let theirs = std::fs::read_to_string(first.path().join("key-secret")).unwrap();
+    let stopped = cluster.clone();
+    tokio::task::spawn_blocking(move || stopped.stop().unwrap())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, http, log) = logged_bridge(&url, dir.path()).await;
+    answers(http, "/api/servers", 200, WAIT).await;
+    let ours = std::fs::read_to_string(dir.path().join("key-secret")).unwrap();
+    assert_ne!(ours, theirs, "a new secret keys the list meanwhile");
+    let resumed = cluster.clone();
+    tokio::task::spawn_blocking(move || resumed.resume().unwrap())
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("the bridge stops once the database answers")
+        .unwrap();
+    assert!(!status.success(), "{status}");
+    let kept = std::fs::read_to_string(dir.path().join("key-secret")).unwrap();
+    assert_eq!(kept, theirs, "the copy is the database's now");
+    let text = log.lock().unwrap().clone();
+    assert!(
+        text.contains("another than the one this bridge keyed"),
+        "{text}"
+    );
+}
+
 /// Drill: the database named does not exist. The bridge serves at once,
 /// the log says so in one line (the server's own sentence), and it
 /// connects by itself once the database is created.
