@@ -457,6 +457,18 @@ async fn logged_bridge(
     std::net::SocketAddr,
     Arc<std::sync::Mutex<String>>,
 ) {
+    logged_bridge_with(&["--database-url", url], dir).await
+}
+
+/// [`logged_bridge`] with `database` as the arguments naming the database.
+async fn logged_bridge_with(
+    database: &[&str],
+    dir: &Path,
+) -> (
+    tokio::process::Child,
+    std::net::SocketAddr,
+    Arc<std::sync::Mutex<String>>,
+) {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
         .env("BRIDGE_ADMIN_TOKEN", TOKEN)
@@ -468,13 +480,9 @@ async fn logged_bridge(
             "--embedded-master",
             "127.0.0.1:0",
         ])
-        .args([
-            "--history-interval",
-            "1s",
-            "--database-url",
-            url,
-            "--data-dir",
-        ])
+        .args(["--history-interval", "1s"])
+        .args(database)
+        .arg("--data-dir")
         .arg(dir)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -622,6 +630,69 @@ async fn a_bridge_that_keyed_with_another_secret_stops_once_the_database_answers
         text.contains("another than the one this bridge keyed"),
         "{text}"
     );
+}
+
+/// Drill: the database refuses the password, given in a file
+/// (`--database-url-file`). The bridge serves at once, says why in one
+/// line (the server's sentence) without the password anywhere in its log,
+/// and connects by itself once the role takes that password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_password_is_said_once_and_never_shown() {
+    let (cluster, _) = database().await;
+    let set = cluster.clone();
+    tokio::task::spawn_blocking(move || {
+        set.add_password_role("keeper", "not-this-one", "lobby")
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("database-url");
+    let password = "guess-7f3a";
+    std::fs::write(
+        &file,
+        format!(
+            "postgresql://keeper:{password}@127.0.0.1:{}/lobby\n",
+            cluster.port()
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let (mut child, http, log) =
+        logged_bridge_with(&["--database-url-file", file.to_str().unwrap()], &data).await;
+    answers(http, "/healthz", 200, WAIT).await;
+    answers(http, "/api/servers", 200, WAIT).await;
+    assert_eq!(
+        get_from("127.0.0.1", http, "/api/history?range=1h").await,
+        503
+    );
+    let set = cluster.clone();
+    tokio::task::spawn_blocking(move || {
+        set.query(
+            "postgres",
+            &format!("ALTER ROLE keeper PASSWORD '{password}'"),
+        )
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    answers(http, "/api/history?range=1h", 200, Duration::from_secs(30)).await;
+    let text = log.lock().unwrap().clone();
+    let reasons: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("history database is unreachable;"))
+        .collect();
+    assert_eq!(reasons.len(), 1, "{text}");
+    assert!(
+        reasons[0].contains("password authentication failed") && reasons[0].contains("28P01"),
+        "{text}"
+    );
+    assert!(
+        reasons[0].contains(&format!("keeper@127.0.0.1:{}/lobby", cluster.port())),
+        "{text}"
+    );
+    assert!(!text.contains(password), "{text}");
+    let _ = child.start_kill();
 }
 
 /// Drill: the database named does not exist. The bridge serves at once,
