@@ -94,13 +94,20 @@ fn too_many(ctx: &Ctx, client: SocketAddr) -> Response {
     ctx.metrics.api_limited.fetch_add(1, Relaxed);
     debug!(%client, "API answer refused: no token left for this address");
     let wait = ctx.budget.retry_after().as_secs_f64().ceil().max(1.0);
-    HttpError::TooManyRequests {
+    let mut response = HttpError::TooManyRequests {
         message: "too many requests".into(),
         // Whole seconds, at least one (the budget refills in less).
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         retry_after: wait as u64,
     }
-    .into_response()
+    .into_response();
+    // Outside the JSON net (it is the outermost layer): readable by any
+    // page, as before.
+    response.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    response
 }
 
 /// The headers every answer carries: any page may read the list, and a

@@ -733,6 +733,12 @@ async fn every_refusal_is_the_documented_json() {
         if status == 405 {
             assert!(header(&head, "allow").is_some(), "{method} {shown}: {head}");
         }
+        // A public path's refusal is readable by any page, the admin's not.
+        assert_eq!(
+            header(&head, "access-control-allow-origin").is_some(),
+            !path.starts_with("/api/admin/"),
+            "{method} {shown}: {head}"
+        );
     }
     // Outside the API, the file server's: a 404, not its 500.
     let (status, head, _) = http_get(bridge.addr, &format!("/{long}"), "").await;

@@ -152,11 +152,6 @@ impl IntoResponse for HttpError {
             HeaderValue::from_static("application/json"),
         );
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        // Any page may read a refusal, as it may read the answers.
-        h.insert(
-            header::ACCESS_CONTROL_ALLOW_ORIGIN,
-            HeaderValue::from_static("*"),
-        );
         match &self {
             Self::Unauthorized => {
                 h.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -276,16 +271,29 @@ pub(crate) async fn json_errors(req: Request, next: Next) -> Response {
     if !is_api(req.uri().path()) {
         return next.run(req).await;
     }
+    // Any page may read a public path's refusal, as it may read its
+    // answers; the admin's API is for the bridge's own page only.
+    let public = !req.uri().path().starts_with("/api/admin/");
     let takes_body = matches!(
         *req.method(),
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
     );
-    if takes_body && declared_not_json(req.headers()) {
-        return HttpError::UnsupportedMediaType.into_response();
-    }
-    let response = next.run(req).await;
+    let mut response = if takes_body && declared_not_json(req.headers()) {
+        HttpError::UnsupportedMediaType.into_response()
+    } else {
+        next.run(req).await
+    };
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    if public {
+        response.headers_mut().insert(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
+        );
+    }
+    if is_json(response.headers()) {
         return response;
     }
     let kept = response.headers().clone();
@@ -296,7 +304,11 @@ pub(crate) async fn json_errors(req: Request, next: Next) -> Response {
         status => HttpError::of_status(status),
     };
     let mut replaced = error.into_response();
-    for name in [header::RETRY_AFTER, header::WWW_AUTHENTICATE] {
+    for name in [
+        header::RETRY_AFTER,
+        header::WWW_AUTHENTICATE,
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+    ] {
         if let Some(v) = kept.get(&name) {
             replaced.headers_mut().insert(name, v.clone());
         }
