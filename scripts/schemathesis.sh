@@ -54,9 +54,13 @@ addr="$(printf '%s\n' "$line" | awk '{print $4}')"
 echo "[schemathesis] bridge at $addr"
 
 status=0
+config="$PWD/scripts/schemathesis.toml"
+# Schemathesis keeps a cache (.schemathesis/) where it runs: in the
+# scratch directory, not the tree.
+cd "$scratch"
 # --max-time bounds the run (75 s by default, about 85 s with the start); `timeout` only ends a hung one.
 timeout --kill-after=5 "$(( ${ST_MAX_TIME:-75} + 60 ))" \
-  "$st" --config-file scripts/schemathesis.toml run "$addr/api/openapi.json" \
+  "$st" --config-file "$config" run "$addr/api/openapi.json" \
   --url "$addr" \
   --phases examples,coverage,fuzzing,stateful \
   --max-time "${ST_MAX_TIME:-75}" \
