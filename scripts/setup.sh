@@ -7,7 +7,8 @@
 #   bash scripts/setup.sh test   # also the checks: rustfmt, clippy, Chromium,
 #                                # chromedriver, CJK fonts, nginx, openssl,
 #                                # PostgreSQL, Firefox ESR, geckodriver,
-#                                # axe-core, cargo-nextest (make test, CI)
+#                                # axe-core, cargo-nextest, Schemathesis
+#                                # (make test, CI)
 #
 # System packages come from apt-get (Debian/Ubuntu, as root). Where apt-get
 # is missing or the user is not root, it prints what to install and exits
@@ -27,6 +28,7 @@ WASM_BINDGEN_VERSION=0.2.130   # must equal the wasm-bindgen version in Cargo.lo
 BINARYEN_VERSION=132.0.0
 AXE_CORE_VERSION=4.14.1        # the accessibility rules tests/tests/a11y.rs runs in Chromium
 GECKODRIVER_VERSION=0.37.1     # drives Firefox ESR in tests/tests/e2e/web_push.rs
+SCHEMATHESIS_VERSION=4.32.5    # property-based API tests from /api/openapi.json (scripts/schemathesis.sh)
 TOOLS_DIR="${LOBBY_TOOLS_DIR:-$HOME/.cache/lobby-tools}"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -73,6 +75,9 @@ if [ "$purpose" = test ]; then
   need_apt openssl command -v openssl
   # The store's tests and the deploy test start scratch PostgreSQL clusters.
   need_apt postgresql pg_present
+  # scripts/schemathesis.sh: the API run in a network namespace with
+  # loopback only (`ip link set lo up`).
+  need_apt iproute2 command -v ip
   # tests/tests/e2e/web_push.rs: Web Push end to end in a real Firefox.
   need_apt firefox-esr command -v firefox-esr
 fi
@@ -111,6 +116,7 @@ if [ ${#apt_missing[@]} -gt 0 ] || [ ${#missing_rust[@]} -gt 0 ]; then
               nginx) echo "[setup]     nginx with the ssl, http_v2 and gzip_static modules, on PATH" ;;
               libnginx-mod-http-brotli-static) echo "[setup]     nginx's brotli_static module (ngx_brotli), LOBBY_NGINX_BROTLI_MODULE=/path/to/ngx_http_brotli_static_module.so" ;;
               openssl) echo "[setup]     openssl (the command line tool)" ;;
+              iproute2) echo "[setup]     iproute2 (the ip command, for the API tests' network namespace)" ;;
               firefox-esr) echo "[setup]     Firefox ESR (set FIREFOX=/path/to/firefox if not /usr/bin/firefox-esr)" ;;
             esac
           done
@@ -199,6 +205,18 @@ if [ "$purpose" = test ]; then
     log "installing axe-core $AXE_CORE_VERSION from npm (accessibility checks)"
     mkdir -p "$TOOLS_DIR"
     npm install --silent --save-exact --prefix "$TOOLS_DIR" "axe-core@$AXE_CORE_VERSION"
+  fi
+fi
+# Schemathesis reads the bridge's OpenAPI document and tests the API as an
+# integrator's tools would (scripts/schemathesis.sh): PyPI, in a venv of
+# its own under the tools directory.
+if [ "$purpose" = test ]; then
+  step "pip: schemathesis $SCHEMATHESIS_VERSION (a venv in the tools directory)"
+  venv="$TOOLS_DIR/schemathesis"
+  if [ "$("$venv/bin/st" --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -n 1)" != "$SCHEMATHESIS_VERSION" ]; then
+    log "installing schemathesis $SCHEMATHESIS_VERSION into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
   fi
 fi
 for job in wasm-bindgen geckodriver; do

@@ -58,6 +58,8 @@ step "precompressed front end (dist/**.br, .gz; served by the bridge and nginx)"
 "$target/debug/precompress" dist >/dev/null
 step "tests: every test target of the workspace (cargo nextest)"
 cargo nextest run --workspace
+step "API: Schemathesis against the debug bridge, from its OpenAPI document (scripts/schemathesis.sh, bounded at 75 s)"
+bash scripts/schemathesis.sh
 step "the benchmarks' smoke runs (harness = false: cargo test runs them, tiny)"
 # The master's query round trip, reading a list reply.
 QUERY_BENCH_SERVERS=200 QUERY_BENCH_ROUNDS=20 REPLY_BENCH_SERVERS=200 REPLY_BENCH_ROUNDS=3 \

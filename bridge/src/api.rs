@@ -21,10 +21,7 @@ use axum::{
 };
 use tracing::debug;
 
-use crate::{
-    ctx::Ctx,
-    history_api::{error, etag_of},
-};
+use crate::{ctx::Ctx, history_api::etag_of, http::HttpError};
 
 /// Every request under `/api/` (and for a badge) spends one of the client
 /// address's tokens, or is answered `429` with `Retry-After` and a tiny
@@ -42,8 +39,7 @@ pub(crate) async fn limit(
     req: Request,
     next: Next,
 ) -> Response {
-    let path = req.uri().path();
-    let paid = path.starts_with("/api/") || path == "/badge.svg" || path.starts_with("/badge/");
+    let paid = crate::http::error::is_api(req.uri().path());
     if !paid || req.method() == Method::OPTIONS {
         return next.run(req).await;
     }
@@ -97,19 +93,21 @@ impl<S: Send + Sync> FromRequestParts<S> for Asked {
 fn too_many(ctx: &Ctx, client: SocketAddr) -> Response {
     ctx.metrics.api_limited.fetch_add(1, Relaxed);
     debug!(%client, "API answer refused: no token left for this address");
-    let mut h = common(None);
-    h.remove(header::VARY);
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
     let wait = ctx.budget.retry_after().as_secs_f64().ceil().max(1.0);
-    if let Ok(v) = HeaderValue::from_str(&format!("{wait:.0}")) {
-        h.insert(header::RETRY_AFTER, v);
+    let mut response = HttpError::TooManyRequests {
+        message: "too many requests".into(),
+        // Whole seconds, at least one (the budget refills in less).
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        retry_after: wait as u64,
     }
-    let body = r#"{"error":"too many requests"}"#;
-    (StatusCode::TOO_MANY_REQUESTS, h, body).into_response()
+    .into_response();
+    // Outside the JSON net (it is the outermost layer): readable by any
+    // page, as before.
+    response.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    response
 }
 
 /// The headers every answer carries: any page may read the list, and a
@@ -135,14 +133,8 @@ pub(crate) fn common(etag: Option<&str>) -> HeaderMap {
 pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
     let req = &asked.headers;
     let Some(state) = ctx.upstream.current().feed else {
-        let mut h = common(None);
-        h.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        h.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        let body = r#"{"error":"the bridge has no list from the master yet"}"#;
-        return (StatusCode::SERVICE_UNAVAILABLE, h, body).into_response();
+        return HttpError::unavailable("the bridge has no list from the master yet", 1)
+            .into_response();
     };
     let etag = state.etag();
     let mut h = common(Some(&etag));
@@ -150,7 +142,8 @@ pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Respon
         return (StatusCode::NOT_MODIFIED, h).into_response();
     }
     if !asked.paid {
-        return StatusCode::TOO_MANY_REQUESTS.into_response();
+        // (`limit` answers its 429.)
+        return HttpError::Other(StatusCode::TOO_MANY_REQUESTS).into_response();
     }
     h.insert(
         header::CONTENT_TYPE,
@@ -166,7 +159,7 @@ pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Respon
     })
     .await;
     if body.is_err() {
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        return HttpError::Internal.into_response();
     }
     let body = state.api_body();
     let bytes = match accepted(req) {
@@ -213,25 +206,16 @@ pub(crate) async fn openapi(req: HeaderMap) -> Response {
 
 /// A path under `/api/` that the API does not have: 404 as JSON (not the
 /// page, which a client could not tell from an answer).
-pub(crate) async fn unknown() -> Response {
-    error(
-        StatusCode::NOT_FOUND,
-        "no such API path; see /api/openapi.json",
-    )
+pub(crate) async fn unknown() -> HttpError {
+    HttpError::not_found("no such API path; see /api/openapi.json")
 }
 
 /// A method that an API path (or a badge) does not take: 405 as JSON,
 /// with the methods it does take.
-pub(crate) async fn wrong_method() -> Response {
-    let mut response = error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "this path answers GET (and OPTIONS) only",
-    );
-    response.headers_mut().insert(
-        header::ALLOW,
-        HeaderValue::from_static("GET, HEAD, OPTIONS"),
-    );
-    response
+pub(crate) async fn wrong_method() -> HttpError {
+    HttpError::MethodNotAllowed {
+        allow: Some(HeaderValue::from_static("GET, HEAD, OPTIONS")),
+    }
 }
 
 /// Cross-origin readers that send `If-None-Match` themselves ask first.

@@ -21,9 +21,9 @@ use std::{
 
 use axum::{
     extract::Request,
-    http::{header, HeaderValue},
+    http::{header, HeaderValue, StatusCode},
     middleware::{self, Next},
-    response::Response,
+    response::{IntoResponse, Response},
     Router,
 };
 use tower_http::services::{ServeDir, ServeFile};
@@ -83,8 +83,30 @@ pub fn router(dir: &Path) -> Router {
         .layer(middleware::from_fn(cache_headers))
 }
 
-/// Adds `Cache-Control` and `Vary` to a static response.
+/// The longest file name a file system takes (`NAME_MAX`): a path with a
+/// longer segment names no file, and asking the file system would fail
+/// ("name too long"), which the file server answers 500.
+const NAME_MAX: usize = 255;
+
+/// Whether a segment of `path` (once percent-decoded) is longer than any
+/// file name can be.
+fn names_no_file(path: &str) -> bool {
+    path.split('/').any(|segment| {
+        let escapes = segment
+            .as_bytes()
+            .windows(3)
+            .filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+            .count();
+        segment.len() - 2 * escapes > NAME_MAX
+    })
+}
+
+/// Adds `Cache-Control` and `Vary` to a static response; a path no file
+/// can have is a 404 without asking the file system.
 async fn cache_headers(req: Request, next: Next) -> Response {
+    if names_no_file(req.uri().path()) {
+        return (StatusCode::NOT_FOUND, "not found\n").into_response();
+    }
     let hashed = is_hashed(req.uri().path());
     let mut res = next.run(req).await;
     let status = res.status();
@@ -499,6 +521,27 @@ mod tests {
         assert_eq!(res.status(), StatusCode::OK);
         assert_eq!(body, index);
         assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE);
+    }
+
+    #[tokio::test]
+    async fn a_name_no_file_can_have_is_a_404_not_a_500() {
+        let dir = dist();
+        let long = "a".repeat(NAME_MAX + 1);
+        for path in [
+            format!("/{long}"),
+            format!("/admin/{long}.wasm"),
+            format!("/x/{long}/y"),
+        ] {
+            let (res, _) = get(dir.path(), &path, None).await;
+            assert_eq!(res.status(), StatusCode::NOT_FOUND, "{path}");
+        }
+        // Escapes count as the bytes they decode to: this name fits.
+        let escaped = "%61".repeat(NAME_MAX);
+        assert!(!names_no_file(&format!("/{escaped}")));
+        let (res, _) = get(dir.path(), &format!("/{escaped}"), None).await;
+        assert_eq!(res.status(), StatusCode::OK, "the page, as for any route");
+        let (res, _) = get(dir.path(), &format!("/{}", "a".repeat(NAME_MAX)), None).await;
+        assert_eq!(res.status(), StatusCode::OK);
     }
 
     #[tokio::test]

@@ -10,16 +10,17 @@
 use std::{fmt::Write, sync::Arc};
 
 use axum::{
-    extract::{Path, State},
+    extract::State,
     http::{header, StatusCode},
-    response::Response,
+    response::{IntoResponse, Response},
 };
 use protocol::{api::Shield, ServerEntry, ServerKey};
 
 use crate::{
     api::Asked,
     ctx::Ctx,
-    history_api::{error, list_seq, server_state, unavailable, Computed, ServerState, NOT_SEEN},
+    history_api::{list_seq, server_state, unavailable, Computed, ServerState, NOT_SEEN},
+    http::{HttpError, Path},
 };
 
 /// Characters of a name shown at most (names may have 100).
@@ -231,7 +232,7 @@ async fn server_in(ctx: Arc<Ctx>, form: Form, file: &str, asked: Asked) -> Respo
         .strip_suffix(form.suffix())
         .and_then(|k| k.parse::<ServerKey>().ok())
     else {
-        return error(StatusCode::NOT_FOUND, NOT_SEEN);
+        return HttpError::not_found(NOT_SEEN).into_response();
     };
     let generation = ctx.history.as_ref().map_or(0, |h| h.generation());
     let worker = ctx.clone();
@@ -244,7 +245,7 @@ async fn server_in(ctx: Arc<Ctx>, form: Form, file: &str, asked: Asked) -> Respo
             &[(header::CACHE_CONTROL, CACHE)],
             move || match server_state(&worker, key) {
                 Ok(Some(state)) => form.answer(&Face::server(&state)),
-                Ok(None) => Computed::error(StatusCode::NOT_FOUND, NOT_SEEN),
+                Ok(None) => Computed::refused(&HttpError::not_found(NOT_SEEN)),
                 Err(_) => unavailable(),
             },
         )

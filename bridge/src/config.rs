@@ -143,6 +143,11 @@ pub struct Config {
     pub auth_max_failures: u32,
     /// The window of [`Config::auth_max_failures`], from the first failure.
     pub auth_window: Duration,
+    /// Failed admin sign-ins from all addresses together within one
+    /// [`Config::auth_window`]; past it every attempt is refused unchecked
+    /// until the window ends, so many addresses together guess no faster
+    /// (the admin is locked out meanwhile too, as the price of the bound).
+    pub auth_max_failures_total: u32,
     /// Shortest time between two list answers to one browser's
     /// `msQueryGameServers` (from the shared cache); queries within it are
     /// answered once, at its end.
@@ -237,6 +242,8 @@ impl Config {
     pub const DEFAULT_AUTH_MAX_FAILURES: u32 = 5;
     /// Default of [`Config::auth_window`].
     pub const DEFAULT_AUTH_WINDOW: Duration = Duration::from_secs(60);
+    /// Default of [`Config::auth_max_failures_total`].
+    pub const DEFAULT_AUTH_MAX_FAILURES_TOTAL: u32 = 100;
     /// Default of [`Config::query_interval`]: the default poll interval, as
     /// the shared list rarely changes faster.
     pub const DEFAULT_QUERY_INTERVAL: Duration = Duration::from_secs(1);
@@ -300,6 +307,7 @@ impl Config {
             game_refresh_deadline: Self::DEFAULT_GAME_REFRESH_DEADLINE,
             auth_max_failures: Self::DEFAULT_AUTH_MAX_FAILURES,
             auth_window: Self::DEFAULT_AUTH_WINDOW,
+            auth_max_failures_total: Self::DEFAULT_AUTH_MAX_FAILURES_TOTAL,
             query_interval: Self::DEFAULT_QUERY_INTERVAL,
             api_rate_per_sec: Self::DEFAULT_API_RATE,
             api_burst: Self::DEFAULT_API_BURST,

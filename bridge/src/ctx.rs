@@ -59,6 +59,10 @@ pub(crate) struct Ctx {
     /// Web Push's subscriptions and their pushes; `None` only when the
     /// database failed to open (then the bridge refuses to start).
     pub(crate) push: Option<Arc<Push>>,
+    /// The key secret the list was keyed with while the database was
+    /// unreachable at start, until the database's is known (`None`: the
+    /// database's own, or no shared database).
+    pub(crate) provisional_secret: Option<[u8; 32]>,
     /// Why the data directory cannot be used, until
     /// [`Bridge::check`](crate::Bridge::check) takes it.
     pub(crate) start_error: Mutex<Option<Error>>,

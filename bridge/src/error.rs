@@ -29,6 +29,8 @@ pub enum Error {
     Database { path: PathBuf, reason: String },
     #[error("the webhooks cannot be loaded: {0}")]
     Webhooks(String),
+    #[error("the database's key secret is another than the one this bridge keyed the list with while the database was unreachable; start the bridge again (it keeps the database's now)")]
+    KeySecretChanged,
     #[error("the data directory is unusable (the cause was reported before)")]
     DataDirUnusable,
     #[error("HTTP server failed: {0}")]

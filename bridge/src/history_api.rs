@@ -11,13 +11,13 @@ use std::{
 };
 
 use axum::{
-    extract::{Path, Query, State},
+    extract::State,
     http::{header, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
 };
 use bytes::Bytes;
 use protocol::{
-    api::{ApiError, LobbyHistory, ServerHistory},
+    api::{LobbyHistory, ServerHistory},
     entry::ServerDetails,
     GameplayMode, Players, ServerKey,
 };
@@ -28,12 +28,13 @@ use crate::{
     api::{common, if_none_match, Asked},
     ctx::Ctx,
     history::{now_ms, sample_of, Range, ServerSample, StoreError},
+    http::{HttpError, Path, Query},
     metrics::Metrics,
 };
 
 /// Seconds a client is asked to wait (`Retry-After`) while the history's
 /// database is unreachable: about the store's first delays between tries.
-const RETRY_AFTER: &str = "5";
+const RETRY_AFTER: u64 = 5;
 
 /// Answers cached at most; the cache starts over when full.
 const CACHED: usize = 1024;
@@ -76,9 +77,9 @@ impl Computed {
         Self::json(StatusCode::OK, protocol::json::to_string(answer))
     }
 
-    /// An error answer (`{"error": message}`).
-    pub(crate) fn error(status: StatusCode, message: &str) -> Self {
-        Self::json(status, ApiError::json(message))
+    /// A refusal: the error's status and its documented body.
+    pub(crate) fn refused(e: &HttpError) -> Self {
+        Self::json(e.status(), protocol::json::to_string(&e.body()))
     }
 }
 
@@ -99,11 +100,14 @@ impl Answers {
         let cached = match hit {
             Some(cached) => cached,
             // Nothing computed for a request nobody paid for.
-            None if !asked.paid => return StatusCode::TOO_MANY_REQUESTS.into_response(),
+            // (`api::limit` answers its 429.)
+            None if !asked.paid => {
+                return HttpError::Other(StatusCode::TOO_MANY_REQUESTS).into_response()
+            }
             None => {
                 metrics.api_computed.fetch_add(1, Relaxed);
                 let Ok(computed) = tokio::task::spawn_blocking(compute).await else {
-                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                    return HttpError::Internal.into_response();
                 };
                 let unavailable = computed.status == StatusCode::SERVICE_UNAVAILABLE;
                 let cached = Cached {
@@ -131,7 +135,7 @@ impl Answers {
             h.insert(name.clone(), HeaderValue::from_static(value));
         }
         if cached.status == StatusCode::SERVICE_UNAVAILABLE {
-            h.insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER));
+            h.insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER));
             h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
         if cached.status == StatusCode::OK && if_none_match(&asked.headers, &cached.etag) {
@@ -157,22 +161,11 @@ pub(crate) fn etag_of(body: &[u8]) -> String {
     format!("\"h{hex}\"")
 }
 
-/// A JSON error answer, not cached.
-pub(crate) fn error(status: StatusCode, message: &str) -> Response {
-    let mut h = common(None);
-    h.remove(header::VARY);
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    (status, h, ApiError::json(message)).into_response()
-}
-
 /// What a 404 for a key says.
 pub(crate) const NOT_SEEN: &str = "no server with this key was seen";
 
-fn not_found() -> Response {
-    error(StatusCode::NOT_FOUND, NOT_SEEN)
+fn not_found() -> HttpError {
+    HttpError::not_found(NOT_SEEN)
 }
 
 /// `?range=`.
@@ -185,11 +178,11 @@ fn parse_range(q: &RangeQuery) -> Option<Range> {
     q.range.as_deref().and_then(Range::parse)
 }
 
-fn bad_range() -> Response {
-    error(
-        StatusCode::BAD_REQUEST,
-        "range must be one of 1h, 24h, 7d, 30d, 1y",
-    )
+fn bad_range() -> HttpError {
+    HttpError::BadRequest {
+        message: "range must be one of 1h, 24h, 7d, 30d, 1y".into(),
+        field: Some("range".into()),
+    }
 }
 
 /// The list's `seq` now (0 before the first list).
@@ -280,10 +273,10 @@ pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Result<Option<ServerSta
 /// The answer while the history's database is unreachable: 503 (with
 /// `Retry-After`, never cached).
 pub(crate) fn unavailable() -> Computed {
-    Computed::error(
-        StatusCode::SERVICE_UNAVAILABLE,
+    Computed::refused(&HttpError::unavailable(
         "the history database is unreachable; try again shortly",
-    )
+        RETRY_AFTER,
+    ))
 }
 
 fn parse_key(key: &str) -> Option<ServerKey> {
@@ -302,7 +295,7 @@ pub(crate) async fn server(
     asked: Asked,
 ) -> Response {
     let Some(key) = parse_key(&key) else {
-        return not_found();
+        return not_found().into_response();
     };
     let path = format!("server/{key}");
     let worker = ctx.clone();
@@ -310,7 +303,7 @@ pub(crate) async fn server(
         .answer(&ctx.metrics, path, stamp(&ctx), &asked, &[], move || {
             let state = match server_state(&worker, key) {
                 Ok(Some(state)) => state,
-                Ok(None) => return Computed::error(StatusCode::NOT_FOUND, NOT_SEEN),
+                Ok(None) => return Computed::refused(&not_found()),
                 Err(_) => return unavailable(),
             };
             match state.details(key) {
@@ -329,13 +322,13 @@ pub(crate) async fn server_history(
     asked: Asked,
 ) -> Response {
     let Some(key) = parse_key(&key) else {
-        return not_found();
+        return not_found().into_response();
     };
     let Some(range) = parse_range(&q) else {
-        return bad_range();
+        return bad_range().into_response();
     };
     let Some(history) = ctx.history.clone() else {
-        return not_found();
+        return not_found().into_response();
     };
     let path = format!("history/{key}/{}", range.as_str());
     // Only the history's changes change it (a key seen in the list but not
@@ -347,10 +340,9 @@ pub(crate) async fn server_history(
             let row = match store.server(key.0) {
                 Ok(Some(row)) => row,
                 Ok(None) => {
-                    return Computed::error(
-                        StatusCode::NOT_FOUND,
+                    return Computed::refused(&HttpError::not_found(
                         "no server with this key was recorded",
-                    )
+                    ))
                 }
                 Err(e) => return internal(&e),
             };
@@ -375,10 +367,10 @@ pub(crate) async fn lobby_history(
     asked: Asked,
 ) -> Response {
     let Some(range) = parse_range(&q) else {
-        return bad_range();
+        return bad_range().into_response();
     };
     let Some(history) = ctx.history.clone() else {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "no history");
+        return HttpError::unavailable("no history", RETRY_AFTER).into_response();
     };
     let path = format!("history/{}", range.as_str());
     let stamp = (0, history.generation());
@@ -411,8 +403,5 @@ fn internal(e: &StoreError) -> Computed {
 
 fn unreadable(e: &dyn std::fmt::Display) -> Computed {
     master::throttled!(warn, error = %e, "reading the history failed");
-    Computed::error(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "the history cannot be read",
-    )
+    Computed::refused(&HttpError::Internal)
 }

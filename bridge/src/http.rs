@@ -34,8 +34,10 @@ use crate::{
 };
 
 mod connection;
+pub(crate) mod error;
 
 use self::connection::Held;
+pub(crate) use self::error::{HttpError, Path, Query};
 
 /// What a refused connection is told before it is closed.
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\

@@ -71,10 +71,10 @@ impl Bridge {
     fn build(config: Config, embedded: Option<Arc<master::Registry>>) -> Self {
         let metrics = Arc::new(Metrics::default());
         let visibility = Visibility::new(config.hide_addresses);
-        let (keys, history, mut start_error) = match open_data(&config) {
-            Ok((keys, history)) => (keys, Some(Arc::new(history)), None),
+        let (keys, history, provisional_secret, mut start_error) = match open_data(&config) {
+            Ok((keys, history, provisional)) => (keys, Some(Arc::new(history)), provisional, None),
             // Keys nobody sees: `run` refuses to start.
-            Err(e) => (Keys::from_secret(b""), None, Some(e)),
+            Err(e) => (Keys::from_secret(b""), None, None, Some(e)),
         };
         let webhooks = history.as_ref().and_then(|history| {
             match open_webhooks(&config, visibility, history.clone()) {
@@ -107,7 +107,8 @@ impl Bridge {
             games: games.as_ref().map(|g| g.subscribe()),
             upstream: upstream.clone(),
             metrics: metrics.clone(),
-            auth: AuthGuard::new(config.auth_max_failures, config.auth_window),
+            auth: AuthGuard::new(config.auth_max_failures, config.auth_window)
+                .with_total(config.auth_max_failures_total),
             budget: budget.clone(),
             cancel: cancel.clone(),
         });
@@ -129,6 +130,7 @@ impl Bridge {
                 events: Arc::new(Events::new(config_offline_after)),
                 webhooks,
                 push,
+                provisional_secret,
                 start_error: Mutex::new(start_error),
             }),
         }
@@ -201,11 +203,37 @@ impl Bridge {
             http::Limits::new(&ctx.config, ctx.metrics.clone()),
             ctx.cancel.clone(),
         );
+        // Keyed while the database was unreachable: checked once it answers.
+        let keyed = {
+            let (done, cancel) = (tokio::sync::oneshot::channel(), ctx.cancel.clone());
+            let (tx, rx) = done;
+            if let (Some(secret), Some(history)) = (ctx.provisional_secret, ctx.history.clone()) {
+                let dir = ctx.config.data_dir.clone();
+                let spawned =
+                    std::thread::Builder::new()
+                        .name("key-secret".into())
+                        .spawn(move || {
+                            let _ =
+                                tx.send(reconcile_keys(&history, dir.as_deref(), secret, &cancel));
+                        });
+                if let Err(e) = spawned {
+                    warn!(error = %e, "cannot start the thread that checks the key secret");
+                }
+            }
+            rx
+        };
         tokio::pin!(serve);
         tokio::pin!(shutdown);
+        tokio::pin!(keyed);
+        let mut failed = None;
         let served = tokio::select! {
             () = &mut serve => true,
             () = &mut shutdown => false,
+            Ok(Err(e)) = &mut keyed => {
+                tracing::error!(error = %e, "stopping: the database's key secret is another than the one this bridge keyed the list with at start; it is this bridge's copy now, and a new start keys with it");
+                failed = Some(e);
+                false
+            }
         };
         info!("bridge shutting down: closing WebSockets");
         ctx.cancel.cancel();
@@ -236,13 +264,15 @@ impl Bridge {
         if let Some(games) = games {
             games.abort();
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 }
 
 /// The key secret and the history in `config.data_dir` (created if
 /// missing), or a random secret and a history in memory without one.
-fn open_data(config: &Config) -> Result<(Keys, History), Error> {
+/// The third part: the secret the list is keyed with until the database
+/// answers (it was unreachable at start), to be checked then.
+fn open_data(config: &Config) -> Result<(Keys, History, Option<[u8; 32]>), Error> {
     let interval = config.history_interval;
     let per_source = config.history_keys_per_source;
     if let Some(dir) = &config.data_dir {
@@ -261,16 +291,16 @@ fn open_data(config: &Config) -> Result<(Keys, History), Error> {
         let history = History::connect(url, interval).with_keys_per_source(per_source);
         // The client blocks (on a runtime of its own): off this thread,
         // which may be the server's runtime.
-        let keys = std::thread::scope(|s| {
+        let (keys, provisional) = std::thread::scope(|s| {
             s.spawn(|| shared_keys(&history, config.data_dir.as_deref()))
                 .join()
                 .unwrap_or(Err(Error::DataDirUnusable))
         })?;
-        return Ok((keys, history));
+        return Ok((keys, history, provisional));
     }
     let Some(dir) = &config.data_dir else {
         let history = History::open(None, interval)?.with_keys_per_source(per_source);
-        return Ok((Keys::ephemeral()?, history));
+        return Ok((Keys::ephemeral()?, history, None));
     };
     let keys = Keys::open(dir)?;
     let history = History::open(Some(dir), interval)?.with_keys_per_source(per_source);
@@ -284,56 +314,83 @@ fn open_data(config: &Config) -> Result<(Keys, History), Error> {
             "the history database is capped (--history-max-bytes)"
         );
     }
-    Ok((keys, history))
+    Ok((keys, history, None))
 }
 
 /// The key secret of the bridges on `history`'s database: created there
 /// once (this bridge's file proposes it, so a bridge that grows from the
-/// embedded database keeps its keys), and kept in `dir` as a copy, which
-/// keys the list while the database is unreachable at start. Only a
-/// bridge that never reached its database waits for it here.
-fn shared_keys(history: &History, dir: Option<&std::path::Path>) -> Result<Keys, Error> {
+/// embedded database keeps its keys), and kept in `dir` as a copy. One try
+/// at start (a refused password or connection fails at once, an address
+/// that does not answer within the connect timeout); while the database
+/// is unreachable the list is keyed at once with the copy (a new one when
+/// there is none), which is returned to be checked against the database's
+/// once it answers ([`reconcile_keys`]): nothing waits for the database.
+fn shared_keys(
+    history: &History,
+    dir: Option<&std::path::Path>,
+) -> Result<(Keys, Option<[u8; 32]>), Error> {
     let had_copy = dir.is_some_and(|d| d.join(crate::keys::SECRET_FILE).exists());
     let cached = match dir {
         Some(dir) => crate::keys::secret_in(dir)?,
         None => crate::keys::random_secret()?,
     };
-    let mut waited = false;
-    loop {
+    let secret = history.store().postgres().map(|pg| pg.key_secret(&cached));
+    match secret {
+        Some(Ok(secret)) => {
+            if let Some(dir) = dir {
+                crate::keys::keep_secret(dir, &secret)?;
+            }
+            Ok((Keys::from_secret(&secret), None))
+        }
+        Some(Err(crate::history::StoreError::Unavailable)) => {
+            if had_copy {
+                warn!("the database is unreachable at start: servers are keyed with this bridge's copy of its key secret");
+            } else {
+                warn!("the database is unreachable at start and this bridge has no copy of its key secret: servers are keyed with a new one, which the database takes if it has none (else the bridge stops once it answers, to start again with the database's)");
+            }
+            Ok((Keys::from_secret(&cached), Some(cached)))
+        }
+        Some(Err(e)) => Err(Error::Database {
+            path: "key_secret".into(),
+            reason: e.to_string(),
+        }),
+        None => Ok((Keys::from_secret(&cached), None)),
+    }
+}
+
+/// Once the database answers, whether the secret the list was keyed with
+/// at start (`keyed`, the copy) is the database's: then nothing changes;
+/// else the database's is kept as the copy and the answer is the error
+/// that stops the bridge, to start again keying as the other bridges do
+/// (every key would change, and a list's keys cannot change under its
+/// viewers). Runs on a thread of its own until `cancel` fires.
+fn reconcile_keys(
+    history: &History,
+    dir: Option<&std::path::Path>,
+    keyed: [u8; 32],
+    cancel: &CancellationToken,
+) -> Result<(), Error> {
+    while !cancel.is_cancelled() {
         let mut store = history.store();
-        let secret = store.postgres().map(|pg| pg.key_secret(&cached));
+        let secret = store.postgres().map(|pg| pg.key_secret(&keyed));
         let opening = store.opening();
         drop(store);
         match secret {
+            None => return Ok(()),
+            Some(Ok(secret)) if secret == keyed => return Ok(()),
             Some(Ok(secret)) => {
                 if let Some(dir) = dir {
                     crate::keys::keep_secret(dir, &secret)?;
                 }
-                return Ok(Keys::from_secret(&secret));
+                return Err(Error::KeySecretChanged);
             }
-            Some(Err(crate::history::StoreError::Unavailable)) if had_copy => {
-                tracing::warn!("the database is unreachable at start: servers are keyed with this bridge's copy of its key secret");
-                return Ok(Keys::from_secret(&cached));
-            }
-            Some(Err(crate::history::StoreError::Unavailable)) => {
-                if !waited {
-                    tracing::warn!("waiting for the database: this bridge has never read its key secret, and keys nothing without it");
-                    waited = true;
-                }
-                match opening {
-                    Some(opening) => opening.wait(),
-                    None => std::thread::sleep(std::time::Duration::from_secs(1)),
-                }
-            }
-            Some(Err(e)) => {
-                return Err(Error::Database {
-                    path: "key_secret".into(),
-                    reason: e.to_string(),
-                })
-            }
-            None => return Ok(Keys::from_secret(&cached)),
+            Some(Err(_)) => match opening {
+                Some(opening) => opening.wait(),
+                None => std::thread::sleep(std::time::Duration::from_millis(500)),
+            },
         }
     }
+    Ok(())
 }
 
 /// The webhooks kept in the bridge's database (`history`'s).
@@ -427,6 +484,9 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .merge(webhooks::api::routes())
         .with_state(ctx.clone())
         .merge(front_end)
+        // Every refusal under /api/ (and of a badge) the API's JSON, the
+        // framework's and the file server's too.
+        .layer(middleware::from_fn(http::error::json_errors))
         // Outermost, so that every answer under /api/ pays, the 404 of a
         // path that names nothing and the 405 of a wrong method too.
         .layer(middleware::from_fn_with_state(ctx, api::limit))

@@ -4,80 +4,12 @@
 //! whose query port (game port + 1) is 0. [`screen_master_list`] keeps what a
 //! real public server could be and counts what it dropped.
 
-use std::{
-    collections::HashSet,
-    net::{IpAddr, Ipv4Addr, SocketAddrV4},
-};
+use std::{collections::HashSet, net::SocketAddrV4};
 
-/// IPv4 ranges that are not reachable public unicast hosts (IANA special
-/// purpose registry): `(network, prefix length)`.
-const NON_GLOBAL_V4: [(Ipv4Addr, u8); 15] = [
-    (Ipv4Addr::new(0, 0, 0, 0), 8),       // "this network", unspecified
-    (Ipv4Addr::new(10, 0, 0, 0), 8),      // private
-    (Ipv4Addr::new(100, 64, 0, 0), 10),   // carrier-grade NAT
-    (Ipv4Addr::new(127, 0, 0, 0), 8),     // loopback
-    (Ipv4Addr::new(169, 254, 0, 0), 16),  // link-local
-    (Ipv4Addr::new(172, 16, 0, 0), 12),   // private
-    (Ipv4Addr::new(192, 0, 0, 0), 24),    // IETF protocol assignments
-    (Ipv4Addr::new(192, 0, 2, 0), 24),    // documentation (TEST-NET-1)
-    (Ipv4Addr::new(192, 88, 99, 0), 24),  // 6to4 relay anycast (deprecated)
-    (Ipv4Addr::new(192, 168, 0, 0), 16),  // private
-    (Ipv4Addr::new(198, 18, 0, 0), 15),   // benchmarking
-    (Ipv4Addr::new(198, 51, 100, 0), 24), // documentation (TEST-NET-2)
-    (Ipv4Addr::new(203, 0, 113, 0), 24),  // documentation (TEST-NET-3)
-    (Ipv4Addr::new(224, 0, 0, 0), 4),     // multicast
-    (Ipv4Addr::new(240, 0, 0, 0), 4),     // reserved, 255.255.255.255 broadcast
-];
-
-/// Whether `ip` can be a public unicast host: not loopback, private,
-/// link-local, carrier-grade NAT, multicast, broadcast, unspecified,
-/// documentation, benchmarking or reserved.
-pub fn is_global_v4(ip: Ipv4Addr) -> bool {
-    let bits = u32::from(ip);
-    !NON_GLOBAL_V4.iter().any(|&(net, len)| {
-        let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
-        bits & mask == u32::from(net) & mask
-    })
-}
-
-/// Like [`is_global_v4`] for either family; IPv6 is global when it is not
-/// unspecified, loopback, multicast, unique-local (fc00::/7), link-local
-/// (fe80::/10), site-local (fec0::/10), documentation (2001:db8::/32), and
-/// not an address that carries an IPv4 one (IPv4-mapped, IPv4-compatible,
-/// NAT64 64:ff9b::/96, 6to4 2002::/16) whose IPv4 address is not global.
-/// The bridge's webhooks use it too, to refuse URLs aimed at its networks.
-pub fn is_global(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_global_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_global_v4(v4);
-            }
-            let s = v6.segments();
-            let octets = v6.octets();
-            let embedded = |at: usize| {
-                Ipv4Addr::new(octets[at], octets[at + 1], octets[at + 2], octets[at + 3])
-            };
-            // ::a.b.c.d (deprecated "IPv4-compatible"; ::, ::1 below) and
-            // NAT64's well-known prefix reach the IPv4 address inside.
-            if (s[..6] == [0; 6] && !(v6.is_unspecified() || v6.is_loopback()))
-                || s[..6] == [0x64, 0xff9b, 0, 0, 0, 0]
-            {
-                return is_global_v4(embedded(12));
-            }
-            if s[0] == 0x2002 && !is_global_v4(embedded(2)) {
-                return false;
-            }
-            !(v6.is_unspecified()
-                || v6.is_loopback()
-                || v6.is_multicast()
-                || (s[0] & 0xfe00) == 0xfc00
-                || (s[0] & 0xffc0) == 0xfe80
-                || (s[0] & 0xffc0) == 0xfec0
-                || (s[0] == 0x2001 && s[1] == 0x0db8))
-        }
-    }
-}
+/// Whether `ip` can be a public unicast host: the one rule of
+/// `protocol::address` (IANA's special-purpose registries), which the
+/// bridge's webhooks and push endpoints use too.
+pub use protocol::address::{is_global, is_global_v4};
 
 /// How much of a master's list to trust.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +75,8 @@ pub fn screen_master_list(list: &[SocketAddrV4], policy: ListPolicy) -> Screened
 
 #[cfg(test)]
 mod tests {
+    use std::net::Ipv4Addr;
+
     use super::*;
 
     fn v4(s: &str) -> Ipv4Addr {
@@ -224,15 +158,13 @@ mod tests {
             "2002:7f00:1::1",
             "2002:c0a8:101::1",
             "fec0::1",
+            // IANA: IPv4-mapped is not globally reachable, 6to4 "N/A".
+            "::ffff:1.1.1.1",
+            "2002:101:101::1",
         ] {
             assert!(!is_global(ip.parse().unwrap()), "{ip}");
         }
-        for ip in [
-            "2a00:1450::1",
-            "::ffff:1.1.1.1",
-            "64:ff9b::101:101",
-            "2002:101:101::1",
-        ] {
+        for ip in ["2a00:1450::1", "64:ff9b::101:101"] {
             assert!(is_global(ip.parse().unwrap()), "{ip}");
         }
     }

@@ -5,6 +5,8 @@
 //! rule lives in exactly one place. It has no tokio dependency unless the
 //! `codec` feature is on, so it also builds for `wasm32-unknown-unknown`.
 
+#[cfg(feature = "addresses")]
+pub mod address;
 pub mod api;
 pub mod bridge;
 #[cfg(feature = "codec")]

@@ -53,6 +53,9 @@ enum Failure {
     Conflict,
     /// 413: a request's body is larger than the API reads.
     TooLarge,
+    /// 415: a request's body is declared as another media type than
+    /// `application/json`.
+    UnsupportedMediaType,
     /// 429: the client address spent its budget; `Retry-After` says when
     /// to ask again.
     TooManyRequests,
@@ -64,7 +67,7 @@ enum Failure {
 
 impl Failure {
     /// Every error answer the document describes.
-    const ALL: [Failure; 9] = [
+    const ALL: [Failure; 10] = [
         Failure::BadRequest,
         Failure::Unauthorized,
         Failure::Forbidden,
@@ -72,6 +75,7 @@ impl Failure {
         Failure::Timeout,
         Failure::Conflict,
         Failure::TooLarge,
+        Failure::UnsupportedMediaType,
         Failure::TooManyRequests,
         Failure::Unavailable,
     ];
@@ -86,6 +90,7 @@ impl Failure {
             Failure::Timeout => 408,
             Failure::Conflict => 409,
             Failure::TooLarge => 413,
+            Failure::UnsupportedMediaType => 415,
             Failure::TooManyRequests => 429,
             Failure::Unavailable => 503,
         }
@@ -101,6 +106,7 @@ impl Failure {
             Failure::Timeout => "Timeout",
             Failure::Conflict => "Conflict",
             Failure::TooLarge => "TooLarge",
+            Failure::UnsupportedMediaType => "UnsupportedMediaType",
             Failure::TooManyRequests => "TooManyRequests",
             Failure::Unavailable => "Unavailable",
         }
@@ -123,6 +129,10 @@ impl Failure {
             Failure::TooLarge => {
                 "The request's body is larger than the API reads (16 KiB for a webhook, 8 KiB \
                  for a push subscription)."
+            }
+            Failure::UnsupportedMediaType => {
+                "The request's body is declared (`Content-Type`) as another media type than \
+                 `application/json`."
             }
             Failure::TooManyRequests => {
                 "The client address has no request left, or (a new push subscription) holds \
@@ -436,6 +446,10 @@ impl Op {
             );
         }
         if let Some(body) = self.body {
+            op = op.response(
+                Failure::UnsupportedMediaType.status().to_string(),
+                Ref::from_response_name(Failure::UnsupportedMediaType.name()),
+            );
             op = op.request_body(Some(
                 RequestBodyBuilder::new()
                     .required(Some(Required::True))
@@ -713,6 +727,7 @@ pub fn document() -> Value {
     };
     if let Some(schemas) = doc.pointer_mut("/components/schemas") {
         close_objects(schemas);
+        constrain(schemas);
     }
     if let Value::Object(root) = &mut doc {
         let webhook = serde_json::to_value(standard_webhook()).unwrap_or(Value::Null);
@@ -722,6 +737,95 @@ pub fn document() -> Value {
         );
     }
     doc
+}
+
+/// What the requests' validation (`watch`, `push`) requires beyond the
+/// fields' own schemas, written where utoipa has no builder for it: a
+/// `threshold` with `players-reached` and only with it (`null` counts as
+/// absent), a push endpoint that is an http(s) URL of at most
+/// [`MAX_ENDPOINT_LEN`](crate::push::MAX_ENDPOINT_LEN) bytes, the
+/// subscription keys' exact base64url lengths, the watches' bounds.
+fn constrain(schemas: &mut Value) {
+    use serde_json::json;
+    let threshold_coupling = || {
+        json!({
+            "if": {
+                "required": ["events"],
+                "properties": { "events": { "contains": { "const": "players-reached" } } }
+            },
+            "then": {
+                "required": ["threshold"],
+                "properties": { "threshold": { "type": "integer" } }
+            },
+            "else": { "properties": { "threshold": { "type": "null" } } }
+        })
+    };
+    let nullable_threshold = |object: &mut Value| {
+        if let Some(t) = object.pointer_mut("/properties/threshold") {
+            t["type"] = json!(["integer", "null"]);
+        }
+    };
+    let merge = |target: &mut Value, extra: Value| {
+        if let (Value::Object(target), Value::Object(extra)) = (target, extra) {
+            target.extend(extra);
+        }
+    };
+    // A URL as `watch::url_named` reads it: http or https (any case), a
+    // host, no fragment, no user, no white space or control characters.
+    let url = |max: usize| {
+        json!({
+            "type": "string",
+            "format": "uri",
+            "minLength": 8,
+            "maxLength": max,
+            "pattern": r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\\\s\x00-\x1f\x7f]+([/?\\][^#\s\x00-\x1f\x7f]*)?$"
+        })
+    };
+    if let Some(spec) = schemas.get_mut("WebhookSpec") {
+        nullable_threshold(spec);
+        merge(spec, threshold_coupling());
+        if let Some(u) = spec.pointer_mut("/properties/url") {
+            let description = u["description"].clone();
+            *u = url(crate::watch::MAX_URL_LEN);
+            u["description"] = description;
+        }
+    }
+    if let Some(watch) = schemas.get_mut("PushWatch") {
+        nullable_threshold(watch);
+        merge(watch, threshold_coupling());
+        if let Some(events) = watch.pointer_mut("/properties/events") {
+            merge(
+                events,
+                json!({ "minItems": 1, "maxItems": crate::watch::Event::ALL.len(), "uniqueItems": true }),
+            );
+        }
+        if let Some(t) = watch.pointer_mut("/properties/threshold") {
+            merge(
+                t,
+                json!({ "minimum": 1, "maximum": crate::watch::MAX_THRESHOLD }),
+            );
+        }
+    }
+    if let Some(watches) = schemas.pointer_mut("/PushSubscribe/properties/watches") {
+        merge(watches, json!({ "maxItems": crate::push::MAX_WATCHES }));
+    }
+    if let Some(endpoint) = schemas.pointer_mut("/SubscriptionOnWire/properties/endpoint") {
+        let description = endpoint["description"].clone();
+        *endpoint = url(crate::push::MAX_ENDPOINT_LEN);
+        endpoint["description"] = description;
+    }
+    // Base64url of exactly 65 and 16 bytes: the last character carries
+    // the last bits and zeros; padding is taken and ignored.
+    if let Some(keys) = schemas.pointer_mut("/SubscriptionKeys/properties") {
+        merge(
+            &mut keys["p256dh"],
+            json!({ "pattern": "^[A-Za-z0-9_-]{86}[AEIMQUYcgkosw048]=*$", "maxLength": 130 }),
+        );
+        merge(
+            &mut keys["auth"],
+            json!({ "pattern": "^[A-Za-z0-9_-]{21}[AQgw]=*$", "maxLength": 32 }),
+        );
+    }
 }
 
 /// Marks every object schema with properties, at any depth, as closed:

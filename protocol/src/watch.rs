@@ -332,12 +332,22 @@ pub(crate) fn url_named(
     if authority.contains('@') {
         return refuse(field, "must not hold a user name or password");
     }
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority.split(':').next().unwrap_or_default(),
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (host, rest) = v6.split_once(']').unwrap_or((v6, ""));
+            (host, rest.strip_prefix(':'))
+        }
+        None => match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
     };
     if host.is_empty() {
         return refuse(field, "has no host");
+    }
+    // Port 0 names no service (a URL parser reads "00" as 0 too).
+    if port.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b == b'0')) {
+        return refuse(field, "must not have port 0");
     }
     Ok((scheme.to_ascii_lowercase(), text.to_owned()))
 }

@@ -127,6 +127,25 @@ impl Cluster {
         )
     }
 
+    /// Adds login role `role` with `password`, which must give it over TCP
+    /// (scram-sha-256; every other role stays trusted), and makes it the
+    /// owner of database `db`: for a test of a refused password.
+    pub fn add_password_role(&self, role: &str, password: &str, db: &str) -> Result<()> {
+        let hba = self.data().join("pg_hba.conf");
+        let rest = std::fs::read_to_string(&hba)?;
+        std::fs::write(
+            &hba,
+            format!("host all {role} 127.0.0.1/32 scram-sha-256\n{rest}"),
+        )?;
+        self.query(
+            "postgres",
+            &format!("CREATE ROLE {role} LOGIN PASSWORD '{password}'"),
+        )?;
+        self.query("postgres", &format!("ALTER DATABASE {db} OWNER TO {role}"))?;
+        self.query("postgres", "SELECT pg_reload_conf()")?;
+        Ok(())
+    }
+
     /// The times (Unix ms) of the lobby's samples the bridges recorded in
     /// database `db` (`lobby_samples`), oldest first: one per interval
     /// recorded, whichever bridge recorded it.

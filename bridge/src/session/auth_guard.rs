@@ -4,7 +4,9 @@
 //! without the token being looked at, until the window ends. The table is
 //! bounded: expired entries are dropped when it fills, then the oldest.
 //! [`AuthGuard::check`] is the one admin-token check, for `bridgeAuth` and
-//! the admin API's `Authorization: Bearer` alike.
+//! the admin API's `Authorization: Bearer` alike. Beside the per-address
+//! count, one count of all failures together ([`AuthGuard::with_total`])
+//! bounds how fast many addresses together may guess.
 
 use std::{
     collections::HashMap,
@@ -56,6 +58,10 @@ pub(crate) struct AuthGuard {
     window: Duration,
     capacity: usize,
     entries: Mutex<HashMap<IpAddr, Entry>>,
+    /// Failures from all addresses in one window, at most.
+    max_total: u32,
+    /// All addresses' failures in the current window (`None`: none yet).
+    total: Mutex<Option<Entry>>,
 }
 
 impl AuthGuard {
@@ -70,11 +76,29 @@ impl AuthGuard {
             window,
             capacity: capacity.max(1),
             entries: Mutex::new(HashMap::new()),
+            max_total: u32::MAX,
+            total: Mutex::new(None),
         }
+    }
+
+    /// The guard with a bound on the failures of all addresses together
+    /// per window: past it, every attempt is limited until it ends.
+    pub(crate) fn with_total(mut self, max_total: u32) -> Self {
+        self.max_total = max_total.max(1);
+        self
+    }
+
+    /// Whether all addresses together failed too often in this window.
+    fn all_limited(&self, now: Instant) -> bool {
+        let total = self.total.lock().unwrap_or_else(PoisonError::into_inner);
+        total.is_some_and(|e| !self.expired(&e, now) && e.failures >= self.max_total)
     }
 
     /// Whether a `bridgeAuth` from `ip` may have its token checked.
     pub(crate) fn verdict(&self, ip: IpAddr, now: Instant) -> Verdict {
+        if self.all_limited(now) {
+            return Verdict::Limited;
+        }
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         match entries.get(&address_key(ip)) {
             Some(e) if !self.expired(e, now) && e.failures >= self.max_failures => Verdict::Limited,
@@ -85,6 +109,18 @@ impl AuthGuard {
     /// Counts a wrong token from `ip`; true for the window's first failure
     /// (the one worth a WARN line: the others are logged at debug).
     pub(crate) fn failed(&self, ip: IpAddr, now: Instant) -> bool {
+        {
+            let mut total = self.total.lock().unwrap_or_else(PoisonError::into_inner);
+            match total.as_mut() {
+                Some(e) if !self.expired(e, now) => e.failures = e.failures.saturating_add(1),
+                _ => {
+                    *total = Some(Entry {
+                        since: now,
+                        failures: 1,
+                    })
+                }
+            }
+        }
         let key = address_key(ip);
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(e) = entries.get_mut(&key) {
@@ -193,6 +229,22 @@ mod tests {
         let later = t0 + Duration::from_secs(60);
         assert_eq!(g.verdict(a, later), Verdict::Check);
         assert!(g.failed(a, later), "a new window warns again");
+    }
+
+    #[test]
+    fn all_addresses_together_are_bounded_too() {
+        let t0 = Instant::now();
+        let g = AuthGuard::new(3, Duration::from_secs(60)).with_total(10);
+        for i in 0..10u8 {
+            assert_eq!(g.verdict(IpAddr::from([10, 0, 0, i]), t0), Verdict::Check);
+            g.failed(IpAddr::from([10, 0, 0, i]), t0);
+        }
+        // No address failed more than once, yet every one is limited now,
+        // a new one too, until the window ends.
+        assert_eq!(g.verdict(ip("10.0.0.1"), t0), Verdict::Limited);
+        assert_eq!(g.verdict(ip("192.0.2.9"), t0), Verdict::Limited);
+        let later = t0 + Duration::from_secs(60);
+        assert_eq!(g.verdict(ip("192.0.2.9"), later), Verdict::Check);
     }
 
     #[test]

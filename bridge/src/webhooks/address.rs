@@ -1,9 +1,9 @@
 //! Which addresses a webhook or a push endpoint may reach
 //! (`docs/protocol.md` §2.4): nobody may use the lobby to reach its own
-//! networks. A URL's host that is, or resolves to, a loopback, private,
-//! link-local, shared (100.64/10), multicast, unspecified or otherwise
-//! non-global address (IPv4 and IPv6, IPv4-mapped included;
-//! `gamequery::screen::is_global` is the rule) is refused unless the
+//! networks. A URL's host that is, or resolves to, an address that is not
+//! globally reachable by IANA's special-purpose registries
+//! (`protocol::address::is_global`, the games' rule too), or whose port
+//! is 0, is refused unless the
 //! [`Reach`] allows it: `--webhook-allow-private` any address,
 //! `--push-allow-insecure` loopback ones (tests).
 //!
@@ -55,24 +55,21 @@ impl Reach {
     }
 }
 
-/// Whether an address may be reached.
+/// Whether an address may be reached: `protocol::address`'s rule.
 pub fn allowed(ip: IpAddr, reach: Reach) -> bool {
-    let loopback = match ip {
-        IpAddr::V4(v4) => v4.is_loopback(),
-        IpAddr::V6(v6) => {
-            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-    };
     match reach {
         Reach::Any => true,
-        Reach::AlsoLoopback if loopback => true,
-        _ => gamequery::screen::is_global(ip),
+        Reach::AlsoLoopback if protocol::address::is_loopback(ip) => true,
+        _ => protocol::address::is_global(ip),
     }
 }
 
 /// Whether the URL's host, if an IP literal, may be reached (a host name
 /// is checked by [`CheckedResolver`] when the connection is made).
 pub fn literal_allowed(url: &Url, reach: Reach) -> bool {
+    if url.port() == Some(0) {
+        return false;
+    }
     match url.host() {
         Some(Host::Ipv4(ip)) => allowed(IpAddr::V4(ip), reach),
         Some(Host::Ipv6(ip)) => allowed(IpAddr::V6(ip), reach),
@@ -110,6 +107,9 @@ pub enum ResolveError {
 /// Checks a new webhook's URL: its host is an allowed literal, or resolves
 /// (within [`RESOLVE_TIMEOUT`]) to allowed addresses only.
 pub async fn check_url(url: &Url, reach: Reach) -> Result<(), ResolveError> {
+    if url.port() == Some(0) {
+        return Err(ResolveError::Refused);
+    }
     match url.host() {
         Some(Host::Domain(name)) => {
             match tokio::time::timeout(RESOLVE_TIMEOUT, resolve_checked(name, reach)).await {
@@ -182,6 +182,19 @@ mod tests {
             "http://[ff02::1]/",
             "http://[::ffff:127.0.0.1]/",
             "http://[::ffff:a9fe:a9fe]/",
+            // What IANA's registries say is not globally reachable, which
+            // a list of ranges had missed: local-use NAT64, Teredo, SIIT,
+            // IPv4-mapped public, discard-only, 6to4.
+            "http://[64:ff9b:1::808:808]/",
+            "http://[2001::1]/",
+            "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
+            "http://[::ffff:0:808:808]/",
+            "http://[::ffff:8.8.8.8]/",
+            "http://[100::1]/",
+            "http://[2002:808:808::1]/",
+            // Port 0 is no port.
+            "http://8.8.8.8:0/",
+            "http://[2a00:1450::1]:0/",
         ] {
             assert_eq!(
                 check_url(&url(u), Reach::Public).await,
@@ -193,6 +206,11 @@ mod tests {
             check_url(&url("http://127.0.0.1/"), Reach::Any).await,
             Ok(())
         );
+        assert_eq!(
+            check_url(&url("http://127.0.0.1:0/"), Reach::Any).await,
+            Err(ResolveError::Refused)
+        );
+        assert!(!literal_allowed(&url("http://127.0.0.1:0/"), Reach::Any));
         assert_eq!(
             check_url(&url("http://localhost/"), Reach::Any).await,
             Ok(())

@@ -9,7 +9,7 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use axum::{
     body::Body,
-    extract::{ConnectInfo, Path, Request, State},
+    extract::{ConnectInfo, Request, State},
     http::{header, HeaderMap, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
     routing::{patch, post},
@@ -23,7 +23,11 @@ use protocol::{
 use serde::Serialize;
 
 use super::{address, CreateError, Webhooks};
-use crate::{ctx::Ctx, session::Checked};
+use crate::{
+    ctx::Ctx,
+    http::{HttpError, Path},
+    session::Checked,
+};
 
 /// How long a request's body may take to arrive.
 const BODY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -83,26 +87,14 @@ fn authorize(ctx: &Ctx, client: SocketAddr, headers: &HeaderMap) -> Result<(), B
     );
     match checked {
         Checked::Admin => Ok(()),
-        Checked::Wrong => {
-            let mut r = error(
-                StatusCode::UNAUTHORIZED,
-                "the admin token is missing or wrong",
-            );
-            r.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            Err(Box::new(r))
-        }
-        Checked::Limited => {
-            let mut r = error(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too many wrong tokens from your address",
-            );
-            let wait = ctx.config.auth_window.as_secs().max(1);
-            if let Ok(v) = HeaderValue::from_str(&wait.to_string()) {
-                r.headers_mut().insert(header::RETRY_AFTER, v);
+        Checked::Wrong => Err(Box::new(HttpError::Unauthorized.into_response())),
+        Checked::Limited => Err(Box::new(
+            HttpError::TooManyRequests {
+                message: "too many wrong tokens from your address".into(),
+                retry_after: ctx.config.auth_window.as_secs().max(1),
             }
-            Err(Box::new(r))
-        }
+            .into_response(),
+        )),
     }
 }
 
@@ -111,14 +103,8 @@ fn authorize(ctx: &Ctx, client: SocketAddr, headers: &HeaderMap) -> Result<(), B
 pub(crate) async fn read_body(body: Body, max: usize) -> Result<axum::body::Bytes, Box<Response>> {
     match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, max)).await {
         Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(Box::new(error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format_args!("body: larger than {} KiB", max / 1024),
-        ))),
-        Err(_) => Err(Box::new(error(
-            StatusCode::REQUEST_TIMEOUT,
-            "body: not sent in time",
-        ))),
+        Ok(Err(_)) => Err(Box::new(HttpError::PayloadTooLarge { max }.into_response())),
+        Err(_) => Err(Box::new(HttpError::RequestTimeout.into_response())),
     }
 }
 

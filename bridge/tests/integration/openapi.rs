@@ -610,3 +610,263 @@ async fn push_answers(d: &mut Described, bridge: &TestBridge, key: &str) {
         d.check_to(&method.to_lowercase(), "/api/push/subscription", &answer);
     }
 }
+
+/// Every refusal under `/api/` and of a badge is the documented JSON
+/// error body, whatever refused: a handler, an extractor (a query
+/// parameter given twice, a path parameter that is not UTF-8), the
+/// framework (a method a path does not take) or the API's net (a body
+/// declared as something else than JSON); and a path segment no file can have is a 404 of the
+/// file server, not a 500.
+#[tokio::test]
+async fn every_refusal_is_the_documented_json() {
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let dist = tempfile::tempdir().unwrap();
+    std::fs::write(dist.path().join("index.html"), "<!doctype html>").unwrap();
+    let mut c = config(&master, dir.path());
+    c.static_dir = dist.path().to_owned();
+    let bridge = TestBridge::embedding(&master, c).await;
+    let here = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let served = http_request(here, bridge.addr, "GET", "/api/openapi.json", "").await;
+    let d = Described {
+        doc: serde_json::from_slice(&served.2).unwrap(),
+        seen: BTreeSet::new(),
+    };
+    let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+    let key = "0123456789abcdef";
+    let long = "a".repeat(300);
+    let cases: Vec<(&str, String, String, &str, u16, &str)> = vec![
+        (
+            "GET",
+            "/api/history?range=1h&range=1h".into(),
+            String::new(),
+            "",
+            400,
+            "duplicate field `range`",
+        ),
+        (
+            "GET",
+            format!("/api/servers/{key}/history?range=1h&range=24h"),
+            String::new(),
+            "",
+            400,
+            "duplicate",
+        ),
+        (
+            "GET",
+            "/api/history?range=2h".into(),
+            String::new(),
+            "",
+            400,
+            "range must be",
+        ),
+        (
+            "GET",
+            "/api/servers/%FF%FE".into(),
+            String::new(),
+            "",
+            404,
+            "no such path",
+        ),
+        (
+            "GET",
+            "/badge/%FF.svg".into(),
+            String::new(),
+            "",
+            404,
+            "no such path",
+        ),
+        (
+            "GET",
+            format!("/api/{long}"),
+            String::new(),
+            "",
+            404,
+            "no such API path",
+        ),
+        (
+            "PUT",
+            "/api/admin/webhooks".into(),
+            auth.clone(),
+            "",
+            405,
+            "method",
+        ),
+        (
+            "DELETE",
+            "/badge.svg".into(),
+            String::new(),
+            "",
+            405,
+            "method",
+        ),
+        (
+            "POST",
+            "/api/admin/webhooks".into(),
+            format!("{auth}Content-Type: application/x-www-form-urlencoded\r\n"),
+            "url=http://127.0.0.1:9/",
+            415,
+            "application/json",
+        ),
+        (
+            "PUT",
+            "/api/push/subscription".into(),
+            "Content-Type: text/plain\r\n".into(),
+            "{}",
+            415,
+            "application/json",
+        ),
+    ];
+    for (method, path, extra, body, status, says) in cases {
+        let (got, head, bytes) = http_send(here, bridge.addr, method, &path, &extra, body).await;
+        let shown = &path[..path.len().min(60)];
+        assert_eq!(got, status, "{method} {shown}: {head}");
+        assert_eq!(
+            header(&head, "content-type"),
+            Some("application/json"),
+            "{method} {shown}: {head}"
+        );
+        let value: Value = serde_json::from_slice(&bytes).expect("a JSON body");
+        d.assert_valid(&d.error_schema(), &value, &path, status);
+        let error = value["error"].as_str().unwrap();
+        assert!(error.contains(says), "{method} {shown}: {error}");
+        if status == 405 {
+            assert!(header(&head, "allow").is_some(), "{method} {shown}: {head}");
+        }
+        // A public path's refusal is readable by any page, the admin's not.
+        assert_eq!(
+            header(&head, "access-control-allow-origin").is_some(),
+            !path.starts_with("/api/admin/"),
+            "{method} {shown}: {head}"
+        );
+    }
+    // Outside the API, the file server's: a 404, not its 500.
+    let (status, head, _) = http_get(bridge.addr, &format!("/{long}"), "").await;
+    assert_eq!(status, 404, "{head}");
+    let (status, _, _) = http_get(bridge.addr, "/server/0123456789abcdef", "").await;
+    assert_eq!(status, 200, "a route of the page");
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+/// The document refuses what the server's validation refuses, and takes
+/// what it takes: for each request body, the schema's verdict and the
+/// protocol's parser's agree (the couplings a field schema cannot say
+/// included: `threshold` only with `players-reached`, an endpoint that is
+/// a URL, the subscription keys' lengths).
+#[test]
+fn the_request_schemas_refuse_what_the_server_refuses() {
+    let d = Described {
+        doc: protocol::openapi::document(),
+        seen: BTreeSet::new(),
+    };
+    let spec = d.validator(&json!({ "$ref": "#/components/schemas/WebhookSpec" }));
+    let server = |events: Value, extra: Value| {
+        let mut v = json!({
+            "url": "https://example.com/hook",
+            "format": "standard",
+            "events": events,
+            "servers": "all",
+        });
+        if let (Value::Object(v), Value::Object(extra)) = (&mut v, extra) {
+            v.extend(extra);
+        }
+        v
+    };
+    let webhooks = [
+        server(json!(["server-online"]), json!({})),
+        server(json!(["server-online"]), json!({ "threshold": null })),
+        server(json!(["server-online"]), json!({ "threshold": 3 })),
+        server(json!(["players-reached"]), json!({ "threshold": 3 })),
+        server(json!(["players-reached"]), json!({})),
+        server(json!(["players-reached"]), json!({ "threshold": null })),
+        server(
+            json!(["players-reached", "server-online"]),
+            json!({ "threshold": 255 }),
+        ),
+        server(json!(["players-reached"]), json!({ "threshold": 0 })),
+        server(json!(["server-online"]), json!({ "url": "" })),
+        server(
+            json!(["server-online"]),
+            json!({ "url": "https://example.com/#x" }),
+        ),
+        server(
+            json!(["server-online"]),
+            json!({ "url": "https://u@example.com/" }),
+        ),
+        server(
+            json!(["server-online"]),
+            json!({ "url": "ftp://example.com/" }),
+        ),
+        server(
+            json!(["server-online"]),
+            json!({ "url": "https://exa mple.com/" }),
+        ),
+    ];
+    for body in webhooks {
+        let parsed = protocol::watch::WebhookSpec::parse(body.to_string().as_bytes());
+        assert_eq!(
+            spec.is_valid(&body),
+            parsed.is_ok(),
+            "{body}: the server says {parsed:?}"
+        );
+    }
+    let subscribe = d.validator(&json!({ "$ref": "#/components/schemas/PushSubscribe" }));
+    let p256dh = format!("B{}", "A".repeat(85)) + "A";
+    let auth = "A".repeat(22);
+    let body = |endpoint: &str, p256dh: &str, auth: &str, watches: Value| {
+        json!({
+            "subscription": { "endpoint": endpoint, "keys": { "p256dh": p256dh, "auth": auth } },
+            "watches": watches,
+        })
+    };
+    let watch = |extra: Value| {
+        let mut w = json!({ "key": "0123456789abcdef", "events": ["players-reached"] });
+        if let (Value::Object(w), Value::Object(extra)) = (&mut w, extra) {
+            w.extend(extra);
+        }
+        w
+    };
+    let pushes = [
+        body("https://push.example/x", &p256dh, &auth, json!([])),
+        body("", &p256dh, &auth, json!([])),
+        body("https://push.example/x#f", &p256dh, &auth, json!([])),
+        body("https://push.example/x", &p256dh[1..], &auth, json!([])),
+        body("https://push.example/x", &p256dh, &auth[1..], json!([])),
+        body(
+            "https://push.example/x",
+            &p256dh,
+            "AAAAAAAAAAAAAAAAAAAAAB",
+            json!([]),
+        ),
+        body(
+            "https://push.example/x",
+            &p256dh,
+            &auth,
+            json!([watch(json!({ "threshold": 2 }))]),
+        ),
+        body(
+            "https://push.example/x",
+            &p256dh,
+            &auth,
+            json!([watch(json!({}))]),
+        ),
+        body(
+            "https://push.example/x",
+            &p256dh,
+            &auth,
+            json!([{ "key": "0123456789abcdef", "events": ["server-online"], "threshold": 2 }]),
+        ),
+    ];
+    for body in pushes {
+        let parsed = protocol::push::PushRequest::parse(
+            body.to_string().as_bytes(),
+            protocol::push::Schemes::Https,
+        );
+        assert_eq!(
+            subscribe.is_valid(&body),
+            parsed.is_ok(),
+            "{body}: the server says {parsed:?}"
+        );
+    }
+}

@@ -1,9 +1,10 @@
 //! Several bridges, one store (`docs/protocol.md` §2.3), against a real
 //! PostgreSQL (a scratch cluster per test): bridges on one database give
 //! the same keys and answers, one of them records and another takes over
-//! when it stops, a bridge started later shows the history at once, and a
+//! when it stops, a bridge started later shows the history at once, a
 //! database outage turns the history's answers into 503 while the list
-//! goes on, until the database is back.
+//! goes on, until the database is back, and a bridge started while the
+//! database is down or missing serves at once and says why in one line.
 
 use crate::common;
 
@@ -446,14 +447,29 @@ async fn get_from(from: &str, to: std::net::SocketAddr, path: &str) -> u16 {
     head.split(' ').nth(1).unwrap().parse().unwrap()
 }
 
-/// The binary during an outage, asked 400 times from 127.0.0.2: 503 (or
-/// 429 once that address's budget is spent), and the log says the outage
-/// began once and ended once, however many requests came between.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_outage_is_logged_once_however_often_it_is_asked() {
+/// The `bridge` binary on `url` (data in `dir`), once it says it
+/// listens: the process, its HTTP address and its log as it grows.
+async fn logged_bridge(
+    url: &str,
+    dir: &Path,
+) -> (
+    tokio::process::Child,
+    std::net::SocketAddr,
+    Arc<std::sync::Mutex<String>>,
+) {
+    logged_bridge_with(&["--database-url", url], dir).await
+}
+
+/// [`logged_bridge`] with `database` as the arguments naming the database.
+async fn logged_bridge_with(
+    database: &[&str],
+    dir: &Path,
+) -> (
+    tokio::process::Child,
+    std::net::SocketAddr,
+    Arc<std::sync::Mutex<String>>,
+) {
     use tokio::io::AsyncBufReadExt;
-    let (cluster, url) = database().await;
-    let dir = tempfile::tempdir().unwrap();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
         .env("BRIDGE_ADMIN_TOKEN", TOKEN)
         .env("RUST_LOG", "info")
@@ -464,14 +480,10 @@ async fn an_outage_is_logged_once_however_often_it_is_asked() {
             "--embedded-master",
             "127.0.0.1:0",
         ])
-        .args([
-            "--history-interval",
-            "1s",
-            "--database-url",
-            &url,
-            "--data-dir",
-        ])
-        .arg(dir.path())
+        .args(["--history-interval", "1s"])
+        .args(database)
+        .arg("--data-dir")
+        .arg(dir)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -501,6 +513,227 @@ async fn an_outage_is_logged_once_however_often_it_is_asked() {
             sink.lock().unwrap().push_str(&std::mem::take(&mut line));
         }
     });
+    (child, http, log)
+}
+
+/// Polls the binary at `http` until `path` answers `status` (bounded by
+/// `wait`).
+async fn answers(http: std::net::SocketAddr, path: &str, status: u16, wait: Duration) {
+    tokio::time::timeout(wait, async {
+        while get_from("127.0.0.1", http, path).await != status {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{path} never answered {status}"));
+}
+
+/// Drill: the database is down when a new bridge (no copy of the key
+/// secret) starts. It serves at once (the list, `/healthz`,
+/// `/api/servers`), the history answers 503, the log says why in one
+/// line naming the database with its port; once the database is back the
+/// history answers by itself, and the database took the key secret the
+/// bridge keyed with (no restart needed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bridge_started_during_an_outage_serves_at_once_and_recovers() {
+    let (cluster, url) = database().await;
+    let stopped = cluster.clone();
+    tokio::task::spawn_blocking(move || stopped.stop().unwrap())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let (mut child, http, log) = logged_bridge(&url, dir.path()).await;
+    answers(http, "/healthz", 200, WAIT).await;
+    answers(http, "/api/servers", 200, WAIT).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "serving took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        get_from("127.0.0.1", http, "/api/history?range=1h").await,
+        503
+    );
+    let resumed = cluster.clone();
+    tokio::task::spawn_blocking(move || resumed.resume().unwrap())
+        .await
+        .unwrap();
+    answers(http, "/api/history?range=1h", 200, Duration::from_secs(30)).await;
+    let copy = std::fs::read_to_string(dir.path().join("key-secret")).unwrap();
+    let kept = cluster.clone();
+    let stored = tokio::task::spawn_blocking(move || {
+        kept.query(
+            "lobby",
+            "SELECT encode(substring(secret from 1 for 32), 'hex') FROM key_secret",
+        )
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        stored.trim(),
+        copy.trim(),
+        "the database took the bridge's secret"
+    );
+    assert!(child.try_wait().unwrap().is_none(), "the bridge goes on");
+    let text = log.lock().unwrap().clone();
+    let port = format!("127.0.0.1:{}", cluster.port());
+    let reasons: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("history database is unreachable;"))
+        .collect();
+    assert_eq!(reasons.len(), 1, "{text}");
+    assert!(
+        reasons[0].contains(&port) && reasons[0].contains("refused"),
+        "{text}"
+    );
+    let _ = child.start_kill();
+}
+
+/// Drill: a new bridge starts while the database is down, keys the list
+/// with a new secret, and the database turns out to hold another (other
+/// bridges made it). Once the database answers the bridge keeps the
+/// database's secret as its copy and stops with an error (a service
+/// manager starts it again, keying as the others do).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bridge_that_keyed_with_another_secret_stops_once_the_database_answers() {
+    let (cluster, url) = database().await;
+    let first = tempfile::tempdir().unwrap();
+    let (mut one, http, _) = logged_bridge(&url, first.path()).await;
+    answers(http, "/api/history?range=1h", 200, WAIT).await;
+    let _ = one.start_kill();
+    let _ = one.wait().await;
+    let theirs = std::fs::read_to_string(first.path().join("key-secret")).unwrap();
+    let stopped = cluster.clone();
+    tokio::task::spawn_blocking(move || stopped.stop().unwrap())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, http, log) = logged_bridge(&url, dir.path()).await;
+    answers(http, "/api/servers", 200, WAIT).await;
+    let ours = std::fs::read_to_string(dir.path().join("key-secret")).unwrap();
+    assert_ne!(ours, theirs, "a new secret keys the list meanwhile");
+    let resumed = cluster.clone();
+    tokio::task::spawn_blocking(move || resumed.resume().unwrap())
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("the bridge stops once the database answers")
+        .unwrap();
+    assert!(!status.success(), "{status}");
+    let kept = std::fs::read_to_string(dir.path().join("key-secret")).unwrap();
+    assert_eq!(kept, theirs, "the copy is the database's now");
+    let text = log.lock().unwrap().clone();
+    assert!(
+        text.contains("another than the one this bridge keyed"),
+        "{text}"
+    );
+}
+
+/// Drill: the database refuses the password, given in a file
+/// (`--database-url-file`). The bridge serves at once, says why in one
+/// line (the server's sentence) without the password anywhere in its log,
+/// and connects by itself once the role takes that password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_password_is_said_once_and_never_shown() {
+    let (cluster, _) = database().await;
+    let set = cluster.clone();
+    tokio::task::spawn_blocking(move || {
+        set.add_password_role("keeper", "not-this-one", "lobby")
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("database-url");
+    let password = "guess-7f3a";
+    std::fs::write(
+        &file,
+        format!(
+            "postgresql://keeper:{password}@127.0.0.1:{}/lobby\n",
+            cluster.port()
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let (mut child, http, log) =
+        logged_bridge_with(&["--database-url-file", file.to_str().unwrap()], &data).await;
+    answers(http, "/healthz", 200, WAIT).await;
+    answers(http, "/api/servers", 200, WAIT).await;
+    assert_eq!(
+        get_from("127.0.0.1", http, "/api/history?range=1h").await,
+        503
+    );
+    let set = cluster.clone();
+    tokio::task::spawn_blocking(move || {
+        set.query(
+            "postgres",
+            &format!("ALTER ROLE keeper PASSWORD '{password}'"),
+        )
+        .unwrap()
+    })
+    .await
+    .unwrap();
+    answers(http, "/api/history?range=1h", 200, Duration::from_secs(30)).await;
+    let text = log.lock().unwrap().clone();
+    let reasons: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("history database is unreachable;"))
+        .collect();
+    assert_eq!(reasons.len(), 1, "{text}");
+    assert!(
+        reasons[0].contains("password authentication failed") && reasons[0].contains("28P01"),
+        "{text}"
+    );
+    assert!(
+        reasons[0].contains(&format!("keeper@127.0.0.1:{}/lobby", cluster.port())),
+        "{text}"
+    );
+    assert!(!text.contains(password), "{text}");
+    let _ = child.start_kill();
+}
+
+/// Drill: the database named does not exist. The bridge serves at once,
+/// the log says so in one line (the server's own sentence), and it
+/// connects by itself once the database is created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_database_is_said_once_and_taken_once_created() {
+    let (cluster, _) = database().await;
+    let url = cluster.url("later");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, http, log) = logged_bridge(&url, dir.path()).await;
+    answers(http, "/healthz", 200, WAIT).await;
+    answers(http, "/api/servers", 200, WAIT).await;
+    assert_eq!(
+        get_from("127.0.0.1", http, "/api/history?range=1h").await,
+        503
+    );
+    let created = cluster.clone();
+    tokio::task::spawn_blocking(move || created.create_database("later").unwrap())
+        .await
+        .unwrap();
+    answers(http, "/api/history?range=1h", 200, Duration::from_secs(30)).await;
+    let text = log.lock().unwrap().clone();
+    let reasons: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("history database is unreachable;"))
+        .collect();
+    assert_eq!(reasons.len(), 1, "{text}");
+    assert!(reasons[0].contains("does not exist"), "{text}");
+    assert!(reasons[0].contains("3D000"), "{text}");
+    let _ = child.start_kill();
+}
+
+/// The binary during an outage, asked 400 times from 127.0.0.2: 503 (or
+/// 429 once that address's budget is spent), and the log says the outage
+/// began once and ended once, however many requests came between.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_is_logged_once_however_often_it_is_asked() {
+    let (cluster, url) = database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, http, log) = logged_bridge(&url, dir.path()).await;
     let path = "/api/history?range=1h";
     let ok = tokio::time::timeout(WAIT, async {
         while get_from("127.0.0.1", http, path).await != 200 {

@@ -70,11 +70,15 @@ fn each_bad_field_is_named() {
         json!("http://:80/"),
         json!("https:example.com"),
         json!("https://x@example.com/"),
+        json!("https://example.com:0/"),
+        json!("http://[2a00:1450::1]:00/hook"),
     ] {
         assert_eq!(field(with("url", url.clone())), "url", "{url}");
     }
     for url in [
         "https://[::1]:8080/hook",
+        "https://example.com:10/",
+        "https://example.com:/",
         "HTTP://Example.com",
         "https://discord.com/api/webhooks/1/abc?wait=true",
     ] {

@@ -179,6 +179,11 @@ pub(crate) struct Args {
     /// The window of --auth-failures, from an address's first failure.
     #[arg(long, env = "BRIDGE_AUTH_WINDOW", default_value_t = Interval(Config::DEFAULT_AUTH_WINDOW))]
     pub(crate) auth_window: Interval,
+    /// Failed admin sign-ins from all addresses together per
+    /// --auth-window; then every attempt is refused unchecked until the
+    /// window ends (the admin's too).
+    #[arg(long, env = "BRIDGE_AUTH_FAILURES_TOTAL", default_value_t = Config::DEFAULT_AUTH_MAX_FAILURES_TOTAL, value_parser = count_u32)]
+    pub(crate) auth_failures_total: u32,
     /// Shortest time between two list answers to one browser's queries;
     /// queries within it are answered once, at its end.
     #[arg(long, env = "BRIDGE_QUERY_INTERVAL", default_value_t = Interval(Config::DEFAULT_QUERY_INTERVAL))]
@@ -230,12 +235,24 @@ pub(crate) struct Args {
     /// past it the recording pauses as on a full disk. Default: no cap.
     #[arg(long, env = "BRIDGE_HISTORY_MAX_BYTES", value_parser = count_u64)]
     pub(crate) history_max_bytes: Option<u64>,
-    /// A PostgreSQL database (postgres://user:password@host/db) that keeps
+    /// A PostgreSQL database (postgres://user@host:port/db) that keeps
     /// the key secret and the history for every bridge given it, instead
     /// of the embedded database in the data directory (which then only
-    /// keeps a copy of the key secret).
-    #[arg(long, env = "DATABASE_URL")]
+    /// keeps a copy of the key secret). A URL with a password belongs in
+    /// --database-url-file: every user of the machine sees a command line.
+    #[arg(long, env = "DATABASE_URL", value_name = "URL")]
     pub(crate) database_url: Option<bridge::history::DatabaseUrl>,
+    /// File whose first line is the database URL, password included (as
+    /// --database-url). Without either, systemd's credential
+    /// `database-url` (`LoadCredential=`, in $CREDENTIALS_DIRECTORY) is
+    /// read when there is one.
+    #[arg(
+        long,
+        env = "DATABASE_URL_FILE",
+        conflicts_with = "database_url",
+        value_name = "FILE"
+    )]
+    pub(crate) database_url_file: Option<PathBuf>,
     /// Keys one source (the address, or IPv6 /64, that registered them)
     /// may have recorded in the history per day (about 1 KB each); its
     /// other servers are left out of that day's samples.
@@ -276,9 +293,49 @@ pub(crate) enum Command {
         #[arg(long, env = "BRIDGE_DATA_DIR")]
         data_dir: Option<PathBuf>,
         /// The database to copy into.
-        #[arg(long, env = "DATABASE_URL")]
-        database_url: bridge::history::DatabaseUrl,
+        #[arg(long, env = "DATABASE_URL", value_name = "URL")]
+        database_url: Option<bridge::history::DatabaseUrl>,
+        /// File whose first line is the database URL (as
+        /// --database-url-file of the bridge).
+        #[arg(
+            long,
+            env = "DATABASE_URL_FILE",
+            conflicts_with = "database_url",
+            value_name = "FILE"
+        )]
+        database_url_file: Option<PathBuf>,
     },
+}
+
+/// The name of systemd's credential that holds the database URL.
+pub(crate) const DATABASE_URL_CREDENTIAL: &str = "database-url";
+
+/// The database URL: given as such, or the first line of `file`, or of
+/// systemd's credential `database-url` when neither is given; `None`
+/// without any. The error names the file, never what it holds.
+pub(crate) fn database_url(
+    given: Option<bridge::history::DatabaseUrl>,
+    file: Option<PathBuf>,
+) -> anyhow::Result<Option<bridge::history::DatabaseUrl>> {
+    use anyhow::Context;
+    if given.is_some() {
+        return Ok(given);
+    }
+    let file = file.or_else(|| {
+        let dir = std::env::var_os("CREDENTIALS_DIRECTORY")?;
+        let path = PathBuf::from(dir).join(DATABASE_URL_CREDENTIAL);
+        path.is_file().then_some(path)
+    });
+    let Some(file) = file else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read the database URL file {}", file.display()))?;
+    let line = text.lines().next().unwrap_or_default().trim();
+    let url = line.parse().map_err(|e: String| {
+        anyhow::anyhow!("the database URL in {} is refused: {e}", file.display())
+    })?;
+    Ok(Some(url))
 }
 
 /// `--public-url`: an http(s) URL with a host, kept without a trailing `/`.
@@ -387,6 +444,7 @@ impl Args {
             game_refresh_deadline: self.game_refresh_deadline.0,
             auth_max_failures: self.auth_failures,
             auth_window: self.auth_window.0,
+            auth_max_failures_total: self.auth_failures_total,
             query_interval: self.query_interval.0,
             api_rate_per_sec: self.api_rate,
             api_burst: self.api_burst,
@@ -555,5 +613,38 @@ mod tests {
         assert_eq!(http_cap(Some(11_024), Some(20_000)), 11_024, "asked, fits");
         assert_eq!(http_cap(Some(30_000), Some(20_000)), 20_000 - RESERVED_FDS);
         assert_eq!(http_cap(Some(500), Some(1_024)), 500);
+    }
+
+    #[test]
+    fn the_database_url_comes_from_a_file_and_the_error_never_shows_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("database-url");
+        std::fs::write(
+            &file,
+            "postgres://lobby:s3cret@127.0.0.1:6543/lobby\nignored\n",
+        )
+        .unwrap();
+        let url = database_url(None, Some(file.clone())).unwrap().unwrap();
+        assert_eq!(url.to_string(), "postgresql://lobby@127.0.0.1:6543/lobby");
+        std::fs::write(&file, "mysql://lobby:s3cret@db/lobby\n").unwrap();
+        let e = database_url(None, Some(file.clone()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("database-url") && !e.contains("s3cret"), "{e}");
+        assert!(database_url(None, Some(dir.path().join("none"))).is_err());
+        let given: bridge::history::DatabaseUrl = "postgres://a@b/c".parse().unwrap();
+        let kept = database_url(Some(given), Some(file)).unwrap().unwrap();
+        assert_eq!(kept.to_string(), "postgresql://a@b:5432/c");
+        assert!(
+            Args::try_parse_from([
+                "bridge",
+                "--database-url",
+                "postgres://a@b/c",
+                "--database-url-file",
+                "f"
+            ])
+            .is_err(),
+            "one or the other"
+        );
     }
 }

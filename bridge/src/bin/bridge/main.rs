@@ -18,13 +18,16 @@ use crate::args::Args;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     master::logging::init();
-    let args = Args::parse();
+    let mut args = Args::parse();
     if let Some(args::Command::CopyHistory {
         data_dir,
         database_url,
+        database_url_file,
     }) = args.command
     {
         let dir = data_dir.unwrap_or_else(args::default_data_dir);
+        let database_url = args::database_url(database_url, database_url_file)?
+            .context("copy-history needs --database-url or --database-url-file")?;
         // The database client blocks: off the runtime's threads.
         let copied = tokio::task::spawn_blocking(move || {
             bridge::history::copy_into(&dir, &database_url).map(|c| (c, database_url))
@@ -37,6 +40,7 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!(database = %url, "the embedded history and its key secret are in the database; start the bridges with --database-url");
         return Ok(());
     }
+    args.database_url = args::database_url(args.database_url, args.database_url_file.take())?;
     // Every connection is a file descriptor: use all the hard limit allows.
     let open_files = master::fdlimit::raise_to_hard_limit();
 

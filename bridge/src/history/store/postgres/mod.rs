@@ -169,6 +169,20 @@ impl FromStr for DatabaseUrl {
                 postgres::config::Host::Unix(path) => path.display().to_string(),
             })
             .collect();
+        let ports = config.get_ports();
+        let hosts: Vec<String> = hosts
+            .into_iter()
+            .enumerate()
+            .map(|(i, host)| {
+                // One port for every host, or one each (libpq's rule).
+                let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+                if host.contains(':') && !host.starts_with('[') {
+                    format!("[{host}]:{port}")
+                } else {
+                    format!("{host}:{port}")
+                }
+            })
+            .collect();
         let shown = format!(
             "postgresql://{}@{}/{}",
             config.get_user().unwrap_or(""),
@@ -231,7 +245,7 @@ impl Opening {
         let (theirs, url) = (opening.clone(), url.clone());
         let spawned = std::thread::Builder::new()
             .name("database-connect".into())
-            .spawn(move || theirs.finish(open(&url).map_err(|e| e.to_string())));
+            .spawn(move || theirs.finish(open(&url).map_err(|e| reason(&e))));
         if let Err(e) = spawned {
             opening.finish(Err(format!("cannot start a thread to connect: {e}")));
         }
@@ -257,6 +271,34 @@ impl Opening {
             .unwrap_or_else(|p| p.into_inner())
             .take()
     }
+}
+
+/// Why a connection could not be opened, in one line an operator can act
+/// on: the server's own sentence when it answered (a refused password, a
+/// missing database, with its SQLSTATE), else every cause (a refused or
+/// timed-out connection, a name that does not resolve).
+pub fn reason(e: &StoreError) -> String {
+    let StoreError::Postgres(pg) = e else {
+        return e.to_string();
+    };
+    if let Some(db) = pg.as_db_error() {
+        return format!(
+            "the server refused: {} (SQLSTATE {})",
+            db.message(),
+            db.code().code()
+        );
+    }
+    let mut text = pg.to_string();
+    let mut cause = std::error::Error::source(pg);
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// A new connection to `url` with the schema brought up to date.
@@ -363,7 +405,7 @@ impl Postgres {
                 }
                 None if !self.tried => {
                     self.tried = true;
-                    open(&self.url).map_err(|e| e.to_string())
+                    open(&self.url).map_err(|e| reason(&e))
                 }
                 None => {
                     self.opening = Some(Opening::start(&self.url));
@@ -961,5 +1003,32 @@ impl Engine for Postgres {
             &[&id, &auth],
         )?;
         Ok(n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shown_url_keeps_the_port_and_never_the_password() {
+        for (given, shown) in [
+            (
+                "postgres://lobby:s3cret@db.example:6543/history",
+                "postgresql://lobby@db.example:6543/history",
+            ),
+            (
+                "postgresql://lobby:s3cret@db.example/history",
+                "postgresql://lobby@db.example:5432/history",
+            ),
+            (
+                "postgres://lobby:s3cret@[::1]:5433/history",
+                "postgresql://lobby@[::1]:5433/history",
+            ),
+        ] {
+            let url: DatabaseUrl = given.parse().unwrap();
+            assert_eq!(url.to_string(), shown);
+            assert_eq!(format!("{url:?}"), shown);
+        }
     }
 }

@@ -54,6 +54,42 @@ fn db_error(path: &Path, e: impl std::fmt::Display) -> Error {
     }
 }
 
+/// Makes the database's file (created empty if missing: SQLite takes an
+/// empty file for a new database) and its `-wal` and `-shm` files, where
+/// they exist, readable by the owner only, whatever the directory's mode
+/// or the process's umask: the file holds the webhooks' secrets, the VAPID
+/// private key and the push subscriptions' `auth` secrets. SQLite creates
+/// the `-wal` and `-shm` files with the database file's mode.
+fn make_private(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)?;
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let mut shm = path.as_os_str().to_owned();
+        shm.push("-shm");
+        for file in [path.to_owned(), PathBuf::from(wal), PathBuf::from(shm)] {
+            match std::fs::metadata(&file) {
+                Ok(m) if m.permissions().mode() & 0o077 != 0 => {
+                    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 impl Sqlite {
     /// Opens (or creates) the database in `dir`, in memory when `None`,
     /// and brings its schema up to date. A file that is not a database,
@@ -63,6 +99,7 @@ impl Sqlite {
         let (conn, path, file) = match dir {
             Some(dir) => {
                 let path = dir.join(DB_FILE);
+                make_private(&path).map_err(|e| db_error(&path, e))?;
                 let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
                     | OpenFlags::SQLITE_OPEN_CREATE
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -266,4 +303,35 @@ fn convert_v1(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "DROP TABLE server_samples; DROP TABLE server_hourly; DROP TABLE server_daily;",
     )
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_database_and_its_wal_are_private_whatever_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = dir.path().join(DB_FILE);
+        let store = Sqlite::open(Some(dir.path())).unwrap();
+        store
+            .conn
+            .execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        for name in [DB_FILE, "history.sqlite3-wal", "history.sqlite3-shm"] {
+            assert_eq!(mode(&dir.path().join(name)), 0o600, "{name}");
+        }
+        drop(store);
+        // A file an older bridge left world-readable is made private.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let _store = Sqlite::open(Some(dir.path())).unwrap();
+        assert_eq!(mode(&path), 0o600);
+    }
 }
