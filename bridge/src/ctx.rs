@@ -15,6 +15,7 @@ use crate::{
     history::History,
     history_api::Answers,
     metrics::Metrics,
+    notify::Notify,
     publish::Visibility,
     push::Push,
     session::Handle,
@@ -59,6 +60,9 @@ pub(crate) struct Ctx {
     /// Web Push's subscriptions and their pushes; `None` only when the
     /// database failed to open (then the bridge refuses to start).
     pub(crate) push: Option<Arc<Push>>,
+    /// The notification engine over the webhooks and Web Push; `None`
+    /// only when either could not be opened.
+    pub(crate) notify: Option<Arc<Notify>>,
     /// Why the data directory cannot be used, until
     /// [`Bridge::check`](crate::Bridge::check) takes it.
     pub(crate) start_error: Mutex<Option<Error>>,

@@ -4,15 +4,14 @@
 //! for it), hands what changed since the list it saw last to the
 //! [`Tracker`] (the two lists share all the rest, which is never walked),
 //! and broadcasts what happened to
-//! whoever notifies (webhooks, Web Push). Every
-//! bridge decides the same events from the same list; which one sends them
-//! is the notifiers' business.
+//! the notification engine ([`crate::notify`]). Every
+//! bridge decides the same events from the same list; the engine writes
+//! each one once, whichever bridge is first.
 //!
 //! Per-watch rules (which events and servers, the threshold) are
-//! [`Occurrence::fires`]; "once per key and event per cooldown" is
-//! [`Cooldowns`].
+//! [`Occurrence::fires`]; "once per key and event per cooldown" is the
+//! engine's (a row per watch, key and event in the database).
 
-mod cooldown;
 mod tracker;
 
 use std::{
@@ -28,7 +27,6 @@ use protocol::watch::Event;
 use tokio::{sync::broadcast, time::Instant};
 use tokio_util::sync::CancellationToken;
 
-pub use cooldown::{Cooldowns, MAX_ENTRIES as MAX_COOLDOWN_ENTRIES};
 pub use tracker::{Change, Occurrence, Tracker};
 
 use crate::{feed::FeedState, upstream::Upstream};
