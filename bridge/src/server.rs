@@ -113,7 +113,7 @@ impl Bridge {
         let games = Games::from_config(&config, visibility).map(Arc::new);
         let cancel = CancellationToken::new();
         let budget = Arc::new(Budget::new(config.api_rate_per_sec, config.api_burst));
-        let config_offline_after = config.offline_after;
+        let events = Arc::new(Events::new(config.offline_after).with_history(history.clone()));
         let session = Arc::new(Handle {
             config: Settings::new(&config, visibility),
             shared: upstream.subscribe(),
@@ -139,7 +139,7 @@ impl Bridge {
                 history,
                 answers: Answers::default(),
                 visibility,
-                events: Arc::new(Events::new(config_offline_after)),
+                events,
                 webhooks,
                 push,
                 notify,

@@ -916,3 +916,56 @@ async fn a_database_outage_delays_notifications_and_loses_none() {
         bridge.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_announces_the_servers_that_came_and_not_those_that_stayed() {
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    let first = notifying(&master, dirs[0].path(), &url).await;
+    let (hook_url, mut got) = scripted(vec![]).await;
+    create_hook(&first, &hook_url).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    assert_eq!(what(&next(&mut got).await).1, "Alpha");
+    // Alpha's last sighting is in the history (a sample taken after it
+    // was listed).
+    keys(&first, 1).await;
+    let written = metric(&first, "bridge_history_samples_written_total").await;
+    until_metric(&first, "bridge_history_samples_written_total", |v| {
+        v >= written + 2.0
+    })
+    .await;
+    first.shutdown().await;
+
+    // The next bridge starts with a window of 30 s in which it cannot
+    // tell a server that reconnects from one that came online: Alpha,
+    // listed all along, is not announced; Beta, new, is.
+    let mut c = config(&master, dirs[1].path(), &url);
+    c.offline_after = Duration::from_secs(30);
+    c.webhook_allow_private = true;
+    let next_bridge = TestBridge::embedding(&master, c).await;
+    until_metric(&next_bridge, "bridge_notify_synced", |v| v == 1.0).await;
+    assert_eq!(metric(&next_bridge, "bridge_watch_warm").await, 0.0);
+    let _beta = game_server(master.addr, "Beta", 20002).await;
+    assert_eq!(
+        what(&next(&mut got).await),
+        ("server-online".into(), "Beta".into())
+    );
+    until_metric(
+        &next_bridge,
+        r#"bridge_webhook_deliveries_total{result="delivered"}"#,
+        |v| v == 1.0,
+    )
+    .await;
+    assert_eq!(
+        metric(
+            &next_bridge,
+            r#"bridge_watch_changes_total{change="server-online"}"#
+        )
+        .await,
+        1.0,
+        "Alpha was listed lately"
+    );
+    assert!(got.try_recv().is_err());
+    next_bridge.shutdown().await;
+}

@@ -360,6 +360,9 @@ pub trait NotifyEngine {
     fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>>;
     /// One stored push subscription.
     fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>>;
+    /// The keys of `keys` seen since `since` (their `servers` row's
+    /// `last_seen`, Unix ms).
+    fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>>;
     /// Notes that the webhook `id` is enabled since `at_ms` (created or
     /// enabled again): earlier events are not written for it.
     fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()>;

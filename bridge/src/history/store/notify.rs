@@ -76,6 +76,11 @@ impl Store {
         self.engine().changes(since, limit)
     }
 
+    /// The keys of `keys` the history saw since `since` (Unix ms).
+    pub fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>, StoreError> {
+        self.engine().seen_since(keys, since)
+    }
+
     /// One stored webhook.
     pub fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>, StoreError> {
         self.engine().webhook(id)

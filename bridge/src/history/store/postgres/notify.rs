@@ -290,6 +290,14 @@ impl NotifyEngine for Postgres {
             .transpose()
     }
 
+    fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>> {
+        let rows = self.query(
+            "SELECT key FROM servers WHERE key = ANY($1) AND last_seen >= $2",
+            &[&keys, &since],
+        )?;
+        rows.iter().map(|r| get(r, 0)).collect()
+    }
+
     fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()> {
         self.execute(
             "UPDATE webhooks SET enabled_ms = $2 WHERE id = $1",
