@@ -3,7 +3,11 @@
 //! the same keys and answers, one of them records and another takes over
 //! when it stops, a bridge started later shows the history at once, and a
 //! database outage turns the history's answers into 503 while the list
-//! goes on, until the database is back.
+//! goes on, until the database is back. Notifications on one database:
+//! webhook changes through one bridge hold on every bridge at once, each
+//! event is delivered once, a delivery waiting for its retry outlives its
+//! bridge (SIGKILL included) with its webhook-id, an outage delays
+//! notifications and loses none, and a restart hides no server.
 
 mod common;
 
@@ -968,4 +972,106 @@ async fn a_restart_announces_the_servers_that_came_and_not_those_that_stayed() {
     );
     assert!(got.try_recv().is_err());
     next_bridge.shutdown().await;
+}
+
+/// The value of `name` in the `/metrics` of the bridge at `http`.
+async fn metric_at(http: std::net::SocketAddr, name: &str) -> Option<f64> {
+    let (_, _, body) = http_get(http, "/metrics", "").await;
+    String::from_utf8_lossy(&body)
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_waiting_for_retry_after_survives_sigkill_of_its_bridge() {
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    let (hook_url, mut got) = scripted(vec![(503, Some("5"))]).await;
+    // The sending bridge is a process of its own, to be killed.
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
+        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("BRIDGE_DATA_DIR", dirs[0].path())
+        .env("RUST_LOG", "warn")
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--master",
+            &master.addr.to_string(),
+        ])
+        .args(["--master-feed", "off", "--poll-interval", "100ms"])
+        .args(["--database-url", &url, "--webhook-allow-private"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (http, _stdout) = readiness(&mut child).await;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while metric_at(http, "bridge_notify_synced").await != Some(1.0) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the process reads the webhooks");
+    let body = serde_json::json!({"url": hook_url, "format": "standard",
+        "events": ["server-online"], "servers": "all"});
+    let (status, _, created) = http_send(
+        std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        http,
+        "POST",
+        "/api/admin/webhooks",
+        &format!("Authorization: Bearer {TOKEN}\r\n"),
+        &body.to_string(),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let created: Value = serde_json::from_slice(&created).unwrap();
+    let secret = created["secret"].as_str().unwrap().to_owned();
+
+    // New within the process's start-up window: announced (its history
+    // never saw it), refused with Retry-After: 5.
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    let first = next(&mut got).await;
+    let at = tokio::time::Instant::now();
+    let pid = child.id().unwrap().to_string();
+    let killed = tokio::process::Command::new("kill")
+        .args(["-KILL", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    child.wait().await.unwrap();
+
+    // Another bridge, started after the kill, makes the next attempt. It
+    // polls the master as the process did (so it gives the servers the
+    // same keys: a polled list carries no registrants).
+    let mut c = config(&master, dirs[1].path(), &url);
+    c.offline_after = GRACE;
+    c.webhook_allow_private = true;
+    let other = TestBridge::start(c).await;
+    until_metric(&other, "bridge_notify_synced", |v| v == 1.0).await;
+    let second = next(&mut got).await;
+    assert!(
+        at.elapsed() >= Duration::from_millis(4900),
+        "Retry-After honoured (waited {:?})",
+        at.elapsed()
+    );
+    let id = |g: &Got| g.0.get("webhook-id").unwrap().to_str().unwrap().to_owned();
+    assert_eq!(
+        id(&first),
+        id(&second),
+        "the same webhook-id after the handover"
+    );
+    assert!(signed_with(&second, &secret));
+    assert_eq!(first.1, second.1);
+    until_metric(
+        &other,
+        r#"bridge_webhook_deliveries_total{result="delivered"}"#,
+        |v| v == 1.0,
+    )
+    .await;
+    assert!(got.try_recv().is_err(), "delivered once");
+    other.shutdown().await;
 }
