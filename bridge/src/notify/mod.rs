@@ -52,9 +52,10 @@ use crate::{
     watch::Occurrence,
 };
 
-/// Occurrences kept while the database cannot take them; past it the
-/// oldest go, counted.
-pub const MAX_JOURNAL: usize = 10_000;
+/// Occurrences kept while the database cannot take them (and for at most
+/// one read of the change notes otherwise: a master that restarts brings
+/// back thousands of servers at once); past it the oldest go, counted.
+pub const MAX_JOURNAL: usize = 50_000;
 /// Deliveries in flight at once, over every channel.
 pub const MAX_IN_FLIGHT: usize = 64;
 /// How long a claim holds a row: longer than an attempt (5 s) and its
