@@ -15,6 +15,7 @@ use crate::{
     history::History,
     history_api::Answers,
     metrics::Metrics,
+    notify::Notify,
     publish::Visibility,
     push::Push,
     session::Handle,
@@ -63,6 +64,9 @@ pub(crate) struct Ctx {
     /// unreachable at start, until the database's is known (`None`: the
     /// database's own, or no shared database).
     pub(crate) provisional_secret: Option<[u8; 32]>,
+    /// The notification engine over the webhooks and Web Push; `None`
+    /// only when either could not be opened.
+    pub(crate) notify: Option<Arc<Notify>>,
     /// Why the data directory cannot be used, until
     /// [`Bridge::check`](crate::Bridge::check) takes it.
     pub(crate) start_error: Mutex<Option<Error>>,

@@ -22,6 +22,7 @@ mod history_api;
 mod http;
 pub mod keys;
 pub mod metrics;
+pub mod notify;
 pub mod origin;
 pub mod publish;
 pub mod push;

@@ -38,6 +38,7 @@ use crate::{
     http,
     keys::Keys,
     metrics::Metrics,
+    notify::{self, Notify},
     origin::origin_header_allowed,
     publish::Visibility,
     push::{self, Push},
@@ -76,8 +77,9 @@ impl Bridge {
             // Keys nobody sees: `run` refuses to start.
             Err(e) => (Keys::from_secret(b""), None, None, Some(e)),
         };
+        let counters = Arc::new(notify::Counters::default());
         let webhooks = history.as_ref().and_then(|history| {
-            match open_webhooks(&config, visibility, history.clone()) {
+            match open_webhooks(&config, visibility, history.clone(), counters.clone()) {
                 Ok(webhooks) => Some(Arc::new(webhooks)),
                 Err(e) => {
                     start_error.get_or_insert(e);
@@ -94,13 +96,24 @@ impl Bridge {
                 }
             }
         });
+        let notify = match (&history, &webhooks, &push) {
+            (Some(history), Some(webhooks), Some(push)) => Some(Arc::new(Notify::new(
+                history.clone(),
+                vec![
+                    webhooks.clone() as Arc<dyn notify::Channel>,
+                    push.clone() as Arc<dyn notify::Channel>,
+                ],
+                counters,
+            ))),
+            _ => None,
+        };
         let upstream = Arc::new(Upstream::new(visibility, metrics.clone(), keys));
         let source = Source::new(&upstream, embedded, &config);
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let games = Games::from_config(&config, visibility).map(Arc::new);
         let cancel = CancellationToken::new();
         let budget = Arc::new(Budget::new(config.api_rate_per_sec, config.api_burst));
-        let config_offline_after = config.offline_after;
+        let events = Arc::new(Events::new(config.offline_after).with_history(history.clone()));
         let session = Arc::new(Handle {
             config: Settings::new(&config, visibility),
             shared: upstream.subscribe(),
@@ -127,10 +140,11 @@ impl Bridge {
                 history,
                 answers: Answers::default(),
                 visibility,
-                events: Arc::new(Events::new(config_offline_after)),
+                events,
                 webhooks,
                 push,
                 provisional_secret,
+                notify,
                 start_error: Mutex::new(start_error),
             }),
         }
@@ -183,15 +197,11 @@ impl Bridge {
         let recorder = ctx.history.clone().map(|history| {
             tokio::spawn(history.record(ctx.upstream.clone(), ctx.cancel.child_token()))
         });
-        // Events and their webhooks: off the list's publishing path (their
-        // own watch receiver, their own tasks).
-        let notifier = ctx.webhooks.clone().map(|webhooks| {
-            tokio::spawn(webhooks.run(ctx.events.subscribe(), ctx.cancel.child_token()))
+        // Events and their notifications: off the list's publishing path
+        // (their own watch receiver, their own tasks).
+        let notifier = ctx.notify.clone().map(|notify| {
+            tokio::spawn(notify.run(ctx.events.subscribe(), ctx.cancel.child_token()))
         });
-        let pusher = ctx
-            .push
-            .clone()
-            .map(|push| tokio::spawn(push.run(ctx.events.subscribe(), ctx.cancel.child_token())));
         let watcher = tokio::spawn(
             ctx.events
                 .clone()
@@ -254,9 +264,6 @@ impl Bridge {
         watcher.abort();
         if let Some(notifier) = notifier {
             let _ = tokio::time::timeout(grace, notifier).await;
-        }
-        if let Some(pusher) = pusher {
-            let _ = tokio::time::timeout(grace, pusher).await;
         }
         if let Some(recorder) = recorder {
             recorder.abort();
@@ -398,6 +405,7 @@ fn open_webhooks(
     config: &Config,
     visibility: Visibility,
     history: Arc<History>,
+    counters: Arc<notify::Counters>,
 ) -> Result<Webhooks, Error> {
     let settings = webhooks::Settings {
         allow_private: config.webhook_allow_private,
@@ -407,8 +415,7 @@ fn open_webhooks(
             .map(|u| u.trim_end_matches('/').to_owned()),
         addresses: visibility.viewers(),
     };
-    let leader = history.leader();
-    Webhooks::open(history, leader, settings)
+    Webhooks::open(history, settings, counters)
 }
 
 /// Web Push, its key and subscriptions kept in the bridge's database
@@ -428,8 +435,7 @@ fn open_push(
         max_subscriptions: config.push_max_subscriptions,
         max_per_address: config.push_max_per_address,
     };
-    let leader = history.leader();
-    Push::open(history, leader, settings)
+    Push::open(history, settings)
 }
 
 /// Creates `dir` (mode 0700 where it is new) unless it exists.
@@ -641,11 +647,8 @@ async fn metrics(State(ctx): State<Arc<Ctx>>) -> Response {
         history.counters().render(&mut text);
     }
     ctx.events.render(&mut text);
-    if let Some(push) = &ctx.push {
-        push.render(&mut text);
-    }
-    if let Some(webhooks) = &ctx.webhooks {
-        webhooks.render(&mut text);
+    if let Some(notify) = &ctx.notify {
+        notify.render(&mut text);
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

@@ -35,7 +35,8 @@ pub use counters::Counters;
 pub use range::{Range, Tier, MAX_POINTS};
 pub use store::{
     postgres::{Election, Vacuum, SECRET_BYTES},
-    DatabaseUrl, Recorded, ServerRow, ServerSample, Store, StoreError, DB_FILE,
+    ChangeRow, DatabaseUrl, DeliveryRow, DoneDelivery, NewDelivery, Recorded, ServerRow,
+    ServerSample, Settle, Store, StoreError, DB_FILE,
 };
 
 use crate::{error::Error, feed::FeedState, upstream::Upstream};
@@ -74,8 +75,7 @@ pub struct History {
 }
 
 /// Whether this bridge is the one among bridges on a database that acts
-/// for all of them: records the history (and sends what must be sent
-/// once). Decided by the history's writer each interval.
+/// for all of them: records the history. Decided by the history's writer each interval.
 #[derive(Debug, Default)]
 pub struct Leader(AtomicBool);
 

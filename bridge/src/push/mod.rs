@@ -1,12 +1,10 @@
 //! Web Push for players, without an account (`docs/protocol.md` §2.4):
 //! the browsers' subscriptions (kept by a [`PushStore`]: the bridge's
-//! database), which of their watches an event fires (from
-//! [`crate::watch`], with a cooldown per subscription, key and event), and
-//! the pushes: queued (at most [`MAX_QUEUED`]), sent by tasks of their own
-//! with at most [`MAX_IN_FLIGHT`] requests at once, so one event for ten
-//! thousand subscriptions never holds the list's path or an unbounded
-//! number of connections. [`api`] is the HTTP side; [`vapid`] the key
-//! that signs; [`deliver`] one push.
+//! database, read again whenever any bridge changes one, see
+//! [`crate::notify`]), which of their watches an event fires, and how one
+//! push is sent: a [`Channel`] of the notification engine, which keeps
+//! the pushes, their retries and cooldowns as rows. [`api`] is the HTTP
+//! side; [`vapid`] the key that signs; [`deliver`] one push.
 //!
 //! A subscription is named by its endpoint (its id is a hash of it) and
 //! can be changed or removed only by who knows its `auth` secret too,
@@ -19,15 +17,16 @@ pub mod vapid;
 
 use std::{
     collections::{HashMap, HashSet},
-    fmt::Write as _,
     net::IpAddr,
+    str::FromStr,
     sync::{
-        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+        atomic::{AtomicBool, Ordering::Relaxed},
         Arc, Mutex, MutexGuard, OnceLock,
     },
     time::Duration,
 };
 
+use futures_util::future::{BoxFuture, FutureExt};
 use master::{limits::address_key, throttled};
 use protocol::{
     push::{PushRequest, PushWatch, Schemes, Subscription},
@@ -38,11 +37,7 @@ use protocol::{
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use tokio::{
-    sync::{broadcast::error::RecvError, mpsc, Semaphore},
-    time::Instant,
-};
-use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tokio::time::Instant;
 use tracing::{info, warn};
 use url::Url;
 
@@ -53,21 +48,15 @@ use self::{
 };
 use crate::{
     error::Error,
-    history::{now_ms, Leader, StoreError},
-    watch::{Cooldowns, Occurrence, MAX_COOLDOWN_ENTRIES},
+    history::{now_ms, DeliveryRow, StoreError},
+    notify::{Channel, Names, Planned, Sent},
+    watch::Occurrence,
     webhooks::{
         address::Reach,
         payload::{page_url, Notice},
     },
 };
 
-/// Push requests in flight at once, over all subscriptions.
-pub const MAX_IN_FLIGHT: usize = 64;
-/// Pushes waiting for their turn at most; more are dropped, and counted.
-pub const MAX_QUEUED: usize = 200_000;
-/// Deliveries (waiting to retry or sending) at once; past it the queue
-/// waits.
-const MAX_DELIVERIES: usize = 1024;
 /// Attempts of one push at most.
 const MAX_ATTEMPTS: u32 = 2;
 /// The longest wait before the second attempt a push service may ask
@@ -76,10 +65,8 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 /// How often loading the key and subscriptions is tried again while the
 /// database cannot be read.
 const RELOAD_EVERY: Duration = Duration::from_secs(5);
-/// How often a bridge reads the subscriptions again when other bridges
-/// share its database (they take subscriptions too: the sending bridge
-/// must watch them, and every bridge's limits count them).
-const SHARED_RELOAD_EVERY: Duration = Duration::from_secs(10);
+/// The name of the pushes' rows and change notes.
+pub const CHANNEL: &str = "push";
 
 /// What Web Push needs of the bridge's configuration.
 #[derive(Debug, Clone)]
@@ -208,26 +195,6 @@ impl Table {
     }
 }
 
-/// One push waiting for its turn.
-#[derive(Debug)]
-struct Job {
-    sub: Arc<Sub>,
-    event: Event,
-    key: ServerKey,
-    /// The payload, the same for every subscription of one event.
-    body: Arc<[u8]>,
-}
-
-/// What `/metrics` shows of the pushes.
-#[derive(Debug, Default)]
-struct Counters {
-    delivered: AtomicU64,
-    gone: AtomicU64,
-    failed: AtomicU64,
-    dropped: AtomicU64,
-    attempts: AtomicU64,
-}
-
 /// How a `PUT` ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Put {
@@ -250,56 +217,31 @@ pub enum Refusal {
     Store(String),
 }
 
-/// Every subscription of this bridge and their pushes.
+/// Every subscription and how to push to them.
 #[derive(Debug)]
 pub struct Push {
     settings: Settings,
     store: Arc<dyn PushStore>,
     table: Mutex<Table>,
     vapid: OnceLock<Arc<Vapid>>,
-    /// Whether other bridges share the store (read once with the key).
-    shared: AtomicBool,
     loaded: AtomicBool,
     last_load: tokio::sync::Mutex<Option<Instant>>,
     pusher: Pusher,
-    in_flight: Arc<Semaphore>,
-    deliveries: Arc<Semaphore>,
-    queue: mpsc::Sender<Job>,
-    queued: Mutex<Option<mpsc::Receiver<Job>>>,
-    jobs: TaskTracker,
-    /// Whether this bridge sends: the one that records the history.
-    leader: Arc<Leader>,
-    counters: Counters,
-    cancel: CancellationToken,
 }
 
 impl Push {
     /// Web Push over `store`, read when first needed.
-    pub fn open(
-        store: Arc<dyn PushStore>,
-        leader: Arc<Leader>,
-        settings: Settings,
-    ) -> Result<Self, Error> {
+    pub fn open(store: Arc<dyn PushStore>, settings: Settings) -> Result<Self, Error> {
         let pusher = Pusher::new(settings.reach())
             .map_err(|e| Error::Webhooks(format!("cannot build the push client: {e}")))?;
-        let (queue, queued) = mpsc::channel(MAX_QUEUED);
         Ok(Self {
             settings,
             store,
             table: Mutex::new(Table::default()),
             vapid: OnceLock::new(),
-            shared: AtomicBool::new(false),
             loaded: AtomicBool::new(false),
             last_load: tokio::sync::Mutex::new(None),
             pusher,
-            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
-            deliveries: Arc::new(Semaphore::new(MAX_DELIVERIES)),
-            queue,
-            queued: Mutex::new(Some(queued)),
-            jobs: TaskTracker::new(),
-            leader,
-            counters: Counters::default(),
-            cancel: CancellationToken::new(),
         })
     }
 
@@ -342,13 +284,10 @@ impl Push {
         if self.vapid.get().is_none() {
             let candidate = Vapid::generate_secret();
             let contact = self.settings.public_url.clone();
-            let read = self
-                .with_store(move |s| Ok((s.vapid_secret(&candidate)?, s.shared())))
-                .await;
+            let read = self.with_store(move |s| s.vapid_secret(&candidate)).await;
             match read {
-                Ok((secret, shared)) => match Vapid::from_secret(&secret, contact) {
+                Ok(secret) => match Vapid::from_secret(&secret, contact) {
                     Ok(v) => {
-                        self.shared.store(shared, Relaxed);
                         let _ = self.vapid.set(Arc::new(v));
                     }
                     Err(e) => {
@@ -362,7 +301,7 @@ impl Push {
                 }
             }
         }
-        if !self.reload().await {
+        if !self.read_all().await {
             return None;
         }
         self.loaded.store(true, Relaxed);
@@ -372,7 +311,7 @@ impl Push {
     /// Reads every stored subscription into the table; false if the
     /// store could not be read. A row that fails validation is skipped
     /// with a log line.
-    async fn reload(&self) -> bool {
+    async fn read_all(&self) -> bool {
         let rows = match self.with_store(|s| s.load()).await {
             Ok(rows) => rows,
             Err(e) => {
@@ -532,96 +471,28 @@ impl Push {
         self.len() == 0
     }
 
-    /// Pushes what `events` brings until `cancel` fires.
-    pub async fn run(
-        self: Arc<Self>,
-        mut events: tokio::sync::broadcast::Receiver<Arc<Occurrence>>,
-        cancel: CancellationToken,
-    ) {
-        let cap = MAX_COOLDOWN_ENTRIES.max(self.settings.max_subscriptions.saturating_mul(4));
-        let mut cooldowns = Cooldowns::<u64>::with_cap(cap);
-        let queued = self.queued.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let dispatcher = queued.map(|rx| tokio::spawn(self.clone().dispatch(rx)));
-        let mut reload = tokio::time::interval(SHARED_RELOAD_EVERY);
-        reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        self.ready().await;
-        loop {
-            let occurrence = tokio::select! {
-                () = cancel.cancelled() => break,
-                _ = reload.tick() => {
-                    if self.loaded.load(Relaxed) && self.shared.load(Relaxed) {
-                        self.reload().await;
-                    }
-                    continue;
-                }
-                got = events.recv() => match got {
-                    Ok(o) => o,
-                    Err(RecvError::Lagged(n)) => {
-                        self.counters.dropped.fetch_add(n, Relaxed);
-                        throttled!(warn, lost = n, "Web Push fell behind the list's events; some were dropped");
-                        continue;
-                    }
-                    Err(RecvError::Closed) => break,
-                },
-            };
-            if !self.leader.is_leader() || self.ready().await.is_none() {
-                continue;
-            }
-            self.fire(&occurrence, &mut cooldowns);
+    /// Reads the subscription `id` again: changed, added or gone.
+    async fn load_one(&self, id: &str) {
+        if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return;
         }
-        self.cancel.cancel();
-        if let Some(d) = dispatcher {
-            d.abort();
-        }
-        self.jobs.close();
-        let _ = tokio::time::timeout(Duration::from_secs(1), self.jobs.wait()).await;
-    }
-
-    /// Queues a push for every watch `occurrence` fires, past its
-    /// cooldown.
-    fn fire(&self, occurrence: &Occurrence, cooldowns: &mut Cooldowns<u64>) {
-        let now = Instant::now();
-        let cooldown = Duration::from_secs(DEFAULT_COOLDOWN);
-        let mut bodies: HashMap<Event, Arc<[u8]>> = HashMap::new();
-        let targets: Vec<(Arc<Sub>, Event)> = {
-            let table = self.table();
-            let Some(ids) = table.by_key.get(&occurrence.key) else {
-                return;
-            };
-            let mut out = Vec::new();
-            for id in ids {
-                let Some(sub) = table.subs.get(id) else {
-                    continue;
-                };
-                let mut fired: Option<Event> = None;
-                for w in sub.watches.iter().filter(|w| w.key == occurrence.key) {
-                    if let Some(e) = occurrence.fires_on_key(&w.events, w.threshold) {
-                        fired = Some(e);
-                        break;
-                    }
-                }
-                if let Some(event) = fired {
-                    if cooldowns.allow(&sub.id, occurrence.key, event, cooldown, now) {
-                        out.push((sub.clone(), event));
-                    }
-                }
-            }
-            out
+        let Ok(num) = u64::from_str_radix(id, 16) else {
+            return;
         };
-        for (sub, event) in targets {
-            let body = bodies
-                .entry(event)
-                .or_insert_with(|| self.body(event, occurrence).into())
-                .clone();
-            let job = Job {
-                sub,
-                event,
-                key: occurrence.key,
-                body,
-            };
-            if self.queue.try_send(job).is_err() {
-                self.counters.dropped.fetch_add(1, Relaxed);
-                throttled!(warn, "the push queue is full; a push was dropped");
+        let wanted = id.to_owned();
+        let row = match self.with_store(move |s| s.get(&wanted)).await {
+            Ok(row) => row,
+            Err(e) => {
+                throttled!(warn, error = %e, "a changed push subscription cannot be read");
+                return;
+            }
+        };
+        let sub = row.and_then(|r| self.sub_of(r));
+        let mut table = self.table();
+        table.remove(num);
+        if let Some(sub) = sub {
+            if table.subs.len() < self.settings.max_subscriptions {
+                table.insert(Arc::new(sub));
             }
         }
     }
@@ -638,115 +509,164 @@ impl Push {
         }
         .standard()
     }
+}
 
-    /// Takes queued pushes in order, at most [`MAX_DELIVERIES`] at once.
-    async fn dispatch(self: Arc<Self>, mut queued: mpsc::Receiver<Job>) {
-        while let Some(job) = queued.recv().await {
-            let Ok(slot) = self.deliveries.clone().acquire_owned().await else {
-                return;
-            };
-            let this = self.clone();
-            self.jobs.spawn(async move {
-                this.deliver(job).await;
-                drop(slot);
-            });
+impl Channel for Push {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    fn names(&self) -> Names {
+        Names {
+            outcomes: "bridge_push_sent_total",
+            outcomes_help:
+                "Web Push notifications by outcome (gone: the subscription was deleted).",
+            attempts: "bridge_push_attempts_total",
+            attempts_help: "Web Push requests sent.",
+            targets: "bridge_push_subscriptions",
+            targets_help: "Web Push subscriptions held.",
+            gone: true,
         }
     }
 
-    /// One push: at most [`MAX_ATTEMPTS`] attempts, each under the bound
-    /// of requests in flight.
-    async fn deliver(&self, job: Job) {
-        let Some(vapid) = self.vapid.get() else {
-            self.counters.dropped.fetch_add(1, Relaxed);
-            return;
+    fn targets(&self) -> usize {
+        self.len()
+    }
+
+    /// A push for every subscription with a watch `occurrence` fires
+    /// (one per subscription, the first watch that fires).
+    fn decide(&self, occurrence: &Occurrence) -> Vec<Planned> {
+        let mut bodies: HashMap<Event, String> = HashMap::new();
+        let fired: Vec<(u64, Event)> = {
+            let table = self.table();
+            let Some(ids) = table.by_key.get(&occurrence.key) else {
+                return Vec::new();
+            };
+            ids.iter()
+                .filter_map(|id| {
+                    let sub = table.subs.get(id)?;
+                    sub.watches
+                        .iter()
+                        .filter(|w| w.key == occurrence.key)
+                        .find_map(|w| occurrence.fires_on_key(&w.events, w.threshold))
+                        .map(|e| (*id, e))
+                })
+                .collect()
         };
-        let authorization = match vapid.authorization(&job.sub.url) {
-            Ok(a) => a,
-            Err(e) => {
-                self.counters.failed.fetch_add(1, Relaxed);
-                throttled!(warn, error = %e, "a push could not be signed");
-                return;
+        fired
+            .into_iter()
+            .map(|(id, event)| Planned {
+                target: format!("{id:016x}"),
+                event: event.name(),
+                body: bodies
+                    .entry(event)
+                    .or_insert_with(|| {
+                        String::from_utf8_lossy(&self.body(event, occurrence)).into_owned()
+                    })
+                    .clone(),
+                cooldown: Duration::from_secs(DEFAULT_COOLDOWN),
+                max_pending: None,
+            })
+            .collect()
+    }
+
+    fn reload(&self) -> BoxFuture<'_, bool> {
+        async move { self.ready().await.is_some() && self.read_all().await }.boxed()
+    }
+
+    fn changed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()> {
+        self.load_one(id).boxed()
+    }
+
+    fn send<'a>(&'a self, delivery: &'a DeliveryRow) -> BoxFuture<'a, Sent> {
+        async move {
+            let Ok(id) = u64::from_str_radix(&delivery.target, 16) else {
+                return Sent::Dropped("not a subscription");
+            };
+            let mut sub = self.table().subs.get(&id).cloned();
+            if sub.is_none() {
+                // Maybe made on another bridge a moment ago.
+                self.load_one(&delivery.target).await;
+                sub = self.table().subs.get(&id).cloned();
             }
-        };
-        let ttl = deliver::ttl(job.event);
-        let topic = deliver::topic(job.key, job.event);
-        for n in 1..=MAX_ATTEMPTS {
-            if !self.table().subs.contains_key(&job.sub.id) {
-                self.counters.dropped.fetch_add(1, Relaxed);
-                return;
-            }
-            let outcome = {
-                let Ok(_permit) = self.in_flight.acquire().await else {
-                    return;
+            let Some(sub) = sub else {
+                return Sent::Dropped("deleted");
+            };
+            let Some(vapid) = self.vapid.get() else {
+                return Sent::Retry {
+                    status: None,
+                    after: None,
+                    why: "the push key is not read yet",
                 };
-                self.counters.attempts.fetch_add(1, Relaxed);
-                self.pusher
-                    .send(
-                        &job.sub.subscription,
-                        &job.sub.url,
-                        &authorization,
-                        &job.body,
-                        ttl,
-                        &topic,
-                    )
-                    .await
             };
+            let authorization = match vapid.authorization(&sub.url) {
+                Ok(a) => a,
+                Err(e) => {
+                    throttled!(warn, error = %e, "a push could not be signed");
+                    return Sent::Failed {
+                        status: None,
+                        why: "cannot sign",
+                    };
+                }
+            };
+            let Ok(event) = Event::from_str(&delivery.event) else {
+                return Sent::Dropped("not an event");
+            };
+            let key = ServerKey(delivery.key as u64);
+            let outcome = self
+                .pusher
+                .send(
+                    &sub.subscription,
+                    &sub.url,
+                    &authorization,
+                    delivery.body.as_bytes(),
+                    deliver::ttl(event),
+                    &deliver::topic(key, event),
+                )
+                .await;
             match outcome {
-                Outcome::Delivered(_) => {
-                    self.counters.delivered.fetch_add(1, Relaxed);
-                    return;
-                }
-                Outcome::Gone(_) => {
-                    self.counters.gone.fetch_add(1, Relaxed);
-                    self.forget(job.sub.id).await;
-                    return;
-                }
+                Outcome::Delivered(code) => Sent::Delivered(code),
+                Outcome::Gone(code) => Sent::Gone(code),
                 Outcome::Failed { status, why } => {
-                    self.counters.failed.fetch_add(1, Relaxed);
                     throttled!(warn, ?status, why, "a push service refused a push");
-                    return;
+                    Sent::Failed { status, why }
                 }
-                Outcome::Retry { after, .. } => {
-                    let wait = after
-                        .unwrap_or(Duration::from_secs(1))
-                        .max(Duration::from_secs(1));
-                    if n == MAX_ATTEMPTS || wait > MAX_RETRY_WAIT {
-                        break;
-                    }
-                    tokio::select! {
-                        () = self.cancel.cancelled() => return,
-                        () = tokio::time::sleep(wait) => {}
-                    }
-                }
+                Outcome::Retry { status, after } => Sent::Retry {
+                    status,
+                    after,
+                    why: "the push service asked to retry",
+                },
             }
         }
-        self.counters.failed.fetch_add(1, Relaxed);
-        throttled!(warn, "a push service did not take a push after retrying");
+        .boxed()
     }
 
-    /// Appends the pushes' lines to `/metrics`' text.
-    pub fn render(&self, out: &mut String) {
-        let c = &self.counters;
-        let _ = write!(
-            out,
-            "# HELP bridge_push_sent_total Web Push notifications by outcome (gone: the \
-             subscription was deleted).\n\
-             # TYPE bridge_push_sent_total counter\n\
-             bridge_push_sent_total{{result=\"delivered\"}} {}\n\
-             bridge_push_sent_total{{result=\"gone\"}} {}\n\
-             bridge_push_sent_total{{result=\"failed\"}} {}\n\
-             bridge_push_sent_total{{result=\"dropped\"}} {}\n\
-             # HELP bridge_push_attempts_total Web Push requests sent.\n\
-             # TYPE bridge_push_attempts_total counter\nbridge_push_attempts_total {}\n\
-             # HELP bridge_push_subscriptions Web Push subscriptions held.\n\
-             # TYPE bridge_push_subscriptions gauge\nbridge_push_subscriptions {}\n",
-            c.delivered.load(Relaxed),
-            c.gone.load(Relaxed),
-            c.failed.load(Relaxed),
-            c.dropped.load(Relaxed),
-            c.attempts.load(Relaxed),
-            self.len(),
-        );
+    fn retry_wait(&self, next: u32, after: Option<Duration>) -> Option<Duration> {
+        let wait = after
+            .unwrap_or(Duration::from_secs(1))
+            .max(Duration::from_secs(1));
+        (next <= MAX_ATTEMPTS && wait <= MAX_RETRY_WAIT).then_some(wait)
+    }
+
+    fn keeps_done(&self) -> bool {
+        false
+    }
+
+    fn ended<'a>(&'a self, delivery: &'a DeliveryRow, sent: &'a Sent) -> BoxFuture<'a, ()> {
+        async move {
+            match sent {
+                Sent::Gone(_) => {
+                    if let Ok(id) = u64::from_str_radix(&delivery.target, 16) {
+                        self.forget(id).await;
+                    }
+                }
+                Sent::Retry { .. } => {
+                    throttled!(warn, "a push service did not take a push after retrying");
+                }
+                _ => {}
+            }
+        }
+        .boxed()
     }
 }
 

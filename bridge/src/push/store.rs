@@ -39,8 +39,10 @@ pub trait PushStore: Send + Sync + std::fmt::Debug {
     /// Removes one (only if it has `auth`, when given); false if it was
     /// not there.
     fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError>;
+    /// One stored subscription.
+    fn get(&self, id: &str) -> Result<Option<Row>, StoreError>;
     /// Whether other bridges may change the rows (a shared PostgreSQL
-    /// database): then the sending bridge reads them again now and then.
+    /// database).
     fn shared(&self) -> bool;
 }
 
@@ -59,6 +61,10 @@ impl PushStore for History {
 
     fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError> {
         self.store().delete_push_subscription(id, auth)
+    }
+
+    fn get(&self, id: &str) -> Result<Option<Row>, StoreError> {
+        self.store().push_subscription(id)
     }
 
     fn shared(&self) -> bool {

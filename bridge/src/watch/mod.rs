@@ -4,15 +4,14 @@
 //! for it), hands what changed since the list it saw last to the
 //! [`Tracker`] (the two lists share all the rest, which is never walked),
 //! and broadcasts what happened to
-//! whoever notifies (webhooks, Web Push). Every
-//! bridge decides the same events from the same list; which one sends them
-//! is the notifiers' business.
+//! the notification engine ([`crate::notify`]). Every
+//! bridge decides the same events from the same list; the engine writes
+//! each one once, whichever bridge is first.
 //!
 //! Per-watch rules (which events and servers, the threshold) are
-//! [`Occurrence::fires`]; "once per key and event per cooldown" is
-//! [`Cooldowns`].
+//! [`Occurrence::fires`]; "once per key and event per cooldown" is the
+//! engine's (a row per watch, key and event in the database).
 
-mod cooldown;
 mod tracker;
 
 use std::{
@@ -28,10 +27,13 @@ use protocol::watch::Event;
 use tokio::{sync::broadcast, time::Instant};
 use tokio_util::sync::CancellationToken;
 
-pub use cooldown::{Cooldowns, MAX_ENTRIES as MAX_COOLDOWN_ENTRIES};
 pub use tracker::{Change, Occurrence, Tracker};
 
-use crate::{feed::FeedState, upstream::Upstream};
+use crate::{
+    feed::FeedState,
+    history::{now_ms, History},
+    upstream::Upstream,
+};
 
 /// How long a key stays unlisted before it is offline (§2.4).
 pub const OFFLINE_AFTER: Duration = Duration::from_secs(protocol::watch::OFFLINE_AFTER_SECS);
@@ -49,6 +51,9 @@ pub struct Events {
     warm: AtomicBool,
     /// Occurrences decided, by [`Change`] kind.
     decided: [AtomicU64; 4],
+    /// What the history knows of servers last seen, which settles the
+    /// `server-online`s of the start-up window (`None`: none announced).
+    history: Option<Arc<History>>,
 }
 
 impl Events {
@@ -60,6 +65,44 @@ impl Events {
             seen_seq: AtomicU64::new(0),
             warm: AtomicBool::new(false),
             decided: Default::default(),
+            history: None,
+        }
+    }
+
+    /// Events that ask `history` which servers appearing in the start-up
+    /// window were listed lately (those are not announced; the others
+    /// are), rather than announcing none of them.
+    pub fn with_history(mut self, history: Option<Arc<History>>) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// The `server-online`s of the start-up window whose keys the history
+    /// did not see listed within the grace and one sample interval
+    /// (with 5 s to spare): a restart neither announces every listed
+    /// server nor hides one that came online meanwhile. None while the
+    /// database cannot say.
+    async fn settle(&self, unsure: Vec<Occurrence>) -> Vec<Occurrence> {
+        let Some(history) = self.history.clone() else {
+            return Vec::new();
+        };
+        let keys: Vec<i64> = unsure.iter().map(|o| o.key.0 as i64).collect();
+        let window = self.grace.as_millis() as i64 + history.sample_ms() + 5_000;
+        let since = now_ms() - window;
+        let seen =
+            tokio::task::spawn_blocking(move || history.store().seen_since(&keys, since)).await;
+        match seen {
+            Ok(Ok(seen)) => unsure
+                .into_iter()
+                .filter(|o| !seen.contains(&(o.key.0 as i64)))
+                .collect(),
+            _ => {
+                master::throttled!(
+                    warn,
+                    "the history cannot say which servers were listed before this start; servers appearing now are not announced"
+                );
+                Vec::new()
+            }
         }
     }
 
@@ -102,6 +145,11 @@ impl Events {
                     let changes = list.changes_from(last.as_ref().map(|l| l.list()));
                     let out = tracker.observe(changes, |id| list.get(id), Instant::now(), SystemTime::now());
                     self.emit(out);
+                    let unsure = tracker.take_unsure();
+                    if !unsure.is_empty() {
+                        let settled = self.settle(unsure).await;
+                        self.emit(settled);
+                    }
                     self.seen_seq.store(feed.seq, Relaxed);
                     last = Some(feed);
                 }
@@ -153,8 +201,9 @@ impl Events {
             out,
             "# HELP bridge_watch_list_seq The seq of the last list events were decided from.\n\
              # TYPE bridge_watch_list_seq gauge\nbridge_watch_list_seq {}\n\
-             # HELP bridge_watch_warm Whether servers that appear are announced (0 for the \
-             offline grace after start).\n# TYPE bridge_watch_warm gauge\nbridge_watch_warm {}\n",
+             # HELP bridge_watch_warm Whether servers that appear are announced at once (0 for \
+             the offline grace after start, when the history says which of them were listed \
+             lately).\n# TYPE bridge_watch_warm gauge\nbridge_watch_warm {}\n",
             self.seen_seq.load(Relaxed),
             u8::from(self.warm.load(Relaxed)),
         );

@@ -99,10 +99,13 @@ pub struct Tracker {
     /// The unlisted keys by when they left: the next to expire first,
     /// found without walking every key.
     leaving: BTreeSet<(Instant, ServerKey)>,
-    /// Until this time, keys that appear are taken as already known: the
+    /// Until this time, keys that appear are not announced at once: the
     /// bridge (and its master) just started, and cannot tell a server that
-    /// was offline from one that reconnects.
+    /// was offline from one that reconnects. They wait in `unsure` for
+    /// the caller to ask the database (see [`Tracker::take_unsure`]).
     warm_at: Instant,
+    /// `server-online`s decided before `warm_at`.
+    unsure: Vec<Occurrence>,
 }
 
 impl Tracker {
@@ -115,7 +118,16 @@ impl Tracker {
             known: HashMap::new(),
             leaving: BTreeSet::new(),
             warm_at: now + grace,
+            unsure: Vec::new(),
         }
+    }
+
+    /// The `server-online`s decided in the start-up window, taken: the
+    /// caller announces those of keys the history did not see listed
+    /// lately (a server that just reconnected after the bridge's restart
+    /// is not news; one that was offline is).
+    pub fn take_unsure(&mut self) -> Vec<Occurrence> {
+        std::mem::take(&mut self.unsure)
     }
 
     /// Whether keys that appear now are announced.
@@ -204,7 +216,12 @@ impl Tracker {
                         server: Arc::new(after.entry.clone()),
                         at,
                     }),
-                    None => {}
+                    None => self.unsure.push(Occurrence {
+                        key,
+                        change: Change::Online,
+                        server: Arc::new(after.entry.clone()),
+                        at,
+                    }),
                 },
                 (Some(before), Some(after)) => {
                     decide(key, &before.entry, &after.entry, at, &mut out);

@@ -218,7 +218,7 @@ async fn list(
         Ok(hooks) => answer(
             StatusCode::OK,
             &WebhookList {
-                webhooks: hooks.list(),
+                webhooks: hooks.list().await,
             },
         ),
         Err(r) => *r,

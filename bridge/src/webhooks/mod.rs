@@ -1,10 +1,9 @@
 //! Webhooks for sites and their chat channels (`docs/protocol.md` §2.4):
-//! the admin's webhooks (kept by a [`WebhookStore`]: the bridge's
-//! database), which events each one gets
-//! (from [`crate::watch`], with its filters and cooldown), and their
-//! deliveries: one task per notification, bounded per webhook
-//! ([`MAX_PENDING`]) and in attempts at once ([`MAX_ATTEMPTS_AT_ONCE`]),
-//! so a receiver that never answers holds only its own notifications.
+//! the admin's webhooks, read from the bridge's database (a
+//! [`WebhookStore`]) and read again whenever any bridge changes one (see
+//! [`crate::notify`]), which events each one gets (with its filters), and
+//! how one delivery is sent: a [`Channel`] of the notification engine,
+//! which keeps the deliveries, their retries and cooldowns as rows.
 //! [`api`] is the admin's HTTP side.
 
 pub mod address;
@@ -14,15 +13,15 @@ pub mod payload;
 pub mod store;
 
 use std::{
-    collections::VecDeque,
-    fmt::Write as _,
+    str::FromStr,
     sync::{
-        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed},
+        atomic::{AtomicBool, Ordering::Relaxed},
         Arc, Mutex, MutexGuard,
     },
     time::{Duration, SystemTime},
 };
 
+use futures_util::future::{BoxFuture, FutureExt};
 use master::{logtext::cut, throttled};
 use protocol::{
     watch::{Event, Format, WebhookSpec},
@@ -31,11 +30,7 @@ use protocol::{
 };
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
-use tokio::{
-    sync::{broadcast::error::RecvError, Semaphore},
-    time::Instant,
-};
-use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tokio::time::Instant;
 use tracing::{info, warn};
 use url::Url;
 
@@ -46,23 +41,24 @@ use self::{
 };
 use crate::{
     error::Error,
-    history::{now_ms, Leader, StoreError},
-    watch::{Cooldowns, Occurrence},
+    history::{now_ms, DeliveryRow, DoneDelivery, StoreError},
+    notify::{message_id, Channel, Counters, Names, Planned, Sent},
+    watch::Occurrence,
 };
 
 /// Webhooks one bridge keeps at most.
 pub const MAX_WEBHOOKS: usize = 50;
-/// Notifications of one webhook being delivered (or waiting to retry) at
-/// most; more are dropped, and counted.
-pub const MAX_PENDING: usize = 32;
-/// Attempts in flight at once, over all webhooks.
-pub const MAX_ATTEMPTS_AT_ONCE: usize = 16;
+/// Deliveries of one webhook not yet ended at most; more are dropped, and
+/// counted (a receiver that is behind holds only its own).
+pub const MAX_PENDING: u32 = 32;
 /// Failed deliveries in a row that disable a webhook.
 pub const DISABLE_AFTER: u32 = 20;
 /// How often loading the stored webhooks is tried again while it fails.
 const RELOAD_EVERY: Duration = Duration::from_secs(5);
-/// Deliveries each webhook remembers for the admin's list.
-const REMEMBERED: usize = 10;
+/// Deliveries each webhook shows in the admin's list.
+const REMEMBERED: i64 = crate::notify::KEEP_DONE;
+/// The name of the webhooks' rows and change notes.
+pub const CHANNEL: &str = "webhook";
 
 /// What the webhooks need of the bridge's configuration.
 #[derive(Debug, Clone)]
@@ -75,75 +71,51 @@ pub struct Settings {
     pub addresses: Addresses,
 }
 
-/// How one delivery (or test) ended, as the admin's list shows it.
-fn delivery(kind: Kind, attempts: u32, outcome: Result<u16, (Option<u16>, &str)>) -> Delivery {
-    let (ok, status, error) = match outcome {
-        Ok(code) => (true, Some(code), None),
-        Err((status, why)) => (false, status, Some(why.to_owned())),
+/// A stored ended delivery as the admin's list shows it.
+fn delivery_of(done: DoneDelivery) -> Delivery {
+    let event = if done.event == Kind::Test.name() {
+        Kind::Test
+    } else {
+        Event::from_str(&done.event).map_or(Kind::Test, Kind::Event)
     };
     Delivery {
-        event: kind,
-        ok,
-        status,
-        error,
-        attempts,
-        at: now_ms(),
+        event,
+        ok: done.ok,
+        status: done.status.and_then(|s| u16::try_from(s).ok()),
+        error: done.error,
+        attempts: u32::try_from(done.attempts).unwrap_or(u32::MAX),
+        at: done.done_ms,
     }
 }
 
 /// A webhook's state that changes.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct State {
     enabled: bool,
     failures: u32,
-    deleted: bool,
-    last: VecDeque<Delivery>,
 }
 
-/// One webhook.
+/// One webhook, as last read from the database.
 #[derive(Debug)]
 pub struct Hook {
     id: String,
-    /// The id's number, for the cooldowns.
-    num: u64,
     spec: WebhookSpec,
     /// `spec.url`, parsed.
     url: Url,
     secret: Secret,
     created_ms: i64,
     state: Mutex<State>,
-    /// Notifications in delivery.
-    pending: AtomicUsize,
 }
 
 impl Hook {
-    /// The webhook of a stored `row` (its `id` numbered `num`), with its
-    /// request and secret read from it.
-    fn new(row: Row, num: u64, spec: WebhookSpec, url: Url, secret: Secret) -> Arc<Self> {
-        Arc::new(Self {
-            id: row.id,
-            num,
-            spec,
-            url,
-            secret,
-            created_ms: row.created_ms,
-            state: Mutex::new(State {
-                enabled: row.enabled,
-                failures: row.failures,
-                deleted: false,
-                last: VecDeque::new(),
-            }),
-            pending: AtomicUsize::new(0),
-        })
-    }
-
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The webhook as the admin's list shows it (never its secret).
-    fn view(&self) -> Webhook {
-        let state = self.state();
+    /// The webhook as the admin's list shows it (never its secret), with
+    /// its `last` deliveries, newest first.
+    fn view(&self, last: Vec<Delivery>) -> Webhook {
+        let state = *self.state();
         Webhook {
             id: self.id.clone(),
             request: self.spec.clone(),
@@ -155,7 +127,7 @@ impl Hook {
             },
             failures: state.failures,
             created_at: self.created_ms,
-            last_deliveries: state.last.iter().rev().cloned().collect(),
+            last_deliveries: last,
             secret: None,
         }
     }
@@ -167,36 +139,20 @@ impl Hook {
     }
 }
 
-/// What `/metrics` shows of the deliveries.
-#[derive(Debug, Default)]
-struct Counters {
-    delivered: AtomicU64,
-    failed: AtomicU64,
-    dropped: AtomicU64,
-    attempts: AtomicU64,
-}
-
-/// Every webhook of this bridge and their deliveries.
+/// Every webhook and how to send to them.
 #[derive(Debug)]
 pub struct Webhooks {
     settings: Settings,
     store: Arc<dyn WebhookStore>,
     hooks: Mutex<Vec<Arc<Hook>>>,
     sender: Sender,
-    attempts: Arc<Semaphore>,
-    jobs: TaskTracker,
-    /// Whether this bridge sends notifications: the one that records the
-    /// history (elected among the bridges on one PostgreSQL database;
-    /// with the embedded database, always).
-    leader: Arc<Leader>,
     /// Whether the stored webhooks have been read (not yet while the
     /// database was unreachable).
     loaded: AtomicBool,
     /// When reading them was last tried, so an unreachable database is
     /// asked at most every [`RELOAD_EVERY`].
     last_load: tokio::sync::Mutex<Option<Instant>>,
-    counters: Counters,
-    cancel: CancellationToken,
+    counters: Arc<Counters>,
 }
 
 /// Why a webhook was not created.
@@ -212,36 +168,29 @@ pub enum CreateError {
 
 impl Webhooks {
     /// The webhooks `store` keeps, read when first needed; a stored row
-    /// that fails validation is skipped with a log line.
+    /// that fails validation is skipped with a log line. Requests sent
+    /// are counted in `counters`.
     pub fn open(
         store: Arc<dyn WebhookStore>,
-        leader: Arc<Leader>,
         settings: Settings,
+        counters: Arc<Counters>,
     ) -> Result<Self, Error> {
-        // Read from a blocking thread when first needed (see
-        // `ensure_loaded`): the database may be PostgreSQL, unreachable at
-        // start, and a bridge without it still serves the list.
-        let (hooks, loaded) = (Vec::new(), false);
         let sender = Sender::new(address::Reach::webhooks(settings.allow_private))
             .map_err(|e| Error::Webhooks(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
             settings,
             store,
-            hooks: Mutex::new(hooks),
+            hooks: Mutex::new(Vec::new()),
             sender,
-            attempts: Arc::new(Semaphore::new(MAX_ATTEMPTS_AT_ONCE)),
-            jobs: TaskTracker::new(),
-            leader,
-            loaded: AtomicBool::new(loaded),
+            loaded: AtomicBool::new(false),
             last_load: tokio::sync::Mutex::new(None),
-            counters: Counters::default(),
-            cancel: CancellationToken::new(),
+            counters,
         })
     }
 
     /// Whether the stored webhooks are loaded, loading them now if they
     /// are not (at most every [`RELOAD_EVERY`]).
-    pub async fn ensure_loaded(self: &Arc<Self>) -> bool {
+    pub async fn ensure_loaded(&self) -> bool {
         if self.loaded.load(Relaxed) {
             return true;
         }
@@ -255,13 +204,19 @@ impl Webhooks {
             return false;
         }
         *last = Some(now);
+        self.load_all().await
+    }
+
+    /// Reads every stored webhook; false if the database cannot be read.
+    async fn load_all(&self) -> bool {
         match self.with_store(|s| s.load()).await {
             Ok(rows) => {
-                let mut hooks = self.hooks();
-                if !self.loaded.swap(true, Relaxed) {
-                    *hooks = rows.into_iter().filter_map(hook_of).collect();
+                let hooks: Vec<_> = rows.into_iter().filter_map(hook_of).collect();
+                let first = !self.loaded.swap(true, Relaxed);
+                if first {
                     info!(webhooks = hooks.len(), "the webhooks are loaded");
                 }
+                *self.hooks() = hooks;
                 true
             }
             Err(e) => {
@@ -271,12 +226,41 @@ impl Webhooks {
         }
     }
 
+    /// Reads the webhook `id` again: changed, added or gone.
+    async fn load_one(&self, id: &str) {
+        if !protocol::watch::is_webhook_id(id) {
+            return;
+        }
+        let wanted = id.to_owned();
+        let row = match self.with_store(move |s| s.get(&wanted)).await {
+            Ok(row) => row,
+            Err(e) => {
+                throttled!(warn, error = %e, "a changed webhook cannot be read");
+                return;
+            }
+        };
+        let hook = row.and_then(hook_of);
+        let mut hooks = self.hooks();
+        hooks.retain(|h| h.id != id);
+        if let Some(hook) = hook {
+            hooks.push(hook);
+            hooks.sort_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
+        }
+    }
+
     fn hooks(&self) -> MutexGuard<'_, Vec<Arc<Hook>>> {
         self.hooks.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn find(&self, id: &str) -> Option<Arc<Hook>> {
         self.hooks().iter().find(|h| h.id == id).cloned()
+    }
+
+    /// The webhook `id` as the database has it now (read again: another
+    /// bridge may have changed it a moment ago); `None` if it is gone.
+    async fn fresh(&self, id: &str) -> Option<Arc<Hook>> {
+        self.load_one(id).await;
+        self.find(id)
     }
 
     /// Runs `write` on the store from a blocking thread.
@@ -290,13 +274,21 @@ impl Webhooks {
             .map_err(|e| e.to_string())?
     }
 
+    /// The last deliveries of `hook`, newest first (none while the
+    /// database cannot be read).
+    async fn last(&self, hook: &Hook) -> Vec<Delivery> {
+        let id = hook.id.clone();
+        self.with_store(move |s| s.recent(&id, REMEMBERED))
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(delivery_of)
+            .collect()
+    }
+
     /// Adds a webhook (its URL, `url`, already checked); the answer holds
     /// its secret, the only time it is shown.
-    pub async fn create(
-        self: &Arc<Self>,
-        spec: WebhookSpec,
-        url: Url,
-    ) -> Result<Webhook, CreateError> {
+    pub async fn create(&self, spec: WebhookSpec, url: Url) -> Result<Webhook, CreateError> {
         if self.hooks().len() >= MAX_WEBHOOKS {
             return Err(CreateError::Full);
         }
@@ -313,75 +305,87 @@ impl Webhooks {
             created_ms: now_ms(),
         };
         let stored = row.clone();
-        self.with_store(move |s| s.insert(&stored))
+        let count = self
+            .with_store(move |s| s.insert(&stored, MAX_WEBHOOKS))
             .await
             .map_err(CreateError::Store)?;
-        let hook = Hook::new(row, num, spec, url, secret);
-        let added = {
-            let mut hooks = self.hooks();
-            let room = hooks.len() < MAX_WEBHOOKS;
-            if room {
-                hooks.push(hook.clone());
-            }
-            room
-        };
-        if !added {
-            // Others were created meanwhile.
-            let id = hook.id.clone();
-            let _ = self.with_store(move |s| s.delete(&id)).await;
+        if !count {
             return Err(CreateError::Full);
         }
+        let hook = Arc::new(Hook {
+            id: row.id,
+            spec,
+            url,
+            secret,
+            created_ms: row.created_ms,
+            state: Mutex::new(State {
+                enabled: true,
+                failures: 0,
+            }),
+        });
+        {
+            let mut hooks = self.hooks();
+            hooks.retain(|h| h.id != hook.id);
+            hooks.push(hook.clone());
+        }
         info!(id = %hook.id, host = %hook.host(), "webhook created");
-        let mut view = hook.view();
+        let mut view = hook.view(Vec::new());
         view.secret = Some(hook.secret.expose().to_owned());
         Ok(view)
     }
 
-    /// Every webhook as the admin's list shows it.
-    pub fn list(&self) -> Vec<Webhook> {
+    /// Every webhook as the admin's list shows it (read from the
+    /// database now, or as last read while it cannot be).
+    pub async fn list(&self) -> Vec<Webhook> {
+        self.load_all().await;
         let hooks = self.hooks().clone();
-        hooks.iter().map(|h| h.view()).collect()
+        let mut out = Vec::with_capacity(hooks.len());
+        for hook in hooks {
+            let last = self.last(&hook).await;
+            out.push(hook.view(last));
+        }
+        out
     }
 
-    /// Enables (failures forgotten) or disables one; `None` if unknown.
-    pub async fn set_enabled(
-        self: &Arc<Self>,
-        id: &str,
-        enabled: bool,
-    ) -> Option<Result<Webhook, String>> {
-        let hook = self.find(id)?;
-        let failures = {
-            let mut state = hook.state();
-            state.enabled = enabled;
-            if enabled {
-                state.failures = 0;
+    /// Enables (failures forgotten) or disables one (its deliveries not
+    /// yet sent dropped); `None` if unknown.
+    pub async fn set_enabled(&self, id: &str, enabled: bool) -> Option<Result<Webhook, String>> {
+        let hook = self.fresh(id).await?;
+        let failures = if enabled { 0 } else { hook.state().failures };
+        let stored = hook.id.clone();
+        match self
+            .with_store(move |s| s.set_state(&stored, enabled, failures))
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                self.hooks().retain(|h| h.id != hook.id);
+                return None;
             }
-            state.failures
-        };
-        let id = hook.id.clone();
-        Some(
-            self.with_store(move |s| s.set_state(&id, enabled, failures))
-                .await
-                .map(|_| hook.view()),
-        )
+            Err(e) => return Some(Err(e)),
+        }
+        *hook.state() = State { enabled, failures };
+        let last = self.last(&hook).await;
+        Some(Ok(hook.view(last)))
     }
 
-    /// Removes one; `None` if unknown. Its deliveries stop before their
-    /// next attempt.
-    pub async fn delete(self: &Arc<Self>, id: &str) -> Option<Result<(), String>> {
-        let hook = self.find(id)?;
-        hook.state().deleted = true;
-        self.hooks().retain(|h| h.id != hook.id);
-        let id = hook.id.clone();
-        info!(id = %id, "webhook deleted");
-        Some(self.with_store(move |s| s.delete(&id)).await.map(drop))
+    /// Removes one (and its deliveries not yet sent); `None` if unknown.
+    pub async fn delete(&self, id: &str) -> Option<Result<(), String>> {
+        let hook = self.fresh(id).await?;
+        let stored = hook.id.clone();
+        let deleted = self.with_store(move |s| s.delete(&stored)).await;
+        if deleted.is_ok() {
+            self.hooks().retain(|h| h.id != hook.id);
+            info!(id = %hook.id, "webhook deleted");
+        }
+        Some(deleted.map(drop))
     }
 
     /// "Send a test": one attempt now with a made-up server, through the
-    /// same signing and sending as every delivery, its outcome remembered
-    /// like a delivery's (but not counted towards disabling).
-    pub async fn test(self: &Arc<Self>, id: &str) -> Option<Delivery> {
-        let hook = self.find(id)?;
+    /// same signing and sending as every delivery, its outcome stored like
+    /// a delivery's (but not counted towards disabling).
+    pub async fn test(&self, id: &str) -> Option<Delivery> {
+        let hook = self.fresh(id).await?;
         let server = ServerEntry {
             registrant: None,
             name: "Test server".into(),
@@ -390,131 +394,34 @@ impl Webhooks {
             stats: protocol::Stats::default(),
         };
         let body = self.body(&hook, Kind::Test, ServerKey(0), &server, SystemTime::now());
-        let msg = message_id();
-        let attempt = self.attempt(&hook, &msg, &body).await;
-        let record = match attempt {
-            Attempt::Delivered(code) => delivery(Kind::Test, 1, Ok(code)),
+        self.counters.attempt(CHANNEL);
+        let attempt = self.attempt(&hook, &message_id(), &body).await;
+        let (ok, status, error) = match attempt {
+            Attempt::Delivered(code) => (true, Some(code), None),
             Attempt::Retry { status, why, .. } | Attempt::Failed { status, why } => {
-                delivery(Kind::Test, 1, Err((status, why)))
+                (false, status, Some(why.to_owned()))
             }
         };
-        remember(&mut hook.state(), record.clone());
-        Some(record)
-    }
-
-    /// Delivers what `events` brings until `cancel` fires; then waits a
-    /// moment for deliveries in flight.
-    pub async fn run(
-        self: Arc<Self>,
-        mut events: tokio::sync::broadcast::Receiver<Arc<Occurrence>>,
-        cancel: CancellationToken,
-    ) {
-        let mut cooldowns = Cooldowns::<u64>::default();
-        self.ensure_loaded().await;
-        loop {
-            let occurrence = tokio::select! {
-                () = cancel.cancelled() => break,
-                got = events.recv() => match got {
-                    Ok(o) => o,
-                    Err(RecvError::Lagged(n)) => {
-                        self.counters.dropped.fetch_add(n, Relaxed);
-                        throttled!(warn, lost = n, "webhooks fell behind the list's events; some were dropped");
-                        continue;
-                    }
-                    Err(RecvError::Closed) => break,
-                },
-            };
-            if !self.leader.is_leader() || !self.ensure_loaded().await {
-                continue;
-            }
-            let hooks = self.hooks().clone();
-            let now = Instant::now();
-            for hook in hooks {
-                if !hook.state().enabled {
-                    continue;
-                }
-                let spec = &hook.spec;
-                let Some(event) = occurrence.fires(&spec.events, &spec.servers, spec.threshold)
-                else {
-                    continue;
-                };
-                let cooldown = Duration::from_secs(spec.cooldown);
-                if cooldowns.allow(&hook.num, occurrence.key, event, cooldown, now) {
-                    self.enqueue(hook, event, occurrence.clone());
-                }
-            }
-        }
-        self.cancel.cancel();
-        self.jobs.close();
-        let _ = tokio::time::timeout(Duration::from_secs(1), self.jobs.wait()).await;
-    }
-
-    fn enqueue(self: &Arc<Self>, hook: Arc<Hook>, event: Event, occurrence: Arc<Occurrence>) {
-        if hook.pending.fetch_add(1, Relaxed) >= MAX_PENDING {
-            hook.pending.fetch_sub(1, Relaxed);
-            self.counters.dropped.fetch_add(1, Relaxed);
-            throttled!(warn, id = %hook.id, host = %hook.host(), "a webhook's receiver is behind; a notification was dropped");
-            return;
-        }
-        let this = self.clone();
-        self.jobs.spawn(async move {
-            this.deliver(&hook, event, &occurrence).await;
-            hook.pending.fetch_sub(1, Relaxed);
-        });
-    }
-
-    /// One notification: attempts until one is delivered, one fails for
-    /// good, none is left, or the webhook is disabled or deleted.
-    async fn deliver(self: &Arc<Self>, hook: &Arc<Hook>, event: Event, occurrence: &Occurrence) {
-        let body = self.body(
-            hook,
-            Kind::Event(event),
-            occurrence.key,
-            &occurrence.server,
-            occurrence.at,
-        );
-        let msg = message_id();
-        let mut n = 1;
-        let (status, why) = loop {
-            {
-                let state = hook.state();
-                if state.deleted || !state.enabled {
-                    self.counters.dropped.fetch_add(1, Relaxed);
-                    return;
-                }
-            }
-            match self.attempt(hook, &msg, &body).await {
-                Attempt::Delivered(code) => {
-                    self.counters.delivered.fetch_add(1, Relaxed);
-                    self.finish(hook, event, n, Ok(code)).await;
-                    return;
-                }
-                Attempt::Failed { status, why } => break (status, why),
-                Attempt::Retry { status, after, why } => {
-                    let Some(wait) = deliver::wait_before(n + 1, after) else {
-                        break (status, why);
-                    };
-                    n += 1;
-                    tokio::select! {
-                        () = self.cancel.cancelled() => return,
-                        () = tokio::time::sleep(wait) => {}
-                    }
-                }
-            }
+        let done = DoneDelivery {
+            event: Kind::Test.name().to_owned(),
+            ok,
+            status: status.map(i64::from),
+            error,
+            attempts: 1,
+            done_ms: now_ms(),
         };
-        self.counters.failed.fetch_add(1, Relaxed);
-        self.finish(hook, event, n, Err((status, why))).await;
+        let stored = (hook.id.clone(), done.clone());
+        if let Err(e) = self
+            .with_store(move |s| s.record(&stored.0, &stored.1))
+            .await
+        {
+            throttled!(warn, error = %e, "a webhook's test cannot be stored");
+        }
+        Some(delivery_of(done))
     }
 
-    /// One attempt, under the global bound of attempts at once.
+    /// One attempt of `body` to `hook`, signed with the message id `msg`.
     async fn attempt(&self, hook: &Hook, msg: &str, body: &[u8]) -> Attempt {
-        let Ok(_permit) = self.attempts.acquire().await else {
-            return Attempt::Failed {
-                status: None,
-                why: "shutting down",
-            };
-        };
-        self.counters.attempts.fetch_add(1, Relaxed);
         let mut headers = HeaderMap::new();
         if hook.spec.format == Format::Standard {
             let timestamp = deliver::unix_now();
@@ -530,42 +437,6 @@ impl Webhooks {
             }
         }
         self.sender.attempt(&hook.url, headers, body.to_vec()).await
-    }
-
-    /// Remembers a delivery's outcome and keeps the count of failures in
-    /// a row: [`DISABLE_AFTER`] disable the webhook (stored).
-    async fn finish(
-        self: &Arc<Self>,
-        hook: &Arc<Hook>,
-        event: Event,
-        attempts: u32,
-        outcome: Result<u16, (Option<u16>, &'static str)>,
-    ) {
-        let (store, enabled, failures) = {
-            let mut state = hook.state();
-            let before = (state.enabled, state.failures);
-            if outcome.is_ok() {
-                state.failures = 0;
-            } else {
-                state.failures = state.failures.saturating_add(1);
-                if state.failures >= DISABLE_AFTER && state.enabled {
-                    state.enabled = false;
-                    warn!(id = %hook.id, host = %hook.host(), "a webhook failed {DISABLE_AFTER} deliveries in a row and is disabled until an admin enables it");
-                }
-            }
-            remember(&mut state, delivery(Kind::Event(event), attempts, outcome));
-            let changed = before != (state.enabled, state.failures);
-            (changed && !state.deleted, state.enabled, state.failures)
-        };
-        if store {
-            let id = hook.id.clone();
-            if let Err(e) = self
-                .with_store(move |s| s.set_state(&id, enabled, failures))
-                .await
-            {
-                throttled!(warn, error = %e, "cannot store a webhook's state");
-            }
-        }
     }
 
     fn body(
@@ -591,52 +462,135 @@ impl Webhooks {
         }
     }
 
-    /// Appends the deliveries' lines to `/metrics`' text.
-    pub fn render(&self, out: &mut String) {
-        let c = &self.counters;
-        let _ = write!(
-            out,
-            "# HELP bridge_webhook_deliveries_total Webhook notifications by outcome.\n\
-             # TYPE bridge_webhook_deliveries_total counter\n\
-             bridge_webhook_deliveries_total{{result=\"delivered\"}} {}\n\
-             bridge_webhook_deliveries_total{{result=\"failed\"}} {}\n\
-             bridge_webhook_deliveries_total{{result=\"dropped\"}} {}\n\
-             # HELP bridge_webhook_attempts_total Webhook requests sent (retries and tests included).\n\
-             # TYPE bridge_webhook_attempts_total counter\nbridge_webhook_attempts_total {}\n\
-             # HELP bridge_webhooks Webhooks configured.\n# TYPE bridge_webhooks gauge\nbridge_webhooks {}\n",
-            c.delivered.load(Relaxed),
-            c.failed.load(Relaxed),
-            c.dropped.load(Relaxed),
-            c.attempts.load(Relaxed),
-            self.hooks().len(),
-        );
+    /// Counts an ended delivery towards the webhook's failures in a row,
+    /// disabling it after [`DISABLE_AFTER`].
+    async fn count_outcome(&self, id: &str, ok: bool) {
+        let Some(hook) = self.find(id) else { return };
+        let before = *hook.state();
+        if ok && before.failures == 0 {
+            return;
+        }
+        let stored = id.to_owned();
+        match self
+            .with_store(move |s| s.outcome(&stored, ok, DISABLE_AFTER))
+            .await
+        {
+            Ok(Some((enabled, failures))) => {
+                *hook.state() = State { enabled, failures };
+                if before.enabled && !enabled {
+                    warn!(id = %hook.id, host = %hook.host(), "a webhook failed {DISABLE_AFTER} deliveries in a row and is disabled until an admin enables it");
+                }
+            }
+            Ok(None) => {}
+            Err(e) => throttled!(warn, error = %e, "cannot store a webhook's state"),
+        }
     }
 }
 
-fn remember(state: &mut State, record: Delivery) {
-    if state.last.len() >= REMEMBERED {
-        state.last.pop_front();
+impl Channel for Webhooks {
+    fn name(&self) -> &'static str {
+        CHANNEL
     }
-    state.last.push_back(record);
-}
 
-/// A new `webhook-id`: `msg_` and 32 hex digits (the same on every
-/// attempt of one notification).
-fn message_id() -> String {
-    let mut raw = [0u8; 16];
-    // Without randomness the id is still unique enough per notification:
-    // the time in nanoseconds.
-    if getrandom::fill(&mut raw).is_err() {
-        let t = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        raw = t.to_be_bytes();
+    fn names(&self) -> Names {
+        Names {
+            outcomes: "bridge_webhook_deliveries_total",
+            outcomes_help: "Webhook notifications by outcome.",
+            attempts: "bridge_webhook_attempts_total",
+            attempts_help: "Webhook requests sent (retries and tests included).",
+            targets: "bridge_webhooks",
+            targets_help: "Webhooks configured.",
+            gone: false,
+        }
     }
-    let mut id = String::from("msg_");
-    for b in raw {
-        let _ = write!(id, "{b:02x}");
+
+    fn targets(&self) -> usize {
+        self.hooks().len()
     }
-    id
+
+    fn decide(&self, occurrence: &Occurrence) -> Vec<Planned> {
+        let hooks = self.hooks().clone();
+        let mut out = Vec::new();
+        for hook in hooks {
+            if !hook.state().enabled {
+                continue;
+            }
+            let spec = &hook.spec;
+            let Some(event) = occurrence.fires(&spec.events, &spec.servers, spec.threshold) else {
+                continue;
+            };
+            let body = self.body(
+                &hook,
+                Kind::Event(event),
+                occurrence.key,
+                &occurrence.server,
+                occurrence.at,
+            );
+            out.push(Planned {
+                target: hook.id.clone(),
+                event: event.name(),
+                body: String::from_utf8_lossy(&body).into_owned(),
+                cooldown: Duration::from_secs(spec.cooldown),
+                max_pending: Some(MAX_PENDING),
+            });
+        }
+        out
+    }
+
+    fn reload(&self) -> BoxFuture<'_, bool> {
+        self.load_all().boxed()
+    }
+
+    fn changed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()> {
+        self.load_one(id).boxed()
+    }
+
+    fn send<'a>(&'a self, delivery: &'a DeliveryRow) -> BoxFuture<'a, Sent> {
+        async move {
+            let mut hook = self.find(&delivery.target);
+            if !hook.as_ref().is_some_and(|h| h.state().enabled) {
+                // Maybe changed on another bridge a moment ago.
+                self.load_one(&delivery.target).await;
+                hook = self.find(&delivery.target);
+            }
+            let Some(hook) = hook else {
+                return Sent::Dropped("deleted");
+            };
+            if !hook.state().enabled {
+                return Sent::Dropped("disabled");
+            }
+            match self
+                .attempt(&hook, &delivery.msg_id, delivery.body.as_bytes())
+                .await
+            {
+                Attempt::Delivered(code) => Sent::Delivered(code),
+                Attempt::Retry { status, after, why } => Sent::Retry { status, after, why },
+                Attempt::Failed { status, why } => Sent::Failed { status, why },
+            }
+        }
+        .boxed()
+    }
+
+    fn retry_wait(&self, next: u32, after: Option<Duration>) -> Option<Duration> {
+        deliver::wait_before(next, after)
+    }
+
+    fn keeps_done(&self) -> bool {
+        true
+    }
+
+    fn ended<'a>(&'a self, delivery: &'a DeliveryRow, sent: &'a Sent) -> BoxFuture<'a, ()> {
+        async move {
+            match sent {
+                Sent::Delivered(_) => self.count_outcome(&delivery.target, true).await,
+                Sent::Dropped(_) => {}
+                Sent::Retry { .. } | Sent::Failed { .. } | Sent::Gone(_) => {
+                    self.count_outcome(&delivery.target, false).await;
+                }
+            }
+        }
+        .boxed()
+    }
 }
 
 /// A stored row as a webhook, if it is valid (a row is trusted no more
@@ -648,14 +602,18 @@ fn hook_of(row: Row) -> Option<Arc<Hook>> {
         .and_then(|v| WebhookSpec::from_value(&v).ok());
     let url = spec.as_ref().and_then(|s| Url::parse(&s.url).ok());
     let secret = Secret::parse(&row.secret);
-    let num = row
-        .id
-        .strip_prefix("wh_")
-        .and_then(|h| u64::from_str_radix(h, 16).ok());
-    match (id_ok, spec, url, secret, num) {
-        (true, Some(spec), Some(url), Some(secret), Some(num)) => {
-            Some(Hook::new(row, num, spec, url, secret))
-        }
+    match (id_ok, spec, url, secret) {
+        (true, Some(spec), Some(url), Some(secret)) => Some(Arc::new(Hook {
+            id: row.id,
+            spec,
+            url,
+            secret,
+            created_ms: row.created_ms,
+            state: Mutex::new(State {
+                enabled: row.enabled,
+                failures: row.failures,
+            }),
+        })),
         _ => {
             warn!(id = %cut(&row.id), "a stored webhook is not valid and is skipped");
             None

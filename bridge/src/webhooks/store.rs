@@ -1,8 +1,9 @@
-//! Where webhooks are kept across restarts: the [`WebhookStore`] seam,
-//! implemented by the bridge's database ([`History`], whose migrations
-//! hold the `webhooks` table), so that another engine can keep them too.
+//! Where webhooks are kept: the [`WebhookStore`] seam, implemented by the
+//! bridge's database ([`History`], whose migrations hold the `webhooks`
+//! table and the deliveries' rows), so that another engine can keep them
+//! too. Every change is noted for the other bridges on the database.
 
-use crate::history::{History, StoreError};
+use crate::history::{DoneDelivery, History, StoreError};
 
 /// One webhook as stored: its row, not yet validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,12 +23,27 @@ pub struct Row {
 pub trait WebhookStore: Send + Sync + std::fmt::Debug {
     /// Every stored webhook, oldest first.
     fn load(&self) -> Result<Vec<Row>, StoreError>;
-    /// Adds one.
-    fn insert(&self, row: &Row) -> Result<(), StoreError>;
+    /// One stored webhook.
+    fn get(&self, id: &str) -> Result<Option<Row>, StoreError>;
+    /// Adds one unless `max` are stored already; whether it was added.
+    fn insert(&self, row: &Row, max: usize) -> Result<bool, StoreError>;
     /// Stores a webhook's state; false if it is gone.
     fn set_state(&self, id: &str, enabled: bool, failures: u32) -> Result<bool, StoreError>;
-    /// Removes one; false if it was not there.
+    /// Removes one (and its deliveries not yet sent); false if it was not
+    /// there.
     fn delete(&self, id: &str) -> Result<bool, StoreError>;
+    /// Its last `limit` ended deliveries, newest first.
+    fn recent(&self, id: &str, limit: i64) -> Result<Vec<DoneDelivery>, StoreError>;
+    /// Stores a delivery that ended at once (a test).
+    fn record(&self, id: &str, done: &DoneDelivery) -> Result<(), StoreError>;
+    /// Counts an ended delivery (see `Store::webhook_outcome`): its state
+    /// after, `None` if it is gone.
+    fn outcome(
+        &self,
+        id: &str,
+        ok: bool,
+        disable_after: u32,
+    ) -> Result<Option<(bool, u32)>, StoreError>;
 }
 
 impl WebhookStore for History {
@@ -35,8 +51,12 @@ impl WebhookStore for History {
         self.store().webhooks()
     }
 
-    fn insert(&self, row: &Row) -> Result<(), StoreError> {
-        self.store().insert_webhook(row)
+    fn get(&self, id: &str) -> Result<Option<Row>, StoreError> {
+        self.store().webhook(id)
+    }
+
+    fn insert(&self, row: &Row, max: usize) -> Result<bool, StoreError> {
+        self.store().insert_webhook(row, max)
     }
 
     fn set_state(&self, id: &str, enabled: bool, failures: u32) -> Result<bool, StoreError> {
@@ -45,6 +65,23 @@ impl WebhookStore for History {
 
     fn delete(&self, id: &str) -> Result<bool, StoreError> {
         self.store().delete_webhook(id)
+    }
+
+    fn recent(&self, id: &str, limit: i64) -> Result<Vec<DoneDelivery>, StoreError> {
+        self.store().recent_deliveries(id, limit)
+    }
+
+    fn record(&self, id: &str, done: &DoneDelivery) -> Result<(), StoreError> {
+        self.store().record_delivery(super::CHANNEL, id, done)
+    }
+
+    fn outcome(
+        &self,
+        id: &str,
+        ok: bool,
+        disable_after: u32,
+    ) -> Result<Option<(bool, u32)>, StoreError> {
+        self.store().webhook_outcome(id, ok, disable_after, true)
     }
 }
 
@@ -70,9 +107,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let open = || History::open(Some(dir.path()), Duration::from_secs(60)).unwrap();
         let store = open();
-        store.insert(&row("wh_b", 2)).unwrap();
-        store.insert(&row("wh_a", 1)).unwrap();
-        assert!(store.insert(&row("wh_a", 3)).is_err(), "ids are unique");
+        assert!(store.insert(&row("wh_b", 2), 5).unwrap());
+        assert!(store.insert(&row("wh_a", 1), 5).unwrap());
+        assert!(!store.insert(&row("wh_c", 1), 2).unwrap(), "at most max");
+        assert!(store.insert(&row("wh_a", 3), 5).is_err(), "ids are unique");
         assert!(store.set_state("wh_b", false, 20).unwrap());
         assert!(!store.set_state("wh_gone", false, 1).unwrap());
         drop(store);

@@ -5,6 +5,11 @@
 //! database outage turns the history's answers into 503 while the list
 //! goes on, until the database is back, and a bridge started while the
 //! database is down or missing serves at once and says why in one line.
+//! Notifications on one database:
+//! webhook changes through one bridge hold on every bridge at once, each
+//! event is delivered once, a delivery waiting for its retry outlives its
+//! bridge (SIGKILL included) with its webhook-id, an outage delays
+//! notifications and loses none, and a restart hides no server.
 
 use crate::common;
 
@@ -856,4 +861,451 @@ fn readers_are_not_held_while_the_database_is_reached_again() {
         }
         assert!(back.elapsed() < 2 * WAIT, "the store did not come back");
     }
+}
+
+// Notifications on one database (`docs/protocol.md` §2.4): every bridge
+// sees every webhook change within a second, each event is delivered once
+// over all bridges, a delivery waiting for its retry survives its bridge,
+// and a database outage delays notifications without losing any.
+
+/// How long a key stays unlisted before it is offline, in these tests.
+const GRACE: Duration = Duration::from_secs(1);
+
+/// A bridge on `url` that notifies loopback receivers.
+async fn notifying(master: &TestMaster, dir: &Path, url: &str) -> TestBridge {
+    let mut c = config(master, dir, url);
+    c.offline_after = GRACE;
+    c.webhook_allow_private = true;
+    let bridge = TestBridge::embedding(master, c).await;
+    // Servers that appear in the first grace are not announced.
+    until_metric(&bridge, "bridge_watch_warm", |v| v == 1.0).await;
+    until_metric(&bridge, "bridge_notify_synced", |v| v == 1.0).await;
+    bridge
+}
+
+/// Waits until `name` on `bridge` satisfies `ok`.
+async fn until_metric(bridge: &TestBridge, name: &str, ok: impl Fn(f64) -> bool) -> f64 {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let v = metric(bridge, name).await;
+            if ok(v) {
+                return v;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{name} never became as expected"))
+}
+
+/// The sum of `name` over `bridges`.
+async fn total(bridges: &[&TestBridge], name: &str) -> f64 {
+    let mut sum = 0.0;
+    for b in bridges {
+        sum += metric(b, name).await;
+    }
+    sum
+}
+
+/// Waits until the sum of `name` over `bridges` is `want`.
+async fn until_total(bridges: &[&TestBridge], name: &str, want: f64) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while total(bridges, name).await != want {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the sum of {name} never reached {want}"));
+}
+
+/// A receiver answering the statuses (and `Retry-After`s) of `script`,
+/// then 204: its URL, and what it gets.
+async fn scripted(
+    script: Vec<(u16, Option<&'static str>)>,
+) -> (String, tokio::sync::mpsc::UnboundedReceiver<Got>) {
+    use axum::response::IntoResponse;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let script = Arc::new(std::sync::Mutex::new(std::collections::VecDeque::from(
+        script,
+    )));
+    let app = axum::Router::new().fallback(
+        move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+            let _ = tx.send((headers, body));
+            let (status, after) = script.lock().unwrap().pop_front().unwrap_or((204, None));
+            async move {
+                let mut h = axum::http::HeaderMap::new();
+                if let Some(a) = after {
+                    h.insert("retry-after", a.parse().unwrap());
+                }
+                (axum::http::StatusCode::from_u16(status).unwrap(), h).into_response()
+            }
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/hook"), rx)
+}
+
+/// The next request `rx` gets (bounded by 30 s).
+async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Got>) -> Got {
+    tokio::time::timeout(Duration::from_secs(30), rx.recv())
+        .await
+        .expect("no request reached the receiver")
+        .expect("the receiver stopped")
+}
+
+/// The event's type and server name of a `"standard"` request.
+fn what(got: &Got) -> (String, String) {
+    let v: Value = serde_json::from_slice(&got.1).unwrap();
+    (
+        v["type"].as_str().unwrap().to_owned(),
+        v["data"]["name"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// Creates a `"standard"` webhook for `server-online` through `bridge`:
+/// its id and secret.
+async fn create_hook(bridge: &TestBridge, url: &str) -> (String, String) {
+    let body = serde_json::json!({"url": url, "format": "standard",
+        "events": ["server-online"], "servers": "all"});
+    let (status, v) = admin(bridge, "POST", "/api/admin/webhooks", &body.to_string()).await;
+    assert_eq!(status, 201, "{v}");
+    (
+        v["id"].as_str().unwrap().to_owned(),
+        v["secret"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_changes_through_one_bridge_hold_on_every_bridge_at_once() {
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    let a = notifying(&master, dirs[0].path(), &url).await;
+    let b = notifying(&master, dirs[1].path(), &url).await;
+    let both = [&a, &b];
+    let (control_url, mut control) = scripted(vec![]).await;
+    let (target_url, mut target) = scripted(vec![]).await;
+    create_hook(&a, &control_url).await;
+
+    // Created through B, right before the event: delivered, once.
+    let (id, secret) = create_hook(&b, &target_url).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    let got = next(&mut target).await;
+    assert!(signed_with(&got, &secret));
+    assert_eq!(what(&got), ("server-online".into(), "Alpha".into()));
+    assert_eq!(what(&next(&mut control).await).1, "Alpha");
+    // Both bridges decided it; one row per webhook was written, and sent.
+    until_total(
+        &both,
+        r#"bridge_watch_changes_total{change="server-online"}"#,
+        2.0,
+    )
+    .await;
+    until_total(&both, "bridge_notify_written_total", 2.0).await;
+    until_total(
+        &both,
+        r#"bridge_webhook_deliveries_total{result="delivered"}"#,
+        2.0,
+    )
+    .await;
+    assert!(target.try_recv().is_err(), "sent twice");
+
+    // Disabled through A: nothing from either bridge on the next event.
+    let path = format!("/api/admin/webhooks/{id}");
+    let (status, _) = admin(&a, "PATCH", &path, r#"{"enabled":false}"#).await;
+    assert_eq!(status, 200);
+    let _beta = game_server(master.addr, "Beta", 20002).await;
+    assert_eq!(what(&next(&mut control).await).1, "Beta");
+    until_total(
+        &both,
+        r#"bridge_watch_changes_total{change="server-online"}"#,
+        4.0,
+    )
+    .await;
+    until_total(&both, "bridge_notify_written_total", 3.0).await;
+    until_total(
+        &both,
+        r#"bridge_webhook_deliveries_total{result="delivered"}"#,
+        3.0,
+    )
+    .await;
+    assert!(target.try_recv().is_err(), "a disabled webhook was sent to");
+
+    // Enabled through B: A sends again at once.
+    let (status, v) = admin(&b, "PATCH", &path, r#"{"enabled":true}"#).await;
+    assert_eq!((status, v["state"].as_str()), (200, Some("active")));
+    let _gamma = game_server(master.addr, "Gamma", 20003).await;
+    assert_eq!(what(&next(&mut target).await).1, "Gamma");
+    assert_eq!(what(&next(&mut control).await).1, "Gamma");
+
+    // Deleted through A (it was created through B): nothing from either.
+    let (status, _) = admin(&a, "DELETE", &path, "").await;
+    assert_eq!(status, 204);
+    let _delta = game_server(master.addr, "Delta", 20004).await;
+    assert_eq!(what(&next(&mut control).await).1, "Delta");
+    until_total(
+        &both,
+        r#"bridge_watch_changes_total{change="server-online"}"#,
+        8.0,
+    )
+    .await;
+    until_total(
+        &both,
+        r#"bridge_webhook_deliveries_total{result="delivered"}"#,
+        6.0,
+    )
+    .await;
+    assert!(target.try_recv().is_err(), "a deleted webhook was sent to");
+    let (_, listed) = admin(&b, "GET", "/api/admin/webhooks", "").await;
+    assert_eq!(listed["webhooks"].as_array().unwrap().len(), 1, "{listed}");
+    for bridge in [a, b] {
+        bridge.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_outlives_its_bridge_and_keeps_its_id() {
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    let a = notifying(&master, dirs[0].path(), &url).await;
+    let b = notifying(&master, dirs[1].path(), &url).await;
+    let (hook_url, mut got) = scripted(vec![(503, Some("3"))]).await;
+    let (_, secret) = create_hook(&a, &hook_url).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    let first = next(&mut got).await;
+    let at = tokio::time::Instant::now();
+    // The bridge that sent it stops while the delivery waits.
+    let attempts = r#"bridge_webhook_attempts_total"#;
+    until_total(&[&a, &b], attempts, 1.0).await;
+    let (sender, other) = if metric(&a, attempts).await == 1.0 {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    sender.shutdown().await;
+    let second = next(&mut got).await;
+    assert!(
+        at.elapsed() >= Duration::from_millis(2900),
+        "Retry-After honoured"
+    );
+    let id = |g: &Got| g.0.get("webhook-id").unwrap().to_str().unwrap().to_owned();
+    assert_eq!(id(&first), id(&second), "one webhook-id for every attempt");
+    assert!(signed_with(&second, &secret));
+    assert_eq!(first.1, second.1);
+    until_metric(
+        &other,
+        r#"bridge_webhook_deliveries_total{result="delivered"}"#,
+        |v| v == 1.0,
+    )
+    .await;
+    assert!(got.try_recv().is_err(), "delivered once");
+    other.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_outage_delays_notifications_and_loses_none() {
+    let (cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    let a = notifying(&master, dirs[0].path(), &url).await;
+    let b = notifying(&master, dirs[1].path(), &url).await;
+    let both = [&a, &b];
+    let (hook_url, mut got) = scripted(vec![]).await;
+    create_hook(&a, &hook_url).await;
+    let stopped = cluster.clone();
+    tokio::task::spawn_blocking(move || stopped.stop().unwrap())
+        .await
+        .unwrap();
+    let down = tokio::time::Instant::now();
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    let _beta = game_server(master.addr, "Beta", 20002).await;
+    // Both bridges decided both events, and keep them.
+    until_total(
+        &both,
+        r#"bridge_watch_changes_total{change="server-online"}"#,
+        4.0,
+    )
+    .await;
+    until_metric(&a, "bridge_notify_journal", |v| v == 2.0).await;
+    until_metric(&b, "bridge_notify_journal", |v| v == 2.0).await;
+    assert!(got.try_recv().is_err());
+    // The outage lasts 20 s, as a database restart might.
+    tokio::time::sleep_until(down + Duration::from_secs(20)).await;
+    let resumed = cluster.clone();
+    tokio::task::spawn_blocking(move || resumed.resume().unwrap())
+        .await
+        .unwrap();
+    let mut names = vec![what(&next(&mut got).await).1, what(&next(&mut got).await).1];
+    names.sort();
+    assert_eq!(names, ["Alpha", "Beta"]);
+    until_metric(&a, "bridge_notify_journal", |v| v == 0.0).await;
+    until_metric(&b, "bridge_notify_journal", |v| v == 0.0).await;
+    until_total(
+        &both,
+        r#"bridge_webhook_deliveries_total{result="delivered"}"#,
+        2.0,
+    )
+    .await;
+    assert!(got.try_recv().is_err(), "each once");
+    for bridge in [a, b] {
+        bridge.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_announces_the_servers_that_came_and_not_those_that_stayed() {
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    let first = notifying(&master, dirs[0].path(), &url).await;
+    let (hook_url, mut got) = scripted(vec![]).await;
+    create_hook(&first, &hook_url).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    assert_eq!(what(&next(&mut got).await).1, "Alpha");
+    // Alpha's last sighting is in the history (a sample taken after it
+    // was listed).
+    keys(&first, 1).await;
+    let written = metric(&first, "bridge_history_samples_written_total").await;
+    until_metric(&first, "bridge_history_samples_written_total", |v| {
+        v >= written + 2.0
+    })
+    .await;
+    first.shutdown().await;
+
+    // The next bridge starts with a window of 30 s in which it cannot
+    // tell a server that reconnects from one that came online: Alpha,
+    // listed all along, is not announced; Beta, new, is.
+    let mut c = config(&master, dirs[1].path(), &url);
+    c.offline_after = Duration::from_secs(30);
+    c.webhook_allow_private = true;
+    let next_bridge = TestBridge::embedding(&master, c).await;
+    until_metric(&next_bridge, "bridge_notify_synced", |v| v == 1.0).await;
+    assert_eq!(metric(&next_bridge, "bridge_watch_warm").await, 0.0);
+    let _beta = game_server(master.addr, "Beta", 20002).await;
+    assert_eq!(
+        what(&next(&mut got).await),
+        ("server-online".into(), "Beta".into())
+    );
+    until_metric(
+        &next_bridge,
+        r#"bridge_webhook_deliveries_total{result="delivered"}"#,
+        |v| v == 1.0,
+    )
+    .await;
+    assert_eq!(
+        metric(
+            &next_bridge,
+            r#"bridge_watch_changes_total{change="server-online"}"#
+        )
+        .await,
+        1.0,
+        "Alpha was listed lately"
+    );
+    assert!(got.try_recv().is_err());
+    next_bridge.shutdown().await;
+}
+
+/// The value of `name` in the `/metrics` of the bridge at `http`.
+async fn metric_at(http: std::net::SocketAddr, name: &str) -> Option<f64> {
+    let (_, _, body) = http_get(http, "/metrics", "").await;
+    String::from_utf8_lossy(&body)
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_waiting_for_retry_after_survives_sigkill_of_its_bridge() {
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    let (hook_url, mut got) = scripted(vec![(503, Some("5"))]).await;
+    // The sending bridge is a process of its own, to be killed.
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
+        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
+        .env("BRIDGE_DATA_DIR", dirs[0].path())
+        .env("RUST_LOG", "warn")
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--master",
+            &master.addr.to_string(),
+        ])
+        .args(["--master-feed", "off", "--poll-interval", "100ms"])
+        .args(["--database-url", &url, "--webhook-allow-private"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (http, _stdout) = readiness(&mut child).await;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while metric_at(http, "bridge_notify_synced").await != Some(1.0) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the process reads the webhooks");
+    let body = serde_json::json!({"url": hook_url, "format": "standard",
+        "events": ["server-online"], "servers": "all"});
+    let (status, _, created) = http_send(
+        std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        http,
+        "POST",
+        "/api/admin/webhooks",
+        &format!("Authorization: Bearer {TOKEN}\r\n"),
+        &body.to_string(),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let created: Value = serde_json::from_slice(&created).unwrap();
+    let secret = created["secret"].as_str().unwrap().to_owned();
+
+    // New within the process's start-up window: announced (its history
+    // never saw it), refused with Retry-After: 5.
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    let first = next(&mut got).await;
+    let at = tokio::time::Instant::now();
+    let pid = child.id().unwrap().to_string();
+    let killed = tokio::process::Command::new("kill")
+        .args(["-KILL", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    child.wait().await.unwrap();
+
+    // Another bridge, started after the kill, makes the next attempt. It
+    // polls the master as the process did (so it gives the servers the
+    // same keys: a polled list carries no registrants).
+    let mut c = config(&master, dirs[1].path(), &url);
+    c.offline_after = GRACE;
+    c.webhook_allow_private = true;
+    let other = TestBridge::start(c).await;
+    until_metric(&other, "bridge_notify_synced", |v| v == 1.0).await;
+    let second = next(&mut got).await;
+    assert!(
+        at.elapsed() >= Duration::from_millis(4900),
+        "Retry-After honoured (waited {:?})",
+        at.elapsed()
+    );
+    let id = |g: &Got| g.0.get("webhook-id").unwrap().to_str().unwrap().to_owned();
+    assert_eq!(
+        id(&first),
+        id(&second),
+        "the same webhook-id after the handover"
+    );
+    assert!(signed_with(&second, &secret));
+    assert_eq!(first.1, second.1);
+    until_metric(
+        &other,
+        r#"bridge_webhook_deliveries_total{result="delivered"}"#,
+        |v| v == 1.0,
+    )
+    .await;
+    assert!(got.try_recv().is_err(), "delivered once");
+    other.shutdown().await;
 }

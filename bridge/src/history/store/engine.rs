@@ -148,7 +148,7 @@ pub struct Pruned {
 
 /// The row operations of one database engine. Writes happen between
 /// [`Engine::begin`] and [`Engine::commit`] (or [`Engine::rollback`]).
-pub trait Engine: Send + std::fmt::Debug {
+pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
     fn begin(&mut self) -> Result<()>;
     fn commit(&mut self) -> Result<()>;
     /// Abandons the open transaction (best effort: a lost connection has
@@ -251,6 +251,135 @@ pub trait Engine: Send + std::fmt::Debug {
     /// if it was not there.
     fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool>;
 }
+
+/// A delivery an event makes, to be written with its cooldown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDelivery {
+    /// `"webhook"` or `"push"`.
+    pub channel: &'static str,
+    /// The webhook's or subscription's id.
+    pub target: String,
+    /// The `webhook-id` every attempt carries.
+    pub msg_id: String,
+    pub event: String,
+    pub key: i64,
+    pub body: String,
+    /// When the event was decided (Unix ms): the cooldown counts from it.
+    pub at_ms: i64,
+    /// The watch stays quiet on this key and event until then.
+    pub until_ms: i64,
+    /// Until then, the same event written by another bridge is this one.
+    pub dedupe_ms: i64,
+    /// The writing bridge (a random id per process).
+    pub writer: String,
+    /// Deliveries of the target not yet done past which this one is
+    /// dropped (a receiver that is behind holds only its own).
+    pub max_pending: i64,
+}
+
+/// A delivery as a bridge claims it (texts cut to [`MAX_DELIVERY_TEXT`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryRow {
+    pub id: i64,
+    pub channel: String,
+    pub target: String,
+    pub msg_id: String,
+    pub event: String,
+    pub key: i64,
+    pub body: String,
+    /// Attempts started, this one included.
+    pub attempts: i64,
+    pub created_ms: i64,
+}
+
+/// How a delivery ended, as stored for the admin's list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoneDelivery {
+    pub event: String,
+    pub ok: bool,
+    pub status: Option<i64>,
+    pub error: Option<String>,
+    pub attempts: i64,
+    pub done_ms: i64,
+}
+
+/// What becomes of a claimed delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settle {
+    /// Due again at this time (Unix ms), held by nobody.
+    Retry { due_ms: i64 },
+    /// Ended: kept for the admin's list until pruned.
+    Done(DoneDelivery),
+    /// Ended: nothing kept.
+    Forget,
+}
+
+/// One change of a webhook or subscription another bridge must read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeRow {
+    pub seq: i64,
+    /// `"webhook"` or `"push"`.
+    pub kind: String,
+    pub id: String,
+}
+
+/// The notification rows' operations (`notify_*` tables): written over
+/// by [`super::notify`] for both engines.
+pub trait NotifyEngine {
+    /// Writes `row` unless its target is gone, disabled, or was enabled
+    /// (a webhook) or changed (a subscription) after `at_ms`; its watch's
+    /// cooldown on its key and event runs past `at_ms`; another bridge
+    /// wrote the event within its `dedupe_ms`; or its target has
+    /// `max_pending` deliveries not done. Whether it was written. Call
+    /// inside a transaction.
+    fn enqueue(&mut self, row: &NewDelivery) -> Result<bool>;
+    /// Takes at most `limit` due deliveries no bridge holds, for
+    /// `lease_ms` from `now`, counting the attempt.
+    fn claim(&mut self, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<DeliveryRow>>;
+    /// Records what became of a claimed delivery.
+    fn settle(&mut self, id: i64, how: &Settle) -> Result<()>;
+    /// Stores a delivery that ended at once (the admin's test).
+    fn record(&mut self, channel: &str, target: &str, done: &DoneDelivery) -> Result<()>;
+    /// The last `limit` ended deliveries of `target`, newest first.
+    fn recent(&mut self, target: &str, limit: i64) -> Result<Vec<DoneDelivery>>;
+    /// Drops `target`'s deliveries not yet done (it was deleted or
+    /// disabled): how many.
+    fn drop_pending(&mut self, target: &str) -> Result<usize>;
+    /// Deliveries not done yet.
+    fn pending(&mut self) -> Result<i64>;
+    /// Deletes deliveries made before `before` and ended ones beyond
+    /// `keep` per target, cooldowns over by `now`, and changes older than
+    /// `changes_ms` (by the database's clock): how many rows went.
+    fn prune_notify(&mut self, now: i64, before: i64, keep: i64, changes_ms: i64) -> Result<usize>;
+    /// Notes that `kind`'s `id` changed (inside the change's transaction).
+    fn note_change(&mut self, kind: &str, id: &str) -> Result<()>;
+    /// The database's time now and the changes noted since `since` (by
+    /// the database's clock), oldest first, at most `limit`.
+    fn changes(&mut self, since: i64, limit: i64) -> Result<(i64, Vec<ChangeRow>)>;
+    /// One stored webhook.
+    fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>>;
+    /// One stored push subscription.
+    fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>>;
+    /// The keys of `keys` seen since `since` (their `servers` row's
+    /// `last_seen`, Unix ms).
+    fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>>;
+    /// Notes that the webhook `id` is enabled since `at_ms` (created or
+    /// enabled again): earlier events are not written for it.
+    fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()>;
+    /// Counts a webhook's delivery that ended (`ok` or failed): failures
+    /// in a row back to 0, or one more, disabling it at `disable_after`;
+    /// its state after, `None` if it is gone.
+    fn webhook_outcome(
+        &mut self,
+        id: &str,
+        ok: bool,
+        disable_after: u32,
+    ) -> Result<Option<(bool, u32)>>;
+}
+
+/// The most bytes of a delivery's texts read back (a payload is far
+/// smaller).
+pub const MAX_DELIVERY_TEXT: i64 = 16 * 1024;
 
 /// The most bytes of the VAPID secret read back (it has 32).
 pub const MAX_VAPID_BYTES: i64 = 64;

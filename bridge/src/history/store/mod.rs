@@ -10,6 +10,7 @@
 
 mod copy;
 mod engine;
+mod notify;
 pub mod postgres;
 mod push;
 mod read;
@@ -22,6 +23,7 @@ use std::path::Path;
 use crate::error::Error;
 
 pub use copy::copy;
+pub use engine::{ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, PushRow, Settle, WebhookRow};
 pub use postgres::{DatabaseUrl, Postgres};
 pub use sqlite::DB_FILE;
 pub use write::Recorded;

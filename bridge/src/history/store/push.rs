@@ -1,7 +1,7 @@
 //! Web Push's tables (embedded migration 4, PostgreSQL migration 3): the
 //! VAPID key and the subscriptions of [`crate::push::store`], kept in the
 //! bridge's database beside the history, through either engine's row
-//! operations.
+//! operations; every change noted in `notify_changes` in its transaction.
 
 use super::engine::PushRow;
 use super::{Store, StoreError};
@@ -20,7 +20,13 @@ impl Store {
     /// Adds or replaces (same `auth` only) a push subscription; false if
     /// another `auth` holds it.
     pub fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool, StoreError> {
-        self.engine().put_push_subscription(row)
+        self.in_transaction(|e| {
+            let put = e.put_push_subscription(row)?;
+            if put {
+                e.note_change("push", &row.id)?;
+            }
+            Ok(put)
+        })
     }
 
     /// Removes a push subscription (with `auth`, if given); false if it
@@ -30,6 +36,13 @@ impl Store {
         id: &str,
         auth: Option<&str>,
     ) -> Result<bool, StoreError> {
-        self.engine().delete_push_subscription(id, auth)
+        self.in_transaction(|e| {
+            let found = e.delete_push_subscription(id, auth)?;
+            if found {
+                e.drop_pending(id)?;
+                e.note_change("push", id)?;
+            }
+            Ok(found)
+        })
     }
 }

@@ -1,4 +1,6 @@
 //! The webhooks' table (embedded migration 3, PostgreSQL migration 2):
+//! every change noted in `notify_changes` in its transaction, so every
+//! bridge reads it again;
 //! the rows of [`crate::webhooks::store`], kept in the bridge's database
 //! beside the history, through either engine's row operations.
 
@@ -11,9 +13,17 @@ impl Store {
         self.engine().webhooks()
     }
 
-    /// Adds a webhook.
-    pub fn insert_webhook(&mut self, row: &WebhookRow) -> Result<(), StoreError> {
-        self.engine().insert_webhook(row)
+    /// Adds a webhook unless `max` are stored; whether it was added.
+    pub fn insert_webhook(&mut self, row: &WebhookRow, max: usize) -> Result<bool, StoreError> {
+        self.in_transaction(|e| {
+            if e.webhooks()?.len() >= max {
+                return Ok(false);
+            }
+            e.insert_webhook(row)?;
+            e.webhook_enabled_at(&row.id, row.created_ms)?;
+            e.note_change("webhook", &row.id)?;
+            Ok(true)
+        })
     }
 
     /// Stores a webhook's state; false if it is gone.
@@ -23,11 +33,27 @@ impl Store {
         enabled: bool,
         failures: u32,
     ) -> Result<bool, StoreError> {
-        self.engine().set_webhook_state(id, enabled, failures)
+        self.in_transaction(|e| {
+            let found = e.set_webhook_state(id, enabled, failures)?;
+            if found {
+                if enabled {
+                    e.webhook_enabled_at(id, super::super::now_ms())?;
+                } else {
+                    e.drop_pending(id)?;
+                }
+                e.note_change("webhook", id)?;
+            }
+            Ok(found)
+        })
     }
 
     /// Removes a webhook; false if it was not there.
     pub fn delete_webhook(&mut self, id: &str) -> Result<bool, StoreError> {
-        self.engine().delete_webhook(id)
+        self.in_transaction(|e| {
+            let found = e.delete_webhook(id)?;
+            e.drop_pending(id)?;
+            e.note_change("webhook", id)?;
+            Ok(found)
+        })
     }
 }

@@ -115,6 +115,11 @@ fn keys_listed_at_start_are_not_announced() {
         at(),
     );
     assert_eq!(changes(&out), [(3, Change::Online)]);
+    assert_eq!(
+        changes(&t.take_unsure()),
+        [(1, Change::Online), (2, Change::Online)],
+        "left to the caller, who asks the history"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
-//! Which of the bridges on one database records (and, later, sends the
-//! notifications): the one holding a session-level advisory lock on a
-//! connection of its own. The lock goes with the session: a bridge that
-//! stops, is killed or loses its database loses it, and the next bridge
+//! Which of the bridges on one database records the history (any bridge
+//! sends notifications: see `crate::notify`): the one holding a
+//! session-level advisory lock on a connection of its own. The lock goes
+//! with the session: a bridge that stops, is killed or loses its database loses it, and the next bridge
 //! to ask takes it. Bridges ask every history interval, so recording is
 //! handed over within one or two intervals.
 

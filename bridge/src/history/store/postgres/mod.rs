@@ -28,6 +28,7 @@
 //! once when it starts and once when it ends.
 
 pub mod election;
+mod notify;
 mod own;
 mod schema;
 pub mod vacuum;

@@ -3,6 +3,7 @@
 //! In process, a lookup costs microseconds, so batches are loops of
 //! cached point lookups.
 
+mod notify;
 mod schema;
 
 use std::path::PathBuf;

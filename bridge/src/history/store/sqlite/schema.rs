@@ -42,6 +42,10 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../../../migrations/005_hour_slots.sql"),
         convert: |_| Ok(()),
     },
+    Migration {
+        sql: include_str!("../../../../migrations/006_notify.sql"),
+        convert: add_enabled_ms,
+    },
 ];
 
 /// The database's file in the data directory.
@@ -219,6 +223,22 @@ impl Sqlite {
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
     }
+}
+
+/// Gives `webhooks` its `enabled_ms` column (migration 6) unless it has
+/// it: since when each webhook is enabled.
+fn add_enabled_ms(conn: &Connection) -> rusqlite::Result<()> {
+    let has: i64 = conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('webhooks') WHERE name = 'enabled_ms'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has == 0 {
+        conn.execute_batch(
+            "ALTER TABLE webhooks ADD COLUMN enabled_ms INTEGER NOT NULL DEFAULT 0",
+        )?;
+    }
+    Ok(())
 }
 
 /// Packs version-1 rows, read in `(key, t)` order with the key and time
