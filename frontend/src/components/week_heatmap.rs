@@ -11,13 +11,21 @@ use yew::prelude::*;
 use crate::{
     history::{csv_link, one_decimal},
     i18n::{t, tf, K},
-    services::{api::read_answer, browser::utc_offset_ms},
-    views::{fetch::use_fetch, server::use_history, server::Dated},
+    services::{
+        api::read_answer,
+        browser::{self, utc_offset_ms},
+    },
+    views::{
+        fetch::{use_fetch, Load},
+        server::{use_history, Dated, HISTORY_REFRESH_MS},
+    },
     week::{busiest, clock, level, most, sentence, to_local, DAYS},
 };
 
-/// How often the week is read again (it changes once an hour).
-const REFRESH_MS: u32 = 600_000;
+/// How often the week is read again: as often as the history, since a
+/// refresh that finds the hour's answer unchanged is a free `304`, and a
+/// server's first sample (before it the key is unknown, `404`) shows soon.
+const REFRESH_MS: u32 = HISTORY_REFRESH_MS;
 
 /// Props of [`WeekHeatmap`].
 #[derive(Properties, PartialEq)]
@@ -43,14 +51,19 @@ fn cell_text(h: &WeekHour) -> String {
 }
 
 /// The heatmap of the week at `path`, its sentence and its CSV link;
-/// nothing while it loads or when the bridge keeps no history.
+/// nothing while it loads or when the bridge keeps no history, an empty
+/// week for a server not recorded yet.
 #[component]
 pub fn WeekHeatmap(props: &WeekHeatmapProps) -> Html {
     let load = use_fetch(props.path.to_string(), 0, REFRESH_MS);
-    let Some(Dated { value, at_ms }) = use_history(&load, read_answer::<Week>) else {
-        return html! {};
+    let read = use_history(&load, read_answer::<Week>);
+    // A server not recorded yet (404) has an empty week.
+    let (hours, at_ms) = match (&load, read) {
+        (_, Some(Dated { value, at_ms })) => (value.hours.clone(), at_ms),
+        (Load::Missing, None) => (Vec::new(), browser::now_ms()),
+        _ => return html! {},
     };
-    let local = to_local(&value.hours, utc_offset_ms(at_ms));
+    let local = to_local(&hours, utc_offset_ms(at_ms));
     let top = most(&local);
     let title = format!("{}-title", props.testid);
     let head = (0..24).map(|h| {
