@@ -1,6 +1,8 @@
-//! The history's HTTP answers (`docs/protocol.md` §2.2):
-//! `GET /api/servers/{key}`, `GET /api/servers/{key}/history?range=R` and
-//! `GET /api/history?range=R`. Each answer is computed on a blocking
+//! The history's HTTP answers (`docs/protocol.md` §2.2, §2.6):
+//! `GET /api/servers/{key}`, `GET /api/servers/{key}/history?range=R`,
+//! `GET /api/history?range=R`, and the weeks `GET /api/servers/{key}/week`
+//! and `GET /api/week` (histories and weeks also as CSV, `?format=csv`).
+//! Each answer is computed on a blocking
 //! thread (it reads SQLite), cached until the list or the history changes,
 //! revalidated by `ETag`, readable from any origin, and paid for from the
 //! client address's budget like `/api/servers` (see [`crate::api::limit`]).
@@ -17,7 +19,7 @@ use axum::{
 };
 use bytes::Bytes;
 use protocol::{
-    api::{LobbyHistory, ServerHistory},
+    api::{Csv, LobbyHistory, ServerHistory, Week, WEEK_DAYS},
     entry::ServerDetails,
     GameplayMode, Players, ServerKey,
 };
@@ -80,6 +82,18 @@ impl Computed {
     /// A refusal: the error's status and its documented body.
     pub(crate) fn refused(e: &HttpError) -> Self {
         Self::json(e.status(), protocol::json::to_string(&e.body()))
+    }
+
+    /// A `200` whose body is `answer` in the `format` asked for.
+    pub(crate) fn ok_as<T: Serialize + Csv>(format: Format, answer: &T) -> Self {
+        match format {
+            Format::Json => Self::ok(answer),
+            Format::Csv => Self {
+                status: StatusCode::OK,
+                content_type: "text/csv; charset=utf-8",
+                body: answer.csv(),
+            },
+        }
     }
 }
 
@@ -168,10 +182,44 @@ fn not_found() -> HttpError {
     HttpError::not_found(NOT_SEEN)
 }
 
-/// `?range=`.
+/// `?range=` and `?format=`.
 #[derive(Debug, Deserialize)]
 pub(crate) struct RangeQuery {
     range: Option<String>,
+    format: Option<String>,
+}
+
+/// `?format=` alone (the weeks).
+#[derive(Debug, Deserialize)]
+pub(crate) struct FormatQuery {
+    format: Option<String>,
+}
+
+/// The form a history answer is asked in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Json,
+    Csv,
+}
+
+impl Format {
+    /// `?format=`: absent or `json`, or `csv`; `None` for anything else
+    /// (HTTP 400).
+    fn parse(format: Option<&str>) -> Option<Self> {
+        match format {
+            None | Some("json") => Some(Self::Json),
+            Some("csv") => Some(Self::Csv),
+            Some(_) => None,
+        }
+    }
+
+    /// How the cache tells the forms apart.
+    fn suffix(self) -> &'static str {
+        match self {
+            Self::Json => "",
+            Self::Csv => ".csv",
+        }
+    }
 }
 
 fn parse_range(q: &RangeQuery) -> Option<Range> {
@@ -180,8 +228,15 @@ fn parse_range(q: &RangeQuery) -> Option<Range> {
 
 fn bad_range() -> HttpError {
     HttpError::BadRequest {
-        message: "range must be one of 1h, 24h, 7d, 30d, 1y".into(),
+        message: "range must be one of 1h, 24h, 7d, 30d, 90d, 1y".into(),
         field: Some("range".into()),
+    }
+}
+
+fn bad_format() -> HttpError {
+    HttpError::BadRequest {
+        message: "format must be json or csv".into(),
+        field: Some("format".into()),
     }
 }
 
@@ -327,10 +382,13 @@ pub(crate) async fn server_history(
     let Some(range) = parse_range(&q) else {
         return bad_range().into_response();
     };
+    let Some(format) = Format::parse(q.format.as_deref()) else {
+        return bad_format().into_response();
+    };
     let Some(history) = ctx.history.clone() else {
         return not_found().into_response();
     };
-    let path = format!("history/{key}/{}", range.as_str());
+    let path = format!("history/{key}/{}{}", range.as_str(), format.suffix());
     // Only the history's changes change it (a key seen in the list but not
     // yet sampled has no points).
     let stamp = (0, history.generation());
@@ -348,12 +406,15 @@ pub(crate) async fn server_history(
             };
             match store.server_history(key.0, row.first_seen, range, history.sample_ms(), now_ms())
             {
-                Ok((step, points)) => Computed::ok(&ServerHistory {
-                    key,
-                    range: range.name(),
-                    step: seconds(step),
-                    points,
-                }),
+                Ok((step, points)) => Computed::ok_as(
+                    format,
+                    &ServerHistory {
+                        key,
+                        range: range.name(),
+                        step: seconds(step),
+                        points,
+                    },
+                ),
                 Err(e) => internal(&e),
             }
         })
@@ -369,20 +430,110 @@ pub(crate) async fn lobby_history(
     let Some(range) = parse_range(&q) else {
         return bad_range().into_response();
     };
+    let Some(format) = Format::parse(q.format.as_deref()) else {
+        return bad_format().into_response();
+    };
     let Some(history) = ctx.history.clone() else {
         return HttpError::unavailable("no history", RETRY_AFTER).into_response();
     };
-    let path = format!("history/{}", range.as_str());
+    let path = format!("history/{}{}", range.as_str(), format.suffix());
     let stamp = (0, history.generation());
     ctx.answers
         .answer(&ctx.metrics, path, stamp, &asked, &[], move || {
             let mut store = history.store();
             match store.lobby_history(range, history.sample_ms(), now_ms()) {
-                Ok((step, points)) => Computed::ok(&LobbyHistory {
-                    range: range.name(),
-                    step: seconds(step),
-                    points,
-                }),
+                Ok((step, points)) => Computed::ok_as(
+                    format,
+                    &LobbyHistory {
+                        range: range.name(),
+                        step: seconds(step),
+                        points,
+                    },
+                ),
+                Err(e) => internal(&e),
+            }
+        })
+        .await
+}
+
+/// The stamp of a week's answer: the hour it holds for (the week folds
+/// whole hours, so it changes once an hour).
+fn week_stamp() -> (u64, u64) {
+    (
+        0,
+        u64::try_from(now_ms().div_euclid(3_600_000)).unwrap_or(0),
+    )
+}
+
+/// `GET /api/servers/{key}/week`.
+pub(crate) async fn server_week(
+    State(ctx): State<Arc<Ctx>>,
+    Path(key): Path<String>,
+    Query(q): Query<FormatQuery>,
+    asked: Asked,
+) -> Response {
+    let Some(key) = parse_key(&key) else {
+        return not_found().into_response();
+    };
+    let Some(format) = Format::parse(q.format.as_deref()) else {
+        return bad_format().into_response();
+    };
+    let Some(history) = ctx.history.clone() else {
+        return not_found().into_response();
+    };
+    let path = format!("week/{key}{}", format.suffix());
+    ctx.answers
+        .answer(&ctx.metrics, path, week_stamp(), &asked, &[], move || {
+            let mut store = history.store();
+            match store.server(key.0) {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    return Computed::refused(&HttpError::not_found(
+                        "no server with this key was recorded",
+                    ))
+                }
+                Err(e) => return internal(&e),
+            }
+            match store.server_week(key.0, now_ms()) {
+                Ok(hours) => Computed::ok_as(
+                    format,
+                    &Week {
+                        key: Some(key),
+                        days: WEEK_DAYS,
+                        hours,
+                    },
+                ),
+                Err(e) => internal(&e),
+            }
+        })
+        .await
+}
+
+/// `GET /api/week`.
+pub(crate) async fn lobby_week(
+    State(ctx): State<Arc<Ctx>>,
+    Query(q): Query<FormatQuery>,
+    asked: Asked,
+) -> Response {
+    let Some(format) = Format::parse(q.format.as_deref()) else {
+        return bad_format().into_response();
+    };
+    let Some(history) = ctx.history.clone() else {
+        return HttpError::unavailable("no history", RETRY_AFTER).into_response();
+    };
+    let path = format!("week{}", format.suffix());
+    ctx.answers
+        .answer(&ctx.metrics, path, week_stamp(), &asked, &[], move || {
+            let mut store = history.store();
+            match store.lobby_week(now_ms()) {
+                Ok(hours) => Computed::ok_as(
+                    format,
+                    &Week {
+                        key: None,
+                        days: WEEK_DAYS,
+                        hours,
+                    },
+                ),
                 Err(e) => internal(&e),
             }
         })

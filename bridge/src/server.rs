@@ -473,6 +473,11 @@ fn router(ctx: Arc<Ctx>) -> Router {
             read(get(history_api::server_history)),
         )
         .route("/api/history", read(get(history_api::lobby_history)))
+        .route(
+            "/api/servers/{key}/week",
+            read(get(history_api::server_week)),
+        )
+        .route("/api/week", read(get(history_api::lobby_week)))
         .route("/api/shields.json", read(get(badge::lobby_shield)))
         .route("/api/shields/{file}", read(get(badge::server_shield)))
         .route("/api/openapi.json", read(get(api::openapi)))

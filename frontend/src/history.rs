@@ -16,11 +16,20 @@ pub enum Span {
     Day,
     Week,
     Month,
+    Quarter,
+    Year,
 }
 
 impl Span {
     /// The server page's tabs, in order.
-    pub const ALL: [Span; 4] = [Span::Day, Span::Week, Span::Month, Span::Hour];
+    pub const ALL: [Span; 6] = [
+        Span::Day,
+        Span::Week,
+        Span::Month,
+        Span::Quarter,
+        Span::Year,
+        Span::Hour,
+    ];
 
     /// The range of the API this tab shows.
     pub fn range(self) -> HistoryRange {
@@ -29,6 +38,8 @@ impl Span {
             Span::Day => HistoryRange::Day,
             Span::Week => HistoryRange::Week,
             Span::Month => HistoryRange::Month,
+            Span::Quarter => HistoryRange::Quarter,
+            Span::Year => HistoryRange::Year,
         }
     }
 
@@ -45,6 +56,8 @@ impl Span {
             Span::Day => 24.0 * H,
             Span::Week => 7.0 * 24.0 * H,
             Span::Month => 30.0 * 24.0 * H,
+            Span::Quarter => 90.0 * 24.0 * H,
+            Span::Year => 365.0 * 24.0 * H,
         }
     }
 
@@ -56,6 +69,8 @@ impl Span {
             Span::Day => 6.0 * H,
             Span::Week => 24.0 * H,
             Span::Month => 7.0 * 24.0 * H,
+            Span::Quarter => 14.0 * 24.0 * H,
+            Span::Year => 61.0 * 24.0 * H,
         }
     }
 
@@ -71,6 +86,8 @@ impl Span {
             Span::Day => K::Span24h,
             Span::Week => K::Span7d,
             Span::Month => K::Span30d,
+            Span::Quarter => K::Span90d,
+            Span::Year => K::Span1y,
         }
     }
 
@@ -81,6 +98,8 @@ impl Span {
             Span::Day => K::Last24Hours,
             Span::Week => K::Last7Days,
             Span::Month => K::Last30Days,
+            Span::Quarter => K::Last90Days,
+            Span::Year => K::LastYear,
         }
     }
 
@@ -99,6 +118,17 @@ pub fn players(history: &ServerHistory) -> Series {
         .collect()
 }
 
+/// The most players at one sample over a server's history, drawn over
+/// the mean (`None` where offline throughout, or recorded before peaks
+/// were).
+pub fn peaks(history: &ServerHistory) -> Series {
+    history
+        .points
+        .iter()
+        .map(|&ServerPoint(t, .., peak)| (t as f64, peak.map(f64::from)))
+        .collect()
+}
+
 /// The share of the recorded intervals the server was online, and had its
 /// lobby open (`None` without points). Intervals in which the bridge
 /// recorded nothing do not count either way.
@@ -110,9 +140,12 @@ pub fn shares(history: &ServerHistory) -> Option<(f64, f64)> {
     }
     let online: f64 = points
         .iter()
-        .map(|&ServerPoint(.., online, _)| online)
+        .map(|&ServerPoint(_, _, _, online, ..)| online)
         .sum();
-    let open: f64 = points.iter().map(|&ServerPoint(.., open)| open).sum();
+    let open: f64 = points
+        .iter()
+        .map(|&ServerPoint(_, _, _, _, open, _)| open)
+        .sum();
     Some(((online / n).clamp(0.0, 1.0), (open / n).clamp(0.0, 1.0)))
 }
 
@@ -121,7 +154,7 @@ pub fn servers_online(history: &LobbyHistory) -> Series {
     history
         .points
         .iter()
-        .map(|&LobbyPoint(t, servers, _)| (t as f64, Some(servers)))
+        .map(|&LobbyPoint(t, servers, ..)| (t as f64, Some(servers)))
         .collect()
 }
 
@@ -130,8 +163,24 @@ pub fn players_online(history: &LobbyHistory) -> Series {
     history
         .points
         .iter()
-        .map(|&LobbyPoint(t, _, players)| (t as f64, Some(players)))
+        .map(|&LobbyPoint(t, _, players, _)| (t as f64, Some(players)))
         .collect()
+}
+
+/// The lobby's most players online at one sample over time.
+pub fn peak_players(history: &LobbyHistory) -> Series {
+    history
+        .points
+        .iter()
+        .map(|&LobbyPoint(t, _, _, peak)| (t as f64, peak.map(f64::from)))
+        .collect()
+}
+
+/// The CSV form of an answer at `path` (`/api/history?range=24h`,
+/// `/api/week`), for the graphs' download link.
+pub fn csv_link(path: &str) -> String {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    format!("{path}{sep}format=csv")
 }
 
 /// A history's step (seconds between points) in milliseconds, as a graph
@@ -195,7 +244,9 @@ mod tests {
             assert_eq!(Span::parse(r.as_str()), Some(r));
             assert_eq!(HistoryRange::parse(r.as_str()), Some(r.range()));
         }
-        assert_eq!(Span::parse("1y"), None);
+        assert_eq!(Span::parse("1y"), Some(Span::Year));
+        assert_eq!(Span::parse("90d"), Some(Span::Quarter));
+        assert_eq!(Span::parse("2h"), None);
         assert_eq!(Span::Day.span_ms(), 86_400_000.0);
     }
 
@@ -203,17 +254,24 @@ mod tests {
     fn answers_read_as_the_bridge_writes_them() {
         let h: ServerHistory = serde_json::from_str(
             r#"{"key":"0123456789abcdef","range":"24h","step":60,
-                "points":[[0,2.5,4,1,0.5],[60000,null,null,0,0]]}"#,
+                "points":[[0,2.5,4,1,0.5,4],[60000,null,null,0,0,null]]}"#,
         )
         .unwrap();
         assert_eq!(step_ms(h.step), 60_000.0);
         assert_eq!(players(&h), vec![(0.0, Some(2.5)), (60_000.0, None)]);
+        assert_eq!(peaks(&h), vec![(0.0, Some(4.0)), (60_000.0, None)]);
         assert_eq!(shares(&h), Some((0.5, 0.25)));
 
         let l: LobbyHistory =
             serde_json::from_str(r#"{"range":"24h","step":60,"points":[[0,2,7.5]]}"#).unwrap();
         assert_eq!(servers_online(&l), vec![(0.0, Some(2.0))]);
         assert_eq!(players_online(&l), vec![(0.0, Some(7.5))]);
+        assert_eq!(peak_players(&l), vec![(0.0, None)], "an older bridge");
+        assert_eq!(csv_link("/api/week"), "/api/week?format=csv");
+        assert_eq!(
+            csv_link("/api/history?range=24h"),
+            "/api/history?range=24h&format=csv"
+        );
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub mod tab_keys;
 pub mod test_servers;
 pub mod views;
 pub mod webhooks;
+pub mod week;
 
 /// The player's bundle: takes a sign-in link's token, then mounts the app
 /// without the admin page on `<body>`.

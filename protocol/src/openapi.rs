@@ -23,7 +23,7 @@ use utoipa::{
 };
 
 use crate::{
-    api::{ApiError, HistoryRange, LobbyHistory, ServerHistory, Shield},
+    api::{ApiError, HistoryRange, LobbyHistory, ServerHistory, Shield, Week},
     delta::ServerList,
     entry::ServerDetails,
     push::{PushKey, PushSubscribe, PushUnsubscribe, PushWatches},
@@ -169,6 +169,8 @@ struct Get {
     key: bool,
     /// `?range=` (required).
     range: bool,
+    /// `?format=csv` gives the answer as CSV too (`text/csv`).
+    csv: bool,
     /// The media type and schema of a `200`.
     ok: (&'static str, RefOr<Schema>),
     failures: &'static [Failure],
@@ -197,32 +199,51 @@ impl Get {
                     .schema(Some(schema_ref::<HistoryRange>())),
             );
         }
+        if self.csv {
+            op = op.parameter(
+                ParameterBuilder::new()
+                    .name("format")
+                    .parameter_in(ParameterIn::Query)
+                    .required(Required::False)
+                    .description(Some(
+                        "`csv` for the points as CSV: a header row, the same columns as the JSON points",
+                    ))
+                    .schema(Some(RefOr::T(Schema::from(
+                        string().enum_values(Some(["json", "csv"])),
+                    )))),
+            );
+        }
         let etag = HeaderBuilder::new()
             .schema(string())
             .description(Some(
                 "Names this answer; send it as `If-None-Match` to revalidate",
             ))
             .build();
-        op = op
-            .response(
-                "200",
-                ResponseBuilder::new()
-                    .description("The answer.")
-                    .header("ETag", etag)
-                    .content(
-                        self.ok.0,
-                        ContentBuilder::new()
-                            .schema(Some(self.ok.1.clone()))
-                            .build(),
-                    )
-                    .build(),
-            )
-            .response(
-                "304",
-                ResponseBuilder::new()
-                    .description("Not modified: the `If-None-Match` names the current answer.")
+        let mut ok = ResponseBuilder::new()
+            .description("The answer.")
+            .header("ETag", etag)
+            .content(
+                self.ok.0,
+                ContentBuilder::new()
+                    .schema(Some(self.ok.1.clone()))
                     .build(),
             );
+        if self.csv {
+            ok = ok.content(
+                "text/csv",
+                ContentBuilder::new()
+                    .schema(Some(RefOr::T(Schema::from(string().description(Some(
+                        "CSV (RFC 4180): a header row naming the columns of the JSON points, then a row per point; an empty field for null",
+                    ))))))
+                    .build(),
+            );
+        }
+        op = op.response("200", ok.build()).response(
+            "304",
+            ResponseBuilder::new()
+                .description("Not modified: the `If-None-Match` names the current answer.")
+                .build(),
+        );
         for failure in self.failures {
             op = op.response(
                 failure.status().to_string(),
@@ -299,6 +320,16 @@ pub(crate) fn share(description: &str) -> Schema {
         .into()
 }
 
+/// A share of an interval, 0 to 1, or `null` where it is unknown.
+pub(crate) fn nullable_share(description: &str) -> Schema {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Number, Type::Null]))
+        .minimum(Some(0))
+        .maximum(Some(1))
+        .description(Some(description))
+        .into()
+}
+
 /// `T` and every schema it refers to, by name.
 fn with_refs<T: ToSchema>(out: &mut Vec<(String, RefOr<Schema>)>) {
     out.push((T::name().into_owned(), T::schema()));
@@ -321,6 +352,7 @@ fn gets() -> Vec<Get> {
             summary: "The lobby's list: every listed server, numbered (the list's epoch and seq)",
             key: false,
             range: false,
+            csv: false,
             ok: (json, schema_ref::<ServerList<'static>>()),
             failures: &[TooManyRequests, Unavailable],
         },
@@ -330,6 +362,7 @@ fn gets() -> Vec<Get> {
             summary: "One server, listed now or as last recorded",
             key: true,
             range: false,
+            csv: false,
             ok: (json, schema_ref::<ServerDetails>()),
             failures: &[NotFound, TooManyRequests, Unavailable],
         },
@@ -339,6 +372,7 @@ fn gets() -> Vec<Get> {
             summary: "One server's players, online and open shares over a range",
             key: true,
             range: true,
+            csv: true,
             ok: (json, schema_ref::<ServerHistory>()),
             failures: &[BadRequest, NotFound, TooManyRequests, Unavailable],
         },
@@ -348,7 +382,28 @@ fn gets() -> Vec<Get> {
             summary: "The lobby's servers and players online over a range",
             key: false,
             range: true,
+            csv: true,
             ok: (json, schema_ref::<LobbyHistory>()),
+            failures: &[BadRequest, TooManyRequests, Unavailable],
+        },
+        Get {
+            path: "/api/servers/{key}/week",
+            id: "getServerWeek",
+            summary: "One server's last 28 days folded into the 168 hours of a week (UTC, Monday 00:00 first): players, peak, open and room",
+            key: true,
+            range: false,
+            csv: true,
+            ok: (json, schema_ref::<Week>()),
+            failures: &[BadRequest, NotFound, TooManyRequests, Unavailable],
+        },
+        Get {
+            path: "/api/week",
+            id: "getLobbyWeek",
+            summary: "The lobby's last 28 days folded into the 168 hours of a week (UTC, Monday 00:00 first)",
+            key: false,
+            range: false,
+            csv: true,
+            ok: (json, schema_ref::<Week>()),
             failures: &[BadRequest, TooManyRequests, Unavailable],
         },
         Get {
@@ -357,6 +412,7 @@ fn gets() -> Vec<Get> {
             summary: "The lobby as a shields.io endpoint badge",
             key: false,
             range: false,
+            csv: false,
             ok: (json, schema_ref::<Shield>()),
             failures: &[TooManyRequests],
         },
@@ -366,6 +422,7 @@ fn gets() -> Vec<Get> {
             summary: "One server as a shields.io endpoint badge",
             key: true,
             range: false,
+            csv: false,
             ok: (json, schema_ref::<Shield>()),
             failures: &[NotFound, TooManyRequests, Unavailable],
         },
@@ -375,6 +432,7 @@ fn gets() -> Vec<Get> {
             summary: "The VAPID public key a page subscribes to Web Push with",
             key: false,
             range: false,
+            csv: false,
             ok: (json, schema_ref::<PushKey>()),
             failures: &[TooManyRequests, Unavailable],
         },
@@ -384,6 +442,7 @@ fn gets() -> Vec<Get> {
             summary: "This document",
             key: false,
             range: false,
+            csv: false,
             ok: (
                 json,
                 RefOr::T(Schema::from(ObjectBuilder::new().schema_type(Type::Object))),
@@ -396,6 +455,7 @@ fn gets() -> Vec<Get> {
             summary: "The lobby's badge: servers and players online",
             key: false,
             range: false,
+            csv: false,
             ok: ("image/svg+xml", svg()),
             failures: &[TooManyRequests],
         },
@@ -405,6 +465,7 @@ fn gets() -> Vec<Get> {
             summary: "One server's badge: name, players/max, lobby open, in game or offline",
             key: true,
             range: false,
+            csv: false,
             ok: ("image/svg+xml", svg()),
             failures: &[NotFound, TooManyRequests, Unavailable],
         },
@@ -678,6 +739,7 @@ pub fn document() -> Value {
     with_refs::<ServerDetails>(&mut schemas);
     with_refs::<ServerHistory>(&mut schemas);
     with_refs::<LobbyHistory>(&mut schemas);
+    with_refs::<Week>(&mut schemas);
     with_refs::<Shield>(&mut schemas);
     with_refs::<ApiError>(&mut schemas);
     with_refs::<WebhookPayload>(&mut schemas);

@@ -14,8 +14,11 @@ pub const SAMPLE_BYTES: usize = 6;
 pub const EMPTY_SLOT: [u8; SAMPLE_BYTES] = [0xFF; SAMPLE_BYTES];
 /// The most slots an hour's row holds: a sample a second.
 pub const MAX_SLOTS: usize = 3_600;
-/// Bytes of one hour's sums in `server_days.hours`.
-pub const HOUR_BYTES: usize = 10;
+/// Bytes of one hour's sums in `server_days.hours` (`migrations/007_peaks.sql`).
+pub const HOUR_BYTES: usize = 14;
+/// Bytes of one hour's sums of the older layout, without peak and room
+/// (written before `migrations/007_peaks.sql`).
+pub const OLD_HOUR_BYTES: usize = 10;
 
 /// A server at one sample, as packed into its hour's row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,8 +87,10 @@ impl Sample {
     }
 }
 
-/// A server's sums over the samples of one hour.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A server's sums over the samples of one hour. `peak` and `room_n` are
+/// `None` for an hour folded before they were recorded (a record of the
+/// older, 10-byte layout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HourSums {
     /// Samples in which it was listed.
     pub n: u16,
@@ -94,7 +99,37 @@ pub struct HourSums {
     pub max: u8,
     /// Samples in which it was open.
     pub open_n: u16,
+    /// The most players at one sample.
+    pub peak: Option<u16>,
+    /// Samples in which it was open with at least one player and a free
+    /// slot ([`has_room`]).
+    pub room_n: Option<u16>,
 }
+
+impl Default for HourSums {
+    /// No samples: every count zero, and known.
+    fn default() -> Self {
+        Self {
+            n: 0,
+            players: 0,
+            max: 0,
+            open_n: 0,
+            peak: Some(0),
+            room_n: Some(0),
+        }
+    }
+}
+
+/// Whether a server's lobby had room for a player to join a game about to
+/// start: open, with at least one player and a free slot.
+pub fn has_room(players: u32, max: u8, open: bool) -> bool {
+    open && players >= 1 && players < u32::from(max)
+}
+
+/// The flag on the hour byte of a record of the current layout
+/// ([`HOUR_BYTES`]); a record without it has the older layout
+/// ([`OLD_HOUR_BYTES`]), without peak and room.
+const WITH_PEAK: u8 = 0x80;
 
 impl HourSums {
     /// Adds one sample (saturating).
@@ -103,43 +138,71 @@ impl HourSums {
         self.players = self.players.saturating_add(players);
         self.max = self.max.max(max);
         self.open_n = self.open_n.saturating_add(u16::from(open));
+        let seen = u16::try_from(players).unwrap_or(u16::MAX);
+        self.peak = self.peak.map(|p| p.max(seen));
+        self.room_n = self
+            .room_n
+            .map(|r| r.saturating_add(u16::from(has_room(players, max, open))));
     }
 
     /// The hours of a day's blob that have sums, in order: `(hour of the
-    /// day, sums)`; a truncated last record is ignored.
+    /// day, sums)`; records of both layouts are read, a truncated last
+    /// record is ignored.
     pub fn decode_all(blob: &[u8]) -> impl Iterator<Item = (u8, Self)> + '_ {
-        blob.chunks_exact(HOUR_BYTES).map(|r| {
-            (
-                r[0],
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let first = *blob.get(at)?;
+            let len = if first & WITH_PEAK != 0 {
+                HOUR_BYTES
+            } else {
+                OLD_HOUR_BYTES
+            };
+            let r = blob.get(at..at + len)?;
+            at += len;
+            let extra = |i: usize| u16::from_le_bytes([r[i], r[i + 1]]);
+            let with_peak = first & WITH_PEAK != 0;
+            Some((
+                first & !WITH_PEAK,
                 Self {
                     n: u16::from_le_bytes([r[1], r[2]]),
                     players: u32::from_le_bytes([r[3], r[4], r[5], r[6]]),
                     max: r[7],
                     open_n: u16::from_le_bytes([r[8], r[9]]),
+                    peak: with_peak.then(|| extra(10)),
+                    room_n: with_peak.then(|| extra(12)),
                 },
-            )
+            ))
         })
+    }
+
+    /// The record of these sums as hour `h`: the current layout when peak
+    /// and room are known, the older one when not (an hour folded before
+    /// they were recorded keeps saying so).
+    fn record(&self, h: u8) -> Vec<u8> {
+        let mut record = Vec::with_capacity(HOUR_BYTES);
+        record.push(h);
+        record.extend_from_slice(&self.n.to_le_bytes());
+        record.extend_from_slice(&self.players.to_le_bytes());
+        record.push(self.max);
+        record.extend_from_slice(&self.open_n.to_le_bytes());
+        if let (Some(peak), Some(room_n)) = (self.peak, self.room_n) {
+            record[0] |= WITH_PEAK;
+            record.extend_from_slice(&peak.to_le_bytes());
+            record.extend_from_slice(&room_n.to_le_bytes());
+        }
+        record
     }
 
     /// Stores these sums as hour `h` (0-23) of a day's blob, replacing
     /// that hour's record or inserting it in order.
     pub fn write(&self, blob: &mut Vec<u8>, h: u8) {
-        let mut record = [0u8; HOUR_BYTES];
-        record[0] = h;
-        record[1..3].copy_from_slice(&self.n.to_le_bytes());
-        record[3..7].copy_from_slice(&self.players.to_le_bytes());
-        record[7] = self.max;
-        record[8..10].copy_from_slice(&self.open_n.to_le_bytes());
-        blob.truncate(blob.len() - blob.len() % HOUR_BYTES);
-        let at = blob
-            .chunks_exact(HOUR_BYTES)
-            .position(|r| r[0] >= h)
-            .unwrap_or(blob.len() / HOUR_BYTES);
-        let range = at * HOUR_BYTES..(at + 1) * HOUR_BYTES;
-        if blob.get(range.start) == Some(&h) {
-            blob[range].copy_from_slice(&record);
-        } else {
-            blob.splice(range.start..range.start, record);
+        let mut hours: Vec<(u8, Self)> =
+            Self::decode_all(blob).filter(|&(at, _)| at != h).collect();
+        let at = hours.partition_point(|&(at, _)| at < h);
+        hours.insert(at, (h, *self));
+        blob.clear();
+        for (at, sums) in hours {
+            blob.extend_from_slice(&sums.record(at));
         }
     }
 }
@@ -225,6 +288,9 @@ mod tests {
         early.write(&mut day, 5);
         assert_eq!(day.len(), 2 * HOUR_BYTES, "one record an hour");
         assert_eq!(read(&day, 23), sums);
+        assert_eq!(sums.peak, Some(u16::MAX), "a sample's players, saturated");
+        assert_eq!(read(&day, 5).peak, Some(2));
+        assert_eq!(read(&day, 5).room_n, Some(2), "open, players, a free slot");
         assert_eq!(read(&day, 5).n, 2);
         assert_eq!(
             HourSums::decode_all(&day)
@@ -236,5 +302,31 @@ mod tests {
         assert_eq!(sums.players, u32::MAX, "saturates");
         assert_eq!(read(&day, 0), HourSums::default());
         assert_eq!(read(&[], 5), HourSums::default());
+    }
+
+    #[test]
+    fn records_of_the_older_layout_read_without_peak_and_stay_so() {
+        // An hour folded before peaks: hour 3, 2 samples, 5 players, max
+        // 8, open once.
+        let mut day = vec![3, 2, 0, 5, 0, 0, 0, 8, 1, 0];
+        let (h, old) = HourSums::decode_all(&day).next().unwrap();
+        assert_eq!(
+            (h, old.n, old.players, old.max, old.open_n),
+            (3, 2, 5, 8, 1)
+        );
+        assert_eq!((old.peak, old.room_n), (None, None));
+        // A new hour beside it: the old one keeps its layout.
+        let mut new = HourSums::default();
+        new.add(4, 4, true);
+        new.write(&mut day, 7);
+        assert_eq!(day.len(), OLD_HOUR_BYTES + HOUR_BYTES);
+        assert_eq!(read(&day, 3), old);
+        assert_eq!(read(&day, 7).peak, Some(4));
+        assert_eq!(read(&day, 7).room_n, Some(0), "full: no room");
+        // Adding to an unknown peak keeps it unknown.
+        let mut more = old;
+        more.add(9, 9, true);
+        assert_eq!(more.peak, None);
+        assert!(!has_room(0, 4, true) && !has_room(1, 4, false) && has_room(1, 4, true));
     }
 }

@@ -26,6 +26,7 @@ pub enum Range {
     Day,
     Week,
     Month,
+    Quarter,
     Year,
 }
 
@@ -36,6 +37,7 @@ impl From<HistoryRange> for Range {
             HistoryRange::Day => Self::Day,
             HistoryRange::Week => Self::Week,
             HistoryRange::Month => Self::Month,
+            HistoryRange::Quarter => Self::Quarter,
             HistoryRange::Year => Self::Year,
         }
     }
@@ -54,6 +56,7 @@ impl Range {
             Self::Day => HistoryRange::Day,
             Self::Week => HistoryRange::Week,
             Self::Month => HistoryRange::Month,
+            Self::Quarter => HistoryRange::Quarter,
             Self::Year => HistoryRange::Year,
         }
     }
@@ -70,6 +73,7 @@ impl Range {
             Self::Day => 24 * H,
             Self::Week => 7 * 24 * H,
             Self::Month => 30 * 24 * H,
+            Self::Quarter => 90 * 24 * H,
             Self::Year => 365 * 24 * H,
         }
     }
@@ -78,7 +82,7 @@ impl Range {
     pub fn tier(self) -> Tier {
         match self {
             Self::Hour | Self::Day => Tier::Samples,
-            Self::Week | Self::Month => Tier::Hourly,
+            Self::Week | Self::Month | Self::Quarter => Tier::Hourly,
             Self::Year => Tier::Daily,
         }
     }
@@ -128,11 +132,22 @@ mod tests {
             (Tier::Hourly, 3_600_000, Range::Week.window(minute, now).2)
         );
         assert_eq!(Range::Year.window(minute, now).1, 86_400_000);
+        assert_eq!(
+            Range::Quarter.window(minute, now).0,
+            Tier::Hourly,
+            "90 days of hourly sums"
+        );
+        assert_eq!(
+            Range::Quarter.window(minute, now).1,
+            2 * 3_600_000,
+            "2160 hours: 1080 points"
+        );
         for range in [
             Range::Hour,
             Range::Day,
             Range::Week,
             Range::Month,
+            Range::Quarter,
             Range::Year,
         ] {
             for sample in [1000, 60_000, 3_600_000] {

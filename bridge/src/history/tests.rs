@@ -40,6 +40,7 @@ on_both_engines!(
     briefly_seen_servers_are_forgotten_after_a_day,
     a_sample_is_written_in_place,
     the_vacuum_does_not_wait_for_readers,
+    peaks_rooms_and_the_week,
 );
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -79,9 +80,9 @@ fn samples_give_points_offline_shares_and_gaps(history: History) {
     assert_eq!(
         lobby,
         [
-            LobbyPoint(T0, 2.0, 6.0),
-            LobbyPoint(T0 + MIN, 1.0, 3.0),
-            LobbyPoint(T0 + 5 * MIN, 2.0, 5.0),
+            LobbyPoint(T0, 2.0, 6.0, Some(6)),
+            LobbyPoint(T0 + MIN, 1.0, 3.0, Some(3)),
+            LobbyPoint(T0 + 5 * MIN, 2.0, 5.0, Some(5)),
         ],
         "no invented points"
     );
@@ -93,24 +94,24 @@ fn samples_give_points_offline_shares_and_gaps(history: History) {
         .server_history(2, b.first_seen, Range::Hour, MIN, now)
         .unwrap();
     assert_eq!(points.len(), 3);
-    assert_eq!(points[1], ServerPoint(T0 + MIN, None, None, 0.0, 0.0));
+    assert_eq!(points[1], ServerPoint(T0 + MIN, None, None, 0.0, 0.0, None));
     assert_eq!(
         points[2],
-        ServerPoint(T0 + 5 * MIN, Some(4.0), Some(4), 1.0, 0.0)
+        ServerPoint(T0 + 5 * MIN, Some(4.0), Some(4), 1.0, 0.0, Some(4))
     );
 
     // The hourly tier: means over the hour's three samples.
     let (step, points) = store.server_history(1, T0, Range::Week, MIN, now).unwrap();
     assert_eq!(step, HOUR);
     assert_eq!(points.len(), 1);
-    let ServerPoint(_, players, _, online, _) = points[0];
+    let ServerPoint(_, players, _, online, _, _) = points[0];
     assert_eq!((players, online), (Some(2.0), 1.0));
     let (_, points) = store.server_history(2, T0, Range::Month, MIN, now).unwrap();
-    let ServerPoint(_, _, _, online, _) = points[0];
+    let ServerPoint(_, _, _, online, _, _) = points[0];
     assert_eq!(online, 0.667);
     let (step, lobby) = store.lobby_history(Range::Year, MIN, now).unwrap();
     assert_eq!((step, lobby.len()), (24 * HOUR, 1));
-    let LobbyPoint(_, servers, _) = lobby[0];
+    let LobbyPoint(_, servers, _, _) = lobby[0];
     assert_eq!(servers, 1.667);
     assert!(store.server(3).unwrap().is_none());
 }
@@ -125,7 +126,7 @@ fn twins_count_once_and_a_renamed_server_keeps_its_history(history: History) {
     assert_eq!(row.sample.name, "renamed");
     assert_eq!(row.first_seen, T0);
     let (_, lobby) = store.lobby_history(Range::Hour, MIN, T0 + MIN).unwrap();
-    let LobbyPoint(_, servers, players) = lobby[0];
+    let LobbyPoint(_, servers, players, _) = lobby[0];
     assert_eq!((servers, players), (1.0, 2.0));
 }
 
@@ -153,7 +154,7 @@ fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
         .server_history(1, T0, Range::Week, MIN, later)
         .unwrap();
     assert_eq!(points.len(), 1, "the hour's point stays");
-    let ServerPoint(_, _, _, online, _) = points[0];
+    let ServerPoint(_, _, _, online, _, _) = points[0];
     assert_eq!(online, 1.0);
     let (_, points) = store
         .server_history(1, T0, Range::Week, MIN, T0 + 91 * 24 * HOUR)
@@ -164,6 +165,133 @@ fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
         .server_history(1, T0, Range::Year, MIN, T0 + 91 * 24 * HOUR)
         .unwrap();
     assert_eq!(points.len(), 1, "the day's point stays 2 years");
+}
+
+/// Peaks at every resolution, the week's hours, and what rows recorded
+/// before peaks (migration 7) give: `null` where they cannot tell.
+fn peaks_rooms_and_the_week(history: History) {
+    use protocol::api::WeekHour;
+    // T0 is a Saturday; 19:00 UTC.
+    let h19 = T0 + 19 * HOUR;
+    history
+        .write(h19, &[server(1, "a", 1), server(2, "b", 4)])
+        .unwrap();
+    history.write(h19 + MIN, &[server(1, "a", 3)]).unwrap();
+    history.write(h19 + 2 * MIN, &[server(1, "a", 2)]).unwrap();
+    history.write(h19 + HOUR, &[server(1, "a", 0)]).unwrap();
+    let now = h19 + 2 * HOUR + 1;
+    let mut store = history.store();
+    let peaks = |points: &[ServerPoint]| points.iter().map(|p| (p.0, p.5)).collect::<Vec<_>>();
+    let (_, points) = store.server_history(1, h19, Range::Day, MIN, now).unwrap();
+    assert_eq!(
+        peaks(&points),
+        [
+            (h19, Some(1)),
+            (h19 + MIN, Some(3)),
+            (h19 + 2 * MIN, Some(2)),
+            (h19 + HOUR, Some(0))
+        ]
+    );
+    let (_, points) = store.server_history(1, h19, Range::Week, MIN, now).unwrap();
+    assert_eq!(peaks(&points), [(h19, Some(3)), (h19 + HOUR, Some(0))]);
+    assert_eq!(points[0].1, Some(2.0), "the mean beside the peak");
+    let (step, points) = store
+        .server_history(1, h19, Range::Quarter, MIN, now)
+        .unwrap();
+    assert_eq!(step, 2 * HOUR);
+    assert_eq!(
+        peaks(&points),
+        [(T0 + 18 * HOUR, Some(3)), (T0 + 20 * HOUR, Some(0))]
+    );
+    let (_, points) = store.server_history(1, h19, Range::Year, MIN, now).unwrap();
+    assert_eq!(peaks(&points), [(T0, Some(3))]);
+    let (_, points) = store.server_history(2, h19, Range::Year, MIN, now).unwrap();
+    assert_eq!(peaks(&points), [(T0, Some(4))]);
+    let lobby_peaks = |range| {
+        let (_, points) = store_lobby(&history, range, now);
+        points.iter().map(|p| p.3).collect::<Vec<_>>()
+    };
+    drop(store);
+    assert_eq!(
+        lobby_peaks(Range::Day),
+        [Some(5), Some(3), Some(2), Some(0)]
+    );
+    assert_eq!(lobby_peaks(Range::Week), [Some(5), Some(0)]);
+    assert_eq!(lobby_peaks(Range::Year), [Some(5)]);
+
+    // The week: Saturday 19:00 and 20:00 UTC, nothing else.
+    let sat19 = 5 * 24 + 19;
+    let mut store = history.store();
+    let week = store.server_week(1, now).unwrap();
+    assert_eq!(week.len(), 168);
+    assert_eq!(
+        week[sat19],
+        WeekHour(Some(2.0), Some(3), Some(1.0), Some(1.0))
+    );
+    assert_eq!(
+        week[sat19 + 1],
+        WeekHour(Some(0.0), Some(0), Some(1.0), Some(0.0)),
+        "open, but nobody to play with"
+    );
+    let empty = WeekHour(None, None, None, None);
+    assert_eq!(week.iter().filter(|&&h| h != empty).count(), 2);
+    let week = store.server_week(2, now).unwrap();
+    assert_eq!(
+        week[sat19],
+        WeekHour(Some(4.0), Some(4), Some(0.0), Some(0.0)),
+        "full"
+    );
+    assert_eq!(
+        week[sat19 + 1],
+        WeekHour(None, None, Some(0.0), Some(0.0)),
+        "offline while the lobby was sampled"
+    );
+    let lobby = store.lobby_week(now).unwrap();
+    assert_eq!(
+        lobby[sat19],
+        WeekHour(Some(3.333), Some(5), Some(1.0), Some(1.0))
+    );
+    assert_eq!(
+        lobby[sat19 + 1],
+        WeekHour(Some(0.0), Some(0), Some(1.0), Some(0.0))
+    );
+    assert_eq!(lobby.iter().filter(|&&h| h != empty).count(), 2);
+    // 28 days later the hours have left the week.
+    let later = now + 28 * 24 * HOUR;
+    assert!(store.lobby_week(later).unwrap().iter().all(|&h| h == empty));
+
+    // Rows as recorded before peaks: hour 19 folded in the older 10-byte
+    // layout (3 samples, 6 players, max 4, open 3), the lobby's unknown.
+    let old = [19, 3, 0, 6, 0, 0, 0, 4, 3, 0];
+    let sql = format!(
+        "UPDATE server_days SET peak = NULL, hours = {} WHERE key = 1; \
+         UPDATE lobby_hourly SET peak = NULL, open_n = NULL, room_n = NULL WHERE t = {h19}; \
+         UPDATE lobby_daily SET peak = NULL;",
+        store.blob_literal(&old)
+    );
+    store.execute_raw(&sql).unwrap();
+    let (_, points) = store.server_history(1, h19, Range::Week, MIN, now).unwrap();
+    assert_eq!(peaks(&points), [(h19, None), (h19 + HOUR, Some(0))]);
+    assert_eq!(points[0].1, Some(2.0), "the mean is still known");
+    let (_, points) = store.server_history(1, h19, Range::Year, MIN, now).unwrap();
+    assert_eq!(peaks(&points), [(T0, None)], "a day with an hour unknown");
+    let (_, points) = store.server_history(1, h19, Range::Day, MIN, now).unwrap();
+    assert_eq!(points[1].5, Some(3), "samples have their players");
+    let week = store.server_week(1, now).unwrap();
+    assert_eq!(week[sat19], WeekHour(Some(2.0), None, Some(1.0), None));
+    assert_eq!(
+        week[sat19 + 1],
+        WeekHour(Some(0.0), Some(0), Some(1.0), Some(0.0))
+    );
+    let lobby = store.lobby_week(now).unwrap();
+    assert_eq!(lobby[sat19], WeekHour(Some(3.333), None, None, None));
+    drop(store);
+    assert_eq!(lobby_peaks(Range::Week), [None, Some(0)]);
+    assert_eq!(lobby_peaks(Range::Year), [None]);
+}
+
+fn store_lobby(history: &History, range: Range, now: i64) -> (i64, Vec<LobbyPoint>) {
+    history.store().lobby_history(range, MIN, now).unwrap()
 }
 
 #[test]
@@ -299,17 +427,30 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
         fresh.write(*t, servers).unwrap();
     }
     let (mut migrated_store, mut fresh) = (migrated.store(), fresh.store());
+    // Peaks of hours folded before they were recorded are unknown; the
+    // samples' own are their players.
+    let unpeaked = |(step, points): (i64, Vec<ServerPoint>), range: Range| {
+        let folded = range.tier() != Tier::Samples;
+        let points: Vec<ServerPoint> = points
+            .into_iter()
+            .map(|ServerPoint(t, p, m, on, op, peak)| {
+                ServerPoint(t, p, m, on, op, if folded { None } else { peak })
+            })
+            .collect();
+        (step, points)
+    };
     for range in [
         Range::Hour,
         Range::Day,
         Range::Week,
         Range::Month,
+        Range::Quarter,
         Range::Year,
     ] {
         assert_eq!(
             migrated_store.lobby_history(range, MIN, now).unwrap(),
             fresh.lobby_history(range, MIN, now).unwrap(),
-            "{range:?}"
+            "{range:?}: the lobby's peaks come from its samples, all still kept"
         );
         for key in [1, 2] {
             let row = migrated_store.server(key).unwrap().unwrap();
@@ -318,11 +459,23 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
                 .server_history(key, row.first_seen, range, MIN, now)
                 .unwrap();
             assert!(!answer.1.is_empty(), "{range:?} {key}");
+            let fresh_answer = fresh
+                .server_history(key, row.first_seen, range, MIN, now)
+                .unwrap();
+            if range.tier() != Tier::Samples {
+                assert!(fresh_answer.1.iter().any(|p| p.5.is_some()));
+                // The live hour, not folded yet, has its samples' peak.
+                let step = range.window(MIN, now).1;
+                let live = T0 + 25 * HOUR;
+                assert!(answer
+                    .1
+                    .iter()
+                    .filter(|p| p.0 < live - live.rem_euclid(step))
+                    .all(|p| p.5.is_none()));
+            }
             assert_eq!(
-                answer,
-                fresh
-                    .server_history(key, row.first_seen, range, MIN, now)
-                    .unwrap(),
+                unpeaked(answer, range),
+                unpeaked(fresh_answer, range),
                 "{range:?} {key}"
             );
         }
@@ -333,7 +486,7 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 6, "migrated to the latest schema");
+    assert_eq!(version, 7, "migrated to the latest schema");
     let old_tables: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM sqlite_schema WHERE name IN \
@@ -359,12 +512,12 @@ fn hours_fold_into_days_once_even_when_the_clock_goes_back(history: History) {
     assert!(
         points
             .iter()
-            .all(|&ServerPoint(_, _, _, online, _)| online == 1.0),
+            .all(|&ServerPoint(_, _, _, online, _, _)| online == 1.0),
         "{points:?}"
     );
     let (_, points) = store.server_history(1, T0, Range::Year, MIN, now).unwrap();
     assert_eq!(points.len(), 1);
-    let ServerPoint(_, players, _, online, _) = points[0];
+    let ServerPoint(_, players, _, online, _, _) = points[0];
     assert_eq!(players, Some(3.25), "each sample counted once");
     assert_eq!(online, 1.0);
 }
@@ -383,7 +536,7 @@ fn a_sample_is_recorded_once(history: History) {
     history.write(T0 + MIN, &[server(1, "a", 4)]).unwrap();
     let mut store = history.store();
     let (_, lobby) = store.lobby_history(Range::Week, MIN, T0 + MIN).unwrap();
-    assert_eq!(lobby, [LobbyPoint(T0, 1.0, 3.0)], "2 and 4, not 3");
+    assert_eq!(lobby, [LobbyPoint(T0, 1.0, 3.0, Some(4))], "2 and 4, not 3");
     let (_, points) = store
         .server_history(1, T0, Range::Hour, MIN, T0 + MIN)
         .unwrap();
@@ -522,7 +675,7 @@ fn briefly_seen_servers_are_forgotten_after_a_day(history: History) {
         assert!(
             points
                 .iter()
-                .all(|&ServerPoint(_, players, _, online, _)| online == 0.0 && players.is_none()),
+                .all(|&ServerPoint(_, players, _, online, _, _)| online == 0.0 && players.is_none()),
             "b's {range:?}: {points:?}"
         );
     }
@@ -535,7 +688,7 @@ fn briefly_seen_servers_are_forgotten_after_a_day(history: History) {
     }
     // The lobby's totals still count b.
     let (_, lobby) = store.lobby_history(Range::Month, MIN, later).unwrap();
-    let LobbyPoint(t, servers, _) = lobby[0];
+    let LobbyPoint(t, servers, _, _) = lobby[0];
     assert_eq!(t, T0);
     assert_eq!(
         servers, 1.667,
@@ -769,7 +922,7 @@ fn answers(history: &History, now: i64) -> Vec<String> {
 /// as `downgrade` leaves them) reads back the same once migrated; in
 /// PostgreSQL the newest hour's rows get their empty slots and are then
 /// written in place, in SQLite they keep holding only their records.
-fn a_converted_history_reads_back_the_same(open: impl Fn() -> History, downgrade: &str) {
+fn a_converted_history_reads_back_the_same(open: impl Fn() -> History, downgrade: String) {
     use super::packed::SAMPLE_BYTES;
     let hour = T0 + HOUR;
     let now = hour + 21 * MIN;
@@ -779,7 +932,7 @@ fn a_converted_history_reads_back_the_same(open: impl Fn() -> History, downgrade
         write_minutes(&history, hour, 0..20);
         let before = answers(&history, now);
         let mut store = history.store();
-        store.execute_raw(downgrade).unwrap();
+        store.execute_raw(&downgrade).unwrap();
         let row = store.hour_row(1, hour).unwrap().unwrap();
         assert_eq!(row.len(), 20 * SAMPLE_BYTES, "the old layout");
         before
@@ -817,7 +970,8 @@ fn a_converted_embedded_history_reads_back_the_same() {
     a_converted_history_reads_back_the_same(
         || History::open(Some(dir.path()), MINUTE).unwrap(),
         "UPDATE server_hours SET samples = substr(samples, 1, instr(samples, X'FFFFFFFFFFFF') - 1) \
-         WHERE instr(samples, X'FFFFFFFFFFFF') > 0; PRAGMA user_version = 4;",
+         WHERE instr(samples, X'FFFFFFFFFFFF') > 0; PRAGMA user_version = 4;"
+            .to_owned() + UNDO_PEAKS,
     );
 }
 
@@ -834,6 +988,13 @@ fn a_converted_postgres_history_reads_back_the_same() {
         "UPDATE server_hours SET samples = substring(samples FROM 1 FOR \
          position('\\xffffffffffff'::bytea IN samples) - 1) \
          WHERE position('\\xffffffffffff'::bytea IN samples) > 0; \
-         DELETE FROM lobby_schema WHERE version >= 5;",
+         DELETE FROM lobby_schema WHERE version >= 5;"
+            .to_owned()
+            + UNDO_PEAKS,
     );
 }
+
+/// What migration 7 added, taken away again (both engines).
+const UNDO_PEAKS: &str = " ALTER TABLE server_days DROP COLUMN peak; \
+     ALTER TABLE lobby_hourly DROP COLUMN peak; ALTER TABLE lobby_hourly DROP COLUMN open_n; \
+     ALTER TABLE lobby_hourly DROP COLUMN room_n; ALTER TABLE lobby_daily DROP COLUMN peak;";

@@ -44,6 +44,11 @@ async fn keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The `key` of a week's answer (absent for the lobby's).
+fn v_key(v: &Value) -> Option<&str> {
+    v.get("key").and_then(Value::as_str)
+}
+
 #[tokio::test]
 async fn keys_and_history_survive_renames_and_restarts() {
     let master = TestMaster::start().await;
@@ -81,8 +86,12 @@ async fn keys_and_history_survive_renames_and_restarts() {
     assert_eq!(v["range"], "1h");
     assert_eq!(v["step"], 3, "3600 samples of 1 s: 1200 points of 3 s");
     let point = &v["points"][0];
-    assert_eq!(point.as_array().unwrap().len(), 5);
+    assert_eq!(point.as_array().unwrap().len(), 6);
     assert_eq!(point[2], 4, "max");
+    assert!(
+        point[5].as_f64().unwrap() >= point[1].as_f64().unwrap(),
+        "the peak is at least the mean: {point}"
+    );
     // Online for a share of the interval (a sample may have fallen
     // between Alpha's leaving and its registering again).
     let online = point[3].as_f64().unwrap();
@@ -108,15 +117,52 @@ async fn keys_and_history_survive_renames_and_restarts() {
     assert_eq!((status, &v["online"]), (200, &Value::Bool(true)));
     let first_seen = v["firstSeen"].clone();
 
-    // Unknown keys, bad ranges.
+    // The weeks: 168 hours each (the current hour is not over yet, so
+    // none has samples here), and as CSV.
+    for path in [format!("/api/servers/{alpha_key}/week"), "/api/week".into()] {
+        let (status, v) = get_json(&bridge, &path).await;
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(v["days"], 28);
+        assert_eq!(v["hours"].as_array().map(Vec::len), Some(168), "{path}");
+        let (status, head, body) = http_get(bridge.addr, &format!("{path}?format=csv"), "").await;
+        assert_eq!(status, 200);
+        assert!(
+            head.to_ascii_lowercase().contains("content-type: text/csv"),
+            "{head}"
+        );
+        let text = String::from_utf8(body).unwrap();
+        assert!(text.starts_with("players,peak,open,room\r\n"), "{text}");
+        assert_eq!(text.lines().count(), 169, "a header and 168 hours");
+    }
+    assert_eq!(v_key(&get_json(&bridge, "/api/week").await.1), None);
+    let (status, _, body) = http_get(
+        bridge.addr,
+        &format!("/api/servers/{alpha_key}/history?range=1h&format=csv"),
+        "",
+    )
+    .await;
+    assert_eq!(status, 200);
+    let text = String::from_utf8(body).unwrap();
+    assert!(
+        text.starts_with("t,players,max,online,open,peak\r\n"),
+        "{text}"
+    );
+    assert!(text.lines().count() >= 2, "a header and points");
+    let (status, v) = get_json(&bridge, "/api/history?range=90d").await;
+    assert_eq!((status, &v["range"]), (200, &Value::from("90d")));
+    assert_eq!(v["step"], 7200, "90 days of hours: points of 2 h");
+
+    // Unknown keys, bad ranges and formats.
     for path in [
         "/api/servers/0000000000000000",
         "/api/servers/not-a-key",
         "/api/servers/0000000000000000/history?range=1h",
+        "/api/servers/0000000000000000/week",
+        "/api/servers/not-a-key/week",
     ] {
         assert_eq!(get_json(&bridge, path).await.0, 404, "{path}");
     }
-    for query in ["?range=2h", "?range=", ""] {
+    for query in ["?range=2h", "?range=", "", "?range=1h&format=xml"] {
         let path = format!("/api/servers/{alpha_key}/history{query}");
         assert_eq!(get_json(&bridge, &path).await.0, 400, "{path}");
         assert_eq!(
@@ -124,6 +170,8 @@ async fn keys_and_history_survive_renames_and_restarts() {
             400
         );
     }
+
+    assert_eq!(get_json(&bridge, "/api/week?format=xml").await.0, 400);
 
     // ETag and 304.
     let (status, head, _) = http_get(bridge.addr, &beta_path, "").await;

@@ -279,6 +279,44 @@ async fn every_answer_matches_the_served_document() {
         ("/api/history", "/api/history?range=24h".into(), 200),
         ("/api/history", "/api/history?range=1y".into(), 200),
         ("/api/history", "/api/history?range=soon".into(), 400),
+        ("/api/history", "/api/history?range=90d".into(), 200),
+        (
+            "/api/history",
+            "/api/history?range=24h&format=csv".into(),
+            200,
+        ),
+        (
+            "/api/history",
+            "/api/history?range=24h&format=xml".into(),
+            400,
+        ),
+        (
+            "/api/servers/{key}/history",
+            format!("/api/servers/{alpha_key}/history?range=90d&format=csv"),
+            200,
+        ),
+        (
+            "/api/servers/{key}/week",
+            format!("/api/servers/{alpha_key}/week"),
+            200,
+        ),
+        (
+            "/api/servers/{key}/week",
+            format!("/api/servers/{alpha_key}/week?format=csv"),
+            200,
+        ),
+        (
+            "/api/servers/{key}/week",
+            format!("/api/servers/{alpha_key}/week?format=pdf"),
+            400,
+        ),
+        (
+            "/api/servers/{key}/week",
+            "/api/servers/0000000000000000/week".into(),
+            404,
+        ),
+        ("/api/week", "/api/week".into(), 200),
+        ("/api/week", "/api/week?format=csv".into(), 200),
         ("/api/shields.json", "/api/shields.json".into(), 200),
         (
             "/api/shields/{key}.json",
@@ -496,16 +534,17 @@ async fn every_answer_matches_the_served_document() {
         "the budget never ran out: {statuses:?}"
     );
     // Every new surface is charged before any work: random keys of the
-    // shields, unknown paths and wrong methods from one address get 429s
+    // shields and the weeks, unknown paths and wrong methods from one address get 429s
     // once its budget is spent (nothing computed, nothing cached).
     // One token a second refills: at most one answer per second of the
     // loop is anything but 429.
     let started = std::time::Instant::now();
     let mut answered = 0;
     for n in 0..200u64 {
-        let (method, path) = match n % 3 {
+        let (method, path) = match n % 4 {
             0 => ("GET", format!("/api/shields/{n:016x}.json")),
             1 => ("GET", format!("/api/nope/{n}")),
+            2 => ("GET", format!("/api/servers/{n:016x}/week?format=csv")),
             _ => ("POST", "/api/shields.json".to_owned()),
         };
         let answer = http_request(OTHER, small.addr, method, &path, "").await;

@@ -8,8 +8,11 @@ use protocol::api::LobbyHistory;
 use yew::prelude::*;
 
 use crate::{
-    components::history_graph::{GraphLine, HistoryGraph},
-    history::{players_online, servers_online, step_ms, Span},
+    components::{
+        history_graph::{GraphLine, HistoryGraph},
+        week_heatmap::WeekHeatmap,
+    },
+    history::{csv_link, peak_players, players_online, servers_online, step_ms, Span},
     i18n::{t, K},
     services::api::read_answer,
     views::{
@@ -18,13 +21,16 @@ use crate::{
     },
 };
 
+/// The totals' answer.
+const PATH: &str = "/api/history?range=24h";
+
 /// How often the totals are read again (a free `304` until a sample).
 const REFRESH_MS: u32 = 60_000;
 
 /// The totals' graph, with its legend.
 #[component]
 pub fn LobbyTotals() -> Html {
-    let load = use_fetch("/api/history?range=24h".to_owned(), 0, REFRESH_MS);
+    let load = use_fetch(PATH.to_owned(), 0, REFRESH_MS);
     let Some(Dated { value, at_ms }) = use_history(&load, read_answer::<LobbyHistory>) else {
         return html! {};
     };
@@ -33,6 +39,11 @@ pub fn LobbyTotals() -> Html {
             series: Rc::new(players_online(&value)),
             class: "players",
             what: t(K::PlayersOnline),
+        },
+        GraphLine {
+            series: Rc::new(peak_players(&value)),
+            class: "peak",
+            what: t(K::PeakPlayers),
         },
         GraphLine {
             series: Rc::new(servers_online(&value)),
@@ -45,10 +56,13 @@ pub fn LobbyTotals() -> Html {
             <h2 id="totals-title">{ t(K::LobbyTotals) }</h2>
             <ul class="legend" aria-hidden="true">
                 <li class="players">{ t(K::PlayersOnline) }</li>
+                <li class="peak">{ t(K::PeakPlayers) }</li>
                 <li class="servers">{ t(K::ServersOnline) }</li>
             </ul>
             <HistoryGraph lines={lines} step_ms={step_ms(value.step)} span={Span::Day}
                 to_ms={at_ms} small=true testid="totals-graph" />
+            <p><a href={csv_link(PATH)} download="lobby-history.csv">{ t(K::DownloadCsv) }</a></p>
+            <WeekHeatmap path="/api/week" testid="lobby-week" />
         </section>
     }
 }

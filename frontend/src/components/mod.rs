@@ -25,3 +25,4 @@ pub mod source_tabs;
 pub mod star;
 pub mod status_pill;
 pub mod updated_ago;
+pub mod week_heatmap;

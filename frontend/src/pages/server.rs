@@ -17,8 +17,9 @@ use crate::{
         history_graph::{GraphLine, HistoryGraph},
         notify_me::NotifyMe,
         status_pill::StatusPill,
+        week_heatmap::WeekHeatmap,
     },
-    history::{percent, players, shares, step_ms, Span},
+    history::{csv_link, peaks, percent, players, shares, step_ms, Span},
     i18n::{t, tf, K},
     listing::{lobby_label, mode_label, players_label},
     query::ListQuery,
@@ -97,6 +98,13 @@ pub fn ServerPage(props: &ServerPageProps) -> Html {
                         <h2 id="history-title">{ t(K::History) }</h2>
                         { span_switch(*span, on_span) }
                         { history(&view.history, *span, d) }
+                        <p>
+                            <a href={csv_link(&format!("/api/servers/{}/history?range={}", props.server, span.as_str()))}
+                                download="history.csv" data-testid="history-csv">
+                                { t(K::DownloadCsv) }
+                            </a>
+                        </p>
+                        <WeekHeatmap path={format!("/api/servers/{}/week", props.server)} testid="server-week" />
                     </section>
                     <section class="card" aria-labelledby="embed-title">
                         <h2 id="embed-title">{ t(K::Embed) }</h2>
@@ -254,14 +262,25 @@ fn history(load: &Option<Dated<ServerHistory>>, span: Span, d: &Details) -> Html
             </dl>
         }
     });
-    let lines = vec![GraphLine {
-        series: Rc::new(players(value)),
-        class: "players",
-        what: t(K::Players),
-    }];
+    let lines = vec![
+        GraphLine {
+            series: Rc::new(players(value)),
+            class: "players",
+            what: t(K::AveragePlayers),
+        },
+        GraphLine {
+            series: Rc::new(peaks(value)),
+            class: "peak",
+            what: t(K::PeakPlayers),
+        },
+    ];
     html! {
         <>
             { for shares }
+            <ul class="legend" aria-hidden="true">
+                <li class="players">{ t(K::AveragePlayers) }</li>
+                <li class="peak">{ t(K::PeakPlayers) }</li>
+            </ul>
             <HistoryGraph lines={lines} step_ms={step_ms(value.step)} span={span} to_ms={*at_ms}
                 floor={f64::from(d.players.max)} testid="server-graph" />
         </>

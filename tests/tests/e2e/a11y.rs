@@ -2,7 +2,7 @@
 //! no violation on any page — the list, the admin page signed in with a
 //! test server, its webhooks (a field's error, a new webhook's secret, a
 //! test's delivery), the embed, the "not found" page, a server's page with
-//! "Notify me" open and on, the list with the master
+//! "Notify me" open and on, its week's heatmap and the lobby's, the list with the master
 //! or the bridge down, other games' tabs — in English and German, in the
 //! light and the dark scheme (each once: [`VARIANTS`]); and the keyboard
 //! reaches every control of the list and the admin page with a visible
@@ -118,6 +118,16 @@ fn pages(alpha: &str) -> Vec<(&'static str, String, String)> {
         ("embed light", "/embed?theme=light".into(), row("Alpha")),
         ("not found", "/no-such-page".into(), "main h1".into()),
         ("server page", format!("/server/{alpha}"), state.clone()),
+        (
+            "server page with its week",
+            format!("/server/{alpha}"),
+            "[data-testid=server-week] [data-testid=week-sentence]".into(),
+        ),
+        (
+            "list with the lobby's week",
+            "/".into(),
+            "[data-testid=lobby-week] [data-testid=week-sentence]".into(),
+        ),
         (
             "server card",
             format!("/embed/server/{alpha}"),

@@ -24,8 +24,14 @@ const MB: f64 = 1_000_000.0;
 /// The per-sample targets on PostgreSQL (µs).
 const WALL_TARGET_US: u64 = 100_000;
 const CPU_TARGET_US: u64 = 50_000;
-/// `range=30d` uncached p50 target (µs).
+/// `range=30d` and `range=1y` uncached p50 target (µs).
 const READ_TARGET_US: u64 = 5_000;
+/// One server's week, uncached, p50 target (µs).
+const WEEK_TARGET_US: u64 = 10_000;
+/// The lobby's week, uncached, p50 target (µs).
+const LOBBY_WEEK_TARGET_US: u64 = 50_000;
+/// Times the lobby's week is read (it has one answer).
+const LOBBY_WEEKS: usize = 20;
 
 /// Writes `plan` into a scratch PostgreSQL cluster and compares it with
 /// the SQLite history `sqlite` already written in `sqlite_dir`; one
@@ -53,13 +59,138 @@ pub(super) fn compare(
     eprintln!("[loadgen] history: the same plan written into PostgreSQL");
     let pg = synth::generate(Target::Postgres(&url), plan)?;
     let interval = std::time::Duration::from_millis(plan.interval_ms as u64);
-    let pg_reads = month_reads(&History::connect(&url, interval), plan, pg.end_ms, requests)?;
+    let pg_history = History::connect(&url, interval);
+    let pg_reads = month_reads(&pg_history, plan, pg.end_ms, requests)?;
+    let pg_more = more_reads(&pg_history, plan, pg.end_ms, requests)?;
+    drop(pg_history);
     let lite =
         History::open(Some(sqlite_dir), interval).map_err(|e| Error::Unexpected(e.to_string()))?;
     let lite_reads = month_reads(&lite, plan, sqlite.end_ms, requests)?;
+    let lite_more = more_reads(&lite, plan, sqlite.end_ms, requests)?;
     drop(lite);
     drop(cluster);
-    Ok(rows(plan, sqlite, &pg, &lite_reads, &pg_reads))
+    let mut out = rows(plan, sqlite, &pg, &lite_reads, &pg_reads);
+    out.extend(more_rows(plan, &lite_more, &pg_more));
+    Ok(out)
+}
+
+/// The year's and the week's reads through the store, uncached.
+struct MoreReads {
+    /// A server's `range=1y`.
+    year: Histogram<u64>,
+    /// A server's week.
+    week: Histogram<u64>,
+    /// The lobby's week.
+    lobby_week: Histogram<u64>,
+}
+
+/// A server's year and week read through the store for `requests` keys
+/// spread over the lobby (each once), and the lobby's week
+/// [`LOBBY_WEEKS`] times.
+fn more_reads(history: &History, plan: Plan, end_ms: i64, requests: usize) -> Result<MoreReads> {
+    let servers = synth::lobby(plan.servers);
+    let stride = if servers.len().is_multiple_of(7919) {
+        1
+    } else {
+        7919
+    };
+    let store_err = |e: bridge::history::StoreError| Error::Unexpected(format!("history: {e}"));
+    let (mut year, mut week, mut lobby_week) = (histogram(), histogram(), histogram());
+    for i in 0..requests.min(servers.len()) {
+        let key = servers[(i * stride + 1) % servers.len()].key;
+        let started = Instant::now();
+        let mut store = history.store();
+        let row = store
+            .server(key)
+            .map_err(store_err)?
+            .ok_or_else(|| Error::Unexpected(format!("server {key:016x} not in the history")))?;
+        let (_, points) = store
+            .server_history(key, row.first_seen, Range::Year, plan.interval_ms, end_ms)
+            .map_err(store_err)?;
+        drop(store);
+        record(&mut year, started.elapsed());
+        if points.is_empty() {
+            return Err(Error::Unexpected(format!(
+                "server {key:016x}: a year without points"
+            )));
+        }
+        let started = Instant::now();
+        let mut store = history.store();
+        store.server(key).map_err(store_err)?;
+        let hours = store.server_week(key, end_ms).map_err(store_err)?;
+        drop(store);
+        record(&mut week, started.elapsed());
+        if hours.iter().all(|h| h.0.is_none()) {
+            return Err(Error::Unexpected(format!(
+                "server {key:016x}: a week without players"
+            )));
+        }
+    }
+    for _ in 0..LOBBY_WEEKS {
+        let started = Instant::now();
+        let hours = history.store().lobby_week(end_ms).map_err(store_err)?;
+        record(&mut lobby_week, started.elapsed());
+        if hours.iter().all(|h| h.0.is_none()) {
+            return Err(Error::Unexpected("the lobby's week is empty".into()));
+        }
+    }
+    Ok(MoreReads {
+        year,
+        week,
+        lobby_week,
+    })
+}
+
+/// The rows of [`more_reads`]: PostgreSQL's figure, SQLite's beside it,
+/// each held to its target.
+fn more_rows(plan: Plan, lite: &MoreReads, pg: &MoreReads) -> Vec<Row> {
+    let size = format!(
+        "{} servers × {} days",
+        count(plan.servers as u64),
+        plan.days
+    );
+    let p50 = |h: &Histogram<u64>| h.value_at_quantile(0.5);
+    let row = |what: String, pg: &Histogram<u64>, lite: &Histogram<u64>, target: u64| {
+        Row::new(
+            what,
+            format!("PostgreSQL: p50 {} p99 {}", q(pg, 0.5), q(pg, 0.99)),
+            format!("SQLite: p50 {} p99 {}", q(lite, 0.5), q(lite, 0.99)),
+            times(p50(pg) as f64, p50(lite) as f64),
+            format!("p50 ≤ {} on both", ms(target)),
+            Verdict::of(
+                !pg.is_empty() && !lite.is_empty() && p50(pg) <= target && p50(lite) <= target,
+            ),
+        )
+    };
+    vec![
+        row(
+            format!(
+                "a server's range=1y read through the store, uncached ({size}; {} keys once each)",
+                pg.year.len()
+            ),
+            &pg.year,
+            &lite.year,
+            READ_TARGET_US,
+        ),
+        row(
+            format!(
+                "a server's /week (28 days into 168 hours) read through the store, uncached ({size}; {} keys once each)",
+                pg.week.len()
+            ),
+            &pg.week,
+            &lite.week,
+            WEEK_TARGET_US,
+        ),
+        row(
+            format!(
+                "the lobby's /week read through the store, uncached ({size}; {} times)",
+                pg.lobby_week.len()
+            ),
+            &pg.lobby_week,
+            &lite.lobby_week,
+            LOBBY_WEEK_TARGET_US,
+        ),
+    ]
 }
 
 /// A server's month read through the store (its row, then its points),

@@ -23,12 +23,24 @@ struct Table {
     key: &'static str,
 }
 
-/// The columns of both lobby sums tables.
-const LOBBY_SUMS: &[(&str, &str)] = &[
+/// The columns of the lobby's hourly sums.
+const LOBBY_HOURLY: &[(&str, &str)] = &[
     ("t", "bigint"),
     ("n", "bigint"),
     ("servers_sum", "bigint"),
     ("players_sum", "bigint"),
+    ("peak", "bigint"),
+    ("open_n", "bigint"),
+    ("room_n", "bigint"),
+];
+
+/// The columns of the lobby's daily sums.
+const LOBBY_DAILY: &[(&str, &str)] = &[
+    ("t", "bigint"),
+    ("n", "bigint"),
+    ("servers_sum", "bigint"),
+    ("players_sum", "bigint"),
+    ("peak", "bigint"),
 ];
 
 const TABLES: &[Table] = &[
@@ -59,12 +71,12 @@ const TABLES: &[Table] = &[
     },
     Table {
         name: "lobby_hourly",
-        columns: LOBBY_SUMS,
+        columns: LOBBY_HOURLY,
         key: "t",
     },
     Table {
         name: "lobby_daily",
-        columns: LOBBY_SUMS,
+        columns: LOBBY_DAILY,
         key: "t",
     },
     Table {
@@ -82,6 +94,7 @@ const TABLES: &[Table] = &[
             ("max", "bigint"),
             ("open_n", "bigint"),
             ("hours", "bytea"),
+            ("peak", "bigint"),
         ],
         key: "day, key",
     },

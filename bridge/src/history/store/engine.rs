@@ -48,6 +48,9 @@ pub struct DaySums {
     pub max: i64,
     /// Samples in which its lobby was open.
     pub open_n: i64,
+    /// The most players at one sample (`None` when an hour of the day was
+    /// folded before peaks were recorded).
+    pub peak: Option<i64>,
     /// Each hour's sums (`None` once dropped).
     pub hours: Option<Vec<u8>>,
 }
@@ -68,6 +71,26 @@ pub struct LobbyBucket {
     pub n: i64,
     pub servers_sum: i64,
     pub players_sum: i64,
+    /// The most players at one sample (`None` where a row of the interval
+    /// was recorded before peaks were).
+    pub peak: Option<i64>,
+    /// Samples in which at least one server's lobby was open (hourly
+    /// rows only; `None` elsewhere and for rows older than the count).
+    pub open_n: Option<i64>,
+    /// Samples in which at least one server's lobby was open with a player
+    /// and a free slot (as `open_n`).
+    pub room_n: Option<i64>,
+}
+
+/// One sample's totals for the lobby's sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LobbyTotals {
+    pub servers: i64,
+    pub players: i64,
+    /// At least one server's lobby was open.
+    pub open: bool,
+    /// At least one server's lobby was open with a player and a free slot.
+    pub room: bool,
 }
 
 /// A `servers` row as the engine reads it, before it is checked.
@@ -157,8 +180,9 @@ pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
     /// Inserts the lobby's totals of the sample taken at `t` unless a row
     /// for `t` exists: `false` when it did (the sample is recorded).
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool>;
-    /// Adds one sample's totals to the lobby's sums of `hour` and `day`.
-    fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()>;
+    /// Adds one sample's totals to the lobby's sums of `hour` and `day`
+    /// (a peak or count unknown for the row stays unknown).
+    fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()>;
     /// On an engine that makes an hour's row with empty slots for the
     /// samples still to come, so that it keeps its size: the samples
     /// recorded in the hour before `hour` and in `hour` so far (the

@@ -16,6 +16,7 @@ mod push;
 mod read;
 mod sqlite;
 mod webhooks;
+mod week;
 mod write;
 
 use std::path::Path;
@@ -256,6 +257,16 @@ impl Store {
         match &self.engine {
             Engines::Sqlite(_) => format!("zeroblob({n})"),
             Engines::Postgres(_) => format!("decode(repeat('00', {n}), 'hex')"),
+        }
+    }
+
+    /// The engine's SQL for a blob holding `bytes` (tests).
+    #[cfg(test)]
+    pub fn blob_literal(&self, bytes: &[u8]) -> String {
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        match &self.engine {
+            Engines::Sqlite(_) => format!("X'{hex}'"),
+            Engines::Postgres(_) => format!("'\\x{hex}'::bytea"),
         }
     }
 

@@ -39,6 +39,7 @@ impl Store {
                     b.t,
                     round(b.servers_sum as f64 / b.n as f64),
                     round(b.players_sum as f64 / b.n as f64),
+                    b.peak.and_then(|p| u32::try_from(p).ok()),
                 )
             })
             .collect();
@@ -75,8 +76,9 @@ impl Store {
                     Some(o.max),
                     round((o.n as f64 / n as f64).min(1.0)),
                     round((o.open_n as f64 / n as f64).min(1.0)),
+                    o.peak,
                 ),
-                _ => ServerPoint(t, None, None, 0.0, 0.0),
+                _ => ServerPoint(t, None, None, 0.0, 0.0, None),
             };
             points.push(point);
         }
@@ -96,6 +98,11 @@ struct ServerBucket {
     max: u32,
     /// Samples in which its lobby was open.
     open_n: i64,
+    /// The most players at one sample (`None` where unknown for a part).
+    peak: Option<u32>,
+    /// Samples in which its lobby was open with a player and a free slot
+    /// (`None` where unknown for a part).
+    room_n: Option<i64>,
 }
 
 /// Adds `sums` taken at `t` to the interval of `step_ms` holding it: the
@@ -109,6 +116,8 @@ fn add_to(buckets: &mut Vec<ServerBucket>, step_ms: i64, sums: ServerBucket) {
             last.players_sum += sums.players_sum;
             last.max = last.max.max(sums.max);
             last.open_n += sums.open_n;
+            last.peak = last.peak.zip(sums.peak).map(|(a, b)| a.max(b));
+            last.room_n = last.room_n.zip(sums.room_n).map(|(a, b)| a + b);
         }
         _ => buckets.push(ServerBucket { t, ..sums }),
     }
@@ -123,6 +132,8 @@ impl ServerBucket {
             players_sum: i64::from(sums.players),
             max: u32::from(sums.max),
             open_n: i64::from(sums.open_n),
+            peak: sums.peak.map(u32::from),
+            room_n: sums.room_n.map(i64::from),
         }
     }
 }
@@ -193,6 +204,8 @@ impl Store {
                             players_sum: r.sums.players_sum,
                             max: u32::try_from(r.sums.max).unwrap_or(0),
                             open_n: r.sums.open_n,
+                            peak: r.sums.peak.and_then(|p| u32::try_from(p).ok()),
+                            room_n: None,
                         }),
                     };
                     if let Some(sums) = sums {
@@ -207,7 +220,7 @@ impl Store {
 
 /// The starts of the intervals of `every` ms from the one holding `from`
 /// up to `now`.
-fn starts(from: i64, now: i64, every: i64) -> Vec<i64> {
+pub(super) fn starts(from: i64, now: i64, every: i64) -> Vec<i64> {
     let mut at = floor(from, every);
     let mut out = Vec::new();
     while at <= now {
@@ -219,11 +232,19 @@ fn starts(from: i64, now: i64, every: i64) -> Vec<i64> {
 
 /// `key`'s day rows from the day holding `from` up to `now`, checked: sums
 /// that no recording could give are an error, not a point.
-fn day_rows(e: &mut dyn Engine, key: i64, from: i64, now: i64) -> Result<Vec<DayRow>, StoreError> {
+pub(super) fn day_rows(
+    e: &mut dyn Engine,
+    key: i64,
+    from: i64,
+    now: i64,
+) -> Result<Vec<DayRow>, StoreError> {
     let rows = e.days_of(key, &starts(from, now, DAY_MS))?;
     for r in &rows {
         let s = &r.sums;
-        if s.n < 0 || s.players_sum < 0 || s.open_n < 0 || !(0..=255).contains(&s.max) {
+        let bad_peak = s
+            .peak
+            .is_some_and(|p| !(0..=i64::from(u16::MAX)).contains(&p));
+        if s.n < 0 || s.players_sum < 0 || s.open_n < 0 || !(0..=255).contains(&s.max) || bad_peak {
             return Err(StoreError::InvalidRow {
                 table: "server_days",
                 reason: format!("negative or out-of-range sums on day {}", r.day),
@@ -235,7 +256,10 @@ fn day_rows(e: &mut dyn Engine, key: i64, from: i64, now: i64) -> Result<Vec<Day
 
 /// The newest hour recorded and `key`'s sums over it, which may not be
 /// folded into its day yet (`None` in an empty table).
-fn live_hour(e: &mut dyn Engine, key: i64) -> Result<Option<(i64, HourSums)>, StoreError> {
+pub(super) fn live_hour(
+    e: &mut dyn Engine,
+    key: i64,
+) -> Result<Option<(i64, HourSums)>, StoreError> {
     let Some(hour) = e.newest_hour()? else {
         return Ok(None);
     };
@@ -290,7 +314,7 @@ fn checked(key: u64, raw: RawServer) -> Result<ServerRow, StoreError> {
 
 /// The hours of `day` with sums, oldest first, as `(t, sums)`: its row's
 /// (`hours`), the `live` hour's in place of the row's for that hour.
-fn day_hours(
+pub(super) fn day_hours(
     day: i64,
     hours: Option<&[u8]>,
     live: Option<(i64, HourSums)>,
@@ -306,6 +330,6 @@ fn day_hours(
 }
 
 /// Three decimals: enough for a graph, short on the wire.
-fn round(x: f64) -> f64 {
+pub(super) fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }

@@ -9,8 +9,10 @@ use std::collections::HashSet;
 
 use master::throttled;
 
-use super::super::packed::{HourSums, Sample, MAX_SLOTS, SAMPLE_BYTES};
-use super::engine::{by_at, Brief, Cutoffs, DaySums, Engine, Forgotten, HourCounts, Life, Packed};
+use super::super::packed::{has_room, HourSums, Sample, MAX_SLOTS, SAMPLE_BYTES};
+use super::engine::{
+    by_at, Brief, Cutoffs, DaySums, Engine, Forgotten, HourCounts, Life, LobbyTotals, Packed,
+};
 use super::{
     floor, ServerSample, Store, StoreError, BRIEF_MS, DAY_MS, FORGET_BRIEF_AFTER_MS, HOUR_MS,
     KEEP_DAILY_MS, KEEP_HOURLY_MS, KEEP_SAMPLES_MS,
@@ -117,6 +119,12 @@ impl Store {
         let unique: Vec<&ServerSample> = servers.iter().filter(|s| seen.insert(s.key)).collect();
         let count = unique.len() as i64;
         let players: i64 = unique.iter().map(|s| i64::from(s.players)).sum();
+        let totals = LobbyTotals {
+            servers: count,
+            players,
+            open: unique.iter().any(|s| s.open),
+            room: unique.iter().any(|s| has_room(s.players, s.max, s.open)),
+        };
         let offset_s = u16::try_from((t - hour) / 1000).unwrap_or(u16::MAX);
         let interval_ms = self.interval_ms;
         let recorded = self.in_transaction(|e| {
@@ -149,7 +157,7 @@ impl Store {
                 .collect();
             e.append_samples(hour, offset_s, spare, &records)?;
             e.put_servers(t, &unique)?;
-            e.add_lobby_sums(hour, day, count, players)?;
+            e.add_lobby_sums(hour, day, &totals)?;
             if hour < folded {
                 fold(e, hour, hour + HOUR_MS)?; // a clock set back: fold again
             }
@@ -328,14 +336,17 @@ fn fold(e: &mut dyn Engine, from: i64, to: i64) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// A day's row for `key`: the sums of its `hours`.
+/// A day's row for `key`: the sums of its `hours` (its peak unknown when
+/// an hour's is).
 fn day_sums(key: i64, hours: Vec<u8>) -> DaySums {
     let (mut n, mut players_sum, mut max, mut open_n) = (0i64, 0i64, 0u8, 0i64);
+    let mut peak = Some(0i64);
     for (_, s) in HourSums::decode_all(&hours) {
         n += i64::from(s.n);
         players_sum += i64::from(s.players);
         max = max.max(s.max);
         open_n += i64::from(s.open_n);
+        peak = peak.zip(s.peak).map(|(a, b)| a.max(i64::from(b)));
     }
     DaySums {
         key,
@@ -343,6 +354,7 @@ fn day_sums(key: i64, hours: Vec<u8>) -> DaySums {
         players_sum,
         max: i64::from(max),
         open_n,
+        peak,
         hours: Some(hours),
     }
 }

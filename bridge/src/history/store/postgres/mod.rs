@@ -51,9 +51,9 @@ pub use vacuum::Vacuum;
 use super::super::packed::{EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
 use super::super::range::Tier;
 use super::engine::{
-    Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, HourCounts, Life, LobbyBucket, Packed,
-    Pruned, PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
-    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+    Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, HourCounts, Life, LobbyBucket, LobbyTotals,
+    Packed, Pruned, PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES,
+    MAX_PUSH_TEXT, MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::sqlite::{fronts, lobby_buckets_sql, BRIEF_SERVERS, LEAST_SEEN};
 use super::{ServerSample, StoreError};
@@ -113,27 +113,24 @@ const APPEND_SAMPLES: &str = concat!(
      END"
 );
 
-/// Adds one sample's totals to a lobby sums table's row `$1`.
-macro_rules! add_lobby_sums {
-    ($table:literal) => {
-        concat!(
-            "INSERT INTO ",
-            $table,
-            " (t, n, servers_sum, players_sum) VALUES ($1, 1, $2, $3) \
-             ON CONFLICT (t) DO UPDATE SET n = ",
-            $table,
-            ".n + 1, \
-             servers_sum = ",
-            $table,
-            ".servers_sum + excluded.servers_sum, \
-             players_sum = ",
-            $table,
-            ".players_sum + excluded.players_sum"
-        )
-    };
-}
-const ADD_HOURLY: &str = add_lobby_sums!("lobby_hourly");
-const ADD_DAILY: &str = add_lobby_sums!("lobby_daily");
+/// Adds one sample's totals to the lobby's hourly row `$1` (servers `$2`,
+/// players `$3`, a server open `$4`, one with room `$5`). A peak or count
+/// unknown for the row (recorded before them) stays unknown: `GREATEST`
+/// would skip a NULL.
+const ADD_HOURLY: &str = "INSERT INTO lobby_hourly AS l \
+     (t, n, servers_sum, players_sum, peak, open_n, room_n) \
+     VALUES ($1, 1, $2, $3, $3, $4, $5) ON CONFLICT (t) DO UPDATE SET n = l.n + 1, \
+     servers_sum = l.servers_sum + excluded.servers_sum, \
+     players_sum = l.players_sum + excluded.players_sum, \
+     peak = CASE WHEN l.peak IS NULL THEN NULL ELSE GREATEST(l.peak, excluded.peak) END, \
+     open_n = l.open_n + excluded.open_n, room_n = l.room_n + excluded.room_n";
+/// Adds one sample's totals to the lobby's daily row `$1` (as
+/// [`ADD_HOURLY`]).
+const ADD_DAILY: &str = "INSERT INTO lobby_daily AS l (t, n, servers_sum, players_sum, peak) \
+     VALUES ($1, 1, $2, $3, $3) ON CONFLICT (t) DO UPDATE SET n = l.n + 1, \
+     servers_sum = l.servers_sum + excluded.servers_sum, \
+     players_sum = l.players_sum + excluded.players_sum, \
+     peak = CASE WHEN l.peak IS NULL THEN NULL ELSE GREATEST(l.peak, excluded.peak) END";
 
 /// A PostgreSQL database's address (`postgres://` or `postgresql://`),
 /// checked when the command line is read. Its password never appears in
@@ -620,10 +617,16 @@ impl Engine for Postgres {
         Ok(n == 1)
     }
 
-    fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()> {
-        for (sql, at) in [(ADD_HOURLY, hour), (ADD_DAILY, day)] {
-            self.execute(sql, &[&at, &servers, &players])?;
-        }
+    fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()> {
+        let LobbyTotals {
+            servers,
+            players,
+            open,
+            room,
+        } = *totals;
+        let (open, room) = (i64::from(open), i64::from(room));
+        self.execute(ADD_HOURLY, &[&hour, &servers, &players, &open, &room])?;
+        self.execute(ADD_DAILY, &[&day, &servers, &players])?;
         Ok(())
     }
 
@@ -732,14 +735,18 @@ impl Engine for Postgres {
             .collect();
         let open: Vec<i64> = rows.iter().map(|r| r.open_n).collect();
         let hours: Vec<Option<&[u8]>> = rows.iter().map(|r| r.hours.as_deref()).collect();
+        let peaks: Vec<Option<i32>> = rows
+            .iter()
+            .map(|r| r.peak.map(|p| i32::try_from(p).unwrap_or(i32::MAX)))
+            .collect();
         self.execute(
-            "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
-             SELECT $1, k, n, p, m, o, h FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], \
-             $5::smallint[], $6::bigint[], $7::bytea[]) AS u(k, n, p, m, o, h) \
+            "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours, peak) \
+             SELECT $1, k, n, p, m, o, h, pk FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], \
+             $5::smallint[], $6::bigint[], $7::bytea[], $8::int[]) AS u(k, n, p, m, o, h, pk) \
              ON CONFLICT (day, key) DO UPDATE SET n = excluded.n, \
              players_sum = excluded.players_sum, max = excluded.max, \
-             open_n = excluded.open_n, hours = excluded.hours",
-            &[&day, &keys, &n, &players, &max, &open, &hours],
+             open_n = excluded.open_n, hours = excluded.hours, peak = excluded.peak",
+            &[&day, &keys, &n, &players, &max, &open, &hours, &peaks],
         )?;
         Ok(())
     }
@@ -844,6 +851,9 @@ impl Engine for Postgres {
                     n: get(r, 1)?,
                     servers_sum: get(r, 2)?,
                     players_sum: get(r, 3)?,
+                    peak: get(r, 4)?,
+                    open_n: get(r, 5)?,
+                    room_n: get(r, 6)?,
                 })
             })
             .collect()
@@ -860,7 +870,8 @@ impl Engine for Postgres {
 
     fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>> {
         let rows = self.query(
-            "SELECT day, n, players_sum, max::bigint, open_n, substring(hours from 1 for $3) \
+            "SELECT day, n, players_sum, max::bigint, open_n, substring(hours from 1 for $3), \
+             peak::bigint \
              FROM server_days WHERE key = $1 AND day = ANY($2)",
             &[&key, &days, &(MAX_DAY_BYTES as i32)],
         )?;
@@ -875,6 +886,7 @@ impl Engine for Postgres {
                         max: get(r, 3)?,
                         open_n: get(r, 4)?,
                         hours: get(r, 5)?,
+                        peak: get(r, 6)?,
                     },
                 })
             })

@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/postgres/004_updates_in_place.sql"),
     include_str!("../../../../migrations/postgres/005_hour_slots.sql"),
     include_str!("../../../../migrations/postgres/006_notify.sql"),
+    include_str!("../../../../migrations/postgres/007_peaks.sql"),
 ];
 
 /// The advisory lock held while migrating ("lobby" and 1).

@@ -15,9 +15,9 @@ pub use schema::DB_FILE;
 use super::super::packed::Sample;
 use super::super::range::Tier;
 use super::engine::{
-    by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, Packed, Pruned,
-    PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
-    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+    by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, LobbyTotals,
+    Packed, Pruned, PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES,
+    MAX_PUSH_TEXT, MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::ServerSample;
 
@@ -84,16 +84,30 @@ impl Engine for Sqlite {
         Ok(inserted == 1)
     }
 
-    fn add_lobby_sums(&mut self, hour: i64, day: i64, servers: i64, players: i64) -> Result<()> {
-        for (table, at) in [("lobby_hourly", hour), ("lobby_daily", day)] {
-            self.conn
-                .prepare_cached(&format!(
-                    "INSERT INTO {table} (t, n, servers_sum, players_sum) VALUES (?1, 1, ?2, ?3) \
-                     ON CONFLICT (t) DO UPDATE SET n = n + 1, servers_sum = servers_sum + ?2, \
-                     players_sum = players_sum + ?3"
-                ))?
-                .execute(params![at, servers, players])?;
-        }
+    fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()> {
+        // SQLite's `max` of a NULL is NULL: an unknown peak stays unknown.
+        let LobbyTotals {
+            servers,
+            players,
+            open,
+            room,
+        } = *totals;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO lobby_hourly (t, n, servers_sum, players_sum, peak, open_n, room_n) \
+                 VALUES (?1, 1, ?2, ?3, ?3, ?4, ?5) ON CONFLICT (t) DO UPDATE SET n = n + 1, \
+                 servers_sum = servers_sum + ?2, players_sum = players_sum + ?3, \
+                 peak = max(peak, ?3), open_n = open_n + ?4, room_n = room_n + ?5",
+            )?
+            .execute(params![hour, servers, players, open, room])?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO lobby_daily (t, n, servers_sum, players_sum, peak) \
+                 VALUES (?1, 1, ?2, ?3, ?3) ON CONFLICT (t) DO UPDATE SET n = n + 1, \
+                 servers_sum = servers_sum + ?2, players_sum = players_sum + ?3, \
+                 peak = max(peak, ?3)",
+            )?
+            .execute(params![day, servers, players])?;
         Ok(())
     }
 
@@ -188,10 +202,10 @@ impl Engine for Sqlite {
 
     fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()> {
         let mut put = self.conn.prepare_cached(
-            "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (day, key) DO UPDATE SET \
+            "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours, peak) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (day, key) DO UPDATE SET \
              n = excluded.n, players_sum = excluded.players_sum, max = excluded.max, \
-             open_n = excluded.open_n, hours = excluded.hours",
+             open_n = excluded.open_n, hours = excluded.hours, peak = excluded.peak",
         )?;
         for r in rows {
             put.execute(params![
@@ -201,7 +215,8 @@ impl Engine for Sqlite {
                 r.players_sum,
                 r.max,
                 r.open_n,
-                r.hours
+                r.hours,
+                r.peak
             ])?;
         }
         Ok(())
@@ -320,6 +335,9 @@ impl Engine for Sqlite {
                 n: r.get(1)?,
                 servers_sum: r.get(2)?,
                 players_sum: r.get(3)?,
+                peak: r.get(4)?,
+                open_n: r.get(5)?,
+                room_n: r.get(6)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -335,7 +353,7 @@ impl Engine for Sqlite {
 
     fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>> {
         let mut get = self.conn.prepare_cached(
-            "SELECT n, players_sum, max, open_n, substr(hours, 1, ?3) FROM server_days \
+            "SELECT n, players_sum, max, open_n, substr(hours, 1, ?3), peak FROM server_days \
              WHERE day = ?1 AND key = ?2",
         )?;
         let mut out = Vec::new();
@@ -351,6 +369,7 @@ impl Engine for Sqlite {
                             max: r.get(2)?,
                             open_n: r.get(3)?,
                             hours: r.get(4)?,
+                            peak: r.get(5)?,
                         },
                     })
                 })
@@ -517,15 +536,23 @@ pub(super) fn lobby_buckets_sql(tier: Tier) -> &'static str {
     match tier {
         Tier::Samples => {
             "SELECT (t / ?1) * ?1 AS b, COUNT(*), CAST(SUM(servers) AS BIGINT), \
-             CAST(SUM(players) AS BIGINT) FROM lobby_samples WHERE t >= ?2 GROUP BY b ORDER BY b"
+             CAST(SUM(players) AS BIGINT), CAST(MAX(players) AS BIGINT), CAST(NULL AS BIGINT), \
+             CAST(NULL AS BIGINT) FROM lobby_samples WHERE t >= ?2 GROUP BY b ORDER BY b"
         }
         Tier::Hourly => {
             "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
-             CAST(SUM(players_sum) AS BIGINT) FROM lobby_hourly WHERE t >= ?2 GROUP BY b ORDER BY b"
+             CAST(SUM(players_sum) AS BIGINT), \
+             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
+             CASE WHEN COUNT(open_n) = COUNT(*) THEN CAST(SUM(open_n) AS BIGINT) END, \
+             CASE WHEN COUNT(room_n) = COUNT(*) THEN CAST(SUM(room_n) AS BIGINT) END \
+             FROM lobby_hourly WHERE t >= ?2 GROUP BY b ORDER BY b"
         }
         Tier::Daily => {
             "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
-             CAST(SUM(players_sum) AS BIGINT) FROM lobby_daily WHERE t >= ?2 GROUP BY b ORDER BY b"
+             CAST(SUM(players_sum) AS BIGINT), \
+             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
+             CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) \
+             FROM lobby_daily WHERE t >= ?2 GROUP BY b ORDER BY b"
         }
     }
 }

@@ -46,6 +46,10 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../../../migrations/006_notify.sql"),
         convert: add_enabled_ms,
     },
+    Migration {
+        sql: include_str!("../../../../migrations/007_peaks.sql"),
+        convert: |_| Ok(()),
+    },
 ];
 
 /// The database's file in the data directory.
@@ -315,6 +319,8 @@ fn convert_v1(conn: &Connection) -> rusqlite::Result<()> {
                 players: u32::try_from(r.get::<_, i64>(3)?).unwrap_or(u32::MAX),
                 max: r.get::<_, i64>(4)?.clamp(0, 255) as u8,
                 open_n: u16::try_from(r.get::<_, i64>(5)?).unwrap_or(u16::MAX),
+                peak: None,
+                room_n: None,
             };
             sums.write(blob, (since / HOUR_MS) as u8);
             Ok(())
