@@ -154,10 +154,10 @@ async fn subscribers_get_game_servers_and_their_changes() {
 /// behind the usual challenge round trip; no rules.
 async fn the_ship() -> fake::FakeUdp {
     let info = fake::hex(include_str!(
-        "../../gamequery/tests/fixtures/ru_the_ship_info.hex"
+        "../../../gamequery/tests/fixtures/ru_the_ship_info.hex"
     ));
     let players = fake::hex(include_str!(
-        "../../gamequery/tests/fixtures/ru_the_ship_players.hex"
+        "../../../gamequery/tests/fixtures/ru_the_ship_players.hex"
     ));
     let challenge = fake::CHALLENGE.to_le_bytes();
     fake::FakeUdp::start(move |req| {
@@ -184,7 +184,7 @@ async fn the_ship_players_carry_deaths_and_money() {
     let ship = the_ship().await;
     let expected = gamequery::a2s::decode_players(
         &fake::hex(include_str!(
-            "../../gamequery/tests/fixtures/ru_the_ship_players.hex"
+            "../../../gamequery/tests/fixtures/ru_the_ship_players.hex"
         ))[4..],
         true,
     )

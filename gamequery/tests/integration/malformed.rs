@@ -17,7 +17,7 @@ fn hex(text: &str) -> Vec<u8> {
 }
 
 fn cs_source() -> Vec<u8> {
-    hex(include_str!("fixtures/ru_cs_source_info.hex"))
+    hex(include_str!("../fixtures/ru_cs_source_info.hex"))
 }
 
 fn split_packet(id: u32, total: u8, number: u8, payload: &[u8]) -> Vec<u8> {
@@ -35,14 +35,14 @@ fn every_truncation_of_every_seed_reply_is_an_error() {
     // byte, as HLTV proxies send it).
     let fixtures = [
         (cs_source(), false, 0),
-        (hex(include_str!("fixtures/ru_the_ship_info.hex")), false, 0),
+        (hex(include_str!("../fixtures/ru_the_ship_info.hex")), false, 0),
         (
-            hex(include_str!("fixtures/ru_goldsource_info.hex")),
+            hex(include_str!("../fixtures/ru_goldsource_info.hex")),
             false,
             1,
         ),
-        (hex(include_str!("fixtures/ru_rdkf_info.hex")), false, 0),
-        (hex(include_str!("fixtures/ru_players.hex")), true, 0),
+        (hex(include_str!("../fixtures/ru_rdkf_info.hex")), false, 0),
+        (hex(include_str!("../fixtures/ru_players.hex")), true, 0),
     ];
     for (packet, is_players, optional) in fixtures {
         // Cut before the final required byte: at least one field is incomplete.
@@ -421,12 +421,12 @@ fn run_every_decoder(bytes: &[u8]) {
 
 fn seed_replies() -> Vec<Vec<u8>> {
     [
-        include_str!("fixtures/ru_cs_source_info.hex"),
-        include_str!("fixtures/ru_the_ship_info.hex"),
-        include_str!("fixtures/ru_goldsource_info.hex"),
-        include_str!("fixtures/ru_the_ship_players.hex"),
-        include_str!("fixtures/ru_rules_split_0.hex"),
-        include_str!("fixtures/ru_rules_split_1.hex"),
+        include_str!("../fixtures/ru_cs_source_info.hex"),
+        include_str!("../fixtures/ru_the_ship_info.hex"),
+        include_str!("../fixtures/ru_goldsource_info.hex"),
+        include_str!("../fixtures/ru_the_ship_players.hex"),
+        include_str!("../fixtures/ru_rules_split_0.hex"),
+        include_str!("../fixtures/ru_rules_split_1.hex"),
     ]
     .into_iter()
     .map(hex)

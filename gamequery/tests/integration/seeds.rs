@@ -16,7 +16,7 @@ fn hex(text: &str) -> Vec<u8> {
 
 macro_rules! fixture {
     ($name:literal) => {
-        hex(include_str!(concat!("fixtures/", $name, ".hex")))
+        hex(include_str!(concat!("../fixtures/", $name, ".hex")))
     };
 }
 

@@ -66,8 +66,8 @@ fn a2s_server(rules: Vec<Vec<u8>>) -> impl Fn(&[u8]) -> Vec<Vec<u8>> + Send + Sy
 #[tokio::test]
 async fn info_players_rules_with_challenges_and_goldsource_split_reversed() {
     let mut rules = vec![
-        hex(include_str!("fixtures/ru_rules_split_0.hex")),
-        hex(include_str!("fixtures/ru_rules_split_1.hex")),
+        hex(include_str!("../fixtures/ru_rules_split_0.hex")),
+        hex(include_str!("../fixtures/ru_rules_split_1.hex")),
     ];
     rules.reverse();
     let fake = start(0, Duration::ZERO, a2s_server(rules)).await;
@@ -144,7 +144,7 @@ async fn a_lost_packet_of_a_split_reply_is_retried() {
 
 #[tokio::test]
 async fn old_server_without_challenge_and_goldsource_m_reply() {
-    let gold = hex(include_str!("fixtures/ru_goldsource_info.hex"));
+    let gold = hex(include_str!("../fixtures/ru_goldsource_info.hex"));
     let fake = start(0, Duration::ZERO, move |_: &[u8]| vec![gold.clone()]).await;
     let (info, _) = bounded(client(1000, 0).a2s_info(fake.addr()))
         .await
@@ -226,7 +226,7 @@ async fn endless_challenges_are_refused() {
 
 #[tokio::test]
 async fn concurrency_cap_holds() {
-    let info = hex(include_str!("fixtures/ru_sin1_info.hex"));
+    let info = hex(include_str!("../fixtures/ru_sin1_info.hex"));
     let fake = start(0, Duration::from_millis(80), move |_: &[u8]| {
         vec![info.clone()]
     })
