@@ -35,7 +35,11 @@ fn every_truncation_of_every_seed_reply_is_an_error() {
     // byte, as HLTV proxies send it).
     let fixtures = [
         (cs_source(), false, 0),
-        (hex(include_str!("../fixtures/ru_the_ship_info.hex")), false, 0),
+        (
+            hex(include_str!("../fixtures/ru_the_ship_info.hex")),
+            false,
+            0,
+        ),
         (
             hex(include_str!("../fixtures/ru_goldsource_info.hex")),
             false,
