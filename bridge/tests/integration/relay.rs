@@ -461,8 +461,13 @@ async fn silent_browser_is_closed_after_the_pong_timeout() {
     config.pong_timeout = Duration::from_millis(200);
     let bridge = TestBridge::start(config).await;
     let mut ws = bridge.connect().await;
-    // Not reading means not answering pings: that is the point here.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Not reading means not answering pings: that is the point here. The
+    // bridge counts the socket it closed for it.
+    let no_pong = &bridge.metrics.closed_no_pong;
+    lobby_testkit::until_true("a socket closed for want of a pong", || {
+        no_pong.load(std::sync::atomic::Ordering::Relaxed) >= 1
+    })
+    .await;
     // Reading now answers the queued pings, which may meet the closed
     // socket before the close frame is read: either shows it is gone.
     let ended = tokio::time::timeout(HUNG, async {
