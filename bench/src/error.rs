@@ -13,7 +13,7 @@ pub enum Error {
     Json(#[from] serde_json::Error),
     /// nginx's set-up: openssl, the deployed config's renderer.
     #[error("{0}")]
-    Support(#[from] lobby_support::Error),
+    Support(#[from] lobby_testkit::Error),
     /// A process or peer answered something the benchmark did not expect.
     #[error("{0}")]
     Unexpected(String),

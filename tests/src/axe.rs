@@ -4,16 +4,11 @@
 //! are no violations, and gets each one's rule, impact and failing elements
 //! when there are.
 
-use std::{fmt, path::PathBuf, sync::OnceLock, time::Duration};
+use std::{fmt, path::PathBuf, sync::OnceLock};
 
 use serde_json::Value;
 
-use crate::{browser::Browser, wait_for};
-
-/// How long the page's finite animations (a row's flash, the "new" badge
-/// fading out) may take to end before the check: colours measured halfway
-/// through a fade are not the page's colours.
-const ANIMATIONS_END: Duration = Duration::from_secs(10);
+use crate::{browser::Browser, until};
 
 /// Where axe.min.js is: `AXE_CORE_JS` (set by `scripts/env.sh`), else the
 /// tools folder `scripts/setup.sh` installs it into.
@@ -102,7 +97,7 @@ fn violation(v: &Value) -> Violation {
 /// Waits until no finite animation runs (endless ones, like the live
 /// pill's pulse on a hidden dot, are left alone).
 async fn animations_settled(browser: &Browser) {
-    wait_for("the page's animations to end", ANIMATIONS_END, || async {
+    until("the page's animations to end", || async {
         let running = browser
             .eval(
                 "document.getAnimations().filter(a => a.playState === 'running' \

@@ -21,16 +21,12 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
+use crate::HUNG;
 use crate::{
     paths,
     process::{free_port, http_get, Proc},
-    wait_for,
+    until,
 };
-
-/// How long chromedriver may take to answer `/status` with ready.
-const DRIVER_READY: Duration = Duration::from_secs(20);
-/// How long the page may take to load and connect.
-pub const PAGE_READY: Duration = Duration::from_secs(15);
 
 /// A running chromedriver; killing its process group on drop also ends
 /// every Chromium it started.
@@ -103,11 +99,11 @@ pub(crate) fn wait_driver_ready(name: &str, port: u16, proc: &Proc) -> SocketAdd
             Ok(r) if r.status == 200 && r.body.contains("\"ready\":true") => return addr,
             seen => {
                 assert!(
-                    start.elapsed() < DRIVER_READY,
-                    "{name} not ready after {DRIVER_READY:?}: {seen:?}\n{}",
+                    start.elapsed() < HUNG,
+                    "{name} not ready after {HUNG:?}: {seen:?}\n{}",
                     proc.log_tail()
                 );
-                std::thread::sleep(crate::POLL_EVERY);
+                std::thread::sleep(crate::POLL);
             }
         }
     }
@@ -224,18 +220,18 @@ impl Browser {
             .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
     }
 
-    /// The element matching `css`, waiting up to [`PAGE_READY`] for it: the
+    /// The element matching `css`, waiting up to [`HUNG`] for it: the
     /// app renders a moment after a page load (once its wasm has started),
     /// so an element looked for right after `goto` may not be there yet.
     /// Panics when it does not appear.
     pub async fn find(&self, css: &str) -> Element {
         self.client
             .wait()
-            .at_most(PAGE_READY)
+            .at_most(HUNG)
             .every(Duration::from_millis(50))
             .for_element(Locator::Css(css))
             .await
-            .unwrap_or_else(|e| panic!("no element {css} within {PAGE_READY:?}: {e}"))
+            .unwrap_or_else(|e| panic!("no element {css} within {HUNG:?}: {e}"))
     }
 
     /// Clicks the element matching `css` like a user would.
@@ -322,15 +318,15 @@ impl Browser {
     }
 
     /// Waits until the status pill says exactly "Live".
-    pub async fn wait_live(&self, timeout: Duration) {
-        self.wait_status("Live", timeout).await
+    pub async fn wait_live(&self) {
+        self.wait_status("Live").await
     }
 
     /// Waits until the status pill says exactly `text` ("Live (polling)",
     /// "Master unreachable", …).
-    pub async fn wait_status(&self, text: &str, timeout: Duration) {
+    pub async fn wait_status(&self, text: &str) {
         let what = format!("the status pill to say {text:?}");
-        wait_for(&what, timeout, || async move {
+        until(&what, || async move {
             let s = self.status().await;
             if s == text {
                 Ok(())
@@ -343,8 +339,8 @@ impl Browser {
 
     /// Waits until the status pill says the page lost its socket
     /// ("Reconnecting…", with or without a countdown); returns what it says.
-    pub async fn wait_reconnecting(&self, timeout: Duration) -> String {
-        wait_for("the page to notice", timeout, || async {
+    pub async fn wait_reconnecting(&self) -> String {
+        until("the page to notice", || async {
             let s = self.status().await;
             if s.starts_with("Reconnecting") {
                 Ok(s)
@@ -358,7 +354,7 @@ impl Browser {
     /// Opens `url` and waits until the page is live.
     pub async fn open_live(&self, url: &str) {
         self.goto(url).await;
-        self.wait_live(PAGE_READY).await;
+        self.wait_live().await;
     }
 
     /// Reloads the page and waits until it is live again.
@@ -367,13 +363,13 @@ impl Browser {
             .refresh()
             .await
             .unwrap_or_else(|e| panic!("reload: {e}"));
-        self.wait_live(PAGE_READY).await;
+        self.wait_live().await;
     }
 
     /// Waits until the text of `css` contains `needle`.
-    pub async fn wait_text(&self, css: &str, needle: &str, timeout: Duration) -> String {
+    pub async fn wait_text(&self, css: &str, needle: &str) -> String {
         let what = format!("{css} to contain {needle:?}");
-        wait_for(&what, timeout, || async move {
+        until(&what, || async move {
             match self.text(css).await {
                 Some(t) if t.contains(needle) => Ok(t),
                 seen => Err(format!("{seen:?}")),
@@ -384,8 +380,8 @@ impl Browser {
 
     /// Waits until no element matches `css` with text (a banner or a
     /// message gone).
-    pub async fn wait_gone(&self, css: &str, timeout: Duration) {
-        wait_for(&format!("{css} to go"), timeout, || async move {
+    pub async fn wait_gone(&self, css: &str) {
+        until(&format!("{css} to go"), || async move {
             match self.text(css).await {
                 None => Ok(()),
                 Some(t) => Err(t),
@@ -400,9 +396,9 @@ impl Browser {
     }
 
     /// Waits until the JS expression `expr` evaluates to `expected`.
-    pub async fn wait_eq(&self, what: &str, expr: &str, expected: Value, timeout: Duration) {
+    pub async fn wait_eq(&self, what: &str, expr: &str, expected: Value) {
         let what = format!("{what}: {expected}");
-        wait_for(&what, timeout, || {
+        until(&what, || {
             let expected = expected.clone();
             async move {
                 let seen = self.eval(expr).await;
@@ -464,18 +460,14 @@ impl Browser {
             .set_window_size(width, height)
             .await
             .unwrap_or_else(|e| panic!("resize to {width}x{height}: {e}"));
-        wait_for(
-            "the viewport to resize",
-            Duration::from_secs(5),
-            || async move {
-                let w = self.js("return window.innerWidth;").await;
-                if w.as_u64() == Some(u64::from(width)) {
-                    Ok(())
-                } else {
-                    Err(format!("innerWidth {w}"))
-                }
-            },
-        )
+        until("the viewport to resize", || async move {
+            let w = self.js("return window.innerWidth;").await;
+            if w.as_u64() == Some(u64::from(width)) {
+                Ok(())
+            } else {
+                Err(format!("innerWidth {w}"))
+            }
+        })
         .await
     }
 

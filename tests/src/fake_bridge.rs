@@ -32,7 +32,7 @@ use tokio_tungstenite::tungstenite::{
     Message,
 };
 
-use crate::wait_for;
+use crate::until;
 
 /// Pushes queued for a socket that has not taken them yet.
 const QUEUE: usize = 64;
@@ -221,8 +221,8 @@ impl FakeBridge {
 
     /// Waits up to `timeout` for subscribe number `n` (from 0) and returns
     /// it.
-    pub async fn wait_subscribe(&self, n: usize, timeout: Duration) -> (usize, Value) {
-        wait_for(&format!("subscribe #{n}"), timeout, || async {
+    pub async fn wait_subscribe(&self, n: usize) -> (usize, Value) {
+        until(&format!("subscribe #{n}"), || async {
             let s = self.subscribes();
             s.get(n).cloned().ok_or_else(|| format!("{s:?}"))
         })

@@ -2,8 +2,9 @@
 //! length-prefixed JSON framing of `docs/protocol.md` §1. Dropping
 //! it closes the connection, which unlists the server at once.
 
-use std::{io::Write, net::SocketAddr, net::TcpStream, time::Duration};
+use std::{io::Write, net::SocketAddr, net::TcpStream};
 
+use crate::HUNG;
 use serde_json::{json, Value};
 
 /// One frame: `[length][JSON][0x0A]`, the length counting the JSON's bytes
@@ -54,7 +55,7 @@ impl GameServer {
         port: u16,
         stats: Stats,
     ) -> GameServer {
-        let stream = TcpStream::connect_timeout(&master, Duration::from_secs(2))
+        let stream = TcpStream::connect_timeout(&master, HUNG)
             .unwrap_or_else(|e| panic!("connect to the master at {master}: {e}"));
         let mut server = GameServer {
             stream,

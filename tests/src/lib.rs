@@ -22,13 +22,16 @@ pub mod firefox;
 pub mod game;
 pub mod master;
 pub mod pages;
-pub mod paths;
-pub mod process;
-pub mod product;
 pub mod proxy;
 pub mod push_service;
 pub mod receiver;
 pub mod watchers;
+
+/// The product's launcher and the kit's waits, shared with every crate's
+/// tests (`lobby-testkit`).
+pub use lobby_testkit::{
+    bounded, metrics, paths, process, product, timed, until, until_blocking, HUNG, POLL,
+};
 
 use std::{future::Future, time::Duration};
 
@@ -36,9 +39,6 @@ use tokio::{
     sync::{Mutex, MutexGuard},
     time::Instant,
 };
-
-/// How often a wait looks again.
-pub const POLL_EVERY: Duration = Duration::from_millis(50);
 
 static SERIAL: Mutex<()> = Mutex::const_new(());
 
@@ -50,33 +50,6 @@ static SERIAL: Mutex<()> = Mutex::const_new(());
 /// keeps the same rule across every binary of this crate.
 pub async fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().await
-}
-
-/// Runs `wait` (a wait for something) and returns how long it took: the
-/// figure a drill reports.
-pub async fn timed<F: Future>(wait: F) -> Duration {
-    let start = Instant::now();
-    wait.await;
-    start.elapsed()
-}
-
-/// Polls `probe` every [`POLL_EVERY`] until it returns `Ok`, and panics
-/// after `timeout` with `what` and the last thing `probe` saw (its `Err`).
-pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, String>>,
-{
-    let start = Instant::now();
-    loop {
-        match probe().await {
-            Ok(v) => return v,
-            Err(seen) if start.elapsed() >= timeout => {
-                panic!("timed out after {timeout:?} waiting for {what}; last seen: {seen}")
-            }
-            Err(_) => tokio::time::sleep(POLL_EVERY).await,
-        }
-    }
 }
 
 /// Polls `probe` for `period` and panics as soon as it returns `Err`: for
@@ -91,6 +64,6 @@ where
         if let Err(seen) = probe().await {
             panic!("{what} stopped holding after {:?}: {seen}", start.elapsed());
         }
-        tokio::time::sleep(POLL_EVERY).await;
+        tokio::time::sleep(POLL).await;
     }
 }

@@ -5,12 +5,12 @@
 use std::{
     io::{Read, Write},
     net::{SocketAddr, TcpStream},
-    time::Duration,
 };
 
 use serde_json::{json, Value};
 
-use crate::{game::frame, wait_for};
+use crate::HUNG;
+use crate::{game::frame, until};
 
 /// The largest reply read (the master's own frame limit is smaller).
 const MAX_REPLY: usize = 16 * 1024 * 1024;
@@ -31,9 +31,8 @@ pub fn listed(name: &str, port: u64, current: u32) -> Value {
 /// The servers the master lists now, asked over a fresh TCP connection
 /// (`[length][JSON][0x0A]` each way), or what went wrong.
 pub fn query_master(master: SocketAddr) -> Result<Vec<Value>, String> {
-    let mut tcp =
-        TcpStream::connect_timeout(&master, Duration::from_secs(2)).map_err(|e| e.to_string())?;
-    tcp.set_read_timeout(Some(Duration::from_secs(5)))
+    let mut tcp = TcpStream::connect_timeout(&master, HUNG).map_err(|e| e.to_string())?;
+    tcp.set_read_timeout(Some(HUNG))
         .map_err(|e| e.to_string())?;
     tcp.write_all(&frame(&json!({"command": "msQueryGameServers"})))
         .map_err(|e| e.to_string())?;
@@ -76,11 +75,11 @@ pub fn master_names(master: SocketAddr) -> Result<Vec<String>, String> {
 
 /// Waits until the master lists exactly `names` (in any order, each once).
 /// `Duration::ZERO` checks once.
-pub async fn wait_master_lists(master: SocketAddr, names: &[&str], timeout: Duration) {
+pub async fn wait_master_lists(master: SocketAddr, names: &[&str]) {
     let mut want: Vec<&str> = names.to_vec();
     want.sort_unstable();
     let what = format!("the master to list {names:?} once each");
-    wait_for(&what, timeout, || {
+    until(&what, || {
         let want = &want;
         async move {
             let mut listed = master_names(master)?;

@@ -18,9 +18,9 @@ use std::{
     collections::HashMap,
     net::SocketAddr,
     sync::{Arc, Mutex},
-    time::Duration,
 };
 
+use crate::HUNG;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::{
@@ -42,8 +42,6 @@ const SUBPROTOCOL: &str = "push-notification";
 const MAX_HEAD: usize = 8 * 1024;
 /// Largest push body taken (RFC 8030 services must take 4096 bytes).
 const MAX_BODY: usize = 4096;
-/// How long a connection may stay silent.
-const IDLE: Duration = Duration::from_secs(5);
 
 /// One `register` from the browser.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,7 +249,7 @@ async fn accept_http(listener: TcpListener, shared: Arc<Shared>) {
 /// One request to a push endpoint (one per connection: the answer closes
 /// it).
 async fn serve_http(mut stream: TcpStream, shared: Arc<Shared>, version: u64) {
-    let Ok(Some((head, mut body))) = timeout(IDLE, read_head(&mut stream)).await else {
+    let Ok(Some((head, mut body))) = timeout(HUNG, read_head(&mut stream)).await else {
         return;
     };
     let mut lines = head.split("\r\n");
@@ -274,7 +272,7 @@ async fn serve_http(mut stream: TcpStream, shared: Arc<Shared>, version: u64) {
     } else {
         while body.len() < length {
             let mut chunk = [0u8; 1024];
-            match timeout(IDLE, stream.read(&mut chunk)).await {
+            match timeout(HUNG, stream.read(&mut chunk)).await {
                 Ok(Ok(n)) if n > 0 => body.extend_from_slice(&chunk[..n]),
                 _ => return,
             }
@@ -434,7 +432,7 @@ mod tests {
         ))
         .await
         .expect("ack");
-        crate::wait_for("the ack", Duration::from_secs(2), || async {
+        crate::until("the ack", || async {
             service.log(|l| {
                 if l.acks.len() == 1 && l.acks[0].code == 100 {
                     Ok(())

@@ -3,8 +3,7 @@
 //! the test. Requests are read within bounds (head and body at most 64 KiB
 //! each, 5 s per request), so a bug in the bridge cannot hang a test.
 
-use std::time::Duration;
-
+use crate::HUNG;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
@@ -14,8 +13,6 @@ use tokio::{
 
 /// The most a request's head or body may hold.
 const MAX_PART: usize = 64 * 1024;
-/// How long one request may take to arrive.
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One request the receiver got.
 #[derive(Debug, Clone)]
@@ -57,7 +54,7 @@ impl Receiver {
             while let Ok((stream, _)) = listener.accept().await {
                 let tx = tx.clone();
                 tokio::spawn(async move {
-                    if let Ok(Some(r)) = tokio::time::timeout(READ_TIMEOUT, take(stream)).await {
+                    if let Ok(Some(r)) = tokio::time::timeout(HUNG, take(stream)).await {
                         let _ = tx.send(r);
                     }
                 });
@@ -71,11 +68,10 @@ impl Receiver {
         }
     }
 
-    /// The next request, waiting up to `timeout`.
-    pub async fn next(&mut self, timeout: Duration) -> Received {
-        tokio::time::timeout(timeout, self.got.recv())
+    /// The next request (the test hangs until one comes).
+    pub async fn next(&mut self) -> Received {
+        crate::bounded("a request at the receiver", self.got.recv())
             .await
-            .expect("no request reached the receiver in time")
             .expect("the receiver stopped")
     }
 

@@ -13,10 +13,8 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::{timed, wait_for};
-
-/// How long a viewer's handshake and first list may take.
-const LIVE: Duration = Duration::from_secs(3);
+use crate::HUNG;
+use crate::{timed, until};
 
 /// What a recording viewer received, with when.
 #[derive(Debug, Clone)]
@@ -44,9 +42,9 @@ impl Watcher {
     /// Connects to the bridge's `/ws` and sends `bridgeSubscribe`.
     pub async fn start(bridge: SocketAddr) -> Watcher {
         let url = format!("ws://{bridge}/ws");
-        let (ws, _) = tokio::time::timeout(LIVE, tokio_tungstenite::connect_async(url.as_str()))
+        let (ws, _) = tokio::time::timeout(HUNG, tokio_tungstenite::connect_async(url.as_str()))
             .await
-            .unwrap_or_else(|_| panic!("no WebSocket handshake with {url} within {LIVE:?}"))
+            .unwrap_or_else(|_| panic!("no WebSocket handshake with {url} within {HUNG:?}"))
             .unwrap_or_else(|e| panic!("WebSocket to {url}: {e}"));
         let (mut write, mut read) = ws.split();
         let (out, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -160,7 +158,7 @@ fn classify(text: &str) -> Option<Seen> {
 /// `n` recording viewers, each with its first list.
 pub async fn watchers(bridge: SocketAddr, n: usize) -> Vec<Watcher> {
     let all = watchers_any(bridge, n).await;
-    wait_all_have_a_list(&all, LIVE).await;
+    wait_all_have_a_list(&all).await;
     all
 }
 
@@ -175,8 +173,8 @@ pub async fn watchers_any(bridge: SocketAddr, n: usize) -> Vec<Watcher> {
 
 /// Waits until every watcher has received a list; returns how long that
 /// took.
-pub async fn wait_all_have_a_list(all: &[Watcher], timeout: Duration) -> Duration {
-    timed(wait_for("every viewer's first list", timeout, || async {
+pub async fn wait_all_have_a_list(all: &[Watcher]) -> Duration {
+    timed(until("every viewer's first list", || async {
         let waiting = all.iter().filter(|w| w.last_list().is_none()).count();
         if waiting == 0 {
             Ok(())
@@ -189,9 +187,9 @@ pub async fn wait_all_have_a_list(all: &[Watcher], timeout: Duration) -> Duratio
 
 /// Waits until every watcher's last list holds every name in `names`;
 /// returns how long that took.
-pub async fn wait_all_list(all: &[Watcher], names: &[&str], timeout: Duration) -> Duration {
+pub async fn wait_all_list(all: &[Watcher], names: &[&str]) -> Duration {
     let what = format!("every viewer to list {names:?}");
-    timed(wait_for(&what, timeout, || async {
+    timed(until(&what, || async {
         for w in all {
             let list = w.last_list().unwrap_or_default();
             if let Some(missing) = names.iter().find(|n| !list.iter().any(|l| l == *n)) {
@@ -204,9 +202,9 @@ pub async fn wait_all_list(all: &[Watcher], names: &[&str], timeout: Duration) -
 }
 
 /// Waits until every watcher's last `bridgeStatus` is `state`.
-pub async fn wait_all_status(all: &[Watcher], state: &str, timeout: Duration) -> Duration {
+pub async fn wait_all_status(all: &[Watcher], state: &str) -> Duration {
     let what = format!("every viewer to be told the master is {state}");
-    timed(wait_for(&what, timeout, || async {
+    timed(until(&what, || async {
         let other = all
             .iter()
             .filter(|w| w.last_status().as_deref() != Some(state))

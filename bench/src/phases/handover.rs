@@ -9,14 +9,14 @@
 //! one lobby sample for every interval from the first to the last, across
 //! all the kills.
 //!
-//! A scratch cluster (`lobby_support::postgres::Cluster`, as the history
+//! A scratch cluster (`lobby_testkit::postgres::Cluster`, as the history
 //! phase's) and a master with its change feed, the bridges following it
 //! (`--master`, `--master-feed`), as docs/deploying.md deploys them.
 
 use std::{net::SocketAddr, time::Duration};
 
 use hdrhistogram::Histogram;
-use lobby_support::postgres::{self, Cluster};
+use lobby_testkit::postgres::{self, Cluster};
 use tokio::time::Instant;
 
 use crate::{
@@ -151,7 +151,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let (cluster, url) = tokio::task::spawn_blocking(|| {
         let cluster = Cluster::start()?;
         let url = cluster.create_database(DB)?;
-        Ok::<_, lobby_support::Error>((cluster, url))
+        Ok::<_, lobby_testkit::Error>((cluster, url))
     })
     .await
     .map_err(|e| Error::Unexpected(e.to_string()))??;

@@ -103,17 +103,13 @@ pub async fn http_request(
     .await
 }
 
-/// One sample of a Prometheus text exposition, by its name with labels
-/// (`bridge_connections{role="viewer"}`).
-pub fn metric(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.rsplit_once(' ').filter(|(k, _)| *k == name))
-        .and_then(|(_, v)| v.parse().ok())
-}
+/// One sample of a Prometheus text exposition (the test kit's reader).
+pub use lobby_testkit::metrics::sample as metric;
 
-/// Reads one sample from the bridge's `/metrics`.
+/// Reads one sample from the bridge's `/metrics` (boxed: the phases'
+/// futures stay small).
 pub async fn bridge_metric(bridge: SocketAddr, name: &str) -> Result<f64> {
-    let text = http_get(bridge, "/metrics").await?;
-    metric(&text, name).ok_or_else(|| Error::Unexpected(format!("no {name} in /metrics")))
+    Box::pin(lobby_testkit::metrics::scrape(bridge, name))
+        .await
+        .map_err(Error::Unexpected)
 }

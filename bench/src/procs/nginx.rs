@@ -1,6 +1,6 @@
 //! nginx in front of the benchmark's bridges, configured from
 //! `deploy/nginx/lobby.conf` (the deployment's own proxy rules, rendered
-//! with the run's ports and paths by [`lobby_support::nginx::Site`]) and
+//! with the run's ports and paths by [`lobby_testkit::nginx::Site`]) and
 //! started unprivileged: prefix, pid file, logs and temporary files in the
 //! run's work directory. The listener is plain HTTP (the load generator has
 //! no TLS client); the end-to-end test (tests/tests/e2e/deploy.rs) covers the
@@ -13,7 +13,7 @@ use std::{
     time::Duration,
 };
 
-use lobby_support::nginx::{self_signed, Main, Site, CONFIG};
+use lobby_testkit::nginx::{self_signed, Main, Site, CONFIG};
 use tokio::{
     net::TcpStream,
     process::{Child, Command},

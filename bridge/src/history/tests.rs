@@ -19,7 +19,7 @@ macro_rules! on_both_engines {
 
         #[test]
         fn on_postgres() {
-            let cluster = lobby_support::postgres::Cluster::start().unwrap();
+            let cluster = lobby_testkit::postgres::Cluster::start().unwrap();
             $(
                 let url = cluster.create_database(stringify!($name)).unwrap();
                 let url: DatabaseUrl = url.parse().unwrap();
@@ -977,7 +977,7 @@ fn a_converted_embedded_history_reads_back_the_same() {
 
 #[test]
 fn a_converted_postgres_history_reads_back_the_same() {
-    let cluster = lobby_support::postgres::Cluster::start().unwrap();
+    let cluster = lobby_testkit::postgres::Cluster::start().unwrap();
     let url: DatabaseUrl = cluster
         .create_database("converted")
         .unwrap()

@@ -136,7 +136,7 @@ async fn another_writers_changes_are_read_again_embedded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_writers_changes_are_read_again_on_postgres() {
     let (cluster, url) = tokio::task::spawn_blocking(|| {
-        let cluster = lobby_support::postgres::Cluster::start().unwrap();
+        let cluster = lobby_testkit::postgres::Cluster::start().unwrap();
         let url = cluster.create_database("notify").unwrap();
         (cluster, url)
     })

@@ -49,7 +49,7 @@ async fn embedded_master_mode() {
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
         .await
         .unwrap()
         .unwrap();
@@ -68,7 +68,7 @@ async fn embedded_master_mode() {
         .await
         .unwrap();
     let mut reply = vec![0u8; 4096];
-    let n = tokio::time::timeout(WAIT, client.read(&mut reply))
+    let n = tokio::time::timeout(HUNG, client.read(&mut reply))
         .await
         .unwrap()
         .unwrap();
@@ -119,7 +119,7 @@ async fn taken_master_port_fails_with_advice() {
     let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let out = tokio::time::timeout(
-        WAIT,
+        HUNG,
         bridge_cmd()
             .args(["--listen", "127.0.0.1:0", "--embedded-master", &addr])
             .output(),
@@ -155,7 +155,7 @@ async fn terminate(child: &mut tokio::process::Child) {
         .await
         .unwrap();
     assert!(killed.success());
-    tokio::time::timeout(WAIT, child.wait())
+    tokio::time::timeout(HUNG, child.wait())
         .await
         .expect("the bridge did not exit")
         .unwrap();
@@ -179,7 +179,7 @@ async fn a_generated_tokens_link_goes_to_stdout_never_to_the_log() {
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
         .await
         .unwrap()
         .unwrap();
@@ -198,7 +198,7 @@ async fn a_generated_tokens_link_goes_to_stdout_never_to_the_log() {
     // stdout is a stream of its own here (the log is stderr): the link
     // follows the readiness line.
     let mut link = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut link))
+    tokio::time::timeout(HUNG, stdout.read_line(&mut link))
         .await
         .unwrap()
         .unwrap();
@@ -251,7 +251,7 @@ async fn a_generated_tokens_link_goes_to_a_private_file_when_stdout_is_the_log()
     let link_path = dir
         .path()
         .join(format!("lobby-bridge-{}.admin-link", child.id().unwrap()));
-    let logged = tokio::time::timeout(WAIT, async {
+    let logged = tokio::time::timeout(HUNG, async {
         loop {
             let text = std::fs::read_to_string(&log_path).unwrap();
             if text.contains("sign-in link is in this file") {
@@ -321,7 +321,7 @@ async fn start_embedded(
     });
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
         .await
         .expect("no readiness line")
         .unwrap();
@@ -333,7 +333,7 @@ async fn start_embedded(
 
 /// Waits for a log line containing `needle`.
 async fn logged(lines: &mut tokio::sync::mpsc::UnboundedReceiver<String>, needle: &str) {
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         while let Some(line) = lines.recv().await {
             if line.contains(needle) {
                 return;
@@ -374,7 +374,7 @@ async fn listed(s: &mut TcpStream) -> Option<Vec<String>> {
     }
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         loop {
             let digits = buf.iter().take_while(|b: &&u8| b.is_ascii_digit()).count();
             if digits > 0 && digits < buf.len() {
@@ -538,7 +538,7 @@ async fn a_bridge_given_master_follows_its_feed_by_default() {
         let mut child = start(extra);
         let (http, _stdout) = readiness(&mut child).await;
         if follows {
-            tokio::time::timeout(WAIT, async {
+            tokio::time::timeout(HUNG, async {
                 while feed_up(http).await.0.as_deref() != Some("1") {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
@@ -547,7 +547,7 @@ async fn a_bridge_given_master_follows_its_feed_by_default() {
             .expect("the bridge follows the feed at the master's host, port 51964");
         } else {
             // Polls: its queries go up (every 100 ms), the feed stays down.
-            tokio::time::timeout(WAIT, async {
+            tokio::time::timeout(HUNG, async {
                 loop {
                     let (up, queries) = feed_up(http).await;
                     assert_eq!(up.as_deref(), Some("0"), "--master-feed off");

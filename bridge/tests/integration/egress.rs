@@ -33,7 +33,7 @@ async fn ws_from(from: &str, to: SocketAddr) -> Ws {
     let stream = connect_from(from, to).await;
     let req = format!("ws://{to}/ws").into_client_request().unwrap();
     let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
-    let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::client_async(req, stream))
+    let (ws, _) = tokio::time::timeout(HUNG, tokio_tungstenite::client_async(req, stream))
         .await
         .expect("upgrade timed out")
         .expect("upgrade refused");
@@ -241,7 +241,7 @@ async fn read_one(r: &mut BufReader<TcpStream>) -> (u16, String, Vec<u8>) {
     let mut head = String::new();
     loop {
         let mut line = String::new();
-        let n = tokio::time::timeout(WAIT, r.read_line(&mut line))
+        let n = tokio::time::timeout(HUNG, r.read_line(&mut line))
             .await
             .expect("no answer")
             .unwrap();
@@ -387,7 +387,7 @@ async fn a_zero_budget_is_refused_by_the_binary_and_the_library() {
         ("--api-burst", "BRIDGE_API_BURST"),
     ] {
         let out = tokio::time::timeout(
-            WAIT,
+            HUNG,
             tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
                 .env("BRIDGE_ADMIN_TOKEN", TOKEN)
                 .env_remove(env)

@@ -56,7 +56,7 @@ impl FeedMaster {
     async fn shutdown(self) -> (SocketAddr, SocketAddr) {
         let addrs = (self.master.addr, self.feed_addr);
         self.stop.cancel();
-        tokio::time::timeout(WAIT, self.task)
+        tokio::time::timeout(HUNG, self.task)
             .await
             .unwrap()
             .unwrap();
@@ -110,7 +110,7 @@ impl Viewer {
 
     /// Applies messages until `pred` holds for the list.
     async fn until_list(&mut self, what: &str, pred: impl Fn(&ClientList) -> bool) {
-        let reached = tokio::time::timeout(WAIT, async {
+        let reached = tokio::time::timeout(HUNG, async {
             while !self.list.as_ref().is_some_and(&pred) {
                 let text = recv_text(&mut self.ws).await;
                 let env = Envelope::parse(text.as_bytes()).unwrap();
@@ -357,7 +357,7 @@ async fn a_wrong_token_is_refused_and_the_bridge_polls() {
     let mut viewer = Viewer::start(&bridge).await;
     let _g = game_server(m.master.addr, "Polled", 20001).await;
     viewer.until(&["Polled"]).await;
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         while m.feed.stats().refused.load(Relaxed) < 2 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -410,7 +410,7 @@ async fn a_feed_that_goes_silent_is_left_for_polling() {
     let bridge = TestBridge::start(config).await;
     // Followed (its snapshot counted: the gauge may already be down again
     // when a loaded machine gets round to looking)...
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         while bridge.metrics.master_feed_snapshots.load(Relaxed) == 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -540,7 +540,7 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
     bridge.wait_feed_up(0).await;
     games.pop();
     games.push(game_server(m.master.addr, "d", 20004).await);
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         while m
             .master
             .master
@@ -568,7 +568,7 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
     proxy.cut_mid_write.store(true, Relaxed);
     let mut big = game_server(m.master.addr, &"e".repeat(100), 20005).await;
     send_stats(&mut big, 2).await;
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         while proxy.cut_mid_write.load(Relaxed) {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

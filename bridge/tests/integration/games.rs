@@ -543,7 +543,7 @@ async fn hostile_sources() -> (Vec<HostileGameAgentServer>, GameAgentMaster, fak
 
 /// The text of the first `bridgeGameServers` on `ws`, waiting up to
 /// `within` (a round of hundreds of servers may take longer than one
-/// [`WAIT`]).
+/// [`HUNG`]).
 async fn games_text(ws: &mut Ws, within: Duration) -> String {
     tokio::time::timeout(within, async {
         loop {
@@ -709,7 +709,7 @@ async fn peak_memory_with_hostile_servers() {
     let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     tokio::time::timeout(
-        WAIT,
+        HUNG,
         tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut line),
     )
     .await

@@ -43,7 +43,7 @@ async fn get_from(from: &str, to: SocketAddr, path: &str) -> Option<(u16, String
 async fn read_response(s: &mut TcpStream) -> Option<(u16, String)> {
     let mut buf = Vec::new();
     // A reset after the answer still leaves the answer in `buf`.
-    let _ = tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+    let _ = tokio::time::timeout(HUNG, s.read_to_end(&mut buf))
         .await
         .expect("no answer and no close");
     let text = String::from_utf8_lossy(&buf).to_string();
@@ -63,7 +63,7 @@ async fn ws_from(from: &str, to: SocketAddr, headers: &[(&str, &str)]) -> Result
             .insert(name, value.parse().expect("header value"));
     }
     let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
-    match tokio::time::timeout(WAIT, tokio_tungstenite::client_async(req, stream))
+    match tokio::time::timeout(HUNG, tokio_tungstenite::client_async(req, stream))
         .await
         .expect("upgrade timed out")
     {
@@ -79,15 +79,6 @@ async fn gets_list(ws: &mut Ws) {
     recv_until(ws, is_list).await;
 }
 
-/// Waits until `f` holds, polling every 10 ms; panics with `what` after WAIT.
-async fn until(what: &str, f: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < WAIT, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 #[tokio::test]
 async fn per_address_http_cap() {
     let master = TestMaster::start().await;
@@ -101,7 +92,7 @@ async fn per_address_http_cap() {
     for _ in 0..4 {
         held.push(connect_from(HOST_A, bridge.addr).await);
     }
-    until("four connections are open", || open() == 4).await;
+    lobby_testkit::until_true("four connections are open", || open() == 4).await;
     // Its fifth is turned away before anything is read...
     let (status, body) = get_from(HOST_A, bridge.addr, "/healthz")
         .await
@@ -113,7 +104,7 @@ async fn per_address_http_cap() {
     assert!(body.contains("master"), "{status} {body}");
     // and a closed connection gives host A its slot back.
     held.pop();
-    until("a slot is free again", || open() == 3).await;
+    lobby_testkit::until_true("a slot is free again", || open() == 3).await;
     let (_, body) = get_from(HOST_A, bridge.addr, "/healthz").await.unwrap();
     assert!(body.contains("master"), "{body}");
     drop(held);
@@ -131,7 +122,7 @@ async fn total_http_cap() {
     for host in [HOST_A, HOST_B, HOST_C] {
         held.push(connect_from(host, bridge.addr).await);
     }
-    until("three connections are open", || {
+    lobby_testkit::until_true("three connections are open", || {
         bridge.metrics.http_connections.load(Relaxed) == 3
     })
     .await;
@@ -162,7 +153,7 @@ async fn per_address_websocket_cap() {
     let mut again = loop {
         match ws_from(HOST_A, bridge.addr, &[]).await {
             Ok(ws) => break ws,
-            Err(503) if start.elapsed() < WAIT => {
+            Err(503) if start.elapsed() < HUNG => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             Err(status) => panic!("slot never came back ({status})"),
@@ -339,7 +330,7 @@ async fn zero_intervals_are_refused_by_the_library() {
         zero(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let result = tokio::time::timeout(
-            WAIT,
+            HUNG,
             Bridge::new(config).run(listener, std::future::pending()),
         )
         .await
@@ -453,7 +444,7 @@ async fn zero_intervals_and_caps_are_refused_by_the_binary() {
         ("--query-interval", "0"),
     ] {
         let out = tokio::time::timeout(
-            WAIT,
+            HUNG,
             bridge_cmd(TOKEN)
                 .args([
                     "--listen",
@@ -480,7 +471,7 @@ async fn zero_intervals_and_caps_are_refused_by_the_binary() {
 #[tokio::test]
 async fn short_operator_tokens_are_refused() {
     let out = tokio::time::timeout(
-        WAIT,
+        HUNG,
         bridge_cmd("short-token")
             .args([
                 "--listen",
@@ -687,7 +678,7 @@ async fn pipelined(from: &str, to: SocketAddr, request: Vec<u8>, times: usize, s
     let needle = format!("HTTP/1.1 {status} ");
     let (mut seen, mut answered, mut buf) = (Vec::new(), 0, vec![0u8; 1 << 16]);
     while answered < times {
-        let n = tokio::time::timeout(WAIT, rd.read(&mut buf))
+        let n = tokio::time::timeout(HUNG, rd.read(&mut buf))
             .await
             .expect("answers stopped coming")
             .expect("read");
@@ -802,7 +793,7 @@ async fn an_origin_that_is_not_ascii_is_refused() {
         let mut s = connect_from(HOST_B, to).await;
         s.write_all(&upgrade_with_origin(to, origin)).await.unwrap();
         let mut head = vec![0u8; 12];
-        tokio::time::timeout(WAIT, s.read_exact(&mut head))
+        tokio::time::timeout(HUNG, s.read_exact(&mut head))
             .await
             .expect("no answer")
             .unwrap();

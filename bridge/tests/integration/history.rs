@@ -25,7 +25,7 @@ fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
 
 /// The listed servers' keys by name, once `n` are listed.
 async fn keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
-    let v = until(bridge, "/api/servers", |s, v| {
+    let v = until_json(bridge, "/api/servers", |s, _, v| {
         s == 200 && v["servers"].as_array().is_some_and(|a| a.len() == n)
     })
     .await;
@@ -78,7 +78,7 @@ async fn keys_and_history_survive_renames_and_restarts() {
 
     // Samples arrive every second.
     let path = format!("/api/servers/{alpha_key}/history?range=1h");
-    let v = until(&bridge, &path, |s, v| {
+    let v = until_json(&bridge, &path, |s, _, v| {
         s == 200 && v["points"].as_array().is_some_and(|p| !p.is_empty())
     })
     .await;
@@ -96,7 +96,7 @@ async fn keys_and_history_survive_renames_and_restarts() {
     // between Alpha's leaving and its registering again).
     let online = point[3].as_f64().unwrap();
     assert!(online > 0.0 && online <= 1.0, "{point}");
-    let lobby = until(&bridge, "/api/history?range=24h", |s, v| {
+    let lobby = until_json(&bridge, "/api/history?range=24h", |s, _, v| {
         s == 200 && v["points"].as_array().is_some_and(|p| !p.is_empty())
     })
     .await;
@@ -107,7 +107,10 @@ async fn keys_and_history_survive_renames_and_restarts() {
     drop(beta);
     wait_registered(&master, 2).await;
     let beta_path = format!("/api/servers/{beta_key}");
-    let v = until(&bridge, &beta_path, |s, v| s == 200 && v["online"] == false).await;
+    let v = until_json(&bridge, &beta_path, |s, _, v| {
+        s == 200 && v["online"] == false
+    })
+    .await;
     assert_eq!(v["name"], "Beta");
     assert_eq!(v["address"], "192.168.0.10");
     assert_eq!(v["port"], 20002);
@@ -202,7 +205,7 @@ async fn keys_and_history_survive_renames_and_restarts() {
     let (status, v) = get_json(&bridge, &path).await;
     assert_eq!(status, 200);
     assert!(!v["points"].as_array().unwrap().is_empty(), "{v}");
-    let v = until(&bridge, &beta_path, |s, _| s == 200).await;
+    let v = until_json(&bridge, &beta_path, |s, _, _| s == 200).await;
     assert_eq!(v["online"], false);
     drop((renamed, twin));
     bridge.shutdown().await;
@@ -225,7 +228,7 @@ async fn bridges_sharing_a_secret_share_keys_and_hidden_addresses_stay_hidden() 
     hidden.hide_addresses = true;
     let second = TestBridge::embedding(&master, hidden).await;
     assert_eq!(keys(&second, 1).await[0].1, key, "same secret, same key");
-    let v = until(&second, &format!("/api/servers/{key}"), |s, _| s == 200).await;
+    let v = until_json(&second, &format!("/api/servers/{key}"), |s, _, _| s == 200).await;
     assert_eq!(v["name"], "Alpha");
     assert!(v.get("address").is_none() && v.get("port").is_none(), "{v}");
     let (_, list) = get_json(&second, "/api/servers").await;
@@ -246,7 +249,7 @@ async fn a_damaged_database_stops_the_bridge_at_start() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("history.sqlite3"), vec![0x42; 4096]).unwrap();
     let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
-    let result = tokio::time::timeout(WAIT, bridge.task)
+    let result = tokio::time::timeout(HUNG, bridge.task)
         .await
         .unwrap()
         .unwrap();
@@ -257,7 +260,7 @@ async fn a_damaged_database_stops_the_bridge_at_start() {
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
     let bridge = TestBridge::embedding(&master, config(&master, &file)).await;
-    let result = tokio::time::timeout(WAIT, bridge.task)
+    let result = tokio::time::timeout(HUNG, bridge.task)
         .await
         .unwrap()
         .unwrap();
@@ -334,7 +337,7 @@ async fn a_full_database_pauses_recording_and_nothing_else() {
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
         .await
         .unwrap()
         .unwrap();
@@ -363,7 +366,7 @@ async fn a_full_database_pauses_recording_and_nothing_else() {
 
     metric_reaches(http, "bridge_history_samples_written_total", 1.0).await;
     drop(ws);
-    metric_reaches_within(http, "bridge_history_write_errors_total", 3.0, 12 * WAIT).await;
+    metric_reaches(http, "bridge_history_write_errors_total", 3.0).await;
     let written = metric(http, "bridge_history_samples_written_total").await;
     assert!(metric(http, "bridge_history_database_bytes").await > 0.0);
     // A socket of its own (the first, unread for a minute, missed pings).
@@ -422,11 +425,11 @@ async fn a_full_database_pauses_recording_and_nothing_else() {
     assert!(killed.success());
     let mut stderr = String::new();
     let mut pipe = child.stderr.take().unwrap();
-    tokio::time::timeout(WAIT, pipe.read_to_string(&mut stderr))
+    tokio::time::timeout(HUNG, pipe.read_to_string(&mut stderr))
         .await
         .unwrap()
         .unwrap();
-    let status = tokio::time::timeout(WAIT, child.wait())
+    let status = tokio::time::timeout(HUNG, child.wait())
         .await
         .unwrap()
         .unwrap();

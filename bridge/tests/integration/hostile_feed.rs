@@ -19,7 +19,7 @@ use std::{
     time::Duration,
 };
 
-use common::WAIT;
+use common::HUNG;
 use protocol::frame::frame;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -412,7 +412,7 @@ async fn a_hostile_feed_costs_the_bridge_little_and_reaches_nobody() {
     )])
     .await;
     let bridge = Bridge::start(&m).await;
-    assert!(m.until_closed(1, WAIT).await, "the bridge kept the feed");
+    assert!(m.until_closed(1, HUNG).await, "the bridge kept the feed");
     let long = |body: &str| body.contains(&"n".repeat(101));
     let (mut api_max, _) = watch_api(&bridge, Duration::from_millis(500), |_| false, long).await;
     m.set_script(vec![snapshot("e2", 1, [entry_json(1, "Fine")].into_iter())]);
@@ -512,7 +512,7 @@ async fn a_hostile_feed_costs_the_bridge_little_and_reaches_nobody() {
     }
     let m = HostileMaster::start(script).await;
     let bridge = Bridge::start(&m).await;
-    assert!(m.until_closed(1, WAIT).await, "the bridge kept the feed");
+    assert!(m.until_closed(1, HUNG).await, "the bridge kept the feed");
     tokio::time::sleep(Duration::from_secs(5)).await;
     let subscribes = m.subscribes.load(Relaxed);
     eprintln!("[hostile feed] epoch mismatch: {subscribes} subscribes in ~5 s");

@@ -83,7 +83,7 @@ impl KeyReader {
 
     /// Reads snapshots and deltas until `name` has been sent; its key.
     async fn key_of(&mut self, name: &str) -> String {
-        tokio::time::timeout(WAIT, async {
+        tokio::time::timeout(HUNG, async {
             loop {
                 if let Some(key) = self.keys.get(name) {
                     return key.clone();
@@ -219,7 +219,7 @@ async fn a_twin_cannot_take_over(path: Path) {
     stats(&mut server, 2, true).await;
     let victim = reader.key_of("Victim").await;
     let details = format!("/api/servers/{victim}");
-    until(&product.bridge, &details, |s, v| {
+    until_json(&product.bridge, &details, |s, _, v| {
         s == 200 && v["players"]["current"] == 2
     })
     .await;
@@ -236,7 +236,7 @@ async fn a_twin_cannot_take_over(path: Path) {
     drop(server);
     let mut server = register_victim(product.master.addr).await;
     stats(&mut server, 3, true).await;
-    until(&product.bridge, &details, |s, v| {
+    until_json(&product.bridge, &details, |s, _, v| {
         s == 200 && v["players"]["current"] == 3
     })
     .await;
@@ -267,10 +267,10 @@ async fn a_twin_cannot_take_over(path: Path) {
         "{badge}"
     );
     // The twin has a page of its own, under its own key.
-    let v = until(
+    let v = until_json(
         &product.bridge,
         &format!("/api/servers/{twin_key}"),
-        |s, _| s == 200,
+        |s, _, _| s == 200,
     )
     .await;
     assert_eq!(v["name"], evil);

@@ -196,7 +196,7 @@ async fn every_answer_matches_the_served_document() {
     let alpha = game_server(master.addr, "Alpha", 20001).await;
     let beta = game_server(master.addr, "Beta", 20002).await;
     wait_registered(&master, 2).await;
-    let keys = tokio::time::timeout(WAIT, async {
+    let keys = tokio::time::timeout(HUNG, async {
         loop {
             let (status, _, body) = get("/api/servers".into()).await;
             let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -215,7 +215,7 @@ async fn every_answer_matches_the_served_document() {
     .expect("both servers listed");
     let (alpha_key, beta_key) = (&keys[0], &keys[1]);
     let history = format!("/api/servers/{alpha_key}/history?range=1h");
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         loop {
             let (_, _, body) = get(history.clone()).await;
             let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -229,7 +229,7 @@ async fn every_answer_matches_the_served_document() {
     .expect("a recorded point");
     drop(beta);
     wait_registered(&master, 1).await;
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         loop {
             let (_, _, body) = get(format!("/api/servers/{beta_key}")).await;
             let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);

@@ -174,11 +174,11 @@ async fn a_reply_asked_before_the_published_list_is_dropped() {
     let mut master = ScriptedMaster::start().await;
     let mut config = test_config(master.addr);
     // The poller's held query must not time out while the admin acts.
-    config.master_timeout = WAIT;
+    config.master_timeout = HUNG;
     let bridge = TestBridge::start(config).await;
 
     // The poller's first list is published; its second query is held.
-    tokio::time::timeout(WAIT, &mut master.held)
+    tokio::time::timeout(HUNG, &mut master.held)
         .await
         .expect("the poller never sent its second query")
         .unwrap();
@@ -197,7 +197,7 @@ async fn a_reply_asked_before_the_published_list_is_dropped() {
     // The admin's change: its own connection's fresher list is published.
     let mut admin = bridge.admin().await;
     send(&mut admin, &register_json("Fresh", 20000)).await;
-    tokio::time::timeout(WAIT, master.admin_answers.recv())
+    tokio::time::timeout(HUNG, master.admin_answers.recv())
         .await
         .expect("the bridge never asked the admin's connection for the list")
         .unwrap();

@@ -173,7 +173,7 @@ impl PushService {
     }
 
     async fn next(&mut self) -> Delivered {
-        let d = tokio::time::timeout(WAIT, self.delivered.recv())
+        let d = tokio::time::timeout(HUNG, self.delivered.recv())
             .await
             .expect("no push reached the service")
             .expect("the service stopped");
@@ -310,7 +310,7 @@ impl Product {
         let url = format!("http://{}/api/push/subscription", self.bridge.addr);
         let resp = http
             .request(method.parse().unwrap(), url)
-            .timeout(WAIT)
+            .timeout(HUNG)
             .body(body.to_string())
             .send()
             .await

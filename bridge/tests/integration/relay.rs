@@ -24,7 +24,7 @@ async fn relay_round_trip() {
     let bridge = TestBridge::with_master(&master).await;
     let mut ws = bridge.connect().await;
     // The shared list may predate the registration by one poll.
-    let reply = tokio::time::timeout(WAIT, async {
+    let reply = tokio::time::timeout(HUNG, async {
         loop {
             send(&mut ws, r#"{"command":"msQueryGameServers"}"#).await;
             let v = recv_json(&mut ws).await;
@@ -280,7 +280,7 @@ async fn connection_limit_gives_503() {
     // A freed slot is usable again.
     first.close(None).await.unwrap();
     drop(first);
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         loop {
             if bridge.connect_with_origin(&same).await.is_ok() {
                 return;
@@ -336,7 +336,7 @@ async fn subscribers_get_the_list_at_once_and_on_change_only() {
     // Polls continue, but an unchanged list is not pushed again: the next
     // message is the change after stats arrive.
     let stats = r#"{"command":"msUpdateGameServerStats","content":{"players":{"current":3,"max":4},"isLobbyOpen":false,"gameplayMode":2}}"#;
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         while master.queries() < before + 4 {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -461,11 +461,16 @@ async fn silent_browser_is_closed_after_the_pong_timeout() {
     config.pong_timeout = Duration::from_millis(200);
     let bridge = TestBridge::start(config).await;
     let mut ws = bridge.connect().await;
-    // Not reading means not answering pings: that is the point here.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Not reading means not answering pings: that is the point here. The
+    // bridge counts the socket it closed for it.
+    let no_pong = &bridge.metrics.closed_no_pong;
+    lobby_testkit::until_true("a socket closed for want of a pong", || {
+        no_pong.load(std::sync::atomic::Ordering::Relaxed) >= 1
+    })
+    .await;
     // Reading now answers the queued pings, which may meet the closed
     // socket before the close frame is read: either shows it is gone.
-    let ended = tokio::time::timeout(WAIT, async {
+    let ended = tokio::time::timeout(HUNG, async {
         loop {
             match futures_util::StreamExt::next(&mut ws).await {
                 Some(Ok(Message::Close(frame))) => return frame.map(|f| u16::from(f.code)),
@@ -477,7 +482,7 @@ async fn silent_browser_is_closed_after_the_pong_timeout() {
     .await
     .unwrap();
     assert!(matches!(ended, Some(1001) | None), "{ended:?}");
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         while bridge
             .metrics
             .viewers

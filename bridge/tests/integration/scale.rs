@@ -41,7 +41,7 @@ async fn thousand_subscribers_share_one_upstream() {
             (subscribed.clone(), changed.clone(), window_over.clone());
         tasks.push(tokio::spawn(async move {
             let permit = connecting.acquire_owned().await.unwrap();
-            let (mut ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(url))
+            let (mut ws, _) = tokio::time::timeout(HUNG, tokio_tungstenite::connect_async(url))
                 .await
                 .unwrap()
                 .unwrap();

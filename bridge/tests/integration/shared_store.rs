@@ -16,7 +16,7 @@ use crate::common;
 use std::{path::Path, sync::Arc, time::Duration};
 
 use common::*;
-use lobby_support::postgres::Cluster;
+use lobby_testkit::postgres::Cluster;
 use serde_json::Value;
 
 const INTERVAL: Duration = Duration::from_secs(1);
@@ -29,48 +29,9 @@ fn config(master: &TestMaster, dir: &Path, url: &str) -> bridge::Config {
     c
 }
 
-async fn get_json(bridge: &TestBridge, path: &str) -> (u16, String, Value) {
-    let (status, head, body) = http_get(bridge.addr, path, "").await;
-    (
-        status,
-        head,
-        serde_json::from_slice(&body).unwrap_or(Value::Null),
-    )
-}
-
-/// Polls `path` until `ok` holds (bounded by `wait`).
-async fn until(
-    bridge: &TestBridge,
-    path: &str,
-    wait: Duration,
-    ok: impl Fn(u16, &str, &Value) -> bool,
-) -> Value {
-    tokio::time::timeout(wait, async {
-        loop {
-            let (status, head, v) = get_json(bridge, path).await;
-            if ok(status, &head, &v) {
-                return v;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{path} never became as expected"))
-}
-
-/// A value of the bridge's `/metrics`.
-async fn metric(bridge: &TestBridge, name: &str) -> f64 {
-    let (status, _, body) = http_get(bridge.addr, "/metrics", "").await;
-    assert_eq!(status, 200);
-    let text = String::from_utf8_lossy(&body).to_string();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-}
-
 /// The listed servers' `(name, key)`, once `n` are listed.
 async fn keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
-    let v = until(bridge, "/api/servers", WAIT, |s, _, v| {
+    let v = until_json(bridge, "/api/servers", |s, _, v| {
         s == 200
             && v["servers"]
                 .as_array()
@@ -116,12 +77,12 @@ async fn bridges_on_one_database_agree_and_hand_the_recording_over() {
     let alpha = keys_a[0].1.clone();
 
     // One of them records, every interval once.
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         loop {
-            let written = metric(&a, "bridge_history_samples_written_total").await
-                + metric(&b, "bridge_history_samples_written_total").await;
-            let recording = metric(&a, "bridge_history_recording").await
-                + metric(&b, "bridge_history_recording").await;
+            let written = metric(a.addr, "bridge_history_samples_written_total").await
+                + metric(b.addr, "bridge_history_samples_written_total").await;
+            let recording = metric(a.addr, "bridge_history_recording").await
+                + metric(b.addr, "bridge_history_recording").await;
             if written >= 3.0 && recording == 1.0 {
                 break;
             }
@@ -131,49 +92,49 @@ async fn bridges_on_one_database_agree_and_hand_the_recording_over() {
     .await
     .expect("one bridge records");
     assert!(
-        metric(&a, "bridge_history_samples_written_total").await == 0.0
-            || metric(&b, "bridge_history_samples_written_total").await == 0.0,
+        metric(a.addr, "bridge_history_samples_written_total").await == 0.0
+            || metric(b.addr, "bridge_history_samples_written_total").await == 0.0,
         "only the elected bridge writes"
     );
 
     // Both answer alike.
     let path = format!("/api/servers/{alpha}/history?range=1h");
-    let from_a = until(&a, &path, WAIT, |s, _, v| {
+    let from_a = until_json(&a, &path, |s, _, v| {
         s == 200 && v["points"].as_array().is_some_and(|p| p.len() >= 2)
     })
     .await;
-    let from_b = until(&b, &path, WAIT, |s, _, v| {
+    let from_b = until_json(&b, &path, |s, _, v| {
         s == 200 && v["points"].as_array().is_some_and(|p| p.len() >= 2)
     })
     .await;
     let firsts = |v: &Value| v["points"][0].clone();
     assert_eq!(firsts(&from_a), firsts(&from_b));
     let details = format!("/api/servers/{alpha}");
-    let (sa, _, da) = get_json(&a, &details).await;
-    let (sb, _, db) = get_json(&b, &details).await;
+    let (sa, da) = get_json(&a, &details).await;
+    let (sb, db) = get_json(&b, &details).await;
     assert_eq!((sa, sb), (200, 200));
     assert_eq!(da["firstSeen"], db["firstSeen"]);
 
     // A third bridge, started later, shows the history at once.
     let c = TestBridge::embedding(&master, config(&master, dirs[2].path(), &url)).await;
     keys(&c, 2).await;
-    let (status, _, v) = get_json(&c, &path).await;
+    let (status, v) = get_json(&c, &path).await;
     assert_eq!(status, 200);
     assert!(v["points"].as_array().unwrap().len() >= 2, "{v}");
 
     // The recorder stops: another takes over within 2 intervals + 5 s.
-    let (recorder, others) = if metric(&a, "bridge_history_recording").await == 1.0 {
+    let (recorder, others) = if metric(a.addr, "bridge_history_recording").await == 1.0 {
         (a, [b, c])
     } else {
         (b, [a, c])
     };
-    let before = metric(&others[0], "bridge_history_samples_written_total").await
-        + metric(&others[1], "bridge_history_samples_written_total").await;
+    let before = metric(others[0].addr, "bridge_history_samples_written_total").await
+        + metric(others[1].addr, "bridge_history_samples_written_total").await;
     recorder.shutdown().await;
     tokio::time::timeout(2 * INTERVAL + Duration::from_secs(5), async {
         loop {
-            let now = metric(&others[0], "bridge_history_samples_written_total").await
-                + metric(&others[1], "bridge_history_samples_written_total").await;
+            let now = metric(others[0].addr, "bridge_history_samples_written_total").await
+                + metric(others[1].addr, "bridge_history_samples_written_total").await;
             if now > before {
                 break;
             }
@@ -182,8 +143,8 @@ async fn bridges_on_one_database_agree_and_hand_the_recording_over() {
     })
     .await
     .expect("another bridge took the recording over in time");
-    let recording = metric(&others[0], "bridge_history_recording").await
-        + metric(&others[1], "bridge_history_recording").await;
+    let recording = metric(others[0].addr, "bridge_history_recording").await
+        + metric(others[1].addr, "bridge_history_recording").await;
     assert_eq!(recording, 1.0);
     for bridge in others {
         bridge.shutdown().await;
@@ -200,7 +161,7 @@ async fn a_database_outage_answers_503_and_ends_by_itself() {
     wait_registered(&master, 1).await;
     let key = keys(&bridge, 1).await[0].1.clone();
     let details = format!("/api/servers/{key}");
-    until(&bridge, &details, WAIT, |s, _, _| s == 200).await;
+    until_json(&bridge, &details, |s, _, _| s == 200).await;
 
     let stopped = cluster.clone();
     tokio::task::spawn_blocking(move || stopped.stop().unwrap())
@@ -209,12 +170,11 @@ async fn a_database_outage_answers_503_and_ends_by_itself() {
     let unavailable = |s: u16, head: &str, _: &Value| {
         s == 503 && head.to_ascii_lowercase().contains("retry-after: ")
     };
-    until(&bridge, &details, WAIT, unavailable).await;
-    until(&bridge, "/api/history?range=1h", WAIT, unavailable).await;
-    until(
+    until_json(&bridge, &details, unavailable).await;
+    until_json(&bridge, "/api/history?range=1h", unavailable).await;
+    until_json(
         &bridge,
         &format!("/api/servers/{key}/history?range=24h"),
-        WAIT,
         unavailable,
     )
     .await;
@@ -226,17 +186,14 @@ async fn a_database_outage_answers_503_and_ends_by_itself() {
     wait_registered(&master, 2).await;
     keys(&bridge, 2).await;
 
-    let written = metric(&bridge, "bridge_history_samples_written_total").await;
+    let written = metric(bridge.addr, "bridge_history_samples_written_total").await;
     let resumed = cluster.clone();
     tokio::task::spawn_blocking(move || resumed.resume().unwrap())
         .await
         .unwrap();
-    until(&bridge, &details, Duration::from_secs(30), |s, _, _| {
-        s == 200
-    })
-    .await;
+    until_json(&bridge, &details, |s, _, _| s == 200).await;
     tokio::time::timeout(Duration::from_secs(30), async {
-        while metric(&bridge, "bridge_history_samples_written_total").await <= written {
+        while metric(bridge.addr, "bridge_history_samples_written_total").await <= written {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     })
@@ -304,7 +261,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     let alone = TestBridge::embedding(&master, c).await;
     // Web Push's key and a subscription (RFC 8291's example keys), copied
     // too: browsers keep taking the bridge's pushes.
-    let (_, _, push_key) = get_json(&alone, "/api/push/key").await;
+    let (_, push_key) = get_json(&alone, "/api/push/key").await;
     let subscription = serde_json::json!({"subscription": {
         "endpoint": "http://127.0.0.1:9/push/a",
         "keys": {"p256dh": "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4",
@@ -335,11 +292,11 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     let before = keys(&alone, 2).await;
     let alpha = before[0].1.clone();
     let path = format!("/api/servers/{alpha}/history?range=1h");
-    let old = until(&alone, &path, WAIT, |s, _, v| {
+    let old = until_json(&alone, &path, |s, _, v| {
         s == 200 && v["points"].as_array().is_some_and(|p| p.len() >= 2)
     })
     .await;
-    let (_, _, old_details) = get_json(&alone, &format!("/api/servers/{alpha}")).await;
+    let (_, old_details) = get_json(&alone, &format!("/api/servers/{alpha}")).await;
     alone.shutdown().await;
 
     let (dir, target) = (embedded.path().to_owned(), url.parse().unwrap());
@@ -359,18 +316,18 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     c.webhook_allow_private = true;
     c.push_allow_insecure = true;
     let shared = TestBridge::embedding(&master, c).await;
-    let (_, _, copied_key) = get_json(&shared, "/api/push/key").await;
+    let (_, copied_key) = get_json(&shared, "/api/push/key").await;
     assert_eq!(
         copied_key["publicKey"], push_key["publicKey"],
         "the same VAPID key"
     );
-    assert_eq!(metric(&shared, "bridge_push_subscriptions").await, 1.0);
+    assert_eq!(metric(shared.addr, "bridge_push_subscriptions").await, 1.0);
     assert_eq!(keys(&shared, 2).await, before, "the same keys");
-    let (status, _, new) = get_json(&shared, &path).await;
+    let (status, new) = get_json(&shared, &path).await;
     assert_eq!(status, 200);
     assert_eq!(new["points"][0], old["points"][0], "the same history");
     assert_eq!(new["points"][1], old["points"][1]);
-    let (_, _, details) = get_json(&shared, &format!("/api/servers/{alpha}")).await;
+    let (_, details) = get_json(&shared, &format!("/api/servers/{alpha}")).await;
     assert_eq!(details["firstSeen"], old_details["firstSeen"]);
     // The webhook, as it was, signing with the same secret.
     let (status, listed) = admin(&shared, "GET", "/api/admin/webhooks", "").await;
@@ -393,7 +350,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
         (200, &Value::Bool(true)),
         "{tested}"
     );
-    let request = tokio::time::timeout(WAIT, got.recv())
+    let request = tokio::time::timeout(HUNG, got.recv())
         .await
         .unwrap()
         .unwrap();
@@ -437,14 +394,14 @@ async fn get_from(from: &str, to: std::net::SocketAddr, path: &str) -> u16 {
     socket
         .bind(std::net::SocketAddr::new(from.parse().unwrap(), 0))
         .unwrap();
-    let mut s = tokio::time::timeout(WAIT, socket.connect(to))
+    let mut s = tokio::time::timeout(HUNG, socket.connect(to))
         .await
         .unwrap()
         .unwrap();
     let req = format!("GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n\r\n");
     s.write_all(req.as_bytes()).await.unwrap();
     let mut buf = Vec::new();
-    tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+    tokio::time::timeout(HUNG, s.read_to_end(&mut buf))
         .await
         .unwrap()
         .unwrap();
@@ -497,7 +454,7 @@ async fn logged_bridge_with(
         .unwrap();
     let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
         .await
         .expect("no readiness line")
         .unwrap();
@@ -740,7 +697,7 @@ async fn an_outage_is_logged_once_however_often_it_is_asked() {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, http, log) = logged_bridge(&url, dir.path()).await;
     let path = "/api/history?range=1h";
-    let ok = tokio::time::timeout(WAIT, async {
+    let ok = tokio::time::timeout(HUNG, async {
         while get_from("127.0.0.1", http, path).await != 200 {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -751,7 +708,7 @@ async fn an_outage_is_logged_once_however_often_it_is_asked() {
     tokio::task::spawn_blocking(move || stopped.stop().unwrap())
         .await
         .unwrap();
-    tokio::time::timeout(WAIT, async {
+    tokio::time::timeout(HUNG, async {
         while get_from("127.0.0.2", http, path).await != 503 {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -819,7 +776,7 @@ fn readers_are_not_held_while_the_database_is_reached_again() {
     // After the delay between tries, a request starts the attempt.
     let started = Instant::now();
     while history.store().opening().is_none() {
-        assert!(started.elapsed() < WAIT, "no attempt to connect again");
+        assert!(started.elapsed() < HUNG, "no attempt to connect again");
         assert!(matches!(
             history.store().server(1),
             Err(StoreError::Unavailable)
@@ -835,7 +792,7 @@ fn readers_are_not_held_while_the_database_is_reached_again() {
             let _ = tx.send(matches!(h.store().server(1), Err(StoreError::Unavailable)));
         });
         assert_eq!(
-            rx.recv_timeout(WAIT),
+            rx.recv_timeout(HUNG),
             Ok(true),
             "a request waited for the attempt to connect"
         );
@@ -859,7 +816,7 @@ fn readers_are_not_held_while_the_database_is_reached_again() {
             },
             other => panic!("{other:?}"),
         }
-        assert!(back.elapsed() < 2 * WAIT, "the store did not come back");
+        assert!(back.elapsed() < 2 * HUNG, "the store did not come back");
     }
 }
 

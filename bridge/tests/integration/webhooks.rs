@@ -130,7 +130,7 @@ impl Receiver {
     }
 
     async fn next(&mut self) -> Got {
-        tokio::time::timeout(WAIT, self.got.recv())
+        tokio::time::timeout(HUNG, self.got.recv())
             .await
             .expect("no request reached the receiver")
             .expect("the receiver stopped")
@@ -207,7 +207,7 @@ impl Product {
         let mut req = self
             .http
             .request(method.parse().unwrap(), url)
-            .timeout(WAIT);
+            .timeout(HUNG);
         if let Some(t) = token {
             req = req.bearer_auth(t);
         }
@@ -462,7 +462,7 @@ async fn twenty_failures_in_a_row_disable_a_webhook_until_enabled() {
             "failure {i}"
         );
     }
-    let hook = tokio::time::timeout(WAIT, async {
+    let hook = tokio::time::timeout(HUNG, async {
         loop {
             let hook = product.webhook(&id).await;
             if hook["failures"] == 20 {
@@ -853,7 +853,7 @@ async fn hostile_receivers_cost_bounded_time_and_memory() {
         (status, v["status"].clone(), v["ok"].clone()),
         (200, json!(500), json!(false))
     );
-    let (total, closed) = tokio::time::timeout(WAIT, async {
+    let (total, closed) = tokio::time::timeout(HUNG, async {
         loop {
             if let Some(&r) = written.lock().unwrap().first() {
                 return r;

@@ -47,13 +47,13 @@ impl Proc {
 
     /// Waits for a stderr line containing `needle`; returns it.
     fn wait_for(&self, needle: &str) -> String {
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + HUNG;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.stderr.recv_timeout(left) {
                 Ok(line) if line.contains(needle) => return line,
                 Ok(_) => {}
-                Err(_) => panic!("no log line containing {needle:?} within {WAIT:?}"),
+                Err(_) => panic!("no log line containing {needle:?} within {HUNG:?}"),
             }
         }
     }
@@ -73,7 +73,7 @@ impl Proc {
         self.signal("TERM");
         let _ = self.child.wait();
         let mut lines = Vec::new();
-        while let Ok(line) = self.stderr.recv_timeout(WAIT) {
+        while let Ok(line) = self.stderr.recv_timeout(HUNG) {
             lines.push(line);
         }
         lines
@@ -117,7 +117,7 @@ fn spawn(args: &[&str]) -> (Child, mpsc::Receiver<String>) {
 /// itself; returns its stderr.
 fn run_failing(args: &[&str]) -> String {
     let (mut child, stderr) = spawn(args);
-    let deadline = Instant::now() + WAIT;
+    let deadline = Instant::now() + HUNG;
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for the master") {
             break status;
@@ -127,7 +127,7 @@ fn run_failing(args: &[&str]) -> String {
     };
     assert!(!status.success(), "the master exited successfully");
     let mut text = String::new();
-    while let Ok(line) = stderr.recv_timeout(WAIT) {
+    while let Ok(line) = stderr.recv_timeout(HUNG) {
         text.push_str(&line);
         text.push('\n');
     }

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::{sync::atomic::Ordering::Relaxed, time::Duration};
 
-use common::{start, Client, TestMaster, WAIT};
+use common::{start, Client, TestMaster, HUNG};
 use master::feed::{FeedConfig, FeedServer, FeedToken};
 use protocol::{
     delta::{ClientList, DeltaMessage, Resume},
@@ -53,7 +53,7 @@ impl TestFeed {
 
     async fn shutdown(self) {
         self.stop.cancel();
-        timeout(WAIT, self.task).await.unwrap().unwrap();
+        timeout(HUNG, self.task).await.unwrap().unwrap();
     }
 }
 
@@ -110,7 +110,7 @@ impl Subscriber {
 
     /// Reads frames until the list satisfies `pred`.
     async fn until(&mut self, pred: impl Fn(&ClientList) -> bool) {
-        timeout(WAIT, async {
+        timeout(HUNG, async {
             loop {
                 if self.list.as_ref().is_some_and(&pred) {
                     return;
@@ -392,7 +392,7 @@ async fn a_subscriber_that_does_not_read_costs_a_bounded_amount() {
     // Then it reads: a snapshot (it fell behind more than the ring), not
     // every delta it missed.
     let mut received = 0usize;
-    timeout(WAIT, async {
+    timeout(HUNG, async {
         loop {
             let v = slow.step().await;
             received += v.to_string().len();
@@ -448,7 +448,7 @@ async fn a_subscriber_that_stalls_is_closed_after_the_write_timeout() {
     // A subscriber that never reads.
     let mut stream = small_buffered_subscriber(&feed).await.stream;
     let stats = feed.feed.stats();
-    timeout(WAIT, async {
+    timeout(HUNG, async {
         let mut round = 0;
         while stats.subscribers.load(Relaxed) == 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -465,7 +465,7 @@ async fn a_subscriber_that_stalls_is_closed_after_the_write_timeout() {
     .expect("the stalled subscriber was closed");
     // Its connection is closed: reading drains what was sent, then ends.
     let mut sink = vec![0u8; 1 << 16];
-    timeout(WAIT, async {
+    timeout(HUNG, async {
         loop {
             match stream.read(&mut sink).await {
                 Ok(0) | Err(_) => break,
@@ -545,7 +545,7 @@ async fn subscribers_beyond_the_cap_are_closed_and_silent_ones_time_out() {
     drop(one);
     // The slot is free again once the first one left; a silent connection
     // holds it only until the first-message timeout.
-    timeout(WAIT, async {
+    timeout(HUNG, async {
         while feed.feed.stats().subscribers.load(Relaxed) > 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

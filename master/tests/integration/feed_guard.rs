@@ -16,7 +16,7 @@ use std::{
     time::Duration,
 };
 
-use common::WAIT;
+use common::HUNG;
 use master::feed::FeedConfig;
 use protocol::{delta::Resume, feed::FeedSubscribe, frame::frame};
 use tokio::{
@@ -53,7 +53,7 @@ impl Master {
         let mut line = String::new();
         while feed.is_none() {
             line.clear();
-            tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+            tokio::time::timeout(HUNG, stdout.read_line(&mut line))
                 .await
                 .unwrap()
                 .unwrap();
@@ -105,7 +105,7 @@ async fn first_frame(s: &mut TcpStream) -> bool {
     let mut buf = vec![0u8; 64 * 1024];
     let mut got = Vec::new();
     loop {
-        match tokio::time::timeout(WAIT, s.read(&mut buf)).await {
+        match tokio::time::timeout(HUNG, s.read(&mut buf)).await {
             Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return false,
             Ok(Ok(n)) => {
                 got.extend_from_slice(&buf[..n]);
@@ -191,7 +191,7 @@ async fn a_hostile_subscriber_neither_floods_the_log_nor_takes_the_slots() {
     let _ = master.child.start_kill();
     let _ = master.child.wait().await;
     for r in master.readers {
-        let _ = tokio::time::timeout(WAIT, r).await;
+        let _ = tokio::time::timeout(HUNG, r).await;
     }
     let log = master.log_bytes.load(Relaxed);
     eprintln!(

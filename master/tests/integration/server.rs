@@ -25,7 +25,7 @@ async fn spec_example_exchange_is_byte_exact() {
         .await;
     let expected = b"185{\"command\":\"msRQueryGameServers\",\"content\":{\"servers\":[{\"name\":\"Feuerland\",\"address\":\"192.168.0.10\",\"port\":20000,\"players\":{\"current\":2,\"max\":4},\"isLobbyOpen\":true,\"gameplayMode\":2}]}}\n";
     let mut got = vec![0u8; expected.len()];
-    timeout(WAIT, c.stream.read_exact(&mut got))
+    timeout(HUNG, c.stream.read_exact(&mut got))
         .await
         .unwrap()
         .unwrap();
@@ -186,7 +186,7 @@ async fn five_hundred_concurrent_registrations_appear_and_vanish() {
         }));
     }
     for _ in 0..500 {
-        timeout(WAIT, ready_rx.recv()).await.unwrap().unwrap();
+        timeout(HUNG, ready_rx.recv()).await.unwrap().unwrap();
     }
     let servers = eventually(m.addr, |s| s.len() == 500).await;
     let mut ports: Vec<u64> = servers
@@ -292,9 +292,9 @@ async fn shutdown_closes_connections() {
     c.register("x", 1).await;
     eventually(m.addr, |s| s.len() == 1).await;
     m.stop.take().unwrap().send(()).unwrap();
-    timeout(WAIT, &mut m.task).await.unwrap().unwrap();
+    timeout(HUNG, &mut m.task).await.unwrap().unwrap();
     let mut buf = [0u8; 16];
-    let n = timeout(WAIT, c.stream.read(&mut buf)).await.unwrap();
+    let n = timeout(HUNG, c.stream.read(&mut buf)).await.unwrap();
     assert!(matches!(n, Ok(0) | Err(_)), "connection closed by shutdown");
     assert!(TcpStream::connect(m.addr).await.is_err(), "listener closed");
 }

@@ -3,13 +3,8 @@
 //! has it ("registered", "reconnecting", "waiting for the master", …), and
 //! the webhooks, each a card with its state and last deliveries.
 
-use std::time::Duration;
-
 use super::Page;
-use crate::{
-    browser::{css_str, PAGE_READY},
-    wait_for,
-};
+use crate::{browser::css_str, until};
 
 /// The ten demo servers of the admin page's "Add 10 sample servers".
 pub const SAMPLES: [&str; 10] = [
@@ -47,8 +42,7 @@ impl AdminPage<'_> {
     pub async fn sign_in(&self, token: &str, verdict: &str) {
         self.type_into("#admin-token", token).await;
         self.click("#admin-login").await;
-        self.wait_text("[data-testid=auth-result]", verdict, PAGE_READY)
-            .await;
+        self.wait_text("[data-testid=auth-result]", verdict).await;
     }
 
     /// Fills the new test server's form without submitting it.
@@ -66,8 +60,8 @@ impl AdminPage<'_> {
     }
 
     /// Waits until the card of `name` says `words`.
-    pub async fn wait_card(&self, name: &str, words: &str, timeout: Duration) {
-        self.wait_text(&card_status(name), words, timeout).await;
+    pub async fn wait_card(&self, name: &str, words: &str) {
+        self.wait_text(&card_status(name), words).await;
     }
 
     /// Clicks the element matching `css` on the card of `name`.
@@ -92,9 +86,9 @@ impl AdminPage<'_> {
     }
 
     /// Waits until there are `n` cards and all say exactly `words`.
-    pub async fn wait_cards(&self, n: usize, words: &str, timeout: Duration) {
+    pub async fn wait_cards(&self, n: usize, words: &str) {
         let what = format!("{n} test-server cards to say {words:?}");
-        wait_for(&what, timeout, || async {
+        until(&what, || async {
             let all = self.card_words().await;
             if all.len() == n && all.iter().all(|w| w == words) {
                 Ok(())
@@ -107,8 +101,8 @@ impl AdminPage<'_> {
 
     /// Waits until some card no longer says "registered" (the page noticed
     /// a fault).
-    pub async fn wait_cards_unconfirmed(&self, timeout: Duration) {
-        wait_for("a card to leave 'registered'", timeout, || async {
+    pub async fn wait_cards_unconfirmed(&self) {
+        until("a card to leave 'registered'", || async {
             let all = self.card_words().await;
             if all.iter().any(|w| w != "registered") {
                 Ok(())
@@ -128,7 +122,7 @@ impl AdminPage<'_> {
 
     /// The secret the page shows once after a creation.
     pub async fn webhook_secret(&self) -> String {
-        self.wait_text("[data-testid=webhook-secret-value]", "whsec_", PAGE_READY)
+        self.wait_text("[data-testid=webhook-secret-value]", "whsec_")
             .await
     }
 
@@ -136,7 +130,7 @@ impl AdminPage<'_> {
     /// or a button's class) of the webhook to `host` says `words`; its
     /// text.
     pub async fn wait_webhook(&self, host: &str, part: &str, words: &str) -> String {
-        self.wait_text(&format!("{} {part}", webhook(host)), words, PAGE_READY)
+        self.wait_text(&format!("{} {part}", webhook(host)), words)
             .await
     }
 

@@ -2,14 +2,12 @@
 //! source's game table, and the detail view of one server (`?server=`) with
 //! its players and rules.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use super::Page;
 use crate::{
     browser::{css_str, js_str},
-    wait_for,
+    until,
 };
 
 /// The game table's rows' names, in page order (offline ones included).
@@ -96,15 +94,9 @@ impl GamesPage<'_> {
     }
 
     /// Waits until the text of `class` in game row `name` satisfies `ok`.
-    pub async fn wait_cell(
-        &self,
-        name: &str,
-        class: &str,
-        timeout: Duration,
-        ok: impl Fn(&str) -> bool,
-    ) -> String {
+    pub async fn wait_cell(&self, name: &str, class: &str, ok: impl Fn(&str) -> bool) -> String {
         let expr = cell("game-row", name, class);
-        wait_for(&format!("{class} of {name:?}"), timeout, || {
+        until(&format!("{class} of {name:?}"), || {
             let (expr, ok) = (&expr, &ok);
             async move {
                 let seen = self.eval(expr).await;

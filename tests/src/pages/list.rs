@@ -1,10 +1,8 @@
 //! The list page (`/`, `/embed`): the lobby's servers as rows, the sort
 //! headers, the filters, favourites and hidden servers.
 
-use std::time::Duration;
-
 use super::Page;
-use crate::{browser::css_str, wait_for};
+use crate::{browser::css_str, until};
 
 /// The row of server `name` (its `data-name`).
 pub fn row(name: &str) -> String {
@@ -30,8 +28,8 @@ impl ListPage<'_> {
     }
 
     /// Waits until the listed rows are exactly `expected`, in order.
-    pub async fn wait_rows(&self, expected: &[&str], timeout: Duration) {
-        wait_for(&format!("the rows {expected:?}"), timeout, || async move {
+    pub async fn wait_rows(&self, expected: &[&str]) {
+        until(&format!("the rows {expected:?}"), || async move {
             let rows = self.rows().await;
             if rows == expected {
                 Ok(())
@@ -43,9 +41,9 @@ impl ListPage<'_> {
     }
 
     /// Waits until the listed rows are exactly `expected`, in any order.
-    pub async fn wait_rows_unordered(&self, expected: &[&str], timeout: Duration) {
+    pub async fn wait_rows_unordered(&self, expected: &[&str]) {
         let what = format!("the rows {expected:?} in any order");
-        wait_for(&what, timeout, || async {
+        until(&what, || async {
             let rows = self.rows().await;
             if rows.len() == expected.len() && expected.iter().all(|e| rows.iter().any(|r| r == e))
             {
@@ -58,12 +56,12 @@ impl ListPage<'_> {
     }
 
     /// Waits until the list contains (or, with `present = false`, lacks) `name`.
-    pub async fn wait_listed(&self, name: &str, present: bool, timeout: Duration) {
+    pub async fn wait_listed(&self, name: &str, present: bool) {
         let what = format!(
             "{name:?} to be {}",
             if present { "listed" } else { "unlisted" }
         );
-        wait_for(&what, timeout, || async move {
+        until(&what, || async move {
             let rows = self.rows().await;
             if rows.iter().any(|r| r == name) == present {
                 Ok(())
@@ -75,7 +73,7 @@ impl ListPage<'_> {
     }
 
     /// Whether the page shows `n` rows (the rows seen, if not): a probe
-    /// for [`crate::wait_for`] and [`crate::holds_for`].
+    /// for [`crate::until`] and [`crate::holds_for`].
     pub async fn rows_are(&self, n: usize) -> Result<(), String> {
         let rows = self.rows().await;
         if rows.len() == n {
@@ -86,18 +84,18 @@ impl ListPage<'_> {
     }
 
     /// Waits until the page shows `n` rows.
-    pub async fn wait_row_count(&self, n: usize, timeout: Duration) {
-        wait_for(&format!("{n} rows"), timeout, || self.rows_are(n)).await
+    pub async fn wait_row_count(&self, n: usize) {
+        until(&format!("{n} rows"), || self.rows_are(n)).await
     }
 
     /// Waits until the summary line contains `text` ("5 servers · …").
-    pub async fn wait_summary(&self, text: &str, timeout: Duration) -> String {
-        self.wait_text("[data-testid=summary]", text, timeout).await
+    pub async fn wait_summary(&self, text: &str) -> String {
+        self.wait_text("[data-testid=summary]", text).await
     }
 
     /// Waits for the empty list's message.
-    pub async fn wait_empty(&self, timeout: Duration) {
-        self.wait_text("[data-testid=empty]", "No servers online", timeout)
+    pub async fn wait_empty(&self) {
+        self.wait_text("[data-testid=empty]", "No servers online")
             .await;
     }
 

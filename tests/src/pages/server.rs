@@ -2,12 +2,10 @@
 //! graph and its range buttons, the embed snippets; and the "no such
 //! server" state.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use super::Page;
-use crate::wait_for;
+use crate::until;
 
 /// The tab's own notices, as the page notes them
 /// ([`ServerPage::notices`]).
@@ -34,18 +32,16 @@ pub fn row_link(name: &str) -> String {
 
 impl ServerPage<'_> {
     /// Waits until the page shows server `name` (its heading).
-    pub async fn wait_name(&self, name: &str, timeout: Duration) {
-        self.wait_text("[data-testid=server-name]", name, timeout)
-            .await;
+    pub async fn wait_name(&self, name: &str) {
+        self.wait_text("[data-testid=server-name]", name).await;
     }
 
     /// Waits until the state's `part` (`online`, `players`, `lobby`)
     /// says `text`.
-    pub async fn wait_state(&self, part: &str, text: &str, timeout: Duration) {
+    pub async fn wait_state(&self, part: &str, text: &str) {
         self.wait_text(
             &format!("[data-testid=server-page] [data-testid=server-{part}]"),
             text,
-            timeout,
         )
         .await;
     }
@@ -71,9 +67,9 @@ impl ServerPage<'_> {
 
     /// Waits until the graph of `span` draws more than `than` points;
     /// returns how many.
-    pub async fn wait_points_above(&self, span: &str, than: u64, timeout: Duration) -> u64 {
+    pub async fn wait_points_above(&self, span: &str, than: u64) -> u64 {
         let what = format!("the {span} graph to draw more than {than} points");
-        wait_for(&what, timeout, || async {
+        until(&what, || async {
             match self.graph().await {
                 (n, s) if s == span && n > than => Ok(n),
                 other => Err(format!("{other:?}")),
@@ -106,8 +102,8 @@ impl ServerPage<'_> {
     }
 
     /// `window.__lobbyMetrics.serverPageRenderMs`, once recorded.
-    pub async fn wait_render_metric(&self, timeout: Duration) -> f64 {
-        wait_for("serverPageRenderMs", timeout, || async {
+    pub async fn wait_render_metric(&self) -> f64 {
+        until("serverPageRenderMs", || async {
             let v = self
                 .js("return (window.__lobbyMetrics || {}).serverPageRenderMs ?? JSON.stringify(window.__lobbyMetrics || null);")
                 .await;
@@ -200,8 +196,8 @@ impl ServerPage<'_> {
     /// Waits until the page has decided its events for a list version
     /// newer than `than` and has shown every notice it decided: what it
     /// noted then.
-    pub async fn wait_notices_after(&self, than: u64, timeout: Duration) -> Notices {
-        wait_for("the tab's notices of a newer list", timeout, || async {
+    pub async fn wait_notices_after(&self, than: u64) -> Notices {
+        until("the tab's notices of a newer list", || async {
             let n = self.notices().await;
             if n.looked > than && n.pending == 0 {
                 Ok(n)
@@ -216,8 +212,8 @@ impl ServerPage<'_> {
     /// and has none on its way; then the browser's notifications, read
     /// once (reading them while one is being shown can lose it in
     /// Chromium).
-    pub async fn wait_notifications(&self, tags: &[&str], timeout: Duration) -> Vec<Shown> {
-        wait_for(&format!("notices tagged {tags:?}"), timeout, || async {
+    pub async fn wait_notifications(&self, tags: &[&str]) -> Vec<Shown> {
+        until(&format!("notices tagged {tags:?}"), || async {
             let n = self.notices().await;
             if n.pending == 0 && tags.iter().all(|t| n.settled.iter().any(|s| s == t)) {
                 Ok(())
@@ -230,8 +226,8 @@ impl ServerPage<'_> {
     }
 
     /// Waits until a notification with `tag` is shown; all of them then.
-    pub async fn wait_notification(&self, tag: &str, timeout: Duration) -> Vec<Shown> {
-        wait_for(&format!("a notification tagged {tag}"), timeout, || async {
+    pub async fn wait_notification(&self, tag: &str) -> Vec<Shown> {
+        until(&format!("a notification tagged {tag}"), || async {
             let shown = self.notifications().await;
             if shown.iter().any(|n| n.tag == tag) {
                 Ok(shown)

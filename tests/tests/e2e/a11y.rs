@@ -12,16 +12,14 @@
 //! GameAgent servers over UDP. Holds [`e2e::serial`] like the other
 //! browser tests.
 
-use std::time::Duration;
-
 use e2e::{
     axe,
-    browser::{Browser, Driver, PAGE_READY},
+    browser::{Browser, Driver},
     game::{GameServer, Stats},
     pages::{games, list::row, AdminPage, GamesPage, ListPage, ServerPage},
     product::{Product, ADMIN_TOKEN},
     receiver::Receiver,
-    wait_for,
+    until,
 };
 use fantoccini::key::Key;
 use gamequery::{
@@ -30,8 +28,6 @@ use gamequery::{
 };
 use serde_json::{json, Value};
 
-/// The bound for live changes (no reload).
-const LIVE: Duration = Duration::from_secs(3);
 /// A starred server that then goes away: the list shows it greyed, as an
 /// offline favourite.
 const GONE: &str = "Verlassen";
@@ -307,7 +303,7 @@ async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
         admin.create_webhook(&receiver.url).await;
         admin.webhook_secret().await;
         admin.click_on_webhook(&host, "send-test").await;
-        receiver.next(LIVE).await;
+        receiver.next().await;
         admin
             .wait_webhook(&host, "[data-testid=delivery-outcome]", "HTTP 204")
             .await;
@@ -495,7 +491,7 @@ async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &product.url("/")).await;
-    page.wait_row_count(4, LIVE).await;
+    page.wait_row_count(4).await;
 
     let reached = tab_through(&page, 80).await;
     eprintln!("Tab reached, in order: {reached:?}");
@@ -522,19 +518,15 @@ async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
 
     // Enter on a focused sort button sorts, as a click would.
     page.goto(&product.url("/")).await;
-    page.wait_row_count(4, PAGE_READY).await;
-    wait_for(
-        "the players' sort button to get the focus",
-        LIVE,
-        || async {
-            page.press(Key::Tab).await;
-            let f = page.eval(FOCUSED).await;
-            match f["what"].as_str() {
-                Some("button.sort[sort=players]") => Ok(()),
-                _ => Err(f.to_string()),
-            }
-        },
-    )
+    page.wait_row_count(4).await;
+    until("the players' sort button to get the focus", || async {
+        page.press(Key::Tab).await;
+        let f = page.eval(FOCUSED).await;
+        match f["what"].as_str() {
+            Some("button.sort[sort=players]") => Ok(()),
+            _ => Err(f.to_string()),
+        }
+    })
     .await;
     page.screenshot("keyboard-focus").await;
     page.press(Key::Enter).await;
@@ -542,7 +534,6 @@ async fn the_keyboard_reaches_every_control_with_a_visible_focus() {
         "the players' column sorted",
         "document.querySelector('th[data-sort=players]').getAttribute('aria-sort')",
         json!("descending"),
-        LIVE,
     )
     .await;
     browser.close().await;
@@ -557,7 +548,7 @@ async fn the_admin_page_works_from_the_keyboard() {
     let admin = AdminPage::open(&browser, &product.url("/admin")).await;
 
     // Sign in: Tab to the token field, type, Enter.
-    wait_for("the token field to get the focus", LIVE, || async {
+    until("the token field to get the focus", || async {
         admin.press(Key::Tab).await;
         let f = admin.eval(FOCUSED).await;
         match f["what"].as_str() {
@@ -592,7 +583,7 @@ async fn the_admin_page_works_from_the_keyboard() {
         .fill_server("Tastatur", "test.example.org", "20500")
         .await;
     admin.press(Key::Enter).await;
-    admin.wait_card("Tastatur", "registered", PAGE_READY).await;
+    admin.wait_card("Tastatur", "registered").await;
     let card_input = format!("{} input", e2e::pages::admin::card("Tastatur"));
     admin
         .js(&format!(

@@ -9,21 +9,19 @@
 use std::time::{Duration, Instant};
 
 use e2e::{
-    browser::{Driver, PAGE_READY},
+    browser::Driver,
     game::{GameServer, Stats},
     holds_for,
     pages::{list::row, AdminPage, ListPage},
     paths,
     process::{http_get, HttpResponse},
     product::{Product, ADMIN_TOKEN},
-    wait_for,
+    until,
 };
 use serde_json::Value;
 
 /// The bound for live changes (no reload).
 const LIVE: Duration = Duration::from_secs(3);
-/// The bridge's first reconnect attempts after a restart take 0.5-2 s each.
-const RECOVERY: Duration = Duration::from_secs(20);
 /// [`register_five`] by name, A→Z (case-insensitive; CJK after Latin).
 const FIVE_BY_NAME: [&str; 5] = [
     "Alpha",
@@ -157,18 +155,18 @@ async fn game_server_appears_and_disappears_live() {
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &product.url("/")).await;
-    page.wait_empty(LIVE).await;
+    page.wait_empty().await;
     page.mark_document().await;
 
     let registered = Instant::now();
     let server = register_feuerland(&product);
-    page.wait_rows(&["Feuerland"], LIVE).await;
+    page.wait_rows(&["Feuerland"]).await;
     let appeared = registered.elapsed();
     // The registration and the stats are two messages: the master may
     // list the server before it has read the stats, and the page may get
     // that list first. Wait for the row to show all of them.
     let parts = ["2/4", "Open", "Standard A+B", "192.168.0.10:20000"];
-    wait_for("the row to show the reported stats", LIVE, || async {
+    until("the row to show the reported stats", || async {
         let text = page.text(&row("Feuerland")).await.unwrap_or_default();
         match parts.iter().find(|p| !text.contains(*p)) {
             None => Ok(()),
@@ -176,17 +174,16 @@ async fn game_server_appears_and_disappears_live() {
         }
     })
     .await;
-    page.wait_summary("1 server · 2 players · 1 open", LIVE)
-        .await;
+    page.wait_summary("1 server · 2 players · 1 open").await;
     let metrics = page.js("return window.__lobbyMetrics;").await;
     assert_eq!(metrics["lastListSize"], Value::from(1), "{metrics}");
     assert!(metrics["firstFullRenderMs"].is_number(), "{metrics}");
 
     let disconnected = Instant::now();
     drop(server);
-    page.wait_listed("Feuerland", false, LIVE).await;
+    page.wait_listed("Feuerland", false).await;
     let disappeared = disconnected.elapsed();
-    page.wait_empty(LIVE).await;
+    page.wait_empty().await;
     assert!(page.same_document().await, "the page reloaded");
     assert_eq!(page.status().await, "Live");
     eprintln!("appeared after {appeared:?}, disappeared after {disappeared:?}");
@@ -204,7 +201,7 @@ async fn sort_by_players_and_filter(page: &ListPage<'_>) -> String {
         "Alpha",
         "Charlie",
     ];
-    page.wait_rows(&by_players, LIVE).await;
+    page.wait_rows(&by_players).await;
     assert_eq!(
         page.aria_sort("players").await.as_deref(),
         Some("descending")
@@ -213,15 +210,15 @@ async fn sort_by_players_and_filter(page: &ListPage<'_>) -> String {
     assert_eq!(page.search().await, "?sort=players");
 
     page.click("#filter-open").await;
-    page.wait_rows(&["Bravo", "轰炸机人", "Alpha"], LIVE).await;
+    page.wait_rows(&["Bravo", "轰炸机人", "Alpha"]).await;
     page.click("#filter-hide-full").await;
-    page.wait_rows(&["轰炸机人", "Alpha"], LIVE).await;
+    page.wait_rows(&["轰炸机人", "Alpha"]).await;
     page.find("#filter-mode")
         .await
         .select_by_value("2")
         .await
         .expect("select mode 2");
-    page.wait_rows(&["轰炸机人"], LIVE).await;
+    page.wait_rows(&["轰炸机人"]).await;
     let search = page.search().await;
     for key in ["sort=players", "open=1", "hidefull=1", "mode=2"] {
         assert!(search.contains(key), "{key} missing in {search}");
@@ -233,7 +230,7 @@ async fn sort_by_players_and_filter(page: &ListPage<'_>) -> String {
 /// [`sort_by_players_and_filter`].
 async fn a_reload_keeps_the_view(page: &ListPage<'_>, search: &str) {
     page.reload_live().await;
-    page.wait_rows(&["轰炸机人"], LIVE).await;
+    page.wait_rows(&["轰炸机人"]).await;
     assert_eq!(page.search().await, search);
     assert_eq!(page.checked("#filter-open").await, Some(true));
     assert_eq!(page.checked("#filter-hide-full").await, Some(true));
@@ -252,15 +249,15 @@ async fn search_in_any_script(page: &ListPage<'_>, product: &Product) {
     page.js("localStorage.removeItem('lobby.filters'); return null;")
         .await;
     page.open_live(&product.url("/")).await;
-    page.wait_rows(&FIVE_BY_NAME, LIVE).await;
+    page.wait_rows(&FIVE_BY_NAME).await;
     page.type_into("#search", "BÖSEWICHT").await;
-    page.wait_rows(&["Server von Bösewicht"], LIVE).await;
+    page.wait_rows(&["Server von Bösewicht"]).await;
     page.type_into("#search", "炸机").await;
-    page.wait_rows(&["轰炸机人"], LIVE).await;
+    page.wait_rows(&["轰炸机人"]).await;
     let search = page.search().await;
     assert!(search.contains("q="), "{search}");
     page.reload_live().await;
-    page.wait_rows(&["轰炸机人"], LIVE).await;
+    page.wait_rows(&["轰炸机人"]).await;
     assert_eq!(page.prop("#search", "value").await, Value::from("炸机"));
 }
 
@@ -273,9 +270,8 @@ async fn sort_and_filters_live_in_the_url_and_survive_a_reload() {
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &product.url("/")).await;
     // Default: by name, A→Z.
-    page.wait_rows(&FIVE_BY_NAME, LIVE).await;
-    page.wait_summary("5 servers · 10 players · 3 open", LIVE)
-        .await;
+    page.wait_rows(&FIVE_BY_NAME).await;
+    page.wait_summary("5 servers · 10 players · 3 open").await;
     page.screenshot("list").await;
 
     let search = sort_by_players_and_filter(&page).await;
@@ -286,11 +282,8 @@ async fn sort_and_filters_live_in_the_url_and_survive_a_reload() {
     page.open_live(&product.url("/?sort=free&hideempty=1"))
         .await;
     // Free slots, most first; ties by name: Charlie (empty) is hidden.
-    page.wait_rows(
-        &["Alpha", "Server von Bösewicht", "轰炸机人", "Bravo"],
-        LIVE,
-    )
-    .await;
+    page.wait_rows(&["Alpha", "Server von Bösewicht", "轰炸机人", "Bravo"])
+        .await;
     assert_eq!(page.aria_sort("free").await.as_deref(), Some("descending"));
     assert_eq!(page.checked("#filter-hide-empty").await, Some(true));
     browser.close().await;
@@ -300,20 +293,20 @@ async fn sort_and_filters_live_in_the_url_and_survive_a_reload() {
 /// for the viewer to list all twelve servers.
 async fn add_test_servers(admin: &AdminPage<'_>, viewer: &ListPage<'_>, product: &Product) {
     admin.add_test_server("Nordlicht Test").await;
-    admin.wait_card("Nordlicht Test", "registered", LIVE).await;
+    admin.wait_card("Nordlicht Test", "registered").await;
 
     viewer.open_live(&product.url("/")).await;
-    viewer.wait_listed("Nordlicht Test", true, LIVE).await;
+    viewer.wait_listed("Nordlicht Test", true).await;
     viewer.mark_document().await;
 
     // Ten demo servers with names in several scripts, for the screenshots.
     admin.add_samples().await;
-    admin.wait_cards(11, "registered", LIVE * 2).await;
-    viewer.wait_listed("轰炸机人", true, LIVE).await;
-    viewer.wait_listed("Λαβύρινθος", true, LIVE).await;
+    admin.wait_cards(11, "registered").await;
+    viewer.wait_listed("轰炸机人", true).await;
+    viewer.wait_listed("Λαβύρινθος", true).await;
     // Cards say "registered" when the master has them; the viewer's list
     // follows with the next push, which may still be on its way.
-    viewer.wait_row_count(12, LIVE).await;
+    viewer.wait_row_count(12).await;
 }
 
 /// Moving to the list inside the app keeps the test servers registered:
@@ -323,7 +316,7 @@ async fn in_app_navigation_keeps_them(admin: &AdminPage<'_>, viewer: &ListPage<'
     admin.mark_document().await;
     admin.click("nav a[href='/']").await;
     ListPage::new(admin)
-        .wait_listed("Nordlicht Test", true, LIVE)
+        .wait_listed("Nordlicht Test", true)
         .await;
     assert!(admin.same_document().await, "in-app navigation reloaded");
     holds_for("Nordlicht Test listed for the viewer", LIVE, || {
@@ -331,7 +324,7 @@ async fn in_app_navigation_keeps_them(admin: &AdminPage<'_>, viewer: &ListPage<'
     })
     .await;
     admin.click("nav a[href='/admin']").await;
-    admin.wait_card("Nordlicht Test", "registered", LIVE).await;
+    admin.wait_card("Nordlicht Test", "registered").await;
 }
 
 #[tokio::test]
@@ -359,24 +352,22 @@ async fn admin_test_server_is_seen_by_another_browser_until_the_admin_closes() {
     admin
         .click_on_card("Nordlicht Test", "button[aria-label='One player more']")
         .await;
-    viewer.wait_text(&row("Nordlicht Test"), "1/4", LIVE).await;
+    viewer.wait_text(&row("Nordlicht Test"), "1/4").await;
     admin.click_on_card("Oasis ☀", "button.remove").await;
-    viewer.wait_listed("Oasis ☀", false, LIVE).await;
+    viewer.wait_listed("Oasis ☀", false).await;
     assert_eq!(viewer.rows().await.len(), 11);
 
     // A reload of the admin tab registers its servers again by itself,
     // with their stats.
     admin.client.refresh().await.expect("reload");
-    admin
-        .wait_card("Nordlicht Test", "registered", PAGE_READY)
-        .await;
-    viewer.wait_text(&row("Nordlicht Test"), "1/4", LIVE).await;
-    wait_for("all 11 servers back", LIVE, || viewer.rows_are(11)).await;
+    admin.wait_card("Nordlicht Test", "registered").await;
+    viewer.wait_text(&row("Nordlicht Test"), "1/4").await;
+    until("all 11 servers back", || viewer.rows_are(11)).await;
 
     // Closing the admin's browser unlists its servers for everybody else.
     let closed = Instant::now();
     admin_browser.close().await;
-    viewer.wait_rows(&["Feuerland"], LIVE).await;
+    viewer.wait_rows(&["Feuerland"]).await;
     eprintln!(
         "test servers gone {:?} after the admin closed",
         closed.elapsed()
@@ -425,7 +416,6 @@ async fn admin_form_shows_the_protocol_message_for_the_master_port() {
         .wait_text(
             "[data-testid=error-serverPort]",
             "port 51963 is reserved for the master server",
-            LIVE,
         )
         .await;
     assert_eq!(
@@ -437,9 +427,7 @@ async fn admin_form_shows_the_protocol_message_for_the_master_port() {
     admin.click("#add-server").await;
     assert_eq!(admin.text("[data-testid=test-server]").await, None);
     admin.type_into("#new-port", "20000").await;
-    admin
-        .wait_gone("[data-testid=error-serverPort]", LIVE)
-        .await;
+    admin.wait_gone("[data-testid=error-serverPort]").await;
     browser.close().await;
 }
 
@@ -464,28 +452,24 @@ async fn page_recovers_by_itself_after_the_bridge_restarts() {
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &product.url("/")).await;
-    page.wait_rows(&["Alpha", "轰炸机人"], LIVE).await;
+    page.wait_rows(&["Alpha", "轰炸机人"]).await;
     page.mark_document().await;
 
     let old_pid = product.bridge_pid();
     product.kill_bridge();
-    let status = page.wait_reconnecting(LIVE).await;
+    let status = page.wait_reconnecting().await;
     eprintln!("while the bridge is down the pill says {status:?}");
     // The last list stays on screen, marked as stale.
     assert_eq!(page.rows().await, ["Alpha", "轰炸机人"]);
-    page.wait_text(
-        "[data-testid=stale]",
-        "connection to the lobby was lost",
-        LIVE,
-    )
-    .await;
+    page.wait_text("[data-testid=stale]", "connection to the lobby was lost")
+        .await;
 
     let restarted = Instant::now();
     product.restart_bridge();
     assert_ne!(product.bridge_pid(), old_pid);
-    page.wait_live(RECOVERY).await;
+    page.wait_live().await;
     let recovered = restarted.elapsed();
-    page.wait_rows(&["Alpha", "轰炸机人"], LIVE).await;
+    page.wait_rows(&["Alpha", "轰炸机人"]).await;
     assert!(page.same_document().await, "the page reloaded");
     // Pushes work again on the new connection.
     let _c = GameServer::register(
@@ -495,8 +479,8 @@ async fn page_recovers_by_itself_after_the_bridge_restarts() {
         20003,
         stats(0, 2, true, 1),
     );
-    page.wait_rows(&["Alpha", "Bravo", "轰炸机人"], LIVE).await;
-    page.wait_gone("[data-testid=stale]", LIVE).await;
+    page.wait_rows(&["Alpha", "Bravo", "轰炸机人"]).await;
+    page.wait_gone("[data-testid=stale]").await;
     eprintln!("live again {recovered:?} after the bridge restarted");
     browser.close().await;
 }
@@ -510,7 +494,7 @@ async fn embed_renders_rows_in_the_dark_theme_without_navigation() {
     let browser = driver.browser().await;
     browser.resize(800, 600).await;
     let page = ListPage::open(&browser, &product.url("/embed?theme=dark&open=1")).await;
-    page.wait_rows(&["Alpha", "Bravo", "轰炸机人"], LIVE).await;
+    page.wait_rows(&["Alpha", "Bravo", "轰炸机人"]).await;
     assert_eq!(
         page.attr("html", "data-theme").await.as_deref(),
         Some("dark")
@@ -535,7 +519,7 @@ async fn phone_width_shows_the_list_without_sideways_scrolling() {
     let browser = driver.browser().await;
     browser.resize(390, 844).await;
     let page = ListPage::open(&browser, &product.url("/")).await;
-    page.wait_rows(&FIVE_BY_NAME, LIVE).await;
+    page.wait_rows(&FIVE_BY_NAME).await;
     let overflow = page
         .js("return document.documentElement.scrollWidth - window.innerWidth;")
         .await;

@@ -18,7 +18,7 @@ use std::{
 };
 
 use e2e::{
-    browser::{Browser, Driver, PAGE_READY},
+    browser::{Browser, Driver},
     fake_bridge::FakeBridge,
     game::{GameServer, Stats},
     holds_for,
@@ -26,12 +26,10 @@ use e2e::{
     pages::{list::row, ListPage},
     process::http_get,
     product::Product,
-    wait_for,
+    until,
 };
 use serde_json::{json, Value};
 
-/// How long the page may take to catch up with a burst of changes.
-const CATCH_UP: Duration = Duration::from_secs(10);
 /// Random changes made to the master's list.
 const CHANGES: usize = 1000;
 /// The page is compared with the master after this many changes.
@@ -125,7 +123,7 @@ fn bridge_rows(http: SocketAddr) -> Option<Vec<[String; 4]>> {
 /// asked again each time: changes sent just before may still be on their way
 /// to it over their own connections.
 async fn wait_equal(browser: &Browser, product: &Product, what: &str) -> usize {
-    wait_for(what, CATCH_UP, || async move {
+    until(what, || async move {
         let mut rows = page_rows(browser).await;
         rows.sort();
         let mut expected: Vec<[String; 4]> = query_master(product.master)?
@@ -330,21 +328,21 @@ async fn a_delta_that_does_not_apply_makes_the_page_resubscribe() {
         .await;
 
     // Without a list the page asks for deltas from scratch.
-    let (socket, first) = fake.wait_subscribe(0, PAGE_READY).await;
+    let (socket, first) = fake.wait_subscribe(0).await;
     assert_eq!(first, json!({"deltas": true}));
     fake.push(&snapshot(
         "e1",
         1,
         vec![keyed(1, "Alpha", 1), keyed(2, "Bravo", 2)],
     ));
-    page.wait_rows(&["Alpha", "Bravo"], PAGE_READY).await;
-    page.wait_live(PAGE_READY).await;
+    page.wait_rows(&["Alpha", "Bravo"]).await;
+    page.wait_live().await;
     fake.push(&delta(2, 1, vec![keyed(2, "Bravo", 3)], vec![]));
-    page.wait_text(&row("Bravo"), "3/4", PAGE_READY).await;
+    page.wait_text(&row("Bravo"), "3/4").await;
 
     // A gap: the page holds list 2, this delta continues list 5.
     fake.push(&delta(6, 5, vec![keyed(9, "Zulu", 0)], vec![1]));
-    let (again, content) = fake.wait_subscribe(1, PAGE_READY).await;
+    let (again, content) = fake.wait_subscribe(1).await;
     assert_eq!(again, socket, "resubscribed on the same socket");
     assert_eq!(content, json!({"deltas": true, "epoch": "e1", "since": 2}));
     // Nothing of the bad delta was shown.
@@ -358,11 +356,11 @@ async fn a_delta_that_does_not_apply_makes_the_page_resubscribe() {
 
     // What the bridge then sends applies.
     fake.push(&delta(3, 2, vec![keyed(3, "Charlie", 0)], vec![1]));
-    page.wait_rows(&["Bravo", "Charlie"], PAGE_READY).await;
+    page.wait_rows(&["Bravo", "Charlie"]).await;
 
     // An unknown id: the same.
     fake.push(&delta(4, 3, vec![], vec![77]));
-    let (_, content) = fake.wait_subscribe(2, PAGE_READY).await;
+    let (_, content) = fake.wait_subscribe(2).await;
     assert_eq!(content, json!({"deltas": true, "epoch": "e1", "since": 3}));
     assert_eq!(page.rows().await, ["Bravo", "Charlie"]);
     // Another epoch (another bridge's delta): the same.
@@ -370,24 +368,24 @@ async fn a_delta_that_does_not_apply_makes_the_page_resubscribe() {
         &json!({"command": "bridgeDelta", "content": {"epoch": "e2", "seq": 4, "prev": 3,
         "upsert": [keyed(5, "Echo", 0)], "remove": []}}),
     );
-    let (_, content) = fake.wait_subscribe(3, PAGE_READY).await;
+    let (_, content) = fake.wait_subscribe(3).await;
     assert_eq!(content, json!({"deltas": true, "epoch": "e1", "since": 3}));
     assert_eq!(page.rows().await, ["Bravo", "Charlie"]);
 
     // A reconnect resubscribes with what the page holds, and a snapshot
     // (the bridge restarted: another epoch) replaces the list.
     fake.close_all();
-    let (new_socket, content) = fake.wait_subscribe(4, PAGE_READY).await;
+    let (new_socket, content) = fake.wait_subscribe(4).await;
     assert_ne!(new_socket, socket, "a new socket");
     assert_eq!(content, json!({"deltas": true, "epoch": "e1", "since": 3}));
     assert_eq!(page.rows().await, ["Bravo", "Charlie"]);
     fake.push(&snapshot("e2", 1, vec![keyed(1, "Delta", 1)]));
-    page.wait_rows(&["Delta"], PAGE_READY).await;
+    page.wait_rows(&["Delta"]).await;
     fake.push(
         &json!({"command": "bridgeDelta", "content": {"epoch": "e2", "seq": 2, "prev": 1,
         "upsert": [keyed(2, "Foxtrot", 0)], "remove": []}}),
     );
-    page.wait_rows(&["Delta", "Foxtrot"], PAGE_READY).await;
+    page.wait_rows(&["Delta", "Foxtrot"]).await;
     assert_eq!(fake.subscribes().len(), 5, "{:?}", fake.subscribes());
     browser.close().await;
 }

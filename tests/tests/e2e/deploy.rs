@@ -28,6 +28,7 @@ use std::{
     time::Duration,
 };
 
+use e2e::until_blocking;
 use e2e::{
     browser::Driver,
     game::{GameServer, Stats},
@@ -36,30 +37,19 @@ use e2e::{
     process::{free_port, http_get, Proc},
     product::{connections, ADMIN_TOKEN},
 };
-use lobby_support::{
+use lobby_testkit::{
     nginx::{self, self_signed, Main, Site},
     postgres::{self, Cluster},
 };
 use serde_json::Value;
 use tempfile::TempDir;
 
-/// How long a binary may take to print its ready line.
-const READY: Duration = Duration::from_secs(15);
-/// The bound for live changes.
-const LIVE: Duration = Duration::from_secs(3);
-/// A dead bridge: the page's backoff (0.5–2.5 s per attempt), nginx's
-/// retry on the other bridge, the new socket's first list.
-const RECOVERY: Duration = Duration::from_secs(20);
-/// The bound asserted for a change made on one bridge to show on the other
-/// bridge's page: the target is 150 ms (printed, measured), asserted with
-/// room for a loaded 2-core CI but below the 1 s a polling bridge could
-/// take.
-const ACROSS: Duration = Duration::from_millis(900);
+// The handover's bound (two intervals and 5 s) and the 150 ms across
+// bridges are benchmarks' targets (bench/README.md: handover, scaleout);
+// here they are reported, and every wait is bounded only by HUNG.
+
 /// The bridges' `--history-interval` here (the product's is a minute).
 const INTERVAL: Duration = Duration::from_secs(2);
-/// The recording handed over after the recorder dies: within two
-/// intervals and 5 s (docs/deploying.md).
-const HANDOVER: Duration = Duration::from_secs(9);
 /// The database the bridges share.
 const DB: &str = "lobby";
 
@@ -173,9 +163,7 @@ impl Nginx {
         let mut cmd = Command::new(&nginx);
         cmd.args(&args).args(["-g", "daemon off;"]);
         let proc = Proc::spawn("nginx", cmd, &dir.join("nginx.out"));
-        wait_blocking("nginx to answer", READY, || {
-            http_get(http, "/").map(|r| r.status)
-        });
+        until_blocking("nginx to answer", || http_get(http, "/").map(|r| r.status));
         Nginx {
             https,
             http,
@@ -193,24 +181,6 @@ impl Nginx {
     }
 }
 
-/// A blocking poll for set-up (before any browser exists).
-fn wait_blocking<T>(
-    what: &str,
-    timeout: Duration,
-    mut probe: impl FnMut() -> Result<T, String>,
-) -> T {
-    let start = std::time::Instant::now();
-    loop {
-        match probe() {
-            Ok(v) => return v,
-            Err(seen) if start.elapsed() >= timeout => {
-                panic!("timed out after {timeout:?} waiting for {what}; last seen: {seen}")
-            }
-            Err(_) => std::thread::sleep(e2e::POLL_EVERY),
-        }
-    }
-}
-
 /// `master` on a free port, its change feed on another, as
 /// lobby-master.service starts it; returns the master's and the feed's
 /// addresses.
@@ -222,7 +192,6 @@ fn start_master(dir: &Path) -> (Proc, SocketAddr, SocketAddr) {
         cmd,
         &dir.join("master.log"),
         &["master listening on ", "master feed listening on "],
-        READY,
     );
     let addr =
         |i: usize| -> SocketAddr { addrs[i].parse().expect("an address the master printed") };
@@ -300,7 +269,6 @@ fn start_bridge(
         cmd,
         &dir.join(format!("bridge-{n}.log")),
         "bridge listening on ",
-        READY,
     );
     let addr = rest
         .split_whitespace()
@@ -489,7 +457,7 @@ async fn both_bridges_give_the_same_answers(
     names: &[&str],
     name: &str,
 ) -> String {
-    let keys = wait_blocking("both bridges to key every server", LIVE, || {
+    let keys = until_blocking("both bridges to key every server", || {
         let (a, b) = (keys_by_name(addrs[0])?, keys_by_name(addrs[1])?);
         let listed = |k: &[(String, String)]| names.iter().all(|n| k.iter().any(|(m, _)| m == n));
         if listed(&a) && listed(&b) {
@@ -520,7 +488,7 @@ async fn both_bridges_give_the_same_answers(
     // once the row is there: waited for, bounded, and failing if they never
     // do.
     let details = format!("/api/servers/{key}");
-    let (a, b) = wait_blocking("the same first sighting on both bridges", LIVE * 3, || {
+    let (a, b) = until_blocking("the same first sighting on both bridges", || {
         let (sa, a) = json_of(addrs[0], &details)?;
         let (sb, b) = json_of(addrs[1], &details)?;
         if sa == 200 && sb == 200 && a["firstSeen"].is_number() && a["firstSeen"] == b["firstSeen"]
@@ -537,7 +505,7 @@ async fn both_bridges_give_the_same_answers(
     // The history: the same points (polled until neither has a sample the
     // other has not read yet).
     let history = format!("/api/servers/{key}/history?range=1h");
-    let points = wait_blocking("the same history on both bridges", INTERVAL * 5, || {
+    let points = until_blocking("the same history on both bridges", || {
         let (sa, a) = json_of(addrs[0], &history)?;
         let (sb, b) = json_of(addrs[1], &history)?;
         match (a["points"].as_array(), b["points"].as_array()) {
@@ -601,9 +569,9 @@ fn no_interval_lost(database: &Cluster) {
 }
 
 /// Which bridge records now (waiting for one to), and how long it took.
-fn wait_recorder(addrs: [SocketAddr; 2], alive: [bool; 2], within: Duration) -> (usize, Duration) {
+fn wait_recorder(addrs: [SocketAddr; 2], alive: [bool; 2]) -> (usize, Duration) {
     let since = std::time::Instant::now();
-    let n = wait_blocking("one bridge to record the history", within, || {
+    let n = until_blocking("one bridge to record the history", || {
         let on: Vec<usize> = (0..2)
             .filter(|&i| alive[i] && recording(addrs[i]).unwrap_or(false))
             .collect();
@@ -734,8 +702,8 @@ async fn a_change_on_one_bridge_shows_on_the_others_page(driver: &Driver, addrs:
     let browser = driver.browser().await;
     browser.goto(&format!("http://{other}/")).await;
     let page = ListPage::new(&browser);
-    page.wait_live(LIVE).await;
-    page.wait_listed("Feuerland", true, LIVE).await;
+    page.wait_live().await;
+    page.wait_listed("Feuerland", true).await;
     let name = "Across Bridges";
     let watch = |present: bool| {
         format!(
@@ -764,9 +732,7 @@ async fn a_change_on_one_bridge_shows_on_the_others_page(driver: &Driver, addrs:
         "command": "msUpdateGameServerStats",
         "content": {"players": {"current": 1, "max": 4}, "isLobbyOpen": true, "gameplayMode": 1}
     });
-    let answer = tokio::time::timeout(LIVE, admin.next())
-        .await
-        .expect("bridgeAuth answered");
+    let answer = e2e::bounded("bridgeAuth's answer", admin.next()).await;
     assert!(
         format!("{answer:?}").contains(r#"\"ok\":true"#),
         "bridgeAuth: {answer:?}"
@@ -782,22 +748,20 @@ async fn a_change_on_one_bridge_shows_on_the_others_page(driver: &Driver, addrs:
         .send(Message::text(stats.to_string()))
         .await
         .expect("send the stats");
-    page.wait_listed(name, true, LIVE).await;
+    page.wait_listed(name, true).await;
     took.push(("listed", page.js("return window.__across;").await, sent));
     page.js(&watch(false)).await;
     let sent = now_ms();
     admin.close(None).await.expect("close the admin's socket");
-    page.wait_listed(name, false, LIVE).await;
+    page.wait_listed(name, false).await;
     took.push(("unlisted", page.js("return window.__across;").await, sent));
     for (what, seen, sent) in took {
         let seen = seen.as_u64().expect("the page stamped the change");
         let ms = seen.saturating_sub(sent);
+        // Reported, not judged: the 150 ms target is the scale-out
+        // benchmark's (bench/README.md, phase scaleout).
         eprintln!(
             "a change on bridge {on} ({what}) showed on bridge {other}'s page after {ms} ms (target 150 ms)"
-        );
-        assert!(
-            Duration::from_millis(ms) <= ACROSS,
-            "{what} after {ms} ms on the other bridge's page (bound {ACROSS:?})"
         );
     }
     browser.close().await;
@@ -834,16 +798,16 @@ async fn the_page_moves_to_the_survivor(
     // from the kill on while the page moves.
     let mut alive = [true; 2];
     alive[stopped] = false;
-    let handover = std::thread::spawn(move || wait_recorder(addrs, alive, HANDOVER));
+    let handover = std::thread::spawn(move || wait_recorder(addrs, alive));
     if stopped == 1 {
         // The page's list socket was on it (on bridge 0, maybe not).
-        page.wait_reconnecting(LIVE).await;
+        page.wait_reconnecting().await;
     }
     // Back through nginx, on the other bridge: live, the list again, and
     // the test server registered.
-    page.wait_live(RECOVERY).await;
+    page.wait_live().await;
     for name in ["Feuerland", "Bravo", "Nordlicht Test"] {
-        page.wait_listed(name, true, RECOVERY).await;
+        page.wait_listed(name, true).await;
     }
     assert!(page.same_document().await, "the page reloaded");
     eprintln!(
@@ -859,11 +823,10 @@ async fn the_page_moves_to_the_survivor(
             "bridge {stopped} recorded the history; bridge {survivor} took over {took:?} after it was killed"
         );
     }
-    wait_blocking(
+    until_blocking(
         "the admin's sockets on the surviving bridge",
-        LIVE,
         || match admins(addrs[survivor])? {
-            0 => Err("none".into()),
+            0 => Err("none".to_owned()),
             n => Ok(n),
         },
     );
@@ -871,9 +834,8 @@ async fn the_page_moves_to_the_survivor(
     // (the page had not noticed the kill yet): wait until every socket of
     // the page has moved, or a restarted bridge could get one back and
     // stopping the other would not touch it.
-    wait_blocking(
+    until_blocking(
         &format!("all {page_sockets} sockets of the page on the surviving bridge"),
-        RECOVERY,
         || match sockets(addrs[survivor])? {
             n if n >= page_sockets => Ok(n),
             n => Err(format!("{n}")),
@@ -927,18 +889,16 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
 
     // Both bridges follow the master's change feed (no polling).
     for addr in deployment.addrs {
-        wait_blocking(
-            "the bridge to follow the master's feed",
-            READY,
-            || match http_get(addr, "/metrics")?
-                .body
-                .lines()
-                .find_map(|l| l.strip_prefix("bridge_master_feed_up "))
-            {
-                Some("1") => Ok(()),
-                other => Err(format!("bridge_master_feed_up {other:?}")),
-            },
-        );
+        until_blocking("the bridge to follow the master's feed", || match http_get(
+            addr, "/metrics",
+        )?
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix("bridge_master_feed_up "))
+        {
+            Some("1") => Ok(()),
+            other => Err(format!("bridge_master_feed_up {other:?}")),
+        });
     }
     eprintln!("master, bridges and nginx up after {:?}", start.elapsed());
     let _feuerland = GameServer::register(master, "Feuerland", "192.168.0.10", 20000, stats());
@@ -952,17 +912,17 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     );
     admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     admin.add_test_server("Nordlicht Test").await;
-    admin.wait_card("Nordlicht Test", "registered", LIVE).await;
+    admin.wait_card("Nordlicht Test", "registered").await;
     // In-app navigation: the test server's socket belongs to the tab.
     admin.click("nav a[href='/']").await;
     let page = ListPage::new(&browser);
-    page.wait_listed("Feuerland", true, LIVE).await;
-    page.wait_listed("Nordlicht Test", true, LIVE).await;
+    page.wait_listed("Feuerland", true).await;
+    page.wait_listed("Nordlicht Test", true).await;
     page.mark_document().await;
 
     // A server registering over TCP appears live, pushed over wss://.
     let _bravo = GameServer::register(master, "Bravo", "192.0.2.3", 20003, stats());
-    page.wait_listed("Bravo", true, LIVE).await;
+    page.wait_listed("Bravo", true).await;
     nginx_serves_the_front_end(&page, dir).await;
     let key = both_bridges_give_the_same_answers(
         &page,
@@ -971,7 +931,7 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
         "Feuerland",
     )
     .await;
-    wait_recorder(deployment.addrs, [true; 2], HANDOVER);
+    wait_recorder(deployment.addrs, [true; 2]);
 
     a_change_on_one_bridge_shows_on_the_others_page(&driver, deployment.addrs).await;
 
@@ -997,25 +957,23 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     );
     the_page_moves_to_the_survivor(&page, &mut deployment, 1, 0).await;
     admin.click("nav a[href='/admin']").await;
-    admin.wait_card("Nordlicht Test", "registered", LIVE).await;
+    admin.wait_card("Nordlicht Test", "registered").await;
     nginx_never_turned_the_page_away(&deployment.nginx);
 
     // Pushes still work after the switch.
     admin.click("nav a[href='/']").await;
     let _charlie = GameServer::register(master, "Charlie", "192.0.2.4", 20004, stats());
-    page.wait_listed("Charlie", true, LIVE).await;
+    page.wait_listed("Charlie", true).await;
     page.screenshot("deploy-after-failover").await;
     browser.close().await;
     // Two more samples by the last recorder, then every interval since the
     // start is in the database once.
     let before = recorded_times(&deployment.database).len();
-    wait_blocking(
-        "two more samples recorded",
-        HANDOVER,
-        || match recorded_times(&deployment.database).len() {
+    until_blocking("two more samples recorded", || {
+        match recorded_times(&deployment.database).len() {
             n if n >= before + 2 => Ok(()),
             n => Err(format!("{n} samples, {before} before")),
-        },
-    );
+        }
+    });
     no_interval_lost(&deployment.database);
 }

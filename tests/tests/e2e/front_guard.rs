@@ -8,7 +8,7 @@
 use std::{process::Command, time::Duration};
 
 use e2e::{
-    browser::{js_str, Browser, Driver, PAGE_READY},
+    browser::{js_str, Browser, Driver},
     fake_bridge::FakeBridge,
     game::{GameServer, Stats},
     holds_for,
@@ -16,7 +16,7 @@ use e2e::{
     paths,
     process::Proc,
     product::{Product, ADMIN_TOKEN},
-    wait_for,
+    until,
 };
 use gamequery::{
     fake::{GameAgentMaster, GameAgentServer},
@@ -57,9 +57,7 @@ async fn a_foreign_bridge_in_the_link_never_gets_the_token() {
     admin.goto(&product.url("/admin")).await;
     admin.sign_in(ADMIN_TOKEN, "Signed in").await;
     admin.add_test_server("Guard Test").await;
-    admin
-        .wait_card("Guard Test", "registered", PAGE_READY)
-        .await;
+    admin.wait_card("Guard Test", "registered").await;
 
     // The same tab follows a crafted link naming another bridge.
     admin
@@ -67,7 +65,7 @@ async fn a_foreign_bridge_in_the_link_never_gets_the_token() {
         .await;
     // A loopback page may list from a loopback bridge (development), so the
     // list's socket goes there, with nothing but the subscription.
-    fake.wait_subscribe(0, PAGE_READY).await;
+    fake.wait_subscribe(0).await;
     // A user who tries to sign in here anyway gets no form to do it with.
     let form = admin
         .js("const b = document.querySelector('#admin-login'); if (b) b.click(); return !!b;")
@@ -84,9 +82,7 @@ async fn a_foreign_bridge_in_the_link_never_gets_the_token() {
     // The test server signed in again at the bridge that served the page
     // and registered there: the master's answer to its own query lists it
     // (the list on the page comes from the foreign bridge and never will).
-    admin
-        .wait_card("Guard Test", "registered", PAGE_READY)
-        .await;
+    admin.wait_card("Guard Test", "registered").await;
     eprintln!(
         "the foreign bridge got: {:?} {:?}",
         fake.conns(),
@@ -113,8 +109,7 @@ async fn the_printed_admin_link_signs_in_and_leaves_the_address_bar() {
         .env_remove("BRIDGE_ADMIN_TOKEN");
     // stdout is a pipe of its own here (the log goes to the file): the
     // link comes on stdout, after the readiness line, and never into the log.
-    let (_bridge, link) =
-        Proc::spawn_ready("bridge", cmd, &log, "admin page: ", Duration::from_secs(20));
+    let (_bridge, link) = Proc::spawn_ready("bridge", cmd, &log, "admin page: ");
     let token = link
         .split_once("#token=")
         .map(|(_, t)| t.to_owned())
@@ -129,7 +124,7 @@ async fn the_printed_admin_link_signs_in_and_leaves_the_address_bar() {
     let browser = driver.browser().await;
     browser.goto(&link).await;
     browser
-        .wait_text("[data-testid=auth-result]", "Signed in", PAGE_READY)
+        .wait_text("[data-testid=auth-result]", "Signed in")
         .await;
     let href = browser.js("return location.href;").await;
     let href = href.as_str().unwrap_or_default();
@@ -222,9 +217,9 @@ async fn a_name_with_a_bidi_override_is_isolated() {
 
     let list = ListPage::new(&browser);
     list.goto(&product.url("/")).await;
-    list.wait_listed(name, true, PAGE_READY).await;
+    list.wait_listed(name, true).await;
     let name_cell = format!("{} .c-name", row(name));
-    wait_for("the row's name isolated", PAGE_READY, || {
+    until("the row's name isolated", || {
         isolated(&browser, &name_cell, name)
     })
     .await;
@@ -234,17 +229,17 @@ async fn a_name_with_a_bidi_override_is_isolated() {
         .goto(&product.url(&format!("/?src={}", source.replace(':', "%3A"))))
         .await;
     let game_row = games::row(game_name);
-    wait_for("the game row's name isolated", PAGE_READY, || {
+    until("the game row's name isolated", || {
         isolated(&browser, &game_row, game_name)
     })
     .await;
     GamesPage::new(&browser).open_detail(game_name).await;
-    wait_for("the detail's title isolated", PAGE_READY, || {
+    until("the detail's title isolated", || {
         isolated(&browser, "#detail-title", game_name)
     })
     .await;
     let player = format!("[data-testid=detail-player][data-name=\"{player_name}\"]");
-    wait_for("the player's name isolated", PAGE_READY, || {
+    until("the player's name isolated", || {
         isolated(&browser, &player, player_name)
     })
     .await;
@@ -255,7 +250,7 @@ async fn a_name_with_a_bidi_override_is_isolated() {
     let test_name = "Test\u{202E}Bidi";
     admin.add_test_server(test_name).await;
     let test_card = card(test_name);
-    wait_for("the test server's name isolated", PAGE_READY, || {
+    until("the test server's name isolated", || {
         isolated(&browser, &test_card, test_name)
     })
     .await;

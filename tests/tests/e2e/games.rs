@@ -13,7 +13,7 @@ use std::{
 };
 
 use e2e::{
-    browser::{count_expr, js_str, param_expr, Browser, Driver, PAGE_READY},
+    browser::{count_expr, js_str, param_expr, Browser, Driver},
     game::{GameServer, Stats},
     holds_for,
     pages::{
@@ -31,11 +31,6 @@ use gamequery::{
 };
 use serde_json::{json, Value};
 
-/// Bound for what the page does by itself (render, sort, filter).
-const LIVE: Duration = Duration::from_secs(3);
-/// Bound for a change on a game server to reach the page: the next poll
-/// (1 s), a query that may time out and retry (2 × 300 ms), the push.
-const GAME_LIVE: Duration = Duration::from_secs(8);
 /// `--game-query-retries` below: attempts per query are one more.
 const RETRIES: u32 = 1;
 
@@ -222,10 +217,9 @@ impl Scene {
                 [fakes.master_id(), "false"],
                 [fakes.silent_id(), "false"]
             ]),
-            PAGE_READY,
         )
         .await;
-        ListPage::new(b).wait_rows(&["Feuerland"], LIVE).await;
+        ListPage::new(b).wait_rows(&["Feuerland"]).await;
         assert_eq!(b.param("src").await, Value::Null);
     }
 }
@@ -315,7 +309,6 @@ async fn tabs_follow_the_keyboard(b: &GamesPage<'_>, fakes: &Fakes) {
             &format!("the {to} tab focused"),
             &expr,
             json!([to, "true", src]),
-            LIVE,
         )
         .await;
     }
@@ -329,18 +322,17 @@ async fn a2s_row_shows_the_seed(b: &GamesPage<'_>, seed: &A2sSeed) {
     assert_eq!(b.eval(ONLINE_ROWS).await, json!([info.name]));
     assert_eq!(b.cell(&info.name, ".c-map").await, json!(info.map));
     assert_eq!(b.cell(&info.name, ".c-game").await, json!(info.game));
-    let players_cell = b.wait_cell(&info.name, ".c-players", LIVE, |_| true).await;
+    let players_cell = b.wait_cell(&info.name, ".c-players", |_| true).await;
     let current_max = format!("{}/{}", info.players, info.max_players);
     assert!(
         players_cell.starts_with(&current_max),
         "{players_cell:?} does not start with {current_max}"
     );
-    let addr_cell = b.wait_cell(&info.name, ".c-addr", LIVE, |_| true).await;
+    let addr_cell = b.wait_cell(&info.name, ".c-addr", |_| true).await;
     assert!(addr_cell.contains(&seed.server), "{addr_cell:?}");
     b.wait_text(
         "[data-testid=summary]",
         &format!("1 server · {} players · 1 online", info.players),
-        LIVE,
     )
     .await;
     assert_eq!(b.count("#filter-open, #filter-mode").await, 0);
@@ -357,18 +349,12 @@ fn sorted_players(seed: &A2sSeed) -> Value {
 async fn a2s_detail_shows_players_and_rules(b: &GamesPage<'_>, fakes: &Fakes, seed: &A2sSeed) {
     let name = &seed.info.name;
     b.open_detail(name).await;
-    b.wait_text("[data-testid=game-detail] h2", name, LIVE)
-        .await;
+    b.wait_text("[data-testid=game-detail] h2", name).await;
     assert_eq!(b.count("table.games").await, 0);
     assert_eq!(b.param("server").await, json!(seed.server));
     assert_eq!(b.param("src").await, json!(fakes.a2s_id()));
-    b.wait_eq(
-        "the A2S players",
-        DETAIL_PLAYERS,
-        sorted_players(seed),
-        LIVE,
-    )
-    .await;
+    b.wait_eq("the A2S players", DETAIL_PLAYERS, sorted_players(seed))
+        .await;
     for p in &seed.players {
         assert_eq!(
             b.detail_cell("detail-player", &p.name, ".c-score").await,
@@ -425,11 +411,11 @@ async fn the_rule_filter_narrows_the_rules(b: &GamesPage<'_>, seed: &A2sSeed) {
         "{needle:?} filters nothing"
     );
     b.type_into("#rule-filter", &needle.to_uppercase()).await;
-    b.wait_eq("the filtered rules", DETAIL_RULES, json!(expected), LIVE)
+    b.wait_eq("the filtered rules", DETAIL_RULES, json!(expected))
         .await;
     let nothing = "no rule has this";
     b.type_into("#rule-filter", nothing).await;
-    b.wait_text("[data-testid=no-rules]", "Nothing matches", LIVE)
+    b.wait_text("[data-testid=no-rules]", "Nothing matches")
         .await;
     // Backspaces, as a user empties it (WebDriver's clear fires no input).
     b.find("#rule-filter")
@@ -441,7 +427,6 @@ async fn the_rule_filter_narrows_the_rules(b: &GamesPage<'_>, seed: &A2sSeed) {
         "all rules again",
         &count_expr("tr[data-testid=detail-rule]"),
         json!(seed.rules.len()),
-        LIVE,
     )
     .await;
 }
@@ -452,19 +437,17 @@ async fn the_detail_survives_a_reload_and_closes(b: &GamesPage<'_>, fakes: &Fake
     let name = &seed.info.name;
     let url = b.search().await;
     b.reload_live().await;
-    b.wait_text("[data-testid=game-detail] h2", name, PAGE_READY)
-        .await;
+    b.wait_text("[data-testid=game-detail] h2", name).await;
     b.wait_eq(
         "the A2S players after a reload",
         DETAIL_PLAYERS,
         sorted_players(seed),
-        LIVE,
     )
     .await;
     assert_eq!(b.search().await, url);
 
     b.click("#detail-close").await;
-    b.wait_eq("the table back", ROWS, json!([name]), LIVE).await;
+    b.wait_eq("the table back", ROWS, json!([name])).await;
     assert_eq!(b.param("server").await, Value::Null);
     assert_eq!(b.param("src").await, json!(fakes.a2s_id()));
     assert_eq!(b.count("[data-testid=game-detail]").await, 0);
@@ -477,33 +460,24 @@ async fn the_a2s_row_follows_the_server(b: &GamesPage<'_>, fakes: &Fakes, seed: 
     let name = &seed.info.name;
     b.mark_document().await;
     fakes.a2s.set_alternate_map(true);
-    b.wait_cell(name, ".c-map", GAME_LIVE, |t| t == fake::ALTERNATE_MAP)
+    b.wait_cell(name, ".c-map", |t| t == fake::ALTERNATE_MAP)
         .await;
     assert!(b.same_document().await, "the page reloaded");
 
     fakes.a2s.set_answering(false);
-    b.wait_eq(
-        "the A2S server offline",
-        ONLINE,
-        json!(["false"]),
-        GAME_LIVE,
-    )
-    .await;
+    b.wait_eq("the A2S server offline", ONLINE, json!(["false"]))
+        .await;
     let name_cell = b
         .text("tr[data-testid=game-row] .c-name")
         .await
         .unwrap_or_default();
     assert!(name_cell.contains("127.0.0.1"), "{name_cell:?}");
-    b.wait_text(
-        "[data-testid=summary]",
-        "1 server · 0 players · 0 online",
-        LIVE,
-    )
-    .await;
+    b.wait_text("[data-testid=summary]", "1 server · 0 players · 0 online")
+        .await;
     b.screenshot("games-a2s-offline").await;
 
     fakes.a2s.set_answering(true);
-    b.wait_eq("the A2S server back", ONLINE_ROWS, json!([name]), GAME_LIVE)
+    b.wait_eq("the A2S server back", ONLINE_ROWS, json!([name]))
         .await;
     assert!(b.same_document().await, "the page reloaded");
 }
@@ -520,7 +494,7 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
     b.mark_document().await;
 
     b.select_tab(&fakes.a2s_id()).await;
-    b.wait_eq("the A2S rows", ROWS, json!([seed.info.name]), LIVE)
+    b.wait_eq("the A2S rows", ROWS, json!([seed.info.name]))
         .await;
     assert_eq!(b.param("src").await, json!(fakes.a2s_id()));
     assert_eq!(
@@ -546,13 +520,8 @@ async fn a2s_tab_shows_the_seed_server_its_details_and_live_changes() {
 async fn gameagent_table_lists_the_masters_servers(b: &GamesPage<'_>, fakes: &Fakes) {
     let gone_addr = fakes.gone.game_addr().to_string();
     b.select_tab(&fakes.master_id()).await;
-    b.wait_eq(
-        "the GameAgent servers by name",
-        ONLINE_ROWS,
-        json!(BY_NAME),
-        LIVE,
-    )
-    .await;
+    b.wait_eq("the GameAgent servers by name", ONLINE_ROWS, json!(BY_NAME))
+        .await;
     assert_eq!(
         b.tab_selected(&fakes.master_id()).await.as_deref(),
         Some("true")
@@ -577,27 +546,19 @@ async fn gameagent_table_lists_the_masters_servers(b: &GamesPage<'_>, fakes: &Fa
             "{class}"
         );
     }
-    let players_cell = b
-        .wait_cell("Awesome Server", ".c-players", LIVE, |_| true)
-        .await;
+    let players_cell = b.wait_cell("Awesome Server", ".c-players", |_| true).await;
     assert!(players_cell.starts_with("3/16"), "{players_cell:?}");
-    let addr_cell = b
-        .wait_cell("Awesome Server", ".c-addr", LIVE, |_| true)
-        .await;
+    let addr_cell = b.wait_cell("Awesome Server", ".c-addr", |_| true).await;
     assert!(addr_cell.contains(&awesome_addr), "{addr_cell:?}");
-    b.wait_text(
-        "[data-testid=summary]",
-        "5 servers · 8 players · 4 online",
-        LIVE,
-    )
-    .await;
+    b.wait_text("[data-testid=summary]", "5 servers · 8 players · 4 online")
+        .await;
 }
 
 /// Sorting: players most first, then fewest first, then by map; the
 /// headers' aria-sort and the URL follow.
 async fn gameagent_table_sorts(b: &GamesPage<'_>) {
     b.sort_by("players").await;
-    b.wait_eq("sorted by players", ONLINE_ROWS, json!(BY_PLAYERS), LIVE)
+    b.wait_eq("sorted by players", ONLINE_ROWS, json!(BY_PLAYERS))
         .await;
     assert_eq!(b.aria_sort("players").await.as_deref(), Some("descending"));
     assert_eq!(b.param("sort").await, json!("players"));
@@ -611,7 +572,6 @@ async fn gameagent_table_sorts(b: &GamesPage<'_>) {
         "sorted by players, fewest first",
         ONLINE_ROWS,
         json!(fewest),
-        LIVE,
     )
     .await;
     assert_eq!(b.aria_sort("players").await.as_deref(), Some("ascending"));
@@ -624,8 +584,7 @@ async fn gameagent_table_sorts(b: &GamesPage<'_>) {
         "Empty Arena",
         "Awesome Server",
     ];
-    b.wait_eq("sorted by map", ONLINE_ROWS, json!(by_map), LIVE)
-        .await;
+    b.wait_eq("sorted by map", ONLINE_ROWS, json!(by_map)).await;
     assert_eq!(b.aria_sort("map").await.as_deref(), Some("ascending"));
     assert_eq!(b.aria_sort("players").await.as_deref(), Some("none"));
     assert_eq!(b.param("sort").await, json!("map"));
@@ -639,7 +598,6 @@ async fn gameagent_table_filters_searches_and_reloads(b: &GamesPage<'_>, fakes: 
         "full servers hidden",
         ONLINE_ROWS,
         json!(["Cooperative Karnak", "Empty Arena", "Awesome Server"]),
-        LIVE,
     )
     .await;
     b.click("#filter-hide-empty").await;
@@ -647,16 +605,15 @@ async fn gameagent_table_filters_searches_and_reloads(b: &GamesPage<'_>, fakes: 
         "empty servers hidden",
         ONLINE_ROWS,
         json!(["Cooperative Karnak", "Awesome Server"]),
-        LIVE,
     )
     .await;
     // Search covers the map ("yodel") ...
     b.type_into("#search", "YODEL").await;
-    b.wait_eq("search by map", ROWS, json!(["Awesome Server"]), LIVE)
+    b.wait_eq("search by map", ROWS, json!(["Awesome Server"]))
         .await;
     // ... and the name.
     b.type_into("#search", "karnak").await;
-    b.wait_eq("search by name", ROWS, json!(["Cooperative Karnak"]), LIVE)
+    b.wait_eq("search by name", ROWS, json!(["Cooperative Karnak"]))
         .await;
     for (key, value) in [
         ("src", fakes.master_id()),
@@ -674,7 +631,6 @@ async fn gameagent_table_filters_searches_and_reloads(b: &GamesPage<'_>, fakes: 
         "the view after a reload",
         ROWS,
         json!(["Cooperative Karnak"]),
-        LIVE,
     )
     .await;
     assert_eq!(b.search().await, url);
@@ -698,17 +654,16 @@ async fn gameagent_detail_shows_players_and_rules(
     let awesome_addr = fakes.servers[0].game_addr().to_string();
     b.open_live(&product.url(&format!("/?src={}", fakes.master_id())))
         .await;
-    b.wait_eq("the GameAgent servers", ONLINE_ROWS, json!(BY_NAME), LIVE)
+    b.wait_eq("the GameAgent servers", ONLINE_ROWS, json!(BY_NAME))
         .await;
     b.open_detail("Awesome Server").await;
-    b.wait_text("[data-testid=game-detail] h2", "Awesome Server", LIVE)
+    b.wait_text("[data-testid=game-detail] h2", "Awesome Server")
         .await;
     assert_eq!(b.param("server").await, json!(awesome_addr));
     b.wait_eq(
         "the GameAgent players",
         DETAIL_PLAYERS,
         json!(["Angelo", "Bärbel", "Zed"]),
-        LIVE,
     )
     .await;
     for (name, score, ping) in [("Angelo", "14", "80"), ("Zed", "-2", "120")] {
@@ -732,7 +687,7 @@ async fn gameagent_detail_shows_players_and_rules(
     }
     b.screenshot("games-gameagent-detail").await;
     b.click("#detail-close").await;
-    b.wait_eq("the table back", ONLINE_ROWS, json!(BY_NAME), LIVE)
+    b.wait_eq("the table back", ONLINE_ROWS, json!(BY_NAME))
         .await;
     assert_eq!(b.param("server").await, Value::Null);
 }
@@ -757,14 +712,13 @@ async fn gameagent_tab_sorts_filters_details_offline_servers_and_source_errors()
         attempts: RETRIES + 1,
     }
     .to_string();
-    b.wait_text("[data-testid=source-error]", &error, LIVE)
-        .await;
+    b.wait_text("[data-testid=source-error]", &error).await;
     assert_eq!(b.count("tr[data-testid=game-row]").await, 0);
     b.screenshot("games-source-error").await;
 
     // Back to the lobby's own list.
     b.select_tab("lobby").await;
-    ListPage::new(b).wait_rows(&["Feuerland"], LIVE).await;
+    ListPage::new(b).wait_rows(&["Feuerland"]).await;
     assert_eq!(b.param("src").await, Value::Null);
     assert_eq!(b.tab_selected("lobby").await.as_deref(), Some("true"));
     assert_eq!(b.count("table.games").await, 0);
@@ -779,7 +733,7 @@ async fn embed_shows_a_sources_game_table() {
     b.resize(800, 600).await;
     let embed = format!("/embed?src={}&sort=players", fakes.master_id());
     b.open_live(&product.url(&embed)).await;
-    b.wait_eq("the embedded table", ONLINE_ROWS, json!(BY_PLAYERS), LIVE)
+    b.wait_eq("the embedded table", ONLINE_ROWS, json!(BY_PLAYERS))
         .await;
     assert_eq!(b.count("table.games").await, 1);
     assert_eq!(b.count("[data-testid=server-row]").await, 0);
@@ -829,7 +783,6 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
     b.wait_text(
         "[data-testid=source-note]",
         "3 listed servers skipped: 2 private or reserved addresses, 1 with port 0 or 65535",
-        GAME_LIVE,
     )
     .await;
     // A note, not a failure: no error banner.
@@ -844,7 +797,7 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
     b.screenshot("games-hostile-master").await;
 
     b.select_tab(&format!("gameagent:{}", silent.addr())).await;
-    b.wait_text("[data-testid=source-error]", "no answer in time", GAME_LIVE)
+    b.wait_text("[data-testid=source-error]", "no answer in time")
         .await;
     browser.close().await;
 }
@@ -856,7 +809,7 @@ async fn lobby_without_sources_has_no_tab_bar() {
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &product.url("/")).await;
-    page.wait_empty(LIVE).await;
+    page.wait_empty().await;
     holds_for("no source tabs", Duration::from_secs(1), || async {
         match page.count("[data-testid=source-tab]").await {
             0 => Ok(()),

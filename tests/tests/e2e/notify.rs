@@ -12,8 +12,6 @@
 //! Real bridge and master, a game server over raw TCP, headless Chromium.
 //! Holds [`e2e::serial`] like the other browser tests.
 
-use std::time::Duration;
-
 use e2e::{
     axe,
     browser::{Browser, Driver},
@@ -22,9 +20,6 @@ use e2e::{
     product::Product,
 };
 use serde_json::json;
-
-/// The bound for live changes (no reload).
-const LIVE: Duration = Duration::from_secs(30);
 
 /// A browser in `lang` (`en` or `de`), as a player there would have it.
 async fn browser_in(driver: &Driver, lang: &str) -> Browser {
@@ -64,7 +59,7 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
     );
     list.click(&bell).await;
     let page = ServerPage::new(&en);
-    page.wait_name("Feuerland", LIVE).await;
+    page.wait_name("Feuerland").await;
     assert_eq!(
         en.eval("location.pathname").await,
         json!(format!("/server/{key}"))
@@ -97,7 +92,7 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
     )
     .await;
     let page_de = ServerPage::open(&de, &page_url).await;
-    page_de.wait_name("Feuerland", LIVE).await;
+    page_de.wait_name("Feuerland").await;
     page_de.click("[data-testid=notify-me]").await;
     page_de.find("[data-testid=notify-form]").await;
     axe::assert_no_violations(&de, "notify form · de").await;
@@ -106,7 +101,7 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
         .await;
     page_de.notify_me(&["lobby-opened"], None).await;
     page_de
-        .wait_text("[data-testid=notify-status]", "blockiert", LIVE)
+        .wait_text("[data-testid=notify-status]", "blockiert")
         .await;
     axe::assert_no_violations(&de, "notify on · de").await;
 
@@ -114,9 +109,7 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
     feuerland.update(Stats::of_four(3, true));
     let lobby_tag = format!("{key}:lobby-opened");
     let players_tag = format!("{key}:players-reached");
-    let shown = page
-        .wait_notifications(&[&players_tag, &lobby_tag], LIVE)
-        .await;
+    let shown = page.wait_notifications(&[&players_tag, &lobby_tag]).await;
     let find = |tag: &str| {
         let mine: Vec<_> = shown.iter().filter(|n| n.tag == tag).collect();
         assert_eq!(mine.len(), 1, "{tag}: {shown:?}");
@@ -135,7 +128,6 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
         .wait_text(
             "[data-testid=toast]",
             "Die Lobby ist offen, 3 von 4 Spielern",
-            LIVE,
         )
         .await;
     let toasts = page_de.toasts().await;
@@ -147,25 +139,25 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
     );
     axe::assert_no_violations(&de, "toast · de").await;
     page_de.click("[data-testid=toast] .toast-close").await;
-    page_de.wait_gone("[data-testid=toast]", LIVE).await;
+    page_de.wait_gone("[data-testid=toast]").await;
 
     // Flapping: the lobby closes and opens again within the cooldown. Each
     // tab decides its events for the closing and then for the opening
     // (the list versions it notes), and shows nothing more.
     let before = (page.notices().await, page_de.notices().await);
     feuerland.update(Stats::of_four(1, false));
-    page.wait_state("lobby", "In game", LIVE).await;
-    page_de.wait_state("lobby", "Im Spiel", LIVE).await;
+    page.wait_state("lobby", "In game").await;
+    page_de.wait_state("lobby", "Im Spiel").await;
     let closed = (
-        page.wait_notices_after(before.0.looked, LIVE).await,
-        page_de.wait_notices_after(before.1.looked, LIVE).await,
+        page.wait_notices_after(before.0.looked).await,
+        page_de.wait_notices_after(before.1.looked).await,
     );
     feuerland.update(Stats::of_four(3, true));
-    page.wait_state("lobby", "Open", LIVE).await;
-    page_de.wait_state("lobby", "Offen", LIVE).await;
+    page.wait_state("lobby", "Open").await;
+    page_de.wait_state("lobby", "Offen").await;
     let opened = (
-        page.wait_notices_after(closed.0.looked, LIVE).await,
-        page_de.wait_notices_after(closed.1.looked, LIVE).await,
+        page.wait_notices_after(closed.0.looked).await,
+        page_de.wait_notices_after(closed.1.looked).await,
     );
     assert_eq!(opened.0.settled, before.0.settled, "shown again in en");
     assert_eq!(opened.1.settled, before.1.settled, "shown again in de");

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use e2e::{
-    browser::{count_expr, Driver, PAGE_READY},
+    browser::{count_expr, Driver},
     game::{GameServer, Stats},
     holds_for,
     pages::{list::row, ListPage},
@@ -16,8 +16,6 @@ use e2e::{
 };
 use serde_json::json;
 
-/// The bound for live changes (no reload).
-const LIVE: Duration = Duration::from_secs(3);
 /// The three servers of [`register_three`] by name.
 const THREE: [&str; 3] = ["Alpha", "Bravo", "Charlie"];
 
@@ -48,14 +46,14 @@ fn register_three(product: &Product) -> Vec<GameServer> {
 /// matching).
 async fn a_favourite_is_pinned(page: &ListPage<'_>) {
     page.star("Charlie").await;
-    page.wait_rows(&["Charlie", "Alpha", "Bravo"], LIVE).await;
+    page.wait_rows(&["Charlie", "Alpha", "Bravo"]).await;
     page.sort_by("name").await;
-    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"]).await;
     page.sort_by("players").await;
-    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"]).await;
 
     page.reload_live().await;
-    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"]).await;
     assert_eq!(
         page.attr(&row("Charlie"), "data-favourite")
             .await
@@ -63,8 +61,8 @@ async fn a_favourite_is_pinned(page: &ListPage<'_>) {
         Some("true")
     );
     page.click("#filter-hide-empty").await;
-    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
-    page.wait_text(&row("Charlie"), "not matching the filters", LIVE)
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"]).await;
+    page.wait_text(&row("Charlie"), "not matching the filters")
         .await;
     page.click("#filter-hide-empty").await;
 }
@@ -73,7 +71,7 @@ async fn a_favourite_is_pinned(page: &ListPage<'_>) {
 /// nobody went offline, so Charlie is a plain favourite row.
 async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, product: &mut Product) {
     product.kill_bridge();
-    page.wait_text("[data-testid=stale]", "last list received", LIVE)
+    page.wait_text("[data-testid=stale]", "last list received")
         .await;
     assert_eq!(page.rows().await, ["Charlie", "Bravo", "Alpha"]);
     assert!(page.text("[data-testid=updated]").await.is_some());
@@ -82,8 +80,8 @@ async fn a_stale_list_shows_no_favourite_offline(page: &ListPage<'_>, product: &
         "a stale list shows no favourite offline"
     );
     product.restart_bridge();
-    page.wait_live(Duration::from_secs(20)).await;
-    page.wait_rows(&["Charlie", "Bravo", "Alpha"], LIVE).await;
+    page.wait_live().await;
+    page.wait_rows(&["Charlie", "Bravo", "Alpha"]).await;
 }
 
 #[tokio::test]
@@ -94,38 +92,35 @@ async fn a_favourite_is_pinned_after_a_reload_and_stays_greyed_while_offline() {
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &product.url("/")).await;
-    page.wait_rows(&THREE, LIVE).await;
+    page.wait_rows(&THREE).await;
 
     a_favourite_is_pinned(&page).await;
     a_stale_list_shows_no_favourite_offline(&page, &mut product).await;
 
     // Charlie disconnects: it stays greyed, "offline — last seen …".
     servers.retain(|s| s.name != "Charlie");
-    page.wait_listed("Charlie", false, LIVE).await;
+    page.wait_listed("Charlie", false).await;
     let note = page
         .wait_text(
             "[data-testid=offline-favourite][data-name=Charlie]",
             "offline — last seen",
-            LIVE,
         )
         .await;
     assert!(note.contains("ago") || note.contains("just now"), "{note}");
     page.screenshot("players-offline-favourite").await;
     page.reload_live().await;
-    page.wait_text("[data-testid=offline-favourite]", "Charlie", LIVE)
+    page.wait_text("[data-testid=offline-favourite]", "Charlie")
         .await;
 
     // It comes back under another name on the same address and port: the
     // same favourite, pinned again, no offline row.
     let _back = register(&product, "Charlie reborn", 21003, stats(2, 4, true));
-    page.wait_rows(&["Charlie reborn", "Bravo", "Alpha"], LIVE)
-        .await;
+    page.wait_rows(&["Charlie reborn", "Bravo", "Alpha"]).await;
     assert!(page.text("[data-testid=offline-favourite]").await.is_none());
 
     // Unstarring puts it back in order (most players first: 4, 2, 1).
     page.star("Charlie reborn").await;
-    page.wait_rows(&["Bravo", "Charlie reborn", "Alpha"], LIVE)
-        .await;
+    page.wait_rows(&["Bravo", "Charlie reborn", "Alpha"]).await;
     browser.close().await;
 }
 
@@ -133,21 +128,20 @@ async fn a_favourite_is_pinned_after_a_reload_and_stays_greyed_while_offline() {
 /// clears the note; a hidden Alpha stays hidden after a reload.
 async fn hiding_servers(page: &ListPage<'_>) {
     page.click_in_row("Bravo", "[data-testid=hide]").await;
-    page.wait_rows(&["Alpha", "Charlie"], LIVE).await;
-    page.wait_text("[data-testid=hidden]", "1 hidden", LIVE)
-        .await;
+    page.wait_rows(&["Alpha", "Charlie"]).await;
+    page.wait_text("[data-testid=hidden]", "1 hidden").await;
     page.click("#toggle-hidden").await;
-    page.wait_rows(&THREE, LIVE).await;
+    page.wait_rows(&THREE).await;
     page.click_in_row("Bravo", "[data-testid=unhide]").await;
-    page.wait_gone("[data-testid=hidden]", LIVE).await;
+    page.wait_gone("[data-testid=hidden]").await;
     // Still there after a reload: nothing hidden any more.
     page.click_in_row("Alpha", "[data-testid=hide]").await;
-    page.wait_rows(&["Bravo", "Charlie"], LIVE).await;
+    page.wait_rows(&["Bravo", "Charlie"]).await;
     page.reload_live().await;
-    page.wait_rows(&["Bravo", "Charlie"], LIVE).await;
+    page.wait_rows(&["Bravo", "Charlie"]).await;
     page.click("#toggle-hidden").await;
     page.click_in_row("Alpha", "[data-testid=unhide]").await;
-    page.wait_rows(&THREE, LIVE).await;
+    page.wait_rows(&THREE).await;
 }
 
 /// Filters hide two servers; the summary says so, the filters are
@@ -155,20 +149,20 @@ async fn hiding_servers(page: &ListPage<'_>) {
 async fn the_filters_note_and_its_clear(page: &ListPage<'_>, product: &Product) {
     page.click("#filter-hide-full").await;
     page.click("#filter-hide-empty").await;
-    page.wait_rows(&["Alpha"], LIVE).await;
-    page.wait_text("[data-testid=filtered]", "filters hide 2", LIVE)
+    page.wait_rows(&["Alpha"]).await;
+    page.wait_text("[data-testid=filtered]", "filters hide 2")
         .await;
     page.screenshot("players-filters-note").await;
 
     page.open_live(&product.url("/")).await;
-    page.wait_rows(&["Alpha"], LIVE).await;
+    page.wait_rows(&["Alpha"]).await;
     assert_eq!(page.search().await, "?hidefull=1&hideempty=1");
     page.click("#summary-clear").await;
-    page.wait_rows(&THREE, LIVE).await;
+    page.wait_rows(&THREE).await;
     assert_eq!(page.search().await, "");
     assert!(page.text("[data-testid=filtered]").await.is_none());
     page.open_live(&product.url("/")).await;
-    page.wait_rows(&THREE, LIVE).await;
+    page.wait_rows(&THREE).await;
 }
 
 #[tokio::test]
@@ -179,7 +173,7 @@ async fn hidden_servers_and_the_filters_note_clear_with_one_click() {
     let driver = Driver::start();
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &product.url("/")).await;
-    page.wait_rows(&THREE, LIVE).await;
+    page.wait_rows(&THREE).await;
 
     hiding_servers(&page).await;
     the_filters_note_and_its_clear(&page, &product).await;
@@ -191,7 +185,7 @@ async fn hidden_servers_and_the_filters_note_clear_with_one_click() {
              localStorage.setItem('lobby.lang', 'klingon'); return null;")
         .await;
     page.reload_live().await;
-    page.wait_rows(&THREE, LIVE).await;
+    page.wait_rows(&THREE).await;
     let stored = page
         .js("return [localStorage.getItem('lobby.favourites'), localStorage.getItem('lobby.hidden')];")
         .await;
@@ -219,9 +213,8 @@ async fn the_page_speaks_german_to_a_german_browser_and_switches() {
         .await;
     let page = ListPage::new(&browser);
     page.goto(&product.url("/")).await;
-    page.wait_rows(&THREE, PAGE_READY).await;
-    page.wait_summary("3 Server · 5 Spieler · 3 offen", LIVE)
-        .await;
+    page.wait_rows(&THREE).await;
+    page.wait_summary("3 Server · 5 Spieler · 3 offen").await;
     assert_eq!(page.attr("html", "lang").await.as_deref(), Some("de"));
     let label = page.text("label:has(#filter-favourites)").await;
     assert_eq!(label.as_deref(), Some("Nur Favoriten"));
@@ -233,11 +226,9 @@ async fn the_page_speaks_german_to_a_german_browser_and_switches() {
          s.dispatchEvent(new Event('change', {bubbles: true})); return null;",
     )
     .await;
-    page.wait_summary("3 servers · 5 players · 3 open", LIVE)
-        .await;
+    page.wait_summary("3 servers · 5 players · 3 open").await;
     page.reload_live().await;
-    page.wait_summary("3 servers · 5 players · 3 open", LIVE)
-        .await;
+    page.wait_summary("3 servers · 5 players · 3 open").await;
     assert_eq!(page.attr("html", "lang").await.as_deref(), Some("en"));
     screenshots(&page, "players-en").await;
     browser.close().await;
@@ -254,12 +245,11 @@ async fn the_embed_hides_the_source_tabs_with_tabs_0() {
     let browser = driver.browser().await;
     let page = ListPage::open(&browser, &product.url("/embed")).await;
     let tabs = count_expr("[data-testid=source-tab]");
-    page.wait_eq("the source tabs", &tabs, json!(2), PAGE_READY)
-        .await;
+    page.wait_eq("the source tabs", &tabs, json!(2)).await;
 
     page.open_live(&product.url("/embed?tabs=0&theme=light"))
         .await;
-    page.wait_rows(&THREE, LIVE).await;
+    page.wait_rows(&THREE).await;
     // The games arrive after the list: no tab shows up meanwhile.
     holds_for("no source tabs", Duration::from_secs(2), || async {
         match page.eval(&tabs).await {
@@ -272,10 +262,10 @@ async fn the_embed_hides_the_source_tabs_with_tabs_0() {
 
     // fav=1: only the favourites of this browser (starred on `/`).
     page.open_live(&product.url("/")).await;
-    page.wait_listed("Bravo", true, LIVE).await;
+    page.wait_listed("Bravo", true).await;
     page.star("Bravo").await;
-    page.wait_rows(&["Bravo", "Alpha", "Charlie"], LIVE).await;
+    page.wait_rows(&["Bravo", "Alpha", "Charlie"]).await;
     page.open_live(&product.url("/embed?tabs=0&fav=1")).await;
-    page.wait_rows(&["Bravo"], LIVE).await;
+    page.wait_rows(&["Bravo"]).await;
     browser.close().await;
 }

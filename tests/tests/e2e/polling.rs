@@ -11,13 +11,13 @@
 use std::time::{Duration, Instant};
 
 use e2e::{
-    browser::{Driver, PAGE_READY},
+    browser::Driver,
     fake_bridge::FakeBridge,
     holds_for,
     master::listed,
     pages::{list::row, ListPage},
     product::Product,
-    wait_for,
+    until,
 };
 use serde_json::Value;
 
@@ -32,12 +32,6 @@ const EARLIEST_FIRST_QUERY: Duration = Duration::from_millis(2500);
 const MIN_GAP: Duration = Duration::from_millis(1500);
 /// Nor further apart than this (the page must not stall).
 const MAX_GAP: Duration = Duration::from_millis(5000);
-/// A change of the fake's list reaches the rows within this (one poll
-/// interval, the page's 250 ms timer tick and rendering).
-const POLL_CHANGE: Duration = Duration::from_secs(5);
-/// Reconnecting takes a backoff of up to 2.5 s per refused attempt, then
-/// the grace period again.
-const RECOVERY: Duration = Duration::from_secs(20);
 
 /// A server as the fake lists it.
 fn server(name: &str, port: u16, current: u32) -> Value {
@@ -80,16 +74,15 @@ async fn quiet_during_grace(
         if accepted.elapsed() >= EARLIEST_FIRST_QUERY {
             return checked;
         }
-        tokio::time::sleep(e2e::POLL_EVERY).await;
+        tokio::time::sleep(e2e::POLL).await;
     }
 }
 
 /// Waits for connection `id`'s first query and checks it came after the
 /// grace period; returns it.
 async fn first_query_after_grace(fake: &FakeBridge, id: usize) -> Instant {
-    let first = wait_for(
+    let first = until(
         &format!("the first msQueryGameServers on socket {id}"),
-        PUSH_GRACE + PAGE_READY,
         || async {
             fake.queries(id)
                 .first()
@@ -120,9 +113,8 @@ async fn polls_after_the_grace_period(
     fake: &FakeBridge,
     id: usize,
     rows_before: &[&str],
-    timeout: Duration,
 ) -> (Instant, u32) {
-    let (socket, _) = fake.wait_subscribe(id, timeout).await;
+    let (socket, _) = fake.wait_subscribe(id).await;
     assert_eq!(socket, id, "one subscribe per socket");
     assert_eq!(fake.conns()[id].path, "/ws");
     let checked = quiet_during_grace(page, fake, id, rows_before).await;
@@ -130,14 +122,14 @@ async fn polls_after_the_grace_period(
         "socket {id}: {checked} probes in the grace period saw no query, no list, Connecting…"
     );
     let first = first_query_after_grace(fake, id).await;
-    page.wait_status("Live (polling)", PAGE_READY).await;
+    page.wait_status("Live (polling)").await;
     (first, checked)
 }
 
 /// The polls keep coming on socket 0, about every 2 s: neither a flood nor
 /// a stop.
 async fn polls_at_their_pace(fake: &FakeBridge) {
-    let queries = wait_for("five queries", 4 * MAX_GAP, || async {
+    let queries = until("five queries", || async {
         let q = fake.queries(0);
         if q.len() >= 5 {
             Ok(q)
@@ -176,16 +168,12 @@ fn only_polls(fake: &FakeBridge, sockets: usize) {
 async fn a_drop_is_shown_and_retried(page: &ListPage<'_>, fake: &FakeBridge) {
     fake.set_accepting(false);
     fake.close_all();
-    let status = page.wait_reconnecting(POLL_CHANGE).await;
+    let status = page.wait_reconnecting().await;
     eprintln!("after the drop the pill says {status:?}");
     assert_eq!(page.rows().await, ["Alpha", "Bravo", "Charlie"]);
-    page.wait_text(
-        "[data-testid=stale]",
-        "connection to the lobby was lost",
-        POLL_CHANGE,
-    )
-    .await;
-    wait_for("a refused attempt", RECOVERY, || async {
+    page.wait_text("[data-testid=stale]", "connection to the lobby was lost")
+        .await;
+    until("a refused attempt", || async {
         match fake.refused() {
             0 => Err("none yet".to_owned()),
             n => Ok(n),
@@ -200,8 +188,8 @@ async fn a_push_ends_polling(page: &ListPage<'_>, fake: &FakeBridge) {
     fake.set_servers(vec![server("Echo", 20005, 1)]);
     let pushed_at = Instant::now();
     fake.push_list();
-    page.wait_status("Live", POLL_CHANGE).await;
-    page.wait_rows(&["Echo"], POLL_CHANGE).await;
+    page.wait_status("Live").await;
+    page.wait_rows(&["Echo"]).await;
     // A query already on its way when the push went out may still come;
     // more than that over four poll intervals means polling went on.
     holds_for("no more polling after a push", POLL_EVERY * 4, || async {
@@ -234,9 +222,9 @@ async fn page_polls_a_bridge_that_never_pushes() {
     page.goto(&product.url(&format!("/?bridge={}", fake.url())))
         .await;
 
-    let (first, checked) = polls_after_the_grace_period(&page, &fake, 0, &[], PAGE_READY).await;
+    let (first, checked) = polls_after_the_grace_period(&page, &fake, 0, &[]).await;
     assert!(checked > 0, "the grace period was never observed");
-    page.wait_rows(&["Alpha", "Bravo"], POLL_CHANGE).await;
+    page.wait_rows(&["Alpha", "Bravo"]).await;
     eprintln!("live (polling) {:?} after the first query", first.elapsed());
     page.screenshot("polling-live").await;
 
@@ -248,10 +236,9 @@ async fn page_polls_a_bridge_that_never_pushes() {
         server("Bravo", 20002, 2),
         server("Charlie", 20003, 0),
     ]);
-    page.wait_rows(&["Alpha", "Bravo", "Charlie"], POLL_CHANGE)
-        .await;
+    page.wait_rows(&["Alpha", "Bravo", "Charlie"]).await;
     eprintln!("the change was shown {:?} later", changed.elapsed());
-    page.wait_text(&row("Alpha"), "3/4", POLL_CHANGE).await;
+    page.wait_text(&row("Alpha"), "3/4").await;
     assert!(page.same_document().await, "the page reloaded");
     assert_eq!(page.status().await, "Live (polling)");
 
@@ -265,8 +252,8 @@ async fn page_polls_a_bridge_that_never_pushes() {
     let back = Instant::now();
     fake.set_accepting(true);
     let old_rows = ["Alpha", "Bravo", "Charlie"];
-    polls_after_the_grace_period(&page, &fake, 1, &old_rows, RECOVERY).await;
-    page.wait_rows(&["Bravo", "Delta"], POLL_CHANGE).await;
+    polls_after_the_grace_period(&page, &fake, 1, &old_rows).await;
+    page.wait_rows(&["Bravo", "Delta"]).await;
     eprintln!(
         "live (polling) again {:?} after the fake came back ({} attempts refused)",
         back.elapsed(),

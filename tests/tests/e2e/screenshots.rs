@@ -11,7 +11,7 @@
 //! rather than the minute the test has run. Ignored: it rewrites files in
 //! the repository and asserts nothing the other tests do not.
 
-use std::{path::Path, time::Duration};
+use std::path::Path;
 
 use bridge::history::{ServerSample, Store};
 use e2e::{
@@ -21,7 +21,7 @@ use e2e::{
     paths::workspace_root,
     process::http_get,
     product::Product,
-    wait_for,
+    until,
 };
 
 /// The servers shown: name, address, port, players, max, lobby open, mode.
@@ -112,7 +112,7 @@ async fn readme_screenshots() {
     browser.resize(1280, 1100).await;
     browser.open_live(&product.url("/")).await;
     browser.find(&row("Feuerland")).await;
-    wait_for("the lobby's day", Duration::from_secs(10), || async {
+    until("the lobby's day", || async {
         let points = browser
             .attr("[data-testid=totals-graph]", "data-points")
             .await
@@ -132,9 +132,8 @@ async fn readme_screenshots() {
     let feuerland = format!("{:016x}", keys[3]);
     let page: ServerPage =
         ServerPage::open(&browser, &product.url(&format!("/server/{feuerland}"))).await;
-    page.wait_name("Feuerland", Duration::from_secs(10)).await;
-    page.wait_points_above("24h", 1000, Duration::from_secs(10))
-        .await;
+    page.wait_name("Feuerland").await;
+    page.wait_points_above("24h", 1000).await;
     let shot = browser.screenshot("readme-server").await;
     std::fs::copy(shot, img.join("server.png")).expect("docs/img/server.png");
 
@@ -154,9 +153,8 @@ async fn readme_screenshots() {
     let squad = format!("{:016x}", keys[1]);
     let page: ServerPage =
         ServerPage::open(&browser, &product.url(&format!("/server/{squad}"))).await;
-    page.wait_name(name, Duration::from_secs(10)).await;
-    page.wait_points_above("24h", 1000, Duration::from_secs(10))
-        .await;
+    page.wait_name(name).await;
+    page.wait_points_above("24h", 1000).await;
     page.notify_me(&["lobby-opened", "players-reached"], Some(4))
         .await;
     servers[1].update(Stats {
@@ -165,8 +163,7 @@ async fn readme_screenshots() {
         open: true,
         mode,
     });
-    page.wait_text("[data-testid=toast]", name, Duration::from_secs(10))
-        .await;
+    page.wait_text("[data-testid=toast]", name).await;
     let shot = browser.screenshot("readme-notify").await;
     std::fs::copy(shot, img.join("notify.png")).expect("docs/img/notify.png");
     browser.close().await;

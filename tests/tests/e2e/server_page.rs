@@ -5,23 +5,15 @@
 //! the list with its filters; with `--hide-addresses` no address; an
 //! unknown key says so.
 
-use std::time::Duration;
-
 use e2e::{
     browser::Driver,
     game::{GameServer, Stats},
     pages::{server::row_link, ListPage, ServerPage},
     process::http_get,
     product::Product,
-    wait_for,
+    until,
 };
 use serde_json::Value;
-
-/// The bound for live changes (no reload).
-const LIVE: Duration = Duration::from_secs(3);
-/// Samples every second, the page reads the history every 5 s: a new
-/// point shows within a few seconds.
-const SAMPLED: Duration = Duration::from_secs(15);
 
 fn stats(current: u32, open: bool, mode: u8) -> Stats {
     Stats {
@@ -63,14 +55,13 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     let driver = Driver::start();
     let browser = driver.browser().await;
     let list = ListPage::open(&browser, &product.url("/")).await;
-    list.wait_rows_unordered(&["Feuerland", "Alpha"], LIVE)
-        .await;
+    list.wait_rows_unordered(&["Feuerland", "Alpha"]).await;
     list.find("#filter-mode")
         .await
         .select_by_value("2")
         .await
         .expect("select mode 2");
-    list.wait_rows(&["Feuerland"], LIVE).await;
+    list.wait_rows(&["Feuerland"]).await;
     let filtered = list.search().await;
     assert!(filtered.contains("mode=2"), "{filtered}");
     list.mark_document().await;
@@ -87,23 +78,23 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     assert_eq!(focused, Value::Bool(true), "the row's link takes the focus");
     list.click(&link).await;
     let page = ServerPage::new(&browser);
-    page.wait_name("Feuerland", LIVE).await;
+    page.wait_name("Feuerland").await;
     assert!(page.same_document().await, "the link reloaded the page");
     let path = page.js("return location.pathname;").await;
     let key = only_key_of(&path);
-    page.wait_state("online", "Online", LIVE).await;
-    page.wait_state("players", "2/4", LIVE).await;
-    page.wait_state("lobby", "Open", LIVE).await;
+    page.wait_state("online", "Online").await;
+    page.wait_state("players", "2/4").await;
+    page.wait_state("lobby", "Open").await;
     assert_eq!(page.address().await.as_deref(), Some("192.168.0.10:20000"));
     assert_eq!(
         page.js("return document.querySelectorAll('h1').length;")
             .await,
         Value::from(1)
     );
-    let render_ms = page.wait_render_metric(LIVE).await;
+    let render_ms = page.wait_render_metric().await;
 
     // The graph draws the samples as they come.
-    let first = page.wait_points_above("24h", 0, SAMPLED).await;
+    let first = page.wait_points_above("24h", 0).await;
     let summary = page.graph_summary().await;
     assert!(
         summary.starts_with("Players over the last 24 hours: peak 2"),
@@ -112,30 +103,26 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
 
     // A stats update over TCP reaches the page over the list's socket.
     feuerland.update(stats(3, false, 2));
-    page.wait_state("players", "3/4", LIVE).await;
-    page.wait_state("lobby", "In game", LIVE).await;
+    page.wait_state("players", "3/4").await;
+    page.wait_state("lobby", "In game").await;
     // ... and the 24 h graph takes the new samples in (its point's mean
     // rises above 2, or a new point at 3), without a reload.
-    wait_for(
-        "the 24 h graph to take in the new samples",
-        SAMPLED,
-        || async {
-            let s = page.graph_summary().await;
-            let peak = s
-                .strip_prefix("Players over the last 24 hours: peak ")
-                .and_then(|rest| rest.split(' ').next())
-                .and_then(|p| p.parse::<f64>().ok());
-            match peak {
-                Some(p) if p > 2.0 => Ok(()),
-                _ => Err(s),
-            }
-        },
-    )
+    until("the 24 h graph to take in the new samples", || async {
+        let s = page.graph_summary().await;
+        let peak = s
+            .strip_prefix("Players over the last 24 hours: peak ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|p| p.parse::<f64>().ok());
+        match peak {
+            Some(p) if p > 2.0 => Ok(()),
+            _ => Err(s),
+        }
+    })
     .await;
     // The hour's graph has a point every 3 s: it gains points.
     page.select_span("1h").await;
-    let hour = page.wait_points_above("1h", 0, SAMPLED).await;
-    let more = page.wait_points_above("1h", hour, SAMPLED).await;
+    let hour = page.wait_points_above("1h", 0).await;
+    let more = page.wait_points_above("1h", hour).await;
     assert!(page.same_document().await, "the page reloaded");
     // The README's picture: the hour, with the change from 2 to 3 players.
     page.resize(1280, 1150).await;
@@ -162,7 +149,7 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
         .snippet("iframe")
         .await
         .contains(&format!("src=\"{origin}/embed/server/{key}\"")));
-    wait_for("the badge to load", LIVE, || async {
+    until("the badge to load", || async {
         let w = page
             .js("const i = document.querySelector('[data-testid=badge]'); return i.complete ? i.naturalWidth : 0;")
             .await;
@@ -174,11 +161,11 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     })
     .await;
     page.select_span("24h").await;
-    page.wait_points_above("24h", 0, SAMPLED).await;
+    page.wait_points_above("24h", 0).await;
 
     // Back: the list, with its filter.
     page.js("history.back(); return null;").await;
-    list.wait_rows(&["Feuerland"], LIVE).await;
+    list.wait_rows(&["Feuerland"]).await;
     assert_eq!(list.search().await, filtered);
     assert_eq!(list.prop("#filter-mode", "value").await, Value::from("2"));
     assert!(list.same_document().await, "Back reloaded the page");
@@ -211,7 +198,7 @@ async fn hidden_addresses_stay_hidden_and_unknown_keys_say_so() {
         20000,
         stats(2, true, 2),
     );
-    wait_for("the list at /api/servers", LIVE, || async {
+    until("the list at /api/servers", || async {
         let body = http_get(product.http, "/api/servers").map(|r| r.body);
         match body {
             Ok(b) if b.contains("Feuerland") => Ok(()),
@@ -224,8 +211,8 @@ async fn hidden_addresses_stay_hidden_and_unknown_keys_say_so() {
     let browser = driver.browser().await;
     let page: ServerPage =
         ServerPage::open(&browser, &product.url(&format!("/server/{key}"))).await;
-    page.wait_name("Feuerland", LIVE).await;
-    page.wait_state("players", "2/4", LIVE).await;
+    page.wait_name("Feuerland").await;
+    page.wait_state("players", "2/4").await;
     assert_eq!(page.address().await, None);
     let text = page.text("main").await.unwrap_or_default();
     assert!(!text.contains("192.168.0.10"), "{text}");
@@ -234,14 +221,14 @@ async fn hidden_addresses_stay_hidden_and_unknown_keys_say_so() {
     // The compact card for iframes.
     page.open_live(&product.url(&format!("/embed/server/{key}?theme=dark")))
         .await;
-    page.wait_name("Feuerland", LIVE).await;
-    page.wait_state("players", "2/4", LIVE).await;
+    page.wait_name("Feuerland").await;
+    page.wait_state("players", "2/4").await;
     assert_eq!(page.count(".site-header").await, 0);
 
     // A key this bridge never saw.
     page.open_live(&product.url("/server/0000000000000000"))
         .await;
-    page.wait_text("[data-testid=server-missing]", "No such server", LIVE)
+    page.wait_text("[data-testid=server-missing]", "No such server")
         .await;
     browser.close().await;
 }

@@ -12,8 +12,6 @@
 //! Needs `firefox-esr` and `geckodriver` (`FIREFOX`, `GECKODRIVER` name
 //! others). Holds [`e2e::serial`] like the other browser tests.
 
-use std::time::Duration;
-
 use e2e::{
     firefox::Gecko,
     game::{GameServer, Stats},
@@ -21,13 +19,9 @@ use e2e::{
     process::http_get,
     product::Product,
     push_service::PushService,
-    wait_for,
+    until,
 };
 use serde_json::Value;
-
-/// The bound for live changes, and for a push to arrive (the contract's
-/// 2 s, with room for a debug build and Firefox's decryption).
-const LIVE: Duration = Duration::from_secs(10);
 
 #[tokio::test]
 async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
@@ -50,12 +44,11 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     let gecko = Gecko::start();
     let firefox = gecko.browser(&service.server_url()).await;
     let page = ServerPage::open(&firefox, &product.url(&format!("/server/{key}"))).await;
-    page.wait_name("Feuerland", LIVE).await;
+    page.wait_name("Feuerland").await;
     page.notify_me(&["lobby-opened"], None).await;
     page.wait_text(
         "[data-testid=notify-status]",
         "even while this page is closed",
-        LIVE,
     )
     .await;
     service.log(|l| {
@@ -68,7 +61,7 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     // No lobby tab open: only the service worker can show it.
     firefox.goto("about:blank").await;
     feuerland.update(Stats::of_four(1, true));
-    let ack = wait_for("Firefox's ack", LIVE, || async {
+    let ack = until("Firefox's ack", || async {
         service.log(|l| l.acks.first().cloned()).ok_or_else(|| {
             // What the bridge says it did, for a failure's message.
             let metrics = http_get(product.http, "/metrics")
@@ -107,10 +100,8 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
 
     // Back on a lobby page, the worker's notification is listed.
     let page = ServerPage::open(&firefox, &product.url(&format!("/server/{key}"))).await;
-    page.wait_name("Feuerland", LIVE).await;
-    let shown = page
-        .wait_notification(&format!("{key}:lobby-opened"), LIVE)
-        .await;
+    page.wait_name("Feuerland").await;
+    let shown = page.wait_notification(&format!("{key}:lobby-opened")).await;
     assert_eq!(shown.len(), 1, "{shown:?}");
     assert_eq!(
         (shown[0].title.as_str(), shown[0].body.as_str()),
@@ -120,7 +111,7 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     // Turned off: the browser's subscription is gone.
     page.click("[data-testid=notify-off]").await;
     page.find("[data-testid=notify-me]").await;
-    wait_for("Firefox unsubscribed", LIVE, || async {
+    until("Firefox unsubscribed", || async {
         let subscribed = page
             .eval("navigator.serviceWorker.ready.then(r => r.pushManager.getSubscription()).then(s => s !== null)")
             .await;

@@ -85,11 +85,6 @@ async fn remote_master(env: &Env) -> Result<(Histogram<u64>, Duration)> {
     Ok((measured?.each, opts.poll_interval))
 }
 
-/// One figure of the bridge's `/metrics`, read on the heap.
-async fn metric(bridge: std::net::SocketAddr, name: &str) -> Result<f64> {
-    Box::pin(procs::bridge_metric(bridge, name)).await
-}
-
 /// What the change feed run measured.
 struct Followed {
     many: Rounds,
@@ -144,7 +139,11 @@ async fn remote_feed(env: &Env) -> Result<Followed> {
         Duration::from_secs(20),
         "the bridge follows the feed",
         async {
-            while metric(baddr, "bridge_master_feed_up").await.ok() != Some(1.0) {
+            while procs::bridge_metric(baddr, "bridge_master_feed_up")
+                .await
+                .ok()
+                != Some(1.0)
+            {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
             Ok(())
@@ -160,9 +159,9 @@ async fn remote_feed(env: &Env) -> Result<Followed> {
         &subscribe_json(&list),
     )
     .await?;
-    let before = metric(baddr, "bridge_master_queries_total").await?;
+    let before = procs::bridge_metric(baddr, "bridge_master_queries_total").await?;
     let many = rounds(&mut viewers, &mut servers, 100, s.deltas_rounds).await;
-    let queries = metric(baddr, "bridge_master_queries_total").await? - before;
+    let queries = procs::bridge_metric(baddr, "bridge_master_queries_total").await? - before;
     viewers.close().await;
     drop(servers);
     bridge.stop().await;

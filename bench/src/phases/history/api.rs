@@ -94,10 +94,6 @@ fn key_hex(key: u64) -> String {
     format!("{key:016x}")
 }
 
-async fn metric(addr: SocketAddr, name: &str) -> Result<f64> {
-    Box::pin(procs::bridge_metric(addr, name)).await
-}
-
 /// The API and badge figures.
 pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>> {
     let s = &env.sizes;
@@ -181,11 +177,12 @@ pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>>
     let rounds = (n / 100).clamp(2, 20);
     let mut lobby_uncached = histogram();
     let mut lobby_points = 0;
-    let mut seen = metric(addr, "bridge_history_samples_written_total").await?;
+    let mut seen = procs::bridge_metric(addr, "bridge_history_samples_written_total").await?;
     for _ in 0..rounds {
         within(Duration::from_secs(10), "the next sample", async {
             loop {
-                let now = metric(addr, "bridge_history_samples_written_total").await?;
+                let now =
+                    procs::bridge_metric(addr, "bridge_history_samples_written_total").await?;
                 if now > seen {
                     seen = now;
                     return Ok(());

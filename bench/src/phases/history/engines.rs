@@ -11,7 +11,7 @@ use std::{path::Path, time::Instant};
 
 use bridge::history::{DatabaseUrl, History, Range};
 use hdrhistogram::Histogram;
-use lobby_support::postgres::Cluster;
+use lobby_testkit::postgres::Cluster;
 
 use super::synth::{self, Generated, Plan, Target};
 use crate::{
@@ -43,13 +43,13 @@ pub(super) fn compare(
     sqlite: &Generated,
     requests: usize,
 ) -> Result<Vec<Row>> {
-    if let Err(why) = lobby_support::postgres::find_bin() {
+    if let Err(why) = lobby_testkit::postgres::find_bin() {
         return Ok(vec![Row::skipped(
             "history on PostgreSQL beside SQLite (write, read, storage)",
             why.to_string(),
         )]);
     }
-    let unexpected = |e: lobby_support::Error| Error::Unexpected(format!("PostgreSQL: {e}"));
+    let unexpected = |e: lobby_testkit::Error| Error::Unexpected(format!("PostgreSQL: {e}"));
     let cluster = Cluster::start().map_err(unexpected)?;
     let url: DatabaseUrl = cluster
         .create_database("history_bench")

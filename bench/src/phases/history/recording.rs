@@ -36,10 +36,6 @@ fn wall_ms() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
-async fn metric(addr: SocketAddr, name: &str) -> Result<f64> {
-    Box::pin(procs::bridge_metric(addr, name)).await
-}
-
 /// The bridge's last write: (samples written, start and end in Unix ms).
 async fn last_write(addr: SocketAddr) -> Result<(f64, f64, f64)> {
     let text = Box::pin(procs::http_get(addr, "/metrics")).await?;
@@ -170,13 +166,13 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
     let (n0, _, _) = last_write(addr).await?;
     let cpu0 = thread_cpu(bridge.pid(), "history-writer")?;
     let proc0 = procs::cpu_time(bridge.pid())?;
-    let wall0 = metric(addr, "bridge_history_write_seconds_sum").await?;
+    let wall0 = procs::bridge_metric(addr, "bridge_history_write_seconds_sum").await?;
     tokio::time::sleep(window).await;
     let (n1, _, _) = last_write(addr).await?;
     let cpu1 = thread_cpu(bridge.pid(), "history-writer")?;
     let proc1 = procs::cpu_time(bridge.pid())?;
-    let wall1 = metric(addr, "bridge_history_write_seconds_sum").await?;
-    let dropped = metric(addr, "bridge_history_samples_dropped_total").await?;
+    let wall1 = procs::bridge_metric(addr, "bridge_history_write_seconds_sum").await?;
+    let dropped = procs::bridge_metric(addr, "bridge_history_samples_dropped_total").await?;
     let samples = (n1 - n0).max(1.0);
     let cpu_per = cpu1.saturating_sub(cpu0).as_secs_f64() * 1e3 / samples;
     let proc_per = proc1.saturating_sub(proc0).as_secs_f64() * 1e3 / samples;

@@ -74,7 +74,7 @@ async fn fan_out(
 /// Runs the scale-out figures (one skipped row when nginx is missing), then
 /// the idle bridges' cost to the master.
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
-    let mut rows = match lobby_support::nginx::find() {
+    let mut rows = match lobby_testkit::nginx::find() {
         Ok(tools) => Box::pin(proxied(env, &tools)).await?,
         Err(why) => vec![Row::skipped("scale-out: two bridges behind nginx", why)],
     };

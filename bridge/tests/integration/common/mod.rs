@@ -1,5 +1,8 @@
-//! Test helpers: an in-process master and bridge on port 0, WebSocket and
-//! raw HTTP clients, each wait bounded by a timeout.
+//! Test helpers over the `bridge` and `master` libraries: an in-process
+//! master and bridge on port 0, WebSocket clients and the bridge binary
+//! under abuse. What does not need those libraries (waits, `/metrics`,
+//! loopback HTTP) is the test kit's, `lobby_testkit`; every wait is
+//! bounded only by its [`HUNG`].
 #![allow(dead_code)]
 
 use std::{
@@ -13,7 +16,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpSocket, TcpStream},
+    net::{TcpListener, TcpStream},
     process::{Child, Command},
     task::JoinHandle,
 };
@@ -23,9 +26,13 @@ use tokio_tungstenite::{
 };
 use tokio_util::sync::CancellationToken;
 
+pub use lobby_testkit::{
+    bounded,
+    metrics::{metric, metric_reaches},
+    HUNG,
+};
+
 pub const TOKEN: &str = "test-admin-token";
-/// Upper bound for any single wait in these tests.
-pub const WAIT: Duration = Duration::from_secs(10);
 
 pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -71,10 +78,7 @@ impl TestMaster {
 
     pub async fn shutdown(self) {
         self.stop.cancel();
-        tokio::time::timeout(WAIT, self.task)
-            .await
-            .unwrap()
-            .unwrap();
+        bounded("the master's shutdown", self.task).await.unwrap();
     }
 }
 
@@ -136,9 +140,8 @@ impl TestBridge {
     }
 
     pub async fn connect(&self) -> Ws {
-        let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(self.url()))
+        let (ws, _) = bounded("a WebSocket", tokio_tungstenite::connect_async(self.url()))
             .await
-            .unwrap()
             .unwrap();
         ws
     }
@@ -147,10 +150,7 @@ impl TestBridge {
     pub async fn connect_with_origin(&self, origin: &str) -> Result<Ws, u16> {
         let mut req = self.url().into_client_request().unwrap();
         req.headers_mut().insert("Origin", origin.parse().unwrap());
-        match tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req))
-            .await
-            .unwrap()
-        {
+        match bounded("a WebSocket", tokio_tungstenite::connect_async(req)).await {
             Ok((ws, _)) => Ok(ws),
             Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Err(resp.status().as_u16()),
             Err(e) => panic!("unexpected error {e}"),
@@ -172,18 +172,11 @@ impl TestBridge {
     /// Waits until `bridge_master_feed_up` is `up` (1: following the
     /// master's change feed).
     pub async fn wait_feed_up(&self, up: i64) {
-        tokio::time::timeout(WAIT, async {
-            while self
-                .metrics
-                .master_feed_up
-                .load(std::sync::atomic::Ordering::Relaxed)
-                != up
-            {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
+        let feed_up = &self.metrics.master_feed_up;
+        lobby_testkit::until_true(&format!("bridge_master_feed_up {up}"), || {
+            feed_up.load(std::sync::atomic::Ordering::Relaxed) == up
         })
-        .await
-        .unwrap_or_else(|_| panic!("bridge_master_feed_up never became {up}"));
+        .await;
     }
 
     /// A connection that is already an admin.
@@ -201,9 +194,8 @@ impl TestBridge {
 
     pub async fn shutdown(self) {
         self.stop.cancel();
-        tokio::time::timeout(WAIT, self.task)
+        bounded("the bridge's shutdown", self.task)
             .await
-            .unwrap()
             .unwrap()
             .unwrap();
     }
@@ -216,9 +208,8 @@ pub async fn send(ws: &mut Ws, text: &str) {
 /// The next text message, skipping pings and pongs.
 pub async fn recv_text(ws: &mut Ws) -> String {
     loop {
-        let msg = tokio::time::timeout(WAIT, ws.next())
+        let msg = bounded("a message", ws.next())
             .await
-            .expect("timed out waiting for a message")
             .expect("stream ended")
             .expect("read failed");
         match msg {
@@ -235,7 +226,7 @@ pub async fn recv_json(ws: &mut Ws) -> Value {
 
 /// Waits for a message satisfying `pred`, skipping others.
 pub async fn recv_until(ws: &mut Ws, pred: impl Fn(&Value) -> bool) -> Value {
-    tokio::time::timeout(WAIT, async {
+    bounded("a matching message", async {
         loop {
             let v = recv_json(ws).await;
             if pred(&v) {
@@ -244,12 +235,11 @@ pub async fn recv_until(ws: &mut Ws, pred: impl Fn(&Value) -> bool) -> Value {
         }
     })
     .await
-    .expect("timed out waiting for a matching message")
 }
 
 /// Reads until the close frame; returns its code.
 pub async fn recv_close(ws: &mut Ws) -> u16 {
-    tokio::time::timeout(WAIT, async {
+    bounded("a close frame", async {
         loop {
             match ws.next().await {
                 Some(Ok(Message::Close(Some(CloseFrame { code, .. })))) => return u16::from(code),
@@ -260,7 +250,6 @@ pub async fn recv_close(ws: &mut Ws) -> u16 {
         }
     })
     .await
-    .expect("timed out waiting for close")
 }
 
 /// Server names in an `msRQueryGameServers` message.
@@ -296,13 +285,8 @@ pub async fn game_server(master: SocketAddr, name: &str, port: u16) -> TcpStream
 
 /// Waits until the master's registry has `n` servers.
 pub async fn wait_registered(master: &TestMaster, n: usize) {
-    tokio::time::timeout(WAIT, async {
-        while master.master.registry().len() != n {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("registry never reached the expected size");
+    let registry = master.master.registry();
+    lobby_testkit::until_true(&format!("{n} servers registered"), || registry.len() == n).await;
 }
 
 /// A plain HTTP/1.1 GET; returns status, raw head and body.
@@ -332,25 +316,10 @@ pub async fn http_send(
     extra: &str,
     body: &str,
 ) -> (u16, String, Vec<u8>) {
-    let mut s = connect_from(&from.to_string(), addr).await;
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n{extra}\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut buf = Vec::new();
-    tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+    let a = lobby_testkit::http::request(from, addr, method, path, extra, body.as_bytes())
         .await
-        .unwrap()
-        .unwrap();
-    let split = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("no end of head");
-    let head = String::from_utf8_lossy(&buf[..split]).to_string();
-    let body = buf[split + 4..].to_vec();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, head, body)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (a.status, a.head, a.body)
 }
 
 /// The HTTP address a `bridge` process prints on its first stdout line
@@ -365,9 +334,8 @@ pub async fn readiness(
     use tokio::io::AsyncBufReadExt;
     let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("piped stdout"));
     let mut line = String::new();
-    tokio::time::timeout(WAIT, stdout.read_line(&mut line))
+    bounded("the readiness line", stdout.read_line(&mut line))
         .await
-        .expect("no readiness line")
         .expect("stdout readable");
     let http = line
         .split_whitespace()
@@ -383,13 +351,8 @@ pub async fn readiness(
 /// the rules that count per address; `None` if it was reset before
 /// `connect` returned (a refusal can be that fast).
 pub async fn try_connect_from(from: &str, to: SocketAddr) -> Option<TcpStream> {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket
-        .bind(SocketAddr::new(from.parse().unwrap(), 0))
-        .unwrap();
-    tokio::time::timeout(WAIT, socket.connect(to))
+    lobby_testkit::http::connect_from(from.parse().unwrap(), to)
         .await
-        .expect("connect timed out")
         .ok()
 }
 
@@ -405,45 +368,22 @@ pub async fn get_json(bridge: &TestBridge, path: &str) -> (u16, Value) {
     (status, v)
 }
 
-/// Polls `path` until `ok` holds of its JSON (bounded by [`WAIT`]).
-pub async fn until(bridge: &TestBridge, path: &str, ok: impl Fn(u16, &Value) -> bool) -> Value {
-    tokio::time::timeout(WAIT, async {
-        loop {
-            let (status, v) = get_json(bridge, path).await;
-            if ok(status, &v) {
-                return v;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+/// Polls `path` until `ok` holds of its answer's status, head and JSON.
+pub async fn until_json(
+    bridge: &TestBridge,
+    path: &str,
+    ok: impl Fn(u16, &str, &Value) -> bool,
+) -> Value {
+    lobby_testkit::until(&format!("{path} as expected"), || async {
+        let a = lobby_testkit::http::get(bridge.addr, path, "").await?;
+        let v = a.json();
+        if ok(a.status, &a.head, &v) {
+            Ok(v)
+        } else {
+            Err(format!("{} {v}", a.status))
         }
     })
     .await
-    .unwrap_or_else(|_| panic!("{path} never became as expected"))
-}
-
-/// The value of `name` in the bridge's `/metrics`.
-pub async fn metric(bridge: SocketAddr, name: &str) -> f64 {
-    let (status, _, body) = http_get(bridge, "/metrics", "").await;
-    assert_eq!(status, 200);
-    let text = String::from_utf8(body).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-}
-
-/// Polls `/metrics` until `name` reaches `at_least` (bounded by [`WAIT`]).
-pub async fn metric_reaches(bridge: SocketAddr, name: &str, at_least: f64) {
-    metric_reaches_within(bridge, name, at_least, WAIT).await;
-}
-
-/// Polls `/metrics` until `name` reaches `at_least` (bounded by `wait`).
-pub async fn metric_reaches_within(bridge: SocketAddr, name: &str, at_least: f64, wait: Duration) {
-    tokio::time::timeout(wait, async {
-        while metric(bridge, name).await < at_least {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{name} never reached {at_least}"));
 }
 
 /// The bridge binary with an embedded master (both on port 0) and `args`,
@@ -518,45 +458,26 @@ impl Watching {
         watching
     }
 
+    /// A counter or gauge of the bridge's `/metrics` (whole numbers).
     pub async fn metric(&self, name: &str) -> u64 {
-        let (_, _, body) = http_get(self.bridge.addr, "/metrics", "").await;
-        let text = String::from_utf8_lossy(&body);
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in /metrics"))
+        metric(self.bridge.addr, name).await as u64
     }
 
     pub async fn until_metric(&self, name: &str, ok: impl Fn(u64) -> bool) -> u64 {
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let v = self.metric(name).await;
-                if ok(v) {
-                    return v;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("{name} never became as expected"))
+        lobby_testkit::metrics::until_metric(self.bridge.addr, name, |v| ok(v as u64)).await as u64
     }
 
     /// The key of the listed server `name`.
     pub async fn key_of(&self, name: &str) -> String {
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let (_, _, body) = http_get(self.bridge.addr, "/api/servers", "").await;
-                let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                if let Some(s) = v["servers"]
-                    .as_array()
-                    .and_then(|a| a.iter().find(|s| s["name"] == name))
-                {
-                    return s["key"].as_str().unwrap().to_owned();
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+        let v = until_json(&self.bridge, "/api/servers", |_, _, v| {
+            v["servers"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|s| s["name"] == name))
         })
-        .await
-        .expect("the server was never listed")
+        .await;
+        let servers = v["servers"].as_array().unwrap();
+        let s = servers.iter().find(|s| s["name"] == name).unwrap();
+        s["key"].as_str().unwrap().to_owned()
     }
 
     /// Sends a stats update and waits until the events were decided from
@@ -607,7 +528,7 @@ pub async fn request_from(
         }
     };
     let _ = wr.write_all(head.as_bytes()).await;
-    tokio::time::timeout(WAIT, async {
+    bounded("an answer", async {
         if early {
             read.await;
             let _ = wr.write_all(body).await;
@@ -618,8 +539,7 @@ pub async fn request_from(
             tokio::join!(send, read);
         }
     })
-    .await
-    .expect("no answer");
+    .await;
     String::from_utf8_lossy(&answer)
         .split(' ')
         .nth(1)

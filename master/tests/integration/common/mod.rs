@@ -7,7 +7,6 @@
 use std::{
     net::{IpAddr, SocketAddr},
     sync::Arc,
-    time::Duration,
 };
 
 use master::{Config, Master, Registry};
@@ -15,13 +14,13 @@ use protocol::frame::frame;
 use serde_json::{json, Value};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpSocket, TcpStream},
+    net::{TcpListener, TcpStream},
     sync::oneshot,
     task::JoinHandle,
     time::timeout,
 };
 
-pub const WAIT: Duration = Duration::from_secs(10);
+pub use lobby_testkit::{bounded, HUNG};
 
 pub struct TestMaster {
     pub addr: SocketAddr,
@@ -100,11 +99,8 @@ impl Client {
     /// when the master resets a refused connection before the connect
     /// completes on this side.
     pub async fn try_connect_from(from: &str, addr: SocketAddr) -> Option<Self> {
-        let socket = TcpSocket::new_v4().unwrap();
-        socket.bind(SocketAddr::new(ip(from), 0)).unwrap();
-        let stream = timeout(WAIT, socket.connect(addr))
+        let stream = lobby_testkit::http::connect_from(ip(from), addr)
             .await
-            .expect("connect within the timeout")
             .ok()?;
         Some(Self {
             stream,
@@ -123,7 +119,7 @@ impl Client {
     /// The next framed reply (checking that the length counts JSON +
     /// newline), or `None` once the master closed the connection.
     pub async fn try_recv(&mut self) -> Option<Value> {
-        timeout(WAIT, async {
+        bounded("a reply or a close", async {
             loop {
                 let digits = self.buf.iter().take_while(|b| b.is_ascii_digit()).count();
                 if digits > 0 && digits < self.buf.len() {
@@ -137,7 +133,7 @@ impl Client {
                         return Some(serde_json::from_slice(&body[..len - 1]).unwrap());
                     }
                 }
-                let mut chunk = [0u8; 65536];
+                let mut chunk = vec![0u8; 65536];
                 match self.stream.read(&mut chunk).await {
                     Ok(0) | Err(_) => return None,
                     Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
@@ -145,7 +141,6 @@ impl Client {
             }
         })
         .await
-        .expect("a reply or a close within the timeout")
     }
 
     /// Reads one framed reply.
@@ -189,7 +184,7 @@ impl Client {
     /// sends meanwhile; panics if it stays open.
     pub async fn closed(&mut self, what: &str) {
         let mut chunk = vec![0u8; 1 << 16];
-        let closed = timeout(WAIT, async {
+        let closed = timeout(HUNG, async {
             loop {
                 match self.stream.read(&mut chunk).await {
                     Ok(0) | Err(_) => return,
@@ -225,18 +220,16 @@ pub async fn eventually_from(
     addr: SocketAddr,
     pred: impl Fn(&[Value]) -> bool,
 ) -> Vec<Value> {
-    let mut client = Client::connect_from(from, addr).await;
-    timeout(WAIT, async {
-        loop {
-            let servers = client.query().await;
-            if pred(&servers) {
-                return servers;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+    let client = tokio::sync::Mutex::new(Client::connect_from(from, addr).await);
+    lobby_testkit::until("the master's list as expected", || async {
+        let servers = client.lock().await.query().await;
+        if pred(&servers) {
+            Ok(servers)
+        } else {
+            Err(format!("{:?}", names(&servers)))
         }
     })
     .await
-    .expect("condition reached in time")
 }
 
 /// Connects from `from`, registers `name` and queries: the client and the

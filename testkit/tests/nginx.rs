@@ -4,7 +4,7 @@
 
 use std::{net::SocketAddr, path::Path};
 
-use lobby_support::nginx::{Main, Site, CONFIG};
+use lobby_testkit::nginx::{Main, Site, CONFIG};
 
 fn addr(s: &str) -> SocketAddr {
     s.parse().expect("an address")

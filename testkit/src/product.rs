@@ -6,15 +6,11 @@ use std::{
     ffi::{OsStr, OsString},
     net::SocketAddr,
     process::Command,
-    time::Duration,
 };
 
 use tempfile::TempDir;
 
 use crate::{paths, process::Proc};
-
-/// How long a binary may take to print its ready line.
-const READY_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The admin token the tests sign in with.
 pub const ADMIN_TOKEN: &str = "e2e-admin-token-0123456789abcdef";
@@ -36,6 +32,9 @@ pub struct Product {
     relay: bool,
     /// More bridge arguments, kept for a restart.
     extra_args: Vec<OsString>,
+    /// Where the separate master serves its change feed, when the bridge
+    /// follows one ([`Product::following_feed`]).
+    feed: Option<SocketAddr>,
     dir: TempDir,
 }
 
@@ -71,10 +70,82 @@ impl Product {
             master_restarts: 0,
             relay: true,
             extra_args: Vec::new(),
+            feed: None,
             dir,
         };
         product.start_bridge("127.0.0.1:0", Some(&master.to_string()), &paths::dist_dir());
         product
+    }
+
+    /// A master with its change feed and a bridge following it, on ports
+    /// picked now, so either can start first and restart in place;
+    /// nothing runs yet ([`Product::start_master`],
+    /// [`Product::start_bridge_following`]).
+    pub fn following_feed() -> Product {
+        let port = || {
+            format!("127.0.0.1:{}", crate::process::free_port())
+                .parse()
+                .expect("address")
+        };
+        Product {
+            http: "127.0.0.1:0".parse().expect("address"),
+            master: port(),
+            bridge: None,
+            external_master: None,
+            restarts: 0,
+            master_restarts: 0,
+            relay: true,
+            extra_args: Vec::new(),
+            feed: Some(port()),
+            dir: scratch_dir("lobby-e2e-feed-"),
+        }
+    }
+
+    /// [`Product::following_feed`] with both running, the bridge following
+    /// the feed.
+    pub async fn start_following_feed() -> Product {
+        let mut product = Self::following_feed();
+        product.start_master();
+        product.start_bridge_following(product.feed());
+        product.wait_feed_up(true).await;
+        product
+    }
+
+    /// Where the master serves its change feed; panics unless the product
+    /// was made by [`Product::following_feed`].
+    pub fn feed(&self) -> SocketAddr {
+        self.feed
+            .expect("a product made by Product::following_feed")
+    }
+
+    /// Starts the bridge following the change feed at `feed` (the
+    /// master's, or a proxy in front of it).
+    pub fn start_bridge_following(&mut self, feed: SocketAddr) {
+        assert!(self.bridge.is_none(), "the bridge is running");
+        if let Some(at) = self.extra_args.iter().position(|a| a == "--master-feed") {
+            self.extra_args.drain(at..=at + 1);
+        }
+        self.extra_args
+            .extend(["--master-feed".into(), feed.to_string().into()]);
+        let master = self.master.to_string();
+        self.start_bridge("127.0.0.1:0", Some(&master), &paths::dist_dir());
+    }
+
+    /// Waits until the bridge follows the master's feed (`up`) or polls
+    /// (`bridge_master_feed_up`); how long that took.
+    pub async fn wait_feed_up(&self, up: bool) -> std::time::Duration {
+        let want = f64::from(u8::from(up));
+        crate::timed(crate::metrics::until_metric(
+            self.http,
+            "bridge_master_feed_up",
+            |v| v == want,
+        ))
+        .await
+    }
+
+    /// One sample of the bridge's `/metrics` (`name` with its labels).
+    pub async fn metric(&self, name: &str) -> f64 {
+        crate::metrics::metric(self.http, name).await
     }
 
     fn launch(separate: bool, extra_args: Vec<OsString>) -> Product {
@@ -85,7 +156,7 @@ impl Product {
             // The tests play every game server from 127.0.0.1.
             cmd.args(["--listen", "127.0.0.1:0", "--exempt", "127.0.0.1"]);
             let log = dir.path().join("master.log");
-            Proc::spawn_ready("master", cmd, &log, "master listening on ", READY_TIMEOUT)
+            Proc::spawn_ready("master", cmd, &log, "master listening on ")
         });
         let (external_master, master_arg) = match external_master {
             Some((p, addr)) => (Some(p), Some(addr)),
@@ -100,6 +171,7 @@ impl Product {
             master_restarts: 0,
             relay: separate,
             extra_args,
+            feed: None,
             dir,
         };
         product.start_bridge("127.0.0.1:0", master_arg.as_deref(), &dist);
@@ -139,8 +211,7 @@ impl Product {
             .dir
             .path()
             .join(format!("bridge-{}.log", self.restarts));
-        let (proc, rest) =
-            Proc::spawn_ready("bridge", cmd, &log, "bridge listening on ", READY_TIMEOUT);
+        let (proc, rest) = Proc::spawn_ready("bridge", cmd, &log, "bridge listening on ");
         // "http://ADDR master ADDR"
         let mut words = rest.split_whitespace();
         let http = words
@@ -166,10 +237,10 @@ impl Product {
     /// bridge lists it.
     pub async fn key_of(&self, name: &str) -> String {
         let what = format!("{name} in /api/servers");
-        crate::wait_for(&what, std::time::Duration::from_secs(10), || async {
-            let res = crate::process::http_get(self.http, "/api/servers")?;
-            let v: serde_json::Value =
-                serde_json::from_str(&res.body).map_err(|e| e.to_string())?;
+        crate::until(&what, || async {
+            let v = crate::http::get(self.http, "/api/servers", "")
+                .await?
+                .json();
             v["servers"]
                 .as_array()
                 .into_iter()
@@ -215,16 +286,17 @@ impl Product {
     }
 
     /// Stops the bridge with SIGTERM and waits for it to exit; panics
-    /// unless it exits 0 within `timeout`. The separate master keeps running.
-    pub fn terminate_bridge(&mut self, timeout: Duration) {
+    /// unless it exits 0 (or still runs after [`crate::HUNG`]). The
+    /// separate master keeps running.
+    pub fn terminate_bridge(&mut self) {
         let Some(mut bridge) = self.bridge.take() else {
             return;
         };
         bridge.signal(libc::SIGTERM);
-        match bridge.wait_exit(timeout) {
+        match bridge.wait_exit() {
             Some(status) if status.success() => {}
             other => panic!(
-                "the bridge did not exit 0 within {timeout:?} of SIGTERM ({other:?}); its log:\n{}",
+                "the bridge did not exit 0 after SIGTERM ({other:?}); its log:\n{}",
                 bridge.log_tail()
             ),
         }
@@ -262,14 +334,16 @@ impl Product {
         assert!(self.external_master.is_none(), "a master is running");
         let mut cmd = Command::new(paths::binary("master"));
         cmd.arg("--listen").arg(listen.to_string());
-        cmd.args(["--exempt", "127.0.0.1"]);
+        cmd.args(["--exempt", "127.0.0.1"]).env("RUST_LOG", "info");
+        if let Some(feed) = self.feed {
+            cmd.arg("--feed-listen").arg(feed.to_string());
+        }
         let log = self
             .dir
             .path()
             .join(format!("master-{}.log", self.master_restarts));
         self.master_restarts += 1;
-        let (proc, addr) =
-            Proc::spawn_ready("master", cmd, &log, "master listening on ", READY_TIMEOUT);
+        let (proc, addr) = Proc::spawn_ready("master", cmd, &log, "master listening on ");
         assert_eq!(addr, listen.to_string(), "the master moved");
         self.external_master = Some(proc);
     }
@@ -323,12 +397,10 @@ impl Product {
 /// (from its `/metrics`): how many sockets of that role it holds.
 pub fn connections(http: SocketAddr, role: &str) -> Result<i64, String> {
     let r = crate::process::http_get(http, "/metrics")?;
-    let prefix = format!("bridge_connections{{role=\"{role}\"}} ");
-    r.body
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| format!("no {role} gauge in {}", r.body))
+    let name = format!("bridge_connections{{role=\"{role}\"}}");
+    crate::metrics::sample(&r.body, &name)
+        .map(|v| v as i64)
+        .ok_or_else(|| format!("no {name} in /metrics"))
 }
 
 /// A scratch directory named `prefix…` holding the admin's token file

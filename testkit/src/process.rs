@@ -12,7 +12,6 @@ use std::{
     process::{Child, Command, Stdio},
     sync::mpsc,
     thread,
-    time::Duration,
 };
 
 /// A running child process (and its process group).
@@ -50,16 +49,10 @@ impl Proc {
 
     /// Starts `cmd` like [`Proc::spawn`] but reads its stdout until a line
     /// starting with `ready` (then keeps draining stdout into nothing) and
-    /// returns the rest of that line. Panics with the log if the line does
-    /// not come within `timeout` or the process exits first.
-    pub fn spawn_ready(
-        name: &str,
-        cmd: Command,
-        log: &Path,
-        ready: &str,
-        timeout: Duration,
-    ) -> (Proc, String) {
-        let (proc, mut rests) = Self::spawn_ready_all(name, cmd, log, &[ready], timeout);
+    /// returns the rest of that line. Panics with the log if the process
+    /// exits first, or has not printed it within [`crate::HUNG`].
+    pub fn spawn_ready(name: &str, cmd: Command, log: &Path, ready: &str) -> (Proc, String) {
+        let (proc, mut rests) = Self::spawn_ready_all(name, cmd, log, &[ready]);
         (proc, rests.remove(0))
     }
 
@@ -72,7 +65,6 @@ impl Proc {
         mut cmd: Command,
         log: &Path,
         ready: &[&str],
-        timeout: Duration,
     ) -> (Proc, Vec<String>) {
         let err = File::options()
             .create(true)
@@ -112,7 +104,7 @@ impl Proc {
             log: log.to_path_buf(),
             exited: false,
         };
-        let deadline = std::time::Instant::now() + timeout;
+        let deadline = std::time::Instant::now() + crate::HUNG;
         let mut rests: Vec<Option<String>> = vec![None; ready.len()];
         while rests.iter().any(Option::is_none) {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -173,19 +165,19 @@ impl Proc {
         }
     }
 
-    /// Waits up to `timeout` for the process to exit by itself; its exit
-    /// status, or `None` (it is still running) when the time is up.
-    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+    /// Waits for the process to exit by itself; its exit status, or
+    /// `None` when it still runs after [`crate::HUNG`].
+    pub fn wait_exit(&mut self) -> Option<std::process::ExitStatus> {
         let start = std::time::Instant::now();
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 self.exited = true;
                 return Some(status);
             }
-            if start.elapsed() >= timeout {
+            if start.elapsed() >= crate::HUNG {
                 return None;
             }
-            thread::sleep(crate::POLL_EVERY);
+            thread::sleep(crate::POLL);
         }
     }
 
@@ -234,6 +226,45 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A plain HTTP/1.1 GET from a thread off the runtime (or a probe that
+/// does not await), or the error as text; [`crate::http::get`] is the
+/// same request for async code.
+pub fn http_get(addr: SocketAddr, path: &str) -> Result<HttpResponse, String> {
+    http_get_with(addr, path, "")
+}
+
+/// [`http_get`] with more header lines (`extra`, each ending in `\r\n`).
+pub fn http_get_with(addr: SocketAddr, path: &str, extra: &str) -> Result<HttpResponse, String> {
+    let mut stream = TcpStream::connect_timeout(&addr, crate::HUNG).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(crate::HUNG))
+        .map_err(|e| e.to_string())?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept-Encoding: identity\r\nConnection: close\r\n{extra}\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        if let Some(len) = crate::http::complete_length(&raw) {
+            raw.truncate(len);
+            break;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) => return Err(format!("{e} after {} bytes", raw.len())),
+        }
+    }
+    let a = crate::http::parse(&raw).ok_or("no HTTP answer")?;
+    Ok(HttpResponse {
+        status: a.status,
+        body: a.text(),
+        head: a.head,
+    })
+}
+
 /// A response from [`http_get`].
 #[derive(Debug)]
 pub struct HttpResponse {
@@ -249,64 +280,4 @@ impl HttpResponse {
     pub fn head_contains(&self, needle: &str) -> bool {
         self.head.to_ascii_lowercase().contains(needle)
     }
-}
-
-/// A plain HTTP/1.1 GET with a short timeout, or the error as text.
-pub fn http_get(addr: SocketAddr, path: &str) -> Result<HttpResponse, String> {
-    http_get_with(addr, path, "")
-}
-
-/// [`http_get`] with more header lines (`extra`, each ending in `\r\n`).
-pub fn http_get_with(addr: SocketAddr, path: &str, extra: &str) -> Result<HttpResponse, String> {
-    let timeout = Duration::from_secs(2);
-    let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
-    stream
-        .set_read_timeout(Some(timeout))
-        .map_err(|e| e.to_string())?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept-Encoding: identity\r\nConnection: close\r\n{extra}\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    // Read until the body named by Content-Length is complete, or the
-    // server closes (some servers ignore `Connection: close`).
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        if let Some(len) = complete_length(&raw) {
-            raw.truncate(len);
-            break;
-        }
-        match stream.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-            Err(e) => return Err(format!("{e} after {} bytes", raw.len())),
-        }
-    }
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text.split_once("\r\n\r\n").ok_or("no HTTP header")?;
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("bad status line in {head:?}"))?;
-    Ok(HttpResponse {
-        status,
-        head: head.to_owned(),
-        body: body.to_owned(),
-    })
-}
-
-/// The total length of a response in `raw` whose header is complete and
-/// names a Content-Length that has fully arrived.
-fn complete_length(raw: &[u8]) -> Option<usize> {
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
-    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
-    let len: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))?
-        .trim()
-        .parse()
-        .ok()?;
-    (raw.len() >= end + len).then_some(end + len)
 }

@@ -1,0 +1,44 @@
+//! The lobby's test kit: what every crate's tests and the benchmarks
+//! share, written once.
+//!
+//! - Waiting ([`wait`]): [`until`] a signal the product gives (an event, a
+//!   log line, a metric, a DOM state), bounded only by [`HUNG`], which
+//!   fails a hung test and never judges speed.
+//! - The product's outside: `/metrics` samples ([`metrics`]) and plain
+//!   HTTP on loopback ([`http`]).
+//! - The product as real processes ([`product`]: the `bridge` and
+//!   `master` binaries; [`process`]: children killed with their process
+//!   group on drop; [`paths`]: where the binaries and `dist/` are).
+//! - The deployment's own parts: nginx in front of two bridges
+//!   ([`nginx`]) and a scratch PostgreSQL cluster ([`postgres`]).
+//!
+//! It does not link the `bridge` or `master` libraries (a test build that
+//! did would hold a second copy of the crate under test); in-process
+//! helpers over those live in each crate's `tests/integration/common`.
+//! The front end's component tests run in the browser (wasm32, no tokio,
+//! no sockets) and keep their own `until` on the browser's clock, bounded
+//! by the same 60 s.
+
+pub mod http;
+pub mod metrics;
+pub mod nginx;
+pub mod paths;
+pub mod postgres;
+pub mod process;
+pub mod product;
+pub mod wait;
+
+pub use wait::{bounded, timed, until, until_blocking, until_true, HUNG, POLL};
+
+/// Why a support function failed: a file it could not write, or in words
+/// (what to install, what in the deployed file no longer matches).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Unexpected(String),
+}
+
+/// Results of the support functions.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,49 @@
+//! The product's `/metrics` (Prometheus text) as tests and benchmarks
+//! read it: one sample by its name with labels.
+
+use std::net::SocketAddr;
+
+use crate::http;
+
+/// One sample of a Prometheus text exposition, by its name with labels
+/// (`bridge_connections{role="viewer"}`); comments are skipped.
+pub fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| l.rsplit_once(' ').filter(|(k, _)| *k == name))
+        .and_then(|(_, v)| v.trim().parse().ok())
+}
+
+/// One sample of the `/metrics` served at `addr` (a bridge), or why not.
+pub async fn scrape(addr: SocketAddr, name: &str) -> Result<f64, String> {
+    let answer = http::get(addr, "/metrics", "").await?;
+    if answer.status != 200 {
+        return Err(format!("/metrics answered {}", answer.status));
+    }
+    sample(&answer.text(), name).ok_or_else(|| format!("no {name} in /metrics"))
+}
+
+/// [`scrape`] that must succeed (a test's bridge is up).
+pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
+    scrape(addr, name)
+        .await
+        .unwrap_or_else(|e| panic!("{addr}: {e}"))
+}
+
+/// Waits until the sample `name` satisfies `ok`; its value then.
+pub async fn until_metric(addr: SocketAddr, name: &str, ok: impl Fn(f64) -> bool) -> f64 {
+    crate::until(&format!("{name} at {addr} as expected"), || async {
+        let v = scrape(addr, name).await?;
+        if ok(v) {
+            Ok(v)
+        } else {
+            Err(format!("{name} is {v}"))
+        }
+    })
+    .await
+}
+
+/// Waits until the sample `name` is at least `at_least`.
+pub async fn metric_reaches(addr: SocketAddr, name: &str, at_least: f64) -> f64 {
+    until_metric(addr, name, |v| v >= at_least).await
+}
