@@ -16,7 +16,7 @@ use crate::common;
 use std::{path::Path, sync::Arc, time::Duration};
 
 use common::*;
-use lobby_testkit::postgres::Cluster;
+use lobby_testkit::{metrics::until_metric, postgres::Cluster};
 use serde_json::Value;
 
 const INTERVAL: Duration = Duration::from_secs(1);
@@ -480,8 +480,8 @@ async fn logged_bridge_with(
 
 /// Polls the binary at `http` until `path` answers `status` (bounded by
 /// `wait`).
-async fn answers(http: std::net::SocketAddr, path: &str, status: u16, wait: Duration) {
-    tokio::time::timeout(wait, async {
+async fn answers(http: std::net::SocketAddr, path: &str, status: u16) {
+    tokio::time::timeout(HUNG, async {
         while get_from("127.0.0.1", http, path).await != status {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -504,15 +504,11 @@ async fn a_bridge_started_during_an_outage_serves_at_once_and_recovers() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let started = std::time::Instant::now();
+    // The database stays down throughout: answering at all is serving
+    // without it (a bridge that waited for it would never answer).
     let (mut child, http, log) = logged_bridge(&url, dir.path()).await;
-    answers(http, "/healthz", 200, WAIT).await;
-    answers(http, "/api/servers", 200, WAIT).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "serving took {:?}",
-        started.elapsed()
-    );
+    answers(http, "/healthz", 200).await;
+    answers(http, "/api/servers", 200).await;
     assert_eq!(
         get_from("127.0.0.1", http, "/api/history?range=1h").await,
         503
@@ -521,7 +517,7 @@ async fn a_bridge_started_during_an_outage_serves_at_once_and_recovers() {
     tokio::task::spawn_blocking(move || resumed.resume().unwrap())
         .await
         .unwrap();
-    answers(http, "/api/history?range=1h", 200, Duration::from_secs(30)).await;
+    answers(http, "/api/history?range=1h", 200).await;
     let copy = std::fs::read_to_string(dir.path().join("key-secret")).unwrap();
     let kept = cluster.clone();
     let stored = tokio::task::spawn_blocking(move || {
@@ -563,7 +559,7 @@ async fn a_bridge_that_keyed_with_another_secret_stops_once_the_database_answers
     let (cluster, url) = database().await;
     let first = tempfile::tempdir().unwrap();
     let (mut one, http, _) = logged_bridge(&url, first.path()).await;
-    answers(http, "/api/history?range=1h", 200, WAIT).await;
+    answers(http, "/api/history?range=1h", 200).await;
     let _ = one.start_kill();
     let _ = one.wait().await;
     let theirs = std::fs::read_to_string(first.path().join("key-secret")).unwrap();
@@ -573,7 +569,7 @@ async fn a_bridge_that_keyed_with_another_secret_stops_once_the_database_answers
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (mut child, http, log) = logged_bridge(&url, dir.path()).await;
-    answers(http, "/api/servers", 200, WAIT).await;
+    answers(http, "/api/servers", 200).await;
     let ours = std::fs::read_to_string(dir.path().join("key-secret")).unwrap();
     assert_ne!(ours, theirs, "a new secret keys the list meanwhile");
     let resumed = cluster.clone();
@@ -622,8 +618,8 @@ async fn a_refused_password_is_said_once_and_never_shown() {
     let data = dir.path().join("data");
     let (mut child, http, log) =
         logged_bridge_with(&["--database-url-file", file.to_str().unwrap()], &data).await;
-    answers(http, "/healthz", 200, WAIT).await;
-    answers(http, "/api/servers", 200, WAIT).await;
+    answers(http, "/healthz", 200).await;
+    answers(http, "/api/servers", 200).await;
     assert_eq!(
         get_from("127.0.0.1", http, "/api/history?range=1h").await,
         503
@@ -638,7 +634,7 @@ async fn a_refused_password_is_said_once_and_never_shown() {
     })
     .await
     .unwrap();
-    answers(http, "/api/history?range=1h", 200, Duration::from_secs(30)).await;
+    answers(http, "/api/history?range=1h", 200).await;
     let text = log.lock().unwrap().clone();
     let reasons: Vec<&str> = text
         .lines()
@@ -666,8 +662,8 @@ async fn a_missing_database_is_said_once_and_taken_once_created() {
     let url = cluster.url("later");
     let dir = tempfile::tempdir().unwrap();
     let (mut child, http, log) = logged_bridge(&url, dir.path()).await;
-    answers(http, "/healthz", 200, WAIT).await;
-    answers(http, "/api/servers", 200, WAIT).await;
+    answers(http, "/healthz", 200).await;
+    answers(http, "/api/servers", 200).await;
     assert_eq!(
         get_from("127.0.0.1", http, "/api/history?range=1h").await,
         503
@@ -676,7 +672,7 @@ async fn a_missing_database_is_said_once_and_taken_once_created() {
     tokio::task::spawn_blocking(move || created.create_database("later").unwrap())
         .await
         .unwrap();
-    answers(http, "/api/history?range=1h", 200, Duration::from_secs(30)).await;
+    answers(http, "/api/history?range=1h", 200).await;
     let text = log.lock().unwrap().clone();
     let reasons: Vec<&str> = text
         .lines()
@@ -835,31 +831,16 @@ async fn notifying(master: &TestMaster, dir: &Path, url: &str) -> TestBridge {
     c.webhook_allow_private = true;
     let bridge = TestBridge::embedding(master, c).await;
     // Servers that appear in the first grace are not announced.
-    until_metric(&bridge, "bridge_watch_warm", |v| v == 1.0).await;
-    until_metric(&bridge, "bridge_notify_synced", |v| v == 1.0).await;
+    until_metric(bridge.addr, "bridge_watch_warm", |v| v == 1.0).await;
+    until_metric(bridge.addr, "bridge_notify_synced", |v| v == 1.0).await;
     bridge
-}
-
-/// Waits until `name` on `bridge` satisfies `ok`.
-async fn until_metric(bridge: &TestBridge, name: &str, ok: impl Fn(f64) -> bool) -> f64 {
-    tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let v = metric(bridge, name).await;
-            if ok(v) {
-                return v;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{name} never became as expected"))
 }
 
 /// The sum of `name` over `bridges`.
 async fn total(bridges: &[&TestBridge], name: &str) -> f64 {
     let mut sum = 0.0;
     for b in bridges {
-        sum += metric(b, name).await;
+        sum += metric(b.addr, name).await;
     }
     sum
 }
@@ -1037,7 +1018,7 @@ async fn a_retry_outlives_its_bridge_and_keeps_its_id() {
     // The bridge that sent it stops while the delivery waits.
     let attempts = r#"bridge_webhook_attempts_total"#;
     until_total(&[&a, &b], attempts, 1.0).await;
-    let (sender, other) = if metric(&a, attempts).await == 1.0 {
+    let (sender, other) = if metric(a.addr, attempts).await == 1.0 {
         (a, b)
     } else {
         (b, a)
@@ -1053,7 +1034,7 @@ async fn a_retry_outlives_its_bridge_and_keeps_its_id() {
     assert!(signed_with(&second, &secret));
     assert_eq!(first.1, second.1);
     until_metric(
-        &other,
+        other.addr,
         r#"bridge_webhook_deliveries_total{result="delivered"}"#,
         |v| v == 1.0,
     )
@@ -1086,8 +1067,8 @@ async fn a_database_outage_delays_notifications_and_loses_none() {
         4.0,
     )
     .await;
-    until_metric(&a, "bridge_notify_journal", |v| v == 2.0).await;
-    until_metric(&b, "bridge_notify_journal", |v| v == 2.0).await;
+    until_metric(a.addr, "bridge_notify_journal", |v| v == 2.0).await;
+    until_metric(b.addr, "bridge_notify_journal", |v| v == 2.0).await;
     assert!(got.try_recv().is_err());
     // The outage lasts 20 s, as a database restart might.
     tokio::time::sleep_until(down + Duration::from_secs(20)).await;
@@ -1098,8 +1079,8 @@ async fn a_database_outage_delays_notifications_and_loses_none() {
     let mut names = vec![what(&next(&mut got).await).1, what(&next(&mut got).await).1];
     names.sort();
     assert_eq!(names, ["Alpha", "Beta"]);
-    until_metric(&a, "bridge_notify_journal", |v| v == 0.0).await;
-    until_metric(&b, "bridge_notify_journal", |v| v == 0.0).await;
+    until_metric(a.addr, "bridge_notify_journal", |v| v == 0.0).await;
+    until_metric(b.addr, "bridge_notify_journal", |v| v == 0.0).await;
     until_total(
         &both,
         r#"bridge_webhook_deliveries_total{result="delivered"}"#,
@@ -1125,8 +1106,8 @@ async fn a_restart_announces_the_servers_that_came_and_not_those_that_stayed() {
     // Alpha's last sighting is in the history (a sample taken after it
     // was listed).
     keys(&first, 1).await;
-    let written = metric(&first, "bridge_history_samples_written_total").await;
-    until_metric(&first, "bridge_history_samples_written_total", |v| {
+    let written = metric(first.addr, "bridge_history_samples_written_total").await;
+    until_metric(first.addr, "bridge_history_samples_written_total", |v| {
         v >= written + 2.0
     })
     .await;
@@ -1139,22 +1120,22 @@ async fn a_restart_announces_the_servers_that_came_and_not_those_that_stayed() {
     c.offline_after = Duration::from_secs(30);
     c.webhook_allow_private = true;
     let next_bridge = TestBridge::embedding(&master, c).await;
-    until_metric(&next_bridge, "bridge_notify_synced", |v| v == 1.0).await;
-    assert_eq!(metric(&next_bridge, "bridge_watch_warm").await, 0.0);
+    until_metric(next_bridge.addr, "bridge_notify_synced", |v| v == 1.0).await;
+    assert_eq!(metric(next_bridge.addr, "bridge_watch_warm").await, 0.0);
     let _beta = game_server(master.addr, "Beta", 20002).await;
     assert_eq!(
         what(&next(&mut got).await),
         ("server-online".into(), "Beta".into())
     );
     until_metric(
-        &next_bridge,
+        next_bridge.addr,
         r#"bridge_webhook_deliveries_total{result="delivered"}"#,
         |v| v == 1.0,
     )
     .await;
     assert_eq!(
         metric(
-            &next_bridge,
+            next_bridge.addr,
             r#"bridge_watch_changes_total{change="server-online"}"#
         )
         .await,
@@ -1242,7 +1223,7 @@ async fn a_delivery_waiting_for_retry_after_survives_sigkill_of_its_bridge() {
     c.offline_after = GRACE;
     c.webhook_allow_private = true;
     let other = TestBridge::start(c).await;
-    until_metric(&other, "bridge_notify_synced", |v| v == 1.0).await;
+    until_metric(other.addr, "bridge_notify_synced", |v| v == 1.0).await;
     let second = next(&mut got).await;
     assert!(
         at.elapsed() >= Duration::from_millis(4900),
@@ -1258,7 +1239,7 @@ async fn a_delivery_waiting_for_retry_after_survives_sigkill_of_its_bridge() {
     assert!(signed_with(&second, &secret));
     assert_eq!(first.1, second.1);
     until_metric(
-        &other,
+        other.addr,
         r#"bridge_webhook_deliveries_total{result="delivered"}"#,
         |v| v == 1.0,
     )
