@@ -358,8 +358,15 @@ impl Notify {
         let (now, changes) = match read {
             Ok(r) => r,
             Err(e) => {
+                // An unreachable database is the store's to log, once for
+                // the whole outage (docs/protocol.md §2.3); another failure
+                // is this engine's.
                 if self.synced.swap(false, Relaxed) {
-                    throttled!(warn, error = %e, "webhooks and push subscriptions cannot be read; notifications wait until the database is back");
+                    if matches!(e, StoreError::Unavailable) {
+                        tracing::debug!("webhooks and push subscriptions wait for the database");
+                    } else {
+                        throttled!(warn, error = %e, "webhooks and push subscriptions cannot be read; notifications wait until the database is back");
+                    }
                 }
                 return;
             }

@@ -97,7 +97,7 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     let first = page.wait_points_above("24h", 0).await;
     let summary = page.graph_summary().await;
     assert!(
-        summary.starts_with("Players over the last 24 hours: peak 2"),
+        summary.starts_with("Players (average) over the last 24 hours: peak 2"),
         "{summary}"
     );
 
@@ -110,7 +110,7 @@ async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     until("the 24 h graph to take in the new samples", || async {
         let s = page.graph_summary().await;
         let peak = s
-            .strip_prefix("Players over the last 24 hours: peak ")
+            .strip_prefix("Players (average) over the last 24 hours: peak ")
             .and_then(|rest| rest.split(' ').next())
             .and_then(|p| p.parse::<f64>().ok());
         match peak {
