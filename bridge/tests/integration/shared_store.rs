@@ -519,15 +519,22 @@ async fn a_bridge_started_during_an_outage_serves_at_once_and_recovers() {
         .unwrap();
     answers(http, "/api/history?range=1h", 200).await;
     let copy = std::fs::read_to_string(dir.path().join("key-secret")).unwrap();
+    // The history answering is one connection; the secret is handed over
+    // by another thread that tries every half second: wait for its row.
     let kept = cluster.clone();
     let stored = tokio::task::spawn_blocking(move || {
-        kept.query(
-            "lobby",
-            "SELECT encode(substring(secret from 1 for 32), 'hex') FROM key_secret",
-        )
+        lobby_testkit::wait::until_blocking("the database holds a key secret", || {
+            let row = kept.query(
+                "lobby",
+                "SELECT encode(substring(secret from 1 for 32), 'hex') FROM key_secret",
+            )?;
+            if row.trim().is_empty() {
+                anyhow::bail!("no key secret yet");
+            }
+            anyhow::Ok(row)
+        })
     })
     .await
-    .unwrap()
     .unwrap();
     assert_eq!(
         stored.trim(),
