@@ -40,7 +40,10 @@ use std::{
 
 use master::throttled;
 use tokio::{
-    sync::{broadcast::error::RecvError, Semaphore},
+    sync::{
+        broadcast::error::{RecvError, TryRecvError},
+        Semaphore,
+    },
     time::Instant,
 };
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
@@ -231,18 +234,27 @@ impl Notify {
         loop {
             tokio::select! {
                 () = cancel.cancelled() => break,
-                got = events.recv() => match got {
-                    Ok(o) => {
-                        self.keep(o);
-                        self.flush().await;
+                got = events.recv() => {
+                    // A burst (a master bringing thousands of servers back)
+                    // goes into the journal whole before any database
+                    // work, so the events' channel never overflows.
+                    let mut next = got;
+                    loop {
+                        match next {
+                            Ok(o) => self.keep(o),
+                            Err(RecvError::Lagged(n)) => self.lagged(n),
+                            Err(RecvError::Closed) => break,
+                        }
+                        next = match events.try_recv() {
+                            Ok(o) => Ok(o),
+                            Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
+                            Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+                        };
+                    }
+                    if self.flush().await {
                         self.claim().await;
                     }
-                    Err(RecvError::Lagged(n)) => {
-                        self.counters.lost.fetch_add(n, Relaxed);
-                        throttled!(warn, lost = n, "notifications fell behind the list's events; some were dropped");
-                    }
-                    Err(RecvError::Closed) => break,
-                },
+                }
                 _ = tick.tick() => {
                     self.sync(&mut sync).await;
                     self.flush().await;
@@ -257,6 +269,17 @@ impl Notify {
         self.cancel.cancel();
         self.jobs.close();
         let _ = tokio::time::timeout(Duration::from_secs(1), self.jobs.wait()).await;
+    }
+
+    /// Counts occurrences the events' channel dropped before they reached
+    /// the journal.
+    fn lagged(&self, n: u64) {
+        self.counters.lost.fetch_add(n, Relaxed);
+        throttled!(
+            warn,
+            lost = n,
+            "notifications fell behind the list's events; some were dropped"
+        );
     }
 
     /// Puts an occurrence in the journal (the oldest goes when it is full).
@@ -274,31 +297,33 @@ impl Notify {
     /// refuses one (it stays, and is tried again on the next tick) or one
     /// happened after the targets were last read (it waits for the next
     /// read: a webhook created a moment before the event on another bridge
-    /// gets it too).
-    async fn flush(&self) {
+    /// gets it too). Whether it wrote any delivery.
+    async fn flush(&self) -> bool {
         if !self.synced.load(Relaxed) {
             // Targets not read yet: deciding now would miss some.
-            return;
+            return false;
         }
         let Some(read_at) = *self.read_at.lock().unwrap_or_else(|p| p.into_inner()) else {
-            return;
+            return false;
         };
+        let mut wrote = false;
         loop {
             let Some((occurrence, kept)) = self.journal().front().cloned() else {
-                return;
+                return wrote;
             };
             if kept > read_at {
-                return;
+                return wrote;
             }
             let rows = self.plan(&occurrence);
             if !rows.is_empty() {
                 match self.with_store(move |s| s.enqueue(&rows)).await {
                     Ok(n) => {
                         self.counters.written.fetch_add(n as u64, Relaxed);
+                        wrote |= n > 0;
                     }
                     Err(e) => {
                         throttled!(warn, error = %e, "notifications cannot be written yet; they wait in the journal");
-                        return;
+                        return wrote;
                     }
                 }
             }
