@@ -72,6 +72,9 @@ pub struct Metrics {
     pub master_feed_snapshots: AtomicU64,
     /// Deltas with a change that the master's feed sent (heartbeats not counted).
     pub master_feed_deltas: AtomicU64,
+    /// Heartbeats (and deltas that changed nothing) the master's feed sent:
+    /// the feed is alive while nothing changes.
+    pub master_feed_quiet: AtomicU64,
 }
 
 impl Metrics {
@@ -236,10 +239,12 @@ impl Metrics {
         metric(
             "bridge_master_feed_messages_total",
             "counter",
-            "Lists received from the master's change feed, by kind (heartbeats not counted).",
+            "Messages received from the master's change feed, by kind: a snapshot, a delta \
+             that changed the list, or quiet (a heartbeat, or a delta that changed nothing).",
             &[
                 ("{kind=\"snapshot\"}", u(&self.master_feed_snapshots)),
                 ("{kind=\"delta\"}", u(&self.master_feed_deltas)),
+                ("{kind=\"quiet\"}", u(&self.master_feed_quiet)),
             ],
         );
         out

@@ -185,12 +185,13 @@ impl Upstream {
         self.metrics.master_feed_up.store(i64::from(up), Relaxed);
     }
 
-    /// Counts one list message from the feed (`/metrics`).
-    fn count_feed(&self, snapshot: bool) {
-        let counter = if snapshot {
-            &self.metrics.master_feed_snapshots
-        } else {
-            &self.metrics.master_feed_deltas
+    /// Counts one message from the feed (`/metrics`).
+    fn count_feed(&self, taken: &subscriber::Taken) {
+        let counter = match taken {
+            subscriber::Taken::Snapshot => &self.metrics.master_feed_snapshots,
+            subscriber::Taken::Delta(Some(_)) => &self.metrics.master_feed_deltas,
+            subscriber::Taken::Delta(None) => &self.metrics.master_feed_quiet,
+            subscriber::Taken::Other => return,
         };
         counter.fetch_add(1, Relaxed);
     }

@@ -287,16 +287,14 @@ fn apply(
     list: &mut Option<FollowedList>,
     batch: &mut Batch,
 ) -> Result<(), FeedError> {
-    match take_message(json, list)? {
+    let taken = take_message(json, list)?;
+    upstream.count_feed(&taken);
+    match taken {
         Taken::Snapshot => {
-            upstream.count_feed(true);
             batch.whole = true;
             batch.changes.clear();
         }
-        Taken::Delta(Some(change)) => {
-            upstream.count_feed(false);
-            batch.changes.push(change);
-        }
+        Taken::Delta(Some(change)) => batch.changes.push(change),
         Taken::Delta(None) | Taken::Other => {}
     }
     Ok(())

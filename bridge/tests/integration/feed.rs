@@ -52,6 +52,18 @@ impl FeedMaster {
         }
     }
 
+    /// Waits until the feed wrote `n` more heartbeats (over all its
+    /// subscribers): `n` per subscriber is at least one heartbeat interval
+    /// in which nothing changed, the product's own clock for "a while".
+    async fn quiet_for(&self, n: u64) {
+        let stats = self.feed.stats();
+        let from = stats.heartbeats.load(Relaxed);
+        lobby_testkit::wait::until_true("the feed's heartbeats", || {
+            stats.heartbeats.load(Relaxed) >= from + n
+        })
+        .await;
+    }
+
     /// Stops the feed and the master (their connections close).
     async fn shutdown(self) -> (SocketAddr, SocketAddr) {
         let addrs = (self.master.addr, self.feed_addr);
@@ -178,8 +190,10 @@ async fn changes_reach_viewers_through_the_feed_without_a_poll() {
         .await;
     drop(game);
     viewer.until(&[]).await;
-    // Idle for a while: heartbeats only, still no query.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Idle for a while: heartbeats only, still no query. Two heartbeats
+    // are at least one heartbeat interval (a third of the master timeout,
+    // several poll intervals) of a quiet feed.
+    m.quiet_for(2).await;
     assert_eq!(
         m.master.queries(),
         queries,
@@ -207,7 +221,7 @@ async fn an_admins_change_through_one_bridge_reaches_another_bridges_viewers() {
     send(&mut admin, &register_json("Testserver", 20010)).await;
     viewer.until(&["Testserver"]).await;
     // Longer than a few poll intervals: B must not have polled meanwhile.
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    m.quiet_for(4).await;
     assert_eq!(
         b.metrics.master_queries.load(Relaxed),
         b_queries,

@@ -166,6 +166,7 @@ impl Handler {
                     if let Err(end) = self.write(wr, &[sent.confirm()]).await {
                         return end;
                     }
+                    self.stats.count(&self.stats.heartbeats);
                 }
                 frame = frames.next() => return match frame {
                     None | Some(Err(_)) => End::Left,

@@ -60,6 +60,9 @@ pub struct FeedStats {
     pub snapshots: AtomicU64,
     /// Delta frames written (heartbeats not counted).
     pub deltas: AtomicU64,
+    /// Heartbeats written (a subscriber that saw no change for the interval
+    /// it asked for): each is that much time of a quiet feed.
+    pub heartbeats: AtomicU64,
     /// Subscribes refused (wrong token, not a subscribe).
     pub refused: AtomicU64,
     /// Connections closed: the feed served its cap of subscribers (or of
