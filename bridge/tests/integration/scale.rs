@@ -9,7 +9,8 @@ use common::*;
 use tokio::sync::{Barrier, Semaphore};
 
 const VIEWERS: usize = 1000;
-const WINDOW: Duration = Duration::from_secs(10);
+/// Queries each viewer sends, one a second, after the change.
+const QUERIES: usize = 10;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousand_subscribers_share_one_upstream() {
@@ -30,7 +31,7 @@ async fn thousand_subscribers_share_one_upstream() {
     let url = bridge.url();
 
     let connecting = Arc::new(Semaphore::new(100));
-    // Everyone subscribed; the change is visible; the window is over.
+    // Everyone subscribed; the change is visible; every query answered.
     let subscribed = Arc::new(Barrier::new(VIEWERS + 1));
     let changed = Arc::new(Barrier::new(VIEWERS + 1));
     let window_over = Arc::new(Barrier::new(VIEWERS + 1));
@@ -52,12 +53,11 @@ async fn thousand_subscribers_share_one_upstream() {
             let v = recv_until(&mut ws, |v| is_list(v) && !names(v).is_empty()).await;
             assert_eq!(names(&v), ["Crowded"]);
             changed.wait().await;
-            // During the window each viewer also asks once a second; the
+            // Each viewer also asks once a second, QUERIES times; the
             // bridge answers from the shared list.
             let mut answered = 0;
             let mut tick = tokio::time::interval(Duration::from_secs(1));
-            let end = tokio::time::Instant::now() + WINDOW - Duration::from_millis(500);
-            while tokio::time::Instant::now() < end {
+            while answered < QUERIES {
                 tick.tick().await;
                 send(&mut ws, r#"{"command":"msQueryGameServers"}"#).await;
                 assert_eq!(names(&recv_json(&mut ws).await), ["Crowded"]);
@@ -85,23 +85,30 @@ async fn thousand_subscribers_share_one_upstream() {
         .expect("not every viewer received the change");
     let push_time = pushed.elapsed();
 
+    // The window is the viewers' own queries: from the change until every
+    // one is answered, however long a loaded machine takes for them.
     let before = master.queries();
-    tokio::time::sleep(WINDOW).await;
-    let during = master.queries() - before;
-    tokio::time::timeout(Duration::from_secs(20), window_over.wait())
+    let window = tokio::time::Instant::now();
+    tokio::time::timeout(HUNG, window_over.wait())
         .await
         .expect("viewers' queries were not all answered");
+    let during = master.queries() - before;
+    let window = window.elapsed();
     let mut viewer_queries = 0;
     for t in tasks {
         viewer_queries += t.await.unwrap();
     }
     println!(
         "{VIEWERS} subscribed viewers: change reached all in {push_time:?}; \
-         master answered {during} queries in {WINDOW:?} (poll interval 1 s) \
+         master answered {during} queries in {window:?} (poll interval 1 s) \
          while viewers sent {viewer_queries} queries to the bridge"
     );
-    assert!(viewer_queries >= VIEWERS * 5);
+    assert_eq!(viewer_queries, VIEWERS * QUERIES);
     // One per interval, plus at most a little jitter at the window's edges.
-    assert!(during <= 12, "master saw {during} queries");
+    let intervals = window.as_secs() + 1;
+    assert!(
+        during <= intervals + 2,
+        "master saw {during} queries in {window:?}"
+    );
     bridge.shutdown().await;
 }
