@@ -6,8 +6,9 @@
 /// what a thread freed in that thread's arena. In the hostile-feed drill
 /// (`bridge/tests/integration/hostile_feed.rs`, a list just within the 16
 /// MiB bound taken, served and dropped) a debug build peaked at 202–215 MB
-/// with glibc, 161–176 MB with glibc capped at two arenas, 194–197 MB with
-/// mimalloc and 156–158 MB with jemalloc, on a loaded 2-core machine.
+/// with glibc, 161–176 MB with glibc capped at two arenas (which needs
+/// `unsafe` or the environment), 194–197 MB with mimalloc and 156–158 MB
+/// with jemalloc, measured one after the other on a loaded 2-core machine.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
