@@ -49,6 +49,82 @@ pub fn lobby_opened(before: bool, now: bool) -> bool {
     !before && now
 }
 
+/// How a server was listed, as far as its events go: whether its lobby
+/// was open and how many players it had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listing {
+    pub open: bool,
+    pub players: u32,
+}
+
+impl Listing {
+    /// The listing of `stats`.
+    pub fn of(stats: &crate::Stats) -> Self {
+        Self {
+            open: stats.is_lobby_open,
+            players: stats.players.current,
+        }
+    }
+}
+
+/// What happened to one server between two looks, before any watch's
+/// rules (which events, which servers, the threshold) apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// It was not listed (or offline: unlisted for [`OFFLINE_AFTER_SECS`])
+    /// and now is.
+    Online,
+    /// It stayed unlisted for [`OFFLINE_AFTER_SECS`].
+    Offline,
+    /// Its lobby went from closed to open.
+    LobbyOpened,
+    /// Its players rose from `from` (to the listing's current count).
+    PlayersRose { from: u32 },
+}
+
+impl Change {
+    /// The event a watch with `events` and `threshold` takes this change
+    /// as, if any (a rise must reach the threshold from below), the server
+    /// having `now` players.
+    pub fn event(self, events: &[Event], threshold: Option<u32>, now: u32) -> Option<Event> {
+        let event = match self {
+            Change::Online => Event::ServerOnline,
+            Change::Offline => Event::ServerOffline,
+            Change::LobbyOpened => Event::LobbyOpened,
+            Change::PlayersRose { from } => {
+                if !reaches(threshold?, from, now) {
+                    return None;
+                }
+                Event::PlayersReached
+            }
+        };
+        events.contains(&event).then_some(event)
+    }
+}
+
+/// The changes of a server listed `now` that was last listed as `last`
+/// (`None`: never seen, or offline since): the one rule by which the
+/// bridge decides its notifications and the page its in-tab notices. A
+/// server back within the offline grace is passed its last listing: it
+/// was never offline, so only its lobby and players can have changed.
+pub fn changes(last: Option<Listing>, now: Listing) -> impl Iterator<Item = Change> {
+    let (online, opened, rose) = match last {
+        None => (true, false, None),
+        Some(last) => (
+            false,
+            lobby_opened(last.open, now.open),
+            (now.players > last.players).then_some(last.players),
+        ),
+    };
+    [
+        online.then_some(Change::Online),
+        opened.then_some(Change::LobbyOpened),
+        rose.map(|from| Change::PlayersRose { from }),
+    ]
+    .into_iter()
+    .flatten()
+}
+
 /// Something that happened to a listed server, decided by the bridge from
 /// the list's changes: the one type for a watch's events in a request, in
 /// a webhook's body and (Web Push) in a push's payload.

@@ -14,23 +14,12 @@ use std::{
 
 use protocol::{
     delta::{Keyed, ListChange},
-    watch::{self, Event, ServerFilter},
+    watch::{self, Event, Listing, ServerFilter},
     ServerEntry, ServerKey,
 };
 use tokio::time::Instant;
 
-/// What happened to one key, before any watch's rules apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    /// The key was not listed and now is.
-    Online,
-    /// The key stayed unlisted for the offline grace.
-    Offline,
-    /// `isLobbyOpen` went from false to true.
-    LobbyOpened,
-    /// `players.current` rose from `from` (to the entry's current).
-    PlayersRose { from: u32 },
-}
+pub use protocol::watch::Change;
 
 /// One change of one key, with the server as it is now (for an offline
 /// server, as it was last listed).
@@ -60,19 +49,8 @@ impl Occurrence {
     /// [`Occurrence::fires`] for a watch of this very key (a push
     /// subscription's watch names one server).
     pub fn fires_on_key(&self, events: &[Event], threshold: Option<u32>) -> Option<Event> {
-        let event = match self.change {
-            Change::Online => Event::ServerOnline,
-            Change::Offline => Event::ServerOffline,
-            Change::LobbyOpened => Event::LobbyOpened,
-            Change::PlayersRose { from } => {
-                let t = threshold?;
-                if !watch::reaches(t, from, self.server.stats.players.current) {
-                    return None;
-                }
-                Event::PlayersReached
-            }
-        };
-        events.contains(&event).then_some(event)
+        self.change
+            .event(events, threshold, self.server.stats.players.current)
     }
 }
 
@@ -208,23 +186,13 @@ impl Tracker {
                     // how it was last listed.
                     Some((since, last)) => {
                         self.leaving.remove(&(since, key));
-                        decide(key, &last.entry, &after.entry, at, &mut out);
+                        decide(key, Some(&last.entry), &after.entry, at, &mut out);
                     }
-                    None if warm => out.push(Occurrence {
-                        key,
-                        change: Change::Online,
-                        server: Arc::new(after.entry.clone()),
-                        at,
-                    }),
-                    None => self.unsure.push(Occurrence {
-                        key,
-                        change: Change::Online,
-                        server: Arc::new(after.entry.clone()),
-                        at,
-                    }),
+                    None if warm => decide(key, None, &after.entry, at, &mut out),
+                    None => decide(key, None, &after.entry, at, &mut self.unsure),
                 },
                 (Some(before), Some(after)) => {
-                    decide(key, &before.entry, &after.entry, at, &mut out);
+                    decide(key, Some(&before.entry), &after.entry, at, &mut out);
                 }
             }
         }
@@ -262,38 +230,28 @@ impl Tracker {
     }
 }
 
-/// The events of one listed key whose entry went from `before` to `after`.
+/// The changes of one key now listed as `after`, last listed as `before`
+/// (`None`: not listed before, or offline since): [`watch::changes`],
+/// the rule the page's in-tab notices follow too.
 fn decide(
     key: ServerKey,
-    before: &ServerEntry,
+    before: Option<&ServerEntry>,
     after: &ServerEntry,
     at: SystemTime,
     out: &mut Vec<Occurrence>,
 ) {
-    if before == after {
+    if before == Some(after) {
         return;
     }
-    let (was, now) = (before.stats, after.stats);
-    let opened = watch::lobby_opened(was.is_lobby_open, now.is_lobby_open);
-    let rose = now.players.current > was.players.current;
-    if !opened && !rose {
-        return;
-    }
-    let server = Arc::new(after.clone());
-    if opened {
+    let last = before.map(|b| Listing::of(&b.stats));
+    let mut server: Option<Arc<ServerEntry>> = None;
+    for change in watch::changes(last, Listing::of(&after.stats)) {
+        let server = server
+            .get_or_insert_with(|| Arc::new(after.clone()))
+            .clone();
         out.push(Occurrence {
             key,
-            change: Change::LobbyOpened,
-            server: server.clone(),
-            at,
-        });
-    }
-    if rose {
-        out.push(Occurrence {
-            key,
-            change: Change::PlayersRose {
-                from: was.players.current,
-            },
+            change,
             server,
             at,
         });

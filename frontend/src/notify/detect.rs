@@ -6,7 +6,7 @@
 //! the caller passes the time; tested natively.
 
 use protocol::{
-    watch::{lobby_opened, reaches, Event, DEFAULT_COOLDOWN, OFFLINE_AFTER_SECS},
+    watch::{self, Event, Listing, DEFAULT_COOLDOWN, OFFLINE_AFTER_SECS},
     ServerEntry, ServerKey,
 };
 
@@ -145,21 +145,17 @@ impl Detector {
             (was_listed, Some(e)) => {
                 let grace_ms = (OFFLINE_AFTER_SECS * 1000) as f64;
                 let back_soon = seen.gone_ms.is_some_and(|g| now_ms - g < grace_ms);
-                match seen.last {
-                    // Back within the grace (or never gone): it was never
-                    // offline, so only its stats can have changed.
-                    Some((open, players)) if was_listed || back_soon => {
-                        if lobby_opened(open, e.stats.is_lobby_open) {
-                            events.push(Event::LobbyOpened);
-                        }
-                        if w.threshold
-                            .is_some_and(|t| reaches(t, players, e.stats.players.current))
-                        {
-                            events.push(Event::PlayersReached);
-                        }
-                    }
-                    _ => events.push(Event::ServerOnline),
-                }
+                // Back within the grace (or never gone): it was never
+                // offline, so it is compared with how it was last listed.
+                let last = seen
+                    .last
+                    .filter(|_| was_listed || back_soon)
+                    .map(|(open, players)| Listing { open, players });
+                let now = Listing::of(&e.stats);
+                events.extend(
+                    watch::changes(last, now)
+                        .filter_map(|c| c.event(&w.events, w.threshold, now.players)),
+                );
                 seen.listed = true;
                 seen.gone_ms = None;
                 seen.last = now_state;

@@ -186,3 +186,53 @@ fn players_reached_fires_on_the_rise_that_crosses_the_threshold() {
     assert!(lobby_opened(false, true));
     assert!(!lobby_opened(true, true) && !lobby_opened(true, false) && !lobby_opened(false, false));
 }
+
+mod changes {
+    use super::super::{changes, Change, Event, Listing};
+
+    fn listing(open: bool, players: u32) -> Listing {
+        Listing { open, players }
+    }
+
+    fn of(last: Option<Listing>, now: Listing) -> Vec<Change> {
+        changes(last, now).collect()
+    }
+
+    #[test]
+    fn a_server_not_listed_before_comes_online_whatever_its_state() {
+        assert_eq!(of(None, listing(true, 3)), [Change::Online]);
+        assert_eq!(of(None, listing(false, 0)), [Change::Online]);
+    }
+
+    #[test]
+    fn a_listed_server_changes_by_its_lobby_and_its_players_rising() {
+        assert_eq!(
+            of(Some(listing(false, 1)), listing(true, 3)),
+            [Change::LobbyOpened, Change::PlayersRose { from: 1 }]
+        );
+        assert_eq!(of(Some(listing(true, 3)), listing(false, 1)), []);
+        assert_eq!(of(Some(listing(true, 3)), listing(true, 3)), []);
+        assert_eq!(
+            of(Some(listing(true, 3)), listing(true, 4)),
+            [Change::PlayersRose { from: 3 }]
+        );
+    }
+
+    #[test]
+    fn a_rise_is_players_reached_only_when_it_crosses_the_threshold() {
+        let all = [Event::PlayersReached];
+        let rise = Change::PlayersRose { from: 2 };
+        assert_eq!(rise.event(&all, Some(3), 3), Some(Event::PlayersReached));
+        assert_eq!(rise.event(&all, Some(3), 2), None);
+        assert_eq!(rise.event(&all, None, 5), None);
+        assert_eq!(
+            Change::PlayersRose { from: 3 }.event(&all, Some(3), 4),
+            None
+        );
+        assert_eq!(Change::Online.event(&all, Some(3), 4), None);
+        assert_eq!(
+            Change::Online.event(&[Event::ServerOnline], None, 0),
+            Some(Event::ServerOnline)
+        );
+    }
+}
