@@ -258,6 +258,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     c.history_interval = INTERVAL;
     c.webhook_allow_private = true;
     c.push_allow_insecure = true;
+    c.push_contact = Some("mailto:ops@lobby.example".into());
     let alone = TestBridge::embedding(&master, c).await;
     // Web Push's key and a subscription (RFC 8291's example keys), copied
     // too: browsers keep taking the bridge's pushes.
@@ -315,6 +316,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     let mut c = config(&master, fresh.path(), &url);
     c.webhook_allow_private = true;
     c.push_allow_insecure = true;
+    c.push_contact = Some("mailto:ops@lobby.example".into());
     let shared = TestBridge::embedding(&master, c).await;
     let (_, copied_key) = get_json(&shared, "/api/push/key").await;
     assert_eq!(
