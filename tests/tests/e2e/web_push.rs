@@ -27,7 +27,11 @@ use serde_json::Value;
 async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     let _serial = e2e::serial().await;
     let service = PushService::start().await;
-    let product = Product::start_with(&["--push-allow-insecure"]);
+    let product = Product::start_with(&[
+        "--push-allow-insecure",
+        "--push-contact",
+        "mailto:ops@lobby.example",
+    ]);
     let mut feuerland = GameServer::register(
         product.master,
         "Feuerland",
