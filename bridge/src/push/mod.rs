@@ -476,6 +476,22 @@ impl Push {
             table.insert(sub.clone());
             (sub, old, evicted)
         };
+        // The one making room goes first: the other bridges read the
+        // changes in order, and one that is full takes the new one only
+        // once the room is made.
+        let mut evicted_kept = None;
+        if let Some(evicted) = evicted {
+            throttled!(
+                warn,
+                source = %evicted.source,
+                "the push subscriptions are at their limit: the source holding the most gave up its oldest for a new one"
+            );
+            let text = format!("{:016x}", evicted.id);
+            if let Err(e) = self.with_store(move |s| s.delete(&text, None)).await {
+                throttled!(warn, error = %e, "cannot delete a push subscription that made room");
+                evicted_kept = Some(evicted);
+            }
+        }
         let row = sub.row(now);
         // The store checks the auth secret too: another bridge on the same
         // database may hold the subscription this one has not read yet.
@@ -486,24 +502,13 @@ impl Push {
             if let Some(old) = old {
                 table.insert(old);
             }
-            if let Some(evicted) = evicted {
+            if let Some(evicted) = evicted_kept {
                 table.insert(evicted);
             }
             return Err(match written {
                 Err(e) => Refusal::Store(e),
                 Ok(_) => Refusal::NotYours,
             });
-        }
-        if let Some(evicted) = evicted {
-            throttled!(
-                warn,
-                source = %evicted.source,
-                "the push subscriptions are at their limit: the source holding the most gave up its oldest for a new one"
-            );
-            let text = format!("{:016x}", evicted.id);
-            if let Err(e) = self.with_store(move |s| s.delete(&text, None)).await {
-                throttled!(warn, error = %e, "cannot delete a push subscription that made room");
-            }
         }
         Ok(if old.is_some() {
             Put::Replaced
