@@ -77,7 +77,8 @@ pub fn PushSection(props: &PushSectionProps) -> Html {
             let state = match &s.off {
                 Some(why) => html! {
                     <p class="error" role="status" data-testid="push-off">
-                        { tf(K::PushOff, &[why]) }
+                        // The bridge's reason, without repeating that it is off.
+                        { tf(K::PushOff, &[&why.strip_prefix("Web Push is off: ").unwrap_or(why)]) }
                     </p>
                 },
                 None => html! {
