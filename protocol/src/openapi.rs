@@ -684,7 +684,8 @@ fn push_ops() -> Vec<Op> {
             method: HttpMethod::Put,
             id: "putPushSubscription",
             summary: "Creates or replaces a browser's push subscription and its watches \
-                      (at most 20)",
+                      (at most 20, each of a key the bridge has listed), which renews it: one not \
+                      renewed for 30 days (`--push-expire-after`) is deleted",
             body: Some(schema_ref::<PushSubscribe>()),
             ok: vec![
                 (
