@@ -57,6 +57,22 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
         "even while this page is closed",
     )
     .await;
+    // The subscription as the bridge's database holds it: when it was
+    // last renewed.
+    let store = bridge::history::History::open(
+        Some(&product.data_dir()),
+        std::time::Duration::from_secs(60),
+    )
+    .expect("the bridge's database");
+    let renewed = || {
+        use bridge::push::store::PushStore;
+        let rows = store.load().map_err(|e| e.to_string())?;
+        match rows.as_slice() {
+            [row] => Ok(row.updated_ms),
+            rows => Err(format!("{} subscriptions", rows.len())),
+        }
+    };
+    let made = until("the subscription stored", || async { renewed() }).await;
     service.log(|l| {
         assert_eq!(l.registrations.len(), 1, "{:?}", l.registrations);
         // Firefox pads the key it registers with; the bridge's has none.
@@ -104,9 +120,17 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
         assert!(!text.contains("Feuerland"), "encrypted: {text}");
     });
 
-    // Back on a lobby page, the worker's notification is listed.
+    // Back on a lobby page, the worker's notification is listed, and the
+    // page renewed the subscription as it loaded.
     let page = ServerPage::open(&firefox, &product.url(&format!("/server/{key}"))).await;
     page.wait_name("Feuerland").await;
+    until("the subscription renewed by the page's load", || async {
+        match renewed()? {
+            at if at > made => Ok(()),
+            at => Err(format!("last renewed at {at}, made at {made}")),
+        }
+    })
+    .await;
     let shown = page.wait_notification(&format!("{key}:lobby-opened")).await;
     assert_eq!(shown.len(), 1, "{shown:?}");
     assert_eq!(
