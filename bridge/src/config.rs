@@ -188,6 +188,12 @@ pub struct Config {
     /// Also take `http` push endpoints, and only on loopback addresses
     /// (`--push-allow-insecure`; tests with a push service on loopback).
     pub push_allow_insecure: bool,
+    /// The VAPID contact every push carries (`--push-contact`, a `mailto:`
+    /// or `https:` URI); `None`: [`Config::public_url`] when that is one.
+    /// Without either, Web Push is off.
+    pub push_contact: Option<String>,
+    /// How long a push subscription is kept without being renewed.
+    pub push_expire_after: Duration,
     /// Push subscriptions the bridge keeps at most, over all clients.
     pub push_max_subscriptions: usize,
     /// Push subscriptions one client address (IPv6: its /64) may hold.
@@ -319,6 +325,8 @@ impl Config {
             webhook_allow_private: false,
             public_url: None,
             push_allow_insecure: false,
+            push_contact: None,
+            push_expire_after: crate::push::DEFAULT_EXPIRE_AFTER,
             push_max_subscriptions: Self::DEFAULT_PUSH_MAX_SUBSCRIPTIONS,
             push_max_per_address: Self::DEFAULT_PUSH_MAX_PER_ADDRESS,
             offline_after: crate::watch::OFFLINE_AFTER,
@@ -332,6 +340,7 @@ impl Config {
             ("poll interval", self.poll_interval),
             ("ping interval", self.ping_interval),
             ("pong timeout", self.pong_timeout),
+            ("push subscriptions' life", self.push_expire_after),
             ("master timeout", self.master_timeout),
             ("reconnect minimum", self.reconnect_min),
             ("reconnect maximum", self.reconnect_max),

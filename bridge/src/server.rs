@@ -202,6 +202,11 @@ impl Bridge {
         let notifier = ctx.notify.clone().map(|notify| {
             tokio::spawn(notify.run(ctx.events.subscribe(), ctx.cancel.child_token()))
         });
+        // Subscriptions not renewed in time are deleted; the task ends with
+        // the others at shutdown.
+        if let Some(push) = ctx.push.clone() {
+            tokio::spawn(push.sweep(ctx.cancel.child_token()));
+        }
         let watcher = tokio::spawn(
             ctx.events
                 .clone()
@@ -425,12 +430,26 @@ fn open_push(
     visibility: Visibility,
     history: Arc<History>,
 ) -> Result<Push, Error> {
+    let public_url = config
+        .public_url
+        .as_ref()
+        .map(|u| u.trim_end_matches('/').to_owned());
+    let contact = match (&config.push_contact, &public_url) {
+        (Some(given), _) => push::vapid::contact(given)
+            .map_err(|e| format!("Web Push is off: its contact (--push-contact) {e}")),
+        (None, Some(url)) if push::vapid::contact(url).is_ok() => {
+            push::vapid::contact(url).map_err(|e| e.to_string())
+        }
+        (None, _) => Err(push::NO_CONTACT.to_owned()),
+    };
+    if let Err(why) = &contact {
+        warn!("{why}");
+    }
     let settings = push::Settings {
         allow_insecure: config.push_allow_insecure,
-        public_url: config
-            .public_url
-            .as_ref()
-            .map(|u| u.trim_end_matches('/').to_owned()),
+        public_url,
+        contact,
+        expire_after: config.push_expire_after,
         addresses: visibility.viewers(),
         max_subscriptions: config.push_max_subscriptions,
         max_per_address: config.push_max_per_address,
@@ -493,6 +512,7 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/badge/{file}", read(get(badge::server)))
         .route("/metrics", get(metrics))
         .merge(webhooks::api::routes())
+        .merge(push::api::admin_routes())
         .with_state(ctx.clone())
         .merge(front_end)
         // Every refusal under /api/ (and of a badge) the API's JSON, the

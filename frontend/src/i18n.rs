@@ -357,6 +357,18 @@ table! {
     CopySecret => "Copy the secret", "Geheimnis kopieren";
     Done => "Done", "Fertig";
     NoWebhooks => "No webhooks yet.", "Noch keine Webhooks.";
+    PushTitle => "Web Push", "Web Push";
+    PushHelp => "Players' push subscriptions, by the address (IPv6: the /64) each was made from. When the bridge holds as many as it takes, the address holding the most gives up its oldest to a new player; a subscription the player's page does not renew is deleted.", "Die Push-Abonnements der Spieler, nach der Adresse (IPv6: dem /64), von der jedes kam. Hält die Bridge so viele, wie sie nimmt, gibt die Adresse mit den meisten ihr ältestes für einen neuen Spieler ab; ein Abonnement, das die Seite des Spielers nicht erneuert, wird gelöscht.";
+    LoadingPush => "Loading the push subscriptions…", "Push-Abonnements werden geladen…";
+    PushOff => "Web Push is off. The bridge says: {}", "Web Push ist aus. Die Bridge meldet: {}";
+    PushOn => "Web Push is on; push services may contact {}.", "Web Push ist an; Push-Dienste können {} kontaktieren.";
+    PushCounts => "{} subscriptions of at most {}; at most {} per address; kept {} days without renewal.", "{} Abonnements von höchstens {}; höchstens {} pro Adresse; ohne Erneuerung {} Tage behalten.";
+    NoPushSources => "No push subscriptions.", "Keine Push-Abonnements.";
+    PushSource => "Address", "Adresse";
+    PushSubscriptions => "Subscriptions", "Abonnements";
+    PushOldest => "Oldest", "Ältestes";
+    PushPurge => "Delete all", "Alle löschen";
+    PushPurgeSource => "Delete every subscription from {}", "Alle Abonnements von {} löschen";
     LoadingWebhooks => "Loading the webhooks…", "Webhooks werden geladen…";
     WebhooksUnreachable => "The bridge did not answer. Try again.", "Die Bridge hat nicht geantwortet. Versuche es noch einmal.";
     WebhookActive => "active", "aktiv";
@@ -392,6 +404,7 @@ table! {
     NotifyFull => "You already watch 20 servers: turn one off first.", "Du beobachtest schon 20 Server: Schalte erst einen aus.";
     NotifyOnPush => "On: you get a notification even while this page is closed.", "An: Du bekommst eine Benachrichtigung, auch wenn diese Seite geschlossen ist.";
     NotifyOnTab => "On while a lobby page is open in this browser.", "An, solange eine Seite der Lobby in diesem Browser offen ist.";
+    NotifyPushOff => "On while a lobby page is open in this browser: this lobby sends no push notifications (it has no contact address for the browsers' push services).", "An, solange eine Seite der Lobby in diesem Browser offen ist: Diese Lobby sendet keine Push-Benachrichtigungen (ihr fehlt eine Kontaktadresse für die Push-Dienste der Browser).";
     NotifyDenied => "Notifications are blocked for this site: an open lobby page shows them itself.", "Benachrichtigungen sind für diese Seite blockiert: Eine offene Seite der Lobby zeigt sie selbst an.";
     NotifyOff => "Off: you will not be told about this server.", "Aus: Du wirst über diesen Server nicht benachrichtigt.";
     NotifyNotices => "Notifications", "Benachrichtigungen";

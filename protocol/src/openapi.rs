@@ -26,7 +26,7 @@ use crate::{
     api::{ApiError, HistoryRange, LobbyHistory, ServerHistory, Shield, Week},
     delta::ServerList,
     entry::ServerDetails,
-    push::{PushKey, PushSubscribe, PushUnsubscribe, PushWatches},
+    push::{PushKey, PushStatus, PushSubscribe, PushUnsubscribe, PushWatches},
     watch::{WebhookPatch, WebhookSpec},
     webhook::{Delivery, Webhook, WebhookList, WebhookPayload},
     ServerKey,
@@ -122,7 +122,8 @@ impl Failure {
             Failure::Forbidden => "The push subscription is held by another `auth` secret.",
             Failure::NotFound => {
                 "Nothing with this name is known (a server key never seen, a webhook id \
-                 that is not one, a push subscription the bridge does not hold)."
+                 that is not one, a push subscription the bridge does not hold, a source \
+                 that holds none)."
             }
             Failure::Timeout => "The request's body did not arrive in time.",
             Failure::Conflict => "There is no room for another one (at most 50 webhooks).",
@@ -136,12 +137,13 @@ impl Failure {
             }
             Failure::TooManyRequests => {
                 "The client address has no request left, or (a new push subscription) holds \
-                 as many subscriptions as it may, or the bridge does; ask again after \
-                 `Retry-After` seconds."
+                 as many subscriptions as it may; ask again after `Retry-After` seconds."
             }
             Failure::Unavailable => {
                 "The answer's source (the history's database, or the master's first list) \
-                 cannot be reached now; ask again after `Retry-After` seconds."
+                 cannot be reached now; ask again after `Retry-After` seconds. Without \
+                 `Retry-After` (Web Push only), the bridge's Web Push is off: it has no \
+                 contact for the push services, and `error` says so."
             }
         };
         let mut response = ResponseBuilder::new()
@@ -497,6 +499,18 @@ impl Op {
         if self.admin {
             op = op.security(SecurityRequirement::new(ADMIN_TOKEN, Vec::<String>::new()));
         }
+        if self.path.contains("{source}") {
+            op = op.parameter(
+                ParameterBuilder::new()
+                    .name("source")
+                    .parameter_in(ParameterIn::Path)
+                    .required(Required::True)
+                    .description(Some(
+                        "An IP address; for IPv6, any address of the /64 (as `GET /api/admin/push` lists it)",
+                    ))
+                    .schema(Some(string())),
+            );
+        }
         if self.path.contains("{id}") {
             op = op.parameter(
                 ParameterBuilder::new()
@@ -625,6 +639,34 @@ fn admin_ops() -> Vec<Op> {
             )],
             failures: &[Unauthorized, NotFound, TooManyRequests, Unavailable],
         },
+        Op {
+            admin: true,
+            path: "/api/admin/push",
+            method: HttpMethod::Get,
+            id: "getPushStatus",
+            summary: "Whether Web Push runs (and why not), and the push subscriptions per \
+                      source, the sources holding the most first",
+            body: None,
+            ok: vec![("200", "Web Push's state.", Some(schema_ref::<PushStatus>()))],
+            failures: &[Unauthorized, TooManyRequests, Unavailable],
+        },
+        Op {
+            admin: true,
+            path: "/api/admin/push/sources/{source}",
+            method: HttpMethod::Delete,
+            id: "purgePushSource",
+            summary: "Deletes every push subscription made from one source (an address, or \
+                      an IPv6 /64)",
+            body: None,
+            ok: vec![("204", "Deleted.", None)],
+            failures: &[
+                BadRequest,
+                Unauthorized,
+                NotFound,
+                TooManyRequests,
+                Unavailable,
+            ],
+        },
     ]
 }
 
@@ -642,7 +684,8 @@ fn push_ops() -> Vec<Op> {
             method: HttpMethod::Put,
             id: "putPushSubscription",
             summary: "Creates or replaces a browser's push subscription and its watches \
-                      (at most 20)",
+                      (at most 20, each of a key the bridge has listed), which renews it: one not \
+                      renewed for 30 days (`--push-expire-after`) is deleted",
             body: Some(schema_ref::<PushSubscribe>()),
             ok: vec![
                 (
@@ -748,6 +791,7 @@ pub fn document() -> Value {
     with_refs::<Webhook>(&mut schemas);
     with_refs::<WebhookList>(&mut schemas);
     with_refs::<PushKey>(&mut schemas);
+    with_refs::<PushStatus>(&mut schemas);
     with_refs::<PushWatches>(&mut schemas);
     with_refs::<PushSubscribe>(&mut schemas);
     with_refs::<PushUnsubscribe>(&mut schemas);

@@ -134,6 +134,46 @@ pub struct PushKey {
     pub public_key: String,
 }
 
+/// `GET /api/admin/push`: whether Web Push runs, and the subscriptions
+/// per source (the address, or IPv6 /64, each was made from).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PushStatus {
+    /// Whether the bridge sends pushes.
+    pub enabled: bool,
+    /// Why it does not: it has no contact for the push services.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off: Option<String>,
+    /// The contact every push carries (`mailto:` or `https:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact: Option<String>,
+    /// Subscriptions held.
+    pub subscriptions: u64,
+    /// Subscriptions kept at most; when full, the source holding the most
+    /// gives up its oldest to a new one.
+    pub max_subscriptions: u64,
+    /// Subscriptions one source may hold.
+    pub max_per_source: u64,
+    /// Seconds a subscription is kept without being renewed.
+    pub expire_after: u64,
+    /// The sources holding the most subscriptions (at most 100), the
+    /// most first.
+    pub sources: Vec<PushSource>,
+}
+
+/// One source's push subscriptions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PushSource {
+    /// An IP address; for IPv6, the first address of its /64.
+    pub source: String,
+    pub subscriptions: u64,
+    /// When its oldest subscription was made (Unix ms).
+    pub oldest: i64,
+}
+
 /// The answer to `PUT /api/push/subscription`: the watches as kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

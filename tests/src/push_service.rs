@@ -10,6 +10,14 @@
 //! `Content-Encoding`), answering `201 Created`. Everything it saw is
 //! recorded for the test to assert on.
 //!
+//! It refuses what the real services refuse of a push's VAPID token
+//! (RFC 8292): Mozilla's answers 401 to a token without `sub`, for
+//! another audience than its origin, or expired or valid for more than
+//! 24 hours; Apple's answers 403 (`BadJwtToken`) to a `sub` that is not a
+//! `mailto:` or `https:` URI it can resolve (one at `localhost` or under
+//! `.invalid`). Such a push is recorded with that status and never
+//! reaches the browser.
+//!
 //! Bounded like any of our servers: one request's head and body (4 KiB,
 //! RFC 8291's largest record plus headers) are capped, a connection that
 //! sends nothing for 5 s is dropped.
@@ -118,7 +126,7 @@ impl PushService {
         let shared = Arc::new(Shared::default());
         let tasks = vec![
             tokio::spawn(accept_ws(ws, http_addr, shared.clone())),
-            tokio::spawn(accept_http(http, shared.clone())),
+            tokio::spawn(accept_http(http, http_addr, shared.clone())),
         ];
         PushService {
             ws: ws_addr,
@@ -238,17 +246,57 @@ fn answer(v: &Value, uaid: &str, http: SocketAddr, shared: &Shared) -> Option<Va
     }
 }
 
-async fn accept_http(listener: TcpListener, shared: Arc<Shared>) {
+async fn accept_http(listener: TcpListener, addr: SocketAddr, shared: Arc<Shared>) {
     let mut version = 0u64;
     while let Ok((stream, _)) = listener.accept().await {
         version += 1;
-        tokio::spawn(serve_http(stream, shared.clone(), version));
+        tokio::spawn(serve_http(stream, addr, shared.clone(), version));
+    }
+}
+
+/// What the push services refuse of a push's `Authorization` (see the
+/// module's text): the status they answer, or `None` when it passes.
+pub fn refusal(authorization: Option<&str>, origin: &str, now: u64) -> Option<u16> {
+    let token = authorization
+        .and_then(|a| a.strip_prefix("vapid "))
+        .and_then(|a| {
+            a.split(',')
+                .map(str::trim)
+                .find_map(|p| p.strip_prefix("t="))
+        });
+    let Some(claims) = token
+        .and_then(|t| t.split('.').nth(1))
+        .and_then(unbase64url)
+        .and_then(|c| serde_json::from_slice::<Value>(&c).ok())
+    else {
+        return Some(401);
+    };
+    if claims["aud"].as_str() != Some(origin) {
+        return Some(401);
+    }
+    match claims["exp"].as_u64() {
+        Some(exp) if exp > now && exp <= now + 24 * 3600 => {}
+        _ => return Some(401),
+    }
+    let Some(sub) = claims["sub"].as_str() else {
+        return Some(401);
+    };
+    let host = if let Some(mailbox) = sub.strip_prefix("mailto:") {
+        mailbox.rsplit_once('@').map(|(_, host)| host)
+    } else if let Some(rest) = sub.strip_prefix("https://") {
+        rest.split(['/', ':', '?', '#']).next()
+    } else {
+        None
+    };
+    match host {
+        Some(h) if !h.is_empty() && h != "localhost" && !h.ends_with(".invalid") => None,
+        _ => Some(403),
     }
 }
 
 /// One request to a push endpoint (one per connection: the answer closes
 /// it).
-async fn serve_http(mut stream: TcpStream, shared: Arc<Shared>, version: u64) {
+async fn serve_http(mut stream: TcpStream, addr: SocketAddr, shared: Arc<Shared>, version: u64) {
     let Ok(Some((head, mut body))) = timeout(HUNG, read_head(&mut stream)).await else {
         return;
     };
@@ -265,10 +313,20 @@ async fn serve_http(mut stream: TcpStream, shared: Arc<Shared>, version: u64) {
     let mut parts = request.split(' ');
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let channel_id = path.strip_prefix("/push/").unwrap_or_default().to_owned();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let refused = refusal(
+        headers.get("authorization").map(String::as_str),
+        &format!("http://{addr}"),
+        now,
+    );
     let status = if method != "POST" || channel_id.is_empty() {
         404
     } else if length > MAX_BODY {
         413
+    } else if let Some(code) = refused {
+        code
     } else {
         while body.len() < length {
             let mut chunk = [0u8; 1024];
@@ -303,6 +361,8 @@ async fn serve_http(mut stream: TcpStream, shared: Arc<Shared>, version: u64) {
         });
     let reason = match status {
         201 => "Created",
+        401 => "Unauthorized",
+        403 => "Forbidden",
         404 => "Not Found",
         413 => "Payload Too Large",
         _ => "Service Unavailable",
@@ -333,6 +393,30 @@ async fn read_head(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     }
 }
 
+/// Bytes of unpadded base64url (a JWT's parts); `None` if it is not.
+fn unbase64url(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        };
+        acc = acc << 6 | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
 /// Unpadded base64url, as the push protocol carries `data`.
 pub fn base64url(bytes: &[u8]) -> String {
     const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -353,6 +437,67 @@ pub fn base64url(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    /// An `Authorization` header with these claims (not signed: the
+    /// stand-in reads only the claims).
+    fn vapid(claims: Value) -> String {
+        format!(
+            "vapid t=eyJ0eXAiOiJKV1QiLCJhbGciOiJFUzI1NiJ9.{}.c2ln, k=BA",
+            base64url(claims.to_string().as_bytes())
+        )
+    }
+
+    #[test]
+    fn tokens_the_real_services_refuse_are_refused_with_their_status() {
+        let origin = "http://127.0.0.1:9";
+        let now = 1_000_000;
+        let with = |sub: Value, aud: &str, exp: u64| {
+            refusal(
+                Some(&vapid(json!({"aud": aud, "exp": exp, "sub": sub}))),
+                origin,
+                now,
+            )
+        };
+        assert_eq!(
+            with(json!("mailto:ops@lobby.example"), origin, now + 60),
+            None
+        );
+        assert_eq!(
+            with(json!("https://lobby.example"), origin, now + 86_400),
+            None
+        );
+        // Mozilla: no sub, another audience, expired or too far ahead.
+        assert_eq!(with(Value::Null, origin, now + 60), Some(401));
+        assert_eq!(
+            with(
+                json!("mailto:ops@lobby.example"),
+                "http://127.0.0.1:8",
+                now + 60
+            ),
+            Some(401)
+        );
+        assert_eq!(
+            with(json!("mailto:ops@lobby.example"), origin, now),
+            Some(401)
+        );
+        assert_eq!(
+            with(json!("mailto:ops@lobby.example"), origin, now + 86_401),
+            Some(401)
+        );
+        assert_eq!(refusal(None, origin, now), Some(401));
+        assert_eq!(refusal(Some("vapid t=x, k=y"), origin, now), Some(401));
+        // Apple: a contact that is not one it can reach.
+        for sub in [
+            "http://lobby.example",
+            "lobby.example",
+            "mailto:ops@localhost",
+            "mailto:ops@lobby.invalid",
+            "https://localhost:8443",
+            "https://a.invalid/",
+        ] {
+            assert_eq!(with(json!(sub), origin, now + 60), Some(403), "{sub}");
+        }
+    }
+
     #[test]
     fn base64url_as_rfc_4648_spells_it() {
         assert_eq!(base64url(b""), "");
@@ -361,6 +506,10 @@ mod tests {
         assert_eq!(base64url(b"foo"), "Zm9v");
         assert_eq!(base64url(b"foob"), "Zm9vYg");
         assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+        for bytes in [&b""[..], b"f", b"fo", b"foo", b"foob", &[0xfb, 0xff]] {
+            assert_eq!(unbase64url(&base64url(bytes)).as_deref(), Some(bytes));
+        }
+        assert_eq!(unbase64url("a+b"), None);
     }
 
     #[tokio::test]
@@ -409,8 +558,15 @@ mod tests {
         let mut http = TcpStream::connect(service.http)
             .await
             .expect("connect http");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let auth = vapid(json!({"aud": format!("http://{}", service.http),
+                                "exp": now + 3600, "sub": "mailto:ops@lobby.example"}));
         http.write_all(
-            b"POST /push/c-1 HTTP/1.1\r\nhost: x\r\ncontent-encoding: aes128gcm\r\nttl: 60\r\ncontent-length: 3\r\n\r\nfoo",
+            format!("POST /push/c-1 HTTP/1.1\r\nhost: x\r\nauthorization: {auth}\r\ncontent-encoding: aes128gcm\r\nttl: 60\r\ncontent-length: 3\r\n\r\nfoo")
+                .as_bytes(),
         )
         .await
         .expect("post");

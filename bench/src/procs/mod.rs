@@ -277,6 +277,8 @@ async fn launch_bridge(
     if let Some(n) = opts.push_subscriptions {
         let n = n.max(1).to_string();
         cmd.arg("--push-allow-insecure").args([
+            "--push-contact",
+            "mailto:bench@lobby.example",
             "--push-max-subscriptions",
             &n,
             "--push-max-per-address",

@@ -37,6 +37,8 @@ on_both_engines!(
     a_sample_is_recorded_once,
     hostile_rows_are_errors_not_panics,
     push_key_and_subscriptions_are_kept_and_read_back_bounded,
+    push_subscriptions_not_renewed_expire_and_a_source_is_purged,
+    a_push_subscription_costs_about_4_kb,
     briefly_seen_servers_are_forgotten_after_a_day,
     a_sample_is_written_in_place,
     the_vacuum_does_not_wait_for_readers,
@@ -579,6 +581,126 @@ fn hostile_rows_are_errors_not_panics(history: History) {
 /// Web Push's rows (`push::store`): the VAPID key is created once, a
 /// subscription is replaced in place, and texts and keys no bridge writes
 /// are read back cut to their bound.
+fn push_subscriptions_not_renewed_expire_and_a_source_is_purged(history: History) {
+    use crate::push::store::{PushStore, Row};
+    let row = |id: &str, t: i64, source: &str| Row {
+        id: format!("{id:0>16}"),
+        subscription: "{}".into(),
+        watches: "[]".into(),
+        source: source.into(),
+        auth: "secret".into(),
+        created_ms: t,
+        updated_ms: t,
+    };
+    let ids = |rows: Vec<Row>| -> Vec<String> { rows.into_iter().map(|r| r.id).collect() };
+    // Made at 10, 20, 25 and 30; the first renewed at 40.
+    for (id, t, source) in [
+        ("a", 10, "192.0.2.1"),
+        ("b", 20, "192.0.2.1"),
+        ("d", 25, "2001:db8::"),
+        ("c", 30, "192.0.2.1"),
+    ] {
+        assert!(history.put(&row(id, t, source)).unwrap());
+    }
+    assert!(history
+        .put(&Row {
+            created_ms: 10,
+            ..row("a", 40, "192.0.2.1")
+        })
+        .unwrap());
+    // Nothing made or renewed before 20; then, with the clock at 26, the
+    // least recently renewed first, as many as asked for.
+    assert!(history.expire(20, 10).unwrap().is_empty());
+    assert_eq!(history.expire(26, 1).unwrap(), [format!("{:0>16}", "b")]);
+    assert_eq!(history.expire(26, 10).unwrap(), [format!("{:0>16}", "d")]);
+    assert_eq!(
+        ids(history.load().unwrap()),
+        [format!("{:0>16}", "a"), format!("{:0>16}", "c")]
+    );
+    // Every bridge hears of each deletion.
+    let (_, changes) = history.store().changes(0, 100).unwrap();
+    for gone in ["b", "d"] {
+        let id = format!("{gone:0>16}");
+        assert!(
+            changes.iter().any(|c| c.kind == "push" && c.id == id),
+            "{id}: {changes:?}"
+        );
+    }
+    // Purging a source takes its oldest first, and only its own.
+    assert!(history.put(&row("e", 50, "198.51.100.7")).unwrap());
+    assert_eq!(
+        history.purge("192.0.2.1", 1).unwrap(),
+        [format!("{:0>16}", "a")]
+    );
+    assert_eq!(
+        history.purge("192.0.2.1", 10).unwrap(),
+        [format!("{:0>16}", "c")]
+    );
+    assert!(history.purge("192.0.2.1", 10).unwrap().is_empty());
+    assert_eq!(ids(history.load().unwrap()), [format!("{:0>16}", "e")]);
+}
+
+/// What one stored subscription costs the database, measured on a
+/// browser's real shapes: an FCM endpoint, and the most watches a request
+/// may carry (20, each with all four events and a threshold). SECURITY.md
+/// states the figure.
+fn a_push_subscription_costs_about_4_kb(history: History) {
+    use crate::push::store::{PushStore, Row};
+    use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
+    const N: usize = 1_000;
+    let b64 = |n: usize, seed: usize| -> String {
+        let bytes: Vec<u8> = (0..n).map(|i| (i * 31 + seed * 7) as u8).collect();
+        URL_SAFE_NO_PAD.encode(bytes)
+    };
+    let engine = if history.store().postgres().is_some() {
+        "PostgreSQL"
+    } else {
+        "SQLite"
+    };
+    let mut per_row = Vec::new();
+    for (round, watches) in [(0, 20u64), (1, 1)] {
+        let watches = serde_json::Value::Array(
+            (0..watches)
+                .map(|w| {
+                    serde_json::json!({"key": format!("{:016x}", 0x00ab_cdef_0123_4567_u64 + w),
+                        "events": ["lobby-opened", "players-reached", "server-offline", "server-online"],
+                        "threshold": 4})
+                })
+                .collect(),
+        )
+        .to_string();
+        let size = || history.store().size_bytes().unwrap();
+        let before = size();
+        for i in round * N..(round + 1) * N {
+            let endpoint = format!(
+                "https://fcm.googleapis.com/fcm/send/{}:APA91b{}",
+                b64(8, i),
+                b64(110, i)
+            );
+            let subscription = serde_json::json!({"endpoint": endpoint, "expirationTime": null,
+                "keys": {"p256dh": b64(65, i), "auth": b64(16, i)}})
+            .to_string();
+            let row = Row {
+                id: format!("{i:016x}"),
+                subscription,
+                watches: watches.clone(),
+                source: format!("2001:db8:{i:x}::"),
+                auth: b64(16, i),
+                created_ms: i as i64,
+                updated_ms: i as i64,
+            };
+            assert!(history.put(&row).unwrap());
+        }
+        per_row.push((size() - before) / N as u64);
+    }
+    eprintln!(
+        "{engine}: a push subscription costs {} bytes with 20 watches, {} with one",
+        per_row[0], per_row[1]
+    );
+    assert!((500..=6_000).contains(&per_row[0]), "{per_row:?}");
+    assert!(per_row[1] <= per_row[0], "{per_row:?}");
+}
+
 fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
     use crate::push::store::{PushStore, Row};
     assert_eq!(history.vapid_secret(&[7; 32]).unwrap(), vec![7; 32]);

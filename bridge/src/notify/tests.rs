@@ -40,6 +40,8 @@ fn engine(history: Arc<History>) -> Engine {
             push::Settings {
                 allow_insecure: true,
                 public_url: None,
+                contact: Ok("mailto:ops@lobby.example".into()),
+                expire_after: push::DEFAULT_EXPIRE_AFTER,
                 addresses: Addresses::Shown,
                 max_subscriptions: 10,
                 max_per_address: 10,

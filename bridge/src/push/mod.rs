@@ -9,6 +9,15 @@
 //! A subscription is named by its endpoint (its id is a hash of it) and
 //! can be changed or removed only by who knows its `auth` secret too,
 //! compared in constant time.
+//!
+//! No host can fill the store for everyone: a watch names a key the
+//! bridge has listed; a subscription not renewed within
+//! [`Settings::expire_after`] is deleted (the page renews it on every
+//! load); when the store is full, the source holding the most
+//! subscriptions gives up its oldest to a new one; the admin sees the
+//! count per source and can purge one. Every push carries a contact for
+//! the push services ([`Settings::contact`]): without one, Web Push is
+//! off, and says so.
 
 pub(crate) mod api;
 pub mod deliver;
@@ -16,7 +25,7 @@ pub mod store;
 pub mod vapid;
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::{BTreeSet, HashMap, HashSet},
     net::IpAddr,
     str::FromStr,
     sync::{
@@ -38,6 +47,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use url::Url;
 
@@ -67,15 +77,32 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// The name of the pushes' rows and change notes.
 pub const CHANNEL: &str = "push";
+/// How long a subscription is kept without being renewed, unless
+/// configured otherwise (`--push-expire-after`): the page renews it on
+/// every load, so a player who opens the lobby once a month keeps theirs.
+pub const DEFAULT_EXPIRE_AFTER: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The longest wait between two sweeps for expired subscriptions.
+const SWEEP_EVERY: Duration = Duration::from_secs(600);
+/// Subscriptions deleted per transaction by a sweep or a purge.
+const REMOVE_BATCH: i64 = 1000;
+/// Why Web Push is off without a contact (what `/api/push/key` says).
+pub const NO_CONTACT: &str = "Web Push is off: this lobby has no contact for the browsers' push services (the operator sets --push-contact, or an https --public-url)";
+/// Sources the admin's list shows at most (those holding the most).
+pub const MAX_LISTED_SOURCES: usize = 100;
 
 /// What Web Push needs of the bridge's configuration.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// `--push-allow-insecure`: `http` endpoints on loopback addresses.
     pub allow_insecure: bool,
-    /// `--public-url`, without a trailing `/`: page links are absolute,
-    /// and it is the VAPID contact.
+    /// `--public-url`, without a trailing `/`: page links are absolute
+    /// with it.
     pub public_url: Option<String>,
+    /// The VAPID contact (`sub`) every push carries, a `mailto:` or
+    /// `https:` URI ([`vapid::contact`]); else why Web Push is off.
+    pub contact: Result<String, String>,
+    /// How long a subscription is kept without being renewed.
+    pub expire_after: Duration,
     /// Whether payloads carry addresses (not with `--hide-addresses`).
     pub addresses: Addresses,
     /// Subscriptions kept at most.
@@ -129,6 +156,8 @@ struct Sub {
     /// The network it was made from.
     source: String,
     created_ms: i64,
+    /// When it was last made or renewed (a `PUT`).
+    updated_ms: i64,
 }
 
 impl Sub {
@@ -159,8 +188,8 @@ struct Table {
     subs: HashMap<u64, Arc<Sub>>,
     /// The subscriptions watching each key.
     by_key: HashMap<ServerKey, HashSet<u64>>,
-    /// Subscriptions per source.
-    per_source: HashMap<String, usize>,
+    /// Subscriptions per source, by creation time.
+    per_source: HashMap<String, BTreeSet<(i64, u64)>>,
 }
 
 impl Table {
@@ -170,9 +199,28 @@ impl Table {
         for w in &sub.watches {
             self.by_key.entry(w.key).or_default().insert(sub.id);
         }
-        *self.per_source.entry(sub.source.clone()).or_default() += 1;
+        self.per_source
+            .entry(sub.source.clone())
+            .or_default()
+            .insert((sub.created_ms, sub.id));
         self.subs.insert(sub.id, sub);
         old
+    }
+
+    /// Subscriptions made from `source`.
+    fn count(&self, source: &str) -> usize {
+        self.per_source.get(source).map_or(0, BTreeSet::len)
+    }
+
+    /// The subscription that makes room when the store is full: the
+    /// oldest of the source holding the most (of two holding as many, the
+    /// one whose oldest is older).
+    fn squatter(&self) -> Option<u64> {
+        self.per_source
+            .values()
+            .filter_map(|set| Some((set.len(), set.first()?)))
+            .max_by(|(n, a), (m, b)| n.cmp(m).then(b.cmp(a)))
+            .map(|(_, (_, id))| *id)
     }
 
     fn remove(&mut self, id: u64) -> Option<Arc<Sub>> {
@@ -185,9 +233,9 @@ impl Table {
                 }
             }
         }
-        if let Some(n) = self.per_source.get_mut(&old.source) {
-            *n -= 1;
-            if *n == 0 {
+        if let Some(set) = self.per_source.get_mut(&old.source) {
+            set.remove(&(old.created_ms, id));
+            if set.is_empty() {
                 self.per_source.remove(&old.source);
             }
         }
@@ -205,6 +253,8 @@ pub enum Put {
 /// Why a `PUT` or `DELETE` was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {
+    #[error("{0}")]
+    Off(String),
     #[error("subscription.keys.auth: does not match the stored subscription")]
     NotYours,
     #[error("too many push subscriptions from your address")]
@@ -250,6 +300,17 @@ impl Push {
         &self.settings
     }
 
+    /// Why Web Push is off (no contact for the push services), if it is.
+    pub fn off(&self) -> Option<&str> {
+        self.settings.contact.as_ref().err().map(String::as_str)
+    }
+
+    /// The oldest `updated_ms` a subscription kept now may have.
+    fn fresh_since(&self) -> i64 {
+        let keep = i64::try_from(self.settings.expire_after.as_millis()).unwrap_or(i64::MAX);
+        now_ms().saturating_sub(keep)
+    }
+
     fn table(&self) -> MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -266,7 +327,8 @@ impl Push {
     }
 
     /// The VAPID key, once the key and the subscriptions are read from
-    /// the store (tried again at most every [`RELOAD_EVERY`] while it
+    /// the store (also while Web Push is off: the admin still sees and
+    /// purges what is stored) (tried again at most every [`RELOAD_EVERY`] while it
     /// cannot be read); `None` until then.
     pub async fn ready(&self) -> Option<Arc<Vapid>> {
         if self.loaded.load(Relaxed) {
@@ -283,7 +345,7 @@ impl Push {
         *last = Some(now);
         if self.vapid.get().is_none() {
             let candidate = Vapid::generate_secret();
-            let contact = self.settings.public_url.clone();
+            let contact = self.settings.contact.clone().ok();
             let read = self.with_store(move |s| s.vapid_secret(&candidate)).await;
             match read {
                 Ok(secret) => match Vapid::from_secret(&secret, contact) {
@@ -368,31 +430,38 @@ impl Push {
             watches,
             source,
             created_ms: row.created_ms,
+            updated_ms: row.updated_ms,
         })
     }
 
     /// Creates or replaces the subscription of `req` (already validated,
     /// its endpoint parsed as `url` and checked) made from `client`.
+    /// A new one takes the place of a squatter's oldest when the store
+    /// is full ([`Table::squatter`]); a known one is renewed.
     pub async fn put(&self, req: PushRequest, url: Url, client: IpAddr) -> Result<Put, Refusal> {
+        if let Some(why) = self.off() {
+            return Err(Refusal::Off(why.to_owned()));
+        }
         let id = sub_id(&req.subscription.endpoint);
         let source = address_key(client).to_string();
-        let (sub, old) = {
+        let now = now_ms();
+        let (sub, old, evicted) = {
             let mut table = self.table();
             let old = table.subs.get(&id).cloned();
+            let mut evicted = None;
             let (source, created_ms) = match &old {
                 Some(old) if !old.is(&req.subscription) => return Err(Refusal::NotYours),
                 // A replacement counts where it was made.
                 Some(old) => (old.source.clone(), old.created_ms),
                 None => {
-                    if table.subs.len() >= self.settings.max_subscriptions {
-                        return Err(Refusal::Full);
-                    }
-                    if table.per_source.get(&source).copied().unwrap_or(0)
-                        >= self.settings.max_per_address
-                    {
+                    if table.count(&source) >= self.settings.max_per_address {
                         return Err(Refusal::PerAddress);
                     }
-                    (source, now_ms())
+                    if table.subs.len() >= self.settings.max_subscriptions {
+                        let victim = table.squatter().ok_or(Refusal::Full)?;
+                        evicted = table.remove(victim);
+                    }
+                    (source, now)
                 }
             };
             let sub = Arc::new(Sub {
@@ -402,11 +471,28 @@ impl Push {
                 watches: req.watches,
                 source,
                 created_ms,
+                updated_ms: now,
             });
             table.insert(sub.clone());
-            (sub, old)
+            (sub, old, evicted)
         };
-        let row = sub.row(now_ms());
+        // The one making room goes first: the other bridges read the
+        // changes in order, and one that is full takes the new one only
+        // once the room is made.
+        let mut evicted_kept = None;
+        if let Some(evicted) = evicted {
+            throttled!(
+                warn,
+                source = %evicted.source,
+                "the push subscriptions are at their limit: the source holding the most gave up its oldest for a new one"
+            );
+            let text = format!("{:016x}", evicted.id);
+            if let Err(e) = self.with_store(move |s| s.delete(&text, None)).await {
+                throttled!(warn, error = %e, "cannot delete a push subscription that made room");
+                evicted_kept = Some(evicted);
+            }
+        }
+        let row = sub.row(now);
         // The store checks the auth secret too: another bridge on the same
         // database may hold the subscription this one has not read yet.
         let written = self.with_store(move |s| s.put(&row)).await;
@@ -415,6 +501,9 @@ impl Push {
             table.remove(id);
             if let Some(old) = old {
                 table.insert(old);
+            }
+            if let Some(evicted) = evicted_kept {
+                table.insert(evicted);
             }
             return Err(match written {
                 Err(e) => Refusal::Store(e),
@@ -430,6 +519,9 @@ impl Push {
 
     /// Removes the subscription `sub` names (endpoint and auth secret).
     pub async fn remove(&self, sub: &Subscription) -> Result<(), Refusal> {
+        if let Some(why) = self.off() {
+            return Err(Refusal::Off(why.to_owned()));
+        }
         let id = sub_id(&sub.endpoint);
         let held = {
             let mut table = self.table();
@@ -458,6 +550,106 @@ impl Push {
         let text = format!("{id:016x}");
         if let Err(e) = self.with_store(move |s| s.delete(&text, None)).await {
             throttled!(warn, error = %e, "cannot delete a push subscription that is gone");
+        }
+    }
+
+    /// The sources holding the most subscriptions (at most
+    /// [`MAX_LISTED_SOURCES`], the most first): each source, its count
+    /// and its oldest subscription's creation time (Unix ms).
+    pub fn sources(&self) -> Vec<(String, usize, i64)> {
+        let table = self.table();
+        let mut all: Vec<(String, usize, i64)> = table
+            .per_source
+            .iter()
+            .filter_map(|(source, set)| Some((source.clone(), set.len(), set.first()?.0)))
+            .collect();
+        all.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
+        all.truncate(MAX_LISTED_SOURCES);
+        all
+    }
+
+    /// Deletes every subscription made from `source` (an address, or an
+    /// IPv6 /64 as [`address_key`] spells it): how many went.
+    pub async fn purge(&self, source: IpAddr) -> Result<usize, String> {
+        let source = address_key(source).to_string();
+        let mut n = 0;
+        loop {
+            let wanted = source.clone();
+            let ids = self
+                .with_store(move |s| s.purge(&wanted, REMOVE_BATCH))
+                .await?;
+            n += ids.len();
+            self.forget_all(&ids);
+            if ids.len() < REMOVE_BATCH as usize {
+                break;
+            }
+        }
+        // Any this bridge held that the store no longer had.
+        let held: Vec<u64> = self
+            .table()
+            .per_source
+            .get(&source)
+            .map(|set| set.iter().map(|(_, id)| *id).collect())
+            .unwrap_or_default();
+        let mut table = self.table();
+        for id in held {
+            table.remove(id);
+        }
+        Ok(n)
+    }
+
+    /// Removes the subscriptions `ids` (as the store names them) from the
+    /// table.
+    fn forget_all(&self, ids: &[String]) {
+        let mut table = self.table();
+        for id in ids {
+            if let Ok(id) = u64::from_str_radix(id, 16) {
+                table.remove(id);
+            }
+        }
+    }
+
+    /// Deletes the subscriptions not renewed within
+    /// [`Settings::expire_after`]: how many went.
+    pub async fn expire(&self) -> Result<usize, String> {
+        let before = self.fresh_since();
+        let mut n = 0;
+        loop {
+            let ids = self
+                .with_store(move |s| s.expire(before, REMOVE_BATCH))
+                .await?;
+            n += ids.len();
+            self.forget_all(&ids);
+            if ids.len() < REMOVE_BATCH as usize {
+                break;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Deletes expired subscriptions now and then until `cancel` fires.
+    pub async fn sweep(self: Arc<Self>, cancel: CancellationToken) {
+        let every = (self.settings.expire_after / 4).clamp(Duration::from_millis(100), SWEEP_EVERY);
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            if !self.loaded.load(Relaxed) {
+                continue;
+            }
+            match self.expire().await {
+                Ok(0) => {}
+                Ok(n) => info!(
+                    expired = n,
+                    "push subscriptions not renewed in time were deleted"
+                ),
+                Err(e) => {
+                    throttled!(warn, error = %e, "expired push subscriptions cannot be deleted yet");
+                }
+            }
         }
     }
 
@@ -536,6 +728,10 @@ impl Channel for Push {
     /// A push for every subscription with a watch `occurrence` fires
     /// (one per subscription, the first watch that fires).
     fn decide(&self, occurrence: &Occurrence) -> Vec<Planned> {
+        if self.off().is_some() {
+            return Vec::new();
+        }
+        let fresh_since = self.fresh_since();
         let mut bodies: HashMap<Event, String> = HashMap::new();
         let fired: Vec<(u64, Event)> = {
             let table = self.table();
@@ -544,7 +740,7 @@ impl Channel for Push {
             };
             ids.iter()
                 .filter_map(|id| {
-                    let sub = table.subs.get(id)?;
+                    let sub = table.subs.get(id).filter(|s| s.updated_ms >= fresh_since)?;
                     sub.watches
                         .iter()
                         .filter(|w| w.key == occurrence.key)

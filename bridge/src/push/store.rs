@@ -41,6 +41,12 @@ pub trait PushStore: Send + Sync + std::fmt::Debug {
     fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError>;
     /// One stored subscription.
     fn get(&self, id: &str) -> Result<Option<Row>, StoreError>;
+    /// Removes at most `limit` subscriptions not made or renewed since
+    /// `before` (Unix ms); their ids.
+    fn expire(&self, before: i64, limit: i64) -> Result<Vec<String>, StoreError>;
+    /// Removes at most `limit` of the subscriptions made from `source`;
+    /// their ids.
+    fn purge(&self, source: &str, limit: i64) -> Result<Vec<String>, StoreError>;
     /// Whether other bridges may change the rows (a shared PostgreSQL
     /// database).
     fn shared(&self) -> bool;
@@ -65,6 +71,14 @@ impl PushStore for History {
 
     fn get(&self, id: &str) -> Result<Option<Row>, StoreError> {
         self.store().push_subscription(id)
+    }
+
+    fn expire(&self, before: i64, limit: i64) -> Result<Vec<String>, StoreError> {
+        self.store().expire_push_subscriptions(before, limit)
+    }
+
+    fn purge(&self, source: &str, limit: i64) -> Result<Vec<String>, StoreError> {
+        self.store().purge_push_source(source, limit)
     }
 
     fn shared(&self) -> bool {

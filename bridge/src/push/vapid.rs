@@ -44,6 +44,84 @@ pub enum VapidError {
     Sign(String),
 }
 
+/// Why a contact (`--push-contact`) cannot be a token's `sub`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContactError {
+    #[error("must be a mailto: or https: URI")]
+    Scheme,
+    #[error("must be mailto:someone@host")]
+    Mailbox,
+    #[error("must name a host")]
+    NoHost,
+    #[error("names a host push services refuse (localhost, .localhost, .invalid, or a loopback, private or unspecified address)")]
+    Host,
+    #[error("must not have a query or fragment")]
+    Extra,
+}
+
+/// Whether a contact's host is one push services refuse: Apple's answers
+/// 403 `BadJwtToken` to `@localhost` and `.invalid` subjects; a loopback
+/// or private address names nobody either.
+fn refused_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let ip = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>();
+    if let Ok(ip) = ip {
+        return match ip.to_canonical() {
+            std::net::IpAddr::V4(v4) => {
+                v4.is_loopback() || v4.is_private() || v4.is_unspecified() || v4.is_link_local()
+            }
+            std::net::IpAddr::V6(v6) => v6.is_loopback() || v6.is_unspecified(),
+        };
+    }
+    host.is_empty()
+        || host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "invalid"
+        || host.ends_with(".invalid")
+}
+
+/// The VAPID contact (a token's `sub`, RFC 8292 §2.1) `text` names: a
+/// `mailto:` address or an `https:` URL (kept without a trailing `/`),
+/// with a host push services accept. Mozilla's refuses tokens without
+/// one, Apple's those whose contact it cannot resolve.
+pub fn contact(text: &str) -> Result<String, ContactError> {
+    let text = text.trim();
+    if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ContactError::Scheme);
+    }
+    let lower = text.to_ascii_lowercase();
+    if let Some(mailbox) = lower.strip_prefix("mailto:") {
+        if mailbox.contains(['?', '#']) {
+            return Err(ContactError::Extra);
+        }
+        let Some((local, host)) = mailbox.rsplit_once('@') else {
+            return Err(ContactError::Mailbox);
+        };
+        if local.is_empty() || host.is_empty() || local.contains(',') {
+            return Err(ContactError::Mailbox);
+        }
+        if refused_host(host) {
+            return Err(ContactError::Host);
+        }
+        return Ok(text.to_owned());
+    }
+    let url = Url::parse(text).map_err(|_| ContactError::Scheme)?;
+    if url.scheme() != "https" {
+        return Err(ContactError::Scheme);
+    }
+    let host = url.host_str().ok_or(ContactError::NoHost)?;
+    if refused_host(host) {
+        return Err(ContactError::Host);
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ContactError::Extra);
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
 /// A token's claims (RFC 8292 §2): who may accept it, until when, and
 /// whom the push service can contact.
 #[derive(serde::Serialize)]
@@ -59,7 +137,8 @@ pub struct Vapid {
     key: SigningKey,
     /// The public key, uncompressed, base64url (`GET /api/push/key`).
     public: String,
-    /// `sub`: the lobby's address, when the bridge knows it.
+    /// `sub`: the contact push services may write to ([`contact`]);
+    /// `None` only in tests of the token's form.
     contact: Option<String>,
     /// Per origin: the header's value and when it must be renewed.
     tokens: Mutex<HashMap<String, (String, Instant)>>,
@@ -157,6 +236,46 @@ impl Vapid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_contact_is_a_mailbox_or_an_https_url_push_services_accept() {
+        for (text, kept) in [
+            (
+                "mailto:admin@lobby.example.org",
+                "mailto:admin@lobby.example.org",
+            ),
+            ("https://lobby.example.org/", "https://lobby.example.org"),
+            (
+                "https://lobby.example.org/contact",
+                "https://lobby.example.org/contact",
+            ),
+            (" https://203.0.113.9 ", "https://203.0.113.9"),
+        ] {
+            assert_eq!(contact(text).as_deref(), Ok(kept), "{text}");
+        }
+        for (text, why) in [
+            ("", ContactError::Scheme),
+            ("lobby.example.org", ContactError::Scheme),
+            ("http://lobby.example.org", ContactError::Scheme),
+            ("ftp://lobby.example.org", ContactError::Scheme),
+            ("mailto:admin", ContactError::Mailbox),
+            ("mailto:@lobby.example.org", ContactError::Mailbox),
+            ("mailto:admin@", ContactError::Mailbox),
+            ("mailto:admin@localhost", ContactError::Host),
+            ("mailto:admin@lobby.invalid", ContactError::Host),
+            ("mailto:a@b.example?subject=x", ContactError::Extra),
+            ("https://localhost:8443", ContactError::Host),
+            ("https://lobby.localhost", ContactError::Host),
+            ("https://lobby.invalid.", ContactError::Host),
+            ("https://127.0.0.1", ContactError::Host),
+            ("https://[::1]", ContactError::Host),
+            ("https://10.1.2.3", ContactError::Host),
+            ("https://lobby.example.org/?a=b", ContactError::Extra),
+            ("https://lobby.example.org/ x", ContactError::Scheme),
+        ] {
+            assert_eq!(contact(text), Err(why), "{text}");
+        }
+    }
 
     #[test]
     fn a_stored_key_gives_the_same_public_key_and_one_token_per_origin() {

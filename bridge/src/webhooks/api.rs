@@ -68,8 +68,13 @@ pub(crate) fn refused(e: &FieldError) -> Response {
 }
 
 /// Whether the request carries the admin token; the refusal otherwise
-/// (401, or 429 while the address has failed too often).
-fn authorize(ctx: &Ctx, client: SocketAddr, headers: &HeaderMap) -> Result<(), Box<Response>> {
+/// (401, or 429 while the address has failed too often). The push
+/// admin API's too.
+pub(crate) fn authorize(
+    ctx: &Ctx,
+    client: SocketAddr,
+    headers: &HeaderMap,
+) -> Result<(), Box<Response>> {
     let candidate = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

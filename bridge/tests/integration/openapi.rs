@@ -35,6 +35,7 @@ fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
     c.webhook_allow_private = true;
     // A push endpoint on loopback (nothing is ever sent to it here).
     c.push_allow_insecure = true;
+    c.push_contact = Some("mailto:ops@lobby.example".into());
     c
 }
 
@@ -500,6 +501,43 @@ async fn every_answer_matches_the_served_document() {
     let again = admin("DELETE", format!("{list}/{id}"), true, Value::Null).await;
     assert_eq!(again.0, 404);
     d.check_to("delete", one, &again);
+
+    // The admin's push API: the status, and purging a source (this
+    // test's address holds one subscription).
+    let status = "/api/admin/push";
+    let source = "/api/admin/push/sources/{source}";
+    let made = http_send(
+        here,
+        bridge.addr,
+        "PUT",
+        "/api/push/subscription",
+        "",
+        &json!({"subscription": subscription("http://127.0.0.1:9/push/b"), "watches": []})
+            .to_string(),
+    )
+    .await;
+    assert_eq!(made.0, 201, "{}", String::from_utf8_lossy(&made.2));
+    let shown = admin("GET", status.into(), true, Value::Null).await;
+    assert_eq!(shown.0, 200);
+    d.check_to("get", status, &shown);
+    let v: Value = serde_json::from_slice(&shown.2).unwrap();
+    assert_eq!(v["sources"][0]["source"], "127.0.0.1", "{v}");
+    d.check_to(
+        "get",
+        status,
+        &admin("GET", status.into(), false, Value::Null).await,
+    );
+    let purge = "/api/admin/push/sources/127.0.0.1".to_owned();
+    for (token, path, code) in [
+        (false, purge.clone(), 401),
+        (true, purge.clone(), 204),
+        (true, purge, 404),
+        (true, "/api/admin/push/sources/nobody".into(), 400),
+    ] {
+        let answer = admin("DELETE", path, token, Value::Null).await;
+        assert_eq!(answer.0, code, "{}", String::from_utf8_lossy(&answer.2));
+        d.check_to("delete", source, &answer);
+    }
 
     // A closed schema: the same answer with one more field fails.
     let (_, _, body) = get(format!("/api/servers/{alpha_key}")).await;

@@ -135,7 +135,14 @@ impl PushService {
                                     topic,
                                 });
                             }
-                            Err(fault) => state.faults.push(fault),
+                            Err(fault) => {
+                                // A token's faults are refused as Mozilla's
+                                // service does (401), a contact's as Apple's
+                                // (403).
+                                let code = if fault.starts_with("sub") { 403 } else { 401 };
+                                state.faults.push(fault);
+                                return StatusCode::from_u16(code).unwrap();
+                            }
                         }
                         let code = state.answers.get(&id).copied().unwrap_or(201);
                         StatusCode::from_u16(code).unwrap()
@@ -257,8 +264,19 @@ fn check(
     if exp <= now || exp > now + 24 * 3600 {
         return Err(format!("exp {exp} at {now}"));
     }
-    if claims["sub"] != "https://lobby.example" {
-        return Err(format!("sub {}", claims["sub"]));
+    // Mozilla's service requires a `sub`; Apple's one it can resolve: a
+    // mailto: or https: URI, not at localhost or under .invalid.
+    let sub = claims["sub"].as_str().ok_or("sub missing")?;
+    let host = if let Some(mailbox) = sub.strip_prefix("mailto:") {
+        mailbox.rsplit_once('@').map(|(_, h)| h)
+    } else if let Some(rest) = sub.strip_prefix("https://") {
+        rest.split(['/', ':']).next()
+    } else {
+        None
+    }
+    .ok_or(format!("sub {sub} is not a mailto: or https: URI"))?;
+    if host.is_empty() || host == "localhost" || host.ends_with(".invalid") {
+        return Err(format!("sub {sub} names a host nobody can be reached at"));
     }
     // The body.
     if header("content-encoding")? != "aes128gcm" {
@@ -503,6 +521,7 @@ async fn the_key_and_subscriptions_survive_a_restart() {
     c.data_dir = Some(dir.path().to_owned());
     c.history_interval = Duration::from_secs(1);
     c.push_allow_insecure = true;
+    c.push_contact = Some("mailto:ops@lobby.example".into());
     let service = PushService::start().await;
     let ann = service.browser("ann");
     let bridge = TestBridge::embedding(&master, c.clone()).await;
@@ -511,10 +530,7 @@ async fn the_key_and_subscriptions_survive_a_restart() {
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let resp = http
         .put(format!("http://{}/api/push/subscription", bridge.addr))
-        .body(
-            ann.request(json!([{"key": "0123456789abcdef", "events": ["server-online"]}]))
-                .to_string(),
-        )
+        .body(ann.request(json!([])).to_string())
         .send()
         .await
         .unwrap();
@@ -545,8 +561,10 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
     })
     .await;
     let service = PushService::start().await;
+    let _alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let alpha_key = product.key_of("Alpha").await;
     let ann = service.browser("ann");
-    let ok = ann.request(json!([{"key": "0123456789abcdef", "events": ["lobby-opened"]}]));
+    let ok = ann.request(json!([{"key": alpha_key, "events": ["lobby-opened"]}]));
     let with = |path: &[&str], v: Value| {
         let mut b = ok.clone();
         let mut at = &mut b;
@@ -586,9 +604,18 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
         (
             with(
                 &["watches"],
-                json!([{"key": "0123456789abcdef", "events": ["players-reached"]}]),
+                json!([{"key": alpha_key, "events": ["players-reached"]}]),
             ),
             "watches[0].threshold",
+        ),
+        // A key this lobby never listed: nobody could ever be told.
+        (
+            with(
+                &["watches"],
+                json!([{"key": alpha_key, "events": ["lobby-opened"]},
+                       {"key": "0123456789abcdef", "events": ["lobby-opened"]}]),
+            ),
+            "watches[1].key",
         ),
     ] {
         let (status, v) = product.api("PUT", body).await;
@@ -647,29 +674,30 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
         .api("PUT", service.browser("b3").request(json!([])))
         .await;
     assert_eq!(status, 429, "{v}");
-    // Five in all: another address gets two, then is refused too.
+    // Five in all: another address gets two; its third takes the place
+    // of the oldest of the address holding the most (Ann's), rather than
+    // being refused.
     let other = reqwest::Client::builder()
         .no_proxy()
         .local_address(OTHER_HOST.parse::<std::net::IpAddr>().unwrap())
         .build()
         .unwrap();
-    for id in ["c1", "c2"] {
+    for id in ["c1", "c2", "c3"] {
         let (status, v) = product
             .api_from(&other, "PUT", service.browser(id).request(json!([])))
             .await;
         assert_eq!(status, 201, "{v}");
     }
-    let (status, v) = product
-        .api_from(&other, "PUT", service.browser("c3").request(json!([])))
-        .await;
-    assert_eq!(status, 429, "{v}");
     assert_eq!(product.metric("bridge_push_subscriptions").await, 5);
-    // A deletion makes room.
     let (status, _) = product
         .api("DELETE", json!({"subscription": ann.subscription()}))
         .await;
-    assert_eq!(status, 204);
-    assert_eq!(product.api("PUT", ok).await.0, 201);
+    assert_eq!(status, 404, "Ann's, the oldest, made room");
+    // Its fourth is past its own limit.
+    let (status, v) = product
+        .api_from(&other, "PUT", service.browser("c4").request(json!([])))
+        .await;
+    assert_eq!(status, 429, "{v}");
     product.shutdown().await;
 }
 
@@ -682,7 +710,7 @@ async fn endpoints_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
         .next()
         .unwrap()
         .to_owned();
-    let watch = json!([{"key": "0123456789abcdef", "events": ["server-online"]}]);
+    let watch = json!([]);
     // Without --push-allow-insecure: https and public only.
     let strict = Product::start(|c| c.push_allow_insecure = false).await;
     for endpoint in [
@@ -737,7 +765,15 @@ async fn endpoints_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
 #[tokio::test]
 async fn abuse_of_the_push_api_keeps_the_log_and_memory_small() {
     let dir = tempfile::tempdir().unwrap();
-    let mut abused = Abused::start(dir.path(), &["--push-allow-insecure"]).await;
+    let mut abused = Abused::start(
+        dir.path(),
+        &[
+            "--push-allow-insecure",
+            "--push-contact",
+            "mailto:ops@lobby.example",
+        ],
+    )
+    .await;
     let http = abused.http;
     // The key is read (and the log says the subscriptions are loaded)
     // before the measurement starts.
@@ -783,11 +819,316 @@ async fn abuse_of_the_push_api_keeps_the_log_and_memory_small() {
     assert_eq!(statuses.get(&Some(403)), Some(&200), "{statuses:?}");
     assert_eq!(statuses.get(&Some(404)), Some(&200), "{statuses:?}");
 
-    abused.assert_small_growth("1,200 abusive requests");
+    let tail = abused.assert_small_growth("1,200 abusive requests");
+    eprintln!("the log grew by {} bytes:\n{tail}", tail.len());
     let (_, _, body) = http_get(http, "/metrics", "").await;
     let metrics = String::from_utf8_lossy(&body);
     assert!(
         metrics.contains("bridge_push_subscriptions 20\n"),
+        "{metrics}"
+    );
+    abused.child.kill().await.unwrap();
+}
+
+/// A client whose requests come from `from` (a loopback address: Linux
+/// routes all of 127/8 to `lo`).
+fn client_from(from: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .local_address(from.parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap()
+}
+
+impl Product {
+    /// A request to the admin's push API (with the admin token when
+    /// `token`): the status and JSON answer.
+    async fn admin(&self, method: &str, path: &str, token: bool) -> (u16, Value) {
+        let mut req = self
+            .http
+            .request(
+                method.parse().unwrap(),
+                format!("http://{}{path}", self.bridge.addr),
+            )
+            .timeout(HUNG);
+        if token {
+            req = req.bearer_auth(TOKEN);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// Each source's count, as the admin's status lists them.
+    async fn sources(&self) -> HashMap<String, u64> {
+        let (status, v) = self.admin("GET", "/api/admin/push", true).await;
+        assert_eq!(status, 200, "{v}");
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["source"].as_str().unwrap().to_owned(),
+                    s["subscriptions"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// 40 hosts fill the store with five subscriptions each: a new player
+/// still subscribes, and the subscription that makes room is the oldest
+/// of a host holding the most; each push goes to whom is left. The admin
+/// sees the count per host and purges one.
+#[tokio::test]
+async fn forty_hosts_filling_the_store_lock_no_player_out() {
+    let product = Product::start(|c| {
+        c.push_max_per_address = 5;
+        c.push_max_subscriptions = 200;
+    })
+    .await;
+    let mut service = PushService::start().await;
+    product.key_for(&service).await;
+    let mut alpha = game_server(product.master.addr, "Alpha", 20001).await;
+    let alpha_key = product.key_of("Alpha").await;
+    let watch = json!([{"key": alpha_key, "events": ["lobby-opened"]}]);
+    let host = |h: usize| format!("127.0.0.{}", 10 + h);
+    for h in 0..40 {
+        let client = client_from(&host(h));
+        for n in 0..5 {
+            let b = service.browser(&format!("s{h}-{n}"));
+            let (status, v) = product
+                .api_from(&client, "PUT", b.request(watch.clone()))
+                .await;
+            assert_eq!(status, 201, "{}: {v}", host(h));
+        }
+    }
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 200);
+
+    // Two new players, from hosts of their own: each gets in, and the
+    // oldest subscription of a host holding five (the first host's, then
+    // the second's) makes room.
+    let ann = service.browser("ann");
+    product.subscribe(&ann, watch.clone()).await;
+    let bob = service.browser("bob");
+    let (status, v) = product
+        .api_from(&client_from(OTHER_HOST), "PUT", bob.request(watch.clone()))
+        .await;
+    assert_eq!(status, 201, "{v}");
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 200);
+    let sources = product.sources().await;
+    assert_eq!(sources.len(), 42, "{sources:?}");
+    assert_eq!(sources[&host(0)], 4);
+    assert_eq!(sources[&host(1)], 4);
+    assert_eq!(sources["127.0.0.1"], 1);
+    assert_eq!(sources[OTHER_HOST], 1);
+    assert!((2..40).all(|h| sources[&host(h)] == 5), "{sources:?}");
+
+    // The lobby opens: a push for each subscription left, none for the
+    // two that made room.
+    product.stats(&mut alpha, 1, false).await;
+    product.stats(&mut alpha, 1, true).await;
+    let mut got = std::collections::HashSet::new();
+    for _ in 0..200 {
+        got.insert(service.next().await.id);
+    }
+    assert!(got.contains("ann") && got.contains("bob"));
+    assert!(
+        !got.contains("s0-0") && !got.contains("s1-0"),
+        "the squatters' oldest went"
+    );
+    assert!(got.contains("s0-1") && got.contains("s1-1"));
+
+    // The admin purges a host; its pushes stop with it.
+    let (status, v) = product.admin("GET", "/api/admin/push", false).await;
+    assert_eq!(status, 401, "{v}");
+    let purge = format!("/api/admin/push/sources/{}", host(2));
+    assert_eq!(product.admin("DELETE", &purge, false).await.0, 401);
+    let (status, v) = product.admin("DELETE", &purge, true).await;
+    assert_eq!(status, 204, "{v}");
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 195);
+    let sources = product.sources().await;
+    assert!(!sources.contains_key(&host(2)), "{sources:?}");
+    let (status, v) = product.admin("DELETE", &purge, true).await;
+    assert_eq!(status, 404, "{v}");
+    let (status, v) = product
+        .admin("DELETE", "/api/admin/push/sources/nobody", true)
+        .await;
+    assert_eq!((status, &v["field"]), (400, &json!("source")), "{v}");
+    let (status, v) = product.admin("GET", "/api/admin/push", true).await;
+    assert_eq!(status, 200);
+    assert_eq!(v["enabled"], true);
+    assert_eq!(v["contact"], "https://lobby.example");
+    assert_eq!(v["subscriptions"], 195);
+    assert_eq!(v["sources"][0]["subscriptions"], 5, "the most first: {v}");
+    // A purged subscription's browser subscribes again as new.
+    let (status, v) = product
+        .api_from(
+            &client_from(&host(2)),
+            "PUT",
+            service.browser("s2-0").request(watch.clone()),
+        )
+        .await;
+    assert_eq!(status, 201, "{v}");
+    product.shutdown().await;
+}
+
+/// A subscription the page does not renew within `--push-expire-after`
+/// is deleted; renewing it (the page's `PUT` on load) keeps it.
+#[tokio::test]
+async fn a_subscription_not_renewed_expires() {
+    let product = Product::start(|c| c.push_expire_after = Duration::from_secs(2)).await;
+    let service = PushService::start().await;
+    let ann = service.browser("ann");
+    product.subscribe(&ann, json!([])).await;
+    assert_eq!(product.metric("bridge_push_subscriptions").await, 1);
+    product
+        .until_metric("bridge_push_subscriptions", |n| n == 0)
+        .await;
+    let (status, _) = product
+        .api("DELETE", json!({"subscription": ann.subscription()}))
+        .await;
+    assert_eq!(status, 404, "deleted from the store too");
+    // Made anew, as new.
+    product.subscribe(&ann, json!([])).await;
+    product.shutdown().await;
+}
+
+/// Without a contact for the push services (no `--push-contact`, and a
+/// `--public-url` that is not https), Web Push is off: the key, the
+/// subscriptions and the admin's status say why.
+#[tokio::test]
+async fn without_a_contact_web_push_is_off_and_says_why() {
+    for (public_url, contact) in [
+        (Some("http://lobby.example"), None),
+        (None, None),
+        (Some("https://lobby.example"), Some("mailto:ops@localhost")),
+    ] {
+        let product = Product::start(|c| {
+            c.public_url = public_url.map(Into::into);
+            c.push_contact = contact.map(Into::into);
+        })
+        .await;
+        let url = format!("http://{}/api/push/key", product.bridge.addr);
+        let resp = product.http.get(url).timeout(HUNG).send().await.unwrap();
+        assert_eq!(resp.status(), 503);
+        assert!(
+            resp.headers().get("retry-after").is_none(),
+            "off is not a moment's outage"
+        );
+        let v: Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
+        let why = v["error"].as_str().unwrap();
+        assert!(why.starts_with("Web Push is off"), "{why}");
+        assert!(why.contains("contact"), "{why}");
+        let service = PushService::start().await;
+        let (status, v) = product
+            .api("PUT", service.browser("ann").request(json!([])))
+            .await;
+        assert_eq!((status, &v["error"]), (503, &json!(why)), "{v}");
+        let (status, v) = product.admin("GET", "/api/admin/push", true).await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!((&v["enabled"], &v["off"]), (&json!(false), &json!(why)));
+        assert!(v.get("contact").is_none(), "{v}");
+        product.shutdown().await;
+    }
+}
+
+/// CPU time (user and system) process `pid` has used.
+fn cpu_of(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    // utime and stime, in clock ticks (Linux's USER_HZ is 100).
+    Duration::from_millis((f[11] + f[12]) * 10)
+}
+
+/// Floods of the push API's newer surfaces from another address: watches
+/// of keys never listed, and the admin's status and purge without the
+/// token. The log grows by a few lines, the memory stays flat, and the
+/// CPU they cost stays small.
+#[tokio::test]
+async fn abuse_of_watches_and_the_admin_push_api_keeps_log_memory_and_cpu_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut abused = Abused::start(
+        dir.path(),
+        &[
+            "--push-allow-insecure",
+            "--push-contact",
+            "mailto:ops@lobby.example",
+        ],
+    )
+    .await;
+    let http = abused.http;
+    let (status, _, _) = http_get(http, "/api/push/key", "").await;
+    assert_eq!(status, 200);
+    abused.mark();
+    let pid = abused.child.id().unwrap();
+    let cpu_before = cpu_of(pid);
+
+    let service = PushService::start().await;
+    let mut statuses = std::collections::BTreeMap::<(&str, Option<u16>), usize>::new();
+    for i in 0..300 {
+        let watches: Vec<Value> = (0..20)
+            .map(|w| json!({"key": format!("{:016x}", i * 20 + w + 1), "events": ["lobby-opened"]}))
+            .collect();
+        let body = service
+            .browser(&format!("x{i}"))
+            .request(json!(watches))
+            .to_string();
+        let head = format!(
+            "PUT /api/push/subscription HTTP/1.1\r\nHost: {http}\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let s = request_from(OTHER_HOST, http, &head, body.as_bytes(), false).await;
+        *statuses.entry(("watch", s)).or_default() += 1;
+        for (method, path) in [
+            ("GET", "/api/admin/push".to_owned()),
+            (
+                "DELETE",
+                format!("/api/admin/push/sources/127.0.0.{}", i % 250),
+            ),
+        ] {
+            let head = format!(
+                "{method} {path} HTTP/1.1\r\nHost: {http}\r\nAuthorization: Bearer wrong-{i}\r\n\
+                 Connection: close\r\n\r\n"
+            );
+            let s = request_from(OTHER_HOST, http, &head, b"", false).await;
+            *statuses.entry(("admin", s)).or_default() += 1;
+        }
+    }
+    eprintln!("answers: {statuses:?}");
+    assert_eq!(
+        statuses.get(&("watch", Some(400))),
+        Some(&300),
+        "{statuses:?}"
+    );
+    // Wrong tokens: 401, then 429 once the address has failed too often.
+    let admin_refused = statuses.get(&("admin", Some(401))).copied().unwrap_or(0)
+        + statuses.get(&("admin", Some(429))).copied().unwrap_or(0);
+    assert_eq!(admin_refused, 600, "{statuses:?}");
+
+    let tail = abused.assert_small_growth("900 abusive requests");
+    eprintln!("the log grew by {} bytes:\n{tail}", tail.len());
+    assert!(
+        tail.contains("a push request was refused"),
+        "refusals are logged, throttled: {tail}"
+    );
+    let cpu = cpu_of(pid) - cpu_before;
+    eprintln!(
+        "900 abusive requests cost the bridge {:.2} s of CPU",
+        cpu.as_secs_f64()
+    );
+    assert!(cpu < Duration::from_secs(10), "{cpu:?} of CPU");
+    let (_, _, body) = http_get(http, "/metrics", "").await;
+    let metrics = String::from_utf8_lossy(&body);
+    assert!(
+        metrics.contains("bridge_push_subscriptions 0\n"),
         "{metrics}"
     );
     abused.child.kill().await.unwrap();

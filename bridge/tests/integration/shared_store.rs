@@ -258,6 +258,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     c.history_interval = INTERVAL;
     c.webhook_allow_private = true;
     c.push_allow_insecure = true;
+    c.push_contact = Some("mailto:ops@lobby.example".into());
     let alone = TestBridge::embedding(&master, c).await;
     // Web Push's key and a subscription (RFC 8291's example keys), copied
     // too: browsers keep taking the bridge's pushes.
@@ -315,6 +316,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     let mut c = config(&master, fresh.path(), &url);
     c.webhook_allow_private = true;
     c.push_allow_insecure = true;
+    c.push_contact = Some("mailto:ops@lobby.example".into());
     let shared = TestBridge::embedding(&master, c).await;
     let (_, copied_key) = get_json(&shared, "/api/push/key").await;
     assert_eq!(
@@ -1253,4 +1255,116 @@ async fn a_delivery_waiting_for_retry_after_survives_sigkill_of_its_bridge() {
     .await;
     assert!(got.try_recv().is_err(), "delivered once");
     other.shutdown().await;
+}
+
+/// The admin's push status on `bridge` once `ok` holds for it.
+async fn until_push_status(bridge: &TestBridge, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    lobby_testkit::until(what, || async {
+        let (status, v) = admin(bridge, "GET", "/api/admin/push", "").await;
+        if status == 200 && ok(&v) {
+            Ok(v)
+        } else {
+            Err(format!("{status} {v}"))
+        }
+    })
+    .await
+}
+
+/// The count `v` (an admin's push status) shows for `source`.
+fn held(v: &Value, source: &str) -> u64 {
+    v["sources"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["source"] == source))
+        .and_then(|s| s["subscriptions"].as_u64())
+        .unwrap_or(0)
+}
+
+/// Two bridges on one database: 40 hosts fill the push store through
+/// one; a new player subscribes through the other, and both bridges see
+/// the same squatter's oldest subscription go; a purge through one holds
+/// on both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_push_store_takes_new_players_through_any_bridge() {
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    let bridge = |dir: &Path| {
+        let mut c = config(&master, dir, &url);
+        c.push_allow_insecure = true;
+        c.push_contact = Some("mailto:ops@lobby.example".into());
+        c.push_max_subscriptions = 200;
+        c.push_max_per_address = 5;
+        TestBridge::embedding(&master, c)
+    };
+    let a = bridge(dirs[0].path()).await;
+    let b = bridge(dirs[1].path()).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    let key = keys(&a, 1).await[0].1.clone();
+    // RFC 8291's example browser key; the endpoints differ (nothing is
+    // pushed here).
+    let put = |via: &TestBridge, from: String, endpoint: String| {
+        let body = serde_json::json!({"subscription": {
+            "endpoint": endpoint,
+            "keys": {"p256dh": "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4",
+                     "auth": "BTBZMqHH6r4Tts7J_aSIgg"}},
+            "watches": [{"key": key, "events": ["lobby-opened"]}]})
+        .to_string();
+        let addr = via.addr;
+        async move {
+            let (status, _, answer) = http_send(
+                from.parse().unwrap(),
+                addr,
+                "PUT",
+                "/api/push/subscription",
+                "",
+                &body,
+            )
+            .await;
+            assert_eq!(status, 201, "{from}: {}", String::from_utf8_lossy(&answer));
+        }
+    };
+    let host = |h: usize| format!("127.0.0.{}", 10 + h);
+    for h in 0..40 {
+        for n in 0..5 {
+            put(&a, host(h), format!("http://127.0.0.1:9/push/{h}-{n}")).await;
+        }
+    }
+    until_metric(b.addr, "bridge_push_subscriptions", |v| v == 200.0).await;
+
+    // Through B: the first host's oldest makes room, on both bridges.
+    put(&b, "127.0.0.1".into(), "http://127.0.0.1:9/push/ann".into()).await;
+    for bridge in [&a, &b] {
+        let v = until_push_status(bridge, "the first host gave one up", |v| {
+            v["subscriptions"] == 200 && held(v, &host(0)) == 4 && held(v, "127.0.0.1") == 1
+        })
+        .await;
+        assert!((1..40).all(|h| held(&v, &host(h)) == 5), "{v}");
+    }
+    // Through A: the second host's.
+    put(&a, OTHER_HOST.into(), "http://127.0.0.1:9/push/bob".into()).await;
+    for bridge in [&a, &b] {
+        until_push_status(bridge, "the second host gave one up", |v| {
+            v["subscriptions"] == 200 && held(v, &host(1)) == 4 && held(v, OTHER_HOST) == 1
+        })
+        .await;
+    }
+    // The oldest went, not another: the first host's first subscription is
+    // gone from the store (made again, it is new).
+    put(&b, host(0), "http://127.0.0.1:9/push/0-0".into()).await;
+
+    // A purge through B holds on A.
+    let (status, v) = admin(
+        &b,
+        "DELETE",
+        &format!("/api/admin/push/sources/{}", host(2)),
+        "",
+    )
+    .await;
+    assert_eq!(status, 204, "{v}");
+    until_push_status(&a, "the purge reached the other bridge", |v| {
+        v["subscriptions"] == 196 && held(v, &host(2)) == 0
+    })
+    .await;
+    a.shutdown().await;
+    b.shutdown().await;
 }

@@ -31,6 +31,8 @@ enum Status {
     Off,
     Invalid,
     Full,
+    /// Only while a lobby page is open: the bridge's Web Push is off.
+    PushOff,
 }
 
 impl Status {
@@ -44,6 +46,7 @@ impl Status {
             Status::Off => t(K::NotifyOff),
             Status::Invalid => t(K::NotifyPickOne),
             Status::Full => t(K::NotifyFull),
+            Status::PushOff => t(K::NotifyPushOff),
         }
     }
 }
@@ -64,6 +67,7 @@ async fn push_watches(list: &[Watch]) -> Status {
             Ok(()) => Status::OnPush,
             Err(_) => Status::OnTab,
         },
+        Err(push::PushError::Off) => Status::PushOff,
         Err(_) => Status::OnTab,
     }
 }

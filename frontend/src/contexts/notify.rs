@@ -19,7 +19,7 @@ use crate::{
     notify::{
         self,
         detect::{Detector, Notice},
-        watches::Watch,
+        watches::{subscription_body, Watch},
     },
     route::Route,
     router::{link, use_router},
@@ -107,7 +107,22 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
         watches: Rc::new(storage::watches()),
         ..Default::default()
     });
-    use_effect_with((), |_| push::register_worker(&notify::words_json()));
+    {
+        // The worker, and this browser's push subscription renewed with its
+        // watches: the bridge deletes one not renewed for 30 days
+        // (`docs/protocol.md` §4.11).
+        let watches = state.watches.clone();
+        use_effect_with((), move |_| {
+            push::register_worker(&notify::words_json());
+            if !watches.is_empty() {
+                wasm_bindgen_futures::spawn_local(async move {
+                    if let Some(sub) = push::existing().await {
+                        let _ = push::put_watches(&subscription_body(&sub, &watches)).await;
+                    }
+                });
+            }
+        });
+    }
     {
         let s = state.clone();
         use_effect_with(state.clone(), move |_| {

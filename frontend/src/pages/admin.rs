@@ -13,7 +13,7 @@ use crate::{
     test_servers::{
         add_form::AddServerForm, card::TestServerCard, provider::use_test_servers, TestServerDef,
     },
-    webhooks::section::WebhooksSection,
+    webhooks::{push::PushSection, section::WebhooksSection},
 };
 
 #[component]
@@ -96,6 +96,10 @@ pub fn Admin() -> Html {
                 <section class="card" aria-labelledby="webhooks-title">
                     <h2 id="webhooks-title">{ t(K::Webhooks) }</h2>
                     <WebhooksSection signed_in={signed_in} />
+                </section>
+                <section class="card" aria-labelledby="push-title">
+                    <h2 id="push-title">{ t(K::PushTitle) }</h2>
+                    <PushSection signed_in={signed_in} />
                 </section>
             </main>
         </>

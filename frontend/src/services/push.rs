@@ -36,8 +36,11 @@ pub enum Permission {
 pub enum PushError {
     /// No service worker or push in this browser.
     Unsupported,
-    /// The bridge gave no key (it has no push), or an answer not readable.
+    /// The bridge gave no key now, or an answer not readable.
     NoKey,
+    /// The bridge's Web Push is off (it has no contact for the push
+    /// services): `/api/push/key` answered 503 without `Retry-After`.
+    Off,
     /// The browser's push service refused or could not be reached.
     Subscribe,
     /// The bridge refused the watches (its status), or could not be reached (0).
@@ -136,18 +139,38 @@ fn subscription_json(sub: &PushSubscription) -> Option<String> {
     JSON::stringify(sub).ok()?.as_string()
 }
 
+/// `GET /api/push/key`: the bridge's key, or why there is none.
+async fn key() -> Result<PushKey, PushError> {
+    let window = web_sys::window().ok_or(PushError::NoKey)?;
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str("/api/push/key"))
+        .await
+        .map_err(|_| PushError::NoKey)?
+        .unchecked_into();
+    // A moment's outage says when to ask again; off says nothing.
+    if response.status() == 503 && !response.headers().has("retry-after").unwrap_or(true) {
+        return Err(PushError::Off);
+    }
+    if !response.ok() {
+        return Err(PushError::NoKey);
+    }
+    let text = JsFuture::from(response.text().map_err(|_| PushError::NoKey)?)
+        .await
+        .ok()
+        .and_then(|v| v.as_string())
+        .ok_or(PushError::NoKey)?;
+    api::read_answer::<PushKey>(&text).ok_or(PushError::NoKey)
+}
+
 /// This browser's push subscription as JSON (`PushSubscription.toJSON()`),
 /// made with the bridge's key from `/api/push/key` when there is none.
+/// The key is asked for either way: a bridge whose Web Push is off says
+/// so ([`PushError::Off`]).
 pub async fn subscribe() -> Result<String, PushError> {
     let pm = push_manager().await?;
+    let key = key().await?;
     if let Some(sub) = current_subscription(&pm).await {
         return subscription_json(&sub).ok_or(PushError::Subscribe);
     }
-    let api::Fetched::Ok(text) = api::get_text("/api/push/key").await else {
-        return Err(PushError::NoKey);
-    };
-    // base64url, which `applicationServerKey` takes as it is.
-    let key = api::read_answer::<PushKey>(&text).ok_or(PushError::NoKey)?;
     let options = PushSubscriptionOptionsInit::new();
     options.set_user_visible_only(true);
     options.set_application_server_key(&JsValue::from_str(&key.public_key));
@@ -159,6 +182,17 @@ pub async fn subscribe() -> Result<String, PushError> {
         .map_err(|_| PushError::Subscribe)?
         .unchecked_into();
     subscription_json(&sub).ok_or(PushError::Subscribe)
+}
+
+/// This browser's push subscription as JSON, when it has one and may
+/// show notifications; never made here. The page renews it with its
+/// watches on every load (the bridge deletes one not renewed in 30 days).
+pub async fn existing() -> Option<String> {
+    if permission() != Permission::Granted {
+        return None;
+    }
+    let pm = push_manager().await.ok()?;
+    subscription_json(&current_subscription(&pm).await?)
 }
 
 /// Sends `body` (see `notify::watches::subscription_body`) to the bridge.

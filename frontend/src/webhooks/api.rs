@@ -5,6 +5,7 @@
 
 use protocol::{
     api::ApiError,
+    push::PushStatus,
     watch::WebhookSpec,
     webhook::{Delivery, Webhook, WebhookList},
 };
@@ -98,4 +99,20 @@ pub async fn delete(id: &str) -> Result<(), Refusal> {
 /// Sends one test notification now; its outcome.
 pub async fn test(id: &str) -> Result<Delivery, Refusal> {
     read(send("POST", &format!("{BASE}/{id}/test"), None).await?)
+}
+
+/// Web Push's state: whether it runs (why not), the subscriptions per
+/// source.
+pub async fn push_status() -> Result<PushStatus, Refusal> {
+    read(send("GET", "/api/admin/push", None).await?)
+}
+
+/// Deletes every push subscription made from `source`.
+pub async fn purge_push_source(source: &str) -> Result<(), Refusal> {
+    let path = format!("/api/admin/push/sources/{source}");
+    let (status, text) = send("DELETE", &path, None).await?;
+    if status == 204 {
+        return Ok(());
+    }
+    Err(serde_json::from_str::<ApiError>(&text).map_or(Refusal::Failed, Refusal::Said))
 }

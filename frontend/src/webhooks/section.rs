@@ -382,8 +382,8 @@ fn host_of(url: &str) -> &str {
     rest.split(['/', '?']).next().unwrap_or(rest)
 }
 
-/// What the page says of a refusal.
-fn say(r: &Refusal) -> String {
+/// What the page says of a refusal (the push section's too).
+pub(crate) fn say(r: &Refusal) -> String {
     match r {
         Refusal::Said(e) => tf(K::BridgeSays, &[&e.error]),
         Refusal::Failed => t(K::WebhooksUnreachable).to_owned(),

@@ -71,6 +71,13 @@ async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast(
         .await;
     page.notify_me(&["lobby-opened", "players-reached"], Some(3))
         .await;
+    // This bridge has no contact for the push services: its Web Push is
+    // off, and the page says so.
+    page.wait_text(
+        "[data-testid=notify-status]",
+        "this lobby sends no push notifications",
+    )
+    .await;
     axe::assert_no_violations(&en, "notify on · en").await;
     let stored = en.eval("localStorage.getItem('lobby.watches')").await;
     assert!(

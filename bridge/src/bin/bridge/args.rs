@@ -264,16 +264,29 @@ pub(crate) struct Args {
     #[arg(long, env = "BRIDGE_WEBHOOK_ALLOW_PRIVATE")]
     pub(crate) webhook_allow_private: bool,
     /// The lobby's public address (e.g. https://lobby.example.org), for
-    /// absolute links to servers' pages in notifications.
+    /// absolute links to servers' pages in notifications (and, when https,
+    /// the default --push-contact).
     #[arg(long, env = "BRIDGE_PUBLIC_URL", value_parser = public_url)]
     pub(crate) public_url: Option<String>,
+    /// Whom push services may contact about this lobby's pushes, carried
+    /// by every push: a mailto: or https: URI (e.g.
+    /// mailto:admin@lobby.example.org). Default: --public-url when it is
+    /// https. Without one Web Push is off: Mozilla's and Apple's push
+    /// services refuse pushes without a contact.
+    #[arg(long, env = "BRIDGE_PUSH_CONTACT", value_parser = push_contact)]
+    pub(crate) push_contact: Option<String>,
+    /// How long a Web Push subscription is kept without being renewed (a
+    /// page renews it whenever it loads).
+    #[arg(long, env = "BRIDGE_PUSH_EXPIRE_AFTER", default_value_t = Interval(bridge::push::DEFAULT_EXPIRE_AFTER))]
+    pub(crate) push_expire_after: Interval,
     /// Also take http push endpoints, on loopback addresses only (tests
     /// with a push service on the same machine). Off: endpoints must be
     /// https and public.
     #[arg(long, env = "BRIDGE_PUSH_ALLOW_INSECURE")]
     pub(crate) push_allow_insecure: bool,
-    /// Web Push subscriptions kept at most (about 1 KB each); more are
-    /// refused with 429.
+    /// Web Push subscriptions kept at most (about 4 KB each in the
+    /// database); when full, the address holding the most gives up its
+    /// oldest to a new one.
     #[arg(long, env = "BRIDGE_PUSH_MAX_SUBSCRIPTIONS", default_value_t = Config::DEFAULT_PUSH_MAX_SUBSCRIPTIONS, value_parser = count)]
     pub(crate) push_max_subscriptions: usize,
     /// Web Push subscriptions one client address (IPv6: its /64) may
@@ -336,6 +349,11 @@ pub(crate) fn database_url(
         anyhow::anyhow!("the database URL in {} is refused: {e}", file.display())
     })?;
     Ok(Some(url))
+}
+
+/// `--push-contact`: a contact push services accept.
+fn push_contact(text: &str) -> Result<String, String> {
+    bridge::push::vapid::contact(text).map_err(|e| e.to_string())
 }
 
 /// `--public-url`: an http(s) URL with a host, kept without a trailing `/`.
@@ -456,6 +474,8 @@ impl Args {
             webhook_allow_private: self.webhook_allow_private,
             public_url: self.public_url,
             push_allow_insecure: self.push_allow_insecure,
+            push_contact: self.push_contact,
+            push_expire_after: self.push_expire_after.0,
             push_max_subscriptions: self.push_max_subscriptions,
             push_max_per_address: self.push_max_per_address,
             ..base

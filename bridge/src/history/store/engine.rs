@@ -274,6 +274,11 @@ pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
     /// Removes a push subscription (only with `auth`, when given); false
     /// if it was not there.
     fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool>;
+    /// The ids of at most `limit` push subscriptions not made or renewed
+    /// since `before` (Unix ms), the least recently renewed first.
+    fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>>;
+    /// The ids of at most `limit` push subscriptions made from `source`.
+    fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>>;
 }
 
 /// A delivery an event makes, to be written with its cooldown.

@@ -3,7 +3,7 @@
 //! bridge's database beside the history, through either engine's row
 //! operations; every change noted in `notify_changes` in its transaction.
 
-use super::engine::PushRow;
+use super::engine::{Engine, PushRow};
 use super::{Store, StoreError};
 
 impl Store {
@@ -45,4 +45,44 @@ impl Store {
             Ok(found)
         })
     }
+
+    /// Removes at most `limit` push subscriptions not made or renewed
+    /// since `before` (Unix ms) and their pending pushes; their ids.
+    pub fn expire_push_subscriptions(
+        &mut self,
+        before: i64,
+        limit: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        self.in_transaction(|e| {
+            let ids = e.stale_push_ids(before, limit)?;
+            remove_push(e, &ids)?;
+            Ok(ids)
+        })
+    }
+
+    /// Removes at most `limit` of the push subscriptions made from
+    /// `source` and their pending pushes; their ids.
+    pub fn purge_push_source(
+        &mut self,
+        source: &str,
+        limit: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        self.in_transaction(|e| {
+            let ids = e.push_ids_of(source, limit)?;
+            remove_push(e, &ids)?;
+            Ok(ids)
+        })
+    }
+}
+
+/// Deletes the subscriptions `ids` and their pending pushes, noting each
+/// change (inside the caller's transaction).
+fn remove_push(e: &mut dyn Engine, ids: &[String]) -> Result<(), StoreError> {
+    for id in ids {
+        if e.delete_push_subscription(id, None)? {
+            e.drop_pending(id)?;
+            e.note_change("push", id)?;
+        }
+    }
+    Ok(())
 }

@@ -1017,6 +1017,24 @@ impl Engine for Postgres {
         )?;
         Ok(n > 0)
     }
+
+    fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>> {
+        let rows = self.query(
+            "SELECT substring(id from 1 for $3) FROM push_subscriptions \
+             WHERE updated_ms < $1 ORDER BY updated_ms, id LIMIT $2",
+            &[&before, &limit, &(MAX_PUSH_TEXT as i32)],
+        )?;
+        rows.iter().map(|r| get(r, 0)).collect()
+    }
+
+    fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>> {
+        let rows = self.query(
+            "SELECT substring(id from 1 for $3) FROM push_subscriptions \
+             WHERE source = $1 ORDER BY created_ms, id LIMIT $2",
+            &[&source, &limit, &(MAX_PUSH_TEXT as i32)],
+        )?;
+        rows.iter().map(|r| get(r, 0)).collect()
+    }
 }
 
 #[cfg(test)]

@@ -497,6 +497,24 @@ impl Engine for Sqlite {
             .execute(params![id, auth])?;
         Ok(n > 0)
     }
+
+    fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
+             WHERE updated_ms < ?1 ORDER BY updated_ms, id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![before, limit, MAX_PUSH_TEXT], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
+             WHERE source = ?1 ORDER BY created_ms, id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![source, limit, MAX_PUSH_TEXT], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
 }
 
 /// Servers last seen after `(?1, ?2)` and before `?3` whose life was
