@@ -1,0 +1,544 @@
+//! The pages as the bridge sends them (`docs/protocol.md` §2.6): the front
+//! end's `index.html` with each page's own facts written into its head
+//! (title, description, Open Graph, Twitter card), because chat apps and
+//! search engines read the HTML without running its script; a 404 that
+//! says so for a key never seen and for a path that is neither a page of
+//! the app (`protocol::page::Route`, the page's own routes) nor a file of
+//! the build; and `GET /join/{key}`, the Join link as a redirect.
+//!
+//! Each document is written once per change of the list, of the history
+//! or of `index.html`, and kept in memory with its compressed forms. The
+//! build's `index.html.br`/`.gz` twins hold the page without its facts, so
+//! they cannot be served; compressing a few kilobytes at the fast levels
+//! (`feed::ApiBody`) takes well under a millisecond once per change, and
+//! serving the page uncompressed would cost every phone on a slow network
+//! more than that.
+
+use std::{
+    collections::HashMap,
+    fmt::Write as _,
+    sync::{Arc, Mutex},
+    time::SystemTime,
+};
+
+use axum::{
+    extract::{Request, State},
+    http::{header, HeaderMap, HeaderValue, Method, StatusCode},
+    response::{IntoResponse, Response},
+    Router,
+};
+use bytes::Bytes;
+use protocol::{page::Route, ServerKey};
+use tower::ServiceExt;
+
+use crate::{
+    api::{encoded, if_none_match},
+    assets::NO_CACHE,
+    ctx::Ctx,
+    feed::ApiBody,
+    history_api::{etag_of, list_seq, server_state, ServerState},
+    http::Path,
+};
+
+/// Documents kept at most; the cache starts over when full, so a crawler
+/// walking many keys cannot grow it.
+const CACHED: usize = 1024;
+
+/// The page's shell when the build has no `index.html` (a bridge serving
+/// only the API): the facts still reach link previews.
+const BARE_SHELL: &str = "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n<title>Lobby</title>\n</head>\n<body></body>\n</html>\n";
+
+/// The site's name in titles and previews.
+const SITE: &str = "Lobby";
+
+/// The lobby's title, as `index.html` has it.
+const LOBBY_TITLE: &str = "Lobby · game servers";
+
+/// What the lobby is, after its numbers.
+const LOBBY_ABOUT: &str = "The game's servers live: players, open lobbies and modes.";
+
+/// The documents written since the last change, by path, and the build's
+/// files the pages fall back to.
+pub(crate) struct Pages {
+    cache: Mutex<HashMap<String, Arc<Document>>>,
+    /// The build's files (`assets::router`): a path that is no page may
+    /// still be one of them.
+    files: Router,
+    /// The build's `index.html`.
+    shell: std::path::PathBuf,
+}
+
+impl std::fmt::Debug for Pages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pages")
+            .field("shell", &self.shell)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One answer, written once per [`Stamp`].
+#[derive(Debug)]
+struct Document {
+    stamp: Stamp,
+    status: StatusCode,
+    /// Where a `302` sends the browser (`/join/{key}`).
+    location: Option<HeaderValue>,
+    etag: String,
+    body: ApiBody,
+}
+
+/// What a document was written from: the list's `seq`, the history's
+/// generation and the shell's modification time and size (a new build
+/// replaces `index.html` while the bridge runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    list: u64,
+    history: u64,
+    shell: Option<(SystemTime, u64)>,
+}
+
+/// What a computation gives before it is kept.
+struct Written {
+    status: StatusCode,
+    location: Option<String>,
+    html: String,
+}
+
+impl Pages {
+    /// The pages over the build in `dir`.
+    pub(crate) fn new(dir: &std::path::Path) -> Self {
+        Self {
+            cache: Mutex::default(),
+            files: crate::assets::router(dir),
+            shell: dir.join("index.html"),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Document>>> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The document at `path` written at `stamp`, from the cache or by
+    /// `write` on a blocking thread (it may read the history's database).
+    /// A `503` is not kept: the next request asks the database again.
+    async fn document(
+        &self,
+        path: String,
+        stamp: Stamp,
+        write: impl FnOnce() -> Written + Send + 'static,
+    ) -> Option<Arc<Document>> {
+        if let Some(hit) = self.lock().get(&path).filter(|d| d.stamp == stamp) {
+            return Some(hit.clone());
+        }
+        let written = tokio::task::spawn_blocking(write).await.ok()?;
+        let identity = Bytes::from(written.html);
+        let document = Arc::new(Document {
+            stamp,
+            status: written.status,
+            location: written
+                .location
+                .and_then(|l| HeaderValue::from_str(&l).ok()),
+            etag: etag_of(&identity),
+            body: ApiBody::new(identity),
+        });
+        if document.status != StatusCode::SERVICE_UNAVAILABLE {
+            let mut cache = self.lock();
+            if cache.len() >= CACHED {
+                cache.clear();
+            }
+            cache.insert(path, document.clone());
+        }
+        Some(document)
+    }
+}
+
+/// Every path no other route takes: a page of the app (its facts written
+/// in), the admin's page and the build's files, or the 404 page.
+pub(crate) async fn front(State(ctx): State<Arc<Ctx>>, req: Request) -> Response {
+    let route = Route::from_path(req.uri().path());
+    if matches!(route, Route::Admin | Route::NotFound) {
+        let files = ctx.pages.files.clone();
+        let headers = req.headers().clone();
+        let readable = matches!(*req.method(), Method::GET | Method::HEAD);
+        let Ok(res) = files.oneshot(req).await;
+        if route == Route::NotFound && res.status() == StatusCode::NOT_FOUND && readable {
+            return page(&ctx, route, &headers).await;
+        }
+        return res;
+    }
+    if !matches!(*req.method(), Method::GET | Method::HEAD) {
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, "GET, HEAD")],
+        )
+            .into_response();
+    }
+    page(&ctx, route, req.headers()).await
+}
+
+/// `GET /join/{key}`: `302` to the server's Join link; `409` with a page
+/// that says so while it is offline; `404` for a key never seen, and for
+/// every key without a template or while addresses are hidden.
+pub(crate) async fn join(
+    State(ctx): State<Arc<Ctx>>,
+    Path(key): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let (Some(template), Ok(key)) = (ctx.join().cloned(), key.parse::<ServerKey>()) else {
+        return page(&ctx, Route::NotFound, &headers).await;
+    };
+    let stamp = stamp(&ctx).await;
+    let worker = ctx.clone();
+    let document = ctx
+        .pages
+        .document(format!("/join/{key}"), stamp, move || {
+            let shell = read_shell(&worker);
+            let state = match server_state(&worker, key) {
+                Ok(Some(state)) => state,
+                Ok(None) => return write(&worker, &shell, &Facts::not_seen()),
+                Err(_) => return write(&worker, &shell, &Facts::unavailable()),
+            };
+            let s = &state.sample;
+            let link = match (&s.address, s.port, state.online) {
+                (Some(address), Some(port), true) => template.fill(address, port).ok(),
+                _ => None,
+            };
+            match link {
+                Some(link) => Written {
+                    status: StatusCode::FOUND,
+                    location: Some(link),
+                    html: String::new(),
+                },
+                None => offline(key, &state),
+            }
+        })
+        .await;
+    respond(document, &headers)
+}
+
+/// The page for `route` (its facts written in), as `headers` accept it.
+async fn page(ctx: &Arc<Ctx>, route: Route, headers: &HeaderMap) -> Response {
+    let stamp = stamp(ctx).await;
+    let worker = ctx.clone();
+    let document = ctx
+        .pages
+        .document(route.path(), stamp, move || {
+            let shell = read_shell(&worker);
+            write(&worker, &shell, &Facts::of(&worker, route))
+        })
+        .await;
+    respond(document, headers)
+}
+
+/// The stamp of a document written now.
+async fn stamp(ctx: &Ctx) -> Stamp {
+    let shell = tokio::fs::metadata(&ctx.pages.shell)
+        .await
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
+    Stamp {
+        list: list_seq(ctx),
+        history: ctx.history.as_ref().map_or(0, |h| h.generation()),
+        shell,
+    }
+}
+
+fn read_shell(ctx: &Ctx) -> String {
+    std::fs::read_to_string(&ctx.pages.shell).unwrap_or_else(|_| BARE_SHELL.to_owned())
+}
+
+fn respond(document: Option<Arc<Document>>, headers: &HeaderMap) -> Response {
+    let Some(d) = document else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let mut h = HeaderMap::new();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(NO_CACHE));
+    if let Some(location) = &d.location {
+        h.insert(header::LOCATION, location.clone());
+        return (d.status, h).into_response();
+    }
+    h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    if let Ok(etag) = HeaderValue::from_str(&d.etag) {
+        h.insert(header::ETAG, etag);
+    }
+    if d.status == StatusCode::SERVICE_UNAVAILABLE {
+        h.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    if d.status == StatusCode::OK && if_none_match(headers, &d.etag) {
+        return (StatusCode::NOT_MODIFIED, h).into_response();
+    }
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    let body = encoded(headers, &d.body, &mut h);
+    (d.status, h, body).into_response()
+}
+
+/// What a page's head says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Facts {
+    status: StatusCode,
+    /// `<title>`.
+    title: String,
+    description: String,
+    /// The link preview; `None` for the pages that say something is not
+    /// there (they are not for search engines either: `noindex`).
+    preview: Option<Preview>,
+}
+
+/// Open Graph's and the Twitter card's facts beyond the description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Preview {
+    /// `og:title`.
+    title: String,
+    /// The page's own path (`og:url`).
+    path: String,
+    /// The card's path (`og:image`).
+    image: String,
+}
+
+impl Facts {
+    /// The facts of `route` now.
+    fn of(ctx: &Ctx, route: Route) -> Self {
+        match route {
+            Route::Home | Route::Embed => Self::lobby(ctx, route),
+            Route::Server(key) | Route::EmbedServer(key) => match server_state(ctx, key) {
+                Ok(Some(state)) => Self::server(key, route, &state),
+                Ok(None) => Self::not_seen(),
+                Err(_) => Self::unavailable(),
+            },
+            Route::Admin | Route::NotFound => Self {
+                status: StatusCode::NOT_FOUND,
+                title: format!("Page not found · {SITE}"),
+                description: "This lobby has no page at this address.".into(),
+                preview: None,
+            },
+        }
+    }
+
+    /// The lobby: its servers and players now.
+    fn lobby(ctx: &Ctx, route: Route) -> Self {
+        let feed = ctx.upstream.current().feed;
+        let description = match &feed {
+            Some(feed) => {
+                let (servers, players) = feed.list().servers().fold((0usize, 0u64), |(n, p), e| {
+                    (n + 1, p + u64::from(e.stats.players.current))
+                });
+                format!(
+                    "{} online, {} now. {LOBBY_ABOUT}",
+                    counted(servers as u64, "server", "servers"),
+                    counted(players, "player", "players"),
+                )
+            }
+            None => LOBBY_ABOUT.to_owned(),
+        };
+        Self {
+            status: StatusCode::OK,
+            title: LOBBY_TITLE.into(),
+            description,
+            preview: Some(Preview {
+                title: LOBBY_TITLE.into(),
+                path: route.path(),
+                image: "/card.png".into(),
+            }),
+        }
+    }
+
+    /// One server: its name, and its state as its badge says it.
+    fn server(key: ServerKey, route: Route, state: &ServerState) -> Self {
+        let s = &state.sample;
+        let mode = protocol::GameplayMode::from_wire(u64::from(s.mode))
+            .map(|m| format!(" · {}", m.label()))
+            .unwrap_or_default();
+        let players = format!("{}/{} players", s.players, s.max);
+        let description = match (state.online, s.open) {
+            (true, true) => format!("{players}, lobby open{mode}"),
+            (true, false) => format!("{players}, in game{mode}"),
+            (false, _) => format!("Offline (last seen with {players}){mode}"),
+        };
+        Self {
+            status: StatusCode::OK,
+            title: format!("{} · {SITE}", s.name),
+            description,
+            preview: Some(Preview {
+                title: s.name.clone(),
+                path: route.path(),
+                image: format!("/card/{key}.png"),
+            }),
+        }
+    }
+
+    /// A key never seen: the page says so, as the app does.
+    fn not_seen() -> Self {
+        Self {
+            status: StatusCode::NOT_FOUND,
+            title: format!("No such server · {SITE}"),
+            description: "This lobby has never listed a server with this key: the link may be mistyped or from another lobby.".into(),
+            preview: None,
+        }
+    }
+
+    /// While the history's database is unreachable (never kept).
+    fn unavailable() -> Self {
+        Self {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            title: LOBBY_TITLE.into(),
+            description: "The lobby cannot look this server up right now; try again shortly."
+                .into(),
+            preview: None,
+        }
+    }
+}
+
+/// `n` and the noun for it.
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `shell` with `facts` (and the join template the page fills its rows'
+/// Join links from) written into its head.
+fn write(ctx: &Ctx, shell: &str, facts: &Facts) -> Written {
+    let absolute = |path: &str| format!("{}{path}", ctx.config.public_url.as_deref().unwrap_or(""));
+    let mut head = String::with_capacity(1024);
+    let _ = write!(head, "<title>{}</title>", escape(&facts.title));
+    let mut meta = |attr: &str, name: &str, content: &str| {
+        let _ = write!(
+            head,
+            "\n    <meta {attr}=\"{name}\" content=\"{}\" />",
+            escape(content)
+        );
+    };
+    meta("name", "description", &facts.description);
+    match &facts.preview {
+        Some(p) => {
+            let (url, image) = (absolute(&p.path), absolute(&p.image));
+            meta("property", "og:type", "website");
+            meta("property", "og:site_name", SITE);
+            meta("property", "og:title", &p.title);
+            meta("property", "og:description", &facts.description);
+            meta("property", "og:url", &url);
+            meta("property", "og:image", &image);
+            meta("property", "og:image:width", "1200");
+            meta("property", "og:image:height", "630");
+            meta("name", "twitter:card", "summary_large_image");
+            meta("name", "twitter:title", &p.title);
+            meta("name", "twitter:description", &facts.description);
+            meta("name", "twitter:image", &image);
+        }
+        None => meta("name", "robots", "noindex"),
+    }
+    if let Some(template) = ctx.join() {
+        meta("name", "lobby-join-url", template.as_str());
+    }
+    Written {
+        status: facts.status,
+        location: None,
+        html: with_head(shell, &head),
+    }
+}
+
+/// `shell` with its `<title>` element replaced by `head` (or, without
+/// one, `head` added before `</head>`).
+fn with_head(shell: &str, head: &str) -> String {
+    let title = shell.find("<title>").and_then(|start| {
+        let end = shell[start..].find("</title>")? + start + "</title>".len();
+        Some((start, end))
+    });
+    let (start, end) = match (title, shell.find("</head>")) {
+        (Some(range), _) => range,
+        (None, Some(at)) => (at, at),
+        (None, None) => (0, 0),
+    };
+    let mut out = String::with_capacity(shell.len() + head.len());
+    out.push_str(&shell[..start]);
+    out.push_str(head);
+    out.push_str(&shell[end..]);
+    out
+}
+
+/// The `409` of `/join/{key}` while the server is offline: a small page of
+/// its own that says so and links to the server's page.
+fn offline(key: ServerKey, state: &ServerState) -> Written {
+    let name = escape(&state.sample.name);
+    let page = Route::Server(key).path();
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n<meta name=\"robots\" content=\"noindex\" />\n<title>{name} is offline · {SITE}</title>\n</head>\n<body>\n<main>\n<h1 dir=\"auto\">{name} is offline</h1>\n<p>The lobby does not list it now, so it cannot be joined. <a href=\"{page}\">Its page</a> says when it was last seen.</p>\n</main>\n</body>\n</html>\n"
+    );
+    Written {
+        status: StatusCode::CONFLICT,
+        location: None,
+        html,
+    }
+}
+
+/// Text safe in an HTML element or a quoted attribute: `&<>"'` escaped,
+/// control characters (which no checked name holds) dropped.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_leaves_no_markup_and_keeps_every_script() {
+        assert_eq!(
+            escape(r#"<script>alert("x")</script> & 'y'"#),
+            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
+        );
+        for text in [
+            "שרת עברי مرحبا",
+            "服务器 サーバー",
+            "🎮 emoji 🇩🇪",
+            "\u{202E}rtl",
+        ] {
+            assert_eq!(escape(text), text);
+        }
+        assert_eq!(escape("a\u{1}b\nc"), "abc");
+    }
+
+    #[test]
+    fn the_head_replaces_the_title_or_goes_before_the_heads_end() {
+        let shell = "<html><head><meta charset=\"utf-8\" /><title>Old</title><link rel=\"x\" /></head><body></body></html>";
+        assert_eq!(
+            with_head(shell, "<title>New</title>"),
+            "<html><head><meta charset=\"utf-8\" /><title>New</title><link rel=\"x\" /></head><body></body></html>"
+        );
+        assert_eq!(
+            with_head("<head></head>", "<title>New</title>"),
+            "<head><title>New</title></head>"
+        );
+        assert_eq!(
+            with_head("plain", "<title>T</title>"),
+            "<title>T</title>plain"
+        );
+        // An unclosed title is no title: the head goes before </head>.
+        assert_eq!(
+            with_head("<head><title>x</head>", "<i>"),
+            "<head><title>x<i></head>"
+        );
+    }
+
+    #[test]
+    fn counts_read_as_words() {
+        assert_eq!(counted(1, "server", "servers"), "1 server");
+        assert_eq!(counted(0, "server", "servers"), "0 servers");
+        assert_eq!(counted(12, "player", "players"), "12 players");
+    }
+}
