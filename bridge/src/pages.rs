@@ -440,17 +440,22 @@ fn write(ctx: &Ctx, shell: &str, facts: &Facts) -> Written {
     }
 }
 
-/// `shell` with its `<title>` element replaced by `head` (or, without
-/// one, `head` added before `</head>`).
+/// `shell` with its `<title>` element replaced by `head`; without one,
+/// `head` goes before `</head>`, else after the doctype (never before it:
+/// a browser would render the page in quirks mode), else first.
 fn with_head(shell: &str, head: &str) -> String {
     let title = shell.find("<title>").and_then(|start| {
         let end = shell[start..].find("</title>")? + start + "</title>".len();
         Some((start, end))
     });
-    let (start, end) = match (title, shell.find("</head>")) {
-        (Some(range), _) => range,
-        (None, Some(at)) => (at, at),
-        (None, None) => (0, 0),
+    let after_doctype = || {
+        let doctype = shell.get(..9)?.eq_ignore_ascii_case("<!doctype");
+        doctype.then(|| shell.find('>').map(|end| end + 1))?
+    };
+    let (start, end) = match (title, shell.find("</head>"), after_doctype()) {
+        (Some(range), _, _) => range,
+        (None, Some(at), _) | (None, None, Some(at)) => (at, at),
+        (None, None, None) => (0, 0),
     };
     let mut out = String::with_capacity(shell.len() + head.len());
     out.push_str(&shell[..start]);
@@ -527,6 +532,10 @@ mod tests {
         assert_eq!(
             with_head("plain", "<title>T</title>"),
             "<title>T</title>plain"
+        );
+        assert_eq!(
+            with_head("<!DOCTYPE html>body", "<title>T</title>"),
+            "<!DOCTYPE html><title>T</title>body"
         );
         // An unclosed title is no title: the head goes before </head>.
         assert_eq!(
