@@ -12,17 +12,19 @@
 //! they cannot be served; compressing a few kilobytes at the fast levels
 //! (`feed::ApiBody`) takes well under a millisecond once per change, and
 //! serving the page uncompressed would cost every phone on a slow network
-//! more than that.
+//! more than that. Writing one is paid from the client address's budget
+//! (`crate::budget`), as an `/api/` answer is; serving a kept one is free.
 
 use std::{
     collections::HashMap,
     fmt::Write as _,
+    net::SocketAddr,
     sync::{Arc, Mutex},
-    time::SystemTime,
+    time::{Instant, SystemTime},
 };
 
 use axum::{
-    extract::{Request, State},
+    extract::{ConnectInfo, Request, State},
     http::{header, HeaderMap, HeaderValue, Method, StatusCode},
     response::{IntoResponse, Response},
     Router,
@@ -118,19 +120,27 @@ impl Pages {
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The document at `path` written at `stamp`, from the cache or by
-    /// `write` on a blocking thread (it may read the history's database).
-    /// A `503` is not kept: the next request asks the database again.
+    /// The document at `path` written at `stamp`, from the cache or, paid
+    /// by `pay` (the client's budget: a page written may read the history's
+    /// database, so a client naming key after key pays for each, as for
+    /// `/api/servers/{key}`), by `write` on a blocking thread. A `503` is
+    /// not kept: the next request asks the database again.
     async fn document(
         &self,
         path: String,
         stamp: Stamp,
+        pay: impl FnOnce() -> bool,
         write: impl FnOnce() -> Written + Send + 'static,
-    ) -> Option<Arc<Document>> {
+    ) -> Result<Arc<Document>, Refused> {
         if let Some(hit) = self.lock().get(&path).filter(|d| d.stamp == stamp) {
-            return Some(hit.clone());
+            return Ok(hit.clone());
         }
-        let written = tokio::task::spawn_blocking(write).await.ok()?;
+        if !pay() {
+            return Err(Refused::Unpaid);
+        }
+        let written = tokio::task::spawn_blocking(write)
+            .await
+            .map_err(|_| Refused::Failed)?;
         let identity = Bytes::from(written.html);
         let document = Arc::new(Document {
             stamp,
@@ -148,13 +158,26 @@ impl Pages {
             }
             cache.insert(path, document.clone());
         }
-        Some(document)
+        Ok(document)
     }
+}
+
+/// Why a document was not served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    /// It had to be written and the client's budget had nothing left.
+    Unpaid,
+    /// Writing it failed (its task panicked).
+    Failed,
 }
 
 /// Every path no other route takes: a page of the app (its facts written
 /// in), the admin's page and the build's files, or the 404 page.
-pub(crate) async fn front(State(ctx): State<Arc<Ctx>>, req: Request) -> Response {
+pub(crate) async fn front(
+    State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
     let route = Route::from_path(req.uri().path());
     if matches!(route, Route::Admin | Route::NotFound) {
         let files = ctx.pages.files.clone();
@@ -162,7 +185,7 @@ pub(crate) async fn front(State(ctx): State<Arc<Ctx>>, req: Request) -> Response
         let readable = matches!(*req.method(), Method::GET | Method::HEAD);
         let Ok(res) = files.oneshot(req).await;
         if route == Route::NotFound && res.status() == StatusCode::NOT_FOUND && readable {
-            return page(&ctx, route, &headers).await;
+            return page(&ctx, route, client, &headers).await;
         }
         return res;
     }
@@ -173,7 +196,7 @@ pub(crate) async fn front(State(ctx): State<Arc<Ctx>>, req: Request) -> Response
         )
             .into_response();
     }
-    page(&ctx, route, req.headers()).await
+    page(&ctx, route, client, req.headers()).await
 }
 
 /// `GET /join/{key}`: `302` to the server's Join link; `409` with a page
@@ -181,48 +204,54 @@ pub(crate) async fn front(State(ctx): State<Arc<Ctx>>, req: Request) -> Response
 /// every key without a template or while addresses are hidden.
 pub(crate) async fn join(
     State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     Path(key): Path<String>,
     headers: HeaderMap,
 ) -> Response {
     let (Some(template), Ok(key)) = (ctx.join().cloned(), key.parse::<ServerKey>()) else {
-        return page(&ctx, Route::NotFound, &headers).await;
+        return page(&ctx, Route::NotFound, client, &headers).await;
     };
     let stamp = stamp(&ctx).await;
     let worker = ctx.clone();
     let document = ctx
         .pages
-        .document(format!("/join/{key}"), stamp, move || {
-            let shell = read_shell(&worker);
-            let state = match server_state(&worker, key) {
-                Ok(Some(state)) => state,
-                Ok(None) => return write(&worker, &shell, &Facts::not_seen()),
-                Err(_) => return write(&worker, &shell, &Facts::unavailable()),
-            };
-            let s = &state.sample;
-            let link = match (&s.address, s.port, state.online) {
-                (Some(address), Some(port), true) => template.fill(address, port).ok(),
-                _ => None,
-            };
-            match link {
-                Some(link) => Written {
-                    status: StatusCode::FOUND,
-                    location: Some(link),
-                    html: String::new(),
-                },
-                None => offline(key, &state),
-            }
-        })
+        .document(
+            format!("/join/{key}"),
+            stamp,
+            pay(&ctx, client),
+            move || {
+                let shell = read_shell(&worker);
+                let state = match server_state(&worker, key) {
+                    Ok(Some(state)) => state,
+                    Ok(None) => return write(&worker, &shell, &Facts::not_seen()),
+                    Err(_) => return write(&worker, &shell, &Facts::unavailable()),
+                };
+                let s = &state.sample;
+                let link = match (&s.address, s.port, state.online) {
+                    (Some(address), Some(port), true) => template.fill(address, port).ok(),
+                    _ => None,
+                };
+                match link {
+                    Some(link) => Written {
+                        status: StatusCode::FOUND,
+                        location: Some(link),
+                        html: String::new(),
+                    },
+                    None => offline(key, &state),
+                }
+            },
+        )
         .await;
     respond(document, &headers)
 }
 
 /// The page for `route` (its facts written in), as `headers` accept it.
-async fn page(ctx: &Arc<Ctx>, route: Route, headers: &HeaderMap) -> Response {
+async fn page(ctx: &Arc<Ctx>, route: Route, client: SocketAddr, headers: &HeaderMap) -> Response {
     let stamp = stamp(ctx).await;
     let worker = ctx.clone();
     let document = ctx
         .pages
-        .document(route.path(), stamp, move || {
+        .document(route.path(), stamp, pay(ctx, client), move || {
             let shell = read_shell(&worker);
             write(&worker, &shell, &Facts::of(&worker, route))
         })
@@ -244,13 +273,31 @@ async fn stamp(ctx: &Ctx) -> Stamp {
     }
 }
 
+/// Spends one of `client`'s tokens (behind a trusted proxy, the address
+/// it forwards) when a document must be written for it.
+fn pay(ctx: &Ctx, client: SocketAddr) -> impl FnOnce() -> bool + '_ {
+    move || ctx.budget.take(client.ip(), Instant::now())
+}
+
 fn read_shell(ctx: &Ctx) -> String {
     std::fs::read_to_string(&ctx.pages.shell).unwrap_or_else(|_| BARE_SHELL.to_owned())
 }
 
-fn respond(document: Option<Arc<Document>>, headers: &HeaderMap) -> Response {
-    let Some(d) = document else {
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+fn respond(document: Result<Arc<Document>, Refused>, headers: &HeaderMap) -> Response {
+    let d = match document {
+        Ok(d) => d,
+        Err(Refused::Unpaid) => {
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [
+                    (header::RETRY_AFTER, "1"),
+                    (header::CACHE_CONTROL, "no-store"),
+                ],
+                "too many requests\n",
+            )
+                .into_response()
+        }
+        Err(Refused::Failed) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     };
     let mut h = HeaderMap::new();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(NO_CACHE));

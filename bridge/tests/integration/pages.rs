@@ -516,3 +516,42 @@ async fn a_refused_join_template_stops_the_binary() {
         }
     }
 }
+
+/// A page that must be written (a key after key never seen, each a look
+/// into the database) is paid from the client address's budget like an
+/// `/api/` answer: after the burst, `429` without work, while another
+/// address is served.
+#[tokio::test]
+async fn pages_written_for_a_client_are_paid_from_its_budget() {
+    let master = TestMaster::start().await;
+    let (data, dist) = (tempfile::tempdir().unwrap(), dist());
+    let mut c = config(&master, data.path(), dist.path());
+    c.api_rate_per_sec = 1;
+    c.api_burst = 3;
+    let bridge = TestBridge::embedding(&master, c).await;
+    let a: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+    let started = std::time::Instant::now();
+    let mut statuses = Vec::new();
+    for n in 0..20u64 {
+        let path = format!("/server/{n:016x}");
+        let (status, head, _) = http_request(a, bridge.addr, "GET", &path, "").await;
+        if status == 429 {
+            assert!(
+                head.to_ascii_lowercase().contains("retry-after: 1"),
+                "{head}"
+            );
+        }
+        statuses.push(status);
+    }
+    let served = statuses.iter().filter(|s| **s == 404).count();
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!(served + refused, 20, "{statuses:?}");
+    // The burst, and at most one more per second that passed.
+    let allowed = 3 + started.elapsed().as_secs() as usize + 1;
+    assert!(served <= allowed, "{served} served of {statuses:?}");
+    assert!(refused > 0, "{statuses:?}");
+    let b: std::net::IpAddr = "127.0.0.2".parse().unwrap();
+    let (status, _, _) = http_request(b, bridge.addr, "GET", "/server/00000000000000ff", "").await;
+    assert_eq!(status, 404, "another address is served");
+    bridge.shutdown().await;
+}
