@@ -68,6 +68,8 @@ pub(crate) struct Pages {
     files: Router,
     /// The build's `index.html`.
     shell: std::path::PathBuf,
+    /// The admin's `admin/index.html`.
+    admin: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for Pages {
@@ -113,6 +115,7 @@ impl Pages {
             cache: Mutex::default(),
             files: crate::assets::router(dir),
             shell: dir.join("index.html"),
+            admin: dir.join(crate::assets::ADMIN_DIR).join("index.html"),
         }
     }
 
@@ -183,6 +186,11 @@ pub(crate) async fn front(
         let files = ctx.pages.files.clone();
         let headers = req.headers().clone();
         let readable = matches!(*req.method(), Method::GET | Method::HEAD);
+        if route == Route::Admin && readable && ctx.join().is_some() {
+            if let Some(res) = admin(&ctx, client, &headers).await {
+                return res;
+            }
+        }
         let Ok(res) = files.oneshot(req).await;
         if route == Route::NotFound && res.status() == StatusCode::NOT_FOUND && readable {
             return page(&ctx, route, client, &headers).await;
@@ -259,18 +267,46 @@ async fn page(ctx: &Arc<Ctx>, route: Route, client: SocketAddr, headers: &Header
     respond(document, headers)
 }
 
+/// The admin's page with the Join links' template written in, so its
+/// rows show Join as the player's do (its title is its own: it is not
+/// for link previews); `None` when the build has no admin page.
+async fn admin(ctx: &Arc<Ctx>, client: SocketAddr, headers: &HeaderMap) -> Option<Response> {
+    let stamp = Stamp {
+        list: 0,
+        history: 0,
+        shell: Some(file_stamp(&ctx.pages.admin).await?),
+    };
+    let worker = ctx.clone();
+    let document = ctx
+        .pages
+        .document("/admin".into(), stamp, pay(ctx, client), move || {
+            let shell = std::fs::read_to_string(&worker.pages.admin).unwrap_or_default();
+            Written {
+                status: StatusCode::OK,
+                location: None,
+                html: with_in_head(&shell, &join_meta(&worker)),
+            }
+        })
+        .await;
+    Some(respond(document, headers))
+}
+
 /// The stamp of a document written now.
 async fn stamp(ctx: &Ctx) -> Stamp {
-    let shell = tokio::fs::metadata(&ctx.pages.shell)
-        .await
-        .ok()
-        .filter(std::fs::Metadata::is_file)
-        .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
     Stamp {
         list: list_seq(ctx),
         history: ctx.history.as_ref().map_or(0, |h| h.generation()),
-        shell,
+        shell: file_stamp(&ctx.pages.shell).await,
     }
+}
+
+/// A file's modification time and size; `None` if it is no file.
+async fn file_stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
+    tokio::fs::metadata(path)
+        .await
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()))
 }
 
 /// Spends one of `client`'s tokens (behind a trusted proxy, the address
@@ -477,14 +513,39 @@ fn write(ctx: &Ctx, shell: &str, facts: &Facts) -> Written {
         }
         None => meta("name", "robots", "noindex"),
     }
-    if let Some(template) = ctx.join() {
-        meta("name", "lobby-join-url", template.as_str());
-    }
+    head.push_str(&join_meta(ctx));
     Written {
         status: facts.status,
         location: None,
         html: with_head(shell, &head),
     }
+}
+
+/// The tag the page reads its Join links' template from (nothing
+/// without Join).
+fn join_meta(ctx: &Ctx) -> String {
+    ctx.join().map_or_else(String::new, |template| {
+        format!(
+            "\n    <meta name=\"lobby-join-url\" content=\"{}\" />",
+            escape(template.as_str())
+        )
+    })
+}
+
+/// `shell` with `tags` added at the end of its head (before `</head>`,
+/// else after the doctype, else first).
+fn with_in_head(shell: &str, tags: &str) -> String {
+    let at = shell
+        .find("</head>")
+        .or_else(|| after_doctype(shell))
+        .unwrap_or(0);
+    [&shell[..at], tags, &shell[at..]].concat()
+}
+
+/// Where the doctype ends, if `shell` starts with one.
+fn after_doctype(shell: &str) -> Option<usize> {
+    let doctype = shell.get(..9)?.eq_ignore_ascii_case("<!doctype");
+    doctype.then(|| shell.find('>').map(|end| end + 1))?
 }
 
 /// `shell` with its `<title>` element replaced by `head`; without one,
@@ -495,11 +556,7 @@ fn with_head(shell: &str, head: &str) -> String {
         let end = shell[start..].find("</title>")? + start + "</title>".len();
         Some((start, end))
     });
-    let after_doctype = || {
-        let doctype = shell.get(..9)?.eq_ignore_ascii_case("<!doctype");
-        doctype.then(|| shell.find('>').map(|end| end + 1))?
-    };
-    let (start, end) = match (title, shell.find("</head>"), after_doctype()) {
+    let (start, end) = match (title, shell.find("</head>"), after_doctype(shell)) {
         (Some(range), _, _) => range,
         (None, Some(at), _) | (None, None, Some(at)) => (at, at),
         (None, None, None) => (0, 0),
@@ -583,6 +640,14 @@ mod tests {
         assert_eq!(
             with_head("<!DOCTYPE html>body", "<title>T</title>"),
             "<!DOCTYPE html><title>T</title>body"
+        );
+        assert_eq!(
+            with_in_head("<head><title>A</title></head>", "<m>"),
+            "<head><title>A</title><m></head>"
+        );
+        assert_eq!(
+            with_in_head("<!doctype html>x", "<m>"),
+            "<!doctype html><m>x"
         );
         // An unclosed title is no title: the head goes before </head>.
         assert_eq!(

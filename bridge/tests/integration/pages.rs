@@ -36,6 +36,8 @@ fn dist() -> tempfile::TempDir {
         std::fs::copy(source(from), dist.path().join(to)).unwrap_or_else(|e| panic!("{from}: {e}"));
     };
     copy("index.html", "index.html");
+    std::fs::create_dir(dist.path().join("admin")).unwrap();
+    copy("admin.html", "admin/index.html");
     copy("frontend/robots.txt", "robots.txt");
     copy("frontend/manifest.webmanifest", "manifest.webmanifest");
     copy("frontend/favicon.ico", "favicon.ico");
@@ -398,6 +400,14 @@ async fn join_redirects_while_listed_and_says_when_offline() {
     assert_eq!(page.one("lobby-join-url"), TEMPLATE);
     let (_, _, _, page) = unfurl(bridge.addr, "/").await;
     assert_eq!(page.one("lobby-join-url"), TEMPLATE);
+    // The admin's page too (its rows show Join), its own page otherwise.
+    for path in ["/admin", "/admin/"] {
+        let (status, _, html, page) = unfurl(bridge.addr, path).await;
+        assert_eq!(status, 200);
+        assert_eq!(page.one("lobby-join-url"), TEMPLATE, "{path}");
+        assert!(html.contains("data-bin=\"admin\""), "{path}: {html}");
+        assert!(!page.meta.contains_key("og:title"), "{path}");
+    }
 
     for path in ["/join/0000000000000000", "/join/nothing", "/join/"] {
         let (status, _, _, page) = unfurl(bridge.addr, path).await;
@@ -456,7 +466,7 @@ async fn without_a_template_or_with_hidden_addresses_there_is_no_join() {
         let (_, v) = get_json(&bridge, &format!("/api/servers/{key}")).await;
         assert!(v.get("joinUrl").is_none(), "{v}");
         assert_eq!(v.get("address").is_some(), !hide, "{v}");
-        for path in ["/".to_owned(), format!("/server/{key}")] {
+        for path in ["/".to_owned(), format!("/server/{key}"), "/admin".into()] {
             let (status, _, _, page) = unfurl(bridge.addr, &path).await;
             assert_eq!(status, 200);
             assert!(
@@ -464,6 +474,10 @@ async fn without_a_template_or_with_hidden_addresses_there_is_no_join() {
                 "{path}: {page:?}"
             );
         }
+        // The admin's page is then the build's file as it is.
+        let (_, _, html) = http_get(bridge.addr, "/admin", "").await;
+        let built = std::fs::read(dist.path().join("admin/index.html")).unwrap();
+        assert_eq!(html, built);
         bridge.shutdown().await;
     }
 }
