@@ -21,7 +21,7 @@ use axum::{
 };
 use tracing::debug;
 
-use crate::{ctx::Ctx, history_api::etag_of, http::HttpError};
+use crate::{ctx::Ctx, feed::ApiBody, history_api::etag_of, http::HttpError};
 
 /// Every request under `/api/` (and for a badge) spends one of the client
 /// address's tokens, or is answered `429` with `Retry-After` and a tiny
@@ -161,8 +161,14 @@ pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Respon
     if body.is_err() {
         return HttpError::Internal.into_response();
     }
-    let body = state.api_body();
-    let bytes = match accepted(req) {
+    let bytes = encoded(req, state.api_body(), &mut h);
+    (StatusCode::OK, h, bytes).into_response()
+}
+
+/// The form of `body` that `req` accepts best, with its `Content-Encoding`
+/// added to `h`.
+pub(crate) fn encoded(req: &HeaderMap, body: &ApiBody, h: &mut HeaderMap) -> bytes::Bytes {
+    match accepted(req) {
         Encoding::Br => {
             h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("br"));
             body.br.clone()
@@ -172,8 +178,7 @@ pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Respon
             body.gzip.clone()
         }
         Encoding::Identity => body.identity.clone(),
-    };
-    (StatusCode::OK, h, bytes).into_response()
+    }
 }
 
 /// The OpenAPI document and its `ETag`, built once per process.

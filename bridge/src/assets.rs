@@ -5,10 +5,11 @@
 //! `.wasm` files on every request. Trunk's hashed file names never change
 //! content, so browsers may keep them forever; the pages must be asked for
 //! again each time, or a browser would keep loading an old build's hashed
-//! files. Two pages: `index.html`, the player's bundle, also served for
-//! client-side routes such as `/embed` and `/server/{key}`; and
-//! `admin/index.html`, the admin's bundle (the same app with the admin
-//! page), served at `/admin`.
+//! files. Two pages: `index.html`, the player's bundle, which the bridge
+//! sends with each page's facts written in (`pages`, for `/`, `/embed` and
+//! `/server/{key}`); and `admin/index.html`, the admin's bundle (the same
+//! app with the admin page), served here at `/admin`. A path that names
+//! no file is a 404 here; `pages` answers it with the page that says so.
 
 use std::{
     fs,
@@ -65,17 +66,14 @@ pub struct Precompressed {
 pub const ADMIN_DIR: &str = "admin";
 
 /// Serves the Trunk build in `dir`: files with their precompressed twins
-/// chosen by `Accept-Encoding`, `/admin` as `dir/admin/index.html`, anything
-/// else as `dir/index.html` (the app routes on the client), with the
-/// `Cache-Control` described above and `Vary: Accept-Encoding` so shared
-/// caches keep one copy per encoding.
+/// chosen by `Accept-Encoding`, `/admin` as `dir/admin/index.html`, and a
+/// 404 for anything else, with the `Cache-Control` described above and
+/// `Vary: Accept-Encoding` so shared caches keep one copy per encoding.
 pub fn router(dir: &Path) -> Router {
-    let page = |file: PathBuf| ServeFile::new(file).precompressed_br().precompressed_gzip();
-    let admin = page(dir.join(ADMIN_DIR).join("index.html"));
-    let files = ServeDir::new(dir)
+    let admin = ServeFile::new(dir.join(ADMIN_DIR).join("index.html"))
         .precompressed_br()
-        .precompressed_gzip()
-        .fallback(page(dir.join("index.html")));
+        .precompressed_gzip();
+    let files = ServeDir::new(dir).precompressed_br().precompressed_gzip();
     Router::new()
         .route_service(&format!("/{ADMIN_DIR}"), admin.clone())
         .route_service(&format!("/{ADMIN_DIR}/"), admin)
@@ -111,8 +109,7 @@ async fn cache_headers(req: Request, next: Next) -> Response {
     let mut res = next.run(req).await;
     let status = res.status();
     let headers = res.headers_mut();
-    // A hashed name that does not exist falls back to index.html, which
-    // must not be cached forever under that name.
+    // Only a file that exists is kept forever (a page never is).
     let html = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -456,35 +453,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn index_and_client_side_routes_are_never_cached_stale() {
+    async fn index_is_never_cached_stale_and_other_paths_are_no_file() {
         let dir = dist();
         precompress(dir.path()).expect("precompress");
         let index = fs::read(dir.path().join("index.html")).expect("read");
-        let index_br = fs::read(dir.path().join("index.html.br")).expect("read");
-        for path in [
-            "/",
-            "/index.html",
-            "/embed?theme=dark",
-            "/server/0123456789abcdef",
-            "/embed/server/0123456789abcdef?theme=light",
-        ] {
+        for path in ["/", "/index.html"] {
             let (res, body) = get(dir.path(), path, None).await;
             assert_eq!(res.status(), StatusCode::OK, "{path}");
             assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");
             assert_eq!(body, index, "{path}");
-            let (res, body) = get(dir.path(), path, Some("br")).await;
-            assert_eq!(header_of(&res, header::CONTENT_ENCODING), "br", "{path}");
-            assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");
-            assert_eq!(body, index_br, "{path}");
         }
-        // A hashed name from another build falls back to the page, which
-        // must not be cached forever under that name.
+        // The app's routes are the pages' (`pages`), and a hashed name
+        // from another build is no file: 404, never kept under that name.
         for path in [
+            "/embed?theme=dark",
+            "/server/0123456789abcdef",
             "/frontend-0000000000000000_bg.wasm",
             "/admin/admin-0000000000000000_bg.wasm",
         ] {
-            let (res, body) = get(dir.path(), path, None).await;
-            assert_eq!(body, index, "{path}");
+            let (res, _) = get(dir.path(), path, None).await;
+            assert_eq!(res.status(), StatusCode::NOT_FOUND, "{path}");
             assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE, "{path}");
         }
     }
@@ -514,12 +502,9 @@ mod tests {
             assert_eq!(header_of(&res, header::CONTENT_ENCODING), "gzip", "{path}");
             assert_eq!(body, page_gz, "{path}");
         }
-        // Below /admin/, a path that names no file is the player's app
-        // (which says it knows no such page), as anywhere else.
-        let index = fs::read(dir.path().join("index.html")).expect("read");
-        let (res, body) = get(dir.path(), "/admin/nope", None).await;
-        assert_eq!(res.status(), StatusCode::OK);
-        assert_eq!(body, index);
+        // Below /admin/, a path that names no file is none, as anywhere.
+        let (res, _) = get(dir.path(), "/admin/nope", None).await;
+        assert_eq!(res.status(), StatusCode::NOT_FOUND);
         assert_eq!(header_of(&res, header::CACHE_CONTROL), NO_CACHE);
     }
 
@@ -538,10 +523,10 @@ mod tests {
         // Escapes count as the bytes they decode to: this name fits.
         let escaped = "%61".repeat(NAME_MAX);
         assert!(!names_no_file(&format!("/{escaped}")));
-        let (res, _) = get(dir.path(), &format!("/{escaped}"), None).await;
-        assert_eq!(res.status(), StatusCode::OK, "the page, as for any route");
-        let (res, _) = get(dir.path(), &format!("/{}", "a".repeat(NAME_MAX)), None).await;
-        assert_eq!(res.status(), StatusCode::OK);
+        fs::write(dir.path().join("a".repeat(NAME_MAX)), "longest").expect("write");
+        let (res, body) = get(dir.path(), &format!("/{escaped}"), None).await;
+        assert_eq!(res.status(), StatusCode::OK, "the file of that name");
+        assert_eq!(body, b"longest");
     }
 
     #[tokio::test]

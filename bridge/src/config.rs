@@ -198,6 +198,10 @@ pub struct Config {
     pub push_max_subscriptions: usize,
     /// Push subscriptions one client address (IPv6: its /64) may hold.
     pub push_max_per_address: usize,
+    /// The game's own way in (`--join-url`): a checked template that gives
+    /// every listed server a Join link (`docs/protocol.md` §2.6); `None`:
+    /// no Join. With [`Config::hide_addresses`] there is none either.
+    pub join_url: Option<protocol::join::JoinTemplate>,
     /// How long a listed key stays unlisted before it is offline
     /// (`docs/protocol.md` §2.4: 60 s; tests shorten it).
     pub offline_after: Duration,
@@ -330,6 +334,7 @@ impl Config {
             push_max_subscriptions: Self::DEFAULT_PUSH_MAX_SUBSCRIPTIONS,
             push_max_per_address: Self::DEFAULT_PUSH_MAX_PER_ADDRESS,
             offline_after: crate::watch::OFFLINE_AFTER,
+            join_url: None,
         }
     }
 

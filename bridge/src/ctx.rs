@@ -16,6 +16,7 @@ use crate::{
     history_api::Answers,
     metrics::Metrics,
     notify::Notify,
+    pages::Pages,
     publish::Visibility,
     push::Push,
     session::Handle,
@@ -70,4 +71,18 @@ pub(crate) struct Ctx {
     /// Why the data directory cannot be used, until
     /// [`Bridge::check`](crate::Bridge::check) takes it.
     pub(crate) start_error: Mutex<Option<Error>>,
+    /// The pages with their facts written in, once per change.
+    pub(crate) pages: Pages,
+}
+
+impl Ctx {
+    /// The Join links' template as viewers get it: the configured one,
+    /// and none while addresses are hidden from them (a link would show
+    /// the address). The one place of that rule in the bridge.
+    pub(crate) fn join(&self) -> Option<&protocol::join::JoinTemplate> {
+        self.config
+            .join_url
+            .as_ref()
+            .filter(|_| self.visibility.viewers() != protocol::Addresses::Hidden)
+    }
 }

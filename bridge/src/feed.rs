@@ -29,12 +29,24 @@ use crate::{
 /// Deltas kept for catching up; older ones are answered with a snapshot.
 pub const DELTA_RING: usize = 64;
 
-/// `GET /api/servers`'s body for one list, in each encoding it is served in.
+/// `GET /api/servers`'s body for one list, in each encoding it is served in
+/// (and so any body compressed once and served many times: the pages).
 #[derive(Debug)]
 pub struct ApiBody {
     pub identity: Bytes,
     pub gzip: Bytes,
     pub br: Bytes,
+}
+
+impl ApiBody {
+    /// `identity` and its two compressed forms, at the fast levels below.
+    pub fn new(identity: Bytes) -> Self {
+        Self {
+            gzip: gzip(&identity),
+            br: brotli(&identity),
+            identity,
+        }
+    }
 }
 
 /// The bridge writes each list message in an admin's and a viewer's form.
@@ -126,12 +138,7 @@ impl FeedState {
             let frame = Bytes::from(self.snapshot().viewer.clone());
             let start = format!(r#"{{"command":"{}","content":"#, names::SNAPSHOT).len();
             let end = frame.len().saturating_sub(1).max(start);
-            let identity = frame.slice(start.min(end)..end);
-            ApiBody {
-                gzip: gzip(&identity),
-                br: brotli(&identity),
-                identity,
-            }
+            ApiBody::new(frame.slice(start.min(end)..end))
         })
     }
 

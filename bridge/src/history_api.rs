@@ -273,6 +273,7 @@ impl ServerState {
             gameplay_mode: GameplayMode::from_wire(u64::from(s.mode)).ok()?,
             first_seen: self.first_seen,
             last_seen: self.last_seen,
+            join_url: None,
         })
     }
 }
@@ -362,7 +363,11 @@ pub(crate) async fn server(
                 Err(_) => return unavailable(),
             };
             match state.details(key) {
-                Some(details) => Computed::ok(&details.seen_as(worker.visibility.viewers())),
+                Some(details) => Computed::ok(
+                    &details
+                        .seen_as(worker.visibility.viewers())
+                        .joined_by(worker.join()),
+                ),
                 None => unreadable(&"a recorded gameplay mode is not 1 or 2"),
             }
         })

@@ -24,6 +24,7 @@ pub mod keys;
 pub mod metrics;
 pub mod notify;
 pub mod origin;
+mod pages;
 pub mod publish;
 pub mod push;
 mod server;

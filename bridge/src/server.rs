@@ -40,6 +40,7 @@ use crate::{
     metrics::Metrics,
     notify::{self, Notify},
     origin::origin_header_allowed,
+    pages::{self, Pages},
     publish::Visibility,
     push::{self, Push},
     session::{self, AuthGuard, Handle, Settings},
@@ -114,6 +115,7 @@ impl Bridge {
         let cancel = CancellationToken::new();
         let budget = Arc::new(Budget::new(config.api_rate_per_sec, config.api_burst));
         let events = Arc::new(Events::new(config.offline_after).with_history(history.clone()));
+        let config_static_dir = config.static_dir.clone();
         let session = Arc::new(Handle {
             config: Settings::new(&config, visibility),
             shared: upstream.subscribe(),
@@ -146,6 +148,7 @@ impl Bridge {
                 provisional_secret,
                 notify,
                 start_error: Mutex::new(start_error),
+                pages: Pages::new(&config_static_dir),
             }),
         }
     }
@@ -480,8 +483,6 @@ pub async fn run(
 }
 
 fn router(ctx: Arc<Ctx>) -> Router {
-    // Precompressed files; client-side routes (/admin, /embed) get the page.
-    let front_end = crate::assets::router(&ctx.config.static_dir);
     Router::new()
         .route("/ws", get(ws))
         .route("/healthz", get(healthz))
@@ -511,10 +512,13 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/badge.svg", read(get(badge::lobby)))
         .route("/badge/{file}", read(get(badge::server)))
         .route("/metrics", get(metrics))
+        .route("/join/{key}", get(pages::join))
         .merge(webhooks::api::routes())
         .merge(push::api::admin_routes())
+        // The pages (their facts written in), the admin's page, the
+        // build's files, and the 404 page for any other path.
+        .fallback(pages::front)
         .with_state(ctx.clone())
-        .merge(front_end)
         // Every refusal under /api/ (and of a badge) the API's JSON, the
         // framework's and the file server's too.
         .layer(middleware::from_fn(http::error::json_errors))

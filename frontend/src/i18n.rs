@@ -159,6 +159,8 @@ table! {
     Copied => "Copied", "Kopiert";
     Copy => "Copy", "Kopieren";
     CopyAddressOf => "Copy the address of {}", "Adresse von {} kopieren";
+    Join => "Join", "Beitreten";
+    JoinServer => "Join {} in the game", "{} im Spiel beitreten";
     SearchServers => "Search servers", "Server suchen";
     SearchLobby => "Search by name or address", "Nach Name oder Adresse suchen";
     SearchGames => "Search by name, map, game or address", "Nach Name, Karte, Spiel oder Adresse suchen";

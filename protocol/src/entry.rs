@@ -230,6 +230,11 @@ pub struct ServerDetails {
     pub first_seen: i64,
     /// The last sample that listed it (Unix milliseconds).
     pub last_seen: i64,
+    /// The link that joins it: the bridge's `--join-url` template filled
+    /// with its address and port (`join::JoinTemplate::fill`). Absent
+    /// without a template, and wherever the address is hidden.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join_url: Option<String>,
 }
 
 impl ServerDetails {
@@ -239,7 +244,20 @@ impl ServerDetails {
         if addresses == Addresses::Hidden {
             self.address = None;
             self.port = None;
+            self.join_url = None;
         }
+        self
+    }
+
+    /// The details with [`ServerDetails::join_url`] filled from `template`
+    /// when they show an address and a port that pass the registration's
+    /// rules, and none otherwise: hidden details (see
+    /// [`ServerDetails::seen_as`]) never get a link.
+    pub fn joined_by(mut self, template: Option<&crate::join::JoinTemplate>) -> Self {
+        self.join_url = match (template, self.address.as_deref(), self.port) {
+            (Some(template), Some(address), Some(port)) => template.fill(address, port).ok(),
+            _ => None,
+        };
         self
     }
 }
@@ -294,6 +312,7 @@ mod tests {
             gameplay_mode: GameplayMode::StandardAB,
             first_seen: 1_000,
             last_seen: 2_000,
+            join_url: None,
         };
         let shown = serde_json::to_string(&details).unwrap();
         assert_eq!(
@@ -311,6 +330,53 @@ mod tests {
             "{text}"
         );
         assert_eq!(details.clone().seen_as(Addresses::Shown), details);
+    }
+
+    #[test]
+    fn details_get_a_join_link_only_with_an_address_and_a_template() {
+        let details = ServerDetails {
+            key: ServerKey(0xab),
+            name: "Alpha".into(),
+            address: Some("2001:db8::5".into()),
+            port: Some(20001),
+            online: true,
+            players: Players { current: 2, max: 4 },
+            is_lobby_open: true,
+            gameplay_mode: GameplayMode::StandardA,
+            first_seen: 1_000,
+            last_seen: 2_000,
+            join_url: None,
+        };
+        let template = crate::join::JoinTemplate::parse("bomber://{address}:{port}").unwrap();
+        let joined = details.clone().joined_by(Some(&template));
+        assert_eq!(
+            joined.join_url.as_deref(),
+            Some("bomber://[2001:db8::5]:20001")
+        );
+        let text = serde_json::to_string(&joined).unwrap();
+        assert!(
+            text.ends_with(r#","joinUrl":"bomber://[2001:db8::5]:20001"}"#),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<ServerDetails>(&text).unwrap(),
+            joined
+        );
+        assert_eq!(details.clone().joined_by(None).join_url, None);
+        // Hidden: no address, so no link, whichever comes first.
+        let hidden = joined.clone().seen_as(Addresses::Hidden);
+        assert_eq!(hidden.join_url, None);
+        let hidden = details
+            .clone()
+            .seen_as(Addresses::Hidden)
+            .joined_by(Some(&template));
+        assert_eq!(hidden.join_url, None);
+        // An address the registration's rules refuse gives no link.
+        let bad = ServerDetails {
+            address: Some("x\"><script>".into()),
+            ..details
+        };
+        assert_eq!(bad.joined_by(Some(&template)).join_url, None);
     }
 
     #[cfg(feature = "registrants")]

@@ -15,11 +15,13 @@ pub mod delta;
 pub mod entry;
 pub mod feed;
 pub mod frame;
+pub mod join;
 pub mod json;
 pub mod key;
 pub mod message;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+pub mod page;
 pub mod push;
 pub mod reply;
 pub mod validate;

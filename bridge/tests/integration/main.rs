@@ -15,6 +15,7 @@ mod hostile_feed;
 mod keys;
 mod openapi;
 mod ordering;
+mod pages;
 mod push;
 mod relay;
 mod scale;

@@ -36,6 +36,8 @@ fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
     // A push endpoint on loopback (nothing is ever sent to it here).
     c.push_allow_insecure = true;
     c.push_contact = Some("mailto:ops@lobby.example".into());
+    // Servers' details carry their Join links (`joinUrl`).
+    c.join_url = Some("bomber://{address}:{port}".parse().unwrap());
     c
 }
 
@@ -181,6 +183,12 @@ async fn every_answer_matches_the_served_document() {
     let doc: Value = serde_json::from_slice(&served.2).expect("JSON");
     assert_eq!(doc["openapi"], "3.1.0");
     assert!(doc["webhooks"]["serverEvent"]["post"].is_object());
+    assert_eq!(
+        doc["components"]["schemas"]["ServerDetails"]["properties"]["joinUrl"]["type"],
+        json!(["string", "null"]),
+        "{}",
+        doc["components"]["schemas"]["ServerDetails"]
+    );
     for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
         if let Err(e) = jsonschema::meta::validate(schema) {
             panic!("the schema {name} is not JSON Schema 2020-12: {e}");
@@ -820,8 +828,10 @@ async fn every_refusal_is_the_documented_json() {
     // Outside the API, the file server's: a 404, not its 500.
     let (status, head, _) = http_get(bridge.addr, &format!("/{long}"), "").await;
     assert_eq!(status, 404, "{head}");
-    let (status, _, _) = http_get(bridge.addr, "/server/0123456789abcdef", "").await;
-    assert_eq!(status, 200, "a route of the page");
+    // A route of the page, for a key never seen: the page's 404.
+    let (status, head, _) = http_get(bridge.addr, "/server/0123456789abcdef", "").await;
+    assert_eq!(status, 404, "{head}");
+    assert!(header(&head, "content-type").is_some_and(|t| t.starts_with("text/html")));
     bridge.shutdown().await;
     master.shutdown().await;
 }

@@ -12,6 +12,7 @@ pub mod game_table;
 pub mod header;
 pub mod history_graph;
 pub mod icon;
+pub mod join_link;
 pub mod list_table;
 pub mod lobby_list;
 pub mod lobby_totals;

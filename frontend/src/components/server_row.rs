@@ -6,12 +6,15 @@ use yew::prelude::*;
 use crate::components::icon::{Icon, SvgIcon};
 
 use crate::{
-    components::{copy_address::CopyAddress, list_table::RowMarks},
+    components::{copy_address::CopyAddress, join_link::JoinLink, list_table::RowMarks},
     i18n::{t, tf, K},
     list::{free_slots, ListRow},
-    listing::{address_label, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE},
+    listing::{
+        address_label, join_link, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE,
+    },
     route::Route,
     router::{labelled_link, link, Router},
+    services::browser,
     settings::Settings,
 };
 
@@ -82,6 +85,10 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
     );
     let class = classes!(props.flash, marks.classes());
     let router = use_context::<Router>();
+    let embedded = router
+        .as_ref()
+        .is_none_or(|r| r.location.route() == Route::Embed);
+    let join = join_link(browser::join_template().as_ref(), e);
     html! {
         <tr data-testid="server-row" data-name={e.name.clone()} {class}
             data-favourite={marks.favourite.then_some("true")}>
@@ -111,6 +118,7 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
             <td class="c-mode" data-label={t(K::Mode)}>{ mode_label(e.stats.gameplay_mode) }</td>
             <td class="c-addr" data-label={t(K::Address)}>
                 <CopyAddress address={address_label(e)} owner={e.name.clone()} />
+                <JoinLink href={join} owner={e.name.clone()} new_tab={embedded} />
             </td>
         </tr>
     }

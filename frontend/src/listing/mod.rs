@@ -9,6 +9,7 @@ use std::{cmp::Ordering, rc::Rc};
 
 use protocol::{
     delta::{Keyed, ListItem},
+    join::JoinTemplate,
     GameplayMode, ServerEntry, ServerKey,
 };
 
@@ -169,6 +170,14 @@ pub fn address_label(e: &ServerEntry) -> Option<String> {
     list::address_label(e.address.as_deref(), e.port)
 }
 
+/// The Join link of a listed server: `template` (the bridge's, from the
+/// page's `<meta name="lobby-join-url">`) filled by the protocol's rule
+/// with its address and port; `None` without a template or an address
+/// (hidden), and for an address the rule refuses.
+pub fn join_link(template: Option<&JoinTemplate>, e: &ServerEntry) -> Option<String> {
+    template?.fill(e.address.as_deref()?, e.port?).ok()
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use protocol::{Players, Stats};
@@ -221,6 +230,29 @@ pub(crate) mod tests {
             .into_iter()
             .map(|i| rows[i].entry.name.clone())
             .collect()
+    }
+
+    #[test]
+    fn join_links_need_a_template_and_an_address() {
+        let template = JoinTemplate::parse("bomber://{address}:{port}").unwrap();
+        let mut e = entry("Alpha", 1, 4, true, 1);
+        e.address = Some("2001:db8::7".into());
+        assert_eq!(
+            join_link(Some(&template), &e).as_deref(),
+            Some("bomber://[2001:db8::7]:20000")
+        );
+        assert_eq!(join_link(None, &e), None);
+        let hidden = ServerEntry {
+            address: None,
+            port: None,
+            ..e.clone()
+        };
+        assert_eq!(join_link(Some(&template), &hidden), None);
+        let bad = ServerEntry {
+            address: Some("a/b".into()),
+            ..e
+        };
+        assert_eq!(join_link(Some(&template), &bad), None);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::{
         empty_state::EmptyState,
         header::Header,
         history_graph::{GraphLine, HistoryGraph},
+        join_link::JoinLink,
         notify_me::NotifyMe,
         status_pill::StatusPill,
         week_heatmap::WeekHeatmap,
@@ -144,6 +145,7 @@ pub fn EmbedServer(props: &ServerPageProps) -> Html {
             <>
                 <h1 dir="auto" data-testid="server-name">{ &d.name }</h1>
                 { state_line(d) }
+                <p><JoinLink href={d.join.clone()} owner={d.name.clone()} new_tab={true} /></p>
                 { history(&view.history, Span::Day, d) }
             </>
         },
@@ -214,6 +216,7 @@ fn facts(d: &Details) -> Html {
                     { fact(K::Address, html! {
                         <span data-testid="server-address">
                             <CopyAddress address={d.address.clone()} owner={d.name.clone()} />
+                            <JoinLink href={d.join.clone()} owner={d.name.clone()} />
                         </span>
                     }) }
                 }

@@ -50,6 +50,27 @@ pub fn bridge_url() -> String {
     bridge_choice::choose(query.bridge.as_deref(), &own, &host, &allowed)
 }
 
+/// The Join links' template, which the bridge that served the page writes
+/// into it (`<meta name="lobby-join-url">`, only while it shows
+/// addresses), checked by the protocol's rule; read once per page load.
+pub fn join_template() -> Option<protocol::join::JoinTemplate> {
+    thread_local! {
+        static TEMPLATE: std::cell::OnceCell<Option<protocol::join::JoinTemplate>> =
+            const { std::cell::OnceCell::new() };
+    }
+    TEMPLATE.with(|cell| {
+        cell.get_or_init(|| {
+            let text = web_sys::window()?
+                .document()?
+                .query_selector("meta[name=lobby-join-url]")
+                .ok()??
+                .get_attribute("content")?;
+            protocol::join::JoinTemplate::parse(&text).ok()
+        })
+        .clone()
+    })
+}
+
 /// Whether the page's connection goes to the bridge that served the page,
 /// so it may carry the admin token.
 pub fn bridge_is_own() -> bool {

@@ -11,8 +11,8 @@ use yew::prelude::*;
 use crate::{
     contexts::lobby::use_lobby,
     history::Span,
-    listing::address_label,
-    services::api::read_answer,
+    listing::{address_label, join_link},
+    services::{api::read_answer, browser},
     views::fetch::{use_fetch, Load},
 };
 
@@ -41,6 +41,8 @@ pub struct Details {
     /// Unix ms; `None` before the bridge recorded it.
     pub first_seen: Option<f64>,
     pub last_seen: Option<f64>,
+    /// The Join link while it is listed (see `listing::join_link`).
+    pub join: Option<String>,
 }
 
 /// What the page shows where the details go.
@@ -113,6 +115,7 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
                 mode: e.stats.gameplay_mode,
                 first_seen: record.map(|r| r.first_seen as f64),
                 last_seen: None,
+                join: join_link(browser::join_template().as_ref(), e),
             })
         }
         (None, Some(r)) => Body::Shown(Details {
@@ -126,6 +129,8 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
             mode: r.gameplay_mode,
             first_seen: Some(r.first_seen as f64),
             last_seen: Some(r.last_seen as f64),
+            // Offline: nothing to join.
+            join: None,
         }),
         (None, None) => match &info {
             Load::Missing => Body::Missing,

@@ -2,7 +2,8 @@
 //! no violation on any page — the list, the admin page signed in with a
 //! test server, its webhooks (a field's error, a new webhook's secret, a
 //! test's delivery), the embed, the "not found" page, a server's page with
-//! "Notify me" open and on, its week's heatmap and the lobby's, the list with the master
+//! "Notify me" open and on, the rows' and the server page's Join links,
+//! its week's heatmap and the lobby's, the list with the master
 //! or the bridge down, other games' tabs — in English and German, in the
 //! light and the dark scheme (each once: [`VARIANTS`]); and the keyboard
 //! reaches every control of the list and the admin page with a visible
@@ -109,6 +110,11 @@ fn pages(alpha: &str) -> Vec<(&'static str, String, String)> {
     let state = "[data-testid=server-page] [data-testid=server-online]".to_owned();
     vec![
         ("list", "/".into(), "[data-testid=offline-favourite]".into()),
+        (
+            "list with Join",
+            "/".into(),
+            format!("{} [data-testid=join]", row("Alpha")),
+        ),
         ("embed", "/embed".into(), row("Alpha")),
         ("embed dark", "/embed?theme=dark".into(), row("Alpha")),
         ("embed light", "/embed?theme=light".into(), row("Alpha")),
@@ -226,7 +232,8 @@ impl Reports {
 #[tokio::test]
 async fn axe_finds_nothing_on_any_page_in_english_and_german() {
     let _serial = e2e::serial().await;
-    let product = Product::start();
+    // With Join links on the rows and the server's page.
+    let product = Product::start_with(&["--join-url", "bomber://{address}:{port}"]);
     let _servers = register_servers(&product);
     let alpha = product.key_of("Alpha").await;
     let driver = Driver::start();

@@ -100,11 +100,27 @@ async fn bridge_serves_the_trunk_build() {
     let _serial = e2e::serial().await;
     let product = Product::start();
     let (index, wasm, module) = bundle(&product, "/");
-    // Client-side routes fall back to the player's app.
-    for route in ["/embed?theme=dark", "/server/0123456789abcdef"] {
+    // The app's other pages are the player's app too, each with its own
+    // facts in its head (a key never seen, and a path that is no page:
+    // 404, the app saying so).
+    for (route, status) in [
+        ("/embed?theme=dark", 200),
+        ("/server/0123456789abcdef", 404),
+        ("/no/such/page", 404),
+    ] {
         let page = http_get(product.http, route).expect("GET a route");
-        assert_eq!(page.status, 200, "{route}");
-        assert_eq!(page.body, index.body, "{route} is not the app");
+        assert_eq!(page.status, status, "{route}");
+        // Everything after the facts is the page as built.
+        let built = |body: &str| {
+            body.split_once("<meta name=\"theme-color\"")
+                .map(|(_, rest)| rest.to_owned())
+        };
+        assert!(built(&page.body).is_some(), "{route}: {}", page.body);
+        assert_eq!(
+            built(&page.body),
+            built(&index.body),
+            "{route} is not the app"
+        );
     }
     // /admin is the admin's bundle, a module of its own; the player's
     // carries none of the admin's webhooks (their API's path).

@@ -627,12 +627,18 @@ async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
                const s = await fetch('/server/0123456789abcdef', {{cache: 'no-store'}});\
                const a = await fetch('/admin', {{cache: 'no-store'}});\
                const aw = await fetch('{admin_wasm}', {{cache: 'no-store'}});\
+               const r = await fetch('/robots.txt', {{cache: 'no-store'}});\
+               const m = await fetch('/manifest.webmanifest', {{cache: 'no-store'}});\
+               const p = await fetch('/', {{cache: 'no-store'}});\
+               const n = await fetch('/no/such/page', {{cache: 'no-store'}});\
                return [w.headers.get('cache-control'), w.headers.get('content-type'),\
                        i.headers.get('cache-control'), h.status, await h.text(),\
                        b.status, b.headers.get('content-type'), (await b.text()).startsWith('<svg'),\
                        s.status, s.headers.get('cache-control'),\
                        a.status, a.headers.get('cache-control'), (await a.text()).includes('{admin_wasm}'),\
-                       aw.headers.get('cache-control'), aw.headers.get('content-type')];\
+                       aw.headers.get('cache-control'), aw.headers.get('content-type'),\
+                       r.headers.get('content-type'), m.headers.get('content-type'),\
+                       (await p.text()).includes('<meta property=\"og:title\"'), n.status];\
              }})();"
         ))
         .await;
@@ -662,8 +668,9 @@ async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
         "{headers}"
     );
     assert_eq!(headers[7], Value::Bool(true), "/badge.svg: {headers}");
-    // A server's page is the app (its route), revalidated like the rest.
-    assert_eq!(headers[8], Value::from(200), "/server/…: {headers}");
+    // A server's page for a key never seen: the bridge's 404 (the page
+    // saying so), revalidated like the rest.
+    assert_eq!(headers[8], Value::from(404), "/server/…: {headers}");
     assert_eq!(headers[9], Value::String("no-cache".into()), "{headers}");
     // /admin is the admin's page, revalidated; its .wasm kept forever.
     assert_eq!(headers[10], Value::from(200), "/admin: {headers}");
@@ -679,6 +686,16 @@ async fn nginx_serves_the_front_end(page: &ListPage<'_>, dir: &Path) {
         Value::String("application/wasm".into()),
         "{headers}"
     );
+    // robots.txt and the manifest with their types, the list's page with
+    // its preview written in by a bridge, and a path that is no page a 404.
+    assert_eq!(headers[15], Value::String("text/plain".into()), "{headers}");
+    assert_eq!(
+        headers[16],
+        Value::String("application/manifest+json".into()),
+        "{headers}"
+    );
+    assert_eq!(headers[17], Value::Bool(true), "/: {headers}");
+    assert_eq!(headers[18], Value::from(404), "/no/such/page: {headers}");
 }
 
 /// Milliseconds of the wall clock, as the page's `Date.now()` reads it.

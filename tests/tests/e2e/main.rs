@@ -10,6 +10,7 @@ mod deploy;
 mod faults;
 mod front_guard;
 mod games;
+mod join;
 mod notify;
 mod players;
 mod polling;

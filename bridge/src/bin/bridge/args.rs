@@ -293,6 +293,14 @@ pub(crate) struct Args {
     /// hold; more are refused with 429.
     #[arg(long, env = "BRIDGE_PUSH_MAX_PER_ADDRESS", default_value_t = Config::DEFAULT_PUSH_MAX_PER_ADDRESS, value_parser = count)]
     pub(crate) push_max_per_address: usize,
+    /// The game's own way in: a URL with the placeholders {address} and
+    /// {port}, both required (e.g. "mygame://{address}:{port}" or
+    /// "https://play.example/join?host={address}&port={port}"). Every
+    /// server gets a Join link to it, filled with its address and port;
+    /// not with --hide-addresses. javascript:, data:, vbscript: and file:
+    /// are refused.
+    #[arg(long, env = "BRIDGE_JOIN_URL", value_name = "TEMPLATE")]
+    pub(crate) join_url: Option<protocol::join::JoinTemplate>,
 }
 
 /// What the bridge does instead of serving.
@@ -478,6 +486,7 @@ impl Args {
             push_expire_after: self.push_expire_after.0,
             push_max_subscriptions: self.push_max_subscriptions,
             push_max_per_address: self.push_max_per_address,
+            join_url: self.join_url,
             ..base
         }
     }
