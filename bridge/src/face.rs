@@ -135,17 +135,26 @@ impl Face {
         // Writing to a String cannot fail.
         let _ = write!(
             s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" aria-label="{label}: {value}"><title>{label}: {value}</title><linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient><clipPath id="r"><rect width="{width}" height="{height}" rx="{radius}" fill="#fff"/></clipPath><g clip-path="url(#r)"><rect x="{}" y="{}" width="{}" height="{}" fill="{LABEL_FILL}"/><rect x="{}" y="{}" width="{}" height="{}" fill="{}"/><rect width="{width}" height="{height}" fill="url(#s)"/></g><g text-anchor="middle" font-family="{FONT_FAMILY}">"##,
-            lp.x,
-            lp.y,
-            lp.w,
-            lp.h,
-            vp.x,
-            vp.y,
-            vp.w,
-            vp.h,
-            self.tone.fill(),
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" aria-label="{label}: {value}"><title>{label}: {value}</title>"#
         );
+        let panels = [(lp, LABEL_FILL), (vp, self.tone.fill())];
+        if *radius > 0 {
+            // The badge's rounded corners and gloss (shields.io's flat
+            // style). A card has neither: clipping it and blending a
+            // gradient over 1200×630 would cost most of its drawing.
+            let _ = write!(
+                s,
+                r##"<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient><clipPath id="r"><rect width="{width}" height="{height}" rx="{radius}" fill="#fff"/></clipPath><g clip-path="url(#r)">"##
+            );
+            rects(&mut s, &panels);
+            let _ = write!(
+                s,
+                r#"<rect width="{width}" height="{height}" fill="url(#s)"/></g>"#
+            );
+        } else {
+            rects(&mut s, &panels);
+        }
+        let _ = write!(s, r#"<g text-anchor="middle" font-family="{FONT_FAMILY}">"#);
         text(&mut s, lt, &label);
         text(&mut s, vt, &value);
         if let (Some(dt), Some(detail)) = (dt, &self.detail) {
@@ -273,6 +282,17 @@ pub(crate) const CARD_WIDTH: usize = 1200;
 pub(crate) const CARD_HEIGHT: usize = 630;
 /// The margin a card's texts keep from its left and right edges.
 pub(crate) const CARD_MARGIN: usize = 60;
+
+/// The panels of a drawing, each filled with its colour.
+fn rects(s: &mut String, panels: &[(&Rect, &str)]) {
+    for (r, fill) in panels {
+        let _ = write!(
+            s,
+            r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}"/>"#,
+            r.x, r.y, r.w, r.h
+        );
+    }
+}
 
 /// One `<text>` of a drawing (`escaped` already XML-escaped); isolated, so
 /// a right-to-left name never reorders what is around it.
