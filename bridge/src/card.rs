@@ -7,9 +7,9 @@
 //! rasterized by `resvg` with the one font the bridge ships
 //! (`bridge/fonts/`, compiled in; the renderer is given no other font and
 //! never reads the system's). Characters the font lacks (CJK, colour
-//! emoji) are drawn as its missing-glyph box. A name is drawn as large as
-//! fits between the card's margins, down to [`MIN_NAME_SIZE`], and cut
-//! with an ellipsis below that, measured by the renderer's own layout of
+//! emoji) are drawn as its missing-glyph box. A name (and the message) is
+//! drawn as large as fits between the card's margins, down to
+//! [`MIN_TEXT_SIZE`], and cut with an ellipsis below that, measured by the renderer's own layout of
 //! the text (shaping, right-to-left runs and fallback boxes included).
 //!
 //! Answers are cached like the badges' (per list change and key, with
@@ -46,9 +46,11 @@ use crate::{
 
 /// The font every card is drawn with (see `bridge/fonts/README.md`).
 const FONT: &[u8] = include_bytes!("../fonts/DejaVuSans-Bold-card.ttf");
-/// A name's largest and smallest size on a card, in pixels.
+/// A name's and a message's largest size on a card, and the smallest
+/// either is drawn at (cut with an ellipsis below that), in pixels.
 const MAX_NAME_SIZE: f32 = 96.0;
-pub(crate) const MIN_NAME_SIZE: f32 = 40.0;
+const MAX_MESSAGE_SIZE: f32 = 110.0;
+const MIN_TEXT_SIZE: f32 = 40.0;
 /// Faces whose PNG is kept; the cache starts over when full (a PNG is
 /// some tens of KiB).
 const RENDERED: usize = 256;
@@ -103,28 +105,28 @@ fn width_at_100(text: &str) -> Result<f32, DrawError> {
         .map_or(0.0, |n| n.abs_bounding_box().width()))
 }
 
-/// `face` with its label cut (if need be) and the size it is drawn at, so
-/// that it fits between the card's margins.
-fn fitted(face: &Face) -> Result<(Face, f32), DrawError> {
+/// `text` cut (if need be) and the size it is drawn at, at most `max`
+/// px, so that it fits between the card's margins.
+fn fit(text: &str, max: f32) -> Result<(String, f32), DrawError> {
     #[allow(clippy::cast_precision_loss)]
     let room = (CARD_WIDTH - 2 * CARD_MARGIN) as f32;
-    let mut face = face.clone();
-    let mut chars = face.label.chars().count();
-    // Each round cuts the label in proportion to how far it overflows;
+    let mut text = text.to_owned();
+    let mut chars = text.chars().count();
+    // Each round cuts the text in proportion to how far it overflows;
     // a few rounds settle it (shaping makes widths not quite additive).
     for _ in 0..8 {
-        let w = width_at_100(&face.label)?;
+        let w = width_at_100(&text)?;
         let size = if w <= 0.0 {
-            MAX_NAME_SIZE
+            max
         } else {
-            (room * 100.0 / w).min(MAX_NAME_SIZE)
+            (room * 100.0 / w).min(max)
         };
-        if size >= MIN_NAME_SIZE || chars <= 1 {
-            return Ok((face, size.max(MIN_NAME_SIZE)));
+        if size >= MIN_TEXT_SIZE || chars <= 1 {
+            return Ok((text, size.max(MIN_TEXT_SIZE)));
         }
-        // Fits at MIN_NAME_SIZE: chars × (the share that fits), less one
+        // Fits at MIN_TEXT_SIZE: chars × (the share that fits), less one
         // for the ellipsis.
-        let share = size / MIN_NAME_SIZE;
+        let share = size / MIN_TEXT_SIZE;
         #[allow(
             clippy::cast_possible_truncation,
             clippy::cast_sign_loss,
@@ -132,15 +134,28 @@ fn fitted(face: &Face) -> Result<(Face, f32), DrawError> {
         )]
         let keep = ((chars as f32 * share) as usize).clamp(1, chars - 1);
         chars = keep;
-        face.label = cut(&face.label, chars);
+        text = cut(&text, chars);
     }
-    Ok((face, MIN_NAME_SIZE))
+    Ok((text, MIN_TEXT_SIZE))
+}
+
+/// `face` with its label and message fitted to the card, and the card's
+/// layout for them.
+fn fitted(face: &Face) -> Result<(Face, Layout), DrawError> {
+    let (label, label_size) = fit(&face.label, MAX_NAME_SIZE)?;
+    let (message, message_size) = fit(&face.message, MAX_MESSAGE_SIZE)?;
+    let face = Face {
+        label,
+        message,
+        ..face.clone()
+    };
+    Ok((face, Layout::card(label_size, message_size)))
 }
 
 /// `face`'s card: the SVG drawing and its PNG.
 pub(crate) fn draw(face: &Face) -> Result<Vec<u8>, DrawError> {
-    let (face, size) = fitted(face)?;
-    let svg = face.svg(&Layout::card(size));
+    let (face, layout) = fitted(face)?;
+    let svg = face.svg(&layout);
     let tree = usvg::Tree::from_str(&svg, options())?;
     #[allow(clippy::cast_possible_truncation)]
     let mut pixmap =
@@ -285,10 +300,17 @@ mod tests {
             &"i".repeat(100),
             "",
         ] {
-            let (fitted, size) = fitted(&face(name)).unwrap();
-            let w = width_at_100(&fitted.label).unwrap() * size / 100.0;
-            assert!(w <= room + 1.0, "{name:?}: {w} px at {size} px");
-            assert!((MIN_NAME_SIZE..=MAX_NAME_SIZE).contains(&size), "{size}");
+            let mut face = face(name);
+            face.message = "4294967295 servers, 18446744073709551615 players".into();
+            let (fitted, layout) = fitted(&face).unwrap();
+            for (text, size) in [
+                (&fitted.label, layout.label_text.size),
+                (&fitted.message, layout.value_text.size),
+            ] {
+                let w = width_at_100(text).unwrap() * size / 100.0;
+                assert!(w <= room + 1.0, "{text:?}: {w} px at {size} px");
+                assert!((MIN_TEXT_SIZE..=MAX_MESSAGE_SIZE).contains(&size), "{size}");
+            }
         }
     }
 

@@ -233,12 +233,13 @@ impl Layout {
         }
     }
 
-    /// The card's: 1200×630, the label (a name at `label_size` px, which
-    /// the card chooses so that it fits) and the detail on the grey panel
-    /// above, the message large on the face's colour below. Dark text on
+    /// The card's: 1200×630, the label (a name at `label_size` px) and the
+    /// detail on the grey panel above, the message (at `value_size` px)
+    /// large on the face's colour below; the card chooses the sizes so
+    /// that the texts fit. Dark text on
     /// the colour, which white on bright green or yellow would not be
     /// readable at a glance.
-    pub(crate) fn card(label_size: f32) -> Self {
+    pub(crate) fn card(label_size: f32, value_size: f32) -> Self {
         Layout {
             width: CARD_WIDTH,
             height: CARD_HEIGHT,
@@ -264,7 +265,7 @@ impl Layout {
             value_text: TextAt {
                 x: 600.0,
                 y: 550.0,
-                size: 110.0,
+                size: value_size,
                 fill: "#111",
             },
             detail_text: Some(TextAt {
@@ -368,7 +369,7 @@ mod tests {
             for (layout, shown) in [
                 (Layout::badge(&face), vec![expected.as_str(), "2/4 open"]),
                 (
-                    Layout::card(64.0),
+                    Layout::card(64.0, 110.0),
                     vec![expected.as_str(), "2/4 open", "Standard A"],
                 ),
             ] {
@@ -392,7 +393,7 @@ mod tests {
         let badge = face.svg(&Layout::badge(&face));
         assert!(!badge.contains("Standard A"), "{badge}");
         assert!(badge.contains(r#"height="20""#), "{badge}");
-        let card = face.svg(&Layout::card(64.0));
+        let card = face.svg(&Layout::card(64.0, 110.0));
         assert!(card.contains(r#"width="1200" height="630""#), "{card}");
     }
 }

@@ -22,6 +22,8 @@ const OTHER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3));
 const MARGIN: usize = 56;
 /// The grey panel's rows: the name's.
 const NAME_ROWS: std::ops::Range<usize> = 0..400;
+/// Every row: the name, the mode and the message.
+const ALL_ROWS: std::ops::Range<usize> = 0..630;
 
 /// Cards the bridge drew so far.
 async fn drawn(bridge: &TestBridge) -> f64 {
@@ -91,8 +93,8 @@ impl Image {
     }
 
     /// Pixels in `rows` and `columns` that differ from their row's
-    /// background (the panels' colour is the same across a row; the
-    /// gradient over them runs top to bottom): where text was drawn.
+    /// background (the panels' colour is the same across a row): where
+    /// text was drawn.
     fn drawn(
         &self,
         rows: std::ops::Range<usize>,
@@ -144,8 +146,8 @@ async fn every_kind_of_name_is_drawn_within_the_card() {
         assert_eq!(header(&head, "content-type"), Some("image/png"), "{head}");
         let card = Image::decode(&body);
         assert_eq!((card.width, card.height), (1200, 630), "{path}");
-        let left = card.drawn(NAME_ROWS, 0..MARGIN);
-        let right = card.drawn(NAME_ROWS, card.width - MARGIN..card.width);
+        let left = card.drawn(ALL_ROWS, 0..MARGIN);
+        let right = card.drawn(ALL_ROWS, card.width - MARGIN..card.width);
         assert_eq!((left, right), (0, 0), "{path}: text in the margins");
         let name = card.drawn(NAME_ROWS, MARGIN..card.width - MARGIN);
         assert!(name > 500, "{path}: no name drawn ({name} pixels)");
