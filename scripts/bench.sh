@@ -5,7 +5,7 @@
 # table, every figure beside a baseline measured in the same run.
 #
 #   bash scripts/bench.sh                 # the full run (the history phase's month of 10,000 servers alone takes about 13 minutes)
-#   bash scripts/bench.sh --only relay    # some phases: relay,memory,fanout,page,bundle,scaleout,deltas,soak,history,handover,webhooks,change-cost,push
+#   bash scripts/bench.sh --only relay    # some phases: relay,memory,fanout,page,bundle,scaleout,deltas,soak,history,handover,webhooks,change-cost,push,cards
 #   bash scripts/bench.sh --only scale100k  # 100,000 delta viewers (minutes; only when named)
 #   bash scripts/bench.sh --smoke         # CI: debug builds, tiny counts, seconds
 #

@@ -41,6 +41,8 @@ enum Phase {
     ChangeCost,
     /// Web Push: 10,000 subscriptions, one lobby opening at a time.
     Push,
+    /// The PNG cards: drawn once each, then served from the cache.
+    Cards,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -192,6 +194,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::Webhooks,
         Phase::ChangeCost,
         Phase::Push,
+        Phase::Cards,
     ] {
         if !wanted(phase) {
             continue;
@@ -215,6 +218,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Webhooks => Box::pin(phases::webhooks::run(&env)).await,
             Phase::ChangeCost => Box::pin(phases::change_cost::run(&env)).await,
             Phase::Push => Box::pin(phases::push::run(&env)).await,
+            Phase::Cards => Box::pin(phases::cards::run(&env)).await,
         }
         .with_context(|| {
             format!(

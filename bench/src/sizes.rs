@@ -113,6 +113,10 @@ pub struct Sizes {
     pub change_cost_window: Duration,
     /// Change cost: windows per list size; each figure is their median.
     pub change_cost_windows: usize,
+    /// Cards: servers listed, each card drawn once.
+    pub card_servers: usize,
+    /// Cards: requests for them after (from the cache).
+    pub card_requests: usize,
 }
 
 impl Sizes {
@@ -170,6 +174,8 @@ impl Sizes {
             change_cost_interval: Duration::from_millis(5),
             change_cost_window: Duration::from_secs(10),
             change_cost_windows: 3,
+            card_servers: 100,
+            card_requests: 1_000,
         }
     }
 
@@ -227,6 +233,8 @@ impl Sizes {
             change_cost_interval: Duration::from_millis(5),
             change_cost_window: Duration::from_millis(300),
             change_cost_windows: 1,
+            card_servers: 5,
+            card_requests: 20,
         }
     }
 }

@@ -51,6 +51,8 @@ pub(crate) struct Ctx {
     pub(crate) history: Option<Arc<History>>,
     /// The history's and badges' answers, cached per change.
     pub(crate) answers: Answers,
+    /// The cards' PNGs, drawn once per face.
+    pub(crate) cards: crate::card::Rendered,
     /// What viewers (and so every `/api/` answer) may see of a server.
     pub(crate) visibility: Visibility,
     /// Events decided from the live list (`docs/protocol.md` §2.4).

@@ -58,11 +58,11 @@ struct Cached {
 }
 
 /// What an answer's computation gives: a status and a JSON body (or, for
-/// badges, another type).
+/// badges and cards, another type).
 pub(crate) struct Computed {
     pub(crate) status: StatusCode,
     pub(crate) content_type: &'static str,
-    pub(crate) body: String,
+    pub(crate) body: Bytes,
 }
 
 impl Computed {
@@ -70,7 +70,7 @@ impl Computed {
         Self {
             status,
             content_type: "application/json",
-            body,
+            body: body.into(),
         }
     }
 
@@ -91,7 +91,7 @@ impl Computed {
             Format::Csv => Self {
                 status: StatusCode::OK,
                 content_type: "text/csv; charset=utf-8",
-                body: answer.csv(),
+                body: answer.csv().into(),
             },
         }
     }
@@ -128,8 +128,8 @@ impl Answers {
                     stamp,
                     status: computed.status,
                     content_type: computed.content_type,
-                    etag: etag_of(computed.body.as_bytes()),
-                    body: Bytes::from(computed.body),
+                    etag: etag_of(&computed.body),
+                    body: computed.body,
                 };
                 // An outage's answer is not kept: the next request asks the
                 // database again.

@@ -59,6 +59,9 @@ pub struct Metrics {
     /// History and badge answers computed (not taken from the cache): the
     /// costly part of `/api/`, done only for requests that paid.
     pub api_computed: AtomicU64,
+    /// Cards drawn (a PNG rendered): once per face a card shows, however
+    /// often it is asked for.
+    pub cards_drawn: AtomicU64,
     /// WebSocket answers (a whole list or a catch-up) that waited for their
     /// socket's query interval.
     pub held_interval: AtomicU64,
@@ -220,6 +223,12 @@ impl Metrics {
             "counter",
             "History and badge answers computed rather than taken from the cache.",
             &[("", u(&self.api_computed))],
+        );
+        metric(
+            "bridge_cards_drawn_total",
+            "counter",
+            "Cards drawn as PNG: once per face a card shows (cached after).",
+            &[("", u(&self.cards_drawn))],
         );
         metric(
             "bridge_answers_held_total",

@@ -29,6 +29,7 @@ use tracing::{debug, info, warn};
 use crate::{
     api, badge,
     budget::Budget,
+    card,
     config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
     ctx::Ctx,
     error::Error,
@@ -141,6 +142,7 @@ impl Bridge {
                 session,
                 history,
                 answers: Answers::default(),
+                cards: crate::card::Rendered::default(),
                 visibility,
                 events,
                 webhooks,
@@ -511,6 +513,8 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/api/", any(api::unknown))
         .route("/badge.svg", read(get(badge::lobby)))
         .route("/badge/{file}", read(get(badge::server)))
+        .route("/card.png", read(get(card::lobby)))
+        .route("/card/{file}", read(get(card::server)))
         .route("/metrics", get(metrics))
         .route("/join/{key}", get(pages::join))
         .merge(webhooks::api::routes())
@@ -519,7 +523,7 @@ fn router(ctx: Arc<Ctx>) -> Router {
         // build's files, and the 404 page for any other path.
         .fallback(pages::front)
         .with_state(ctx.clone())
-        // Every refusal under /api/ (and of a badge) the API's JSON, the
+        // Every refusal under /api/ (and of a badge or a card) the API's JSON, the
         // framework's and the file server's too.
         .layer(middleware::from_fn(http::error::json_errors))
         // Outermost, so that every answer under /api/ pays, the 404 of a

@@ -1,5 +1,5 @@
 //! The OpenAPI 3.1 document of the bridge's HTTP API (`GET /api/openapi.json`,
-//! `docs/protocol.md` §2.5): every `/api` answer, the badges, the errors and,
+//! `docs/protocol.md` §2.5): every `/api` answer, the badges, the cards, the errors and,
 //! under `webhooks`, a `"standard"` webhook's body. Its schemas are derived
 //! (utoipa's `ToSchema`) from the very types the bridge writes its answers
 //! with, so the document cannot drift from them; every object they
@@ -14,7 +14,7 @@ use utoipa::{
         header::HeaderBuilder,
         path::{OperationBuilder, ParameterBuilder, ParameterIn},
         request_body::RequestBodyBuilder,
-        schema::{ArrayBuilder, ArrayItems, ObjectBuilder, SchemaType, Type},
+        schema::{ArrayBuilder, ArrayItems, ObjectBuilder, SchemaFormat, SchemaType, Type},
         security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme},
         ComponentsBuilder, ContentBuilder, HttpMethod, InfoBuilder, OpenApiBuilder, PathItem,
         PathsBuilder, Ref, RefOr, Required, ResponseBuilder, Schema,
@@ -347,6 +347,13 @@ fn gets() -> Vec<Get> {
             string().description(Some("An SVG image, well-formed XML")),
         ))
     };
+    let png = || {
+        RefOr::T(Schema::from(
+            string()
+                .format(Some(SchemaFormat::Custom("binary".into())))
+                .description(Some("A PNG image, 1200×630")),
+        ))
+    };
     vec![
         Get {
             path: "/api/servers",
@@ -469,6 +476,26 @@ fn gets() -> Vec<Get> {
             range: false,
             csv: false,
             ok: ("image/svg+xml", svg()),
+            failures: &[NotFound, TooManyRequests, Unavailable],
+        },
+        Get {
+            path: "/card.png",
+            id: "getLobbyCard",
+            summary: "The lobby's card, 1200×630 PNG for link previews: servers and players online",
+            key: false,
+            range: false,
+            csv: false,
+            ok: ("image/png", png()),
+            failures: &[TooManyRequests],
+        },
+        Get {
+            path: "/card/{key}.png",
+            id: "getServerCard",
+            summary: "One server's card, 1200×630 PNG for link previews: name, players/max, lobby open, in game or offline, gameplay mode",
+            key: true,
+            range: false,
+            csv: false,
+            ok: ("image/png", png()),
             failures: &[NotFound, TooManyRequests, Unavailable],
         },
     ]
@@ -810,7 +837,7 @@ pub fn document() -> Value {
         .version(env!("CARGO_PKG_VERSION"))
         .description(Some(
             "What a lobby bridge answers over HTTP: the server list, each server's details \
-             and history, the lobby's history, badges (SVG and shields.io), Web Push \
+             and history, the lobby's history, badges (SVG and shields.io), cards (PNG), Web Push \
              subscriptions, the admin's webhook API (the admin token as a bearer token) and \
              the webhooks it sends. \
              Every public answer carries `ETag` and `Access-Control-Allow-Origin: *` (the \

@@ -3,6 +3,7 @@
 //! next), measures, stops them, and returns rows of the table.
 
 pub mod bundle;
+pub mod cards;
 pub mod change_cost;
 mod crowd;
 pub mod deltas;

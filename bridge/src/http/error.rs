@@ -229,12 +229,15 @@ fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Whether `path` is answered with the API's JSON refusals: the API, and
-/// the badges (whose successes are images, whose refusals are JSON).
+/// the badges and the cards (whose successes are images, whose refusals
+/// are JSON).
 pub(crate) fn is_api(path: &str) -> bool {
     path == "/api"
         || path.starts_with("/api/")
         || path == "/badge.svg"
         || path.starts_with("/badge/")
+        || path == "/card.png"
+        || path.starts_with("/card/")
 }
 
 /// Whether `headers` say the body is JSON (`application/json`, any

@@ -157,8 +157,10 @@ impl Notice<'_> {
         } else {
             "in game"
         };
+        // Discord formats an embed's title too: `**b**` would be bold,
+        // `||x||` a spoiler.
         let mut embed = json!({
-            "title": name,
+            "title": escape_markdown(&name),
             "color": color,
             "timestamp": self.timestamp(),
             "fields": [
@@ -299,7 +301,7 @@ mod tests {
             "{content}"
         );
         let embed = &v["embeds"][0];
-        assert_eq!(embed["title"], "@everyone [x](http://evil) **b**");
+        assert_eq!(embed["title"], r"@everyone \[x\]\(http\://evil\) \*\*b\*\*");
         assert_eq!(
             embed["url"],
             "https://lobby.example/server/00000000000000ab"
@@ -307,6 +309,14 @@ mod tests {
         assert_eq!(embed["fields"][0]["value"], "2/4");
         assert_eq!(embed["fields"][1]["value"], "open");
         assert!(v.to_string().len() < 2000);
+        // Spoilers, underlines, strikes, code and headings stay text, in
+        // the line and in the embed's title alike.
+        let s2 = server("||spoiler|| __u__ ~~s~~ `c` # h");
+        let v: Value = serde_json::from_slice(&notice(&s2, Addresses::Shown).discord()).unwrap();
+        let escaped = r"\|\|spoiler\|\| \_\_u\_\_ \~\~s\~\~ \`c\` \# h";
+        assert_eq!(v["embeds"][0]["title"], escaped);
+        assert!(v["content"].as_str().unwrap().starts_with(escaped), "{v}");
+        assert_eq!(v["allowed_mentions"], json!({"parse": []}));
         // A relative page is no link.
         let mut n = notice(&s, Addresses::Shown);
         n.page = "/server/00000000000000ab".into();

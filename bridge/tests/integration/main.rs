@@ -4,6 +4,7 @@
 //! sockets and loopback receivers. `common` is what they share.
 
 mod binary;
+mod cards;
 mod common;
 mod deltas;
 mod egress;

@@ -2,7 +2,7 @@
 //! `GET /api/openapi.json` is served like every answer (ETag, CORS, 304),
 //! and every real answer of the bridge — the list, a server listed and one
 //! offline, both histories, the shields.io badges, the SVG badges, the
-//! 404s, the 400 of a bad range, the 429 of a spent budget, a 404 for an
+//! PNG cards, the 404s, the 400 of a bad range, the 429 of a spent budget, a 404 for an
 //! unknown `/api` path and a 405 for a wrong method, the admin's webhook
 //! API (each operation, its 201/200/204 and its 400, 401 and 404) and the
 //! push API (the key, and `PUT`/`DELETE` of a subscription with their
@@ -350,6 +350,9 @@ async fn every_answer_matches_the_served_document() {
             "/badge/0000000000000000.svg".into(),
             404,
         ),
+        ("/card.png", "/card.png".into(), 200),
+        ("/card/{key}.png", format!("/card/{alpha_key}.png"), 200),
+        ("/card/{key}.png", "/card/0000000000000000.png".into(), 404),
     ];
     for (template, path, status) in &answers {
         let answer = get(path.clone()).await;
@@ -416,6 +419,7 @@ async fn every_answer_matches_the_served_document() {
         ("DELETE", format!("/api/servers/{alpha_key}")),
         ("PUT", "/api/shields.json".to_owned()),
         ("POST", "/badge.svg".to_owned()),
+        ("POST", "/card.png".to_owned()),
     ] {
         let (status, head, body) = http_request(here, bridge.addr, method, &path, "").await;
         assert_eq!(status, 405, "{method} {path}");
@@ -756,6 +760,14 @@ async fn every_refusal_is_the_documented_json() {
         (
             "GET",
             "/badge/%FF.svg".into(),
+            String::new(),
+            "",
+            404,
+            "no such path",
+        ),
+        (
+            "GET",
+            "/card/%FF.png".into(),
             String::new(),
             "",
             404,
