@@ -246,10 +246,22 @@ impl Browser {
     /// Replaces the value of the input at `css` by typing `text`.
     pub async fn type_into(&self, css: &str, text: &str) {
         let input = self.find(css).await;
+        // Emptied as a user does it (select all, delete), so the page sees
+        // an input event: WebDriver's clear() changes the value without
+        // one, and a render of the page between the clear and the typing
+        // (a list update) puts the old text back in front of the new.
+        let empty: String = [
+            char::from(Key::Control),
+            'a',
+            char::from(Key::Null),
+            char::from(Key::Backspace),
+        ]
+        .into_iter()
+        .collect();
         input
-            .clear()
+            .send_keys(&empty)
             .await
-            .unwrap_or_else(|e| panic!("clear {css}: {e}"));
+            .unwrap_or_else(|e| panic!("empty {css}: {e}"));
         input
             .send_keys(text)
             .await
