@@ -96,7 +96,7 @@ pub(crate) enum DrawError {
 fn width_at_100(text: &str) -> Result<f32, DrawError> {
     let svg = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text id="t" x="0" y="100" font-size="100" unicode-bidi="isolate">{}</text></svg>"#,
-        crate::face::escape(text)
+        crate::markup::escape(text)
     );
     let tree = usvg::Tree::from_str(&svg, options())?;
     // No node: nothing drawable (every character dropped as not XML).

@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use protocol::{api::Shield, GameplayMode, ServerEntry};
 
-use crate::history_api::ServerState;
+use crate::{history_api::ServerState, markup::escape};
 
 /// Characters of a name shown at most (names may have 100).
 pub(crate) const NAME_CHARS: usize = 32;
@@ -303,25 +303,6 @@ fn text(s: &mut String, at: &TextAt, escaped: &str) {
         r#"<text x="{}" y="{}" font-size="{}" fill="{}" unicode-bidi="isolate">{escaped}</text>"#,
         at.x, at.y, at.size, at.fill
     );
-}
-
-/// Text safe inside an XML element or attribute: `&<>"'` escaped, and
-/// characters XML 1.0 does not allow dropped.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(' '),
-            c if (c as u32) < 0x20 || matches!(c, '\u{FFFE}' | '\u{FFFF}') => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// `text` cut to `max` characters (with an ellipsis when cut).

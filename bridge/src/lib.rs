@@ -23,6 +23,7 @@ pub mod history;
 mod history_api;
 mod http;
 pub mod keys;
+mod markup;
 pub mod metrics;
 pub mod notify;
 pub mod origin;

@@ -40,6 +40,7 @@ use crate::{
     feed::ApiBody,
     history_api::{etag_of, list_seq, server_state, ServerState},
     http::Path,
+    markup::escape,
 };
 
 /// Documents kept at most; the cache starts over when full, so a crawler
@@ -583,44 +584,9 @@ fn offline(key: ServerKey, state: &ServerState) -> Written {
     }
 }
 
-/// Text safe in an HTML element or a quoted attribute: `&<>"'` escaped,
-/// control characters (which no checked name holds) dropped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escaping_leaves_no_markup_and_keeps_every_script() {
-        assert_eq!(
-            escape(r#"<script>alert("x")</script> & 'y'"#),
-            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
-        );
-        for text in [
-            "שרת עברי مرحبا",
-            "服务器 サーバー",
-            "🎮 emoji 🇩🇪",
-            "\u{202E}rtl",
-        ] {
-            assert_eq!(escape(text), text);
-        }
-        assert_eq!(escape("a\u{1}b\nc"), "abc");
-    }
 
     #[test]
     fn the_head_replaces_the_title_or_goes_before_the_heads_end() {
