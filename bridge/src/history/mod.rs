@@ -16,6 +16,7 @@ mod range;
 mod store;
 
 use std::{
+    collections::VecDeque,
     path::Path,
     sync::{
         atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
@@ -43,6 +44,11 @@ use crate::{error::Error, feed::FeedState, upstream::Upstream};
 
 /// Samples waiting for the writer at most; more are skipped.
 const QUEUE: usize = 2;
+/// Samples a bridge that does not record keeps, the newest: a takeover
+/// slower than an interval (the dead recorder's lock is released only
+/// once its database session is found dead) still writes every interval
+/// the dead one did not.
+const KEEP_SKIPPED: usize = 3;
 /// Rows each retention round deletes per table at most.
 const PRUNE_BATCH: usize = 5_000;
 /// Retention rounds after one sample at most (the rest waits for the next).
@@ -262,21 +268,25 @@ impl History {
     /// The writer thread: stores each sample (prunes a few batches after
     /// it) and keeps the counters; a failed write pauses the recording
     /// with one ERROR line, the next that succeeds resumes it with an INFO.
-    /// A bridge that does not record keeps the last sample it skipped:
-    /// when it takes over, it writes that one too (the store's guard makes
-    /// it a no-op if the bridge that recorded before had written it), so a
-    /// recorder killed in the middle of a write loses no interval.
+    /// A bridge that does not record keeps the last [`KEEP_SKIPPED`]
+    /// samples it skipped (the published lists, shared): when it takes
+    /// over, it writes those too, oldest first (the store's guard makes
+    /// each a no-op if the bridge that recorded before had written it), so
+    /// a recorder killed in the middle of a write loses no interval.
     fn write_all(&self, rx: mpsc::Receiver<(i64, Arc<FeedState>)>) {
-        let mut skipped: Option<(i64, Arc<FeedState>)> = None;
+        let mut skipped: VecDeque<(i64, Arc<FeedState>)> = VecDeque::new();
         while let Ok((t, list)) = rx.recv() {
             if !self.campaign() {
                 // Another bridge records: what it wrote makes cached
                 // answers as old as this interval.
                 self.generation.fetch_add(1, Relaxed);
-                skipped = Some((t, list));
+                if skipped.len() == KEEP_SKIPPED {
+                    skipped.pop_front();
+                }
+                skipped.push_back((t, list));
                 continue;
             }
-            if let Some((before, skipped)) = skipped.take().filter(|(before, _)| *before < t) {
+            for (before, skipped) in skipped.drain(..).filter(|(before, _)| *before < t) {
                 self.write_sample(before, &skipped);
             }
             self.write_sample(t, &list);
