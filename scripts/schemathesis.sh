@@ -54,6 +54,7 @@ BRIDGE_ADMIN_TOKEN="$token" RUST_LOG=warn NO_COLOR=1 "$bridge" \
   --api-rate 1000000 --api-burst 1000000 \
   --auth-failures 1000000 --auth-failures-total 1000000 \
   --history-interval 1s \
+  --push-contact mailto:schemathesis@lobby.example \
   >"$scratch/stdout" 2>"$scratch/bridge.log" &
 bridge_pid=$!
 line=""

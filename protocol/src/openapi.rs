@@ -266,6 +266,18 @@ fn json_of<T: ToSchema>() -> utoipa::openapi::Content {
         .build()
 }
 
+/// An IPv4 or IPv6 address in its text form, as `std::net::IpAddr`
+/// parses it.
+fn ip_address() -> RefOr<Schema> {
+    let schema = serde_json::json!({"oneOf": [
+        {"type": "string", "format": "ipv4"},
+        {"type": "string", "format": "ipv6"}
+    ]});
+    serde_json::from_value::<Schema>(schema)
+        .map(RefOr::T)
+        .unwrap_or_else(|_| RefOr::T(Schema::Object(string().build())))
+}
+
 fn string() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::String)
 }
@@ -535,7 +547,7 @@ impl Op {
                     .description(Some(
                         "An IP address; for IPv6, any address of the /64 (as `GET /api/admin/push` lists it)",
                     ))
-                    .schema(Some(string())),
+                    .schema(Some(ip_address())),
             );
         }
         if self.path.contains("{id}") {
