@@ -338,6 +338,7 @@ table! {
     WebhookFormat => "Format", "Format";
     FormatStandard => "Standard Webhooks (signed JSON)", "Standard Webhooks (signiertes JSON)";
     FormatDiscord => "Discord message", "Discord-Nachricht";
+    FormatDiscordCard => "Discord status card", "Discord-Statuskarte";
     WebhookEvents => "Events", "Ereignisse";
     EventServerOnline => "comes online", "kommt online";
     EventServerOffline => "goes offline", "geht offline";

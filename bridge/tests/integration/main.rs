@@ -6,6 +6,7 @@
 mod binary;
 mod common;
 mod deltas;
+mod discord_card;
 mod egress;
 mod feed;
 mod games;

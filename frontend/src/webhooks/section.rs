@@ -467,6 +467,7 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
     let format = t(match hook.request.format {
         Format::Standard => K::FormatStandard,
         Format::Discord => K::FormatDiscord,
+        Format::DiscordCard => K::FormatDiscordCard,
     });
     let events: Vec<&str> = hook
         .request
