@@ -334,7 +334,7 @@ impl WebhookSpec {
             // events, threshold or cooldown, and a request naming one is
             // refused rather than silently ignored.
             for unused in ["events", "threshold", "cooldown"] {
-                if obj.get(unused).is_some_and(|v| !v.is_null()) {
+                if obj.contains_key(unused) {
                     return refuse(unused, "is not used by a discord-card webhook");
                 }
             }
@@ -722,7 +722,6 @@ mod schemas {
                         .max_items(Some(Event::ALL.len()))
                         .unique_items(true),
                 )
-                .required("events")
                 .property("servers", to::<ServerFilter>())
                 .required("servers")
                 .property(
