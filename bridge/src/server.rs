@@ -110,6 +110,9 @@ impl Bridge {
             _ => None,
         };
         let upstream = Arc::new(Upstream::new(visibility, metrics.clone(), keys));
+        if let Some(webhooks) = &webhooks {
+            webhooks.show_list(upstream.subscribe());
+        }
         let source = Source::new(&upstream, embedded, &config);
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let games = Games::from_config(&config, visibility).map(Arc::new);

@@ -340,6 +340,8 @@ table! {
     WebhookFormat => "Format", "Format";
     FormatStandard => "Standard Webhooks (signed JSON)", "Standard Webhooks (signiertes JSON)";
     FormatDiscord => "Discord message", "Discord-Nachricht";
+    FormatDiscordCard => "Discord status card", "Discord-Statuskarte";
+    WebhookCardNote => "One message in the channel, kept up to date: the selected servers (the 10 busiest) with players and lobby, edited at most every 10 seconds.", "Eine Nachricht im Kanal, stets aktuell: die gewählten Server (die 10 vollsten) mit Spielern und Lobby, höchstens alle 10 Sekunden bearbeitet.";
     WebhookEvents => "Events", "Ereignisse";
     EventServerOnline => "comes online", "kommt online";
     EventServerOffline => "goes offline", "geht offline";

@@ -929,6 +929,29 @@ fn constrain(schemas: &mut Value) {
     if let Some(spec) = schemas.get_mut("WebhookSpec") {
         nullable_threshold(spec);
         merge(spec, threshold_coupling());
+        // `events` is required except by a status card, which takes no
+        // `events`, `threshold` or `cooldown`.
+        merge(
+            spec,
+            json!({
+                "allOf": [{
+                    "if": {
+                        "required": ["format"],
+                        "properties": { "format": { "const": "discord-card" } }
+                    },
+                    "then": {
+                        "not": {
+                            "anyOf": [
+                                { "required": ["events"] },
+                                { "required": ["threshold"] },
+                                { "required": ["cooldown"] }
+                            ]
+                        }
+                    },
+                    "else": { "required": ["events"] }
+                }]
+            }),
+        );
         if let Some(u) = spec.pointer_mut("/properties/url") {
             let description = u["description"].clone();
             *u = url(crate::watch::MAX_URL_LEN);

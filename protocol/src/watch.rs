@@ -80,6 +80,10 @@ pub enum Change {
     LobbyOpened,
     /// Its players rose from `from` (to the listing's current count).
     PlayersRose { from: u32 },
+    /// What a status card shows of it changed (its players fell, its
+    /// lobby closed, its name or room changed) with no event: no watch's
+    /// event, only a card's cue to show it again.
+    Shown,
 }
 
 impl Change {
@@ -97,6 +101,7 @@ impl Change {
                 }
                 Event::PlayersReached
             }
+            Change::Shown => return None,
         };
         events.contains(&event).then_some(event)
     }
@@ -220,12 +225,16 @@ impl ServerFilter {
 /// How a webhook's requests are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// Standard Webhooks 1.0: signed JSON.
     Standard,
     /// Discord's execute-webhook message.
     Discord,
+    /// One Discord message kept up to date: a status card of the selected
+    /// servers, edited in place (`events`, `threshold` and `cooldown` are
+    /// not used).
+    DiscordCard,
 }
 
 impl Format {
@@ -234,6 +243,7 @@ impl Format {
         match self {
             Format::Standard => "standard",
             Format::Discord => "discord",
+            Format::DiscordCard => "discord-card",
         }
     }
 }
@@ -269,13 +279,15 @@ pub struct WebhookSpec {
     /// (the bridge parses it fully before it uses it).
     pub url: String,
     pub format: Format,
-    /// Each event once, in [`Event::ALL`]'s order; never empty.
+    /// Each event once, in [`Event::ALL`]'s order; never empty, except
+    /// for a [`Format::DiscordCard`], which has none.
     pub events: Vec<Event>,
     pub servers: ServerFilter,
     /// Required (1 to [`MAX_THRESHOLD`]) with `players-reached`, absent
     /// otherwise.
     pub threshold: Option<u32>,
-    /// Seconds between two notifications of one key and event.
+    /// Seconds between two notifications of one key and event (0 for a
+    /// card, whose edits are paced by the bridge).
     pub cooldown: u64,
 }
 
@@ -309,8 +321,32 @@ impl WebhookSpec {
         let format = match obj.get("format").and_then(Value::as_str) {
             Some("standard") => Format::Standard,
             Some("discord") => Format::Discord,
-            _ => return refuse("format", "must be \"standard\" or \"discord\""),
+            Some("discord-card") => Format::DiscordCard,
+            _ => {
+                return refuse(
+                    "format",
+                    "must be \"standard\", \"discord\" or \"discord-card\"",
+                )
+            }
         };
+        if format == Format::DiscordCard {
+            // A card shows the selected servers as they are: it has no
+            // events, threshold or cooldown, and a request naming one is
+            // refused rather than silently ignored.
+            for unused in ["events", "threshold", "cooldown"] {
+                if obj.contains_key(unused) {
+                    return refuse(unused, "is not used by a discord-card webhook");
+                }
+            }
+            return Ok(Self {
+                url,
+                format,
+                events: Vec::new(),
+                servers: parse_servers(obj.get("servers"))?,
+                threshold: None,
+                cooldown: 0,
+            });
+        }
         let events = parse_events(obj.get("events"))?;
         let servers = parse_servers(obj.get("servers"))?;
         let threshold = threshold_named("threshold", obj.get("threshold"), &events)?;
@@ -337,9 +373,12 @@ impl WebhookSpec {
         let mut obj = Map::new();
         obj.insert("url".into(), Value::from(self.url.as_str()));
         obj.insert("format".into(), Value::from(self.format.name()));
+        obj.insert("servers".into(), self.servers.to_json());
+        if self.format == Format::DiscordCard {
+            return Value::Object(obj);
+        }
         let events = self.events.iter().map(|e| Value::from(e.name())).collect();
         obj.insert("events".into(), Value::Array(events));
-        obj.insert("servers".into(), self.servers.to_json());
         if let Some(t) = self.threshold {
             obj.insert("threshold".into(), Value::from(t));
         }
@@ -683,7 +722,6 @@ mod schemas {
                         .max_items(Some(Event::ALL.len()))
                         .unique_items(true),
                 )
-                .required("events")
                 .property("servers", to::<ServerFilter>())
                 .required("servers")
                 .property(

@@ -1,5 +1,5 @@
 //! What the engine asks of a channel (a webhook, a push subscription;
-//! later a Discord status card): which deliveries an occurrence makes,
+//! a Discord status card): which deliveries an occurrence makes,
 //! one attempt of a delivery, how long to wait before the next, what to
 //! do once one ended, and reading its targets again when they change.
 //! The engine keeps every row, retry and counter; a channel keeps only
@@ -48,6 +48,10 @@ pub enum Sent {
     Gone(u16),
     /// Not sent: the target is deleted or disabled here.
     Dropped(&'static str),
+    /// Not sent yet, by the channel's own pacing (a status card edits at
+    /// most so often): due again after this wait, which is neither an
+    /// attempt nor a failure.
+    Later(Duration),
 }
 
 /// How `/metrics` names a channel's counters (the names the bridge has

@@ -129,7 +129,7 @@ impl Counters {
             Sent::Delivered(_) => &c.delivered,
             Sent::Gone(_) => &c.gone,
             Sent::Dropped(_) => &c.dropped,
-            Sent::Failed { .. } | Sent::Retry { .. } => &c.failed,
+            Sent::Failed { .. } | Sent::Retry { .. } | Sent::Later(_) => &c.failed,
         };
         n.fetch_add(1, Relaxed);
     }
@@ -472,7 +472,7 @@ impl Notify {
             () = self.cancel.cancelled() => return,
             sent = channel.send(&row) => sent,
         };
-        if !matches!(sent, Sent::Dropped(_)) {
+        if !matches!(sent, Sent::Dropped(_) | Sent::Later(_)) {
             self.counters.attempt(channel.name());
         }
         let next = u32::try_from(row.attempts)
@@ -485,9 +485,12 @@ impl Notify {
                 },
                 None => self.done(&*channel, &row, &sent),
             },
+            Sent::Later(wait) => Settle::Later {
+                due_ms: now_ms() + i64::try_from(wait.as_millis()).unwrap_or(i64::MAX / 2),
+            },
             _ => self.done(&*channel, &row, &sent),
         };
-        let retried = matches!(settle, Settle::Retry { .. });
+        let retried = matches!(settle, Settle::Retry { .. } | Settle::Later { .. });
         let id = row.id;
         if let Err(e) = self.with_store(move |s| s.settle(id, &settle)).await {
             // Due again after its lease: sent again, with the same id.
@@ -509,6 +512,7 @@ impl Notify {
             Sent::Delivered(code) => (true, Some(*code), None),
             Sent::Gone(code) => (false, Some(*code), Some("gone")),
             Sent::Dropped(why) => (false, None, Some(*why)),
+            Sent::Later(_) => (false, None, Some("not sent")),
             Sent::Retry { status, why, .. } | Sent::Failed { status, why } => {
                 (false, *status, Some(*why))
             }

@@ -50,7 +50,7 @@ pub struct Events {
     /// Whether keys that appear are announced yet (see [`Tracker::new`]).
     warm: AtomicBool,
     /// Occurrences decided, by [`Change`] kind.
-    decided: [AtomicU64; 4],
+    decided: [AtomicU64; 5],
     /// What the history knows of servers last seen, which settles the
     /// `server-online`s of the start-up window (`None`: none announced).
     history: Option<Arc<History>>,
@@ -170,6 +170,7 @@ impl Events {
                 Change::Offline => 1,
                 Change::LobbyOpened => 2,
                 Change::PlayersRose { .. } => 3,
+                Change::Shown => 4,
             };
             self.decided[i].fetch_add(1, Relaxed);
             // No receiver: nobody notifies (yet); nothing to keep.
@@ -189,6 +190,7 @@ impl Events {
             Event::ServerOffline.name(),
             Event::LobbyOpened.name(),
             "players-rose",
+            "shown",
         ];
         for (name, n) in names.iter().zip(&self.decided) {
             let _ = writeln!(

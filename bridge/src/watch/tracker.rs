@@ -245,7 +245,23 @@ fn decide(
     }
     let last = before.map(|b| Listing::of(&b.stats));
     let mut server: Option<Arc<ServerEntry>> = None;
-    for change in watch::changes(last, Listing::of(&after.stats)) {
+    let changes: Vec<Change> = watch::changes(last, Listing::of(&after.stats)).collect();
+    // No event, but what a status card shows changed: its cue.
+    let shown = changes.is_empty()
+        && before.is_some_and(|b| {
+            (
+                &b.name,
+                b.stats.players.current,
+                b.stats.players.max,
+                b.stats.is_lobby_open,
+            ) != (
+                &after.name,
+                after.stats.players.current,
+                after.stats.players.max,
+                after.stats.is_lobby_open,
+            )
+        });
+    for change in changes.into_iter().chain(shown.then_some(Change::Shown)) {
         let server = server
             .get_or_insert_with(|| Arc::new(after.clone()))
             .clone();

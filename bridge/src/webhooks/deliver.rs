@@ -2,7 +2,8 @@
 //! between them (`docs/protocol.md` §2.4). A receiver costs bounded time
 //! (5 s per attempt, head and body together; at most 6 attempts, and a
 //! wait it asks for beyond [`MAX_WAIT`] ends the delivery) and bounded
-//! memory (at most [`MAX_ANSWER`] bytes of any answer are read).
+//! memory (at most [`MAX_ANSWER`] bytes of any answer are read; of a
+//! status card's first post, whose answer is the message, 64 KiB).
 //!
 //! The client is `reqwest` (over hyper, which the bridge already uses for
 //! its server) with rustls and ring for `https`: a well-kept client that
@@ -13,7 +14,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::{header, redirect, Client, StatusCode};
+use reqwest::{header, redirect, Client, Method, StatusCode};
 use url::Url;
 
 use super::address::{self, CheckedResolver, Reach};
@@ -71,15 +72,31 @@ impl Sender {
 
     /// One `POST` of `body` with `headers` to `url`.
     pub async fn attempt(&self, url: &Url, headers: header::HeaderMap, body: Vec<u8>) -> Attempt {
+        self.exchange(Method::POST, url, headers, body, MAX_ANSWER)
+            .await
+            .0
+    }
+
+    /// One request of `method` with `body` and `headers` to `url`: what it
+    /// came to, and the answer's body (at most `limit` bytes of it read).
+    pub async fn exchange(
+        &self,
+        method: Method,
+        url: &Url,
+        headers: header::HeaderMap,
+        body: Vec<u8>,
+        limit: usize,
+    ) -> (Attempt, Vec<u8>) {
         if !address::literal_allowed(url, self.reach) {
-            return Attempt::Failed {
+            let refused = Attempt::Failed {
                 status: None,
                 why: "address refused",
             };
+            return (refused, Vec::new());
         }
         let sent = self
             .client
-            .post(url.clone())
+            .request(method, url.clone())
             .headers(headers)
             .header(header::CONTENT_TYPE, "application/json")
             .body(body)
@@ -88,10 +105,11 @@ impl Sender {
         let mut answer = match sent {
             Ok(answer) => answer,
             Err(e) if address::is_refused(&e) => {
-                return Attempt::Failed {
+                let refused = Attempt::Failed {
                     status: None,
                     why: "address refused",
-                }
+                };
+                return (refused, Vec::new());
             }
             Err(e) => {
                 let why = if e.is_timeout() {
@@ -101,11 +119,12 @@ impl Sender {
                 } else {
                     "no answer"
                 };
-                return Attempt::Retry {
+                let retry = Attempt::Retry {
                     status: None,
                     after: None,
                     why,
                 };
+                return (retry, Vec::new());
             }
         };
         let status = answer.status();
@@ -118,17 +137,17 @@ impl Sender {
         // attempt's time limit; the rest is never read (the connection is
         // dropped with the answer).
         let mut body = Vec::new();
-        while body.len() < MAX_ANSWER {
+        while body.len() < limit {
             match answer.chunk().await {
                 Ok(Some(chunk)) => {
-                    let room = MAX_ANSWER - body.len();
+                    let room = limit - body.len();
                     body.extend_from_slice(&chunk[..chunk.len().min(room)]);
                 }
                 Ok(None) | Err(_) => break,
             }
         }
         drop(answer);
-        classify(status, retry_after, &body)
+        (classify(status, retry_after, &body), body)
     }
 }
 

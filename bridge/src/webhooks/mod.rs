@@ -8,6 +8,7 @@
 
 pub mod address;
 pub(crate) mod api;
+pub mod card;
 pub mod deliver;
 pub mod payload;
 pub mod store;
@@ -43,8 +44,19 @@ use crate::{
     error::Error,
     history::{now_ms, DeliveryRow, DoneDelivery, StoreError},
     notify::{message_id, Channel, Counters, Names, Planned, Sent},
+    upstream::Shared,
     watch::Occurrence,
 };
+
+/// A card's message without its timestamp: what decides whether an edit
+/// would change what the channel shows.
+fn card_facts(body: &[u8]) -> Option<Value> {
+    let mut v: Value = serde_json::from_slice(body).ok()?;
+    if let Some(embed) = v.pointer_mut("/embeds/0").and_then(Value::as_object_mut) {
+        embed.remove("timestamp");
+    }
+    Some(v)
+}
 
 /// Webhooks one bridge keeps at most.
 pub const MAX_WEBHOOKS: usize = 50;
@@ -59,6 +71,17 @@ const RELOAD_EVERY: Duration = Duration::from_secs(5);
 const REMEMBERED: i64 = crate::notify::KEEP_DONE;
 /// The name of the webhooks' rows and change notes.
 pub const CHANNEL: &str = "webhook";
+/// A status card is posted or edited at most once per this.
+pub const CARD_EVERY: Duration = Duration::from_secs(10);
+/// The event name of a status card's deliveries.
+const CARD_EVENT: &str = "card";
+/// A card's deliveries not yet done at most: one being sent and one
+/// waiting, which shows the list as it is when it is sent (every change
+/// in between is in it).
+const CARD_PENDING: u32 = 2;
+/// Bytes read of Discord's answer to a post at most (the message, with
+/// its embed, as JSON).
+const MAX_CARD_ANSWER: usize = 64 * 1024;
 
 /// What the webhooks need of the bridge's configuration.
 #[derive(Debug, Clone)]
@@ -105,6 +128,12 @@ pub struct Hook {
     secret: Secret,
     created_ms: i64,
     state: Mutex<State>,
+    /// A card's message as this bridge last posted or edited it, so an
+    /// unchanged card is not edited again.
+    shown: Mutex<Option<(String, Vec<u8>)>>,
+    /// Held while a card is sent: its deliveries claimed together go one
+    /// after the other, the second seeing the first's edit.
+    sending: tokio::sync::Mutex<()>,
 }
 
 impl Hook {
@@ -153,6 +182,8 @@ pub struct Webhooks {
     /// asked at most every [`RELOAD_EVERY`].
     last_load: tokio::sync::Mutex<Option<Instant>>,
     counters: Arc<Counters>,
+    /// The list as published, read when a status card is sent.
+    list: std::sync::OnceLock<tokio::sync::watch::Receiver<Shared>>,
 }
 
 /// Why a webhook was not created.
@@ -185,7 +216,14 @@ impl Webhooks {
             loaded: AtomicBool::new(false),
             last_load: tokio::sync::Mutex::new(None),
             counters,
+            list: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Status cards show the list `list` publishes (until this is called,
+    /// an empty one).
+    pub fn show_list(&self, list: tokio::sync::watch::Receiver<Shared>) {
+        let _ = self.list.set(list);
     }
 
     /// Whether the stored webhooks are loaded, loading them now if they
@@ -322,6 +360,8 @@ impl Webhooks {
                 enabled: true,
                 failures: 0,
             }),
+            shown: Mutex::new(None),
+            sending: tokio::sync::Mutex::new(()),
         });
         {
             let mut hooks = self.hooks();
@@ -395,7 +435,24 @@ impl Webhooks {
         };
         let body = self.body(&hook, Kind::Test, ServerKey(0), &server, SystemTime::now());
         self.counters.attempt(CHANNEL);
-        let attempt = self.attempt(&hook, &message_id(), &body).await;
+        let attempt = if hook.spec.format == Format::DiscordCard {
+            // The card itself, posted or edited as any change would.
+            match self.send_card(&hook).await {
+                Sent::Delivered(code) => Attempt::Delivered(code),
+                Sent::Retry { status, after, why } => Attempt::Retry { status, after, why },
+                Sent::Failed { status, why } => Attempt::Failed { status, why },
+                Sent::Later(_) => Attempt::Failed {
+                    status: None,
+                    why: "edited less than 10 s ago",
+                },
+                Sent::Gone(_) | Sent::Dropped(_) => Attempt::Failed {
+                    status: None,
+                    why: "deleted",
+                },
+            }
+        } else {
+            self.attempt(&hook, &message_id(), &body).await
+        };
         let (ok, status, error) = match attempt {
             Attempt::Delivered(code) => (true, Some(code), None),
             Attempt::Retry { status, why, .. } | Attempt::Failed { status, why } => {
@@ -458,7 +515,142 @@ impl Webhooks {
         };
         match hook.spec.format {
             Format::Standard => notice.standard(),
-            Format::Discord => notice.discord(),
+            // A card's body is made when it is sent ([`Self::send_card`]).
+            Format::Discord | Format::DiscordCard => notice.discord(),
+        }
+    }
+
+    /// One attempt of a status card: posted (first, or after its message
+    /// was deleted) or edited, showing the list as it is now; held back
+    /// until [`CARD_EVERY`] after its last post or edit.
+    async fn send_card(&self, hook: &Hook) -> Sent {
+        let _one_at_a_time = hook.sending.lock().await;
+        let id = hook.id.clone();
+        let (msg, edit_ms) = match self.with_store(move |s| s.card(&id)).await {
+            Ok(Some(card)) => card,
+            Ok(None) => return Sent::Dropped("deleted"),
+            Err(e) => {
+                throttled!(warn, error = %e, "a status card's message cannot be read");
+                return Sent::Retry {
+                    status: None,
+                    after: None,
+                    why: "database unreachable",
+                };
+            }
+        };
+        let every = CARD_EVERY.as_millis() as i64;
+        let wait = edit_ms.saturating_add(every).saturating_sub(now_ms());
+        if wait > 0 {
+            return Sent::Later(Duration::from_millis(wait.unsigned_abs()));
+        }
+        let feed = self.list.get().and_then(|l| l.borrow().feed.clone());
+        let (shown, selected) = card::pick(feed.as_deref(), &hook.spec.servers);
+        let body = card::body(
+            &shown,
+            selected,
+            self.settings.public_url.as_deref(),
+            SystemTime::now(),
+        );
+        // A stored id that is not one (the row is trusted no more than an
+        // answer) is posted anew.
+        let msg = msg.filter(|m| card::is_message_id(m));
+        if let Some(msg) = msg {
+            let unchanged = hook
+                .shown
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .is_some_and(|(m, b)| *m == msg && card_facts(b) == card_facts(&body));
+            if unchanged {
+                return Sent::Dropped("unchanged");
+            }
+            let Some(url) = card::edit_url(&hook.url, &msg) else {
+                return Sent::Failed {
+                    status: None,
+                    why: "not a webhook URL",
+                };
+            };
+            let (attempt, _) = self
+                .sender
+                .exchange(
+                    reqwest::Method::PATCH,
+                    &url,
+                    HeaderMap::new(),
+                    body.clone(),
+                    deliver::MAX_ANSWER,
+                )
+                .await;
+            match attempt {
+                Attempt::Delivered(code) => {
+                    self.card_sent(hook, &msg, body).await;
+                    return Sent::Delivered(code);
+                }
+                // Deleted in the channel: a new message.
+                Attempt::Failed {
+                    status: Some(404), ..
+                } => {}
+                Attempt::Retry { status, after, why } => {
+                    self.card_held(hook, Some(&msg), after).await;
+                    return Sent::Retry { status, after, why };
+                }
+                Attempt::Failed { status, why } => return Sent::Failed { status, why },
+            }
+        }
+        let (attempt, answer) = self
+            .sender
+            .exchange(
+                reqwest::Method::POST,
+                &card::post_url(&hook.url),
+                HeaderMap::new(),
+                body.clone(),
+                MAX_CARD_ANSWER,
+            )
+            .await;
+        match attempt {
+            Attempt::Delivered(code) => match card::message_id(&answer) {
+                Some(msg) => {
+                    self.card_sent(hook, &msg, body).await;
+                    Sent::Delivered(code)
+                }
+                None => Sent::Failed {
+                    status: Some(code),
+                    why: "no message id in the answer",
+                },
+            },
+            Attempt::Retry { status, after, why } => {
+                self.card_held(hook, None, after).await;
+                Sent::Retry { status, after, why }
+            }
+            Attempt::Failed { status, why } => Sent::Failed { status, why },
+        }
+    }
+
+    /// Holds every delivery of a card back for the wait Discord asked for
+    /// (a 429's), as if it had been edited then: none of them is sent
+    /// sooner, on any bridge.
+    async fn card_held(&self, hook: &Hook, msg: Option<&str>, after: Option<Duration>) {
+        let Some(after) = after else { return };
+        let after = i64::try_from(after.as_millis()).unwrap_or(i64::MAX / 4);
+        let every = CARD_EVERY.as_millis() as i64;
+        let edit_ms = now_ms().saturating_add(after).saturating_sub(every);
+        let (id, msg) = (hook.id.clone(), msg.map(str::to_owned));
+        if let Err(e) = self
+            .with_store(move |s| s.set_card(&id, msg.as_deref(), edit_ms))
+            .await
+        {
+            throttled!(warn, error = %e, "a status card's wait cannot be stored");
+        }
+    }
+
+    /// Notes a card's message `msg` as posted or edited now with `body`.
+    async fn card_sent(&self, hook: &Hook, msg: &str, body: Vec<u8>) {
+        *hook.shown.lock().unwrap_or_else(|p| p.into_inner()) = Some((msg.to_owned(), body));
+        let (id, stored) = (hook.id.clone(), msg.to_owned());
+        if let Err(e) = self
+            .with_store(move |s| s.set_card(&id, Some(&stored), now_ms()))
+            .await
+        {
+            throttled!(warn, error = %e, "a status card's message cannot be stored; it may be posted again");
         }
     }
 
@@ -516,6 +708,24 @@ impl Channel for Webhooks {
                 continue;
             }
             let spec = &hook.spec;
+            if spec.format == Format::DiscordCard {
+                // Any change of a server it shows: one delivery (the
+                // pending bound coalesces the rest) that shows the list
+                // as it is when sent.
+                if spec
+                    .servers
+                    .matches(occurrence.key, &occurrence.server.name)
+                {
+                    out.push(Planned {
+                        target: hook.id.clone(),
+                        event: CARD_EVENT,
+                        body: String::new(),
+                        cooldown: Duration::ZERO,
+                        max_pending: Some(CARD_PENDING),
+                    });
+                }
+                continue;
+            }
             let Some(event) = occurrence.fires(&spec.events, &spec.servers, spec.threshold) else {
                 continue;
             };
@@ -559,6 +769,9 @@ impl Channel for Webhooks {
             if !hook.state().enabled {
                 return Sent::Dropped("disabled");
             }
+            if hook.spec.format == Format::DiscordCard {
+                return self.send_card(&hook).await;
+            }
             match self
                 .attempt(&hook, &delivery.msg_id, delivery.body.as_bytes())
                 .await
@@ -583,7 +796,7 @@ impl Channel for Webhooks {
         async move {
             match sent {
                 Sent::Delivered(_) => self.count_outcome(&delivery.target, true).await,
-                Sent::Dropped(_) => {}
+                Sent::Dropped(_) | Sent::Later(_) => {}
                 Sent::Retry { .. } | Sent::Failed { .. } | Sent::Gone(_) => {
                     self.count_outcome(&delivery.target, false).await;
                 }
@@ -613,6 +826,8 @@ fn hook_of(row: Row) -> Option<Arc<Hook>> {
                 enabled: row.enabled,
                 failures: row.failures,
             }),
+            shown: Mutex::new(None),
+            sending: tokio::sync::Mutex::new(()),
         })),
         _ => {
             warn!(id = %cut(&row.id), "a stored webhook is not valid and is skipped");

@@ -187,7 +187,7 @@ impl Notice<'_> {
 
 /// `text` with Discord's markdown characters escaped, so a name shows as
 /// written (no links, no formatting).
-fn escape_markdown(text: &str) -> String {
+pub(crate) fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if matches!(

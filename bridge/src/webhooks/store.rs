@@ -44,6 +44,12 @@ pub trait WebhookStore: Send + Sync + std::fmt::Debug {
         ok: bool,
         disable_after: u32,
     ) -> Result<Option<(bool, u32)>, StoreError>;
+    /// A status card's message id and when it was last posted or edited
+    /// (Unix ms); `None` if the webhook is gone.
+    fn card(&self, id: &str) -> Result<Option<(Option<String>, i64)>, StoreError>;
+    /// Stores a status card's message id (`None`: post anew next) and
+    /// when it was last posted or edited.
+    fn set_card(&self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool, StoreError>;
 }
 
 impl WebhookStore for History {
@@ -83,6 +89,14 @@ impl WebhookStore for History {
     ) -> Result<Option<(bool, u32)>, StoreError> {
         self.store().webhook_outcome(id, ok, disable_after, true)
     }
+
+    fn card(&self, id: &str) -> Result<Option<(Option<String>, i64)>, StoreError> {
+        self.store().webhook_card(id)
+    }
+
+    fn set_card(&self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool, StoreError> {
+        self.store().set_webhook_card(id, msg, edit_ms)
+    }
 }
 
 #[cfg(test)]
@@ -119,6 +133,13 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0], row("wh_a", 1), "oldest first");
         assert_eq!((rows[1].enabled, rows[1].failures), (false, 20));
+        assert_eq!(store.card("wh_a").unwrap(), Some((None, 0)), "no card yet");
+        assert!(store.set_card("wh_a", Some("1234"), 77).unwrap());
+        assert!(!store.set_card("wh_gone", Some("1"), 1).unwrap());
+        assert_eq!(store.card("wh_gone").unwrap(), None);
+        drop(store);
+        let store = open();
+        assert_eq!(store.card("wh_a").unwrap(), Some((Some("1234".into()), 77)));
         assert!(store.delete("wh_a").unwrap());
         assert!(!store.delete("wh_a").unwrap());
         assert_eq!(store.load().unwrap().len(), 1);

@@ -7,6 +7,7 @@ mod binary;
 mod cards;
 mod common;
 mod deltas;
+mod discord_card;
 mod egress;
 mod feed;
 mod games;

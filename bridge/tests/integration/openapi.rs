@@ -902,7 +902,26 @@ fn the_request_schemas_refuse_what_the_server_refuses() {
             json!({ "url": "https://exa mple.com/" }),
         ),
     ];
-    for body in webhooks {
+    let card = |extra: Value| {
+        let mut v = json!({
+            "url": "https://discord.com/api/webhooks/1/token",
+            "format": "discord-card",
+            "servers": {"nameContains": "feuer"},
+        });
+        if let (Value::Object(v), Value::Object(extra)) = (&mut v, extra) {
+            v.extend(extra);
+        }
+        v
+    };
+    let cards = [
+        card(json!({})),
+        card(json!({ "events": ["server-online"] })),
+        card(json!({ "events": null })),
+        card(json!({ "threshold": 3 })),
+        card(json!({ "cooldown": 0 })),
+        card(json!({ "servers": null })),
+    ];
+    for body in webhooks.into_iter().chain(cards) {
         let parsed = protocol::watch::WebhookSpec::parse(body.to_string().as_bytes());
         assert_eq!(
             spec.is_valid(&body),

@@ -67,12 +67,16 @@ impl FormInput {
         let mut obj = Map::new();
         obj.insert("url".into(), Value::from(self.url.trim()));
         obj.insert("format".into(), Value::from(self.format.name()));
+        let card = self.format == Format::DiscordCard;
         let events = Event::ALL
             .iter()
             .filter(|e| self.events.contains(e))
             .map(|e| Value::from(e.name()))
             .collect();
-        obj.insert("events".into(), Value::Array(events));
+        if !card {
+            // A status card takes no events, threshold or cooldown.
+            obj.insert("events".into(), Value::Array(events));
+        }
         let servers = match self.servers {
             Servers::All => Value::from("all"),
             Servers::Keys => {
@@ -87,6 +91,9 @@ impl FormInput {
             Servers::NameContains => json!({ "nameContains": self.name_contains }),
         };
         obj.insert("servers".into(), servers);
+        if card {
+            return Value::Object(obj);
+        }
         if self.events.contains(&Event::PlayersReached) {
             obj.insert("threshold".into(), number(&self.threshold));
         }
@@ -118,6 +125,21 @@ mod tests {
         assert_eq!(spec.url, "https://discord.com/api/webhooks/1/abc");
         assert_eq!(spec.events, vec![Event::ServerOnline, Event::LobbyOpened]);
         assert_eq!((spec.servers, spec.cooldown), (ServerFilter::All, 600));
+    }
+
+    #[test]
+    fn a_status_card_sends_no_events_threshold_or_cooldown() {
+        let mut f = FormInput {
+            url: "https://discord.com/api/webhooks/1/abc".into(),
+            format: Format::DiscordCard,
+            threshold: "3".into(),
+            ..FormInput::default()
+        };
+        f.toggle(Event::PlayersReached);
+        let spec = f.check().unwrap();
+        assert_eq!(spec.format, Format::DiscordCard);
+        assert!(spec.events.is_empty());
+        assert_eq!(spec.to_json(), f.request());
     }
 
     #[test]

@@ -126,6 +126,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                 .as_str()
             {
                 "discord" => Format::Discord,
+                "discord-card" => Format::DiscordCard,
                 _ => Format::Standard,
             };
             input.set(next);
@@ -240,9 +241,13 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                         <select id="webhook-format" onchange={on_format} disabled={!props.signed_in}>
                             <option value="standard" selected={input.format == Format::Standard}>{ t(K::FormatStandard) }</option>
                             <option value="discord" selected={input.format == Format::Discord}>{ t(K::FormatDiscord) }</option>
+                            <option value="discord-card" selected={input.format == Format::DiscordCard}>{ t(K::FormatDiscordCard) }</option>
                         </select>
                     </div>
                 </div>
+                if input.format == Format::DiscordCard {
+                    <p class="muted" data-testid="webhook-card-note">{ t(K::WebhookCardNote) }</p>
+                } else {
                 <fieldset class={classes!("choices", events_error.is_some().then_some("invalid"))}
                     aria-describedby={events_error.as_ref().map(|e| e.0.clone())}>
                     <legend>{ t(K::WebhookEvents) }</legend>
@@ -258,7 +263,8 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                     }) }
                     if let Some((_, msg)) = events_error { { msg } }
                 </fieldset>
-                if input.events.contains(&Event::PlayersReached) {
+                }
+                if input.format != Format::DiscordCard && input.events.contains(&Event::PlayersReached) {
                     { text_field("webhook-threshold", "threshold", t(K::WebhookThreshold),
                         &input.threshold, "numeric", edit(|i, v| i.threshold = v)) }
                 }
@@ -296,10 +302,12 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                     }
                     if let Some((_, msg)) = servers_error { { msg } }
                 </fieldset>
-                <div class="webhook-fields">
-                    { text_field("webhook-cooldown", "cooldown", t(K::WebhookCooldown),
-                        &input.cooldown, "numeric", edit(|i, v| i.cooldown = v)) }
-                </div>
+                if input.format != Format::DiscordCard {
+                    <div class="webhook-fields">
+                        { text_field("webhook-cooldown", "cooldown", t(K::WebhookCooldown),
+                            &input.cooldown, "numeric", edit(|i, v| i.cooldown = v)) }
+                    </div>
+                }
                 <div class="actions">
                     <button id="create-webhook" type="submit" class="primary"
                         disabled={!props.signed_in || *busy}>{ t(K::CreateWebhook) }</button>
@@ -467,6 +475,7 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
     let format = t(match hook.request.format {
         Format::Standard => K::FormatStandard,
         Format::Discord => K::FormatDiscord,
+        Format::DiscordCard => K::FormatDiscordCard,
     });
     let events: Vec<&str> = hook
         .request

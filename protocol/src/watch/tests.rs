@@ -236,3 +236,41 @@ mod changes {
         );
     }
 }
+
+#[test]
+fn a_discord_card_names_servers_and_nothing_it_does_not_use() {
+    let card = json!({"url":"https://discord.com/api/webhooks/1/abc","format":"discord-card",
+        "servers":{"keys":["00000000000000ff"]}});
+    let s = spec(card.clone()).unwrap();
+    assert_eq!(s.format, Format::DiscordCard);
+    assert_eq!(s.servers, ServerFilter::Keys(vec![ServerKey(255)]));
+    assert!(s.events.is_empty());
+    assert_eq!((s.threshold, s.cooldown), (None, 0));
+    assert_eq!(s.to_json(), card, "stored and listed as asked");
+    assert_eq!(WebhookSpec::from_value(&s.to_json()).unwrap(), s);
+    for (k, v) in [
+        ("events", json!(["server-online"])),
+        ("events", json!([])),
+        ("events", Value::Null),
+        ("threshold", Value::Null),
+        ("cooldown", Value::Null),
+        ("threshold", json!(3)),
+        ("cooldown", json!(60)),
+    ] {
+        let mut b = card.clone();
+        b[k] = v;
+        assert_eq!(field(b), k, "{k} is not used by a card");
+    }
+    let mut no_servers = card.clone();
+    no_servers.as_object_mut().unwrap().remove("servers");
+    assert_eq!(field(no_servers), "servers");
+    let mut bad_url = card;
+    bad_url["url"] = json!("ftp://example.com/x");
+    assert_eq!(field(bad_url), "url");
+}
+
+#[test]
+fn a_card_is_shown_again_on_a_change_no_watch_fires_on() {
+    let all = Event::ALL;
+    assert_eq!(Change::Shown.event(&all, Some(1), 5), None);
+}

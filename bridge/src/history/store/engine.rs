@@ -260,6 +260,13 @@ pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
     fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool>;
     /// Removes a webhook; false if it was not there.
     fn delete_webhook(&mut self, id: &str) -> Result<bool>;
+    /// A status card's message id (at most [`MAX_WEBHOOK_TEXT`] bytes read)
+    /// and when it was last posted or edited (Unix ms); `None` if the
+    /// webhook is gone.
+    fn webhook_card(&mut self, id: &str) -> Result<Option<(Option<String>, i64)>>;
+    /// Stores a status card's message id (`None`: post a new one next)
+    /// and when it was last posted or edited; false if the webhook is gone.
+    fn set_webhook_card(&mut self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool>;
 
     /// The VAPID private key: `candidate` stored if there is none yet,
     /// then whatever is stored read back (at most [`MAX_VAPID_BYTES`]), so
@@ -337,6 +344,9 @@ pub struct DoneDelivery {
 pub enum Settle {
     /// Due again at this time (Unix ms), held by nobody.
     Retry { due_ms: i64 },
+    /// Due again at this time, held by nobody, its claim not counted as
+    /// an attempt (the channel held it back: [`crate::notify::Sent::Later`]).
+    Later { due_ms: i64 },
     /// Ended: kept for the admin's list until pruned.
     Done(DoneDelivery),
     /// Ended: nothing kept.

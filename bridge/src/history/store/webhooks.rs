@@ -56,4 +56,21 @@ impl Store {
             Ok(found)
         })
     }
+
+    /// A status card's message id and when it was last posted or edited
+    /// (Unix ms); `None` if the webhook is gone.
+    pub fn webhook_card(&mut self, id: &str) -> Result<Option<(Option<String>, i64)>, StoreError> {
+        self.engine().webhook_card(id)
+    }
+
+    /// Stores a status card's message id and last edit; false if the
+    /// webhook is gone.
+    pub fn set_webhook_card(
+        &mut self,
+        id: &str,
+        msg: Option<&str>,
+        edit_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.engine().set_webhook_card(id, msg, edit_ms)
+    }
 }

@@ -193,9 +193,10 @@ fn lobby_opened_is_false_to_true_only() {
         t.observe(&[server(1, 0, true)], now, at()).is_empty(),
         "unchanged"
     );
-    assert!(
-        t.observe(&[server(1, 0, false)], now, at()).is_empty(),
-        "closing is no event"
+    assert_eq!(
+        changes(&t.observe(&[server(1, 0, false)], now, at())),
+        [(1, Change::Shown)],
+        "closing is no event, only a status card's cue"
     );
     assert_eq!(
         changes(&t.observe(&[server(1, 0, true)], now, at())),
@@ -222,7 +223,9 @@ fn players_reached_is_a_rise_through_the_threshold() {
     assert!(fired(&out, 2).is_empty(), "already at 2 before");
     assert!(fired(&out, 5).is_empty());
     assert!(fired(&rise(&mut t, 5), 3).is_empty(), "above it already");
-    assert!(rise(&mut t, 2).is_empty(), "falling is no event");
+    let out = rise(&mut t, 2);
+    assert_eq!(changes(&out), [(1, Change::Shown)], "falling: a card's cue");
+    assert!(fired(&out, 1).is_empty(), "falling is no event");
     assert_eq!(
         fired(&rise(&mut t, 3), 3),
         [Event::PlayersReached],

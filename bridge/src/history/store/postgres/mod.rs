@@ -949,6 +949,25 @@ impl Engine for Postgres {
         Ok(n > 0)
     }
 
+    fn webhook_card(&mut self, id: &str) -> Result<Option<(Option<String>, i64)>> {
+        let rows = self.query(
+            "SELECT substring(card_msg from 1 for $2), card_edit_ms FROM webhooks WHERE id = $1",
+            &[&id, &(MAX_WEBHOOK_TEXT as i32)],
+        )?;
+        match rows.first() {
+            Some(r) => Ok(Some((get(r, 0)?, get(r, 1)?))),
+            None => Ok(None),
+        }
+    }
+
+    fn set_webhook_card(&mut self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool> {
+        let n = self.execute(
+            "UPDATE webhooks SET card_msg = $2, card_edit_ms = $3 WHERE id = $1",
+            &[&id, &msg, &edit_ms],
+        )?;
+        Ok(n > 0)
+    }
+
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
         self.execute(
             "INSERT INTO push_vapid (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",

@@ -133,6 +133,11 @@ impl NotifyEngine for Postgres {
                 "UPDATE notify_deliveries SET due_ms = $2, lease_ms = NULL WHERE id = $1",
                 &[&id, due_ms],
             )?,
+            Settle::Later { due_ms } => self.execute(
+                "UPDATE notify_deliveries SET due_ms = $2, lease_ms = NULL, \
+                 attempts = GREATEST(attempts - 1, 0) WHERE id = $1",
+                &[&id, due_ms],
+            )?,
             Settle::Done(d) => self.execute(
                 "UPDATE notify_deliveries SET done_ms = $2, ok = $3, status = $4, \
                  error = $5, lease_ms = NULL WHERE id = $1",

@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/postgres/005_hour_slots.sql"),
     include_str!("../../../../migrations/postgres/006_notify.sql"),
     include_str!("../../../../migrations/postgres/007_peaks.sql"),
+    include_str!("../../../../migrations/postgres/008_cards.sql"),
 ];
 
 /// The advisory lock held while migrating ("lobby" and 1).

@@ -433,6 +433,27 @@ impl Engine for Sqlite {
         Ok(n > 0)
     }
 
+    fn webhook_card(&mut self, id: &str) -> Result<Option<(Option<String>, i64)>> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT substr(card_msg, 1, ?2), card_edit_ms FROM webhooks WHERE id = ?1",
+            )?
+            .query_row(params![id, MAX_WEBHOOK_TEXT], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        Ok(row)
+    }
+
+    fn set_webhook_card(&mut self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool> {
+        let n = self.conn.execute(
+            "UPDATE webhooks SET card_msg = ?2, card_edit_ms = ?3 WHERE id = ?1",
+            params![id, msg, edit_ms],
+        )?;
+        Ok(n > 0)
+    }
+
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
         self.conn.execute(
             "INSERT INTO push_vapid (id, secret) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING",

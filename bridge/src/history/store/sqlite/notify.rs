@@ -135,6 +135,13 @@ impl NotifyEngine for Sqlite {
                     "UPDATE notify_deliveries SET due_ms = ?2, lease_ms = NULL WHERE id = ?1",
                 )?
                 .execute(params![id, due_ms])?,
+            Settle::Later { due_ms } => self
+                .conn
+                .prepare_cached(
+                    "UPDATE notify_deliveries SET due_ms = ?2, lease_ms = NULL, \
+                     attempts = max(attempts - 1, 0) WHERE id = ?1",
+                )?
+                .execute(params![id, due_ms])?,
             Settle::Done(d) => self
                 .conn
                 .prepare_cached(

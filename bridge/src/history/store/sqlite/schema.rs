@@ -50,6 +50,10 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../../../migrations/007_peaks.sql"),
         convert: |_| Ok(()),
     },
+    Migration {
+        sql: include_str!("../../../../migrations/008_cards.sql"),
+        convert: add_card_columns,
+    },
 ];
 
 /// The database's file in the data directory.
@@ -241,6 +245,28 @@ fn add_enabled_ms(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch(
             "ALTER TABLE webhooks ADD COLUMN enabled_ms INTEGER NOT NULL DEFAULT 0",
         )?;
+    }
+    Ok(())
+}
+
+/// Adds the status card's columns to `webhooks` where they are missing
+/// (`migrations/008_cards.sql`).
+fn add_card_columns(conn: &Connection) -> rusqlite::Result<()> {
+    for (column, sql) in [
+        ("card_msg", "ALTER TABLE webhooks ADD COLUMN card_msg TEXT"),
+        (
+            "card_edit_ms",
+            "ALTER TABLE webhooks ADD COLUMN card_edit_ms INTEGER NOT NULL DEFAULT 0",
+        ),
+    ] {
+        let has: i64 = conn.query_row(
+            "SELECT count(*) FROM pragma_table_info('webhooks') WHERE name = ?1",
+            [column],
+            |r| r.get(0),
+        )?;
+        if has == 0 {
+            conn.execute_batch(sql)?;
+        }
     }
     Ok(())
 }
