@@ -76,6 +76,9 @@ pub struct Sizes {
     pub webhook_servers: usize,
     /// Webhooks: changes measured (each a lobby opening).
     pub webhook_rounds: usize,
+    /// Webhooks and Web Push: bridges on one PostgreSQL database behind one
+    /// master, measured beside the one-bridge baseline.
+    pub notify_bridges: usize,
     /// Web Push: subscriptions watching the measured servers.
     pub push_subscriptions: usize,
     /// Web Push: the baseline's subscriptions.
@@ -156,6 +159,7 @@ impl Sizes {
             soak_servers: 50,
             webhook_servers: 500,
             webhook_rounds: 20,
+            notify_bridges: 3,
             push_subscriptions: 10_000,
             push_baseline: 100,
             push_rounds: 3,
@@ -215,6 +219,7 @@ impl Sizes {
             soak_servers: 5,
             webhook_servers: 5,
             webhook_rounds: 2,
+            notify_bridges: 2,
             push_subscriptions: 20,
             push_baseline: 4,
             push_rounds: 2,

@@ -16,6 +16,7 @@ pub mod push;
 pub mod relay;
 pub mod scale100k;
 pub mod scaleout;
+mod shared_db;
 pub mod soak;
 pub mod webhooks;
 

@@ -8,6 +8,14 @@
 //! the bridge runs with `--push-allow-insecure`): it takes every `POST`
 //! on kept-alive connections and answers 201, without decrypting (the
 //! bridge's tests check what is sent).
+//!
+//! Then the measured size on several bridges sharing one PostgreSQL
+//! database behind one master (`shared_db`): the subscriptions made
+//! through each bridge in turn, any bridge sending; the time until every
+//! push arrived beside the one bridge's, how many each bridge sent (its
+//! `bridge_push_sent_total{result="delivered"}`), and the delivery rows
+//! left in the database once every push is settled (an ended push's row
+//! is deleted).
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -19,11 +27,12 @@ use crate::{
     direct,
     error::{within, Error, Result},
     phases::{
+        shared_db::{self, Shared},
         webhooks::{read_message, receiver, seen, stats},
         Env,
     },
     procs::{self, BridgeOptions},
-    report::{histogram, q, record, Row, Verdict},
+    report::{count, histogram, q, record, times, Row, Verdict},
     ws,
 };
 
@@ -40,8 +49,15 @@ const MARKER_BASE: u64 = 40_000;
 const P256DH: &str =
     "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4";
 const AUTH: &str = "BTBZMqHH6r4Tts7J_aSIgg";
-/// Connections the subscriptions are made over.
+/// Connections the subscriptions are made over (rounded up to a multiple
+/// of the bridges).
 const SUBSCRIBERS: usize = 4;
+/// The shared bridges' database.
+const DB: &str = "lobby_push";
+/// A push delivered, on one bridge's `/metrics`.
+const DELIVERED: &str = "bridge_push_sent_total{result=\"delivered\"}";
+
+const SHARED_FIGURE: &str = "web push on bridges sharing one PostgreSQL database";
 
 /// What one run gave.
 struct Figures {
@@ -62,7 +78,11 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let big = measure(env, s.push_subscriptions).await?;
     let p95 = |h: &Histogram<u64>| Duration::from_micros(h.value_at_quantile(0.95));
     let n = big.subscriptions;
-    Ok(vec![
+    let shared = match shared_db::unavailable() {
+        Some(why) => vec![Row::skipped(SHARED_FIGURE, why)],
+        None => shared_rows(&measure_shared(env, n).await?, &big),
+    };
+    let mut rows = vec![
         Row::new(
             format!("web push: a lobby opening to its first push ({n} subscriptions), p50 / p95"),
             format!("{} / {}", q(&big.first, 0.5), q(&big.first, 0.95)),
@@ -101,7 +121,74 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
             "≤ 50 MB",
             Verdict::of(big.rss_kib <= RSS_TARGET_KIB),
         ),
-    ])
+    ];
+    rows.extend(shared);
+    Ok(rows)
+}
+
+/// What the run on shared bridges gave beyond [`Figures`].
+struct SharedFigures {
+    figures: Figures,
+    /// Pushes delivered by each bridge.
+    sent: Vec<f64>,
+    /// Delivery rows the bridges wrote.
+    written: f64,
+    /// Delivery rows in the database after every push was settled.
+    left: i64,
+}
+
+fn shared_rows(shared: &SharedFigures, one: &Figures) -> Vec<Row> {
+    let many = &shared.figures;
+    let (n, bridges) = (many.subscriptions, shared.sent.len());
+    let max = |h: &Histogram<u64>| h.max() as f64;
+    let total: f64 = shared.sent.iter().sum();
+    let fair = total / bridges.max(1) as f64;
+    let least = shared.sent.iter().copied().fold(f64::INFINITY, f64::min);
+    vec![
+        Row::new(
+            format!(
+                "{SHARED_FIGURE} ({bridges} bridges behind one master, --master-feed; {n} \
+                 subscriptions made through each in turn): a lobby opening to all pushes sent, \
+                 p50 / max (first push p50 / p95)"
+            ),
+            format!(
+                "{} / {} ({} / {})",
+                q(&many.all, 0.5),
+                q(&many.all, 1.0),
+                q(&many.first, 0.5),
+                q(&many.first, 0.95)
+            ),
+            format!(
+                "{} / {} ({} / {}) with one bridge (embedded master, SQLite)",
+                q(&one.all, 0.5),
+                q(&one.all, 1.0),
+                q(&one.first, 0.5),
+                q(&one.first, 0.95)
+            ),
+            times(max(&many.all), max(&one.all).max(1.0)),
+            "≤ 30 s",
+            Verdict::of(Duration::from_micros(many.all.max()) <= ALL_TARGET),
+        ),
+        Row::new(
+            format!(
+                "{SHARED_FIGURE}: pushes sent by each bridge ({} rounds of {n})",
+                many.all.len()
+            ),
+            shared_db::split(&shared.sent),
+            format!("{fair:.0} each if even"),
+            times(least, fair),
+            "every bridge sends ≥ 10 % of an even share",
+            Verdict::of(bridges > 0 && least >= fair / 10.0),
+        ),
+        Row::new(
+            format!("{SHARED_FIGURE}: delivery rows in the database once every push is settled"),
+            count(u64::try_from(shared.left).unwrap_or(0)),
+            format!("{} written", count(shared.written as u64)),
+            times(shared.left as f64, shared.written),
+            "ended pushes pruned: ≤ 1 % of those written",
+            Verdict::of(shared.left >= 0 && shared.left as f64 <= shared.written / 100.0),
+        ),
+    ]
 }
 
 /// One bridge, `n` subscriptions each watching every measured server,
@@ -115,26 +202,121 @@ async fn measure(env: &Env, n: usize) -> Result<Figures> {
     };
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let mut servers = direct::register_servers(maddr, rounds, "Push", 0).await?;
-    let mut viewer = ws::connect(&ws::url(baddr)).await?;
-    ws::send(
-        &mut viewer,
-        r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#,
-    )
-    .await?;
-    let keys = keys_of(&mut viewer, rounds).await?;
-    // Every lobby closed first (no event), seen by the viewer.
-    for (i, game) in servers.iter_mut().enumerate() {
-        let marker = MARKER_BASE + 2 * i as u64;
-        direct::send(game, &stats(marker, false)).await?;
-        seen(&mut viewer, marker).await?;
-    }
+    let keys = closed(baddr, &mut servers).await?;
     // The push service: takes every push on kept-alive connections.
     let (service, mut arrivals) =
         receiver(b"HTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n").await?;
     let service = format!("http://{service}/push/");
     let rss_before = bridge.rss_kib()?;
-    subscribe(baddr, &service, n, &keys).await?;
+    subscribe(&[baddr], &service, n, &keys).await?;
+    let (first, all) = open_each(&mut servers, &mut arrivals, n).await?;
+    let rss_after = bridge.rss_kib()?;
+    drop(servers);
+    bridge.stop().await;
+    Ok(Figures {
+        subscriptions: n,
+        first,
+        all,
+        rss_kib: rss_after.saturating_sub(rss_before),
+    })
+}
 
+/// The same on [`Sizes::notify_bridges`](crate::Sizes) bridges sharing
+/// one PostgreSQL database.
+async fn measure_shared(env: &Env, n: usize) -> Result<SharedFigures> {
+    let rounds = env.sizes.push_rounds;
+    let opts = BridgeOptions {
+        unlimited_rate: true,
+        push_subscriptions: Some(n),
+        ..BridgeOptions::default()
+    };
+    let bridges = env.sizes.notify_bridges.max(2);
+    let shared = Shared::start(env, DB, bridges, rounds + 100, opts).await?;
+    let mut servers = direct::register_servers(shared.master_addr, rounds, "Push", 0).await?;
+    let addrs = shared.addrs();
+    // Each bridge must have listed the keys before it takes a watch of
+    // them: the viewer on the last bridge started, then every bridge's
+    // list is asked for them.
+    let keys = closed(addrs[addrs.len() - 1], &mut servers).await?;
+    for addr in &addrs {
+        listed(*addr, &keys).await?;
+    }
+    let (service, mut arrivals) =
+        receiver(b"HTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n").await?;
+    let service = format!("http://{service}/push/");
+    subscribe(&addrs, &service, n, &keys).await?;
+    // Every bridge has read every subscription from the database.
+    shared
+        .all_say("bridge_push_subscriptions", n as f64)
+        .await?;
+    let (first, all) = open_each(&mut servers, &mut arrivals, n).await?;
+    // Every push settled (its row deleted) before the rows are counted.
+    let total = (n * rounds) as f64;
+    shared
+        .sum_reaches(DELIVERED, total, Duration::from_secs(60))
+        .await?;
+    let sent = shared.each(DELIVERED).await?;
+    let written = shared
+        .each("bridge_notify_written_total")
+        .await?
+        .iter()
+        .sum();
+    drop(servers);
+    let left = shared
+        .stop_and_count("SELECT count(*) FROM notify_deliveries")
+        .await?;
+    Ok(SharedFigures {
+        figures: Figures {
+            subscriptions: n,
+            first,
+            all,
+            rss_kib: 0,
+        },
+        sent,
+        written,
+        left,
+    })
+}
+
+/// Every server's lobby closed (no event), seen by a viewer on `bridge`;
+/// the servers' keys.
+async fn closed(bridge: SocketAddr, servers: &mut [direct::Conn]) -> Result<Vec<String>> {
+    let mut viewer = ws::connect(&ws::url(bridge)).await?;
+    ws::send(
+        &mut viewer,
+        r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#,
+    )
+    .await?;
+    let keys = keys_of(&mut viewer, servers.len()).await?;
+    for (i, game) in servers.iter_mut().enumerate() {
+        let marker = MARKER_BASE + 2 * i as u64;
+        direct::send(game, &stats(marker, false)).await?;
+        seen(&mut viewer, marker).await?;
+    }
+    Ok(keys)
+}
+
+/// Waits until `bridge`'s `/api/servers` lists every one of `keys`.
+async fn listed(bridge: SocketAddr, keys: &[String]) -> Result<()> {
+    within(Duration::from_secs(30), "the keys on every bridge", async {
+        loop {
+            let list = procs::http_get(bridge, "/api/servers").await?;
+            if keys.iter().all(|k| list.contains(k.as_str())) {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+}
+
+/// One lobby opening per server, each waited for until all `n` pushes
+/// arrived: from each change to its first push, and to its last.
+async fn open_each(
+    servers: &mut [direct::Conn],
+    arrivals: &mut tokio::sync::mpsc::UnboundedReceiver<Instant>,
+    n: usize,
+) -> Result<(Histogram<u64>, Histogram<u64>)> {
     let (mut first, mut all) = (histogram(), histogram());
     for (i, game) in servers.iter_mut().enumerate() {
         let marker = MARKER_BASE + 2 * i as u64 + 1;
@@ -162,15 +344,7 @@ async fn measure(env: &Env, n: usize) -> Result<Figures> {
         );
         record(&mut all, last_at.saturating_duration_since(t0));
     }
-    let rss_after = bridge.rss_kib()?;
-    drop(servers);
-    bridge.stop().await;
-    Ok(Figures {
-        subscriptions: n,
-        first,
-        all,
-        rss_kib: rss_after.saturating_sub(rss_before),
-    })
+    Ok((first, all))
 }
 
 /// The keys of the `n` servers named `Push…`, from the viewer's snapshot
@@ -206,19 +380,23 @@ async fn keys_of(viewer: &mut ws::Ws, n: usize) -> Result<Vec<String>> {
 }
 
 /// `n` subscriptions (endpoints `{service}{i}`), each watching `keys`
-/// for `lobby-opened`, made over [`SUBSCRIBERS`] kept-alive connections.
-async fn subscribe(bridge: SocketAddr, service: &str, n: usize, keys: &[String]) -> Result<()> {
+/// for `lobby-opened`, made over [`SUBSCRIBERS`] (or the next multiple of
+/// the bridges) kept-alive connections: subscription `i` through
+/// `bridges[i % bridges.len()]`.
+async fn subscribe(bridges: &[SocketAddr], service: &str, n: usize, keys: &[String]) -> Result<()> {
     let watches: Vec<Value> = keys
         .iter()
         .map(|k| json!({"key": k, "events": ["lobby-opened"]}))
         .collect();
     let mut tasks = Vec::new();
-    for c in 0..SUBSCRIBERS {
+    let conns = SUBSCRIBERS.div_ceil(bridges.len().max(1)) * bridges.len();
+    for c in 0..conns {
         let (service, watches) = (service.to_owned(), watches.clone());
+        let bridge = bridges[c % bridges.len()];
         tasks.push(tokio::spawn(async move {
             let mut conn = TcpStream::connect(bridge).await?;
             let mut buf = Vec::new();
-            for i in (c..n).step_by(SUBSCRIBERS) {
+            for i in (c..n).step_by(conns) {
                 let body = json!({"subscription": {"endpoint": format!("{service}{i}"),
                     "keys": {"p256dh": P256DH, "auth": AUTH}}, "watches": watches})
                 .to_string();

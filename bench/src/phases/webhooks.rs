@@ -2,7 +2,10 @@
 //! (its lobby opening) takes to reach a webhook receiver's first request,
 //! beside the same change reaching a delta-subscribed viewer of `/ws` (the
 //! same run's baseline: the change reaching the bridge and leaving it).
-//! The receiver runs on loopback, so the bridge runs with
+//! Then the same with several bridges on one PostgreSQL database behind
+//! one master (`shared_db`): the webhook made through one bridge, the
+//! viewer on another, any bridge sending; beside the one bridge's figure.
+//! The receiver runs on loopback, so the bridges run with
 //! `--webhook-allow-private`.
 
 use std::{net::SocketAddr, time::Duration};
@@ -18,9 +21,12 @@ use tokio::{
 use crate::{
     direct,
     error::{within, Error, Result},
-    phases::Env,
+    phases::{
+        shared_db::{self, Shared},
+        Env,
+    },
     procs::{self, BridgeOptions, ADMIN_TOKEN},
-    report::{histogram, q, record, Row, Verdict},
+    report::{histogram, q, record, times, Row, Verdict},
     ws,
 };
 
@@ -28,8 +34,23 @@ use crate::{
 const TARGET: Duration = Duration::from_secs(2);
 /// Players of the measured server: a marker per change, above the others'.
 const MARKER_BASE: u64 = 30_000;
+/// The shared bridges' database.
+const DB: &str = "lobby_webhooks";
 
-/// Runs the phase.
+const SHARED_FIGURE: &str = "webhooks on bridges sharing one PostgreSQL database";
+
+/// What one run gave.
+struct Figures {
+    /// From each change to the receiver's first request.
+    hook: Histogram<u64>,
+    /// From each change to the delta viewer.
+    push: Histogram<u64>,
+    /// Requests beyond one per change.
+    extra: usize,
+}
+
+/// Runs the phase: one bridge with its embedded master, then
+/// [`Sizes::notify_bridges`](crate::Sizes) on one PostgreSQL database.
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let opts = BridgeOptions {
@@ -38,12 +59,52 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         ..BridgeOptions::default()
     };
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
-    let mut servers = direct::register_servers(maddr, s.webhook_servers, "Hook", 0).await?;
+    let servers = direct::register_servers(maddr, s.webhook_servers, "Hook", 0).await?;
+    let one = measure_with(env, servers, baddr, baddr, None).await?;
+    bridge.stop().await;
+    let mut rows = vec![row(&one.hook, &one.push, s.webhook_servers)];
+
+    if let Some(why) = shared_db::unavailable() {
+        rows.push(Row::skipped(SHARED_FIGURE, why));
+        return Ok(rows);
+    }
+    let n = s.notify_bridges.max(2);
+    let shared = Shared::start(env, DB, n, s.webhook_servers + 100, opts).await?;
+    let servers =
+        direct::register_servers(shared.master_addr, s.webhook_servers, "Hook", 0).await?;
+    let addrs = shared.addrs();
+    let (first, last) = (addrs[0], addrs[addrs.len() - 1]);
+    // Made through the first bridge, the viewer on the last: every bridge
+    // must read the webhook from the database before the first change.
+    let many = measure_with(env, servers, first, last, Some(&shared)).await?;
+    let sent = shared
+        .each("bridge_webhook_deliveries_total{result=\"delivered\"}")
+        .await?;
+    let left = shared
+        .stop_and_count("SELECT count(*) FROM notify_deliveries")
+        .await?;
+    rows.push(shared_row(&many, &one, &sent, left, s.webhook_servers));
+    Ok(rows)
+}
+
+/// The rounds: `webhook_rounds` times the first server closes its lobby
+/// (seen by the viewer), then opens it; timed to the receiver's request.
+/// With `shared`, first waits until every bridge has the webhook.
+async fn measure_with(
+    env: &Env,
+    mut servers: Vec<direct::Conn>,
+    make: SocketAddr,
+    view: SocketAddr,
+    shared: Option<&Shared>,
+) -> Result<Figures> {
     let (addr, mut arrivals) =
         receiver(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n").await?;
     let url = format!("http://{addr}/hook");
-    create_webhook(baddr, &url).await?;
-    let mut viewer = ws::connect(&ws::url(baddr)).await?;
+    create_webhook(make, &url).await?;
+    if let Some(shared) = shared {
+        shared.all_say("bridge_webhooks", 1.0).await?;
+    }
+    let mut viewer = ws::connect(&ws::url(view)).await?;
     ws::send(
         &mut viewer,
         r#"{"command":"bridgeSubscribe","content":{"deltas":true}}"#,
@@ -52,14 +113,20 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     ws::next_text(&mut viewer).await?; // the snapshot
 
     let (mut hook, mut push) = (histogram(), histogram());
+    let mut extra = 0;
     let game = servers
         .first_mut()
         .ok_or_else(|| Error::Unexpected("no server registered".into()))?;
-    for i in 0..s.webhook_rounds as u64 {
+    for i in 0..env.sizes.webhook_rounds as u64 {
         let marker = MARKER_BASE + 2 * i;
         // Closed first (no event), seen by the viewer; then open.
         direct::send(game, &stats(marker, false)).await?;
         seen(&mut viewer, marker).await?;
+        // A request the last opening caused twice (it must not count as
+        // this one's).
+        while arrivals.try_recv().is_ok() {
+            extra += 1;
+        }
         let t0 = Instant::now();
         direct::send(game, &stats(marker + 1, true)).await?;
         seen(&mut viewer, marker + 1).await?;
@@ -74,8 +141,34 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         record(&mut hook, at.saturating_duration_since(t0));
     }
     drop(servers);
-    bridge.stop().await;
-    Ok(vec![row(&hook, &push, s.webhook_servers)])
+    Ok(Figures { hook, push, extra })
+}
+
+fn shared_row(many: &Figures, one: &Figures, sent: &[f64], left: i64, servers: usize) -> Row {
+    let p95 = |h: &Histogram<u64>| h.value_at_quantile(0.95);
+    let n = sent.len();
+    Row::new(
+        format!(
+            "{SHARED_FIGURE} ({n} bridges behind one master, --master-feed; made through the \
+             first, viewer on the last; {servers} servers listed): a change to the receiver's \
+             first request, p50 / p95"
+        ),
+        format!(
+            "{} / {} (sent by each bridge: {}; extra requests: {}; delivery rows left: {left})",
+            q(&many.hook, 0.5),
+            q(&many.hook, 0.95),
+            shared_db::split(sent),
+            many.extra
+        ),
+        format!(
+            "{} / {} with one bridge (embedded master, SQLite)",
+            q(&one.hook, 0.5),
+            q(&one.hook, 0.95)
+        ),
+        times(p95(&many.hook) as f64, p95(&one.hook).max(1) as f64),
+        "p95 ≤ 2 s",
+        Verdict::of(Duration::from_micros(p95(&many.hook)) <= TARGET),
+    )
 }
 
 fn row(hook: &Histogram<u64>, push: &Histogram<u64>, servers: usize) -> Row {
