@@ -172,6 +172,10 @@ pub struct Notify {
     /// This bridge's id in the cooldown rows it writes.
     writer: String,
     in_flight: Arc<Semaphore>,
+    /// Woken when an attempt ends: its slot is claimed again at once, not
+    /// on the next tick (one bridge sends more than [`MAX_IN_FLIGHT`] per
+    /// tick when rows are due).
+    freed: Arc<tokio::sync::Notify>,
     jobs: TaskTracker,
     /// Whether every channel's targets were read since the database was
     /// last unreachable.
@@ -194,6 +198,7 @@ impl Notify {
             read_at: Mutex::new(None),
             writer: message_id(),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            freed: Arc::new(tokio::sync::Notify::new()),
             jobs: TaskTracker::new(),
             synced: AtomicBool::new(false),
             cancel: CancellationToken::new(),
@@ -255,6 +260,7 @@ impl Notify {
                         self.claim().await;
                     }
                 }
+                () = self.freed.notified() => self.claim().await,
                 _ = tick.tick() => {
                     self.sync(&mut sync).await;
                     self.flush().await;
@@ -454,6 +460,7 @@ impl Notify {
             self.jobs.spawn(async move {
                 this.deliver(row).await;
                 drop(permit);
+                this.freed.notify_one();
             });
         }
     }
