@@ -107,15 +107,19 @@ pub fn body(
     .into_bytes()
 }
 
+/// The webhook URL's query parameters but `wait` (a thread's id stays).
+fn params_but_wait(hook: &Url) -> Vec<(String, String)> {
+    hook.query_pairs()
+        .filter(|(k, _)| k != "wait")
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
 /// Where the first message is posted: the webhook's URL asking Discord
 /// to answer with the message (`wait=true`), its other parameters kept.
 pub fn post_url(hook: &Url) -> Url {
     let mut url = hook.clone();
-    let kept: Vec<(String, String)> = hook
-        .query_pairs()
-        .filter(|(k, _)| k != "wait")
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
+    let kept = params_but_wait(hook);
     url.query_pairs_mut()
         .clear()
         .extend_pairs(kept)
@@ -127,11 +131,7 @@ pub fn post_url(hook: &Url) -> Url {
 /// webhook's parameters but `wait` kept (a thread's id).
 pub fn edit_url(hook: &Url, id: &str) -> Option<Url> {
     let mut url = hook.clone();
-    let kept: Vec<(String, String)> = hook
-        .query_pairs()
-        .filter(|(k, _)| k != "wait")
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
+    let kept = params_but_wait(hook);
     url.path_segments_mut()
         .ok()?
         .pop_if_empty()
