@@ -82,6 +82,12 @@ struct Args {
     /// (default 49: 48 h of samples, then the steady state).
     #[arg(long)]
     history_dense_hours: Option<i64>,
+    /// Days at the end of that history written one sample per hour; before
+    /// them one sample per day (default: every day hourly). A year is
+    /// `--history-days 365 --history-hourly-days 91`: past the hourly
+    /// tier's 90 days a day's row keeps no hours.
+    #[arg(long)]
+    history_hourly_days: Option<i64>,
     /// Internal: run as one of the scale100k phase's viewer processes,
     /// steered over stdin and stdout.
     #[arg(long, hide = true)]
@@ -129,6 +135,9 @@ async fn main() -> anyhow::Result<()> {
     if let Some(hours) = args.history_dense_hours {
         sizes.history_dense_hours = hours.max(1);
     }
+    sizes.history_hourly_days = args
+        .history_hourly_days
+        .map_or(sizes.history_days, |days| days.max(1));
     let bin_dir = match args.bin_dir {
         Some(d) => d,
         None => std::env::current_exe()?

@@ -92,6 +92,11 @@ pub struct Sizes {
     /// History: the last hours written at the 60 s interval (before them
     /// one sample per hour; `history_days * 24` writes every sample).
     pub history_dense_hours: i64,
+    /// History: the last days written one sample per hour; before them one
+    /// sample per day (the daily rows past the hourly tier's 90 days keep
+    /// no hours, so a day's one sample leaves the rows its 24 would).
+    /// `history_days` writes every hour.
+    pub history_hourly_days: i64,
     /// History: hours the raw-sample baseline writes for real (then scaled).
     pub history_raw_hours: i64,
     /// History: distinct keys asked for once each (uncached answers).
@@ -166,6 +171,7 @@ impl Sizes {
             history_servers: 10_000,
             history_days: 30,
             history_dense_hours: 49,
+            history_hourly_days: 30,
             history_raw_hours: 6,
             history_requests: 2_000,
             history_viewers: 1_000,
@@ -226,6 +232,7 @@ impl Sizes {
             history_servers: 20,
             history_days: 3,
             history_dense_hours: 50,
+            history_hourly_days: 3,
             history_raw_hours: 1,
             history_requests: 20,
             history_viewers: 5,

@@ -136,7 +136,8 @@ pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>>
     .await?;
     let v: serde_json::Value = serde_json::from_slice(&first.body)?;
     let points = v["points"].as_array().map_or(0, Vec::len);
-    let days = s.history_days;
+    // A 30-day range holds at most 30 days of hourly points.
+    let days = s.history_days.min(30);
     if first.status != 200 || points < (days as usize * 24) / 2 {
         return Err(Error::Unexpected(format!(
             "30d history of a synthetic server: {} with {points} points",

@@ -33,6 +33,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         servers: s.history_servers,
         days: s.history_days,
         dense_hours: s.history_dense_hours.min(s.history_days * 24),
+        hourly_days: s.history_hourly_days.min(s.history_days),
         interval_ms: 60_000,
     };
     eprintln!(
@@ -84,11 +85,22 @@ fn storage_rows(plan: &synth::Plan, g: &synth::Generated, raw: &raw::Raw) -> Vec
     let target = 400.0 * MB;
     let how = if plan.dense_hours >= plan.days * 24 {
         "every sample written".to_owned()
-    } else {
+    } else if plan.hourly_days >= plan.days {
         format!(
             "the last {} h at 60 s, one sample per hour before",
             plan.dense_hours
         )
+    } else {
+        format!(
+            "the last {} h at 60 s, one sample per hour for {} days before, one per day before that",
+            plan.dense_hours, plan.hourly_days
+        )
+    };
+    // The target is a month's; a longer plan is reported beside it only.
+    let (target_text, verdict) = if plan.days <= 30 {
+        ("≤ 400 MB", Verdict::of((g.bytes as f64) <= target))
+    } else {
+        ("- (≤ 400 MB is a month's)", Verdict::Info)
     };
     vec![
         Row::new(
@@ -116,8 +128,8 @@ fn storage_rows(plan: &synth::Plan, g: &synth::Generated, raw: &raw::Raw) -> Vec
                 raw_month / MB
             ),
             times(g.bytes as f64, raw_month),
-            "≤ 400 MB",
-            Verdict::of((g.bytes as f64) <= target),
+            target_text,
+            verdict,
         ),
         Row::new(
             format!(

@@ -39,6 +39,10 @@ pub(super) struct Plan {
     /// The last hours written at the sample interval; before them, one
     /// sample per hour (equal to `days * 24`: every sample written).
     pub(super) dense_hours: i64,
+    /// The last days written one sample per hour (or denser); before them
+    /// one sample per day, whose rows past the hourly tier hold what a
+    /// day of hourly samples would leave (equal to `days`: every hour).
+    pub(super) hourly_days: i64,
     /// The bridge's sample interval (its default, 60 s).
     pub(super) interval_ms: i64,
 }
@@ -197,6 +201,7 @@ pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
     let end = now - now.rem_euclid(plan.interval_ms);
     let start = end - plan.days * DAY_MS;
     let dense_from = end - plan.dense_hours * HOUR_MS;
+    let hourly_from = end - plan.hourly_days * DAY_MS;
     // Below 48 h of dense samples there is no steady state: every dense
     // write is timed.
     let steady = plan.dense_hours * HOUR_MS > SAMPLES_KEPT_MS;
@@ -238,7 +243,9 @@ pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
             );
             next_report += DAY_MS;
         }
-        t += if t < dense_from {
+        t += if t < hourly_from {
+            DAY_MS
+        } else if t < dense_from {
             HOUR_MS
         } else {
             plan.interval_ms
