@@ -9,6 +9,8 @@
 //! - The product as real processes ([`product`]: the `bridge` and
 //!   `master` binaries; [`process`]: children killed with their process
 //!   group on drop; [`paths`]: where the binaries and `dist/` are).
+//! - A master that misbehaves as the test scripts it ([`fake_master`]),
+//!   and the master protocol's framing of a reply.
 //! - The deployment's own parts: nginx in front of two bridges
 //!   ([`nginx`]) and a scratch PostgreSQL cluster ([`postgres`]).
 //!
@@ -19,6 +21,7 @@
 //! no sockets) and keep their own `until` on the browser's clock, bounded
 //! by the same 60 s.
 
+pub mod fake_master;
 pub mod http;
 pub mod metrics;
 pub mod nginx;

@@ -21,7 +21,7 @@ use std::{
 };
 
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::{
     net::{TcpListener, TcpStream},
     runtime::Runtime,
@@ -149,10 +149,7 @@ impl Shared {
     }
 }
 
-/// `msRQueryGameServers` listing `servers`.
-pub fn list_reply(servers: &[Value]) -> Value {
-    json!({"command": "msRQueryGameServers", "content": {"servers": servers}})
-}
+pub use lobby_testkit::fake_master::list_reply;
 
 /// The running fake; see the module's documentation.
 pub struct FakeBridge {

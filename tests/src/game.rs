@@ -7,12 +7,7 @@ use std::{io::Write, net::SocketAddr, net::TcpStream};
 use crate::HUNG;
 use serde_json::{json, Value};
 
-/// One frame: `[length][JSON][0x0A]`, the length counting the JSON's bytes
-/// plus the newline.
-pub fn frame(message: &Value) -> Vec<u8> {
-    let json = message.to_string();
-    format!("{}{json}\n", json.len() + 1).into_bytes()
-}
+pub use lobby_testkit::fake_master::frame;
 
 /// The stats a game server reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,24 +80,5 @@ impl GameServer {
         self.stream
             .write_all(&frame(message))
             .expect("write to the master");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn frames_count_bytes_and_the_newline() {
-        // The protocol's own example: 16 bytes of JSON + 1.
-        assert_eq!(
-            frame(&json!({"Hallo": "Welt"})),
-            b"17{\"Hallo\":\"Welt\"}\n"
-        );
-        // `ä` is two bytes.
-        assert_eq!(
-            frame(&json!({"universität": "TU Chemnitz"})),
-            "31{\"universität\":\"TU Chemnitz\"}\n".as_bytes()
-        );
     }
 }

@@ -5,7 +5,7 @@
 //! headless Chromium over WebDriver through page objects ([`pages`]), and
 //! plays game servers over raw TCP.
 //! Stand-ins for parts of the product that a test needs to misbehave or to
-//! watch: a fake bridge ([`fake_bridge`]), a fake master ([`fake_master`]),
+//! watch: a fake bridge ([`fake_bridge`]), the kit's fake master (`lobby_testkit::fake_master`),
 //! a TCP proxy to cut ([`proxy`]), recording WebSocket viewers
 //! ([`watchers`]), a webhook receiver ([`receiver`]) and a push service
 //! that a real Firefox ([`firefox`]) subscribes at ([`push_service`]).
@@ -17,7 +17,6 @@
 pub mod axe;
 pub mod browser;
 pub mod fake_bridge;
-pub mod fake_master;
 pub mod firefox;
 pub mod game;
 pub mod master;

@@ -15,18 +15,7 @@ use crate::{game::frame, until};
 /// The largest reply read (the master's own frame limit is smaller).
 const MAX_REPLY: usize = 16 * 1024 * 1024;
 
-/// A server as `msRQueryGameServers` lists it: at 192.0.2.1:`port`, open,
-/// Standard A, `current` of 4 players.
-pub fn listed(name: &str, port: u64, current: u32) -> Value {
-    json!({
-        "name": name,
-        "address": "192.0.2.1",
-        "port": port,
-        "players": {"current": current, "max": 4},
-        "isLobbyOpen": true,
-        "gameplayMode": 1
-    })
-}
+pub use lobby_testkit::fake_master::listed;
 
 /// The servers the master lists now, asked over a fresh TCP connection
 /// (`[length][JSON][0x0A]` each way), or what went wrong.

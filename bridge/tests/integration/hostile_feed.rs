@@ -20,6 +20,7 @@ use std::{
 };
 
 use common::HUNG;
+use lobby_testkit::fake_master::{Answer, FakeMaster};
 use protocol::frame::frame;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -60,7 +61,7 @@ impl Step {
 /// empty list (so the bridge's polling works), and a feed port that
 /// writes the current [`Script`] to every subscriber.
 struct HostileMaster {
-    master: SocketAddr,
+    master: FakeMaster,
     feed: SocketAddr,
     script: Script,
     /// Feed connections that the bridge closed (it gave up on the feed).
@@ -74,39 +75,20 @@ struct HostileMaster {
 
 impl HostileMaster {
     async fn start(script: Vec<Step>) -> Self {
-        let master_listener = TcpListener::bind((HOSTILE, 0)).await.unwrap();
+        // The "master" side: an empty list for every query (so polling
+        // works), from the kit's fake master.
+        let empty = lobby_testkit::fake_master::list_reply(&[]);
+        let master = FakeMaster::start(HOSTILE.parse().unwrap(), move |_| {
+            Answer::Write(lobby_testkit::fake_master::frame(&empty))
+        })
+        .await;
         let feed_listener = TcpListener::bind((HOSTILE, 0)).await.unwrap();
-        let master = master_listener.local_addr().unwrap();
         let feed = feed_listener.local_addr().unwrap();
         let script: Script = Arc::new(Mutex::new(script));
         let closed = Arc::new(AtomicUsize::new(0));
         let closed_signal = Arc::new(Notify::new());
         let subscribes = Arc::new(AtomicUsize::new(0));
         let gate = Arc::new(Semaphore::new(0));
-        let polls = tokio::spawn(async move {
-            loop {
-                let Ok((mut s, _)) = master_listener.accept().await else {
-                    return;
-                };
-                tokio::spawn(async move {
-                    let reply =
-                        frame(br#"{"command":"msRQueryGameServers","content":{"servers":[]}}"#);
-                    let mut buf = [0u8; 4096];
-                    loop {
-                        match s.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => {
-                                for _ in buf[..n].iter().filter(|b| **b == b'\n') {
-                                    if s.write_all(&reply).await.is_err() {
-                                        return;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                });
-            }
-        });
         let (sc, cl, sig, subs, gt) = (
             script.clone(),
             closed.clone(),
@@ -156,7 +138,7 @@ impl HostileMaster {
             closed_signal,
             subscribes,
             gate,
-            tasks: vec![polls, feeds],
+            tasks: vec![feeds],
         }
     }
 
@@ -209,7 +191,7 @@ impl Bridge {
         std::fs::write(dir.path().join("index.html"), "<!doctype html>lobby").unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
             .args(["--listen", "127.0.0.1:0"])
-            .args(["--master", &m.master.to_string()])
+            .args(["--master", &m.master.addr.to_string()])
             .args(["--master-feed", &m.feed.to_string()])
             .args(["--poll-interval", "200ms"])
             .args(["--api-rate", "1000000", "--api-burst", "1000000"])

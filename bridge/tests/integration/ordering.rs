@@ -5,20 +5,14 @@
 
 use crate::common;
 
-use std::net::SocketAddr;
+use std::net::Ipv4Addr;
 
 use common::*;
-use futures_util::{SinkExt, StreamExt};
+use lobby_testkit::fake_master::{frame, list_reply, listed, Answer, FakeMaster};
 use protocol::{
-    codec::{Frame, FrameCodec},
     delta::{ClientList, DeltaMessage},
     message::Envelope,
 };
-use tokio::{
-    net::{TcpListener, TcpStream},
-    sync::{mpsc, oneshot},
-};
-use tokio_util::codec::Framed;
 
 /// Before the admin's change.
 const BEFORE: &[&str] = &[];
@@ -27,109 +21,27 @@ const AFTER: &[&str] = &["Fresh"];
 /// A later poll, with one more server: the list after the stale reply.
 const LATER: &[&str] = &["Fresh", "Later"];
 
-fn list_json(names: &[&str]) -> String {
-    let servers: Vec<String> = names
-        .iter()
-        .map(|n| {
-            format!(
-                r#"{{"name":"{n}","address":"192.168.0.10","port":20000,"players":{{"current":1,"max":4}},"isLobbyOpen":true,"gameplayMode":1}}"#
-            )
-        })
-        .collect();
-    format!(
-        r#"{{"command":"msRQueryGameServers","content":{{"servers":[{}]}}}}"#,
-        servers.join(",")
-    )
-}
-
-fn is_query(frame: &Frame) -> bool {
-    match frame {
-        Frame::Message(json) => {
-            Envelope::parse(json).is_ok_and(|env| env.command == "msQueryGameServers")
-        }
-        Frame::Discarded(_) => false,
-    }
-}
-
-/// A master that answers its first connection (the bridge's poller) with
-/// [`BEFORE`], holds the answer to the second query there until `release`,
-/// then answers [`LATER`]; every other connection (an admin's) gets
+/// A master whose first connection (the bridge's poller) gets [`BEFORE`],
+/// then its second query held until the test lets it go and answered
+/// [`BEFORE`], then [`LATER`]; every other connection (an admin's) gets
 /// [`AFTER`].
-struct ScriptedMaster {
-    addr: SocketAddr,
-    /// Fires when the poller's second query arrived and is held.
-    held: oneshot::Receiver<()>,
-    release: oneshot::Sender<()>,
-    /// Every query the admins' connections answered.
-    admin_answers: mpsc::UnboundedReceiver<()>,
-}
-
-impl ScriptedMaster {
-    async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (held_tx, held) = oneshot::channel();
-        let (release, release_rx) = oneshot::channel();
-        let (answered, admin_answers) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let (poller, _) = listener.accept().await.unwrap();
-            tokio::spawn(poller_script(poller, held_tx, release_rx));
-            loop {
-                let Ok((admin, _)) = listener.accept().await else {
-                    return;
-                };
-                tokio::spawn(admin_script(admin, answered.clone()));
-            }
-        });
-        Self {
-            addr,
-            held,
-            release,
-            admin_answers,
+async fn scripted_master() -> FakeMaster {
+    let reply = |names: &[&str]| {
+        let servers: Vec<_> = names.iter().map(|n| listed(n, 20000, 1)).collect();
+        frame(&list_reply(&servers))
+    };
+    let (before, after, later) = (reply(BEFORE), reply(AFTER), reply(LATER));
+    FakeMaster::start(Ipv4Addr::LOCALHOST.into(), move |asked| {
+        match (asked.connection, asked.query) {
+            (0, 0) => Answer::Write(before.clone()),
+            // Asked before the admin's change reached the master; answered
+            // after the admin's connection had the change.
+            (0, 1) => Answer::Hold(before.clone()),
+            (0, _) => Answer::Write(later.clone()),
+            _ => Answer::Write(after.clone()),
         }
-    }
-}
-
-async fn poller_script(
-    stream: TcpStream,
-    held: oneshot::Sender<()>,
-    release: oneshot::Receiver<()>,
-) {
-    let mut framed = Framed::new(stream, FrameCodec::default());
-    let mut queries = 0;
-    let (mut held, mut release) = (Some(held), Some(release));
-    while let Some(Ok(frame)) = framed.next().await {
-        if !is_query(&frame) {
-            continue;
-        }
-        queries += 1;
-        let reply = match queries {
-            1 => BEFORE,
-            2 => {
-                // Asked before the admin's change reached the master;
-                // answered after the admin's connection had the change.
-                let _ = held.take().unwrap().send(());
-                release.take().unwrap().await.unwrap();
-                BEFORE
-            }
-            _ => LATER,
-        };
-        if framed.send(list_json(reply).as_bytes()).await.is_err() {
-            return;
-        }
-    }
-}
-
-async fn admin_script(stream: TcpStream, answered: mpsc::UnboundedSender<()>) {
-    let mut framed = Framed::new(stream, FrameCodec::default());
-    while let Some(Ok(frame)) = framed.next().await {
-        if is_query(&frame) {
-            if framed.send(list_json(AFTER).as_bytes()).await.is_err() {
-                return;
-            }
-            let _ = answered.send(());
-        }
-    }
+    })
+    .await
 }
 
 fn str_vec(names: &[&str]) -> Vec<String> {
@@ -171,17 +83,14 @@ async fn next_state(ws: &mut Ws, list: &mut Option<ClientList>) -> Vec<String> {
 
 #[tokio::test]
 async fn a_reply_asked_before_the_published_list_is_dropped() {
-    let mut master = ScriptedMaster::start().await;
+    let master = scripted_master().await;
     let mut config = test_config(master.addr);
     // The poller's held query must not time out while the admin acts.
     config.master_timeout = HUNG;
     let bridge = TestBridge::start(config).await;
 
     // The poller's first list is published; its second query is held.
-    tokio::time::timeout(HUNG, &mut master.held)
-        .await
-        .expect("the poller never sent its second query")
-        .unwrap();
+    master.until_held(1).await;
     let mut plain = bridge.connect().await;
     send(&mut plain, r#"{"command":"bridgeSubscribe"}"#).await;
     assert_eq!(next_list(&mut plain).await, BEFORE);
@@ -197,15 +106,13 @@ async fn a_reply_asked_before_the_published_list_is_dropped() {
     // The admin's change: its own connection's fresher list is published.
     let mut admin = bridge.admin().await;
     send(&mut admin, &register_json("Fresh", 20000)).await;
-    tokio::time::timeout(HUNG, master.admin_answers.recv())
-        .await
-        .expect("the bridge never asked the admin's connection for the list")
-        .unwrap();
+    // The poller's first answer, then the admin connection's.
+    master.until_answered(2).await;
     assert_eq!(next_list(&mut plain).await, AFTER);
     assert_eq!(next_state(&mut deltas, &mut list).await, AFTER);
 
     // Now the poller's older reply arrives, then a later poll's list.
-    master.release.send(()).unwrap();
+    master.release();
     // Both read before asserting, so a failure shows what each saw.
     let seen = (
         next_list(&mut plain).await,

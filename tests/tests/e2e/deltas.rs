@@ -299,7 +299,7 @@ async fn page_stays_equal_to_the_master_through_random_changes() {
 
 /// A server as a snapshot or delta lists it: with its id.
 fn keyed(id: u64, name: &str, current: u32) -> Value {
-    let mut server = listed(name, 20000 + id, current);
+    let mut server = listed(name, 20000 + id as u16, current);
     server["id"] = json!(id);
     server
 }

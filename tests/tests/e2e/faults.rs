@@ -2,21 +2,21 @@
 //! asserted: the real `master` and `bridge` processes (the bridge with
 //! `--master`, so the master can be killed, frozen and restarted on its
 //! own), real headless Chromium where a page is involved, WebSocket
-//! viewers that record every message ([`e2e::watchers`]), a fake master
-//! that misbehaves ([`e2e::fake_master`]) and a proxy to cut
+//! viewers that record every message ([`e2e::watchers`]), the kit's fake
+//! master made to misbehave ([`lobby_testkit::fake_master`]) and a proxy to cut
 //! ([`e2e::proxy`]).
 //!
 //! Each drill prints how long recovery took (`cargo test -p e2e --test
 //! faults -- --nocapture` shows them).
 
 use std::{
-    net::SocketAddr,
+    net::{Ipv4Addr, SocketAddr},
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
 use e2e::{
     browser::{Browser, Driver},
-    fake_master::{FakeMaster, Reply, FAKE_ONE},
     game::{GameServer, Stats},
     holds_for,
     master::{master_names, wait_master_lists},
@@ -31,6 +31,7 @@ use e2e::{
     },
 };
 use futures_util::SinkExt;
+use lobby_testkit::fake_master::{self, list_reply, listed, Answer, FakeMaster};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::{tungstenite::Message, WebSocketStream};
 
@@ -302,24 +303,40 @@ async fn bridge_starts_while_the_master_is_unreachable() {
     browser.close().await;
 }
 
+/// The one server the fake master's good answer lists.
+const FAKE_ONE: &str = "Fake One";
+
 #[tokio::test]
 async fn a_master_answering_garbage_oversized_frames_or_half_replies() {
     let _serial = e2e::serial().await;
-    let fake = FakeMaster::start().await;
+    let good = fake_master::frame(&list_reply(&[listed(FAKE_ONE, 20001, 1)]));
+    let reply = Arc::new(Mutex::new(Answer::Write(good.clone())));
+    let answer = reply.clone();
+    let fake = FakeMaster::start(Ipv4Addr::LOCALHOST.into(), move |_| {
+        answer.lock().expect("the fake's answer").clone()
+    })
+    .await;
+    let set_reply = |to: Answer| *reply.lock().expect("the fake's answer") = to;
     let product = Product::start_relaying_to(fake.addr);
     let viewers = watchers(product.http, 10).await;
     wait_all_list(&viewers, &[FAKE_ONE]).await;
     let good_list = vec![FAKE_ONE.to_owned()];
 
-    for (reply, what) in [
-        (Reply::Garbage, "garbage"),
+    for (bad, what) in [
+        (Answer::Write(fake_master::garbage()), "garbage"),
         // The bridge skips an oversized frame as it arrives (its memory
         // stays bounded), so that is a master that does not answer.
-        (Reply::Oversized, "an oversized frame"),
-        (Reply::CloseMidReply, "a close in mid-reply"),
+        (
+            Answer::Write(fake_master::oversized()),
+            "an oversized frame",
+        ),
+        (
+            Answer::WriteAndClose(good[..good.len() / 2].to_vec()),
+            "a close in mid-reply",
+        ),
     ] {
         let t = Instant::now();
-        fake.set_reply(reply);
+        set_reply(bad);
         let told = wait_all_status(&viewers, "down").await;
         let health = product
             .healthz()
@@ -358,7 +375,7 @@ async fn a_master_answering_garbage_oversized_frames_or_half_replies() {
             "the last good list is kept"
         );
 
-        fake.set_reply(Reply::Good);
+        set_reply(Answer::Write(good.clone()));
         let up = wait_all_status(&viewers, "up").await;
         eprintln!(
             "master answering {what}: viewers told down {told:?} after it started, \

@@ -35,7 +35,7 @@ const MAX_GAP: Duration = Duration::from_millis(5000);
 
 /// A server as the fake lists it.
 fn server(name: &str, port: u16, current: u32) -> Value {
-    listed(name, u64::from(port), current)
+    listed(name, port, current)
 }
 
 /// The gaps between consecutive instants.
