@@ -11,6 +11,8 @@
 //!   group on drop; [`paths`]: where the binaries and `dist/` are).
 //! - The deployment's own parts: nginx in front of two bridges
 //!   ([`nginx`]) and a scratch PostgreSQL cluster ([`postgres`]).
+//! - Stand-ins for what the product talks to: Discord's webhook API
+//!   ([`discord`]), for the status card's tests and its benchmark.
 //!
 //! It does not link the `bridge` or `master` libraries (a test build that
 //! did would hold a second copy of the crate under test); in-process
@@ -19,6 +21,7 @@
 //! no sockets) and keep their own `until` on the browser's clock, bounded
 //! by the same 60 s.
 
+pub mod discord;
 pub mod http;
 pub mod metrics;
 pub mod nginx;
