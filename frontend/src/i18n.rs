@@ -346,6 +346,8 @@ table! {
     CardPreviewLoading => "Loading the preview…", "Vorschau wird geladen…";
     CardPreviewWaits => "The preview appears once the servers are valid.", "Die Vorschau erscheint, sobald die Server gültig sind.";
     RefreshPreview => "Refresh the preview", "Vorschau aktualisieren";
+    ShowPreview => "Show the preview", "Vorschau zeigen";
+    HidePreview => "Hide the preview", "Vorschau ausblenden";
     WebhookEvents => "Events", "Ereignisse";
     EventServerOnline => "comes online", "kommt online";
     EventServerOffline => "goes offline", "geht offline";

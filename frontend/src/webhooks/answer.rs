@@ -6,6 +6,7 @@
 
 use std::{cell::Cell, future::Future, rc::Rc};
 
+use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
@@ -24,10 +25,13 @@ pub struct AdminAnswer<T> {
 
 /// Reads the answer `fetch` gives for `deps` when the component mounts
 /// and whenever `deps` changes (`fetch` returns `None` when there is
-/// nothing to read, such as before the tab signs in). An answer to an
+/// nothing to read, such as before the tab signs in). A read is sent only
+/// once `deps` has stayed as it is for `settle_ms` (typing in a field
+/// sends one request, not one per key: the admin API is paid from the
+/// address's budget like every `/api/` request), and an answer to an
 /// earlier read that arrives after a later one is dropped.
 #[hook]
-pub fn use_admin_answer<T, D, F, Fut>(deps: D, fetch: F) -> AdminAnswer<T>
+pub fn use_admin_answer<T, D, F, Fut>(deps: D, settle_ms: u32, fetch: F) -> AdminAnswer<T>
 where
     T: 'static,
     D: PartialEq + Clone + 'static,
@@ -47,6 +51,13 @@ where
             latest.set(this);
             let (answer, failed, latest) = (answer.clone(), failed.clone(), latest.clone());
             spawn_local(async move {
+                if settle_ms > 0 {
+                    TimeoutFuture::new(settle_ms).await;
+                    if latest.get() != this {
+                        return;
+                    }
+                }
+                // Sent only now: the future does nothing until awaited.
                 let read = reading.await;
                 if latest.get() != this {
                     return;

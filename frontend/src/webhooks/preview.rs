@@ -129,6 +129,10 @@ fn embed(e: &CardEmbed) -> Html {
     }
 }
 
+/// How long the servers must stay as they are before the preview is read
+/// (while the admin types keys or a name).
+const SETTLE_MS: u32 = 400;
+
 /// Props of [`CardPreview`].
 #[derive(Properties, PartialEq)]
 pub struct CardPreviewProps {
@@ -144,6 +148,7 @@ pub struct CardPreviewProps {
 pub fn CardPreview(props: &CardPreviewProps) -> Html {
     let read = use_admin_answer(
         (props.signed_in, props.servers.clone()),
+        SETTLE_MS,
         |(signed_in, servers)| {
             let servers = servers.filter(|_| signed_in)?;
             Some(async move { api::card_preview(&servers).await })

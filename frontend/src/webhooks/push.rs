@@ -24,7 +24,7 @@ pub struct PushSectionProps {
 /// The Web Push section of `/admin`.
 #[component]
 pub fn PushSection(props: &PushSectionProps) -> Html {
-    let read = use_admin_answer(props.signed_in, |signed_in| {
+    let read = use_admin_answer(props.signed_in, 0, |signed_in| {
         signed_in.then(api::push_status)
     });
     let (failed, reload) = (read.failed.clone(), read.reload.clone());

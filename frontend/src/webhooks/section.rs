@@ -70,7 +70,7 @@ const FIELDS: [&str; 5] = ["url", "events", "servers", "threshold", "cooldown"];
 /// The Webhooks section of `/admin`.
 #[component]
 pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
-    let hooks = use_admin_answer(props.signed_in, |signed_in| signed_in.then(api::list));
+    let hooks = use_admin_answer(props.signed_in, 0, |signed_in| signed_in.then(api::list));
     // Why the list could not be read (`hooks.failed`); why the last
     // button's request was refused.
     let refused = use_state(|| None::<String>);
@@ -438,6 +438,11 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
             });
         })
     };
+    let previewing = use_state(|| false);
+    let on_preview = {
+        let previewing = previewing.clone();
+        Callback::from(move |_: MouseEvent| previewing.set(!*previewing))
+    };
     let enabled = hook.enabled;
     let on_toggle = act(Action::Enable(!enabled));
     let on_test = act(Action::Test);
@@ -507,7 +512,15 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
             </p>
             <p class="muted">{ events.join(", ") }{ " — " }{ servers }</p>
             if hook.request.format == Format::DiscordCard {
-                <CardPreview servers={Some(hook.request.servers.clone())} signed_in=true />
+                <button type="button" class="show-preview" onclick={on_preview}
+                    aria-expanded={previewing.to_string()}>
+                    { t(if *previewing { K::HidePreview } else { K::ShowPreview }) }
+                </button>
+                // Read when asked: each preview is a request paid from the
+                // admin's budget, and there may be many card webhooks.
+                if *previewing {
+                    <CardPreview servers={Some(hook.request.servers.clone())} signed_in=true />
+                }
             }
             <div class="actions">
                 <button type="button" class="send-test" onclick={on_test} disabled={*busy}>{ t(K::SendTest) }</button>

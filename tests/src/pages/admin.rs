@@ -144,7 +144,7 @@ impl AdminPage<'_> {
             .await
     }
 
-    /// Clicks `button` (`send-test`, `toggle`, `delete`) on the card of
+    /// Clicks `button` (`send-test`, `toggle`, `delete`, `show-preview`) on the card of
     /// the webhook to `host`.
     pub async fn click_on_webhook(&self, host: &str, button: &str) {
         self.click(&format!("{} .{button}", webhook(host))).await;

@@ -347,6 +347,7 @@ async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
         admin.choose_format("discord-card").await;
         admin.create_webhook(&receiver.url).await;
         admin.webhook_secret().await;
+        admin.click_on_webhook(&host, "show-preview").await;
         admin
             .wait_webhook(&host, "[data-testid=card-preview] .embed-title", "4 online")
             .await;
