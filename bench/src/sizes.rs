@@ -76,6 +76,9 @@ pub struct Sizes {
     pub webhook_servers: usize,
     /// Webhooks: changes measured (each a lobby opening).
     pub webhook_rounds: usize,
+    /// Webhooks: changes a Discord status card is measured for, each made
+    /// right after the card's last edit (the whole coalescing window).
+    pub card_edit_rounds: usize,
     /// Webhooks and Web Push: bridges on one PostgreSQL database behind one
     /// master, measured beside the one-bridge baseline.
     pub notify_bridges: usize,
@@ -164,6 +167,7 @@ impl Sizes {
             soak_servers: 50,
             webhook_servers: 500,
             webhook_rounds: 20,
+            card_edit_rounds: 6,
             notify_bridges: 3,
             push_subscriptions: 10_000,
             push_baseline: 100,
@@ -225,6 +229,7 @@ impl Sizes {
             soak_servers: 5,
             webhook_servers: 5,
             webhook_rounds: 2,
+            card_edit_rounds: 1,
             notify_bridges: 2,
             push_subscriptions: 20,
             push_baseline: 4,

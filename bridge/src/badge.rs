@@ -7,6 +7,9 @@
 //! shields.io. What they say, and the drawing the SVG shares with the
 //! cards, is [`crate::face`]'s: every text is cut short (and XML-escaped
 //! in an SVG), so any name gives well-formed XML of a few hundred bytes.
+//! A face is served, in each of its forms (the cards' too), by one pair
+//! of handlers here ([`lobby_in`], [`server_in`]): one cache, one rule for
+//! the file name.
 
 use std::sync::Arc;
 
@@ -36,19 +39,25 @@ fn svg_answer(body: String) -> Computed {
     }
 }
 
-/// The two forms of a badge.
+/// The forms a face is served in: the badges' two and the card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Form {
+pub(crate) enum Form {
+    /// The SVG badge.
     Svg,
+    /// The shields.io endpoint badge (JSON).
     Shield,
+    /// The 1200×630 PNG card ([`crate::card`]).
+    Card,
 }
 
 impl Form {
-    /// The form's answer for `face`.
-    fn answer(self, face: &Face) -> Computed {
+    /// The form's answer for `face` (a card drawn, or taken from those
+    /// drawn, by `ctx`).
+    fn answer(self, face: &Face, ctx: &Ctx) -> Computed {
         match self {
             Form::Svg => svg_answer(face.svg(&Layout::badge(face))),
             Form::Shield => Computed::ok(&face.shield()),
+            Form::Card => ctx.cards.answer(face, &ctx.metrics),
         }
     }
 
@@ -57,6 +66,7 @@ impl Form {
         match self {
             Form::Svg => "badge",
             Form::Shield => "shield",
+            Form::Card => "card",
         }
     }
 
@@ -65,14 +75,16 @@ impl Form {
         match self {
             Form::Svg => ".svg",
             Form::Shield => ".json",
+            Form::Card => ".png",
         }
     }
 }
 
-/// The lobby's badge in `form`, cached until the list changes.
-async fn lobby_in(ctx: Arc<Ctx>, form: Form, asked: Asked) -> Response {
+/// The lobby's face in `form`, cached until the list changes.
+pub(crate) async fn lobby_in(ctx: Arc<Ctx>, form: Form, asked: Asked) -> Response {
     let feed = ctx.upstream.current().feed;
     let seq = list_seq(&ctx);
+    let worker = ctx.clone();
     ctx.answers
         .answer(
             &ctx.metrics,
@@ -82,15 +94,15 @@ async fn lobby_in(ctx: Arc<Ctx>, form: Form, asked: Asked) -> Response {
             &[(header::CACHE_CONTROL, CACHE)],
             move || {
                 let servers = feed.iter().flat_map(|f| f.list().servers());
-                form.answer(&Face::lobby(servers))
+                form.answer(&Face::lobby(servers), &worker)
             },
         )
         .await
 }
 
-/// One server's badge in `form` (`file` is `{key}` and the form's
+/// One server's face in `form` (`file` is `{key}` and the form's
 /// ending), cached until the list or the history changes.
-async fn server_in(ctx: Arc<Ctx>, form: Form, file: &str, asked: Asked) -> Response {
+pub(crate) async fn server_in(ctx: Arc<Ctx>, form: Form, file: &str, asked: Asked) -> Response {
     let Some(key) = file
         .strip_suffix(form.suffix())
         .and_then(|k| k.parse::<ServerKey>().ok())
@@ -107,7 +119,7 @@ async fn server_in(ctx: Arc<Ctx>, form: Form, file: &str, asked: Asked) -> Respo
             &asked,
             &[(header::CACHE_CONTROL, CACHE)],
             move || match server_state(&worker, key) {
-                Ok(Some(state)) => form.answer(&Face::server(&state)),
+                Ok(Some(state)) => form.answer(&Face::server(&state), &worker),
                 Ok(None) => Computed::refused(&HttpError::not_found(NOT_SEEN)),
                 Err(_) => unavailable(),
             },

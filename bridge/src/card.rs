@@ -12,7 +12,8 @@
 //! [`MIN_TEXT_SIZE`], and cut with an ellipsis below that, measured by the renderer's own layout of
 //! the text (shaping, right-to-left runs and fallback boxes included).
 //!
-//! Answers are cached like the badges' (per list change and key, with
+//! Answers are served by the badges' handlers ([`badge::server_in`], in
+//! the card's form), cached like theirs (per list change and key, with
 //! `ETag`, paid for from the client address's budget), and the PNG itself
 //! per face: a list change that leaves a card's face as it was costs no
 //! drawing ([`Rendered`]).
@@ -22,13 +23,8 @@ use std::{
     sync::{atomic::Ordering::Relaxed, Arc, Mutex, OnceLock},
 };
 
-use axum::{
-    extract::State,
-    http::{header, StatusCode},
-    response::{IntoResponse, Response},
-};
+use axum::{extract::State, http::StatusCode, response::Response};
 use bytes::Bytes;
-use protocol::ServerKey;
 use resvg::{
     tiny_skia,
     usvg::{self, fontdb},
@@ -36,10 +32,10 @@ use resvg::{
 
 use crate::{
     api::Asked,
-    badge::CACHE,
+    badge::{self, Form},
     ctx::Ctx,
     face::{cut, Face, Layout, CARD_HEIGHT, CARD_MARGIN, CARD_WIDTH},
-    history_api::{list_seq, server_state, unavailable, Computed, NOT_SEEN},
+    history_api::Computed,
     http::{HttpError, Path},
     metrics::Metrics,
 };
@@ -209,7 +205,7 @@ impl Rendered {
     }
 
     /// The answer of `face`'s card.
-    fn answer(&self, face: &Face, metrics: &Metrics) -> Computed {
+    pub(crate) fn answer(&self, face: &Face, metrics: &Metrics) -> Computed {
         match self.card(face, metrics) {
             Ok(body) => Computed {
                 status: StatusCode::OK,
@@ -226,22 +222,7 @@ impl Rendered {
 
 /// `GET /card.png`.
 pub(crate) async fn lobby(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
-    let feed = ctx.upstream.current().feed;
-    let seq = list_seq(&ctx);
-    let worker = ctx.clone();
-    ctx.answers
-        .answer(
-            &ctx.metrics,
-            "card".into(),
-            (seq, 0),
-            &asked,
-            &[(header::CACHE_CONTROL, CACHE)],
-            move || {
-                let servers = feed.iter().flat_map(|f| f.list().servers());
-                worker.cards.answer(&Face::lobby(servers), &worker.metrics)
-            },
-        )
-        .await
+    badge::lobby_in(ctx, Form::Card, asked).await
 }
 
 /// `GET /card/{key}.png`.
@@ -250,28 +231,7 @@ pub(crate) async fn server(
     Path(file): Path<String>,
     asked: Asked,
 ) -> Response {
-    let Some(key) = file
-        .strip_suffix(".png")
-        .and_then(|k| k.parse::<ServerKey>().ok())
-    else {
-        return HttpError::not_found(NOT_SEEN).into_response();
-    };
-    let generation = ctx.history.as_ref().map_or(0, |h| h.generation());
-    let worker = ctx.clone();
-    ctx.answers
-        .answer(
-            &ctx.metrics,
-            format!("card/{key}"),
-            (list_seq(&ctx), generation),
-            &asked,
-            &[(header::CACHE_CONTROL, CACHE)],
-            move || match server_state(&worker, key) {
-                Ok(Some(state)) => worker.cards.answer(&Face::server(&state), &worker.metrics),
-                Ok(None) => Computed::refused(&HttpError::not_found(NOT_SEEN)),
-                Err(_) => unavailable(),
-            },
-        )
-        .await
+    badge::server_in(ctx, Form::Card, &file, asked).await
 }
 
 #[cfg(test)]

@@ -40,11 +40,47 @@ const RETRY_AFTER: u64 = 5;
 
 /// Answers cached at most; the cache starts over when full.
 const CACHED: usize = 1024;
+/// Bytes of bodies cached at most: a PNG card is some tens of KiB, so
+/// 1,024 distinct cards alone would hold about 50 MB. The cache starts
+/// over when the next answer would not fit.
+const CACHED_BYTES: usize = 16 * 1024 * 1024;
 
 /// Answers computed since the list or the history last changed, by path.
 #[derive(Debug, Default)]
 pub(crate) struct Answers {
-    cache: Mutex<HashMap<String, Cached>>,
+    cache: Mutex<Kept>,
+}
+
+/// The cached answers and the bytes of their bodies.
+#[derive(Debug, Default)]
+struct Kept {
+    by_path: HashMap<String, Cached>,
+    bytes: usize,
+}
+
+impl Kept {
+    fn get(&self, path: &str) -> Option<&Cached> {
+        self.by_path.get(path)
+    }
+
+    /// Keeps `cached` for `path`, starting over first when it would make
+    /// more than [`CACHED`] answers or [`CACHED_BYTES`] of bodies (an
+    /// answer larger than that alone is not kept).
+    fn keep(&mut self, path: String, cached: Cached) {
+        let size = cached.body.len();
+        if size > CACHED_BYTES {
+            return;
+        }
+        if let Some(old) = self.by_path.remove(&path) {
+            self.bytes -= old.body.len();
+        }
+        if self.by_path.len() >= CACHED || self.bytes + size > CACHED_BYTES {
+            self.by_path.clear();
+            self.bytes = 0;
+        }
+        self.bytes += size;
+        self.by_path.insert(path, cached);
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -134,11 +170,7 @@ impl Answers {
                 // An outage's answer is not kept: the next request asks the
                 // database again.
                 if !unavailable {
-                    let mut cache = self.lock();
-                    if cache.len() >= CACHED {
-                        cache.clear();
-                    }
-                    cache.insert(path, cached.clone());
+                    self.lock().keep(path, cached.clone());
                 }
                 cached
             }
@@ -162,7 +194,7 @@ impl Answers {
         (cached.status, h, cached.body).into_response()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -560,4 +592,51 @@ fn internal(e: &StoreError) -> Computed {
 fn unreadable(e: &dyn std::fmt::Display) -> Computed {
     master::throttled!(warn, error = %e, "reading the history failed");
     Computed::refused(&HttpError::Internal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(bytes: usize) -> Cached {
+        Cached {
+            stamp: (1, 0),
+            status: StatusCode::OK,
+            content_type: "image/png",
+            etag: String::new(),
+            body: Bytes::from(vec![0u8; bytes]),
+        }
+    }
+
+    #[test]
+    fn the_answers_kept_are_bounded_by_count_and_by_bytes() {
+        // Distinct cards of 60 KB each: far fewer than 1,024 fit.
+        let mut kept = Kept::default();
+        for i in 0..CACHED {
+            kept.keep(format!("card/{i}"), answer(60_000));
+            assert!(kept.bytes <= CACHED_BYTES, "{} bytes", kept.bytes);
+            assert_eq!(
+                kept.bytes,
+                kept.by_path.values().map(|c| c.body.len()).sum::<usize>()
+            );
+        }
+        assert!(kept.by_path.len() < CACHED_BYTES / 60_000 + 1);
+        assert!(kept.get(&format!("card/{}", CACHED - 1)).is_some());
+
+        // Small answers: the count bounds them.
+        let mut kept = Kept::default();
+        for i in 0..=CACHED {
+            kept.keep(format!("api/{i}"), answer(100));
+            assert!(kept.by_path.len() <= CACHED);
+        }
+        assert_eq!(kept.by_path.len(), 1, "started over at the 1,025th");
+
+        // The same path again replaces its bytes; one too large is not kept.
+        let mut kept = Kept::default();
+        kept.keep("a".into(), answer(1_000));
+        kept.keep("a".into(), answer(3_000));
+        assert_eq!((kept.by_path.len(), kept.bytes), (1, 3_000));
+        kept.keep("huge".into(), answer(CACHED_BYTES + 1));
+        assert_eq!((kept.by_path.len(), kept.bytes), (1, 3_000));
+    }
 }

@@ -342,6 +342,12 @@ table! {
     FormatDiscord => "Discord message", "Discord-Nachricht";
     FormatDiscordCard => "Discord status card", "Discord-Statuskarte";
     WebhookCardNote => "One message in the channel, kept up to date: the selected servers (the 10 busiest) with players and lobby, edited at most every 10 seconds.", "Eine Nachricht im Kanal, stets aktuell: die gewählten Server (die 10 vollsten) mit Spielern und Lobby, höchstens alle 10 Sekunden bearbeitet.";
+    CardPreview => "Preview: the message as the channel would show it now (its words are the bridge's, in English)", "Vorschau: die Nachricht, wie der Kanal sie jetzt zeigen würde (ihr Text ist der der Bridge, auf Englisch)";
+    CardPreviewLoading => "Loading the preview…", "Vorschau wird geladen…";
+    CardPreviewWaits => "The preview appears once the servers are valid.", "Die Vorschau erscheint, sobald die Server gültig sind.";
+    RefreshPreview => "Refresh the preview", "Vorschau aktualisieren";
+    ShowPreview => "Show the preview", "Vorschau zeigen";
+    HidePreview => "Hide the preview", "Vorschau ausblenden";
     WebhookEvents => "Events", "Ereignisse";
     EventServerOnline => "comes online", "kommt online";
     EventServerOffline => "goes offline", "geht offline";

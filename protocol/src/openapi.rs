@@ -27,8 +27,8 @@ use crate::{
     delta::ServerList,
     entry::ServerDetails,
     push::{PushKey, PushStatus, PushSubscribe, PushUnsubscribe, PushWatches},
-    watch::{WebhookPatch, WebhookSpec},
-    webhook::{Delivery, Webhook, WebhookList, WebhookPayload},
+    watch::{CardPreviewRequest, WebhookPatch, WebhookSpec},
+    webhook::{Delivery, DiscordCard, Webhook, WebhookList, WebhookPayload},
     ServerKey,
 };
 
@@ -680,6 +680,28 @@ fn admin_ops() -> Vec<Op> {
         },
         Op {
             admin: true,
+            path: "/api/admin/webhooks/preview",
+            method: HttpMethod::Post,
+            id: "previewStatusCard",
+            summary: "The message a `\"discord-card\"` webhook of these servers would post now \
+                      (the admin page's preview); nothing is sent",
+            body: Some(schema_ref::<CardPreviewRequest>()),
+            ok: vec![(
+                "200",
+                "The status card's message, as Discord would get it.",
+                Some(schema_ref::<DiscordCard>()),
+            )],
+            failures: &[
+                BadRequest,
+                Unauthorized,
+                Timeout,
+                TooLarge,
+                TooManyRequests,
+                Unavailable,
+            ],
+        },
+        Op {
+            admin: true,
             path: "/api/admin/push",
             method: HttpMethod::Get,
             id: "getPushStatus",
@@ -827,6 +849,8 @@ pub fn document() -> Value {
     with_refs::<WebhookPayload>(&mut schemas);
     with_refs::<WebhookSpec>(&mut schemas);
     with_refs::<WebhookPatch>(&mut schemas);
+    with_refs::<CardPreviewRequest>(&mut schemas);
+    with_refs::<DiscordCard>(&mut schemas);
     with_refs::<Webhook>(&mut schemas);
     with_refs::<WebhookList>(&mut schemas);
     with_refs::<PushKey>(&mut schemas);

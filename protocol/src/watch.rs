@@ -590,6 +590,27 @@ impl WebhookPatch {
     }
 }
 
+/// A valid `POST /api/admin/webhooks/preview` body: which servers a
+/// status card would show (`{"servers": …}`, as a webhook's request names
+/// them), so the admin page can preview a card before it is made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CardPreviewRequest {
+    pub servers: ServerFilter,
+}
+
+impl CardPreviewRequest {
+    /// Reads and validates a request body: `{"servers": …}`.
+    pub fn parse(body: &[u8]) -> Result<Self, FieldError> {
+        let obj = object(body)?;
+        if obj.keys().any(|k| k != "servers") {
+            return refuse("body", "has a field other than servers");
+        }
+        Ok(Self {
+            servers: parse_servers(obj.get("servers"))?,
+        })
+    }
+}
+
 impl From<ServerFilter> for Value {
     fn from(f: ServerFilter) -> Value {
         f.to_json()
@@ -696,6 +717,23 @@ mod schemas {
     impl ToSchema for ServerFilter {
         fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
             out.push((ServerKey::name().into_owned(), ServerKey::schema()));
+        }
+    }
+
+    impl PartialSchema for super::CardPreviewRequest {
+        fn schema() -> RefOr<Schema> {
+            ObjectBuilder::new()
+                .property("servers", to::<ServerFilter>())
+                .required("servers")
+                .description(Some("Which servers the previewed status card shows"))
+                .into()
+        }
+    }
+
+    impl ToSchema for super::CardPreviewRequest {
+        fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+            out.push((ServerFilter::name().into_owned(), ServerFilter::schema()));
+            ServerFilter::schemas(out);
         }
     }
 

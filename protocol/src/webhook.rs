@@ -153,6 +153,43 @@ pub struct WebhookList {
     pub webhooks: Vec<Webhook>,
 }
 
+/// A Discord status card's message (`docs/protocol.md` §2.6): what the
+/// bridge posts and edits, and what `POST /api/admin/webhooks/preview`
+/// answers, so the admin page previews exactly what the channel gets.
+/// Field names are Discord's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DiscordCard {
+    /// One embed.
+    pub embeds: Vec<CardEmbed>,
+    pub allowed_mentions: AllowedMentions,
+}
+
+/// The status card's embed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CardEmbed {
+    /// How many selected servers are online, with how many players.
+    pub title: String,
+    /// A line per server shown, in Discord's markdown: the name bold
+    /// (its own markdown escaped), linking to its page when the bridge
+    /// knows its public address; then players and lobby.
+    pub description: String,
+    /// The embed's colour, `0xRRGGBB`.
+    pub color: u32,
+    /// When the card was made (ISO 8601, UTC).
+    pub timestamp: String,
+}
+
+/// Which mentions Discord may turn into pings: none (a name such as
+/// `@everyone` must not ping a whole community).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AllowedMentions {
+    /// Always empty.
+    pub parse: Vec<String>,
+}
+
 #[cfg(feature = "openapi")]
 mod schemas {
     use utoipa::{

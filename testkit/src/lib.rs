@@ -13,6 +13,8 @@
 //!   and the master protocol's framing of a reply.
 //! - The deployment's own parts: nginx in front of two bridges
 //!   ([`nginx`]) and a scratch PostgreSQL cluster ([`postgres`]).
+//! - Stand-ins for what the product talks to: Discord's webhook API
+//!   ([`discord`]), for the status card's tests and its benchmark.
 //!
 //! It does not link the `bridge` or `master` libraries (a test build that
 //! did would hold a second copy of the crate under test); in-process
@@ -21,6 +23,7 @@
 //! no sockets) and keep their own `until` on the browser's clock, bounded
 //! by the same 60 s.
 
+pub mod discord;
 pub mod fake_master;
 pub mod http;
 pub mod metrics;

@@ -2,6 +2,10 @@
 //! (its lobby opening) takes to reach a webhook receiver's first request,
 //! beside the same change reaching a delta-subscribed viewer of `/ws` (the
 //! same run's baseline: the change reaching the bridge and leaving it).
+//! A Discord status card (§2.6) against the test kit's Discord stand-in:
+//! how long a change made right after the card's last edit takes to reach
+//! the message as an edit (the whole coalescing window), beside the first
+//! post's latency (the same path without the window).
 //! Then the same with several bridges on one PostgreSQL database behind
 //! one master (`shared_db`): the webhook made through one bridge, the
 //! viewer on another, any bridge sending; beside the one bridge's figure.
@@ -18,6 +22,8 @@ use tokio::{
     time::Instant,
 };
 
+use lobby_testkit::discord::{Discord, Got};
+
 use crate::{
     direct,
     error::{within, Error, Result},
@@ -26,12 +32,15 @@ use crate::{
         Env,
     },
     procs::{self, BridgeOptions, ADMIN_TOKEN},
-    report::{histogram, q, record, times, Row, Verdict},
+    report::{histogram, ms, q, record, times, Row, Verdict},
     ws,
 };
 
 /// The target: the first attempt leaves within 2 s of the change.
 const TARGET: Duration = Duration::from_secs(2);
+/// A status card's target: a change reaches the message as an edit
+/// within the coalescing window (10 s) plus 2 s.
+const CARD_TARGET: Duration = Duration::from_secs(12);
 /// Players of the measured server: a marker per change, above the others'.
 const MARKER_BASE: u64 = 30_000;
 /// The shared bridges' database.
@@ -63,6 +72,12 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let one = measure_with(env, servers, baddr, baddr, None).await?;
     bridge.stop().await;
     let mut rows = vec![row(&one.hook, &one.push, s.webhook_servers)];
+
+    let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
+    let servers = direct::register_servers(maddr, s.webhook_servers, "Card", 0).await?;
+    let card = card_edits(env, servers, baddr).await;
+    bridge.stop().await;
+    rows.push(card?);
 
     if let Some(why) = shared_db::unavailable() {
         rows.push(Row::skipped(SHARED_FIGURE, why));
@@ -100,7 +115,7 @@ async fn measure_with(
     let (addr, mut arrivals) =
         receiver(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n").await?;
     let url = format!("http://{addr}/hook");
-    create_webhook(make, &url).await?;
+    create_webhook(make, &lobby_opened(&url)).await?;
     if let Some(shared) = shared {
         shared.all_say("bridge_webhooks", 1.0).await?;
     }
@@ -142,6 +157,88 @@ async fn measure_with(
     }
     drop(servers);
     Ok(Figures { hook, push, extra })
+}
+
+/// A status card of every server (the measured one the busiest, so
+/// shown): the first change posts it (the baseline), then
+/// `card_edit_rounds` times a change is made right after the card's last
+/// request and timed to the edit that shows it.
+async fn card_edits(env: &Env, mut servers: Vec<direct::Conn>, bridge: SocketAddr) -> Result<Row> {
+    let mut discord = Discord::start().await?;
+    create_webhook(
+        bridge,
+        &format!(
+            r#"{{"url":"{}","format":"discord-card","servers":"all"}}"#,
+            discord.url
+        ),
+    )
+    .await?;
+    let game = servers
+        .first_mut()
+        .ok_or_else(|| Error::Unexpected("no server registered".into()))?;
+    let mut change = async |i: u64| -> Result<(Got, Duration)> {
+        let marker = MARKER_BASE + i;
+        let t0 = Instant::now();
+        direct::send(game, &stats(marker, i.is_multiple_of(2))).await?;
+        let shown = format!("{marker}/4 players");
+        let got = within(
+            Duration::from_secs(60),
+            "the card showing the change",
+            async {
+                loop {
+                    let got = discord
+                        .recv()
+                        .await
+                        .ok_or_else(|| Error::Unexpected("the stand-in stopped".into()))?;
+                    if got.body["embeds"][0]["description"]
+                        .as_str()
+                        .is_some_and(|t| t.contains(&shown))
+                    {
+                        return Ok(got);
+                    }
+                }
+            },
+        )
+        .await?;
+        let took = got.at.saturating_duration_since(t0);
+        Ok((got, took))
+    };
+    let (first, posted) = change(0).await?;
+    if !first.is_post() {
+        return Err(Error::Unexpected(format!(
+            "the card's first request is no post: {} {}",
+            first.method, first.path
+        )));
+    }
+    let mut edits = histogram();
+    let rounds = env.sizes.card_edit_rounds.max(1);
+    for i in 1..=rounds as u64 {
+        let (got, took) = change(i).await?;
+        if got.edited().is_none() {
+            return Err(Error::Unexpected(format!(
+                "the card was not edited: {} {}",
+                got.method, got.path
+            )));
+        }
+        record(&mut edits, took);
+    }
+    drop(servers);
+    let worst = Duration::from_micros(edits.max());
+    Ok(Row::new(
+        format!(
+            "Discord status card: a change made right after its last edit to the edit \
+             showing it ({rounds} changes, {} servers listed), p50 / max",
+            env.sizes.webhook_servers
+        ),
+        format!("{} / {}", q(&edits, 0.5), ms(edits.max())),
+        format!(
+            "{} for the first post (no window)",
+            ms(posted.as_micros() as u64)
+        ),
+        times(edits.max() as f64, posted.as_micros().max(1) as f64),
+        "max ≤ 12 s (10 s window + 2 s)",
+        Verdict::of(worst <= CARD_TARGET),
+    ))
 }
 
 fn shared_row(many: &Figures, one: &Figures, sent: &[f64], left: i64, servers: usize) -> Row {
@@ -258,11 +355,15 @@ pub(crate) async fn read_message(
     }
 }
 
-/// Creates a `lobby-opened` webhook without cooldown, to `url`.
-async fn create_webhook(bridge: SocketAddr, url: &str) -> Result<()> {
-    let body = format!(
+/// A `lobby-opened` webhook without cooldown, to `url`.
+fn lobby_opened(url: &str) -> String {
+    format!(
         r#"{{"url":"{url}","format":"standard","events":["lobby-opened"],"servers":"all","cooldown":0}}"#
-    );
+    )
+}
+
+/// Creates the webhook `body` asks for.
+async fn create_webhook(bridge: SocketAddr, body: &str) -> Result<()> {
     let request = format!(
         "POST /api/admin/webhooks HTTP/1.1\r\nHost: {bridge}\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -1,5 +1,6 @@
 //! The admin's webhook API (`docs/protocol.md` §2.4), under
-//! `/api/admin/webhooks`: the admin token as `Authorization: Bearer`,
+//! `/api/admin/webhooks` (and the status card's preview,
+//! `/api/admin/webhooks/preview`): the admin token as `Authorization: Bearer`,
 //! checked (and failures counted per address) before a byte of the body
 //! is read; bodies of at most 16 KiB read within a time limit; every
 //! refusal a small JSON `{"error"}` ([`ApiError`]) that names the field at
@@ -17,7 +18,9 @@ use axum::{
 };
 use protocol::{
     api::ApiError,
-    watch::{is_webhook_id, FieldError, WebhookPatch, WebhookSpec, MAX_REQUEST_BYTES},
+    watch::{
+        is_webhook_id, CardPreviewRequest, FieldError, WebhookPatch, WebhookSpec, MAX_REQUEST_BYTES,
+    },
     webhook::WebhookList,
 };
 use serde::Serialize;
@@ -36,6 +39,7 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) fn routes() -> Router<Arc<Ctx>> {
     Router::new()
         .route("/api/admin/webhooks", post(create).get(list))
+        .route("/api/admin/webhooks/preview", post(preview))
         .route("/api/admin/webhooks/{id}", patch(update).delete(remove))
         .route("/api/admin/webhooks/{id}/test", post(test))
 }
@@ -227,6 +231,23 @@ async fn list(
             },
         ),
         Err(r) => *r,
+    }
+}
+
+/// The message a status card of the asked servers would post now: the
+/// admin page's preview (nothing is sent).
+async fn preview(
+    State(ctx): State<Arc<Ctx>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    req: Request,
+) -> Response {
+    let (hooks, body) = match admitted_with_body(&ctx, client, req, None).await {
+        Ok(x) => x,
+        Err(r) => return *r,
+    };
+    match CardPreviewRequest::parse(&body) {
+        Ok(asked) => answer(StatusCode::OK, &hooks.card(&asked.servers)),
+        Err(e) => refused(&e),
     }
 }
 

@@ -4,8 +4,12 @@
 
 use std::time::SystemTime;
 
-use protocol::{watch::ServerFilter, ServerEntry, ServerKey};
-use serde_json::{json, Value};
+use protocol::{
+    watch::ServerFilter,
+    webhook::{AllowedMentions, CardEmbed, DiscordCard},
+    ServerEntry, ServerKey,
+};
+use serde_json::Value;
 use url::Url;
 
 use super::payload::{escape_markdown, page_url};
@@ -62,7 +66,7 @@ pub fn body(
     selected: usize,
     public_url: Option<&str>,
     at: SystemTime,
-) -> Vec<u8> {
+) -> DiscordCard {
     let mut lines = Vec::with_capacity(shown.len() + 1);
     for (key, server) in shown {
         let name: String = server.name.chars().take(NAME_CHARS).collect();
@@ -92,19 +96,16 @@ pub fn body(
         .iter()
         .map(|(_, s)| u64::from(s.stats.players.current))
         .sum();
-    let timestamp = humantime::format_rfc3339_seconds(at).to_string();
-    json!({
-        "embeds": [{
-            "title": format!("Servers: {selected} online, {players} players"),
-            "description": lines.join("\n"),
-            "color": 0x58_65_f2,
-            "timestamp": timestamp,
+    DiscordCard {
+        embeds: vec![CardEmbed {
+            title: format!("Servers: {selected} online, {players} players"),
+            description: lines.join("\n"),
+            color: 0x58_65_f2,
+            timestamp: humantime::format_rfc3339_seconds(at).to_string(),
         }],
         // A name like "@everyone" must not ping a whole community.
-        "allowed_mentions": {"parse": []},
-    })
-    .to_string()
-    .into_bytes()
+        allowed_mentions: AllowedMentions::default(),
+    }
 }
 
 /// The webhook URL's query parameters but `wait` (a thread's id stays).
@@ -160,6 +161,8 @@ pub fn is_message_id(id: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn server(name: &str, players: u32) -> ServerEntry {
@@ -185,7 +188,7 @@ mod tests {
             Some("https://lobby.example"),
             SystemTime::UNIX_EPOCH,
         );
-        let v: Value = serde_json::from_slice(&body).unwrap();
+        let v = serde_json::to_value(&body).unwrap();
         assert_eq!(v["allowed_mentions"], json!({"parse": []}));
         let text = v["embeds"][0]["description"].as_str().unwrap();
         assert!(text.contains(r"@everyone \*\*x\*\* \|\|y\|\|"), "{text}");

@@ -25,8 +25,8 @@ use std::{
 use futures_util::future::{BoxFuture, FutureExt};
 use master::{logtext::cut, throttled};
 use protocol::{
-    watch::{Event, Format, WebhookSpec},
-    webhook::{Delivery, Kind, Webhook, WebhookState},
+    watch::{Event, Format, ServerFilter, WebhookSpec},
+    webhook::{Delivery, DiscordCard, Kind, Webhook, WebhookState},
     Addresses, ServerEntry, ServerKey,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -520,6 +520,19 @@ impl Webhooks {
         }
     }
 
+    /// The status card of `servers` as it would be sent now: the one
+    /// message both a card's delivery and the admin page's preview show.
+    pub fn card(&self, servers: &ServerFilter) -> DiscordCard {
+        let feed = self.list.get().and_then(|l| l.borrow().feed.clone());
+        let (shown, selected) = card::pick(feed.as_deref(), servers);
+        card::body(
+            &shown,
+            selected,
+            self.settings.public_url.as_deref(),
+            SystemTime::now(),
+        )
+    }
+
     /// One attempt of a status card: posted (first, or after its message
     /// was deleted) or edited, showing the list as it is now; held back
     /// until [`CARD_EVERY`] after its last post or edit.
@@ -543,14 +556,7 @@ impl Webhooks {
         if wait > 0 {
             return Sent::Later(Duration::from_millis(wait.unsigned_abs()));
         }
-        let feed = self.list.get().and_then(|l| l.borrow().feed.clone());
-        let (shown, selected) = card::pick(feed.as_deref(), &hook.spec.servers);
-        let body = card::body(
-            &shown,
-            selected,
-            self.settings.public_url.as_deref(),
-            SystemTime::now(),
-        );
+        let body = protocol::json::to_vec(&self.card(&hook.spec.servers));
         // A stored id that is not one (the row is trusted no more than an
         // answer) is posted anew.
         let msg = msg.filter(|m| card::is_message_id(m));

@@ -9,160 +9,20 @@
 
 use crate::common;
 
-use std::{
-    collections::{HashSet, VecDeque},
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::time::Duration;
 
-use axum::{
-    body::Bytes,
-    http::{HeaderMap, Method, StatusCode, Uri},
-    response::IntoResponse,
-};
 use common::*;
+use lobby_testkit::discord::{Discord, Got};
 use serde_json::{json, Value};
-use tokio::{net::TcpListener, sync::mpsc, time::Instant};
-
-/// One request the stand-in got.
-#[derive(Debug)]
-struct Got {
-    method: Method,
-    path: String,
-    query: String,
-    body: Value,
-    at: Instant,
-}
-
-impl Got {
-    /// The card's lines.
-    fn text(&self) -> &str {
-        self.body["embeds"][0]["description"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no card in {}", self.body))
-    }
-}
-
-#[derive(Debug, Default)]
-struct Channel {
-    /// The messages the channel holds.
-    messages: HashSet<String>,
-    next_id: u64,
-    /// Answers given before any other: (status, JSON body, Retry-After).
-    script: VecDeque<(u16, &'static str, &'static str)>,
-}
-
-/// Discord's side of a webhook, on loopback.
-struct Discord {
-    url: String,
-    got: mpsc::UnboundedReceiver<Got>,
-    channel: Arc<Mutex<Channel>>,
-}
-
-const HOOK_PATH: &str = "/api/webhooks/1234/token";
-
-impl Discord {
-    async fn start() -> Self {
-        let (tx, got) = mpsc::unbounded_channel();
-        let channel = Arc::new(Mutex::new(Channel {
-            next_id: 1_000_000_000_000_000_000,
-            ..Channel::default()
-        }));
-        let c = channel.clone();
-        let app = axum::Router::new().fallback(move |method: Method, uri: Uri, body: Bytes| {
-            let (tx, c) = (tx.clone(), c.clone());
-            async move {
-                let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                let path = uri.path().to_owned();
-                let _ = tx.send(Got {
-                    method: method.clone(),
-                    path: path.clone(),
-                    query: uri.query().unwrap_or_default().to_owned(),
-                    body: body.clone(),
-                    at: Instant::now(),
-                });
-                let mut c = c.lock().unwrap();
-                let mut h = HeaderMap::new();
-                if let Some((status, text, after)) = c.script.pop_front() {
-                    h.insert("retry-after", after.parse().unwrap());
-                    h.insert("content-type", "application/json".parse().unwrap());
-                    return (StatusCode::from_u16(status).unwrap(), h, text.to_owned())
-                        .into_response();
-                }
-                let message = |id: &str| {
-                    let mut m = body.clone();
-                    m["id"] = json!(id);
-                    m["channel_id"] = json!("42");
-                    m.to_string()
-                };
-                match (method, path.strip_prefix(HOOK_PATH)) {
-                    (Method::POST, Some("")) if uri.query() == Some("wait=true") => {
-                        c.next_id += 1;
-                        let id = c.next_id.to_string();
-                        c.messages.insert(id.clone());
-                        (StatusCode::OK, message(&id)).into_response()
-                    }
-                    (Method::PATCH, Some(rest)) => match rest.strip_prefix("/messages/") {
-                        Some(id) if c.messages.contains(id) => {
-                            (StatusCode::OK, message(id)).into_response()
-                        }
-                        _ => (
-                            StatusCode::NOT_FOUND,
-                            r#"{"message": "Unknown Message", "code": 10008}"#,
-                        )
-                            .into_response(),
-                    },
-                    _ => StatusCode::BAD_REQUEST.into_response(),
-                }
-            }
-        });
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        Self {
-            url: format!("http://{addr}{HOOK_PATH}"),
-            got,
-            channel,
-        }
-    }
-
-    async fn next(&mut self) -> Got {
-        let got = tokio::time::timeout(HUNG, self.got.recv())
-            .await
-            .expect("no request reached Discord's stand-in")
-            .expect("the stand-in stopped");
-        // Every post and edit pings nobody.
-        assert_eq!(
-            got.body["allowed_mentions"],
-            json!({"parse": []}),
-            "{got:?}"
-        );
-        got
-    }
-
-    fn delete(&self, id: &str) {
-        assert!(self.channel.lock().unwrap().messages.remove(id));
-    }
-
-    fn answer(&self, status: u16, body: &'static str, retry_after: &'static str) {
-        self.channel
-            .lock()
-            .unwrap()
-            .script
-            .push_back((status, body, retry_after));
-    }
-}
 
 /// The id of the message `got` edits (it must be an edit).
 fn edits(got: &Got) -> &str {
-    assert_eq!(got.method, Method::PATCH, "{got:?}");
-    got.path
-        .strip_prefix(&format!("{HOOK_PATH}/messages/"))
+    got.edited()
         .unwrap_or_else(|| panic!("not an edit: {got:?}"))
 }
 
 fn is_post(got: &Got) -> bool {
-    got.method == Method::POST && got.path == HOOK_PATH && got.query == "wait=true"
+    got.is_post()
 }
 
 const EVERY: Duration = Duration::from_secs(10);
@@ -177,7 +37,7 @@ async fn a_discord_card_is_posted_once_then_edited_in_place() {
         c.public_url = Some("https://lobby.example".into());
     })
     .await;
-    let mut discord = Discord::start().await;
+    let mut discord = Discord::start().await.unwrap();
     let (status, v) = request_json(
         &product,
         "POST",
@@ -204,7 +64,24 @@ async fn a_discord_card_is_posted_once_then_edited_in_place() {
         "{text}"
     );
     assert!(text.contains("0/4 players"), "{text}");
-    let first = discord.channel.lock().unwrap().next_id.to_string();
+    let first = discord.last_id();
+
+    // The admin page's preview is the message the channel got (but its
+    // time).
+    let (status, preview) = request_json(
+        &product,
+        "POST",
+        "/api/admin/webhooks/preview",
+        json!({"servers": "all"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{preview}");
+    let untimed = |card: &Value| {
+        let mut card = card.clone();
+        card["embeds"][0]["timestamp"] = Value::Null;
+        card
+    };
+    assert_eq!(untimed(&preview), untimed(&post.body));
 
     // Three changes within the window: one edit of that message, after
     // the window, showing the last.
@@ -227,7 +104,7 @@ async fn a_discord_card_is_posted_once_then_edited_in_place() {
     // Deleted in the channel: the edit's 404 posts a new message, whose
     // id the next edit uses. (Any other request in between, such as a
     // second edit for the changes above, fails these.)
-    discord.delete(&first);
+    assert!(discord.delete(&first));
     product.stats(&mut alpha, 1, false).await;
     let lost = discord.next().await;
     assert_eq!(edits(&lost), first);
@@ -239,7 +116,7 @@ async fn a_discord_card_is_posted_once_then_edited_in_place() {
         "{}",
         again.text()
     );
-    let second = discord.channel.lock().unwrap().next_id.to_string();
+    let second = discord.last_id();
     assert_ne!(second, first);
 
     // A 429 is waited out as asked (its JSON's `retry_after`, the longer).

@@ -4,7 +4,8 @@
 //! offline, both histories, the shields.io badges, the SVG badges, the
 //! PNG cards, the 404s, the 400 of a bad range, the 429 of a spent budget, a 404 for an
 //! unknown `/api` path and a 405 for a wrong method, the admin's webhook
-//! API (each operation, its 201/200/204 and its 400, 401 and 404) and the
+//! API (each operation, its 201/200/204 and its 400, 401 and 404, and
+//! the status card's preview) and the
 //! push API (the key, and `PUT`/`DELETE` of a subscription with their
 //! 400, 403, 404 and 413) — validates against the schema the document
 //! gives for that path, method and status. The schemas
@@ -488,6 +489,18 @@ async fn every_answer_matches_the_served_document() {
         list,
         &admin("GET", list.into(), false, Value::Null).await,
     );
+    // The status card's preview: its message, a refused filter. (Its
+    // 401 is every admin operation's; one more wrong token here would
+    // spend the address's allowance the push API's checks need.)
+    let preview = "/api/admin/webhooks/preview";
+    for (body, code) in [
+        (json!({"servers": {"keys": [alpha_key]}}), 200),
+        (json!({"servers": {"keys": []}}), 400),
+    ] {
+        let answer = admin("POST", preview.into(), true, body).await;
+        assert_eq!(answer.0, code, "{}", String::from_utf8_lossy(&answer.2));
+        d.check_to("post", preview, &answer);
+    }
     let patched = admin(
         "PATCH",
         format!("{list}/{id}"),

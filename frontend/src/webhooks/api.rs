@@ -6,8 +6,8 @@
 use protocol::{
     api::ApiError,
     push::PushStatus,
-    watch::WebhookSpec,
-    webhook::{Delivery, Webhook, WebhookList},
+    watch::{CardPreviewRequest, ServerFilter, WebhookSpec},
+    webhook::{Delivery, DiscordCard, Webhook, WebhookList},
 };
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -99,6 +99,15 @@ pub async fn delete(id: &str) -> Result<(), Refusal> {
 /// Sends one test notification now; its outcome.
 pub async fn test(id: &str) -> Result<Delivery, Refusal> {
     read(send("POST", &format!("{BASE}/{id}/test"), None).await?)
+}
+
+/// The message a status card of `servers` would post now (nothing is
+/// sent).
+pub async fn card_preview(servers: &ServerFilter) -> Result<DiscordCard, Refusal> {
+    let body = protocol::json::to_string(&CardPreviewRequest {
+        servers: servers.clone(),
+    });
+    read(send("POST", &format!("{BASE}/preview"), Some(body)).await?)
 }
 
 /// Web Push's state: whether it runs (why not), the subscriptions per

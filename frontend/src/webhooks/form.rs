@@ -2,7 +2,7 @@
 //! the protocol's own validation (`WebhookSpec::from_value`), so the page
 //! names the same field with the same words as the bridge's 400 would.
 
-use protocol::watch::{Event, FieldError, Format, WebhookSpec, DEFAULT_COOLDOWN};
+use protocol::watch::{Event, FieldError, Format, ServerFilter, WebhookSpec, DEFAULT_COOLDOWN};
 use serde_json::{json, Map, Value};
 
 /// Which servers the form's webhook covers.
@@ -103,6 +103,12 @@ impl FormInput {
         Value::Object(obj)
     }
 
+    /// The servers the form names, if they are valid: what a status
+    /// card's preview shows, before the URL is typed.
+    pub fn server_filter(&self) -> Option<ServerFilter> {
+        ServerFilter::try_from(self.request().get("servers")?.clone()).ok()
+    }
+
     /// The valid request, or the field at fault.
     pub fn check(&self) -> Result<WebhookSpec, FieldError> {
         WebhookSpec::from_value(&self.request())
@@ -111,7 +117,7 @@ impl FormInput {
 
 #[cfg(test)]
 mod tests {
-    use protocol::{watch::ServerFilter, ServerKey};
+    use protocol::ServerKey;
 
     use super::*;
 
@@ -179,6 +185,23 @@ mod tests {
         assert_eq!(
             f.check().unwrap().servers,
             ServerFilter::NameContains("feuer".into())
+        );
+    }
+
+    #[test]
+    fn a_preview_takes_the_servers_without_a_url() {
+        let mut f = FormInput {
+            format: Format::DiscordCard,
+            ..FormInput::default()
+        };
+        assert_eq!(f.server_filter(), Some(ServerFilter::All));
+        f.servers = Servers::Keys;
+        f.keys = "nope".into();
+        assert_eq!(f.server_filter(), None);
+        f.keys = "00000000000000ab".into();
+        assert_eq!(
+            f.server_filter(),
+            Some(ServerFilter::Keys(vec![ServerKey(0xab)]))
         );
     }
 }

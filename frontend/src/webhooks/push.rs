@@ -5,13 +5,10 @@
 //! deletes all of its subscriptions. It talks to `/api/admin/push` with
 //! the tab's admin token (see [`super::api`]).
 
-use std::rc::Rc;
-
-use protocol::push::PushStatus;
 use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
-use super::{api, section::say};
+use super::{answer::use_admin_answer, api, section::say};
 use crate::{
     i18n::{t, tf, K},
     services::browser::{local_time, TimeStyle},
@@ -27,33 +24,12 @@ pub struct PushSectionProps {
 /// The Web Push section of `/admin`.
 #[component]
 pub fn PushSection(props: &PushSectionProps) -> Html {
-    let status = use_state(|| None::<Rc<PushStatus>>);
-    let failed = use_state(|| None::<String>);
+    let read = use_admin_answer(props.signed_in, 0, |signed_in| {
+        signed_in.then(api::push_status)
+    });
+    let (failed, reload) = (read.failed.clone(), read.reload.clone());
     let busy = use_state(|| false);
 
-    let reload = {
-        let (status, failed) = (status.clone(), failed.clone());
-        Callback::from(move |()| {
-            let (status, failed) = (status.clone(), failed.clone());
-            spawn_local(async move {
-                match api::push_status().await {
-                    Ok(s) => {
-                        status.set(Some(Rc::new(s)));
-                        failed.set(None);
-                    }
-                    Err(r) => failed.set(Some(say(&r))),
-                }
-            });
-        })
-    };
-    {
-        let reload = reload.clone();
-        use_effect_with(props.signed_in, move |signed_in| {
-            if *signed_in {
-                reload.emit(());
-            }
-        });
-    }
     let purge = {
         let (reload, failed, busy) = (reload.clone(), failed.clone(), busy.clone());
         Callback::from(move |source: String| {
@@ -69,7 +45,7 @@ pub fn PushSection(props: &PushSectionProps) -> Html {
         })
     };
 
-    let body = match (&*status, &*failed) {
+    let body = match (&read.answer, &*read.failed) {
         (_, Some(why)) => html! { <p class="error" role="alert">{ why.clone() }</p> },
         (None, None) if props.signed_in => html! { <p class="muted">{ t(K::LoadingPush) }</p> },
         (None, None) => html! { <p class="muted">{ t(K::SignInFirst) }</p> },

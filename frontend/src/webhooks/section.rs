@@ -2,10 +2,9 @@
 //! the bridge checks it; the bridge's 400 shown beside the field it
 //! names), its secret shown once with a Copy button, and the list with
 //! each webhook's state, last deliveries, enable/disable, "send a test"
-//! and delete. It talks to `/api/admin/webhooks` with the tab's admin
-//! token (see [`super::api`]).
-
-use std::rc::Rc;
+//! and delete; a status card's preview in the form and in each card's
+//! entry. It talks to `/api/admin/webhooks` with the tab's admin token
+//! (see [`super::api`]).
 
 use protocol::{
     api::ApiError,
@@ -17,8 +16,10 @@ use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 use super::{
+    answer::use_admin_answer,
     api::{self, Refusal},
     form::{FormInput, Servers},
+    preview::CardPreview,
 };
 use crate::{
     components::copy_address::CopyButton,
@@ -69,41 +70,16 @@ const FIELDS: [&str; 5] = ["url", "events", "servers", "threshold", "cooldown"];
 /// The Webhooks section of `/admin`.
 #[component]
 pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
-    let hooks = use_state(|| None::<Rc<Vec<Webhook>>>);
-    // Why the list could not be read; why the last button's request was
-    // refused.
-    let failed = use_state(|| None::<String>);
+    let hooks = use_admin_answer(props.signed_in, 0, |signed_in| signed_in.then(api::list));
+    // Why the list could not be read (`hooks.failed`); why the last
+    // button's request was refused.
     let refused = use_state(|| None::<String>);
     let input = use_state(FormInput::default);
     let error = use_state(|| None::<Shown>);
     let secret = use_state(|| None::<(String, String)>);
     let busy = use_state(|| false);
 
-    let reload = {
-        let hooks = hooks.clone();
-        let failed = failed.clone();
-        Callback::from(move |()| {
-            let hooks = hooks.clone();
-            let failed = failed.clone();
-            spawn_local(async move {
-                match api::list().await {
-                    Ok(list) => {
-                        hooks.set(Some(Rc::new(list)));
-                        failed.set(None);
-                    }
-                    Err(r) => failed.set(Some(say(&r))),
-                }
-            });
-        })
-    };
-    {
-        let reload = reload.clone();
-        use_effect_with(props.signed_in, move |signed_in| {
-            if *signed_in {
-                reload.emit(());
-            }
-        });
-    }
+    let reload = hooks.reload.clone();
 
     let edit = |f: fn(&mut FormInput, String)| {
         let input = input.clone();
@@ -302,6 +278,9 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                     }
                     if let Some((_, msg)) = servers_error { { msg } }
                 </fieldset>
+                if input.format == Format::DiscordCard {
+                    <CardPreview servers={input.server_filter()} signed_in={props.signed_in} />
+                }
                 if input.format != Format::DiscordCard {
                     <div class="webhook-fields">
                         { text_field("webhook-cooldown", "cooldown", t(K::WebhookCooldown),
@@ -340,7 +319,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
             reload.emit(());
         })
     };
-    let list = match (&*hooks, (*failed).clone()) {
+    let list = match (&hooks.answer, (*hooks.failed).clone()) {
         (_, Some(why)) => html! { <p class="error" role="alert">{ why }</p> },
         (None, None) if props.signed_in => {
             html! { <p class="muted">{ t(K::LoadingWebhooks) }</p> }
@@ -459,6 +438,11 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
             });
         })
     };
+    let previewing = use_state(|| false);
+    let on_preview = {
+        let previewing = previewing.clone();
+        Callback::from(move |_: MouseEvent| previewing.set(!*previewing))
+    };
     let enabled = hook.enabled;
     let on_toggle = act(Action::Enable(!enabled));
     let on_test = act(Action::Test);
@@ -527,6 +511,17 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
                 { " " }<span class="muted">{ format }</span>
             </p>
             <p class="muted">{ events.join(", ") }{ " — " }{ servers }</p>
+            if hook.request.format == Format::DiscordCard {
+                <button type="button" class="show-preview" onclick={on_preview}
+                    aria-expanded={previewing.to_string()}>
+                    { t(if *previewing { K::HidePreview } else { K::ShowPreview }) }
+                </button>
+                // Read when asked: each preview is a request paid from the
+                // admin's budget, and there may be many card webhooks.
+                if *previewing {
+                    <CardPreview servers={Some(hook.request.servers.clone())} signed_in=true />
+                }
+            }
             <div class="actions">
                 <button type="button" class="send-test" onclick={on_test} disabled={*busy}>{ t(K::SendTest) }</button>
                 <button type="button" class="toggle" onclick={on_toggle} disabled={*busy}>

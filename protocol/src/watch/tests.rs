@@ -274,3 +274,21 @@ fn a_card_is_shown_again_on_a_change_no_watch_fires_on() {
     let all = Event::ALL;
     assert_eq!(Change::Shown.event(&all, Some(1), 5), None);
 }
+
+#[test]
+fn a_card_preview_names_its_servers_only() {
+    assert_eq!(
+        CardPreviewRequest::parse(br#"{"servers":{"nameContains":"Feuer"}}"#).unwrap(),
+        CardPreviewRequest {
+            servers: ServerFilter::NameContains("feuer".into())
+        }
+    );
+    for (body, field) in [
+        (&br#"{}"#[..], "servers"),
+        (br#"{"servers":{"keys":[]}}"#, "servers"),
+        (br#"{"servers":"all","url":"x"}"#, "body"),
+        (br#"[]"#, "body"),
+    ] {
+        assert_eq!(CardPreviewRequest::parse(body).unwrap_err().field, field);
+    }
+}

@@ -120,6 +120,16 @@ impl AdminPage<'_> {
         self.click("#create-webhook").await;
     }
 
+    /// Chooses the new webhook's format (`standard`, `discord`,
+    /// `discord-card`).
+    pub async fn choose_format(&self, format: &str) {
+        self.find("#webhook-format")
+            .await
+            .select_by_value(format)
+            .await
+            .unwrap_or_else(|e| panic!("choose the format {format}: {e}"));
+    }
+
     /// The secret the page shows once after a creation.
     pub async fn webhook_secret(&self) -> String {
         self.wait_text("[data-testid=webhook-secret-value]", "whsec_")
@@ -134,7 +144,7 @@ impl AdminPage<'_> {
             .await
     }
 
-    /// Clicks `button` (`send-test`, `toggle`, `delete`) on the card of
+    /// Clicks `button` (`send-test`, `toggle`, `delete`, `show-preview`) on the card of
     /// the webhook to `host`.
     pub async fn click_on_webhook(&self, host: &str, button: &str) {
         self.click(&format!("{} .{button}", webhook(host))).await;

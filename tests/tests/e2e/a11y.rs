@@ -1,7 +1,8 @@
 //! Accessibility end to end (docs/using.md, "Accessibility"): axe-core finds
 //! no violation on any page — the list, the admin page signed in with a
 //! test server, its webhooks (a field's error, a new webhook's secret, a
-//! test's delivery), the embed, the "not found" page, a server's page with
+//! test's delivery, a Discord status card's preview in the form and in
+//! the list), the embed, the "not found" page, a server's page with
 //! "Notify me" open and on, the rows' and the server page's Join links,
 //! its week's heatmap and the lobby's, the list with the master
 //! or the bridge down, other games' tabs — in English and German, in the
@@ -286,7 +287,14 @@ async fn axe_finds_nothing_on_any_page_in_english_and_german() {
 #[tokio::test]
 async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
     let _serial = e2e::serial().await;
-    let product = Product::start_with(&["--webhook-allow-private"]);
+    let product = Product::start_with(&[
+        "--webhook-allow-private",
+        "--public-url",
+        "https://lobby.example",
+    ]);
+    // Listed servers, so a status card's preview shows names linking to
+    // their pages.
+    let _servers = register_servers(&product);
     let mut receiver = Receiver::start().await;
     let host = receiver.host.clone();
     let driver = Driver::start();
@@ -300,6 +308,22 @@ async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
         admin.find("[data-testid=auth-result].ok").await;
         admin.find("[data-testid=no-webhooks]").await;
         let label = format!("webhooks · {}", variant.label());
+        // The status card's format with its preview: the card the bridge
+        // would post now, the busiest server first.
+        admin.choose_format("discord-card").await;
+        admin
+            .wait_text("[data-testid=card-preview] .embed-title", "4 online")
+            .await;
+        admin
+            .wait_text(
+                "[data-testid=card-preview] .embed-description a",
+                "轰炸机人",
+            )
+            .await;
+        reports
+            .check(&browser, &format!("{label} · status card preview"))
+            .await;
+        admin.choose_format("standard").await;
         // The bridge's 400 beside the URL field (no such IPv4 address).
         admin.create_webhook("http://999.1.1.1/hook").await;
         admin.find("[data-testid=webhook-error-url]").await;
@@ -316,6 +340,22 @@ async fn axe_finds_nothing_on_the_webhooks_in_english_and_german() {
             .await;
         reports
             .check(&browser, &format!("{label} · secret and delivery"))
+            .await;
+        admin.click_on_webhook(&host, "delete").await;
+        admin.find("[data-testid=no-webhooks]").await;
+        // A status card in the list, with its preview.
+        admin.choose_format("discord-card").await;
+        admin.create_webhook(&receiver.url).await;
+        admin.webhook_secret().await;
+        admin.click_on_webhook(&host, "show-preview").await;
+        admin
+            .wait_webhook(&host, "[data-testid=card-preview] .embed-title", "4 online")
+            .await;
+        reports
+            .check(
+                &browser,
+                &format!("{label} · a status card and its preview"),
+            )
             .await;
         admin.click_on_webhook(&host, "delete").await;
         admin.find("[data-testid=no-webhooks]").await;
