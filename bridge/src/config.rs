@@ -10,7 +10,7 @@ use ipnet::IpNet;
 
 use master::feed::FeedToken;
 
-use crate::{forwarded::ForwardedHeader, token::AdminToken};
+use crate::{http::forwarded::ForwardedHeader, token::AdminToken};
 
 /// Largest WebSocket frame or message a browser may send (64 KiB); larger
 /// ones close the socket with 1009.
@@ -174,7 +174,7 @@ pub struct Config {
     /// The PostgreSQL database that keeps the key secret and the history
     /// for every bridge given it (`docs/protocol.md` §2.3); `None`: the
     /// embedded database in [`Config::data_dir`].
-    pub database_url: Option<crate::history::DatabaseUrl>,
+    pub database_url: Option<crate::db::store::DatabaseUrl>,
     /// Keys one source (the network that registered them) may have
     /// recorded in the history per day (`history::admission`): bounds how
     /// fast one host can make the history grow.
@@ -267,7 +267,7 @@ impl Config {
     pub const DEFAULT_HISTORY_INTERVAL: Duration = Duration::from_secs(60);
     /// Default of [`Config::history_keys_per_source`]: about 2 MB of
     /// history per source and day.
-    pub const DEFAULT_HISTORY_KEYS_PER_SOURCE: usize = crate::history::DEFAULT_KEYS_PER_SOURCE;
+    pub const DEFAULT_HISTORY_KEYS_PER_SOURCE: usize = crate::db::history::DEFAULT_KEYS_PER_SOURCE;
     /// Push subscriptions kept at most (about 1 KB each in memory).
     pub const DEFAULT_PUSH_MAX_SUBSCRIPTIONS: usize = 50_000;
     /// Push subscriptions per client address (a household's browsers
@@ -330,10 +330,10 @@ impl Config {
             public_url: None,
             push_allow_insecure: false,
             push_contact: None,
-            push_expire_after: crate::push::DEFAULT_EXPIRE_AFTER,
+            push_expire_after: crate::notify::push::DEFAULT_EXPIRE_AFTER,
             push_max_subscriptions: Self::DEFAULT_PUSH_MAX_SUBSCRIPTIONS,
             push_max_per_address: Self::DEFAULT_PUSH_MAX_PER_ADDRESS,
-            offline_after: crate::watch::OFFLINE_AFTER,
+            offline_after: crate::notify::watch::OFFLINE_AFTER,
             join_url: None,
         }
     }
