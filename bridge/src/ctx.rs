@@ -15,12 +15,12 @@ use crate::{
     http::{history_api::Answers, pages::Pages},
     live::{
         games::Games,
-        publish::Visibility,
         session::Handle,
         upstream::{Source, Upstream},
     },
     metrics::Metrics,
     notify::{engine::Notify, push::Push, watch::Events, webhooks::Webhooks},
+    visibility::Visibility,
 };
 
 /// What every request handler and session shares.

@@ -8,7 +8,7 @@
 //! to every socket), [`http`] what it answers over HTTP, [`notify`] the
 //! events decided from the list and their notifications, and [`db`] the
 //! database. Beside them stand what all four share (`config`, `error`,
-//! `metrics`, `token`, `budget`) and what wires them (`ctx`, `server`).
+//! `metrics`, `token`, `budget`, `visibility`) and what wires them (`ctx`, `server`).
 //!
 //! Like the master, the library takes an already-bound listener so tests
 //! (and the binary) choose the port.
@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod notify;
 mod server;
 pub mod token;
+pub mod visibility;
 
 pub use config::Config;
 pub use error::Error;

@@ -42,7 +42,6 @@ use crate::{
     live::{
         games::Games,
         keys::Keys,
-        publish::Visibility,
         session::{self, AuthGuard, Handle, Settings},
         upstream::{Source, Upstream},
     },
@@ -54,6 +53,7 @@ use crate::{
         watch::Events,
         webhooks::{self, Webhooks},
     },
+    visibility::Visibility,
 };
 
 /// A bridge: configuration plus shared state. Build it, keep

@@ -29,8 +29,8 @@ use sha2::{Digest, Sha256};
 use crate::{
     ctx::Ctx,
     db::{
-        history::{now_ms, sample_of},
-        store::{range::Range, ServerSample, StoreError},
+        history::sample_of,
+        store::{now_ms, range::Range, ServerSample, StoreError},
     },
     http::{
         api::{common, if_none_match, Asked},

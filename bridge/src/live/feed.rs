@@ -21,9 +21,9 @@ use protocol::{
 };
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use crate::live::{
-    keys::Keys,
-    publish::{Encoded, Visibility},
+use crate::{
+    live::keys::Keys,
+    visibility::{Encoded, Visibility},
 };
 
 /// Deltas kept for catching up; older ones are answered with a snapshot.

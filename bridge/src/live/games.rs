@@ -27,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     config::Config,
-    live::publish::{Numbered, Publisher, Visibility},
+    live::publish::{Numbered, Publisher},
+    visibility::Visibility,
 };
 
 use self::round::Round;

@@ -49,8 +49,8 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use super::channel::{Channel, Sent};
 use crate::{
     db::{
-        history::{now_ms, History},
-        store::{DeliveryRow, DoneDelivery, NewDelivery, Settle, Store, StoreError},
+        history::History,
+        store::{now_ms, DeliveryRow, DoneDelivery, NewDelivery, Settle, Store, StoreError},
     },
     notify::watch::Occurrence,
 };

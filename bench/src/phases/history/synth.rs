@@ -196,7 +196,7 @@ pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
         Target::Postgres(url) => History::connect(url, interval),
     };
     let lobby = lobby(plan.servers);
-    let now = bridge::db::history::now_ms();
+    let now = bridge::db::store::now_ms();
     let end = now - now.rem_euclid(plan.interval_ms);
     let start = end - plan.days * DAY_MS;
     let dense_from = end - plan.dense_hours * HOUR_MS;

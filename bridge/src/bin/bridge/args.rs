@@ -277,7 +277,7 @@ pub(crate) struct Args {
     pub(crate) push_contact: Option<String>,
     /// How long a Web Push subscription is kept without being renewed (a
     /// page renews it whenever it loads).
-    #[arg(long, env = "BRIDGE_PUSH_EXPIRE_AFTER", default_value_t = Interval(bridge::notify::push::DEFAULT_EXPIRE_AFTER))]
+    #[arg(long, env = "BRIDGE_PUSH_EXPIRE_AFTER", default_value_t = Interval(Config::DEFAULT_PUSH_EXPIRE_AFTER))]
     pub(crate) push_expire_after: Interval,
     /// Also take http push endpoints, on loopback addresses only (tests
     /// with a push service on the same machine). Off: endpoints must be

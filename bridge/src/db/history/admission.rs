@@ -26,10 +26,6 @@ use protocol::delta::Keyed;
 
 use crate::live::keys::source;
 
-/// Keys one source may have recorded per day unless told otherwise: about
-/// 2 MB of history a day (see the module for the arithmetic).
-pub const DEFAULT_KEYS_PER_SOURCE: usize = 2_000;
-
 /// Keys tracked in one day, all sources together, at most (about 40 bytes
 /// each: a few MB). Past it no source may add a key that day, so that
 /// many sources (one host has many IPv6 /64s) cannot grow this memory

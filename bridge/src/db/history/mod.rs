@@ -20,7 +20,7 @@ use std::{
         mpsc::{self, SyncSender, TrySendError},
         Arc, Mutex, MutexGuard,
     },
-    time::{Duration, SystemTime, UNIX_EPOCH},
+    time::Duration,
 };
 
 use master::throttled;
@@ -29,14 +29,16 @@ use tokio_util::sync::CancellationToken;
 use tracing::{error, info};
 
 use crate::{
+    config::Config,
     db::store::{
+        now_ms,
         postgres::{Election, Vacuum},
         DatabaseUrl, Recorded, ServerSample, Store, StoreError, DB_FILE,
     },
     error::Error,
     live::{feed::FeedState, upstream::Upstream},
 };
-pub use admission::{Admission, DEFAULT_KEYS_PER_SOURCE};
+pub use admission::Admission;
 pub use counters::Counters;
 
 /// Samples waiting for the writer at most; more are skipped.
@@ -89,13 +91,6 @@ impl Leader {
     }
 }
 
-/// The current time in Unix milliseconds.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
 impl History {
     /// Opens the history in `dir` (in memory when `None`); see
     /// [`Store::open`] for what fails here.
@@ -141,7 +136,7 @@ impl History {
             leader: Arc::new(leader),
             election: Mutex::new(election),
             vacuum: Mutex::new(vacuum),
-            admission: Mutex::new(Admission::new(DEFAULT_KEYS_PER_SOURCE)),
+            admission: Mutex::new(Admission::new(Config::DEFAULT_HISTORY_KEYS_PER_SOURCE)),
         }
     }
 

@@ -583,7 +583,7 @@ fn hostile_rows_are_errors_not_panics(history: History) {
 /// subscription is replaced in place, and texts and keys no bridge writes
 /// are read back cut to their bound.
 fn push_subscriptions_not_renewed_expire_and_a_source_is_purged(history: History) {
-    use crate::notify::push::store::{PushStore, Row};
+    use crate::{db::store::PushRow as Row, notify::push::store::PushStore};
     let row = |id: &str, t: i64, source: &str| Row {
         id: format!("{id:0>16}"),
         subscription: "{}".into(),
@@ -646,7 +646,7 @@ fn push_subscriptions_not_renewed_expire_and_a_source_is_purged(history: History
 /// may carry (20, each with all four events and a threshold). SECURITY.md
 /// states the figure.
 fn a_push_subscription_costs_about_4_kb(history: History) {
-    use crate::notify::push::store::{PushStore, Row};
+    use crate::{db::store::PushRow as Row, notify::push::store::PushStore};
     use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
     const N: usize = 1_000;
     let b64 = |n: usize, seed: usize| -> String {
@@ -703,7 +703,7 @@ fn a_push_subscription_costs_about_4_kb(history: History) {
 }
 
 fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
-    use crate::notify::push::store::{PushStore, Row};
+    use crate::{db::store::PushRow as Row, notify::push::store::PushStore};
     assert_eq!(history.vapid_secret(&[7; 32]).unwrap(), vec![7; 32]);
     assert_eq!(history.vapid_secret(&[8; 32]).unwrap(), vec![7; 32]);
     let row = |id: &str, t: i64| Row {

@@ -14,9 +14,8 @@
 use std::collections::HashMap;
 
 use super::range::Tier;
+use super::{PushRow, WebhookRow};
 use super::{ServerSample, StoreError};
-pub use crate::notify::push::store::Row as PushRow;
-pub use crate::notify::webhooks::store::Row as WebhookRow;
 
 /// The most bytes an hour's `samples` can legitimately hold: one record a
 /// second (the shortest interval) for an hour.

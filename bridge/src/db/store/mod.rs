@@ -26,10 +26,20 @@ use std::path::Path;
 use crate::error::Error;
 
 pub use copy::copy;
-pub use engine::{ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, PushRow, Settle, WebhookRow};
+pub use engine::{ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, Settle};
 pub use postgres::{DatabaseUrl, Postgres};
+pub use push::PushRow;
 pub use sqlite::DB_FILE;
+pub use webhooks::WebhookRow;
 pub use write::Recorded;
+
+/// The current time in Unix milliseconds: the unit of every time the
+/// store keeps.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
 
 use engine::Engine;
 use sqlite::Sqlite;

@@ -3,8 +3,27 @@
 //! bridge's database beside the history, through either engine's row
 //! operations; every change noted in `notify_changes` in its transaction.
 
-use super::engine::{Engine, PushRow};
+use super::engine::Engine;
 use super::{Store, StoreError};
+
+/// One subscription as stored: its row, not yet validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushRow {
+    /// 16 lowercase hex digits, from the endpoint (see `push::SubId`).
+    pub id: String,
+    /// The browser's subscription as `PushSubscription.toJSON()` spells
+    /// it.
+    pub subscription: String,
+    /// The validated watches, as JSON.
+    pub watches: String,
+    /// The network it was made from (an address, or an IPv6 /64).
+    pub source: String,
+    /// The subscription's `auth` secret, base64url: a row is replaced or
+    /// removed only by a request that knows it.
+    pub auth: String,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+}
 
 impl Store {
     /// The VAPID private key, `candidate` stored if there is none.

@@ -4,8 +4,20 @@
 //! the rows of [`crate::notify::webhooks::store`], kept in the bridge's database
 //! beside the history, through either engine's row operations.
 
-use super::engine::WebhookRow;
 use super::{Store, StoreError};
+
+/// One webhook as stored: its row, not yet validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookRow {
+    pub id: String,
+    /// The validated request, as JSON text.
+    pub spec: String,
+    /// `whsec_` + base64.
+    pub secret: String,
+    pub enabled: bool,
+    pub failures: u32,
+    pub created_ms: i64,
+}
 
 impl Store {
     /// Every stored webhook, oldest first.
@@ -37,7 +49,7 @@ impl Store {
             let found = e.set_webhook_state(id, enabled, failures)?;
             if found {
                 if enabled {
-                    e.webhook_enabled_at(id, crate::db::history::now_ms())?;
+                    e.webhook_enabled_at(id, super::now_ms())?;
                 } else {
                     e.drop_pending(id)?;
                 }

@@ -13,11 +13,11 @@ use crate::{
     config::Config,
     live::{
         games::GamesWatch,
-        publish::Visibility,
         upstream::{Shared, Upstream},
     },
     metrics::Metrics,
     token::AdminToken,
+    visibility::Visibility,
 };
 
 /// The configuration values a session reads.

@@ -177,7 +177,7 @@ mod tests {
         Numbered {
             seq,
             text: crate::live::publish::Text::Written(
-                crate::live::publish::Visibility::new(true)
+                crate::visibility::Visibility::new(true)
                     .encode_as(format!("{what} full {seq}"), || {
                         format!("{what} viewer {seq}")
                     }),
@@ -228,7 +228,7 @@ mod tests {
         };
         let mut feed = Feed::new(
             "e",
-            crate::live::publish::Visibility::new(false),
+            crate::visibility::Visibility::new(false),
             crate::live::keys::Keys::from_secret(b"test"),
         );
         let one = feed.publish(vec![entry(1)]);
@@ -288,7 +288,7 @@ mod tests {
         };
         let mut feed = Feed::new(
             "e",
-            crate::live::publish::Visibility::new(false),
+            crate::visibility::Visibility::new(false),
             crate::live::keys::Keys::from_secret(b"test"),
         );
         let _one = feed.publish(vec![]);

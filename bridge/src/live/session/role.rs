@@ -11,7 +11,7 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 use tracing::info;
 
 use super::{auth_guard::Checked, outbox::Close, Session};
-use crate::live::publish::Encoded;
+use crate::visibility::Encoded;
 
 /// What a browser may see and do: viewers start here, `bridgeAuth` with
 /// the admin token makes an admin.

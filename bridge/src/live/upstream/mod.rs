@@ -49,9 +49,10 @@ use crate::{
     live::{
         feed::{new_epoch, Feed, FeedState},
         keys::Keys,
-        publish::{Holds, Numbered, Publisher, Text, Visibility},
+        publish::{Holds, Numbered, Publisher, Text},
     },
     metrics::Metrics,
+    visibility::Visibility,
 };
 
 /// What every connection watches: the master's reachability and its list.

@@ -8,11 +8,11 @@ use protocol::{watch::WebhookSpec, Addresses, ServerEntry, ServerKey};
 
 use super::*;
 use crate::{
-    db::history::History,
+    db::{history::History, store::WebhookRow},
     notify::{
         push::{self, Push},
         watch::Change,
-        webhooks::{self, store::Row, Webhooks},
+        webhooks::{self, Webhooks},
     },
 };
 
@@ -43,7 +43,7 @@ fn engine(history: Arc<History>) -> Engine {
                 allow_insecure: true,
                 public_url: None,
                 contact: Ok("mailto:ops@lobby.example".into()),
-                expire_after: push::DEFAULT_EXPIRE_AFTER,
+                expire_after: crate::Config::DEFAULT_PUSH_EXPIRE_AFTER,
                 addresses: Addresses::Shown,
                 max_subscriptions: 10,
                 max_per_address: 10,
@@ -63,13 +63,13 @@ fn engine(history: Arc<History>) -> Engine {
     }
 }
 
-fn row(id: &str) -> Row {
+fn row(id: &str) -> WebhookRow {
     let spec = WebhookSpec::from_value(&serde_json::json!({
         "url": "http://127.0.0.1:9/hook", "format": "standard",
         "events": ["server-online"], "servers": "all", "cooldown": 0
     }))
     .unwrap();
-    Row {
+    WebhookRow {
         id: id.into(),
         spec: spec.to_json().to_string(),
         secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into(),

@@ -53,14 +53,11 @@ use url::Url;
 
 use self::{
     deliver::{Outcome, Pusher},
-    store::{PushStore, Row},
+    store::PushStore,
     vapid::Vapid,
 };
 use crate::{
-    db::{
-        history::now_ms,
-        store::{DeliveryRow, StoreError},
-    },
+    db::store::{now_ms, DeliveryRow, PushRow, StoreError},
     error::Error,
     notify::{
         channel::{Channel, Names, Planned, Sent},
@@ -82,10 +79,6 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// The name of the pushes' rows and change notes.
 pub const CHANNEL: &str = "push";
-/// How long a subscription is kept without being renewed, unless
-/// configured otherwise (`--push-expire-after`): the page renews it on
-/// every load, so a player who opens the lobby once a month keeps theirs.
-pub const DEFAULT_EXPIRE_AFTER: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The longest wait between two sweeps for expired subscriptions.
 const SWEEP_EVERY: Duration = Duration::from_secs(600);
 /// Subscriptions deleted per transaction by a sweep or a purge.
@@ -173,8 +166,8 @@ impl Sub {
             && bool::from(self.subscription.auth.ct_eq(&other.auth))
     }
 
-    fn row(&self, updated_ms: i64) -> Row {
-        Row {
+    fn row(&self, updated_ms: i64) -> PushRow {
+        PushRow {
             id: format!("{:016x}", self.id),
             subscription: self.subscription.to_json().to_string(),
             watches: PushRequest::watches_json(&self.watches).to_string(),
@@ -415,7 +408,7 @@ impl Push {
     }
 
     /// A stored row as a subscription, if it is valid.
-    fn sub_of(&self, row: Row) -> Option<Sub> {
+    fn sub_of(&self, row: PushRow) -> Option<Sub> {
         let subscription = serde_json::from_str::<Value>(&row.subscription)
             .ok()
             .and_then(|v| Subscription::from_value(Some(&v), self.settings.schemes()).ok())?;

@@ -3,26 +3,10 @@
 //! migrations hold the `push_vapid` and `push_subscriptions` tables), in
 //! either engine.
 
-use crate::db::{history::History, store::StoreError};
-
-/// One subscription as stored: its row, not yet validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    /// 16 lowercase hex digits, from the endpoint (see `push::SubId`).
-    pub id: String,
-    /// The browser's subscription as `PushSubscription.toJSON()` spells
-    /// it.
-    pub subscription: String,
-    /// The validated watches, as JSON.
-    pub watches: String,
-    /// The network it was made from (an address, or an IPv6 /64).
-    pub source: String,
-    /// The subscription's `auth` secret, base64url: a row is replaced or
-    /// removed only by a request that knows it.
-    pub auth: String,
-    pub created_ms: i64,
-    pub updated_ms: i64,
-}
+use crate::db::{
+    history::History,
+    store::{PushRow, StoreError},
+};
 
 /// What keeps Web Push's key and subscriptions: every call is short and
 /// may block (callers run it on a blocking thread).
@@ -31,16 +15,16 @@ pub trait PushStore: Send + Sync + std::fmt::Debug {
     /// whatever is stored.
     fn vapid_secret(&self, candidate: &[u8]) -> Result<Vec<u8>, StoreError>;
     /// Every stored subscription.
-    fn load(&self) -> Result<Vec<Row>, StoreError>;
+    fn load(&self) -> Result<Vec<PushRow>, StoreError>;
     /// Adds a subscription, or replaces the one with its id if it has
     /// the same `auth` (keeping its source and creation time); false if
     /// another `auth` holds the id.
-    fn put(&self, row: &Row) -> Result<bool, StoreError>;
+    fn put(&self, row: &PushRow) -> Result<bool, StoreError>;
     /// Removes one (only if it has `auth`, when given); false if it was
     /// not there.
     fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError>;
     /// One stored subscription.
-    fn get(&self, id: &str) -> Result<Option<Row>, StoreError>;
+    fn get(&self, id: &str) -> Result<Option<PushRow>, StoreError>;
     /// Removes at most `limit` subscriptions not made or renewed since
     /// `before` (Unix ms); their ids.
     fn expire(&self, before: i64, limit: i64) -> Result<Vec<String>, StoreError>;
@@ -57,11 +41,11 @@ impl PushStore for History {
         self.store().vapid_secret(candidate)
     }
 
-    fn load(&self) -> Result<Vec<Row>, StoreError> {
+    fn load(&self) -> Result<Vec<PushRow>, StoreError> {
         self.store().push_subscriptions()
     }
 
-    fn put(&self, row: &Row) -> Result<bool, StoreError> {
+    fn put(&self, row: &PushRow) -> Result<bool, StoreError> {
         self.store().put_push_subscription(row)
     }
 
@@ -69,7 +53,7 @@ impl PushStore for History {
         self.store().delete_push_subscription(id, auth)
     }
 
-    fn get(&self, id: &str) -> Result<Option<Row>, StoreError> {
+    fn get(&self, id: &str) -> Result<Option<PushRow>, StoreError> {
         self.store().push_subscription(id)
     }
 
@@ -92,8 +76,8 @@ mod tests {
 
     use super::*;
 
-    fn row(id: &str, created_ms: i64) -> Row {
-        Row {
+    fn row(id: &str, created_ms: i64) -> PushRow {
+        PushRow {
             id: id.into(),
             subscription: "{}".into(),
             watches: "[]".into(),

@@ -30,12 +30,10 @@ use tokio_util::sync::CancellationToken;
 pub use tracker::{Change, Occurrence, Tracker};
 
 use crate::{
-    db::history::{now_ms, History},
+    db::{history::History, store::now_ms},
     live::{feed::FeedState, upstream::Upstream},
 };
 
-/// How long a key stays unlisted before it is offline (§2.4).
-pub const OFFLINE_AFTER: Duration = Duration::from_secs(protocol::watch::OFFLINE_AFTER_SECS);
 /// Occurrences a slow consumer may fall behind by before it loses some.
 const BACKLOG: usize = 4096;
 

@@ -38,13 +38,10 @@ use url::Url;
 use self::{
     deliver::{Attempt, Sender},
     payload::{Notice, Secret},
-    store::{Row, WebhookStore},
+    store::WebhookStore,
 };
 use crate::{
-    db::{
-        history::now_ms,
-        store::{DeliveryRow, DoneDelivery, StoreError},
-    },
+    db::store::{now_ms, DeliveryRow, DoneDelivery, StoreError, WebhookRow},
     error::Error,
     live::upstream::Shared,
     notify::{
@@ -340,7 +337,7 @@ impl Webhooks {
         let mut raw = [0u8; 8];
         getrandom::fill(&mut raw).map_err(|_| CreateError::Random)?;
         let num = u64::from_be_bytes(raw);
-        let row = Row {
+        let row = WebhookRow {
             id: format!("wh_{num:016x}"),
             spec: spec.to_json().to_string(),
             secret: secret.expose().to_owned(),
@@ -814,7 +811,7 @@ impl Channel for Webhooks {
 
 /// A stored row as a webhook, if it is valid (a row is trusted no more
 /// than a request).
-fn hook_of(row: Row) -> Option<Arc<Hook>> {
+fn hook_of(row: WebhookRow) -> Option<Arc<Hook>> {
     let id_ok = protocol::watch::is_webhook_id(&row.id);
     let spec = serde_json::from_str::<Value>(&row.spec)
         .ok()

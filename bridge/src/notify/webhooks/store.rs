@@ -5,31 +5,18 @@
 
 use crate::db::{
     history::History,
-    store::{DoneDelivery, StoreError},
+    store::{DoneDelivery, StoreError, WebhookRow},
 };
-
-/// One webhook as stored: its row, not yet validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    pub id: String,
-    /// The validated request, as JSON text.
-    pub spec: String,
-    /// `whsec_` + base64.
-    pub secret: String,
-    pub enabled: bool,
-    pub failures: u32,
-    pub created_ms: i64,
-}
 
 /// What keeps webhooks: every call is short and may block (callers run it
 /// on a blocking thread).
 pub trait WebhookStore: Send + Sync + std::fmt::Debug {
     /// Every stored webhook, oldest first.
-    fn load(&self) -> Result<Vec<Row>, StoreError>;
+    fn load(&self) -> Result<Vec<WebhookRow>, StoreError>;
     /// One stored webhook.
-    fn get(&self, id: &str) -> Result<Option<Row>, StoreError>;
+    fn get(&self, id: &str) -> Result<Option<WebhookRow>, StoreError>;
     /// Adds one unless `max` are stored already; whether it was added.
-    fn insert(&self, row: &Row, max: usize) -> Result<bool, StoreError>;
+    fn insert(&self, row: &WebhookRow, max: usize) -> Result<bool, StoreError>;
     /// Stores a webhook's state; false if it is gone.
     fn set_state(&self, id: &str, enabled: bool, failures: u32) -> Result<bool, StoreError>;
     /// Removes one (and its deliveries not yet sent); false if it was not
@@ -56,15 +43,15 @@ pub trait WebhookStore: Send + Sync + std::fmt::Debug {
 }
 
 impl WebhookStore for History {
-    fn load(&self) -> Result<Vec<Row>, StoreError> {
+    fn load(&self) -> Result<Vec<WebhookRow>, StoreError> {
         self.store().webhooks()
     }
 
-    fn get(&self, id: &str) -> Result<Option<Row>, StoreError> {
+    fn get(&self, id: &str) -> Result<Option<WebhookRow>, StoreError> {
         self.store().webhook(id)
     }
 
-    fn insert(&self, row: &Row, max: usize) -> Result<bool, StoreError> {
+    fn insert(&self, row: &WebhookRow, max: usize) -> Result<bool, StoreError> {
         self.store().insert_webhook(row, max)
     }
 
@@ -108,8 +95,8 @@ mod tests {
 
     use super::*;
 
-    fn row(id: &str, created_ms: i64) -> Row {
-        Row {
+    fn row(id: &str, created_ms: i64) -> WebhookRow {
+        WebhookRow {
             id: id.into(),
             spec: "{}".into(),
             secret: "whsec_AAAA".into(),

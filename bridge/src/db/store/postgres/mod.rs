@@ -33,6 +33,7 @@ mod own;
 mod schema;
 pub mod vacuum;
 
+use crate::db::store::{PushRow, WebhookRow};
 use std::{
     collections::HashMap,
     fmt,
@@ -50,8 +51,8 @@ pub use vacuum::Vacuum;
 
 use super::engine::{
     Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, HourCounts, Life, LobbyBucket, LobbyTotals,
-    Packed, Pruned, PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES,
-    MAX_PUSH_TEXT, MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+    Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
+    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::packed::{EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
 use super::range::Tier;

@@ -6,10 +6,11 @@
 //! database's clock, so bridges whose clocks differ read them alike.
 
 use super::super::engine::{
-    ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, NotifyEngine, PushRow, Result, Settle,
-    WebhookRow, MAX_DELIVERY_TEXT, MAX_PUSH_TEXT, MAX_WEBHOOK_TEXT,
+    ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, NotifyEngine, Result, Settle,
+    MAX_DELIVERY_TEXT, MAX_PUSH_TEXT, MAX_WEBHOOK_TEXT,
 };
 use super::{get, Postgres};
+use crate::db::store::{PushRow, WebhookRow};
 
 /// The most bytes of a change's id read back.
 const MAX_ID_TEXT: i32 = 200;

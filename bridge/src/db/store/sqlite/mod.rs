@@ -6,6 +6,7 @@
 mod notify;
 mod schema;
 
+use crate::db::store::{PushRow, WebhookRow};
 use std::path::PathBuf;
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -14,8 +15,8 @@ pub use schema::DB_FILE;
 
 use super::engine::{
     by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, LobbyTotals,
-    Packed, Pruned, PushRow, RawServer, Result, WebhookRow, MAX_DAY_BYTES, MAX_HOUR_BYTES,
-    MAX_PUSH_TEXT, MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+    Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
+    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
 };
 use super::packed::Sample;
 use super::range::Tier;

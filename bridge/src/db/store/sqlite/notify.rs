@@ -3,14 +3,15 @@
 //! RETURNING` (SQLite runs one writer at a time); the lease still makes a
 //! claim that was never settled (the bridge stopped) due again.
 
+use crate::db::store::{PushRow, WebhookRow};
 use rusqlite::{params, OptionalExtension};
 
 use super::super::engine::{
-    ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, NotifyEngine, PushRow, Result, Settle,
-    WebhookRow, MAX_DELIVERY_TEXT, MAX_PUSH_TEXT, MAX_WEBHOOK_TEXT,
+    ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, NotifyEngine, Result, Settle,
+    MAX_DELIVERY_TEXT, MAX_PUSH_TEXT, MAX_WEBHOOK_TEXT,
 };
 use super::Sqlite;
-use crate::db::history::now_ms;
+use crate::db::store::now_ms;
 
 /// The most bytes of a change's id read back.
 const MAX_ID_TEXT: i64 = 200;
