@@ -229,7 +229,7 @@ impl Bridge {
         let serve = http::accept::serve(
             listener,
             router(ctx.clone()),
-            http::accept::Limits::new(&ctx.config, ctx.metrics.clone()),
+            http::limits::Limits::new(&ctx.config, ctx.metrics.clone()),
             ctx.cancel.clone(),
         );
         // Keyed while the database was unreachable: checked once it answers.
@@ -549,7 +549,7 @@ fn read(get: MethodRouter<Arc<Ctx>>) -> MethodRouter<Arc<Ctx>> {
 async fn ws(
     State(ctx): State<Arc<Ctx>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    Extension(client): Extension<http::accept::Client>,
+    Extension(client): Extension<http::limits::Client>,
     mut req: Request,
 ) -> Response {
     // The upgrade is done here rather than with axum's `WebSocketUpgrade`:

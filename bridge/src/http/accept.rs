@@ -5,7 +5,7 @@
 //! a request's head (slowloris), an idle keep-alive timeout, and the client
 //! address of each request (see [`crate::http::forwarded`]) for the per-address
 //! WebSocket cap and the log lines. This file admits connections;
-//! [`connection`] serves each one.
+//! [`super::connection`] serves each one, within the [`super::limits`].
 
 use std::{
     io,
@@ -15,75 +15,20 @@ use std::{
 };
 
 use axum::Router;
-use ipnet::IpNet;
-use master::{
-    limits::{AddressSlot, PerAddress},
-    throttled,
-};
-use tokio::{
-    net::TcpListener,
-    sync::{OwnedSemaphorePermit, Semaphore},
-};
+use master::throttled;
+use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::debug;
 
-use crate::{
-    config::Config,
-    http::forwarded::{self, ForwardedHeader},
-    metrics::Metrics,
+use super::{
+    connection::Held,
+    forwarded,
+    limits::{ConnSlot, Limits},
 };
-
-use super::connection::Held;
 
 /// What a refused connection is told before it is closed.
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
 content-length: 21\r\nconnection: close\r\n\r\ntoo many connections\n";
-
-/// The caps and timeouts of the accept loop, shared by every connection.
-#[derive(Debug)]
-pub(crate) struct Limits {
-    pub(super) trusted: Vec<IpNet>,
-    pub(super) header: ForwardedHeader,
-    pub(super) total: Arc<Semaphore>,
-    pub(super) http: Arc<PerAddress>,
-    pub(super) ws: Arc<PerAddress>,
-    pub(super) header_read_timeout: Duration,
-    pub(super) idle_timeout: Duration,
-    pub(super) metrics: Arc<Metrics>,
-}
-
-impl Limits {
-    /// The limits `config` asks for.
-    pub(crate) fn new(config: &Config, metrics: Arc<Metrics>) -> Arc<Self> {
-        Arc::new(Self {
-            trusted: config.trusted_proxies.clone(),
-            header: config.forwarded_header,
-            total: Arc::new(Semaphore::new(config.max_http_connections)),
-            http: PerAddress::new(config.max_http_per_address),
-            ws: PerAddress::new(config.max_ws_per_address),
-            header_read_timeout: config.header_read_timeout,
-            idle_timeout: config.idle_timeout,
-            metrics,
-        })
-    }
-}
-
-/// Who sent a request, put into its extensions by the accept loop (next to
-/// axum's `ConnectInfo`, which holds the same client address).
-#[derive(Debug, Clone)]
-pub(crate) struct Client {
-    /// The client address: the peer, or the forwarded one from a trusted proxy.
-    pub(crate) addr: SocketAddr,
-    pub(super) ws: Arc<PerAddress>,
-}
-
-impl Client {
-    /// One of the client address's WebSocket slots, held for the socket's
-    /// life; `None` when the address has all of them.
-    pub(crate) fn ws_slot(&self) -> Option<AddressSlot> {
-        self.ws.try_acquire(self.addr.ip())
-    }
-}
 
 /// Serves `router` on `listener` until `stop` fires; then stops accepting,
 /// lets open requests finish and closes idle connections, and returns once
@@ -174,19 +119,4 @@ fn is_connection_error(e: &io::Error) -> bool {
             | io::ErrorKind::ConnectionReset
             | io::ErrorKind::Interrupted
     )
-}
-
-/// The slots one client connection holds; kept inside its socket (see
-/// [`Held`]) so an upgraded WebSocket keeps them too.
-#[derive(Debug)]
-pub(super) struct ConnSlot {
-    pub(super) _permit: OwnedSemaphorePermit,
-    pub(super) _address: Option<AddressSlot>,
-    pub(super) metrics: Arc<Metrics>,
-}
-
-impl Drop for ConnSlot {
-    fn drop(&mut self) {
-        self.metrics.http_connections.fetch_sub(1, Relaxed);
-    }
 }

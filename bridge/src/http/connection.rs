@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use tracing::debug;
 
-use super::accept::{Client, ConnSlot, Limits};
+use super::limits::{Client, ConnSlot, Limits};
 use crate::http::forwarded;
 
 /// Largest request head (and write queue) hyper buffers per connection.
