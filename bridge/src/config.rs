@@ -10,7 +10,7 @@ use ipnet::IpNet;
 
 use master::feed::FeedToken;
 
-use crate::{forwarded::ForwardedHeader, token::AdminToken};
+use crate::{error::ConfigError, http::forwarded::ForwardedHeader, token::AdminToken};
 
 /// Largest WebSocket frame or message a browser may send (64 KiB); larger
 /// ones close the socket with 1009.
@@ -174,7 +174,7 @@ pub struct Config {
     /// The PostgreSQL database that keeps the key secret and the history
     /// for every bridge given it (`docs/protocol.md` §2.3); `None`: the
     /// embedded database in [`Config::data_dir`].
-    pub database_url: Option<crate::history::DatabaseUrl>,
+    pub database_url: Option<crate::db::store::DatabaseUrl>,
     /// Keys one source (the network that registered them) may have
     /// recorded in the history per day (`history::admission`): bounds how
     /// fast one host can make the history grow.
@@ -266,8 +266,17 @@ impl Config {
     /// Default of [`Config::history_interval`].
     pub const DEFAULT_HISTORY_INTERVAL: Duration = Duration::from_secs(60);
     /// Default of [`Config::history_keys_per_source`]: about 2 MB of
-    /// history per source and day.
-    pub const DEFAULT_HISTORY_KEYS_PER_SOURCE: usize = crate::history::DEFAULT_KEYS_PER_SOURCE;
+    /// history per source and day (see `db::history::admission` for the
+    /// arithmetic).
+    pub const DEFAULT_HISTORY_KEYS_PER_SOURCE: usize = 2_000;
+    /// Default of [`Config::push_expire_after`]: the page renews a
+    /// subscription on every load, so a player who opens the lobby once a
+    /// month keeps theirs.
+    pub const DEFAULT_PUSH_EXPIRE_AFTER: Duration = Duration::from_secs(30 * 24 * 3600);
+    /// Default of [`Config::offline_after`]: how long a key stays unlisted
+    /// before it is offline (`docs/protocol.md` §2.4).
+    pub const DEFAULT_OFFLINE_AFTER: Duration =
+        Duration::from_secs(protocol::watch::OFFLINE_AFTER_SECS);
     /// Push subscriptions kept at most (about 1 KB each in memory).
     pub const DEFAULT_PUSH_MAX_SUBSCRIPTIONS: usize = 50_000;
     /// Push subscriptions per client address (a household's browsers
@@ -330,10 +339,10 @@ impl Config {
             public_url: None,
             push_allow_insecure: false,
             push_contact: None,
-            push_expire_after: crate::push::DEFAULT_EXPIRE_AFTER,
+            push_expire_after: Self::DEFAULT_PUSH_EXPIRE_AFTER,
             push_max_subscriptions: Self::DEFAULT_PUSH_MAX_SUBSCRIPTIONS,
             push_max_per_address: Self::DEFAULT_PUSH_MAX_PER_ADDRESS,
-            offline_after: crate::watch::OFFLINE_AFTER,
+            offline_after: Self::DEFAULT_OFFLINE_AFTER,
             join_url: None,
         }
     }
@@ -484,18 +493,4 @@ mod tests {
         );
         assert!(config.require_peer_address);
     }
-}
-
-/// A [`Config`] value the bridge cannot work with, naming the setting (the
-/// command line maps the names to its flags in its messages).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    #[error("the {0} must be greater than zero")]
-    Zero(&'static str),
-    #[error("the reconnect minimum is above the reconnect maximum")]
-    ReconnectRange,
-    #[error("the reconnect minimum is above the feed retry maximum")]
-    FeedRetryRange,
-    #[error("the history interval must be a whole number of seconds, at least one")]
-    HistoryInterval,
 }

@@ -10,19 +10,17 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use crate::{
     budget::Budget,
     config::Config,
+    db::history::History,
     error::Error,
-    games::Games,
-    history::History,
-    history_api::Answers,
+    http::{history_api::Answers, pages::Pages},
+    live::{
+        games::Games,
+        session::Handle,
+        upstream::{Source, Upstream},
+    },
     metrics::Metrics,
-    notify::Notify,
-    pages::Pages,
-    publish::Visibility,
-    push::Push,
-    session::Handle,
-    upstream::{Source, Upstream},
-    watch::Events,
-    webhooks::Webhooks,
+    notify::{engine::Notify, push::Push, watch::Events, webhooks::Webhooks},
+    visibility::Visibility,
 };
 
 /// What every request handler and session shares.
@@ -52,7 +50,7 @@ pub(crate) struct Ctx {
     /// The history's and badges' answers, cached per change.
     pub(crate) answers: Answers,
     /// The cards' PNGs, drawn once per face.
-    pub(crate) cards: crate::card::Rendered,
+    pub(crate) cards: crate::http::card::Rendered,
     /// What viewers (and so every `/api/` answer) may see of a server.
     pub(crate) visibility: Visibility,
     /// Events decided from the live list (`docs/protocol.md` §2.4).

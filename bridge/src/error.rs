@@ -4,21 +4,15 @@
 
 use std::{io, path::PathBuf, time::Duration};
 
+use crate::token::TokenError;
+
 /// Why the bridge could not start or serve.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("the admin token is empty")]
-    EmptyToken,
-    #[error(
-        "the admin token is {0} characters long; use at least {min} (for example \
-         `openssl rand -hex 16`), or set none and let the bridge generate one",
-        min = crate::token::MIN_TOKEN_LEN
-    )]
-    ShortToken(usize),
+    #[error(transparent)]
+    Token(#[from] TokenError),
     #[error("invalid configuration: {0}")]
-    Config(#[from] crate::config::ConfigError),
-    #[error("cannot read the admin token file {path}: {source}")]
-    TokenFile { path: PathBuf, source: io::Error },
+    Config(#[from] ConfigError),
     #[error("cannot generate a random admin token: {0}")]
     Random(getrandom::Error),
     #[error("cannot use the data directory {path}: {source}")]
@@ -35,6 +29,20 @@ pub enum Error {
     DataDirUnusable,
     #[error("HTTP server failed: {0}")]
     Serve(io::Error),
+}
+
+/// A [`Config`](crate::Config) value the bridge cannot work with, naming the setting (the
+/// command line maps the names to its flags in its messages).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("the {0} must be greater than zero")]
+    Zero(&'static str),
+    #[error("the reconnect minimum is above the reconnect maximum")]
+    ReconnectRange,
+    #[error("the reconnect minimum is above the feed retry maximum")]
+    FeedRetryRange,
+    #[error("the history interval must be a whole number of seconds, at least one")]
+    HistoryInterval,
 }
 
 /// Why a connection to the master (the shared upstream's or an admin's)

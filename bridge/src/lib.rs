@@ -4,38 +4,27 @@
 //! that polls a remote master); each admin gets its own master connection,
 //! so its test server lives as long as its WebSocket.
 //!
+//! Its folders are its four jobs: [`live`] the live list (from the master
+//! to every socket), [`http`] what it answers over HTTP, [`notify`] the
+//! events decided from the list and their notifications, and [`db`] the
+//! database. Beside them stand what all four share (`config`, `error`,
+//! `metrics`, `token`, `budget`, `visibility`) and what wires them (`ctx`, `server`).
+//!
 //! Like the master, the library takes an already-bound listener so tests
 //! (and the binary) choose the port.
 
-mod api;
-pub mod assets;
-mod badge;
 mod budget;
-mod card;
 pub mod config;
 mod ctx;
+pub mod db;
 pub mod error;
-mod face;
-pub mod feed;
-pub mod forwarded;
-pub mod games;
-pub mod history;
-mod history_api;
-mod http;
-pub mod keys;
-mod markup;
+pub mod http;
+pub mod live;
 pub mod metrics;
 pub mod notify;
-pub mod origin;
-mod pages;
-pub mod publish;
-pub mod push;
 mod server;
-mod session;
 pub mod token;
-pub mod upstream;
-pub mod watch;
-pub mod webhooks;
+pub mod visibility;
 
 pub use config::Config;
 pub use error::Error;

@@ -27,27 +27,33 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::{debug, info, warn};
 
 use crate::{
-    api, badge,
     budget::Budget,
-    card,
     config::{Config, MAX_WS_MESSAGE, WS_FRAGMENT},
     ctx::Ctx,
+    db::history::History,
     error::Error,
-    games::Games,
-    history::History,
-    history_api::{self, Answers},
     http,
-    keys::Keys,
+    http::{
+        api, badge, card,
+        history_api::{self, Answers},
+        origin::origin_header_allowed,
+        pages::{self, Pages},
+    },
+    live::{
+        games::Games,
+        keys::Keys,
+        session::{self, AuthGuard, Handle, Settings},
+        upstream::{Source, Upstream},
+    },
     metrics::Metrics,
-    notify::{self, Notify},
-    origin::origin_header_allowed,
-    pages::{self, Pages},
-    publish::Visibility,
-    push::{self, Push},
-    session::{self, AuthGuard, Handle, Settings},
-    upstream::{Source, Upstream},
-    watch::Events,
-    webhooks::{self, Webhooks},
+    notify::{
+        channel::Channel,
+        engine::{Counters, Notify},
+        push::{self, Push},
+        watch::Events,
+        webhooks::{self, Webhooks},
+    },
+    visibility::Visibility,
 };
 
 /// A bridge: configuration plus shared state. Build it, keep
@@ -79,7 +85,7 @@ impl Bridge {
             // Keys nobody sees: `run` refuses to start.
             Err(e) => (Keys::from_secret(b""), None, None, Some(e)),
         };
-        let counters = Arc::new(notify::Counters::default());
+        let counters = Arc::new(Counters::default());
         let webhooks = history.as_ref().and_then(|history| {
             match open_webhooks(&config, visibility, history.clone(), counters.clone()) {
                 Ok(webhooks) => Some(Arc::new(webhooks)),
@@ -102,8 +108,8 @@ impl Bridge {
             (Some(history), Some(webhooks), Some(push)) => Some(Arc::new(Notify::new(
                 history.clone(),
                 vec![
-                    webhooks.clone() as Arc<dyn notify::Channel>,
-                    push.clone() as Arc<dyn notify::Channel>,
+                    webhooks.clone() as Arc<dyn Channel>,
+                    push.clone() as Arc<dyn Channel>,
                 ],
                 counters,
             ))),
@@ -145,7 +151,7 @@ impl Bridge {
                 session,
                 history,
                 answers: Answers::default(),
-                cards: crate::card::Rendered::default(),
+                cards: crate::http::card::Rendered::default(),
                 visibility,
                 events,
                 webhooks,
@@ -220,10 +226,10 @@ impl Bridge {
                 .clone()
                 .run(ctx.upstream.clone(), ctx.cancel.child_token()),
         );
-        let serve = http::serve(
+        let serve = http::accept::serve(
             listener,
             router(ctx.clone()),
-            http::Limits::new(&ctx.config, ctx.metrics.clone()),
+            http::limits::Limits::new(&ctx.config, ctx.metrics.clone()),
             ctx.cancel.clone(),
         );
         // Keyed while the database was unreachable: checked once it answers.
@@ -326,7 +332,7 @@ fn open_data(config: &Config) -> Result<(Keys, History, Option<[u8; 32]>), Error
     let history = History::open(Some(dir), interval)?.with_keys_per_source(per_source);
     if let Some(max) = config.history_max_bytes {
         let applied = history.cap(max).map_err(|e| Error::Database {
-            path: dir.join(crate::history::DB_FILE),
+            path: dir.join(crate::db::store::DB_FILE),
             reason: format!("cannot cap it at {max} bytes: {e}"),
         })?;
         info!(
@@ -349,20 +355,20 @@ fn shared_keys(
     history: &History,
     dir: Option<&std::path::Path>,
 ) -> Result<(Keys, Option<[u8; 32]>), Error> {
-    let had_copy = dir.is_some_and(|d| d.join(crate::keys::SECRET_FILE).exists());
+    let had_copy = dir.is_some_and(|d| d.join(crate::live::keys::SECRET_FILE).exists());
     let cached = match dir {
-        Some(dir) => crate::keys::secret_in(dir)?,
-        None => crate::keys::random_secret()?,
+        Some(dir) => crate::live::keys::secret_in(dir)?,
+        None => crate::live::keys::random_secret()?,
     };
     let secret = history.store().postgres().map(|pg| pg.key_secret(&cached));
     match secret {
         Some(Ok(secret)) => {
             if let Some(dir) = dir {
-                crate::keys::keep_secret(dir, &secret)?;
+                crate::live::keys::keep_secret(dir, &secret)?;
             }
             Ok((Keys::from_secret(&secret), None))
         }
-        Some(Err(crate::history::StoreError::Unavailable)) => {
+        Some(Err(crate::db::store::StoreError::Unavailable)) => {
             if had_copy {
                 warn!("the database is unreachable at start: servers are keyed with this bridge's copy of its key secret");
             } else {
@@ -400,7 +406,7 @@ fn reconcile_keys(
             Some(Ok(secret)) if secret == keyed => return Ok(()),
             Some(Ok(secret)) => {
                 if let Some(dir) = dir {
-                    crate::keys::keep_secret(dir, &secret)?;
+                    crate::live::keys::keep_secret(dir, &secret)?;
                 }
                 return Err(Error::KeySecretChanged);
             }
@@ -418,7 +424,7 @@ fn open_webhooks(
     config: &Config,
     visibility: Visibility,
     history: Arc<History>,
-    counters: Arc<notify::Counters>,
+    counters: Arc<Counters>,
 ) -> Result<Webhooks, Error> {
     let settings = webhooks::Settings {
         allow_private: config.webhook_allow_private,
@@ -543,7 +549,7 @@ fn read(get: MethodRouter<Arc<Ctx>>) -> MethodRouter<Arc<Ctx>> {
 async fn ws(
     State(ctx): State<Arc<Ctx>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    Extension(client): Extension<http::Client>,
+    Extension(client): Extension<http::limits::Client>,
     mut req: Request,
 ) -> Response {
     // The upgrade is done here rather than with axum's `WebSocketUpgrade`:

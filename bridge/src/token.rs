@@ -1,13 +1,31 @@
 //! The admin token: loaded or generated, compared in constant time, never logged.
 
-use std::{fmt, path::Path};
+use std::{
+    fmt, io,
+    path::{Path, PathBuf},
+};
 
 use subtle::ConstantTimeEq;
 
-use crate::error::Error;
-
 /// Shortest operator token accepted: shorter ones can be guessed.
 pub const MIN_TOKEN_LEN: usize = 16;
+
+/// Why an admin token was refused or could not be had: its own type, so
+/// that the token needs nothing of the bridge's other errors.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("the admin token is empty")]
+    Empty,
+    #[error(
+        "the admin token is {0} characters long; use at least {MIN_TOKEN_LEN} (for example \
+         `openssl rand -hex 16`), or set none and let the bridge generate one"
+    )]
+    Short(usize),
+    #[error("cannot read the admin token file {path}: {source}")]
+    File { path: PathBuf, source: io::Error },
+    #[error("cannot generate a random admin token: {0}")]
+    Random(getrandom::Error),
+}
 
 /// The secret that makes a connection an admin. `Debug` hides it.
 #[derive(Clone, PartialEq, Eq)]
@@ -17,21 +35,21 @@ impl AdminToken {
     /// A token given by the operator; empty (or whitespace) is refused so
     /// that an empty `bridgeAuth` can never match, and one shorter than
     /// [`MIN_TOKEN_LEN`] characters because it could be guessed.
-    pub fn new(token: &str) -> Result<Self, Error> {
+    pub fn new(token: &str) -> Result<Self, TokenError> {
         let token = token.trim();
         if token.is_empty() {
-            return Err(Error::EmptyToken);
+            return Err(TokenError::Empty);
         }
         let len = token.chars().count();
         if len < MIN_TOKEN_LEN {
-            return Err(Error::ShortToken(len));
+            return Err(TokenError::Short(len));
         }
         Ok(Self(token.to_owned()))
     }
 
     /// Reads the token from the first line of `path`.
-    pub fn from_file(path: &Path) -> Result<Self, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::TokenFile {
+    pub fn from_file(path: &Path) -> Result<Self, TokenError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TokenError::File {
             path: path.to_owned(),
             source,
         })?;
@@ -39,9 +57,9 @@ impl AdminToken {
     }
 
     /// A random 128-bit token in hex, for a bridge started without one.
-    pub fn generate() -> Result<Self, Error> {
+    pub fn generate() -> Result<Self, TokenError> {
         let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(Error::Random)?;
+        getrandom::fill(&mut bytes).map_err(TokenError::Random)?;
         Ok(Self(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 
@@ -89,7 +107,7 @@ mod tests {
     fn short_tokens_are_refused() {
         assert!(matches!(
             AdminToken::new("0123456789abcde"),
-            Err(Error::ShortToken(15))
+            Err(TokenError::Short(15))
         ));
         assert!(AdminToken::new("0123456789abcdef").is_ok());
         let err = AdminToken::new("x").unwrap_err().to_string();

@@ -1,11 +1,11 @@
 //! The bridge's reading of request headers: the client address behind
-//! trusted proxies (`bridge::forwarded`) and the WebSocket `Origin` check
-//! (`bridge::origin`).
+//! trusted proxies (`bridge::http::forwarded`) and the WebSocket `Origin` check
+//! (`bridge::http::origin`).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
-use bridge::{
+use bridge::http::{
     forwarded::{client_addr, is_trusted, ForwardedHeader},
     origin::origin_allowed,
 };

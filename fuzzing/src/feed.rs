@@ -2,10 +2,10 @@
 //! any order, entries that break the master protocol's rules (long names,
 //! bad addresses and ports, player limits out of range), long epochs and
 //! plain garbage, through the bridge's own apply
-//! ([`bridge::upstream::take_message_within`]) under a small byte bound.
+//! ([`bridge::live::upstream::take_message_within`]) under a small byte bound.
 
 use arbitrary::{Arbitrary, Unstructured};
-use bridge::upstream::take_message_within;
+use bridge::live::upstream::take_message_within;
 use protocol::{
     delta::{snapshot_json, FollowedList, Keyed, MAX_EPOCH_BYTES},
     Addresses, ServerKey,

@@ -1,10 +1,10 @@
 //! The admin's webhook requests (`protocol::watch`) and what a webhook
 //! sends about a server whose name a stranger chose
-//! (`bridge::webhooks::payload`).
+//! (`bridge::notify::webhooks::payload`).
 
 use std::time::{Duration, SystemTime};
 
-use bridge::webhooks::{
+use bridge::notify::webhooks::{
     address::{literal_allowed, Reach},
     payload::Notice,
 };

@@ -409,7 +409,7 @@ pub(crate) fn object(body: &[u8]) -> Result<Map<String, Value>, FieldError> {
 /// URL parser, so the page (which validates with this same function)
 /// carries none: the `url` crate's international domain tables would add
 /// more to its bundle than the whole admin page. The bridge parses the URL
-/// fully when it checks where it points (`bridge::webhooks::address`).
+/// fully when it checks where it points (`bridge::notify::webhooks::address`).
 fn parse_url(value: Option<&Value>) -> Result<String, FieldError> {
     url_named("url", value, (MAX_URL_LEN, "is longer than 2048 bytes")).map(|(_, url)| url)
 }

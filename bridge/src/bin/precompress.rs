@@ -20,7 +20,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let report = bridge::assets::precompress(&args.dir)
+    let report = bridge::http::assets::precompress(&args.dir)
         .with_context(|| format!("cannot precompress {}", args.dir.display()))?;
     let size = |n: Option<u64>| n.map_or_else(|| "-".to_owned(), |n| n.to_string());
     for (path, original, br, gz) in &report.files {

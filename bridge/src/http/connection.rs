@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use tracing::debug;
 
-use super::{Client, ConnSlot, Limits};
-use crate::forwarded;
+use super::limits::{Client, ConnSlot, Limits};
+use crate::http::forwarded;
 
 /// Largest request head (and write queue) hyper buffers per connection.
 const MAX_HTTP_BUFFER: usize = 64 * 1024;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use crate::{history::DeliveryRow, watch::Occurrence};
+use crate::{db::store::DeliveryRow, notify::watch::Occurrence};
 
 /// One delivery an occurrence makes, before it is written.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -164,7 +164,7 @@ async fn resubscribing_gets_the_missing_deltas_or_a_snapshot() {
 
     // Outside the ring: more changes than it keeps, then a snapshot.
     drop(ws);
-    for n in 0..(bridge::feed::DELTA_RING as u32 + 2) {
+    for n in 0..(bridge::live::feed::DELTA_RING as u32 + 2) {
         send_stats(&mut game, 10 + n).await;
         list.apply(&recv_delta(&mut live).await).unwrap();
     }

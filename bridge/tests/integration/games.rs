@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bridge::games::budget::Budget;
+use bridge::live::games::budget::Budget;
 use common::*;
 use futures_util::StreamExt;
 use gamequery::{

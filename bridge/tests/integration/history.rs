@@ -220,8 +220,8 @@ async fn bridges_sharing_a_secret_share_keys_and_hidden_addresses_stay_hidden() 
     let first = TestBridge::embedding(&master, config(&master, a.path())).await;
     let key = keys(&first, 1).await[0].1.clone();
     std::fs::copy(
-        a.path().join(bridge::keys::SECRET_FILE),
-        b.path().join(bridge::keys::SECRET_FILE),
+        a.path().join(bridge::live::keys::SECRET_FILE),
+        b.path().join(bridge::live::keys::SECRET_FILE),
     )
     .unwrap();
     let mut hidden = config(&master, b.path());

@@ -526,7 +526,7 @@ async fn http_endpoints_and_front_end() {
     std::fs::create_dir_all(dir.join("admin")).unwrap();
     std::fs::write(dir.join("admin/index.html"), &admin_page).unwrap();
     // The .br/.gz copies the build writes (scripts/test.sh, run.sh).
-    bridge::assets::precompress(&dir).unwrap();
+    bridge::http::assets::precompress(&dir).unwrap();
     let mut config = test_config(master.addr);
     config.static_dir = dir.clone();
     let bridge = TestBridge::start(config).await;

@@ -301,7 +301,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     alone.shutdown().await;
 
     let (dir, target) = (embedded.path().to_owned(), url.parse().unwrap());
-    let copied = tokio::task::spawn_blocking(move || bridge::history::copy_into(&dir, &target))
+    let copied = tokio::task::spawn_blocking(move || bridge::db::history::copy_into(&dir, &target))
         .await
         .unwrap()
         .unwrap();
@@ -363,7 +363,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
 
     // Copying again changes nothing, and another secret is refused.
     let (dir, target) = (embedded.path().to_owned(), url.parse().unwrap());
-    tokio::task::spawn_blocking(move || bridge::history::copy_into(&dir, &target))
+    tokio::task::spawn_blocking(move || bridge::db::history::copy_into(&dir, &target))
         .await
         .unwrap()
         .unwrap();
@@ -374,14 +374,15 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     )
     .unwrap();
     std::fs::copy(
-        embedded.path().join(bridge::history::DB_FILE),
-        other.path().join(bridge::history::DB_FILE),
+        embedded.path().join(bridge::db::store::DB_FILE),
+        other.path().join(bridge::db::store::DB_FILE),
     )
     .unwrap();
     let (dir, target) = (other.path().to_owned(), url.parse().unwrap());
-    let refused = tokio::task::spawn_blocking(move || bridge::history::copy_into(&dir, &target))
-        .await
-        .unwrap();
+    let refused =
+        tokio::task::spawn_blocking(move || bridge::db::history::copy_into(&dir, &target))
+            .await
+            .unwrap();
     assert!(
         refused.is_err_and(|e| e.to_string().contains("another key secret")),
         "a database that has keys of its own keeps them"
@@ -763,7 +764,7 @@ async fn an_outage_is_logged_once_however_often_it_is_asked() {
 /// back and the store with it, by itself.
 #[test]
 fn readers_are_not_held_while_the_database_is_reached_again() {
-    use bridge::history::{History, StoreError};
+    use bridge::db::{history::History, store::StoreError};
     use std::{sync::mpsc, time::Instant};
 
     let cluster = Cluster::start().unwrap();

@@ -41,7 +41,7 @@ impl Encoder for Frames {
 }
 
 /// The feed's published list: immutable, shared by every subscriber (the
-/// bridge's own published list is `bridge::feed::FeedState`).
+/// bridge's own published list is `bridge::live::feed::FeedState`).
 pub type FeedList = PublishedList<Frames>;
 
 /// What one write to a subscriber carries (framed, shared by everyone who

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use bridge::history::{ServerSample, Store};
+use bridge::db::store::{ServerSample, Store};
 use e2e::{
     browser::Driver,
     game::{GameServer, Stats},
@@ -52,7 +52,7 @@ fn busy(t: i64, seed: u16) -> f64 {
 /// before now.
 fn write_a_day(dir: &Path, keys: &[u64]) {
     let mut store = Store::open(Some(dir)).expect("open the bridge's history");
-    let now = bridge::history::now_ms();
+    let now = bridge::db::store::now_ms();
     let first = now - 24 * 60 * MINUTE_MS;
     for t in (first..now - 2 * MINUTE_MS).step_by(MINUTE_MS as usize) {
         let samples: Vec<ServerSample> = SERVERS

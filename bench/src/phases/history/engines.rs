@@ -9,7 +9,10 @@
 
 use std::{path::Path, time::Instant};
 
-use bridge::history::{DatabaseUrl, History, Range};
+use bridge::db::{
+    history::History,
+    store::{range::Range, DatabaseUrl},
+};
 use hdrhistogram::Histogram;
 use lobby_testkit::postgres::Cluster;
 
@@ -94,7 +97,7 @@ fn more_reads(history: &History, plan: Plan, end_ms: i64, requests: usize) -> Re
     } else {
         7919
     };
-    let store_err = |e: bridge::history::StoreError| Error::Unexpected(format!("history: {e}"));
+    let store_err = |e: bridge::db::store::StoreError| Error::Unexpected(format!("history: {e}"));
     let (mut year, mut week, mut lobby_week) = (histogram(), histogram(), histogram());
     for i in 0..requests.min(servers.len()) {
         let key = servers[(i * stride + 1) % servers.len()].key;
@@ -208,7 +211,7 @@ fn month_reads(
     } else {
         7919
     };
-    let store_err = |e: bridge::history::StoreError| Error::Unexpected(format!("history: {e}"));
+    let store_err = |e: bridge::db::store::StoreError| Error::Unexpected(format!("history: {e}"));
     let mut h = histogram();
     for i in 0..requests.min(servers.len()) {
         let key = servers[(i * stride + 1) % servers.len()].key;

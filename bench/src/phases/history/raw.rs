@@ -49,7 +49,7 @@ pub(super) fn write(dir: &Path, servers: usize, hours: i64, interval_ms: i64) ->
     let mut conn = Connection::open(&path).map_err(e)?;
     conn.execute_batch(SCHEMA).map_err(e)?;
     let lobby = lobby(servers);
-    let end = bridge::history::now_ms();
+    let end = bridge::db::store::now_ms();
     let end = end - end.rem_euclid(interval_ms);
     let start = end - hours * 3_600_000;
     let mut rows = 0u64;

@@ -1,6 +1,6 @@
 //! The synthetic history: thousands of servers over weeks of samples,
 //! written through the bridge's own history store
-//! ([`bridge::history::History::write`], retention included) with a clock
+//! ([`bridge::db::history::History::write`], retention included) with a clock
 //! of its own, so a month takes minutes instead of a month.
 //!
 //! Every sample the generator writes is one the bridge would write; only
@@ -14,7 +14,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bridge::history::{DatabaseUrl, History, ServerSample};
+use bridge::db::{
+    history::History,
+    store::{DatabaseUrl, ServerSample},
+};
 use hdrhistogram::Histogram;
 
 use crate::{
@@ -188,7 +191,7 @@ pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
     let started = Instant::now();
     let db_err = |e: rusqlite::Error| Error::Unexpected(format!("history store: {e}"));
     let store_err =
-        |e: bridge::history::StoreError| Error::Unexpected(format!("history store: {e}"));
+        |e: bridge::db::store::StoreError| Error::Unexpected(format!("history store: {e}"));
     let interval = Duration::from_millis(plan.interval_ms as u64);
     let history = match target {
         Target::Sqlite(dir) => {
@@ -197,7 +200,7 @@ pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
         Target::Postgres(url) => History::connect(url, interval),
     };
     let lobby = lobby(plan.servers);
-    let now = bridge::history::now_ms();
+    let now = bridge::db::store::now_ms();
     let end = now - now.rem_euclid(plan.interval_ms);
     let start = end - plan.days * DAY_MS;
     let dense_from = end - plan.dense_hours * HOUR_MS;
@@ -253,8 +256,8 @@ pub(super) fn generate(target: Target<'_>, plan: Plan) -> Result<Generated> {
     }
     let (bytes, wal_before, tables) = match target {
         Target::Sqlite(dir) => {
-            let db = dir.join(bridge::history::DB_FILE);
-            let wal = dir.join(format!("{}-wal", bridge::history::DB_FILE));
+            let db = dir.join(bridge::db::store::DB_FILE);
+            let wal = dir.join(format!("{}-wal", bridge::db::store::DB_FILE));
             let wal_before = file_len(&wal);
             history.store().checkpoint().map_err(store_err)?;
             let bytes = file_len(&db) + file_len(&wal);

@@ -4,7 +4,7 @@
 
 use std::{net::SocketAddr, path::PathBuf};
 
-use bridge::{config::EmbeddedMaster, forwarded::ForwardedHeader, Config};
+use bridge::{config::EmbeddedMaster, http::forwarded::ForwardedHeader, Config};
 use clap::{Parser, Subcommand};
 use ipnet::IpNet;
 
@@ -241,7 +241,7 @@ pub(crate) struct Args {
     /// keeps a copy of the key secret). A URL with a password belongs in
     /// --database-url-file: every user of the machine sees a command line.
     #[arg(long, env = "DATABASE_URL", value_name = "URL")]
-    pub(crate) database_url: Option<bridge::history::DatabaseUrl>,
+    pub(crate) database_url: Option<bridge::db::store::DatabaseUrl>,
     /// File whose first line is the database URL, password included (as
     /// --database-url). Without either, systemd's credential
     /// `database-url` (`LoadCredential=`, in $CREDENTIALS_DIRECTORY) is
@@ -277,7 +277,7 @@ pub(crate) struct Args {
     pub(crate) push_contact: Option<String>,
     /// How long a Web Push subscription is kept without being renewed (a
     /// page renews it whenever it loads).
-    #[arg(long, env = "BRIDGE_PUSH_EXPIRE_AFTER", default_value_t = Interval(bridge::push::DEFAULT_EXPIRE_AFTER))]
+    #[arg(long, env = "BRIDGE_PUSH_EXPIRE_AFTER", default_value_t = Interval(Config::DEFAULT_PUSH_EXPIRE_AFTER))]
     pub(crate) push_expire_after: Interval,
     /// Also take http push endpoints, on loopback addresses only (tests
     /// with a push service on the same machine). Off: endpoints must be
@@ -315,7 +315,7 @@ pub(crate) enum Command {
         data_dir: Option<PathBuf>,
         /// The database to copy into.
         #[arg(long, env = "DATABASE_URL", value_name = "URL")]
-        database_url: Option<bridge::history::DatabaseUrl>,
+        database_url: Option<bridge::db::store::DatabaseUrl>,
         /// File whose first line is the database URL (as
         /// --database-url-file of the bridge).
         #[arg(
@@ -335,9 +335,9 @@ pub(crate) const DATABASE_URL_CREDENTIAL: &str = "database-url";
 /// systemd's credential `database-url` when neither is given; `None`
 /// without any. The error names the file, never what it holds.
 pub(crate) fn database_url(
-    given: Option<bridge::history::DatabaseUrl>,
+    given: Option<bridge::db::store::DatabaseUrl>,
     file: Option<PathBuf>,
-) -> anyhow::Result<Option<bridge::history::DatabaseUrl>> {
+) -> anyhow::Result<Option<bridge::db::store::DatabaseUrl>> {
     use anyhow::Context;
     if given.is_some() {
         return Ok(given);
@@ -361,7 +361,7 @@ pub(crate) fn database_url(
 
 /// `--push-contact`: a contact push services accept.
 fn push_contact(text: &str) -> Result<String, String> {
-    bridge::push::vapid::contact(text).map_err(|e| e.to_string())
+    bridge::notify::push::vapid::contact(text).map_err(|e| e.to_string())
 }
 
 /// `--public-url`: an http(s) URL with a host, kept without a trailing `/`.
@@ -661,7 +661,7 @@ mod tests {
             .to_string();
         assert!(e.contains("database-url") && !e.contains("s3cret"), "{e}");
         assert!(database_url(None, Some(dir.path().join("none"))).is_err());
-        let given: bridge::history::DatabaseUrl = "postgres://a@b/c".parse().unwrap();
+        let given: bridge::db::store::DatabaseUrl = "postgres://a@b/c".parse().unwrap();
         let kept = database_url(Some(given), Some(file)).unwrap().unwrap();
         assert_eq!(kept.to_string(), "postgresql://a@b:5432/c");
         assert!(

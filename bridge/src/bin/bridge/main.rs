@@ -42,7 +42,7 @@ async fn main() -> anyhow::Result<()> {
             .context("copy-history needs --database-url or --database-url-file")?;
         // The database client blocks: off the runtime's threads.
         let copied = tokio::task::spawn_blocking(move || {
-            bridge::history::copy_into(&dir, &database_url).map(|c| (c, database_url))
+            bridge::db::history::copy_into(&dir, &database_url).map(|c| (c, database_url))
         })
         .await??;
         let (tables, url) = copied;

@@ -1,0 +1,598 @@
+//! The embedded engine: the history in one SQLite file in the data
+//! directory (or in memory), the default, which needs no database server.
+//! In process, a lookup costs microseconds, so batches are loops of
+//! cached point lookups.
+
+mod notify;
+mod schema;
+
+use crate::db::store::{PushRow, WebhookRow};
+use std::path::PathBuf;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+pub use schema::DB_FILE;
+
+use super::engine::{
+    by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, LobbyTotals,
+    Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
+    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+};
+use super::packed::Sample;
+use super::range::Tier;
+use super::ServerSample;
+
+/// The open SQLite database.
+#[derive(Debug)]
+pub struct Sqlite {
+    pub(super) conn: Connection,
+    /// The database's file (`None` in memory), whose `-wal` file counts
+    /// towards its size.
+    file: Option<PathBuf>,
+}
+
+impl Sqlite {
+    /// One point lookup of `sql` (`?1`, `?2` a row's key, `?3` the most
+    /// bytes read) per `(first, second, at)`: the rows found (not NULL),
+    /// each named by its `at`.
+    fn lookups(
+        &self,
+        sql: &str,
+        rows: impl Iterator<Item = (i64, i64, i64)>,
+        max_bytes: i64,
+    ) -> Result<Vec<Packed>> {
+        let mut get = self.conn.prepare_cached(sql)?;
+        let mut out = Vec::new();
+        for (first, second, at) in rows {
+            let bytes: Option<Option<Vec<u8>>> = get
+                .query_row(params![first, second, max_bytes], |r| r.get(0))
+                .optional()?;
+            out.extend(bytes.flatten().map(|bytes| Packed { at, bytes }));
+        }
+        Ok(out)
+    }
+
+    /// Runs raw SQL (tests).
+    #[cfg(test)]
+    pub fn execute_raw(&mut self, sql: &str) -> Result<()> {
+        Ok(self.conn.execute_batch(sql)?)
+    }
+}
+
+impl Engine for Sqlite {
+    fn begin(&mut self) -> Result<()> {
+        Ok(self.conn.execute_batch("BEGIN")?)
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        Ok(self.conn.execute_batch("COMMIT")?)
+    }
+
+    fn rollback(&mut self) {
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+
+    fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
+        let inserted = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO lobby_samples (t, servers, players) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (t) DO NOTHING",
+            )?
+            .execute(params![t, servers, players])?;
+        Ok(inserted == 1)
+    }
+
+    fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()> {
+        // SQLite's `max` of a NULL is NULL: an unknown peak stays unknown.
+        let LobbyTotals {
+            servers,
+            players,
+            open,
+            room,
+        } = *totals;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO lobby_hourly (t, n, servers_sum, players_sum, peak, open_n, room_n) \
+                 VALUES (?1, 1, ?2, ?3, ?3, ?4, ?5) ON CONFLICT (t) DO UPDATE SET n = n + 1, \
+                 servers_sum = servers_sum + ?2, players_sum = players_sum + ?3, \
+                 peak = max(peak, ?3), open_n = open_n + ?4, room_n = room_n + ?5",
+            )?
+            .execute(params![hour, servers, players, open, room])?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO lobby_daily (t, n, servers_sum, players_sum, peak) \
+                 VALUES (?1, 1, ?2, ?3, ?3) ON CONFLICT (t) DO UPDATE SET n = n + 1, \
+                 servers_sum = servers_sum + ?2, players_sum = players_sum + ?3, \
+                 peak = max(peak, ?3)",
+            )?
+            .execute(params![day, servers, players])?;
+        Ok(())
+    }
+
+    fn append_samples(
+        &mut self,
+        hour: i64,
+        offset_s: u16,
+        spare: usize,
+        records: &[Packed],
+    ) -> Result<()> {
+        // In process, reading each row before writing it costs no round
+        // trip.
+        let keys: Vec<i64> = records.iter().map(|r| r.at).collect();
+        let mut blobs = by_at(self.lookups(
+            "SELECT substr(samples, 1, ?3) FROM server_hours WHERE hour = ?1 AND key = ?2",
+            keys.iter().map(|&key| (hour, key, key)),
+            MAX_HOUR_BYTES,
+        )?);
+        let mut put = self.conn.prepare_cached(
+            "INSERT INTO server_hours (hour, key, samples) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (hour, key) DO UPDATE SET samples = excluded.samples",
+        )?;
+        for record in records {
+            let mut bytes = blobs.remove(&record.at).unwrap_or_default();
+            if Sample::taken_at(&bytes, offset_s) {
+                continue;
+            }
+            Sample::place(&mut bytes, &record.bytes, spare);
+            put.execute(params![hour, record.at, bytes])?;
+        }
+        Ok(())
+    }
+
+    fn put_servers(&mut self, t: i64, servers: &[&ServerSample]) -> Result<()> {
+        let mut state = self.conn.prepare_cached(
+            "INSERT INTO servers (key, name, address, port, players, max, open, mode, first_seen, last_seen) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) \
+             ON CONFLICT (key) DO UPDATE SET name = ?2, address = ?3, port = ?4, players = ?5, \
+             max = ?6, open = ?7, mode = ?8, last_seen = ?9",
+        )?;
+        for s in servers {
+            state.execute(params![
+                s.key as i64,
+                s.name,
+                s.address,
+                s.port,
+                s.players,
+                s.max,
+                s.open,
+                s.mode,
+                t
+            ])?;
+        }
+        Ok(())
+    }
+
+    fn newest_hour(&mut self) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT MAX(hour) FROM server_hours")?
+            .query_row([], |r| r.get(0))?)
+    }
+
+    fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT MIN(hour) FROM server_hours WHERE hour >= ?1 AND hour < ?2")?
+            .query_row(params![from, to], |r| r.get(0))?)
+    }
+
+    fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>> {
+        let mut read = self.conn.prepare_cached(
+            "SELECT key, substr(samples, 1, ?4) FROM server_hours \
+             WHERE hour = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
+        )?;
+        let rows = read.query_map(params![hour, after, limit, MAX_HOUR_BYTES], |r| {
+            Ok(Packed {
+                at: r.get(0)?,
+                bytes: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>> {
+        self.lookups(
+            "SELECT substr(hours, 1, ?3) FROM server_days WHERE day = ?1 AND key = ?2",
+            keys.iter().map(|&key| (day, key, key)),
+            MAX_DAY_BYTES,
+        )
+    }
+
+    fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()> {
+        let mut put = self.conn.prepare_cached(
+            "INSERT INTO server_days (day, key, n, players_sum, max, open_n, hours, peak) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (day, key) DO UPDATE SET \
+             n = excluded.n, players_sum = excluded.players_sum, max = excluded.max, \
+             open_n = excluded.open_n, hours = excluded.hours, peak = excluded.peak",
+        )?;
+        for r in rows {
+            put.execute(params![
+                day,
+                r.key,
+                r.n,
+                r.players_sum,
+                r.max,
+                r.open_n,
+                r.hours,
+                r.peak
+            ])?;
+        }
+        Ok(())
+    }
+
+    fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
+        let conn = &self.conn;
+        let mut deleted = conn.execute(
+            "DELETE FROM server_hours WHERE (hour, key) IN \
+             (SELECT hour, key FROM server_hours WHERE hour <= ?1 ORDER BY hour, key LIMIT ?2)",
+            params![cutoffs.hours_through, batch],
+        )?;
+        deleted += conn.execute(
+            "DELETE FROM server_days WHERE (day, key) IN \
+             (SELECT day, key FROM server_days WHERE day < ?1 ORDER BY day, key LIMIT ?2)",
+            params![cutoffs.days_before, batch],
+        )?;
+        let nulled = conn.execute(
+            "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
+             (SELECT day, key FROM server_days WHERE day >= ?1 AND day < ?2 \
+              AND hours IS NOT NULL ORDER BY day, key LIMIT ?3)",
+            params![cutoffs.hours_dropped.0, cutoffs.hours_dropped.1, batch],
+        )?;
+        for (table, id, before, column) in fronts(cutoffs) {
+            deleted += conn.execute(
+                &format!(
+                    "DELETE FROM {table} WHERE {id} IN \
+                     (SELECT {id} FROM {table} WHERE {column} < ?1 LIMIT ?2)"
+                ),
+                params![before, batch],
+            )?;
+        }
+        Ok(Pruned { deleted, nulled })
+    }
+
+    fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
+        let mut stmt = self.conn.prepare_cached(BRIEF_SERVERS)?;
+        let rows = stmt.query_map(
+            params![w.after.0, w.after.1, w.before, w.life_ms, w.limit],
+            life_of,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
+        let mut stmt = self.conn.prepare_cached(LEAST_SEEN)?;
+        let rows = stmt.query_map(params![limit], life_of)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
+        let mut get = self
+            .conn
+            .prepare_cached("SELECT key FROM servers WHERE key = ?1")?;
+        let mut out = Vec::new();
+        for &key in keys {
+            out.extend(
+                get.query_row(params![key], |r| r.get::<_, i64>(0))
+                    .optional()?,
+            );
+        }
+        Ok(out)
+    }
+
+    fn forget(&mut self, rows: &Forgotten) -> Result<usize> {
+        let mut n = 0;
+        let mut hours = self
+            .conn
+            .prepare_cached("DELETE FROM server_hours WHERE hour = ?1 AND key = ?2")?;
+        for (hour, key) in &rows.hours {
+            n += hours.execute(params![hour, key])?;
+        }
+        let mut days = self
+            .conn
+            .prepare_cached("DELETE FROM server_days WHERE day = ?1 AND key = ?2")?;
+        for (day, key) in &rows.days {
+            n += days.execute(params![day, key])?;
+        }
+        let mut servers = self
+            .conn
+            .prepare_cached("DELETE FROM servers WHERE key = ?1")?;
+        for key in &rows.keys {
+            n += servers.execute(params![key])?;
+        }
+        Ok(n)
+    }
+
+    fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
+                 port, players, max, open, mode, first_seen, last_seen FROM servers WHERE key = ?1",
+            )?
+            .query_row(params![key, MAX_TEXT_BYTES], |r| {
+                Ok(RawServer {
+                    name: r.get(0)?,
+                    address: r.get(1)?,
+                    port: r.get(2)?,
+                    players: r.get(3)?,
+                    max: r.get(4)?,
+                    open: r.get(5)?,
+                    mode: r.get(6)?,
+                    first_seen: r.get(7)?,
+                    last_seen: r.get(8)?,
+                })
+            })
+            .optional()?)
+    }
+
+    fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
+        let mut stmt = self.conn.prepare_cached(lobby_buckets_sql(tier))?;
+        let rows = stmt.query_map(params![step, from], |r| {
+            Ok(LobbyBucket {
+                t: r.get(0)?,
+                n: r.get(1)?,
+                servers_sum: r.get(2)?,
+                players_sum: r.get(3)?,
+                peak: r.get(4)?,
+                open_n: r.get(5)?,
+                room_n: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
+        self.lookups(
+            "SELECT substr(samples, 1, ?3) FROM server_hours WHERE hour = ?1 AND key = ?2",
+            hours.iter().map(|&hour| (hour, key, hour)),
+            MAX_HOUR_BYTES,
+        )
+    }
+
+    fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>> {
+        let mut get = self.conn.prepare_cached(
+            "SELECT n, players_sum, max, open_n, substr(hours, 1, ?3), peak FROM server_days \
+             WHERE day = ?1 AND key = ?2",
+        )?;
+        let mut out = Vec::new();
+        for &day in days {
+            let row = get
+                .query_row(params![day, key, MAX_DAY_BYTES], |r| {
+                    Ok(DayRow {
+                        day,
+                        sums: DaySums {
+                            key,
+                            n: r.get(0)?,
+                            players_sum: r.get(1)?,
+                            max: r.get(2)?,
+                            open_n: r.get(3)?,
+                            hours: r.get(4)?,
+                            peak: r.get(5)?,
+                        },
+                    })
+                })
+                .optional()?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    fn size_bytes(&mut self) -> Result<u64> {
+        Ok(self.file_bytes()?)
+    }
+
+    fn webhooks(&mut self) -> Result<Vec<WebhookRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(spec, 1, ?1) AS TEXT), \
+             CAST(substr(secret, 1, ?1) AS TEXT), enabled, failures, created_ms \
+             FROM webhooks ORDER BY created_ms, id",
+        )?;
+        let rows = stmt.query_map(params![MAX_WEBHOOK_TEXT], |r| {
+            Ok(WebhookRow {
+                id: r.get(0)?,
+                spec: r.get(1)?,
+                secret: r.get(2)?,
+                enabled: r.get::<_, i64>(3)? != 0,
+                failures: u32::try_from(r.get::<_, i64>(4)?).unwrap_or(u32::MAX),
+                created_ms: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO webhooks (id, spec, secret, enabled, failures, created_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                row.id,
+                row.spec,
+                row.secret,
+                row.enabled,
+                row.failures,
+                row.created_ms
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
+        let n = self.conn.execute(
+            "UPDATE webhooks SET enabled = ?2, failures = ?3 WHERE id = ?1",
+            params![id, enabled, failures],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn delete_webhook(&mut self, id: &str) -> Result<bool> {
+        let n = self
+            .conn
+            .execute("DELETE FROM webhooks WHERE id = ?1", params![id])?;
+        Ok(n > 0)
+    }
+
+    fn webhook_card(&mut self, id: &str) -> Result<Option<(Option<String>, i64)>> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT substr(card_msg, 1, ?2), card_edit_ms FROM webhooks WHERE id = ?1",
+            )?
+            .query_row(params![id, MAX_WEBHOOK_TEXT], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        Ok(row)
+    }
+
+    fn set_webhook_card(&mut self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool> {
+        let n = self.conn.execute(
+            "UPDATE webhooks SET card_msg = ?2, card_edit_ms = ?3 WHERE id = ?1",
+            params![id, msg, edit_ms],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
+        self.conn.execute(
+            "INSERT INTO push_vapid (id, secret) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING",
+            params![candidate],
+        )?;
+        Ok(self.conn.query_row(
+            "SELECT CAST(substr(secret, 1, ?1) AS BLOB) FROM push_vapid WHERE id = 1",
+            params![MAX_VAPID_BYTES],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn push_subscriptions(&mut self) -> Result<Vec<PushRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(subscription, 1, ?1) AS TEXT), \
+             CAST(substr(watches, 1, ?1) AS TEXT), CAST(substr(source, 1, ?1) AS TEXT), \
+             CAST(substr(auth, 1, ?1) AS TEXT), created_ms, updated_ms \
+             FROM push_subscriptions ORDER BY created_ms, id",
+        )?;
+        let rows = stmt.query_map(params![MAX_PUSH_TEXT], |r| {
+            Ok(PushRow {
+                id: r.get(0)?,
+                subscription: r.get(1)?,
+                watches: r.get(2)?,
+                source: r.get(3)?,
+                auth: r.get(4)?,
+                created_ms: r.get(5)?,
+                updated_ms: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO push_subscriptions \
+                 (id, subscription, watches, source, auth, created_ms, updated_ms) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET \
+                 subscription = excluded.subscription, watches = excluded.watches, \
+                 updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth",
+            )?
+            .execute(params![
+                row.id,
+                row.subscription,
+                row.watches,
+                row.source,
+                row.auth,
+                row.created_ms,
+                row.updated_ms
+            ])?;
+        Ok(n > 0)
+    }
+
+    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached(
+                "DELETE FROM push_subscriptions WHERE id = ?1 AND (?2 IS NULL OR auth = ?2)",
+            )?
+            .execute(params![id, auth])?;
+        Ok(n > 0)
+    }
+
+    fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
+             WHERE updated_ms < ?1 ORDER BY updated_ms, id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![before, limit, MAX_PUSH_TEXT], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
+             WHERE source = ?1 ORDER BY created_ms, id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![source, limit, MAX_PUSH_TEXT], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+/// Servers last seen after `(?1, ?2)` and before `?3` whose life was
+/// shorter than `?4`, at most `?5`: the same SQL in both engines.
+pub(super) const BRIEF_SERVERS: &str = "SELECT key, first_seen, last_seen FROM servers \
+     WHERE last_seen >= ?1 AND (last_seen > ?1 OR key > ?2) AND last_seen < ?3 \
+     AND last_seen - first_seen < ?4 ORDER BY last_seen, key LIMIT ?5";
+
+/// At most `?1` servers, the shortest life first, the newest first among
+/// equals: the same SQL in both engines.
+pub(super) const LEAST_SEEN: &str = "SELECT key, first_seen, last_seen FROM servers \
+     ORDER BY last_seen - first_seen, first_seen DESC, key LIMIT ?1";
+
+fn life_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Life> {
+    Ok(Life {
+        key: r.get(0)?,
+        first_seen: r.get(1)?,
+        last_seen: r.get(2)?,
+    })
+}
+
+/// The tables retention deletes from the front of, one range each: `(table,
+/// its id, delete before, by which column)`. Shared by both engines.
+pub(super) fn fronts(c: &Cutoffs) -> [(&'static str, &'static str, i64, &'static str); 4] {
+    [
+        ("lobby_samples", "t", c.lobby_samples_before, "t"),
+        ("lobby_hourly", "t", c.lobby_hours_before, "t"),
+        ("lobby_daily", "t", c.days_before, "t"),
+        ("servers", "key", c.days_before, "last_seen"),
+    ]
+}
+
+/// The lobby's buckets of `tier` (`?1` the step, `?2` from): the same SQL
+/// in both engines (sums cast back to 64-bit integers, which PostgreSQL's
+/// `SUM` would widen).
+pub(super) fn lobby_buckets_sql(tier: Tier) -> &'static str {
+    match tier {
+        Tier::Samples => {
+            "SELECT (t / ?1) * ?1 AS b, COUNT(*), CAST(SUM(servers) AS BIGINT), \
+             CAST(SUM(players) AS BIGINT), CAST(MAX(players) AS BIGINT), CAST(NULL AS BIGINT), \
+             CAST(NULL AS BIGINT) FROM lobby_samples WHERE t >= ?2 GROUP BY b ORDER BY b"
+        }
+        Tier::Hourly => {
+            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
+             CAST(SUM(players_sum) AS BIGINT), \
+             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
+             CASE WHEN COUNT(open_n) = COUNT(*) THEN CAST(SUM(open_n) AS BIGINT) END, \
+             CASE WHEN COUNT(room_n) = COUNT(*) THEN CAST(SUM(room_n) AS BIGINT) END \
+             FROM lobby_hourly WHERE t >= ?2 GROUP BY b ORDER BY b"
+        }
+        Tier::Daily => {
+            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
+             CAST(SUM(players_sum) AS BIGINT), \
+             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
+             CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) \
+             FROM lobby_daily WHERE t >= ?2 GROUP BY b ORDER BY b"
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! The notification rows (`notify_*`, migration 6) in the embedded
+//! database. One bridge owns the file, so a claim is one `UPDATE …
+//! RETURNING` (SQLite runs one writer at a time); the lease still makes a
+//! claim that was never settled (the bridge stopped) due again.
+
+use crate::db::store::{PushRow, WebhookRow};
+use rusqlite::{params, OptionalExtension};
+
+use super::super::engine::{
+    ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, NotifyEngine, Result, Settle,
+    MAX_DELIVERY_TEXT, MAX_PUSH_TEXT, MAX_WEBHOOK_TEXT,
+};
+use super::Sqlite;
+use crate::db::store::now_ms;
+
+/// The most bytes of a change's id read back.
+const MAX_ID_TEXT: i64 = 200;
+
+fn done_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<DoneDelivery> {
+    Ok(DoneDelivery {
+        event: r.get(0)?,
+        ok: r.get::<_, Option<i64>>(1)?.unwrap_or(0) != 0,
+        status: r.get(2)?,
+        error: r.get(3)?,
+        attempts: r.get(4)?,
+        done_ms: r.get(5)?,
+    })
+}
+
+impl NotifyEngine for Sqlite {
+    fn enqueue(&mut self, row: &NewDelivery) -> Result<bool> {
+        let target = match row.channel {
+            "webhook" => Some(
+                "SELECT count(*) FROM webhooks WHERE id = ?1 AND enabled <> 0 AND enabled_ms <= ?2",
+            ),
+            "push" => {
+                Some("SELECT count(*) FROM push_subscriptions WHERE id = ?1 AND updated_ms <= ?2")
+            }
+            _ => None,
+        };
+        if let Some(sql) = target {
+            let n: i64 = self
+                .conn
+                .prepare_cached(sql)?
+                .query_row(params![row.target, row.at_ms], |r| r.get(0))?;
+            if n == 0 {
+                // Deleted or disabled since this bridge read it.
+                return Ok(false);
+            }
+        }
+        if row.max_pending < i64::MAX {
+            let pending: i64 = self
+                .conn
+                .prepare_cached(
+                    "SELECT count(*) FROM notify_deliveries \
+                     WHERE target = ?1 AND channel = ?2 AND done_ms IS NULL",
+                )?
+                .query_row(params![row.target, row.channel], |r| r.get(0))?;
+            if pending >= row.max_pending {
+                return Ok(false);
+            }
+        }
+        let fresh = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO notify_cooldowns \
+                 (channel, target, key, event, until_ms, dedupe_ms, writer) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?7, ?8) ON CONFLICT (channel, target, key, event) \
+                 DO UPDATE SET until_ms = excluded.until_ms, dedupe_ms = excluded.dedupe_ms, \
+                 writer = excluded.writer WHERE notify_cooldowns.until_ms <= ?6 \
+                 AND (notify_cooldowns.writer = excluded.writer OR notify_cooldowns.dedupe_ms <= ?6)",
+            )?
+            .execute(params![
+                row.channel,
+                row.target,
+                row.key,
+                row.event,
+                row.until_ms,
+                row.at_ms,
+                row.dedupe_ms,
+                row.writer
+            ])?;
+        if fresh == 0 {
+            return Ok(false);
+        }
+        self.conn
+            .prepare_cached(
+                "INSERT INTO notify_deliveries \
+                 (channel, target, msg_id, event, key, body, created_ms, due_ms) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+            )?
+            .execute(params![
+                row.channel,
+                row.target,
+                row.msg_id,
+                row.event,
+                row.key,
+                row.body,
+                row.at_ms
+            ])?;
+        Ok(true)
+    }
+
+    fn claim(&mut self, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<DeliveryRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "UPDATE notify_deliveries SET lease_ms = ?1 + ?2, attempts = attempts + 1 \
+             WHERE id IN (SELECT id FROM notify_deliveries WHERE done_ms IS NULL \
+               AND due_ms <= ?1 AND (lease_ms IS NULL OR lease_ms <= ?1) \
+               ORDER BY due_ms LIMIT ?3) \
+             RETURNING id, CAST(substr(channel, 1, ?4) AS TEXT), \
+               CAST(substr(target, 1, ?4) AS TEXT), CAST(substr(msg_id, 1, ?4) AS TEXT), \
+               CAST(substr(event, 1, ?4) AS TEXT), key, CAST(substr(body, 1, ?4) AS TEXT), \
+               attempts, created_ms",
+        )?;
+        let rows = stmt.query_map(params![now, lease_ms, limit, MAX_DELIVERY_TEXT], |r| {
+            Ok(DeliveryRow {
+                id: r.get(0)?,
+                channel: r.get(1)?,
+                target: r.get(2)?,
+                msg_id: r.get(3)?,
+                event: r.get(4)?,
+                key: r.get(5)?,
+                body: r.get(6)?,
+                attempts: r.get(7)?,
+                created_ms: r.get(8)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn settle(&mut self, id: i64, how: &Settle) -> Result<()> {
+        match how {
+            Settle::Retry { due_ms } => self
+                .conn
+                .prepare_cached(
+                    "UPDATE notify_deliveries SET due_ms = ?2, lease_ms = NULL WHERE id = ?1",
+                )?
+                .execute(params![id, due_ms])?,
+            Settle::Later { due_ms } => self
+                .conn
+                .prepare_cached(
+                    "UPDATE notify_deliveries SET due_ms = ?2, lease_ms = NULL, \
+                     attempts = max(attempts - 1, 0) WHERE id = ?1",
+                )?
+                .execute(params![id, due_ms])?,
+            Settle::Done(d) => self
+                .conn
+                .prepare_cached(
+                    "UPDATE notify_deliveries SET done_ms = ?2, ok = ?3, status = ?4, \
+                     error = ?5, lease_ms = NULL WHERE id = ?1",
+                )?
+                .execute(params![id, d.done_ms, i64::from(d.ok), d.status, d.error])?,
+            Settle::Forget => self
+                .conn
+                .prepare_cached("DELETE FROM notify_deliveries WHERE id = ?1")?
+                .execute(params![id])?,
+        };
+        Ok(())
+    }
+
+    fn record(&mut self, channel: &str, target: &str, d: &DoneDelivery) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO notify_deliveries (channel, target, msg_id, event, key, body, \
+                 created_ms, due_ms, attempts, done_ms, ok, status, error) \
+                 VALUES (?1, ?2, '', ?3, 0, '', ?4, ?4, ?5, ?4, ?6, ?7, ?8)",
+            )?
+            .execute(params![
+                channel,
+                target,
+                d.event,
+                d.done_ms,
+                d.attempts,
+                i64::from(d.ok),
+                d.status,
+                d.error
+            ])?;
+        Ok(())
+    }
+
+    fn recent(&mut self, target: &str, limit: i64) -> Result<Vec<DoneDelivery>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT CAST(substr(event, 1, ?3) AS TEXT), ok, status, \
+             CAST(substr(error, 1, ?3) AS TEXT), attempts, done_ms FROM notify_deliveries \
+             WHERE target = ?1 AND done_ms IS NOT NULL ORDER BY done_ms DESC, id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![target, limit, MAX_DELIVERY_TEXT], done_of)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn drop_pending(&mut self, target: &str) -> Result<usize> {
+        Ok(self
+            .conn
+            .prepare_cached("DELETE FROM notify_deliveries WHERE target = ?1 AND done_ms IS NULL")?
+            .execute(params![target])?)
+    }
+
+    fn pending(&mut self) -> Result<i64> {
+        Ok(self.conn.query_row(
+            "SELECT count(*) FROM notify_deliveries WHERE done_ms IS NULL",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    fn prune_notify(&mut self, now: i64, before: i64, keep: i64, changes_ms: i64) -> Result<usize> {
+        let mut n = self.conn.execute(
+            "DELETE FROM notify_deliveries WHERE created_ms < ?1 OR (done_ms IS NOT NULL AND id IN \
+             (SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY target \
+               ORDER BY done_ms DESC, id DESC) AS n FROM notify_deliveries \
+               WHERE done_ms IS NOT NULL) WHERE n > ?2))",
+            params![before, keep],
+        )?;
+        n += self.conn.execute(
+            "DELETE FROM notify_cooldowns WHERE until_ms < ?1 AND dedupe_ms < ?1",
+            params![now],
+        )?;
+        n += self.conn.execute(
+            "DELETE FROM notify_changes WHERE at_ms < ?1",
+            params![now_ms() - changes_ms],
+        )?;
+        Ok(n)
+    }
+
+    fn note_change(&mut self, kind: &str, id: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT INTO notify_changes (at_ms, kind, id) VALUES (?1, ?2, ?3)")?
+            .execute(params![now_ms(), kind, id])?;
+        Ok(())
+    }
+
+    fn changes(&mut self, since: i64, limit: i64) -> Result<(i64, Vec<ChangeRow>)> {
+        let now = now_ms();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, CAST(substr(kind, 1, ?3) AS TEXT), CAST(substr(id, 1, ?3) AS TEXT) \
+             FROM notify_changes WHERE at_ms >= ?1 ORDER BY seq LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![since, limit, MAX_ID_TEXT], |r| {
+            Ok(ChangeRow {
+                seq: r.get(0)?,
+                kind: r.get(1)?,
+                id: r.get(2)?,
+            })
+        })?;
+        Ok((now, rows.collect::<rusqlite::Result<_>>()?))
+    }
+
+    fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT CAST(substr(id, 1, ?2) AS TEXT), CAST(substr(spec, 1, ?2) AS TEXT), \
+                 CAST(substr(secret, 1, ?2) AS TEXT), enabled, failures, created_ms \
+                 FROM webhooks WHERE id = ?1",
+            )?
+            .query_row(params![id, MAX_WEBHOOK_TEXT], |r| {
+                Ok(WebhookRow {
+                    id: r.get(0)?,
+                    spec: r.get(1)?,
+                    secret: r.get(2)?,
+                    enabled: r.get::<_, i64>(3)? != 0,
+                    failures: u32::try_from(r.get::<_, i64>(4)?).unwrap_or(u32::MAX),
+                    created_ms: r.get(5)?,
+                })
+            })
+            .optional()?)
+    }
+
+    fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT CAST(substr(id, 1, ?2) AS TEXT), CAST(substr(subscription, 1, ?2) AS TEXT), \
+                 CAST(substr(watches, 1, ?2) AS TEXT), CAST(substr(source, 1, ?2) AS TEXT), \
+                 CAST(substr(auth, 1, ?2) AS TEXT), created_ms, updated_ms \
+                 FROM push_subscriptions WHERE id = ?1",
+            )?
+            .query_row(params![id, MAX_PUSH_TEXT], |r| {
+                Ok(PushRow {
+                    id: r.get(0)?,
+                    subscription: r.get(1)?,
+                    watches: r.get(2)?,
+                    source: r.get(3)?,
+                    auth: r.get(4)?,
+                    created_ms: r.get(5)?,
+                    updated_ms: r.get(6)?,
+                })
+            })
+            .optional()?)
+    }
+
+    fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>> {
+        let mut get = self
+            .conn
+            .prepare_cached("SELECT key FROM servers WHERE key = ?1 AND last_seen >= ?2")?;
+        let mut out = Vec::new();
+        for &key in keys {
+            out.extend(
+                get.query_row(params![key, since], |r| r.get::<_, i64>(0))
+                    .optional()?,
+            );
+        }
+        Ok(out)
+    }
+
+    fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE webhooks SET enabled_ms = ?2 WHERE id = ?1")?
+            .execute(params![id, at_ms])?;
+        Ok(())
+    }
+
+    fn webhook_outcome(
+        &mut self,
+        id: &str,
+        ok: bool,
+        disable_after: u32,
+    ) -> Result<Option<(bool, u32)>> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "UPDATE webhooks SET failures = CASE WHEN ?2 THEN 0 ELSE failures + 1 END, \
+                 enabled = CASE WHEN ?2 THEN enabled WHEN failures + 1 >= ?3 THEN 0 \
+                 ELSE enabled END WHERE id = ?1 RETURNING enabled, failures",
+            )?
+            .query_row(params![id, ok, disable_after], |r| {
+                Ok((
+                    r.get::<_, i64>(0)? != 0,
+                    u32::try_from(r.get::<_, i64>(1)?).unwrap_or(u32::MAX),
+                ))
+            })
+            .optional()?)
+    }
+}

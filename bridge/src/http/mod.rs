@@ -1,0 +1,20 @@
+//! What the bridge answers over HTTP: the accept loop, each connection
+//! and their caps (`accept`, `limits`), the `/api/` answers (`api`, `history_api`), badges and
+//! cards (`face`, `badge`, `card`), the pages and the front end's files
+//! (`pages`, [`assets`]), and the checks made of a request ([`origin`],
+//! [`forwarded`]).
+
+pub(crate) mod accept;
+pub(crate) mod api;
+pub mod assets;
+pub(crate) mod badge;
+pub(crate) mod card;
+mod connection;
+pub(crate) mod error;
+pub(crate) mod face;
+pub mod forwarded;
+pub(crate) mod history_api;
+pub(crate) mod limits;
+pub(crate) mod markup;
+pub mod origin;
+pub(crate) mod pages;

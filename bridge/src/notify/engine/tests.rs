@@ -1,0 +1,217 @@
+//! The engine over the embedded database: what another writer changes is
+//! read again; one event is written once per watch; a claim holds its
+//! row until its lease ends.
+
+use std::{sync::Arc, time::Duration};
+
+use protocol::{watch::WebhookSpec, Addresses, ServerEntry, ServerKey};
+
+use super::*;
+use crate::{
+    db::{history::History, store::WebhookRow},
+    notify::{
+        push::{self, Push},
+        watch::Change,
+        webhooks::{self, Webhooks},
+    },
+};
+
+struct Engine {
+    history: Arc<History>,
+    hooks: Arc<Webhooks>,
+    notify: Arc<Notify>,
+}
+
+fn engine(history: Arc<History>) -> Engine {
+    let counters = Arc::new(Counters::default());
+    let hooks = Arc::new(
+        Webhooks::open(
+            history.clone(),
+            webhooks::Settings {
+                allow_private: true,
+                public_url: None,
+                addresses: Addresses::Shown,
+            },
+            counters.clone(),
+        )
+        .unwrap(),
+    );
+    let push = Arc::new(
+        Push::open(
+            history.clone(),
+            push::Settings {
+                allow_insecure: true,
+                public_url: None,
+                contact: Ok("mailto:ops@lobby.example".into()),
+                expire_after: crate::Config::DEFAULT_PUSH_EXPIRE_AFTER,
+                addresses: Addresses::Shown,
+                max_subscriptions: 10,
+                max_per_address: 10,
+            },
+        )
+        .unwrap(),
+    );
+    let notify = Arc::new(Notify::new(
+        history.clone(),
+        vec![hooks.clone() as Arc<dyn Channel>, push as Arc<dyn Channel>],
+        counters,
+    ));
+    Engine {
+        history,
+        hooks,
+        notify,
+    }
+}
+
+fn row(id: &str) -> WebhookRow {
+    let spec = WebhookSpec::from_value(&serde_json::json!({
+        "url": "http://127.0.0.1:9/hook", "format": "standard",
+        "events": ["server-online"], "servers": "all", "cooldown": 0
+    }))
+    .unwrap();
+    WebhookRow {
+        id: id.into(),
+        spec: spec.to_json().to_string(),
+        secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into(),
+        enabled: true,
+        failures: 0,
+        created_ms: 1,
+    }
+}
+
+fn online(name: &str) -> Arc<Occurrence> {
+    Arc::new(Occurrence {
+        key: ServerKey(7),
+        change: Change::Online,
+        server: Arc::new(ServerEntry {
+            registrant: None,
+            name: name.into(),
+            address: Some("192.0.2.1".into()),
+            port: Some(20000),
+            stats: protocol::Stats::default(),
+        }),
+        at: SystemTime::now(),
+    })
+}
+
+/// Runs `f` on the store from a blocking thread (PostgreSQL's client
+/// must not run on the runtime).
+async fn on_store<T: Send + 'static>(
+    history: &Arc<History>,
+    f: impl FnOnce(&mut crate::db::store::Store) -> T + Send + 'static,
+) -> T {
+    let history = history.clone();
+    tokio::task::spawn_blocking(move || f(&mut history.store()))
+        .await
+        .unwrap()
+}
+
+async fn another_writers_changes_are_read_again(reader: Arc<History>, history: Arc<History>) {
+    let e = engine(reader);
+    let mut state = SyncState::default();
+    e.notify.sync(&mut state).await;
+    assert!(e.notify.synced.load(Relaxed));
+    assert_eq!(e.hooks.targets(), 0);
+    // Written beside this engine, as another bridge would.
+    let id = "wh_00000000000000aa";
+    assert!(on_store(&history, move |s| s.insert_webhook(&row(id), 50).unwrap()).await);
+    e.notify.sync(&mut state).await;
+    assert_eq!(e.hooks.targets(), 1, "a new webhook is read");
+    assert!(
+        on_store(&history, move |s| s
+            .set_webhook_state(id, false, 0)
+            .unwrap())
+        .await
+    );
+    e.notify.sync(&mut state).await;
+    assert!(e.hooks.decide(&online("Alpha")).is_empty(), "disabled");
+    assert!(on_store(&history, move |s| s.delete_webhook(id).unwrap()).await);
+    e.notify.sync(&mut state).await;
+    assert_eq!(e.hooks.targets(), 0, "a deleted webhook is forgotten");
+}
+
+#[tokio::test]
+async fn another_writers_changes_are_read_again_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = Arc::new(History::open(Some(dir.path()), Duration::from_secs(60)).unwrap());
+    another_writers_changes_are_read_again(history.clone(), history).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_writers_changes_are_read_again_on_postgres() {
+    let (cluster, url) = tokio::task::spawn_blocking(|| {
+        let cluster = lobby_testkit::postgres::Cluster::start().unwrap();
+        let url = cluster.create_database("notify").unwrap();
+        (cluster, url)
+    })
+    .await
+    .unwrap();
+    let url: crate::db::store::DatabaseUrl = url.parse().unwrap();
+    let (reader, history) = tokio::task::spawn_blocking(move || {
+        (
+            Arc::new(History::connect(&url, Duration::from_secs(60))),
+            Arc::new(History::connect(&url, Duration::from_secs(60))),
+        )
+    })
+    .await
+    .unwrap();
+    another_writers_changes_are_read_again(reader.clone(), history.clone()).await;
+    tokio::task::spawn_blocking(move || {
+        drop(reader);
+        drop(history);
+        drop(cluster);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn one_event_is_written_once_however_many_decide_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = Arc::new(History::open(Some(dir.path()), Duration::from_secs(60)).unwrap());
+    assert!(history
+        .store()
+        .insert_webhook(&row("wh_00000000000000aa"), 50)
+        .unwrap());
+    let (a, b) = (engine(history.clone()), engine(history.clone()));
+    for e in [&a, &b] {
+        e.notify.sync(&mut SyncState::default()).await;
+    }
+    let event = online("Alpha");
+    for e in [&a, &b] {
+        e.notify.keep(event.clone());
+        e.notify.flush().await;
+        assert_eq!(e.notify.journal_len(), 1, "waits for the next read");
+        e.notify.sync(&mut SyncState::default()).await;
+        e.notify.flush().await;
+    }
+    let written = |e: &Engine| e.notify.counters.written.load(Relaxed);
+    assert_eq!(
+        written(&a) + written(&b),
+        1,
+        "the second writer finds it written"
+    );
+    // A cooldown of 0: the same bridge's next event is a new one.
+    a.notify.keep(online("Alpha"));
+    a.notify.sync(&mut SyncState::default()).await;
+    a.notify.flush().await;
+    assert_eq!(written(&a), 2);
+
+    // Claimed once; due again only after the lease.
+    let now = now_ms();
+    let lease = LEASE.as_millis() as i64;
+    let claimed = e_claim(&a, now, lease);
+    assert_eq!(claimed.len(), 2);
+    assert!(e_claim(&b, now, lease).is_empty(), "held by the claim");
+    let again = e_claim(&b, now + lease, lease);
+    assert_eq!(again.len(), 2, "due again after the lease");
+    assert_eq!(
+        again[0].msg_id, claimed[0].msg_id,
+        "with the same webhook-id"
+    );
+    assert_eq!(again[0].attempts, 2);
+}
+
+fn e_claim(e: &Engine, now: i64, lease: i64) -> Vec<DeliveryRow> {
+    e.history.store().claim(now, lease, 10).unwrap()
+}

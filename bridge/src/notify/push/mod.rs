@@ -1,0 +1,871 @@
+//! Web Push for players, without an account (`docs/protocol.md` §2.4):
+//! the browsers' subscriptions (kept by a [`PushStore`]: the bridge's
+//! database, read again whenever any bridge changes one, see
+//! [`crate::notify`]), which of their watches an event fires, and how one
+//! push is sent: a [`Channel`] of the notification engine, which keeps
+//! the pushes, their retries and cooldowns as rows. [`api`] is the HTTP
+//! side; [`vapid`] the key that signs; [`deliver`] one push.
+//!
+//! A subscription is named by its endpoint (its id is a hash of it) and
+//! can be changed or removed only by who knows its `auth` secret too,
+//! compared in constant time.
+//!
+//! No host can fill the store for everyone: a watch names a key the
+//! bridge has listed; a subscription not renewed within
+//! [`Settings::expire_after`] is deleted (the page renews it on every
+//! load); when the store is full, the source holding the most
+//! subscriptions gives up its oldest to a new one; the admin sees the
+//! count per source and can purge one. Every push carries a contact for
+//! the push services ([`Settings::contact`]): without one, Web Push is
+//! off, and says so.
+
+pub(crate) mod api;
+pub mod deliver;
+pub mod store;
+pub mod vapid;
+
+use std::{
+    collections::{BTreeSet, HashMap, HashSet},
+    net::IpAddr,
+    str::FromStr,
+    sync::{
+        atomic::{AtomicBool, Ordering::Relaxed},
+        Arc, Mutex, MutexGuard, OnceLock,
+    },
+    time::Duration,
+};
+
+use futures_util::future::{BoxFuture, FutureExt};
+use master::{limits::address_key, throttled};
+use protocol::{
+    push::{PushRequest, PushWatch, Schemes, Subscription},
+    watch::{Event, DEFAULT_COOLDOWN},
+    webhook::Kind,
+    Addresses, ServerKey,
+};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+use url::Url;
+
+use self::{
+    deliver::{Outcome, Pusher},
+    store::PushStore,
+    vapid::Vapid,
+};
+use crate::{
+    db::store::{now_ms, DeliveryRow, PushRow, StoreError},
+    error::Error,
+    notify::{
+        channel::{Channel, Names, Planned, Sent},
+        watch::Occurrence,
+        webhooks::{
+            address::Reach,
+            payload::{page_url, Notice},
+        },
+    },
+};
+
+/// Attempts of one push at most.
+const MAX_ATTEMPTS: u32 = 2;
+/// The longest wait before the second attempt a push service may ask
+/// for; a longer one drops the push.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
+/// How often loading the key and subscriptions is tried again while the
+/// database cannot be read.
+const RELOAD_EVERY: Duration = Duration::from_secs(5);
+/// The name of the pushes' rows and change notes.
+pub const CHANNEL: &str = "push";
+/// The longest wait between two sweeps for expired subscriptions.
+const SWEEP_EVERY: Duration = Duration::from_secs(600);
+/// Subscriptions deleted per transaction by a sweep or a purge.
+const REMOVE_BATCH: i64 = 1000;
+/// Why Web Push is off without a contact (what `/api/push/key` says).
+pub const NO_CONTACT: &str = "Web Push is off: this lobby has no contact for the browsers' push services (the operator sets --push-contact, or an https --public-url)";
+/// Sources the admin's list shows at most (those holding the most).
+pub const MAX_LISTED_SOURCES: usize = 100;
+
+/// What Web Push needs of the bridge's configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `--push-allow-insecure`: `http` endpoints on loopback addresses.
+    pub allow_insecure: bool,
+    /// `--public-url`, without a trailing `/`: page links are absolute
+    /// with it.
+    pub public_url: Option<String>,
+    /// The VAPID contact (`sub`) every push carries, a `mailto:` or
+    /// `https:` URI ([`vapid::contact`]); else why Web Push is off.
+    pub contact: Result<String, String>,
+    /// How long a subscription is kept without being renewed.
+    pub expire_after: Duration,
+    /// Whether payloads carry addresses (not with `--hide-addresses`).
+    pub addresses: Addresses,
+    /// Subscriptions kept at most.
+    pub max_subscriptions: usize,
+    /// Subscriptions per client address (IPv6: per /64).
+    pub max_per_address: usize,
+}
+
+impl Settings {
+    /// Which endpoint schemes requests may name.
+    pub fn schemes(&self) -> Schemes {
+        if self.allow_insecure {
+            Schemes::AlsoHttp
+        } else {
+            Schemes::Https
+        }
+    }
+
+    /// Which addresses endpoints may resolve to.
+    pub fn reach(&self) -> Reach {
+        if self.allow_insecure {
+            Reach::AlsoLoopback
+        } else {
+            Reach::Public
+        }
+    }
+}
+
+/// A subscription's id: the first 8 bytes of the SHA-256 of its endpoint.
+fn sub_id(endpoint: &str) -> u64 {
+    let digest = Sha256::digest(endpoint.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
+}
+
+/// A subscription's `auth` secret as the store keeps it (base64url).
+fn auth_text(sub: &Subscription) -> String {
+    use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
+    URL_SAFE_NO_PAD.encode(sub.auth)
+}
+
+/// One browser's subscription and its watches.
+#[derive(Debug)]
+struct Sub {
+    id: u64,
+    subscription: Subscription,
+    /// Its endpoint, parsed.
+    url: Url,
+    watches: Vec<PushWatch>,
+    /// The network it was made from.
+    source: String,
+    created_ms: i64,
+    /// When it was last made or renewed (a `PUT`).
+    updated_ms: i64,
+}
+
+impl Sub {
+    /// Whether `other` names this subscription: the same endpoint and
+    /// `auth` secret (compared in constant time).
+    fn is(&self, other: &Subscription) -> bool {
+        self.subscription.endpoint == other.endpoint
+            && bool::from(self.subscription.auth.ct_eq(&other.auth))
+    }
+
+    fn row(&self, updated_ms: i64) -> PushRow {
+        PushRow {
+            id: format!("{:016x}", self.id),
+            subscription: self.subscription.to_json().to_string(),
+            watches: PushRequest::watches_json(&self.watches).to_string(),
+            source: self.source.clone(),
+            auth: auth_text(&self.subscription),
+            created_ms: self.created_ms,
+            updated_ms,
+        }
+    }
+}
+
+/// Every subscription, and the indexes that keep an event's work and the
+/// limits' counts small.
+#[derive(Debug, Default)]
+struct Table {
+    subs: HashMap<u64, Arc<Sub>>,
+    /// The subscriptions watching each key.
+    by_key: HashMap<ServerKey, HashSet<u64>>,
+    /// Subscriptions per source, by creation time.
+    per_source: HashMap<String, BTreeSet<(i64, u64)>>,
+}
+
+impl Table {
+    /// Puts `sub` in, replacing the one with its id; the one replaced.
+    fn insert(&mut self, sub: Arc<Sub>) -> Option<Arc<Sub>> {
+        let old = self.remove(sub.id);
+        for w in &sub.watches {
+            self.by_key.entry(w.key).or_default().insert(sub.id);
+        }
+        self.per_source
+            .entry(sub.source.clone())
+            .or_default()
+            .insert((sub.created_ms, sub.id));
+        self.subs.insert(sub.id, sub);
+        old
+    }
+
+    /// Subscriptions made from `source`.
+    fn count(&self, source: &str) -> usize {
+        self.per_source.get(source).map_or(0, BTreeSet::len)
+    }
+
+    /// The subscription that makes room when the store is full: the
+    /// oldest of the source holding the most (of two holding as many, the
+    /// one whose oldest is older).
+    fn squatter(&self) -> Option<u64> {
+        self.per_source
+            .values()
+            .filter_map(|set| Some((set.len(), set.first()?)))
+            .max_by(|(n, a), (m, b)| n.cmp(m).then(b.cmp(a)))
+            .map(|(_, (_, id))| *id)
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Arc<Sub>> {
+        let old = self.subs.remove(&id)?;
+        for w in &old.watches {
+            if let Some(ids) = self.by_key.get_mut(&w.key) {
+                ids.remove(&id);
+                if ids.is_empty() {
+                    self.by_key.remove(&w.key);
+                }
+            }
+        }
+        if let Some(set) = self.per_source.get_mut(&old.source) {
+            set.remove(&(old.created_ms, id));
+            if set.is_empty() {
+                self.per_source.remove(&old.source);
+            }
+        }
+        Some(old)
+    }
+}
+
+/// How a `PUT` ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Put {
+    Created,
+    Replaced,
+}
+
+/// Why a `PUT` or `DELETE` was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("{0}")]
+    Off(String),
+    #[error("subscription.keys.auth: does not match the stored subscription")]
+    NotYours,
+    #[error("too many push subscriptions from your address")]
+    PerAddress,
+    #[error("the bridge holds as many push subscriptions as it takes")]
+    Full,
+    #[error("no such subscription")]
+    Unknown,
+    #[error("cannot store it: {0}")]
+    Store(String),
+}
+
+/// Every subscription and how to push to them.
+#[derive(Debug)]
+pub struct Push {
+    settings: Settings,
+    store: Arc<dyn PushStore>,
+    table: Mutex<Table>,
+    vapid: OnceLock<Arc<Vapid>>,
+    loaded: AtomicBool,
+    last_load: tokio::sync::Mutex<Option<Instant>>,
+    pusher: Pusher,
+}
+
+impl Push {
+    /// Web Push over `store`, read when first needed.
+    pub fn open(store: Arc<dyn PushStore>, settings: Settings) -> Result<Self, Error> {
+        let pusher = Pusher::new(settings.reach())
+            .map_err(|e| Error::Webhooks(format!("cannot build the push client: {e}")))?;
+        Ok(Self {
+            settings,
+            store,
+            table: Mutex::new(Table::default()),
+            vapid: OnceLock::new(),
+            loaded: AtomicBool::new(false),
+            last_load: tokio::sync::Mutex::new(None),
+            pusher,
+        })
+    }
+
+    /// The settings it runs with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Why Web Push is off (no contact for the push services), if it is.
+    pub fn off(&self) -> Option<&str> {
+        self.settings.contact.as_ref().err().map(String::as_str)
+    }
+
+    /// The oldest `updated_ms` a subscription kept now may have.
+    fn fresh_since(&self) -> i64 {
+        let keep = i64::try_from(self.settings.expire_after.as_millis()).unwrap_or(i64::MAX);
+        now_ms().saturating_sub(keep)
+    }
+
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the store from a blocking thread.
+    async fn with_store<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn PushStore) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, String> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(store.as_ref()).map_err(|e| e.to_string()))
+            .await
+            .map_err(|e| e.to_string())?
+    }
+
+    /// The VAPID key, once the key and the subscriptions are read from
+    /// the store (also while Web Push is off: the admin still sees and
+    /// purges what is stored) (tried again at most every [`RELOAD_EVERY`] while it
+    /// cannot be read); `None` until then.
+    pub async fn ready(&self) -> Option<Arc<Vapid>> {
+        if self.loaded.load(Relaxed) {
+            return self.vapid.get().cloned();
+        }
+        let mut last = self.last_load.lock().await;
+        if self.loaded.load(Relaxed) {
+            return self.vapid.get().cloned();
+        }
+        let now = Instant::now();
+        if last.is_some_and(|t| now.duration_since(t) < RELOAD_EVERY) {
+            return None;
+        }
+        *last = Some(now);
+        if self.vapid.get().is_none() {
+            let candidate = Vapid::generate_secret();
+            let contact = self.settings.contact.clone().ok();
+            let read = self.with_store(move |s| s.vapid_secret(&candidate)).await;
+            match read {
+                Ok(secret) => match Vapid::from_secret(&secret, contact) {
+                    Ok(v) => {
+                        let _ = self.vapid.set(Arc::new(v));
+                    }
+                    Err(e) => {
+                        throttled!(warn, error = %e, "Web Push is off: its stored key cannot be used");
+                        return None;
+                    }
+                },
+                Err(e) => {
+                    throttled!(warn, error = %e, "the Web Push key cannot be read yet; trying again while it is used");
+                    return None;
+                }
+            }
+        }
+        if !self.read_all().await {
+            return None;
+        }
+        self.loaded.store(true, Relaxed);
+        self.vapid.get().cloned()
+    }
+
+    /// Reads every stored subscription into the table; false if the
+    /// store could not be read. A row that fails validation is skipped
+    /// with a log line.
+    async fn read_all(&self) -> bool {
+        let rows = match self.with_store(|s| s.load()).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                throttled!(warn, error = %e, "the push subscriptions cannot be read yet");
+                return false;
+            }
+        };
+        let mut table = Table::default();
+        let mut skipped = 0usize;
+        for row in rows {
+            if table.subs.len() >= self.settings.max_subscriptions {
+                skipped += 1;
+                continue;
+            }
+            match self.sub_of(row) {
+                Some(sub) => {
+                    table.insert(Arc::new(sub));
+                }
+                None => skipped += 1,
+            }
+        }
+        if skipped > 0 {
+            warn!(
+                skipped,
+                "stored push subscriptions that are not valid (or past the limit) are skipped"
+            );
+        }
+        let n = table.subs.len();
+        *self.table() = table;
+        if !self.loaded.load(Relaxed) {
+            info!(subscriptions = n, "the push subscriptions are loaded");
+        }
+        true
+    }
+
+    /// A stored row as a subscription, if it is valid.
+    fn sub_of(&self, row: PushRow) -> Option<Sub> {
+        let subscription = serde_json::from_str::<Value>(&row.subscription)
+            .ok()
+            .and_then(|v| Subscription::from_value(Some(&v), self.settings.schemes()).ok())?;
+        let watches = serde_json::from_str::<Value>(&row.watches)
+            .ok()
+            .and_then(|v| PushRequest::watches_from_value(&v).ok())?;
+        let id = sub_id(&subscription.endpoint);
+        let url = Url::parse(&subscription.endpoint).ok()?;
+        if row.id != format!("{id:016x}") || !point_ok(&subscription) {
+            return None;
+        }
+        let source = row.source.parse::<IpAddr>().ok()?.to_string();
+        Some(Sub {
+            id,
+            subscription,
+            url,
+            watches,
+            source,
+            created_ms: row.created_ms,
+            updated_ms: row.updated_ms,
+        })
+    }
+
+    /// Creates or replaces the subscription of `req` (already validated,
+    /// its endpoint parsed as `url` and checked) made from `client`.
+    /// A new one takes the place of a squatter's oldest when the store
+    /// is full ([`Table::squatter`]); a known one is renewed.
+    pub async fn put(&self, req: PushRequest, url: Url, client: IpAddr) -> Result<Put, Refusal> {
+        if let Some(why) = self.off() {
+            return Err(Refusal::Off(why.to_owned()));
+        }
+        let id = sub_id(&req.subscription.endpoint);
+        let source = address_key(client).to_string();
+        let now = now_ms();
+        let (sub, old, evicted) = {
+            let mut table = self.table();
+            let old = table.subs.get(&id).cloned();
+            let mut evicted = None;
+            let (source, created_ms) = match &old {
+                Some(old) if !old.is(&req.subscription) => return Err(Refusal::NotYours),
+                // A replacement counts where it was made.
+                Some(old) => (old.source.clone(), old.created_ms),
+                None => {
+                    if table.count(&source) >= self.settings.max_per_address {
+                        return Err(Refusal::PerAddress);
+                    }
+                    if table.subs.len() >= self.settings.max_subscriptions {
+                        let victim = table.squatter().ok_or(Refusal::Full)?;
+                        evicted = table.remove(victim);
+                    }
+                    (source, now)
+                }
+            };
+            let sub = Arc::new(Sub {
+                id,
+                subscription: req.subscription,
+                url,
+                watches: req.watches,
+                source,
+                created_ms,
+                updated_ms: now,
+            });
+            table.insert(sub.clone());
+            (sub, old, evicted)
+        };
+        // The one making room goes first: the other bridges read the
+        // changes in order, and one that is full takes the new one only
+        // once the room is made.
+        let mut evicted_kept = None;
+        if let Some(evicted) = evicted {
+            throttled!(
+                warn,
+                source = %evicted.source,
+                "the push subscriptions are at their limit: the source holding the most gave up its oldest for a new one"
+            );
+            let text = format!("{:016x}", evicted.id);
+            if let Err(e) = self.with_store(move |s| s.delete(&text, None)).await {
+                throttled!(warn, error = %e, "cannot delete a push subscription that made room");
+                evicted_kept = Some(evicted);
+            }
+        }
+        let row = sub.row(now);
+        // The store checks the auth secret too: another bridge on the same
+        // database may hold the subscription this one has not read yet.
+        let written = self.with_store(move |s| s.put(&row)).await;
+        if written != Ok(true) {
+            let mut table = self.table();
+            table.remove(id);
+            if let Some(old) = old {
+                table.insert(old);
+            }
+            if let Some(evicted) = evicted_kept {
+                table.insert(evicted);
+            }
+            return Err(match written {
+                Err(e) => Refusal::Store(e),
+                Ok(_) => Refusal::NotYours,
+            });
+        }
+        Ok(if old.is_some() {
+            Put::Replaced
+        } else {
+            Put::Created
+        })
+    }
+
+    /// Removes the subscription `sub` names (endpoint and auth secret).
+    pub async fn remove(&self, sub: &Subscription) -> Result<(), Refusal> {
+        if let Some(why) = self.off() {
+            return Err(Refusal::Off(why.to_owned()));
+        }
+        let id = sub_id(&sub.endpoint);
+        let held = {
+            let mut table = self.table();
+            match table.subs.get(&id) {
+                Some(stored) if stored.is(sub) => table.remove(id).is_some(),
+                Some(_) => return Err(Refusal::Unknown),
+                None => false,
+            }
+        };
+        // Also when this bridge does not hold it: another on the same
+        // database may have taken it (the store checks the auth secret).
+        let text = format!("{id:016x}");
+        let auth = auth_text(sub);
+        match self.with_store(move |s| s.delete(&text, Some(&auth))).await {
+            Ok(deleted) if deleted || held => Ok(()),
+            Ok(_) => Err(Refusal::Unknown),
+            Err(e) => Err(Refusal::Store(e)),
+        }
+    }
+
+    /// Forgets a subscription its push service says is gone.
+    async fn forget(&self, id: u64) {
+        if self.table().remove(id).is_none() {
+            return;
+        }
+        let text = format!("{id:016x}");
+        if let Err(e) = self.with_store(move |s| s.delete(&text, None)).await {
+            throttled!(warn, error = %e, "cannot delete a push subscription that is gone");
+        }
+    }
+
+    /// The sources holding the most subscriptions (at most
+    /// [`MAX_LISTED_SOURCES`], the most first): each source, its count
+    /// and its oldest subscription's creation time (Unix ms).
+    pub fn sources(&self) -> Vec<(String, usize, i64)> {
+        let table = self.table();
+        let mut all: Vec<(String, usize, i64)> = table
+            .per_source
+            .iter()
+            .filter_map(|(source, set)| Some((source.clone(), set.len(), set.first()?.0)))
+            .collect();
+        all.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
+        all.truncate(MAX_LISTED_SOURCES);
+        all
+    }
+
+    /// Deletes every subscription made from `source` (an address, or an
+    /// IPv6 /64 as [`address_key`] spells it): how many went.
+    pub async fn purge(&self, source: IpAddr) -> Result<usize, String> {
+        let source = address_key(source).to_string();
+        let mut n = 0;
+        loop {
+            let wanted = source.clone();
+            let ids = self
+                .with_store(move |s| s.purge(&wanted, REMOVE_BATCH))
+                .await?;
+            n += ids.len();
+            self.forget_all(&ids);
+            if ids.len() < REMOVE_BATCH as usize {
+                break;
+            }
+        }
+        // Any this bridge held that the store no longer had.
+        let held: Vec<u64> = self
+            .table()
+            .per_source
+            .get(&source)
+            .map(|set| set.iter().map(|(_, id)| *id).collect())
+            .unwrap_or_default();
+        let mut table = self.table();
+        for id in held {
+            table.remove(id);
+        }
+        Ok(n)
+    }
+
+    /// Removes the subscriptions `ids` (as the store names them) from the
+    /// table.
+    fn forget_all(&self, ids: &[String]) {
+        let mut table = self.table();
+        for id in ids {
+            if let Ok(id) = u64::from_str_radix(id, 16) {
+                table.remove(id);
+            }
+        }
+    }
+
+    /// Deletes the subscriptions not renewed within
+    /// [`Settings::expire_after`]: how many went.
+    pub async fn expire(&self) -> Result<usize, String> {
+        let before = self.fresh_since();
+        let mut n = 0;
+        loop {
+            let ids = self
+                .with_store(move |s| s.expire(before, REMOVE_BATCH))
+                .await?;
+            n += ids.len();
+            self.forget_all(&ids);
+            if ids.len() < REMOVE_BATCH as usize {
+                break;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Deletes expired subscriptions now and then until `cancel` fires.
+    pub async fn sweep(self: Arc<Self>, cancel: CancellationToken) {
+        let every = (self.settings.expire_after / 4).clamp(Duration::from_millis(100), SWEEP_EVERY);
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            if !self.loaded.load(Relaxed) {
+                continue;
+            }
+            match self.expire().await {
+                Ok(0) => {}
+                Ok(n) => info!(
+                    expired = n,
+                    "push subscriptions not renewed in time were deleted"
+                ),
+                Err(e) => {
+                    throttled!(warn, error = %e, "expired push subscriptions cannot be deleted yet");
+                }
+            }
+        }
+    }
+
+    /// Subscriptions held.
+    pub fn len(&self) -> usize {
+        self.table().subs.len()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reads the subscription `id` again: changed, added or gone.
+    async fn load_one(&self, id: &str) {
+        if id.len() != 16 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return;
+        }
+        let Ok(num) = u64::from_str_radix(id, 16) else {
+            return;
+        };
+        let wanted = id.to_owned();
+        let row = match self.with_store(move |s| s.get(&wanted)).await {
+            Ok(row) => row,
+            Err(e) => {
+                throttled!(warn, error = %e, "a changed push subscription cannot be read");
+                return;
+            }
+        };
+        let sub = row.and_then(|r| self.sub_of(r));
+        let mut table = self.table();
+        table.remove(num);
+        if let Some(sub) = sub {
+            if table.subs.len() < self.settings.max_subscriptions {
+                table.insert(Arc::new(sub));
+            }
+        }
+    }
+
+    /// The payload: the same body a `"standard"` webhook gets.
+    fn body(&self, event: Event, occurrence: &Occurrence) -> Vec<u8> {
+        Notice {
+            kind: Kind::Event(event),
+            key: occurrence.key,
+            server: &occurrence.server,
+            at: occurrence.at,
+            page: page_url(self.settings.public_url.as_deref(), occurrence.key),
+            addresses: self.settings.addresses,
+        }
+        .standard()
+    }
+}
+
+impl Channel for Push {
+    fn name(&self) -> &'static str {
+        CHANNEL
+    }
+
+    fn names(&self) -> Names {
+        Names {
+            outcomes: "bridge_push_sent_total",
+            outcomes_help:
+                "Web Push notifications by outcome (gone: the subscription was deleted).",
+            attempts: "bridge_push_attempts_total",
+            attempts_help: "Web Push requests sent.",
+            targets: "bridge_push_subscriptions",
+            targets_help: "Web Push subscriptions held.",
+            gone: true,
+        }
+    }
+
+    fn targets(&self) -> usize {
+        self.len()
+    }
+
+    /// A push for every subscription with a watch `occurrence` fires
+    /// (one per subscription, the first watch that fires).
+    fn decide(&self, occurrence: &Occurrence) -> Vec<Planned> {
+        if self.off().is_some() {
+            return Vec::new();
+        }
+        let fresh_since = self.fresh_since();
+        let mut bodies: HashMap<Event, String> = HashMap::new();
+        let fired: Vec<(u64, Event)> = {
+            let table = self.table();
+            let Some(ids) = table.by_key.get(&occurrence.key) else {
+                return Vec::new();
+            };
+            ids.iter()
+                .filter_map(|id| {
+                    let sub = table.subs.get(id).filter(|s| s.updated_ms >= fresh_since)?;
+                    sub.watches
+                        .iter()
+                        .filter(|w| w.key == occurrence.key)
+                        .find_map(|w| occurrence.fires_on_key(&w.events, w.threshold))
+                        .map(|e| (*id, e))
+                })
+                .collect()
+        };
+        fired
+            .into_iter()
+            .map(|(id, event)| Planned {
+                target: format!("{id:016x}"),
+                event: event.name(),
+                body: bodies
+                    .entry(event)
+                    .or_insert_with(|| {
+                        String::from_utf8_lossy(&self.body(event, occurrence)).into_owned()
+                    })
+                    .clone(),
+                cooldown: Duration::from_secs(DEFAULT_COOLDOWN),
+                max_pending: None,
+            })
+            .collect()
+    }
+
+    fn reload(&self) -> BoxFuture<'_, bool> {
+        async move { self.ready().await.is_some() && self.read_all().await }.boxed()
+    }
+
+    fn changed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()> {
+        self.load_one(id).boxed()
+    }
+
+    fn send<'a>(&'a self, delivery: &'a DeliveryRow) -> BoxFuture<'a, Sent> {
+        async move {
+            let Ok(id) = u64::from_str_radix(&delivery.target, 16) else {
+                return Sent::Dropped("not a subscription");
+            };
+            let mut sub = self.table().subs.get(&id).cloned();
+            if sub.is_none() {
+                // Maybe made on another bridge a moment ago.
+                self.load_one(&delivery.target).await;
+                sub = self.table().subs.get(&id).cloned();
+            }
+            let Some(sub) = sub else {
+                return Sent::Dropped("deleted");
+            };
+            let Some(vapid) = self.vapid.get() else {
+                return Sent::Retry {
+                    status: None,
+                    after: None,
+                    why: "the push key is not read yet",
+                };
+            };
+            let authorization = match vapid.authorization(&sub.url) {
+                Ok(a) => a,
+                Err(e) => {
+                    throttled!(warn, error = %e, "a push could not be signed");
+                    return Sent::Failed {
+                        status: None,
+                        why: "cannot sign",
+                    };
+                }
+            };
+            let Ok(event) = Event::from_str(&delivery.event) else {
+                return Sent::Dropped("not an event");
+            };
+            let key = ServerKey(delivery.key as u64);
+            let outcome = self
+                .pusher
+                .send(
+                    &sub.subscription,
+                    &sub.url,
+                    &authorization,
+                    delivery.body.as_bytes(),
+                    deliver::ttl(event),
+                    &deliver::topic(key, event),
+                )
+                .await;
+            match outcome {
+                Outcome::Delivered(code) => Sent::Delivered(code),
+                Outcome::Gone(code) => Sent::Gone(code),
+                Outcome::Failed { status, why } => {
+                    throttled!(warn, ?status, why, "a push service refused a push");
+                    Sent::Failed { status, why }
+                }
+                Outcome::Retry { status, after } => Sent::Retry {
+                    status,
+                    after,
+                    why: "the push service asked to retry",
+                },
+            }
+        }
+        .boxed()
+    }
+
+    fn retry_wait(&self, next: u32, after: Option<Duration>) -> Option<Duration> {
+        let wait = after
+            .unwrap_or(Duration::from_secs(1))
+            .max(Duration::from_secs(1));
+        (next <= MAX_ATTEMPTS && wait <= MAX_RETRY_WAIT).then_some(wait)
+    }
+
+    fn keeps_done(&self) -> bool {
+        false
+    }
+
+    fn ended<'a>(&'a self, delivery: &'a DeliveryRow, sent: &'a Sent) -> BoxFuture<'a, ()> {
+        async move {
+            match sent {
+                Sent::Gone(_) => {
+                    if let Ok(id) = u64::from_str_radix(&delivery.target, 16) {
+                        self.forget(id).await;
+                    }
+                }
+                Sent::Retry { .. } => {
+                    throttled!(warn, "a push service did not take a push after retrying");
+                }
+                _ => {}
+            }
+        }
+        .boxed()
+    }
+}
+
+/// Whether the subscription's `p256dh` is a point on P-256 (the protocol
+/// checks only its form).
+pub fn point_ok(sub: &Subscription) -> bool {
+    web_push_native::p256::PublicKey::from_sec1_bytes(&sub.p256dh).is_ok()
+}

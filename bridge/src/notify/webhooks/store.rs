@@ -1,0 +1,137 @@
+//! Where webhooks are kept: the [`WebhookStore`] seam, implemented by the
+//! bridge's database ([`History`], whose migrations hold the `webhooks`
+//! table and the deliveries' rows), so that another engine can keep them
+//! too. Every change is noted for the other bridges on the database.
+
+use crate::db::{
+    history::History,
+    store::{DoneDelivery, StoreError, WebhookRow},
+};
+
+/// What keeps webhooks: every call is short and may block (callers run it
+/// on a blocking thread).
+pub trait WebhookStore: Send + Sync + std::fmt::Debug {
+    /// Every stored webhook, oldest first.
+    fn load(&self) -> Result<Vec<WebhookRow>, StoreError>;
+    /// One stored webhook.
+    fn get(&self, id: &str) -> Result<Option<WebhookRow>, StoreError>;
+    /// Adds one unless `max` are stored already; whether it was added.
+    fn insert(&self, row: &WebhookRow, max: usize) -> Result<bool, StoreError>;
+    /// Stores a webhook's state; false if it is gone.
+    fn set_state(&self, id: &str, enabled: bool, failures: u32) -> Result<bool, StoreError>;
+    /// Removes one (and its deliveries not yet sent); false if it was not
+    /// there.
+    fn delete(&self, id: &str) -> Result<bool, StoreError>;
+    /// Its last `limit` ended deliveries, newest first.
+    fn recent(&self, id: &str, limit: i64) -> Result<Vec<DoneDelivery>, StoreError>;
+    /// Stores a delivery that ended at once (a test).
+    fn record(&self, id: &str, done: &DoneDelivery) -> Result<(), StoreError>;
+    /// Counts an ended delivery (see `Store::webhook_outcome`): its state
+    /// after, `None` if it is gone.
+    fn outcome(
+        &self,
+        id: &str,
+        ok: bool,
+        disable_after: u32,
+    ) -> Result<Option<(bool, u32)>, StoreError>;
+    /// A status card's message id and when it was last posted or edited
+    /// (Unix ms); `None` if the webhook is gone.
+    fn card(&self, id: &str) -> Result<Option<(Option<String>, i64)>, StoreError>;
+    /// Stores a status card's message id (`None`: post anew next) and
+    /// when it was last posted or edited.
+    fn set_card(&self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool, StoreError>;
+}
+
+impl WebhookStore for History {
+    fn load(&self) -> Result<Vec<WebhookRow>, StoreError> {
+        self.store().webhooks()
+    }
+
+    fn get(&self, id: &str) -> Result<Option<WebhookRow>, StoreError> {
+        self.store().webhook(id)
+    }
+
+    fn insert(&self, row: &WebhookRow, max: usize) -> Result<bool, StoreError> {
+        self.store().insert_webhook(row, max)
+    }
+
+    fn set_state(&self, id: &str, enabled: bool, failures: u32) -> Result<bool, StoreError> {
+        self.store().set_webhook_state(id, enabled, failures)
+    }
+
+    fn delete(&self, id: &str) -> Result<bool, StoreError> {
+        self.store().delete_webhook(id)
+    }
+
+    fn recent(&self, id: &str, limit: i64) -> Result<Vec<DoneDelivery>, StoreError> {
+        self.store().recent_deliveries(id, limit)
+    }
+
+    fn record(&self, id: &str, done: &DoneDelivery) -> Result<(), StoreError> {
+        self.store().record_delivery(super::CHANNEL, id, done)
+    }
+
+    fn outcome(
+        &self,
+        id: &str,
+        ok: bool,
+        disable_after: u32,
+    ) -> Result<Option<(bool, u32)>, StoreError> {
+        self.store().webhook_outcome(id, ok, disable_after, true)
+    }
+
+    fn card(&self, id: &str) -> Result<Option<(Option<String>, i64)>, StoreError> {
+        self.store().webhook_card(id)
+    }
+
+    fn set_card(&self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool, StoreError> {
+        self.store().set_webhook_card(id, msg, edit_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn row(id: &str, created_ms: i64) -> WebhookRow {
+        WebhookRow {
+            id: id.into(),
+            spec: "{}".into(),
+            secret: "whsec_AAAA".into(),
+            enabled: true,
+            failures: 0,
+            created_ms,
+        }
+    }
+
+    #[test]
+    fn rows_survive_reopening_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || History::open(Some(dir.path()), Duration::from_secs(60)).unwrap();
+        let store = open();
+        assert!(store.insert(&row("wh_b", 2), 5).unwrap());
+        assert!(store.insert(&row("wh_a", 1), 5).unwrap());
+        assert!(!store.insert(&row("wh_c", 1), 2).unwrap(), "at most max");
+        assert!(store.insert(&row("wh_a", 3), 5).is_err(), "ids are unique");
+        assert!(store.set_state("wh_b", false, 20).unwrap());
+        assert!(!store.set_state("wh_gone", false, 1).unwrap());
+        drop(store);
+        let store = open();
+        let rows = store.load().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0], row("wh_a", 1), "oldest first");
+        assert_eq!((rows[1].enabled, rows[1].failures), (false, 20));
+        assert_eq!(store.card("wh_a").unwrap(), Some((None, 0)), "no card yet");
+        assert!(store.set_card("wh_a", Some("1234"), 77).unwrap());
+        assert!(!store.set_card("wh_gone", Some("1"), 1).unwrap());
+        assert_eq!(store.card("wh_gone").unwrap(), None);
+        drop(store);
+        let store = open();
+        assert_eq!(store.card("wh_a").unwrap(), Some((Some("1234".into()), 77)));
+        assert!(store.delete("wh_a").unwrap());
+        assert!(!store.delete("wh_a").unwrap());
+        assert_eq!(store.load().unwrap().len(), 1);
+    }
+}
