@@ -5,7 +5,7 @@
 # table, every figure beside a baseline measured in the same run.
 #
 #   bash scripts/bench.sh                 # the full run (the history phase's month of 10,000 servers alone takes about 13 minutes)
-#   bash scripts/bench.sh --only relay    # some phases: relay,memory,fanout,page,bundle,scaleout,deltas,soak,history,handover,webhooks,change-cost,push,cards
+#   bash scripts/bench.sh --only relay    # some phases: relay,memory,fanout,page,bundle,scaleout,deltas,soak,history,handover,webhooks,change-cost,push,cards,lighthouse
 #   bash scripts/bench.sh --only scale100k  # 100,000 delta viewers (minutes; only when named)
 #   bash scripts/bench.sh --smoke         # CI: debug builds, tiny counts, seconds
 #
@@ -34,5 +34,13 @@ if command -v trunk >/dev/null 2>&1; then
   "$target/release/precompress" dist >/dev/null
 else
   echo "[bench] trunk is missing (make setup): page and bundle use dist/ as it is" >&2
+fi
+# Lighthouse (the lighthouse phase) beside the other npm tools; version 12
+# runs on the Node.js that Debian 12 ships.
+tools="${LOBBY_TOOLS_DIR:-$HOME/.cache/lobby-tools}"
+if [ ! -x "$tools/node_modules/.bin/lighthouse" ] && command -v npm >/dev/null 2>&1; then
+  echo "[bench] installing lighthouse@12.8.2 into $tools (npm)" >&2
+  npm install --silent --prefix "$tools" lighthouse@12.8.2 >&2 \
+    || echo "[bench] lighthouse did not install: its phase is skipped" >&2
 fi
 exec "$target/release/loadgen" "$@"

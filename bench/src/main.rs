@@ -43,6 +43,9 @@ enum Phase {
     Push,
     /// The PNG cards: drawn once each, then served from the cache.
     Cards,
+    /// Lighthouse's mobile run of the page a shared link opens (needs npm
+    /// `lighthouse`; not in the smoke run).
+    Lighthouse,
 }
 
 /// Load generator for the lobby's master and bridge (see bench/README.md).
@@ -204,6 +207,7 @@ async fn main() -> anyhow::Result<()> {
         Phase::ChangeCost,
         Phase::Push,
         Phase::Cards,
+        Phase::Lighthouse,
     ] {
         if !wanted(phase) {
             continue;
@@ -228,6 +232,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::ChangeCost => Box::pin(phases::change_cost::run(&env)).await,
             Phase::Push => Box::pin(phases::push::run(&env)).await,
             Phase::Cards => Box::pin(phases::cards::run(&env)).await,
+            Phase::Lighthouse => Box::pin(phases::lighthouse::run(&env)).await,
         }
         .with_context(|| {
             format!(

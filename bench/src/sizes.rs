@@ -128,6 +128,10 @@ pub struct Sizes {
     pub card_servers: usize,
     /// Cards: requests for them after (from the cache).
     pub card_requests: usize,
+    /// Lighthouse: servers listed on the page it measures.
+    pub lighthouse_servers: usize,
+    /// Lighthouse: runs of each page whose median is reported.
+    pub lighthouse_runs: usize,
 }
 
 impl Sizes {
@@ -190,6 +194,8 @@ impl Sizes {
             change_cost_windows: 3,
             card_servers: 100,
             card_requests: 1_000,
+            lighthouse_servers: 60,
+            lighthouse_runs: 3,
         }
     }
 
@@ -252,6 +258,8 @@ impl Sizes {
             change_cost_windows: 1,
             card_servers: 5,
             card_requests: 20,
+            lighthouse_servers: 5,
+            lighthouse_runs: 1,
         }
     }
 }

@@ -49,19 +49,26 @@ pub mod week;
 /// The player's bundle: takes a sign-in link's token, then mounts the app
 /// without the admin page on `<body>`.
 pub fn start() {
-    boot();
-    yew::Renderer::<app::App>::new().render();
+    boot(|| {
+        yew::Renderer::<app::App>::new().render();
+    });
 }
 
 /// The admin's bundle: as [`start`], with the admin page and the test
 /// servers.
 pub fn start_admin() {
-    boot();
-    yew::Renderer::<app::AdminApp>::new().render();
+    boot(|| {
+        yew::Renderer::<app::AdminApp>::new().render();
+    });
 }
 
-fn boot() {
+/// Takes the token, then mounts with `render` in place of `index.html`'s
+/// first screen once that has been shown.
+fn boot(render: impl FnOnce() + 'static) {
     // Before anything reads the token from storage.
     services::browser::take_fragment_token();
-    services::browser::remove_boot_placeholder();
+    services::browser::after_first_paint(|| {
+        services::browser::remove_boot_placeholder();
+        render();
+    });
 }

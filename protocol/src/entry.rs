@@ -230,11 +230,29 @@ pub struct ServerDetails {
     pub first_seen: i64,
     /// The last sample that listed it (Unix milliseconds).
     pub last_seen: i64,
+    /// Whether the bridge's history holds it. Written only when it does
+    /// not (`false`): a server listed since the history's last sample, or
+    /// one the history's bounds leave out, has no history or week yet
+    /// (those answer `404`), so a page asks for them only once this says
+    /// so. Absent, as from an older bridge, it is recorded.
+    #[serde(default = "recorded", skip_serializing_if = "is_recorded")]
+    pub recorded: bool,
     /// The link that joins it: the bridge's `--join-url` template filled
     /// with its address and port (`join::JoinTemplate::fill`). Absent
     /// without a template, and wherever the address is hidden.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub join_url: Option<String>,
+}
+
+/// [`ServerDetails::recorded`] when the answer does not say.
+fn recorded() -> bool {
+    true
+}
+
+/// Whether [`ServerDetails::recorded`] goes unwritten.
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes a reference
+fn is_recorded(recorded: &bool) -> bool {
+    *recorded
 }
 
 impl ServerDetails {
@@ -312,6 +330,7 @@ mod tests {
             gameplay_mode: GameplayMode::StandardAB,
             first_seen: 1_000,
             last_seen: 2_000,
+            recorded: true,
             join_url: None,
         };
         let shown = serde_json::to_string(&details).unwrap();
@@ -333,6 +352,26 @@ mod tests {
     }
 
     #[test]
+    fn details_say_only_when_the_history_does_not_hold_the_server() {
+        let text = r#"{"key":"00000000000000ab","name":"Alpha","online":true,"players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":1,"firstSeen":1000,"lastSeen":1000}"#;
+        let read: ServerDetails = serde_json::from_str(text).unwrap();
+        assert!(read.recorded, "absent: recorded, as an older bridge's");
+        let fresh = ServerDetails {
+            recorded: false,
+            ..read
+        };
+        let written = serde_json::to_string(&fresh).unwrap();
+        assert!(
+            written.ends_with(r#","lastSeen":1000,"recorded":false}"#),
+            "{written}"
+        );
+        assert_eq!(
+            serde_json::from_str::<ServerDetails>(&written).unwrap(),
+            fresh
+        );
+    }
+
+    #[test]
     fn details_get_a_join_link_only_with_an_address_and_a_template() {
         let details = ServerDetails {
             key: ServerKey(0xab),
@@ -345,6 +384,7 @@ mod tests {
             gameplay_mode: GameplayMode::StandardA,
             first_seen: 1_000,
             last_seen: 2_000,
+            recorded: true,
             join_url: None,
         };
         let template = crate::join::JoinTemplate::parse("bomber://{address}:{port}").unwrap();

@@ -10,6 +10,7 @@ pub mod deltas;
 pub mod fanout;
 pub mod handover;
 pub mod history;
+pub mod lighthouse;
 pub mod memory;
 pub mod page;
 pub mod push;

@@ -288,6 +288,9 @@ pub(crate) struct ServerState {
     pub(crate) online: bool,
     pub(crate) first_seen: i64,
     pub(crate) last_seen: i64,
+    /// The history holds it (a server listed since the last sample, or
+    /// left out by the history's bounds, is listed but not recorded).
+    pub(crate) recorded: bool,
 }
 
 impl ServerState {
@@ -310,6 +313,7 @@ impl ServerState {
             gameplay_mode: GameplayMode::from_wire(u64::from(s.mode)).ok()?,
             first_seen: self.first_seen,
             last_seen: self.last_seen,
+            recorded: self.recorded,
             join_url: None,
         })
     }
@@ -339,6 +343,7 @@ pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Result<Option<ServerSta
     };
     Ok(match (live, row) {
         (Some(sample), row) => {
+            let recorded = row.is_some();
             let (first_seen, last_seen) = row.map_or_else(
                 || {
                     let now = now_ms();
@@ -351,6 +356,7 @@ pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Result<Option<ServerSta
                 online: true,
                 first_seen,
                 last_seen,
+                recorded,
             })
         }
         (None, Some(row)) => Some(ServerState {
@@ -358,6 +364,7 @@ pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Result<Option<ServerSta
             online: false,
             first_seen: row.first_seen,
             last_seen: row.last_seen,
+            recorded: true,
         }),
         (None, None) => None,
     })

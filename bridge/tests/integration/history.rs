@@ -212,6 +212,40 @@ async fn keys_and_history_survive_renames_and_restarts() {
 }
 
 #[tokio::test]
+async fn a_listed_server_says_whether_the_history_holds_it_yet() {
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    // No sample within the test's first part: the server is listed only.
+    let mut c = config(&master, dir.path());
+    c.history_interval = Duration::from_secs(3600);
+    let bridge = TestBridge::embedding(&master, c).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    wait_registered(&master, 1).await;
+    let key = keys(&bridge, 1).await.remove(0).1;
+    let (status, v) = get_json(&bridge, &format!("/api/servers/{key}")).await;
+    assert_eq!((status, &v["recorded"]), (200, &Value::Bool(false)), "{v}");
+    let history = format!("/api/servers/{key}/history?range=24h");
+    assert_eq!(
+        get_json(&bridge, &history).await.0,
+        404,
+        "not recorded: no history"
+    );
+    bridge.shutdown().await;
+
+    // Sampled every second: once recorded, the details no longer say so,
+    // and the history answers.
+    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let v = until_json(&bridge, &format!("/api/servers/{key}"), |s, _, v| {
+        s == 200 && v.get("recorded").is_none()
+    })
+    .await;
+    assert_eq!(v["name"], "Alpha");
+    assert_eq!(get_json(&bridge, &history).await.0, 200);
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
+#[tokio::test]
 async fn bridges_sharing_a_secret_share_keys_and_hidden_addresses_stay_hidden() {
     let master = TestMaster::start().await;
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

@@ -30,7 +30,7 @@ const REFRESH_MS: u32 = 60_000;
 /// The totals' graph, with its legend.
 #[component]
 pub fn LobbyTotals() -> Html {
-    let load = use_fetch(PATH.to_owned(), 0, REFRESH_MS);
+    let load = use_fetch(Some(PATH.to_owned()), 0, REFRESH_MS);
     let Some(Dated { value, at_ms }) = use_history(&load, read_answer::<LobbyHistory>) else {
         return html! {};
     };

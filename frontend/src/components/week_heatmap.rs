@@ -23,8 +23,7 @@ use crate::{
 };
 
 /// How often the week is read again: as often as the history, since a
-/// refresh that finds the hour's answer unchanged is a free `304`, and a
-/// server's first sample (before it the key is unknown, `404`) shows soon.
+/// refresh that finds the hour's answer unchanged is a free `304`.
 const REFRESH_MS: u32 = HISTORY_REFRESH_MS;
 
 /// Props of [`WeekHeatmap`].
@@ -34,6 +33,12 @@ pub struct WeekHeatmapProps {
     pub path: AttrValue,
     /// Also names the heading's id, so two heatmaps never share one.
     pub testid: AttrValue,
+    /// Whether the history holds what `path` asks about: `Some(false)`
+    /// for a server not recorded yet (an empty week, not asked for: the
+    /// bridge would answer 404), `None` while that is not known (nothing
+    /// shown yet).
+    #[prop_or(Some(true))]
+    pub recorded: Option<bool>,
 }
 
 /// One hour's text for a screen reader.
@@ -55,12 +60,15 @@ fn cell_text(h: &WeekHour) -> String {
 /// week for a server not recorded yet.
 #[component]
 pub fn WeekHeatmap(props: &WeekHeatmapProps) -> Html {
-    let load = use_fetch(props.path.to_string(), 0, REFRESH_MS);
+    let asked = (props.recorded == Some(true)).then(|| props.path.to_string());
+    let load = use_fetch(asked, 0, REFRESH_MS);
     let read = use_history(&load, read_answer::<Week>);
-    // A server not recorded yet (404) has an empty week.
-    let (hours, at_ms) = match (&load, read) {
-        (_, Some(Dated { value, at_ms })) => (value.hours.clone(), at_ms),
-        (Load::Missing, None) => (Vec::new(), browser::now_ms()),
+    // A server not recorded yet has an empty week (so has one the bridge
+    // forgot since the page asked: 404).
+    let (hours, at_ms) = match (&load, read, props.recorded) {
+        (_, _, None) => return html! {},
+        (_, _, Some(false)) | (Load::Missing, None, _) => (Vec::new(), browser::now_ms()),
+        (_, Some(Dated { value, at_ms }), _) => (value.hours.clone(), at_ms),
         _ => return html! {},
     };
     let local = to_local(&hours, utc_offset_ms(at_ms));

@@ -6,11 +6,15 @@ use crate::i18n::{t, K};
 
 use crate::{
     components::{header::Header, lobby_totals::LobbyTotals, server_browser::ServerBrowser},
+    contexts::lobby::use_lobby,
     services::browser,
 };
 
 #[component]
 pub fn Home() -> Html {
+    // The totals wait for the list: drawn before it, they would be pushed
+    // down when it arrives (and their work would delay it).
+    let listed = use_lobby().state.list.version() > 0;
     html! {
         <>
             <Header />
@@ -18,7 +22,7 @@ pub fn Home() -> Html {
                 <h1>{ t(K::GameServers) }</h1>
                 <ServerBrowser />
                 // The totals are this bridge's: not under another's list.
-                if browser::bridge_is_own() {
+                if listed && browser::bridge_is_own() {
                     <LobbyTotals />
                 }
             </main>

@@ -105,7 +105,8 @@ pub fn ServerPage(props: &ServerPageProps) -> Html {
                                 { t(K::DownloadCsv) }
                             </a>
                         </p>
-                        <WeekHeatmap path={format!("/api/servers/{}/week", props.server)} testid="server-week" />
+                        <WeekHeatmap path={format!("/api/servers/{}/week", props.server)} testid="server-week"
+                            recorded={view.recorded} />
                     </section>
                     <section class="card" aria-labelledby="embed-title">
                         <h2 id="embed-title">{ t(K::Embed) }</h2>

@@ -169,6 +169,73 @@ pub fn set_document_lang(code: &str) {
     }
 }
 
+/// Runs `start` once the page as the HTML drew it has been shown: when
+/// the browser has reported its first contentful paint (looked for every
+/// animation frame), or after a second if it does not (a window the browser
+/// does not draw), or at once in a hidden tab. A browser counts the page's
+/// largest paint only from content it has reported painted, so the static
+/// first screen of `index.html`, replaced before that, would not count.
+pub fn after_first_paint(start: impl FnOnce() + 'static) {
+    use std::{
+        cell::{Cell, RefCell},
+        rc::Rc,
+    };
+    use wasm_bindgen::{closure::Closure, JsCast};
+    /// The start, until it runs.
+    type Pending = Rc<Cell<Option<Box<dyn FnOnce()>>>>;
+    /// The closure each frame calls.
+    type Frame = Rc<RefCell<Option<Closure<dyn FnMut()>>>>;
+    let Some(window) = web_sys::window().filter(|_| !tab_hidden()) else {
+        start();
+        return;
+    };
+    let pending: Pending = Rc::new(Cell::new(Some(Box::new(start))));
+    let run = {
+        let pending = pending.clone();
+        move || {
+            if let Some(start) = pending.take() {
+                start();
+            }
+        }
+    };
+    let fallback = Closure::once_into_js(run.clone());
+    let _ = window
+        .set_timeout_with_callback_and_timeout_and_arguments_0(fallback.unchecked_ref(), 1000);
+    // One closure, asked again each frame until the paint is reported or
+    // the fallback ran; kept for the page's life (a few bytes).
+    let frame: Frame = Rc::default();
+    let next = frame.clone();
+    let w = window.clone();
+    *frame.borrow_mut() = Some(Closure::new(move || {
+        let started = {
+            let left = pending.take();
+            let started = left.is_none();
+            pending.set(left);
+            started
+        };
+        if started || first_contentful_paint(&w) {
+            run();
+        } else if let Some(f) = next.borrow().as_ref() {
+            let _ = w.request_animation_frame(f.as_ref().unchecked_ref());
+        }
+    }));
+    if let Some(f) = frame.borrow().as_ref() {
+        let _ = window.request_animation_frame(f.as_ref().unchecked_ref());
+    };
+}
+
+/// Whether the browser has reported the page's first contentful paint.
+fn first_contentful_paint(window: &web_sys::Window) -> bool {
+    window.performance().is_some_and(|p| {
+        p.get_entries_by_type("paint").iter().any(|e| {
+            js_sys::Reflect::get(&e, &JsValue::from_str("name"))
+                .ok()
+                .and_then(|n| n.as_string())
+                .is_some_and(|n| n == "first-contentful-paint")
+        })
+    })
+}
+
 /// Removes the static "Loading the server list…" placeholder of
 /// `index.html` once the app renders its own page.
 pub fn remove_boot_placeholder() {

@@ -77,24 +77,30 @@ impl Reducible for Loaded {
     }
 }
 
-/// `path`'s answer: fetched now, again when `path` or `again` changes,
-/// and every `every_ms` while the tab is visible. A new path starts over
-/// (nothing of the old path's answer shows for it).
+/// `path`'s answer: fetched now, again when `path`, `again` or
+/// `every_ms` changes, and every `every_ms` while the tab is visible. A new
+/// path starts over (nothing of the old path's answer shows for it); no
+/// path asks for nothing (an answer that would only say `404`) and stays
+/// [`Load::Loading`].
 #[hook]
-pub fn use_fetch(path: String, again: u32, every_ms: u32) -> Load {
+pub fn use_fetch(path: Option<String>, again: u32, every_ms: u32) -> Load {
     let loaded = use_reducer_eq(|| Loaded(Load::Loading));
     let last_path = use_mut_ref(String::new);
     {
         let dispatcher = loaded.dispatcher();
-        use_effect_with((path, again), move |(path, _)| {
-            let moved = *last_path.borrow() != *path;
+        use_effect_with((path, again, every_ms), move |(path, _, every_ms)| {
+            let path = path.clone().unwrap_or_default();
+            let moved = *last_path.borrow() != path;
             if moved {
                 if !last_path.borrow().is_empty() {
                     dispatcher.dispatch(Step::Restart);
                 }
-                *last_path.borrow_mut() = path.clone();
+                last_path.borrow_mut().clone_from(&path);
             }
             let alive = Rc::new(Cell::new(true));
+            if path.is_empty() {
+                return Box::new(move || alive.set(false)) as Box<dyn FnOnce()>;
+            }
             let fetch = {
                 let (path, alive) = (path.clone(), alive.clone());
                 move || {
@@ -113,15 +119,15 @@ pub fn use_fetch(path: String, again: u32, every_ms: u32) -> Load {
                 }
             };
             fetch();
-            let timer = Interval::new(every_ms, move || {
+            let timer = Interval::new(*every_ms, move || {
                 if !browser::tab_hidden() {
                     fetch();
                 }
             });
-            move || {
+            Box::new(move || {
                 alive.set(false);
                 drop(timer);
-            }
+            })
         });
     }
     loaded.0.clone()

@@ -66,8 +66,12 @@ pub struct Dated<T> {
 /// The server page's view model.
 pub struct ServerView {
     pub body: Body,
-    /// `None` until the range's history is read.
+    /// `None` until the range's history is read; empty while the server
+    /// is not recorded.
     pub history: Option<Dated<ServerHistory>>,
+    /// Whether the history holds the server (`None` until its record is
+    /// read): its week is asked for only then.
+    pub recorded: Option<bool>,
     /// `performance.now()` when the server's record arrived, for the page
     /// benchmark.
     pub arrived_perf_ms: Option<f64>,
@@ -87,21 +91,55 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
     let listed = live.is_some();
     // The list is current: a server it lacks is offline.
     let list_current = state.list.version() > 0 && !state.disconnected();
+    // A server listed but not recorded yet is asked about as often as
+    // its history would be, so its history shows soon after its first
+    // sample.
+    let waiting = use_state_eq(|| false);
     let info = use_fetch(
-        format!("/api/servers/{key}"),
+        Some(format!("/api/servers/{key}")),
         u32::from(listed),
-        INFO_REFRESH_MS,
+        if *waiting {
+            HISTORY_REFRESH_MS
+        } else {
+            INFO_REFRESH_MS
+        },
     );
     let record = use_memo(info.text().cloned(), |text| {
         text.as_deref().and_then(read_answer::<ServerDetails>)
     });
+    let record = record.as_ref().as_ref();
+    // Whether the history holds the server, as its record says: until it
+    // does, its history is empty and not asked for (the bridge would
+    // answer 404, which the browser reports as an error).
+    let recorded = record.map(|r| r.recorded);
+    {
+        let waiting = waiting.clone();
+        use_effect_with(recorded, move |recorded| {
+            waiting.set(*recorded == Some(false));
+        });
+    }
     let history = use_fetch(
-        format!("/api/servers/{key}/history?range={}", span.as_str()),
+        (recorded == Some(true))
+            .then(|| format!("/api/servers/{key}/history?range={}", span.as_str())),
         0,
         HISTORY_REFRESH_MS,
     );
-    let history = use_history(&history, read_answer::<ServerHistory>);
-    let record = record.as_ref().as_ref();
+    let history = match (
+        use_history(&history, read_answer::<ServerHistory>),
+        recorded,
+    ) {
+        (_, Some(false)) => Some(Dated {
+            value: Rc::new(ServerHistory {
+                key,
+                range: span.range(),
+                // No point, so no interval between points either.
+                step: 60,
+                points: Vec::new(),
+            }),
+            at_ms: browser::now_ms(),
+        }),
+        (history, _) => history,
+    };
     let body = match (&live, record) {
         (Some(row), _) => {
             let e = &row.entry;
@@ -146,6 +184,7 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
     ServerView {
         body,
         history,
+        recorded,
         arrived_perf_ms,
     }
 }
