@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use axum::{
     extract::State,
-    http::{header, StatusCode},
+    http::header,
     response::{IntoResponse, Response},
 };
 use protocol::ServerKey;
@@ -34,11 +34,7 @@ use crate::{
 pub(crate) const CACHE: &str = "public, max-age=60";
 
 fn svg_answer(body: String) -> Computed {
-    Computed {
-        status: StatusCode::OK,
-        content_type: "image/svg+xml",
-        body: body.into(),
-    }
+    Computed::ok_typed("image/svg+xml", body.into())
 }
 
 /// The forms a face is served in: the badges' two and the card.

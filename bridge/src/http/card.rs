@@ -23,7 +23,7 @@ use std::{
     sync::{atomic::Ordering::Relaxed, Arc, Mutex, OnceLock},
 };
 
-use axum::{extract::State, http::StatusCode, response::Response};
+use axum::{extract::State, response::Response};
 use bytes::Bytes;
 use resvg::{
     tiny_skia,
@@ -209,11 +209,7 @@ impl Rendered {
     /// The answer of `face`'s card.
     pub(crate) fn answer(&self, face: &Face, metrics: &Metrics) -> Computed {
         match self.card(face, metrics) {
-            Ok(body) => Computed {
-                status: StatusCode::OK,
-                content_type: "image/png",
-                body,
-            },
+            Ok(body) => Computed::ok_typed("image/png", body),
             Err(e) => {
                 master::throttled!(error, error = %e, "drawing a card failed");
                 Computed::refused(&HttpError::Internal)

@@ -104,6 +104,9 @@ pub(crate) struct Computed {
     pub(crate) status: StatusCode,
     pub(crate) content_type: &'static str,
     pub(crate) body: Bytes,
+    /// Whether the answer may be kept until its stamp changes (see
+    /// [`Computed::unkept`]).
+    pub(crate) keep: bool,
 }
 
 impl Computed {
@@ -112,6 +115,27 @@ impl Computed {
             status,
             content_type: "application/json",
             body: body.into(),
+            keep: true,
+        }
+    }
+
+    /// The same answer, not kept: for one whose stamp would outlive it
+    /// (a week's refusal of a key not yet recorded is stamped by the hour,
+    /// but the key may be recorded at the next sample).
+    pub(crate) fn unkept(self) -> Self {
+        Self {
+            keep: false,
+            ..self
+        }
+    }
+
+    /// A `200` of another type than JSON (a CSV, a badge, a card).
+    pub(crate) fn ok_typed(content_type: &'static str, body: Bytes) -> Self {
+        Self {
+            status: StatusCode::OK,
+            content_type,
+            body,
+            keep: true,
         }
     }
 
@@ -129,11 +153,7 @@ impl Computed {
     pub(crate) fn ok_as<T: Serialize + Csv>(format: Format, answer: &T) -> Self {
         match format {
             Format::Json => Self::ok(answer),
-            Format::Csv => Self {
-                status: StatusCode::OK,
-                content_type: "text/csv; charset=utf-8",
-                body: answer.csv().into(),
-            },
+            Format::Csv => Self::ok_typed("text/csv; charset=utf-8", answer.csv().into()),
         }
     }
 }
@@ -164,7 +184,7 @@ impl Answers {
                 let Ok(computed) = tokio::task::spawn_blocking(compute).await else {
                     return HttpError::Internal.into_response();
                 };
-                let unavailable = computed.status == StatusCode::SERVICE_UNAVAILABLE;
+                let keep = computed.keep && computed.status != StatusCode::SERVICE_UNAVAILABLE;
                 let cached = Cached {
                     stamp,
                     status: computed.status,
@@ -174,7 +194,7 @@ impl Answers {
                 };
                 // An outage's answer is not kept: the next request asks the
                 // database again.
-                if !unavailable {
+                if keep {
                     self.lock().keep(path, cached.clone());
                 }
                 cached
@@ -540,6 +560,7 @@ pub(crate) async fn server_week(
                     return Computed::refused(&HttpError::not_found(
                         "no server with this key was recorded",
                     ))
+                    .unkept()
                 }
                 Err(e) => return internal(&e),
             }

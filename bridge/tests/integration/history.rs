@@ -245,6 +245,39 @@ async fn a_listed_server_says_whether_the_history_holds_it_yet() {
     master.shutdown().await;
 }
 
+/// A week is kept for the hour, but its refusal of a key not yet recorded
+/// is not: once the next sample records the server, its week answers.
+#[tokio::test]
+async fn a_week_refused_before_the_server_was_recorded_answers_after() {
+    let master = TestMaster::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&master, dir.path());
+    c.history_interval = Duration::from_secs(10);
+    let bridge = TestBridge::embedding(&master, c).await;
+    let _alpha = game_server(master.addr, "Alpha", 20001).await;
+    wait_registered(&master, 1).await;
+    let key = keys(&bridge, 1).await.remove(0).1;
+    let week = format!("/api/servers/{key}/week");
+    let (before, body) = get_json(&bridge, &week).await;
+    let (_, details) = get_json(&bridge, &format!("/api/servers/{key}")).await;
+    // Unless a sample came between the two requests (a machine that
+    // stalled for most of an interval), the week was asked before.
+    if details["recorded"] == Value::Bool(false) {
+        assert_eq!(before, 404, "a week of a server not recorded: {body}");
+    }
+    until_json(&bridge, &format!("/api/servers/{key}"), |s, _, v| {
+        s == 200 && v.get("recorded").is_none()
+    })
+    .await;
+    let (after, body) = get_json(&bridge, &week).await;
+    assert_eq!(
+        after, 200,
+        "the week once recorded, in the same hour: {body}"
+    );
+    bridge.shutdown().await;
+    master.shutdown().await;
+}
+
 #[tokio::test]
 async fn bridges_sharing_a_secret_share_keys_and_hidden_addresses_stay_hidden() {
     let master = TestMaster::start().await;
