@@ -148,7 +148,7 @@ mod point_schemas {
     };
 
     use super::{LobbyPoint, ServerPoint, WeekHour};
-    use crate::openapi::{millis, nullable_share, number, share, tuple};
+    use crate::schema::{millis, nullable_share, number, share, tuple};
 
     impl PartialSchema for ServerPoint {
         fn schema() -> RefOr<Schema> {

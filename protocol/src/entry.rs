@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::{
-    message::{Players, Stats},
+    stats::{Players, Stats},
     GameplayMode, ServerKey,
 };
 
@@ -283,7 +283,7 @@ impl ServerDetails {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::Players;
+    use crate::stats::Players;
 
     fn entry() -> ServerEntry {
         ServerEntry {

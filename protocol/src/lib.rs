@@ -24,6 +24,9 @@ pub mod openapi;
 pub mod page;
 pub mod push;
 pub mod reply;
+#[cfg(feature = "openapi")]
+mod schema;
+pub mod stats;
 pub mod validate;
 pub mod watch;
 pub mod webhook;

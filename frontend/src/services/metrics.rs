@@ -17,14 +17,16 @@ use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 use yew::prelude::*;
 
-use super::{browser, connection::ListMessage};
+use super::browser;
 
 /// What the last list message was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     /// A whole list without ids.
     List,
+    /// The whole list with the bridge's ids.
     Snapshot,
+    /// What changed since the list before.
     Delta,
 }
 
@@ -55,12 +57,7 @@ thread_local! {
 
 /// Notes a list message handed to the page: arrived at `perf_ms`
 /// (`performance.now()`), read in `parse_ms`.
-pub fn received(perf_ms: f64, parse_ms: f64, message: &ListMessage) {
-    let kind = match message {
-        ListMessage::Whole(_) => Kind::List,
-        ListMessage::Snapshot(_) => Kind::Snapshot,
-        ListMessage::Delta(_) => Kind::Delta,
-    };
+pub fn received(perf_ms: f64, parse_ms: f64, kind: Kind) {
     LAST.with(|l| {
         l.set(Some(Received {
             perf_ms,

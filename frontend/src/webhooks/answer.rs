@@ -10,7 +10,7 @@ use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
-use super::{api::Refusal, section::say};
+use super::api::Refusal;
 
 /// What [`use_admin_answer`] gives a section.
 pub struct AdminAnswer<T> {
@@ -67,7 +67,7 @@ where
                         answer.set(Some(Rc::new(a)));
                         failed.set(None);
                     }
-                    Err(r) => failed.set(Some(say(&r))),
+                    Err(r) => failed.set(Some(r.words())),
                 }
             });
         })

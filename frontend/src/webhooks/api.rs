@@ -12,7 +12,10 @@ use protocol::{
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::services::storage;
+use crate::{
+    i18n::{t, tf, K},
+    services::storage,
+};
 
 /// Where the admin's webhooks are.
 const BASE: &str = "/api/admin/webhooks";
@@ -26,6 +29,16 @@ pub enum Refusal {
     /// No answer, or one that is not the protocol's (no network, a proxy's
     /// page).
     Failed,
+}
+
+impl Refusal {
+    /// What the page says of it, in the page's language.
+    pub(crate) fn words(&self) -> String {
+        match self {
+            Refusal::Said(e) => tf(K::BridgeSays, &[&e.error]),
+            Refusal::Failed => t(K::WebhooksUnreachable).to_owned(),
+        }
+    }
 }
 
 /// One request: the status and body text of the answer.

@@ -8,7 +8,7 @@
 use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
-use super::{answer::use_admin_answer, api, section::say};
+use super::{answer::use_admin_answer, api};
 use crate::{
     i18n::{t, tf, K},
     services::browser::{local_time, TimeStyle},
@@ -37,7 +37,7 @@ pub fn PushSection(props: &PushSectionProps) -> Html {
             busy.set(true);
             spawn_local(async move {
                 if let Err(r) = api::purge_push_source(&source).await {
-                    failed.set(Some(say(&r)));
+                    failed.set(Some(r.words()));
                 }
                 busy.set(false);
                 reload.emit(());

@@ -158,7 +158,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                     Err(Refusal::Said(e)) => error.set(Some(Shown::of(&e))),
                     Err(r @ Refusal::Failed) => error.set(Some(Shown {
                         field: "body".into(),
-                        message: say(&r),
+                        message: r.words(),
                     })),
                 }
                 busy.set(false);
@@ -369,14 +369,6 @@ fn host_of(url: &str) -> &str {
     rest.split(['/', '?']).next().unwrap_or(rest)
 }
 
-/// What the page says of a refusal (the push section's too).
-pub(crate) fn say(r: &Refusal) -> String {
-    match r {
-        Refusal::Said(e) => tf(K::BridgeSays, &[&e.error]),
-        Refusal::Failed => t(K::WebhooksUnreachable).to_owned(),
-    }
-}
-
 /// What a webhook's buttons do.
 #[derive(Debug, Clone, Copy)]
 enum Action {
@@ -434,7 +426,7 @@ fn WebhookCard(props: &WebhookCardProps) -> Html {
                 // too), or that nothing changed.
                 let outcome = action.run(&id).await;
                 busy.set(false);
-                on_done.emit(outcome.err().map(|r| say(&r)));
+                on_done.emit(outcome.err().map(|r| r.words()));
             });
         })
     };

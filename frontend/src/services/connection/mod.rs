@@ -28,6 +28,7 @@ use yew::Callback;
 
 pub use self::cursor::Cursor;
 use self::decode::Incoming;
+use crate::services::metrics;
 
 /// A lobby list as the bridge sent it, for the page's list
 /// (`listing::store`), which applies it.
@@ -40,6 +41,17 @@ pub enum ListMessage {
     Snapshot(Snapshot),
     /// What changed since the list `prev`.
     Delta(Delta),
+}
+
+impl ListMessage {
+    /// Which kind the page's metrics count it as.
+    pub fn kind(&self) -> metrics::Kind {
+        match self {
+            ListMessage::Whole(_) => metrics::Kind::List,
+            ListMessage::Snapshot(_) => metrics::Kind::Snapshot,
+            ListMessage::Delta(_) => metrics::Kind::Delta,
+        }
+    }
 }
 
 /// What happens on the connection.

@@ -27,7 +27,7 @@ use crate::services::{browser, metrics};
 /// Hands a list message to the page, after the render timing took note
 /// of it.
 fn show(message: ListMessage, (perf_ms, parse_ms): (f64, f64), on_event: &Callback<ConnEvent>) {
-    metrics::received(perf_ms, parse_ms, &message);
+    metrics::received(perf_ms, parse_ms, message.kind());
     on_event.emit(ConnEvent::List { message, perf_ms });
 }
 
