@@ -12,7 +12,7 @@ use crate::{
     config::Config,
     db::history::History,
     error::Error,
-    http::{history_api::Answers, pages::Pages},
+    http::{answers::Answers, documents::Pages},
     live::{
         games::Games,
         session::Handle,

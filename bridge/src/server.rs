@@ -34,10 +34,8 @@ use crate::{
     error::Error,
     http,
     http::{
-        api, badge, card,
-        history_api::{self, Answers},
-        origin::origin_header_allowed,
-        pages::{self, Pages},
+        answers::Answers, api, badge, documents::Pages, history_api, origin::origin_header_allowed,
+        pages,
     },
     live::{
         games::Games,
@@ -522,8 +520,8 @@ fn router(ctx: Arc<Ctx>) -> Router {
         .route("/api/", any(api::unknown))
         .route("/badge.svg", read(get(badge::lobby)))
         .route("/badge/{file}", read(get(badge::server)))
-        .route("/card.png", read(get(card::lobby)))
-        .route("/card/{file}", read(get(card::server)))
+        .route("/card.png", read(get(badge::lobby_card)))
+        .route("/card/{file}", read(get(badge::server_card)))
         .route("/metrics", get(metrics))
         .route("/join/{key}", get(pages::join))
         .merge(webhooks::api::routes())

@@ -14,8 +14,8 @@ use std::{
 };
 
 use axum::{
-    extract::{ConnectInfo, FromRequestParts, Request, State},
-    http::{header, request::Parts, HeaderMap, HeaderValue, Method, StatusCode},
+    extract::{ConnectInfo, Request, State},
+    http::{header, HeaderMap, HeaderValue, Method, StatusCode},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -23,7 +23,10 @@ use tracing::debug;
 
 use crate::{
     ctx::Ctx,
-    http::{error::HttpError, history_api::etag_of},
+    http::{
+        answers::{common, etag_of, if_none_match, Asked, Unpaid},
+        error::HttpError,
+    },
     live::feed::ApiBody,
 };
 
@@ -67,32 +70,6 @@ pub(crate) async fn limit(
     too_many(&ctx, client)
 }
 
-/// Marks a request [`limit`] let through unpaid: a revalidation from an
-/// address without a token.
-#[derive(Debug, Clone, Copy)]
-struct Unpaid;
-
-/// What a handler under `/api/` knows of its request: the headers, and
-/// whether it was paid for. One that was not may be answered `304` from
-/// what is known already, never with work (its answer is replaced by a
-/// `429` otherwise).
-#[derive(Debug)]
-pub(crate) struct Asked {
-    pub(crate) headers: HeaderMap,
-    pub(crate) paid: bool,
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for Asked {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Self {
-            headers: parts.headers.clone(),
-            paid: parts.extensions.get::<Unpaid>().is_none(),
-        })
-    }
-}
-
 /// The answer to a client address without a token.
 fn too_many(ctx: &Ctx, client: SocketAddr) -> Response {
     ctx.metrics.api_limited.fetch_add(1, Relaxed);
@@ -112,26 +89,6 @@ fn too_many(ctx: &Ctx, client: SocketAddr) -> Response {
         HeaderValue::from_static("*"),
     );
     response
-}
-
-/// The headers every answer carries: any page may read the list, and a
-/// cache must ask again (with the ETag) before reusing it.
-pub(crate) fn common(etag: Option<&str>) -> HeaderMap {
-    let mut h = HeaderMap::new();
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
-    h.insert(
-        header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("ETag"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
-    if let Some(v) = etag.and_then(|e| HeaderValue::from_str(e).ok()) {
-        h.insert(header::ETAG, v);
-    }
-    h
 }
 
 pub(crate) async fn servers(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
@@ -243,16 +200,6 @@ pub(crate) async fn preflight() -> Response {
         HeaderValue::from_static("86400"),
     );
     (StatusCode::NO_CONTENT, h).into_response()
-}
-
-pub(crate) fn if_none_match(req: &HeaderMap, etag: &str) -> bool {
-    req.get_all(header::IF_NONE_MATCH).iter().any(|v| {
-        v.to_str().is_ok_and(|v| {
-            v.split(',')
-                .map(|t| t.trim().trim_start_matches("W/"))
-                .any(|t| t == etag || t == "*")
-        })
-    })
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -23,10 +23,11 @@ use protocol::ServerKey;
 use crate::{
     ctx::Ctx,
     http::{
-        api::Asked,
+        answers::Asked,
+        answers::Computed,
         error::{HttpError, Path},
         face::{Face, Layout},
-        history_api::{list_seq, server_state, unavailable, Computed, NOT_SEEN},
+        history_api::{list_seq, server_state, unavailable, NOT_SEEN},
     },
 };
 
@@ -151,4 +152,18 @@ pub(crate) async fn server_shield(
     asked: Asked,
 ) -> Response {
     server_in(ctx, Form::Shield, &file, asked).await
+}
+
+/// `GET /card.png`.
+pub(crate) async fn lobby_card(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
+    lobby_in(ctx, Form::Card, asked).await
+}
+
+/// `GET /card/{key}.png`.
+pub(crate) async fn server_card(
+    State(ctx): State<Arc<Ctx>>,
+    Path(file): Path<String>,
+    asked: Asked,
+) -> Response {
+    server_in(ctx, Form::Card, &file, asked).await
 }

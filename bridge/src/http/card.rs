@@ -12,7 +12,7 @@
 //! [`MIN_TEXT_SIZE`], and cut with an ellipsis below that, measured by the renderer's own layout of
 //! the text (shaping, right-to-left runs and fallback boxes included).
 //!
-//! Answers are served by the badges' handlers ([`badge::server_in`], in
+//! Answers are served by the badges' handlers (`badge::server_in`, in
 //! the card's form), cached like theirs (per list change and key, with
 //! `ETag`, paid for from the client address's budget), and the PNG itself
 //! per face: a list change that leaves a card's face as it was costs no
@@ -23,7 +23,6 @@ use std::{
     sync::{atomic::Ordering::Relaxed, Arc, Mutex, OnceLock},
 };
 
-use axum::{extract::State, response::Response};
 use bytes::Bytes;
 use resvg::{
     tiny_skia,
@@ -31,13 +30,10 @@ use resvg::{
 };
 
 use crate::{
-    ctx::Ctx,
     http::{
-        api::Asked,
-        badge::{self, Form},
-        error::{HttpError, Path},
+        answers::Computed,
+        error::HttpError,
         face::{cut, Face, Layout, CARD_HEIGHT, CARD_MARGIN, CARD_WIDTH},
-        history_api::Computed,
     },
     metrics::Metrics,
 };
@@ -216,20 +212,6 @@ impl Rendered {
             }
         }
     }
-}
-
-/// `GET /card.png`.
-pub(crate) async fn lobby(State(ctx): State<Arc<Ctx>>, asked: Asked) -> Response {
-    badge::lobby_in(ctx, Form::Card, asked).await
-}
-
-/// `GET /card/{key}.png`.
-pub(crate) async fn server(
-    State(ctx): State<Arc<Ctx>>,
-    Path(file): Path<String>,
-    asked: Asked,
-) -> Response {
-    badge::server_in(ctx, Form::Card, &file, asked).await
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use protocol::{api::Shield, GameplayMode, ServerEntry};
 
-use crate::http::{history_api::ServerState, markup::escape};
+use crate::http::{markup::escape, state::ServerState};
 
 /// Characters of a name shown at most (names may have 100).
 pub(crate) const NAME_CHARS: usize = 32;

@@ -1,15 +1,18 @@
 //! What the bridge answers over HTTP: the accept loop, each connection
-//! and their caps (`accept`, `limits`), the `/api/` answers (`api`, `history_api`), badges and
+//! and their caps (`accept`, `limits`), the `/api/` answers (`api`, `history_api`; what an
+//! answer is and how it is kept: `answers`; a server's state they read: `state`), badges and
 //! cards (`face`, `badge`, `card`), the pages and the front end's files
-//! (`pages`, [`assets`]), and the checks made of a request ([`origin`],
+//! (`pages`, the documents they keep: `documents`, [`assets`]), and the checks made of a request ([`origin`],
 //! [`forwarded`]).
 
 pub(crate) mod accept;
+pub(crate) mod answers;
 pub(crate) mod api;
 pub mod assets;
 pub(crate) mod badge;
 pub(crate) mod card;
 mod connection;
+pub(crate) mod documents;
 pub(crate) mod error;
 pub(crate) mod face;
 pub mod forwarded;
@@ -18,3 +21,4 @@ pub(crate) mod limits;
 pub(crate) mod markup;
 pub mod origin;
 pub(crate) mod pages;
+pub(crate) mod state;

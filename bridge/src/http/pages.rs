@@ -16,10 +16,9 @@
 //! (`crate::budget`), as an `/api/` answer is; serving a kept one is free.
 
 use std::{
-    collections::HashMap,
     fmt::Write as _,
     net::SocketAddr,
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Instant, SystemTime},
 };
 
@@ -27,27 +26,23 @@ use axum::{
     extract::{ConnectInfo, Request, State},
     http::{header, HeaderMap, HeaderValue, Method, StatusCode},
     response::{IntoResponse, Response},
-    Router,
 };
-use bytes::Bytes;
 use protocol::{page::Route, ServerKey};
 use tower::ServiceExt;
 
 use crate::{
     ctx::Ctx,
     http::{
-        api::{encoded, if_none_match},
+        answers::if_none_match,
+        api::encoded,
         assets::NO_CACHE,
+        documents::{Document, Refused, Stamp, Written},
         error::Path,
-        history_api::{etag_of, list_seq, server_state, ServerState},
+        history_api::{list_seq, server_state},
         markup::escape,
+        state::ServerState,
     },
-    live::feed::ApiBody,
 };
-
-/// Documents kept at most; the cache starts over when full, so a crawler
-/// walking many keys cannot grow it.
-const CACHED: usize = 1024;
 
 /// The page's shell when the build has no `index.html` (a bridge serving
 /// only the API): the facts still reach link previews.
@@ -61,121 +56,6 @@ const LOBBY_TITLE: &str = "Lobby · game servers";
 
 /// What the lobby is, after its numbers.
 const LOBBY_ABOUT: &str = "The game's servers live: players, open lobbies and modes.";
-
-/// The documents written since the last change, by path, and the build's
-/// files the pages fall back to.
-pub(crate) struct Pages {
-    cache: Mutex<HashMap<String, Arc<Document>>>,
-    /// The build's files (`assets::router`): a path that is no page may
-    /// still be one of them.
-    files: Router,
-    /// The build's `index.html`.
-    shell: std::path::PathBuf,
-    /// The admin's `admin/index.html`.
-    admin: std::path::PathBuf,
-}
-
-impl std::fmt::Debug for Pages {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pages")
-            .field("shell", &self.shell)
-            .finish_non_exhaustive()
-    }
-}
-
-/// One answer, written once per [`Stamp`].
-#[derive(Debug)]
-struct Document {
-    stamp: Stamp,
-    status: StatusCode,
-    /// Where a `302` sends the browser (`/join/{key}`).
-    location: Option<HeaderValue>,
-    etag: String,
-    body: ApiBody,
-}
-
-/// What a document was written from: the list's `seq`, the history's
-/// generation and the shell's modification time and size (a new build
-/// replaces `index.html` while the bridge runs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    list: u64,
-    history: u64,
-    shell: Option<(SystemTime, u64)>,
-}
-
-/// What a computation gives before it is kept.
-struct Written {
-    status: StatusCode,
-    location: Option<String>,
-    html: String,
-}
-
-impl Pages {
-    /// The pages over the build in `dir`.
-    pub(crate) fn new(dir: &std::path::Path) -> Self {
-        Self {
-            cache: Mutex::default(),
-            files: crate::http::assets::router(dir),
-            shell: dir.join("index.html"),
-            admin: dir.join(crate::http::assets::ADMIN_DIR).join("index.html"),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Document>>> {
-        self.cache.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The document at `path` written at `stamp`, from the cache or, paid
-    /// by `pay` (the client's budget: a page written may read the history's
-    /// database, so a client naming key after key pays for each, as for
-    /// `/api/servers/{key}`), by `write` on a blocking thread. A `503` is
-    /// not kept: the next request asks the database again.
-    async fn document(
-        &self,
-        path: String,
-        stamp: Stamp,
-        pay: impl FnOnce() -> bool,
-        write: impl FnOnce() -> Written + Send + 'static,
-    ) -> Result<Arc<Document>, Refused> {
-        if let Some(hit) = self.lock().get(&path).filter(|d| d.stamp == stamp) {
-            return Ok(hit.clone());
-        }
-        if !pay() {
-            return Err(Refused::Unpaid);
-        }
-        let written = tokio::task::spawn_blocking(write)
-            .await
-            .map_err(|_| Refused::Failed)?;
-        let identity = Bytes::from(written.html);
-        let document = Arc::new(Document {
-            stamp,
-            status: written.status,
-            location: written
-                .location
-                .and_then(|l| HeaderValue::from_str(&l).ok()),
-            etag: etag_of(&identity),
-            body: ApiBody::new(identity),
-        });
-        if document.status != StatusCode::SERVICE_UNAVAILABLE {
-            let mut cache = self.lock();
-            if cache.len() >= CACHED {
-                cache.clear();
-            }
-            cache.insert(path, document.clone());
-        }
-        Ok(document)
-    }
-}
-
-/// Why a document was not served.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Refused {
-    /// It had to be written and the client's budget had nothing left.
-    Unpaid,
-    /// Writing it failed (its task panicked).
-    Failed,
-}
 
 /// Every path no other route takes: a page of the app (its facts written
 /// in), the admin's page and the build's files, or the 404 page.

@@ -39,7 +39,7 @@ use super::{point_ok, Push, Put, Refusal};
 use crate::{
     ctx::Ctx,
     db::store::StoreError,
-    http::{error::Path, history_api::etag_of},
+    http::{answers::etag_of, error::Path},
     notify::webhooks::{
         address,
         api::{answer, authorize, error, read_body, refused as field_refused},
