@@ -699,7 +699,11 @@ mod schemas {
                     ObjectBuilder::new()
                         .schema_type(Type::String)
                         .min_length(Some(1))
-                        .max_length(Some(MAX_NAME_CONTAINS)),
+                        .max_length(Some(MAX_NAME_CONTAINS))
+                        // As the parser reads it: no control character
+                        // (`char::is_control`), and one that is not white
+                        // space (`str::trim`'s).
+                        .pattern(Some(NAME_CONTAINS_PATTERN)),
                 )
                 .required("nameContains")
                 .description(Some(
@@ -713,6 +717,9 @@ mod schemas {
                 .into()
         }
     }
+
+    /// `nameContains` as `parse_servers` takes it.
+    const NAME_CONTAINS_PATTERN: &str = r"^[^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u0000-\u001f\u007f-\u009f]*$";
 
     impl ToSchema for ServerFilter {
         fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
