@@ -2,7 +2,7 @@
 //! `"discord-card"` webhook keeps up to date, showing the selected servers
 //! as the list has them when it is sent; where it is posted and edited.
 
-use std::time::SystemTime;
+use std::{collections::HashMap, time::SystemTime};
 
 use protocol::{
     watch::ServerFilter,
@@ -29,18 +29,21 @@ pub fn pick(
     feed: Option<&FeedState>,
     servers: &ServerFilter,
 ) -> (Vec<(ServerKey, ServerEntry)>, usize) {
-    let mut picked: Vec<(ServerKey, u64, &ServerEntry)> = Vec::new();
+    // By key: a lookup per entry, not a scan of those picked so far (a
+    // card over every server of a 10,000-server list).
+    let mut first: HashMap<ServerKey, (u64, &ServerEntry)> = HashMap::new();
     for keyed in feed.into_iter().flat_map(|f| f.list().iter()) {
         let Some(key) = keyed.key else { continue };
         if !servers.matches(key, &keyed.entry.name) {
             continue;
         }
-        match picked.iter_mut().find(|(k, _, _)| *k == key) {
-            Some(twin) if twin.1 > keyed.id => *twin = (key, keyed.id, &keyed.entry),
-            Some(_) => {}
-            None => picked.push((key, keyed.id, &keyed.entry)),
+        let seen = first.entry(key).or_insert((keyed.id, &keyed.entry));
+        if seen.0 > keyed.id {
+            *seen = (keyed.id, &keyed.entry);
         }
     }
+    let mut picked: Vec<(ServerKey, u64, &ServerEntry)> =
+        first.into_iter().map(|(k, (id, e))| (k, id, e)).collect();
     picked.sort_by(|a, b| {
         b.2.stats
             .players
@@ -177,6 +180,34 @@ mod tests {
         s.stats.players.max = 8;
         s.stats.is_lobby_open = false;
         s
+    }
+
+    #[test]
+    fn a_card_picks_the_busiest_selected_servers_of_a_large_list() {
+        use crate::{
+            live::{feed::Feed, keys::Keys},
+            visibility::Visibility,
+        };
+        let mut feed = Feed::new("e", Visibility::new(true), Keys::from_secret(b"test"));
+        let servers: Vec<ServerEntry> = (0..5_000u32)
+            .map(|i| {
+                let mut s = server(&format!("Server {i}"), i % 7);
+                s.port = Some(20_000 + i as u16);
+                s
+            })
+            .collect();
+        let state = feed.publish(servers).expect("a first list");
+        let (shown, selected) = pick(Some(&state), &ServerFilter::All);
+        assert_eq!((shown.len(), selected), (MAX_SHOWN, 5_000));
+        assert!(shown.iter().all(|(_, s)| s.stats.players.current == 6));
+        let names: Vec<&str> = shown.iter().map(|(_, s)| s.name.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted, "equal players: by name");
+        let some = ServerFilter::NameContains("server 49".into());
+        let (shown, selected) = pick(Some(&state), &some);
+        // "Server 49" and "Server 490" to "Server 4999".
+        assert_eq!((shown.len(), selected), (MAX_SHOWN, 111));
     }
 
     #[test]
