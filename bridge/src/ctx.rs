@@ -2,7 +2,7 @@
 //! its own module so that the router (`server.rs`) and the handlers it
 //! routes to (`api.rs`) both depend on it instead of on each other.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
@@ -11,7 +11,6 @@ use crate::{
     budget::Budget,
     config::Config,
     db::history::History,
-    error::Error,
     http::{answers::Answers, documents::Pages},
     live::{
         games::Games,
@@ -44,9 +43,8 @@ pub(crate) struct Ctx {
     pub(crate) slots: Arc<Semaphore>,
     /// What each WebSocket session gets of the above.
     pub(crate) session: Arc<Handle>,
-    /// The recorded history; `None` only when the data directory failed
-    /// to open (then [`Bridge::run`](crate::Bridge::run) refuses to start).
-    pub(crate) history: Option<Arc<History>>,
+    /// The recorded history, in the database the bridge started on.
+    pub(crate) history: Arc<History>,
     /// The history's and badges' answers, cached per change.
     pub(crate) answers: Answers,
     /// The cards' PNGs, drawn once per face.
@@ -55,22 +53,16 @@ pub(crate) struct Ctx {
     pub(crate) visibility: Visibility,
     /// Events decided from the live list (`docs/protocol.md` §2.4).
     pub(crate) events: Arc<Events>,
-    /// The admin's webhooks and their deliveries; `None` only when their
-    /// database failed to open (then the bridge refuses to start).
-    pub(crate) webhooks: Option<Arc<Webhooks>>,
-    /// Web Push's subscriptions and their pushes; `None` only when the
-    /// database failed to open (then the bridge refuses to start).
-    pub(crate) push: Option<Arc<Push>>,
+    /// The admin's webhooks and their deliveries.
+    pub(crate) webhooks: Arc<Webhooks>,
+    /// Web Push's subscriptions and their pushes.
+    pub(crate) push: Arc<Push>,
     /// The key secret the list was keyed with while the database was
     /// unreachable at start, until the database's is known (`None`: the
     /// database's own, or no shared database).
     pub(crate) provisional_secret: Option<[u8; 32]>,
-    /// The notification engine over the webhooks and Web Push; `None`
-    /// only when either could not be opened.
-    pub(crate) notify: Option<Arc<Notify>>,
-    /// Why the data directory cannot be used, until
-    /// [`Bridge::check`](crate::Bridge::check) takes it.
-    pub(crate) start_error: Mutex<Option<Error>>,
+    /// The notification engine over the webhooks and Web Push.
+    pub(crate) notify: Arc<Notify>,
     /// The pages with their facts written in, once per change.
     pub(crate) pages: Pages,
 }

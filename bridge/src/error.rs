@@ -25,8 +25,8 @@ pub enum Error {
     Webhooks(String),
     #[error("the database's key secret is another than the one this bridge keyed the list with while the database was unreachable; start the bridge again (it keeps the database's now)")]
     KeySecretChanged,
-    #[error("the data directory is unusable (the cause was reported before)")]
-    DataDirUnusable,
+    #[error("the key secret could not be read from the database: its thread stopped")]
+    KeySecretUnread,
     #[error("HTTP server failed: {0}")]
     Serve(io::Error),
 }

@@ -108,7 +108,7 @@ pub(crate) async fn server_in(ctx: Arc<Ctx>, form: Form, file: &str, asked: Aske
     else {
         return HttpError::not_found(NOT_SEEN).into_response();
     };
-    let generation = ctx.history.as_ref().map_or(0, |h| h.generation());
+    let generation = ctx.history.generation();
     let worker = ctx.clone();
     ctx.answers
         .answer(

@@ -80,9 +80,7 @@ pub(crate) fn list_seq(ctx: &Ctx) -> u64 {
 /// only while the history's database is unreachable (an answer then is
 /// 503, [`unavailable`]: the recorded first and last seen are unknown).
 pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Result<Option<ServerState>, StoreError> {
-    let Some(history) = ctx.history.as_ref() else {
-        return Ok(None);
-    };
+    let history = &ctx.history;
     let live = ctx.upstream.current().feed.and_then(|feed| {
         feed.list()
             .iter()
@@ -140,7 +138,7 @@ fn parse_key(key: &str) -> Option<ServerKey> {
 }
 
 fn stamp(ctx: &Ctx) -> (u64, u64) {
-    let generation = ctx.history.as_ref().map_or(0, |h| h.generation());
+    let generation = ctx.history.generation();
     (list_seq(ctx), generation)
 }
 
@@ -190,9 +188,7 @@ pub(crate) async fn server_history(
     let Some(format) = Format::parse(q.format.as_deref()) else {
         return bad_format().into_response();
     };
-    let Some(history) = ctx.history.clone() else {
-        return not_found().into_response();
-    };
+    let history = ctx.history.clone();
     let path = format!("history/{key}/{}{}", range.as_str(), format.suffix());
     // Only the history's changes change it (a key seen in the list but not
     // yet sampled has no points).
@@ -238,9 +234,7 @@ pub(crate) async fn lobby_history(
     let Some(format) = Format::parse(q.format.as_deref()) else {
         return bad_format().into_response();
     };
-    let Some(history) = ctx.history.clone() else {
-        return HttpError::unavailable("no history", RETRY_AFTER).into_response();
-    };
+    let history = ctx.history.clone();
     let path = format!("history/{}{}", range.as_str(), format.suffix());
     let stamp = (0, history.generation());
     ctx.answers
@@ -283,9 +277,7 @@ pub(crate) async fn server_week(
     let Some(format) = Format::parse(q.format.as_deref()) else {
         return bad_format().into_response();
     };
-    let Some(history) = ctx.history.clone() else {
-        return not_found().into_response();
-    };
+    let history = ctx.history.clone();
     let path = format!("week/{key}{}", format.suffix());
     ctx.answers
         .answer(&ctx.metrics, path, week_stamp(), &asked, &[], move || {
@@ -324,9 +316,7 @@ pub(crate) async fn lobby_week(
     let Some(format) = Format::parse(q.format.as_deref()) else {
         return bad_format().into_response();
     };
-    let Some(history) = ctx.history.clone() else {
-        return HttpError::unavailable("no history", RETRY_AFTER).into_response();
-    };
+    let history = ctx.history.clone();
     let path = format!("week{}", format.suffix());
     ctx.answers
         .answer(&ctx.metrics, path, week_stamp(), &asked, &[], move || {

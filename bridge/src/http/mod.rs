@@ -2,7 +2,8 @@
 //! and their caps (`accept`, `limits`), the `/api/` answers (`api`, `history_api`; what an
 //! answer is and how it is kept: `answers`; a server's state they read: `state`), badges and
 //! cards (`face`, `badge`, `card`), the pages and the front end's files
-//! (`pages`, the documents they keep: `documents`, [`assets`]), and the checks made of a request ([`origin`],
+//! (`pages`, the documents they keep: `documents`, [`assets`]), the WebSocket upgrade (`upgrade`), `/healthz` and
+//! `/metrics` (`status`), and the checks made of a request ([`origin`],
 //! [`forwarded`]).
 
 pub(crate) mod accept;
@@ -22,3 +23,5 @@ pub(crate) mod markup;
 pub mod origin;
 pub(crate) mod pages;
 pub(crate) mod state;
+pub(crate) mod status;
+pub(crate) mod upgrade;

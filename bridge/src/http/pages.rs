@@ -178,7 +178,7 @@ async fn admin(ctx: &Arc<Ctx>, client: SocketAddr, headers: &HeaderMap) -> Optio
 async fn stamp(ctx: &Ctx) -> Stamp {
     Stamp {
         list: list_seq(ctx),
-        history: ctx.history.as_ref().map_or(0, |h| h.generation()),
+        history: ctx.history.generation(),
         shell: file_stamp(&ctx.pages.shell).await,
     }
 }

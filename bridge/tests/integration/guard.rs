@@ -331,7 +331,9 @@ async fn zero_intervals_are_refused_by_the_library() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let result = tokio::time::timeout(
             HUNG,
-            Bridge::new(config).run(listener, std::future::pending()),
+            Bridge::new(config)
+                .expect("the bridge opens its database")
+                .run(listener, std::future::pending()),
         )
         .await
         .unwrap_or_else(|_| panic!("a zero {name} was not refused"));

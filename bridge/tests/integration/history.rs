@@ -315,23 +315,15 @@ async fn a_damaged_database_stops_the_bridge_at_start() {
     let master = TestMaster::start().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("history.sqlite3"), vec![0x42; 4096]).unwrap();
-    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
-    let result = tokio::time::timeout(HUNG, bridge.task)
-        .await
-        .unwrap()
-        .unwrap();
-    let err = result.expect_err("the bridge must not start").to_string();
+    let opened = bridge::Bridge::embedding(config(&master, dir.path()), master.master.registry());
+    let err = opened.expect_err("the bridge must not start").to_string();
     assert!(err.contains("history.sqlite3"), "{err}");
 
     // A data directory that is a file: refused too.
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
-    let bridge = TestBridge::embedding(&master, config(&master, &file)).await;
-    let result = tokio::time::timeout(HUNG, bridge.task)
-        .await
-        .unwrap()
-        .unwrap();
-    let err = result.expect_err("the bridge must not start").to_string();
+    let opened = bridge::Bridge::embedding(config(&master, &file), master.master.registry());
+    let err = opened.expect_err("the bridge must not start").to_string();
     assert!(err.contains("data directory"), "{err}");
 }
 

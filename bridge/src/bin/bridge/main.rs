@@ -142,15 +142,18 @@ async fn main() -> anyhow::Result<()> {
     config.validate()?;
     // With the master in this process, its changes are pushed as they
     // happen; a remote master is polled.
+    // An unusable data directory stops the bridge before it says it listens.
     let (bridge, embedded) = match embedded {
         Some((task, registry)) => (Bridge::embedding(config, registry), Some(task)),
         None => (Bridge::new(config), None),
     };
-    // An unusable data directory stops the bridge before it says it listens.
-    if let Err(e) = bridge.check() {
-        shutdown.cancel();
-        return Err(e.into());
-    }
+    let bridge = match bridge {
+        Ok(bridge) => bridge,
+        Err(e) => {
+            shutdown.cancel();
+            return Err(e.into());
+        }
+    };
 
     tracing::info!(%addr, master = %master_addr, "bridge listening");
     // The readiness line on stdout: scripts and tests wait for it.

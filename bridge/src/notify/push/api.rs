@@ -64,7 +64,7 @@ fn off(why: &str) -> Response {
 
 /// Web Push, once its key and subscriptions are read; else the 503.
 async fn ready(ctx: &Ctx) -> Result<&Arc<Push>, Response> {
-    let push = ctx.push.as_ref().ok_or_else(unavailable)?;
+    let push = &ctx.push;
     if let Some(why) = push.off() {
         return Err(off(why));
     }
@@ -90,9 +90,7 @@ async fn ready_with_body(
 /// `GET /api/push/key`: `{"publicKey"}`, the VAPID key a page subscribes
 /// with (it never changes: its `ETag` lets a page revalidate).
 pub(crate) async fn key(State(ctx): State<Arc<Ctx>>, headers: HeaderMap) -> Response {
-    let Some(push) = ctx.push.as_ref() else {
-        return unavailable();
-    };
+    let push = &ctx.push;
     if let Some(why) = push.off() {
         return off(why);
     }
@@ -204,9 +202,7 @@ async fn first_unlisted(ctx: &Ctx, watches: &[PushWatch]) -> Result<Option<usize
         .map(|&k| k as i64)
         .collect();
     if !rest.is_empty() {
-        let Some(history) = ctx.history.clone() else {
-            return Err(StoreError::Unavailable);
-        };
+        let history = ctx.history.clone();
         let seen = tokio::task::spawn_blocking(move || history.store().seen_since(&rest, 0))
             .await
             .map_err(|_| StoreError::Unavailable)??;
@@ -330,7 +326,7 @@ async fn admitted<'a>(
     headers: &HeaderMap,
 ) -> Result<&'a Arc<Push>, Response> {
     authorize(ctx, client, headers).map_err(|r| *r)?;
-    let push = ctx.push.as_ref().ok_or_else(unavailable)?;
+    let push = &ctx.push;
     // Off, it still lists and purges what is stored.
     if push.ready().await.is_none() {
         return Err(unavailable());

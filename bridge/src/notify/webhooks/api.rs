@@ -135,7 +135,7 @@ async fn admitted<'a>(
             .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         Box::new(r)
     };
-    let hooks = ctx.webhooks.as_ref().ok_or_else(unavailable)?;
+    let hooks = &ctx.webhooks;
     if !hooks.ensure_loaded().await {
         return Err(unavailable());
     }

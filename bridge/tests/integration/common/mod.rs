@@ -107,13 +107,14 @@ pub fn test_config(master: SocketAddr) -> Config {
 
 impl TestBridge {
     pub async fn start(config: Config) -> Self {
-        Self::start_bridge(Bridge::new(config)).await
+        Self::start_bridge(Bridge::new(config).expect("the bridge opens its database")).await
     }
 
     /// A bridge in front of `master` as if it ran in the same process:
     /// the registry's changes are pushed, never polled.
     pub async fn embedding(master: &TestMaster, config: Config) -> Self {
-        Self::start_bridge(Bridge::embedding(config, master.master.registry())).await
+        let bridge = Bridge::embedding(config, master.master.registry());
+        Self::start_bridge(bridge.expect("the bridge opens its database")).await
     }
 
     async fn start_bridge(bridge: Bridge) -> Self {
