@@ -47,6 +47,25 @@ pub enum Addresses {
     WithRegistrants,
 }
 
+impl Addresses {
+    /// Whether this audience sees servers' addresses and ports: the one
+    /// rule by which every form of a server (a listed entry, its details,
+    /// a notification's server, another game's server) hides them.
+    pub fn shown(self) -> bool {
+        self != Addresses::Hidden
+    }
+
+    /// `address` and `port` as this audience may see them: as they are,
+    /// or both `None` ([`Addresses::shown`]).
+    pub fn show<A>(self, address: Option<A>, port: Option<u16>) -> (Option<A>, Option<u16>) {
+        if self.shown() {
+            (address, port)
+        } else {
+            (None, None)
+        }
+    }
+}
+
 impl ServerEntry {
     /// The entry as `addresses` allows it to be seen.
     pub fn view(&self, addresses: Addresses) -> EntryOut<'_> {
@@ -79,13 +98,13 @@ pub struct EntryOut<'a> {
 impl Serialize for EntryOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.entry;
-        let shown = self.addresses != Addresses::Hidden;
+        let (address, port) = self.addresses.show(e.address.as_deref(), e.port);
         EntryShape {
             id: self.id,
             key: self.key,
             name: &e.name,
-            address: e.address.as_deref().filter(|_| shown),
-            port: e.port.filter(|_| shown),
+            address,
+            port,
             players: e.stats.players,
             is_lobby_open: e.stats.is_lobby_open,
             gameplay_mode: e.stats.gameplay_mode,
@@ -259,9 +278,8 @@ impl ServerDetails {
     /// The details as `addresses` allows them to be seen: the same rule
     /// as a listed entry's.
     pub fn seen_as(mut self, addresses: Addresses) -> Self {
-        if addresses == Addresses::Hidden {
-            self.address = None;
-            self.port = None;
+        (self.address, self.port) = addresses.show(self.address.take(), self.port);
+        if !addresses.shown() {
             self.join_url = None;
         }
         self

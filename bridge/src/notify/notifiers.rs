@@ -75,7 +75,7 @@ fn open_webhooks(
             .public_url
             .as_ref()
             .map(|u| u.trim_end_matches('/').to_owned()),
-        addresses: visibility.viewers(),
+        visibility,
     };
     Webhooks::open(history, settings, counters)
 }
@@ -107,7 +107,7 @@ fn open_push(
         public_url,
         contact,
         expire_after: config.push_expire_after,
-        addresses: visibility.viewers(),
+        visibility,
         max_subscriptions: config.push_max_subscriptions,
         max_per_address: config.push_max_per_address,
     };

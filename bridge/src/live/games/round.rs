@@ -124,8 +124,8 @@ impl Round {
     /// address in any error, and A2S sources (whose label is the server's
     /// own address) numbered instead of named.
     pub fn render(&self, addresses: Addresses) -> GameServers {
-        let hide_addresses = addresses == Addresses::Hidden;
-        let with_address = !hide_addresses;
+        let with_address = addresses.shown();
+        let hide_addresses = !with_address;
         let mut a2s_number = 0;
         let sources = self
             .sources
@@ -155,10 +155,8 @@ impl Round {
                             .error
                             .as_ref()
                             .map(|e| clean_text(&e.text(with_address), ERROR_CHARS));
-                        if hide_addresses {
-                            server.address = None;
-                            server.port = None;
-                        }
+                        (server.address, server.port) =
+                            addresses.show(server.address.take(), server.port);
                         server
                     })
                     .collect();

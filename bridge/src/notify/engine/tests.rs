@@ -4,7 +4,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use protocol::{watch::WebhookSpec, Addresses, ServerEntry, ServerKey};
+use protocol::{watch::WebhookSpec, ServerEntry, ServerKey};
 
 use super::*;
 use crate::{
@@ -30,7 +30,7 @@ fn engine(history: Arc<History>) -> Engine {
             webhooks::Settings {
                 allow_private: true,
                 public_url: None,
-                addresses: Addresses::Shown,
+                visibility: crate::visibility::Visibility::new(false),
             },
             counters.clone(),
         )
@@ -44,7 +44,7 @@ fn engine(history: Arc<History>) -> Engine {
                 public_url: None,
                 contact: Ok("mailto:ops@lobby.example".into()),
                 expire_after: crate::Config::DEFAULT_PUSH_EXPIRE_AFTER,
-                addresses: Addresses::Shown,
+                visibility: crate::visibility::Visibility::new(false),
                 max_subscriptions: 10,
                 max_per_address: 10,
             },

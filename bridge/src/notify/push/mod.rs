@@ -41,7 +41,7 @@ use protocol::{
     push::{PushRequest, PushWatch, Schemes, Subscription},
     watch::{Event, DEFAULT_COOLDOWN},
     webhook::Kind,
-    Addresses, ServerKey,
+    ServerKey,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -67,6 +67,7 @@ use crate::{
             payload::{page_url, Notice},
         },
     },
+    visibility::Visibility,
 };
 
 /// Attempts of one push at most.
@@ -101,8 +102,9 @@ pub struct Settings {
     pub contact: Result<String, String>,
     /// How long a subscription is kept without being renewed.
     pub expire_after: Duration,
-    /// Whether payloads carry addresses (not with `--hide-addresses`).
-    pub addresses: Addresses,
+    /// What viewers see, so payloads carry addresses only where they do
+    /// (not with `--hide-addresses`).
+    pub visibility: Visibility,
     /// Subscriptions kept at most.
     pub max_subscriptions: usize,
     /// Subscriptions per client address (IPv6: per /64).
@@ -695,7 +697,7 @@ impl Push {
             server: &occurrence.server,
             at: occurrence.at,
             page: page_url(self.settings.public_url.as_deref(), occurrence.key),
-            addresses: self.settings.addresses,
+            addresses: self.settings.visibility.viewers(),
         }
         .standard()
     }

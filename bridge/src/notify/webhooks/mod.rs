@@ -27,7 +27,7 @@ use master::{logtext::cut, throttled};
 use protocol::{
     watch::{Event, Format, ServerFilter, WebhookSpec},
     webhook::{Delivery, DiscordCard, Kind, Webhook, WebhookState},
-    Addresses, ServerEntry, ServerKey,
+    ServerEntry, ServerKey,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
@@ -49,6 +49,7 @@ use crate::{
         engine::{message_id, Counters},
         watch::Occurrence,
     },
+    visibility::Visibility,
 };
 
 /// A card's message without its timestamp: what decides whether an edit
@@ -93,8 +94,9 @@ pub struct Settings {
     pub allow_private: bool,
     /// `--public-url`, without a trailing `/`: makes page links absolute.
     pub public_url: Option<String>,
-    /// Whether notifications carry addresses (not with `--hide-addresses`).
-    pub addresses: Addresses,
+    /// What viewers see, so notifications carry addresses only where they
+    /// do (not with `--hide-addresses`).
+    pub visibility: Visibility,
 }
 
 /// A stored ended delivery as the admin's list shows it.
@@ -514,7 +516,7 @@ impl Webhooks {
             server,
             at,
             page,
-            addresses: self.settings.addresses,
+            addresses: self.settings.visibility.viewers(),
         };
         match hook.spec.format {
             Format::Standard => notice.standard(),

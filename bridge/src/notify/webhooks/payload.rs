@@ -107,10 +107,7 @@ impl Notice<'_> {
     /// where the bridge shows them).
     pub fn data(&self) -> EventServer {
         let s = self.server;
-        let (address, port) = match (self.addresses, &s.address, s.port) {
-            (Addresses::Shown, Some(address), Some(port)) => (Some(address.clone()), Some(port)),
-            _ => (None, None),
-        };
+        let (address, port) = self.addresses.show(s.address.clone(), s.port);
         EventServer {
             key: self.key,
             name: s.name.clone(),
