@@ -20,6 +20,10 @@ pub enum Error {
     /// A bounded wait ran out.
     #[error("timed out after {1:?}: {0}")]
     Timeout(String, Duration),
+    /// A wait on a signal (`lobby_testkit::try_until`) went on past the
+    /// kit's bound.
+    #[error("{0}")]
+    Hung(#[from] lobby_testkit::Hung),
 }
 
 /// Results of the load generator's library.

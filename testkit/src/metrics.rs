@@ -32,7 +32,19 @@ pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
 
 /// Waits until the sample `name` satisfies `ok`; its value then.
 pub async fn until_metric(addr: SocketAddr, name: &str, ok: impl Fn(f64) -> bool) -> f64 {
-    crate::until(&format!("{name} at {addr} as expected"), || async {
+    try_until_metric(addr, name, ok)
+        .await
+        .unwrap_or_else(|hung| panic!("{hung}"))
+}
+
+/// [`until_metric`] that returns [`crate::Hung`] instead of panicking (a
+/// benchmark's phase fails and the run goes on).
+pub async fn try_until_metric(
+    addr: SocketAddr,
+    name: &str,
+    ok: impl Fn(f64) -> bool,
+) -> Result<f64, crate::Hung> {
+    crate::try_until(&format!("{name} at {addr} as expected"), || async {
         let v = scrape(addr, name).await?;
         if ok(v) {
             Ok(v)

@@ -16,9 +16,33 @@ pub const HUNG: Duration = Duration::from_secs(60);
 /// How often [`until`] looks again.
 pub const POLL: Duration = Duration::from_millis(20);
 
+/// A wait that went on for [`HUNG`]: what was awaited and the last thing
+/// its probe saw. [`until`] panics with it; [`try_until`] returns it, for
+/// a benchmark, which reports a phase that failed and goes on.
+#[derive(Debug, thiserror::Error)]
+#[error("hung: {what} did not happen within {HUNG:?}; last seen: {seen}")]
+pub struct Hung {
+    /// What was awaited.
+    pub what: String,
+    /// The probe's last `Err`, in words.
+    pub seen: String,
+}
+
 /// Polls `probe` every [`POLL`] until it returns `Ok`; panics after
 /// [`HUNG`] with `what` and the last thing `probe` saw (its `Err`).
-pub async fn until<T, E, F, Fut>(what: &str, mut probe: F) -> T
+pub async fn until<T, E, F, Fut>(what: &str, probe: F) -> T
+where
+    E: Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    try_until(what, probe)
+        .await
+        .unwrap_or_else(|hung| panic!("{hung}"))
+}
+
+/// [`until`] that returns [`Hung`] instead of panicking after [`HUNG`].
+pub async fn try_until<T, E, F, Fut>(what: &str, mut probe: F) -> Result<T, Hung>
 where
     E: Display,
     F: FnMut() -> Fut,
@@ -27,9 +51,12 @@ where
     let start = Instant::now();
     loop {
         match probe().await {
-            Ok(v) => return v,
+            Ok(v) => return Ok(v),
             Err(seen) if start.elapsed() >= HUNG => {
-                panic!("hung: {what} did not happen within {HUNG:?}; last seen: {seen}")
+                return Err(Hung {
+                    what: what.to_owned(),
+                    seen: seen.to_string(),
+                })
             }
             Err(_) => tokio::time::sleep(POLL).await,
         }

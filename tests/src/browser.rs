@@ -50,7 +50,7 @@ impl Driver {
         let mut cmd = Command::new(chromedriver());
         cmd.arg(format!("--port={port}"));
         let proc = Proc::spawn("chromedriver", cmd, &dir.path().join("chromedriver.log"));
-        let addr = wait_driver_ready("chromedriver", port, &proc);
+        let addr = wait_driver_ready("chromedriver", port);
         Driver {
             addr,
             _proc: proc,
@@ -89,24 +89,17 @@ impl Driver {
     }
 }
 
-/// Waits until the WebDriver server `proc` (`name`) on `port` says ready
-/// on `/status`; its address.
-pub(crate) fn wait_driver_ready(name: &str, port: u16, proc: &Proc) -> SocketAddr {
+/// Waits until the WebDriver server `name` on `port` says ready on
+/// `/status`; its address. A driver that never does fails the test, and
+/// its [`Proc`] prints its log's tail as the panic drops it.
+pub(crate) fn wait_driver_ready(name: &str, port: u16) -> SocketAddr {
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
-    let start = std::time::Instant::now();
-    loop {
+    crate::until_blocking(&format!("{name} ready on /status"), || {
         match http_get(addr, "/status") {
-            Ok(r) if r.status == 200 && r.body.contains("\"ready\":true") => return addr,
-            seen => {
-                assert!(
-                    start.elapsed() < HUNG,
-                    "{name} not ready after {HUNG:?}: {seen:?}\n{}",
-                    proc.log_tail()
-                );
-                std::thread::sleep(crate::POLL);
-            }
+            Ok(r) if r.status == 200 && r.body.contains("\"ready\":true") => Ok(addr),
+            seen => Err(format!("{seen:?}")),
         }
-    }
+    })
 }
 
 fn chromedriver() -> PathBuf {

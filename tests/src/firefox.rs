@@ -98,7 +98,7 @@ impl Gecko {
             .env("TMPDIR", dir.path())
             .env("MOZ_HEADLESS", "1");
         let proc = Proc::spawn("geckodriver", cmd, &dir.path().join("geckodriver.log"));
-        let addr = wait_driver_ready("geckodriver", port, &proc);
+        let addr = wait_driver_ready("geckodriver", port);
         Gecko {
             addr,
             _proc: proc,

@@ -52,7 +52,11 @@ pub async fn serial() -> MutexGuard<'static, ()> {
 }
 
 /// Polls `probe` for `period` and panics as soon as it returns `Err`: for
-/// "this stays true" checks (a server that must stay listed).
+/// "this stays true" checks (a server that must stay listed) only where
+/// the product gives no signal that the thing would have happened by now.
+/// Where it does (a later message on the same socket, a counter of
+/// attempts), wait for that with [`until`] and check once instead: a
+/// window judges speed.
 pub async fn holds_for<F, Fut>(what: &str, period: Duration, mut probe: F)
 where
     F: FnMut() -> Fut,

@@ -14,9 +14,11 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use lobby_testkit::try_until;
+
 use crate::{
     direct,
-    error::{within, Error, Result},
+    error::{Error, Result},
     phases::Env,
     procs::{self, BridgeOptions},
     report::{histogram, q, record, Row, Verdict},
@@ -33,14 +35,10 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let (bridge, baddr, maddr) =
         procs::start_bridge_embedded(&env.bins, &BridgeOptions::default()).await?;
     let servers = direct::register_servers(maddr, s.card_servers, "Card", 0).await?;
-    let keys = within(Duration::from_secs(60), "the servers listed", async {
-        loop {
-            if let Ok(keys) = listed_keys(baddr).await {
-                if keys.len() >= s.card_servers {
-                    return Ok(keys);
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    let keys = try_until("the servers listed", || async {
+        match listed_keys(baddr).await? {
+            keys if keys.len() >= s.card_servers => Ok(keys),
+            keys => Err(Error::Unexpected(format!("{} listed", keys.len()))),
         }
     })
     .await?;

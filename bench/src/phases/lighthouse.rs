@@ -19,6 +19,8 @@ use std::{
 use serde_json::Value;
 use tokio::process::Command;
 
+use lobby_testkit::try_until;
+
 use crate::{
     cdp, direct,
     error::{within, Error, Result},
@@ -215,22 +217,19 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
 
 /// The key of a listed server, once `/api/servers` lists `n`.
 async fn listed_key(bridge: SocketAddr, n: usize) -> Result<String> {
-    within(Duration::from_secs(60), "the servers listed", async {
-        loop {
-            if let Ok(answer) = procs::http_request(bridge, "/api/servers", &[]).await {
-                let v: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
-                let keys: Vec<&str> = v["servers"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(|s| s["key"].as_str()).collect())
-                    .unwrap_or_default();
-                if keys.len() >= n {
-                    return Ok(keys[0].to_owned());
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    Ok(try_until("the servers listed", || async {
+        let answer = procs::http_request(bridge, "/api/servers", &[]).await?;
+        let v: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+        let keys: Vec<&str> = v["servers"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|s| s["key"].as_str()).collect())
+            .unwrap_or_default();
+        match keys.first() {
+            Some(key) if keys.len() >= n => Ok(key.to_string()),
+            _ => Err(Error::Unexpected(format!("{} of {n} listed", keys.len()))),
         }
     })
-    .await
+    .await?)
 }
 
 /// One Lighthouse run of `url` for `categories`, its JSON report kept at

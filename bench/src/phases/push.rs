@@ -23,6 +23,8 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 use tokio::{io::AsyncWriteExt, net::TcpStream, time::Instant};
 
+use lobby_testkit::try_until;
+
 use crate::{
     direct,
     error::{within, Error, Result},
@@ -298,16 +300,14 @@ async fn closed(bridge: SocketAddr, servers: &mut [direct::Conn]) -> Result<Vec<
 
 /// Waits until `bridge`'s `/api/servers` lists every one of `keys`.
 async fn listed(bridge: SocketAddr, keys: &[String]) -> Result<()> {
-    within(Duration::from_secs(30), "the keys on every bridge", async {
-        loop {
-            let list = procs::http_get(bridge, "/api/servers").await?;
-            if keys.iter().all(|k| list.contains(k.as_str())) {
-                return Ok(());
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    Ok(try_until("the keys on every bridge", || async {
+        let list = procs::http_get(bridge, "/api/servers").await?;
+        match keys.iter().filter(|k| !list.contains(k.as_str())).count() {
+            0 => Ok(()),
+            missing => Err(Error::Unexpected(format!("{missing} keys not listed"))),
         }
     })
-    .await
+    .await?)
 }
 
 /// One lobby opening per server, each waited for until all `n` pushes

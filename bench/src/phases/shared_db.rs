@@ -79,19 +79,10 @@ impl Shared {
     /// Waits until every bridge's `/metrics` sample `name` is `value`
     /// (each has read a change made through one of them).
     pub async fn all_say(&self, name: &str, value: f64) -> Result<()> {
-        within(
-            Duration::from_secs(30),
-            format!("{name} {value} on every bridge"),
-            async {
-                for addr in self.addrs() {
-                    while procs::bridge_metric(addr, name).await? != value {
-                        tokio::time::sleep(POLL).await;
-                    }
-                }
-                Ok(())
-            },
-        )
-        .await
+        for addr in self.addrs() {
+            procs::until_metric(addr, name, |v| v == value).await?;
+        }
+        Ok(())
     }
 
     /// Each bridge's sample `name`, in order.

@@ -162,19 +162,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         let (round_failed, peak) = round(&url, s.soak_viewers, &bridge).await?;
         failed += round_failed;
         // Every viewer has left once the bridge counts none.
-        within(
-            Duration::from_secs(30),
-            "the bridge to drop the viewers",
-            async {
-                while procs::bridge_metric(baddr, "bridge_connections{role=\"viewer\"}").await?
-                    > 0.0
-                {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                Ok(())
-            },
-        )
-        .await?;
+        procs::until_metric(baddr, "bridge_connections{role=\"viewer\"}", |v| v == 0.0).await?;
         let rss = bridge.rss_kib()?;
         eprintln!(
             "[loadgen] soak round {i}/{}: {} viewers in {:.1?}, bridge RSS {:.1} MiB with all of \

@@ -113,3 +113,9 @@ pub async fn bridge_metric(bridge: SocketAddr, name: &str) -> Result<f64> {
         .await
         .map_err(Error::Unexpected)
 }
+
+/// Waits until the bridge's sample `name` satisfies `ok` (the kit's wait,
+/// bounded only against a hung run); its value then.
+pub async fn until_metric(bridge: SocketAddr, name: &str, ok: impl Fn(f64) -> bool) -> Result<f64> {
+    Ok(Box::pin(lobby_testkit::metrics::try_until_metric(bridge, name, ok)).await?)
+}

@@ -6,7 +6,7 @@ mod http;
 pub mod nginx;
 mod system;
 
-pub use http::{bridge_metric, http_get, http_request, metric, HttpAnswer};
+pub use http::{bridge_metric, http_get, http_request, metric, until_metric, HttpAnswer};
 pub use system::{affinity, cpu_time, load_average, pin, rss_kib, taskset_available};
 
 use std::{

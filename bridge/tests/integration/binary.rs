@@ -255,17 +255,17 @@ async fn a_generated_tokens_link_goes_to_a_private_file_when_stdout_is_the_log()
     let link_path = dir
         .path()
         .join(format!("lobby-bridge-{}.admin-link", child.id().unwrap()));
-    let logged = tokio::time::timeout(HUNG, async {
-        loop {
-            let text = std::fs::read_to_string(&log_path).unwrap();
+    let logged = until("word of the link's file in the log", || {
+        let text = std::fs::read_to_string(&log_path).unwrap();
+        async move {
             if text.contains("sign-in link is in this file") {
-                return text;
+                Ok(text)
+            } else {
+                Err("not yet")
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
-    .await
-    .expect("no word of the link's file in the log");
+    .await;
     assert!(
         logged.contains(&format!("file={}", link_path.display())),
         "{logged}"
@@ -542,27 +542,27 @@ async fn a_bridge_given_master_follows_its_feed_by_default() {
         let mut child = start(extra);
         let (http, _stdout) = readiness(&mut child).await;
         if follows {
-            tokio::time::timeout(HUNG, async {
-                while feed_up(http).await.0.as_deref() != Some("1") {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-            })
-            .await
-            .expect("the bridge follows the feed at the master's host, port 51964");
+            until(
+                "the bridge following the feed at the master's host, port 51964",
+                || async {
+                    match feed_up(http).await.0 {
+                        Some(up) if up == "1" => Ok(()),
+                        other => Err(format!("bridge_master_feed_up {other:?}")),
+                    }
+                },
+            )
+            .await;
         } else {
             // Polls: its queries go up (every 100 ms), the feed stays down.
-            tokio::time::timeout(HUNG, async {
-                loop {
-                    let (up, queries) = feed_up(http).await;
-                    assert_eq!(up.as_deref(), Some("0"), "--master-feed off");
-                    if queries.and_then(|q| q.parse::<u64>().ok()) >= Some(3) {
-                        return;
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+            until("the bridge polling with --master-feed off", || async {
+                let (up, queries) = feed_up(http).await;
+                assert_eq!(up.as_deref(), Some("0"), "--master-feed off");
+                match queries.and_then(|q| q.parse::<u64>().ok()) {
+                    Some(q) if q >= 3 => Ok(()),
+                    other => Err(format!("bridge_master_queries_total {other:?}")),
                 }
             })
-            .await
-            .expect("the bridge polls with --master-feed off");
+            .await;
         }
         terminate(&mut child).await;
     }

@@ -287,20 +287,18 @@ async fn api_servers_serves_the_snapshot_with_etag_cors_and_compression() {
     }
     wait_registered(&master, 200).await;
     // The published list catches up with the registry.
-    let snapshot = tokio::time::timeout(HUNG, async {
-        loop {
-            let (status, _, body) = http_get(bridge.addr, "/api/servers", "").await;
-            if status == 200 {
-                let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
-                if v["servers"].as_array().map(Vec::len) == Some(200) {
-                    return (v, body);
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let snapshot = until("the API listing all servers", || async {
+        let (status, _, body) = http_get(bridge.addr, "/api/servers", "").await;
+        if status != 200 {
+            return Err(format!("{status}"));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        match v["servers"].as_array().map(Vec::len) {
+            Some(200) => Ok((v, body)),
+            listed => Err(format!("{listed:?} servers")),
         }
     })
-    .await
-    .expect("the API never listed all servers");
+    .await;
     let (json, raw) = snapshot;
     let servers: Vec<ServerEntry> = serde_json::from_value::<Snapshot>(json.clone())
         .map(|s| s.servers.into_iter().map(|k| k.entry).collect())
@@ -356,23 +354,20 @@ async fn api_servers_serves_the_snapshot_with_etag_cors_and_compression() {
     // A change makes a new ETag: the old one no longer matches.
     drop(games.pop());
     wait_registered(&master, 199).await;
-    tokio::time::timeout(HUNG, async {
-        loop {
-            let (status, _, _) = http_get(
-                bridge.addr,
-                "/api/servers",
-                &format!("If-None-Match: {etag}\r\n"),
-            )
-            .await;
-            if status == 200 {
-                return;
-            }
-            assert_eq!(status, 304);
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    until("the ETag to change", || async {
+        let (status, _, _) = http_get(
+            bridge.addr,
+            "/api/servers",
+            &format!("If-None-Match: {etag}\r\n"),
+        )
+        .await;
+        match status {
+            200 => Ok(()),
+            304 => Err("304"),
+            other => panic!("{other} for a conditional GET"),
         }
     })
-    .await
-    .expect("the ETag never changed");
+    .await;
     bridge.shutdown().await;
 }
 

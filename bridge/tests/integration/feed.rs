@@ -371,13 +371,10 @@ async fn a_wrong_token_is_refused_and_the_bridge_polls() {
     let mut viewer = Viewer::start(&bridge).await;
     let _g = game_server(m.master.addr, "Polled", 20001).await;
     viewer.until(&["Polled"]).await;
-    tokio::time::timeout(HUNG, async {
-        while m.feed.stats().refused.load(Relaxed) < 2 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    until_true("the bridge retries, and is refused each time", || {
+        m.feed.stats().refused.load(Relaxed) >= 2
     })
-    .await
-    .expect("the bridge retries, and is refused each time");
+    .await;
     assert_eq!(bridge.metrics.master_feed_up.load(Relaxed), 0);
     assert_eq!(m.feed.stats().subscribers.load(Relaxed), 0);
 
@@ -424,13 +421,10 @@ async fn a_feed_that_goes_silent_is_left_for_polling() {
     let bridge = TestBridge::start(config).await;
     // Followed (its snapshot counted: the gauge may already be down again
     // when a loaded machine gets round to looking)...
-    tokio::time::timeout(HUNG, async {
-        while bridge.metrics.master_feed_snapshots.load(Relaxed) == 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    until_true("the hung feed's snapshot was taken", || {
+        bridge.metrics.master_feed_snapshots.load(Relaxed) > 0
     })
-    .await
-    .expect("the hung feed's snapshot was taken");
+    .await;
     // ...then silent for longer than the master timeout: the feed is lost,
     // the bridge polls (and lists what the real master has).
     bridge.wait_feed_up(0).await;
@@ -554,21 +548,16 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
     bridge.wait_feed_up(0).await;
     games.pop();
     games.push(game_server(m.master.addr, "d", 20004).await);
-    tokio::time::timeout(HUNG, async {
-        while m
-            .master
+    until_true("the master lists a, b and d", || {
+        m.master
             .master
             .registry()
             .snapshot()
             .iter()
             .map(|e| e.name.as_str())
-            .ne(["a", "b", "d"])
-        {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+            .eq(["a", "b", "d"])
     })
-    .await
-    .unwrap();
+    .await;
     let deltas = bridge.metrics.master_feed_deltas.load(Relaxed);
     proxy.reopen();
     bridge.wait_feed_up(1).await;
@@ -582,13 +571,7 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
     proxy.cut_mid_write.store(true, Relaxed);
     let mut big = game_server(m.master.addr, &"e".repeat(100), 20005).await;
     send_stats(&mut big, 2).await;
-    tokio::time::timeout(HUNG, async {
-        while proxy.cut_mid_write.load(Relaxed) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("a write was cut");
+    until_true("a write was cut", || !proxy.cut_mid_write.load(Relaxed)).await;
     let want = ["a".to_owned(), "b".into(), "d".into(), "e".repeat(100)];
     viewer
         .until_list("the master's list after the cut", |l| {

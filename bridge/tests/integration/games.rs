@@ -725,8 +725,17 @@ async fn peak_memory_with_hostile_servers() {
         .unwrap();
     send(&mut ws, r#"{"command":"bridgeSubscribe"}"#).await;
     let first = games_text(&mut ws, Duration::from_secs(30)).await;
-    // A few more rounds (every 2 s), then the peak.
-    tokio::time::sleep(Duration::from_secs(7)).await;
+    // More rounds, then the peak. A round starts by asking the GameAgent
+    // master (the bridge exposes no count of rounds, and an unchanged
+    // round pushes nothing): three requests to it since the first push
+    // mean three more rounds began, so at least two more ended, their
+    // replies read and decoded.
+    let master = ga_master.udp();
+    let asked = master.requests();
+    until_true("three more rounds of the hostile servers", || {
+        master.requests() >= asked + 3
+    })
+    .await;
     println!(
         "{HOSTILE_SERVERS} hostile GameAgent servers ({OVERSIZED_SERVERS} oversized) and 1 \
          hostile A2S server: push {} bytes, bridge peak RSS {} KiB",

@@ -149,16 +149,14 @@ async fn per_address_websocket_cap() {
     gets_list(&mut other).await;
     // A closed WebSocket gives its slot back.
     first.close(None).await.unwrap();
-    let start = Instant::now();
-    let mut again = loop {
+    let mut again = until("the slot back", || async {
         match ws_from(HOST_A, bridge.addr, &[]).await {
-            Ok(ws) => break ws,
-            Err(503) if start.elapsed() < HUNG => {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Err(status) => panic!("slot never came back ({status})"),
+            Ok(ws) => Ok(ws),
+            Err(503) => Err("503"),
+            Err(status) => panic!("{status} for a WebSocket"),
         }
-    };
+    })
+    .await;
     gets_list(&mut again).await;
     bridge.shutdown().await;
     master.shutdown().await;

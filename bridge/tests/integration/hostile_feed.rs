@@ -362,26 +362,35 @@ fn delta(epoch: &str, seq: u64, upsert: impl Iterator<Item = String>) -> Step {
     ))
 }
 
-/// Reads `/api/servers` until `done` holds for its body (or `within`
-/// passes); returns the largest body seen and whether `done` held.
+/// Reads `/api/servers` until `done` holds for its body (`what`), and
+/// checks each body against `never`; returns the largest body seen.
 async fn watch_api(
     bridge: &Bridge,
-    within: Duration,
+    what: &str,
     done: impl Fn(&str) -> bool,
     never: impl Fn(&str) -> bool,
-) -> (usize, bool) {
-    let deadline = tokio::time::Instant::now() + within;
-    let mut largest = 0;
-    while tokio::time::Instant::now() < deadline {
+) -> usize {
+    let largest = std::cell::Cell::new(0);
+    lobby_testkit::until(what, || async {
         let (len, body) = bridge.servers().await;
-        largest = largest.max(len);
+        largest.set(largest.get().max(len));
         assert!(!never(&body), "/api/servers showed what it must not");
         if done(&body) {
-            return (largest, true);
+            Ok(())
+        } else {
+            Err(format!("/api/servers of {len} bytes"))
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    (largest, false)
+    })
+    .await;
+    largest.get()
+}
+
+/// What [`watch_api`] waits for after the feed was given up: two more
+/// polls answered by `m` than `from`, so the list the bridge publishes
+/// by then is a polled one (the first of them taken, the second asked
+/// an interval later).
+fn two_polls_past(m: &HostileMaster, from: usize) -> impl Fn(&str) -> bool + '_ {
+    move |_| m.master.answered() >= from + 2
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -398,17 +407,23 @@ async fn a_hostile_feed_costs_the_bridge_little_and_reaches_nobody() {
     let bridge = Bridge::start(&m).await;
     assert!(m.until_closed(1, HUNG).await, "the bridge kept the feed");
     let long = |body: &str| body.contains(&"n".repeat(101));
-    let (mut api_max, _) = watch_api(&bridge, Duration::from_millis(500), |_| false, long).await;
-    m.set_script(vec![snapshot("e2", 1, [entry_json(1, "Fine")].into_iter())]);
-    let (largest, listed) = watch_api(
+    let polled = m.master.answered();
+    let mut api_max = watch_api(
         &bridge,
-        Duration::from_secs(20),
+        "the bridge polling after the refused snapshot",
+        two_polls_past(&m, polled),
+        long,
+    )
+    .await;
+    m.set_script(vec![snapshot("e2", 1, [entry_json(1, "Fine")].into_iter())]);
+    let largest = watch_api(
+        &bridge,
+        "a valid snapshot after the refused one followed",
         |body| body.contains("\"Fine\""),
         long,
     )
     .await;
     api_max = api_max.max(largest);
-    assert!(listed, "a valid snapshot after the refused one is followed");
     bridge.assert_bounds("names of 1,000,000 characters", api_max);
     bridge.stop().await;
     drop(m);
@@ -439,17 +454,28 @@ async fn a_hostile_feed_costs_the_bridge_little_and_reaches_nobody() {
     let m = HostileMaster::start(script).await;
     let bridge = Bridge::start(&m).await;
     let last = format!("\"{}\"", name(first));
-    let (largest, published) = watch_api(
+    let largest = watch_api(
         &bridge,
-        Duration::from_secs(60),
+        "the list within the bound published",
         |body| body.contains(&last),
         |_| false,
     )
     .await;
-    assert!(published, "the list within the bound was not published");
     m.go();
     let closed = m.until_closed(1, Duration::from_secs(60)).await;
-    let (after, _) = watch_api(&bridge, Duration::from_secs(1), |_| false, |_| false).await;
+    // Once it gave the feed up, the bridge polls; what it serves then.
+    let after = if closed {
+        let polled = m.master.answered();
+        watch_api(
+            &bridge,
+            "the bridge polling after the list outgrew the bound",
+            two_polls_past(&m, polled),
+            |_| false,
+        )
+        .await
+    } else {
+        0
+    };
     let api_max = largest.max(after);
     bridge.assert_bounds("a list past 16 MiB", api_max);
     assert!(

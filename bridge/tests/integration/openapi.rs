@@ -206,51 +206,28 @@ async fn every_answer_matches_the_served_document() {
     let alpha = game_server(master.addr, "Alpha", 20001).await;
     let beta = game_server(master.addr, "Beta", 20002).await;
     wait_registered(&master, 2).await;
-    let keys = tokio::time::timeout(HUNG, async {
-        loop {
-            let (status, _, body) = get("/api/servers".into()).await;
-            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            if status == 200 && v["servers"].as_array().is_some_and(|s| s.len() == 2) {
-                return v["servers"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|s| s["key"].as_str().unwrap().to_owned())
-                    .collect::<Vec<_>>();
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+    let listed = until_json(&bridge, "/api/servers", |status, _, v| {
+        status == 200 && v["servers"].as_array().is_some_and(|s| s.len() == 2)
     })
-    .await
-    .expect("both servers listed");
+    .await;
+    let keys: Vec<String> = listed["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap().to_owned())
+        .collect();
     let (alpha_key, beta_key) = (&keys[0], &keys[1]);
     let history = format!("/api/servers/{alpha_key}/history?range=1h");
-    tokio::time::timeout(HUNG, async {
-        loop {
-            let (_, _, body) = get(history.clone()).await;
-            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            if v["points"].as_array().is_some_and(|p| !p.is_empty()) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+    until_json(&bridge, &history, |_, _, v| {
+        v["points"].as_array().is_some_and(|p| !p.is_empty())
     })
-    .await
-    .expect("a recorded point");
+    .await;
     drop(beta);
     wait_registered(&master, 1).await;
-    tokio::time::timeout(HUNG, async {
-        loop {
-            let (_, _, body) = get(format!("/api/servers/{beta_key}")).await;
-            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            if v["online"] == false {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+    until_json(&bridge, &format!("/api/servers/{beta_key}"), |_, _, v| {
+        v["online"] == false
     })
-    .await
-    .expect("Beta offline");
+    .await;
 
     let answers: Vec<(&str, String, u16)> = vec![
         ("/api/servers", "/api/servers".into(), 200),

@@ -22,20 +22,16 @@ async fn relay_round_trip() {
     let _game = game_server(master.addr, "Feuerland", 20000).await;
     wait_registered(&master, 1).await;
     let bridge = TestBridge::with_master(&master).await;
-    let mut ws = bridge.connect().await;
-    // The shared list may predate the registration by one poll.
-    let reply = tokio::time::timeout(HUNG, async {
-        loop {
-            send(&mut ws, r#"{"command":"msQueryGameServers"}"#).await;
-            let v = recv_json(&mut ws).await;
-            if names(&v) == ["Feuerland"] {
-                return v;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    // The shared list may predate the registration by one poll: the
+    // query waits until the bridge has published one with the server.
+    until_json(&bridge, "/api/servers", |_, _, v| {
+        v["servers"].as_array().is_some_and(|s| s.len() == 1)
     })
-    .await
-    .unwrap();
+    .await;
+    let mut ws = bridge.connect().await;
+    send(&mut ws, r#"{"command":"msQueryGameServers"}"#).await;
+    let reply = recv_json(&mut ws).await;
+    assert_eq!(names(&reply), ["Feuerland"]);
     let server = &reply["content"]["servers"][0];
     assert_eq!(server["address"], "192.168.0.10");
     assert_eq!(server["port"], 20000);
@@ -280,16 +276,14 @@ async fn connection_limit_gives_503() {
     // A freed slot is usable again.
     first.close(None).await.unwrap();
     drop(first);
-    tokio::time::timeout(HUNG, async {
-        loop {
-            if bridge.connect_with_origin(&same).await.is_ok() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    until("a freed slot", || async {
+        bridge
+            .connect_with_origin(&same)
+            .await
+            .map(drop)
+            .map_err(|status| format!("refused with {status}"))
     })
-    .await
-    .unwrap();
+    .await;
     bridge.shutdown().await;
 }
 
@@ -336,13 +330,7 @@ async fn subscribers_get_the_list_at_once_and_on_change_only() {
     // Polls continue, but an unchanged list is not pushed again: the next
     // message is the change after stats arrive.
     let stats = r#"{"command":"msUpdateGameServerStats","content":{"players":{"current":3,"max":4},"isLobbyOpen":false,"gameplayMode":2}}"#;
-    tokio::time::timeout(HUNG, async {
-        while master.queries() < before + 4 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .unwrap();
+    until_true("four more polls", || master.queries() >= before + 4).await;
     tokio::io::AsyncWriteExt::write_all(
         &mut game,
         format!("{}{stats}\n", stats.len() + 1).as_bytes(),
@@ -482,18 +470,14 @@ async fn silent_browser_is_closed_after_the_pong_timeout() {
     .await
     .unwrap();
     assert!(matches!(ended, Some(1001) | None), "{ended:?}");
-    tokio::time::timeout(HUNG, async {
-        while bridge
+    until_true("the silent socket no longer counted", || {
+        bridge
             .metrics
             .viewers
             .load(std::sync::atomic::Ordering::Relaxed)
-            != 0
-        {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+            == 0
     })
-    .await
-    .expect("the silent socket is still counted");
+    .await;
     // A browser that reads (and so answers pings) stays.
     let mut alive = bridge.connect().await;
     let deadline = tokio::time::Instant::now() + Duration::from_millis(600);

@@ -462,17 +462,15 @@ async fn twenty_failures_in_a_row_disable_a_webhook_until_enabled() {
             "failure {i}"
         );
     }
-    let hook = tokio::time::timeout(HUNG, async {
-        loop {
-            let hook = product.webhook(&id).await;
-            if hook["failures"] == 20 {
-                return hook;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let hook = until("20 failures counted", || async {
+        let hook = product.webhook(&id).await;
+        if hook["failures"] == 20 {
+            Ok(hook)
+        } else {
+            Err(hook.to_string())
         }
     })
-    .await
-    .expect("20 failures never counted");
+    .await;
     assert_eq!(
         (hook["state"].clone(), hook["enabled"].clone()),
         (json!("disabled-after-failures"), json!(false))
@@ -855,16 +853,11 @@ async fn hostile_receivers_cost_bounded_time_and_memory() {
         (status, v["status"].clone(), v["ok"].clone()),
         (200, json!(500), json!(false))
     );
-    let (total, closed) = tokio::time::timeout(HUNG, async {
-        loop {
-            if let Some(&r) = written.lock().unwrap().first() {
-                return r;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    let (total, closed) = until("the endless receiver stopped", || {
+        let first = written.lock().unwrap().first().copied();
+        async move { first.ok_or("still writing") }
     })
-    .await
-    .expect("the endless receiver never stopped");
+    .await;
     assert!(closed, "the bridge kept the endless answer open");
     // What the kernel buffers besides the few KiB read.
     assert!(total < 8 << 20, "{total} bytes went into the bridge");

@@ -9,7 +9,7 @@ use std::{
     path::Path,
     process::{Child, Command, Stdio},
     sync::mpsc,
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use common::*;
@@ -117,14 +117,12 @@ fn spawn(args: &[&str]) -> (Child, mpsc::Receiver<String>) {
 /// itself; returns its stderr.
 fn run_failing(args: &[&str]) -> String {
     let (mut child, stderr) = spawn(args);
-    let deadline = Instant::now() + HUNG;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for the master") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the master did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = until_blocking("the master's exit", || {
+        child
+            .try_wait()
+            .expect("wait for the master")
+            .ok_or("running")
+    });
     assert!(!status.success(), "the master exited successfully");
     let mut text = String::new();
     while let Ok(line) = stderr.recv_timeout(HUNG) {

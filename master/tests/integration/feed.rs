@@ -7,7 +7,7 @@ use crate::common;
 
 use std::{sync::atomic::Ordering::Relaxed, time::Duration};
 
-use common::{start, Client, TestMaster, HUNG};
+use common::{start, until_true, Client, TestMaster, HUNG};
 use master::feed::{FeedConfig, FeedServer, FeedToken};
 use protocol::{
     delta::{ClientList, DeltaMessage, Resume},
@@ -448,11 +448,14 @@ async fn a_subscriber_that_stalls_is_closed_after_the_write_timeout() {
     // A subscriber that never reads.
     let mut stream = small_buffered_subscriber(&feed).await.stream;
     let stats = feed.feed.stats();
+    until_true("the subscriber counted", || {
+        stats.subscribers.load(Relaxed) > 0
+    })
+    .await;
+    // Changes paced a round every 50 ms (a load, not a wait) until the
+    // feed closes the stalled subscriber.
     timeout(HUNG, async {
         let mut round = 0;
-        while stats.subscribers.load(Relaxed) == 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
         while stats.subscribers.load(Relaxed) > 0 {
             round += 1;
             for c in &mut games {
@@ -545,13 +548,10 @@ async fn subscribers_beyond_the_cap_are_closed_and_silent_ones_time_out() {
     drop(one);
     // The slot is free again once the first one left; a silent connection
     // holds it only until the first-message timeout.
-    timeout(HUNG, async {
-        while feed.feed.stats().subscribers.load(Relaxed) > 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    until_true("the first subscriber's slot free", || {
+        feed.feed.stats().subscribers.load(Relaxed) == 0
     })
-    .await
-    .unwrap();
+    .await;
     let mut silent = Client::connect(feed.addr).await;
     silent.closed("silent").await;
     let mut three = Subscriber::plain(&feed).await;

@@ -61,16 +61,10 @@ async fn a_full_master_closes_new_connections_at_once_and_frees_slots() {
     refused("127.0.0.4", m.addr, "a connection beyond --max-connections").await;
     // A slot given back is a slot for the next one.
     drop(first);
-    let served = timeout(HUNG, async {
-        loop {
-            if let Some(served) = join("127.0.0.4", m.addr, "c", 3).await {
-                return served;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    let served = until("a freed slot reused", || async {
+        join("127.0.0.4", m.addr, "c", 3).await.ok_or("refused")
     })
-    .await
-    .expect("a freed slot is reused");
+    .await;
     assert_eq!(names(&served.1), ["b", "c"]);
 }
 

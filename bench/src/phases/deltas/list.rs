@@ -1,10 +1,12 @@
 //! The list as `/api/servers` serves it, and the servers that fill it.
 
-use std::{net::SocketAddr, time::Duration};
+use std::net::SocketAddr;
+
+use lobby_testkit::try_until;
 
 use crate::{
     direct::{self, Conn},
-    error::{within, Error, Result},
+    error::{Error, Result},
     procs,
 };
 
@@ -52,21 +54,13 @@ pub(super) async fn register(
         direct::send(&mut c, &direct::register_json(&format!("Delta {i}"), port)).await?;
         conns.push(c);
         if (i + 1) % 1000 == 0 || i + 1 == n {
-            within(
-                Duration::from_secs(60),
-                format!("{} servers listed", i + 1),
-                async {
-                    loop {
-                        // 503 until the bridge has its first list.
-                        if let Ok(l) = api_list(bridge).await {
-                            if l.servers > i {
-                                return Ok(());
-                            }
-                        }
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                },
-            )
+            // 503 until the bridge has its first list.
+            try_until(&format!("{} servers listed", i + 1), || async {
+                match api_list(bridge).await? {
+                    l if l.servers > i => Ok(()),
+                    l => Err(Error::Unexpected(format!("{} listed", l.servers))),
+                }
+            })
             .await?;
         }
     }

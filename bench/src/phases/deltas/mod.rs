@@ -13,9 +13,11 @@ use std::{sync::atomic::Ordering::Relaxed, time::Duration};
 
 use hdrhistogram::Histogram;
 
+use lobby_testkit::try_until;
+
 use crate::{
     direct::{self, Conn},
-    error::{within, Error, Result},
+    error::{Error, Result},
     phases::{crowd::Rounds, Env},
     procs::{self, BridgeOptions},
     report::{count, ms, q, times, Row, Verdict},
@@ -68,15 +70,7 @@ async fn remote_master(env: &Env) -> Result<(Histogram<u64>, Duration)> {
     let (master, maddr) = procs::start_master(&env.bins, s.fanout_servers + 100).await?;
     let mut servers = direct::register_servers(maddr, s.fanout_servers, "Polled", 0).await?;
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
-    let list = within(Duration::from_secs(20), "the bridge's first list", async {
-        loop {
-            if let Ok(l) = api_list(baddr).await {
-                return Ok(l);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await?;
+    let list = try_until("the bridge's first list", || api_list(baddr)).await?;
     let mut one = Viewers::open(baddr, 1, Mode::Deltas, &subscribe_json(&list)).await?;
     let measured = rounds(&mut one, &mut servers, 500, s.deltas_rounds).await;
     one.close().await;
@@ -135,21 +129,7 @@ async fn remote_feed(env: &Env) -> Result<Followed> {
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
     // Boxed, as each `/metrics` read below: their 64 KiB read buffers,
     // moved by value in debug builds, overflowed the stack.
-    Box::pin(within(
-        Duration::from_secs(20),
-        "the bridge follows the feed",
-        async {
-            while procs::bridge_metric(baddr, "bridge_master_feed_up")
-                .await
-                .ok()
-                != Some(1.0)
-            {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Ok(())
-        },
-    ))
-    .await?;
+    procs::until_metric(baddr, "bridge_master_feed_up", |v| v == 1.0).await?;
     let mut servers = register(maddr, baddr, 0, s.deltas_servers).await?;
     let list = api_list(baddr).await?;
     let mut viewers = Viewers::open(

@@ -180,16 +180,8 @@ pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>>
     let mut lobby_points = 0;
     let mut seen = procs::bridge_metric(addr, "bridge_history_samples_written_total").await?;
     for _ in 0..rounds {
-        within(Duration::from_secs(10), "the next sample", async {
-            loop {
-                let now =
-                    procs::bridge_metric(addr, "bridge_history_samples_written_total").await?;
-                if now > seen {
-                    seen = now;
-                    return Ok(());
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
+        seen = procs::until_metric(addr, "bridge_history_samples_written_total", |now| {
+            now > seen
         })
         .await?;
         let t = Instant::now();

@@ -13,9 +13,11 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
+use lobby_testkit::try_until;
+
 use crate::{
     direct,
-    error::{within, Error, Result},
+    error::{Error, Result},
     phases::{
         crowd::{Crowd, Member, Rounds},
         Env,
@@ -124,22 +126,15 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
         .await?;
         games.push(c);
         if (i + 1) % 1000 == 0 || i + 1 == servers {
-            listed = within(
-                Duration::from_secs(60),
-                format!("{} servers listed", i + 1),
-                async {
-                    loop {
-                        // 503 until the bridge has its first list.
-                        if let Ok(a) = procs::http_request(addr, "/api/servers", &[]).await {
-                            let v: serde_json::Value = serde_json::from_slice(&a.body)?;
-                            if v["servers"].as_array().is_some_and(|a| a.len() > i) {
-                                return Ok(v);
-                            }
-                        }
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                },
-            )
+            // 503 until the bridge has its first list.
+            listed = try_until(&format!("{} servers listed", i + 1), || async {
+                let a = procs::http_request(addr, "/api/servers", &[]).await?;
+                let v: serde_json::Value = serde_json::from_slice(&a.body)?;
+                match v["servers"].as_array().map(Vec::len) {
+                    Some(n) if n > i => Ok(v),
+                    n => Err(Error::Unexpected(format!("{n:?} listed"))),
+                }
+            })
             .await?;
         }
     }

@@ -29,6 +29,8 @@ use tokio::{
     process::{Child, ChildStdin, ChildStdout, Command},
 };
 
+use lobby_testkit::try_until;
+
 use crate::{
     direct,
     error::{within, Error, Result},
@@ -233,23 +235,14 @@ fn rss_all(pids: &[u32]) -> Result<Vec<u64>> {
 
 /// A bridge's list once it follows the feed and lists every server.
 async fn feed_list(addr: SocketAddr, servers: usize) -> Result<String> {
-    let list = Box::pin(within(
-        Duration::from_secs(20),
-        "a bridge follows the feed and lists every server",
-        async {
-            loop {
-                if procs::bridge_metric(addr, "bridge_master_feed_up")
-                    .await
-                    .ok()
-                    == Some(1.0)
-                {
-                    if let Ok(l) = api_list(addr).await {
-                        if l.servers == servers {
-                            return Ok(l);
-                        }
-                    }
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
+    procs::until_metric(addr, "bridge_master_feed_up", |v| v == 1.0).await?;
+    let list = Box::pin(try_until(
+        "a bridge following the feed to list every server",
+        || async {
+            match api_list(addr).await {
+                Ok(l) if l.servers == servers => Ok(l),
+                Ok(l) => Err(format!("{} listed", l.servers)),
+                Err(e) => Err(e.to_string()),
             }
         },
     ))

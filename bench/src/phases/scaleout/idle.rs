@@ -7,7 +7,7 @@ use std::{net::SocketAddr, time::Duration, time::Instant};
 
 use crate::{
     direct,
-    error::{within, Result},
+    error::Result,
     phases::Env,
     procs::{self, BridgeOptions, Proc},
     report::{Row, Verdict},
@@ -61,17 +61,7 @@ async fn measure(
         "bridge_master_up"
     };
     for (_, addr) in &bridges {
-        Box::pin(within(
-            Duration::from_secs(20),
-            format!("an idle bridge's {wanted}"),
-            async {
-                while procs::bridge_metric(*addr, wanted).await.ok() != Some(1.0) {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                Ok(())
-            },
-        ))
-        .await?;
+        procs::until_metric(*addr, wanted, |v| v == 1.0).await?;
     }
     // Past the first polls and subscriptions.
     tokio::time::sleep(Duration::from_secs(1)).await;

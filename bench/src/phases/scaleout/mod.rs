@@ -8,7 +8,7 @@
 
 mod idle;
 
-use std::{path::PathBuf, sync::atomic::Ordering::Relaxed, time::Duration, time::Instant};
+use std::{path::PathBuf, sync::atomic::Ordering::Relaxed, time::Duration};
 
 use futures_util::StreamExt;
 
@@ -84,21 +84,9 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
 
 /// Waits until the bridge at `addr` follows the master's change feed.
 async fn feed_up(addr: std::net::SocketAddr) -> Result<()> {
-    Box::pin(crate::error::within(
-        Duration::from_secs(20),
-        "the bridge follows the feed",
-        async {
-            while procs::bridge_metric(addr, "bridge_master_feed_up")
-                .await
-                .ok()
-                != Some(1.0)
-            {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Ok(())
-        },
-    ))
-    .await
+    procs::until_metric(addr, "bridge_master_feed_up", |v| v == 1.0)
+        .await
+        .map(drop)
 }
 
 /// Two bridges that follow the master's feed, behind nginx and direct.
@@ -131,12 +119,7 @@ async fn proxied(env: &Env, tools: &(PathBuf, PathBuf)) -> Result<Vec<Row>> {
     viewers.close().await;
     // The bridge sees the closes a moment later; least_conn must start
     // from empty bridges.
-    let drained = Instant::now();
-    while procs::bridge_metric(a_addr, VIEWERS).await? > 0.0
-        && drained.elapsed() < Duration::from_secs(30)
-    {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    procs::until_metric(a_addr, VIEWERS, |v| v == 0.0).await?;
     let (viewers, proxied_open, proxied_errors) =
         hold(ws::url(proxy.addr), 2 * per_bridge, s.scaleout_window).await?;
     let on_bridges = [

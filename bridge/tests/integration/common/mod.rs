@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 pub use lobby_testkit::{
     bounded,
     metrics::{metric, metric_reaches},
-    HUNG,
+    until, until_blocking, until_true, HUNG,
 };
 
 pub const TOKEN: &str = "test-admin-token";

@@ -20,7 +20,7 @@ use tokio::{
     time::timeout,
 };
 
-pub use lobby_testkit::{bounded, HUNG};
+pub use lobby_testkit::{bounded, until, until_blocking, until_true, HUNG};
 
 pub struct TestMaster {
     pub addr: SocketAddr,
