@@ -18,7 +18,8 @@ use yew::prelude::*;
 use super::{
     answer::use_admin_answer,
     api::{self, Refusal},
-    form::{FormInput, Servers},
+    draft::{Draft, DraftAction, Field, Shown},
+    form::Servers,
     preview::CardPreview,
 };
 use crate::{
@@ -44,29 +45,6 @@ fn event_label(e: Event) -> &'static str {
     })
 }
 
-/// An error the form shows: beside `field` (the request's name), or above
-/// the form when it names none the form has.
-#[derive(Debug, Clone, PartialEq)]
-struct Shown {
-    field: String,
-    message: String,
-}
-
-impl Shown {
-    fn of(e: &ApiError) -> Self {
-        let field = e.field.clone().unwrap_or_else(|| "body".into());
-        let message = if FIELDS.contains(&field.as_str()) {
-            e.error.clone()
-        } else {
-            tf(K::BridgeSays, &[&e.error])
-        };
-        Self { field, message }
-    }
-}
-
-/// The form's fields that show an error of their own.
-const FIELDS: [&str; 5] = ["url", "events", "servers", "threshold", "cooldown"];
-
 /// The Webhooks section of `/admin`.
 #[component]
 pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
@@ -74,29 +52,22 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
     // Why the list could not be read (`hooks.failed`); why the last
     // button's request was refused.
     let refused = use_state(|| None::<String>);
-    let input = use_state(FormInput::default);
-    let error = use_state(|| None::<Shown>);
-    let secret = use_state(|| None::<(String, String)>);
-    let busy = use_state(|| false);
+    let draft = use_reducer(Draft::default);
+    let input = &draft.input;
 
     let reload = hooks.reload.clone();
 
-    let edit = |f: fn(&mut FormInput, String)| {
-        let input = input.clone();
+    let edit = |field: Field| {
+        let draft = draft.dispatcher();
         Callback::from(move |e: InputEvent| {
-            let mut next = (*input).clone();
-            f(
-                &mut next,
-                e.target_unchecked_into::<HtmlInputElement>().value(),
-            );
-            input.set(next);
+            let value = e.target_unchecked_into::<HtmlInputElement>().value();
+            draft.dispatch(DraftAction::Edit(field, value));
         })
     };
     let on_format = {
-        let input = input.clone();
+        let draft = draft.dispatcher();
         Callback::from(move |e: Event_| {
-            let mut next = (*input).clone();
-            next.format = match e
+            let format = match e
                 .target_unchecked_into::<HtmlSelectElement>()
                 .value()
                 .as_str()
@@ -105,73 +76,56 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                 "discord-card" => Format::DiscordCard,
                 _ => Format::Standard,
             };
-            input.set(next);
+            draft.dispatch(DraftAction::Format(format));
         })
     };
     let on_servers = |servers: Servers| {
-        let input = input.clone();
-        Callback::from(move |_: Event_| {
-            let mut next = (*input).clone();
-            next.servers = servers;
-            input.set(next);
-        })
+        let draft = draft.dispatcher();
+        Callback::from(move |_: Event_| draft.dispatch(DraftAction::Servers(servers)))
     };
     let on_event = |event: Event| {
-        let input = input.clone();
-        Callback::from(move |_: Event_| {
-            let mut next = (*input).clone();
-            next.toggle(event);
-            input.set(next);
-        })
+        let draft = draft.dispatcher();
+        Callback::from(move |_: Event_| draft.dispatch(DraftAction::Toggle(event)))
     };
     let on_submit = {
-        let input = input.clone();
-        let error = error.clone();
-        let secret = secret.clone();
-        let busy = busy.clone();
+        let draft = draft.clone();
         let reload = reload.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let spec = match input.check() {
+            let spec = match draft.input.check() {
                 Ok(spec) => spec,
                 Err(e) => {
-                    error.set(Some(Shown::of(&ApiError::from(&e))));
+                    draft.dispatch(DraftAction::Refused(Shown::of(&ApiError::from(&e))));
                     return;
                 }
             };
-            error.set(None);
-            busy.set(true);
-            let (input, error, secret, busy, reload) = (
-                input.clone(),
-                error.clone(),
-                secret.clone(),
-                busy.clone(),
-                reload.clone(),
-            );
+            draft.dispatch(DraftAction::Sending);
+            let (draft, reload) = (draft.dispatcher(), reload.clone());
             spawn_local(async move {
                 match api::create(&spec).await {
                     Ok(hook) => {
-                        secret.set(Some((hook.id.clone(), hook.secret.unwrap_or_default())));
-                        input.set(FormInput::default());
+                        draft.dispatch(DraftAction::Created {
+                            id: hook.id.clone(),
+                            secret: hook.secret.unwrap_or_default(),
+                        });
                         reload.emit(());
                     }
-                    Err(Refusal::Said(e)) => error.set(Some(Shown::of(&e))),
-                    Err(r @ Refusal::Failed) => error.set(Some(Shown {
+                    Err(Refusal::Said(e)) => draft.dispatch(DraftAction::Refused(Shown::of(&e))),
+                    Err(r @ Refusal::Failed) => draft.dispatch(DraftAction::Refused(Shown {
                         field: "body".into(),
                         message: r.words(),
                     })),
                 }
-                busy.set(false);
             });
         })
     };
     let on_done = {
-        let secret = secret.clone();
-        Callback::from(move |_: MouseEvent| secret.set(None))
+        let draft = draft.dispatcher();
+        Callback::from(move |_: MouseEvent| draft.dispatch(DraftAction::SecretKept))
     };
 
     let field_error = |field: &str| -> Option<(String, Html)> {
-        let shown = (*error).clone().filter(|e| e.field == field)?;
+        let shown = draft.error.clone().filter(|e| e.field == field)?;
         let id = format!("webhook-{field}-error");
         Some((
             id.clone(),
@@ -196,9 +150,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
             </div>
         }
     };
-    let general = (*error)
-        .clone()
-        .filter(|e| !FIELDS.contains(&e.field.as_str()));
+    let general = draft.error.clone().filter(Shown::is_general);
     let events_error = field_error("events");
     let servers_error = field_error("servers");
 
@@ -211,7 +163,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                 }
                 <div class="webhook-fields">
                     { text_field("webhook-url", "url", t(K::WebhookUrl), &input.url, "url",
-                        edit(|i, v| i.url = v)) }
+                        edit(Field::Url)) }
                     <div class="field">
                         <label for="webhook-format">{ t(K::WebhookFormat) }</label>
                         <select id="webhook-format" onchange={on_format} disabled={!props.signed_in}>
@@ -242,7 +194,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                 }
                 if input.format != Format::DiscordCard && input.events.contains(&Event::PlayersReached) {
                     { text_field("webhook-threshold", "threshold", t(K::WebhookThreshold),
-                        &input.threshold, "numeric", edit(|i, v| i.threshold = v)) }
+                        &input.threshold, "numeric", edit(Field::Threshold)) }
                 }
                 <fieldset class={classes!("choices", servers_error.is_some().then_some("invalid"))}
                     aria-describedby={servers_error.as_ref().map(|e| e.0.clone())}>
@@ -266,14 +218,14 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                         <div class="field">
                             <label for="webhook-keys">{ t(K::WebhookKeysLabel) }</label>
                             <input id="webhook-keys" type="text" autocomplete="off" spellcheck="false"
-                                value={input.keys.clone()} oninput={edit(|i, v| i.keys = v)} />
+                                value={input.keys.clone()} oninput={edit(Field::Keys)} />
                         </div>
                     }
                     if input.servers == Servers::NameContains {
                         <div class="field">
                             <label for="webhook-name">{ t(K::WebhookNameLabel) }</label>
                             <input id="webhook-name" type="text" autocomplete="off" spellcheck="false"
-                                value={input.name_contains.clone()} oninput={edit(|i, v| i.name_contains = v)} />
+                                value={input.name_contains.clone()} oninput={edit(Field::NameContains)} />
                         </div>
                     }
                     if let Some((_, msg)) = servers_error { { msg } }
@@ -284,12 +236,12 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                 if input.format != Format::DiscordCard {
                     <div class="webhook-fields">
                         { text_field("webhook-cooldown", "cooldown", t(K::WebhookCooldown),
-                            &input.cooldown, "numeric", edit(|i, v| i.cooldown = v)) }
+                            &input.cooldown, "numeric", edit(Field::Cooldown)) }
                     </div>
                 }
                 <div class="actions">
                     <button id="create-webhook" type="submit" class="primary"
-                        disabled={!props.signed_in || *busy}>{ t(K::CreateWebhook) }</button>
+                        disabled={!props.signed_in || draft.busy}>{ t(K::CreateWebhook) }</button>
                     if !props.signed_in {
                         <span class="muted">{ t(K::SignInFirst) }</span>
                     }
@@ -298,7 +250,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
         </form>
     };
 
-    let secret_box = (*secret).clone().map(|(_, secret)| {
+    let secret_box = draft.secret.clone().map(|(_, secret)| {
         html! {
             <div class="webhook-secret" role="status" data-testid="webhook-secret">
                 <p>{ t(K::WebhookSecretOnce) }</p>
