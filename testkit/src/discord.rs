@@ -82,6 +82,14 @@ struct Channel {
     script: VecDeque<(u16, &'static str, &'static str)>,
 }
 
+/// Whether answers are held back, and how often they were released: a
+/// held request waits for the next release.
+#[derive(Debug, Default, Clone, Copy)]
+struct Held {
+    on: bool,
+    releases: u64,
+}
+
 /// A running stand-in; it stops on drop.
 pub struct Discord {
     /// The webhook's URL: `http://127.0.0.1:PORT/api/webhooks/1234/token`.
@@ -89,7 +97,7 @@ pub struct Discord {
     got: mpsc::UnboundedReceiver<Got>,
     channel: Arc<Mutex<Channel>>,
     /// Whether answers wait for [`Discord::release`].
-    held: Arc<watch::Sender<bool>>,
+    held: Arc<watch::Sender<Held>>,
     task: JoinHandle<()>,
 }
 
@@ -147,7 +155,7 @@ impl Discord {
             ..Channel::default()
         }));
         let c = channel.clone();
-        let held = Arc::new(watch::channel(false).0);
+        let held = Arc::new(watch::channel(Held::default()).0);
         let gate = held.clone();
         let app = axum::Router::new().fallback(move |method: Method, uri: Uri, body: Bytes| {
             let (tx, c, mut gate) = (tx.clone(), c.clone(), gate.subscribe());
@@ -161,10 +169,12 @@ impl Discord {
                     body: body.clone(),
                     at,
                 };
-                if *gate.borrow_and_update() {
-                    // Handed over on arrival, answered once released.
+                let Held { on, releases } = *gate.borrow_and_update();
+                if on {
+                    // Handed over on arrival, answered once released
+                    // (even if held again since).
                     let _ = tx.send(got);
-                    let _ = gate.wait_for(|held| !held).await;
+                    let _ = gate.wait_for(|h| h.releases > releases).await;
                     return respond(&c, &method, &uri, &body);
                 }
                 let answer = respond(&c, &method, &uri, &body);
@@ -217,12 +227,15 @@ impl Discord {
     /// Discord would: each request is handed over when it arrives (so
     /// [`Self::last_id`] does not know a held post's message yet).
     pub fn hold(&self) {
-        self.held.send_replace(true);
+        self.held.send_modify(|h| h.on = true);
     }
 
     /// Answers the held requests, and the later ones at once again.
     pub fn release(&self) {
-        self.held.send_replace(false);
+        self.held.send_modify(|h| {
+            h.on = false;
+            h.releases += 1;
+        });
     }
 
     /// The id of the message posted last.
