@@ -271,6 +271,65 @@ fn a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends(history: 
     assert!(!store.set_webhook_card("wh_gone", None, T0, 1).unwrap());
 }
 
+/// Bridges (each its own connection from `open`) claiming a status
+/// card's slot at the same moment: in every round exactly one wins.
+fn bridges_claiming_a_card_at_once_win_it_once(open: impl Fn() -> History) {
+    use crate::db::store::{CardClaim, WebhookRow};
+    const BRIDGES: usize = 4;
+    const ROUNDS: i64 = 20;
+    const EVERY: i64 = 10_000;
+    const LEASE: i64 = 30_000;
+    let bridges: Vec<History> = (0..BRIDGES).map(|_| open()).collect();
+    let id = "wh_00000000000000c5";
+    let row = WebhookRow {
+        id: id.into(),
+        spec: "{}".into(),
+        secret: "whsec_AAAA".into(),
+        enabled: true,
+        failures: 0,
+        created_ms: T0,
+    };
+    assert!(bridges[0].store().insert_webhook(&row, 50).unwrap());
+    let start = std::sync::Barrier::new(BRIDGES);
+    for round in 0..ROUNDS {
+        // Each round after the last one's claim ended, never given back.
+        let now = T0 + round * LEASE;
+        let won = std::thread::scope(|scope| {
+            let claims: Vec<_> = bridges
+                .iter()
+                .map(|b| {
+                    let start = &start;
+                    scope.spawn(move || {
+                        start.wait();
+                        b.store().claim_webhook_card(id, now, EVERY, LEASE).unwrap()
+                    })
+                })
+                .collect();
+            claims
+                .into_iter()
+                .map(|c| c.join().unwrap())
+                .filter(|c| matches!(c, CardClaim::Won { .. }))
+                .count()
+        });
+        assert_eq!(won, 1, "round {round}");
+    }
+}
+
+#[test]
+fn bridges_claiming_a_card_at_once_on_one_file_win_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    bridges_claiming_a_card_at_once_win_it_once(|| {
+        History::open(Some(dir.path()), MINUTE).unwrap()
+    });
+}
+
+#[test]
+fn bridges_claiming_a_card_at_once_on_postgres_win_it_once() {
+    let cluster = lobby_testkit::postgres::Cluster::start().unwrap();
+    let url: DatabaseUrl = cluster.create_database("card").unwrap().parse().unwrap();
+    bridges_claiming_a_card_at_once_win_it_once(|| History::connect(&url, MINUTE));
+}
+
 /// Peaks at every resolution, the week's hours, and what rows recorded
 /// before peaks (migration 7) give: `null` where they cannot tell.
 fn peaks_rooms_and_the_week(history: History) {
