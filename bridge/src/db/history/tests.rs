@@ -649,7 +649,7 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 8, "migrated to the latest schema");
+    assert_eq!(version, 9, "migrated to the latest schema");
     let old_tables: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM sqlite_schema WHERE name IN \
