@@ -4,7 +4,8 @@
 //! the message with its `id`, `PATCH …/messages/{id}` edits it (404 once
 //! it is deleted), and scripted answers (a 429 with `retry_after` in its
 //! JSON and a `Retry-After` header) come before any other. Every request
-//! is handed to the caller with the moment it arrived.
+//! is handed to the caller with the moment it arrived; answers can be held
+//! back for a while, as a slow Discord's are.
 
 use std::{
     collections::{HashSet, VecDeque},
@@ -17,7 +18,12 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde_json::{json, Value};
-use tokio::{net::TcpListener, sync::mpsc, task::JoinHandle, time::Instant};
+use tokio::{
+    net::TcpListener,
+    sync::{mpsc, watch},
+    task::JoinHandle,
+    time::Instant,
+};
 
 use crate::HUNG;
 
@@ -76,12 +82,22 @@ struct Channel {
     script: VecDeque<(u16, &'static str, &'static str)>,
 }
 
+/// Whether answers are held back, and how often they were released: a
+/// held request waits for the next release.
+#[derive(Debug, Default, Clone, Copy)]
+struct Held {
+    on: bool,
+    releases: u64,
+}
+
 /// A running stand-in; it stops on drop.
 pub struct Discord {
     /// The webhook's URL: `http://127.0.0.1:PORT/api/webhooks/1234/token`.
     pub url: String,
     got: mpsc::UnboundedReceiver<Got>,
     channel: Arc<Mutex<Channel>>,
+    /// Whether answers wait for [`Discord::release`].
+    held: Arc<watch::Sender<Held>>,
     task: JoinHandle<()>,
 }
 
@@ -139,19 +155,30 @@ impl Discord {
             ..Channel::default()
         }));
         let c = channel.clone();
+        let held = Arc::new(watch::channel(Held::default()).0);
+        let gate = held.clone();
         let app = axum::Router::new().fallback(move |method: Method, uri: Uri, body: Bytes| {
-            let (tx, c) = (tx.clone(), c.clone());
+            let (tx, c, mut gate) = (tx.clone(), c.clone(), gate.subscribe());
             async move {
                 let at = Instant::now();
                 let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                let answer = respond(&c, &method, &uri, &body);
-                let _ = tx.send(Got {
-                    method,
+                let got = Got {
+                    method: method.clone(),
                     path: uri.path().to_owned(),
                     query: uri.query().unwrap_or_default().to_owned(),
-                    body,
+                    body: body.clone(),
                     at,
-                });
+                };
+                let Held { on, releases } = *gate.borrow_and_update();
+                if on {
+                    // Handed over on arrival, answered once released
+                    // (even if held again since).
+                    let _ = tx.send(got);
+                    let _ = gate.wait_for(|h| h.releases > releases).await;
+                    return respond(&c, &method, &uri, &body);
+                }
+                let answer = respond(&c, &method, &uri, &body);
+                let _ = tx.send(got);
                 answer
             }
         });
@@ -164,6 +191,7 @@ impl Discord {
             url: format!("http://{addr}{HOOK_PATH}"),
             got,
             channel,
+            held,
             task,
         })
     }
@@ -187,6 +215,27 @@ impl Discord {
             "{got:?}"
         );
         got
+    }
+
+    /// A request that came already (not yet taken with [`Self::next`]),
+    /// if any.
+    pub fn try_next(&mut self) -> Option<Got> {
+        self.got.try_recv().ok()
+    }
+
+    /// Holds every answer from now on until [`Self::release`], as a slow
+    /// Discord would: each request is handed over when it arrives (so
+    /// [`Self::last_id`] does not know a held post's message yet).
+    pub fn hold(&self) {
+        self.held.send_modify(|h| h.on = true);
+    }
+
+    /// Answers the held requests, and the later ones at once again.
+    pub fn release(&self) {
+        self.held.send_modify(|h| {
+            h.on = false;
+            h.releases += 1;
+        });
     }
 
     /// The id of the message posted last.

@@ -9,15 +9,17 @@
 //! webhook changes through one bridge hold on every bridge at once, each
 //! event is delivered once, a delivery waiting for its retry outlives its
 //! bridge (SIGKILL included) with its webhook-id, an outage delays
-//! notifications and loses none, and a restart hides no server.
+//! notifications and loses none, a restart hides no server, and a
+//! Discord status card is one message, posted or edited at most once per
+//! 10 s whichever bridge sends it.
 
 use crate::common;
 
 use std::{path::Path, sync::Arc, time::Duration};
 
 use common::*;
-use lobby_testkit::{metrics::until_metric, postgres::Cluster};
-use serde_json::Value;
+use lobby_testkit::{discord::Discord, metrics::until_metric, postgres::Cluster};
+use serde_json::{json, Value};
 
 const INTERVAL: Duration = Duration::from_secs(1);
 
@@ -1330,4 +1332,117 @@ async fn a_full_push_store_takes_new_players_through_any_bridge() {
     .await;
     a.shutdown().await;
     b.shutdown().await;
+}
+
+/// Sends a stats update of `server` and waits until every bridge of
+/// `bridges` decided its events from a list that holds it.
+async fn stats(
+    bridges: &[TestBridge],
+    server: &mut tokio::net::TcpStream,
+    current: u32,
+    open: bool,
+) {
+    use tokio::io::AsyncWriteExt;
+    let mut seqs = Vec::new();
+    for b in bridges {
+        seqs.push(metric(b.addr, "bridge_watch_list_seq").await);
+    }
+    let json = format!(
+        r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
+    );
+    server
+        .write_all(format!("{}{json}\n", json.len() + 1).as_bytes())
+        .await
+        .unwrap();
+    for (b, seq) in bridges.iter().zip(seqs) {
+        until_metric(b.addr, "bridge_watch_list_seq", |s| s > seq).await;
+    }
+}
+
+/// Asks every bridge of `bridges` to send the card (`test`: its test
+/// path) and checks that each holds its send back.
+async fn held_back(bridges: &[TestBridge], test: &str) {
+    for (i, bridge) in bridges.iter().enumerate() {
+        let (status, tested) = admin(bridge, "POST", test, "").await;
+        assert_eq!(status, 200, "{tested}");
+        assert_eq!(
+            (&tested["ok"], &tested["error"]),
+            (&json!(false), &json!("edited less than 10 s ago")),
+            "bridge {i} did not hold its send back: {tested}"
+        );
+    }
+}
+
+/// Two bridges on one database, one status card (`docs/protocol.md`
+/// §2.6): one message, and at most one post or edit per 10 s, whichever
+/// bridge sends it. Discord answers slowly here (the stand-in holds its
+/// answers), and while the post, then an edit, is on its way both bridges
+/// are asked to send the card by an admin's test (the same send as a
+/// delivery's: the race is not left to which bridge's engine claims a
+/// row): each answers "edited less than 10 s ago", and nothing more
+/// reaches Discord.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridges_on_one_database_keep_one_card_and_edit_it_once_per_window() {
+    const EVERY: Duration = Duration::from_secs(10);
+    // The bridge counts from the answer, the stand-in from the request.
+    const SLACK: Duration = Duration::from_millis(200);
+    let (_cluster, url) = database().await;
+    let master = TestMaster::start().await;
+    let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
+    let mut bridges = Vec::new();
+    for dir in &dirs {
+        let mut c = config(&master, dir.path(), &url);
+        c.webhook_allow_private = true;
+        c.offline_after = Duration::from_secs(1);
+        let bridge = TestBridge::embedding(&master, c).await;
+        // Servers that appear in the first grace are not announced.
+        until_metric(bridge.addr, "bridge_watch_warm", |v| v == 1.0).await;
+        bridges.push(bridge);
+    }
+    let mut discord = Discord::start().await.unwrap();
+    let request = json!({"url": discord.url, "format": "discord-card", "servers": "all"});
+    let (status, created) = admin(
+        &bridges[0],
+        "POST",
+        "/api/admin/webhooks",
+        &request.to_string(),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    until_metric(bridges[1].addr, "bridge_webhooks", |v| v == 1.0).await;
+    let test = format!("/api/admin/webhooks/{id}/test");
+    // The first change posts; while the post is on its way, neither
+    // bridge posts (or edits) too.
+    discord.hold();
+    let mut alpha = game_server(master.addr, "Alpha", 20001).await;
+    let post = discord.next().await;
+    assert!(post.is_post(), "{post:?}");
+    held_back(&bridges, &test).await;
+    discord.release();
+
+    // A change within the window: one edit of that message, after the
+    // window; while it is on its way, neither bridge sends another.
+    discord.hold();
+    stats(&bridges, &mut alpha, 3, true).await;
+    let edit = discord.next().await;
+    assert_eq!(edit.edited(), Some(discord.last_id().as_str()), "{edit:?}");
+    assert!(
+        edit.at - post.at >= EVERY - SLACK,
+        "{:?}",
+        edit.at - post.at
+    );
+    held_back(&bridges, &test).await;
+    discord.release();
+    assert!(
+        edit.text().contains("3/4 players · lobby open"),
+        "{}",
+        edit.text()
+    );
+    if let Some(more) = discord.try_next() {
+        panic!("a second request within the window: {more:?}");
+    }
+    for bridge in bridges {
+        bridge.shutdown().await;
+    }
 }

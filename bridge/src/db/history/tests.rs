@@ -44,6 +44,7 @@ on_both_engines!(
     a_sample_is_written_in_place,
     the_vacuum_does_not_wait_for_readers,
     peaks_rooms_and_the_week,
+    a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends,
 );
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -168,6 +169,165 @@ fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
         .server_history(1, T0, Range::Year, MIN, T0 + 91 * 24 * HOUR)
         .unwrap();
     assert_eq!(points.len(), 1, "the day's point stays 2 years");
+}
+
+/// A status card's send slot (migration 9): of two claims in one window
+/// one wins; a holder's late write keeps another's claim; a claim whose
+/// lease ended is taken; a slot given back unsent is free at once.
+fn a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends(history: History) {
+    use crate::db::store::{CardClaim, CardRow, WebhookRow};
+    const EVERY: i64 = 10_000;
+    const LEASE: i64 = 30_000;
+    let mut store = history.store();
+    let id = "wh_00000000000000c4";
+    let row = WebhookRow {
+        id: id.into(),
+        spec: "{}".into(),
+        secret: "whsec_AAAA".into(),
+        enabled: true,
+        failures: 0,
+        created_ms: T0,
+    };
+    assert!(store.insert_webhook(&row, 50).unwrap());
+    let mut claim = |now| store.claim_webhook_card(id, now, EVERY, LEASE).unwrap();
+    let first = T0 + LEASE;
+    assert_eq!(
+        claim(T0),
+        CardClaim::Won {
+            msg: None,
+            claim: first
+        }
+    );
+    // Another bridge, a moment later: it waits for the window the holder
+    // starts.
+    assert_eq!(claim(T0 + 1), CardClaim::Later { at: T0 + 1 + EVERY });
+    assert_eq!(
+        claim(T0 + LEASE - 1),
+        CardClaim::Later {
+            at: T0 + LEASE - 1 + EVERY
+        }
+    );
+    // The holder died: its claim is taken when its lease ends.
+    let second = T0 + LEASE + LEASE;
+    assert_eq!(
+        claim(T0 + LEASE),
+        CardClaim::Won {
+            msg: None,
+            claim: second
+        }
+    );
+    // The first holder, late after all, stores its post but takes
+    // nothing from the second.
+    assert!(store
+        .set_webhook_card(id, Some("42"), T0 + LEASE + 5, first)
+        .unwrap());
+    store.release_webhook_card(id, first).unwrap();
+    let card = store.webhook_card(id).unwrap().unwrap();
+    assert_eq!(
+        card,
+        CardRow {
+            msg: Some("42".into()),
+            edit_ms: T0 + LEASE + 5,
+            claim_ms: second
+        }
+    );
+    let edited = T0 + LEASE + 10;
+    assert!(store
+        .set_webhook_card(id, Some("42"), edited, second)
+        .unwrap());
+    assert_eq!(
+        store.webhook_card(id).unwrap().unwrap().claim_ms,
+        0,
+        "given back"
+    );
+    let mut claim = |now| store.claim_webhook_card(id, now, EVERY, LEASE).unwrap();
+    assert_eq!(
+        claim(edited + 1),
+        CardClaim::Later { at: edited + EVERY },
+        "within its window"
+    );
+    let third = edited + EVERY + LEASE;
+    assert_eq!(
+        claim(edited + EVERY),
+        CardClaim::Won {
+            msg: Some("42".into()),
+            claim: third
+        }
+    );
+    // Given back unsent: the next claim needs no new window.
+    store.release_webhook_card(id, third).unwrap();
+    assert!(matches!(
+        store
+            .claim_webhook_card(id, edited + EVERY + 1, EVERY, LEASE)
+            .unwrap(),
+        CardClaim::Won { .. }
+    ));
+    assert_eq!(
+        store
+            .claim_webhook_card("wh_gone", T0, EVERY, LEASE)
+            .unwrap(),
+        CardClaim::Gone
+    );
+    assert!(!store.set_webhook_card("wh_gone", None, T0, 1).unwrap());
+}
+
+/// Bridges (each its own connection from `open`) claiming a status
+/// card's slot at the same moment: in every round exactly one wins.
+fn bridges_claiming_a_card_at_once_win_it_once(open: impl Fn() -> History) {
+    use crate::db::store::{CardClaim, WebhookRow};
+    const BRIDGES: usize = 4;
+    const ROUNDS: i64 = 20;
+    const EVERY: i64 = 10_000;
+    const LEASE: i64 = 30_000;
+    let bridges: Vec<History> = (0..BRIDGES).map(|_| open()).collect();
+    let id = "wh_00000000000000c5";
+    let row = WebhookRow {
+        id: id.into(),
+        spec: "{}".into(),
+        secret: "whsec_AAAA".into(),
+        enabled: true,
+        failures: 0,
+        created_ms: T0,
+    };
+    assert!(bridges[0].store().insert_webhook(&row, 50).unwrap());
+    let start = std::sync::Barrier::new(BRIDGES);
+    for round in 0..ROUNDS {
+        // Each round after the last one's claim ended, never given back.
+        let now = T0 + round * LEASE;
+        let won = std::thread::scope(|scope| {
+            let claims: Vec<_> = bridges
+                .iter()
+                .map(|b| {
+                    let start = &start;
+                    scope.spawn(move || {
+                        start.wait();
+                        b.store().claim_webhook_card(id, now, EVERY, LEASE).unwrap()
+                    })
+                })
+                .collect();
+            claims
+                .into_iter()
+                .map(|c| c.join().unwrap())
+                .filter(|c| matches!(c, CardClaim::Won { .. }))
+                .count()
+        });
+        assert_eq!(won, 1, "round {round}");
+    }
+}
+
+#[test]
+fn bridges_claiming_a_card_at_once_on_one_file_win_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    bridges_claiming_a_card_at_once_win_it_once(|| {
+        History::open(Some(dir.path()), MINUTE).unwrap()
+    });
+}
+
+#[test]
+fn bridges_claiming_a_card_at_once_on_postgres_win_it_once() {
+    let cluster = lobby_testkit::postgres::Cluster::start().unwrap();
+    let url: DatabaseUrl = cluster.create_database("card").unwrap().parse().unwrap();
+    bridges_claiming_a_card_at_once_win_it_once(|| History::connect(&url, MINUTE));
 }
 
 /// Peaks at every resolution, the week's hours, and what rows recorded
@@ -489,7 +649,7 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 8, "migrated to the latest schema");
+    assert_eq!(version, 9, "migrated to the latest schema");
     let old_tables: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM sqlite_schema WHERE name IN \

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use super::range::Tier;
-use super::{PushRow, WebhookRow};
+use super::{CardRow, PushRow, WebhookRow};
 use super::{ServerSample, StoreError};
 
 /// The most bytes an hour's `samples` can legitimately hold: one record a
@@ -259,13 +259,32 @@ pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
     fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool>;
     /// Removes a webhook; false if it was not there.
     fn delete_webhook(&mut self, id: &str) -> Result<bool>;
-    /// A status card's message id (at most [`MAX_WEBHOOK_TEXT`] bytes read)
-    /// and when it was last posted or edited (Unix ms); `None` if the
-    /// webhook is gone.
-    fn webhook_card(&mut self, id: &str) -> Result<Option<(Option<String>, i64)>>;
+    /// A status card's row (its message id: at most [`MAX_WEBHOOK_TEXT`]
+    /// bytes read); `None` if the webhook is gone.
+    fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>>;
+    /// Takes the card's send slot until `until` in one conditional update
+    /// if, at `now`, it was last posted or edited at least `every_ms` ago
+    /// and nobody holds it: its message id (as [`Self::webhook_card`]
+    /// reads it) if taken, `None` if not (or the webhook is gone).
+    fn claim_webhook_card(
+        &mut self,
+        id: &str,
+        now: i64,
+        every_ms: i64,
+        until: i64,
+    ) -> Result<Option<Option<String>>>;
     /// Stores a status card's message id (`None`: post a new one next)
-    /// and when it was last posted or edited; false if the webhook is gone.
-    fn set_webhook_card(&mut self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool>;
+    /// and when it was last posted or edited, giving the slot `claim`
+    /// back if it is still that; false if the webhook is gone.
+    fn set_webhook_card(
+        &mut self,
+        id: &str,
+        msg: Option<&str>,
+        edit_ms: i64,
+        claim: i64,
+    ) -> Result<bool>;
+    /// Gives the card's slot `claim` back if it is still that.
+    fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()>;
 
     /// The VAPID private key: `candidate` stored if there is none yet,
     /// then whatever is stored read back (at most [`MAX_VAPID_BYTES`]), so

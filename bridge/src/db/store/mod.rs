@@ -30,7 +30,7 @@ pub use engine::{ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, Settle};
 pub use postgres::{DatabaseUrl, Postgres};
 pub use push::PushRow;
 pub use sqlite::DB_FILE;
-pub use webhooks::WebhookRow;
+pub use webhooks::{CardClaim, CardRow, WebhookRow};
 pub use write::Recorded;
 
 /// The current time in Unix milliseconds: the unit of every time the

@@ -41,7 +41,7 @@ use self::{
     store::WebhookStore,
 };
 use crate::{
-    db::store::{now_ms, DeliveryRow, DoneDelivery, StoreError, WebhookRow},
+    db::store::{now_ms, CardClaim, DeliveryRow, DoneDelivery, StoreError, WebhookRow},
     error::Error,
     live::upstream::Shared,
     notify::{
@@ -75,8 +75,14 @@ const RELOAD_EVERY: Duration = Duration::from_secs(5);
 const REMEMBERED: i64 = crate::notify::engine::KEEP_DONE;
 /// The name of the webhooks' rows and change notes.
 pub const CHANNEL: &str = "webhook";
-/// A status card is posted or edited at most once per this.
+/// A status card is posted or edited at most once per this, by all the
+/// bridges on its database together.
 pub const CARD_EVERY: Duration = Duration::from_secs(10);
+/// How long a bridge holds a status card's send slot at most: longer
+/// than an edit and the post after its 404 together (two attempts'
+/// timeouts) and their storing, so the slot is never taken from a bridge
+/// still sending; a bridge that dies while sending holds it this long.
+pub const CARD_LEASE: Duration = Duration::from_secs(30);
 /// The event name of a status card's deliveries.
 const CARD_EVENT: &str = "card";
 /// A card's deliveries not yet done at most: one being sent and one
@@ -136,8 +142,9 @@ pub struct Hook {
     /// A card's message as this bridge last posted or edited it, so an
     /// unchanged card is not edited again.
     shown: Mutex<Option<(String, Vec<u8>)>>,
-    /// Held while a card is sent: its deliveries claimed together go one
-    /// after the other, the second seeing the first's edit.
+    /// Held while a card is sent: its deliveries claimed together by this
+    /// bridge go one after the other, the second seeing the first's edit
+    /// (across bridges, the card's slot in the database does this).
     sending: tokio::sync::Mutex<()>,
 }
 
@@ -544,9 +551,18 @@ impl Webhooks {
     async fn send_card(&self, hook: &Hook) -> Sent {
         let _one_at_a_time = hook.sending.lock().await;
         let id = hook.id.clone();
-        let (msg, edit_ms) = match self.with_store(move |s| s.card(&id)).await {
-            Ok(Some(card)) => card,
-            Ok(None) => return Sent::Dropped("deleted"),
+        let now = now_ms();
+        let (every, lease) = (CARD_EVERY.as_millis() as i64, CARD_LEASE.as_millis() as i64);
+        let (msg, claim) = match self
+            .with_store(move |s| s.claim_card(&id, now, every, lease))
+            .await
+        {
+            Ok(CardClaim::Won { msg, claim }) => (msg, claim),
+            Ok(CardClaim::Later { at }) => {
+                let wait = at.saturating_sub(now).max(0);
+                return Sent::Later(Duration::from_millis(wait.unsigned_abs()));
+            }
+            Ok(CardClaim::Gone) => return Sent::Dropped("deleted"),
             Err(e) => {
                 throttled!(warn, error = %e, "a status card's message cannot be read");
                 return Sent::Retry {
@@ -556,11 +572,21 @@ impl Webhooks {
                 };
             }
         };
-        let every = CARD_EVERY.as_millis() as i64;
-        let wait = edit_ms.saturating_add(every).saturating_sub(now_ms());
-        if wait > 0 {
-            return Sent::Later(Duration::from_millis(wait.unsigned_abs()));
+        let sent = self.send_claimed(hook, msg, claim).await;
+        if !matches!(
+            sent,
+            Sent::Delivered(_) | Sent::Retry { after: Some(_), .. }
+        ) {
+            // Nothing stored: the slot is given back as it was.
+            self.card_released(hook, claim).await;
         }
+        sent
+    }
+
+    /// [`Self::send_card`] once this bridge holds the card's slot `claim`
+    /// (see [`CARD_LEASE`]): a post or an edit that succeeds, and a wait
+    /// Discord asks for, give it back as they are stored.
+    async fn send_claimed(&self, hook: &Hook, msg: Option<String>, claim: i64) -> Sent {
         let body = protocol::json::to_vec(&self.card(&hook.spec.servers));
         // A stored id that is not one (the row is trusted no more than an
         // answer) is posted anew.
@@ -593,7 +619,7 @@ impl Webhooks {
                 .await;
             match attempt {
                 Attempt::Delivered(code) => {
-                    self.card_sent(hook, &msg, body).await;
+                    self.card_sent(hook, &msg, body, claim).await;
                     return Sent::Delivered(code);
                 }
                 // Deleted in the channel: a new message.
@@ -601,7 +627,7 @@ impl Webhooks {
                     status: Some(404), ..
                 } => {}
                 Attempt::Retry { status, after, why } => {
-                    self.card_held(hook, Some(&msg), after).await;
+                    self.card_held(hook, Some(&msg), after, claim).await;
                     return Sent::Retry { status, after, why };
                 }
                 Attempt::Failed { status, why } => return Sent::Failed { status, why },
@@ -620,7 +646,7 @@ impl Webhooks {
         match attempt {
             Attempt::Delivered(code) => match card::message_id(&answer) {
                 Some(msg) => {
-                    self.card_sent(hook, &msg, body).await;
+                    self.card_sent(hook, &msg, body, claim).await;
                     Sent::Delivered(code)
                 }
                 None => Sent::Failed {
@@ -629,7 +655,7 @@ impl Webhooks {
                 },
             },
             Attempt::Retry { status, after, why } => {
-                self.card_held(hook, None, after).await;
+                self.card_held(hook, None, after, claim).await;
                 Sent::Retry { status, after, why }
             }
             Attempt::Failed { status, why } => Sent::Failed { status, why },
@@ -638,30 +664,40 @@ impl Webhooks {
 
     /// Holds every delivery of a card back for the wait Discord asked for
     /// (a 429's), as if it had been edited then: none of them is sent
-    /// sooner, on any bridge.
-    async fn card_held(&self, hook: &Hook, msg: Option<&str>, after: Option<Duration>) {
+    /// sooner, on any bridge. The slot `claim` is given back.
+    async fn card_held(&self, hook: &Hook, msg: Option<&str>, after: Option<Duration>, claim: i64) {
         let Some(after) = after else { return };
         let after = i64::try_from(after.as_millis()).unwrap_or(i64::MAX / 4);
         let every = CARD_EVERY.as_millis() as i64;
         let edit_ms = now_ms().saturating_add(after).saturating_sub(every);
         let (id, msg) = (hook.id.clone(), msg.map(str::to_owned));
         if let Err(e) = self
-            .with_store(move |s| s.set_card(&id, msg.as_deref(), edit_ms))
+            .with_store(move |s| s.set_card(&id, msg.as_deref(), edit_ms, claim))
             .await
         {
             throttled!(warn, error = %e, "a status card's wait cannot be stored");
         }
     }
 
-    /// Notes a card's message `msg` as posted or edited now with `body`.
-    async fn card_sent(&self, hook: &Hook, msg: &str, body: Vec<u8>) {
+    /// Notes a card's message `msg` as posted or edited now with `body`,
+    /// giving back the slot `claim`.
+    async fn card_sent(&self, hook: &Hook, msg: &str, body: Vec<u8>, claim: i64) {
         *hook.shown.lock().unwrap_or_else(|p| p.into_inner()) = Some((msg.to_owned(), body));
         let (id, stored) = (hook.id.clone(), msg.to_owned());
         if let Err(e) = self
-            .with_store(move |s| s.set_card(&id, Some(&stored), now_ms()))
+            .with_store(move |s| s.set_card(&id, Some(&stored), now_ms(), claim))
             .await
         {
             throttled!(warn, error = %e, "a status card's message cannot be stored; it may be posted again");
+        }
+    }
+
+    /// Gives back the card's slot `claim` when nothing was stored (else
+    /// it is free again when its lease ends).
+    async fn card_released(&self, hook: &Hook, claim: i64) {
+        let id = hook.id.clone();
+        if let Err(e) = self.with_store(move |s| s.release_card(&id, claim)).await {
+            throttled!(warn, error = %e, "a status card's slot cannot be given back; it is free again within {} s", CARD_LEASE.as_secs());
         }
     }
 

@@ -5,7 +5,7 @@
 
 use crate::db::{
     history::History,
-    store::{DoneDelivery, StoreError, WebhookRow},
+    store::{CardClaim, DoneDelivery, StoreError, WebhookRow},
 };
 
 /// What keeps webhooks: every call is short and may block (callers run it
@@ -34,12 +34,27 @@ pub trait WebhookStore: Send + Sync + std::fmt::Debug {
         ok: bool,
         disable_after: u32,
     ) -> Result<Option<(bool, u32)>, StoreError>;
-    /// A status card's message id and when it was last posted or edited
-    /// (Unix ms); `None` if the webhook is gone.
-    fn card(&self, id: &str) -> Result<Option<(Option<String>, i64)>, StoreError>;
+    /// Tries to take a status card's send slot at `now` for `lease_ms`
+    /// (see `Store::claim_webhook_card`): one bridge of all on the
+    /// database at a time, once per `every_ms`.
+    fn claim_card(
+        &self,
+        id: &str,
+        now: i64,
+        every_ms: i64,
+        lease_ms: i64,
+    ) -> Result<CardClaim, StoreError>;
     /// Stores a status card's message id (`None`: post anew next) and
-    /// when it was last posted or edited.
-    fn set_card(&self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool, StoreError>;
+    /// when it was last posted or edited, giving back the slot `claim`.
+    fn set_card(
+        &self,
+        id: &str,
+        msg: Option<&str>,
+        edit_ms: i64,
+        claim: i64,
+    ) -> Result<bool, StoreError>;
+    /// Gives back the slot `claim`, nothing sent.
+    fn release_card(&self, id: &str, claim: i64) -> Result<(), StoreError>;
 }
 
 impl WebhookStore for History {
@@ -80,12 +95,28 @@ impl WebhookStore for History {
         self.store().webhook_outcome(id, ok, disable_after, true)
     }
 
-    fn card(&self, id: &str) -> Result<Option<(Option<String>, i64)>, StoreError> {
-        self.store().webhook_card(id)
+    fn claim_card(
+        &self,
+        id: &str,
+        now: i64,
+        every_ms: i64,
+        lease_ms: i64,
+    ) -> Result<CardClaim, StoreError> {
+        self.store().claim_webhook_card(id, now, every_ms, lease_ms)
     }
 
-    fn set_card(&self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool, StoreError> {
-        self.store().set_webhook_card(id, msg, edit_ms)
+    fn set_card(
+        &self,
+        id: &str,
+        msg: Option<&str>,
+        edit_ms: i64,
+        claim: i64,
+    ) -> Result<bool, StoreError> {
+        self.store().set_webhook_card(id, msg, edit_ms, claim)
+    }
+
+    fn release_card(&self, id: &str, claim: i64) -> Result<(), StoreError> {
+        self.store().release_webhook_card(id, claim)
     }
 }
 
@@ -123,13 +154,28 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0], row("wh_a", 1), "oldest first");
         assert_eq!((rows[1].enabled, rows[1].failures), (false, 20));
-        assert_eq!(store.card("wh_a").unwrap(), Some((None, 0)), "no card yet");
-        assert!(store.set_card("wh_a", Some("1234"), 77).unwrap());
-        assert!(!store.set_card("wh_gone", Some("1"), 1).unwrap());
-        assert_eq!(store.card("wh_gone").unwrap(), None);
+        let (now, every, lease) = (100_000, 10_000, 30_000);
+        let claim = now + lease;
+        assert_eq!(
+            store.claim_card("wh_a", now, every, lease).unwrap(),
+            CardClaim::Won { msg: None, claim },
+            "no card yet"
+        );
+        assert!(store.set_card("wh_a", Some("1234"), now, claim).unwrap());
+        assert!(!store.set_card("wh_gone", Some("1"), 1, 1).unwrap());
+        assert_eq!(
+            store.claim_card("wh_gone", now, every, lease).unwrap(),
+            CardClaim::Gone
+        );
         drop(store);
         let store = open();
-        assert_eq!(store.card("wh_a").unwrap(), Some((Some("1234".into()), 77)));
+        assert_eq!(
+            store.claim_card("wh_a", now + every, every, lease).unwrap(),
+            CardClaim::Won {
+                msg: Some("1234".into()),
+                claim: now + every + lease
+            }
+        );
         assert!(store.delete("wh_a").unwrap());
         assert!(!store.delete("wh_a").unwrap());
         assert_eq!(store.load().unwrap().len(), 1);

@@ -33,7 +33,7 @@ mod own;
 mod schema;
 pub mod vacuum;
 
-use crate::db::store::{PushRow, WebhookRow};
+use crate::db::store::{CardRow, PushRow, WebhookRow};
 use std::{
     collections::HashMap,
     fmt,
@@ -950,23 +950,62 @@ impl Engine for Postgres {
         Ok(n > 0)
     }
 
-    fn webhook_card(&mut self, id: &str) -> Result<Option<(Option<String>, i64)>> {
+    fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>> {
         let rows = self.query(
-            "SELECT substring(card_msg from 1 for $2), card_edit_ms FROM webhooks WHERE id = $1",
+            "SELECT substring(card_msg from 1 for $2), card_edit_ms, card_claim_ms \
+             FROM webhooks WHERE id = $1",
             &[&id, &(MAX_WEBHOOK_TEXT as i32)],
         )?;
         match rows.first() {
-            Some(r) => Ok(Some((get(r, 0)?, get(r, 1)?))),
+            Some(r) => Ok(Some(CardRow {
+                msg: get(r, 0)?,
+                edit_ms: get(r, 1)?,
+                claim_ms: get(r, 2)?,
+            })),
             None => Ok(None),
         }
     }
 
-    fn set_webhook_card(&mut self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool> {
+    fn claim_webhook_card(
+        &mut self,
+        id: &str,
+        now: i64,
+        every_ms: i64,
+        until: i64,
+    ) -> Result<Option<Option<String>>> {
+        // Bridges updating the row at once: the later waits for the
+        // earlier's commit, then finds the condition false.
+        let rows = self.query(
+            "UPDATE webhooks SET card_claim_ms = $4 \
+             WHERE id = $1 AND card_edit_ms <= $2::BIGINT - $3::BIGINT AND card_claim_ms <= $2 \
+             RETURNING substring(card_msg from 1 for $5)",
+            &[&id, &now, &every_ms, &until, &(MAX_WEBHOOK_TEXT as i32)],
+        )?;
+        rows.first().map(|r| get(r, 0)).transpose()
+    }
+
+    fn set_webhook_card(
+        &mut self,
+        id: &str,
+        msg: Option<&str>,
+        edit_ms: i64,
+        claim: i64,
+    ) -> Result<bool> {
         let n = self.execute(
-            "UPDATE webhooks SET card_msg = $2, card_edit_ms = $3 WHERE id = $1",
-            &[&id, &msg, &edit_ms],
+            "UPDATE webhooks SET card_msg = $2, card_edit_ms = $3, \
+             card_claim_ms = CASE WHEN card_claim_ms = $4 THEN 0 ELSE card_claim_ms END \
+             WHERE id = $1",
+            &[&id, &msg, &edit_ms, &claim],
         )?;
         Ok(n > 0)
+    }
+
+    fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()> {
+        self.execute(
+            "UPDATE webhooks SET card_claim_ms = 0 WHERE id = $1 AND card_claim_ms = $2",
+            &[&id, &claim],
+        )?;
+        Ok(())
     }
 
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {

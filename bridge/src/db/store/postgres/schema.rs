@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/postgres/006_notify.sql"),
     include_str!("../../../../migrations/postgres/007_peaks.sql"),
     include_str!("../../../../migrations/postgres/008_cards.sql"),
+    include_str!("../../../../migrations/postgres/009_card_claims.sql"),
 ];
 
 /// The advisory lock held while migrating ("lobby" and 1).

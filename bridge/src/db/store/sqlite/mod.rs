@@ -6,7 +6,7 @@
 mod notify;
 mod schema;
 
-use crate::db::store::{PushRow, WebhookRow};
+use crate::db::store::{CardRow, PushRow, WebhookRow};
 use std::path::PathBuf;
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -434,25 +434,69 @@ impl Engine for Sqlite {
         Ok(n > 0)
     }
 
-    fn webhook_card(&mut self, id: &str) -> Result<Option<(Option<String>, i64)>> {
+    fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>> {
         let row = self
             .conn
             .prepare_cached(
-                "SELECT substr(card_msg, 1, ?2), card_edit_ms FROM webhooks WHERE id = ?1",
+                "SELECT substr(card_msg, 1, ?2), card_edit_ms, card_claim_ms \
+                 FROM webhooks WHERE id = ?1",
             )?
             .query_row(params![id, MAX_WEBHOOK_TEXT], |r| {
-                Ok((r.get(0)?, r.get(1)?))
+                Ok(CardRow {
+                    msg: r.get(0)?,
+                    edit_ms: r.get(1)?,
+                    claim_ms: r.get(2)?,
+                })
             })
             .optional()?;
         Ok(row)
     }
 
-    fn set_webhook_card(&mut self, id: &str, msg: Option<&str>, edit_ms: i64) -> Result<bool> {
+    fn claim_webhook_card(
+        &mut self,
+        id: &str,
+        now: i64,
+        every_ms: i64,
+        until: i64,
+    ) -> Result<Option<Option<String>>> {
+        // One statement under SQLite's write lock: of bridges sharing the
+        // file, one takes the slot.
+        let msg = self
+            .conn
+            .prepare_cached(
+                "UPDATE webhooks SET card_claim_ms = ?4 \
+                 WHERE id = ?1 AND card_edit_ms <= ?2 - ?3 AND card_claim_ms <= ?2 \
+                 RETURNING substr(card_msg, 1, ?5)",
+            )?
+            .query_row(params![id, now, every_ms, until, MAX_WEBHOOK_TEXT], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        Ok(msg)
+    }
+
+    fn set_webhook_card(
+        &mut self,
+        id: &str,
+        msg: Option<&str>,
+        edit_ms: i64,
+        claim: i64,
+    ) -> Result<bool> {
         let n = self.conn.execute(
-            "UPDATE webhooks SET card_msg = ?2, card_edit_ms = ?3 WHERE id = ?1",
-            params![id, msg, edit_ms],
+            "UPDATE webhooks SET card_msg = ?2, card_edit_ms = ?3, \
+             card_claim_ms = CASE WHEN card_claim_ms = ?4 THEN 0 ELSE card_claim_ms END \
+             WHERE id = ?1",
+            params![id, msg, edit_ms, claim],
         )?;
         Ok(n > 0)
+    }
+
+    fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE webhooks SET card_claim_ms = 0 WHERE id = ?1 AND card_claim_ms = ?2",
+            params![id, claim],
+        )?;
+        Ok(())
     }
 
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {

@@ -54,6 +54,10 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../../../migrations/008_cards.sql"),
         convert: add_card_columns,
     },
+    Migration {
+        sql: include_str!("../../../../migrations/009_card_claims.sql"),
+        convert: add_card_claim,
+    },
 ];
 
 /// The database's file in the data directory.
@@ -252,13 +256,35 @@ fn add_enabled_ms(conn: &Connection) -> rusqlite::Result<()> {
 /// Adds the status card's columns to `webhooks` where they are missing
 /// (`migrations/008_cards.sql`).
 fn add_card_columns(conn: &Connection) -> rusqlite::Result<()> {
-    for (column, sql) in [
-        ("card_msg", "ALTER TABLE webhooks ADD COLUMN card_msg TEXT"),
-        (
-            "card_edit_ms",
-            "ALTER TABLE webhooks ADD COLUMN card_edit_ms INTEGER NOT NULL DEFAULT 0",
-        ),
-    ] {
+    add_webhook_columns(
+        conn,
+        &[
+            ("card_msg", "ALTER TABLE webhooks ADD COLUMN card_msg TEXT"),
+            (
+                "card_edit_ms",
+                "ALTER TABLE webhooks ADD COLUMN card_edit_ms INTEGER NOT NULL DEFAULT 0",
+            ),
+        ],
+    )
+}
+
+/// Adds the status card's send slot to `webhooks` where it is missing
+/// (`migrations/009_card_claims.sql`).
+fn add_card_claim(conn: &Connection) -> rusqlite::Result<()> {
+    add_webhook_columns(
+        conn,
+        &[(
+            "card_claim_ms",
+            "ALTER TABLE webhooks ADD COLUMN card_claim_ms INTEGER NOT NULL DEFAULT 0",
+        )],
+    )
+}
+
+/// Runs each `(column, ALTER TABLE)` pair whose column `webhooks` lacks
+/// (SQLite has no `ADD COLUMN IF NOT EXISTS`, and a migration may run
+/// again).
+fn add_webhook_columns(conn: &Connection, columns: &[(&str, &str)]) -> rusqlite::Result<()> {
+    for (column, sql) in columns {
         let has: i64 = conn.query_row(
             "SELECT count(*) FROM pragma_table_info('webhooks') WHERE name = ?1",
             [column],
