@@ -1,8 +1,10 @@
 //! One page of an arranged list as a table shows it (both tables take
-//! it), and the favourites' "last seen" that every list view refreshes.
+//! it), how many of its rows are drawn yet, and the favourites' "last
+//! seen" that every list view refreshes.
 
 use std::rc::Rc;
 
+use gloo_timers::callback::Timeout;
 use yew::prelude::*;
 
 use crate::{
@@ -47,6 +49,9 @@ pub struct TableView {
     /// The page shown (the query's, clamped) and the number of pages.
     pub page: usize,
     pub pages: usize,
+    /// How many of the body's rows (in its order: pinned, offline, the
+    /// rest) are drawn now; see [`use_rows_drawn`].
+    pub drawn: usize,
 }
 
 impl TableView {
@@ -81,6 +86,7 @@ impl TableView {
             dispatcher: Some(dispatcher),
             page,
             pages: page_count(arranged.idx.len()),
+            drawn: usize::MAX,
         }
     }
 
@@ -88,6 +94,47 @@ impl TableView {
     pub fn is_empty(&self) -> bool {
         self.shown.is_empty() && self.offline.is_empty()
     }
+
+    /// The body's rows: those on the page and the favourites not in the
+    /// list.
+    pub fn len(&self) -> usize {
+        self.shown.len() + self.offline.len()
+    }
+
+    /// Whether every row of the body is drawn.
+    pub fn complete(&self) -> bool {
+        self.drawn >= self.len()
+    }
+}
+
+/// Rows a table draws in the render that first shows them: what a
+/// phone's screen holds (three or four cards under the filters).
+pub const FIRST_ROWS: usize = 5;
+
+/// Rows added by each later render, each a task of its own: well under
+/// the 50 ms a browser counts as a long task, on a phone.
+pub const MORE_ROWS: usize = 4;
+
+/// How many of a table's `total` rows to draw now. Drawing a row's
+/// components is the page's costliest work (60 rows are a tenth of a
+/// second on a laptop, four times that on a phone), so a list's first
+/// [`FIRST_ROWS`] are drawn at once and the rest [`MORE_ROWS`] at a time,
+/// each in a task of its own (a zero timeout after the last): no task
+/// holds the page for long, and a tap is answered in between. The count
+/// only grows: a list that changes afterwards is drawn whole, but for rows
+/// beyond those drawn so far.
+#[hook]
+pub fn use_rows_drawn(total: usize) -> usize {
+    let limit = use_state_eq(|| FIRST_ROWS);
+    {
+        let limit = limit.clone();
+        use_effect_with((*limit, total), move |&(now, total)| {
+            let more = (now < total)
+                .then(|| Timeout::new(0, move || limit.set(now.saturating_add(MORE_ROWS))));
+            move || drop(more)
+        });
+    }
+    (*limit).min(total)
 }
 
 /// Refreshes the "last seen" time and name of the favourites in a list
