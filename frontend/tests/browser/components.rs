@@ -38,7 +38,7 @@ fn entry(name: &str, current: u32, max: u8, open: bool, mode: u64) -> ServerEntr
 }
 
 /// Props of [`FedLobby`].
-#[derive(Properties, PartialEq)]
+#[derive(Properties, PartialEq, Default)]
 struct FedLobbyProps {
     /// Servers "more 00", "more 01", … listed after the three fixed ones.
     #[prop_or_default]
