@@ -11,6 +11,7 @@ use crate::{
     favourites::{Favourite, MarkAction, Marks},
     list::{page_count, page_slice, Arranged},
     query::{ListQuery, SortKey},
+    services::browser,
     settings::{Settings, SettingsAction},
 };
 
@@ -111,26 +112,46 @@ impl TableView {
 /// phone's screen holds (three or four cards under the filters).
 pub const FIRST_ROWS: usize = 5;
 
-/// Rows added by each later render, each a task of its own: well under
-/// the 50 ms a browser counts as a long task, on a phone.
-pub const MORE_ROWS: usize = 4;
+/// Rows each later render adds, at least and at most; the first of them
+/// adds the least.
+pub const MORE_ROWS: (usize, usize) = (4, 40);
+
+/// What a later render may spend drawing rows (ms): a few times under the
+/// 50 ms a browser counts as a long task, so that a phone's slower CPU
+/// (Lighthouse's counts each task four times over) stays under it too.
+const SLICE_MS: f64 = 8.0;
 
 /// How many of a table's `total` rows to draw now. Drawing a row's
 /// components is the page's costliest work (60 rows are a tenth of a
 /// second on a laptop, four times that on a phone), so a list's first
-/// [`FIRST_ROWS`] are drawn at once and the rest [`MORE_ROWS`] at a time,
-/// each in a task of its own (a zero timeout after the last): no task
-/// holds the page for long, and a tap is answered in between. The count
-/// only grows: a list that changes afterwards is drawn whole, but for rows
-/// beyond those drawn so far.
+/// [`FIRST_ROWS`] are drawn at once and the rest a few at a time, each
+/// render in a task of its own (a zero timeout after the last): no task
+/// holds the page for long, and a tap is answered in between. How many a
+/// render adds follows how long the last one took per row ([`SLICE_MS`],
+/// within [`MORE_ROWS`]), so a fast machine draws a long page in a few
+/// renders. The count only grows: a list that changes afterwards is drawn
+/// whole, but for rows beyond those drawn so far.
 #[hook]
 pub fn use_rows_drawn(total: usize) -> usize {
     let limit = use_state_eq(|| FIRST_ROWS);
+    // When the last render adding rows was asked for, and from how many.
+    let asked = use_mut_ref(|| None::<(f64, usize)>);
     {
         let limit = limit.clone();
         use_effect_with((*limit, total), move |&(now, total)| {
-            let more = (now < total)
-                .then(|| Timeout::new(0, move || limit.set(now.saturating_add(MORE_ROWS))));
+            let step = match asked.borrow_mut().take() {
+                Some((at, from)) if now > from => {
+                    let per_row = (browser::perf_now() - at).max(0.01) / (now - from) as f64;
+                    ((SLICE_MS / per_row) as usize).clamp(MORE_ROWS.0, MORE_ROWS.1)
+                }
+                _ => MORE_ROWS.0,
+            };
+            let more = (now < total).then(|| {
+                Timeout::new(0, move || {
+                    *asked.borrow_mut() = Some((browser::perf_now(), now));
+                    limit.set(now.saturating_add(step));
+                })
+            });
             move || drop(more)
         });
     }
