@@ -69,7 +69,8 @@ pub struct TableParts {
 }
 
 /// The table: headings, then the pinned favourites, the favourites not in
-/// the list and the rest, each row drawn by `row` (index, marks).
+/// the list and the rest, each row drawn by `row` (index, marks); as many
+/// of them as the view says are drawn yet (`aria-busy` until all are).
 pub fn list_table(
     parts: TableParts,
     view: &TableView,
@@ -88,8 +89,19 @@ pub fn list_table(
     };
     let span = parts.columns.len() as u32;
     let dispatcher = view.dispatcher.as_ref();
+    let body = view.shown[..pinned]
+        .iter()
+        .filter_map(draw)
+        .chain(
+            view.offline
+                .iter()
+                .map(|f| offline_favourite(f, dispatcher, span)),
+        )
+        .chain(view.shown[pinned..].iter().filter_map(draw))
+        .take(view.drawn);
+    let busy = (!view.complete()).then_some("true");
     html! {
-        <table class={classes!("servers", parts.class)}>
+        <table class={classes!("servers", parts.class)} aria-busy={busy}>
             <caption class="visually-hidden">{ parts.caption }</caption>
             <thead>
                 <tr>
@@ -97,11 +109,7 @@ pub fn list_table(
                     <th scope="col" class="c-addr">{ t(K::Address) }</th>
                 </tr>
             </thead>
-            <tbody>
-                { for view.shown[..pinned].iter().filter_map(draw) }
-                { for view.offline.iter().map(|f| offline_favourite(f, dispatcher, span)) }
-                { for view.shown[pinned..].iter().filter_map(draw) }
-            </tbody>
+            <tbody>{ for body }</tbody>
         </table>
     }
 }

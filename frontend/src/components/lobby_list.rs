@@ -28,6 +28,9 @@ pub struct LobbyListProps {
     /// Compact mode for the iframe: no filter bar.
     #[prop_or_default]
     pub embed: bool,
+    /// Told once a list is drawn whole.
+    #[prop_or_default]
+    pub on_drawn: Callback<()>,
 }
 
 /// The master's list, filtered, sorted and paged as `query` says.
@@ -41,8 +44,20 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
         clear_filters,
     } = ViewCallbacks::new(&query, &set_query);
     let view = use_lobby_view(&query, on_sort);
-    // For benchmarks: when this list version is drawn.
-    use_render_timing(view.shown.version(), view.shown.rows().len());
+    // For benchmarks and tests: when this list version is drawn whole.
+    use_render_timing(
+        view.shown.version(),
+        view.shown.rows().len(),
+        view.table.complete(),
+    );
+    {
+        let on_drawn = props.on_drawn.clone();
+        use_effect_with(view.has_list && view.table.complete(), move |&drawn| {
+            if drawn {
+                on_drawn.emit(());
+            }
+        });
+    }
     let settings = use_settings();
 
     let note = if view.has_list {
@@ -56,6 +71,7 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
         html! {}
     };
     let (page, pages) = (view.table.page, view.table.pages);
+    let drawn = view.table.complete();
     let body = match view.body {
         Body::Table => html! {
             <ServerTable shown={view.shown} view={view.table} new_keys={view.new_keys} />
@@ -74,7 +90,10 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
             }
             { list_meta(view.summary, note, view.at_ms, view.stale, view.error.as_deref()) }
             <div class="table-wrap">{ body }</div>
-            <Pager page={page} pages={pages} on_page={on_page} />
+            // Under the rows: once they are all drawn, or they would push it.
+            if drawn {
+                <Pager page={page} pages={pages} on_page={on_page} />
+            }
         </>
     }
 }

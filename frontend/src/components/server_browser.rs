@@ -20,6 +20,10 @@ pub struct ServerBrowserProps {
     /// Compact mode for the iframe: no filter bar.
     #[prop_or_default]
     pub embed: bool,
+    /// Told once the list shown is drawn whole (at once on another game's
+    /// tab): what goes under it waits for that, or it would be pushed down.
+    #[prop_or_default]
+    pub on_drawn: Callback<()>,
 }
 
 /// Reads the view from the URL and writes changes back with
@@ -50,6 +54,15 @@ pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
         });
     }
 
+    {
+        let on_drawn = props.on_drawn.clone();
+        use_effect_with(query.source.is_some(), move |&games| {
+            if games {
+                on_drawn.emit(());
+            }
+        });
+    }
+
     let set_query = Callback::from(move |q: ListQuery| {
         if !embed {
             storage::set_filters(&q);
@@ -71,7 +84,8 @@ pub fn ServerBrowser(props: &ServerBrowserProps) -> Html {
                 if query.source.is_some() {
                     <GameList query={query} on_change={set_query} embed={props.embed} />
                 } else {
-                    <LobbyList query={query} on_change={set_query} embed={props.embed} />
+                    <LobbyList query={query} on_change={set_query} embed={props.embed}
+                        on_drawn={props.on_drawn.clone()} />
                 }
             </div>
         </section>

@@ -1,7 +1,7 @@
 //! Render timing for benchmarks, kept apart from the product's state: the
 //! connection notes when each lobby list message arrived and how long
 //! reading it took ([`received`]), and the lobby's list notes when the rows
-//! of a new list version are drawn ([`use_render_timing`]). Together they
+//! of a new list version are all drawn ([`use_render_timing`]). Together they
 //! fill `window.__lobbyMetrics`, with the server page's first render
 //! ([`server_page_rendered`]), which the page benchmark
 //! (`bench/src/phases/page.rs`) and the end-to-end tests read. Nothing in
@@ -68,11 +68,12 @@ pub fn received(perf_ms: f64, parse_ms: f64, kind: Kind) {
 }
 
 /// Records the timing of list `version` (of `list_size` rows) once it is
-/// drawn; version 0 (no list yet) is not recorded.
+/// drawn whole (`drawn`: a long list's rows are drawn a few at a time);
+/// version 0 (no list yet) is not recorded.
 #[hook]
-pub fn use_render_timing(version: u32, list_size: usize) {
-    use_effect_with(version, move |v| {
-        if *v > 0 {
+pub fn use_render_timing(version: u32, list_size: usize, drawn: bool) {
+    use_effect_with((version, drawn), move |&(v, drawn)| {
+        if v > 0 && drawn {
             record(list_size);
         }
     });

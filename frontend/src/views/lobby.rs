@@ -25,7 +25,7 @@ use crate::{
     query::{ListQuery, SortKey},
     services::browser,
     state::{Conn, State},
-    views::table::{use_favourites_seen, TableView},
+    views::table::{use_favourites_seen, use_rows_drawn, TableView},
 };
 
 /// What goes where the table goes.
@@ -88,7 +88,7 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
     );
     let has_list = state.received_at_ms.is_some();
     // Favourites not in the list: greyed on the first page until removed.
-    let table = TableView::new(
+    let mut table = TableView::new(
         &arranged,
         query,
         on_sort,
@@ -96,6 +96,7 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
         settings.dispatcher(),
         (LOBBY_SOURCE, has_list),
     );
+    table.drawn = use_rows_drawn(table.len());
     let now = browser::now_ms();
     let (new_keys, no_rows) = {
         let rows = shown.rows();

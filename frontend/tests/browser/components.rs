@@ -15,6 +15,7 @@ use frontend::{
     services::connection::ListMessage,
     state::{Action, State},
     test_servers::add_form::AddServerForm,
+    views::table::{use_rows_drawn, FIRST_ROWS, MORE_ROWS},
 };
 use protocol::{GameplayMode, Players, ServerEntry, Stats};
 use wasm_bindgen::JsCast;
@@ -36,20 +37,31 @@ fn entry(name: &str, current: u32, max: u8, open: bool, mode: u64) -> ServerEntr
     }
 }
 
+/// Props of [`FedLobby`].
+#[derive(Properties, PartialEq, Default)]
+struct FedLobbyProps {
+    /// Servers "more 00", "more 01", … listed after the three fixed ones.
+    #[prop_or_default]
+    more: usize,
+}
+
 /// Provides a lobby fed with a fixed list instead of a connection.
 #[component]
-fn FedLobby() -> Html {
+fn FedLobby(props: &FedLobbyProps) -> Html {
     let state = use_reducer(State::default);
     {
         let state = state.clone();
+        let more = props.more;
         use_effect_with((), move |_| {
+            let mut entries = vec![
+                entry("bravo", 1, 4, true, 1),
+                entry("轰炸机人", 22, 4, false, 2),
+                entry("Server von Bösewicht", 3, 3, true, 1),
+            ];
+            entries.extend((0..more).map(|i| entry(&format!("more {i:02}"), 0, 4, true, 1)));
             state.dispatch(Action::Opened);
             state.dispatch(Action::List {
-                message: ListMessage::Whole(vec![
-                    entry("bravo", 1, 4, true, 1),
-                    entry("轰炸机人", 22, 4, false, 2),
-                    entry("Server von Bösewicht", 3, 3, true, 1),
-                ]),
+                message: ListMessage::Whole(entries),
                 at_ms: js_sys::Date::now(),
                 perf_ms: 0.0,
             });
@@ -139,6 +151,83 @@ async fn list_renders_rows_summary_and_unicode() {
             .as_f64()
     };
     until("render metrics", || list_size() == Some(3.0)).await;
+    root.remove();
+}
+
+/// `window.__lobbyMetrics.lastListSize`, once recorded.
+fn metrics_list_size() -> Option<f64> {
+    let metrics = js_sys::Reflect::get(&gloo_utils::window(), &"__lobbyMetrics".into()).ok()?;
+    js_sys::Reflect::get(&metrics, &"lastListSize".into())
+        .ok()?
+        .as_f64()
+}
+
+/// A long list's rows come a few at a time, but all of them come; the
+/// table says it is busy until then, and the render metrics are recorded
+/// only once the last row is drawn.
+#[wasm_bindgen_test]
+async fn a_long_list_is_drawn_whole() {
+    reset_url();
+    let root = mount();
+    yew::Renderer::<FedLobby>::with_root_and_props(root.clone(), FedLobbyProps { more: 40 })
+        .render();
+    until("43 rows", || row_names(&root).len() == 43).await;
+    until("the table no longer busy", || {
+        !exists(&root, "table[aria-busy]")
+    })
+    .await;
+    until("render metrics", || metrics_list_size() == Some(43.0)).await;
+    let names = row_names(&root);
+    assert_eq!(names.first().map(String::as_str), Some("bravo"));
+    assert_eq!(names.last().map(String::as_str), Some("轰炸机人"));
+    root.remove();
+}
+
+/// Props of [`Drawn`].
+#[derive(Properties, PartialEq)]
+struct DrawnProps {
+    total: usize,
+    /// Every count the hook gave, in render order.
+    seen: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+}
+
+/// Notes what [`use_rows_drawn`] gives on each render.
+#[component]
+fn Drawn(props: &DrawnProps) -> Html {
+    let drawn = use_rows_drawn(props.total);
+    props.seen.borrow_mut().push(drawn);
+    html! {}
+}
+
+/// The first screen's rows at once, then more per render (at least the
+/// fewest, at most the most) until every row is drawn.
+#[wasm_bindgen_test]
+async fn rows_are_drawn_in_slices() {
+    let root = mount();
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let (fewest, most) = MORE_ROWS;
+    let total = FIRST_ROWS + fewest + most + 1;
+    yew::Renderer::<Drawn>::with_root_and_props(
+        root.clone(),
+        DrawnProps {
+            total,
+            seen: seen.clone(),
+        },
+    )
+    .render();
+    until("every row drawn", || seen.borrow().last() == Some(&total)).await;
+    let mut counts = seen.borrow().clone();
+    counts.dedup();
+    assert_eq!(counts.first(), Some(&FIRST_ROWS), "{counts:?}");
+    assert_eq!(counts.get(1), Some(&(FIRST_ROWS + fewest)), "{counts:?}");
+    assert!(counts.len() >= 4, "{counts:?}");
+    for step in counts.windows(2) {
+        let added = step[1] - step[0];
+        assert!(
+            added <= most && (added >= fewest || step[1] == total),
+            "{counts:?}"
+        );
+    }
     root.remove();
 }
 

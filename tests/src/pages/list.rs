@@ -16,15 +16,24 @@ pub enum List {}
 pub type ListPage<'a> = Page<'a, List>;
 
 impl ListPage<'_> {
-    /// The names of the listed servers, in page order.
+    /// The names of the listed servers, in page order, once the table is
+    /// drawn whole (a long list's rows are drawn a few at a time, the
+    /// table `aria-busy` until the last).
     pub async fn rows(&self) -> Vec<String> {
-        let v = self
-            .js(
-                "return Array.from(document.querySelectorAll('[data-testid=server-row]'))\
-                 .map(e => e.dataset.name);",
-            )
-            .await;
-        serde_json::from_value(v).unwrap_or_default()
+        until("the list drawn whole", || async {
+            let v = self
+                .js(
+                    "if (document.querySelector('table[aria-busy=true]')) return null;\
+                     return Array.from(document.querySelectorAll('[data-testid=server-row]'))\
+                     .map(e => e.dataset.name);",
+                )
+                .await;
+            serde_json::from_value::<Option<Vec<String>>>(v)
+                .ok()
+                .flatten()
+                .ok_or_else(|| "the table still drawing its rows".to_owned())
+        })
+        .await
     }
 
     /// Waits until the listed rows are exactly `expected`, in order.

@@ -86,11 +86,13 @@ fn expected_row(e: &Value) -> [String; 4] {
     ]
 }
 
-/// Every row on the page with the same four cells.
+/// Every row on the page with the same four cells; none while the table
+/// is still drawing its rows (`aria-busy`).
 async fn page_rows(browser: &Browser) -> Vec<[String; 4]> {
     let v = browser
         .js(
-            "return Array.from(document.querySelectorAll('[data-testid=server-row]')).map(r => [\
+            "if (document.querySelector('table[aria-busy=true]')) return null;\
+             return Array.from(document.querySelectorAll('[data-testid=server-row]')).map(r => [\
              r.dataset.name, r.querySelector('.c-players').textContent.trim(), \
              r.querySelector('.c-lobby').textContent.trim(), \
              r.querySelector('.c-mode').textContent.trim()]);",
