@@ -42,9 +42,7 @@ async fn register(s: &mut TcpStream, name: &str, address: &str, port: u16) {
 }
 
 async fn stats(s: &mut TcpStream, current: u64, open: bool) {
-    let json = format!(
-        r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
-    );
+    let json = stats_json(current, open);
     send_framed(s, &json).await;
 }
 

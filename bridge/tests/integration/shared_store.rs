@@ -1347,9 +1347,7 @@ async fn stats(
     for b in bridges {
         seqs.push(metric(b.addr, "bridge_watch_list_seq").await);
     }
-    let json = format!(
-        r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
-    );
+    let json = stats_json(current, open);
     server
         .write_all(format!("{}{json}\n", json.len() + 1).as_bytes())
         .await

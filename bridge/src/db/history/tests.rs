@@ -171,23 +171,28 @@ fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
     assert_eq!(points.len(), 1, "the day's point stays 2 years");
 }
 
-/// A status card's send slot (migration 9): of two claims in one window
-/// one wins; a holder's late write keeps another's claim; a claim whose
-/// lease ended is taken; a slot given back unsent is free at once.
-fn a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends(history: History) {
-    use crate::db::store::{CardClaim, CardRow, WebhookRow};
-    const EVERY: i64 = 10_000;
-    const LEASE: i64 = 30_000;
-    let mut store = history.store();
-    let id = "wh_00000000000000c4";
-    let row = WebhookRow {
+/// A webhook row for the card slot tests, made at `T0`.
+fn card_webhook(id: &str) -> crate::db::store::WebhookRow {
+    crate::db::store::WebhookRow {
         id: id.into(),
         spec: "{}".into(),
         secret: "whsec_AAAA".into(),
         enabled: true,
         failures: 0,
         created_ms: T0,
-    };
+    }
+}
+
+/// A status card's send slot (migration 9): of two claims in one window
+/// one wins; a holder's late write keeps another's claim; a claim whose
+/// lease ended is taken; a slot given back unsent is free at once.
+fn a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends(history: History) {
+    use crate::db::store::{CardClaim, CardRow};
+    const EVERY: i64 = 10_000;
+    const LEASE: i64 = 30_000;
+    let mut store = history.store();
+    let id = "wh_00000000000000c4";
+    let row = card_webhook(id);
     assert!(store.insert_webhook(&row, 50).unwrap());
     let mut claim = |now| store.claim_webhook_card(id, now, EVERY, LEASE).unwrap();
     let first = T0 + LEASE;
@@ -274,21 +279,14 @@ fn a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends(history: 
 /// Bridges (each its own connection from `open`) claiming a status
 /// card's slot at the same moment: in every round exactly one wins.
 fn bridges_claiming_a_card_at_once_win_it_once(open: impl Fn() -> History) {
-    use crate::db::store::{CardClaim, WebhookRow};
+    use crate::db::store::CardClaim;
     const BRIDGES: usize = 4;
     const ROUNDS: i64 = 20;
     const EVERY: i64 = 10_000;
     const LEASE: i64 = 30_000;
     let bridges: Vec<History> = (0..BRIDGES).map(|_| open()).collect();
     let id = "wh_00000000000000c5";
-    let row = WebhookRow {
-        id: id.into(),
-        spec: "{}".into(),
-        secret: "whsec_AAAA".into(),
-        enabled: true,
-        failures: 0,
-        created_ms: T0,
-    };
+    let row = card_webhook(id);
     assert!(bridges[0].store().insert_webhook(&row, 50).unwrap());
     let start = std::sync::Barrier::new(BRIDGES);
     for round in 0..ROUNDS {

@@ -268,6 +268,14 @@ pub fn is_list(v: &Value) -> bool {
     v["command"] == "msRQueryGameServers"
 }
 
+/// A game server's stats update with `current` of 4 players, the lobby
+/// open or not: the line the tests' game servers send.
+pub fn stats_json(current: impl std::fmt::Display, open: bool) -> String {
+    format!(
+        r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
+    )
+}
+
 pub fn register_json(name: &str, port: u16) -> String {
     format!(
         r#"{{"command":"msRegisterGameServer","content":{{"serverName":"{name}","serverAddress":"192.168.0.10","serverPort":{port}}}}}"#
@@ -485,9 +493,7 @@ impl Watching {
     /// a list that holds it.
     pub async fn stats(&self, server: &mut TcpStream, current: u32, open: bool) {
         let seq = self.metric("bridge_watch_list_seq").await;
-        let json = format!(
-            r#"{{"command":"msUpdateGameServerStats","content":{{"players":{{"current":{current},"max":4}},"isLobbyOpen":{open},"gameplayMode":1}}}}"#
-        );
+        let json = stats_json(current, open);
         server
             .write_all(format!("{}{json}\n", json.len() + 1).as_bytes())
             .await
