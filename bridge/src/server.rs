@@ -74,8 +74,7 @@ impl Bridge {
         let games = Games::from_config(&config, visibility).map(Arc::new);
         let cancel = CancellationToken::new();
         let budget = Arc::new(Budget::new(config.api_rate_per_sec, config.api_burst));
-        let events =
-            Arc::new(Events::new(config.offline_after).with_history(Some(history.clone())));
+        let events = Arc::new(Events::new(config.offline_after, history.clone()));
         let config_static_dir = config.static_dir.clone();
         let session = Arc::new(Handle {
             config: Settings::new(&config, visibility),

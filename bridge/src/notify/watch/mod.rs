@@ -49,29 +49,23 @@ pub struct Events {
     /// Occurrences decided, by [`Change`] kind.
     decided: [AtomicU64; 5],
     /// What the history knows of servers last seen, which settles the
-    /// `server-online`s of the start-up window (`None`: none announced).
-    history: Option<Arc<History>>,
+    /// `server-online`s of the start-up window.
+    history: Arc<History>,
 }
 
 impl Events {
-    /// Events declaring a key offline after `grace` unlisted.
-    pub fn new(grace: Duration) -> Self {
+    /// Events declaring a key offline after `grace` unlisted, asking
+    /// `history` which servers appearing in the start-up window were
+    /// listed lately (those are not announced; the others are).
+    pub fn new(grace: Duration, history: Arc<History>) -> Self {
         Self {
             tx: broadcast::channel(BACKLOG).0,
             grace,
             seen_seq: AtomicU64::new(0),
             warm: AtomicBool::new(false),
             decided: Default::default(),
-            history: None,
+            history,
         }
-    }
-
-    /// Events that ask `history` which servers appearing in the start-up
-    /// window were listed lately (those are not announced; the others
-    /// are), rather than announcing none of them.
-    pub fn with_history(mut self, history: Option<Arc<History>>) -> Self {
-        self.history = history;
-        self
     }
 
     /// The `server-online`s of the start-up window whose keys the history
@@ -80,9 +74,7 @@ impl Events {
     /// server nor hides one that came online meanwhile. None while the
     /// database cannot say.
     async fn settle(&self, unsure: Vec<Occurrence>) -> Vec<Occurrence> {
-        let Some(history) = self.history.clone() else {
-            return Vec::new();
-        };
+        let history = self.history.clone();
         let keys: Vec<i64> = unsure.iter().map(|o| o.key.0 as i64).collect();
         let window = self.grace.as_millis() as i64 + history.sample_ms() + 5_000;
         let since = now_ms() - window;
