@@ -18,7 +18,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use master::limits::{address_key, TokenBucket, Verdict};
+use master::limits::{address_key, RateVerdict, TokenBucket};
 
 /// Addresses tracked at once (both generations together): a few MiB.
 pub(crate) const MAX_TRACKED: usize = 65_536;
@@ -70,7 +70,7 @@ impl Budget {
         }
         t.newer
             .get_mut(&key)
-            .is_some_and(|bucket| bucket.take(now) == Verdict::Pass)
+            .is_some_and(|bucket| bucket.take(now) == RateVerdict::Pass)
     }
 
     /// Gives back a token `ip` spent on an answer that turned out to cost

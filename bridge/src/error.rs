@@ -75,7 +75,7 @@ pub enum FeedError {
     #[error(transparent)]
     Master(#[from] MasterError),
     #[error("the master refused the feed subscription: {0}")]
-    Refused(protocol::feed::Refusal),
+    Refused(protocol::feed::FeedRefusal),
     #[error("the master refused the feed subscription for a reason this bridge does not know")]
     RefusedOther,
     #[error("what answers at the feed's address is not a master's change feed")]

@@ -23,7 +23,7 @@ use crate::{
     http::{answers::Answers, api, badge, documents::Pages, history_api, pages},
     live::{
         games::Games,
-        session::{AuthGuard, Handle, Settings},
+        session::{AuthGuard, Handle, SessionSettings},
         upstream::{Source, Upstream},
     },
     metrics::Metrics,
@@ -77,7 +77,7 @@ impl Bridge {
         let events = Arc::new(Events::new(config.offline_after, history.clone()));
         let config_static_dir = config.static_dir.clone();
         let session = Arc::new(Handle {
-            config: Settings::new(&config, visibility),
+            config: SessionSettings::new(&config, visibility),
             shared: upstream.subscribe(),
             games: games.as_ref().map(|g| g.subscribe()),
             upstream: upstream.clone(),

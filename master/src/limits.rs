@@ -26,7 +26,7 @@ pub fn address_key(ip: IpAddr) -> IpAddr {
 
 /// Why a connection was not admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub enum NotAdmitted {
     /// The master serves `max_connections` already.
     Full,
     /// This address (or IPv6 /64) holds `max_per_address` already.
@@ -131,18 +131,18 @@ impl Admission {
 
     /// Counts a new connection from `ip`, or says why it may not stay. The
     /// returned slot gives the place back when dropped.
-    pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Slot, Refusal> {
+    pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Slot, NotAdmitted> {
         let exempt = self.is_exempt(ip);
         // Held across the per-address check so that two connections cannot
         // both take the last place.
         let mut total = self.lock();
         if *total >= self.max_total {
-            return Err(Refusal::Full);
+            return Err(NotAdmitted::Full);
         }
         let address = self
             .per_address
             .acquire(ip, !exempt)
-            .ok_or(Refusal::PerAddress)?;
+            .ok_or(NotAdmitted::PerAddress)?;
         *total += 1;
         Ok(Slot {
             admission: self.clone(),
@@ -181,7 +181,7 @@ impl Drop for Slot {
 
 /// What the rate limit says about one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum RateVerdict {
     /// Within the rate: process it.
     Pass,
     /// Over the rate: discard it.
@@ -239,7 +239,7 @@ impl TokenBucket {
     }
 
     /// Judges one message arriving at `now`.
-    pub fn take(&mut self, now: Instant) -> Verdict {
+    pub fn take(&mut self, now: Instant) -> RateVerdict {
         let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
         self.last = now;
         self.tokens = (self.tokens + elapsed * self.rate).min(self.burst);
@@ -251,13 +251,13 @@ impl TokenBucket {
             if self.forgive == Forgive::OnPass {
                 self.excess = 0;
             }
-            return Verdict::Pass;
+            return RateVerdict::Pass;
         }
         self.excess = self.excess.saturating_add(1);
         if self.excess >= self.flood_after {
-            Verdict::Flood
+            RateVerdict::Flood
         } else {
-            Verdict::Excess
+            RateVerdict::Excess
         }
     }
 
@@ -343,10 +343,14 @@ mod tests {
         let nine: IpAddr = "127.0.0.9".parse().unwrap();
         let a = adm.admit(one).unwrap();
         let _b = adm.admit(one).unwrap();
-        assert_eq!(adm.admit(one).unwrap_err(), Refusal::PerAddress);
+        assert_eq!(adm.admit(one).unwrap_err(), NotAdmitted::PerAddress);
         let _c = adm.admit(two).unwrap();
-        assert_eq!(adm.admit(two).unwrap_err(), Refusal::Full);
-        assert_eq!(adm.admit(nine).unwrap_err(), Refusal::Full, "exempt too");
+        assert_eq!(adm.admit(two).unwrap_err(), NotAdmitted::Full);
+        assert_eq!(
+            adm.admit(nine).unwrap_err(),
+            NotAdmitted::Full,
+            "exempt too"
+        );
         drop(a);
         assert_eq!(adm.total(), 2);
         let d = adm.admit(nine).unwrap();
@@ -370,28 +374,28 @@ mod tests {
         let t0 = Instant::now();
         let mut b = TokenBucket::new(10, 3, 5, t0);
         for _ in 0..3 {
-            assert_eq!(b.take(t0), Verdict::Pass);
+            assert_eq!(b.take(t0), RateVerdict::Pass);
         }
-        assert_eq!(b.take(t0), Verdict::Excess);
+        assert_eq!(b.take(t0), RateVerdict::Excess);
         // A short pause refills one token; the excess is still counted.
-        assert_eq!(b.take(t0 + Duration::from_millis(100)), Verdict::Pass);
+        assert_eq!(b.take(t0 + Duration::from_millis(100)), RateVerdict::Pass);
         let t1 = t0 + Duration::from_millis(100);
         for _ in 0..3 {
-            assert_eq!(b.take(t1), Verdict::Excess);
+            assert_eq!(b.take(t1), RateVerdict::Excess);
         }
-        assert_eq!(b.take(t1), Verdict::Flood);
+        assert_eq!(b.take(t1), RateVerdict::Flood);
         // Quiet long enough to fill the bucket forgives the past.
         let mut b = TokenBucket::new(10, 3, 2, t0);
         for _ in 0..3 {
             b.take(t0);
         }
-        assert_eq!(b.take(t0), Verdict::Excess);
+        assert_eq!(b.take(t0), RateVerdict::Excess);
         let t2 = t0 + Duration::from_secs(1);
-        assert_eq!(b.take(t2), Verdict::Pass);
+        assert_eq!(b.take(t2), RateVerdict::Pass);
         for _ in 0..2 {
             b.take(t2);
         }
-        assert_eq!(b.take(t2), Verdict::Excess, "counting started afresh");
+        assert_eq!(b.take(t2), RateVerdict::Excess, "counting started afresh");
     }
 
     #[test]
@@ -399,7 +403,7 @@ mod tests {
         let t0 = Instant::now();
         let mut b = TokenBucket::new(20, 40, u32::MAX, t0);
         let passed =
-            |b: &mut TokenBucket, t| (0..50).filter(|_| b.take(t) == Verdict::Pass).count();
+            |b: &mut TokenBucket, t| (0..50).filter(|_| b.take(t) == RateVerdict::Pass).count();
         assert_eq!(passed(&mut b, t0), 40);
         // 100 ms at 20/s refills two tokens.
         let t1 = t0 + Duration::from_millis(100);
@@ -417,18 +421,18 @@ mod tests {
         let mut b = TokenBucket::new(10, 2, 3, t0).forgiving(Forgive::OnPass);
         let mut m = TokenBucket::new(10, 2, 3, t0);
         for bucket in [&mut b, &mut m] {
-            assert_eq!(bucket.take(t0), Verdict::Pass);
-            assert_eq!(bucket.take(t0), Verdict::Pass);
-            assert_eq!(bucket.take(t0), Verdict::Excess);
-            assert_eq!(bucket.take(t0), Verdict::Excess);
-            assert_eq!(bucket.take(t1), Verdict::Pass);
+            assert_eq!(bucket.take(t0), RateVerdict::Pass);
+            assert_eq!(bucket.take(t0), RateVerdict::Pass);
+            assert_eq!(bucket.take(t0), RateVerdict::Excess);
+            assert_eq!(bucket.take(t0), RateVerdict::Excess);
+            assert_eq!(bucket.take(t1), RateVerdict::Pass);
         }
         // The pass forgave the two refusals: three more in a row close.
-        assert_eq!(b.take(t1), Verdict::Excess);
-        assert_eq!(b.take(t1), Verdict::Excess);
-        assert_eq!(b.take(t1), Verdict::Flood);
+        assert_eq!(b.take(t1), RateVerdict::Excess);
+        assert_eq!(b.take(t1), RateVerdict::Excess);
+        assert_eq!(b.take(t1), RateVerdict::Flood);
         // Forgiving only when full, the third refusal overall closes.
-        assert_eq!(m.take(t1), Verdict::Flood);
+        assert_eq!(m.take(t1), RateVerdict::Flood);
     }
 
     #[test]

@@ -141,19 +141,19 @@ impl FeedSubscribe {
 /// Why the master refused a subscriber (`feedRefused`'s `reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Refusal {
+pub enum FeedRefusal {
     /// The token is missing or wrong.
     Token,
     /// The first message was not a readable `feedSubscribe`.
     Malformed,
 }
 
-impl Refusal {
+impl FeedRefusal {
     /// The whole `feedRefused` message (unframed).
     pub fn to_json(self) -> String {
         #[derive(Serialize)]
         struct Content {
-            reason: Refusal,
+            reason: FeedRefusal,
         }
         #[derive(Serialize)]
         struct Message {
@@ -174,7 +174,7 @@ impl Refusal {
     }
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for FeedRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Self::Token => "the feed token is missing or wrong",
@@ -233,7 +233,7 @@ mod tests {
 
     #[test]
     fn refusals_name_their_reason() {
-        let json = Refusal::Token.to_json();
+        let json = FeedRefusal::Token.to_json();
         assert_eq!(
             json,
             r#"{"command":"feedRefused","content":{"reason":"token"}}"#
@@ -241,11 +241,11 @@ mod tests {
         let env = Envelope::parse(json.as_bytes()).unwrap();
         assert_eq!(env.command, names::REFUSED);
         assert_eq!(
-            Refusal::from_content(env.content.as_ref()),
-            Some(Refusal::Token)
+            FeedRefusal::from_content(env.content.as_ref()),
+            Some(FeedRefusal::Token)
         );
         assert_eq!(
-            Refusal::from_content(Some(&serde_json::json!({"reason": "later"}))),
+            FeedRefusal::from_content(Some(&serde_json::json!({"reason": "later"}))),
             None
         );
     }

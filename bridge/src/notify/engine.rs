@@ -84,7 +84,7 @@ pub const MAX_AGE: Duration = Duration::from_secs(24 * 3600);
 /// How often rows are pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(30);
 
-/// Counters of one channel.
+/// The counters of one channel.
 #[derive(Debug, Default)]
 struct ChannelCounters {
     delivered: AtomicU64,
@@ -96,7 +96,7 @@ struct ChannelCounters {
 
 /// What `/metrics` shows of the notifications: one set for every channel.
 #[derive(Debug, Default)]
-pub struct Counters {
+pub struct NotifyCounters {
     webhook: ChannelCounters,
     push: ChannelCounters,
     /// Deliveries this bridge wrote.
@@ -109,7 +109,7 @@ pub struct Counters {
     syncs: AtomicU64,
 }
 
-impl Counters {
+impl NotifyCounters {
     fn of(&self, channel: &str) -> &ChannelCounters {
         match channel {
             "push" => &self.push,
@@ -163,7 +163,7 @@ fn ms_of(t: SystemTime) -> i64 {
 pub struct Notify {
     history: Arc<History>,
     channels: Vec<Arc<dyn Channel>>,
-    counters: Arc<Counters>,
+    counters: Arc<NotifyCounters>,
     journal: Mutex<VecDeque<(Arc<Occurrence>, Instant)>>,
     /// When the last read of the change notes that succeeded began: an
     /// occurrence kept after it waits for the next, so that it is decided
@@ -188,7 +188,7 @@ impl Notify {
     pub fn new(
         history: Arc<History>,
         channels: Vec<Arc<dyn Channel>>,
-        counters: Arc<Counters>,
+        counters: Arc<NotifyCounters>,
     ) -> Self {
         Self {
             history,

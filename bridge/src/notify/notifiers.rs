@@ -12,7 +12,7 @@ use crate::{
     error::Error,
     notify::{
         channel::Channel,
-        engine::{Counters, Notify},
+        engine::{Notify, NotifyCounters},
         push::{self, Push},
         webhooks::{self, Webhooks},
     },
@@ -38,7 +38,7 @@ impl Notifiers {
         visibility: Visibility,
         history: &Arc<History>,
     ) -> Result<Self, Error> {
-        let counters = Arc::new(Counters::default());
+        let counters = Arc::new(NotifyCounters::default());
         let webhooks = Arc::new(open_webhooks(
             config,
             visibility,
@@ -67,9 +67,9 @@ fn open_webhooks(
     config: &Config,
     visibility: Visibility,
     history: Arc<History>,
-    counters: Arc<Counters>,
+    counters: Arc<NotifyCounters>,
 ) -> Result<Webhooks, Error> {
-    let settings = webhooks::Settings {
+    let settings = webhooks::WebhookSettings {
         allow_private: config.webhook_allow_private,
         public_url: config
             .public_url
@@ -102,7 +102,7 @@ fn open_push(
     if let Err(why) = &contact {
         warn!("{why}");
     }
-    let settings = push::Settings {
+    let settings = push::PushSettings {
         allow_insecure: config.push_allow_insecure,
         public_url,
         contact,

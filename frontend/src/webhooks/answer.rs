@@ -10,7 +10,7 @@ use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen_futures::spawn_local;
 use yew::prelude::*;
 
-use super::api::Refusal;
+use super::api::ApiFailure;
 
 /// What [`use_admin_answer`] gives a section.
 pub struct AdminAnswer<T> {
@@ -36,7 +36,7 @@ where
     T: 'static,
     D: PartialEq + Clone + 'static,
     F: Fn(D) -> Option<Fut> + 'static,
-    Fut: Future<Output = Result<T, Refusal>> + 'static,
+    Fut: Future<Output = Result<T, ApiFailure>> + 'static,
 {
     let answer = use_state(|| None::<Rc<T>>);
     let failed = use_state(|| None::<String>);

@@ -17,7 +17,7 @@ use yew::prelude::*;
 
 use super::{
     answer::use_admin_answer,
-    api::{self, Refusal},
+    api::{self, ApiFailure},
     draft::{Draft, DraftAction, Field, Shown},
     form::Servers,
     preview::CardPreview,
@@ -110,8 +110,8 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                         });
                         reload.emit(());
                     }
-                    Err(Refusal::Said(e)) => draft.dispatch(DraftAction::Refused(Shown::of(&e))),
-                    Err(r @ Refusal::Failed) => draft.dispatch(DraftAction::Refused(Shown {
+                    Err(ApiFailure::Said(e)) => draft.dispatch(DraftAction::Refused(Shown::of(&e))),
+                    Err(r @ ApiFailure::Failed) => draft.dispatch(DraftAction::Refused(Shown {
                         field: "body".into(),
                         message: r.words(),
                     })),
@@ -330,7 +330,7 @@ enum Action {
 }
 
 impl Action {
-    async fn run(self, id: &str) -> Result<(), Refusal> {
+    async fn run(self, id: &str) -> Result<(), ApiFailure> {
         match self {
             Action::Test => api::test(id).await.map(drop),
             Action::Enable(on) => api::set_enabled(id, on).await.map(drop),

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use protocol::{
     codec::{Frame, FrameCodec},
-    feed::{FeedSubscribe, Refusal},
+    feed::{FeedRefusal, FeedSubscribe},
     frame::frame,
 };
 use tokio::{
@@ -54,7 +54,7 @@ pub(super) struct Handler {
 #[derive(Debug)]
 enum End {
     Left,
-    Refused(Refusal),
+    Refused(FeedRefusal),
     /// Every subscriber slot is taken.
     Full,
     Silent,
@@ -115,14 +115,14 @@ impl Handler {
                 Ok(s) => s,
                 Err(e) => {
                     debug!(peer = %self.peer, error = %cut(&e), "not a feed subscribe");
-                    return End::Refused(Refusal::Malformed);
+                    return End::Refused(FeedRefusal::Malformed);
                 }
             },
         };
         if let Some(token) = &self.token {
             let given = subscribe.token.as_deref().unwrap_or_default();
             if !token.matches(given) {
-                return End::Refused(Refusal::Token);
+                return End::Refused(FeedRefusal::Token);
             }
         }
         drop(waiting);

@@ -25,7 +25,7 @@ use tokio_util::{codec::FramedRead, sync::CancellationToken};
 use tracing::debug;
 
 use crate::{
-    limits::{address_key, TokenBucket, Verdict},
+    limits::{address_key, RateVerdict, TokenBucket},
     logtext::cut,
     registry::{ConnId, Registry},
     throttled,
@@ -123,9 +123,9 @@ impl Handler {
                 Some(Ok(frame)) => frame,
             };
             match self.within_rate() {
-                Verdict::Pass => {}
-                Verdict::Excess => continue,
-                Verdict::Flood => return End::Abort,
+                RateVerdict::Pass => {}
+                RateVerdict::Excess => continue,
+                RateVerdict::Flood => return End::Abort,
             }
             let json = match frame {
                 Frame::Message(json) => json,
@@ -150,19 +150,19 @@ impl Handler {
 
     /// Takes one message from the rate limit (exempt peers have none);
     /// logs the first excess and a flood.
-    fn within_rate(&mut self) -> Verdict {
+    fn within_rate(&mut self) -> RateVerdict {
         let Some(bucket) = self.rate.as_mut() else {
-            return Verdict::Pass;
+            return RateVerdict::Pass;
         };
         let verdict = bucket.take(Instant::now());
         match verdict {
-            Verdict::Pass => {}
-            Verdict::Excess => {
+            RateVerdict::Pass => {}
+            RateVerdict::Excess => {
                 if !std::mem::replace(&mut self.state.warned_rate, true) {
                     throttled!(info, peer = %self.peer, "over the message rate; discarding the excess");
                 }
             }
-            Verdict::Flood => {
+            RateVerdict::Flood => {
                 throttled!(warn, peer = %self.peer, "message flood; closing");
             }
         }

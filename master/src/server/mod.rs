@@ -22,7 +22,7 @@ pub use self::config::{Config, ConfigError};
 use self::handler::Handler;
 use crate::{
     bans::BanList,
-    limits::{Admission, LogThrottle, Refusal, Slot, TokenBucket},
+    limits::{Admission, LogThrottle, NotAdmitted, Slot, TokenBucket},
     registry::{ConnId, Registry},
 };
 
@@ -208,8 +208,8 @@ impl Master {
                     );
                     return Some((slot, conn_cancel));
                 }
-                Err(Refusal::Full) => "the master serves --max-connections already",
-                Err(Refusal::PerAddress) => "the address holds --max-per-address already",
+                Err(NotAdmitted::Full) => "the master serves --max-connections already",
+                Err(NotAdmitted::PerAddress) => "the address holds --max-per-address already",
             }
         };
         drop(guarded);

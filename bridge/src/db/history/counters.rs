@@ -14,7 +14,7 @@ type Family<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
 /// The recording's counters (plain relaxed atomics, like
 /// [`crate::metrics::Metrics`]).
 #[derive(Debug, Default)]
-pub struct Counters {
+pub struct RecordingCounters {
     /// Samples written (with their pruning).
     pub samples: AtomicU64,
     /// Microseconds spent writing those samples, pruning included.
@@ -41,7 +41,7 @@ pub struct Counters {
     pub recording: AtomicBool,
 }
 
-impl Counters {
+impl RecordingCounters {
     /// Counts one sample written in `took`, finished at `now` (Unix ms).
     pub fn written(&self, took: Duration, now: i64) {
         let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn renders_every_family() {
-        let c = Counters::default();
+        let c = RecordingCounters::default();
         c.written(Duration::from_millis(1500), 1_700_000_000_250);
         c.written(Duration::from_millis(500), 1_700_000_001_000);
         c.tidied(Duration::from_millis(250));

@@ -6,7 +6,7 @@
 //! skipped; a write error (a full disk, the `--history-max-bytes` cap)
 //! pauses the recording with one log line until a write succeeds again,
 //! and touches nothing else. Before the store, [`admission`] bounds how
-//! many keys one source may have recorded per day. [`Counters`] are what
+//! many keys one source may have recorded per day. [`RecordingCounters`] are what
 //! `/metrics` shows of it.
 
 mod admission;
@@ -39,7 +39,7 @@ use crate::{
     live::{feed::FeedState, upstream::Upstream},
 };
 pub use admission::Admission;
-pub use counters::Counters;
+pub use counters::RecordingCounters;
 
 /// Samples waiting for the writer at most; more are skipped.
 const QUEUE: usize = 2;
@@ -65,7 +65,7 @@ pub struct History {
     /// Set while writes fail (cleared by the next one that succeeds).
     failing: AtomicBool,
     /// What `/metrics` shows of the recording.
-    counters: Counters,
+    counters: RecordingCounters,
     /// Whether this bridge records (with a shared database, the one
     /// elected to), for whoever else must act once among bridges.
     leader: Arc<Leader>,
@@ -119,7 +119,7 @@ impl History {
         interval: Duration,
     ) -> Self {
         store.set_interval(i64::try_from(interval.as_millis()).unwrap_or(i64::MAX));
-        let counters = Counters::default();
+        let counters = RecordingCounters::default();
         if election.is_none() {
             counters
                 .database_bytes
@@ -184,7 +184,7 @@ impl History {
     }
 
     /// The recording's counters, for `/metrics`.
-    pub fn counters(&self) -> &Counters {
+    pub fn counters(&self) -> &RecordingCounters {
         &self.counters
     }
 
@@ -317,7 +317,7 @@ impl History {
     }
 
     /// Records one sample taken at `t` (Unix ms) and prunes what expired
-    /// by then, counting both in [`Counters`]: what the writer thread does
+    /// by then, counting both in [`RecordingCounters`]: what the writer thread does
     /// with each sample, and what tests and benchmarks drive with their own
     /// clock. Pruning runs even when recording failed: it frees pages for
     /// the next sample.

@@ -26,7 +26,7 @@ pub(crate) const MAX_TRACKED: usize = 65_536;
 
 /// What to do with a `bridgeAuth` from an address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub(crate) enum AuthVerdict {
     /// Check the token.
     Check,
     /// Refuse with `rate-limited`, without checking.
@@ -95,14 +95,16 @@ impl AuthGuard {
     }
 
     /// Whether a `bridgeAuth` from `ip` may have its token checked.
-    pub(crate) fn verdict(&self, ip: IpAddr, now: Instant) -> Verdict {
+    pub(crate) fn verdict(&self, ip: IpAddr, now: Instant) -> AuthVerdict {
         if self.all_limited(now) {
-            return Verdict::Limited;
+            return AuthVerdict::Limited;
         }
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         match entries.get(&address_key(ip)) {
-            Some(e) if !self.expired(e, now) && e.failures >= self.max_failures => Verdict::Limited,
-            _ => Verdict::Check,
+            Some(e) if !self.expired(e, now) && e.failures >= self.max_failures => {
+                AuthVerdict::Limited
+            }
+            _ => AuthVerdict::Check,
         }
     }
 
@@ -167,7 +169,7 @@ impl AuthGuard {
         what: &'static str,
     ) -> Checked {
         let ip = peer.ip();
-        if self.verdict(ip, now) == Verdict::Limited {
+        if self.verdict(ip, now) == AuthVerdict::Limited {
             debug!(%peer, what, "admin token refused unchecked: too many failures");
             return Checked::Limited;
         }
@@ -222,12 +224,12 @@ mod tests {
         let a = ip("192.0.2.1");
         assert!(g.failed(a, t0));
         assert!(!g.failed(a, t0));
-        assert_eq!(g.verdict(a, t0), Verdict::Check);
+        assert_eq!(g.verdict(a, t0), AuthVerdict::Check);
         assert!(!g.failed(a, t0));
-        assert_eq!(g.verdict(a, t0), Verdict::Limited);
-        assert_eq!(g.verdict(ip("192.0.2.2"), t0), Verdict::Check);
+        assert_eq!(g.verdict(a, t0), AuthVerdict::Limited);
+        assert_eq!(g.verdict(ip("192.0.2.2"), t0), AuthVerdict::Check);
         let later = t0 + Duration::from_secs(60);
-        assert_eq!(g.verdict(a, later), Verdict::Check);
+        assert_eq!(g.verdict(a, later), AuthVerdict::Check);
         assert!(g.failed(a, later), "a new window warns again");
     }
 
@@ -236,15 +238,18 @@ mod tests {
         let t0 = Instant::now();
         let g = AuthGuard::new(3, Duration::from_secs(60)).with_total(10);
         for i in 0..10u8 {
-            assert_eq!(g.verdict(IpAddr::from([10, 0, 0, i]), t0), Verdict::Check);
+            assert_eq!(
+                g.verdict(IpAddr::from([10, 0, 0, i]), t0),
+                AuthVerdict::Check
+            );
             g.failed(IpAddr::from([10, 0, 0, i]), t0);
         }
         // No address failed more than once, yet every one is limited now,
         // a new one too, until the window ends.
-        assert_eq!(g.verdict(ip("10.0.0.1"), t0), Verdict::Limited);
-        assert_eq!(g.verdict(ip("192.0.2.9"), t0), Verdict::Limited);
+        assert_eq!(g.verdict(ip("10.0.0.1"), t0), AuthVerdict::Limited);
+        assert_eq!(g.verdict(ip("192.0.2.9"), t0), AuthVerdict::Limited);
         let later = t0 + Duration::from_secs(60);
-        assert_eq!(g.verdict(ip("192.0.2.9"), later), Verdict::Check);
+        assert_eq!(g.verdict(ip("192.0.2.9"), later), AuthVerdict::Check);
     }
 
     #[test]
@@ -253,8 +258,8 @@ mod tests {
         let g = AuthGuard::new(2, Duration::from_secs(60));
         g.failed(ip("2001:db8:1:2::1"), t0);
         g.failed(ip("2001:db8:1:2::ffff"), t0);
-        assert_eq!(g.verdict(ip("2001:db8:1:2::77"), t0), Verdict::Limited);
-        assert_eq!(g.verdict(ip("2001:db8:1:3::1"), t0), Verdict::Check);
+        assert_eq!(g.verdict(ip("2001:db8:1:2::77"), t0), AuthVerdict::Limited);
+        assert_eq!(g.verdict(ip("2001:db8:1:3::1"), t0), AuthVerdict::Check);
     }
 
     #[test]
@@ -269,7 +274,7 @@ mod tests {
         }
         assert_eq!(g.len(), 4);
         // The newest are still limited.
-        assert_eq!(g.verdict(ip("10.0.0.99"), t0), Verdict::Limited);
+        assert_eq!(g.verdict(ip("10.0.0.99"), t0), AuthVerdict::Limited);
         // Expired entries make room before live ones are dropped.
         let later = t0 + Duration::from_secs(120);
         g.failed(ip("10.1.0.1"), later);

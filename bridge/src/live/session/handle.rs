@@ -22,7 +22,7 @@ use crate::{
 
 /// The configuration values a session reads.
 #[derive(Debug, Clone)]
-pub(crate) struct Settings {
+pub(crate) struct SessionSettings {
     /// Where an admin's own master connection goes.
     pub(crate) master: String,
     pub(crate) master_timeout: Duration,
@@ -40,7 +40,7 @@ pub(crate) struct Settings {
     pub(crate) query_interval: Duration,
 }
 
-impl Settings {
+impl SessionSettings {
     /// The settings of `c`, with the bridge's one `visibility` rule.
     pub(crate) fn new(c: &Config, visibility: Visibility) -> Self {
         Self {
@@ -62,7 +62,7 @@ impl Settings {
 
 /// Everything a session uses of the bridge.
 pub(crate) struct Handle {
-    pub(crate) config: Settings,
+    pub(crate) config: SessionSettings,
     /// The master's reachability and list (each session clones it).
     pub(crate) shared: watch::Receiver<Shared>,
     /// Other games' servers, when configured.

@@ -16,12 +16,12 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use master::limits::{Forgive, TokenBucket};
 
-use super::Settings;
+use super::SessionSettings;
 
 /// What spending one frame's token came to: over the rate the frame is
 /// refused (or dropped), and `flood_close_after` refusals in a row close
 /// with 1008.
-pub(crate) use master::limits::Verdict as Spend;
+pub(crate) use master::limits::RateVerdict as Spend;
 
 /// One connection's token bucket, forgiving its refusals at the next frame
 /// within the rate.
@@ -30,7 +30,7 @@ pub(crate) struct Rate(Mutex<TokenBucket>);
 
 impl Rate {
     /// A full bucket with the configured rate, burst and flood threshold.
-    pub(crate) fn new(config: &Settings) -> Arc<Self> {
+    pub(crate) fn new(config: &SessionSettings) -> Arc<Self> {
         let bucket = TokenBucket::new(
             config.rate_per_sec,
             config.rate_burst,

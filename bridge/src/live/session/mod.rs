@@ -40,7 +40,7 @@ use tokio_tungstenite::{
 use tracing::{debug, info};
 
 pub(crate) use auth_guard::{AuthGuard, Checked};
-pub(crate) use handle::{Handle, Settings};
+pub(crate) use handle::{Handle, SessionSettings};
 
 pub(crate) use self::role::Role;
 use self::{

@@ -26,7 +26,7 @@ use master::{logtext::cut, throttled};
 use protocol::{
     codec::{Frame, FrameCodec},
     delta::{Change, DeltaMessage, FollowedList},
-    feed::{self, FeedSubscribe, Refusal},
+    feed::{self, FeedRefusal, FeedSubscribe},
 };
 use tokio::{net::TcpStream, time::Instant};
 use tokio_util::{codec::Framed, sync::CancellationToken};
@@ -369,7 +369,7 @@ fn refusal(json: &[u8]) -> FeedError {
     let content = protocol::message::Envelope::parse(json)
         .ok()
         .and_then(|e| e.content);
-    match Refusal::from_content(content.as_ref()) {
+    match FeedRefusal::from_content(content.as_ref()) {
         Some(reason) => FeedError::Refused(reason),
         None => FeedError::RefusedOther,
     }

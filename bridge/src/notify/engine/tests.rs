@@ -23,11 +23,11 @@ struct Engine {
 }
 
 fn engine(history: Arc<History>) -> Engine {
-    let counters = Arc::new(Counters::default());
+    let counters = Arc::new(NotifyCounters::default());
     let hooks = Arc::new(
         Webhooks::open(
             history.clone(),
-            webhooks::Settings {
+            webhooks::WebhookSettings {
                 allow_private: true,
                 public_url: None,
                 visibility: crate::visibility::Visibility::new(false),
@@ -39,7 +39,7 @@ fn engine(history: Arc<History>) -> Engine {
     let push = Arc::new(
         Push::open(
             history.clone(),
-            push::Settings {
+            push::PushSettings {
                 allow_insecure: true,
                 public_url: None,
                 contact: Ok("mailto:ops@lobby.example".into()),

@@ -35,7 +35,7 @@ use protocol::{
 };
 use url::{Host, Url};
 
-use super::{point_ok, Push, Put, Refusal};
+use super::{point_ok, Push, PushRefusal, Put};
 use crate::{
     ctx::Ctx,
     db::store::StoreError,
@@ -217,13 +217,13 @@ fn refused_field(e: &FieldError, client: IpAddr) -> Response {
     field_refused(e)
 }
 
-fn refused(r: Refusal, client: IpAddr) -> Response {
+fn refused(r: PushRefusal, client: IpAddr) -> Response {
     let status = match r {
-        Refusal::NotYours => StatusCode::FORBIDDEN,
-        Refusal::PerAddress | Refusal::Full => StatusCode::TOO_MANY_REQUESTS,
-        Refusal::Unknown => StatusCode::NOT_FOUND,
-        Refusal::Off(ref why) => return off(why),
-        Refusal::Store(ref e) => {
+        PushRefusal::NotYours => StatusCode::FORBIDDEN,
+        PushRefusal::PerAddress | PushRefusal::Full => StatusCode::TOO_MANY_REQUESTS,
+        PushRefusal::Unknown => StatusCode::NOT_FOUND,
+        PushRefusal::Off(ref why) => return off(why),
+        PushRefusal::Store(ref e) => {
             tracing::error!(error = %e, "a push subscription could not be stored");
             return unavailable();
         }

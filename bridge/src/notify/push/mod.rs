@@ -12,11 +12,11 @@
 //!
 //! No host can fill the store for everyone: a watch names a key the
 //! bridge has listed; a subscription not renewed within
-//! [`Settings::expire_after`] is deleted (the page renews it on every
+//! [`PushSettings::expire_after`] is deleted (the page renews it on every
 //! load); when the store is full, the source holding the most
 //! subscriptions gives up its oldest to a new one; the admin sees the
 //! count per source and can purge one. Every push carries a contact for
-//! the push services ([`Settings::contact`]): without one, Web Push is
+//! the push services ([`PushSettings::contact`]): without one, Web Push is
 //! off, and says so.
 
 pub(crate) mod api;
@@ -91,7 +91,7 @@ pub const MAX_LISTED_SOURCES: usize = 100;
 
 /// What Web Push needs of the bridge's configuration.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct PushSettings {
     /// `--push-allow-insecure`: `http` endpoints on loopback addresses.
     pub allow_insecure: bool,
     /// `--public-url`, without a trailing `/`: page links are absolute
@@ -111,7 +111,7 @@ pub struct Settings {
     pub max_per_address: usize,
 }
 
-impl Settings {
+impl PushSettings {
     /// Which endpoint schemes requests may name.
     pub fn schemes(&self) -> Schemes {
         if self.allow_insecure {
@@ -252,7 +252,7 @@ pub enum Put {
 
 /// Why a `PUT` or `DELETE` was refused.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub enum PushRefusal {
     #[error("{0}")]
     Off(String),
     #[error("subscription.keys.auth: does not match the stored subscription")]
@@ -270,7 +270,7 @@ pub enum Refusal {
 /// Every subscription and how to push to them.
 #[derive(Debug)]
 pub struct Push {
-    settings: Settings,
+    settings: PushSettings,
     store: Arc<dyn PushStore>,
     table: Mutex<Table>,
     vapid: OnceLock<Arc<Vapid>>,
@@ -281,7 +281,7 @@ pub struct Push {
 
 impl Push {
     /// Web Push over `store`, read when first needed.
-    pub fn open(store: Arc<dyn PushStore>, settings: Settings) -> Result<Self, Error> {
+    pub fn open(store: Arc<dyn PushStore>, settings: PushSettings) -> Result<Self, Error> {
         let pusher = Pusher::new(settings.reach())
             .map_err(|e| Error::Webhooks(format!("cannot build the push client: {e}")))?;
         Ok(Self {
@@ -296,7 +296,7 @@ impl Push {
     }
 
     /// The settings it runs with.
-    pub fn settings(&self) -> &Settings {
+    pub fn settings(&self) -> &PushSettings {
         &self.settings
     }
 
@@ -438,9 +438,14 @@ impl Push {
     /// its endpoint parsed as `url` and checked) made from `client`.
     /// A new one takes the place of a squatter's oldest when the store
     /// is full ([`Table::squatter`]); a known one is renewed.
-    pub async fn put(&self, req: PushRequest, url: Url, client: IpAddr) -> Result<Put, Refusal> {
+    pub async fn put(
+        &self,
+        req: PushRequest,
+        url: Url,
+        client: IpAddr,
+    ) -> Result<Put, PushRefusal> {
         if let Some(why) = self.off() {
-            return Err(Refusal::Off(why.to_owned()));
+            return Err(PushRefusal::Off(why.to_owned()));
         }
         let id = sub_id(&req.subscription.endpoint);
         let source = address_key(client).to_string();
@@ -450,15 +455,15 @@ impl Push {
             let old = table.subs.get(&id).cloned();
             let mut evicted = None;
             let (source, created_ms) = match &old {
-                Some(old) if !old.is(&req.subscription) => return Err(Refusal::NotYours),
+                Some(old) if !old.is(&req.subscription) => return Err(PushRefusal::NotYours),
                 // A replacement counts where it was made.
                 Some(old) => (old.source.clone(), old.created_ms),
                 None => {
                     if table.count(&source) >= self.settings.max_per_address {
-                        return Err(Refusal::PerAddress);
+                        return Err(PushRefusal::PerAddress);
                     }
                     if table.subs.len() >= self.settings.max_subscriptions {
-                        let victim = table.squatter().ok_or(Refusal::Full)?;
+                        let victim = table.squatter().ok_or(PushRefusal::Full)?;
                         evicted = table.remove(victim);
                     }
                     (source, now)
@@ -506,8 +511,8 @@ impl Push {
                 table.insert(evicted);
             }
             return Err(match written {
-                Err(e) => Refusal::Store(e),
-                Ok(_) => Refusal::NotYours,
+                Err(e) => PushRefusal::Store(e),
+                Ok(_) => PushRefusal::NotYours,
             });
         }
         Ok(if old.is_some() {
@@ -518,16 +523,16 @@ impl Push {
     }
 
     /// Removes the subscription `sub` names (endpoint and auth secret).
-    pub async fn remove(&self, sub: &Subscription) -> Result<(), Refusal> {
+    pub async fn remove(&self, sub: &Subscription) -> Result<(), PushRefusal> {
         if let Some(why) = self.off() {
-            return Err(Refusal::Off(why.to_owned()));
+            return Err(PushRefusal::Off(why.to_owned()));
         }
         let id = sub_id(&sub.endpoint);
         let held = {
             let mut table = self.table();
             match table.subs.get(&id) {
                 Some(stored) if stored.is(sub) => table.remove(id).is_some(),
-                Some(_) => return Err(Refusal::Unknown),
+                Some(_) => return Err(PushRefusal::Unknown),
                 None => false,
             }
         };
@@ -537,8 +542,8 @@ impl Push {
         let auth = auth_text(sub);
         match self.with_store(move |s| s.delete(&text, Some(&auth))).await {
             Ok(deleted) if deleted || held => Ok(()),
-            Ok(_) => Err(Refusal::Unknown),
-            Err(e) => Err(Refusal::Store(e)),
+            Ok(_) => Err(PushRefusal::Unknown),
+            Err(e) => Err(PushRefusal::Store(e)),
         }
     }
 
@@ -610,7 +615,7 @@ impl Push {
     }
 
     /// Deletes the subscriptions not renewed within
-    /// [`Settings::expire_after`]: how many went.
+    /// [`PushSettings::expire_after`]: how many went.
     pub async fn expire(&self) -> Result<usize, String> {
         let before = self.fresh_since();
         let mut n = 0;

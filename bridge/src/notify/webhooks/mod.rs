@@ -46,7 +46,7 @@ use crate::{
     live::upstream::Shared,
     notify::{
         channel::{Channel, Names, Planned, Sent},
-        engine::{message_id, Counters},
+        engine::{message_id, NotifyCounters},
         watch::Occurrence,
     },
     visibility::Visibility,
@@ -95,7 +95,7 @@ const MAX_CARD_ANSWER: usize = 64 * 1024;
 
 /// What the webhooks need of the bridge's configuration.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct WebhookSettings {
     /// `--webhook-allow-private`: reach loopback and private addresses.
     pub allow_private: bool,
     /// `--public-url`, without a trailing `/`: makes page links absolute.
@@ -183,7 +183,7 @@ impl Hook {
 /// Every webhook and how to send to them.
 #[derive(Debug)]
 pub struct Webhooks {
-    settings: Settings,
+    settings: WebhookSettings,
     store: Arc<dyn WebhookStore>,
     hooks: Mutex<Vec<Arc<Hook>>>,
     sender: Sender,
@@ -193,7 +193,7 @@ pub struct Webhooks {
     /// When reading them was last tried, so an unreachable database is
     /// asked at most every [`RELOAD_EVERY`].
     last_load: tokio::sync::Mutex<Option<Instant>>,
-    counters: Arc<Counters>,
+    counters: Arc<NotifyCounters>,
     /// The list as published, read when a status card is sent.
     list: std::sync::OnceLock<tokio::sync::watch::Receiver<Shared>>,
 }
@@ -215,8 +215,8 @@ impl Webhooks {
     /// are counted in `counters`.
     pub fn open(
         store: Arc<dyn WebhookStore>,
-        settings: Settings,
-        counters: Arc<Counters>,
+        settings: WebhookSettings,
+        counters: Arc<NotifyCounters>,
     ) -> Result<Self, Error> {
         let sender = Sender::new(address::Reach::webhooks(settings.allow_private))
             .map_err(|e| Error::Webhooks(format!("cannot build the HTTP client: {e}")))?;
