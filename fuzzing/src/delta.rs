@@ -223,7 +223,7 @@ pub fn delta_apply(data: &[u8]) {
                     upsert: keyed(&upsert),
                     remove: remove.into_iter().map(u64::from).collect(),
                 };
-                let change = protocol::delta::Change {
+                let change = protocol::delta::Changeset {
                     upsert: delta.upsert.clone(),
                     remove: delta.remove.clone(),
                 };

@@ -4,7 +4,7 @@
 
 use protocol::{
     bridge::{names as bridge_names, BridgeMessage, Inbound},
-    delta::{delta_json, snapshot_json, Change, DeltaMessage},
+    delta::{delta_json, snapshot_json, Changeset, DeltaMessage},
     message::{names, Envelope},
 };
 
@@ -50,7 +50,7 @@ pub fn inbound(data: &[u8]) {
             assert_eq!(back, Some(Some(DeltaMessage::Snapshot(s))));
         }
         Some(Ok(DeltaMessage::Delta(d))) => {
-            let change = Change {
+            let change = Changeset {
                 upsert: d.upsert.clone(),
                 remove: d.remove.clone(),
             };

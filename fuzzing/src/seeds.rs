@@ -11,7 +11,7 @@ use gamequery::{
     packet::{self, SplitLayout},
 };
 use protocol::{
-    delta::{delta_json, snapshot_json, Change, Keyed},
+    delta::{delta_json, snapshot_json, Changeset, Keyed},
     frame::frame,
     GameplayMode, Players, ServerEntry, Stats,
 };
@@ -118,7 +118,7 @@ fn inbound_seeds() -> Vec<Seed> {
             entry: entry("轰炸机人", 0),
         },
     ];
-    let change = Change {
+    let change = Changeset {
         upsert: servers[1..].to_vec(),
         remove: vec![2, 3],
     };

@@ -5,7 +5,7 @@
 //! instead of polling the list, and read what changed
 //! ([`Registry::changes_since`]) instead of the whole list: each entry is
 //! numbered with its sequence number, and each change is kept, as a
-//! [`Change`] in those numbers, in a bounded journal.
+//! [`Changeset`] in those numbers, in a bounded journal.
 
 use std::{
     collections::{BTreeMap, HashMap, VecDeque},
@@ -19,7 +19,7 @@ use std::{
 
 use bytes::Bytes;
 use protocol::{
-    delta::{Change, Keyed},
+    delta::{Changeset, Keyed},
     frame::encode_frame,
     message::query_reply_json,
     Registration, ServerEntry, Stats,
@@ -71,7 +71,7 @@ struct Inner {
     cached_reply: Option<Bytes>,
     /// The latest changes, oldest first: the version each made, and what
     /// it changed, with the entries' sequence numbers as ids.
-    journal: VecDeque<(u64, Change)>,
+    journal: VecDeque<(u64, Changeset)>,
 }
 
 /// How long a follower of the registry gathers its changes into one
@@ -125,7 +125,7 @@ impl Registry {
     /// the server it names. `None`: the server's own address.
     pub fn register_by(&self, conn: ConnId, reg: Registration, registrant: Option<IpAddr>) {
         let mut inner = self.lock();
-        let mut change = Change::default();
+        let mut change = Changeset::default();
         if let Some(old) = inner.by_conn.remove(&conn) {
             inner.servers.remove(&old);
             change.remove.push(old);
@@ -156,7 +156,7 @@ impl Registry {
         };
         if entry.stats != stats {
             entry.stats = stats;
-            let change = Change {
+            let change = Changeset {
                 upsert: vec![numbered(seq, entry)],
                 remove: Vec::new(),
             };
@@ -172,7 +172,7 @@ impl Registry {
             return false;
         };
         inner.servers.remove(&seq);
-        let change = Change {
+        let change = Changeset {
             upsert: Vec::new(),
             remove: vec![seq],
         };
@@ -183,7 +183,7 @@ impl Registry {
     /// Drops the cached reply, journals `change` and announces the new
     /// version. The watch is updated while the lock is still held, so
     /// versions reach watchers in the order the changes happened.
-    fn changed(&self, mut inner: MutexGuard<'_, Inner>, change: Change) {
+    fn changed(&self, mut inner: MutexGuard<'_, Inner>, change: Changeset) {
         inner.cached_reply = None;
         inner.version += 1;
         let version = inner.version;
@@ -198,7 +198,7 @@ impl Registry {
     /// to; `None` when the journal no longer reaches back that far (or
     /// `version` is not one this registry made): then read
     /// [`Registry::numbered`]. O(changes), whatever the list's size.
-    pub fn changes_since(&self, version: u64) -> Option<(u64, Vec<Change>)> {
+    pub fn changes_since(&self, version: u64) -> Option<(u64, Vec<Changeset>)> {
         let inner = self.lock();
         if version > inner.version {
             return None;

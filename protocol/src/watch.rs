@@ -70,7 +70,7 @@ impl Listing {
 /// What happened to one server between two looks, before any watch's
 /// rules (which events, which servers, the threshold) apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
+pub enum ServerChange {
     /// It was not listed (or offline: unlisted for [`OFFLINE_AFTER_SECS`])
     /// and now is.
     Online,
@@ -86,22 +86,22 @@ pub enum Change {
     Shown,
 }
 
-impl Change {
+impl ServerChange {
     /// The event a watch with `events` and `threshold` takes this change
     /// as, if any (a rise must reach the threshold from below), the server
     /// having `now` players.
     pub fn event(self, events: &[Event], threshold: Option<u32>, now: u32) -> Option<Event> {
         let event = match self {
-            Change::Online => Event::ServerOnline,
-            Change::Offline => Event::ServerOffline,
-            Change::LobbyOpened => Event::LobbyOpened,
-            Change::PlayersRose { from } => {
+            ServerChange::Online => Event::ServerOnline,
+            ServerChange::Offline => Event::ServerOffline,
+            ServerChange::LobbyOpened => Event::LobbyOpened,
+            ServerChange::PlayersRose { from } => {
                 if !reaches(threshold?, from, now) {
                     return None;
                 }
                 Event::PlayersReached
             }
-            Change::Shown => return None,
+            ServerChange::Shown => return None,
         };
         events.contains(&event).then_some(event)
     }
@@ -112,7 +112,7 @@ impl Change {
 /// bridge decides its notifications and the page its in-tab notices. A
 /// server back within the offline grace is passed its last listing: it
 /// was never offline, so only its lobby and players can have changed.
-pub fn changes(last: Option<Listing>, now: Listing) -> impl Iterator<Item = Change> {
+pub fn changes(last: Option<Listing>, now: Listing) -> impl Iterator<Item = ServerChange> {
     let (online, opened, rose) = match last {
         None => (true, false, None),
         Some(last) => (
@@ -122,9 +122,9 @@ pub fn changes(last: Option<Listing>, now: Listing) -> impl Iterator<Item = Chan
         ),
     };
     [
-        online.then_some(Change::Online),
-        opened.then_some(Change::LobbyOpened),
-        rose.map(|from| Change::PlayersRose { from }),
+        online.then_some(ServerChange::Online),
+        opened.then_some(ServerChange::LobbyOpened),
+        rose.map(|from| ServerChange::PlayersRose { from }),
     ]
     .into_iter()
     .flatten()

@@ -9,7 +9,7 @@
 use proptest::prelude::*;
 use protocol::{
     delta::{
-        delta_json, same_server, snapshot_json, CatchUp, Change, ClientList, DeltaMessage,
+        delta_json, same_server, snapshot_json, CatchUp, Changeset, ClientList, DeltaMessage,
         DeltaRing, Keyed, KeyedList, Resume,
     },
     message::Envelope,
@@ -58,14 +58,14 @@ struct Model {
     servers: Vec<(u8, u64, ServerEntry)>,
     next_seq: u64,
     /// The changes since the last publish, as the registry journals them.
-    journal: Vec<Change>,
+    journal: Vec<Changeset>,
     /// The registrations since the last publish.
     registered: Vec<ServerEntry>,
 }
 
 impl Model {
     fn apply(&mut self, op: &Op) {
-        let mut change = Change::default();
+        let mut change = Changeset::default();
         match *op {
             Op::Register { conn, name, addr } => {
                 if let Some(i) = self.servers.iter().position(|(c, _, _)| *c == conn) {
@@ -129,7 +129,7 @@ impl Model {
     /// them otherwise: a registration the same as another (listed before,
     /// or registered in between) is interchangeable with it, and which of
     /// the two keeps an id is the diff's choice.
-    fn take_journal(&mut self, listed_before: &[ServerEntry]) -> (Vec<Change>, bool) {
+    fn take_journal(&mut self, listed_before: &[ServerEntry]) -> (Vec<Changeset>, bool) {
         let seen: Vec<&ServerEntry> = listed_before.iter().chain(&self.registered).collect();
         let twins = seen
             .iter()

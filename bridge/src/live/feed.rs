@@ -13,7 +13,7 @@ use bytes::Bytes;
 use protocol::{
     bridge::names,
     delta::{
-        delta_json, snapshot_json, Change, Encoder, Keyed, ListEntries, ListPublisher,
+        delta_json, snapshot_json, Changeset, Encoder, Keyed, ListEntries, ListPublisher,
         PublishedList, Resume, Sending,
     },
     message::query_reply_text,
@@ -54,7 +54,7 @@ impl Encoder for Visibility {
     type Delta = Encoded;
     type Snapshot = Encoded;
 
-    fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Change) -> Encoded {
+    fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Changeset) -> Encoded {
         self.encode(|a| delta_json(epoch, seq, prev, change, a))
     }
 
@@ -214,7 +214,7 @@ impl Feed {
     /// whole from elsewhere, or a change that does not fit).
     pub fn pass_on(
         &mut self,
-        changes: Vec<Change>,
+        changes: Vec<Changeset>,
         whole: impl FnOnce() -> Vec<Keyed>,
     ) -> Option<Arc<FeedState>> {
         let keys = &self.keys;

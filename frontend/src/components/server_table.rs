@@ -11,17 +11,17 @@ use crate::{
         server_row::ServerRow,
     },
     i18n::{t, K},
-    listing::store::Shown,
+    listing::store::ListView,
     query::SortKey,
     views::table::TableView,
 };
 
-/// Props of [`ServerTable`]. `Shown` compares without walking its rows
+/// Props of [`ServerTable`]. `ListView` compares without walking its rows
 /// (thousands of entries).
 #[derive(Properties, PartialEq)]
 pub struct ServerTableProps {
     /// The rows, and which of them the last update changed (they flash).
-    pub shown: Shown,
+    pub shown: ListView,
     pub view: TableView,
     /// Keys of rows that appeared a moment ago.
     #[prop_or_default]

@@ -15,10 +15,10 @@ use crate::components::icon::{Icon, SvgIcon};
 use crate::{
     contexts::lobby::use_lobby,
     i18n::{t, K},
-    listing::store::{Shown, Update},
+    listing::store::{ListView, Update},
     notify::{
         self,
-        detect::{Detector, Notice},
+        detect::{Detector, TabNotice},
         watches::{subscription_body, Watch},
     },
     route::Route,
@@ -33,7 +33,7 @@ const MAX_TOASTS: usize = 4;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Toast {
     pub id: u32,
-    pub notice: Notice,
+    pub notice: TabNotice,
 }
 
 /// The watches and the toasts.
@@ -51,7 +51,7 @@ pub struct NotifyState {
 pub enum NotifyAction {
     /// The player's watches, all of them (see `watches::with_watch`).
     SetWatches(Vec<Watch>),
-    Toast(Notice),
+    Toast(TabNotice),
     Dismiss(u32),
 }
 
@@ -209,7 +209,12 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
 
 /// The detector's look at every row of `shown` (the first list, a
 /// snapshot, new watches).
-fn look_at_all(detector: &mut Detector, shown: &Shown, watches: &[Watch], now: f64) -> Vec<Notice> {
+fn look_at_all(
+    detector: &mut Detector,
+    shown: &ListView,
+    watches: &[Watch],
+    now: f64,
+) -> Vec<TabNotice> {
     let rows = shown.rows();
     let listed = rows
         .iter()

@@ -56,9 +56,9 @@ pub enum Update {
 /// The rows the page shows and what the last update changed in them: the
 /// projection of the store that views read. The rows are the store's own,
 /// changed in place (no update copies the list); `version` says which
-/// update a `Shown` was made for.
+/// update a `ListView` was made for.
 #[derive(Debug, Clone, Default)]
-pub struct Shown {
+pub struct ListView {
     lists: Rc<RefCell<Lists>>,
     /// Ids of the rows new or changed in the last update (those that
     /// flash), ascending.
@@ -68,7 +68,7 @@ pub struct Shown {
     version: u32,
 }
 
-impl PartialEq for Shown {
+impl PartialEq for ListView {
     /// The same version of the same rows: compared without walking them.
     fn eq(&self, other: &Self) -> bool {
         self.version == other.version
@@ -77,7 +77,7 @@ impl PartialEq for Shown {
     }
 }
 
-impl Shown {
+impl ListView {
     /// The rows in list order (= id order). Borrowed from the store: hold
     /// it only while drawing, never across a dispatch.
     pub fn rows(&self) -> Ref<'_, [Row]> {
@@ -150,7 +150,7 @@ enum Outcome {
 /// from); an update changes its rows in place and bumps the version.
 #[derive(Debug, Clone, Default)]
 pub struct LobbyStore {
-    shown: Shown,
+    shown: ListView,
 }
 
 impl PartialEq for LobbyStore {
@@ -161,7 +161,7 @@ impl PartialEq for LobbyStore {
 
 impl LobbyStore {
     /// The rows shown.
-    pub fn shown(&self) -> &Shown {
+    pub fn shown(&self) -> &ListView {
         &self.shown
     }
 
@@ -213,7 +213,7 @@ impl LobbyStore {
         changed.sort_unstable();
         let version = self.shown.version.wrapping_add(1).max(1);
         self.shown.lists.borrow_mut().version = version;
-        self.shown = Shown {
+        self.shown = ListView {
             lists: self.shown.lists.clone(),
             changed: Rc::new(changed),
             update: Rc::new(update),

@@ -14,7 +14,7 @@ use super::watches::Watch;
 
 /// One event to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice {
+pub struct TabNotice {
     pub key: ServerKey,
     pub event: Event,
     /// The server's name as listed now.
@@ -23,7 +23,7 @@ pub struct Notice {
     pub max: u8,
 }
 
-impl Notice {
+impl TabNotice {
     /// The notification's tag, the same one the service worker gives a
     /// push of this event: showing it again replaces it, never adds one.
     pub fn tag(&self) -> String {
@@ -68,7 +68,7 @@ impl Detector {
         rows: impl IntoIterator<Item = (ServerKey, &'a ServerEntry)>,
         watches: &[Watch],
         now_ms: f64,
-    ) -> Vec<Notice> {
+    ) -> Vec<TabNotice> {
         let mut listed: Vec<(ServerKey, &ServerEntry)> = Vec::new();
         for (key, entry) in rows {
             if watches.iter().any(|w| w.key == key) && !listed.iter().any(|(k, _)| *k == key) {
@@ -97,7 +97,7 @@ impl Detector {
         put: impl IntoIterator<Item = (ServerKey, &'a ServerEntry)>,
         watches: &[Watch],
         now_ms: f64,
-    ) -> Vec<Notice> {
+    ) -> Vec<TabNotice> {
         let mut touched: Vec<(ServerKey, Option<&ServerEntry>)> = Vec::new();
         for key in out {
             if watches.iter().any(|w| w.key == key) && !touched.iter().any(|(k, _)| *k == key) {
@@ -123,7 +123,13 @@ impl Detector {
     }
 
     /// One watched key, now listed as `entry` (or not listed).
-    fn step(&mut self, w: &Watch, entry: Option<&ServerEntry>, now_ms: f64, out: &mut Vec<Notice>) {
+    fn step(
+        &mut self,
+        w: &Watch,
+        entry: Option<&ServerEntry>,
+        now_ms: f64,
+        out: &mut Vec<TabNotice>,
+    ) {
         let now_state = entry.map(|e| (e.stats.is_lobby_open, e.stats.players.current));
         let Some((_, seen)) = self.seen.iter_mut().find(|(k, _)| *k == w.key) else {
             // First look at this key: learn it.
@@ -177,7 +183,7 @@ impl Detector {
                 Some((_, _, at)) => *at = now_ms,
                 None => self.shown.push((w.key, event, now_ms)),
             }
-            out.push(Notice {
+            out.push(TabNotice {
                 key: w.key,
                 event,
                 name: e.name.clone(),
@@ -214,7 +220,7 @@ mod tests {
         vec![Watch::new(K, "Feuerland", events, 3).expect("valid")]
     }
 
-    fn events(notices: Vec<Notice>) -> Vec<Event> {
+    fn events(notices: Vec<TabNotice>) -> Vec<Event> {
         notices.into_iter().map(|n| n.event).collect()
     }
 

@@ -19,7 +19,7 @@ use crate::{
         resummarize, summarize, summary_text, Arranged, Summary,
     },
     listing::{
-        store::{Shown, Update},
+        store::{ListView, Update},
         Row, LOBBY_SOURCE,
     },
     query::{ListQuery, SortKey},
@@ -44,7 +44,7 @@ pub enum Body {
 /// The lobby's list, ready to draw.
 pub struct LobbyView {
     /// The rows and what the last update changed in them.
-    pub shown: Shown,
+    pub shown: ListView,
     /// The rows to show, in order, with the marks' counts.
     pub arranged: Rc<Arranged>,
     /// The query's page of them, with the favourites not in the list.
@@ -153,7 +153,7 @@ fn stale_text(state: &State) -> Option<&'static str> {
 /// it again, and after a delta only the rows it changed are re-placed (see
 /// [`arrange_after`], which is this hook's memo).
 #[hook]
-fn use_arranged(shown: &Shown, query: &ListQuery, settings: &SettingsHandle) -> Rc<Arranged> {
+fn use_arranged(shown: &ListView, query: &ListQuery, settings: &SettingsHandle) -> Rc<Arranged> {
     let last = use_mut_ref(|| None::<LastArranged>);
     let mut last = last.borrow_mut();
     let since = match shown.update() {
@@ -173,7 +173,7 @@ fn use_arranged(shown: &Shown, query: &ListQuery, settings: &SettingsHandle) -> 
 /// The summary line's counts, kept: after a delta only the rows it took
 /// out and put in are counted again.
 #[hook]
-fn use_summary(shown: &Shown) -> Summary {
+fn use_summary(shown: &ListView) -> Summary {
     let last = use_mut_ref(|| None::<(u32, Summary)>);
     let mut last = last.borrow_mut();
     let version = shown.version();
@@ -195,7 +195,7 @@ fn use_summary(shown: &Shown) -> Summary {
 /// list version is noted once ([`Fresh::observe`] ignores one it saw), and
 /// after the first only its changed rows are looked at.
 #[hook]
-fn use_fresh(shown: &Shown) -> Rc<RefCell<Fresh>> {
+fn use_fresh(shown: &ListView) -> Rc<RefCell<Fresh>> {
     let fresh = use_mut_ref(Fresh::default);
     // Version 0 is no list at all: the first list is the first one seen,
     // whose rows are not new.

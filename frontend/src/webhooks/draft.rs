@@ -21,12 +21,12 @@ pub const FIELDS: [&str; 5] = ["url", "events", "servers", "threshold", "cooldow
 /// An error the form shows: beside `field` (the request's name), or above
 /// the form when it names none the form has.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Shown {
+pub struct DraftError {
     pub field: String,
     pub message: String,
 }
 
-impl Shown {
+impl DraftError {
     /// The form's words for `e`, the page's own check's or the bridge's
     /// 400: the field's message beside it, or "the bridge says …" above.
     pub fn of(e: &ApiError) -> Self {
@@ -60,7 +60,7 @@ pub enum Field {
 pub struct Draft {
     pub input: FormInput,
     /// The error shown, until the form is sent again.
-    pub error: Option<Shown>,
+    pub error: Option<DraftError>,
     /// The webhook just made (its id and secret), shown once, until the
     /// admin says it is kept.
     pub secret: Option<(String, String)>,
@@ -79,7 +79,7 @@ pub enum DraftAction {
     Toggle(Event),
     /// The form was refused, by the page's own check or by the bridge:
     /// the request (if one was out) has ended.
-    Refused(Shown),
+    Refused(DraftError),
     /// The form passed the page's check and its request is out.
     Sending,
     /// The bridge made the webhook: its id and its secret. The form
@@ -173,7 +173,7 @@ mod tests {
         let d = step(d, DraftAction::Edit(Field::Url, "ftp://nope".into()));
         let d = step(d, DraftAction::Sending);
         assert!(d.busy);
-        let refusal = Shown {
+        let refusal = DraftError {
             field: "url".into(),
             message: "must be https".into(),
         };
@@ -210,13 +210,13 @@ mod tests {
 
     #[test]
     fn an_error_naming_no_field_of_the_form_is_shown_above_it() {
-        let beside = Shown::of(&ApiError {
+        let beside = DraftError::of(&ApiError {
             error: "too long".into(),
             field: Some("url".into()),
         });
         assert!(!beside.is_general());
         assert_eq!(beside.message, "too long");
-        let above = Shown::of(&ApiError {
+        let above = DraftError::of(&ApiError {
             error: "bad JSON".into(),
             field: None,
         });

@@ -18,7 +18,7 @@ use yew::prelude::*;
 use super::{
     answer::use_admin_answer,
     api::{self, ApiFailure},
-    draft::{Draft, DraftAction, Field, Shown},
+    draft::{Draft, DraftAction, DraftError, Field},
     form::Servers,
     preview::CardPreview,
 };
@@ -95,7 +95,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
             let spec = match draft.input.check() {
                 Ok(spec) => spec,
                 Err(e) => {
-                    draft.dispatch(DraftAction::Refused(Shown::of(&ApiError::from(&e))));
+                    draft.dispatch(DraftAction::Refused(DraftError::of(&ApiError::from(&e))));
                     return;
                 }
             };
@@ -110,11 +110,15 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
                         });
                         reload.emit(());
                     }
-                    Err(ApiFailure::Said(e)) => draft.dispatch(DraftAction::Refused(Shown::of(&e))),
-                    Err(r @ ApiFailure::Failed) => draft.dispatch(DraftAction::Refused(Shown {
-                        field: "body".into(),
-                        message: r.words(),
-                    })),
+                    Err(ApiFailure::Said(e)) => {
+                        draft.dispatch(DraftAction::Refused(DraftError::of(&e)))
+                    }
+                    Err(r @ ApiFailure::Failed) => {
+                        draft.dispatch(DraftAction::Refused(DraftError {
+                            field: "body".into(),
+                            message: r.words(),
+                        }))
+                    }
                 }
             });
         })
@@ -150,7 +154,7 @@ pub fn WebhooksSection(props: &WebhooksSectionProps) -> Html {
             </div>
         }
     };
-    let general = draft.error.clone().filter(Shown::is_general);
+    let general = draft.error.clone().filter(DraftError::is_general);
     let events_error = field_error("events");
     let servers_error = field_error("servers");
 

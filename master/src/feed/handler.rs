@@ -27,7 +27,7 @@ use tokio_util::{codec::FramedRead, sync::CancellationToken};
 use tracing::{debug, warn};
 
 use super::{
-    state::{frames, Changes, FeedList, Sending},
+    state::{frames, FeedList, FeedPublisher, Sending},
     token::FeedToken,
     FeedStats,
 };
@@ -36,7 +36,7 @@ use crate::{limits::LogThrottle, logtext::cut, throttled};
 /// Serves one subscriber until it leaves, stalls, or the feed stops.
 pub(super) struct Handler {
     pub(super) peer: SocketAddr,
-    pub(super) changes: Arc<Changes>,
+    pub(super) publisher: Arc<FeedPublisher>,
     pub(super) token: Option<FeedToken>,
     pub(super) first_message_timeout: Duration,
     pub(super) write_timeout: Duration,
@@ -131,7 +131,7 @@ impl Handler {
         };
         let heartbeat = subscribe.heartbeat();
         let _counted = self.stats.subscribed();
-        let mut rx = self.changes.subscribe();
+        let mut rx = self.publisher.subscribe();
         let mut sent: Arc<FeedList> = rx.borrow_and_update().clone();
         // The epoch it names is the peer's text: cut. A bridge subscribes
         // once per reconnect; a host that subscribes in a loop is throttled.

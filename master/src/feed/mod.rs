@@ -41,7 +41,7 @@ use tracing::{debug, error, warn};
 
 pub use self::config::{FeedConfig, FeedConfigError, FeedListen};
 use self::handler::Handler;
-pub use self::state::{Changes, FeedList, Sending};
+pub use self::state::{FeedList, FeedPublisher, Sending};
 pub use self::token::{FeedToken, TokenError, MIN_TOKEN_LEN};
 use crate::{
     limits::{LogThrottle, PerAddress},
@@ -97,7 +97,7 @@ impl Drop for Subscribed {
 #[derive(Debug, Clone)]
 pub struct FeedServer {
     registry: Arc<Registry>,
-    changes: Arc<Changes>,
+    publisher: Arc<FeedPublisher>,
     config: FeedConfig,
     stats: Arc<FeedStats>,
 }
@@ -112,7 +112,7 @@ impl FeedServer {
     /// A feed with a given epoch (tests).
     pub fn with_epoch(registry: Arc<Registry>, config: FeedConfig, epoch: &str) -> Self {
         Self {
-            changes: Arc::new(Changes::new(registry.clone(), epoch, config.ring)),
+            publisher: Arc::new(FeedPublisher::new(registry.clone(), epoch, config.ring)),
             registry,
             config,
             stats: Arc::default(),
@@ -126,7 +126,7 @@ impl FeedServer {
 
     /// The feed's list now (as the last subscriber was sent it).
     pub fn current(&self) -> Arc<FeedList> {
-        self.changes.current()
+        self.publisher.current()
     }
 
     /// Serves subscribers on `listener` until `shutdown` resolves, then
@@ -139,7 +139,7 @@ impl FeedServer {
         let cancel = CancellationToken::new();
         let tracker = TaskTracker::new();
         tracker.spawn(follow(
-            self.changes.clone(),
+            self.publisher.clone(),
             self.registry.changes(),
             cancel.clone(),
         ));
@@ -170,7 +170,7 @@ impl FeedServer {
             }
             let handler = Handler {
                 peer,
-                changes: self.changes.clone(),
+                publisher: self.publisher.clone(),
                 token: self.config.token.clone(),
                 first_message_timeout: self.config.first_message_timeout,
                 write_timeout: self.config.write_timeout,
@@ -198,14 +198,14 @@ impl FeedServer {
 /// Follows the registry's change watch while anyone subscribes: changes
 /// gathered by [`next_changes`] go out as one delta.
 async fn follow(
-    changes: Arc<Changes>,
+    publisher: Arc<FeedPublisher>,
     mut registry: tokio::sync::watch::Receiver<u64>,
     cancel: CancellationToken,
 ) {
     while next_changes(&mut registry, &cancel).await {
         registry.borrow_and_update();
-        if changes.has_subscribers() {
-            changes.refresh();
+        if publisher.has_subscribers() {
+            publisher.refresh();
         }
     }
 }

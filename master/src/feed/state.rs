@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::Bytes;
 use protocol::{
     delta::{
-        delta_json, snapshot_json, Change, Encoder, ListEntries, ListPublisher, PublishedList,
+        delta_json, snapshot_json, Changeset, Encoder, ListEntries, ListPublisher, PublishedList,
     },
     frame::frame,
     Addresses,
@@ -29,7 +29,7 @@ impl Encoder for Frames {
     type Delta = Bytes;
     type Snapshot = Bytes;
 
-    fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Change) -> Bytes {
+    fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Changeset) -> Bytes {
         let json = delta_json(epoch, seq, prev, change, Addresses::WithRegistrants);
         Bytes::from(frame(json.as_bytes()))
     }
@@ -68,13 +68,13 @@ struct Numbering {
 /// The feed's shared state: the registry it reads and the `watch` every
 /// subscriber reads from.
 #[derive(Debug)]
-pub struct Changes {
+pub struct FeedPublisher {
     registry: Arc<Registry>,
     numbering: Mutex<Numbering>,
     tx: watch::Sender<Arc<FeedList>>,
 }
 
-impl Changes {
+impl FeedPublisher {
     /// A feed of `registry` in a new `epoch`, keeping `ring` deltas.
     pub fn new(registry: Arc<Registry>, epoch: &str, ring: usize) -> Self {
         let publisher = ListPublisher::new(epoch, ring, Frames);
@@ -181,11 +181,11 @@ mod tests {
     #[test]
     fn followers_catch_up_with_deltas_or_a_snapshot() {
         let registry = Arc::new(Registry::new());
-        let changes = Changes::new(registry.clone(), "e", 4);
-        assert_eq!(changes.current().seq(), 0);
-        assert!(!changes.has_subscribers());
-        let rx = changes.subscribe();
-        assert!(changes.has_subscribers());
+        let publisher = FeedPublisher::new(registry.clone(), "e", 4);
+        assert_eq!(publisher.current().seq(), 0);
+        assert!(!publisher.has_subscribers());
+        let rx = publisher.subscribe();
+        assert!(publisher.has_subscribers());
         let first = rx.borrow().clone();
         assert_eq!(first.seq(), 1, "the first list, empty");
         let mut list = None;
@@ -195,12 +195,12 @@ mod tests {
         assert!(names(&list).is_empty());
 
         registry.register(1, Registration::new("a", "192.0.2.1", 1).unwrap());
-        changes.refresh();
-        changes.refresh();
-        assert_eq!(changes.current().seq(), 2, "unchanged: nothing published");
+        publisher.refresh();
+        publisher.refresh();
+        assert_eq!(publisher.current().seq(), 2, "unchanged: nothing published");
         registry.register(2, Registration::new("b", "192.0.2.2", 2).unwrap());
-        changes.refresh();
-        let now = changes.current();
+        publisher.refresh();
+        let now = publisher.current();
         let resume = Resume {
             epoch: "e".into(),
             since: 1,
@@ -240,9 +240,9 @@ mod tests {
                     ..protocol::Stats::default()
                 },
             );
-            changes.refresh();
+            publisher.refresh();
         }
-        let last = changes.current();
+        let last = publisher.current();
         assert_eq!(
             last.after(3),
             Sending::Snapshot(last.snapshot()),

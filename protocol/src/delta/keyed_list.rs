@@ -11,7 +11,7 @@ use crate::{message::ServerEntry, ServerKey};
 
 /// The entries that changed between two lists: what a delta carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Change {
+pub struct Changeset {
     /// New entries (with fresh ids) and changed ones (with their ids), in
     /// list order.
     pub upsert: Vec<Keyed>,
@@ -19,7 +19,7 @@ pub struct Change {
     pub remove: Vec<u64>,
 }
 
-impl Change {
+impl Changeset {
     pub fn is_empty(&self) -> bool {
         self.upsert.is_empty() && self.remove.is_empty()
     }
@@ -147,7 +147,7 @@ impl KeyedList {
     /// The common change (stats of a few servers, arrivals at the end)
     /// matches position by position without hashing; only the part after
     /// the first removal or reordering is looked up by registration.
-    pub fn update(&mut self, servers: Vec<ServerEntry>) -> Option<Change> {
+    pub fn update(&mut self, servers: Vec<ServerEntry>) -> Option<Changeset> {
         self.update_keyed(servers, |_| None)
     }
 
@@ -159,7 +159,7 @@ impl KeyedList {
         &mut self,
         servers: Vec<ServerEntry>,
         key: impl Fn(&ServerEntry) -> Option<ServerKey>,
-    ) -> Option<Change> {
+    ) -> Option<Changeset> {
         self.source = None;
         self.diff(servers.into_iter().map(|e| (0, e)), key, false)
     }
@@ -172,7 +172,7 @@ impl KeyedList {
         &mut self,
         servers: impl IntoIterator<Item = Keyed>,
         key: impl Fn(&ServerEntry) -> Option<ServerKey>,
-    ) -> Option<Change> {
+    ) -> Option<Changeset> {
         self.diff(servers.into_iter().map(|k| (k.id, k.entry)), key, true)
     }
 
@@ -190,9 +190,9 @@ impl KeyedList {
     /// [`Unfollowed`], and the list is left as it was.
     pub fn pass_on(
         &mut self,
-        changes: impl IntoIterator<Item = Change>,
+        changes: impl IntoIterator<Item = Changeset>,
         key: impl Fn(&ServerEntry) -> Option<ServerKey>,
-    ) -> Result<Option<Change>, Unfollowed> {
+    ) -> Result<Option<Changeset>, Unfollowed> {
         let Some(source) = self.source.as_mut() else {
             return Err(Unfollowed);
         };
@@ -219,7 +219,7 @@ impl KeyedList {
                 None => {}
             }
         }
-        let mut change = Change::default();
+        let mut change = Changeset::default();
         for (id, entry) in net {
             match (source.ours.get(&id).copied(), entry) {
                 (Some(ours), None) => {
@@ -268,10 +268,10 @@ impl KeyedList {
         servers: impl Iterator<Item = (u64, ServerEntry)>,
         key: impl Fn(&ServerEntry) -> Option<ServerKey>,
         follow: bool,
-    ) -> Option<Change> {
+    ) -> Option<Changeset> {
         let shared = self.entries.clone();
         let old: Vec<&Keyed> = shared.values().map(|k| &**k).collect();
-        let mut change = Change::default();
+        let mut change = Changeset::default();
         let mut source = follow.then(SourceIds::default);
         let mut kept = vec![false; old.len()];
         let mut servers = servers.peekable();

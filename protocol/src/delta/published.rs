@@ -8,7 +8,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::{
-    keyed_list::Entries, CatchUp, Change, DeltaRing, Keyed, KeyedList, ListEntries, Published,
+    keyed_list::Entries, CatchUp, Changeset, DeltaRing, Keyed, KeyedList, ListEntries, Published,
     Resume, Unfollowed,
 };
 use crate::{message::ServerEntry, ServerKey};
@@ -22,7 +22,7 @@ pub trait Encoder {
     /// The whole list, encoded.
     type Snapshot;
     /// The delta from `prev` to `seq`.
-    fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Change) -> Self::Delta;
+    fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Changeset) -> Self::Delta;
     /// The whole list at `seq`.
     fn snapshot(&self, epoch: &str, seq: u64, entries: ListEntries<'_>) -> Self::Snapshot;
 }
@@ -155,7 +155,7 @@ impl<E: Encoder> PublishedList<E> {
     pub fn confirm(&self) -> &E::Delta {
         self.confirm.get_or_init(|| {
             self.encoder
-                .delta(&self.epoch, self.seq, self.seq, &Change::default())
+                .delta(&self.epoch, self.seq, self.seq, &Changeset::default())
         })
     }
 
@@ -257,7 +257,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
     /// list is needed ([`ListPublisher::follow`]).
     pub fn pass_on(
         &mut self,
-        changes: impl IntoIterator<Item = Change>,
+        changes: impl IntoIterator<Item = Changeset>,
         key: impl Fn(&ServerEntry) -> Option<ServerKey>,
     ) -> Result<Option<Arc<PublishedList<E>>>, Unfollowed> {
         let change = self.list.pass_on(changes, key)?;
@@ -271,7 +271,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
 
     /// Numbers and encodes `change` (the first list always), and makes the
     /// list that includes it.
-    fn publish(&mut self, change: Option<Change>) -> Option<Arc<PublishedList<E>>> {
+    fn publish(&mut self, change: Option<Changeset>) -> Option<Arc<PublishedList<E>>> {
         let first = self.ring.seq() == 0;
         if change.is_none() && !first {
             return None;

@@ -184,7 +184,7 @@ fn wire_shapes_and_reading_back() {
         snapshot_content_json("e1", 3, &keyed, Addresses::Hidden),
         r#"{"epoch":"e1","seq":3,"servers":[{"id":7,"name":"Feuerland","players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":1}]}"#
     );
-    let change = Change {
+    let change = Changeset {
         upsert: keyed.clone(),
         remove: vec![1, 2],
     };

@@ -4,7 +4,7 @@
 
 use serde::{ser::SerializeStruct, Deserialize, Serialize, Serializer};
 
-use super::{names, Change};
+use super::{names, Changeset};
 use crate::{
     entry::{Addresses, EntryOut, WireEntry},
     message::ServerEntry,
@@ -203,7 +203,7 @@ pub fn delta_json(
     epoch: &str,
     seq: u64,
     prev: u64,
-    change: &Change,
+    change: &Changeset,
     addresses: Addresses,
 ) -> String {
     let msg = Message {

@@ -188,50 +188,53 @@ fn players_reached_fires_on_the_rise_that_crosses_the_threshold() {
 }
 
 mod changes {
-    use super::super::{changes, Change, Event, Listing};
+    use super::super::{changes, Event, Listing, ServerChange};
 
     fn listing(open: bool, players: u32) -> Listing {
         Listing { open, players }
     }
 
-    fn of(last: Option<Listing>, now: Listing) -> Vec<Change> {
+    fn of(last: Option<Listing>, now: Listing) -> Vec<ServerChange> {
         changes(last, now).collect()
     }
 
     #[test]
     fn a_server_not_listed_before_comes_online_whatever_its_state() {
-        assert_eq!(of(None, listing(true, 3)), [Change::Online]);
-        assert_eq!(of(None, listing(false, 0)), [Change::Online]);
+        assert_eq!(of(None, listing(true, 3)), [ServerChange::Online]);
+        assert_eq!(of(None, listing(false, 0)), [ServerChange::Online]);
     }
 
     #[test]
     fn a_listed_server_changes_by_its_lobby_and_its_players_rising() {
         assert_eq!(
             of(Some(listing(false, 1)), listing(true, 3)),
-            [Change::LobbyOpened, Change::PlayersRose { from: 1 }]
+            [
+                ServerChange::LobbyOpened,
+                ServerChange::PlayersRose { from: 1 }
+            ]
         );
         assert_eq!(of(Some(listing(true, 3)), listing(false, 1)), []);
         assert_eq!(of(Some(listing(true, 3)), listing(true, 3)), []);
         assert_eq!(
             of(Some(listing(true, 3)), listing(true, 4)),
-            [Change::PlayersRose { from: 3 }]
+            [ServerChange::PlayersRose { from: 3 }]
         );
     }
 
     #[test]
     fn a_rise_is_players_reached_only_when_it_crosses_the_threshold() {
         let all = [Event::PlayersReached];
-        let rise = Change::PlayersRose { from: 2 };
+        let rise = ServerChange::PlayersRose { from: 2 };
         assert_eq!(rise.event(&all, Some(3), 3), Some(Event::PlayersReached));
         assert_eq!(rise.event(&all, Some(3), 2), None);
         assert_eq!(rise.event(&all, None, 5), None);
         assert_eq!(
-            Change::PlayersRose { from: 3 }.event(&all, Some(3), 4),
+            ServerChange::PlayersRose { from: 3 }.event(&all, Some(3), 4),
             None
         );
-        assert_eq!(Change::Online.event(&all, Some(3), 4), None);
+        assert_eq!(ServerChange::Online.event(&all, Some(3), 4), None);
         assert_eq!(
-            Change::Online.event(&[Event::ServerOnline], None, 0),
+            ServerChange::Online.event(&[Event::ServerOnline], None, 0),
             Some(Event::ServerOnline)
         );
     }
@@ -272,7 +275,7 @@ fn a_discord_card_names_servers_and_nothing_it_does_not_use() {
 #[test]
 fn a_card_is_shown_again_on_a_change_no_watch_fires_on() {
     let all = Event::ALL;
-    assert_eq!(Change::Shown.event(&all, Some(1), 5), None);
+    assert_eq!(ServerChange::Shown.event(&all, Some(1), 5), None);
 }
 
 #[test]

@@ -13,13 +13,13 @@ use anyhow::Context;
 
 /// Where [`show`] put the link.
 #[derive(Debug)]
-pub(crate) enum Shown {
+pub(crate) enum LinkShown {
     Stdout,
     /// Remove it at exit: the token dies with the process.
     File(PathBuf),
 }
 
-impl Shown {
+impl LinkShown {
     /// Removes the link's file, if there is one.
     pub(crate) fn forget(self) {
         if let Self::File(path) = self {
@@ -29,14 +29,14 @@ impl Shown {
 }
 
 /// Shows `link` (`http://…/admin#token=…`) to the operator only.
-pub(crate) fn show(link: &str) -> anyhow::Result<Shown> {
+pub(crate) fn show(link: &str) -> anyhow::Result<LinkShown> {
     // A reader that closed stdout after the readiness line gets the file.
     if stdout_is_private() && print(link).is_ok() {
         tracing::info!(
             "admin token generated for this run; its sign-in link is on stdout (set \
              BRIDGE_ADMIN_TOKEN or --admin-token-file to keep one)"
         );
-        return Ok(Shown::Stdout);
+        return Ok(LinkShown::Stdout);
     }
     let dir = private_dir();
     let path = dir.join(format!("lobby-bridge-{}.admin-link", std::process::id()));
@@ -48,7 +48,7 @@ pub(crate) fn show(link: &str) -> anyhow::Result<Shown> {
          link is in this file (owner only, removed at exit); set BRIDGE_ADMIN_TOKEN or \
          --admin-token-file to keep one"
     );
-    Ok(Shown::File(path))
+    Ok(LinkShown::File(path))
 }
 
 /// The link's line on stdout.

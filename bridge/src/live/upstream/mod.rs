@@ -35,7 +35,7 @@ use master::feed::FeedToken;
 use protocol::{
     bridge::MasterState,
     codec::FrameCodec,
-    delta::{Change, Keyed},
+    delta::{Changeset, Keyed},
     Addresses, ServerList,
 };
 use tokio::{net::TcpStream, sync::watch, time::Instant};
@@ -271,7 +271,7 @@ impl Upstream {
     /// changes are ordered by its change watch and carry no query time.
     fn pass_on(
         &self,
-        changes: Vec<Change>,
+        changes: Vec<Changeset>,
         whole: impl FnOnce() -> Vec<Keyed>,
         asked: Option<Instant>,
     ) {

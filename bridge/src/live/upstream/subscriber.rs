@@ -25,7 +25,7 @@ use futures_util::{FutureExt, SinkExt, StreamExt};
 use master::{logtext::cut, throttled};
 use protocol::{
     codec::{Frame, FrameCodec},
-    delta::{Change, DeltaMessage, FollowedList},
+    delta::{Changeset, DeltaMessage, FollowedList},
     feed::{self, FeedRefusal, FeedSubscribe},
 };
 use tokio::{net::TcpStream, time::Instant};
@@ -250,7 +250,7 @@ struct Batch {
     /// A snapshot replaced the list: it is published whole.
     whole: bool,
     /// The deltas' changes since, in the master's ids, in order.
-    changes: Vec<Change>,
+    changes: Vec<Changeset>,
 }
 
 impl Batch {
@@ -307,7 +307,7 @@ pub enum Taken {
     Snapshot,
     /// A delta, and what it changed, in the master's ids (`None`: a
     /// heartbeat, or a delta that changed nothing).
-    Delta(Option<Change>),
+    Delta(Option<Changeset>),
     /// A message of another command: ignored (a later master may send more).
     Other,
 }
@@ -338,7 +338,7 @@ pub fn take_message_within(
             // (a copy of its entries: O(change)).
             let change = match &message {
                 DeltaMessage::Snapshot(_) => None,
-                DeltaMessage::Delta(d) => Some(Change {
+                DeltaMessage::Delta(d) => Some(Changeset {
                     upsert: d.upsert.clone(),
                     remove: d.remove.clone(),
                 }),

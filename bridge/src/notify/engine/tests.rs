@@ -11,7 +11,7 @@ use crate::{
     db::{history::History, store::WebhookRow},
     notify::{
         push::{self, Push},
-        watch::Change,
+        watch::ServerChange,
         webhooks::{self, Webhooks},
     },
 };
@@ -82,7 +82,7 @@ fn row(id: &str) -> WebhookRow {
 fn online(name: &str) -> Arc<Occurrence> {
     Arc::new(Occurrence {
         key: ServerKey(7),
-        change: Change::Online,
+        change: ServerChange::Online,
         server: Arc::new(ServerEntry {
             registrant: None,
             name: name.into(),

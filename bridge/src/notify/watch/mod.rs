@@ -27,7 +27,7 @@ use protocol::watch::Event;
 use tokio::{sync::broadcast, time::Instant};
 use tokio_util::sync::CancellationToken;
 
-pub use tracker::{Change, Occurrence, Tracker};
+pub use tracker::{Occurrence, ServerChange, Tracker};
 
 use crate::{
     db::{history::History, store::now_ms},
@@ -46,7 +46,7 @@ pub struct Events {
     seen_seq: AtomicU64,
     /// Whether keys that appear are announced yet (see [`Tracker::new`]).
     warm: AtomicBool,
-    /// Occurrences decided, by [`Change`] kind.
+    /// Occurrences decided, by [`ServerChange`] kind.
     decided: [AtomicU64; 5],
     /// What the history knows of servers last seen, which settles the
     /// `server-online`s of the start-up window.
@@ -155,11 +155,11 @@ impl Events {
     fn emit(&self, out: Vec<Occurrence>) {
         for occurrence in out {
             let i = match occurrence.change {
-                Change::Online => 0,
-                Change::Offline => 1,
-                Change::LobbyOpened => 2,
-                Change::PlayersRose { .. } => 3,
-                Change::Shown => 4,
+                ServerChange::Online => 0,
+                ServerChange::Offline => 1,
+                ServerChange::LobbyOpened => 2,
+                ServerChange::PlayersRose { .. } => 3,
+                ServerChange::Shown => 4,
             };
             self.decided[i].fetch_add(1, Relaxed);
             // No receiver: nobody notifies (yet); nothing to keep.

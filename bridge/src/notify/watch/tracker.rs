@@ -19,14 +19,14 @@ use protocol::{
 };
 use tokio::time::Instant;
 
-pub use protocol::watch::Change;
+pub use protocol::watch::ServerChange;
 
 /// One change of one key, with the server as it is now (for an offline
 /// server, as it was last listed).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Occurrence {
     pub key: ServerKey,
-    pub change: Change,
+    pub change: ServerChange,
     pub server: Arc<ServerEntry>,
     /// When the bridge decided it (the notification's timestamp).
     pub at: SystemTime,
@@ -215,7 +215,7 @@ impl Tracker {
             {
                 out.push(Occurrence {
                     key,
-                    change: Change::Offline,
+                    change: ServerChange::Offline,
                     server: Arc::new(last.entry.clone()),
                     at,
                 });
@@ -245,7 +245,7 @@ fn decide(
     }
     let last = before.map(|b| Listing::of(&b.stats));
     let mut server: Option<Arc<ServerEntry>> = None;
-    let changes: Vec<Change> = watch::changes(last, Listing::of(&after.stats)).collect();
+    let changes: Vec<ServerChange> = watch::changes(last, Listing::of(&after.stats)).collect();
     // No event, but what a status card shows changed: its cue.
     let shown = changes.is_empty()
         && before.is_some_and(|b| {
@@ -261,7 +261,10 @@ fn decide(
                 after.stats.is_lobby_open,
             )
         });
-    for change in changes.into_iter().chain(shown.then_some(Change::Shown)) {
+    for change in changes
+        .into_iter()
+        .chain(shown.then_some(ServerChange::Shown))
+    {
         let server = server
             .get_or_insert_with(|| Arc::new(after.clone()))
             .clone();

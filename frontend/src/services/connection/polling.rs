@@ -26,7 +26,7 @@ pub enum PollChange {
 
 /// One open socket's polling state.
 #[derive(Debug, Clone)]
-pub struct Poller {
+pub struct PollState {
     enabled: bool,
     opened_ms: f64,
     got_list: bool,
@@ -36,10 +36,10 @@ pub struct Poller {
     last_poll_ms: f64,
 }
 
-impl Poller {
+impl PollState {
     /// For a socket opened at `opened_ms`; `enabled: false` never polls.
     pub fn new(enabled: bool, opened_ms: f64) -> Self {
-        Poller {
+        PollState {
             enabled,
             opened_ms,
             got_list: false,
@@ -100,7 +100,7 @@ mod tests {
 
     /// Ticks every 250 ms from `from` to `to`, returning the times a
     /// query went out.
-    fn run(p: &mut Poller, from: f64, to: f64) -> Vec<f64> {
+    fn run(p: &mut PollState, from: f64, to: f64) -> Vec<f64> {
         let mut sent = Vec::new();
         let mut t = from;
         while t <= to {
@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn a_pushed_first_list_means_no_polling() {
-        let mut p = Poller::new(true, 0.0);
+        let mut p = PollState::new(true, 0.0);
         assert_eq!(p.on_tick(1000.0), (false, None));
         assert_eq!(p.on_list(), None);
         assert!(run(&mut p, 1250.0, 20_000.0).is_empty());
@@ -123,7 +123,7 @@ mod tests {
 
     #[test]
     fn polls_every_two_seconds_after_the_grace_period() {
-        let mut p = Poller::new(true, 1000.0);
+        let mut p = PollState::new(true, 1000.0);
         assert!(run(&mut p, 1000.0, 3750.0).is_empty());
         assert_eq!(p.on_tick(4000.0), (true, Some(PollChange::Started)));
         assert_eq!(run(&mut p, 4250.0, 10_000.0), [6000.0, 8000.0, 10_000.0]);
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn a_push_while_polling_stops_it() {
-        let mut p = Poller::new(true, 0.0);
+        let mut p = PollState::new(true, 0.0);
         assert_eq!(run(&mut p, 0.0, 5000.0), [3000.0, 5000.0]);
         // Two queries out, two replies in: still polling.
         assert_eq!(p.on_list(), None);
@@ -150,14 +150,14 @@ mod tests {
 
     #[test]
     fn unanswered_queries_do_not_hide_pushes_for_long() {
-        let mut p = Poller::new(true, 0.0);
+        let mut p = PollState::new(true, 0.0);
         // Ten queries, no replies (the master is down).
         assert_eq!(run(&mut p, 0.0, 21_000.0).len(), 10);
         assert_eq!(p.on_list(), None);
         assert_eq!(p.on_list(), None);
         assert_eq!(p.on_list(), Some(PollChange::Stopped));
         // An error clears what was awaited.
-        let mut p = Poller::new(true, 0.0);
+        let mut p = PollState::new(true, 0.0);
         run(&mut p, 0.0, 5000.0);
         p.on_error();
         assert_eq!(p.on_list(), Some(PollChange::Stopped));
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn disabled_never_polls() {
-        let mut p = Poller::new(false, 0.0);
+        let mut p = PollState::new(false, 0.0);
         assert!(run(&mut p, 0.0, 60_000.0).is_empty());
     }
 }

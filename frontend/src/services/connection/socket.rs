@@ -19,7 +19,7 @@ use super::{
     backoff,
     decode::{self, Incoming},
     fetch,
-    polling::{PollChange, Poller},
+    polling::{PollChange, PollState},
     ConnEvent, Inner, ListMessage, Out,
 };
 use crate::services::{browser, metrics};
@@ -102,14 +102,14 @@ pub(super) async fn run(inner: Rc<Inner>, url: String, on_event: Callback<ConnEv
 struct Socket<'a> {
     inner: &'a Inner,
     on_event: &'a Callback<ConnEvent>,
-    poller: Poller,
+    poller: PollState,
 }
 
 impl Socket<'_> {
     /// The `bridgeSubscribe` to send now; pushes are awaited from here on.
     fn subscribe(&mut self) -> Option<String> {
         let lobby = self.inner.lobby.as_ref()?;
-        self.poller = Poller::new(self.inner.poll_fallback, browser::now_ms());
+        self.poller = PollState::new(self.inner.poll_fallback, browser::now_ms());
         Some(lobby.cursor.subscribe_json())
     }
 
@@ -155,7 +155,7 @@ async fn serve(inner: &Inner, ws: WebSocket, on_event: &Callback<ConnEvent>) -> 
     let mut socket = Socket {
         inner,
         on_event,
-        poller: Poller::new(false, browser::now_ms()),
+        poller: PollState::new(false, browser::now_ms()),
     };
     if inner.lobby.as_ref().is_some_and(|l| !l.fetching.get()) {
         inner.send(Out::Subscribe);

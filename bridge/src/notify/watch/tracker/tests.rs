@@ -88,7 +88,7 @@ fn warm() -> (Fed, Instant) {
     (t, start + GRACE)
 }
 
-fn changes(out: &[Occurrence]) -> Vec<(u64, Change)> {
+fn changes(out: &[Occurrence]) -> Vec<(u64, ServerChange)> {
     let mut v: Vec<_> = out.iter().map(|o| (o.key.0, o.change)).collect();
     v.sort_by_key(|(k, _)| *k);
     v
@@ -114,10 +114,10 @@ fn keys_listed_at_start_are_not_announced() {
         start + GRACE,
         at(),
     );
-    assert_eq!(changes(&out), [(3, Change::Online)]);
+    assert_eq!(changes(&out), [(3, ServerChange::Online)]);
     assert_eq!(
         changes(&t.take_unsure()),
-        [(1, Change::Online), (2, Change::Online)],
+        [(1, ServerChange::Online), (2, ServerChange::Online)],
         "left to the caller, who asks the history"
     );
 }
@@ -128,7 +128,7 @@ fn online_then_offline_after_the_grace_only() {
     let out = t.observe(&[server(1, 2, true)], now, at());
     assert_eq!(
         changes(&out),
-        [(1, Change::Online)],
+        [(1, ServerChange::Online)],
         "appearing open is online, not lobby-opened"
     );
     assert!(t.observe(&[], now, at()).is_empty());
@@ -137,14 +137,14 @@ fn online_then_offline_after_the_grace_only() {
         .expire(now + GRACE - Duration::from_millis(1), at())
         .is_empty());
     let out = t.expire(now + GRACE, at());
-    assert_eq!(changes(&out), [(1, Change::Offline)]);
+    assert_eq!(changes(&out), [(1, ServerChange::Offline)]);
     assert_eq!(out[0].server.stats.players.current, 2, "as last listed");
     assert!(t.is_empty());
     assert_eq!(t.next_expiry(), None);
     let out = t.observe(&[server(1, 0, false)], now + GRACE * 2, at());
     assert_eq!(
         changes(&out),
-        [(1, Change::Online)],
+        [(1, ServerChange::Online)],
         "offline, then online again"
     );
 }
@@ -175,8 +175,8 @@ fn back_within_the_grace_was_never_offline() {
     assert_eq!(
         changes(&out),
         [
-            (1, Change::LobbyOpened),
-            (1, Change::PlayersRose { from: 0 })
+            (1, ServerChange::LobbyOpened),
+            (1, ServerChange::PlayersRose { from: 0 })
         ]
     );
 }
@@ -187,7 +187,7 @@ fn lobby_opened_is_false_to_true_only() {
     t.observe(&[server(1, 0, false)], now, at());
     assert_eq!(
         changes(&t.observe(&[server(1, 0, true)], now, at())),
-        [(1, Change::LobbyOpened)]
+        [(1, ServerChange::LobbyOpened)]
     );
     assert!(
         t.observe(&[server(1, 0, true)], now, at()).is_empty(),
@@ -195,12 +195,12 @@ fn lobby_opened_is_false_to_true_only() {
     );
     assert_eq!(
         changes(&t.observe(&[server(1, 0, false)], now, at())),
-        [(1, Change::Shown)],
+        [(1, ServerChange::Shown)],
         "closing is no event, only a status card's cue"
     );
     assert_eq!(
         changes(&t.observe(&[server(1, 0, true)], now, at())),
-        [(1, Change::LobbyOpened)]
+        [(1, ServerChange::LobbyOpened)]
     );
 }
 
@@ -224,7 +224,11 @@ fn players_reached_is_a_rise_through_the_threshold() {
     assert!(fired(&out, 5).is_empty());
     assert!(fired(&rise(&mut t, 5), 3).is_empty(), "above it already");
     let out = rise(&mut t, 2);
-    assert_eq!(changes(&out), [(1, Change::Shown)], "falling: a card's cue");
+    assert_eq!(
+        changes(&out),
+        [(1, ServerChange::Shown)],
+        "falling: a card's cue"
+    );
     assert!(fired(&out, 1).is_empty(), "falling is no event");
     assert_eq!(
         fired(&rise(&mut t, 3), 3),
@@ -269,7 +273,7 @@ fn twins_count_once_and_keyless_entries_not_at_all() {
     let mut keyless = server(3, 0, true);
     keyless.key = None;
     let out = t.observe(&[server(1, 0, false), twin, keyless], now, at());
-    assert_eq!(changes(&out), [(1, Change::Online)]);
+    assert_eq!(changes(&out), [(1, ServerChange::Online)]);
     assert_eq!(
         out[0].server.stats.players.current, 0,
         "the first entry of a key"
@@ -289,8 +293,8 @@ fn when_the_first_twin_leaves_the_next_one_counts() {
     assert_eq!(
         changes(&out),
         [
-            (1, Change::LobbyOpened),
-            (1, Change::PlayersRose { from: 0 })
+            (1, ServerChange::LobbyOpened),
+            (1, ServerChange::PlayersRose { from: 0 })
         ]
     );
     assert!(t.next_expiry().is_none(), "still listed");
@@ -305,7 +309,7 @@ fn when_the_first_twin_leaves_the_next_one_counts() {
     assert_eq!(t.next_expiry(), Some(now + GRACE));
     assert_eq!(
         changes(&t.expire(now + GRACE, at())),
-        [(1, Change::Offline)]
+        [(1, ServerChange::Offline)]
     );
     assert!(t.is_empty());
 }
