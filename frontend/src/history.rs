@@ -9,103 +9,74 @@ use protocol::api::{HistoryRange, LobbyHistory, LobbyPoint, ServerHistory, Serve
 
 use crate::i18n::K;
 
-/// A range of history the page shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Span {
-    Hour,
-    Day,
-    Week,
-    Month,
-    Quarter,
-    Year,
+/// The server page's range tabs, in order (the protocol's
+/// `HistoryRange` is the one name of a range, from the page's state to the
+/// query string).
+pub const TABS: [HistoryRange; 6] = [
+    HistoryRange::Day,
+    HistoryRange::Week,
+    HistoryRange::Month,
+    HistoryRange::Quarter,
+    HistoryRange::Year,
+    HistoryRange::Hour,
+];
+
+/// How the page draws and names a range: a trait because the range is the
+/// protocol's type and its axis and words are the page's.
+pub trait RangeLabels: Copy {
+    /// How far back the range reaches, as the graph's axis counts.
+    fn axis_ms(self) -> f64;
+    /// The distance between the time axis' labels.
+    fn tick_ms(self) -> f64;
+    /// Whether the time axis names times of day (else dates).
+    fn shows_times(self) -> bool;
+    /// The tab's label ("24 h").
+    fn label(self) -> K;
+    /// "the last 24 hours", for the graph's text summary.
+    fn phrase(self) -> K;
 }
 
-impl Span {
-    /// The server page's tabs, in order.
-    pub const ALL: [Span; 6] = [
-        Span::Day,
-        Span::Week,
-        Span::Month,
-        Span::Quarter,
-        Span::Year,
-        Span::Hour,
-    ];
-
-    /// The range of the API this tab shows.
-    pub fn range(self) -> HistoryRange {
-        match self {
-            Span::Hour => HistoryRange::Hour,
-            Span::Day => HistoryRange::Day,
-            Span::Week => HistoryRange::Week,
-            Span::Month => HistoryRange::Month,
-            Span::Quarter => HistoryRange::Quarter,
-            Span::Year => HistoryRange::Year,
-        }
+impl RangeLabels for HistoryRange {
+    fn axis_ms(self) -> f64 {
+        self.span_ms() as f64
     }
 
-    /// The `range=` value.
-    pub fn as_str(self) -> &'static str {
-        self.range().as_str()
-    }
-
-    /// How far back the range reaches.
-    pub fn span_ms(self) -> f64 {
+    fn tick_ms(self) -> f64 {
         const H: f64 = 3_600_000.0;
         match self {
-            Span::Hour => H,
-            Span::Day => 24.0 * H,
-            Span::Week => 7.0 * 24.0 * H,
-            Span::Month => 30.0 * 24.0 * H,
-            Span::Quarter => 90.0 * 24.0 * H,
-            Span::Year => 365.0 * 24.0 * H,
+            HistoryRange::Hour => H / 4.0,
+            HistoryRange::Day => 6.0 * H,
+            HistoryRange::Week => 24.0 * H,
+            HistoryRange::Month => 7.0 * 24.0 * H,
+            HistoryRange::Quarter => 14.0 * 24.0 * H,
+            HistoryRange::Year => 61.0 * 24.0 * H,
         }
     }
 
-    /// The distance between the time axis' labels.
-    pub fn tick_ms(self) -> f64 {
-        const H: f64 = 3_600_000.0;
+    fn shows_times(self) -> bool {
+        matches!(self, HistoryRange::Hour | HistoryRange::Day)
+    }
+
+    fn label(self) -> K {
         match self {
-            Span::Hour => H / 4.0,
-            Span::Day => 6.0 * H,
-            Span::Week => 24.0 * H,
-            Span::Month => 7.0 * 24.0 * H,
-            Span::Quarter => 14.0 * 24.0 * H,
-            Span::Year => 61.0 * 24.0 * H,
+            HistoryRange::Hour => K::Span1h,
+            HistoryRange::Day => K::Span24h,
+            HistoryRange::Week => K::Span7d,
+            HistoryRange::Month => K::Span30d,
+            HistoryRange::Quarter => K::Span90d,
+            HistoryRange::Year => K::Span1y,
         }
     }
 
-    /// Whether the time axis names times of day (else dates).
-    pub fn shows_times(self) -> bool {
-        matches!(self, Span::Hour | Span::Day)
-    }
-
-    /// The tab's label ("24 h").
-    pub fn label(self) -> K {
+    fn phrase(self) -> K {
         match self {
-            Span::Hour => K::Span1h,
-            Span::Day => K::Span24h,
-            Span::Week => K::Span7d,
-            Span::Month => K::Span30d,
-            Span::Quarter => K::Span90d,
-            Span::Year => K::Span1y,
+            HistoryRange::Hour => K::LastHour,
+            HistoryRange::Day => K::Last24Hours,
+            HistoryRange::Week => K::Last7Days,
+            HistoryRange::Month => K::Last30Days,
+            HistoryRange::Quarter => K::Last90Days,
+            HistoryRange::Year => K::LastYear,
         }
-    }
-
-    /// "the last 24 hours", for the graph's text summary.
-    pub fn phrase(self) -> K {
-        match self {
-            Span::Hour => K::LastHour,
-            Span::Day => K::Last24Hours,
-            Span::Week => K::Last7Days,
-            Span::Month => K::Last30Days,
-            Span::Quarter => K::Last90Days,
-            Span::Year => K::LastYear,
-        }
-    }
-
-    /// The range named by a `range=` value.
-    pub fn parse(s: &str) -> Option<Span> {
-        Span::ALL.into_iter().find(|r| r.as_str() == s)
     }
 }
 
@@ -239,15 +210,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranges_round_trip() {
-        for r in Span::ALL {
-            assert_eq!(Span::parse(r.as_str()), Some(r));
-            assert_eq!(HistoryRange::parse(r.as_str()), Some(r.range()));
+    fn every_range_has_a_tab_and_its_axis() {
+        let mut tabs = TABS.to_vec();
+        tabs.sort_by_key(|r| r.span_ms());
+        assert_eq!(tabs, HistoryRange::ALL, "each range once");
+        assert_eq!(HistoryRange::Day.axis_ms(), 86_400_000.0);
+        for r in TABS {
+            assert!(r.tick_ms() < r.axis_ms(), "{r:?}: more than one label");
         }
-        assert_eq!(Span::parse("1y"), Some(Span::Year));
-        assert_eq!(Span::parse("90d"), Some(Span::Quarter));
-        assert_eq!(Span::parse("2h"), None);
-        assert_eq!(Span::Day.span_ms(), 86_400_000.0);
     }
 
     #[test]

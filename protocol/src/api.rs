@@ -57,6 +57,20 @@ impl HistoryRange {
     pub fn parse(s: &str) -> Option<HistoryRange> {
         HistoryRange::ALL.into_iter().find(|r| r.as_str() == s)
     }
+
+    /// How far back the range reaches, in milliseconds: what the bridge
+    /// answers and what the page's time axis spans.
+    pub fn span_ms(self) -> i64 {
+        const H: i64 = 3_600_000;
+        match self {
+            HistoryRange::Hour => H,
+            HistoryRange::Day => 24 * H,
+            HistoryRange::Week => 7 * 24 * H,
+            HistoryRange::Month => 30 * 24 * H,
+            HistoryRange::Quarter => 90 * 24 * H,
+            HistoryRange::Year => 365 * 24 * H,
+        }
+    }
 }
 
 /// One interval of a server's history, written as the array

@@ -14,7 +14,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use protocol::{
-    api::{LobbyHistory, ServerHistory, Week, WEEK_DAYS},
+    api::{HistoryRange, LobbyHistory, ServerHistory, Week, WEEK_DAYS},
     ServerKey,
 };
 use serde::Deserialize;
@@ -23,7 +23,7 @@ use crate::{
     ctx::Ctx,
     db::{
         history::sample_of,
-        store::{now_ms, range::Range, StoreError},
+        store::{now_ms, StoreError},
     },
     http::{
         answers::{Asked, Computed, Format, RETRY_AFTER},
@@ -52,8 +52,8 @@ pub(crate) struct FormatQuery {
     format: Option<String>,
 }
 
-fn parse_range(q: &RangeQuery) -> Option<Range> {
-    q.range.as_deref().and_then(Range::parse)
+fn parse_range(q: &RangeQuery) -> Option<HistoryRange> {
+    q.range.as_deref().and_then(HistoryRange::parse)
 }
 
 fn bad_range() -> HttpError {
@@ -211,7 +211,7 @@ pub(crate) async fn server_history(
                     format,
                     &ServerHistory {
                         key,
-                        range: range.name(),
+                        range,
                         step: seconds(step),
                         points,
                     },
@@ -244,7 +244,7 @@ pub(crate) async fn lobby_history(
                 Ok((step, points)) => Computed::ok_as(
                     format,
                     &LobbyHistory {
-                        range: range.name(),
+                        range,
                         step: seconds(step),
                         points,
                     },

@@ -6,11 +6,12 @@
 
 use std::rc::Rc;
 
+use protocol::api::HistoryRange;
 use yew::prelude::*;
 
 use crate::{
     graph::{self, tenths, Frame},
-    history::{figures, one_decimal, Series, Span},
+    history::{figures, one_decimal, RangeLabels, Series},
     i18n::{t, tf, K},
     services::browser::{local_time, utc_offset_ms, TimeStyle},
 };
@@ -32,7 +33,7 @@ pub struct HistoryGraphProps {
     pub lines: Vec<GraphLine>,
     /// The interval of one point.
     pub step_ms: f64,
-    pub span: Span,
+    pub span: HistoryRange,
     /// Where the time axis ends (the answer's time).
     pub to_ms: f64,
     /// The value axis reaches at least this far (a server's slots).
@@ -56,7 +57,7 @@ fn pct(v: f64, of: f64) -> String {
 }
 
 /// The sentence that says what `line` shows over `span`.
-fn summary(line: &GraphLine, span: Span) -> String {
+fn summary(line: &GraphLine, span: HistoryRange) -> String {
     let phrase = t(span.phrase());
     let Some(f) = figures(&line.series) else {
         return tf(K::GraphEmpty, &[&line.what, &phrase]);
@@ -83,7 +84,7 @@ fn summary(line: &GraphLine, span: Span) -> String {
 #[component]
 pub fn HistoryGraph(props: &HistoryGraphProps) -> Html {
     let to_ms = props.to_ms;
-    let from_ms = to_ms - props.span.span_ms();
+    let from_ms = to_ms - props.span.axis_ms();
     let peak = props
         .lines
         .iter()

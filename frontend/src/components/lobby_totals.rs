@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use protocol::api::LobbyHistory;
+use protocol::api::{HistoryRange, LobbyHistory};
 use yew::prelude::*;
 
 use crate::{
@@ -12,7 +12,7 @@ use crate::{
         history_graph::{GraphLine, HistoryGraph},
         week_heatmap::WeekHeatmap,
     },
-    history::{csv_link, peak_players, players_online, servers_online, step_ms, Span},
+    history::{csv_link, peak_players, players_online, servers_online, step_ms},
     i18n::{t, K},
     services::api::read_answer,
     views::{
@@ -59,7 +59,7 @@ pub fn LobbyTotals() -> Html {
                 <li class="peak">{ t(K::PeakPlayers) }</li>
                 <li class="servers">{ t(K::ServersOnline) }</li>
             </ul>
-            <HistoryGraph lines={lines} step_ms={step_ms(value.step)} span={Span::Day}
+            <HistoryGraph lines={lines} step_ms={step_ms(value.step)} span={HistoryRange::Day}
                 to_ms={at_ms} small=true testid="totals-graph" />
             <p><a href={csv_link(PATH)} download="lobby-history.csv">{ t(K::DownloadCsv) }</a></p>
             <WeekHeatmap path="/api/week" testid="lobby-week" />

@@ -5,7 +5,10 @@
 
 use std::rc::Rc;
 
-use protocol::{api::ServerHistory, ServerKey};
+use protocol::{
+    api::{HistoryRange, ServerHistory},
+    ServerKey,
+};
 use yew::prelude::*;
 
 use crate::{
@@ -20,7 +23,7 @@ use crate::{
         status_pill::StatusPill,
         week_heatmap::WeekHeatmap,
     },
-    history::{csv_link, peaks, percent, players, shares, step_ms, Span},
+    history::{csv_link, peaks, percent, players, shares, step_ms, RangeLabels, TABS},
     i18n::{t, tf, K},
     listing::{lobby_label, mode_label, players_label},
     query::ListQuery,
@@ -43,7 +46,7 @@ pub struct ServerPageProps {
 #[component]
 pub fn ServerPage(props: &ServerPageProps) -> Html {
     let router = use_router();
-    let span = use_state_eq(|| Span::Day);
+    let span = use_state_eq(|| HistoryRange::Day);
     let view = use_server_view(props.server, *span);
     // For the page benchmark: the first render with the record drawn.
     let drawn = matches!(view.body, Body::Shown(_));
@@ -86,7 +89,7 @@ pub fn ServerPage(props: &ServerPageProps) -> Html {
         Body::Shown(d) => {
             let on_span = {
                 let span = span.clone();
-                Callback::from(move |s: Span| span.set(s))
+                Callback::from(move |s: HistoryRange| span.set(s))
             };
             html! {
                 <>
@@ -139,7 +142,7 @@ pub fn EmbedServer(props: &ServerPageProps) -> Html {
         browser::set_theme(*theme);
         || browser::set_theme(None)
     });
-    let view = use_server_view(props.server, Span::Day);
+    let view = use_server_view(props.server, HistoryRange::Day);
     let page = Route::Server(props.server).path();
     let body = match &view.body {
         Body::Shown(d) => html! {
@@ -147,7 +150,7 @@ pub fn EmbedServer(props: &ServerPageProps) -> Html {
                 <h1 dir="auto" data-testid="server-name">{ &d.name }</h1>
                 { state_line(d) }
                 <p><JoinLink href={d.join.clone()} owner={d.name.clone()} new_tab={true} /></p>
-                { history(&view.history, Span::Day, d) }
+                { history(&view.history, HistoryRange::Day, d) }
             </>
         },
         Body::Missing => html! { <h1 data-testid="server-missing">{ t(K::NoSuchServer) }</h1> },
@@ -236,10 +239,10 @@ fn facts(d: &Details) -> Html {
 }
 
 /// The range buttons (a group of toggles: one is pressed).
-fn span_switch(current: Span, on_span: Callback<Span>) -> Html {
+fn span_switch(current: HistoryRange, on_span: Callback<HistoryRange>) -> Html {
     html! {
         <div class="spans" role="group" aria-label={t(K::HistoryRange)}>
-            { for Span::ALL.into_iter().map(|s| {
+            { for TABS.into_iter().map(|s| {
                 let on_span = on_span.clone();
                 html! {
                     <button type="button" class={classes!("span", (s == current).then_some("selected"))}
@@ -254,7 +257,7 @@ fn span_switch(current: Span, on_span: Callback<Span>) -> Html {
 }
 
 /// The shares over the range and the players' graph.
-fn history(load: &Option<Dated<ServerHistory>>, span: Span, d: &Details) -> Html {
+fn history(load: &Option<Dated<ServerHistory>>, span: HistoryRange, d: &Details) -> Html {
     let Some(Dated { value, at_ms }) = load else {
         return html! { <p class="muted graph-loading" aria-busy="true">{ t(K::LoadingHistory) }</p> };
     };

@@ -5,12 +5,15 @@
 
 use std::rc::Rc;
 
-use protocol::{api::ServerHistory, entry::ServerDetails, GameplayMode, Players, ServerKey};
+use protocol::{
+    api::{HistoryRange, ServerHistory},
+    entry::ServerDetails,
+    GameplayMode, Players, ServerKey,
+};
 use yew::prelude::*;
 
 use crate::{
     contexts::lobby::use_lobby,
-    history::Span,
     listing::{address_label, join_link},
     services::{api::read_answer, browser},
     views::fetch::{use_fetch, Load},
@@ -79,7 +82,7 @@ pub struct ServerView {
 
 /// The view of server `key`, its history over `span`.
 #[hook]
-pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
+pub fn use_server_view(key: ServerKey, span: HistoryRange) -> ServerView {
     let lobby = use_lobby();
     let state = &*lobby.state;
     let live = state
@@ -131,7 +134,7 @@ pub fn use_server_view(key: ServerKey, span: Span) -> ServerView {
         (_, Some(false)) => Some(Dated {
             value: Rc::new(ServerHistory {
                 key,
-                range: span.range(),
+                range: span,
                 // No point, so no interval between points either.
                 step: 60,
                 points: Vec::new(),

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use common::until;
 use frontend::{
     components::history_graph::{GraphLine, HistoryGraph, HistoryGraphProps},
-    history::{players, step_ms, Span},
+    history::{players, step_ms},
     services::api::read_answer,
 };
 use protocol::{api, entry::ServerDetails, GameplayMode};
@@ -89,7 +89,7 @@ async fn the_graph_draws_runs_with_gaps_and_says_what_it_shows() {
             what: "Players",
         }],
         step_ms: M,
-        span: Span::Hour,
+        span: api::HistoryRange::Hour,
         to_ms: to,
         floor: 4.0,
         small: false,

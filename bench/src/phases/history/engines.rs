@@ -9,10 +9,7 @@
 
 use std::{path::Path, time::Instant};
 
-use bridge::db::{
-    history::History,
-    store::{range::Range, DatabaseUrl},
-};
+use bridge::db::{history::History, store::DatabaseUrl};
 use hdrhistogram::Histogram;
 use lobby_testkit::postgres::Cluster;
 
@@ -108,7 +105,13 @@ fn more_reads(history: &History, plan: Plan, end_ms: i64, requests: usize) -> Re
             .map_err(store_err)?
             .ok_or_else(|| Error::Unexpected(format!("server {key:016x} not in the history")))?;
         let (_, points) = store
-            .server_history(key, row.first_seen, Range::Year, plan.interval_ms, end_ms)
+            .server_history(
+                key,
+                row.first_seen,
+                protocol::api::HistoryRange::Year,
+                plan.interval_ms,
+                end_ms,
+            )
             .map_err(store_err)?;
         drop(store);
         record(&mut year, started.elapsed());
@@ -222,7 +225,13 @@ fn month_reads(
             .map_err(store_err)?
             .ok_or_else(|| Error::Unexpected(format!("server {key:016x} not in the history")))?;
         let (_, points) = store
-            .server_history(key, row.first_seen, Range::Month, plan.interval_ms, end_ms)
+            .server_history(
+                key,
+                row.first_seen,
+                protocol::api::HistoryRange::Month,
+                plan.interval_ms,
+                end_ms,
+            )
             .map_err(store_err)?;
         drop(store);
         record(&mut h, started.elapsed());

@@ -1,9 +1,9 @@
 use std::{fs, sync::atomic::Ordering::Relaxed};
 
-use protocol::api::{LobbyPoint, ServerPoint};
+use protocol::api::{HistoryRange, LobbyPoint, ServerPoint};
 
 use super::*;
-use crate::db::store::range::{Range, Tier};
+use crate::db::store::range::{Tier, Window};
 
 /// The store's tests, each run on the embedded database (one test each)
 /// and on a scratch PostgreSQL cluster (one cluster, a database each).
@@ -79,7 +79,7 @@ fn samples_give_points_offline_shares_and_gaps(history: History) {
     let now = T0 + 5 * MIN + 1;
     let mut store = history.store();
 
-    let (step, lobby) = store.lobby_history(Range::Hour, MIN, now).unwrap();
+    let (step, lobby) = store.lobby_history(HistoryRange::Hour, MIN, now).unwrap();
     assert_eq!(step, MIN);
     assert_eq!(
         lobby,
@@ -95,7 +95,7 @@ fn samples_give_points_offline_shares_and_gaps(history: History) {
     assert_eq!(b.first_seen, T0);
     assert_eq!(b.last_seen, T0 + 5 * MIN);
     let (_, points) = store
-        .server_history(2, b.first_seen, Range::Hour, MIN, now)
+        .server_history(2, b.first_seen, HistoryRange::Hour, MIN, now)
         .unwrap();
     assert_eq!(points.len(), 3);
     assert_eq!(points[1], ServerPoint(T0 + MIN, None, None, 0.0, 0.0, None));
@@ -105,15 +105,19 @@ fn samples_give_points_offline_shares_and_gaps(history: History) {
     );
 
     // The hourly tier: means over the hour's three samples.
-    let (step, points) = store.server_history(1, T0, Range::Week, MIN, now).unwrap();
+    let (step, points) = store
+        .server_history(1, T0, HistoryRange::Week, MIN, now)
+        .unwrap();
     assert_eq!(step, HOUR);
     assert_eq!(points.len(), 1);
     let ServerPoint(_, players, _, online, _, _) = points[0];
     assert_eq!((players, online), (Some(2.0), 1.0));
-    let (_, points) = store.server_history(2, T0, Range::Month, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(2, T0, HistoryRange::Month, MIN, now)
+        .unwrap();
     let ServerPoint(_, _, _, online, _, _) = points[0];
     assert_eq!(online, 0.667);
-    let (step, lobby) = store.lobby_history(Range::Year, MIN, now).unwrap();
+    let (step, lobby) = store.lobby_history(HistoryRange::Year, MIN, now).unwrap();
     assert_eq!((step, lobby.len()), (24 * HOUR, 1));
     let LobbyPoint(_, servers, _, _) = lobby[0];
     assert_eq!(servers, 1.667);
@@ -129,7 +133,9 @@ fn twins_count_once_and_a_renamed_server_keeps_its_history(history: History) {
     let row = store.server(1).unwrap().unwrap();
     assert_eq!(row.sample.name, "renamed");
     assert_eq!(row.first_seen, T0);
-    let (_, lobby) = store.lobby_history(Range::Hour, MIN, T0 + MIN).unwrap();
+    let (_, lobby) = store
+        .lobby_history(HistoryRange::Hour, MIN, T0 + MIN)
+        .unwrap();
     let LobbyPoint(_, servers, players, _) = lobby[0];
     assert_eq!((servers, players), (1.0, 2.0));
 }
@@ -151,22 +157,22 @@ fn old_samples_go_in_batches_and_their_sums_stay(history: History) {
     assert_eq!(store.prune(later, 100).unwrap(), 7);
     assert_eq!(store.prune(later, 100).unwrap(), 0);
     let (_, points) = store
-        .server_history(1, T0, Range::Hour, MIN, later)
+        .server_history(1, T0, HistoryRange::Hour, MIN, later)
         .unwrap();
     assert!(points.is_empty(), "samples are gone");
     let (_, points) = store
-        .server_history(1, T0, Range::Week, MIN, later)
+        .server_history(1, T0, HistoryRange::Week, MIN, later)
         .unwrap();
     assert_eq!(points.len(), 1, "the hour's point stays");
     let ServerPoint(_, _, _, online, _, _) = points[0];
     assert_eq!(online, 1.0);
     let (_, points) = store
-        .server_history(1, T0, Range::Week, MIN, T0 + 91 * 24 * HOUR)
+        .server_history(1, T0, HistoryRange::Week, MIN, T0 + 91 * 24 * HOUR)
         .unwrap();
     assert!(points.is_empty());
     store.prune(T0 + 91 * 24 * HOUR, 100).unwrap();
     let (_, points) = store
-        .server_history(1, T0, Range::Year, MIN, T0 + 91 * 24 * HOUR)
+        .server_history(1, T0, HistoryRange::Year, MIN, T0 + 91 * 24 * HOUR)
         .unwrap();
     assert_eq!(points.len(), 1, "the day's point stays 2 years");
 }
@@ -343,7 +349,9 @@ fn peaks_rooms_and_the_week(history: History) {
     let now = h19 + 2 * HOUR + 1;
     let mut store = history.store();
     let peaks = |points: &[ServerPoint]| points.iter().map(|p| (p.0, p.5)).collect::<Vec<_>>();
-    let (_, points) = store.server_history(1, h19, Range::Day, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(1, h19, HistoryRange::Day, MIN, now)
+        .unwrap();
     assert_eq!(
         peaks(&points),
         [
@@ -353,20 +361,26 @@ fn peaks_rooms_and_the_week(history: History) {
             (h19 + HOUR, Some(0))
         ]
     );
-    let (_, points) = store.server_history(1, h19, Range::Week, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(1, h19, HistoryRange::Week, MIN, now)
+        .unwrap();
     assert_eq!(peaks(&points), [(h19, Some(3)), (h19 + HOUR, Some(0))]);
     assert_eq!(points[0].1, Some(2.0), "the mean beside the peak");
     let (step, points) = store
-        .server_history(1, h19, Range::Quarter, MIN, now)
+        .server_history(1, h19, HistoryRange::Quarter, MIN, now)
         .unwrap();
     assert_eq!(step, 2 * HOUR);
     assert_eq!(
         peaks(&points),
         [(T0 + 18 * HOUR, Some(3)), (T0 + 20 * HOUR, Some(0))]
     );
-    let (_, points) = store.server_history(1, h19, Range::Year, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(1, h19, HistoryRange::Year, MIN, now)
+        .unwrap();
     assert_eq!(peaks(&points), [(T0, Some(3))]);
-    let (_, points) = store.server_history(2, h19, Range::Year, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(2, h19, HistoryRange::Year, MIN, now)
+        .unwrap();
     assert_eq!(peaks(&points), [(T0, Some(4))]);
     let lobby_peaks = |range| {
         let (_, points) = store_lobby(&history, range, now);
@@ -374,11 +388,11 @@ fn peaks_rooms_and_the_week(history: History) {
     };
     drop(store);
     assert_eq!(
-        lobby_peaks(Range::Day),
+        lobby_peaks(HistoryRange::Day),
         [Some(5), Some(3), Some(2), Some(0)]
     );
-    assert_eq!(lobby_peaks(Range::Week), [Some(5), Some(0)]);
-    assert_eq!(lobby_peaks(Range::Year), [Some(5)]);
+    assert_eq!(lobby_peaks(HistoryRange::Week), [Some(5), Some(0)]);
+    assert_eq!(lobby_peaks(HistoryRange::Year), [Some(5)]);
 
     // The week: Saturday 19:00 and 20:00 UTC, nothing else.
     let sat19 = 5 * 24 + 19;
@@ -431,12 +445,18 @@ fn peaks_rooms_and_the_week(history: History) {
         store.blob_literal(&old)
     );
     store.execute_raw(&sql).unwrap();
-    let (_, points) = store.server_history(1, h19, Range::Week, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(1, h19, HistoryRange::Week, MIN, now)
+        .unwrap();
     assert_eq!(peaks(&points), [(h19, None), (h19 + HOUR, Some(0))]);
     assert_eq!(points[0].1, Some(2.0), "the mean is still known");
-    let (_, points) = store.server_history(1, h19, Range::Year, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(1, h19, HistoryRange::Year, MIN, now)
+        .unwrap();
     assert_eq!(peaks(&points), [(T0, None)], "a day with an hour unknown");
-    let (_, points) = store.server_history(1, h19, Range::Day, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(1, h19, HistoryRange::Day, MIN, now)
+        .unwrap();
     assert_eq!(points[1].5, Some(3), "samples have their players");
     let week = store.server_week(1, now).unwrap();
     assert_eq!(week[sat19], WeekHour(Some(2.0), None, Some(1.0), None));
@@ -447,11 +467,11 @@ fn peaks_rooms_and_the_week(history: History) {
     let lobby = store.lobby_week(now).unwrap();
     assert_eq!(lobby[sat19], WeekHour(Some(3.333), None, None, None));
     drop(store);
-    assert_eq!(lobby_peaks(Range::Week), [None, Some(0)]);
-    assert_eq!(lobby_peaks(Range::Year), [None]);
+    assert_eq!(lobby_peaks(HistoryRange::Week), [None, Some(0)]);
+    assert_eq!(lobby_peaks(HistoryRange::Year), [None]);
 }
 
-fn store_lobby(history: &History, range: Range, now: i64) -> (i64, Vec<LobbyPoint>) {
+fn store_lobby(history: &History, range: HistoryRange, now: i64) -> (i64, Vec<LobbyPoint>) {
     history.store().lobby_history(range, MIN, now).unwrap()
 }
 
@@ -590,7 +610,7 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
     let (mut migrated_store, mut fresh) = (migrated.store(), fresh.store());
     // Peaks of hours folded before they were recorded are unknown; the
     // samples' own are their players.
-    let unpeaked = |(step, points): (i64, Vec<ServerPoint>), range: Range| {
+    let unpeaked = |(step, points): (i64, Vec<ServerPoint>), range: HistoryRange| {
         let folded = range.tier() != Tier::Samples;
         let points: Vec<ServerPoint> = points
             .into_iter()
@@ -601,12 +621,12 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
         (step, points)
     };
     for range in [
-        Range::Hour,
-        Range::Day,
-        Range::Week,
-        Range::Month,
-        Range::Quarter,
-        Range::Year,
+        HistoryRange::Hour,
+        HistoryRange::Day,
+        HistoryRange::Week,
+        HistoryRange::Month,
+        HistoryRange::Quarter,
+        HistoryRange::Year,
     ] {
         assert_eq!(
             migrated_store.lobby_history(range, MIN, now).unwrap(),
@@ -667,7 +687,9 @@ fn hours_fold_into_days_once_even_when_the_clock_goes_back(history: History) {
     history.write(T0 + 2 * HOUR, &[server(1, "a", 1)]).unwrap();
     let now = T0 + 2 * HOUR + 1;
     let mut store = history.store();
-    let (_, points) = store.server_history(1, T0, Range::Week, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(1, T0, HistoryRange::Week, MIN, now)
+        .unwrap();
     let players: Vec<Option<f64>> = points.iter().map(|&ServerPoint(_, p, ..)| p).collect();
     assert_eq!(players, [Some(4.0), Some(4.0), Some(1.0)]);
     assert!(
@@ -676,7 +698,9 @@ fn hours_fold_into_days_once_even_when_the_clock_goes_back(history: History) {
             .all(|&ServerPoint(_, _, _, online, _, _)| online == 1.0),
         "{points:?}"
     );
-    let (_, points) = store.server_history(1, T0, Range::Year, MIN, now).unwrap();
+    let (_, points) = store
+        .server_history(1, T0, HistoryRange::Year, MIN, now)
+        .unwrap();
     assert_eq!(points.len(), 1);
     let ServerPoint(_, players, _, online, _, _) = points[0];
     assert_eq!(players, Some(3.25), "each sample counted once");
@@ -696,10 +720,12 @@ fn a_sample_is_recorded_once(history: History) {
     );
     history.write(T0 + MIN, &[server(1, "a", 4)]).unwrap();
     let mut store = history.store();
-    let (_, lobby) = store.lobby_history(Range::Week, MIN, T0 + MIN).unwrap();
+    let (_, lobby) = store
+        .lobby_history(HistoryRange::Week, MIN, T0 + MIN)
+        .unwrap();
     assert_eq!(lobby, [LobbyPoint(T0, 1.0, 3.0, Some(4))], "2 and 4, not 3");
     let (_, points) = store
-        .server_history(1, T0, Range::Hour, MIN, T0 + MIN)
+        .server_history(1, T0, HistoryRange::Hour, MIN, T0 + MIN)
         .unwrap();
     assert_eq!(points.len(), 2);
     let ServerPoint(_, players, ..) = points[0];
@@ -732,7 +758,7 @@ fn hostile_rows_are_errors_not_panics(history: History) {
     }
     // A 1 MiB hour is cut to the most an hour can hold.
     let (_, points) = store
-        .server_history(1, T0, Range::Hour, MIN, T0 + MIN)
+        .server_history(1, T0, HistoryRange::Hour, MIN, T0 + MIN)
         .unwrap();
     assert!(points.len() <= 2, "{}", points.len());
 }
@@ -951,7 +977,7 @@ fn briefly_seen_servers_are_forgotten_after_a_day(history: History) {
     let later = b_last + DAY + MIN;
     prune_all(&mut store, later);
     assert!(store.server(2).unwrap().is_none(), "b is still there");
-    for range in [Range::Day, Range::Month, Range::Year] {
+    for range in [HistoryRange::Day, HistoryRange::Month, HistoryRange::Year] {
         let (_, points) = store.server_history(2, T0, range, MIN, later).unwrap();
         assert!(
             points
@@ -963,12 +989,14 @@ fn briefly_seen_servers_are_forgotten_after_a_day(history: History) {
     for key in [1, 3] {
         let row = store.server(key).unwrap().expect("a long life stays");
         let (_, points) = store
-            .server_history(key, row.first_seen, Range::Month, MIN, later)
+            .server_history(key, row.first_seen, HistoryRange::Month, MIN, later)
             .unwrap();
         assert!(!points.is_empty(), "server {key} lost its history");
     }
     // The lobby's totals still count b.
-    let (_, lobby) = store.lobby_history(Range::Month, MIN, later).unwrap();
+    let (_, lobby) = store
+        .lobby_history(HistoryRange::Month, MIN, later)
+        .unwrap();
     let LobbyPoint(t, servers, _, _) = lobby[0];
     assert_eq!(t, T0);
     assert_eq!(
@@ -1037,7 +1065,7 @@ fn a_full_database_keeps_recording_the_servers_already_there() {
         let row = store.server(s.key).unwrap().expect("a regular stays");
         assert_eq!(row.last_seen, t - MIN, "regular {} not recorded", s.key);
         let (_, points) = store
-            .server_history(s.key, row.first_seen, Range::Day, MIN, t)
+            .server_history(s.key, row.first_seen, HistoryRange::Day, MIN, t)
             .unwrap();
         assert_eq!(points.len(), 180, "regular {}: every sample", s.key);
     }
@@ -1157,7 +1185,7 @@ fn a_sample_is_written_in_place(history: History) {
     let mut store = history.store();
     for key in [1, 2, 3] {
         let (_, points) = store
-            .server_history(key, T0, Range::Hour, MIN, now)
+            .server_history(key, T0, HistoryRange::Hour, MIN, now)
             .unwrap();
         let players: Vec<Option<f64>> = points
             .iter()
@@ -1182,7 +1210,12 @@ fn a_sample_is_written_in_place(history: History) {
 fn answers(history: &History, now: i64) -> Vec<String> {
     let mut store = history.store();
     let mut out = Vec::new();
-    for range in [Range::Hour, Range::Day, Range::Week, Range::Month] {
+    for range in [
+        HistoryRange::Hour,
+        HistoryRange::Day,
+        HistoryRange::Week,
+        HistoryRange::Month,
+    ] {
         out.push(format!(
             "{:?}",
             store.lobby_history(range, MIN, now).unwrap()
@@ -1235,7 +1268,7 @@ fn a_converted_history_reads_back_the_same(open: impl Fn() -> History, downgrade
         written * SAMPLE_BYTES
     );
     let (_, points) = store
-        .server_history(1, T0, Range::Hour, MIN, hour + 21 * MIN)
+        .server_history(1, T0, HistoryRange::Hour, MIN, hour + 21 * MIN)
         .unwrap();
     assert_eq!(
         points

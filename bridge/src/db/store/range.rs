@@ -19,67 +19,23 @@ pub enum Tier {
     Daily,
 }
 
-/// One of the ranges a client may ask for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Range {
-    Hour,
-    Day,
-    Week,
-    Month,
-    Quarter,
-    Year,
-}
-
-impl From<HistoryRange> for Range {
-    fn from(name: HistoryRange) -> Self {
-        match name {
-            HistoryRange::Hour => Self::Hour,
-            HistoryRange::Day => Self::Day,
-            HistoryRange::Week => Self::Week,
-            HistoryRange::Month => Self::Month,
-            HistoryRange::Quarter => Self::Quarter,
-            HistoryRange::Year => Self::Year,
-        }
-    }
-}
-
-impl Range {
-    /// The range named by `range=`; `None` for anything else (HTTP 400).
-    pub fn parse(s: &str) -> Option<Self> {
-        HistoryRange::parse(s).map(Self::from)
-    }
-
-    /// The range as the protocol names it.
-    pub fn name(self) -> HistoryRange {
-        match self {
-            Self::Hour => HistoryRange::Hour,
-            Self::Day => HistoryRange::Day,
-            Self::Week => HistoryRange::Week,
-            Self::Month => HistoryRange::Month,
-            Self::Quarter => HistoryRange::Quarter,
-            Self::Year => HistoryRange::Year,
-        }
-    }
-
-    /// The name, as answers repeat it.
-    pub fn as_str(self) -> &'static str {
-        self.name().as_str()
-    }
-
-    fn span_ms(self) -> i64 {
-        const H: i64 = 3_600_000;
-        match self {
-            Self::Hour => H,
-            Self::Day => 24 * H,
-            Self::Week => 7 * 24 * H,
-            Self::Month => 30 * 24 * H,
-            Self::Quarter => 90 * 24 * H,
-            Self::Year => 365 * 24 * H,
-        }
-    }
-
+/// What the storage makes of a range (`protocol::api::HistoryRange`,
+/// the one name of a range from the query string to the page): which tier
+/// answers it and the window of its points. A trait because the range is
+/// the protocol's type and its tiers are the store's business.
+pub trait Window: Copy {
     /// The tier kept for the whole range.
-    pub fn tier(self) -> Tier {
+    fn tier(self) -> Tier;
+
+    /// The tier, the step (ms) and the start of the oldest interval of this
+    /// range ending at `now`, for samples taken every `sample_ms` (whole
+    /// seconds, at least one). Intervals are aligned to multiples of the
+    /// step since the Unix epoch; the newest is the one holding `now`.
+    fn window(self, sample_ms: i64, now: i64) -> (Tier, i64, i64);
+}
+
+impl Window for HistoryRange {
+    fn tier(self) -> Tier {
         match self {
             Self::Hour | Self::Day => Tier::Samples,
             Self::Week | Self::Month | Self::Quarter => Tier::Hourly,
@@ -87,11 +43,7 @@ impl Range {
         }
     }
 
-    /// The tier, the step (ms) and the start of the oldest interval of this
-    /// range ending at `now`, for samples taken every `sample_ms` (whole
-    /// seconds, at least one). Intervals are aligned to multiples of the
-    /// step since the Unix epoch; the newest is the one holding `now`.
-    pub fn window(self, sample_ms: i64, now: i64) -> (Tier, i64, i64) {
+    fn window(self, sample_ms: i64, now: i64) -> (Tier, i64, i64) {
         let tier = self.tier();
         let resolution = match tier {
             Tier::Samples => (sample_ms / 1000).max(1) * 1000,
@@ -115,41 +67,42 @@ mod tests {
     fn steps_are_the_smallest_multiple_within_the_cap() {
         let now = 1_700_000_000_123;
         let minute = 60_000;
-        assert_eq!(Range::Hour.window(minute, now).1, 60_000);
-        assert_eq!(Range::Day.window(minute, now).1, 60_000, "1440 points");
+        assert_eq!(HistoryRange::Hour.window(minute, now).1, 60_000);
         assert_eq!(
-            Range::Hour.window(1000, now).1,
+            HistoryRange::Day.window(minute, now).1,
+            60_000,
+            "1440 points"
+        );
+        assert_eq!(
+            HistoryRange::Hour.window(1000, now).1,
             3_000,
             "3600 samples: 1200 points"
         );
         assert_eq!(
-            Range::Day.window(1000, now).1,
+            HistoryRange::Day.window(1000, now).1,
             58_000,
             "86400/58 = 1490 points"
         );
         assert_eq!(
-            Range::Week.window(minute, now),
-            (Tier::Hourly, 3_600_000, Range::Week.window(minute, now).2)
+            HistoryRange::Week.window(minute, now),
+            (
+                Tier::Hourly,
+                3_600_000,
+                HistoryRange::Week.window(minute, now).2
+            )
         );
-        assert_eq!(Range::Year.window(minute, now).1, 86_400_000);
+        assert_eq!(HistoryRange::Year.window(minute, now).1, 86_400_000);
         assert_eq!(
-            Range::Quarter.window(minute, now).0,
+            HistoryRange::Quarter.window(minute, now).0,
             Tier::Hourly,
             "90 days of hourly sums"
         );
         assert_eq!(
-            Range::Quarter.window(minute, now).1,
+            HistoryRange::Quarter.window(minute, now).1,
             2 * 3_600_000,
             "2160 hours: 1080 points"
         );
-        for range in [
-            Range::Hour,
-            Range::Day,
-            Range::Week,
-            Range::Month,
-            Range::Quarter,
-            Range::Year,
-        ] {
+        for range in HistoryRange::ALL {
             for sample in [1000, 60_000, 3_600_000] {
                 let (_, step, from) = range.window(sample, now);
                 let intervals = (now - from) / step + 1;
@@ -157,9 +110,9 @@ mod tests {
                 assert_eq!(from % step, 0);
                 assert!(now - from >= range.span_ms() - step);
             }
-            assert_eq!(Range::parse(range.as_str()), Some(range));
+            assert_eq!(HistoryRange::parse(range.as_str()), Some(range));
         }
-        assert_eq!(Range::parse("2h"), None);
-        assert_eq!(Range::parse(""), None);
+        assert_eq!(HistoryRange::parse("2h"), None);
+        assert_eq!(HistoryRange::parse(""), None);
     }
 }

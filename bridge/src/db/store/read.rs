@@ -4,11 +4,11 @@
 //! scan over other servers' rows), written once over [`Engine`]'s row
 //! operations. Every row read back is checked here.
 
-use protocol::api::{LobbyPoint, ServerPoint};
+use protocol::api::{HistoryRange, LobbyPoint, ServerPoint};
 
 use super::engine::{DayRow, Engine, LobbyBucket, RawServer};
 use super::packed::{HourSums, Sample};
-use super::range::{Range, Tier};
+use super::range::{Tier, Window};
 use super::write::hour_sums;
 use super::{floor, ServerRow, ServerSample, Store, StoreError, DAY_MS, HOUR_MS};
 
@@ -24,7 +24,7 @@ impl Store {
     /// The lobby's points over `range` up to `now`.
     pub fn lobby_history(
         &mut self,
-        range: Range,
+        range: HistoryRange,
         sample_ms: i64,
         now: i64,
     ) -> Result<(i64, Vec<LobbyPoint>), StoreError> {
@@ -52,7 +52,7 @@ impl Store {
         &mut self,
         key: u64,
         first_seen: i64,
-        range: Range,
+        range: HistoryRange,
         sample_ms: i64,
         now: i64,
     ) -> Result<(i64, Vec<ServerPoint>), StoreError> {
