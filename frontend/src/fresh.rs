@@ -14,7 +14,7 @@ pub struct Fresh {
     version: Option<u32>,
     /// Every key seen, with the second (`Date.now()` / 1000) it first
     /// appeared, 0 for the first list. (`u32`, like the whole-list
-    /// numbering's map in `listing::store`, so the bundle carries one hash
+    /// numbering's map in `list::store`, so the bundle carries one hash
     /// map less.)
     seen: HashMap<Rc<str>, u32>,
 }

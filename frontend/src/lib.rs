@@ -8,7 +8,7 @@
 //! admin's (`admin`, [`start_admin`]: every page), so players never
 //! download the admin's test servers and webhooks.
 //!
-//! Pure logic (`query`, `list`, `listing` with the one store of the
+//! Pure logic (`query`, `list` with the lobby's rows and the one store of the
 //! lobby's list, `games`, `history` and `graph` for the history graphs,
 //! `snippets`, `state` with what the lobby's connection events
 //! do to it, `settings`, `favourites`, `fresh`, `i18n`, `route`,
@@ -30,7 +30,6 @@ pub mod graph;
 pub mod history;
 pub mod i18n;
 pub mod list;
-pub mod listing;
 pub mod notify;
 pub mod pages;
 pub mod query;

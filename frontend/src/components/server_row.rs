@@ -8,9 +8,12 @@ use crate::components::icon::{Icon, SvgIcon};
 use crate::{
     components::{copy_address::CopyAddress, join_link::JoinLink, list_table::RowMarks},
     i18n::{t, tf, K},
-    list::{free_slots, ListRow},
-    listing::{
-        address_label, join_link, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE,
+    list::{
+        free_slots,
+        lobby::{
+            address_label, join_link, lobby_label, mode_label, players_label, Row, LOBBY_SOURCE,
+        },
+        ListRow,
     },
     route::Route,
     router::{labelled_link, link, Router},

@@ -11,7 +11,7 @@ use crate::{
         server_row::ServerRow,
     },
     i18n::{t, K},
-    listing::store::ListView,
+    list::store::ListView,
     query::SortKey,
     views::table::TableView,
 };

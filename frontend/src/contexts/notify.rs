@@ -15,7 +15,7 @@ use crate::components::icon::{Icon, SvgIcon};
 use crate::{
     contexts::lobby::use_lobby,
     i18n::{t, K},
-    listing::store::{ListView, Update},
+    list::store::{ListView, Update},
     notify::{
         self,
         detect::{Detector, TabNotice},

@@ -156,7 +156,7 @@ mod tests {
     use super::*;
     use crate::{
         favourites::MarkAction,
-        listing::{tests::entry, Row, LOBBY_SOURCE},
+        list::lobby::{tests::entry, Row, LOBBY_SOURCE},
         query::SortKey,
     };
 

@@ -1,12 +1,15 @@
 //! What the lobby table and the game tables do alike with their rows:
 //! filtering, sorting, arranging around the player's marks, paging and
 //! the summary line, once, over any row that implements [`ListRow`]. The
-//! lobby (`listing`) and the game sources (`games`) only say how their
-//! rows answer. Plain functions over plain data, tested natively.
+//! lobby (`lobby`, whose entries the page's one list keeps in `store`) and
+//! the game sources (`games`) only say how their rows answer. Plain
+//! functions over plain data, tested natively.
 
 pub mod arrange;
 pub mod incremental;
+pub mod lobby;
 pub mod page;
+pub mod store;
 
 use std::{cmp::Ordering, rc::Rc};
 

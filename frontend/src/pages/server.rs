@@ -25,7 +25,7 @@ use crate::{
     },
     history::{csv_link, peaks, percent, players, shares, step_ms, RangeLabels, TABS},
     i18n::{t, tf, K},
-    listing::{lobby_label, mode_label, players_label},
+    list::lobby::{lobby_label, mode_label, players_label},
     query::ListQuery,
     route::Route,
     router::{link, use_router},

@@ -11,7 +11,7 @@ use protocol::bridge::{GameServers, MasterState};
 use yew::Reducible;
 
 use crate::{
-    listing::store::{Applied, LobbyStore},
+    list::store::{Applied, LobbyStore},
     services::connection::ListMessage,
 };
 
@@ -208,9 +208,9 @@ pub fn status_view(s: &State, now_ms: f64) -> StatusView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::{
+    use crate::list::{
+        lobby::tests::entry,
         store::tests::{delta, keyed, snapshot},
-        tests::entry,
     };
 
     fn reduce(s: Rc<State>, a: Action) -> Rc<State> {

@@ -591,10 +591,10 @@ mod tests {
     fn the_answer_to_its_own_query_confirms_the_registration() {
         let mut r = Rig::new();
         let def = r.def.clone().unwrap();
-        let mut listed = crate::listing::tests::entry(&def.name, 0, 4, true, 1);
+        let mut listed = crate::list::lobby::tests::entry(&def.name, 0, 4, true, 1);
         listed.address = Some(def.address.clone());
         listed.port = Some(def.port);
-        let other = crate::listing::tests::entry("Someone else", 0, 4, true, 1);
+        let other = crate::list::lobby::tests::entry("Someone else", 0, 4, true, 1);
         let list = |servers: Vec<ServerEntry>| Incoming::List(ServerList { servers });
         // Before the registration went out a list proves nothing.
         r.ev(ConnEvent::Opened);

@@ -93,7 +93,7 @@ mod tests {
     #[test]
     fn listed_matching() {
         let d = &samples(1)[0];
-        let mut e = crate::listing::tests::entry("Feuerland", 0, 4, true, 1);
+        let mut e = crate::list::lobby::tests::entry("Feuerland", 0, 4, true, 1);
         e.address = Some(d.address.clone());
         e.port = Some(d.port);
         assert!(d.is_listed_as(&e));

@@ -237,10 +237,10 @@ mod tests {
     fn only_a_current_list_from_after_the_registration_confirms_it() {
         let defs = samples(1)[..1].to_vec();
         let d = defs[0].clone();
-        let mut e = crate::listing::tests::entry(&d.name, 0, 4, true, 1);
+        let mut e = crate::list::lobby::tests::entry(&d.name, 0, 4, true, 1);
         e.address = Some(d.address.clone());
         e.port = Some(d.port);
-        let other = crate::listing::tests::entry("Someone else", 0, 4, true, 1);
+        let other = crate::list::lobby::tests::entry("Someone else", 0, 4, true, 1);
         let s = Rc::new(TestServers::new(defs, true));
         // Never registered: a list naming it (a stale one) proves nothing.
         assert!(!s.confirmed(&d, [&e].into_iter(), 50.0, true));

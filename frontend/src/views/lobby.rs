@@ -16,11 +16,10 @@ use crate::{
     i18n::{t, K},
     list::{
         incremental::{arrange_after, LastArranged},
-        resummarize, summarize, summary_text, Arranged, Summary,
-    },
-    listing::{
+        lobby::{Row, LOBBY_SOURCE},
+        resummarize,
         store::{ListView, Update},
-        Row, LOBBY_SOURCE,
+        summarize, summary_text, Arranged, Summary,
     },
     query::{ListQuery, SortKey},
     services::browser,

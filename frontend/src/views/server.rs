@@ -14,7 +14,7 @@ use yew::prelude::*;
 
 use crate::{
     contexts::lobby::use_lobby,
-    listing::{address_label, join_link},
+    list::lobby::{address_label, join_link},
     services::{api::read_answer, browser},
     views::fetch::{use_fetch, Load},
 };
@@ -44,7 +44,7 @@ pub struct Details {
     /// Unix ms; `None` before the bridge recorded it.
     pub first_seen: Option<f64>,
     pub last_seen: Option<f64>,
-    /// The Join link while it is listed (see `listing::join_link`).
+    /// The Join link while it is listed (see `list::lobby::join_link`).
     pub join: Option<String>,
 }
 

@@ -1,7 +1,7 @@
 //! Where the page's list stands in the bridge's numbering, as the
 //! connection needs it: the `epoch` and `seq` a new socket subscribes from
 //! (`docs/protocol.md` §3). The page's store of the list
-//! (`listing::store`) is the only record of it; the connection asks the
+//! (`list::store`) is the only record of it; the connection asks the
 //! store each time it subscribes, so the two cannot disagree.
 
 use std::rc::Rc;

@@ -31,7 +31,7 @@ use self::decode::Incoming;
 use crate::services::metrics;
 
 /// A lobby list as the bridge sent it, for the page's list
-/// (`listing::store`), which applies it.
+/// (`list::store`), which applies it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ListMessage {
     /// A whole list without ids (`msRQueryGameServers`: polling answers,

@@ -25,7 +25,7 @@ use protocol::{
     ServerEntry,
 };
 
-use super::{lowercase, Row};
+use super::lobby::{lowercase, Row};
 use crate::services::connection::ListMessage;
 
 /// What a list message did to the store.
@@ -414,7 +414,7 @@ pub(crate) mod tests {
     use protocol::delta::Keyed;
 
     use super::*;
-    use crate::listing::tests::entry;
+    use crate::list::lobby::tests::entry;
 
     pub(crate) fn keyed(id: u64, name: &str, current: u32) -> Keyed {
         Keyed {

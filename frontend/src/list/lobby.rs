@@ -3,8 +3,6 @@
 //! shared list code ([`crate::list`]) asks of a row, and the labels of the
 //! lobby's cells. Plain functions over plain data, tested natively.
 
-pub mod store;
-
 use std::{cmp::Ordering, rc::Rc};
 
 use protocol::{
@@ -21,7 +19,7 @@ use crate::{
 };
 
 /// One listed server plus what the view needs precomputed: what the
-/// page's list ([`store::LobbyStore`]) keeps for each entry.
+/// page's list ([`super::store::LobbyStore`]) keeps for each entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     /// Shared, so copying the rows for an update copies no strings.
