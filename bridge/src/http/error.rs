@@ -30,6 +30,9 @@ pub(crate) enum HttpError {
     /// A wrong or missing admin token (401).
     #[error("the admin token is missing or wrong")]
     Unauthorized,
+    /// The token is right but the thing is not the client's (403).
+    #[error("{0}")]
+    Forbidden(String),
     /// The path names nothing (404).
     #[error("{0}")]
     NotFound(String),
@@ -40,6 +43,10 @@ pub(crate) enum HttpError {
     /// The body did not arrive in time (408).
     #[error("body: not sent in time")]
     RequestTimeout,
+    /// The request conflicts with what is stored: there is no room for
+    /// it (409).
+    #[error("{0}")]
+    Conflict(String),
     /// The body is larger than the path reads (413).
     #[error("body: larger than {} KiB", .max / 1024)]
     PayloadTooLarge { max: usize },
@@ -49,9 +56,14 @@ pub(crate) enum HttpError {
     /// The client must wait `retry_after` seconds (429).
     #[error("{message}")]
     TooManyRequests { message: String, retry_after: u64 },
-    /// Something the bridge needs is unreachable for now (503).
+    /// Something the bridge needs is unreachable for now (503), to be
+    /// asked again after `retry_after` s; `None`: off until the operator
+    /// changes the configuration, so no `Retry-After`.
     #[error("{message}")]
-    Unavailable { message: String, retry_after: u64 },
+    Unavailable {
+        message: String,
+        retry_after: Option<u64>,
+    },
     /// Our fault (500); what went wrong is logged, never sent.
     #[error("the bridge could not answer; the cause is in its log")]
     Internal,
@@ -79,7 +91,15 @@ impl HttpError {
     pub(crate) fn unavailable(message: impl Display, retry_after: u64) -> Self {
         Self::Unavailable {
             message: message.to_string(),
-            retry_after,
+            retry_after: Some(retry_after),
+        }
+    }
+
+    /// A 503 saying why a feature is off: asking again will not help.
+    pub(crate) fn off(message: impl Display) -> Self {
+        Self::Unavailable {
+            message: message.to_string(),
+            retry_after: None,
         }
     }
 
@@ -101,9 +121,11 @@ impl HttpError {
         match self {
             Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -159,7 +181,11 @@ impl IntoResponse for HttpError {
             Self::MethodNotAllowed { allow: Some(allow) } => {
                 h.insert(header::ALLOW, allow.clone());
             }
-            Self::TooManyRequests { retry_after, .. } | Self::Unavailable { retry_after, .. } => {
+            Self::TooManyRequests { retry_after, .. }
+            | Self::Unavailable {
+                retry_after: Some(retry_after),
+                ..
+            } => {
                 h.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
             }
             Self::Internal => {

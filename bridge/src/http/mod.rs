@@ -18,6 +18,7 @@ pub(crate) mod error;
 pub(crate) mod face;
 pub mod forwarded;
 pub(crate) mod history_api;
+pub(crate) mod json_api;
 pub(crate) mod limits;
 pub(crate) mod markup;
 pub mod origin;

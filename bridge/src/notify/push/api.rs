@@ -19,9 +19,9 @@ use std::{
 };
 
 use axum::{
-    extract::{ConnectInfo, Request, State},
-    http::{header, HeaderMap, HeaderValue, StatusCode},
-    response::Response,
+    extract::{ConnectInfo, FromRequestParts, State},
+    http::{header, request::Parts, HeaderMap, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
     routing::{delete, get},
     Router,
 };
@@ -39,63 +39,46 @@ use super::{point_ok, Push, PushRefusal, Put};
 use crate::{
     ctx::Ctx,
     db::store::StoreError,
-    http::{answers::etag_of, error::Path},
-    notify::webhooks::{
-        address,
-        api::{answer, authorize, error, read_body, refused as field_refused},
+    http::{
+        answers::etag_of,
+        error::{HttpError, Path},
+        json_api::{answer, no_content, Admin, Body},
     },
+    notify::webhooks::address,
 };
 
 /// How long a client is asked to wait after a limit refused it.
-const LIMITED_RETRY_AFTER: &str = "3600";
+const LIMITED_RETRY_AFTER: u64 = 3600;
 
-fn unavailable() -> Response {
-    let mut r = error(StatusCode::SERVICE_UNAVAILABLE, "Web Push is unavailable");
-    r.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-    r
+fn unavailable() -> HttpError {
+    HttpError::unavailable("Web Push is unavailable", 5)
 }
 
-/// Web Push is off (no contact): 503 saying why, with no `Retry-After`
-/// (it stays off until the operator restarts the bridge with one).
-fn off(why: &str) -> Response {
-    error(StatusCode::SERVICE_UNAVAILABLE, why)
-}
+/// Web Push, once its key and subscriptions are read: while it is off (no
+/// contact), 503 saying why, with no `Retry-After` (it stays off until the
+/// operator restarts the bridge with one); until it is read, 503 to ask
+/// again.
+pub(crate) struct Ready(Arc<Push>);
 
-/// Web Push, once its key and subscriptions are read; else the 503.
-async fn ready(ctx: &Ctx) -> Result<&Arc<Push>, Response> {
-    let push = &ctx.push;
-    if let Some(why) = push.off() {
-        return Err(off(why));
+impl FromRequestParts<Arc<Ctx>> for Ready {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(_: &mut Parts, ctx: &Arc<Ctx>) -> Result<Self, HttpError> {
+        if let Some(why) = ctx.push.off() {
+            return Err(HttpError::off(why));
+        }
+        match ctx.push.ready().await {
+            Some(_) => Ok(Self(ctx.push.clone())),
+            None => Err(unavailable()),
+        }
     }
-    match push.ready().await {
-        Some(_) => Ok(push),
-        None => Err(unavailable()),
-    }
-}
-
-/// [`ready`], then the request's body (at most
-/// [`MAX_PUSH_REQUEST_BYTES`], within the body's time limit).
-async fn ready_with_body(
-    ctx: &Ctx,
-    req: Request,
-) -> Result<(&Arc<Push>, axum::body::Bytes), Response> {
-    let push = ready(ctx).await?;
-    let body = read_body(req.into_body(), MAX_PUSH_REQUEST_BYTES)
-        .await
-        .map_err(|r| *r)?;
-    Ok((push, body))
 }
 
 /// `GET /api/push/key`: `{"publicKey"}`, the VAPID key a page subscribes
 /// with (it never changes: its `ETag` lets a page revalidate).
-pub(crate) async fn key(State(ctx): State<Arc<Ctx>>, headers: HeaderMap) -> Response {
-    let push = &ctx.push;
-    if let Some(why) = push.off() {
-        return off(why);
-    }
+pub(crate) async fn key(Ready(push): Ready, headers: HeaderMap) -> Response {
     let Some(vapid) = push.ready().await else {
-        return unavailable();
+        return unavailable().into_response();
     };
     let body = PushKey {
         public_key: vapid.public_key().to_owned(),
@@ -130,9 +113,9 @@ fn to_value(v: &impl serde::Serialize) -> serde_json::Value {
 /// address named as such (with `--push-allow-insecure`, which
 /// [`protocol::push::Schemes`] already required), and the host public
 /// (or loopback with that flag) where it resolves now.
-async fn endpoint_ok(sub: &Subscription, push: &Push) -> Result<Url, Response> {
+async fn endpoint_ok(sub: &Subscription, push: &Push) -> Result<Url, HttpError> {
     let refuse = |field: &'static str, reason: &'static str| {
-        field_refused(&FieldError {
+        HttpError::from(FieldError {
             field: field.into(),
             reason,
         })
@@ -212,31 +195,27 @@ async fn first_unlisted(ctx: &Ctx, watches: &[PushWatch]) -> Result<Option<usize
 }
 
 /// A 400 naming the field, logged (throttled) with the client's address.
-fn refused_field(e: &FieldError, client: IpAddr) -> Response {
+fn refused_field(e: &FieldError, client: IpAddr) -> HttpError {
     throttled!(info, client = %client, field = %master::logtext::cut(&e.field), reason = e.reason, "a push request was refused");
-    field_refused(e)
+    HttpError::from(e)
 }
 
-fn refused(r: PushRefusal, client: IpAddr) -> Response {
-    let status = match r {
-        PushRefusal::NotYours => StatusCode::FORBIDDEN,
-        PushRefusal::PerAddress | PushRefusal::Full => StatusCode::TOO_MANY_REQUESTS,
-        PushRefusal::Unknown => StatusCode::NOT_FOUND,
-        PushRefusal::Off(ref why) => return off(why),
+fn refused(r: PushRefusal, client: IpAddr) -> HttpError {
+    let refusal = match r {
+        PushRefusal::NotYours => HttpError::Forbidden(r.to_string()),
+        PushRefusal::PerAddress | PushRefusal::Full => HttpError::TooManyRequests {
+            message: r.to_string(),
+            retry_after: LIMITED_RETRY_AFTER,
+        },
+        PushRefusal::Unknown => HttpError::not_found(&r),
+        PushRefusal::Off(ref why) => return HttpError::off(why),
         PushRefusal::Store(ref e) => {
             tracing::error!(error = %e, "a push subscription could not be stored");
             return unavailable();
         }
     };
-    throttled!(info, client = %client, status = status.as_u16(), reason = %r, "a push request was refused");
-    let mut response = error(status, r);
-    if status == StatusCode::TOO_MANY_REQUESTS {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from_static(LIMITED_RETRY_AFTER),
-        );
-    }
-    response
+    throttled!(info, client = %client, status = refusal.status().as_u16(), reason = %r, "a push request was refused");
+    refusal
 }
 
 /// `PUT /api/push/subscription`: creates (201) or replaces (200) a
@@ -244,72 +223,50 @@ fn refused(r: PushRefusal, client: IpAddr) -> Response {
 pub(crate) async fn subscribe(
     State(ctx): State<Arc<Ctx>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
-    req: Request,
-) -> Response {
-    let (push, body) = match ready_with_body(&ctx, req).await {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
-    let request = match PushRequest::parse(&body, push.settings().schemes()) {
-        Ok(r) => r,
-        Err(e) => return refused_field(&e, client.ip()),
-    };
+    Ready(push): Ready,
+    Body(body): Body<MAX_PUSH_REQUEST_BYTES>,
+) -> Result<Response, HttpError> {
+    let request = PushRequest::parse(&body, push.settings().schemes())
+        .map_err(|e| refused_field(&e, client.ip()))?;
     match first_unlisted(&ctx, &request.watches).await {
         Ok(None) => {}
         Ok(Some(i)) => {
-            return refused_field(
+            return Err(refused_field(
                 &FieldError {
                     field: format!("watches[{i}].key").into(),
                     reason: "names no server this lobby has listed",
                 },
                 client.ip(),
-            )
+            ))
         }
-        Err(_) => return unavailable(),
+        Err(_) => return Err(unavailable()),
     }
-    let url = match endpoint_ok(&request.subscription, push).await {
-        Ok(url) => url,
-        Err(r) => {
+    let url = endpoint_ok(&request.subscription, &push)
+        .await
+        .inspect_err(|_| {
             throttled!(info, client = %client.ip(), "a push subscription's endpoint was refused");
-            return r;
-        }
-    };
+        })?;
     let kept = request.answer();
-    match push.put(request, url, client.ip()).await {
-        Ok(put) => {
-            let status = match put {
-                Put::Created => StatusCode::CREATED,
-                Put::Replaced => StatusCode::OK,
-            };
-            answer(status, &to_value(&kept))
-        }
-        Err(r) => refused(r, client.ip()),
-    }
+    let status = match push.put(request, url, client.ip()).await {
+        Ok(Put::Created) => StatusCode::CREATED,
+        Ok(Put::Replaced) => StatusCode::OK,
+        Err(r) => return Err(refused(r, client.ip())),
+    };
+    Ok(answer(status, &to_value(&kept)))
 }
 
 /// `DELETE /api/push/subscription`: removes one (204), given its
 /// endpoint and auth secret.
 pub(crate) async fn unsubscribe(
-    State(ctx): State<Arc<Ctx>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
-    req: Request,
-) -> Response {
-    let (push, body) = match ready_with_body(&ctx, req).await {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
-    let removal = match PushRemoval::parse(&body) {
-        Ok(r) => r,
-        Err(e) => return refused_field(&e, client.ip()),
-    };
-    match push.remove(&removal.subscription).await {
-        Ok(()) => {
-            let mut r = Response::new(axum::body::Body::empty());
-            *r.status_mut() = StatusCode::NO_CONTENT;
-            r
-        }
-        Err(r) => refused(r, client.ip()),
-    }
+    Ready(push): Ready,
+    Body(body): Body<MAX_PUSH_REQUEST_BYTES>,
+) -> Result<Response, HttpError> {
+    let removal = PushRemoval::parse(&body).map_err(|e| refused_field(&e, client.ip()))?;
+    push.remove(&removal.subscription)
+        .await
+        .map_err(|r| refused(r, client.ip()))?;
+    Ok(no_content())
 }
 
 /// The admin's routes, for the bridge's router.
@@ -319,32 +276,26 @@ pub(crate) fn admin_routes() -> Router<Arc<Ctx>> {
         .route("/api/admin/push/sources/{source}", delete(purge))
 }
 
-/// The admin's Web Push, once the request carries the admin token.
-async fn admitted<'a>(
-    ctx: &'a Ctx,
-    client: SocketAddr,
-    headers: &HeaderMap,
-) -> Result<&'a Arc<Push>, Response> {
-    authorize(ctx, client, headers).map_err(|r| *r)?;
-    let push = &ctx.push;
-    // Off, it still lists and purges what is stored.
-    if push.ready().await.is_none() {
-        return Err(unavailable());
+/// The admin's Web Push, once the request carries the admin token
+/// ([`Admin`]) and the subscriptions are read. Off, it still lists and
+/// purges what is stored.
+struct Admitted(Arc<Push>);
+
+impl FromRequestParts<Arc<Ctx>> for Admitted {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, ctx: &Arc<Ctx>) -> Result<Self, HttpError> {
+        Admin::from_request_parts(parts, ctx).await?;
+        match ctx.push.ready().await {
+            Some(_) => Ok(Self(ctx.push.clone())),
+            None => Err(unavailable()),
+        }
     }
-    Ok(push)
 }
 
 /// `GET /api/admin/push`: whether Web Push runs, and the subscriptions
 /// per source.
-async fn status(
-    State(ctx): State<Arc<Ctx>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Response {
-    let push = match admitted(&ctx, client, &headers).await {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
+async fn status(Admitted(push): Admitted) -> Response {
     let settings = push.settings();
     let body = PushStatus {
         enabled: push.off().is_none(),
@@ -370,32 +321,22 @@ async fn status(
 /// `DELETE /api/admin/push/sources/{source}`: deletes every subscription
 /// made from the source (204), or 404 when it holds none.
 async fn purge(
-    State(ctx): State<Arc<Ctx>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Admitted(push): Admitted,
     Path(source): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    let push = match admitted(&ctx, client, &headers).await {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let Ok(ip) = source.parse::<IpAddr>() else {
-        return field_refused(&FieldError {
-            field: "source".into(),
-            reason: "is not an IP address",
-        });
-    };
+) -> Result<Response, HttpError> {
+    let ip = source.parse::<IpAddr>().map_err(|_| FieldError {
+        field: "source".into(),
+        reason: "is not an IP address",
+    })?;
     match push.purge(ip).await {
-        Ok(0) => error(StatusCode::NOT_FOUND, "no subscription from this source"),
+        Ok(0) => Err(HttpError::not_found("no subscription from this source")),
         Ok(n) => {
             tracing::info!(source = %master::limits::address_key(ip), purged = n, "the admin purged a source's push subscriptions");
-            let mut r = Response::new(axum::body::Body::empty());
-            *r.status_mut() = StatusCode::NO_CONTENT;
-            r
+            Ok(no_content())
         }
         Err(e) => {
             tracing::error!(error = %e, "a source's push subscriptions could not be deleted");
-            unavailable()
+            Err(unavailable())
         }
     }
 }

@@ -3,37 +3,33 @@
 //! `/api/admin/webhooks/preview`): the admin token as `Authorization: Bearer`,
 //! checked (and failures counted per address) before a byte of the body
 //! is read; bodies of at most 16 KiB read within a time limit; every
-//! refusal a small JSON `{"error"}` ([`ApiError`]) that names the field at
+//! refusal a small JSON `{"error"}` (an [`HttpError`]) that names the field at
 //! fault. Every answer is one of `protocol::webhook`'s types.
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use axum::{
-    body::Body,
-    extract::{ConnectInfo, Request, State},
-    http::{header, HeaderMap, HeaderValue, StatusCode},
+    extract::{FromRequestParts, State},
+    http::{request::Parts, StatusCode},
     response::{IntoResponse, Response},
     routing::{patch, post},
     Router,
 };
 use protocol::{
-    api::ApiError,
     watch::{
         is_webhook_id, CardPreviewRequest, FieldError, WebhookPatch, WebhookSpec, MAX_REQUEST_BYTES,
     },
     webhook::WebhookList,
 };
-use serde::Serialize;
 
 use super::{address, CreateError, Webhooks};
 use crate::{
     ctx::Ctx,
-    http::error::{HttpError, Path},
-    live::session::Checked,
+    http::{
+        error::{HttpError, Path},
+        json_api::{answer, no_content, Admin, Body},
+    },
 };
-
-/// How long a request's body may take to arrive.
-const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The routes, for the bridge's router.
 pub(crate) fn routes() -> Router<Arc<Ctx>> {
@@ -44,118 +40,41 @@ pub(crate) fn routes() -> Router<Arc<Ctx>> {
         .route("/api/admin/webhooks/{id}/test", post(test))
 }
 
-/// A JSON answer that no cache keeps (the push API's too).
-pub(crate) fn answer(status: StatusCode, body: &impl Serialize) -> Response {
-    let mut h = HeaderMap::new();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    (status, h, protocol::json::to_string(body)).into_response()
-}
+/// The webhooks, once the request carries the admin token ([`Admin`])
+/// and they are read from the database (503 until then).
+struct Hooks(Arc<Webhooks>);
 
-/// A refusal: `{"error": message}` (the push API's too).
-pub(crate) fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
-    answer(
-        status,
-        &ApiError {
-            error: message.to_string(),
-            field: None,
-        },
-    )
-}
+impl FromRequestParts<Arc<Ctx>> for Hooks {
+    type Rejection = HttpError;
 
-/// A 400 that names the request's field at fault (the push API's too).
-pub(crate) fn refused(e: &FieldError) -> Response {
-    answer(StatusCode::BAD_REQUEST, &ApiError::from(e))
-}
-
-/// Whether the request carries the admin token; the refusal otherwise
-/// (401, or 429 while the address has failed too often). The push
-/// admin API's too.
-pub(crate) fn authorize(
-    ctx: &Ctx,
-    client: SocketAddr,
-    headers: &HeaderMap,
-) -> Result<(), Box<Response>> {
-    let candidate = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, token) = v.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-        });
-    let checked = ctx.session.auth.check(
-        &ctx.config.admin_token,
-        candidate,
-        client,
-        std::time::Instant::now(),
-        &ctx.metrics,
-        "admin API",
-    );
-    match checked {
-        Checked::Admin => Ok(()),
-        Checked::Wrong => Err(Box::new(HttpError::Unauthorized.into_response())),
-        Checked::Limited => Err(Box::new(
-            HttpError::TooManyRequests {
-                message: "too many wrong tokens from your address".into(),
-                retry_after: ctx.config.auth_window.as_secs().max(1),
-            }
-            .into_response(),
-        )),
+    async fn from_request_parts(parts: &mut Parts, ctx: &Arc<Ctx>) -> Result<Self, HttpError> {
+        Admin::from_request_parts(parts, ctx).await?;
+        if !ctx.webhooks.ensure_loaded().await {
+            return Err(HttpError::unavailable("webhooks are unavailable", 5));
+        }
+        Ok(Self(ctx.webhooks.clone()))
     }
 }
 
-/// The body, at most `max` bytes, within [`BODY_TIMEOUT`] (the push
-/// API's too).
-pub(crate) async fn read_body(body: Body, max: usize) -> Result<axum::body::Bytes, Box<Response>> {
-    match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, max)).await {
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(Box::new(HttpError::PayloadTooLarge { max }.into_response())),
-        Err(_) => Err(Box::new(HttpError::RequestTimeout.into_response())),
+/// A webhook's id from the path: anything that is not one names no
+/// webhook (404).
+struct Id(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Id {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, HttpError> {
+        let Path(id) = Path::<String>::from_request_parts(parts, state).await?;
+        if is_webhook_id(&id) {
+            Ok(Self(id))
+        } else {
+            Err(no_such_webhook())
+        }
     }
 }
 
-/// The webhooks, once the request carries the admin token and (when
-/// `id` is given) names a webhook id; else the refusal.
-async fn admitted<'a>(
-    ctx: &'a Ctx,
-    client: SocketAddr,
-    headers: &HeaderMap,
-    id: Option<&str>,
-) -> Result<&'a Arc<Webhooks>, Box<Response>> {
-    authorize(ctx, client, headers)?;
-    if id.is_some_and(|id| !is_webhook_id(id)) {
-        return Err(Box::new(no_such_webhook()));
-    }
-    let unavailable = || {
-        let mut r = error(StatusCode::SERVICE_UNAVAILABLE, "webhooks are unavailable");
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-        Box::new(r)
-    };
-    let hooks = &ctx.webhooks;
-    if !hooks.ensure_loaded().await {
-        return Err(unavailable());
-    }
-    Ok(hooks)
-}
-
-/// [`admitted`], then the request's body (see [`read_body`]).
-async fn admitted_with_body<'a>(
-    ctx: &'a Ctx,
-    client: SocketAddr,
-    req: Request,
-    id: Option<&str>,
-) -> Result<(&'a Arc<Webhooks>, axum::body::Bytes), Box<Response>> {
-    let hooks = admitted(ctx, client, req.headers(), id).await?;
-    let body = read_body(req.into_body(), MAX_REQUEST_BYTES).await?;
-    Ok((hooks, body))
-}
-
-fn no_such_webhook() -> Response {
-    error(StatusCode::NOT_FOUND, "no such webhook")
+fn no_such_webhook() -> HttpError {
+    HttpError::not_found("no such webhook")
 }
 
 /// The answer to a change of webhook `found` (`None`: unknown), once
@@ -166,137 +85,80 @@ fn stored<T>(
     ok: impl FnOnce(T) -> Response,
 ) -> Response {
     match found {
-        None => no_such_webhook(),
+        None => no_such_webhook().into_response(),
         Some(Ok(v)) => ok(v),
-        Some(Err(e)) => store_failed(what, e),
+        Some(Err(e)) => store_failed(what, e).into_response(),
     }
 }
 
-/// The answer when the store failed (logged: the operator's to fix).
-fn store_failed(what: &str, e: impl std::fmt::Display) -> Response {
+/// The refusal when the store failed (logged: the operator's to fix).
+fn store_failed(what: &str, e: impl std::fmt::Display) -> HttpError {
     tracing::error!(error = %e, "{what} could not be stored");
-    error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        format_args!("{what} could not be stored"),
-    )
+    HttpError::unavailable(format_args!("{what} could not be stored"), 5)
 }
 
 async fn create(
     State(ctx): State<Arc<Ctx>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
-    req: Request,
-) -> Response {
-    let (hooks, body) = match admitted_with_body(&ctx, client, req, None).await {
-        Ok(x) => x,
-        Err(r) => return *r,
-    };
-    let spec = match WebhookSpec::parse(&body) {
-        Ok(spec) => spec,
-        Err(e) => return refused(&e),
-    };
+    Hooks(hooks): Hooks,
+    Body(body): Body<MAX_REQUEST_BYTES>,
+) -> Result<Response, HttpError> {
+    let spec = WebhookSpec::parse(&body)?;
     // The protocol checked the URL's shape; what it names is parsed here.
-    let Ok(url) = url::Url::parse(&spec.url) else {
-        return refused(&FieldError {
-            field: "url".into(),
-            reason: "is not a URL",
-        });
-    };
+    let url = url::Url::parse(&spec.url).map_err(|_| FieldError {
+        field: "url".into(),
+        reason: "is not a URL",
+    })?;
     let reach = address::Reach::webhooks(ctx.config.webhook_allow_private);
     if let Err(e) = address::check_url(&url, reach).await {
-        return answer(
-            StatusCode::BAD_REQUEST,
-            &ApiError {
-                error: format!("url: {e}"),
-                field: Some("url".into()),
-            },
-        );
+        return Err(HttpError::BadRequest {
+            message: format!("url: {e}"),
+            field: Some("url".into()),
+        });
     }
     match hooks.create(spec, url).await {
-        Ok(v) => answer(StatusCode::CREATED, &v),
-        Err(e @ CreateError::Full) => error(StatusCode::CONFLICT, e),
-        Err(e) => store_failed("the webhook", e),
+        Ok(v) => Ok(answer(StatusCode::CREATED, &v)),
+        Err(e @ CreateError::Full) => Err(HttpError::Conflict(e.to_string())),
+        Err(e) => Err(store_failed("the webhook", e)),
     }
 }
 
-async fn list(
-    State(ctx): State<Arc<Ctx>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Response {
-    match admitted(&ctx, client, &headers, None).await {
-        Ok(hooks) => answer(
-            StatusCode::OK,
-            &WebhookList {
-                webhooks: hooks.list().await,
-            },
-        ),
-        Err(r) => *r,
-    }
+async fn list(Hooks(hooks): Hooks) -> Response {
+    answer(
+        StatusCode::OK,
+        &WebhookList {
+            webhooks: hooks.list().await,
+        },
+    )
 }
 
 /// The message a status card of the asked servers would post now: the
 /// admin page's preview (nothing is sent).
 async fn preview(
-    State(ctx): State<Arc<Ctx>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
-    req: Request,
-) -> Response {
-    let (hooks, body) = match admitted_with_body(&ctx, client, req, None).await {
-        Ok(x) => x,
-        Err(r) => return *r,
-    };
-    match CardPreviewRequest::parse(&body) {
-        Ok(asked) => answer(StatusCode::OK, &hooks.card(&asked.servers)),
-        Err(e) => refused(&e),
-    }
+    Hooks(hooks): Hooks,
+    Body(body): Body<MAX_REQUEST_BYTES>,
+) -> Result<Response, HttpError> {
+    let asked = CardPreviewRequest::parse(&body)?;
+    Ok(answer(StatusCode::OK, &hooks.card(&asked.servers)))
 }
 
 async fn update(
-    State(ctx): State<Arc<Ctx>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
-    Path(id): Path<String>,
-    req: Request,
-) -> Response {
-    let (hooks, body) = match admitted_with_body(&ctx, client, req, Some(&id)).await {
-        Ok(x) => x,
-        Err(r) => return *r,
-    };
-    let patch = match WebhookPatch::parse(&body) {
-        Ok(p) => p,
-        Err(e) => return refused(&e),
-    };
+    Hooks(hooks): Hooks,
+    Id(id): Id,
+    Body(body): Body<MAX_REQUEST_BYTES>,
+) -> Result<Response, HttpError> {
+    let patch = WebhookPatch::parse(&body)?;
     let found = hooks.set_enabled(&id, patch.enabled).await;
-    stored(found, "the change", |v| answer(StatusCode::OK, &v))
+    Ok(stored(found, "the change", |v| answer(StatusCode::OK, &v)))
 }
 
-async fn remove(
-    State(ctx): State<Arc<Ctx>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    let hooks = match admitted(&ctx, client, &headers, Some(&id)).await {
-        Ok(h) => h,
-        Err(r) => return *r,
-    };
+async fn remove(Hooks(hooks): Hooks, Id(id): Id) -> Response {
     let found = hooks.delete(&id).await;
-    stored(found, "the deletion", |()| {
-        StatusCode::NO_CONTENT.into_response()
-    })
+    stored(found, "the deletion", |()| no_content())
 }
 
-async fn test(
-    State(ctx): State<Arc<Ctx>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    let hooks = match admitted(&ctx, client, &headers, Some(&id)).await {
-        Ok(h) => h,
-        Err(r) => return *r,
-    };
+async fn test(Hooks(hooks): Hooks, Id(id): Id) -> Result<Response, HttpError> {
     match hooks.test(&id).await {
-        None => no_such_webhook(),
-        Some(record) => answer(StatusCode::OK, &record),
+        None => Err(no_such_webhook()),
+        Some(record) => Ok(answer(StatusCode::OK, &record)),
     }
 }
