@@ -1,13 +1,61 @@
-//! Counters for `/metrics`, rendered as Prometheus text by hand.
+//! Counters for `/metrics`, and the one writer of its text ([`family`]),
+//! which every part of the bridge that has counters (these, the history's,
+//! the events', the notifications') writes its families through.
+//!
+//! Written here rather than with `prometheus-client` (the Prometheus
+//! project's crate), whose text encoder writes OpenMetrics: a counter's
+//! `# HELP` and `# TYPE` without its `_total`, a closing `# EOF`, its own
+//! content type, and no summary (which `bridge_history_write_seconds`
+//! is). Taking it would rename what every operator's dashboards and
+//! alerts read, for a format the bridge needs about 30 lines of. The
+//! counters are plain relaxed atomics either way (the crate's are too).
 
 use std::{
-    fmt::Write,
+    fmt::{Display, Write},
     sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed},
 };
 
 use protocol::bridge::ErrorCode;
 
 const CODES: [ErrorCode; 6] = ErrorCode::ALL;
+
+/// What a family counts (its `# TYPE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Only ever grows (its name ends in `_total`).
+    Counter,
+    /// Goes up and down.
+    Gauge,
+    /// A sum and a count (samples `_sum` and `_count`).
+    Summary,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+            Kind::Summary => "summary",
+        }
+    }
+}
+
+/// Appends one family of the Prometheus text exposition (format 0.0.4)
+/// to `out`: its `# HELP` and `# TYPE` lines, then one line per sample,
+/// each the family's name followed by the sample's `suffix` (labels such
+/// as `{code="forbidden"}`, `_sum`, or nothing) and its value.
+pub fn family<S: Display, V: Display>(
+    out: &mut String,
+    name: &str,
+    kind: Kind,
+    help: &str,
+    samples: impl IntoIterator<Item = (S, V)>,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {}", kind.as_str());
+    for (suffix, value) in samples {
+        let _ = writeln!(out, "{name}{suffix} {value}");
+    }
+}
 
 /// Shared by every connection; plain relaxed atomics (no ordering needed).
 #[derive(Debug, Default)]
@@ -99,16 +147,13 @@ impl Metrics {
     /// The Prometheus text exposition.
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(2048);
-        let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, i64)]| {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for (labels, value) in samples {
-                let _ = writeln!(out, "{name}{labels} {value}");
-            }
+        let mut metric = |name: &str, kind: Kind, help: &str, samples: &[(&str, i64)]| {
+            family(&mut out, name, kind, help, samples.iter().copied());
         };
         let u = |a: &AtomicU64| i64::try_from(a.load(Relaxed)).unwrap_or(i64::MAX);
         metric(
             "bridge_connections",
-            "gauge",
+            Kind::Gauge,
             "Open WebSocket connections by role.",
             &[
                 ("{role=\"viewer\"}", self.viewers.load(Relaxed)),
@@ -117,13 +162,13 @@ impl Metrics {
         );
         metric(
             "bridge_frames_in_total",
-            "counter",
+            Kind::Counter,
             "WebSocket frames received from browsers.",
             &[("", u(&self.frames_in))],
         );
         metric(
             "bridge_frames_out_total",
-            "counter",
+            Kind::Counter,
             "WebSocket messages sent to browsers.",
             &[("", u(&self.frames_out))],
         );
@@ -138,13 +183,13 @@ impl Metrics {
             .collect();
         metric(
             "bridge_refusals_total",
-            "counter",
+            Kind::Counter,
             "Frames refused with bridgeError, by code.",
             &samples,
         );
         metric(
             "bridge_upgrades_refused_total",
-            "counter",
+            Kind::Counter,
             "WebSocket upgrades refused before the handshake, by HTTP status and reason.",
             &[
                 (
@@ -164,7 +209,7 @@ impl Metrics {
         );
         metric(
             "bridge_websockets_closed_total",
-            "counter",
+            Kind::Counter,
             "WebSockets the bridge closed for what the browser did, by reason.",
             &[
                 ("{reason=\"flood\"}", u(&self.closed_flood)),
@@ -175,13 +220,13 @@ impl Metrics {
         );
         metric(
             "bridge_http_connections",
-            "gauge",
+            Kind::Gauge,
             "Open client TCP connections, WebSockets included.",
             &[("", self.http_connections.load(Relaxed))],
         );
         metric(
             "bridge_http_connections_refused_total",
-            "counter",
+            Kind::Counter,
             "Client connections closed right after accept, by the cap reached.",
             &[
                 ("{cap=\"address\"}", u(&self.http_refused_address)),
@@ -190,49 +235,49 @@ impl Metrics {
         );
         metric(
             "bridge_auth_failures_total",
-            "counter",
+            Kind::Counter,
             "bridgeAuth attempts with a wrong token.",
             &[("", u(&self.auth_failures))],
         );
         metric(
             "bridge_master_queries_total",
-            "counter",
+            Kind::Counter,
             "msQueryGameServers sent to the master.",
             &[("", u(&self.master_queries))],
         );
         metric(
             "bridge_master_up",
-            "gauge",
+            Kind::Gauge,
             "1 while the master is reachable.",
             &[("", self.master_up.load(Relaxed))],
         );
         metric(
             "bridge_stale_lists_dropped_total",
-            "counter",
+            Kind::Counter,
             "Master lists dropped as older than the list already published.",
             &[("", u(&self.stale_lists_dropped))],
         );
         metric(
             "bridge_api_limited_total",
-            "counter",
+            Kind::Counter,
             "Requests under /api/ answered 429: the client address had no token left.",
             &[("", u(&self.api_limited))],
         );
         metric(
             "bridge_api_answers_computed_total",
-            "counter",
+            Kind::Counter,
             "History and badge answers computed rather than taken from the cache.",
             &[("", u(&self.api_computed))],
         );
         metric(
             "bridge_cards_drawn_total",
-            "counter",
+            Kind::Counter,
             "Cards drawn as PNG: once per face a card shows (cached after).",
             &[("", u(&self.cards_drawn))],
         );
         metric(
             "bridge_answers_held_total",
-            "counter",
+            Kind::Counter,
             "WebSocket list answers that had to wait, by what they waited for.",
             &[
                 ("{for=\"interval\"}", u(&self.held_interval)),
@@ -241,13 +286,13 @@ impl Metrics {
         );
         metric(
             "bridge_master_feed_up",
-            "gauge",
+            Kind::Gauge,
             "1 while the list comes from the master's change feed instead of polling.",
             &[("", self.master_feed_up.load(Relaxed))],
         );
         metric(
             "bridge_master_feed_messages_total",
-            "counter",
+            Kind::Counter,
             "Messages received from the master's change feed, by kind: a snapshot, a delta \
              that changed the list, or quiet (a heartbeat, or a delta that changed nothing).",
             &[

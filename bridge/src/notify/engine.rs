@@ -52,6 +52,7 @@ use crate::{
         history::History,
         store::{now_ms, DeliveryRow, DoneDelivery, NewDelivery, Settle, Store, StoreError},
     },
+    metrics::{family, Kind},
     notify::watch::Occurrence,
 };
 
@@ -556,62 +557,79 @@ impl Notify {
         for channel in &self.channels {
             let names = channel.names();
             let c = self.counters.of(channel.name());
-            let _ = write!(
+            let outcomes = [
+                ("delivered", Some(&c.delivered)),
+                ("gone", names.gone.then_some(&c.gone)),
+                ("failed", Some(&c.failed)),
+                ("dropped", Some(&c.dropped)),
+            ];
+            family(
                 out,
-                "# HELP {o} {oh}\n# TYPE {o} counter\n\
-                 {o}{{result=\"delivered\"}} {}\n",
-                c.delivered.load(Relaxed),
-                o = names.outcomes,
-                oh = names.outcomes_help,
+                names.outcomes,
+                Kind::Counter,
+                names.outcomes_help,
+                outcomes.into_iter().filter_map(|(result, n)| {
+                    Some((format!("{{result=\"{result}\"}}"), n?.load(Relaxed)))
+                }),
             );
-            if names.gone {
-                let _ = writeln!(
-                    out,
-                    "{}{{result=\"gone\"}} {}",
-                    names.outcomes,
-                    c.gone.load(Relaxed)
-                );
-            }
-            let _ = write!(
+            family(
                 out,
-                "{o}{{result=\"failed\"}} {}\n{o}{{result=\"dropped\"}} {}\n\
-                 # HELP {a} {ah}\n# TYPE {a} counter\n{a} {}\n\
-                 # HELP {t} {th}\n# TYPE {t} gauge\n{t} {}\n",
-                c.failed.load(Relaxed),
-                c.dropped.load(Relaxed),
-                c.attempts.load(Relaxed),
-                channel.targets(),
-                o = names.outcomes,
-                a = names.attempts,
-                ah = names.attempts_help,
-                t = names.targets,
-                th = names.targets_help,
+                names.attempts,
+                Kind::Counter,
+                names.attempts_help,
+                [("", c.attempts.load(Relaxed))],
+            );
+            family(
+                out,
+                names.targets,
+                Kind::Gauge,
+                names.targets_help,
+                [("", channel.targets())],
             );
         }
-        let _ = write!(
-            out,
-            "# HELP bridge_notify_written_total Deliveries this bridge wrote (one per event and \
-             watch over every bridge).\n# TYPE bridge_notify_written_total counter\n\
-             bridge_notify_written_total {}\n\
-             # HELP bridge_notify_journal Events waiting for the database to be written.\n\
-             # TYPE bridge_notify_journal gauge\nbridge_notify_journal {}\n\
-             # HELP bridge_notify_lost_total Events lost (the journal was full, or the events \
-             fell behind).\n# TYPE bridge_notify_lost_total counter\nbridge_notify_lost_total {}\n\
-             # HELP bridge_notify_changes_total Webhooks and subscriptions read again because \
-             a bridge changed them.\n# TYPE bridge_notify_changes_total counter\n\
-             bridge_notify_changes_total {}\n\
-             # HELP bridge_notify_syncs_total Reads of the database's change notes.\n\
-             # TYPE bridge_notify_syncs_total counter\nbridge_notify_syncs_total {}\n\
-             # HELP bridge_notify_synced Whether the webhooks and subscriptions are read from \
-             the database (0 while it is unreachable).\n# TYPE bridge_notify_synced gauge\n\
-             bridge_notify_synced {}\n",
-            self.counters.written.load(Relaxed),
-            self.journal_len(),
-            self.counters.lost.load(Relaxed),
-            self.counters.changes.load(Relaxed),
-            self.counters.syncs.load(Relaxed),
-            u8::from(self.synced.load(Relaxed)),
-        );
+        let c = &self.counters;
+        let families: [(&str, Kind, &str, u64); 6] = [
+            (
+                "bridge_notify_written_total",
+                Kind::Counter,
+                "Deliveries this bridge wrote (one per event and watch over every bridge).",
+                c.written.load(Relaxed),
+            ),
+            (
+                "bridge_notify_journal",
+                Kind::Gauge,
+                "Events waiting for the database to be written.",
+                self.journal_len() as u64,
+            ),
+            (
+                "bridge_notify_lost_total",
+                Kind::Counter,
+                "Events lost (the journal was full, or the events fell behind).",
+                c.lost.load(Relaxed),
+            ),
+            (
+                "bridge_notify_changes_total",
+                Kind::Counter,
+                "Webhooks and subscriptions read again because a bridge changed them.",
+                c.changes.load(Relaxed),
+            ),
+            (
+                "bridge_notify_syncs_total",
+                Kind::Counter,
+                "Reads of the database's change notes.",
+                c.syncs.load(Relaxed),
+            ),
+            (
+                "bridge_notify_synced",
+                Kind::Gauge,
+                "Whether the webhooks and subscriptions are read from the database (0 while it \
+                 is unreachable).",
+                u64::from(self.synced.load(Relaxed)),
+            ),
+        ];
+        for (name, kind, help, value) in families {
+            family(out, name, kind, help, [("", value)]);
+        }
     }
 }
 

@@ -3,13 +3,14 @@
 //! was behind, and the database's size on disk.
 
 use std::{
-    fmt::Write,
     sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed},
     time::Duration,
 };
 
+use crate::metrics::{family, Kind};
+
 /// One metric family: name, type, help, and its samples (name suffix, value).
-type Family<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
+type Family<'a> = (&'a str, Kind, &'a str, Vec<(&'a str, String)>);
 
 /// The recording's counters (plain relaxed atomics, like
 /// [`crate::metrics::Metrics`]).
@@ -64,13 +65,13 @@ impl RecordingCounters {
         let families: [Family; 9] = [
             (
                 "bridge_history_samples_written_total",
-                "counter",
+                Kind::Counter,
                 "Samples of the list this bridge wrote to the history database (over the bridges on one database, one per interval).",
                 vec![("", samples.clone())],
             ),
             (
                 "bridge_history_write_seconds",
-                "summary",
+                Kind::Summary,
                 "Time spent writing each sample, pruning included (sum and count; the mean is sum / count).",
                 vec![
                     ("_sum", seconds(self.write_micros.load(Relaxed))),
@@ -79,19 +80,19 @@ impl RecordingCounters {
             ),
             (
                 "bridge_history_tidy_seconds_total",
-                "counter",
+                Kind::Counter,
                 "Time spent after the samples were written reclaiming the room they left behind (PostgreSQL's vacuum, on a connection of its own; 0 on SQLite, which has nothing to reclaim).",
                 vec![("", seconds(self.tidy_micros.load(Relaxed)))],
             ),
             (
                 "bridge_history_last_write_seconds",
-                "gauge",
+                Kind::Gauge,
                 "Seconds the last written sample took.",
                 vec![("", seconds(self.last_write_micros.load(Relaxed)))],
             ),
             (
                 "bridge_history_last_write_timestamp_seconds",
-                "gauge",
+                Kind::Gauge,
                 "When the last sample was written (Unix time; 0 before the first).",
                 vec![(
                     "",
@@ -100,40 +101,38 @@ impl RecordingCounters {
             ),
             (
                 "bridge_history_write_errors_total",
-                "counter",
+                Kind::Counter,
                 "History writes that failed (full disk, --history-max-bytes, damaged file); recording pauses until one succeeds.",
                 vec![("", self.errors.load(Relaxed).to_string())],
             ),
             (
                 "bridge_history_recording",
-                "gauge",
+                Kind::Gauge,
                 "1 while this bridge is the one recording the history, 0 while another bridge on its database does.",
                 vec![("", u8::from(self.recording.load(Relaxed)).to_string())],
             ),
             (
                 "bridge_history_samples_dropped_total",
-                "counter",
+                Kind::Counter,
                 "Samples skipped because the history writer was still busy.",
                 vec![("", self.dropped.load(Relaxed).to_string())],
             ),
             (
                 "bridge_history_servers_refused_total",
-                "counter",
+                Kind::Counter,
                 "Servers left out of a sample because their source had as many keys recorded that day as --history-keys-per-source allows.",
                 vec![("", self.refused.load(Relaxed).to_string())],
             ),
         ];
         for (name, kind, help, lines) in families {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for (suffix, value) in lines {
-                let _ = writeln!(out, "{name}{suffix} {value}");
-            }
+            family(out, name, kind, help, lines);
         }
-        let name = "bridge_history_database_bytes";
-        let _ = writeln!(
+        family(
             out,
-            "# HELP {name} Size of the history database file plus its write-ahead log.\n# TYPE {name} gauge\n{name} {}",
-            self.database_bytes.load(Relaxed)
+            "bridge_history_database_bytes",
+            Kind::Gauge,
+            "Size of the history database file plus its write-ahead log.",
+            [("", self.database_bytes.load(Relaxed))],
         );
     }
 }

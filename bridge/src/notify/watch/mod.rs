@@ -15,7 +15,6 @@
 mod tracker;
 
 use std::{
-    fmt::Write as _,
     sync::{
         atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
         Arc,
@@ -32,6 +31,7 @@ pub use tracker::{Occurrence, ServerChange, Tracker};
 use crate::{
     db::{history::History, store::now_ms},
     live::{feed::FeedState, upstream::Upstream},
+    metrics::{family, Kind},
 };
 
 /// Occurrences a slow consumer may fall behind by before it loses some.
@@ -169,11 +169,6 @@ impl Events {
 
     /// Appends the events' lines to `/metrics`' text.
     pub fn render(&self, out: &mut String) {
-        out.push_str(
-            "# HELP bridge_watch_changes_total Changes of listed servers the bridge decided \
-             (before any watch's rules; players counts each rise).\n\
-             # TYPE bridge_watch_changes_total counter\n",
-        );
         let names = [
             Event::ServerOnline.name(),
             Event::ServerOffline.name(),
@@ -181,22 +176,31 @@ impl Events {
             "players-rose",
             "shown",
         ];
-        for (name, n) in names.iter().zip(&self.decided) {
-            let _ = writeln!(
-                out,
-                "bridge_watch_changes_total{{change=\"{name}\"}} {}",
-                n.load(Relaxed)
-            );
-        }
-        let _ = write!(
+        family(
             out,
-            "# HELP bridge_watch_list_seq The seq of the last list events were decided from.\n\
-             # TYPE bridge_watch_list_seq gauge\nbridge_watch_list_seq {}\n\
-             # HELP bridge_watch_warm Whether servers that appear are announced at once (0 for \
-             the offline grace after start, when the history says which of them were listed \
-             lately).\n# TYPE bridge_watch_warm gauge\nbridge_watch_warm {}\n",
-            self.seen_seq.load(Relaxed),
-            u8::from(self.warm.load(Relaxed)),
+            "bridge_watch_changes_total",
+            Kind::Counter,
+            "Changes of listed servers the bridge decided (before any watch's rules; players \
+             counts each rise).",
+            names
+                .iter()
+                .zip(&self.decided)
+                .map(|(name, n)| (format!("{{change=\"{name}\"}}"), n.load(Relaxed))),
+        );
+        family(
+            out,
+            "bridge_watch_list_seq",
+            Kind::Gauge,
+            "The seq of the last list events were decided from.",
+            [("", self.seen_seq.load(Relaxed))],
+        );
+        family(
+            out,
+            "bridge_watch_warm",
+            Kind::Gauge,
+            "Whether servers that appear are announced at once (0 for the offline grace after \
+             start, when the history says which of them were listed lately).",
+            [("", u8::from(self.warm.load(Relaxed)))],
         );
     }
 }
