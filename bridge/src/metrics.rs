@@ -2,12 +2,15 @@
 //! which every part of the bridge that has counters (these, the history's,
 //! the events', the notifications') writes its families through.
 //!
-//! Written here rather than with `prometheus-client` (the Prometheus
-//! project's crate), whose text encoder writes OpenMetrics: a counter's
-//! `# HELP` and `# TYPE` without its `_total`, a closing `# EOF`, its own
-//! content type, and no summary (which `bridge_history_write_seconds`
-//! is). Taking it would rename what every operator's dashboards and
-//! alerts read, for a format the bridge needs about 30 lines of. The
+//! Written here rather than with `prometheus-client` 0.24 (the Prometheus
+//! project's crate), tried against it: its encoder writes OpenMetrics, a
+//! counter's `# HELP` and `# TYPE` without its `_total`, a period added
+//! to every help that lacks one, a closing `# EOF`, and it has no summary
+//! (which `bridge_history_write_seconds` is). Taking it would change what
+//! every operator's dashboards and alerts read, for a format the bridge
+//! needs about 30 lines of. Speed decides nothing: 55 families (about
+//! 11 KB) took 12 µs per scrape with the crate and 15 to 17 µs with this
+//! writer, formatting each name anew (release, one core, 2026-12-03). The
 //! counters are plain relaxed atomics either way (the crate's are too).
 
 use std::{
