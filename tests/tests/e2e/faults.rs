@@ -884,12 +884,15 @@ mod feed {
 mod database {
     use super::*;
     use e2e::process::http_get;
+    use lobby_testkit::metrics::metric_reaches;
     use lobby_testkit::postgres::Cluster;
     use std::sync::Arc;
 
     /// The logged outage, from its first line to its last.
     const DOWN_LINE: &str = "the history database is unreachable";
     const UP_LINE: &str = "the history database is reachable again";
+    /// Samples the recorder wrote.
+    const WRITTEN: &str = "bridge_history_samples_written_total";
 
     const STATS: Stats = Stats {
         current: 3,
@@ -929,16 +932,6 @@ mod database {
             Ok(())
         })
         .await;
-    }
-
-    /// The bridge's `bridge_history_samples_written_total`.
-    fn written(product: &Product) -> Result<f64, String> {
-        http_get(product.http, "/metrics")?
-            .body
-            .lines()
-            .find_map(|l| l.strip_prefix("bridge_history_samples_written_total "))
-            .and_then(|v| v.trim().parse().ok())
-            .ok_or_else(|| "no bridge_history_samples_written_total".into())
     }
 
     /// Runs `what` (stop, resume: it blocks) on the cluster off the
@@ -991,8 +984,9 @@ mod database {
         wait_all_list(&viewers, &["Nachzügler"]).await;
         let (status, _) = head_of(&product, "/api/servers").expect("GET /api/servers");
         assert_eq!(status, 200, "/api/servers during the outage");
-        // A while (past several tries to reconnect): still 503, still one
-        // line in the log.
+        // A while (past several tries to reconnect, which the requests
+        // themselves start; no product signal counts them): still 503,
+        // still one line in the log.
         holds_for(
             "the history to answer 503",
             Duration::from_secs(3),
@@ -1013,20 +1007,14 @@ mod database {
             1,
             "one line for the outage:\n{log}"
         );
-        let written_down = written(&product).expect("the recording's counter");
+        let written_down = product.metric(WRITTEN).await;
 
         // The database is back: so are the answers and the recording.
         on_cluster(&cluster, Cluster::resume).await;
         let resumed = Instant::now();
         wait_all_answer(&product, &paths, 200).await;
         let answering = resumed.elapsed();
-        until("samples written again", || async {
-            match written(&product)? {
-                n if n > written_down => Ok(()),
-                n => Err(format!("{n} samples written, {written_down} at the outage")),
-            }
-        })
-        .await;
+        metric_reaches(product.http, WRITTEN, written_down + 1.0).await;
         let recording = resumed.elapsed();
         let log = product.bridge_log();
         assert_eq!(log.matches(DOWN_LINE).count(), 1, "{log}");
