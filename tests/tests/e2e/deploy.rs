@@ -38,6 +38,7 @@ use e2e::{
     product::{connections, ADMIN_TOKEN},
 };
 use lobby_testkit::{
+    metrics::sample,
     nginx::{self, self_signed, Main, Site},
     postgres::{self, Cluster},
 };
@@ -437,11 +438,8 @@ fn keys_by_name(bridge: SocketAddr) -> Result<Vec<(String, String)>, String> {
 /// The bridge's `bridge_history_recording` (1 while it records).
 fn recording(bridge: SocketAddr) -> Result<bool, String> {
     let body = http_get(bridge, "/metrics")?.body;
-    match body
-        .lines()
-        .find_map(|l| l.strip_prefix("bridge_history_recording "))
-    {
-        Some(v) => Ok(v.trim() == "1"),
+    match sample(&body, "bridge_history_recording") {
+        Some(v) => Ok(v == 1.0),
         None => Err("no bridge_history_recording".into()),
     }
 }
@@ -906,15 +904,11 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
 
     // Both bridges follow the master's change feed (no polling).
     for addr in deployment.addrs {
-        until_blocking("the bridge to follow the master's feed", || match http_get(
-            addr, "/metrics",
-        )?
-        .body
-        .lines()
-        .find_map(|l| l.strip_prefix("bridge_master_feed_up "))
-        {
-            Some("1") => Ok(()),
-            other => Err(format!("bridge_master_feed_up {other:?}")),
+        until_blocking("the bridge to follow the master's feed", || {
+            match sample(&http_get(addr, "/metrics")?.body, "bridge_master_feed_up") {
+                Some(1.0) => Ok(()),
+                other => Err(format!("bridge_master_feed_up {other:?}")),
+            }
         });
     }
     eprintln!("master, bridges and nginx up after {:?}", start.elapsed());
