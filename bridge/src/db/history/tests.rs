@@ -620,14 +620,7 @@ fn a_version_1_history_opens_packed_with_the_same_answers() {
             .collect();
         (step, points)
     };
-    for range in [
-        HistoryRange::Hour,
-        HistoryRange::Day,
-        HistoryRange::Week,
-        HistoryRange::Month,
-        HistoryRange::Quarter,
-        HistoryRange::Year,
-    ] {
+    for range in HistoryRange::ALL {
         assert_eq!(
             migrated_store.lobby_history(range, MIN, now).unwrap(),
             fresh.lobby_history(range, MIN, now).unwrap(),
