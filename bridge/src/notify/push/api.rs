@@ -21,7 +21,7 @@ use std::{
 use axum::{
     extract::{ConnectInfo, FromRequestParts, State},
     http::{header, request::Parts, HeaderMap, HeaderValue, StatusCode},
-    response::{IntoResponse, Response},
+    response::Response,
     routing::{delete, get},
     Router,
 };
@@ -35,7 +35,7 @@ use protocol::{
 };
 use url::{Host, Url};
 
-use super::{point_ok, Push, PushRefusal, Put};
+use super::{point_ok, vapid::Vapid, Push, PushRefusal, Put};
 use crate::{
     ctx::Ctx,
     db::store::StoreError,
@@ -57,8 +57,8 @@ fn unavailable() -> HttpError {
 /// Web Push, once its key and subscriptions are read: while it is off (no
 /// contact), 503 saying why, with no `Retry-After` (it stays off until the
 /// operator restarts the bridge with one); until it is read, 503 to ask
-/// again.
-pub(crate) struct Ready(Arc<Push>);
+/// again. Its key comes with it.
+pub(crate) struct Ready(Arc<Push>, Arc<Vapid>);
 
 impl FromRequestParts<Arc<Ctx>> for Ready {
     type Rejection = HttpError;
@@ -68,7 +68,7 @@ impl FromRequestParts<Arc<Ctx>> for Ready {
             return Err(HttpError::off(why));
         }
         match ctx.push.ready().await {
-            Some(_) => Ok(Self(ctx.push.clone())),
+            Some(vapid) => Ok(Self(ctx.push.clone(), vapid)),
             None => Err(unavailable()),
         }
     }
@@ -76,10 +76,7 @@ impl FromRequestParts<Arc<Ctx>> for Ready {
 
 /// `GET /api/push/key`: `{"publicKey"}`, the VAPID key a page subscribes
 /// with (it never changes: its `ETag` lets a page revalidate).
-pub(crate) async fn key(Ready(push): Ready, headers: HeaderMap) -> Response {
-    let Some(vapid) = push.ready().await else {
-        return unavailable().into_response();
-    };
+pub(crate) async fn key(Ready(_, vapid): Ready, headers: HeaderMap) -> Response {
     let body = PushKey {
         public_key: vapid.public_key().to_owned(),
     };
@@ -223,7 +220,7 @@ fn refused(r: PushRefusal, client: IpAddr) -> HttpError {
 pub(crate) async fn subscribe(
     State(ctx): State<Arc<Ctx>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
-    Ready(push): Ready,
+    Ready(push, _): Ready,
     Body(body): Body<MAX_PUSH_REQUEST_BYTES>,
 ) -> Result<Response, HttpError> {
     let request = PushRequest::parse(&body, push.settings().schemes())
@@ -259,7 +256,7 @@ pub(crate) async fn subscribe(
 /// endpoint and auth secret.
 pub(crate) async fn unsubscribe(
     ConnectInfo(client): ConnectInfo<SocketAddr>,
-    Ready(push): Ready,
+    Ready(push, _): Ready,
     Body(body): Body<MAX_PUSH_REQUEST_BYTES>,
 ) -> Result<Response, HttpError> {
     let removal = PushRemoval::parse(&body).map_err(|e| refused_field(&e, client.ip()))?;
