@@ -84,7 +84,7 @@ fn summary(line: &GraphLine, span: HistoryRange) -> String {
 #[component]
 pub fn HistoryGraph(props: &HistoryGraphProps) -> Html {
     let to_ms = props.to_ms;
-    let from_ms = to_ms - props.span.axis_ms();
+    let from_ms = to_ms - props.span.span_ms() as f64;
     let peak = props
         .lines
         .iter()
