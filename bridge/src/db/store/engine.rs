@@ -245,8 +245,10 @@ pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
     /// `key`'s `server_hours` rows of those of `hours` it has (`at`: the
     /// hour).
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>>;
-    /// `key`'s `server_days` rows of those of `days` it has.
-    fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>>;
+    /// `key`'s `server_days` rows of the days from `first` through `last`
+    /// (day starts), those it has: a range, so an engine with rows by key
+    /// reads it in one scan.
+    fn days_of(&mut self, key: i64, first: i64, last: i64) -> Result<Vec<DayRow>>;
 
     /// What the history takes in the database, in bytes.
     fn size_bytes(&mut self) -> Result<u64>;

@@ -238,7 +238,7 @@ pub(super) fn day_rows(
     from: i64,
     now: i64,
 ) -> Result<Vec<DayRow>, StoreError> {
-    let rows = e.days_of(key, &starts(from, now, DAY_MS))?;
+    let rows = e.days_of(key, floor(from, DAY_MS), floor(now, DAY_MS))?;
     for r in &rows {
         let s = &r.sums;
         let bad_peak = s

@@ -869,12 +869,14 @@ impl Engine for Postgres {
         packed(&rows)
     }
 
-    fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>> {
+    fn days_of(&mut self, key: i64, first: i64, last: i64) -> Result<Vec<DayRow>> {
+        // One range of the index by key (migration 10), not a probe of the
+        // primary key per day.
         let rows = self.query(
-            "SELECT day, n, players_sum, max::bigint, open_n, substring(hours from 1 for $3), \
+            "SELECT day, n, players_sum, max::bigint, open_n, substring(hours from 1 for $4), \
              peak::bigint \
-             FROM server_days WHERE key = $1 AND day = ANY($2)",
-            &[&key, &days, &(MAX_DAY_BYTES as i32)],
+             FROM server_days WHERE key = $1 AND day >= $2 AND day <= $3",
+            &[&key, &first, &last, &(MAX_DAY_BYTES as i32)],
         )?;
         rows.iter()
             .map(|r| {

@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/postgres/007_peaks.sql"),
     include_str!("../../../../migrations/postgres/008_cards.sql"),
     include_str!("../../../../migrations/postgres/009_card_claims.sql"),
+    include_str!("../../../../migrations/postgres/010_days_by_key.sql"),
 ];
 
 /// The advisory lock held while migrating ("lobby" and 1).

@@ -20,7 +20,7 @@ use super::engine::{
 };
 use super::packed::Sample;
 use super::range::Tier;
-use super::ServerSample;
+use super::{ServerSample, DAY_MS};
 
 /// The open SQLite database.
 #[derive(Debug)]
@@ -352,13 +352,14 @@ impl Engine for Sqlite {
         )
     }
 
-    fn days_of(&mut self, key: i64, days: &[i64]) -> Result<Vec<DayRow>> {
+    fn days_of(&mut self, key: i64, first: i64, last: i64) -> Result<Vec<DayRow>> {
         let mut get = self.conn.prepare_cached(
             "SELECT n, players_sum, max, open_n, substr(hours, 1, ?3), peak FROM server_days \
              WHERE day = ?1 AND key = ?2",
         )?;
         let mut out = Vec::new();
-        for &day in days {
+        // The table is keyed (day, key): a probe per day.
+        for day in (first..=last).step_by(DAY_MS as usize) {
             let row = get
                 .query_row(params![day, key, MAX_DAY_BYTES], |r| {
                     Ok(DayRow {
