@@ -17,6 +17,7 @@ use reqwest::{header, Client, StatusCode};
 use url::Url;
 use web_push_native::{p256::PublicKey, Auth, WebPushBuilder};
 
+use crate::notify::channel::Sent;
 use crate::notify::webhooks::{
     address::{self, Reach},
     deliver::{client, MAX_ANSWER},
@@ -45,28 +46,15 @@ pub fn topic(key: ServerKey, event: Event) -> String {
     format!("{key}-{short}")
 }
 
-/// What one attempt came to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// A 2xx answer (201 Created, usually).
-    Delivered(u16),
-    /// 404 or 410: the subscription is gone for good; it is deleted.
-    Gone(u16),
-    /// 429, 5xx or no answer: worth one more attempt, no sooner than
-    /// `after` if the service said so.
-    Retry {
-        status: Option<u16>,
-        after: Option<Duration>,
-    },
-    /// Any other answer, an address refused, or a payload that could not
-    /// be encrypted.
-    Failed {
-        status: Option<u16>,
-        why: &'static str,
-    },
-}
+/// Why a push is tried again: the service asked (429, 5xx) or did not
+/// answer.
+const RETRY: &str = "the push service asked to retry";
 
-/// The client every push shares.
+/// The client every push shares. A push comes to a [`Sent`]: a 2xx
+/// (201 Created, usually) is `Delivered`; 404 or 410 `Gone` (the
+/// subscription is deleted); 429, 5xx or no answer `Retry`; any other
+/// answer, an address refused or a payload that could not be encrypted
+/// `Failed`.
 #[derive(Debug, Clone)]
 pub struct Pusher {
     client: Client,
@@ -95,29 +83,30 @@ impl Pusher {
         payload: &[u8],
         ttl: Duration,
         topic: &str,
-    ) -> Outcome {
+    ) -> Sent {
         if !address::literal_allowed(url, self.reach) {
-            return Outcome::Failed {
+            return Sent::Failed {
                 status: None,
                 why: "address refused",
             };
         }
         let request = match encrypt(sub, authorization, payload, ttl, topic) {
             Ok(r) => r,
-            Err(why) => return Outcome::Failed { status: None, why },
+            Err(why) => return Sent::Failed { status: None, why },
         };
         let mut answer = match self.client.execute(request).await {
             Ok(a) => a,
             Err(e) if address::is_refused(&e) => {
-                return Outcome::Failed {
+                return Sent::Failed {
                     status: None,
                     why: "address refused",
                 }
             }
             Err(_) => {
-                return Outcome::Retry {
+                return Sent::Retry {
                     status: None,
                     after: None,
+                    why: RETRY,
                 }
             }
         };
@@ -169,24 +158,25 @@ fn encrypt(
     reqwest::Request::try_from(request).map_err(|_| "cannot build the request")
 }
 
-fn classify(status: StatusCode, after: Option<Duration>) -> Outcome {
+fn classify(status: StatusCode, after: Option<Duration>) -> Sent {
     let code = status.as_u16();
     if status.is_success() {
-        Outcome::Delivered(code)
+        Sent::Delivered(code)
     } else if code == 404 || code == 410 {
-        Outcome::Gone(code)
+        Sent::Gone(code)
     } else if code == 429 || status.is_server_error() {
-        Outcome::Retry {
+        Sent::Retry {
             status: Some(code),
             after,
+            why: RETRY,
         }
     } else if status.is_redirection() {
-        Outcome::Failed {
+        Sent::Failed {
             status: Some(code),
             why: "redirect (not followed)",
         }
     } else {
-        Outcome::Failed {
+        Sent::Failed {
             status: Some(code),
             why: "refused by the push service",
         }
@@ -210,20 +200,20 @@ mod tests {
 
     #[test]
     fn answers() {
-        assert_eq!(classify(StatusCode::CREATED, None), Outcome::Delivered(201));
-        assert_eq!(classify(StatusCode::GONE, None), Outcome::Gone(410));
-        assert_eq!(classify(StatusCode::NOT_FOUND, None), Outcome::Gone(404));
+        assert_eq!(classify(StatusCode::CREATED, None), Sent::Delivered(201));
+        assert_eq!(classify(StatusCode::GONE, None), Sent::Gone(410));
+        assert_eq!(classify(StatusCode::NOT_FOUND, None), Sent::Gone(404));
         assert!(matches!(
             classify(StatusCode::TOO_MANY_REQUESTS, None),
-            Outcome::Retry { .. }
+            Sent::Retry { .. }
         ));
         assert!(matches!(
             classify(StatusCode::FOUND, None),
-            Outcome::Failed { .. }
+            Sent::Failed { .. }
         ));
         assert!(matches!(
             classify(StatusCode::FORBIDDEN, None),
-            Outcome::Failed { .. }
+            Sent::Failed { .. }
         ));
     }
 }

@@ -51,11 +51,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use url::Url;
 
-use self::{
-    deliver::{Outcome, Pusher},
-    store::PushStore,
-    vapid::Vapid,
-};
+use self::{deliver::Pusher, store::PushStore, vapid::Vapid};
 use crate::{
     db::store::{now_ms, DeliveryRow, PushRow, StoreError},
     error::Error,
@@ -825,19 +821,10 @@ impl Channel for Push {
                     &deliver::topic(key, event),
                 )
                 .await;
-            match outcome {
-                Outcome::Delivered(code) => Sent::Delivered(code),
-                Outcome::Gone(code) => Sent::Gone(code),
-                Outcome::Failed { status, why } => {
-                    throttled!(warn, ?status, why, "a push service refused a push");
-                    Sent::Failed { status, why }
-                }
-                Outcome::Retry { status, after } => Sent::Retry {
-                    status,
-                    after,
-                    why: "the push service asked to retry",
-                },
+            if let Sent::Failed { status, why } = &outcome {
+                throttled!(warn, ?status, why, "a push service refused a push");
             }
+            outcome
         }
         .boxed()
     }

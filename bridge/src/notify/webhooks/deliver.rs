@@ -18,6 +18,7 @@ use reqwest::{header, redirect, Client, Method, StatusCode};
 use url::Url;
 
 use super::address::{self, CheckedResolver, Reach};
+use crate::notify::channel::Sent;
 
 /// Time limit of one attempt: connecting, the answer's head and the part
 /// of its body that is read.
@@ -32,26 +33,9 @@ pub const MAX_WAIT: Duration = Duration::from_secs(300);
 /// Bytes read of any answer at most (enough for Discord's 429 JSON).
 pub const MAX_ANSWER: usize = 4096;
 
-/// What one attempt came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Attempt {
-    /// A 2xx answer.
-    Delivered(u16),
-    /// 429, 5xx or no answer: worth another attempt, no sooner than
-    /// `after` if the receiver said so.
-    Retry {
-        status: Option<u16>,
-        after: Option<Duration>,
-        why: &'static str,
-    },
-    /// Any other answer (a redirect included), or an address refused.
-    Failed {
-        status: Option<u16>,
-        why: &'static str,
-    },
-}
-
-/// The client every delivery shares.
+/// The client every delivery shares. An attempt comes to a [`Sent`]: a
+/// 2xx is `Delivered`; 429, 5xx or no answer `Retry`; any other answer (a
+/// redirect included) or an address refused `Failed`.
 #[derive(Debug, Clone)]
 pub struct Sender {
     client: Client,
@@ -71,7 +55,7 @@ impl Sender {
     }
 
     /// One `POST` of `body` with `headers` to `url`.
-    pub async fn attempt(&self, url: &Url, headers: header::HeaderMap, body: Vec<u8>) -> Attempt {
+    pub async fn attempt(&self, url: &Url, headers: header::HeaderMap, body: Vec<u8>) -> Sent {
         self.exchange(Method::POST, url, headers, body, MAX_ANSWER)
             .await
             .0
@@ -86,9 +70,9 @@ impl Sender {
         headers: header::HeaderMap,
         body: Vec<u8>,
         limit: usize,
-    ) -> (Attempt, Vec<u8>) {
+    ) -> (Sent, Vec<u8>) {
         if !address::literal_allowed(url, self.reach) {
-            let refused = Attempt::Failed {
+            let refused = Sent::Failed {
                 status: None,
                 why: "address refused",
             };
@@ -105,7 +89,7 @@ impl Sender {
         let mut answer = match sent {
             Ok(answer) => answer,
             Err(e) if address::is_refused(&e) => {
-                let refused = Attempt::Failed {
+                let refused = Sent::Failed {
                     status: None,
                     why: "address refused",
                 };
@@ -119,7 +103,7 @@ impl Sender {
                 } else {
                     "no answer"
                 };
-                let retry = Attempt::Retry {
+                let retry = Sent::Retry {
                     status: None,
                     after: None,
                     why,
@@ -174,10 +158,10 @@ pub fn client(
 
 /// What an answer's status means, with the wait it asks for: the larger
 /// of `Retry-After` and the JSON `retry_after` (Discord, in seconds).
-fn classify(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> Attempt {
+fn classify(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> Sent {
     let code = status.as_u16();
     if status.is_success() {
-        return Attempt::Delivered(code);
+        return Sent::Delivered(code);
     }
     if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
         let in_body = serde_json::from_slice::<serde_json::Value>(body)
@@ -191,7 +175,7 @@ fn classify(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> A
         } else {
             "server error"
         };
-        return Attempt::Retry {
+        return Sent::Retry {
             status: Some(code),
             after,
             why,
@@ -202,7 +186,7 @@ fn classify(status: StatusCode, retry_after: Option<Duration>, body: &[u8]) -> A
     } else {
         "refused by the receiver"
     };
-    Attempt::Failed {
+    Sent::Failed {
         status: Some(code),
         why,
     }
@@ -251,16 +235,15 @@ mod tests {
     fn statuses_are_delivered_retried_or_failed() {
         assert_eq!(
             classify(StatusCode::NO_CONTENT, None, b""),
-            Attempt::Delivered(204)
+            Sent::Delivered(204)
         );
-        let Attempt::Retry { status, after, .. } = classify(StatusCode::BAD_GATEWAY, None, b"")
-        else {
+        let Sent::Retry { status, after, .. } = classify(StatusCode::BAD_GATEWAY, None, b"") else {
             panic!("5xx is retried")
         };
         assert_eq!((status, after), (Some(502), None));
         let discord =
             br#"{"message":"You are being rate limited.","retry_after":2.5,"global":false}"#;
-        let Attempt::Retry { after, .. } = classify(
+        let Sent::Retry { after, .. } = classify(
             StatusCode::TOO_MANY_REQUESTS,
             Some(Duration::from_secs(1)),
             discord,
@@ -275,7 +258,7 @@ mod tests {
         for s in [301, 302, 307, 308, 400, 401, 404, 410] {
             let status = StatusCode::from_u16(s).unwrap();
             assert!(
-                matches!(classify(status, None, b""), Attempt::Failed { .. }),
+                matches!(classify(status, None, b""), Sent::Failed { .. }),
                 "{s}"
             );
         }

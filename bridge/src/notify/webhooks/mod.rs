@@ -36,7 +36,7 @@ use tracing::{info, warn};
 use url::Url;
 
 use self::{
-    deliver::{Attempt, Sender},
+    deliver::Sender,
     payload::{Notice, Secret},
     store::WebhookStore,
 };
@@ -449,28 +449,19 @@ impl Webhooks {
         self.counters.attempt(CHANNEL);
         let attempt = if hook.spec.format == Format::DiscordCard {
             // The card itself, posted or edited as any change would.
-            match self.send_card(&hook).await {
-                Sent::Delivered(code) => Attempt::Delivered(code),
-                Sent::Retry { status, after, why } => Attempt::Retry { status, after, why },
-                Sent::Failed { status, why } => Attempt::Failed { status, why },
-                Sent::Later(_) => Attempt::Failed {
-                    status: None,
-                    why: "edited less than 10 s ago",
-                },
-                Sent::Gone(_) | Sent::Dropped(_) => Attempt::Failed {
-                    status: None,
-                    why: "deleted",
-                },
-            }
+            self.send_card(&hook).await
         } else {
             self.attempt(&hook, &message_id(), &body).await
         };
         let (ok, status, error) = match attempt {
-            Attempt::Delivered(code) => (true, Some(code), None),
-            Attempt::Retry { status, why, .. } | Attempt::Failed { status, why } => {
-                (false, status, Some(why.to_owned()))
+            Sent::Delivered(code) => (true, Some(code), None),
+            Sent::Retry { status, why, .. } | Sent::Failed { status, why } => {
+                (false, status, Some(why))
             }
+            Sent::Later(_) => (false, None, Some("edited less than 10 s ago")),
+            Sent::Gone(_) | Sent::Dropped(_) => (false, None, Some("deleted")),
         };
+        let error = error.map(str::to_owned);
         let done = DoneDelivery {
             event: Kind::Test.name().to_owned(),
             ok,
@@ -490,7 +481,7 @@ impl Webhooks {
     }
 
     /// One attempt of `body` to `hook`, signed with the message id `msg`.
-    async fn attempt(&self, hook: &Hook, msg: &str, body: &[u8]) -> Attempt {
+    async fn attempt(&self, hook: &Hook, msg: &str, body: &[u8]) -> Sent {
         let mut headers = HeaderMap::new();
         if hook.spec.format == Format::Standard {
             let timestamp = deliver::unix_now();
@@ -618,19 +609,19 @@ impl Webhooks {
                 )
                 .await;
             match attempt {
-                Attempt::Delivered(code) => {
+                Sent::Delivered(code) => {
                     self.card_sent(hook, &msg, body, claim).await;
                     return Sent::Delivered(code);
                 }
                 // Deleted in the channel: a new message.
-                Attempt::Failed {
+                Sent::Failed {
                     status: Some(404), ..
                 } => {}
-                Attempt::Retry { status, after, why } => {
+                Sent::Retry { status, after, why } => {
                     self.card_held(hook, Some(&msg), after, claim).await;
                     return Sent::Retry { status, after, why };
                 }
-                Attempt::Failed { status, why } => return Sent::Failed { status, why },
+                other => return other,
             }
         }
         let (attempt, answer) = self
@@ -644,7 +635,7 @@ impl Webhooks {
             )
             .await;
         match attempt {
-            Attempt::Delivered(code) => match card::message_id(&answer) {
+            Sent::Delivered(code) => match card::message_id(&answer) {
                 Some(msg) => {
                     self.card_sent(hook, &msg, body, claim).await;
                     Sent::Delivered(code)
@@ -654,11 +645,11 @@ impl Webhooks {
                     why: "no message id in the answer",
                 },
             },
-            Attempt::Retry { status, after, why } => {
+            Sent::Retry { status, after, why } => {
                 self.card_held(hook, None, after, claim).await;
                 Sent::Retry { status, after, why }
             }
-            Attempt::Failed { status, why } => Sent::Failed { status, why },
+            other => other,
         }
     }
 
@@ -819,14 +810,8 @@ impl Channel for Webhooks {
             if hook.spec.format == Format::DiscordCard {
                 return self.send_card(&hook).await;
             }
-            match self
-                .attempt(&hook, &delivery.msg_id, delivery.body.as_bytes())
+            self.attempt(&hook, &delivery.msg_id, delivery.body.as_bytes())
                 .await
-            {
-                Attempt::Delivered(code) => Sent::Delivered(code),
-                Attempt::Retry { status, after, why } => Sent::Retry { status, after, why },
-                Attempt::Failed { status, why } => Sent::Failed { status, why },
-            }
         }
         .boxed()
     }
