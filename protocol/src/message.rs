@@ -68,6 +68,21 @@ impl Envelope {
     }
 }
 
+/// The command of a frame that starts with it, among `names`. Every writer
+/// in this workspace puts `command` first (`{"command":"NAME",...`), so a
+/// reader that knows the commands it wants reads such a frame once, into
+/// its typed message, instead of once for its command and again for the
+/// rest. The closing quote is part of the match, so a longer name never
+/// passes for a shorter one. `None`: none of `names`, or another writer's
+/// order; the reader then finds the command the long way ([`Envelope`]).
+pub fn leading_command<'n>(text: &str, names: &[&'n str]) -> Option<&'n str> {
+    let rest = text.strip_prefix(r#"{"command":""#)?;
+    names.iter().copied().find(|name| {
+        rest.strip_prefix(name)
+            .is_some_and(|after| after.starts_with('"'))
+    })
+}
+
 /// The content of `msRQueryGameServers`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerList {
@@ -522,5 +537,27 @@ mod tests {
             !json.contains("address") && !json.contains("port"),
             "{json}"
         );
+    }
+
+    #[test]
+    fn a_leading_command_is_found_whole_and_only_in_front() {
+        let names = ["bridgeDelta", "bridgeSnapshot"];
+        let delta = r#"{"command":"bridgeDelta","content":{}}"#;
+        assert_eq!(leading_command(delta, &names), Some("bridgeDelta"));
+        // A longer name is not a shorter one, nor one not asked for.
+        let longer = r#"{"command":"bridgeDeltaX","content":{}}"#;
+        assert_eq!(leading_command(longer, &names), None);
+        assert_eq!(
+            leading_command(longer, &["bridgeDeltaX"]),
+            Some("bridgeDeltaX")
+        );
+        // Another writer's order or spacing: the long way.
+        for other in [
+            r#"{"content":{},"command":"bridgeDelta"}"#,
+            r#"{ "command": "bridgeDelta", "content": {} }"#,
+            "",
+        ] {
+            assert_eq!(leading_command(other, &names), None, "{other}");
+        }
     }
 }

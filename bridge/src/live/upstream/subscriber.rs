@@ -18,7 +18,7 @@
 //! `seq`, and gets only the deltas it missed (or one snapshot from a
 //! restarted master, which replaces the list).
 
-use std::{sync::Arc, time::Duration};
+use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use futures_util::{FutureExt, SinkExt, StreamExt};
@@ -182,7 +182,8 @@ impl Subscriber {
             Ok(Some(Ok(Frame::Discarded(_)))) => return Err(FeedError::NotAFeed),
             Ok(Some(Ok(Frame::Message(json)))) => json,
         };
-        match command(&first).as_deref() {
+        let text = std::str::from_utf8(&first).unwrap_or_default();
+        match command(text).as_deref() {
             Some(protocol::bridge::names::SNAPSHOT | protocol::bridge::names::DELTA) => {
                 Ok(Opened { framed, first })
             }
@@ -329,7 +330,7 @@ pub fn take_message_within(
     max_bytes: usize,
 ) -> Result<Taken, FeedError> {
     let text = std::str::from_utf8(json).map_err(|_| FeedError::Unreadable)?;
-    let Some(command) = command(json) else {
+    let Some(command) = command(text) else {
         return Err(FeedError::Unreadable);
     };
     match DeltaMessage::from_frame(&command, text) {
@@ -355,13 +356,24 @@ pub fn take_message_within(
     }
 }
 
-/// A message's `command`, read without building the rest of it.
-fn command(json: &[u8]) -> Option<String> {
+/// A message's `command`: found in front of a snapshot or a delta as the
+/// master writes them (the frame is then read once, into its message),
+/// read without building the rest of the message otherwise.
+fn command(text: &str) -> Option<Cow<'static, str>> {
+    const FEED: [&str; 2] = [
+        protocol::bridge::names::DELTA,
+        protocol::bridge::names::SNAPSHOT,
+    ];
+    if let Some(name) = protocol::message::leading_command(text, &FEED) {
+        return Some(Cow::Borrowed(name));
+    }
     #[derive(serde::Deserialize)]
     struct Head {
         command: String,
     }
-    serde_json::from_slice::<Head>(json).ok().map(|h| h.command)
+    serde_json::from_str::<Head>(text)
+        .ok()
+        .map(|h| Cow::Owned(h.command))
 }
 
 /// The error for a `feedRefused`.

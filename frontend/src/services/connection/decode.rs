@@ -8,7 +8,7 @@
 use protocol::{
     bridge::{names as bridge_names, BridgeMessage, ErrorCode, GameServers, MasterState},
     delta::{Delta, DeltaMessage, Snapshot},
-    message::{names as ms_names, Envelope},
+    message::{leading_command, names as ms_names, Envelope},
     MessageError, ServerEntry, ServerList,
 };
 use serde::Deserialize;
@@ -70,23 +70,12 @@ fn parse_list(text: &str) -> Option<ServerList> {
     Some(ServerList { servers })
 }
 
-/// The command of a frame that starts with it, as the bridge writes every
-/// frame (`{"command":"NAME",...`): big frames go straight to their typed
-/// reader. The closing quote is part of the match, so a longer name never
-/// passes for a shorter one.
-fn leading_command(text: &str) -> Option<&'static str> {
-    let rest = text.strip_prefix(r#"{"command":""#)?;
-    [
-        ms_names::QUERY_REPLY,
-        bridge_names::DELTA,
-        bridge_names::SNAPSHOT,
-    ]
-    .into_iter()
-    .find(|name| {
-        rest.strip_prefix(name)
-            .is_some_and(|after| after.starts_with('"'))
-    })
-}
+/// The commands read straight into their typed messages: big frames.
+const LIST_COMMANDS: [&str; 3] = [
+    ms_names::QUERY_REPLY,
+    bridge_names::DELTA,
+    bridge_names::SNAPSHOT,
+];
 
 /// Reads a frame whose command is known to be a list, a snapshot or a delta.
 fn parse_list_frame(command: &str, text: &str) -> Result<Incoming, MessageError> {
@@ -105,7 +94,7 @@ fn parse_list_frame(command: &str, text: &str) -> Result<Incoming, MessageError>
 
 /// Parses one WebSocket text frame.
 pub fn parse(text: &str) -> Result<Incoming, MessageError> {
-    match leading_command(text) {
+    match leading_command(text, &LIST_COMMANDS) {
         Some(command) => parse_list_frame(command, text),
         None => parse_general(text),
     }
