@@ -18,7 +18,6 @@ use tokio_tungstenite::tungstenite::Message;
 
 use crate::{
     error::{within, Error, Result},
-    procs::http_get,
     ws::Ws,
 };
 
@@ -90,7 +89,12 @@ impl Chromium {
             .ok_or_else(|| Error::Unexpected(format!("DevTools URL {browser_url}")))?;
         let page_url = within(Duration::from_secs(20), "Chromium page target", async {
             loop {
-                let list: Value = serde_json::from_str(&http_get(devtools, "/json/list").await?)?;
+                let list: Value = serde_json::from_slice(
+                    &lobby_testkit::http::get_ok(devtools, "/json/list", "")
+                        .await
+                        .map_err(Error::Unexpected)?
+                        .body,
+                )?;
                 let page = list.as_array().and_then(|targets| {
                     targets
                         .iter()

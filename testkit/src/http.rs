@@ -60,21 +60,40 @@ pub async fn get(addr: SocketAddr, path: &str, extra: &str) -> Result<Answer, St
     .await
 }
 
+/// [`get`] that fails unless the answer is 200, naming its status line:
+/// for a caller that only wants the body (a benchmark's phase, a scrape).
+pub async fn get_ok(addr: SocketAddr, path: &str, extra: &str) -> Result<Answer, String> {
+    let answer = get(addr, path, extra).await?;
+    if answer.status == 200 {
+        Ok(answer)
+    } else {
+        Err(format!(
+            "GET {path}: {}",
+            answer.head.lines().next().unwrap_or_default()
+        ))
+    }
+}
+
 /// A TCP connection to `to` from the loopback address `from` (127.0.0.2
 /// and the rest of 127.0.0.0/8 route to lo on Linux): another host, for
-/// the rules that count per address.
+/// the rules that count per address. A connect still pending after
+/// [`crate::HUNG`] is an error (`TimedOut`).
 pub async fn connect_from(from: IpAddr, to: SocketAddr) -> std::io::Result<TcpStream> {
     let socket = match from {
         IpAddr::V4(_) => TcpSocket::new_v4()?,
         IpAddr::V6(_) => TcpSocket::new_v6()?,
     };
     socket.bind(SocketAddr::new(from, 0))?;
-    crate::bounded(&format!("a connection to {to}"), socket.connect(to)).await
+    crate::try_bounded(&format!("a connection to {to}"), socket.connect(to))
+        .await
+        .map_err(|hung| std::io::Error::new(std::io::ErrorKind::TimedOut, hung))?
 }
 
 /// One request from the address `from` with `body` (sent as it is, with
 /// its length); `Connection: close`, `Accept-Encoding: identity` unless
-/// `extra` names an encoding. Bounded by [`crate::HUNG`].
+/// `extra` names an encoding. An answer not complete within
+/// [`crate::HUNG`] is an error, not a panic, so a benchmark's phase can
+/// report it.
 pub async fn request(
     from: IpAddr,
     addr: SocketAddr,
@@ -85,7 +104,7 @@ pub async fn request(
 ) -> Result<Answer, String> {
     let what = format!("{method} {path}");
     // Boxed, its buffer on the heap: a test's future holds many of these.
-    let answer = Box::pin(crate::bounded(&what, async {
+    let answer = Box::pin(crate::try_bounded(&what, async {
         let mut s = connect_from(from, addr)
             .await
             .map_err(|e| format!("{what}: {e}"))?;
@@ -118,7 +137,7 @@ pub async fn request(
         }
         parse(&raw).ok_or_else(|| format!("{what}: no HTTP answer in {} bytes", raw.len()))
     }));
-    answer.await
+    answer.await.map_err(|hung| hung.to_string())?
 }
 
 /// The answer in `raw`, once its head is complete.

@@ -34,7 +34,9 @@ pub mod process;
 pub mod product;
 pub mod wait;
 
-pub use wait::{bounded, timed, try_until, until, until_blocking, until_true, Hung, HUNG, POLL};
+pub use wait::{
+    bounded, timed, try_bounded, try_until, until, until_blocking, until_true, Hung, HUNG, POLL,
+};
 
 /// Why a support function failed: a file it could not write, or in words
 /// (what to install, what in the deployed file no longer matches).

@@ -14,13 +14,34 @@ pub fn sample(text: &str, name: &str) -> Option<f64> {
         .and_then(|(_, v)| v.trim().parse().ok())
 }
 
+/// One reading of the `/metrics` served at `addr` (a bridge): several
+/// samples taken from it belong to the same moment.
+#[derive(Debug, Clone)]
+pub struct Scrape {
+    addr: SocketAddr,
+    text: String,
+}
+
+impl Scrape {
+    /// Reads `/metrics` at `addr` once, or says why it could not.
+    pub async fn of(addr: SocketAddr) -> Result<Scrape, String> {
+        let answer = http::get_ok(addr, "/metrics", "").await?;
+        Ok(Scrape {
+            addr,
+            text: answer.text(),
+        })
+    }
+
+    /// The sample `name` of this reading, or an error naming it: a
+    /// metric the product no longer exports fails loudly.
+    pub fn sample(&self, name: &str) -> Result<f64, String> {
+        sample(&self.text, name).ok_or_else(|| format!("no {name} in /metrics at {}", self.addr))
+    }
+}
+
 /// One sample of the `/metrics` served at `addr` (a bridge), or why not.
 pub async fn scrape(addr: SocketAddr, name: &str) -> Result<f64, String> {
-    let answer = http::get(addr, "/metrics", "").await?;
-    if answer.status != 200 {
-        return Err(format!("/metrics answered {}", answer.status));
-    }
-    sample(&answer.text(), name).ok_or_else(|| format!("no {name} in /metrics"))
+    Scrape::of(addr).await?.sample(name)
 }
 
 /// [`scrape`] that must succeed (a test's bridge is up).

@@ -81,10 +81,18 @@ pub async fn until_true(what: &str, mut check: impl FnMut() -> bool) {
 /// Awaits `wait` (something the product will do: a message, a close, an
 /// exit); panics naming `what` if it has not happened within [`HUNG`].
 pub async fn bounded<F: Future>(what: &str, wait: F) -> F::Output {
-    match tokio::time::timeout(HUNG, wait).await {
-        Ok(v) => v,
-        Err(_) => panic!("hung: {what} did not happen within {HUNG:?}"),
-    }
+    try_bounded(what, wait)
+        .await
+        .unwrap_or_else(|hung| panic!("{hung}"))
+}
+
+/// [`bounded`] that returns [`Hung`] instead of panicking, for the
+/// benchmarks and for the kit's own helpers that report failures as values.
+pub async fn try_bounded<F: Future>(what: &str, wait: F) -> Result<F::Output, Hung> {
+    tokio::time::timeout(HUNG, wait).await.map_err(|_| Hung {
+        what: what.to_owned(),
+        seen: "no answer".to_owned(),
+    })
 }
 
 /// Runs `wait` and returns how long it took: the figure a drill reports

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use lobby_testkit::try_until;
+use lobby_testkit::{http, metrics, try_until};
 
 use crate::{
     direct,
@@ -47,27 +47,38 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let (mut drawn, mut badge) = (histogram(), histogram());
     for key in &keys {
         let t0 = Instant::now();
-        let card = procs::http_request(baddr, &format!("/card/{key}.png"), &[]).await?;
+        let card = http::get_ok(baddr, &format!("/card/{key}.png"), "")
+            .await
+            .map_err(Error::Unexpected)?;
         record(&mut drawn, t0.elapsed());
         if !card.body.starts_with(b"\x89PNG") {
             return Err(Error::Unexpected(format!("/card/{key}.png is no PNG")));
         }
         let t0 = Instant::now();
-        procs::http_request(baddr, &format!("/badge/{key}.svg"), &[]).await?;
+        http::get_ok(baddr, &format!("/badge/{key}.svg"), "")
+            .await
+            .map_err(Error::Unexpected)?;
         record(&mut badge, t0.elapsed());
     }
-    let drawings = procs::bridge_metric(baddr, "bridge_cards_drawn_total").await?;
+    let drawings = metrics::scrape(baddr, "bridge_cards_drawn_total")
+        .await
+        .map_err(Error::Unexpected)?;
     let mut cached = histogram();
     for i in 0..s.card_requests {
         let key = &keys[i % keys.len()];
         let t0 = Instant::now();
-        procs::http_request(baddr, &format!("/card/{key}.png"), &[]).await?;
+        http::get_ok(baddr, &format!("/card/{key}.png"), "")
+            .await
+            .map_err(Error::Unexpected)?;
         record(&mut cached, t0.elapsed());
     }
     // The badges' requests are the baseline's, not the cards': their CPU
     // is small beside the drawings (the badge row says how small).
     let cpu = procs::cpu_time(bridge.pid())?.saturating_sub(cpu_before);
-    let again = procs::bridge_metric(baddr, "bridge_cards_drawn_total").await? - drawings;
+    let again = metrics::scrape(baddr, "bridge_cards_drawn_total")
+        .await
+        .map_err(Error::Unexpected)?
+        - drawings;
     drop(servers);
     bridge.stop().await;
 
@@ -109,7 +120,9 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
 
 /// The keys `/api/servers` lists.
 async fn listed_keys(bridge: std::net::SocketAddr) -> Result<Vec<String>> {
-    let answer = procs::http_request(bridge, "/api/servers", &[]).await?;
+    let answer = http::get_ok(bridge, "/api/servers", "")
+        .await
+        .map_err(Error::Unexpected)?;
     let v: Value = serde_json::from_slice(&answer.body)
         .map_err(|e| Error::Unexpected(format!("/api/servers: {e}")))?;
     Ok(v["servers"]

@@ -7,9 +7,11 @@ use std::time::{Duration, Instant};
 use futures_util::{stream::SplitSink, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
 
+use lobby_testkit::metrics;
+
 use crate::{
     direct::{self, REPLY_PREFIX},
-    error::Result,
+    error::{Error, Result},
     phases::{
         crowd::{Crowd, Member, Rounds},
         Env,
@@ -82,7 +84,9 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let rss_before = bridge.rss_kib()?;
     let mut viewers = subscribers(&url, s.fanout_viewers).await?;
     let (mut by_admin, mut by_poll) = (Rounds::new(), Rounds::new());
-    let queries_before = procs::bridge_metric(baddr, "bridge_master_queries_total").await?;
+    let queries_before = metrics::scrape(baddr, "bridge_master_queries_total")
+        .await
+        .map_err(Error::Unexpected)?;
     let window_start = Instant::now();
     let slot = s.fanout_window / (2 * s.fanout_rounds as u32);
     for i in 0..s.fanout_rounds as u64 {
@@ -105,8 +109,10 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         tokio::time::sleep(slot.saturating_sub(t.elapsed())).await;
     }
     tokio::time::sleep(s.fanout_window.saturating_sub(window_start.elapsed())).await;
-    let queries =
-        procs::bridge_metric(baddr, "bridge_master_queries_total").await? - queries_before;
+    let queries = metrics::scrape(baddr, "bridge_master_queries_total")
+        .await
+        .map_err(Error::Unexpected)?
+        - queries_before;
     let window = window_start.elapsed();
     let rss_during = bridge.rss_kib()?;
     viewers.close().await;

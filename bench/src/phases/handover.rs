@@ -16,7 +16,10 @@
 use std::{net::SocketAddr, time::Duration};
 
 use hdrhistogram::Histogram;
-use lobby_testkit::postgres::{self, Cluster};
+use lobby_testkit::{
+    metrics,
+    postgres::{self, Cluster},
+};
 use tokio::time::Instant;
 
 use crate::{
@@ -47,11 +50,8 @@ struct Recording {
 }
 
 async fn recording(addr: SocketAddr) -> Result<Recording> {
-    let text = Box::pin(procs::http_get(addr, "/metrics")).await?;
-    let get = |name: &str| {
-        procs::metric(&text, name)
-            .ok_or_else(|| Error::Unexpected(format!("no {name} in the bridge's /metrics")))
-    };
+    let scrape = metrics::Scrape::of(addr).await.map_err(Error::Unexpected)?;
+    let get = |name: &str| scrape.sample(name).map_err(Error::Unexpected);
     Ok(Recording {
         on: get("bridge_history_recording")? == 1.0,
         written: get("bridge_history_samples_written_total")?,

@@ -19,7 +19,7 @@ use std::{
 use serde_json::Value;
 use tokio::process::Command;
 
-use lobby_testkit::try_until;
+use lobby_testkit::{http, try_until};
 
 use crate::{
     cdp, direct,
@@ -218,7 +218,9 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
 /// The key of a listed server, once `/api/servers` lists `n`.
 async fn listed_key(bridge: SocketAddr, n: usize) -> Result<String> {
     Ok(try_until("the servers listed", || async {
-        let answer = procs::http_request(bridge, "/api/servers", &[]).await?;
+        let answer = http::get_ok(bridge, "/api/servers", "")
+            .await
+            .map_err(Error::Unexpected)?;
         let v: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
         let keys: Vec<&str> = v["servers"]
             .as_array()

@@ -15,8 +15,10 @@ use futures_util::StreamExt;
 use tokio::{sync::Semaphore, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
+use lobby_testkit::metrics;
+
 use crate::{
-    error::{within, Result},
+    error::{within, Error, Result},
     phases::Env,
     procs::{self, BridgeOptions},
     report::{count, Row, Verdict},
@@ -130,8 +132,9 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     viewers.grow_to(s.held_viewers).await?;
     tokio::time::sleep(s.hold_time).await;
     let held_rss = bridge.rss_kib()?;
-    let bridge_count =
-        procs::bridge_metric(baddr, "bridge_connections{role=\"viewer\"}").await? as usize;
+    let bridge_count = metrics::scrape(baddr, "bridge_connections{role=\"viewer\"}")
+        .await
+        .map_err(Error::Unexpected)? as usize;
     let open = viewers.open.load(Relaxed);
     let errors = viewers.errors.load(Relaxed);
     viewers.close().await;

@@ -23,7 +23,7 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 use tokio::{io::AsyncWriteExt, net::TcpStream, time::Instant};
 
-use lobby_testkit::try_until;
+use lobby_testkit::{http, try_until};
 
 use crate::{
     direct,
@@ -301,7 +301,10 @@ async fn closed(bridge: SocketAddr, servers: &mut [direct::Conn]) -> Result<Vec<
 /// Waits until `bridge`'s `/api/servers` lists every one of `keys`.
 async fn listed(bridge: SocketAddr, keys: &[String]) -> Result<()> {
     Ok(try_until("the keys on every bridge", || async {
-        let list = procs::http_get(bridge, "/api/servers").await?;
+        let list = http::get_ok(bridge, "/api/servers", "")
+            .await
+            .map_err(Error::Unexpected)?
+            .text();
         match keys.iter().filter(|k| !list.contains(k.as_str())).count() {
             0 => Ok(()),
             missing => Err(Error::Unexpected(format!("{missing} keys not listed"))),

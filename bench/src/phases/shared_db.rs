@@ -7,7 +7,10 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use lobby_testkit::postgres::{self, Cluster};
+use lobby_testkit::{
+    metrics,
+    postgres::{self, Cluster},
+};
 
 use crate::{
     error::{within, Error, Result},
@@ -80,7 +83,7 @@ impl Shared {
     /// (each has read a change made through one of them).
     pub async fn all_say(&self, name: &str, value: f64) -> Result<()> {
         for addr in self.addrs() {
-            procs::until_metric(addr, name, |v| v == value).await?;
+            metrics::try_until_metric(addr, name, |v| v == value).await?;
         }
         Ok(())
     }
@@ -89,7 +92,11 @@ impl Shared {
     pub async fn each(&self, name: &str) -> Result<Vec<f64>> {
         let mut out = Vec::with_capacity(self.bridges.len());
         for addr in self.addrs() {
-            out.push(procs::bridge_metric(addr, name).await?);
+            out.push(
+                metrics::scrape(addr, name)
+                    .await
+                    .map_err(Error::Unexpected)?,
+            );
         }
         Ok(out)
     }

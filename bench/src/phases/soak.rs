@@ -18,6 +18,8 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
+use lobby_testkit::metrics;
+
 use crate::{
     direct::{self, REPLY_PREFIX},
     error::{within, Error, Result},
@@ -162,7 +164,8 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         let (round_failed, peak) = round(&url, s.soak_viewers, &bridge).await?;
         failed += round_failed;
         // Every viewer has left once the bridge counts none.
-        procs::until_metric(baddr, "bridge_connections{role=\"viewer\"}", |v| v == 0.0).await?;
+        metrics::try_until_metric(baddr, "bridge_connections{role=\"viewer\"}", |v| v == 0.0)
+            .await?;
         let rss = bridge.rss_kib()?;
         eprintln!(
             "[loadgen] soak round {i}/{}: {} viewers in {:.1?}, bridge RSS {:.1} MiB with all of \

@@ -1,12 +1,11 @@
 //! The real `master` and `bridge` binaries as child processes, and the
-//! outside views of them the benchmark needs: readiness lines, `/metrics`,
-//! resident memory from `/proc`, and CPU pinning with `taskset`.
+//! outside views of them the benchmark needs: readiness lines, resident
+//! memory from `/proc`, and CPU pinning with `taskset`. Their `/metrics`
+//! and plain HTTP are the test kit's (`lobby_testkit::metrics`, `http`).
 
-mod http;
 pub mod nginx;
 mod system;
 
-pub use http::{bridge_metric, http_get, http_request, metric, until_metric, HttpAnswer};
 pub use system::{affinity, cpu_time, load_average, pin, rss_kib, taskset_available};
 
 use std::{

@@ -2,12 +2,11 @@
 
 use std::net::SocketAddr;
 
-use lobby_testkit::try_until;
+use lobby_testkit::{http, try_until};
 
 use crate::{
     direct::{self, Conn},
     error::{Error, Result},
-    procs,
 };
 
 /// The list `/api/servers` serves now: its epoch, seq and length.
@@ -36,7 +35,12 @@ pub(super) fn listed(body: &[u8]) -> Result<Listed> {
 }
 
 pub(crate) async fn api_list(bridge: SocketAddr) -> Result<Listed> {
-    listed(&procs::http_request(bridge, "/api/servers", &[]).await?.body)
+    listed(
+        &http::get_ok(bridge, "/api/servers", "")
+            .await
+            .map_err(Error::Unexpected)?
+            .body,
+    )
 }
 
 /// Registers servers `from..n` on their own connections to the embedded

@@ -13,7 +13,7 @@ use std::{sync::atomic::Ordering::Relaxed, time::Duration};
 
 use hdrhistogram::Histogram;
 
-use lobby_testkit::try_until;
+use lobby_testkit::{http, metrics, try_until};
 
 use crate::{
     direct::{self, Conn},
@@ -129,7 +129,7 @@ async fn remote_feed(env: &Env) -> Result<Followed> {
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
     // Boxed, as each `/metrics` read below: their 64 KiB read buffers,
     // moved by value in debug builds, overflowed the stack.
-    procs::until_metric(baddr, "bridge_master_feed_up", |v| v == 1.0).await?;
+    metrics::try_until_metric(baddr, "bridge_master_feed_up", |v| v == 1.0).await?;
     let mut servers = register(maddr, baddr, 0, s.deltas_servers).await?;
     let list = api_list(baddr).await?;
     let mut viewers = Viewers::open(
@@ -139,9 +139,14 @@ async fn remote_feed(env: &Env) -> Result<Followed> {
         &subscribe_json(&list),
     )
     .await?;
-    let before = procs::bridge_metric(baddr, "bridge_master_queries_total").await?;
+    let before = metrics::scrape(baddr, "bridge_master_queries_total")
+        .await
+        .map_err(Error::Unexpected)?;
     let many = rounds(&mut viewers, &mut servers, 100, s.deltas_rounds).await;
-    let queries = procs::bridge_metric(baddr, "bridge_master_queries_total").await? - before;
+    let queries = metrics::scrape(baddr, "bridge_master_queries_total")
+        .await
+        .map_err(Error::Unexpected)?
+        - before;
     viewers.close().await;
     drop(servers);
     bridge.stop().await;
@@ -176,10 +181,18 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     servers.extend(register(maddr, baddr, few, n).await?);
 
     // First load: the same list raw, gzip and br.
-    let raw = procs::http_request(baddr, "/api/servers", &[]).await?;
+    let raw = http::get_ok(baddr, "/api/servers", "")
+        .await
+        .map_err(Error::Unexpected)?;
     let mut packed = Vec::new();
     for enc in ["br", "gzip"] {
-        let a = procs::http_request(baddr, "/api/servers", &[("Accept-Encoding", enc)]).await?;
+        let a = http::get_ok(
+            baddr,
+            "/api/servers",
+            &format!("Accept-Encoding: {enc}\r\n"),
+        )
+        .await
+        .map_err(Error::Unexpected)?;
         if a.header("content-encoding") != Some(enc) {
             return Err(Error::Unexpected(format!(
                 "/api/servers ignored Accept-Encoding: {enc}"

@@ -21,6 +21,8 @@ use tokio::{
 };
 
 use super::synth::lobby;
+use lobby_testkit::metrics;
+
 use crate::{
     error::{within, Error, Result},
     phases::Env,
@@ -178,9 +180,11 @@ pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>>
     let rounds = (n / 100).clamp(2, 20);
     let mut lobby_uncached = histogram();
     let mut lobby_points = 0;
-    let mut seen = procs::bridge_metric(addr, "bridge_history_samples_written_total").await?;
+    let mut seen = metrics::scrape(addr, "bridge_history_samples_written_total")
+        .await
+        .map_err(Error::Unexpected)?;
     for _ in 0..rounds {
-        seen = procs::until_metric(addr, "bridge_history_samples_written_total", |now| {
+        seen = metrics::try_until_metric(addr, "bridge_history_samples_written_total", |now| {
             now > seen
         })
         .await?;

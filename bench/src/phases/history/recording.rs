@@ -13,7 +13,7 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use lobby_testkit::try_until;
+use lobby_testkit::{http, metrics, try_until};
 
 use crate::{
     direct,
@@ -40,10 +40,8 @@ fn wall_ms() -> f64 {
 
 /// The bridge's last write: (samples written, start and end in Unix ms).
 async fn last_write(addr: SocketAddr) -> Result<(f64, f64, f64)> {
-    let text = Box::pin(procs::http_get(addr, "/metrics")).await?;
-    let get = |name: &str| {
-        procs::metric(&text, name).ok_or_else(|| Error::Unexpected(format!("no {name}")))
-    };
+    let scrape = metrics::Scrape::of(addr).await.map_err(Error::Unexpected)?;
+    let get = |name: &str| scrape.sample(name).map_err(Error::Unexpected);
     let n = get("bridge_history_samples_written_total")?;
     let end = get("bridge_history_last_write_timestamp_seconds")? * 1e3;
     let took = get("bridge_history_last_write_seconds")? * 1e3;
@@ -128,7 +126,9 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
         if (i + 1) % 1000 == 0 || i + 1 == servers {
             // 503 until the bridge has its first list.
             listed = try_until(&format!("{} servers listed", i + 1), || async {
-                let a = procs::http_request(addr, "/api/servers", &[]).await?;
+                let a = http::get_ok(addr, "/api/servers", "")
+                    .await
+                    .map_err(Error::Unexpected)?;
                 let v: serde_json::Value = serde_json::from_slice(&a.body)?;
                 match v["servers"].as_array().map(Vec::len) {
                     Some(n) if n > i => Ok(v),
@@ -161,13 +161,19 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
     let (n0, _, _) = last_write(addr).await?;
     let cpu0 = thread_cpu(bridge.pid(), "history-writer")?;
     let proc0 = procs::cpu_time(bridge.pid())?;
-    let wall0 = procs::bridge_metric(addr, "bridge_history_write_seconds_sum").await?;
+    let wall0 = metrics::scrape(addr, "bridge_history_write_seconds_sum")
+        .await
+        .map_err(Error::Unexpected)?;
     tokio::time::sleep(window).await;
     let (n1, _, _) = last_write(addr).await?;
     let cpu1 = thread_cpu(bridge.pid(), "history-writer")?;
     let proc1 = procs::cpu_time(bridge.pid())?;
-    let wall1 = procs::bridge_metric(addr, "bridge_history_write_seconds_sum").await?;
-    let dropped = procs::bridge_metric(addr, "bridge_history_samples_dropped_total").await?;
+    let wall1 = metrics::scrape(addr, "bridge_history_write_seconds_sum")
+        .await
+        .map_err(Error::Unexpected)?;
+    let dropped = metrics::scrape(addr, "bridge_history_samples_dropped_total")
+        .await
+        .map_err(Error::Unexpected)?;
     let samples = (n1 - n0).max(1.0);
     let cpu_per = cpu1.saturating_sub(cpu0).as_secs_f64() * 1e3 / samples;
     let proc_per = proc1.saturating_sub(proc0).as_secs_f64() * 1e3 / samples;

@@ -29,7 +29,7 @@ use tokio::{
     process::{Child, ChildStdin, ChildStdout, Command},
 };
 
-use lobby_testkit::try_until;
+use lobby_testkit::{metrics, try_until};
 
 use crate::{
     direct,
@@ -235,7 +235,7 @@ fn rss_all(pids: &[u32]) -> Result<Vec<u64>> {
 
 /// A bridge's list once it follows the feed and lists every server.
 async fn feed_list(addr: SocketAddr, servers: usize) -> Result<String> {
-    procs::until_metric(addr, "bridge_master_feed_up", |v| v == 1.0).await?;
+    metrics::try_until_metric(addr, "bridge_master_feed_up", |v| v == 1.0).await?;
     let list = Box::pin(try_until(
         "a bridge following the feed to list every server",
         || async {
@@ -326,7 +326,11 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     }
     let mut on_bridges = Vec::with_capacity(sc.bridges);
     for (_, addr) in &bridges {
-        on_bridges.push(procs::bridge_metric(*addr, VIEWERS).await? as u64);
+        on_bridges.push(
+            metrics::scrape(*addr, VIEWERS)
+                .await
+                .map_err(Error::Unexpected)? as u64,
+        );
     }
     let rss_with = rss_all(&bridge_pids)?;
     let workers_rss: u64 = rss_all(&worker_pids)?.iter().sum();

@@ -5,9 +5,11 @@
 
 use std::{net::SocketAddr, time::Duration, time::Instant};
 
+use lobby_testkit::metrics;
+
 use crate::{
     direct,
-    error::Result,
+    error::{Error, Result},
     phases::Env,
     procs::{self, BridgeOptions, Proc},
     report::{Row, Verdict},
@@ -61,13 +63,15 @@ async fn measure(
         "bridge_master_up"
     };
     for (_, addr) in &bridges {
-        procs::until_metric(*addr, wanted, |v| v == 1.0).await?;
+        metrics::try_until_metric(*addr, wanted, |v| v == 1.0).await?;
     }
     // Past the first polls and subscriptions.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let mut before = 0.0;
     for (_, addr) in &bridges {
-        before += procs::bridge_metric(*addr, QUERIES).await?;
+        before += metrics::scrape(*addr, QUERIES)
+            .await
+            .map_err(Error::Unexpected)?;
     }
     let cpu = procs::cpu_time(master.pid())?;
     let start = Instant::now();
@@ -76,7 +80,9 @@ async fn measure(
     let wall = start.elapsed();
     let mut after = 0.0;
     for (_, addr) in &bridges {
-        after += procs::bridge_metric(*addr, QUERIES).await?;
+        after += metrics::scrape(*addr, QUERIES)
+            .await
+            .map_err(Error::Unexpected)?;
     }
     for (bridge, _) in bridges {
         bridge.stop().await;

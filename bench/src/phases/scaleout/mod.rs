@@ -12,9 +12,11 @@ use std::{path::PathBuf, sync::atomic::Ordering::Relaxed, time::Duration};
 
 use futures_util::StreamExt;
 
+use lobby_testkit::metrics;
+
 use crate::{
     direct,
-    error::Result,
+    error::{Error, Result},
     phases::{
         crowd::Rounds,
         fanout::{admin_change, subscribers, AdminSink},
@@ -84,9 +86,8 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
 
 /// Waits until the bridge at `addr` follows the master's change feed.
 async fn feed_up(addr: std::net::SocketAddr) -> Result<()> {
-    procs::until_metric(addr, "bridge_master_feed_up", |v| v == 1.0)
-        .await
-        .map(drop)
+    metrics::try_until_metric(addr, "bridge_master_feed_up", |v| v == 1.0).await?;
+    Ok(())
 }
 
 /// Two bridges that follow the master's feed, behind nginx and direct.
@@ -119,12 +120,16 @@ async fn proxied(env: &Env, tools: &(PathBuf, PathBuf)) -> Result<Vec<Row>> {
     viewers.close().await;
     // The bridge sees the closes a moment later; least_conn must start
     // from empty bridges.
-    procs::until_metric(a_addr, VIEWERS, |v| v == 0.0).await?;
+    metrics::try_until_metric(a_addr, VIEWERS, |v| v == 0.0).await?;
     let (viewers, proxied_open, proxied_errors) =
         hold(ws::url(proxy.addr), 2 * per_bridge, s.scaleout_window).await?;
     let on_bridges = [
-        procs::bridge_metric(a_addr, VIEWERS).await? as u64,
-        procs::bridge_metric(b_addr, VIEWERS).await? as u64,
+        metrics::scrape(a_addr, VIEWERS)
+            .await
+            .map_err(Error::Unexpected)? as u64,
+        metrics::scrape(b_addr, VIEWERS)
+            .await
+            .map_err(Error::Unexpected)? as u64,
     ];
     let rss = [a.rss_kib()?, b.rss_kib()?];
     viewers.close().await;
