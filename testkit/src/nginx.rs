@@ -11,10 +11,119 @@ use std::{
     process::Stdio,
 };
 
-use crate::{Error, Result};
+use crate::{paths, process::Proc, Error, Result};
 
 /// The deployment's nginx config, relative to the workspace root.
 pub const CONFIG: &str = "deploy/nginx/lobby.conf";
+
+/// The deployment's config as this checkout holds it (the one the kit was
+/// built from, else the current folder's), so a run renders the file
+/// that ships.
+pub fn template() -> Result<String> {
+    let built = paths::workspace_root().join(CONFIG);
+    std::fs::read_to_string(&built)
+        .or_else(|_| std::fs::read_to_string(CONFIG))
+        .map_err(|e| Error::Unexpected(format!("cannot read {}: {e}", built.display())))
+}
+
+/// A running nginx in front of two bridges with the deployment's own site,
+/// unprivileged (everything in its folder) and killed with its workers on
+/// drop: the one launcher of the benchmark and the end-to-end deploy test.
+pub struct Nginx {
+    /// The site's main listener: HTTPS, or plain HTTP without `tls`.
+    pub main: SocketAddr,
+    /// The port-80 server's listener (it redirects to HTTPS).
+    pub redirect: SocketAddr,
+    /// Its folder: config, certificate, logs (`error.log`, `nginx.out`).
+    pub dir: PathBuf,
+    tls: bool,
+    _proc: Proc,
+}
+
+impl Nginx {
+    /// Renders [`CONFIG`] into `dir` for `bridges`, serving `root`, with a
+    /// self-signed certificate and two free ports, inside `main`; checks it
+    /// with `nginx -t`, starts nginx in the foreground and waits (bounded by
+    /// [`crate::HUNG`], blocking) until it accepts TCP on its main port.
+    /// `found` is what [`find`] returned.
+    pub fn start(
+        (nginx, module): &(PathBuf, PathBuf),
+        dir: &Path,
+        tls: bool,
+        bridges: [SocketAddr; 2],
+        root: &Path,
+        main: &Main,
+    ) -> Result<Nginx> {
+        std::fs::create_dir_all(dir)?;
+        let (cert, key) = self_signed(dir)?;
+        let port = || -> SocketAddr {
+            (std::net::Ipv4Addr::LOCALHOST, crate::process::free_port()).into()
+        };
+        let (listen, redirect) = (port(), port());
+        // nginx resolves a relative root against its prefix, not here.
+        let root = std::path::absolute(root)?;
+        let site = Site {
+            main: listen,
+            tls,
+            redirect,
+            bridges,
+            cert: &cert,
+            key: &key,
+            root: &root,
+        }
+        .render(&template()?)?;
+        let args = main.write(dir, module, &site)?;
+        let check = std::process::Command::new(nginx)
+            .args(&args)
+            .arg("-t")
+            .output()
+            .map_err(|e| Error::Unexpected(format!("cannot run {}: {e}", nginx.display())))?;
+        if !check.status.success() {
+            return Err(Error::Unexpected(format!(
+                "nginx -t on the rendered {CONFIG} failed ({}):\n{}",
+                check.status,
+                String::from_utf8_lossy(&check.stderr)
+            )));
+        }
+        let mut cmd = std::process::Command::new(nginx);
+        cmd.args(&args).args(["-g", "daemon off;"]);
+        let mut proc = Proc::try_spawn("nginx", cmd, &dir.join("nginx.out"))?;
+        let d = dir.display();
+        let start = std::time::Instant::now();
+        while std::net::TcpStream::connect(listen).is_err() {
+            if let Some(status) = proc.exit_status() {
+                return Err(Error::Unexpected(format!(
+                    "nginx exited ({status}); see {d}/error.log and {d}/nginx.out"
+                )));
+            }
+            if start.elapsed() >= crate::HUNG {
+                return Err(Error::Unexpected(format!(
+                    "nginx did not accept on {listen} within {:?}; see {d}/error.log",
+                    crate::HUNG
+                )));
+            }
+            std::thread::sleep(crate::POLL);
+        }
+        Ok(Nginx {
+            main: listen,
+            redirect,
+            dir: dir.to_path_buf(),
+            tls,
+            _proc: proc,
+        })
+    }
+
+    /// `https://MAIN{path}` (`http://` without TLS): where a browser goes.
+    pub fn url(&self, path: &str) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}{path}", self.main)
+    }
+
+    /// The requests nginx logged so far (with [`Main::access_log`]).
+    pub fn access_log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default()
+    }
+}
 
 /// The nginx executable and its brotli_static module, or why the phase
 /// cannot run (what to install).

@@ -24,27 +24,36 @@ pub struct Proc {
 
 impl Proc {
     /// Starts `cmd` in a new process group, stdout and stderr appended to
-    /// `log`.
-    pub fn spawn(name: &str, mut cmd: Command, log: &Path) -> Proc {
+    /// `log`; panics if it cannot.
+    pub fn spawn(name: &str, cmd: Command, log: &Path) -> Proc {
+        Self::try_spawn(name, cmd, log).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Proc::spawn`] that says why it could not start the process (no
+    /// log file, no executable) instead of panicking, for the benchmarks.
+    pub fn try_spawn(name: &str, mut cmd: Command, log: &Path) -> crate::Result<Proc> {
+        let open = |e: std::io::Error| {
+            crate::Error::Unexpected(format!("{name}'s log {}: {e}", log.display()))
+        };
         let out = File::options()
             .create(true)
             .append(true)
             .open(log)
-            .expect("open the log file");
-        let err = out.try_clone().expect("clone the log file");
+            .map_err(open)?;
+        let err = out.try_clone().map_err(open)?;
         cmd.stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .process_group(0);
         let child = cmd
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name} ({cmd:?}): {e}"));
-        Proc {
+            .map_err(|e| crate::Error::Unexpected(format!("cannot start {name} ({cmd:?}): {e}")))?;
+        Ok(Proc {
             name: name.to_owned(),
             child,
             log: log.to_path_buf(),
             exited: false,
-        }
+        })
     }
 
     /// Starts `cmd` like [`Proc::spawn`] but reads its stdout until a line
@@ -163,6 +172,12 @@ impl Proc {
                 libc::kill(pid, signal);
             }
         }
+    }
+
+    /// Its exit status if it has exited by now (not waited for; the rest
+    /// of its process group is still killed on drop).
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
     }
 
     /// Waits for the process to exit by itself; its exit status, or

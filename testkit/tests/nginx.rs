@@ -1,10 +1,14 @@
 //! The deployment's own `deploy/nginx/lobby.conf` renders with a run's
-//! values, and the `nginx.conf` around it keeps everything in the run's
-//! folder.
+//! values, the `nginx.conf` around it keeps everything in the run's
+//! folder, and the one launcher starts nginx on it and stops it.
 
 use std::{net::SocketAddr, path::Path};
 
-use lobby_testkit::nginx::{Main, Site, CONFIG};
+use lobby_testkit::{
+    nginx::{self, Main, Nginx, Site, CONFIG},
+    process::{free_port, http_get},
+    until_blocking,
+};
 
 fn addr(s: &str) -> SocketAddr {
     s.parse().expect("an address")
@@ -110,5 +114,68 @@ fn the_main_config_keeps_pid_logs_and_temporary_files_in_the_runs_folder() {
             "-e".to_owned(),
             format!("{d}/error.log"),
         ]
+    );
+}
+
+#[test]
+fn the_launcher_serves_the_deployed_site_with_tls_and_stops_nginx_on_drop() {
+    let found = nginx::find().unwrap_or_else(|why| {
+        panic!("{why}: `bash scripts/setup.sh test` installs nginx and its brotli module")
+    });
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    // nginx's workers drop root (to nobody) when the test runs as root.
+    std::fs::set_permissions(
+        tmp.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod the temp dir");
+    let root = tmp.path().join("dist");
+    std::fs::create_dir_all(&root).expect("the root folder");
+    // Nothing listens at the bridges: the redirect needs none.
+    let bridges = [free_port(), free_port()].map(|p| addr(&format!("127.0.0.1:{p}")));
+    let main = Main {
+        workers: "1",
+        nofile: None,
+        error_level: "info",
+        worker_connections: 64,
+        access_log: true,
+    };
+    let proxy = Nginx::start(
+        &found,
+        &tmp.path().join("nginx"),
+        true,
+        bridges,
+        &root,
+        &main,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(proxy.url("/admin").starts_with("https://127.0.0.1:"));
+
+    // The port-80 server only redirects to https://, and logs it.
+    let redirect = http_get(proxy.redirect, "/admin").expect("GET http:// /admin");
+    assert_eq!(redirect.status, 301, "{redirect:?}");
+    assert!(
+        redirect.head_contains("location: https://"),
+        "{}",
+        redirect.head
+    );
+    until_blocking("the redirect in the access log", || {
+        let log = proxy.access_log();
+        if log.contains("\"GET /admin HTTP/1.1\" 301 ") {
+            Ok(())
+        } else {
+            Err(log)
+        }
+    });
+
+    // Dropped, nginx and its workers are gone: nothing accepts any more.
+    let listen = proxy.main;
+    drop(proxy);
+    until_blocking(
+        "nginx's listener to close",
+        || match std::net::TcpStream::connect(listen) {
+            Ok(_) => Err("still accepting"),
+            Err(_) => Ok(()),
+        },
     );
 }

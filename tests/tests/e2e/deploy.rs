@@ -34,12 +34,12 @@ use e2e::{
     game::{GameServer, Stats},
     pages::{AdminPage, ListPage},
     paths,
-    process::{free_port, http_get, Proc},
+    process::{http_get, Proc},
     product::{connections, ADMIN_TOKEN},
 };
 use lobby_testkit::{
     metrics::sample,
-    nginx::{self, self_signed, Main, Site},
+    nginx::{self, Main, Nginx},
     postgres::{self, Cluster},
 };
 use serde_json::Value;
@@ -106,80 +106,27 @@ fn dist_copy(to: &Path) {
     );
 }
 
-/// nginx with `deploy/nginx/lobby.conf` in front of `bridges`.
-struct Nginx {
-    https: SocketAddr,
-    http: SocketAddr,
-    dir: PathBuf,
-    _proc: Proc,
-}
-
-impl Nginx {
-    /// Renders the config into `dir` (serving `dir/dist`), checks it with
-    /// `nginx -t`, starts nginx in the foreground and waits until it answers
-    /// on its HTTP port.
-    fn start(dir: &Path, bridges: [SocketAddr; 2]) -> Nginx {
-        let (nginx, module) = nginx::find().unwrap_or_else(|why| {
-            panic!(
-                "{why}: this test needs nginx with its brotli_static module. Install them with \
-                 `bash scripts/setup.sh test` (as root on Debian: apt-get install nginx \
-                 libnginx-mod-http-brotli-static), or elsewhere install the equivalent and put \
-                 nginx on PATH (or set NGINX and LOBBY_NGINX_BROTLI_MODULE)"
-            )
-        });
-        let (cert, key) = self_signed(dir).unwrap_or_else(|e| panic!("{e}"));
-        let root = dir.join("dist");
-        let https: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-        let template = std::fs::read_to_string(paths::workspace_root().join(nginx::CONFIG))
-            .expect("read deploy/nginx/lobby.conf");
-        let site = Site {
-            main: https,
-            tls: true,
-            redirect: http,
-            bridges,
-            cert: &cert,
-            key: &key,
-            root: &root,
-        }
-        .render(&template)
-        .unwrap_or_else(|e| panic!("{e}"));
-        let args = Main {
-            workers: "1",
-            nofile: None,
-            error_level: "info",
-            worker_connections: 512,
-            access_log: true,
-        }
-        .write(dir, &module, &site)
-        .unwrap_or_else(|e| panic!("write nginx's configuration: {e}"));
-        let mut check = Command::new(&nginx);
-        check.args(&args).arg("-t");
-        let said = run(
-            "nginx -t on the rendered deploy/nginx/lobby.conf",
-            &mut check,
-        );
-        assert!(said.contains("test is successful"), "{said}");
-
-        let mut cmd = Command::new(&nginx);
-        cmd.args(&args).args(["-g", "daemon off;"]);
-        let proc = Proc::spawn("nginx", cmd, &dir.join("nginx.out"));
-        until_blocking("nginx to answer", || http_get(http, "/").map(|r| r.status));
-        Nginx {
-            https,
-            http,
-            dir: dir.to_path_buf(),
-            _proc: proc,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://{}{path}", self.https)
-    }
-
-    fn access_log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default()
-    }
+/// nginx with `deploy/nginx/lobby.conf` in front of `bridges` (the kit's
+/// launcher, which checks the rendered file with `nginx -t`): TLS, one
+/// worker, and the access log this test reads; serving `dir/dist`.
+fn start_nginx(dir: &Path, bridges: [SocketAddr; 2]) -> Nginx {
+    let found = nginx::find().unwrap_or_else(|why| {
+        panic!(
+            "{why}: this test needs nginx with its brotli_static module. Install them with \
+             `bash scripts/setup.sh test` (as root on Debian: apt-get install nginx \
+             libnginx-mod-http-brotli-static), or elsewhere install the equivalent and put \
+             nginx on PATH (or set NGINX and LOBBY_NGINX_BROTLI_MODULE)"
+        )
+    });
+    let main = Main {
+        workers: "1",
+        nofile: None,
+        error_level: "info",
+        worker_connections: 512,
+        access_log: true,
+    };
+    Nginx::start(&found, dir, true, bridges, &dir.join("dist"), &main)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `master` on a free port, its change feed on another, as
@@ -364,7 +311,7 @@ impl Deployment {
         let (a, a_addr) = start_bridge(dir, 0, "127.0.0.1:0", (master, feed), &env);
         let (b, b_addr) = start_bridge(dir, 1, "127.0.0.1:0", (master, feed), &env);
         let addrs = [a_addr, b_addr];
-        let nginx = Nginx::start(dir, addrs);
+        let nginx = start_nginx(dir, addrs);
         Deployment {
             dir: dir.to_path_buf(),
             master,
@@ -894,7 +841,7 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
     let master = deployment.master;
 
     // Plain HTTP only redirects to https://.
-    let redirect = http_get(deployment.nginx.http, "/admin").expect("GET http:// /admin");
+    let redirect = http_get(deployment.nginx.redirect, "/admin").expect("GET http:// /admin");
     assert_eq!(redirect.status, 301, "{redirect:?}");
     assert!(
         redirect.head_contains("location: https://"),

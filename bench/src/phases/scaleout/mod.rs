@@ -23,7 +23,7 @@ use crate::{
         memory::Viewers,
         Env,
     },
-    procs::{self, nginx::Nginx, BridgeOptions},
+    procs::{self, nginx, BridgeOptions},
     report::{count, q, times, Row, Verdict},
     ws,
 };
@@ -104,7 +104,7 @@ async fn proxied(env: &Env, tools: &(PathBuf, PathBuf)) -> Result<Vec<Row>> {
     let (b, b_addr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
     feed_up(a_addr).await?;
     feed_up(b_addr).await?;
-    let proxy = Nginx::start(
+    let proxy = nginx::start(
         tools,
         &env.bins.work,
         &env.bins.static_dir,
@@ -122,7 +122,7 @@ async fn proxied(env: &Env, tools: &(PathBuf, PathBuf)) -> Result<Vec<Row>> {
     // from empty bridges.
     metrics::try_until_metric(a_addr, VIEWERS, |v| v == 0.0).await?;
     let (viewers, proxied_open, proxied_errors) =
-        hold(ws::url(proxy.addr), 2 * per_bridge, s.scaleout_window).await?;
+        hold(ws::url(proxy.main), 2 * per_bridge, s.scaleout_window).await?;
     let on_bridges = [
         metrics::scrape(a_addr, VIEWERS)
             .await
@@ -154,9 +154,9 @@ async fn proxied(env: &Env, tools: &(PathBuf, PathBuf)) -> Result<Vec<Row>> {
     let (direct_admin, direct_game) =
         fan_out(&ws::url(a_addr), n, rounds, &mut admin, game, 100).await?;
     let (proxied_admin, proxied_game) =
-        fan_out(&ws::url(proxy.addr), n, rounds, &mut admin, game, 200).await?;
+        fan_out(&ws::url(proxy.main), n, rounds, &mut admin, game, 200).await?;
 
-    proxy.stop().await;
+    drop(proxy);
     a.stop().await;
     b.stop().await;
     master.stop().await;
