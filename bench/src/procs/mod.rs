@@ -6,7 +6,9 @@
 pub mod nginx;
 mod system;
 
-pub use system::{affinity, cpu_time, load_average, pin, rss_kib, taskset_available};
+pub use system::{
+    affinity, cpu_time, load_average, pin, rss_kib, taskset_available, thread_cpu_time,
+};
 
 use std::{
     net::SocketAddr,

@@ -58,20 +58,39 @@ pub fn pin(pid: u32, cpus: &str) -> Result<()> {
 /// `/proc/PID/stat`.
 pub fn cpu_time(pid: u32) -> Result<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    stat_cpu_time(&stat).ok_or_else(|| Error::Unexpected(format!("unreadable /proc/{pid}/stat")))
+}
+
+/// CPU time (user + system) of the thread of `pid` named `name` (its
+/// `comm`, as the program named it), from `/proc/PID/task/TID/stat`: what
+/// one worker thread of a process costs.
+pub fn thread_cpu_time(pid: u32, name: &str) -> Result<Duration> {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let dir = task?.path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if comm.trim() == name {
+            let stat = std::fs::read_to_string(dir.join("stat"))?;
+            return stat_cpu_time(&stat).ok_or_else(|| {
+                Error::Unexpected(format!("unreadable {}", dir.join("stat").display()))
+            });
+        }
+    }
+    Err(Error::Unexpected(format!(
+        "no thread {name} in process {pid}"
+    )))
+}
+
+/// utime + stime of a process's or thread's `stat` line.
+fn stat_cpu_time(stat: &str) -> Option<Duration> {
     // The command name (field 2) may hold spaces: count from its ")".
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     // After ")": state is field 3, so utime (14) and stime (15) are 11 and 12.
     let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
-    let (Some(user), Some(sys)) = (ticks(11), ticks(12)) else {
-        return Err(Error::Unexpected(format!("unreadable /proc/{pid}/stat")));
-    };
+    let (user, sys) = (ticks(11)?, ticks(12)?);
     // SAFETY: sysconf has no memory effects.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     let hz = u64::try_from(hz).ok().filter(|h| *h > 0).unwrap_or(100);
-    Ok(Duration::from_micros((user + sys) * 1_000_000 / hz))
+    Some(Duration::from_micros((user + sys) * 1_000_000 / hz))
 }
 
 /// The 1-minute load average (`/proc/loadavg`), to say how busy the shared

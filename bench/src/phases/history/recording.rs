@@ -48,30 +48,6 @@ async fn last_write(addr: SocketAddr) -> Result<(f64, f64, f64)> {
     Ok((n, end - took, end))
 }
 
-/// CPU time (user + system) of the bridge's thread named `name`.
-fn thread_cpu(pid: u32, name: &str) -> Result<Duration> {
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
-        let dir = task?.path();
-        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-        if comm.trim() == name {
-            let stat = std::fs::read_to_string(dir.join("stat"))?;
-            let fields: Vec<&str> = stat
-                .rsplit_once(')')
-                .map(|(_, rest)| rest.split_whitespace().collect())
-                .unwrap_or_default();
-            let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
-            let (Some(user), Some(sys)) = (ticks(11), ticks(12)) else {
-                break;
-            };
-            // SAFETY: sysconf has no memory effects.
-            let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-            let hz = u64::try_from(hz).ok().filter(|h| *h > 0).unwrap_or(100);
-            return Ok(Duration::from_micros((user + sys) * 1_000_000 / hz));
-        }
-    }
-    Err(Error::Unexpected(format!("no thread {name} in the bridge")))
-}
-
 /// A delta viewer that loaded list `since` of `epoch` first (as the page
 /// does) and reports the rounds' markers.
 async fn viewer(url: String, subscribe: Arc<str>, member: Member) -> Result<()> {
@@ -159,14 +135,14 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
     // Let the first samples (new tables) pass.
     tokio::time::sleep(2 * every).await;
     let (n0, _, _) = last_write(addr).await?;
-    let cpu0 = thread_cpu(bridge.pid(), "history-writer")?;
+    let cpu0 = procs::thread_cpu_time(bridge.pid(), "history-writer")?;
     let proc0 = procs::cpu_time(bridge.pid())?;
     let wall0 = metrics::scrape(addr, "bridge_history_write_seconds_sum")
         .await
         .map_err(Error::Unexpected)?;
     tokio::time::sleep(window).await;
     let (n1, _, _) = last_write(addr).await?;
-    let cpu1 = thread_cpu(bridge.pid(), "history-writer")?;
+    let cpu1 = procs::thread_cpu_time(bridge.pid(), "history-writer")?;
     let proc1 = procs::cpu_time(bridge.pid())?;
     let wall1 = metrics::scrape(addr, "bridge_history_write_seconds_sum")
         .await
