@@ -2,7 +2,7 @@
 //! against the direct-TCP floor (and the page in headless Chromium), and
 //! prints one table with every figure beside a baseline from the same run.
 
-use std::{path::PathBuf, time::Instant};
+use std::{future::Future, path::PathBuf, pin::Pin, time::Instant};
 
 use anyhow::{bail, Context};
 use bench::{
@@ -191,6 +191,10 @@ async fn main() -> anyhow::Result<()> {
         |p: Phase| args.only.contains(&p) || (args.only.is_empty() && p != Phase::Scale100k);
     let started = Instant::now();
     let mut table = Table::default();
+    // The master, bridges and nginx run in process groups of their own (the
+    // test kit's processes), so the terminal's Ctrl-C does not reach them:
+    // on Ctrl-C the phase is dropped, and with it they are killed.
+    let mut interrupted = std::pin::pin!(tokio::signal::ctrl_c());
     for phase in [
         Phase::Relay,
         Phase::Memory,
@@ -216,23 +220,30 @@ async fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         // Boxed: each phase is a large future, and the largest would
         // otherwise sit on the main thread's stack (debug builds overflowed it).
-        let rows = match phase {
-            Phase::Relay => Box::pin(phases::relay::run(&env)).await,
-            Phase::Memory => Box::pin(phases::memory::run(&env)).await,
-            Phase::Fanout => Box::pin(phases::fanout::run(&env)).await,
-            Phase::Deltas => Box::pin(phases::deltas::run(&env)).await,
-            Phase::Page => Box::pin(phases::page::run(&env)).await,
-            Phase::Bundle => Box::pin(phases::bundle::run(&env)).await,
-            Phase::Scaleout => Box::pin(phases::scaleout::run(&env)).await,
-            Phase::Soak => Box::pin(phases::soak::run(&env)).await,
-            Phase::Scale100k => Box::pin(phases::scale100k::run(&env)).await,
-            Phase::History => Box::pin(phases::history::run(&env)).await,
-            Phase::Handover => Box::pin(phases::handover::run(&env)).await,
-            Phase::Webhooks => Box::pin(phases::webhooks::run(&env)).await,
-            Phase::ChangeCost => Box::pin(phases::change_cost::run(&env)).await,
-            Phase::Push => Box::pin(phases::push::run(&env)).await,
-            Phase::Cards => Box::pin(phases::cards::run(&env)).await,
-            Phase::Lighthouse => Box::pin(phases::lighthouse::run(&env)).await,
+        let run: Pin<Box<dyn Future<Output = bench::Result<Vec<Row>>> + '_>> = match phase {
+            Phase::Relay => Box::pin(phases::relay::run(&env)),
+            Phase::Memory => Box::pin(phases::memory::run(&env)),
+            Phase::Fanout => Box::pin(phases::fanout::run(&env)),
+            Phase::Deltas => Box::pin(phases::deltas::run(&env)),
+            Phase::Page => Box::pin(phases::page::run(&env)),
+            Phase::Bundle => Box::pin(phases::bundle::run(&env)),
+            Phase::Scaleout => Box::pin(phases::scaleout::run(&env)),
+            Phase::Soak => Box::pin(phases::soak::run(&env)),
+            Phase::Scale100k => Box::pin(phases::scale100k::run(&env)),
+            Phase::History => Box::pin(phases::history::run(&env)),
+            Phase::Handover => Box::pin(phases::handover::run(&env)),
+            Phase::Webhooks => Box::pin(phases::webhooks::run(&env)),
+            Phase::ChangeCost => Box::pin(phases::change_cost::run(&env)),
+            Phase::Push => Box::pin(phases::push::run(&env)),
+            Phase::Cards => Box::pin(phases::cards::run(&env)),
+            Phase::Lighthouse => Box::pin(phases::lighthouse::run(&env)),
+        };
+        let rows = tokio::select! {
+            rows = run => rows,
+            _ = &mut interrupted => bail!(
+                "interrupted (Ctrl-C) in phase {phase:?}: its processes were killed; logs in {}",
+                bins.work.display()
+            ),
         }
         .with_context(|| {
             format!(

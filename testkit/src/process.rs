@@ -71,23 +71,46 @@ impl Proc {
     /// the rest of each line in the order of `ready`.
     pub fn spawn_ready_all(
         name: &str,
-        mut cmd: Command,
+        cmd: Command,
         log: &Path,
         ready: &[&str],
     ) -> (Proc, Vec<String>) {
+        Self::try_spawn_ready_all(name, cmd, log, ready).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Proc::spawn_ready_all`] that returns why the process is not ready
+    /// (it could not start, exited first, or hung; with its log's tail)
+    /// instead of panicking, for the benchmarks. Blocks until then.
+    pub fn try_spawn_ready_all(
+        name: &str,
+        mut cmd: Command,
+        log: &Path,
+        ready: &[&str],
+    ) -> crate::Result<(Proc, Vec<String>)> {
         let err = File::options()
             .create(true)
             .append(true)
             .open(log)
-            .expect("open the log file");
+            .map_err(|e| {
+                crate::Error::Unexpected(format!("{name}'s log {}: {e}", log.display()))
+            })?;
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(err)
             .process_group(0);
         let mut child = cmd
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name} ({cmd:?}): {e}"));
-        let stdout = child.stdout.take().expect("piped stdout");
+            .map_err(|e| crate::Error::Unexpected(format!("cannot start {name} ({cmd:?}): {e}")))?;
+        let stdout = child.stdout.take();
+        let mut proc = Proc {
+            name: name.to_owned(),
+            child,
+            log: log.to_path_buf(),
+            exited: false,
+        };
+        let Some(stdout) = stdout else {
+            return Err(crate::Error::Unexpected(format!("{name}: no stdout")));
+        };
         let (tx, rx) = mpsc::channel();
         let prefixes: Vec<String> = ready.iter().map(|p| (*p).to_owned()).collect();
         thread::spawn(move || {
@@ -107,12 +130,6 @@ impl Proc {
                 }
             }
         });
-        let mut proc = Proc {
-            name: name.to_owned(),
-            child,
-            log: log.to_path_buf(),
-            exited: false,
-        };
         let deadline = std::time::Instant::now() + crate::HUNG;
         let mut rests: Vec<Option<String>> = vec![None; ready.len()];
         while rests.iter().any(Option::is_none) {
@@ -128,14 +145,14 @@ impl Proc {
                         .filter(|(_, r)| r.is_none())
                         .map(|(p, _)| *p)
                         .collect();
-                    panic!(
+                    return Err(crate::Error::Unexpected(format!(
                         "{name} did not print {missing:?} ({e}; exit status {status:?}); its log:\n{}",
                         log_tail(&proc.log)
-                    );
+                    )));
                 }
             }
         }
-        (proc, rests.into_iter().flatten().collect())
+        Ok((proc, rests.into_iter().flatten().collect()))
     }
 
     /// The process id (also the process group id).
@@ -199,6 +216,16 @@ impl Proc {
     /// The last lines of the process's log.
     pub fn log_tail(&self) -> String {
         log_tail(&self.log)
+    }
+}
+
+impl std::fmt::Debug for Proc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proc")
+            .field("name", &self.name)
+            .field("pid", &self.child.id())
+            .field("log", &self.log)
+            .finish_non_exhaustive()
     }
 }
 

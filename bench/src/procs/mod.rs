@@ -13,16 +13,11 @@ pub use system::{
 use std::{
     net::SocketAddr,
     path::{Path, PathBuf},
-    process::Stdio,
+    process::Command,
     time::Duration,
 };
 
-use tokio::{
-    io::{AsyncBufReadExt, BufReader},
-    process::{Child, Command},
-};
-
-use crate::error::{within, Error, Result};
+use crate::error::{Error, Result};
 
 /// The admin token the benchmark's bridges are started with.
 pub const ADMIN_TOKEN: &str = "lobby-bench-admin-token-7f3a9c";
@@ -40,50 +35,48 @@ pub struct Binaries {
     pub work: PathBuf,
 }
 
-/// A running child; killed when dropped, stopped politely by [`Proc::stop`].
+/// A running child (the test kit's: in its own process group, killed with
+/// it when dropped), stopped politely by [`Proc::stop`].
 #[derive(Debug)]
-pub struct Proc {
-    name: &'static str,
-    pid: u32,
-    child: Child,
-}
+pub struct Proc(lobby_testkit::process::Proc);
 
 impl Proc {
-    /// The process id (the same after `taskset` execs the program).
+    /// The process id (what `taskset` pins and `/proc` describes).
     pub fn pid(&self) -> u32 {
-        self.pid
+        self.0.pid()
     }
 
     /// Resident memory (`VmRSS` of `/proc/PID/status`) in KiB.
     pub fn rss_kib(&self) -> Result<u64> {
-        rss_kib(self.pid)
+        rss_kib(self.pid())
     }
 
     /// SIGKILL at once, as a crash or the OOM killer would (nothing is
     /// shut down: sockets are closed by the kernel), and waits for it to be
     /// gone.
     pub async fn kill(mut self) -> Result<()> {
-        self.child.kill().await?;
+        self.0.kill();
         Ok(())
     }
 
-    /// SIGTERM, then SIGKILL if it has not exited within 5 s.
+    /// SIGTERM, then SIGKILL if it has not exited within 5 s. Waits on
+    /// the runtime's clock, so the run's other tasks (the clients a
+    /// graceful shutdown says goodbye to) go on meanwhile.
     pub async fn stop(mut self) {
-        let pid = libc::pid_t::try_from(self.pid).unwrap_or(0);
-        // SAFETY: kill(2) with our own child's pid has no memory effects.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-            .await
-            .is_err()
-        {
+        self.0.signal(libc::SIGTERM);
+        let exited = tokio::time::timeout(Duration::from_secs(5), async {
+            while self.0.exit_status().is_none() {
+                tokio::time::sleep(lobby_testkit::POLL).await;
+            }
+        })
+        .await;
+        if exited.is_err() {
             eprintln!(
-                "[loadgen] {} did not stop on SIGTERM; killing it",
-                self.name
+                "[loadgen] pid {} did not stop on SIGTERM; killing it",
+                self.pid()
             );
-            let _ = self.child.kill().await;
         }
+        // Dropped: its process group is killed (nothing, if it exited).
     }
 }
 
@@ -137,11 +130,10 @@ impl Default for BridgeOptions {
     }
 }
 
-fn log_file(work: &Path, name: &str) -> Result<std::fs::File> {
+/// The next log file of the run's work directory, numbered in start order.
+fn log_path(work: &Path, name: &str) -> Result<PathBuf> {
     let n = std::fs::read_dir(work)?.count();
-    Ok(std::fs::File::create(
-        work.join(format!("{n:02}-{name}.log")),
-    )?)
+    Ok(work.join(format!("{n:02}-{name}.log")))
 }
 
 /// Starts the master on a free loopback port. Keepalive is 600 s: idle
@@ -318,55 +310,22 @@ async fn spawn_ready(
     Ok((proc_, lines.pop().unwrap_or_default()))
 }
 
-/// Like [`spawn_ready`], waiting for one line per prefix, in order.
+/// Like [`spawn_ready`], waiting for one line per prefix: the test kit's
+/// launcher, on a blocking thread (it waits by blocking), so the run's
+/// other tasks go on meanwhile.
 async fn spawn_ready_lines(
-    mut cmd: Command,
+    cmd: Command,
     name: &'static str,
     bins: &Binaries,
     prefixes: &[&str],
 ) -> Result<(Proc, Vec<String>)> {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(log_file(&bins.work, name)?)
-        .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|e| {
-        Error::Unexpected(format!(
-            "cannot start {name} ({:?}): {e}",
-            cmd.as_std().get_program()
-        ))
-    })?;
-    let pid = child
-        .id()
-        .ok_or_else(|| Error::Unexpected(format!("{name} exited at once")))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| Error::Unexpected("no stdout".into()))?;
-    let mut lines = BufReader::new(stdout).lines();
-    let found = within(
-        Duration::from_secs(20),
-        format!("{name} readiness"),
-        async {
-            let mut found = Vec::with_capacity(prefixes.len());
-            while let Some(line) = lines.next_line().await? {
-                let Some(prefix) = prefixes.get(found.len()) else {
-                    break;
-                };
-                if let Some(rest) = line.strip_prefix(prefix) {
-                    found.push(rest.to_owned());
-                    if found.len() == prefixes.len() {
-                        return Ok(found);
-                    }
-                }
-            }
-            Err(Error::Unexpected(format!(
-                "{name} exited before it was ready; see the logs in {}",
-                bins.work.display()
-            )))
-        },
-    )
-    .await?;
-    // Keep reading stdout so the child never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok((Proc { name, pid, child }, found))
+    let log = log_path(&bins.work, name)?;
+    let prefixes: Vec<String> = prefixes.iter().map(|p| (*p).to_owned()).collect();
+    let (proc_, lines) = tokio::task::spawn_blocking(move || {
+        let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+        lobby_testkit::process::Proc::try_spawn_ready_all(name, cmd, &log, &prefixes)
+    })
+    .await
+    .map_err(|e| Error::Unexpected(format!("starting {name}: {e}")))??;
+    Ok((Proc(proc_), lines))
 }
