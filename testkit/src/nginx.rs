@@ -8,7 +8,6 @@ use std::{
     ffi::OsString,
     net::SocketAddr,
     path::{Path, PathBuf},
-    process::Stdio,
 };
 
 use crate::{paths, process::Proc, Error, Result};
@@ -73,18 +72,10 @@ impl Nginx {
         }
         .render(&template()?)?;
         let args = main.write(dir, module, &site)?;
-        let check = std::process::Command::new(nginx)
-            .args(&args)
-            .arg("-t")
-            .output()
-            .map_err(|e| Error::Unexpected(format!("cannot run {}: {e}", nginx.display())))?;
-        if !check.status.success() {
-            return Err(Error::Unexpected(format!(
-                "nginx -t on the rendered {CONFIG} failed ({}):\n{}",
-                check.status,
-                String::from_utf8_lossy(&check.stderr)
-            )));
-        }
+        crate::process::output(
+            &format!("nginx -t on the rendered {CONFIG}"),
+            std::process::Command::new(nginx).args(&args).arg("-t"),
+        )?;
         let mut cmd = std::process::Command::new(nginx);
         cmd.args(&args).args(["-g", "daemon off;"]);
         let mut proc = Proc::try_spawn("nginx", cmd, &dir.join("nginx.out"))?;
@@ -154,21 +145,17 @@ pub fn find() -> std::result::Result<(PathBuf, PathBuf), String> {
 /// `dir` as `cert.pem` and `key.pem` (openssl, Debian package `openssl`).
 pub fn self_signed(dir: &Path) -> Result<(PathBuf, PathBuf)> {
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    let status = std::process::Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
-        .arg("ec_paramgen_curve:prime256v1")
-        .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map_err(|e| Error::Unexpected(format!("openssl (Debian package openssl): {e}")))?;
-    if !status.success() {
-        return Err(Error::Unexpected(format!("openssl req failed: {status}")));
-    }
+    crate::process::output(
+        "openssl req (Debian package openssl)",
+        std::process::Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+            .arg("ec_paramgen_curve:prime256v1")
+            .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"])
+            .args(["-addext", "subjectAltName=IP:127.0.0.1", "-keyout"])
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert),
+    )?;
     Ok((cert, key))
 }
 

@@ -8,7 +8,7 @@
 use std::{
     net::TcpListener,
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::Command,
 };
 
 use crate::{Error, Result};
@@ -203,21 +203,8 @@ impl Cluster {
             c.args(["-u", USER, "--"]).arg(&exe);
             c
         };
-        let out = command
-            .args(args)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| Error::Unexpected(format!("{}: {e}", exe.display())))?;
-        if !out.status.success() {
-            return Err(Error::Unexpected(format!(
-                "{program} failed ({}): {}{}",
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        command.args(args).current_dir(self.dir.path());
+        crate::process::output(&exe.display().to_string(), &mut command)
     }
 }
 

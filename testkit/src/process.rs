@@ -259,6 +259,25 @@ fn log_tail(path: &Path) -> String {
     )
 }
 
+/// Runs `cmd` (a tool: openssl, `nginx -t`, `pg_ctl`) to its end with
+/// no input; what it printed on stdout, or, unless it succeeded, an error
+/// naming `what` with everything it printed.
+pub fn output(what: &str, cmd: &mut Command) -> crate::Result<String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| crate::Error::Unexpected(format!("cannot run {what}: {e}")))?;
+    if !out.status.success() {
+        return Err(crate::Error::Unexpected(format!(
+            "{what} failed ({}): {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// A port that was free a moment ago (for programs that cannot take port 0
 /// and report it, like chromedriver, or to restart on a known port).
 pub fn free_port() -> u16 {
