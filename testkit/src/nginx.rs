@@ -44,7 +44,7 @@ impl Nginx {
     /// self-signed certificate and two free ports, inside `main`; checks it
     /// with `nginx -t`, starts nginx in the foreground and waits (bounded by
     /// [`crate::HUNG`], blocking) until it accepts TCP on its main port.
-    /// `found` is what [`find`] returned.
+    /// `(nginx, module)` is what [`find`] returned.
     pub fn start(
         (nginx, module): &(PathBuf, PathBuf),
         dir: &Path,

@@ -4,7 +4,7 @@
 -- rows and retention deletes whole days, both by day. Only new rows and
 -- versions that leave their page add entries (a fold's update that stays
 -- on its page adds none), so the recorder's samples do not pay for it;
--- it takes about 30 bytes a row (≈ 110 MB at 10,000 servers × a year).
+-- it takes about 30 bytes a row (110 MB at 10,000 servers × a year).
 -- Built in the migration's transaction: writes to the table wait while
--- it is built (seconds at that size).
+-- it is built.
 CREATE INDEX IF NOT EXISTS server_days_by_key ON server_days (key, day);
