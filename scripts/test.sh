@@ -21,7 +21,10 @@
 #   each profile's directory, not the whole target dir;
 # - the tests run under cargo-nextest (.config/nextest.toml): every test is
 #   a process of its own, so the other crates' tests run beside the
-#   end-to-end ones, which mostly wait on browsers, instead of after them.
+#   end-to-end ones, which mostly wait on browsers, instead of after them;
+# - Schemathesis and the load generator's smoke run (a real bridge each,
+#   mostly waiting: a bounded time, timers) run in the background beside
+#   the tests, which leave a core idle most of the time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/steps.sh
@@ -56,23 +59,25 @@ cargo build --workspace --all-targets
 step_wait page
 step "precompressed front end (dist/**.br, .gz; served by the bridge and nginx)"
 "$target/debug/precompress" dist >/dev/null
+# Beside the tests (each on its own bridge and free ports): every wait in
+# them is on a signal the product gives, bounded only against a hang.
+step_background api "API: Schemathesis against the debug bridge, from its OpenAPI document (scripts/schemathesis.sh, bounded at 75 s)" \
+  bash scripts/schemathesis.sh
+step_background loadgen "load generator smoke run (every phase runs, tiny; the dev build above)" \
+  bash scripts/bench.sh --smoke
 step "tests: every test target of the workspace (cargo nextest)"
 cargo nextest run --workspace
-step "API: Schemathesis against the debug bridge, from its OpenAPI document (scripts/schemathesis.sh, bounded at 75 s)"
-bash scripts/schemathesis.sh
 step "the benchmarks' smoke runs (harness = false: cargo test runs them, tiny)"
 # The master's query round trip, reading a list reply.
 QUERY_BENCH_SERVERS=200 QUERY_BENCH_ROUNDS=20 REPLY_BENCH_SERVERS=200 REPLY_BENCH_ROUNDS=3 \
   cargo test --workspace --bench '*'
 step "doc tests"
 cargo test --workspace --doc
-# After the tests, not beside them: each starts Chromium, and beside the
-# end-to-end tests they cost those their deadlines.
 step "front-end component tests in headless Chromium (wasm-bindgen-test)"
 env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   CHROMEDRIVER="$(command -v chromedriver)" \
   WASM_BINDGEN_TEST_TIMEOUT=300 WASM_BINDGEN_TEST_DRIVER_TIMEOUT=60 \
   cargo test -p frontend --target wasm32-unknown-unknown
-step "load generator smoke run (every phase runs, tiny; the dev build above)"
-bash scripts/bench.sh --smoke
+step_wait api
+step_wait loadgen

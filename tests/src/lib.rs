@@ -41,12 +41,12 @@ use tokio::{
 
 static SERIAL: Mutex<()> = Mutex::const_new(());
 
-/// Runs browser tests one at a time whatever `--test-threads` says: each
-/// starts Chromium, and two cores cannot keep several honest about a 3 s
-/// deadline. Hold the guard for the whole test. It holds within one test
-/// binary under `cargo test`; `make test` runs the tests under nextest, a
-/// process per test, where the `e2e` test group of `.config/nextest.toml`
-/// keeps the same rule across every binary of this crate.
+/// Runs browser tests one at a time within one test binary under
+/// `cargo test`, whatever `--test-threads` says: each starts Chromium and
+/// real processes, and a dozen at once on two cores would only wait on one
+/// another. Hold the guard for the whole test. `make test` runs the tests
+/// under nextest, a process per test, where the `e2e` test group of
+/// `.config/nextest.toml` bounds how many run at once instead.
 pub async fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().await
 }
