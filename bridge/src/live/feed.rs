@@ -52,7 +52,7 @@ impl ApiBody {
 /// The bridge writes each list message in an admin's and a viewer's form.
 impl Encoder for Visibility {
     type Delta = Encoded;
-    type Snapshot = Encoded;
+    type Whole = Encoded;
 
     fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Changeset) -> Encoded {
         self.encode(|a| delta_json(epoch, seq, prev, change, a))

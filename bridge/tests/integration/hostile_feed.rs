@@ -316,14 +316,17 @@ impl Bridge {
             "{phase}: the bridge logged {log} bytes; its tail:\n{}",
             self.log_tail.lock().unwrap()
         );
-        // The bound. Debug builds on jemalloc measured 156–182 MB in the
-        // worst phase (a list just within the bound taken, published,
-        // served whole and dropped; see docs/feed.md) on a loaded 2-core
-        // machine, and 202 MB beside the browsers of the end-to-end tests
-        // (the more the machine lags, the more lists are in flight at
-        // once); a bridge without the list's bound grew to 783 MB.
+        // The bound tells a bridge that keeps the list's bound from one
+        // that does not, whatever the machine's speed: debug builds on
+        // jemalloc measured 156–182 MB in the worst phase (a list just
+        // within the bound taken, published, served whole and dropped;
+        // see docs/feed.md) on a loaded 2-core machine, 202 MB beside the
+        // browsers of the end-to-end tests and 257 MB beside them, two
+        // busy loops and two compilers (the more the machine lags, the
+        // more lists are in flight at once); a bridge without the list's
+        // bound grew to 783 MB. Half of that is the line.
         let rss = self.peak_rss();
-        assert!(rss <= 256_000_000, "{phase}: peak RSS {rss}");
+        assert!(rss <= 384_000_000, "{phase}: peak RSS {rss}");
         assert!(api_max <= 16 << 20, "{phase}: /api/servers {api_max} bytes");
     }
 

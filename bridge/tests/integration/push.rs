@@ -489,12 +489,12 @@ async fn gone_subscriptions_are_deleted() {
     service.answer("bob", 404);
     product.stats(&mut alpha, 1, false).await;
     product.stats(&mut alpha, 1, true).await;
-    let mut ids: Vec<String> = Vec::new();
-    for _ in 0..3 {
-        ids.push(service.next().await.id);
+    // At least once: a push answered after the bridge's timeout comes again.
+    let mut ids = std::collections::BTreeSet::new();
+    while ids.len() < 3 {
+        ids.insert(service.next().await.id);
     }
-    ids.sort();
-    assert_eq!(ids, ["ann", "bob", "cid"]);
+    assert_eq!(Vec::from_iter(ids), ["ann", "bob", "cid"]);
     product
         .until_metric(r#"bridge_push_sent_total{result="gone"}"#, |n| n == 2)
         .await;
@@ -930,11 +930,13 @@ async fn forty_hosts_filling_the_store_lock_no_player_out() {
     // two that made room.
     product.stats(&mut alpha, 1, false).await;
     product.stats(&mut alpha, 1, true).await;
+    // Delivery is at least once: a push the service took but whose answer
+    // came after the bridge's timeout (a busy machine) is sent again.
     let mut got = std::collections::HashSet::new();
-    for _ in 0..200 {
+    while got.len() < 200 {
         got.insert(service.next().await.id);
     }
-    assert!(got.contains("ann") && got.contains("bob"));
+    assert!(got.contains("ann") && got.contains("bob"), "{got:?}");
     assert!(
         !got.contains("s0-0") && !got.contains("s1-0"),
         "the squatters' oldest went"

@@ -27,7 +27,7 @@ pub struct Frames;
 
 impl Encoder for Frames {
     type Delta = Bytes;
-    type Snapshot = Bytes;
+    type Whole = Bytes;
 
     fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Changeset) -> Bytes {
         let json = delta_json(epoch, seq, prev, change, Addresses::WithRegistrants);

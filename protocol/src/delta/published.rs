@@ -19,12 +19,12 @@ use crate::{message::ServerEntry, ServerKey};
 pub trait Encoder {
     /// One encoded delta (kept in the ring, shared by every follower).
     type Delta: Clone;
-    /// The whole list, encoded.
-    type Snapshot;
+    /// The whole list, encoded (what a `bridgeSnapshot` is written as).
+    type Whole;
     /// The delta from `prev` to `seq`.
     fn delta(&self, epoch: &str, seq: u64, prev: u64, change: &Changeset) -> Self::Delta;
     /// The whole list at `seq`.
-    fn snapshot(&self, epoch: &str, seq: u64, entries: ListEntries<'_>) -> Self::Snapshot;
+    fn snapshot(&self, epoch: &str, seq: u64, entries: ListEntries<'_>) -> Self::Whole;
 }
 
 /// One published list: immutable, shared by every follower; the next
@@ -39,7 +39,7 @@ pub struct PublishedList<E: Encoder> {
     /// The encoded deltas up to this list.
     ring: DeltaRing<E::Delta>,
     /// Encoded on first use: most lists only ever go out as deltas.
-    snapshot: OnceLock<E::Snapshot>,
+    snapshot: OnceLock<E::Whole>,
     /// The empty delta that confirms this list, on first use.
     confirm: OnceLock<E::Delta>,
 }
@@ -64,7 +64,7 @@ pub enum ListChange<'a> {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Sending<'a, E: Encoder> {
     /// The whole list.
-    Snapshot(&'a E::Snapshot),
+    Snapshot(&'a E::Whole),
     /// Deltas in order (or one confirmation).
     Deltas(Vec<&'a E::Delta>),
 }
@@ -144,7 +144,7 @@ impl<E: Encoder> PublishedList<E> {
     }
 
     /// The whole list, encoded (once per list).
-    pub fn snapshot(&self) -> &E::Snapshot {
+    pub fn snapshot(&self) -> &E::Whole {
         self.snapshot.get_or_init(|| {
             self.encoder
                 .snapshot(&self.epoch, self.seq, self.list_entries())

@@ -428,6 +428,18 @@ pub async fn logging_bridge(
 
 /// What the log at `path` gained since it was `before` bytes long: its
 /// size in bytes and its text (the first 4 KiB printed, for the record).
+/// The most a log may grow over an abuse that began at `since`, at
+/// `per_window` bytes per throttle window: throttled logging prints at
+/// most a line per call site and window (`master::logtext::WINDOW`), so
+/// a slow machine, on which the same abuse spans more windows, may print
+/// more lines, never more per window. A run spans the windows its length
+/// covers and one more, which it began in the middle of.
+pub fn log_budget(per_window: u64, since: std::time::Instant) -> u64 {
+    let window = master::logtext::WINDOW.as_millis();
+    let spanned = since.elapsed().as_millis().div_ceil(window).max(1) + 1;
+    per_window * u64::try_from(spanned).unwrap()
+}
+
 pub fn log_growth(path: &std::path::Path, before: u64) -> (u64, String) {
     let grown = std::fs::metadata(path).unwrap().len() - before;
     let text = std::fs::read_to_string(path).unwrap();
@@ -572,6 +584,7 @@ pub struct Abused {
     log_path: std::path::PathBuf,
     log_before: u64,
     rss_before: u64,
+    marked_at: std::time::Instant,
 }
 
 impl Abused {
@@ -595,6 +608,7 @@ impl Abused {
             log_path,
             log_before: 0,
             rss_before: 0,
+            marked_at: std::time::Instant::now(),
         };
         abused.mark();
         abused
@@ -604,13 +618,19 @@ impl Abused {
     pub fn mark(&mut self) {
         self.log_before = std::fs::metadata(&self.log_path).unwrap().len();
         self.rss_before = rss_kib(self.child.id().unwrap());
+        self.marked_at = std::time::Instant::now();
     }
 
-    /// Asserts that `what` grew the log by less than 2 KiB and the
-    /// bridge's memory by less than 32 MiB; the log's new text.
+    /// Asserts that `what` grew the log by less than 1 KiB per throttle
+    /// window it spanned ([`log_budget`]) and the bridge's memory by less
+    /// than 32 MiB; the log's new text.
     pub fn assert_small_growth(&self, what: &str) -> String {
         let (grown, tail) = log_growth(&self.log_path, self.log_before);
-        assert!(grown < 2 * 1024, "{what} grew the log by {grown} bytes");
+        let budget = log_budget(1024, self.marked_at);
+        assert!(
+            grown < budget,
+            "{what} grew the log by {grown} bytes (budget {budget})"
+        );
         let rss_after = rss_kib(self.child.id().unwrap());
         let rss_before = self.rss_before;
         eprintln!("bridge RSS {rss_before} KiB before, {rss_after} KiB after");
