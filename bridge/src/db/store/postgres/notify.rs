@@ -9,7 +9,8 @@ use super::super::engine::{
     ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, NotifyEngine, Result, Settle,
     MAX_DELIVERY_TEXT, MAX_PUSH_TEXT, MAX_WEBHOOK_TEXT,
 };
-use super::{get, Postgres};
+use super::Postgres;
+use crate::db::store::decode::outcome;
 use crate::db::store::{PushRow, WebhookRow};
 
 /// The most bytes of a change's id read back.
@@ -19,17 +20,6 @@ macro_rules! db_now {
     () => {
         "(extract(epoch from clock_timestamp()) * 1000)::BIGINT"
     };
-}
-
-fn done_of(r: &postgres::Row) -> Result<DoneDelivery> {
-    Ok(DoneDelivery {
-        event: get(r, 0)?,
-        ok: get::<Option<i64>>(r, 1)?.unwrap_or(0) != 0,
-        status: get(r, 2)?,
-        error: get(r, 3)?,
-        attempts: get(r, 4)?,
-        done_ms: get(r, 5)?,
-    })
 }
 
 impl NotifyEngine for Postgres {
@@ -44,20 +34,20 @@ impl NotifyEngine for Postgres {
             _ => None,
         };
         if let Some(sql) = target {
-            let rows = self.query(sql, &[&row.target, &row.at_ms])?;
-            let n: i64 = rows.first().map_or(Ok(0), |r| get(r, 0))?;
+            let n: i64 = self.first(sql, &[&row.target, &row.at_ms])?.unwrap_or(0);
             if n == 0 {
                 // Deleted or disabled since this bridge read it.
                 return Ok(false);
             }
         }
         if row.max_pending < i64::MAX {
-            let rows = self.query(
-                "SELECT count(*) FROM notify_deliveries \
-                 WHERE target = $1 AND channel = $2 AND done_ms IS NULL",
-                &[&row.target, &row.channel],
-            )?;
-            let pending: i64 = rows.first().map_or(Ok(0), |r| get(r, 0))?;
+            let pending: i64 = self
+                .first(
+                    "SELECT count(*) FROM notify_deliveries \
+                     WHERE target = $1 AND channel = $2 AND done_ms IS NULL",
+                    &[&row.target, &row.channel],
+                )?
+                .unwrap_or(0);
             if pending >= row.max_pending {
                 return Ok(false);
             }
@@ -101,7 +91,7 @@ impl NotifyEngine for Postgres {
     }
 
     fn claim(&mut self, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<DeliveryRow>> {
-        let rows = self.query(
+        self.all(
             "UPDATE notify_deliveries SET lease_ms = $1 + $2, attempts = attempts + 1 \
              WHERE id IN (SELECT id FROM notify_deliveries WHERE done_ms IS NULL \
                AND due_ms <= $1 AND (lease_ms IS NULL OR lease_ms <= $1) \
@@ -110,22 +100,7 @@ impl NotifyEngine for Postgres {
                substring(msg_id from 1 for $4), substring(event from 1 for $4), key, \
                substring(body from 1 for $4), attempts, created_ms",
             &[&now, &lease_ms, &limit, &(MAX_DELIVERY_TEXT as i32)],
-        )?;
-        rows.iter()
-            .map(|r| {
-                Ok(DeliveryRow {
-                    id: get(r, 0)?,
-                    channel: get(r, 1)?,
-                    target: get(r, 2)?,
-                    msg_id: get(r, 3)?,
-                    event: get(r, 4)?,
-                    key: get(r, 5)?,
-                    body: get(r, 6)?,
-                    attempts: get(r, 7)?,
-                    created_ms: get(r, 8)?,
-                })
-            })
-            .collect()
+        )
     }
 
     fn settle(&mut self, id: i64, how: &Settle) -> Result<()> {
@@ -171,13 +146,12 @@ impl NotifyEngine for Postgres {
     }
 
     fn recent(&mut self, target: &str, limit: i64) -> Result<Vec<DoneDelivery>> {
-        let rows = self.query(
+        self.all(
             "SELECT substring(event from 1 for $3), ok, status, substring(error from 1 for $3), \
              attempts, done_ms FROM notify_deliveries \
              WHERE target = $1 AND done_ms IS NOT NULL ORDER BY done_ms DESC, id DESC LIMIT $2",
             &[&target, &limit, &(MAX_DELIVERY_TEXT as i32)],
-        )?;
-        rows.iter().map(done_of).collect()
+        )
     }
 
     fn drop_pending(&mut self, target: &str) -> Result<usize> {
@@ -189,11 +163,12 @@ impl NotifyEngine for Postgres {
     }
 
     fn pending(&mut self) -> Result<i64> {
-        let rows = self.query(
-            "SELECT count(*) FROM notify_deliveries WHERE done_ms IS NULL",
-            &[],
-        )?;
-        rows.first().map_or(Ok(0), |r| get(r, 0))
+        Ok(self
+            .first(
+                "SELECT count(*) FROM notify_deliveries WHERE done_ms IS NULL",
+                &[],
+            )?
+            .unwrap_or(0))
     }
 
     fn prune_notify(&mut self, now: i64, before: i64, keep: i64, changes_ms: i64) -> Result<usize> {
@@ -232,76 +207,34 @@ impl NotifyEngine for Postgres {
     }
 
     fn changes(&mut self, since: i64, limit: i64) -> Result<(i64, Vec<ChangeRow>)> {
-        let now = self.query(concat!("SELECT ", db_now!()), &[])?;
-        let now: i64 = now.first().map_or(Ok(0), |r| get(r, 0))?;
-        let rows = self.query(
+        let now: i64 = self.first(concat!("SELECT ", db_now!()), &[])?.unwrap_or(0);
+        let rows = self.all(
             "SELECT seq, substring(kind from 1 for $3), substring(id from 1 for $3) \
              FROM notify_changes WHERE at_ms >= $1 ORDER BY seq LIMIT $2",
             &[&since, &limit, &MAX_ID_TEXT],
         )?;
-        let rows = rows
-            .iter()
-            .map(|r| {
-                Ok(ChangeRow {
-                    seq: get(r, 0)?,
-                    kind: get(r, 1)?,
-                    id: get(r, 2)?,
-                })
-            })
-            .collect::<Result<_>>()?;
         Ok((now, rows))
     }
 
     fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>> {
-        let rows = self.query(
-            "SELECT substring(id from 1 for $2), substring(spec from 1 for $2), \
-             substring(secret from 1 for $2), enabled, failures, created_ms \
-             FROM webhooks WHERE id = $1",
-            &[&id, &(MAX_WEBHOOK_TEXT as i32)],
-        )?;
-        rows.first()
-            .map(|r| {
-                Ok(WebhookRow {
-                    id: get(r, 0)?,
-                    spec: get(r, 1)?,
-                    secret: get(r, 2)?,
-                    enabled: get(r, 3)?,
-                    failures: u32::try_from(get::<i64>(r, 4)?).unwrap_or(u32::MAX),
-                    created_ms: get(r, 5)?,
-                })
-            })
-            .transpose()
+        self.first(
+            concat!(select_webhooks!(), " WHERE id = $2"),
+            &[&(MAX_WEBHOOK_TEXT as i32), &id],
+        )
     }
 
     fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>> {
-        let rows = self.query(
-            "SELECT substring(id from 1 for $2), substring(subscription from 1 for $2), \
-             substring(watches from 1 for $2), substring(source from 1 for $2), \
-             substring(auth from 1 for $2), created_ms, updated_ms \
-             FROM push_subscriptions WHERE id = $1",
-            &[&id, &(MAX_PUSH_TEXT as i32)],
-        )?;
-        rows.first()
-            .map(|r| {
-                Ok(PushRow {
-                    id: get(r, 0)?,
-                    subscription: get(r, 1)?,
-                    watches: get(r, 2)?,
-                    source: get(r, 3)?,
-                    auth: get(r, 4)?,
-                    created_ms: get(r, 5)?,
-                    updated_ms: get(r, 6)?,
-                })
-            })
-            .transpose()
+        self.first(
+            concat!(select_push!(), " WHERE id = $2"),
+            &[&(MAX_PUSH_TEXT as i32), &id],
+        )
     }
 
     fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>> {
-        let rows = self.query(
+        self.all(
             "SELECT key FROM servers WHERE key = ANY($1) AND last_seen >= $2",
             &[&keys, &since],
-        )?;
-        rows.iter().map(|r| get(r, 0)).collect()
+        )
     }
 
     fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()> {
@@ -324,13 +257,6 @@ impl NotifyEngine for Postgres {
              ELSE enabled END WHERE id = $1 RETURNING enabled, failures",
             &[&id, &ok, &i64::from(disable_after)],
         )?;
-        rows.first()
-            .map(|r| {
-                Ok((
-                    get(r, 0)?,
-                    u32::try_from(get::<i64>(r, 1)?).unwrap_or(u32::MAX),
-                ))
-            })
-            .transpose()
+        rows.first().map(outcome).transpose()
     }
 }

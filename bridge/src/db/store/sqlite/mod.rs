@@ -3,16 +3,36 @@
 //! In process, a lookup costs microseconds, so batches are loops of
 //! cached point lookups.
 
+/// The `webhooks` columns a [`WebhookRow`] is read from, texts cut to
+/// `?1` bytes: written once for the list and the lookup by id.
+macro_rules! select_webhooks {
+    () => {
+        "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(spec, 1, ?1) AS TEXT), \
+         CAST(substr(secret, 1, ?1) AS TEXT), enabled, failures, created_ms FROM webhooks"
+    };
+}
+
+/// The `push_subscriptions` columns a [`PushRow`] is read from, texts cut
+/// to `?1` bytes: written once for the list and the lookup by id.
+macro_rules! select_push {
+    () => {
+        "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(subscription, 1, ?1) AS TEXT), \
+         CAST(substr(watches, 1, ?1) AS TEXT), CAST(substr(source, 1, ?1) AS TEXT), \
+         CAST(substr(auth, 1, ?1) AS TEXT), created_ms, updated_ms FROM push_subscriptions"
+    };
+}
+
 mod notify;
 mod schema;
 
 use crate::db::store::{CardRow, PushRow, WebhookRow};
 use std::path::PathBuf;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, Params};
 
 pub use schema::DB_FILE;
 
+use super::decode::{day_sums, Decode};
 use super::engine::{
     by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, LobbyTotals,
     Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
@@ -50,6 +70,22 @@ impl Sqlite {
             out.extend(bytes.flatten().map(|bytes| Packed { at, bytes }));
         }
         Ok(out)
+    }
+
+    /// Every row `sql` gives for `params`, decoded as `T`.
+    fn all<T: Decode>(&self, sql: &str, params: impl Params) -> Result<Vec<T>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params, |r| T::decode(r))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The first row `sql` gives for `params`, if any, decoded as `T`.
+    fn first<T: Decode>(&self, sql: &str, params: impl Params) -> Result<Option<T>> {
+        Ok(self
+            .conn
+            .prepare_cached(sql)?
+            .query_row(params, |r| T::decode(r))
+            .optional()?)
     }
 
     /// Runs raw SQL (tests).
@@ -180,17 +216,11 @@ impl Engine for Sqlite {
     }
 
     fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>> {
-        let mut read = self.conn.prepare_cached(
+        self.all(
             "SELECT key, substr(samples, 1, ?4) FROM server_hours \
              WHERE hour = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
-        )?;
-        let rows = read.query_map(params![hour, after, limit, MAX_HOUR_BYTES], |r| {
-            Ok(Packed {
-                at: r.get(0)?,
-                bytes: r.get(1)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![hour, after, limit, MAX_HOUR_BYTES],
+        )
     }
 
     fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>> {
@@ -254,18 +284,14 @@ impl Engine for Sqlite {
     }
 
     fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
-        let mut stmt = self.conn.prepare_cached(BRIEF_SERVERS)?;
-        let rows = stmt.query_map(
+        self.all(
+            BRIEF_SERVERS,
             params![w.after.0, w.after.1, w.before, w.life_ms, w.limit],
-            life_of,
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        )
     }
 
     fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
-        let mut stmt = self.conn.prepare_cached(LEAST_SEEN)?;
-        let rows = stmt.query_map(params![limit], life_of)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.all(LEAST_SEEN, params![limit])
     }
 
     fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
@@ -306,42 +332,15 @@ impl Engine for Sqlite {
     }
 
     fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
-                 port, players, max, open, mode, first_seen, last_seen FROM servers WHERE key = ?1",
-            )?
-            .query_row(params![key, MAX_TEXT_BYTES], |r| {
-                Ok(RawServer {
-                    name: r.get(0)?,
-                    address: r.get(1)?,
-                    port: r.get(2)?,
-                    players: r.get(3)?,
-                    max: r.get(4)?,
-                    open: r.get(5)?,
-                    mode: r.get(6)?,
-                    first_seen: r.get(7)?,
-                    last_seen: r.get(8)?,
-                })
-            })
-            .optional()?)
+        self.first(
+            "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
+             port, players, max, open, mode, first_seen, last_seen FROM servers WHERE key = ?1",
+            params![key, MAX_TEXT_BYTES],
+        )
     }
 
     fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
-        let mut stmt = self.conn.prepare_cached(lobby_buckets_sql(tier))?;
-        let rows = stmt.query_map(params![step, from], |r| {
-            Ok(LobbyBucket {
-                t: r.get(0)?,
-                n: r.get(1)?,
-                servers_sum: r.get(2)?,
-                players_sum: r.get(3)?,
-                peak: r.get(4)?,
-                open_n: r.get(5)?,
-                room_n: r.get(6)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.all(lobby_buckets_sql(tier), params![step, from])
     }
 
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
@@ -364,15 +363,7 @@ impl Engine for Sqlite {
                 .query_row(params![day, key, MAX_DAY_BYTES], |r| {
                     Ok(DayRow {
                         day,
-                        sums: DaySums {
-                            key,
-                            n: r.get(0)?,
-                            players_sum: r.get(1)?,
-                            max: r.get(2)?,
-                            open_n: r.get(3)?,
-                            hours: r.get(4)?,
-                            peak: r.get(5)?,
-                        },
+                        sums: day_sums(r, key, 0)?,
                     })
                 })
                 .optional()?;
@@ -386,22 +377,10 @@ impl Engine for Sqlite {
     }
 
     fn webhooks(&mut self) -> Result<Vec<WebhookRow>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(spec, 1, ?1) AS TEXT), \
-             CAST(substr(secret, 1, ?1) AS TEXT), enabled, failures, created_ms \
-             FROM webhooks ORDER BY created_ms, id",
-        )?;
-        let rows = stmt.query_map(params![MAX_WEBHOOK_TEXT], |r| {
-            Ok(WebhookRow {
-                id: r.get(0)?,
-                spec: r.get(1)?,
-                secret: r.get(2)?,
-                enabled: r.get::<_, i64>(3)? != 0,
-                failures: u32::try_from(r.get::<_, i64>(4)?).unwrap_or(u32::MAX),
-                created_ms: r.get(5)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.all(
+            concat!(select_webhooks!(), " ORDER BY created_ms, id"),
+            params![MAX_WEBHOOK_TEXT],
+        )
     }
 
     fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
@@ -436,21 +415,11 @@ impl Engine for Sqlite {
     }
 
     fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>> {
-        let row = self
-            .conn
-            .prepare_cached(
-                "SELECT substr(card_msg, 1, ?2), card_edit_ms, card_claim_ms \
-                 FROM webhooks WHERE id = ?1",
-            )?
-            .query_row(params![id, MAX_WEBHOOK_TEXT], |r| {
-                Ok(CardRow {
-                    msg: r.get(0)?,
-                    edit_ms: r.get(1)?,
-                    claim_ms: r.get(2)?,
-                })
-            })
-            .optional()?;
-        Ok(row)
+        self.first(
+            "SELECT substr(card_msg, 1, ?2), card_edit_ms, card_claim_ms \
+             FROM webhooks WHERE id = ?1",
+            params![id, MAX_WEBHOOK_TEXT],
+        )
     }
 
     fn claim_webhook_card(
@@ -462,18 +431,12 @@ impl Engine for Sqlite {
     ) -> Result<Option<Option<String>>> {
         // One statement under SQLite's write lock: of bridges sharing the
         // file, one takes the slot.
-        let msg = self
-            .conn
-            .prepare_cached(
-                "UPDATE webhooks SET card_claim_ms = ?4 \
-                 WHERE id = ?1 AND card_edit_ms <= ?2 - ?3 AND card_claim_ms <= ?2 \
-                 RETURNING substr(card_msg, 1, ?5)",
-            )?
-            .query_row(params![id, now, every_ms, until, MAX_WEBHOOK_TEXT], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        Ok(msg)
+        self.first(
+            "UPDATE webhooks SET card_claim_ms = ?4 \
+             WHERE id = ?1 AND card_edit_ms <= ?2 - ?3 AND card_claim_ms <= ?2 \
+             RETURNING substr(card_msg, 1, ?5)",
+            params![id, now, every_ms, until, MAX_WEBHOOK_TEXT],
+        )
     }
 
     fn set_webhook_card(
@@ -513,24 +476,10 @@ impl Engine for Sqlite {
     }
 
     fn push_subscriptions(&mut self) -> Result<Vec<PushRow>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(subscription, 1, ?1) AS TEXT), \
-             CAST(substr(watches, 1, ?1) AS TEXT), CAST(substr(source, 1, ?1) AS TEXT), \
-             CAST(substr(auth, 1, ?1) AS TEXT), created_ms, updated_ms \
-             FROM push_subscriptions ORDER BY created_ms, id",
-        )?;
-        let rows = stmt.query_map(params![MAX_PUSH_TEXT], |r| {
-            Ok(PushRow {
-                id: r.get(0)?,
-                subscription: r.get(1)?,
-                watches: r.get(2)?,
-                source: r.get(3)?,
-                auth: r.get(4)?,
-                created_ms: r.get(5)?,
-                updated_ms: r.get(6)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.all(
+            concat!(select_push!(), " ORDER BY created_ms, id"),
+            params![MAX_PUSH_TEXT],
+        )
     }
 
     fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
@@ -566,21 +515,19 @@ impl Engine for Sqlite {
     }
 
     fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.all(
             "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
              WHERE updated_ms < ?1 ORDER BY updated_ms, id LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![before, limit, MAX_PUSH_TEXT], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![before, limit, MAX_PUSH_TEXT],
+        )
     }
 
     fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.all(
             "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
              WHERE source = ?1 ORDER BY created_ms, id LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![source, limit, MAX_PUSH_TEXT], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![source, limit, MAX_PUSH_TEXT],
+        )
     }
 }
 
@@ -594,14 +541,6 @@ pub(super) const BRIEF_SERVERS: &str = "SELECT key, first_seen, last_seen FROM s
 /// equals: the same SQL in both engines.
 pub(super) const LEAST_SEEN: &str = "SELECT key, first_seen, last_seen FROM servers \
      ORDER BY last_seen - first_seen, first_seen DESC, key LIMIT ?1";
-
-fn life_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Life> {
-    Ok(Life {
-        key: r.get(0)?,
-        first_seen: r.get(1)?,
-        last_seen: r.get(2)?,
-    })
-}
 
 /// The tables retention deletes from the front of, one range each: `(table,
 /// its id, delete before, by which column)`. Shared by both engines.

@@ -11,21 +11,11 @@ use super::super::engine::{
     MAX_DELIVERY_TEXT, MAX_PUSH_TEXT, MAX_WEBHOOK_TEXT,
 };
 use super::Sqlite;
+use crate::db::store::decode::outcome;
 use crate::db::store::now_ms;
 
 /// The most bytes of a change's id read back.
 const MAX_ID_TEXT: i64 = 200;
-
-fn done_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<DoneDelivery> {
-    Ok(DoneDelivery {
-        event: r.get(0)?,
-        ok: r.get::<_, Option<i64>>(1)?.unwrap_or(0) != 0,
-        status: r.get(2)?,
-        error: r.get(3)?,
-        attempts: r.get(4)?,
-        done_ms: r.get(5)?,
-    })
-}
 
 impl NotifyEngine for Sqlite {
     fn enqueue(&mut self, row: &NewDelivery) -> Result<bool> {
@@ -102,7 +92,7 @@ impl NotifyEngine for Sqlite {
     }
 
     fn claim(&mut self, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<DeliveryRow>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.all(
             "UPDATE notify_deliveries SET lease_ms = ?1 + ?2, attempts = attempts + 1 \
              WHERE id IN (SELECT id FROM notify_deliveries WHERE done_ms IS NULL \
                AND due_ms <= ?1 AND (lease_ms IS NULL OR lease_ms <= ?1) \
@@ -111,21 +101,8 @@ impl NotifyEngine for Sqlite {
                CAST(substr(target, 1, ?4) AS TEXT), CAST(substr(msg_id, 1, ?4) AS TEXT), \
                CAST(substr(event, 1, ?4) AS TEXT), key, CAST(substr(body, 1, ?4) AS TEXT), \
                attempts, created_ms",
-        )?;
-        let rows = stmt.query_map(params![now, lease_ms, limit, MAX_DELIVERY_TEXT], |r| {
-            Ok(DeliveryRow {
-                id: r.get(0)?,
-                channel: r.get(1)?,
-                target: r.get(2)?,
-                msg_id: r.get(3)?,
-                event: r.get(4)?,
-                key: r.get(5)?,
-                body: r.get(6)?,
-                attempts: r.get(7)?,
-                created_ms: r.get(8)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![now, lease_ms, limit, MAX_DELIVERY_TEXT],
+        )
     }
 
     fn settle(&mut self, id: i64, how: &Settle) -> Result<()> {
@@ -179,13 +156,12 @@ impl NotifyEngine for Sqlite {
     }
 
     fn recent(&mut self, target: &str, limit: i64) -> Result<Vec<DoneDelivery>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.all(
             "SELECT CAST(substr(event, 1, ?3) AS TEXT), ok, status, \
              CAST(substr(error, 1, ?3) AS TEXT), attempts, done_ms FROM notify_deliveries \
              WHERE target = ?1 AND done_ms IS NOT NULL ORDER BY done_ms DESC, id DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![target, limit, MAX_DELIVERY_TEXT], done_of)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![target, limit, MAX_DELIVERY_TEXT],
+        )
     }
 
     fn drop_pending(&mut self, target: &str) -> Result<usize> {
@@ -231,62 +207,26 @@ impl NotifyEngine for Sqlite {
 
     fn changes(&mut self, since: i64, limit: i64) -> Result<(i64, Vec<ChangeRow>)> {
         let now = now_ms();
-        let mut stmt = self.conn.prepare_cached(
+        let rows = self.all(
             "SELECT seq, CAST(substr(kind, 1, ?3) AS TEXT), CAST(substr(id, 1, ?3) AS TEXT) \
              FROM notify_changes WHERE at_ms >= ?1 ORDER BY seq LIMIT ?2",
+            params![since, limit, MAX_ID_TEXT],
         )?;
-        let rows = stmt.query_map(params![since, limit, MAX_ID_TEXT], |r| {
-            Ok(ChangeRow {
-                seq: r.get(0)?,
-                kind: r.get(1)?,
-                id: r.get(2)?,
-            })
-        })?;
-        Ok((now, rows.collect::<rusqlite::Result<_>>()?))
+        Ok((now, rows))
     }
 
     fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT CAST(substr(id, 1, ?2) AS TEXT), CAST(substr(spec, 1, ?2) AS TEXT), \
-                 CAST(substr(secret, 1, ?2) AS TEXT), enabled, failures, created_ms \
-                 FROM webhooks WHERE id = ?1",
-            )?
-            .query_row(params![id, MAX_WEBHOOK_TEXT], |r| {
-                Ok(WebhookRow {
-                    id: r.get(0)?,
-                    spec: r.get(1)?,
-                    secret: r.get(2)?,
-                    enabled: r.get::<_, i64>(3)? != 0,
-                    failures: u32::try_from(r.get::<_, i64>(4)?).unwrap_or(u32::MAX),
-                    created_ms: r.get(5)?,
-                })
-            })
-            .optional()?)
+        self.first(
+            concat!(select_webhooks!(), " WHERE id = ?2"),
+            params![MAX_WEBHOOK_TEXT, id],
+        )
     }
 
     fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT CAST(substr(id, 1, ?2) AS TEXT), CAST(substr(subscription, 1, ?2) AS TEXT), \
-                 CAST(substr(watches, 1, ?2) AS TEXT), CAST(substr(source, 1, ?2) AS TEXT), \
-                 CAST(substr(auth, 1, ?2) AS TEXT), created_ms, updated_ms \
-                 FROM push_subscriptions WHERE id = ?1",
-            )?
-            .query_row(params![id, MAX_PUSH_TEXT], |r| {
-                Ok(PushRow {
-                    id: r.get(0)?,
-                    subscription: r.get(1)?,
-                    watches: r.get(2)?,
-                    source: r.get(3)?,
-                    auth: r.get(4)?,
-                    created_ms: r.get(5)?,
-                    updated_ms: r.get(6)?,
-                })
-            })
-            .optional()?)
+        self.first(
+            concat!(select_push!(), " WHERE id = ?2"),
+            params![MAX_PUSH_TEXT, id],
+        )
     }
 
     fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>> {
@@ -323,12 +263,7 @@ impl NotifyEngine for Sqlite {
                  enabled = CASE WHEN ?2 THEN enabled WHEN failures + 1 >= ?3 THEN 0 \
                  ELSE enabled END WHERE id = ?1 RETURNING enabled, failures",
             )?
-            .query_row(params![id, ok, disable_after], |r| {
-                Ok((
-                    r.get::<_, i64>(0)? != 0,
-                    u32::try_from(r.get::<_, i64>(1)?).unwrap_or(u32::MAX),
-                ))
-            })
+            .query_row(params![id, ok, disable_after], |r| outcome(r))
             .optional()?)
     }
 }
