@@ -76,7 +76,7 @@ use super::engine::{
 };
 use super::packed::{EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
 use super::range::Tier;
-use super::sqlite::{fronts, lobby_buckets_sql, BRIEF_SERVERS, LEAST_SEEN};
+use super::sql;
 use super::{ServerSample, StoreError};
 
 /// The first delay before connecting again after a failure.
@@ -619,11 +619,7 @@ impl Engine for Postgres {
     }
 
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
-        let n = self.execute(
-            "INSERT INTO lobby_samples (t, servers, players) VALUES ($1, $2, $3) \
-             ON CONFLICT (t) DO NOTHING",
-            &[&t, &servers, &players],
-        )?;
+        let n = self.execute(sql::INSERT_LOBBY_SAMPLE, &[&t, &servers, &players])?;
         Ok(n == 1)
     }
 
@@ -762,23 +758,13 @@ impl Engine for Postgres {
     }
 
     fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
-        let mut deleted = self.execute(
-            "DELETE FROM server_hours WHERE (hour, key) IN \
-             (SELECT hour, key FROM server_hours WHERE hour <= $1 ORDER BY hour, key LIMIT $2)",
-            &[&cutoffs.hours_through, &batch],
-        )?;
-        deleted += self.execute(
-            "DELETE FROM server_days WHERE (day, key) IN \
-             (SELECT day, key FROM server_days WHERE day < $1 ORDER BY day, key LIMIT $2)",
-            &[&cutoffs.days_before, &batch],
-        )?;
+        let mut deleted = self.execute(sql::PRUNE_HOURS, &[&cutoffs.hours_through, &batch])?;
+        deleted += self.execute(sql::PRUNE_DAYS, &[&cutoffs.days_before, &batch])?;
         let nulled = self.execute(
-            "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
-             (SELECT day, key FROM server_days WHERE day >= $1 AND day < $2 \
-              AND hours IS NOT NULL ORDER BY day, key LIMIT $3)",
+            sql::DROP_DAY_HOURS,
             &[&cutoffs.hours_dropped.0, &cutoffs.hours_dropped.1, &batch],
         )?;
-        for (table, id, before, column) in fronts(cutoffs) {
+        for (table, id, before, column) in sql::fronts(cutoffs) {
             let sql = format!(
                 "DELETE FROM {table} WHERE {id} IN \
                  (SELECT {id} FROM {table} WHERE {column} < $1 LIMIT $2)"
@@ -796,13 +782,13 @@ impl Engine for Postgres {
 
     fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
         self.all(
-            BRIEF_SERVERS,
+            sql::BRIEF_SERVERS,
             &[&w.after.0, &w.after.1, &w.before, &w.life_ms, &w.limit],
         )
     }
 
     fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
-        self.all(LEAST_SEEN, &[&limit])
+        self.all(sql::LEAST_SEEN, &[&limit])
     }
 
     fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
@@ -836,7 +822,7 @@ impl Engine for Postgres {
     }
 
     fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
-        self.all(lobby_buckets_sql(tier), &[&step, &from])
+        self.all(sql::lobby_buckets_sql(tier), &[&step, &from])
     }
 
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
@@ -882,8 +868,7 @@ impl Engine for Postgres {
 
     fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
         self.execute(
-            "INSERT INTO webhooks (id, spec, secret, enabled, failures, created_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            sql::INSERT_WEBHOOK,
             &[
                 &row.id,
                 &row.spec,
@@ -898,14 +883,14 @@ impl Engine for Postgres {
 
     fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
         let n = self.execute(
-            "UPDATE webhooks SET enabled = $2, failures = $3 WHERE id = $1",
+            sql::SET_WEBHOOK_STATE,
             &[&id, &enabled, &i64::from(failures)],
         )?;
         Ok(n > 0)
     }
 
     fn delete_webhook(&mut self, id: &str) -> Result<bool> {
-        let n = self.execute("DELETE FROM webhooks WHERE id = $1", &[&id])?;
+        let n = self.execute(sql::DELETE_WEBHOOK, &[&id])?;
         Ok(n > 0)
     }
 
@@ -941,28 +926,17 @@ impl Engine for Postgres {
         edit_ms: i64,
         claim: i64,
     ) -> Result<bool> {
-        let n = self.execute(
-            "UPDATE webhooks SET card_msg = $2, card_edit_ms = $3, \
-             card_claim_ms = CASE WHEN card_claim_ms = $4 THEN 0 ELSE card_claim_ms END \
-             WHERE id = $1",
-            &[&id, &msg, &edit_ms, &claim],
-        )?;
+        let n = self.execute(sql::SET_WEBHOOK_CARD, &[&id, &msg, &edit_ms, &claim])?;
         Ok(n > 0)
     }
 
     fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()> {
-        self.execute(
-            "UPDATE webhooks SET card_claim_ms = 0 WHERE id = $1 AND card_claim_ms = $2",
-            &[&id, &claim],
-        )?;
+        self.execute(sql::RELEASE_WEBHOOK_CARD, &[&id, &claim])?;
         Ok(())
     }
 
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
-        self.execute(
-            "INSERT INTO push_vapid (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
-            &[&candidate],
-        )?;
+        self.execute(sql::INSERT_VAPID, &[&candidate])?;
         self.first(
             "SELECT substring(secret from 1 for $1) FROM push_vapid WHERE id = 1",
             &[&(MAX_VAPID_BYTES as i32)],
@@ -982,11 +956,7 @@ impl Engine for Postgres {
 
     fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
         let n = self.execute(
-            "INSERT INTO push_subscriptions \
-             (id, subscription, watches, source, auth, created_ms, updated_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET \
-             subscription = excluded.subscription, watches = excluded.watches, \
-             updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth",
+            sql::PUT_PUSH,
             &[
                 &row.id,
                 &row.subscription,

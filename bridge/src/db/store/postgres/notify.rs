@@ -11,6 +11,7 @@ use super::super::engine::{
 };
 use super::Postgres;
 use crate::db::store::decode::outcome;
+use crate::db::store::sql;
 use crate::db::store::{PushRow, WebhookRow};
 
 /// The most bytes of a change's id read back.
@@ -28,9 +29,7 @@ impl NotifyEngine for Postgres {
             "webhook" => {
                 Some("SELECT count(*) FROM webhooks WHERE id = $1 AND enabled AND enabled_ms <= $2")
             }
-            "push" => {
-                Some("SELECT count(*) FROM push_subscriptions WHERE id = $1 AND updated_ms <= $2")
-            }
+            "push" => Some(sql::PUSH_TARGET_LIVE),
             _ => None,
         };
         if let Some(sql) = target {
@@ -42,23 +41,14 @@ impl NotifyEngine for Postgres {
         }
         if row.max_pending < i64::MAX {
             let pending: i64 = self
-                .first(
-                    "SELECT count(*) FROM notify_deliveries \
-                     WHERE target = $1 AND channel = $2 AND done_ms IS NULL",
-                    &[&row.target, &row.channel],
-                )?
+                .first(sql::PENDING_OF_TARGET, &[&row.target, &row.channel])?
                 .unwrap_or(0);
             if pending >= row.max_pending {
                 return Ok(false);
             }
         }
         let fresh = self.execute(
-            "INSERT INTO notify_cooldowns \
-             (channel, target, key, event, until_ms, dedupe_ms, writer) \
-             VALUES ($1, $2, $3, $4, $5, $7, $8) ON CONFLICT (channel, target, key, event) \
-             DO UPDATE SET until_ms = excluded.until_ms, dedupe_ms = excluded.dedupe_ms, \
-             writer = excluded.writer WHERE notify_cooldowns.until_ms <= $6 \
-             AND (notify_cooldowns.writer = excluded.writer OR notify_cooldowns.dedupe_ms <= $6)",
+            sql::PUT_COOLDOWN,
             &[
                 &row.channel,
                 &row.target,
@@ -74,9 +64,7 @@ impl NotifyEngine for Postgres {
             return Ok(false);
         }
         self.execute(
-            "INSERT INTO notify_deliveries \
-             (channel, target, msg_id, event, key, body, created_ms, due_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+            sql::INSERT_DELIVERY,
             &[
                 &row.channel,
                 &row.target,
@@ -105,32 +93,24 @@ impl NotifyEngine for Postgres {
 
     fn settle(&mut self, id: i64, how: &Settle) -> Result<()> {
         match how {
-            Settle::Retry { due_ms } => self.execute(
-                "UPDATE notify_deliveries SET due_ms = $2, lease_ms = NULL WHERE id = $1",
-                &[&id, due_ms],
-            )?,
+            Settle::Retry { due_ms } => self.execute(sql::SETTLE_RETRY, &[&id, due_ms])?,
             Settle::Later { due_ms } => self.execute(
                 "UPDATE notify_deliveries SET due_ms = $2, lease_ms = NULL, \
                  attempts = GREATEST(attempts - 1, 0) WHERE id = $1",
                 &[&id, due_ms],
             )?,
             Settle::Done(d) => self.execute(
-                "UPDATE notify_deliveries SET done_ms = $2, ok = $3, status = $4, \
-                 error = $5, lease_ms = NULL WHERE id = $1",
+                sql::SETTLE_DONE,
                 &[&id, &d.done_ms, &i64::from(d.ok), &d.status, &d.error],
             )?,
-            Settle::Forget => {
-                self.execute("DELETE FROM notify_deliveries WHERE id = $1", &[&id])?
-            }
+            Settle::Forget => self.execute(sql::SETTLE_FORGET, &[&id])?,
         };
         Ok(())
     }
 
     fn record(&mut self, channel: &str, target: &str, d: &DoneDelivery) -> Result<()> {
         self.execute(
-            "INSERT INTO notify_deliveries (channel, target, msg_id, event, key, body, \
-             created_ms, due_ms, attempts, done_ms, ok, status, error) \
-             VALUES ($1, $2, '', $3, 0, '', $4, $4, $5, $4, $6, $7, $8)",
+            sql::RECORD_DELIVERY,
             &[
                 &channel,
                 &target,
@@ -155,20 +135,12 @@ impl NotifyEngine for Postgres {
     }
 
     fn drop_pending(&mut self, target: &str) -> Result<usize> {
-        let n = self.execute(
-            "DELETE FROM notify_deliveries WHERE target = $1 AND done_ms IS NULL",
-            &[&target],
-        )?;
+        let n = self.execute(sql::DROP_PENDING, &[&target])?;
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
     fn pending(&mut self) -> Result<i64> {
-        Ok(self
-            .first(
-                "SELECT count(*) FROM notify_deliveries WHERE done_ms IS NULL",
-                &[],
-            )?
-            .unwrap_or(0))
+        Ok(self.first(sql::PENDING, &[])?.unwrap_or(0))
     }
 
     fn prune_notify(&mut self, now: i64, before: i64, keep: i64, changes_ms: i64) -> Result<usize> {
@@ -179,10 +151,7 @@ impl NotifyEngine for Postgres {
                WHERE done_ms IS NOT NULL) AS r WHERE n > $2))",
             &[&before, &keep],
         )?;
-        n += self.execute(
-            "DELETE FROM notify_cooldowns WHERE until_ms < $1 AND dedupe_ms < $1",
-            &[&now],
-        )?;
+        n += self.execute(sql::PRUNE_COOLDOWNS, &[&now])?;
         n += self.execute(
             concat!(
                 "DELETE FROM notify_changes WHERE at_ms < ",
@@ -238,10 +207,7 @@ impl NotifyEngine for Postgres {
     }
 
     fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()> {
-        self.execute(
-            "UPDATE webhooks SET enabled_ms = $2 WHERE id = $1",
-            &[&id, &at_ms],
-        )?;
+        self.execute(sql::WEBHOOK_ENABLED_AT, &[&id, &at_ms])?;
         Ok(())
     }
 

@@ -40,6 +40,7 @@ use super::engine::{
 };
 use super::packed::Sample;
 use super::range::Tier;
+use super::sql;
 use super::{ServerSample, DAY_MS};
 
 /// The open SQLite database.
@@ -113,10 +114,7 @@ impl Engine for Sqlite {
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
         let inserted = self
             .conn
-            .prepare_cached(
-                "INSERT INTO lobby_samples (t, servers, players) VALUES (?1, ?2, ?3) \
-             ON CONFLICT (t) DO NOTHING",
-            )?
+            .prepare_cached(sql::INSERT_LOBBY_SAMPLE)?
             .execute(params![t, servers, players])?;
         Ok(inserted == 1)
     }
@@ -255,23 +253,13 @@ impl Engine for Sqlite {
 
     fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
         let conn = &self.conn;
-        let mut deleted = conn.execute(
-            "DELETE FROM server_hours WHERE (hour, key) IN \
-             (SELECT hour, key FROM server_hours WHERE hour <= ?1 ORDER BY hour, key LIMIT ?2)",
-            params![cutoffs.hours_through, batch],
-        )?;
-        deleted += conn.execute(
-            "DELETE FROM server_days WHERE (day, key) IN \
-             (SELECT day, key FROM server_days WHERE day < ?1 ORDER BY day, key LIMIT ?2)",
-            params![cutoffs.days_before, batch],
-        )?;
+        let mut deleted = conn.execute(sql::PRUNE_HOURS, params![cutoffs.hours_through, batch])?;
+        deleted += conn.execute(sql::PRUNE_DAYS, params![cutoffs.days_before, batch])?;
         let nulled = conn.execute(
-            "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
-             (SELECT day, key FROM server_days WHERE day >= ?1 AND day < ?2 \
-              AND hours IS NOT NULL ORDER BY day, key LIMIT ?3)",
+            sql::DROP_DAY_HOURS,
             params![cutoffs.hours_dropped.0, cutoffs.hours_dropped.1, batch],
         )?;
-        for (table, id, before, column) in fronts(cutoffs) {
+        for (table, id, before, column) in sql::fronts(cutoffs) {
             deleted += conn.execute(
                 &format!(
                     "DELETE FROM {table} WHERE {id} IN \
@@ -285,13 +273,13 @@ impl Engine for Sqlite {
 
     fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
         self.all(
-            BRIEF_SERVERS,
+            sql::BRIEF_SERVERS,
             params![w.after.0, w.after.1, w.before, w.life_ms, w.limit],
         )
     }
 
     fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
-        self.all(LEAST_SEEN, params![limit])
+        self.all(sql::LEAST_SEEN, params![limit])
     }
 
     fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
@@ -340,7 +328,7 @@ impl Engine for Sqlite {
     }
 
     fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
-        self.all(lobby_buckets_sql(tier), params![step, from])
+        self.all(sql::lobby_buckets_sql(tier), params![step, from])
     }
 
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
@@ -385,8 +373,7 @@ impl Engine for Sqlite {
 
     fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO webhooks (id, spec, secret, enabled, failures, created_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            sql::INSERT_WEBHOOK,
             params![
                 row.id,
                 row.spec,
@@ -400,17 +387,14 @@ impl Engine for Sqlite {
     }
 
     fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
-        let n = self.conn.execute(
-            "UPDATE webhooks SET enabled = ?2, failures = ?3 WHERE id = ?1",
-            params![id, enabled, failures],
-        )?;
+        let n = self
+            .conn
+            .execute(sql::SET_WEBHOOK_STATE, params![id, enabled, failures])?;
         Ok(n > 0)
     }
 
     fn delete_webhook(&mut self, id: &str) -> Result<bool> {
-        let n = self
-            .conn
-            .execute("DELETE FROM webhooks WHERE id = ?1", params![id])?;
+        let n = self.conn.execute(sql::DELETE_WEBHOOK, params![id])?;
         Ok(n > 0)
     }
 
@@ -446,28 +430,20 @@ impl Engine for Sqlite {
         edit_ms: i64,
         claim: i64,
     ) -> Result<bool> {
-        let n = self.conn.execute(
-            "UPDATE webhooks SET card_msg = ?2, card_edit_ms = ?3, \
-             card_claim_ms = CASE WHEN card_claim_ms = ?4 THEN 0 ELSE card_claim_ms END \
-             WHERE id = ?1",
-            params![id, msg, edit_ms, claim],
-        )?;
+        let n = self
+            .conn
+            .execute(sql::SET_WEBHOOK_CARD, params![id, msg, edit_ms, claim])?;
         Ok(n > 0)
     }
 
     fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()> {
-        self.conn.execute(
-            "UPDATE webhooks SET card_claim_ms = 0 WHERE id = ?1 AND card_claim_ms = ?2",
-            params![id, claim],
-        )?;
+        self.conn
+            .execute(sql::RELEASE_WEBHOOK_CARD, params![id, claim])?;
         Ok(())
     }
 
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
-        self.conn.execute(
-            "INSERT INTO push_vapid (id, secret) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING",
-            params![candidate],
-        )?;
+        self.conn.execute(sql::INSERT_VAPID, params![candidate])?;
         Ok(self.conn.query_row(
             "SELECT CAST(substr(secret, 1, ?1) AS BLOB) FROM push_vapid WHERE id = 1",
             params![MAX_VAPID_BYTES],
@@ -483,24 +459,15 @@ impl Engine for Sqlite {
     }
 
     fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
-        let n = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO push_subscriptions \
-                 (id, subscription, watches, source, auth, created_ms, updated_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET \
-                 subscription = excluded.subscription, watches = excluded.watches, \
-                 updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth",
-            )?
-            .execute(params![
-                row.id,
-                row.subscription,
-                row.watches,
-                row.source,
-                row.auth,
-                row.created_ms,
-                row.updated_ms
-            ])?;
+        let n = self.conn.prepare_cached(sql::PUT_PUSH)?.execute(params![
+            row.id,
+            row.subscription,
+            row.watches,
+            row.source,
+            row.auth,
+            row.created_ms,
+            row.updated_ms
+        ])?;
         Ok(n > 0)
     }
 
@@ -528,55 +495,5 @@ impl Engine for Sqlite {
              WHERE source = ?1 ORDER BY created_ms, id LIMIT ?2",
             params![source, limit, MAX_PUSH_TEXT],
         )
-    }
-}
-
-/// Servers last seen after `(?1, ?2)` and before `?3` whose life was
-/// shorter than `?4`, at most `?5`: the same SQL in both engines.
-pub(super) const BRIEF_SERVERS: &str = "SELECT key, first_seen, last_seen FROM servers \
-     WHERE last_seen >= ?1 AND (last_seen > ?1 OR key > ?2) AND last_seen < ?3 \
-     AND last_seen - first_seen < ?4 ORDER BY last_seen, key LIMIT ?5";
-
-/// At most `?1` servers, the shortest life first, the newest first among
-/// equals: the same SQL in both engines.
-pub(super) const LEAST_SEEN: &str = "SELECT key, first_seen, last_seen FROM servers \
-     ORDER BY last_seen - first_seen, first_seen DESC, key LIMIT ?1";
-
-/// The tables retention deletes from the front of, one range each: `(table,
-/// its id, delete before, by which column)`. Shared by both engines.
-pub(super) fn fronts(c: &Cutoffs) -> [(&'static str, &'static str, i64, &'static str); 4] {
-    [
-        ("lobby_samples", "t", c.lobby_samples_before, "t"),
-        ("lobby_hourly", "t", c.lobby_hours_before, "t"),
-        ("lobby_daily", "t", c.days_before, "t"),
-        ("servers", "key", c.days_before, "last_seen"),
-    ]
-}
-
-/// The lobby's buckets of `tier` (`?1` the step, `?2` from): the same SQL
-/// in both engines (sums cast back to 64-bit integers, which PostgreSQL's
-/// `SUM` would widen).
-pub(super) fn lobby_buckets_sql(tier: Tier) -> &'static str {
-    match tier {
-        Tier::Samples => {
-            "SELECT (t / ?1) * ?1 AS b, COUNT(*), CAST(SUM(servers) AS BIGINT), \
-             CAST(SUM(players) AS BIGINT), CAST(MAX(players) AS BIGINT), CAST(NULL AS BIGINT), \
-             CAST(NULL AS BIGINT) FROM lobby_samples WHERE t >= ?2 GROUP BY b ORDER BY b"
-        }
-        Tier::Hourly => {
-            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
-             CAST(SUM(players_sum) AS BIGINT), \
-             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
-             CASE WHEN COUNT(open_n) = COUNT(*) THEN CAST(SUM(open_n) AS BIGINT) END, \
-             CASE WHEN COUNT(room_n) = COUNT(*) THEN CAST(SUM(room_n) AS BIGINT) END \
-             FROM lobby_hourly WHERE t >= ?2 GROUP BY b ORDER BY b"
-        }
-        Tier::Daily => {
-            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
-             CAST(SUM(players_sum) AS BIGINT), \
-             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
-             CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) \
-             FROM lobby_daily WHERE t >= ?2 GROUP BY b ORDER BY b"
-        }
     }
 }

@@ -13,6 +13,7 @@ use super::super::engine::{
 use super::Sqlite;
 use crate::db::store::decode::outcome;
 use crate::db::store::now_ms;
+use crate::db::store::sql;
 
 /// The most bytes of a change's id read back.
 const MAX_ID_TEXT: i64 = 200;
@@ -23,9 +24,7 @@ impl NotifyEngine for Sqlite {
             "webhook" => Some(
                 "SELECT count(*) FROM webhooks WHERE id = ?1 AND enabled <> 0 AND enabled_ms <= ?2",
             ),
-            "push" => {
-                Some("SELECT count(*) FROM push_subscriptions WHERE id = ?1 AND updated_ms <= ?2")
-            }
+            "push" => Some(sql::PUSH_TARGET_LIVE),
             _ => None,
         };
         if let Some(sql) = target {
@@ -41,10 +40,7 @@ impl NotifyEngine for Sqlite {
         if row.max_pending < i64::MAX {
             let pending: i64 = self
                 .conn
-                .prepare_cached(
-                    "SELECT count(*) FROM notify_deliveries \
-                     WHERE target = ?1 AND channel = ?2 AND done_ms IS NULL",
-                )?
+                .prepare_cached(sql::PENDING_OF_TARGET)?
                 .query_row(params![row.target, row.channel], |r| r.get(0))?;
             if pending >= row.max_pending {
                 return Ok(false);
@@ -52,14 +48,7 @@ impl NotifyEngine for Sqlite {
         }
         let fresh = self
             .conn
-            .prepare_cached(
-                "INSERT INTO notify_cooldowns \
-                 (channel, target, key, event, until_ms, dedupe_ms, writer) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?7, ?8) ON CONFLICT (channel, target, key, event) \
-                 DO UPDATE SET until_ms = excluded.until_ms, dedupe_ms = excluded.dedupe_ms, \
-                 writer = excluded.writer WHERE notify_cooldowns.until_ms <= ?6 \
-                 AND (notify_cooldowns.writer = excluded.writer OR notify_cooldowns.dedupe_ms <= ?6)",
-            )?
+            .prepare_cached(sql::PUT_COOLDOWN)?
             .execute(params![
                 row.channel,
                 row.target,
@@ -74,11 +63,7 @@ impl NotifyEngine for Sqlite {
             return Ok(false);
         }
         self.conn
-            .prepare_cached(
-                "INSERT INTO notify_deliveries \
-                 (channel, target, msg_id, event, key, body, created_ms, due_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-            )?
+            .prepare_cached(sql::INSERT_DELIVERY)?
             .execute(params![
                 row.channel,
                 row.target,
@@ -109,9 +94,7 @@ impl NotifyEngine for Sqlite {
         match how {
             Settle::Retry { due_ms } => self
                 .conn
-                .prepare_cached(
-                    "UPDATE notify_deliveries SET due_ms = ?2, lease_ms = NULL WHERE id = ?1",
-                )?
+                .prepare_cached(sql::SETTLE_RETRY)?
                 .execute(params![id, due_ms])?,
             Settle::Later { due_ms } => self
                 .conn
@@ -122,14 +105,11 @@ impl NotifyEngine for Sqlite {
                 .execute(params![id, due_ms])?,
             Settle::Done(d) => self
                 .conn
-                .prepare_cached(
-                    "UPDATE notify_deliveries SET done_ms = ?2, ok = ?3, status = ?4, \
-                     error = ?5, lease_ms = NULL WHERE id = ?1",
-                )?
+                .prepare_cached(sql::SETTLE_DONE)?
                 .execute(params![id, d.done_ms, i64::from(d.ok), d.status, d.error])?,
             Settle::Forget => self
                 .conn
-                .prepare_cached("DELETE FROM notify_deliveries WHERE id = ?1")?
+                .prepare_cached(sql::SETTLE_FORGET)?
                 .execute(params![id])?,
         };
         Ok(())
@@ -137,11 +117,7 @@ impl NotifyEngine for Sqlite {
 
     fn record(&mut self, channel: &str, target: &str, d: &DoneDelivery) -> Result<()> {
         self.conn
-            .prepare_cached(
-                "INSERT INTO notify_deliveries (channel, target, msg_id, event, key, body, \
-                 created_ms, due_ms, attempts, done_ms, ok, status, error) \
-                 VALUES (?1, ?2, '', ?3, 0, '', ?4, ?4, ?5, ?4, ?6, ?7, ?8)",
-            )?
+            .prepare_cached(sql::RECORD_DELIVERY)?
             .execute(params![
                 channel,
                 target,
@@ -167,16 +143,12 @@ impl NotifyEngine for Sqlite {
     fn drop_pending(&mut self, target: &str) -> Result<usize> {
         Ok(self
             .conn
-            .prepare_cached("DELETE FROM notify_deliveries WHERE target = ?1 AND done_ms IS NULL")?
+            .prepare_cached(sql::DROP_PENDING)?
             .execute(params![target])?)
     }
 
     fn pending(&mut self) -> Result<i64> {
-        Ok(self.conn.query_row(
-            "SELECT count(*) FROM notify_deliveries WHERE done_ms IS NULL",
-            [],
-            |r| r.get(0),
-        )?)
+        Ok(self.conn.query_row(sql::PENDING, [], |r| r.get(0))?)
     }
 
     fn prune_notify(&mut self, now: i64, before: i64, keep: i64, changes_ms: i64) -> Result<usize> {
@@ -187,10 +159,7 @@ impl NotifyEngine for Sqlite {
                WHERE done_ms IS NOT NULL) WHERE n > ?2))",
             params![before, keep],
         )?;
-        n += self.conn.execute(
-            "DELETE FROM notify_cooldowns WHERE until_ms < ?1 AND dedupe_ms < ?1",
-            params![now],
-        )?;
+        n += self.conn.execute(sql::PRUNE_COOLDOWNS, params![now])?;
         n += self.conn.execute(
             "DELETE FROM notify_changes WHERE at_ms < ?1",
             params![now_ms() - changes_ms],
@@ -245,7 +214,7 @@ impl NotifyEngine for Sqlite {
 
     fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()> {
         self.conn
-            .prepare_cached("UPDATE webhooks SET enabled_ms = ?2 WHERE id = ?1")?
+            .prepare_cached(sql::WEBHOOK_ENABLED_AT)?
             .execute(params![id, at_ms])?;
         Ok(())
     }
