@@ -21,7 +21,12 @@ pub enum Refused {
     /// Shorter than [`MIN_TOKEN_LEN`] characters once trimmed (0: empty).
     Short(usize),
     /// The file named for it could not be read.
-    File { path: PathBuf, source: io::Error },
+    File {
+        /// The file, for the operator to check.
+        path: PathBuf,
+        /// Why it could not be read.
+        source: io::Error,
+    },
 }
 
 /// A secret as given, trimmed. `Debug` hides it, so that it is never
