@@ -79,6 +79,9 @@ use super::range::Tier;
 use super::sql;
 use super::{ServerSample, StoreError};
 
+/// A statement's parameters, as the client takes them.
+type Params<'a> = [&'a (dyn postgres::types::ToSql + Sync)];
+
 /// The first delay before connecting again after a failure.
 const FIRST_RETRY: Duration = Duration::from_millis(500);
 /// The longest delay between tries.
@@ -488,11 +491,7 @@ impl Postgres {
     }
 
     /// Runs `sql` (prepared once per connection) with `params`.
-    fn query(
-        &mut self,
-        sql: &'static str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<postgres::Row>> {
+    fn query(&mut self, sql: &'static str, params: &Params<'_>) -> Result<Vec<postgres::Row>> {
         let r = self.conn().and_then(|c| {
             let statement = c.statement(sql)?;
             Ok(c.client.query(&statement, params)?)
@@ -501,11 +500,7 @@ impl Postgres {
     }
 
     /// Runs `sql` with `params`; the rows it changed.
-    fn execute(
-        &mut self,
-        sql: &'static str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<u64> {
+    fn execute(&mut self, sql: &'static str, params: &Params<'_>) -> Result<u64> {
         let r = self.conn().and_then(|c| {
             let statement = c.statement(sql)?;
             Ok(c.client.execute(&statement, params)?)
@@ -514,20 +509,12 @@ impl Postgres {
     }
 
     /// Every row `sql` gives for `params`, decoded as `T`.
-    fn all<T: Decode>(
-        &mut self,
-        sql: &'static str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<T>> {
+    fn all<T: Decode>(&mut self, sql: &'static str, params: &Params<'_>) -> Result<Vec<T>> {
         self.query(sql, params)?.iter().map(T::decode).collect()
     }
 
     /// The first row `sql` gives for `params`, if any, decoded as `T`.
-    fn first<T: Decode>(
-        &mut self,
-        sql: &'static str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Option<T>> {
+    fn first<T: Decode>(&mut self, sql: &'static str, params: &Params<'_>) -> Result<Option<T>> {
         self.query(sql, params)?.first().map(T::decode).transpose()
     }
 

@@ -199,17 +199,11 @@ impl NotifyEngine for Sqlite {
     }
 
     fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>> {
-        let mut get = self
-            .conn
-            .prepare_cached("SELECT key FROM servers WHERE key = ?1 AND last_seen >= ?2")?;
-        let mut out = Vec::new();
-        for &key in keys {
-            out.extend(
-                get.query_row(params![key, since], |r| r.get::<_, i64>(0))
-                    .optional()?,
-            );
-        }
-        Ok(out)
+        self.found_keys(
+            "SELECT key FROM servers WHERE key = ?1 AND last_seen >= ?2",
+            keys,
+            |key| (key, since),
+        )
     }
 
     fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()> {
