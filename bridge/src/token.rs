@@ -1,14 +1,10 @@
 //! The admin token: loaded or generated, compared in constant time, never logged.
 
-use std::{
-    fmt, io,
-    path::{Path, PathBuf},
-};
+use std::{fmt, io, path::Path, path::PathBuf};
 
-use subtle::ConstantTimeEq;
+use master::secret::{Refused, Secret};
 
-/// Shortest operator token accepted: shorter ones can be guessed.
-pub const MIN_TOKEN_LEN: usize = 16;
+pub use master::secret::MIN_TOKEN_LEN;
 
 /// Why an admin token was refused or could not be had: its own type, so
 /// that the token needs nothing of the bridge's other errors.
@@ -27,50 +23,49 @@ pub enum TokenError {
     Random(getrandom::Error),
 }
 
+impl From<Refused> for TokenError {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Short(0) => Self::Empty,
+            Refused::Short(len) => Self::Short(len),
+            Refused::File { path, source } => Self::File { path, source },
+        }
+    }
+}
+
 /// The secret that makes a connection an admin. `Debug` hides it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct AdminToken(String);
+pub struct AdminToken(Secret);
 
 impl AdminToken {
     /// A token given by the operator; empty (or whitespace) is refused so
     /// that an empty `bridgeAuth` can never match, and one shorter than
     /// [`MIN_TOKEN_LEN`] characters because it could be guessed.
     pub fn new(token: &str) -> Result<Self, TokenError> {
-        let token = token.trim();
-        if token.is_empty() {
-            return Err(TokenError::Empty);
-        }
-        let len = token.chars().count();
-        if len < MIN_TOKEN_LEN {
-            return Err(TokenError::Short(len));
-        }
-        Ok(Self(token.to_owned()))
+        Ok(Self(Secret::new(token)?))
     }
 
     /// Reads the token from the first line of `path`.
     pub fn from_file(path: &Path) -> Result<Self, TokenError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TokenError::File {
-            path: path.to_owned(),
-            source,
-        })?;
-        Self::new(text.lines().next().unwrap_or_default())
+        Ok(Self(Secret::from_file(path)?))
     }
 
     /// A random 128-bit token in hex, for a bridge started without one.
     pub fn generate() -> Result<Self, TokenError> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).map_err(TokenError::Random)?;
-        Ok(Self(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Self::new(&hex)
     }
 
     /// Constant-time comparison, so timing does not reveal a prefix.
     pub fn matches(&self, candidate: &str) -> bool {
-        bool::from(self.0.as_bytes().ct_eq(candidate.as_bytes()))
+        self.0.matches(candidate)
     }
 
     /// The token itself, for printing it once at start.
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose()
     }
 }
 

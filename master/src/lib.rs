@@ -11,6 +11,7 @@ pub mod limits;
 pub mod logging;
 pub mod logtext;
 pub mod registry;
+pub mod secret;
 pub mod server;
 pub mod signal;
 

@@ -3,15 +3,14 @@
 
 use std::{fmt, io, path::Path, path::PathBuf};
 
-use subtle::ConstantTimeEq;
+use crate::secret::{Refused, Secret};
 
-/// Shortest token accepted: shorter ones can be guessed.
-pub const MIN_TOKEN_LEN: usize = 16;
+pub use crate::secret::MIN_TOKEN_LEN;
 
 /// What a subscriber must send before the master serves it the feed.
 /// `Debug` hides it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct FeedToken(String);
+pub struct FeedToken(Secret);
 
 /// Why a feed token was refused.
 #[derive(Debug, thiserror::Error)]
@@ -25,35 +24,35 @@ pub enum TokenError {
     File { path: PathBuf, source: io::Error },
 }
 
+impl From<Refused> for TokenError {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Short(len) => Self::Short(len),
+            Refused::File { path, source } => Self::File { path, source },
+        }
+    }
+}
+
 impl FeedToken {
     /// A token given by the operator, trimmed; shorter than
     /// [`MIN_TOKEN_LEN`] characters (or empty) is refused.
     pub fn new(token: &str) -> Result<Self, TokenError> {
-        let token = token.trim();
-        let len = token.chars().count();
-        if len < MIN_TOKEN_LEN {
-            return Err(TokenError::Short(len));
-        }
-        Ok(Self(token.to_owned()))
+        Ok(Self(Secret::new(token)?))
     }
 
     /// Reads the token from the first line of `path`.
     pub fn from_file(path: &Path) -> Result<Self, TokenError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TokenError::File {
-            path: path.to_owned(),
-            source,
-        })?;
-        Self::new(text.lines().next().unwrap_or_default())
+        Ok(Self(Secret::from_file(path)?))
     }
 
     /// Constant-time comparison, so timing does not reveal a prefix.
     pub fn matches(&self, candidate: &str) -> bool {
-        bool::from(self.0.as_bytes().ct_eq(candidate.as_bytes()))
+        self.0.matches(candidate)
     }
 
     /// The token itself, for the subscriber to send.
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose()
     }
 }
 

@@ -5,10 +5,13 @@
 //! answers `/api/servers/{key}` and the history queries; [`webhooks`] keeps
 //! the admin's webhooks and [`push`] the Web Push key and subscriptions in
 //! the same database. All are written once over
-//! the engine's row operations. This module holds the open
+//! the engine's row operations, and each row an engine reads back is
+//! decoded once for both ([`decode`]), as each statement the two
+//! dialects word alike is written once ([`sql`]). This module holds the open
 //! store and the rows that go in and come out.
 
 mod copy;
+mod decode;
 mod engine;
 mod notify;
 pub(crate) mod packed;
@@ -16,6 +19,7 @@ pub mod postgres;
 mod push;
 pub mod range;
 mod read;
+mod sql;
 mod sqlite;
 mod webhooks;
 mod week;

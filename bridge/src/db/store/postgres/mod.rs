@@ -27,6 +27,25 @@
 //! attempt outside the mutex ([`Opening::wait`]). The outage is logged
 //! once when it starts and once when it ends.
 
+/// The `webhooks` columns a [`WebhookRow`] is read from, texts cut to
+/// `$1` bytes: written once for the list and the lookup by id.
+macro_rules! select_webhooks {
+    () => {
+        "SELECT substring(id from 1 for $1), substring(spec from 1 for $1), \
+         substring(secret from 1 for $1), enabled, failures, created_ms FROM webhooks"
+    };
+}
+
+/// The `push_subscriptions` columns a [`PushRow`] is read from, texts cut
+/// to `$1` bytes: written once for the list and the lookup by id.
+macro_rules! select_push {
+    () => {
+        "SELECT substring(id from 1 for $1), substring(subscription from 1 for $1), \
+         substring(watches from 1 for $1), substring(source from 1 for $1), \
+         substring(auth from 1 for $1), created_ms, updated_ms FROM push_subscriptions"
+    };
+}
+
 pub mod election;
 mod notify;
 mod own;
@@ -49,6 +68,7 @@ pub use election::Election;
 pub use schema::SECRET_BYTES;
 pub use vacuum::Vacuum;
 
+use super::decode::{day_sums, Columns, Decode};
 use super::engine::{
     Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, HourCounts, Life, LobbyBucket, LobbyTotals,
     Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
@@ -56,8 +76,11 @@ use super::engine::{
 };
 use super::packed::{EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
 use super::range::Tier;
-use super::sqlite::{fronts, lobby_buckets_sql, BRIEF_SERVERS, LEAST_SEEN};
+use super::sql;
 use super::{ServerSample, StoreError};
+
+/// A statement's parameters, as the client takes them.
+type Params<'a> = [&'a (dyn postgres::types::ToSql + Sync)];
 
 /// The first delay before connecting again after a failure.
 const FIRST_RETRY: Duration = Duration::from_millis(500);
@@ -468,11 +491,7 @@ impl Postgres {
     }
 
     /// Runs `sql` (prepared once per connection) with `params`.
-    fn query(
-        &mut self,
-        sql: &'static str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<postgres::Row>> {
+    fn query(&mut self, sql: &'static str, params: &Params<'_>) -> Result<Vec<postgres::Row>> {
         let r = self.conn().and_then(|c| {
             let statement = c.statement(sql)?;
             Ok(c.client.query(&statement, params)?)
@@ -481,16 +500,22 @@ impl Postgres {
     }
 
     /// Runs `sql` with `params`; the rows it changed.
-    fn execute(
-        &mut self,
-        sql: &'static str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<u64> {
+    fn execute(&mut self, sql: &'static str, params: &Params<'_>) -> Result<u64> {
         let r = self.conn().and_then(|c| {
             let statement = c.statement(sql)?;
             Ok(c.client.execute(&statement, params)?)
         });
         self.checked(r)
+    }
+
+    /// Every row `sql` gives for `params`, decoded as `T`.
+    fn all<T: Decode>(&mut self, sql: &'static str, params: &Params<'_>) -> Result<Vec<T>> {
+        self.query(sql, params)?.iter().map(T::decode).collect()
+    }
+
+    /// The first row `sql` gives for `params`, if any, decoded as `T`.
+    fn first<T: Decode>(&mut self, sql: &'static str, params: &Params<'_>) -> Result<Option<T>> {
+        self.query(sql, params)?.first().map(T::decode).transpose()
     }
 
     /// Runs statements without parameters (transaction control).
@@ -563,35 +588,6 @@ fn dollars(sql: &str) -> String {
     out
 }
 
-/// A column of a row read back, as `T` (a wrong type is an error, never
-/// a panic).
-fn get<'a, T: postgres::types::FromSql<'a>>(row: &'a postgres::Row, i: usize) -> Result<T> {
-    Ok(row.try_get(i)?)
-}
-
-fn lives(rows: &[postgres::Row]) -> Result<Vec<Life>> {
-    rows.iter()
-        .map(|r| {
-            Ok(Life {
-                key: get(r, 0)?,
-                first_seen: get(r, 1)?,
-                last_seen: get(r, 2)?,
-            })
-        })
-        .collect()
-}
-
-fn packed(rows: &[postgres::Row]) -> Result<Vec<Packed>> {
-    rows.iter()
-        .map(|r| {
-            Ok(Packed {
-                at: get(r, 0)?,
-                bytes: get(r, 1)?,
-            })
-        })
-        .collect()
-}
-
 impl Engine for Postgres {
     fn begin(&mut self) -> Result<()> {
         self.batch("BEGIN")
@@ -610,11 +606,7 @@ impl Engine for Postgres {
     }
 
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
-        let n = self.execute(
-            "INSERT INTO lobby_samples (t, servers, players) VALUES ($1, $2, $3) \
-             ON CONFLICT (t) DO NOTHING",
-            &[&t, &servers, &players],
-        )?;
+        let n = self.execute(sql::INSERT_LOBBY_SAMPLE, &[&t, &servers, &players])?;
         Ok(n == 1)
     }
 
@@ -639,7 +631,7 @@ impl Engine for Postgres {
         )?;
         let mut counts = HourCounts::default();
         for r in &rows {
-            let (t, n): (i64, i64) = (get(r, 0)?, get(r, 1)?);
+            let (t, n): (i64, i64) = (r.col(0)?, r.col(1)?);
             if t == hour {
                 counts.this = n;
             } else {
@@ -696,34 +688,34 @@ impl Engine for Postgres {
     }
 
     fn newest_hour(&mut self) -> Result<Option<i64>> {
-        let rows = self.query("SELECT MAX(hour) FROM server_hours", &[])?;
-        rows.first().map_or(Ok(None), |r| get(r, 0))
+        Ok(self
+            .first("SELECT MAX(hour) FROM server_hours", &[])?
+            .flatten())
     }
 
     fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>> {
-        let rows = self.query(
-            "SELECT MIN(hour) FROM server_hours WHERE hour >= $1 AND hour < $2",
-            &[&from, &to],
-        )?;
-        rows.first().map_or(Ok(None), |r| get(r, 0))
+        Ok(self
+            .first(
+                "SELECT MIN(hour) FROM server_hours WHERE hour >= $1 AND hour < $2",
+                &[&from, &to],
+            )?
+            .flatten())
     }
 
     fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>> {
-        let rows = self.query(
+        self.all(
             "SELECT key, substring(samples from 1 for $4) FROM server_hours \
              WHERE hour = $1 AND key > $2 ORDER BY key LIMIT $3",
             &[&hour, &after, &limit, &(MAX_HOUR_BYTES as i32)],
-        )?;
-        packed(&rows)
+        )
     }
 
     fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>> {
-        let rows = self.query(
+        self.all(
             "SELECT key, substring(hours from 1 for $3) FROM server_days \
              WHERE day = $1 AND key = ANY($2) AND hours IS NOT NULL",
             &[&day, &keys, &(MAX_DAY_BYTES as i32)],
-        )?;
-        packed(&rows)
+        )
     }
 
     fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()> {
@@ -753,23 +745,13 @@ impl Engine for Postgres {
     }
 
     fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
-        let mut deleted = self.execute(
-            "DELETE FROM server_hours WHERE (hour, key) IN \
-             (SELECT hour, key FROM server_hours WHERE hour <= $1 ORDER BY hour, key LIMIT $2)",
-            &[&cutoffs.hours_through, &batch],
-        )?;
-        deleted += self.execute(
-            "DELETE FROM server_days WHERE (day, key) IN \
-             (SELECT day, key FROM server_days WHERE day < $1 ORDER BY day, key LIMIT $2)",
-            &[&cutoffs.days_before, &batch],
-        )?;
+        let mut deleted = self.execute(sql::PRUNE_HOURS, &[&cutoffs.hours_through, &batch])?;
+        deleted += self.execute(sql::PRUNE_DAYS, &[&cutoffs.days_before, &batch])?;
         let nulled = self.execute(
-            "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
-             (SELECT day, key FROM server_days WHERE day >= $1 AND day < $2 \
-              AND hours IS NOT NULL ORDER BY day, key LIMIT $3)",
+            sql::DROP_DAY_HOURS,
             &[&cutoffs.hours_dropped.0, &cutoffs.hours_dropped.1, &batch],
         )?;
-        for (table, id, before, column) in fronts(cutoffs) {
+        for (table, id, before, column) in sql::fronts(cutoffs) {
             let sql = format!(
                 "DELETE FROM {table} WHERE {id} IN \
                  (SELECT {id} FROM {table} WHERE {column} < $1 LIMIT $2)"
@@ -786,21 +768,18 @@ impl Engine for Postgres {
     }
 
     fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
-        let rows = self.query(
-            BRIEF_SERVERS,
+        self.all(
+            sql::BRIEF_SERVERS,
             &[&w.after.0, &w.after.1, &w.before, &w.life_ms, &w.limit],
-        )?;
-        lives(&rows)
+        )
     }
 
     fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
-        let rows = self.query(LEAST_SEEN, &[&limit])?;
-        lives(&rows)
+        self.all(sql::LEAST_SEEN, &[&limit])
     }
 
     fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
-        let rows = self.query("SELECT key FROM servers WHERE key = ANY($1)", &[&keys])?;
-        rows.iter().map(|r| get(r, 0)).collect()
+        self.all("SELECT key FROM servers WHERE key = ANY($1)", &[&keys])
     }
 
     fn forget(&mut self, rows: &Forgotten) -> Result<usize> {
@@ -821,52 +800,24 @@ impl Engine for Postgres {
     }
 
     fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
-        let rows = self.query(
+        self.first(
             "SELECT substring(name from 1 for $2), substring(address from 1 for $2), \
              port::bigint, players, max::bigint, open, mode::bigint, first_seen, last_seen \
              FROM servers WHERE key = $1",
             &[&key, &(MAX_TEXT_BYTES as i32)],
-        )?;
-        let Some(r) = rows.first() else {
-            return Ok(None);
-        };
-        Ok(Some(RawServer {
-            name: get(r, 0)?,
-            address: get(r, 1)?,
-            port: get(r, 2)?,
-            players: get(r, 3)?,
-            max: get(r, 4)?,
-            open: get(r, 5)?,
-            mode: get(r, 6)?,
-            first_seen: get(r, 7)?,
-            last_seen: get(r, 8)?,
-        }))
+        )
     }
 
     fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
-        let rows = self.query(lobby_buckets_sql(tier), &[&step, &from])?;
-        rows.iter()
-            .map(|r| {
-                Ok(LobbyBucket {
-                    t: get(r, 0)?,
-                    n: get(r, 1)?,
-                    servers_sum: get(r, 2)?,
-                    players_sum: get(r, 3)?,
-                    peak: get(r, 4)?,
-                    open_n: get(r, 5)?,
-                    room_n: get(r, 6)?,
-                })
-            })
-            .collect()
+        self.all(sql::lobby_buckets_sql(tier), &[&step, &from])
     }
 
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
-        let rows = self.query(
+        self.all(
             "SELECT hour, substring(samples from 1 for $3) FROM server_hours \
              WHERE key = $1 AND hour = ANY($2)",
             &[&key, &hours, &(MAX_HOUR_BYTES as i32)],
-        )?;
-        packed(&rows)
+        )
     }
 
     fn days_of(&mut self, key: i64, first: i64, last: i64) -> Result<Vec<DayRow>> {
@@ -881,52 +832,30 @@ impl Engine for Postgres {
         rows.iter()
             .map(|r| {
                 Ok(DayRow {
-                    day: get(r, 0)?,
-                    sums: DaySums {
-                        key,
-                        n: get(r, 1)?,
-                        players_sum: get(r, 2)?,
-                        max: get(r, 3)?,
-                        open_n: get(r, 4)?,
-                        hours: get(r, 5)?,
-                        peak: get(r, 6)?,
-                    },
+                    day: r.col(0)?,
+                    sums: day_sums(r, key, 1)?,
                 })
             })
             .collect()
     }
 
     fn size_bytes(&mut self) -> Result<u64> {
-        let rows = self.query("SELECT pg_database_size(current_database())", &[])?;
-        let bytes: i64 = rows.first().map_or(Ok(0), |r| get(r, 0))?;
+        let bytes: i64 = self
+            .first("SELECT pg_database_size(current_database())", &[])?
+            .unwrap_or(0);
         Ok(u64::try_from(bytes).unwrap_or(0))
     }
 
     fn webhooks(&mut self) -> Result<Vec<WebhookRow>> {
-        let rows = self.query(
-            "SELECT substring(id from 1 for $1), substring(spec from 1 for $1), \
-             substring(secret from 1 for $1), enabled, failures, created_ms \
-             FROM webhooks ORDER BY created_ms, id",
+        self.all(
+            concat!(select_webhooks!(), " ORDER BY created_ms, id"),
             &[&(MAX_WEBHOOK_TEXT as i32)],
-        )?;
-        rows.iter()
-            .map(|r| {
-                Ok(WebhookRow {
-                    id: get(r, 0)?,
-                    spec: get(r, 1)?,
-                    secret: get(r, 2)?,
-                    enabled: get(r, 3)?,
-                    failures: u32::try_from(get::<i64>(r, 4)?).unwrap_or(u32::MAX),
-                    created_ms: get(r, 5)?,
-                })
-            })
-            .collect()
+        )
     }
 
     fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
         self.execute(
-            "INSERT INTO webhooks (id, spec, secret, enabled, failures, created_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            sql::INSERT_WEBHOOK,
             &[
                 &row.id,
                 &row.spec,
@@ -941,31 +870,23 @@ impl Engine for Postgres {
 
     fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
         let n = self.execute(
-            "UPDATE webhooks SET enabled = $2, failures = $3 WHERE id = $1",
+            sql::SET_WEBHOOK_STATE,
             &[&id, &enabled, &i64::from(failures)],
         )?;
         Ok(n > 0)
     }
 
     fn delete_webhook(&mut self, id: &str) -> Result<bool> {
-        let n = self.execute("DELETE FROM webhooks WHERE id = $1", &[&id])?;
+        let n = self.execute(sql::DELETE_WEBHOOK, &[&id])?;
         Ok(n > 0)
     }
 
     fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>> {
-        let rows = self.query(
+        self.first(
             "SELECT substring(card_msg from 1 for $2), card_edit_ms, card_claim_ms \
              FROM webhooks WHERE id = $1",
             &[&id, &(MAX_WEBHOOK_TEXT as i32)],
-        )?;
-        match rows.first() {
-            Some(r) => Ok(Some(CardRow {
-                msg: get(r, 0)?,
-                edit_ms: get(r, 1)?,
-                claim_ms: get(r, 2)?,
-            })),
-            None => Ok(None),
-        }
+        )
     }
 
     fn claim_webhook_card(
@@ -977,13 +898,12 @@ impl Engine for Postgres {
     ) -> Result<Option<Option<String>>> {
         // Bridges updating the row at once: the later waits for the
         // earlier's commit, then finds the condition false.
-        let rows = self.query(
+        self.first(
             "UPDATE webhooks SET card_claim_ms = $4 \
              WHERE id = $1 AND card_edit_ms <= $2::BIGINT - $3::BIGINT AND card_claim_ms <= $2 \
              RETURNING substring(card_msg from 1 for $5)",
             &[&id, &now, &every_ms, &until, &(MAX_WEBHOOK_TEXT as i32)],
-        )?;
-        rows.first().map(|r| get(r, 0)).transpose()
+        )
     }
 
     fn set_webhook_card(
@@ -993,71 +913,37 @@ impl Engine for Postgres {
         edit_ms: i64,
         claim: i64,
     ) -> Result<bool> {
-        let n = self.execute(
-            "UPDATE webhooks SET card_msg = $2, card_edit_ms = $3, \
-             card_claim_ms = CASE WHEN card_claim_ms = $4 THEN 0 ELSE card_claim_ms END \
-             WHERE id = $1",
-            &[&id, &msg, &edit_ms, &claim],
-        )?;
+        let n = self.execute(sql::SET_WEBHOOK_CARD, &[&id, &msg, &edit_ms, &claim])?;
         Ok(n > 0)
     }
 
     fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()> {
-        self.execute(
-            "UPDATE webhooks SET card_claim_ms = 0 WHERE id = $1 AND card_claim_ms = $2",
-            &[&id, &claim],
-        )?;
+        self.execute(sql::RELEASE_WEBHOOK_CARD, &[&id, &claim])?;
         Ok(())
     }
 
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
-        self.execute(
-            "INSERT INTO push_vapid (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
-            &[&candidate],
-        )?;
-        let rows = self.query(
+        self.execute(sql::INSERT_VAPID, &[&candidate])?;
+        self.first(
             "SELECT substring(secret from 1 for $1) FROM push_vapid WHERE id = 1",
             &[&(MAX_VAPID_BYTES as i32)],
-        )?;
-        match rows.first() {
-            Some(r) => get(r, 0),
-            None => Err(StoreError::InvalidRow {
-                table: "push_vapid",
-                reason: "no key after storing one".into(),
-            }),
-        }
+        )?
+        .ok_or_else(|| StoreError::InvalidRow {
+            table: "push_vapid",
+            reason: "no key after storing one".into(),
+        })
     }
 
     fn push_subscriptions(&mut self) -> Result<Vec<PushRow>> {
-        let rows = self.query(
-            "SELECT substring(id from 1 for $1), substring(subscription from 1 for $1), \
-             substring(watches from 1 for $1), substring(source from 1 for $1), \
-             substring(auth from 1 for $1), created_ms, updated_ms \
-             FROM push_subscriptions ORDER BY created_ms, id",
+        self.all(
+            concat!(select_push!(), " ORDER BY created_ms, id"),
             &[&(MAX_PUSH_TEXT as i32)],
-        )?;
-        rows.iter()
-            .map(|r| {
-                Ok(PushRow {
-                    id: get(r, 0)?,
-                    subscription: get(r, 1)?,
-                    watches: get(r, 2)?,
-                    source: get(r, 3)?,
-                    auth: get(r, 4)?,
-                    created_ms: get(r, 5)?,
-                    updated_ms: get(r, 6)?,
-                })
-            })
-            .collect()
+        )
     }
 
     fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
         let n = self.execute(
-            "INSERT INTO push_subscriptions \
-             (id, subscription, watches, source, auth, created_ms, updated_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET \
-             subscription = excluded.subscription, watches = excluded.watches, \
-             updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth",
+            sql::PUT_PUSH,
             &[
                 &row.id,
                 &row.subscription,
@@ -1080,21 +966,19 @@ impl Engine for Postgres {
     }
 
     fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>> {
-        let rows = self.query(
+        self.all(
             "SELECT substring(id from 1 for $3) FROM push_subscriptions \
              WHERE updated_ms < $1 ORDER BY updated_ms, id LIMIT $2",
             &[&before, &limit, &(MAX_PUSH_TEXT as i32)],
-        )?;
-        rows.iter().map(|r| get(r, 0)).collect()
+        )
     }
 
     fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>> {
-        let rows = self.query(
+        self.all(
             "SELECT substring(id from 1 for $3) FROM push_subscriptions \
              WHERE source = $1 ORDER BY created_ms, id LIMIT $2",
             &[&source, &limit, &(MAX_PUSH_TEXT as i32)],
-        )?;
-        rows.iter().map(|r| get(r, 0)).collect()
+        )
     }
 }
 

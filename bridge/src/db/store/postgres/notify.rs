@@ -9,7 +9,9 @@ use super::super::engine::{
     ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, NotifyEngine, Result, Settle,
     MAX_DELIVERY_TEXT, MAX_PUSH_TEXT, MAX_WEBHOOK_TEXT,
 };
-use super::{get, Postgres};
+use super::Postgres;
+use crate::db::store::decode::outcome;
+use crate::db::store::sql;
 use crate::db::store::{PushRow, WebhookRow};
 
 /// The most bytes of a change's id read back.
@@ -21,54 +23,32 @@ macro_rules! db_now {
     };
 }
 
-fn done_of(r: &postgres::Row) -> Result<DoneDelivery> {
-    Ok(DoneDelivery {
-        event: get(r, 0)?,
-        ok: get::<Option<i64>>(r, 1)?.unwrap_or(0) != 0,
-        status: get(r, 2)?,
-        error: get(r, 3)?,
-        attempts: get(r, 4)?,
-        done_ms: get(r, 5)?,
-    })
-}
-
 impl NotifyEngine for Postgres {
     fn enqueue(&mut self, row: &NewDelivery) -> Result<bool> {
         let target = match row.channel {
             "webhook" => {
                 Some("SELECT count(*) FROM webhooks WHERE id = $1 AND enabled AND enabled_ms <= $2")
             }
-            "push" => {
-                Some("SELECT count(*) FROM push_subscriptions WHERE id = $1 AND updated_ms <= $2")
-            }
+            "push" => Some(sql::PUSH_TARGET_LIVE),
             _ => None,
         };
         if let Some(sql) = target {
-            let rows = self.query(sql, &[&row.target, &row.at_ms])?;
-            let n: i64 = rows.first().map_or(Ok(0), |r| get(r, 0))?;
+            let n: i64 = self.first(sql, &[&row.target, &row.at_ms])?.unwrap_or(0);
             if n == 0 {
                 // Deleted or disabled since this bridge read it.
                 return Ok(false);
             }
         }
         if row.max_pending < i64::MAX {
-            let rows = self.query(
-                "SELECT count(*) FROM notify_deliveries \
-                 WHERE target = $1 AND channel = $2 AND done_ms IS NULL",
-                &[&row.target, &row.channel],
-            )?;
-            let pending: i64 = rows.first().map_or(Ok(0), |r| get(r, 0))?;
+            let pending: i64 = self
+                .first(sql::PENDING_OF_TARGET, &[&row.target, &row.channel])?
+                .unwrap_or(0);
             if pending >= row.max_pending {
                 return Ok(false);
             }
         }
         let fresh = self.execute(
-            "INSERT INTO notify_cooldowns \
-             (channel, target, key, event, until_ms, dedupe_ms, writer) \
-             VALUES ($1, $2, $3, $4, $5, $7, $8) ON CONFLICT (channel, target, key, event) \
-             DO UPDATE SET until_ms = excluded.until_ms, dedupe_ms = excluded.dedupe_ms, \
-             writer = excluded.writer WHERE notify_cooldowns.until_ms <= $6 \
-             AND (notify_cooldowns.writer = excluded.writer OR notify_cooldowns.dedupe_ms <= $6)",
+            sql::PUT_COOLDOWN,
             &[
                 &row.channel,
                 &row.target,
@@ -84,9 +64,7 @@ impl NotifyEngine for Postgres {
             return Ok(false);
         }
         self.execute(
-            "INSERT INTO notify_deliveries \
-             (channel, target, msg_id, event, key, body, created_ms, due_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+            sql::INSERT_DELIVERY,
             &[
                 &row.channel,
                 &row.target,
@@ -101,7 +79,7 @@ impl NotifyEngine for Postgres {
     }
 
     fn claim(&mut self, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<DeliveryRow>> {
-        let rows = self.query(
+        self.all(
             "UPDATE notify_deliveries SET lease_ms = $1 + $2, attempts = attempts + 1 \
              WHERE id IN (SELECT id FROM notify_deliveries WHERE done_ms IS NULL \
                AND due_ms <= $1 AND (lease_ms IS NULL OR lease_ms <= $1) \
@@ -110,52 +88,29 @@ impl NotifyEngine for Postgres {
                substring(msg_id from 1 for $4), substring(event from 1 for $4), key, \
                substring(body from 1 for $4), attempts, created_ms",
             &[&now, &lease_ms, &limit, &(MAX_DELIVERY_TEXT as i32)],
-        )?;
-        rows.iter()
-            .map(|r| {
-                Ok(DeliveryRow {
-                    id: get(r, 0)?,
-                    channel: get(r, 1)?,
-                    target: get(r, 2)?,
-                    msg_id: get(r, 3)?,
-                    event: get(r, 4)?,
-                    key: get(r, 5)?,
-                    body: get(r, 6)?,
-                    attempts: get(r, 7)?,
-                    created_ms: get(r, 8)?,
-                })
-            })
-            .collect()
+        )
     }
 
     fn settle(&mut self, id: i64, how: &Settle) -> Result<()> {
         match how {
-            Settle::Retry { due_ms } => self.execute(
-                "UPDATE notify_deliveries SET due_ms = $2, lease_ms = NULL WHERE id = $1",
-                &[&id, due_ms],
-            )?,
+            Settle::Retry { due_ms } => self.execute(sql::SETTLE_RETRY, &[&id, due_ms])?,
             Settle::Later { due_ms } => self.execute(
                 "UPDATE notify_deliveries SET due_ms = $2, lease_ms = NULL, \
                  attempts = GREATEST(attempts - 1, 0) WHERE id = $1",
                 &[&id, due_ms],
             )?,
             Settle::Done(d) => self.execute(
-                "UPDATE notify_deliveries SET done_ms = $2, ok = $3, status = $4, \
-                 error = $5, lease_ms = NULL WHERE id = $1",
+                sql::SETTLE_DONE,
                 &[&id, &d.done_ms, &i64::from(d.ok), &d.status, &d.error],
             )?,
-            Settle::Forget => {
-                self.execute("DELETE FROM notify_deliveries WHERE id = $1", &[&id])?
-            }
+            Settle::Forget => self.execute(sql::SETTLE_FORGET, &[&id])?,
         };
         Ok(())
     }
 
     fn record(&mut self, channel: &str, target: &str, d: &DoneDelivery) -> Result<()> {
         self.execute(
-            "INSERT INTO notify_deliveries (channel, target, msg_id, event, key, body, \
-             created_ms, due_ms, attempts, done_ms, ok, status, error) \
-             VALUES ($1, $2, '', $3, 0, '', $4, $4, $5, $4, $6, $7, $8)",
+            sql::RECORD_DELIVERY,
             &[
                 &channel,
                 &target,
@@ -171,29 +126,21 @@ impl NotifyEngine for Postgres {
     }
 
     fn recent(&mut self, target: &str, limit: i64) -> Result<Vec<DoneDelivery>> {
-        let rows = self.query(
+        self.all(
             "SELECT substring(event from 1 for $3), ok, status, substring(error from 1 for $3), \
              attempts, done_ms FROM notify_deliveries \
              WHERE target = $1 AND done_ms IS NOT NULL ORDER BY done_ms DESC, id DESC LIMIT $2",
             &[&target, &limit, &(MAX_DELIVERY_TEXT as i32)],
-        )?;
-        rows.iter().map(done_of).collect()
+        )
     }
 
     fn drop_pending(&mut self, target: &str) -> Result<usize> {
-        let n = self.execute(
-            "DELETE FROM notify_deliveries WHERE target = $1 AND done_ms IS NULL",
-            &[&target],
-        )?;
+        let n = self.execute(sql::DROP_PENDING, &[&target])?;
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
     fn pending(&mut self) -> Result<i64> {
-        let rows = self.query(
-            "SELECT count(*) FROM notify_deliveries WHERE done_ms IS NULL",
-            &[],
-        )?;
-        rows.first().map_or(Ok(0), |r| get(r, 0))
+        Ok(self.first(sql::PENDING, &[])?.unwrap_or(0))
     }
 
     fn prune_notify(&mut self, now: i64, before: i64, keep: i64, changes_ms: i64) -> Result<usize> {
@@ -204,10 +151,7 @@ impl NotifyEngine for Postgres {
                WHERE done_ms IS NOT NULL) AS r WHERE n > $2))",
             &[&before, &keep],
         )?;
-        n += self.execute(
-            "DELETE FROM notify_cooldowns WHERE until_ms < $1 AND dedupe_ms < $1",
-            &[&now],
-        )?;
+        n += self.execute(sql::PRUNE_COOLDOWNS, &[&now])?;
         n += self.execute(
             concat!(
                 "DELETE FROM notify_changes WHERE at_ms < ",
@@ -232,83 +176,38 @@ impl NotifyEngine for Postgres {
     }
 
     fn changes(&mut self, since: i64, limit: i64) -> Result<(i64, Vec<ChangeRow>)> {
-        let now = self.query(concat!("SELECT ", db_now!()), &[])?;
-        let now: i64 = now.first().map_or(Ok(0), |r| get(r, 0))?;
-        let rows = self.query(
+        let now: i64 = self.first(concat!("SELECT ", db_now!()), &[])?.unwrap_or(0);
+        let rows = self.all(
             "SELECT seq, substring(kind from 1 for $3), substring(id from 1 for $3) \
              FROM notify_changes WHERE at_ms >= $1 ORDER BY seq LIMIT $2",
             &[&since, &limit, &MAX_ID_TEXT],
         )?;
-        let rows = rows
-            .iter()
-            .map(|r| {
-                Ok(ChangeRow {
-                    seq: get(r, 0)?,
-                    kind: get(r, 1)?,
-                    id: get(r, 2)?,
-                })
-            })
-            .collect::<Result<_>>()?;
         Ok((now, rows))
     }
 
     fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>> {
-        let rows = self.query(
-            "SELECT substring(id from 1 for $2), substring(spec from 1 for $2), \
-             substring(secret from 1 for $2), enabled, failures, created_ms \
-             FROM webhooks WHERE id = $1",
-            &[&id, &(MAX_WEBHOOK_TEXT as i32)],
-        )?;
-        rows.first()
-            .map(|r| {
-                Ok(WebhookRow {
-                    id: get(r, 0)?,
-                    spec: get(r, 1)?,
-                    secret: get(r, 2)?,
-                    enabled: get(r, 3)?,
-                    failures: u32::try_from(get::<i64>(r, 4)?).unwrap_or(u32::MAX),
-                    created_ms: get(r, 5)?,
-                })
-            })
-            .transpose()
+        self.first(
+            concat!(select_webhooks!(), " WHERE id = $2"),
+            &[&(MAX_WEBHOOK_TEXT as i32), &id],
+        )
     }
 
     fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>> {
-        let rows = self.query(
-            "SELECT substring(id from 1 for $2), substring(subscription from 1 for $2), \
-             substring(watches from 1 for $2), substring(source from 1 for $2), \
-             substring(auth from 1 for $2), created_ms, updated_ms \
-             FROM push_subscriptions WHERE id = $1",
-            &[&id, &(MAX_PUSH_TEXT as i32)],
-        )?;
-        rows.first()
-            .map(|r| {
-                Ok(PushRow {
-                    id: get(r, 0)?,
-                    subscription: get(r, 1)?,
-                    watches: get(r, 2)?,
-                    source: get(r, 3)?,
-                    auth: get(r, 4)?,
-                    created_ms: get(r, 5)?,
-                    updated_ms: get(r, 6)?,
-                })
-            })
-            .transpose()
+        self.first(
+            concat!(select_push!(), " WHERE id = $2"),
+            &[&(MAX_PUSH_TEXT as i32), &id],
+        )
     }
 
     fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>> {
-        let rows = self.query(
+        self.all(
             "SELECT key FROM servers WHERE key = ANY($1) AND last_seen >= $2",
             &[&keys, &since],
-        )?;
-        rows.iter().map(|r| get(r, 0)).collect()
+        )
     }
 
     fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()> {
-        self.execute(
-            "UPDATE webhooks SET enabled_ms = $2 WHERE id = $1",
-            &[&id, &at_ms],
-        )?;
+        self.execute(sql::WEBHOOK_ENABLED_AT, &[&id, &at_ms])?;
         Ok(())
     }
 
@@ -324,13 +223,6 @@ impl NotifyEngine for Postgres {
              ELSE enabled END WHERE id = $1 RETURNING enabled, failures",
             &[&id, &ok, &i64::from(disable_after)],
         )?;
-        rows.first()
-            .map(|r| {
-                Ok((
-                    get(r, 0)?,
-                    u32::try_from(get::<i64>(r, 1)?).unwrap_or(u32::MAX),
-                ))
-            })
-            .transpose()
+        rows.first().map(outcome).transpose()
     }
 }

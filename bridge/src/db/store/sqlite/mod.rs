@@ -3,16 +3,36 @@
 //! In process, a lookup costs microseconds, so batches are loops of
 //! cached point lookups.
 
+/// The `webhooks` columns a [`WebhookRow`] is read from, texts cut to
+/// `?1` bytes: written once for the list and the lookup by id.
+macro_rules! select_webhooks {
+    () => {
+        "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(spec, 1, ?1) AS TEXT), \
+         CAST(substr(secret, 1, ?1) AS TEXT), enabled, failures, created_ms FROM webhooks"
+    };
+}
+
+/// The `push_subscriptions` columns a [`PushRow`] is read from, texts cut
+/// to `?1` bytes: written once for the list and the lookup by id.
+macro_rules! select_push {
+    () => {
+        "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(subscription, 1, ?1) AS TEXT), \
+         CAST(substr(watches, 1, ?1) AS TEXT), CAST(substr(source, 1, ?1) AS TEXT), \
+         CAST(substr(auth, 1, ?1) AS TEXT), created_ms, updated_ms FROM push_subscriptions"
+    };
+}
+
 mod notify;
 mod schema;
 
 use crate::db::store::{CardRow, PushRow, WebhookRow};
 use std::path::PathBuf;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, Params};
 
 pub use schema::DB_FILE;
 
+use super::decode::{day_sums, Decode};
 use super::engine::{
     by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, LobbyTotals,
     Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
@@ -20,6 +40,7 @@ use super::engine::{
 };
 use super::packed::Sample;
 use super::range::Tier;
+use super::sql;
 use super::{ServerSample, DAY_MS};
 
 /// The open SQLite database.
@@ -52,6 +73,42 @@ impl Sqlite {
         Ok(out)
     }
 
+    /// Every row `sql` gives for `params`, decoded as `T`.
+    fn all<T: Decode>(&self, sql: &str, params: impl Params) -> Result<Vec<T>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params, |r| T::decode(r))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The first row `sql` gives for `params`, if any, decoded as `T`.
+    fn first<T: Decode>(&self, sql: &str, params: impl Params) -> Result<Option<T>> {
+        Ok(self
+            .conn
+            .prepare_cached(sql)?
+            .query_row(params, |r| T::decode(r))
+            .optional()?)
+    }
+
+    /// Of `keys`, those `sql` finds a row for, one cached point lookup
+    /// each (`args` gives a key's parameters), in process as cheap as one
+    /// statement over them all.
+    fn found_keys<P: Params>(
+        &self,
+        sql: &str,
+        keys: &[i64],
+        args: impl Fn(i64) -> P,
+    ) -> Result<Vec<i64>> {
+        let mut get = self.conn.prepare_cached(sql)?;
+        let mut out = Vec::new();
+        for &key in keys {
+            out.extend(
+                get.query_row(args(key), |r| r.get::<_, i64>(0))
+                    .optional()?,
+            );
+        }
+        Ok(out)
+    }
+
     /// Runs raw SQL (tests).
     #[cfg(test)]
     pub fn execute_raw(&mut self, sql: &str) -> Result<()> {
@@ -77,10 +134,7 @@ impl Engine for Sqlite {
     fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
         let inserted = self
             .conn
-            .prepare_cached(
-                "INSERT INTO lobby_samples (t, servers, players) VALUES (?1, ?2, ?3) \
-             ON CONFLICT (t) DO NOTHING",
-            )?
+            .prepare_cached(sql::INSERT_LOBBY_SAMPLE)?
             .execute(params![t, servers, players])?;
         Ok(inserted == 1)
     }
@@ -180,17 +234,11 @@ impl Engine for Sqlite {
     }
 
     fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>> {
-        let mut read = self.conn.prepare_cached(
+        self.all(
             "SELECT key, substr(samples, 1, ?4) FROM server_hours \
              WHERE hour = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
-        )?;
-        let rows = read.query_map(params![hour, after, limit, MAX_HOUR_BYTES], |r| {
-            Ok(Packed {
-                at: r.get(0)?,
-                bytes: r.get(1)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![hour, after, limit, MAX_HOUR_BYTES],
+        )
     }
 
     fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>> {
@@ -225,23 +273,13 @@ impl Engine for Sqlite {
 
     fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
         let conn = &self.conn;
-        let mut deleted = conn.execute(
-            "DELETE FROM server_hours WHERE (hour, key) IN \
-             (SELECT hour, key FROM server_hours WHERE hour <= ?1 ORDER BY hour, key LIMIT ?2)",
-            params![cutoffs.hours_through, batch],
-        )?;
-        deleted += conn.execute(
-            "DELETE FROM server_days WHERE (day, key) IN \
-             (SELECT day, key FROM server_days WHERE day < ?1 ORDER BY day, key LIMIT ?2)",
-            params![cutoffs.days_before, batch],
-        )?;
+        let mut deleted = conn.execute(sql::PRUNE_HOURS, params![cutoffs.hours_through, batch])?;
+        deleted += conn.execute(sql::PRUNE_DAYS, params![cutoffs.days_before, batch])?;
         let nulled = conn.execute(
-            "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
-             (SELECT day, key FROM server_days WHERE day >= ?1 AND day < ?2 \
-              AND hours IS NOT NULL ORDER BY day, key LIMIT ?3)",
+            sql::DROP_DAY_HOURS,
             params![cutoffs.hours_dropped.0, cutoffs.hours_dropped.1, batch],
         )?;
-        for (table, id, before, column) in fronts(cutoffs) {
+        for (table, id, before, column) in sql::fronts(cutoffs) {
             deleted += conn.execute(
                 &format!(
                     "DELETE FROM {table} WHERE {id} IN \
@@ -254,32 +292,18 @@ impl Engine for Sqlite {
     }
 
     fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
-        let mut stmt = self.conn.prepare_cached(BRIEF_SERVERS)?;
-        let rows = stmt.query_map(
+        self.all(
+            sql::BRIEF_SERVERS,
             params![w.after.0, w.after.1, w.before, w.life_ms, w.limit],
-            life_of,
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        )
     }
 
     fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
-        let mut stmt = self.conn.prepare_cached(LEAST_SEEN)?;
-        let rows = stmt.query_map(params![limit], life_of)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.all(sql::LEAST_SEEN, params![limit])
     }
 
     fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
-        let mut get = self
-            .conn
-            .prepare_cached("SELECT key FROM servers WHERE key = ?1")?;
-        let mut out = Vec::new();
-        for &key in keys {
-            out.extend(
-                get.query_row(params![key], |r| r.get::<_, i64>(0))
-                    .optional()?,
-            );
-        }
-        Ok(out)
+        self.found_keys("SELECT key FROM servers WHERE key = ?1", keys, |key| (key,))
     }
 
     fn forget(&mut self, rows: &Forgotten) -> Result<usize> {
@@ -306,42 +330,15 @@ impl Engine for Sqlite {
     }
 
     fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
-                 port, players, max, open, mode, first_seen, last_seen FROM servers WHERE key = ?1",
-            )?
-            .query_row(params![key, MAX_TEXT_BYTES], |r| {
-                Ok(RawServer {
-                    name: r.get(0)?,
-                    address: r.get(1)?,
-                    port: r.get(2)?,
-                    players: r.get(3)?,
-                    max: r.get(4)?,
-                    open: r.get(5)?,
-                    mode: r.get(6)?,
-                    first_seen: r.get(7)?,
-                    last_seen: r.get(8)?,
-                })
-            })
-            .optional()?)
+        self.first(
+            "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
+             port, players, max, open, mode, first_seen, last_seen FROM servers WHERE key = ?1",
+            params![key, MAX_TEXT_BYTES],
+        )
     }
 
     fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
-        let mut stmt = self.conn.prepare_cached(lobby_buckets_sql(tier))?;
-        let rows = stmt.query_map(params![step, from], |r| {
-            Ok(LobbyBucket {
-                t: r.get(0)?,
-                n: r.get(1)?,
-                servers_sum: r.get(2)?,
-                players_sum: r.get(3)?,
-                peak: r.get(4)?,
-                open_n: r.get(5)?,
-                room_n: r.get(6)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.all(sql::lobby_buckets_sql(tier), params![step, from])
     }
 
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
@@ -364,15 +361,7 @@ impl Engine for Sqlite {
                 .query_row(params![day, key, MAX_DAY_BYTES], |r| {
                     Ok(DayRow {
                         day,
-                        sums: DaySums {
-                            key,
-                            n: r.get(0)?,
-                            players_sum: r.get(1)?,
-                            max: r.get(2)?,
-                            open_n: r.get(3)?,
-                            hours: r.get(4)?,
-                            peak: r.get(5)?,
-                        },
+                        sums: day_sums(r, key, 0)?,
                     })
                 })
                 .optional()?;
@@ -386,28 +375,15 @@ impl Engine for Sqlite {
     }
 
     fn webhooks(&mut self) -> Result<Vec<WebhookRow>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(spec, 1, ?1) AS TEXT), \
-             CAST(substr(secret, 1, ?1) AS TEXT), enabled, failures, created_ms \
-             FROM webhooks ORDER BY created_ms, id",
-        )?;
-        let rows = stmt.query_map(params![MAX_WEBHOOK_TEXT], |r| {
-            Ok(WebhookRow {
-                id: r.get(0)?,
-                spec: r.get(1)?,
-                secret: r.get(2)?,
-                enabled: r.get::<_, i64>(3)? != 0,
-                failures: u32::try_from(r.get::<_, i64>(4)?).unwrap_or(u32::MAX),
-                created_ms: r.get(5)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.all(
+            concat!(select_webhooks!(), " ORDER BY created_ms, id"),
+            params![MAX_WEBHOOK_TEXT],
+        )
     }
 
     fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
         self.conn.execute(
-            "INSERT INTO webhooks (id, spec, secret, enabled, failures, created_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            sql::INSERT_WEBHOOK,
             params![
                 row.id,
                 row.spec,
@@ -421,36 +397,23 @@ impl Engine for Sqlite {
     }
 
     fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
-        let n = self.conn.execute(
-            "UPDATE webhooks SET enabled = ?2, failures = ?3 WHERE id = ?1",
-            params![id, enabled, failures],
-        )?;
+        let n = self
+            .conn
+            .execute(sql::SET_WEBHOOK_STATE, params![id, enabled, failures])?;
         Ok(n > 0)
     }
 
     fn delete_webhook(&mut self, id: &str) -> Result<bool> {
-        let n = self
-            .conn
-            .execute("DELETE FROM webhooks WHERE id = ?1", params![id])?;
+        let n = self.conn.execute(sql::DELETE_WEBHOOK, params![id])?;
         Ok(n > 0)
     }
 
     fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>> {
-        let row = self
-            .conn
-            .prepare_cached(
-                "SELECT substr(card_msg, 1, ?2), card_edit_ms, card_claim_ms \
-                 FROM webhooks WHERE id = ?1",
-            )?
-            .query_row(params![id, MAX_WEBHOOK_TEXT], |r| {
-                Ok(CardRow {
-                    msg: r.get(0)?,
-                    edit_ms: r.get(1)?,
-                    claim_ms: r.get(2)?,
-                })
-            })
-            .optional()?;
-        Ok(row)
+        self.first(
+            "SELECT substr(card_msg, 1, ?2), card_edit_ms, card_claim_ms \
+             FROM webhooks WHERE id = ?1",
+            params![id, MAX_WEBHOOK_TEXT],
+        )
     }
 
     fn claim_webhook_card(
@@ -462,18 +425,12 @@ impl Engine for Sqlite {
     ) -> Result<Option<Option<String>>> {
         // One statement under SQLite's write lock: of bridges sharing the
         // file, one takes the slot.
-        let msg = self
-            .conn
-            .prepare_cached(
-                "UPDATE webhooks SET card_claim_ms = ?4 \
-                 WHERE id = ?1 AND card_edit_ms <= ?2 - ?3 AND card_claim_ms <= ?2 \
-                 RETURNING substr(card_msg, 1, ?5)",
-            )?
-            .query_row(params![id, now, every_ms, until, MAX_WEBHOOK_TEXT], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        Ok(msg)
+        self.first(
+            "UPDATE webhooks SET card_claim_ms = ?4 \
+             WHERE id = ?1 AND card_edit_ms <= ?2 - ?3 AND card_claim_ms <= ?2 \
+             RETURNING substr(card_msg, 1, ?5)",
+            params![id, now, every_ms, until, MAX_WEBHOOK_TEXT],
+        )
     }
 
     fn set_webhook_card(
@@ -483,28 +440,20 @@ impl Engine for Sqlite {
         edit_ms: i64,
         claim: i64,
     ) -> Result<bool> {
-        let n = self.conn.execute(
-            "UPDATE webhooks SET card_msg = ?2, card_edit_ms = ?3, \
-             card_claim_ms = CASE WHEN card_claim_ms = ?4 THEN 0 ELSE card_claim_ms END \
-             WHERE id = ?1",
-            params![id, msg, edit_ms, claim],
-        )?;
+        let n = self
+            .conn
+            .execute(sql::SET_WEBHOOK_CARD, params![id, msg, edit_ms, claim])?;
         Ok(n > 0)
     }
 
     fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()> {
-        self.conn.execute(
-            "UPDATE webhooks SET card_claim_ms = 0 WHERE id = ?1 AND card_claim_ms = ?2",
-            params![id, claim],
-        )?;
+        self.conn
+            .execute(sql::RELEASE_WEBHOOK_CARD, params![id, claim])?;
         Ok(())
     }
 
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
-        self.conn.execute(
-            "INSERT INTO push_vapid (id, secret) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING",
-            params![candidate],
-        )?;
+        self.conn.execute(sql::INSERT_VAPID, params![candidate])?;
         Ok(self.conn.query_row(
             "SELECT CAST(substr(secret, 1, ?1) AS BLOB) FROM push_vapid WHERE id = 1",
             params![MAX_VAPID_BYTES],
@@ -513,45 +462,22 @@ impl Engine for Sqlite {
     }
 
     fn push_subscriptions(&mut self) -> Result<Vec<PushRow>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(subscription, 1, ?1) AS TEXT), \
-             CAST(substr(watches, 1, ?1) AS TEXT), CAST(substr(source, 1, ?1) AS TEXT), \
-             CAST(substr(auth, 1, ?1) AS TEXT), created_ms, updated_ms \
-             FROM push_subscriptions ORDER BY created_ms, id",
-        )?;
-        let rows = stmt.query_map(params![MAX_PUSH_TEXT], |r| {
-            Ok(PushRow {
-                id: r.get(0)?,
-                subscription: r.get(1)?,
-                watches: r.get(2)?,
-                source: r.get(3)?,
-                auth: r.get(4)?,
-                created_ms: r.get(5)?,
-                updated_ms: r.get(6)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.all(
+            concat!(select_push!(), " ORDER BY created_ms, id"),
+            params![MAX_PUSH_TEXT],
+        )
     }
 
     fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
-        let n = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO push_subscriptions \
-                 (id, subscription, watches, source, auth, created_ms, updated_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET \
-                 subscription = excluded.subscription, watches = excluded.watches, \
-                 updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth",
-            )?
-            .execute(params![
-                row.id,
-                row.subscription,
-                row.watches,
-                row.source,
-                row.auth,
-                row.created_ms,
-                row.updated_ms
-            ])?;
+        let n = self.conn.prepare_cached(sql::PUT_PUSH)?.execute(params![
+            row.id,
+            row.subscription,
+            row.watches,
+            row.source,
+            row.auth,
+            row.created_ms,
+            row.updated_ms
+        ])?;
         Ok(n > 0)
     }
 
@@ -566,78 +492,18 @@ impl Engine for Sqlite {
     }
 
     fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.all(
             "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
              WHERE updated_ms < ?1 ORDER BY updated_ms, id LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![before, limit, MAX_PUSH_TEXT], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![before, limit, MAX_PUSH_TEXT],
+        )
     }
 
     fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.all(
             "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
              WHERE source = ?1 ORDER BY created_ms, id LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![source, limit, MAX_PUSH_TEXT], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-}
-
-/// Servers last seen after `(?1, ?2)` and before `?3` whose life was
-/// shorter than `?4`, at most `?5`: the same SQL in both engines.
-pub(super) const BRIEF_SERVERS: &str = "SELECT key, first_seen, last_seen FROM servers \
-     WHERE last_seen >= ?1 AND (last_seen > ?1 OR key > ?2) AND last_seen < ?3 \
-     AND last_seen - first_seen < ?4 ORDER BY last_seen, key LIMIT ?5";
-
-/// At most `?1` servers, the shortest life first, the newest first among
-/// equals: the same SQL in both engines.
-pub(super) const LEAST_SEEN: &str = "SELECT key, first_seen, last_seen FROM servers \
-     ORDER BY last_seen - first_seen, first_seen DESC, key LIMIT ?1";
-
-fn life_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Life> {
-    Ok(Life {
-        key: r.get(0)?,
-        first_seen: r.get(1)?,
-        last_seen: r.get(2)?,
-    })
-}
-
-/// The tables retention deletes from the front of, one range each: `(table,
-/// its id, delete before, by which column)`. Shared by both engines.
-pub(super) fn fronts(c: &Cutoffs) -> [(&'static str, &'static str, i64, &'static str); 4] {
-    [
-        ("lobby_samples", "t", c.lobby_samples_before, "t"),
-        ("lobby_hourly", "t", c.lobby_hours_before, "t"),
-        ("lobby_daily", "t", c.days_before, "t"),
-        ("servers", "key", c.days_before, "last_seen"),
-    ]
-}
-
-/// The lobby's buckets of `tier` (`?1` the step, `?2` from): the same SQL
-/// in both engines (sums cast back to 64-bit integers, which PostgreSQL's
-/// `SUM` would widen).
-pub(super) fn lobby_buckets_sql(tier: Tier) -> &'static str {
-    match tier {
-        Tier::Samples => {
-            "SELECT (t / ?1) * ?1 AS b, COUNT(*), CAST(SUM(servers) AS BIGINT), \
-             CAST(SUM(players) AS BIGINT), CAST(MAX(players) AS BIGINT), CAST(NULL AS BIGINT), \
-             CAST(NULL AS BIGINT) FROM lobby_samples WHERE t >= ?2 GROUP BY b ORDER BY b"
-        }
-        Tier::Hourly => {
-            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
-             CAST(SUM(players_sum) AS BIGINT), \
-             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
-             CASE WHEN COUNT(open_n) = COUNT(*) THEN CAST(SUM(open_n) AS BIGINT) END, \
-             CASE WHEN COUNT(room_n) = COUNT(*) THEN CAST(SUM(room_n) AS BIGINT) END \
-             FROM lobby_hourly WHERE t >= ?2 GROUP BY b ORDER BY b"
-        }
-        Tier::Daily => {
-            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
-             CAST(SUM(players_sum) AS BIGINT), \
-             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
-             CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) \
-             FROM lobby_daily WHERE t >= ?2 GROUP BY b ORDER BY b"
-        }
+            params![source, limit, MAX_PUSH_TEXT],
+        )
     }
 }

@@ -11,21 +11,12 @@ use super::super::engine::{
     MAX_DELIVERY_TEXT, MAX_PUSH_TEXT, MAX_WEBHOOK_TEXT,
 };
 use super::Sqlite;
+use crate::db::store::decode::outcome;
 use crate::db::store::now_ms;
+use crate::db::store::sql;
 
 /// The most bytes of a change's id read back.
 const MAX_ID_TEXT: i64 = 200;
-
-fn done_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<DoneDelivery> {
-    Ok(DoneDelivery {
-        event: r.get(0)?,
-        ok: r.get::<_, Option<i64>>(1)?.unwrap_or(0) != 0,
-        status: r.get(2)?,
-        error: r.get(3)?,
-        attempts: r.get(4)?,
-        done_ms: r.get(5)?,
-    })
-}
 
 impl NotifyEngine for Sqlite {
     fn enqueue(&mut self, row: &NewDelivery) -> Result<bool> {
@@ -33,9 +24,7 @@ impl NotifyEngine for Sqlite {
             "webhook" => Some(
                 "SELECT count(*) FROM webhooks WHERE id = ?1 AND enabled <> 0 AND enabled_ms <= ?2",
             ),
-            "push" => {
-                Some("SELECT count(*) FROM push_subscriptions WHERE id = ?1 AND updated_ms <= ?2")
-            }
+            "push" => Some(sql::PUSH_TARGET_LIVE),
             _ => None,
         };
         if let Some(sql) = target {
@@ -51,10 +40,7 @@ impl NotifyEngine for Sqlite {
         if row.max_pending < i64::MAX {
             let pending: i64 = self
                 .conn
-                .prepare_cached(
-                    "SELECT count(*) FROM notify_deliveries \
-                     WHERE target = ?1 AND channel = ?2 AND done_ms IS NULL",
-                )?
+                .prepare_cached(sql::PENDING_OF_TARGET)?
                 .query_row(params![row.target, row.channel], |r| r.get(0))?;
             if pending >= row.max_pending {
                 return Ok(false);
@@ -62,14 +48,7 @@ impl NotifyEngine for Sqlite {
         }
         let fresh = self
             .conn
-            .prepare_cached(
-                "INSERT INTO notify_cooldowns \
-                 (channel, target, key, event, until_ms, dedupe_ms, writer) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?7, ?8) ON CONFLICT (channel, target, key, event) \
-                 DO UPDATE SET until_ms = excluded.until_ms, dedupe_ms = excluded.dedupe_ms, \
-                 writer = excluded.writer WHERE notify_cooldowns.until_ms <= ?6 \
-                 AND (notify_cooldowns.writer = excluded.writer OR notify_cooldowns.dedupe_ms <= ?6)",
-            )?
+            .prepare_cached(sql::PUT_COOLDOWN)?
             .execute(params![
                 row.channel,
                 row.target,
@@ -84,11 +63,7 @@ impl NotifyEngine for Sqlite {
             return Ok(false);
         }
         self.conn
-            .prepare_cached(
-                "INSERT INTO notify_deliveries \
-                 (channel, target, msg_id, event, key, body, created_ms, due_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-            )?
+            .prepare_cached(sql::INSERT_DELIVERY)?
             .execute(params![
                 row.channel,
                 row.target,
@@ -102,7 +77,7 @@ impl NotifyEngine for Sqlite {
     }
 
     fn claim(&mut self, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<DeliveryRow>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.all(
             "UPDATE notify_deliveries SET lease_ms = ?1 + ?2, attempts = attempts + 1 \
              WHERE id IN (SELECT id FROM notify_deliveries WHERE done_ms IS NULL \
                AND due_ms <= ?1 AND (lease_ms IS NULL OR lease_ms <= ?1) \
@@ -111,30 +86,15 @@ impl NotifyEngine for Sqlite {
                CAST(substr(target, 1, ?4) AS TEXT), CAST(substr(msg_id, 1, ?4) AS TEXT), \
                CAST(substr(event, 1, ?4) AS TEXT), key, CAST(substr(body, 1, ?4) AS TEXT), \
                attempts, created_ms",
-        )?;
-        let rows = stmt.query_map(params![now, lease_ms, limit, MAX_DELIVERY_TEXT], |r| {
-            Ok(DeliveryRow {
-                id: r.get(0)?,
-                channel: r.get(1)?,
-                target: r.get(2)?,
-                msg_id: r.get(3)?,
-                event: r.get(4)?,
-                key: r.get(5)?,
-                body: r.get(6)?,
-                attempts: r.get(7)?,
-                created_ms: r.get(8)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![now, lease_ms, limit, MAX_DELIVERY_TEXT],
+        )
     }
 
     fn settle(&mut self, id: i64, how: &Settle) -> Result<()> {
         match how {
             Settle::Retry { due_ms } => self
                 .conn
-                .prepare_cached(
-                    "UPDATE notify_deliveries SET due_ms = ?2, lease_ms = NULL WHERE id = ?1",
-                )?
+                .prepare_cached(sql::SETTLE_RETRY)?
                 .execute(params![id, due_ms])?,
             Settle::Later { due_ms } => self
                 .conn
@@ -145,14 +105,11 @@ impl NotifyEngine for Sqlite {
                 .execute(params![id, due_ms])?,
             Settle::Done(d) => self
                 .conn
-                .prepare_cached(
-                    "UPDATE notify_deliveries SET done_ms = ?2, ok = ?3, status = ?4, \
-                     error = ?5, lease_ms = NULL WHERE id = ?1",
-                )?
+                .prepare_cached(sql::SETTLE_DONE)?
                 .execute(params![id, d.done_ms, i64::from(d.ok), d.status, d.error])?,
             Settle::Forget => self
                 .conn
-                .prepare_cached("DELETE FROM notify_deliveries WHERE id = ?1")?
+                .prepare_cached(sql::SETTLE_FORGET)?
                 .execute(params![id])?,
         };
         Ok(())
@@ -160,11 +117,7 @@ impl NotifyEngine for Sqlite {
 
     fn record(&mut self, channel: &str, target: &str, d: &DoneDelivery) -> Result<()> {
         self.conn
-            .prepare_cached(
-                "INSERT INTO notify_deliveries (channel, target, msg_id, event, key, body, \
-                 created_ms, due_ms, attempts, done_ms, ok, status, error) \
-                 VALUES (?1, ?2, '', ?3, 0, '', ?4, ?4, ?5, ?4, ?6, ?7, ?8)",
-            )?
+            .prepare_cached(sql::RECORD_DELIVERY)?
             .execute(params![
                 channel,
                 target,
@@ -179,28 +132,23 @@ impl NotifyEngine for Sqlite {
     }
 
     fn recent(&mut self, target: &str, limit: i64) -> Result<Vec<DoneDelivery>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.all(
             "SELECT CAST(substr(event, 1, ?3) AS TEXT), ok, status, \
              CAST(substr(error, 1, ?3) AS TEXT), attempts, done_ms FROM notify_deliveries \
              WHERE target = ?1 AND done_ms IS NOT NULL ORDER BY done_ms DESC, id DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![target, limit, MAX_DELIVERY_TEXT], done_of)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![target, limit, MAX_DELIVERY_TEXT],
+        )
     }
 
     fn drop_pending(&mut self, target: &str) -> Result<usize> {
         Ok(self
             .conn
-            .prepare_cached("DELETE FROM notify_deliveries WHERE target = ?1 AND done_ms IS NULL")?
+            .prepare_cached(sql::DROP_PENDING)?
             .execute(params![target])?)
     }
 
     fn pending(&mut self) -> Result<i64> {
-        Ok(self.conn.query_row(
-            "SELECT count(*) FROM notify_deliveries WHERE done_ms IS NULL",
-            [],
-            |r| r.get(0),
-        )?)
+        Ok(self.conn.query_row(sql::PENDING, [], |r| r.get(0))?)
     }
 
     fn prune_notify(&mut self, now: i64, before: i64, keep: i64, changes_ms: i64) -> Result<usize> {
@@ -211,10 +159,7 @@ impl NotifyEngine for Sqlite {
                WHERE done_ms IS NOT NULL) WHERE n > ?2))",
             params![before, keep],
         )?;
-        n += self.conn.execute(
-            "DELETE FROM notify_cooldowns WHERE until_ms < ?1 AND dedupe_ms < ?1",
-            params![now],
-        )?;
+        n += self.conn.execute(sql::PRUNE_COOLDOWNS, params![now])?;
         n += self.conn.execute(
             "DELETE FROM notify_changes WHERE at_ms < ?1",
             params![now_ms() - changes_ms],
@@ -231,81 +176,39 @@ impl NotifyEngine for Sqlite {
 
     fn changes(&mut self, since: i64, limit: i64) -> Result<(i64, Vec<ChangeRow>)> {
         let now = now_ms();
-        let mut stmt = self.conn.prepare_cached(
+        let rows = self.all(
             "SELECT seq, CAST(substr(kind, 1, ?3) AS TEXT), CAST(substr(id, 1, ?3) AS TEXT) \
              FROM notify_changes WHERE at_ms >= ?1 ORDER BY seq LIMIT ?2",
+            params![since, limit, MAX_ID_TEXT],
         )?;
-        let rows = stmt.query_map(params![since, limit, MAX_ID_TEXT], |r| {
-            Ok(ChangeRow {
-                seq: r.get(0)?,
-                kind: r.get(1)?,
-                id: r.get(2)?,
-            })
-        })?;
-        Ok((now, rows.collect::<rusqlite::Result<_>>()?))
+        Ok((now, rows))
     }
 
     fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT CAST(substr(id, 1, ?2) AS TEXT), CAST(substr(spec, 1, ?2) AS TEXT), \
-                 CAST(substr(secret, 1, ?2) AS TEXT), enabled, failures, created_ms \
-                 FROM webhooks WHERE id = ?1",
-            )?
-            .query_row(params![id, MAX_WEBHOOK_TEXT], |r| {
-                Ok(WebhookRow {
-                    id: r.get(0)?,
-                    spec: r.get(1)?,
-                    secret: r.get(2)?,
-                    enabled: r.get::<_, i64>(3)? != 0,
-                    failures: u32::try_from(r.get::<_, i64>(4)?).unwrap_or(u32::MAX),
-                    created_ms: r.get(5)?,
-                })
-            })
-            .optional()?)
+        self.first(
+            concat!(select_webhooks!(), " WHERE id = ?2"),
+            params![MAX_WEBHOOK_TEXT, id],
+        )
     }
 
     fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT CAST(substr(id, 1, ?2) AS TEXT), CAST(substr(subscription, 1, ?2) AS TEXT), \
-                 CAST(substr(watches, 1, ?2) AS TEXT), CAST(substr(source, 1, ?2) AS TEXT), \
-                 CAST(substr(auth, 1, ?2) AS TEXT), created_ms, updated_ms \
-                 FROM push_subscriptions WHERE id = ?1",
-            )?
-            .query_row(params![id, MAX_PUSH_TEXT], |r| {
-                Ok(PushRow {
-                    id: r.get(0)?,
-                    subscription: r.get(1)?,
-                    watches: r.get(2)?,
-                    source: r.get(3)?,
-                    auth: r.get(4)?,
-                    created_ms: r.get(5)?,
-                    updated_ms: r.get(6)?,
-                })
-            })
-            .optional()?)
+        self.first(
+            concat!(select_push!(), " WHERE id = ?2"),
+            params![MAX_PUSH_TEXT, id],
+        )
     }
 
     fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>> {
-        let mut get = self
-            .conn
-            .prepare_cached("SELECT key FROM servers WHERE key = ?1 AND last_seen >= ?2")?;
-        let mut out = Vec::new();
-        for &key in keys {
-            out.extend(
-                get.query_row(params![key, since], |r| r.get::<_, i64>(0))
-                    .optional()?,
-            );
-        }
-        Ok(out)
+        self.found_keys(
+            "SELECT key FROM servers WHERE key = ?1 AND last_seen >= ?2",
+            keys,
+            |key| (key, since),
+        )
     }
 
     fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()> {
         self.conn
-            .prepare_cached("UPDATE webhooks SET enabled_ms = ?2 WHERE id = ?1")?
+            .prepare_cached(sql::WEBHOOK_ENABLED_AT)?
             .execute(params![id, at_ms])?;
         Ok(())
     }
@@ -323,12 +226,7 @@ impl NotifyEngine for Sqlite {
                  enabled = CASE WHEN ?2 THEN enabled WHEN failures + 1 >= ?3 THEN 0 \
                  ELSE enabled END WHERE id = ?1 RETURNING enabled, failures",
             )?
-            .query_row(params![id, ok, disable_after], |r| {
-                Ok((
-                    r.get::<_, i64>(0)? != 0,
-                    u32::try_from(r.get::<_, i64>(1)?).unwrap_or(u32::MAX),
-                ))
-            })
+            .query_row(params![id, ok, disable_after], |r| outcome(r))
             .optional()?)
     }
 }

@@ -1,0 +1,164 @@
+//! The statements both engines run as they are written here, so that
+//! each is spelled once: SQLite's `?N` parameters, which the PostgreSQL
+//! engine reads as its `$N` when it prepares a statement. A statement
+//! the two dialects word differently stays in its engine.
+
+use super::engine::Cutoffs;
+use super::range::Tier;
+
+/// Servers last seen after `(?1, ?2)` and before `?3` whose life was
+/// shorter than `?4`, at most `?5`.
+pub const BRIEF_SERVERS: &str = "SELECT key, first_seen, last_seen FROM servers \
+     WHERE last_seen >= ?1 AND (last_seen > ?1 OR key > ?2) AND last_seen < ?3 \
+     AND last_seen - first_seen < ?4 ORDER BY last_seen, key LIMIT ?5";
+
+/// At most `?1` servers, the shortest life first, the newest first among
+/// equals.
+pub const LEAST_SEEN: &str = "SELECT key, first_seen, last_seen FROM servers \
+     ORDER BY last_seen - first_seen, first_seen DESC, key LIMIT ?1";
+
+/// The tables retention deletes from the front of, one range each: `(table,
+/// its id, delete before, by which column)`.
+pub fn fronts(c: &Cutoffs) -> [(&'static str, &'static str, i64, &'static str); 4] {
+    [
+        ("lobby_samples", "t", c.lobby_samples_before, "t"),
+        ("lobby_hourly", "t", c.lobby_hours_before, "t"),
+        ("lobby_daily", "t", c.days_before, "t"),
+        ("servers", "key", c.days_before, "last_seen"),
+    ]
+}
+
+/// The lobby's buckets of `tier` (`?1` the step, `?2` from), sums cast
+/// back to 64-bit integers, which PostgreSQL's `SUM` would widen.
+pub fn lobby_buckets_sql(tier: Tier) -> &'static str {
+    match tier {
+        Tier::Samples => {
+            "SELECT (t / ?1) * ?1 AS b, COUNT(*), CAST(SUM(servers) AS BIGINT), \
+             CAST(SUM(players) AS BIGINT), CAST(MAX(players) AS BIGINT), CAST(NULL AS BIGINT), \
+             CAST(NULL AS BIGINT) FROM lobby_samples WHERE t >= ?2 GROUP BY b ORDER BY b"
+        }
+        Tier::Hourly => {
+            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
+             CAST(SUM(players_sum) AS BIGINT), \
+             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
+             CASE WHEN COUNT(open_n) = COUNT(*) THEN CAST(SUM(open_n) AS BIGINT) END, \
+             CASE WHEN COUNT(room_n) = COUNT(*) THEN CAST(SUM(room_n) AS BIGINT) END \
+             FROM lobby_hourly WHERE t >= ?2 GROUP BY b ORDER BY b"
+        }
+        Tier::Daily => {
+            "SELECT (t / ?1) * ?1 AS b, CAST(SUM(n) AS BIGINT), CAST(SUM(servers_sum) AS BIGINT), \
+             CAST(SUM(players_sum) AS BIGINT), \
+             CASE WHEN COUNT(peak) = COUNT(*) THEN CAST(MAX(peak) AS BIGINT) END, \
+             CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) \
+             FROM lobby_daily WHERE t >= ?2 GROUP BY b ORDER BY b"
+        }
+    }
+}
+
+/// The lobby's sample at `?1` (servers `?2`, players `?3`), unless one
+/// is stored for that time already.
+pub const INSERT_LOBBY_SAMPLE: &str = "INSERT INTO lobby_samples (t, servers, players) \
+     VALUES (?1, ?2, ?3) ON CONFLICT (t) DO NOTHING";
+
+/// Deletes at most `?2` hour rows at or before hour `?1`.
+pub const PRUNE_HOURS: &str = "DELETE FROM server_hours WHERE (hour, key) IN \
+     (SELECT hour, key FROM server_hours WHERE hour <= ?1 ORDER BY hour, key LIMIT ?2)";
+
+/// Deletes at most `?2` day rows before day `?1`.
+pub const PRUNE_DAYS: &str = "DELETE FROM server_days WHERE (day, key) IN \
+     (SELECT day, key FROM server_days WHERE day < ?1 ORDER BY day, key LIMIT ?2)";
+
+/// Drops the hourly sums of at most `?3` day rows from day `?1` to
+/// before `?2`.
+pub const DROP_DAY_HOURS: &str = "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
+     (SELECT day, key FROM server_days WHERE day >= ?1 AND day < ?2 \
+      AND hours IS NOT NULL ORDER BY day, key LIMIT ?3)";
+
+/// A new webhook row (`id, spec, secret, enabled, failures, created_ms`).
+pub const INSERT_WEBHOOK: &str = "INSERT INTO webhooks \
+     (id, spec, secret, enabled, failures, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+/// Webhook `?1` enabled (`?2`) with `?3` failures in a row.
+pub const SET_WEBHOOK_STATE: &str = "UPDATE webhooks SET enabled = ?2, failures = ?3 WHERE id = ?1";
+
+/// Deletes webhook `?1`.
+pub const DELETE_WEBHOOK: &str = "DELETE FROM webhooks WHERE id = ?1";
+
+/// Webhook `?1`'s card message `?2`, edited at `?3`; its send slot freed
+/// if claim `?4` still holds it.
+pub const SET_WEBHOOK_CARD: &str = "UPDATE webhooks SET card_msg = ?2, card_edit_ms = ?3, \
+     card_claim_ms = CASE WHEN card_claim_ms = ?4 THEN 0 ELSE card_claim_ms END \
+     WHERE id = ?1";
+
+/// Frees webhook `?1`'s card send slot if claim `?2` still holds it.
+pub const RELEASE_WEBHOOK_CARD: &str =
+    "UPDATE webhooks SET card_claim_ms = 0 WHERE id = ?1 AND card_claim_ms = ?2";
+
+/// Notes that webhook `?1` is enabled since `?2`.
+pub const WEBHOOK_ENABLED_AT: &str = "UPDATE webhooks SET enabled_ms = ?2 WHERE id = ?1";
+
+/// Stores the VAPID secret `?1` unless there is one.
+pub const INSERT_VAPID: &str =
+    "INSERT INTO push_vapid (id, secret) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING";
+
+/// A push subscription (`id, subscription, watches, source, auth,
+/// created_ms, updated_ms`), or its renewal by a request that knows its
+/// `auth`.
+pub const PUT_PUSH: &str = "INSERT INTO push_subscriptions \
+     (id, subscription, watches, source, auth, created_ms, updated_ms) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET \
+     subscription = excluded.subscription, watches = excluded.watches, \
+     updated_ms = excluded.updated_ms WHERE push_subscriptions.auth = excluded.auth";
+
+/// Whether push subscription `?1` is still there, unchanged since `?2`.
+pub const PUSH_TARGET_LIVE: &str =
+    "SELECT count(*) FROM push_subscriptions WHERE id = ?1 AND updated_ms <= ?2";
+
+/// Deliveries to target `?1` on channel `?2` not done yet.
+pub const PENDING_OF_TARGET: &str = "SELECT count(*) FROM notify_deliveries \
+     WHERE target = ?1 AND channel = ?2 AND done_ms IS NULL";
+
+/// A delivery's cooldown (`channel, target, key, event, until_ms`, now
+/// `?6`, `dedupe_ms`, `writer`): written, or taken over once the last one
+/// ran out and is this writer's or past its dedupe window; no row
+/// changed means the delivery is not written.
+pub const PUT_COOLDOWN: &str = "INSERT INTO notify_cooldowns \
+     (channel, target, key, event, until_ms, dedupe_ms, writer) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?7, ?8) ON CONFLICT (channel, target, key, event) \
+     DO UPDATE SET until_ms = excluded.until_ms, dedupe_ms = excluded.dedupe_ms, \
+     writer = excluded.writer WHERE notify_cooldowns.until_ms <= ?6 \
+     AND (notify_cooldowns.writer = excluded.writer OR notify_cooldowns.dedupe_ms <= ?6)";
+
+/// A new delivery (`channel, target, msg_id, event, key, body`), due at
+/// its creation `?7`.
+pub const INSERT_DELIVERY: &str = "INSERT INTO notify_deliveries \
+     (channel, target, msg_id, event, key, body, created_ms, due_ms) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)";
+
+/// Delivery `?1` due again at `?2`, held by nobody.
+pub const SETTLE_RETRY: &str =
+    "UPDATE notify_deliveries SET due_ms = ?2, lease_ms = NULL WHERE id = ?1";
+
+/// Delivery `?1` ended at `?2` (`ok`, `status`, `error`).
+pub const SETTLE_DONE: &str = "UPDATE notify_deliveries SET done_ms = ?2, ok = ?3, status = ?4, \
+     error = ?5, lease_ms = NULL WHERE id = ?1";
+
+/// Delivery `?1` ended, nothing kept.
+pub const SETTLE_FORGET: &str = "DELETE FROM notify_deliveries WHERE id = ?1";
+
+/// A delivery that ended at once (`channel, target, event`, at `?4`,
+/// `attempts, ok, status, error`).
+pub const RECORD_DELIVERY: &str = "INSERT INTO notify_deliveries (channel, target, msg_id, \
+     event, key, body, created_ms, due_ms, attempts, done_ms, ok, status, error) \
+     VALUES (?1, ?2, '', ?3, 0, '', ?4, ?4, ?5, ?4, ?6, ?7, ?8)";
+
+/// Drops target `?1`'s deliveries not done yet.
+pub const DROP_PENDING: &str =
+    "DELETE FROM notify_deliveries WHERE target = ?1 AND done_ms IS NULL";
+
+/// Deliveries not done yet.
+pub const PENDING: &str = "SELECT count(*) FROM notify_deliveries WHERE done_ms IS NULL";
+
+/// Deletes the cooldowns over by `?1`.
+pub const PRUNE_COOLDOWNS: &str =
+    "DELETE FROM notify_cooldowns WHERE until_ms < ?1 AND dedupe_ms < ?1";
