@@ -22,10 +22,11 @@ use tokio_tungstenite::{
     MaybeTlsStream, WebSocketStream,
 };
 
+use lobby_testkit::product::ADMIN_TOKEN;
+
 use crate::{
     direct::{QUERY, REPLY_PREFIX},
     error::{within, Error, Result},
-    procs::ADMIN_TOKEN,
 };
 
 /// A client WebSocket to the bridge.

@@ -17,7 +17,7 @@ use crate::{
         deltas::{churn::churn, list::api_list},
         Env,
     },
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
     report::{count, median, Row, Verdict},
 };
 
@@ -118,16 +118,16 @@ async fn window(env: &Env, servers: &mut [Conn], procs: &[&Proc], k: &mut u64) -
 /// The bridges' options: the history samples the list once per interval
 /// whatever its changes (its own figures are the history phase's), so one
 /// an hour keeps a sample of the whole list out of the changes' window.
-fn bridge_options() -> BridgeOptions {
-    BridgeOptions {
+fn bridge_options(env: &Env) -> BridgeLaunch {
+    BridgeLaunch {
         history_interval: Some(Duration::from_secs(3600)),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     }
 }
 
 /// The three paths at `n` servers.
 async fn costs(env: &Env, n: usize) -> Result<Costs> {
-    let opts = bridge_options();
+    let opts = bridge_options(env);
     // The master inside the bridge.
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let mut servers = direct::register_servers(maddr, n, "Cost", 0).await?;
@@ -139,9 +139,9 @@ async fn costs(env: &Env, n: usize) -> Result<Costs> {
     // A master's feed, followed by a bridge.
     let (master, maddr, feed) = procs::start_master_with_feed(&env.bins, n + 100).await?;
     let mut servers = direct::register_servers(maddr, n, "Cost", 0).await?;
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         master_feed: Some(feed),
-        ..bridge_options()
+        ..bridge_options(env)
     };
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
     listed(baddr, n).await?;

@@ -26,7 +26,7 @@ use crate::{
     direct,
     error::{within, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
     report::{count, histogram, ms, record, times, Row, Verdict},
 };
 
@@ -64,7 +64,7 @@ struct Bridge {
     addr: SocketAddr,
 }
 
-async fn start_bridge(env: &Env, master: SocketAddr, opts: &BridgeOptions) -> Result<Bridge> {
+async fn start_bridge(env: &Env, master: SocketAddr, opts: &BridgeLaunch) -> Result<Bridge> {
     let (proc_, addr) = procs::start_bridge(&env.bins, master, opts).await?;
     Ok(Bridge { proc_, addr })
 }
@@ -159,11 +159,11 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let (master, maddr, feed) =
         procs::start_master_with_feed(&env.bins, s.handover_servers + 100).await?;
     let servers = direct::register_servers(maddr, s.handover_servers, "Handover", 0).await?;
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         master_feed: Some(feed),
         database_url: Some(url),
         history_interval: Some(every),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let n_bridges = s.handover_bridges.max(2);
     let mut bridges = Vec::with_capacity(n_bridges);

@@ -25,7 +25,7 @@ use crate::{
     cdp, direct,
     error::{within, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs,
     report::{median, Row, Verdict},
 };
 
@@ -104,7 +104,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let out = env.bins.work.join("lighthouse");
     std::fs::create_dir_all(&out)?;
     let (bridge, baddr, maddr) =
-        procs::start_bridge_embedded(&env.bins, &BridgeOptions::default()).await?;
+        procs::start_bridge_embedded(&env.bins, &procs::bridge(&env.bins)).await?;
     let lh = |url: String, name: String, categories: &'static str| {
         let (lighthouse, chromium, out) = (lighthouse.clone(), chromium.clone(), out.clone());
         async move { lighthouse_run(&lighthouse, &chromium, &url, &out.join(name), categories).await }

@@ -20,7 +20,7 @@ use lobby_testkit::metrics;
 use crate::{
     error::{within, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs,
     report::{count, Row, Verdict},
     ws,
 };
@@ -113,7 +113,7 @@ impl Viewers {
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let (master, maddr) = procs::start_master(&env.bins, 12_000).await?;
-    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &BridgeOptions::default()).await?;
+    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &procs::bridge(&env.bins)).await?;
     // Warm the bridge: its first list, one WebSocket opened and closed.
     {
         let mut w = ws::connect(&ws::url(baddr)).await?;

@@ -12,7 +12,7 @@ use crate::{
     direct::{self, Conn},
     error::{Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs,
     report::{count, histogram, median, q, record, times, Row, Verdict},
 };
 
@@ -84,7 +84,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let mut page = None;
     if let (Some(bin), true) = (&chromium, front_end) {
         let (bridge, baddr) =
-            procs::start_bridge(&env.bins, maddr, &BridgeOptions::default()).await?;
+            procs::start_bridge(&env.bins, maddr, &procs::bridge(&env.bins)).await?;
         let mut browser = Chromium::launch(bin, &env.bins.work).await?;
         let url = format!("http://{baddr}/");
         let small = measure(

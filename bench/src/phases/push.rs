@@ -33,7 +33,7 @@ use crate::{
         webhooks::{read_message, receiver, seen, stats},
         Env,
     },
-    procs::{self, BridgeOptions},
+    procs::{self, BridgeLaunch},
     report::{count, histogram, q, record, times, Row, Verdict},
     ws,
 };
@@ -197,10 +197,10 @@ fn shared_rows(shared: &SharedFigures, one: &Figures) -> Vec<Row> {
 /// and one lobby opening per server.
 async fn measure(env: &Env, n: usize) -> Result<Figures> {
     let rounds = env.sizes.push_rounds;
-    let opts = BridgeOptions {
-        unlimited_rate: true,
+    let opts = BridgeLaunch {
+        rate_limit: procs::UNLIMITED,
         push_subscriptions: Some(n),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let mut servers = direct::register_servers(maddr, rounds, "Push", 0).await?;
@@ -227,10 +227,10 @@ async fn measure(env: &Env, n: usize) -> Result<Figures> {
 /// one PostgreSQL database.
 async fn measure_shared(env: &Env, n: usize) -> Result<SharedFigures> {
     let rounds = env.sizes.push_rounds;
-    let opts = BridgeOptions {
-        unlimited_rate: true,
+    let opts = BridgeLaunch {
+        rate_limit: procs::UNLIMITED,
         push_subscriptions: Some(n),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let bridges = env.sizes.notify_bridges.max(2);
     let shared = Shared::start(env, DB, bridges, rounds + 100, opts).await?;

@@ -19,7 +19,7 @@ use crate::{
     direct,
     error::{within, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
     report::{count, histogram, q, record, times, Row, Verdict},
     ws,
 };
@@ -29,9 +29,9 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let (master, maddr) = procs::start_master(&env.bins, 12_000).await?;
     let _servers = direct::register_servers(maddr, s.relay_servers, "Relay", 0).await?;
-    let opts = BridgeOptions {
-        unlimited_rate: true,
-        ..BridgeOptions::default()
+    let opts = BridgeLaunch {
+        rate_limit: procs::UNLIMITED,
+        ..procs::bridge(&env.bins)
     };
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
     let mut rows = round_trip(env, &master, maddr, &bridge, baddr).await?;

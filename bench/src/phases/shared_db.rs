@@ -15,7 +15,7 @@ use lobby_testkit::{
 use crate::{
     error::{within, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
 };
 
 /// How often the bridges' `/metrics` are read while waiting on them.
@@ -45,7 +45,7 @@ impl Shared {
         db: &'static str,
         n: usize,
         max_servers: usize,
-        opts: BridgeOptions,
+        opts: BridgeLaunch,
     ) -> Result<Self> {
         let (cluster, url) = tokio::task::spawn_blocking(move || {
             let cluster = Cluster::start()?;
@@ -56,7 +56,7 @@ impl Shared {
         .map_err(|e| Error::Unexpected(e.to_string()))??;
         let (master, master_addr, feed) =
             procs::start_master_with_feed(&env.bins, max_servers).await?;
-        let opts = BridgeOptions {
+        let opts = BridgeLaunch {
             master_feed: Some(feed),
             database_url: Some(url),
             ..opts

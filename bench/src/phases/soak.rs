@@ -24,7 +24,7 @@ use crate::{
     direct::{self, REPLY_PREFIX},
     error::{within, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs,
     report::{count, Row, Verdict},
     ws,
 };
@@ -151,7 +151,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let (master, maddr) = procs::start_master(&env.bins, 12_000).await?;
     let _servers = direct::register_servers(maddr, s.soak_servers, "Soak", 0).await?;
-    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &BridgeOptions::default()).await?;
+    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &procs::bridge(&env.bins)).await?;
     let url = ws::url(baddr);
     let start_rss = bridge.rss_kib()?;
 

@@ -22,7 +22,10 @@ use tokio::{
     time::Instant,
 };
 
-use lobby_testkit::discord::{Discord, Got};
+use lobby_testkit::{
+    discord::{Discord, Got},
+    product::ADMIN_TOKEN,
+};
 
 use crate::{
     direct,
@@ -31,7 +34,7 @@ use crate::{
         shared_db::{self, Shared},
         Env,
     },
-    procs::{self, BridgeOptions, ADMIN_TOKEN},
+    procs::{self, BridgeLaunch},
     report::{histogram, ms, q, record, times, Row, Verdict},
     ws,
 };
@@ -62,10 +65,10 @@ struct Figures {
 /// [`Sizes::notify_bridges`](crate::Sizes) on one PostgreSQL database.
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
-    let opts = BridgeOptions {
-        unlimited_rate: true,
+    let opts = BridgeLaunch {
+        rate_limit: procs::UNLIMITED,
         webhook_allow_private: true,
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let servers = direct::register_servers(maddr, s.webhook_servers, "Hook", 0).await?;

@@ -26,7 +26,7 @@ use lobby_testkit::metrics;
 use crate::{
     error::{within, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs::{self, BridgeLaunch},
     report::{count, histogram, ms, q, record, times, Row, Verdict},
 };
 
@@ -101,9 +101,9 @@ pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>>
     let s = &env.sizes;
     let servers = lobby(s.history_servers);
     let n = s.history_requests.min(servers.len());
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         data_dir: Some(data.to_owned()),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let opened = Instant::now();
     let (bridge, addr, _) = procs::start_bridge_embedded(&env.bins, &opts).await?;
@@ -171,10 +171,10 @@ pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>>
 
     // The lobby's totals uncached: a bridge sampling every second, asked
     // once after each of its samples.
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         data_dir: Some(data.to_owned()),
         history_interval: Some(Duration::from_secs(1)),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let (bridge, addr, _) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let rounds = (n / 100).clamp(2, 20);

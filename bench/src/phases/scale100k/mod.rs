@@ -39,7 +39,7 @@ use crate::{
         deltas::{list::api_list, viewers::subscribe_json},
         Env,
     },
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
     report::{count, q, Row, Verdict},
     ws,
 };
@@ -263,11 +263,10 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let mut servers = direct::register_servers(maddr, sc.servers, "Scale", 0).await?;
     let (_, most) = sc.share_of(0);
     let per_address = sc.per_source + 16;
-    let opts = BridgeOptions {
+    let max_connections = most + 16;
+    let opts = BridgeLaunch {
         master_feed: Some(feed),
-        max_connections: most + 16,
-        per_address: Some(per_address),
-        ..BridgeOptions::default()
+        ..procs::bridge_for(&env.bins, max_connections, Some(per_address))
     };
     let mut bridges: Vec<(Proc, SocketAddr)> = Vec::with_capacity(sc.bridges);
     for _ in 0..sc.bridges {
@@ -403,7 +402,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
             format!(
                 "per bridge ≤ {} (--max-connections {}, --max-ws-per-address {per_address}); fd limit per process {nofile}",
                 count(most as u64),
-                opts.max_connections,
+                max_connections,
             ),
             "-",
             "all held, 0 errors",
