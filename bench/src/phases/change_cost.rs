@@ -10,9 +10,11 @@
 
 use std::{net::SocketAddr, time::Duration};
 
+use lobby_testkit::try_until;
+
 use crate::{
     direct::{self, Conn},
-    error::{within, Result},
+    error::Result,
     phases::{
         deltas::{churn::churn, list::api_list},
         Env,
@@ -57,19 +59,15 @@ const PATHS: [Path; 3] = [
 
 /// Waits until the bridge at `bridge` lists `n` servers.
 async fn listed(bridge: SocketAddr, n: usize) -> Result<()> {
-    within(
-        Duration::from_secs(120),
-        format!("{n} servers listed by the bridge"),
-        async {
-            loop {
-                if api_list(bridge).await.is_ok_and(|l| l.servers >= n) {
-                    return Ok(());
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        },
-    )
-    .await
+    let what = format!("{n} servers listed by the bridge");
+    Ok(try_until(&what, || async {
+        match api_list(bridge).await {
+            Ok(l) if l.servers >= n => Ok(()),
+            Ok(l) => Err(format!("{} listed", l.servers)),
+            Err(e) => Err(e.to_string()),
+        }
+    })
+    .await?)
 }
 
 /// The CPU each of `procs` spends per change, in µs: the median of

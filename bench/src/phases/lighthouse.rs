@@ -23,7 +23,7 @@ use lobby_testkit::{http, try_until};
 
 use crate::{
     cdp, direct,
-    error::{within, Error, Result},
+    error::{within_for, Error, Result},
     phases::Env,
     procs,
     report::{median, Row, Verdict},
@@ -243,7 +243,8 @@ async fn lighthouse_run(
     report: &Path,
     categories: &str,
 ) -> Result<Report> {
-    let status = within(
+    // One Lighthouse run takes about a minute on this machine.
+    let status = within_for(
         Duration::from_secs(300),
         format!("lighthouse {url}"),
         async {

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use lobby_testkit::metrics;
 
 use crate::{
-    error::{within, Error, Result},
+    error::{within_for, Error, Result},
     phases::Env,
     procs,
     report::{count, Row, Verdict},
@@ -92,7 +92,8 @@ impl Viewers {
                 }
             }));
         }
-        within(Duration::from_secs(300), "viewers connected", async {
+        // A full run connects thousands of viewers.
+        within_for(Duration::from_secs(300), "viewers connected", async {
             while self.open.load(Relaxed) + self.errors.load(Relaxed) < total {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }

@@ -27,7 +27,7 @@ use lobby_testkit::{http, try_until};
 
 use crate::{
     direct,
-    error::{within, Error, Result},
+    error::{within, within_for, Error, Result},
     phases::{
         shared_db::{self, Shared},
         webhooks::{read_message, receiver, seen, stats},
@@ -254,9 +254,7 @@ async fn measure_shared(env: &Env, n: usize) -> Result<SharedFigures> {
     let (first, all) = open_each(&mut servers, &mut arrivals, n).await?;
     // Every push settled (its row deleted) before the rows are counted.
     let total = (n * rounds) as f64;
-    shared
-        .sum_reaches(DELIVERED, total, Duration::from_secs(60))
-        .await?;
+    shared.sum_reaches(DELIVERED, total).await?;
     let sent = shared.each(DELIVERED).await?;
     let written = shared
         .each("bridge_notify_written_total")
@@ -328,7 +326,8 @@ async fn open_each(
         let mut got = 0;
         let mut first_at = None;
         let mut last_at = t0;
-        within(Duration::from_secs(120), "every push of one event", async {
+        // A full run sends 10,000 pushes per event.
+        within_for(Duration::from_secs(120), "every push of one event", async {
             while got < n {
                 let at = arrivals
                     .recv()
@@ -354,7 +353,7 @@ async fn open_each(
 /// and the deltas after it (the snapshot may come before every server is
 /// listed).
 async fn keys_of(viewer: &mut ws::Ws, n: usize) -> Result<Vec<String>> {
-    within(Duration::from_secs(30), "the servers' keys", async {
+    within("the servers' keys", async {
         let mut keys: Vec<String> = Vec::new();
         loop {
             let text = ws::next_text(viewer).await?;
@@ -420,7 +419,8 @@ async fn subscribe(bridges: &[SocketAddr], service: &str, n: usize, keys: &[Stri
             Ok::<_, Error>(())
         }));
     }
-    within(Duration::from_secs(600), "the subscriptions", async {
+    // A full run makes 10,000 subscriptions.
+    within_for(Duration::from_secs(600), "the subscriptions", async {
         for t in tasks {
             t.await
                 .map_err(|e| Error::Unexpected(format!("a subscriber failed: {e}")))??;

@@ -22,7 +22,7 @@ use lobby_testkit::metrics;
 
 use crate::{
     direct::{self, REPLY_PREFIX},
-    error::{within, Error, Result},
+    error::{within, within_for, Error, Result},
     phases::Env,
     procs,
     report::{count, Row, Verdict},
@@ -74,18 +74,14 @@ async fn viewer(
 ) -> Result<()> {
     let mut socket = ws::connect_small(url).await?;
     ws::send(&mut socket, r#"{"command":"bridgeSubscribe"}"#).await?;
-    within(
-        Duration::from_secs(30),
-        "the list after subscribing",
-        async {
-            while !ws::next_text(&mut socket)
-                .await?
-                .as_str()
-                .starts_with(REPLY_PREFIX)
-            {}
-            Ok(())
-        },
-    )
+    within("the list after subscribing", async {
+        while !ws::next_text(&mut socket)
+            .await?
+            .as_str()
+            .starts_with(REPLY_PREFIX)
+        {}
+        Ok(())
+    })
     .await?;
     drop(slot);
     in_round.fetch_add(1, Relaxed);
@@ -128,7 +124,8 @@ async fn round(url: &str, n: usize, bridge: &procs::Proc) -> Result<(usize, u64)
             }
         });
     }
-    let all_in = within(
+    // A full run's round subscribes thousands of viewers.
+    let all_in = within_for(
         Duration::from_secs(120),
         "every soak viewer subscribed",
         async {

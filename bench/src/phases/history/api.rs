@@ -39,7 +39,7 @@ struct Answer {
 
 /// A GET on a new connection (`Connection: close`), read to the end.
 async fn get(addr: SocketAddr, path: &str, extra: &str) -> Result<Answer> {
-    within(Duration::from_secs(10), format!("GET {path}"), async {
+    within(format!("GET {path}"), async {
         let mut conn = TcpStream::connect(addr).await?;
         conn.set_nodelay(true)?;
         conn.write_all(
