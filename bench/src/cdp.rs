@@ -69,7 +69,7 @@ impl Chromium {
             .take()
             .ok_or_else(|| Error::Unexpected("no stderr".into()))?;
         let mut lines = BufReader::new(stderr).lines();
-        let browser_url = within(Duration::from_secs(30), "Chromium DevTools", async {
+        let browser_url = within("Chromium DevTools", async {
             while let Some(line) = lines.next_line().await? {
                 if let Some(url) = line.split("DevTools listening on ").nth(1) {
                     return Ok(url.trim().to_owned());
@@ -87,7 +87,7 @@ impl Chromium {
             .next()
             .and_then(|a| a.parse().ok())
             .ok_or_else(|| Error::Unexpected(format!("DevTools URL {browser_url}")))?;
-        let page_url = within(Duration::from_secs(20), "Chromium page target", async {
+        let page_url = within("Chromium page target", async {
             loop {
                 let list: Value = serde_json::from_slice(
                     &lobby_testkit::http::get_ok(devtools, "/json/list", "")
@@ -124,7 +124,7 @@ impl Chromium {
         self.next_id += 1;
         let request = json!({"id": id, "method": method, "params": params});
         self.page.send(Message::text(request.to_string())).await?;
-        within(Duration::from_secs(30), method.to_owned(), async {
+        within(method.to_owned(), async {
             loop {
                 let text = crate::ws::next_text(&mut self.page).await?;
                 let msg: Value = serde_json::from_str(text.as_str())?;
@@ -165,9 +165,9 @@ impl Chromium {
     }
 
     /// Evaluates `expression` every 10 ms until it yields something other
-    /// than `null`/`false`, at most `limit`.
-    pub async fn wait_for(&mut self, expression: &str, limit: Duration) -> Result<Value> {
-        within(limit, format!("page: {expression}"), async {
+    /// than `null`/`false` (failing only if the page hangs: [`within`]).
+    pub async fn wait_for(&mut self, expression: &str) -> Result<Value> {
+        within(format!("page: {expression}"), async {
             loop {
                 match self.eval(expression).await? {
                     Value::Null | Value::Bool(false) => {}

@@ -148,11 +148,13 @@ async fn main() -> anyhow::Result<()> {
             .context("executable has no directory")?
             .to_path_buf(),
     };
+    let work = std::env::temp_dir().join(format!("lobby-bench-{}", std::process::id()));
     let bins = Binaries {
         master: bin_dir.join("master"),
         bridge: bin_dir.join("bridge"),
         static_dir: args.dist,
-        work: std::env::temp_dir().join(format!("lobby-bench-{}", std::process::id())),
+        admin_token: work.join("admin-token"),
+        work,
     };
     for bin in [&bins.master, &bins.bridge] {
         if !bin.is_file() {
@@ -163,6 +165,7 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     std::fs::create_dir_all(&bins.work)?;
+    lobby_testkit::launch::write_admin_token(&bins.work)?;
 
     // Children inherit the raised soft limit; each process stays below the
     // hard one (viewers here, the bridge's sockets in the bridge).

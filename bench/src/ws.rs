@@ -9,7 +9,6 @@ use std::{
         Arc,
     },
     task::{Context, Poll},
-    time::Duration,
 };
 
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
@@ -22,10 +21,11 @@ use tokio_tungstenite::{
     MaybeTlsStream, WebSocketStream,
 };
 
+use lobby_testkit::product::ADMIN_TOKEN;
+
 use crate::{
     direct::{QUERY, REPLY_PREFIX},
     error::{within, Error, Result},
-    procs::ADMIN_TOKEN,
 };
 
 /// A client WebSocket to the bridge.
@@ -52,7 +52,7 @@ async fn connect_with(url: &str, read_buffer: usize) -> Result<Ws> {
     let config = WebSocketConfig::default()
         .read_buffer_size(read_buffer)
         .max_message_size(Some(64 << 20));
-    let (ws, _) = within(Duration::from_secs(30), "WebSocket handshake", async {
+    let (ws, _) = within("WebSocket handshake", async {
         Ok(tokio_tungstenite::connect_async_with_config(url, Some(config), true).await?)
     })
     .await?;
@@ -176,7 +176,7 @@ pub async fn connect_counted(bridge: SocketAddr, read: Arc<AtomicU64>) -> Result
     let config = WebSocketConfig::default()
         .read_buffer_size(4096)
         .max_message_size(Some(64 << 20));
-    within(Duration::from_secs(30), "WebSocket handshake", async {
+    within("WebSocket handshake", async {
         let tcp = TcpStream::connect(bridge).await?;
         tcp.set_nodelay(true)?;
         let stream = Counted { inner: tcp, read };
@@ -195,7 +195,7 @@ pub async fn connect_from(bridge: SocketAddr, source: std::net::Ipv4Addr) -> Res
     let config = WebSocketConfig::default()
         .read_buffer_size(4096)
         .max_message_size(Some(64 << 20));
-    within(Duration::from_secs(30), "WebSocket handshake", async {
+    within("WebSocket handshake", async {
         let socket = tokio::net::TcpSocket::new_v4()?;
         socket.bind(SocketAddr::from((source, 0)))?;
         let tcp = socket.connect(bridge).await?;

@@ -6,9 +6,11 @@
 //!   fails a hung test and never judges speed.
 //! - The product's outside: `/metrics` samples ([`metrics`]) and plain
 //!   HTTP on loopback ([`http`]).
-//! - The product as real processes ([`product`]: the `bridge` and
-//!   `master` binaries; [`process`]: children killed with their process
-//!   group on drop; [`paths`]: where the binaries and `dist/` are).
+//! - The product as real processes ([`launch`]: the one launcher of the
+//!   `bridge` and `master` binaries, their flags and ready lines, for the
+//!   tests and the benchmarks; [`product`]: a test's running lobby;
+//!   [`process`]: children killed with their process group on drop;
+//!   [`paths`]: where the binaries and `dist/` are).
 //! - A master that misbehaves as the test scripts it ([`fake_master`]),
 //!   and the master protocol's framing of a reply.
 //! - The deployment's own parts: nginx in front of two bridges
@@ -26,6 +28,7 @@
 pub mod discord;
 pub mod fake_master;
 pub mod http;
+pub mod launch;
 pub mod metrics;
 pub mod nginx;
 pub mod paths;

@@ -5,12 +5,15 @@
 use std::{
     ffi::{OsStr, OsString},
     net::SocketAddr,
-    process::Command,
 };
 
 use tempfile::TempDir;
 
-use crate::{paths, process::Proc};
+use crate::{
+    launch::{any_port, BridgeLaunch, FeedListen, MasterLaunch},
+    paths,
+    process::Proc,
+};
 
 /// The admin token the tests sign in with.
 pub const ADMIN_TOKEN: &str = "e2e-admin-token-0123456789abcdef";
@@ -35,6 +38,9 @@ pub struct Product {
     /// Where the separate master serves its change feed, when the bridge
     /// follows one ([`Product::following_feed`]).
     feed: Option<SocketAddr>,
+    /// The change feed the bridge follows (`--master-feed`), kept for a
+    /// restart; `None`: it polls its master.
+    followed_feed: Option<SocketAddr>,
     dir: TempDir,
 }
 
@@ -62,7 +68,7 @@ impl Product {
     pub fn start_relaying_to(master: SocketAddr) -> Product {
         let dir = scratch_dir("lobby-e2e-");
         let mut product = Product {
-            http: "127.0.0.1:0".parse().expect("address"),
+            http: any_port(),
             master,
             bridge: None,
             external_master: None,
@@ -71,9 +77,10 @@ impl Product {
             relay: true,
             extra_args: Vec::new(),
             feed: None,
+            followed_feed: None,
             dir,
         };
-        product.start_bridge("127.0.0.1:0", Some(&master.to_string()), &paths::dist_dir());
+        product.start_bridge(any_port(), Some(master));
         product
     }
 
@@ -88,7 +95,7 @@ impl Product {
                 .expect("address")
         };
         Product {
-            http: "127.0.0.1:0".parse().expect("address"),
+            http: any_port(),
             master: port(),
             bridge: None,
             external_master: None,
@@ -97,6 +104,7 @@ impl Product {
             relay: true,
             extra_args: Vec::new(),
             feed: Some(port()),
+            followed_feed: None,
             dir: scratch_dir("lobby-e2e-feed-"),
         }
     }
@@ -122,13 +130,8 @@ impl Product {
     /// master's, or a proxy in front of it).
     pub fn start_bridge_following(&mut self, feed: SocketAddr) {
         assert!(self.bridge.is_none(), "the bridge is running");
-        if let Some(at) = self.extra_args.iter().position(|a| a == "--master-feed") {
-            self.extra_args.drain(at..=at + 1);
-        }
-        self.extra_args
-            .extend(["--master-feed".into(), feed.to_string().into()]);
-        let master = self.master.to_string();
-        self.start_bridge("127.0.0.1:0", Some(&master), &paths::dist_dir());
+        self.followed_feed = Some(feed);
+        self.start_bridge(any_port(), Some(self.master));
     }
 
     /// Waits until the bridge follows the master's feed (`up`) or polls
@@ -149,22 +152,19 @@ impl Product {
     }
 
     fn launch(separate: bool, extra_args: Vec<OsString>) -> Product {
-        let dist = paths::dist_dir();
         let dir = scratch_dir("lobby-e2e-");
         let external_master = separate.then(|| {
-            let mut cmd = Command::new(paths::binary("master"));
-            // The tests play every game server from 127.0.0.1.
-            cmd.args(["--listen", "127.0.0.1:0", "--exempt", "127.0.0.1"]);
-            let log = dir.path().join("master.log");
-            Proc::spawn_ready("master", cmd, &log, "master listening on ")
+            MasterLaunch::new(paths::binary("master"))
+                .start(&dir.path().join("master.log"))
+                .unwrap_or_else(|e| panic!("{e}"))
         });
         let (external_master, master_arg) = match external_master {
-            Some((p, addr)) => (Some(p), Some(addr)),
+            Some(m) => (Some(m.proc), Some(m.addr)),
             None => (None, None),
         };
         let mut product = Product {
-            http: "127.0.0.1:0".parse().expect("address"),
-            master: "127.0.0.1:0".parse().expect("address"),
+            http: any_port(),
+            master: any_port(),
             bridge: None,
             external_master,
             restarts: 0,
@@ -172,64 +172,38 @@ impl Product {
             relay: separate,
             extra_args,
             feed: None,
+            followed_feed: None,
             dir,
         };
-        product.start_bridge("127.0.0.1:0", master_arg.as_deref(), &dist);
+        product.start_bridge(any_port(), master_arg);
         product
     }
 
-    fn start_bridge(&mut self, listen: &str, master: Option<&str>, dist: &std::path::Path) {
-        let mut cmd = Command::new(paths::binary("bridge"));
-        cmd.args(["--listen", listen])
-            .arg("--static")
-            .arg(dist)
-            .arg("--admin-token-file")
-            .arg(self.dir.path().join("admin-token"))
-            // History and key secret in the lobby's own folder, kept across
-            // restarts of the bridge, never in the source tree.
-            .env("BRIDGE_DATA_DIR", self.data_dir())
-            .env("RUST_LOG", "info");
-        match master {
-            Some(addr) => cmd.args(["--master", addr]),
-            None => cmd.args(["--embedded-master", "127.0.0.1:0"]),
-        };
-        // A bridge given --master follows the feed at the master's host,
-        // port 51964, by default: there another test's master may listen.
-        // These lobbies poll their master on purpose unless a test names
-        // a feed.
-        if master.is_some() && !self.extra_args.iter().any(|a| a == "--master-feed") {
-            cmd.args(["--master-feed", "off"]);
+    fn start_bridge(&mut self, listen: SocketAddr, master: Option<SocketAddr>) {
+        let dir = self.dir.path();
+        let log = dir.join(format!("bridge-{}.log", self.restarts));
+        let mut launch = BridgeLaunch::new(
+            paths::binary("bridge"),
+            paths::dist_dir(),
+            dir.join("admin-token"),
+        );
+        // History and key secret in the lobby's own folder, kept across
+        // restarts of the bridge, never in the source tree.
+        launch.data_dir = Some(self.data_dir());
+        launch.listen = listen;
+        launch.master = master;
+        launch.master_feed = self.followed_feed;
+        // Every page and viewer of a test comes from 127.0.0.1 (the
+        // launcher lifts the budget of whole lists); a test of that budget
+        // sets its own.
+        if self.extra_args.iter().any(|a| a == "--api-rate") {
+            launch.api_rate = None;
         }
-        // Every page and viewer of a test comes from 127.0.0.1, so one
-        // address's budget of whole lists (`--api-rate`) would hold dozens
-        // of test viewers for seconds; a test of that budget sets its own.
-        if !self.extra_args.iter().any(|a| a == "--api-rate") {
-            cmd.args(["--api-rate", "1000000", "--api-burst", "1000000"]);
-        }
-        cmd.args(&self.extra_args);
-        let log = self
-            .dir
-            .path()
-            .join(format!("bridge-{}.log", self.restarts));
-        let (proc, rest) = Proc::spawn_ready("bridge", cmd, &log, "bridge listening on ");
-        // "http://ADDR master ADDR"
-        let mut words = rest.split_whitespace();
-        let http = words
-            .next()
-            .and_then(|u| u.strip_prefix("http://"))
-            .and_then(|a| a.parse().ok());
-        let master = match (words.next(), words.next()) {
-            (Some("master"), Some(addr)) => addr.parse().ok(),
-            _ => None,
-        };
-        match (http, master) {
-            (Some(http), Some(master)) => {
-                self.http = http;
-                self.master = master;
-            }
-            _ => panic!("unexpected ready line from the bridge: {rest:?}"),
-        }
-        self.bridge = Some(proc);
+        launch.args.clone_from(&self.extra_args);
+        let bridge = launch.start(&log).unwrap_or_else(|e| panic!("{e}"));
+        self.http = bridge.http;
+        self.master = bridge.master;
+        self.bridge = Some(bridge.proc);
     }
 
     /// `http://ADDR{path}`.
@@ -279,10 +253,9 @@ impl Product {
         );
         self.kill_bridge();
         self.restarts += 1;
-        let listen = self.http.to_string();
-        let master = self.master.to_string();
-        self.start_bridge(&listen, Some(&master), &paths::dist_dir());
-        assert_eq!(self.http.to_string(), listen, "the bridge moved");
+        let listen = self.http;
+        self.start_bridge(listen, Some(self.master));
+        assert_eq!(self.http, listen, "the bridge moved");
     }
 
     /// Stops the bridge with SIGTERM and waits for it to exit; panics
@@ -332,20 +305,19 @@ impl Product {
             "the embedded master cannot be started separately"
         );
         assert!(self.external_master.is_none(), "a master is running");
-        let mut cmd = Command::new(paths::binary("master"));
-        cmd.arg("--listen").arg(listen.to_string());
-        cmd.args(["--exempt", "127.0.0.1"]).env("RUST_LOG", "info");
-        if let Some(feed) = self.feed {
-            cmd.arg("--feed-listen").arg(feed.to_string());
-        }
         let log = self
             .dir
             .path()
             .join(format!("master-{}.log", self.master_restarts));
         self.master_restarts += 1;
-        let (proc, addr) = Proc::spawn_ready("master", cmd, &log, "master listening on ");
-        assert_eq!(addr, listen.to_string(), "the master moved");
-        self.external_master = Some(proc);
+        let mut launch = MasterLaunch::new(paths::binary("master"));
+        launch.listen = listen;
+        if let Some(feed) = self.feed {
+            launch.feed = FeedListen::At(feed);
+        }
+        let master = launch.start(&log).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(master.addr, listen, "the master moved");
+        self.external_master = Some(master.proc);
     }
 
     /// Freezes the separate master (SIGSTOP): it holds its connections but
@@ -411,7 +383,6 @@ pub fn scratch_dir(prefix: &str) -> TempDir {
         .prefix(prefix)
         .tempdir()
         .expect("temp dir");
-    std::fs::write(dir.path().join("admin-token"), format!("{ADMIN_TOKEN}\n"))
-        .expect("write the token file");
+    crate::launch::write_admin_token(dir.path()).expect("write the token file");
     dir
 }

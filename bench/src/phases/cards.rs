@@ -20,7 +20,7 @@ use crate::{
     direct,
     error::{Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs,
     report::{histogram, q, record, Row, Verdict},
 };
 
@@ -33,7 +33,7 @@ const CPU_TARGET: Duration = Duration::from_secs(1);
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let (bridge, baddr, maddr) =
-        procs::start_bridge_embedded(&env.bins, &BridgeOptions::default()).await?;
+        procs::start_bridge_embedded(&env.bins, &procs::bridge(&env.bins)).await?;
     let servers = direct::register_servers(maddr, s.card_servers, "Card", 0).await?;
     let keys = try_until("the servers listed", || async {
         match listed_keys(baddr).await? {

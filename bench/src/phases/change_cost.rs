@@ -10,14 +10,16 @@
 
 use std::{net::SocketAddr, time::Duration};
 
+use lobby_testkit::try_until;
+
 use crate::{
     direct::{self, Conn},
-    error::{within, Result},
+    error::Result,
     phases::{
         deltas::{churn::churn, list::api_list},
         Env,
     },
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
     report::{count, median, Row, Verdict},
 };
 
@@ -57,19 +59,15 @@ const PATHS: [Path; 3] = [
 
 /// Waits until the bridge at `bridge` lists `n` servers.
 async fn listed(bridge: SocketAddr, n: usize) -> Result<()> {
-    within(
-        Duration::from_secs(120),
-        format!("{n} servers listed by the bridge"),
-        async {
-            loop {
-                if api_list(bridge).await.is_ok_and(|l| l.servers >= n) {
-                    return Ok(());
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        },
-    )
-    .await
+    let what = format!("{n} servers listed by the bridge");
+    Ok(try_until(&what, || async {
+        match api_list(bridge).await {
+            Ok(l) if l.servers >= n => Ok(()),
+            Ok(l) => Err(format!("{} listed", l.servers)),
+            Err(e) => Err(e.to_string()),
+        }
+    })
+    .await?)
 }
 
 /// The CPU each of `procs` spends per change, in µs: the median of
@@ -118,16 +116,16 @@ async fn window(env: &Env, servers: &mut [Conn], procs: &[&Proc], k: &mut u64) -
 /// The bridges' options: the history samples the list once per interval
 /// whatever its changes (its own figures are the history phase's), so one
 /// an hour keeps a sample of the whole list out of the changes' window.
-fn bridge_options() -> BridgeOptions {
-    BridgeOptions {
+fn bridge_options(env: &Env) -> BridgeLaunch {
+    BridgeLaunch {
         history_interval: Some(Duration::from_secs(3600)),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     }
 }
 
 /// The three paths at `n` servers.
 async fn costs(env: &Env, n: usize) -> Result<Costs> {
-    let opts = bridge_options();
+    let opts = bridge_options(env);
     // The master inside the bridge.
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let mut servers = direct::register_servers(maddr, n, "Cost", 0).await?;
@@ -139,9 +137,9 @@ async fn costs(env: &Env, n: usize) -> Result<Costs> {
     // A master's feed, followed by a bridge.
     let (master, maddr, feed) = procs::start_master_with_feed(&env.bins, n + 100).await?;
     let mut servers = direct::register_servers(maddr, n, "Cost", 0).await?;
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         master_feed: Some(feed),
-        ..bridge_options()
+        ..bridge_options(env)
     };
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
     listed(baddr, n).await?;

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     direct,
-    error::{within, Error, Result},
+    error::{within, within_for, Error, Result},
     report::{count, histogram, ms, q, record},
     ws,
 };
@@ -155,7 +155,8 @@ impl Crowd {
             count,
             what: what.to_owned(),
         };
-        within(
+        // A full run subscribes thousands of viewers.
+        within_for(
             Duration::from_secs(300),
             format!("{what} subscribed"),
             async {
@@ -191,20 +192,16 @@ impl Crowd {
         }));
         change.await?;
         let mut got = Vec::with_capacity(self.count);
-        within(
-            Duration::from_secs(30),
-            format!("change {id} seen by all {}", self.what),
-            async {
-                while got.len() < self.count {
-                    match self.reports.recv().await {
-                        Some((round, d)) if round == id => got.push(d),
-                        Some(_) => {}
-                        None => return Err(Error::Unexpected("viewers gone".into())),
-                    }
+        within(format!("change {id} seen by all {}", self.what), async {
+            while got.len() < self.count {
+                match self.reports.recv().await {
+                    Some((round, d)) if round == id => got.push(d),
+                    Some(_) => {}
+                    None => return Err(Error::Unexpected("viewers gone".into())),
                 }
-                Ok(())
-            },
-        )
+            }
+            Ok(())
+        })
         .await?;
         self.check()?;
         Ok(got)

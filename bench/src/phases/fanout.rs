@@ -16,7 +16,7 @@ use crate::{
         crowd::{Crowd, Member, Rounds},
         Env,
     },
-    procs::{self, BridgeOptions},
+    procs,
     report::{count, ms, q, times, Row, Verdict},
     ws,
 };
@@ -52,8 +52,8 @@ pub(crate) async fn admin_change(admin: &mut AdminSink, current: u64) -> Result<
 /// Runs the fan-out figures.
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
-    let opts = BridgeOptions::default();
-    let poll = opts.poll_interval;
+    let opts = procs::bridge(&env.bins);
+    let poll = procs::POLL_INTERVAL;
     let (master, maddr) = procs::start_master(&env.bins, 12_000).await?;
     let mut servers = direct::register_servers(maddr, s.fanout_servers - 1, "Fanout", 0).await?;
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;

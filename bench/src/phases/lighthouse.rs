@@ -23,9 +23,9 @@ use lobby_testkit::{http, try_until};
 
 use crate::{
     cdp, direct,
-    error::{within, Error, Result},
+    error::{within_for, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs,
     report::{median, Row, Verdict},
 };
 
@@ -104,7 +104,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let out = env.bins.work.join("lighthouse");
     std::fs::create_dir_all(&out)?;
     let (bridge, baddr, maddr) =
-        procs::start_bridge_embedded(&env.bins, &BridgeOptions::default()).await?;
+        procs::start_bridge_embedded(&env.bins, &procs::bridge(&env.bins)).await?;
     let lh = |url: String, name: String, categories: &'static str| {
         let (lighthouse, chromium, out) = (lighthouse.clone(), chromium.clone(), out.clone());
         async move { lighthouse_run(&lighthouse, &chromium, &url, &out.join(name), categories).await }
@@ -243,7 +243,8 @@ async fn lighthouse_run(
     report: &Path,
     categories: &str,
 ) -> Result<Report> {
-    let status = within(
+    // One Lighthouse run takes about a minute on this machine.
+    let status = within_for(
         Duration::from_secs(300),
         format!("lighthouse {url}"),
         async {

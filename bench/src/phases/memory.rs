@@ -18,9 +18,9 @@ use tokio_util::sync::CancellationToken;
 use lobby_testkit::metrics;
 
 use crate::{
-    error::{within, Error, Result},
+    error::{within_for, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs,
     report::{count, Row, Verdict},
     ws,
 };
@@ -92,7 +92,8 @@ impl Viewers {
                 }
             }));
         }
-        within(Duration::from_secs(300), "viewers connected", async {
+        // A full run connects thousands of viewers.
+        within_for(Duration::from_secs(300), "viewers connected", async {
             while self.open.load(Relaxed) + self.errors.load(Relaxed) < total {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
@@ -113,7 +114,7 @@ impl Viewers {
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let (master, maddr) = procs::start_master(&env.bins, 12_000).await?;
-    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &BridgeOptions::default()).await?;
+    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &procs::bridge(&env.bins)).await?;
     // Warm the bridge: its first list, one WebSocket opened and closed.
     {
         let mut w = ws::connect(&ws::url(baddr)).await?;

@@ -5,14 +5,14 @@
 //! the master's query round trip with that many servers, since they are
 //! registered anyway.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::{
     cdp::{self, Chromium},
     direct::{self, Conn},
     error::{Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs,
     report::{count, histogram, median, q, record, times, Row, Verdict},
 };
 
@@ -51,10 +51,7 @@ async fn first_load(browser: &mut Chromium) -> Result<Option<Fetched>> {
         )
         .await?;
     let encoding = browser
-        .wait_for(
-            "window.__benchEncoding === undefined ? null : window.__benchEncoding",
-            Duration::from_secs(20),
-        )
+        .wait_for("window.__benchEncoding === undefined ? null : window.__benchEncoding")
         .await?;
     Ok(Some(Fetched {
         encoded: at(0),
@@ -84,7 +81,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let mut page = None;
     if let (Some(bin), true) = (&chromium, front_end) {
         let (bridge, baddr) =
-            procs::start_bridge(&env.bins, maddr, &BridgeOptions::default()).await?;
+            procs::start_bridge(&env.bins, maddr, &procs::bridge(&env.bins)).await?;
         let mut browser = Chromium::launch(bin, &env.bins.work).await?;
         let url = format!("http://{baddr}/");
         let small = measure(
@@ -272,7 +269,6 @@ async fn json_parse_ms(browser: &mut Chromium, n: usize) -> Result<f64> {
 /// `serverPageRenderMs` each time, from its record's arrival
 /// (`/api/servers/{key}`) to the drawn details.
 async fn server_page(browser: &mut Chromium, base: &str, loads: usize) -> Result<Vec<f64>> {
-    let limit = Duration::from_secs(60);
     browser
         .eval(
             "window.__benchKey = undefined; fetch('/api/servers', {cache: 'no-store'})\
@@ -281,10 +277,7 @@ async fn server_page(browser: &mut Chromium, base: &str, loads: usize) -> Result
         )
         .await?;
     let key = browser
-        .wait_for(
-            "window.__benchKey === undefined ? null : window.__benchKey",
-            limit,
-        )
+        .wait_for("window.__benchKey === undefined ? null : window.__benchKey")
         .await?;
     let key = key.as_str().unwrap_or("none").to_owned();
     if key.len() != 16 {
@@ -301,7 +294,6 @@ async fn server_page(browser: &mut Chromium, base: &str, loads: usize) -> Result
             .wait_for(
                 "(() => { const m = window.__lobbyMetrics; \
                  return m && typeof m.serverPageRenderMs === 'number' ? m.serverPageRenderMs : null })()",
-                limit,
             )
             .await?;
         if load > 0 {
@@ -323,7 +315,6 @@ async fn measure(
     changes: usize,
     marker_base: u64,
 ) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
-    let limit = Duration::from_secs(60);
     let mut first = Vec::new();
     // The first load compiles the page's code and is not counted.
     for load in 0..=loads {
@@ -337,7 +328,6 @@ async fn measure(
                      return m && m.lastListSize === {expect} && typeof m.firstFullRenderMs === 'number' \
                      ? m.firstFullRenderMs : null }})()"
                 ),
-                limit,
             )
             .await?;
         if load > 0 {
@@ -353,14 +343,11 @@ async fn measure(
             .await?;
         direct::send(game, &direct::stats_json(marker_base + i)).await?;
         let v = browser
-            .wait_for(
-                &format!(
-                    "(() => {{ const m = window.__lobbyMetrics; \
+            .wait_for(&format!(
+                "(() => {{ const m = window.__lobbyMetrics; \
                      return m && !m.benchSeen && m.lastListSize === {expect} \
                      ? [m.lastUpdateMs, m.lastParseMs] : null }})()"
-                ),
-                limit,
-            )
+            ))
             .await?;
         let at = |i: usize| v.get(i).and_then(|x| x.as_f64()).unwrap_or(f64::NAN);
         update.push(at(0));

@@ -27,13 +27,13 @@ use lobby_testkit::{http, try_until};
 
 use crate::{
     direct,
-    error::{within, Error, Result},
+    error::{within, within_for, Error, Result},
     phases::{
         shared_db::{self, Shared},
         webhooks::{read_message, receiver, seen, stats},
         Env,
     },
-    procs::{self, BridgeOptions},
+    procs::{self, BridgeLaunch},
     report::{count, histogram, q, record, times, Row, Verdict},
     ws,
 };
@@ -197,10 +197,10 @@ fn shared_rows(shared: &SharedFigures, one: &Figures) -> Vec<Row> {
 /// and one lobby opening per server.
 async fn measure(env: &Env, n: usize) -> Result<Figures> {
     let rounds = env.sizes.push_rounds;
-    let opts = BridgeOptions {
-        unlimited_rate: true,
+    let opts = BridgeLaunch {
+        rate_limit: procs::UNLIMITED,
         push_subscriptions: Some(n),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let mut servers = direct::register_servers(maddr, rounds, "Push", 0).await?;
@@ -227,10 +227,10 @@ async fn measure(env: &Env, n: usize) -> Result<Figures> {
 /// one PostgreSQL database.
 async fn measure_shared(env: &Env, n: usize) -> Result<SharedFigures> {
     let rounds = env.sizes.push_rounds;
-    let opts = BridgeOptions {
-        unlimited_rate: true,
+    let opts = BridgeLaunch {
+        rate_limit: procs::UNLIMITED,
         push_subscriptions: Some(n),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let bridges = env.sizes.notify_bridges.max(2);
     let shared = Shared::start(env, DB, bridges, rounds + 100, opts).await?;
@@ -254,9 +254,7 @@ async fn measure_shared(env: &Env, n: usize) -> Result<SharedFigures> {
     let (first, all) = open_each(&mut servers, &mut arrivals, n).await?;
     // Every push settled (its row deleted) before the rows are counted.
     let total = (n * rounds) as f64;
-    shared
-        .sum_reaches(DELIVERED, total, Duration::from_secs(60))
-        .await?;
+    shared.sum_reaches(DELIVERED, total).await?;
     let sent = shared.each(DELIVERED).await?;
     let written = shared
         .each("bridge_notify_written_total")
@@ -328,7 +326,8 @@ async fn open_each(
         let mut got = 0;
         let mut first_at = None;
         let mut last_at = t0;
-        within(Duration::from_secs(120), "every push of one event", async {
+        // A full run sends 10,000 pushes per event.
+        within_for(Duration::from_secs(120), "every push of one event", async {
             while got < n {
                 let at = arrivals
                     .recv()
@@ -354,7 +353,7 @@ async fn open_each(
 /// and the deltas after it (the snapshot may come before every server is
 /// listed).
 async fn keys_of(viewer: &mut ws::Ws, n: usize) -> Result<Vec<String>> {
-    within(Duration::from_secs(30), "the servers' keys", async {
+    within("the servers' keys", async {
         let mut keys: Vec<String> = Vec::new();
         loop {
             let text = ws::next_text(viewer).await?;
@@ -420,7 +419,8 @@ async fn subscribe(bridges: &[SocketAddr], service: &str, n: usize, keys: &[Stri
             Ok::<_, Error>(())
         }));
     }
-    within(Duration::from_secs(600), "the subscriptions", async {
+    // A full run makes 10,000 subscriptions.
+    within_for(Duration::from_secs(600), "the subscriptions", async {
         for t in tasks {
             t.await
                 .map_err(|e| Error::Unexpected(format!("a subscriber failed: {e}")))??;

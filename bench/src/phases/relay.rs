@@ -17,9 +17,9 @@ use tokio::sync::Barrier;
 
 use crate::{
     direct,
-    error::{within, Error, Result},
+    error::{within_for, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
     report::{count, histogram, q, record, times, Row, Verdict},
     ws,
 };
@@ -29,9 +29,9 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let (master, maddr) = procs::start_master(&env.bins, 12_000).await?;
     let _servers = direct::register_servers(maddr, s.relay_servers, "Relay", 0).await?;
-    let opts = BridgeOptions {
-        unlimited_rate: true,
-        ..BridgeOptions::default()
+    let opts = BridgeLaunch {
+        rate_limit: procs::UNLIMITED,
+        ..procs::bridge(&env.bins)
     };
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
     let mut rows = round_trip(env, &master, maddr, &bridge, baddr).await?;
@@ -90,7 +90,8 @@ async fn round_trip(
         }
         Ok::<_, Error>((d, r, reply_bytes))
     };
-    let result = within(Duration::from_secs(300), "relay round trips", measured).await;
+    // A full run makes 5,000 sequential round trips each way.
+    let result = within_for(Duration::from_secs(300), "relay round trips", measured).await;
     for (pid, cpus) in &restore {
         procs::pin(*pid, cpus)?;
     }
@@ -223,7 +224,9 @@ async fn load(
     }
     let mut back = Vec::with_capacity(tasks.len());
     for t in tasks {
-        let client = within(time + Duration::from_secs(30), "throughput run", async {
+        // The run's length (`time`) is part of the figure; the guard
+        // against a hung client is beyond it.
+        let client = within_for(time + lobby_testkit::HUNG, "throughput run", async {
             t.await
                 .map_err(|e| Error::Unexpected(format!("client task: {e}")))?
         })

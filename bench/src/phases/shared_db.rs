@@ -5,21 +5,19 @@
 //! `--master-feed`) with one `--database-url`. The notification phases run
 //! their figures on it beside their one-bridge baseline.
 
-use std::{net::SocketAddr, time::Duration};
+use std::net::SocketAddr;
 
 use lobby_testkit::{
     metrics,
     postgres::{self, Cluster},
+    try_until,
 };
 
 use crate::{
-    error::{within, Error, Result},
+    error::{Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
 };
-
-/// How often the bridges' `/metrics` are read while waiting on them.
-const POLL: Duration = Duration::from_millis(50);
 
 /// The running set; [`Shared::stop`] ends it.
 pub struct Shared {
@@ -45,7 +43,7 @@ impl Shared {
         db: &'static str,
         n: usize,
         max_servers: usize,
-        opts: BridgeOptions,
+        opts: BridgeLaunch,
     ) -> Result<Self> {
         let (cluster, url) = tokio::task::spawn_blocking(move || {
             let cluster = Cluster::start()?;
@@ -56,7 +54,7 @@ impl Shared {
         .map_err(|e| Error::Unexpected(e.to_string()))??;
         let (master, master_addr, feed) =
             procs::start_master_with_feed(&env.bins, max_servers).await?;
-        let opts = BridgeOptions {
+        let opts = BridgeLaunch {
             master_feed: Some(feed),
             database_url: Some(url),
             ..opts
@@ -102,14 +100,17 @@ impl Shared {
     }
 
     /// Waits until the bridges' samples `name` add up to at least `total`.
-    pub async fn sum_reaches(&self, name: &str, total: f64, limit: Duration) -> Result<()> {
-        within(limit, format!("{name} adding up to {total}"), async {
-            while self.each(name).await?.iter().sum::<f64>() < total {
-                tokio::time::sleep(POLL).await;
+    pub async fn sum_reaches(&self, name: &str, total: f64) -> Result<()> {
+        let what = format!("{name} adding up to {total}");
+        Ok(try_until(&what, || async {
+            let sum: f64 = self.each(name).await?.iter().sum();
+            if sum >= total {
+                Ok(())
+            } else {
+                Err(Error::Unexpected(format!("{sum} so far")))
             }
-            Ok(())
         })
-        .await
+        .await?)
     }
 
     /// Stops the bridges and the master, then asks the database `sql` (one

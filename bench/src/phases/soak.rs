@@ -22,9 +22,9 @@ use lobby_testkit::metrics;
 
 use crate::{
     direct::{self, REPLY_PREFIX},
-    error::{within, Error, Result},
+    error::{within, within_for, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs,
     report::{count, Row, Verdict},
     ws,
 };
@@ -74,18 +74,14 @@ async fn viewer(
 ) -> Result<()> {
     let mut socket = ws::connect_small(url).await?;
     ws::send(&mut socket, r#"{"command":"bridgeSubscribe"}"#).await?;
-    within(
-        Duration::from_secs(30),
-        "the list after subscribing",
-        async {
-            while !ws::next_text(&mut socket)
-                .await?
-                .as_str()
-                .starts_with(REPLY_PREFIX)
-            {}
-            Ok(())
-        },
-    )
+    within("the list after subscribing", async {
+        while !ws::next_text(&mut socket)
+            .await?
+            .as_str()
+            .starts_with(REPLY_PREFIX)
+        {}
+        Ok(())
+    })
     .await?;
     drop(slot);
     in_round.fetch_add(1, Relaxed);
@@ -128,7 +124,8 @@ async fn round(url: &str, n: usize, bridge: &procs::Proc) -> Result<(usize, u64)
             }
         });
     }
-    let all_in = within(
+    // A full run's round subscribes thousands of viewers.
+    let all_in = within_for(
         Duration::from_secs(120),
         "every soak viewer subscribed",
         async {
@@ -151,7 +148,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let (master, maddr) = procs::start_master(&env.bins, 12_000).await?;
     let _servers = direct::register_servers(maddr, s.soak_servers, "Soak", 0).await?;
-    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &BridgeOptions::default()).await?;
+    let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &procs::bridge(&env.bins)).await?;
     let url = ws::url(baddr);
     let start_rss = bridge.rss_kib()?;
 

@@ -22,7 +22,10 @@ use tokio::{
     time::Instant,
 };
 
-use lobby_testkit::discord::{Discord, Got};
+use lobby_testkit::{
+    discord::{Discord, Got},
+    product::ADMIN_TOKEN,
+};
 
 use crate::{
     direct,
@@ -31,7 +34,7 @@ use crate::{
         shared_db::{self, Shared},
         Env,
     },
-    procs::{self, BridgeOptions, ADMIN_TOKEN},
+    procs::{self, BridgeLaunch},
     report::{histogram, ms, q, record, times, Row, Verdict},
     ws,
 };
@@ -62,10 +65,10 @@ struct Figures {
 /// [`Sizes::notify_bridges`](crate::Sizes) on one PostgreSQL database.
 pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
-    let opts = BridgeOptions {
-        unlimited_rate: true,
+    let opts = BridgeLaunch {
+        rate_limit: procs::UNLIMITED,
         webhook_allow_private: true,
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let (bridge, baddr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let servers = direct::register_servers(maddr, s.webhook_servers, "Hook", 0).await?;
@@ -146,7 +149,7 @@ async fn measure_with(
         direct::send(game, &stats(marker + 1, true)).await?;
         seen(&mut viewer, marker + 1).await?;
         record(&mut push, t0.elapsed());
-        let at = within(Duration::from_secs(30), "the webhook's request", async {
+        let at = within("the webhook's request", async {
             arrivals
                 .recv()
                 .await
@@ -181,24 +184,20 @@ async fn card_edits(env: &Env, mut servers: Vec<direct::Conn>, bridge: SocketAdd
         let t0 = Instant::now();
         direct::send(game, &stats(marker, i.is_multiple_of(2))).await?;
         let shown = format!("{marker}/4 players");
-        let got = within(
-            Duration::from_secs(60),
-            "the card showing the change",
-            async {
-                loop {
-                    let got = discord
-                        .recv()
-                        .await
-                        .ok_or_else(|| Error::Unexpected("the stand-in stopped".into()))?;
-                    if got.body["embeds"][0]["description"]
-                        .as_str()
-                        .is_some_and(|t| t.contains(&shown))
-                    {
-                        return Ok(got);
-                    }
+        let got = within("the card showing the change", async {
+            loop {
+                let got = discord
+                    .recv()
+                    .await
+                    .ok_or_else(|| Error::Unexpected("the stand-in stopped".into()))?;
+                if got.body["embeds"][0]["description"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(&shown))
+                {
+                    return Ok(got);
                 }
-            },
-        )
+            }
+        })
         .await?;
         let took = got.at.saturating_duration_since(t0);
         Ok((got, took))
@@ -291,7 +290,7 @@ pub(crate) fn stats(current: u64, open: bool) -> String {
 /// Reads the viewer's messages until one carries `current`.
 pub(crate) async fn seen(viewer: &mut ws::Ws, current: u64) -> Result<()> {
     let marker = direct::marker(current);
-    within(Duration::from_secs(30), "the change at the viewer", async {
+    within("the change at the viewer", async {
         while !ws::next_text(viewer).await?.as_str().contains(&marker) {}
         Ok(())
     })
@@ -372,7 +371,7 @@ async fn create_webhook(bridge: SocketAddr, body: &str) -> Result<()> {
     let mut s = TcpStream::connect(bridge).await?;
     s.write_all(request.as_bytes()).await?;
     let mut answer = Vec::new();
-    within(Duration::from_secs(10), "the webhook's creation", async {
+    within("the webhook's creation", async {
         s.read_to_end(&mut answer).await?;
         Ok(())
     })

@@ -11,7 +11,7 @@ use std::{
 
 use lobby_testkit::nginx::{Main, Nginx};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Starts nginx (`found`: the kit's `nginx::find`) in `work/nginx` in
 /// front of `bridges`, serving `dist`, with room for `connections` client
@@ -35,8 +35,6 @@ pub async fn start(
     };
     let (found, dir, dist) = (found.clone(), work.join("nginx"), dist.to_path_buf());
     // The kit's start waits for nginx by polling, off the runtime.
-    tokio::task::spawn_blocking(move || Nginx::start(&found, &dir, false, bridges, &dist, &main))
-        .await
-        .map_err(|e| Error::Unexpected(format!("nginx's start: {e}")))?
-        .map_err(Error::from)
+    let start = move || Nginx::start(&found, &dir, false, bridges, &dist, &main);
+    Ok(lobby_testkit::launch::blocking("nginx", start).await?)
 }

@@ -19,7 +19,7 @@ use crate::{
     direct::{self, Conn},
     error::{Error, Result},
     phases::{crowd::Rounds, Env},
-    procs::{self, BridgeOptions},
+    procs::{self, BridgeLaunch},
     report::{count, ms, q, times, Row, Verdict},
 };
 use churn::{churn_cpu, share};
@@ -66,7 +66,7 @@ fn kb(bytes: f64) -> String {
 /// at its next poll, so it waits up to one poll interval.
 async fn remote_master(env: &Env) -> Result<(Histogram<u64>, Duration)> {
     let s = &env.sizes;
-    let opts = BridgeOptions::default();
+    let opts = procs::bridge(&env.bins);
     let (master, maddr) = procs::start_master(&env.bins, s.fanout_servers + 100).await?;
     let mut servers = direct::register_servers(maddr, s.fanout_servers, "Polled", 0).await?;
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
@@ -76,7 +76,7 @@ async fn remote_master(env: &Env) -> Result<(Histogram<u64>, Duration)> {
     one.close().await;
     bridge.stop().await;
     master.stop().await;
-    Ok((measured?.each, opts.poll_interval))
+    Ok((measured?.each, procs::POLL_INTERVAL))
 }
 
 /// What the change feed run measured.
@@ -122,9 +122,9 @@ async fn remote_feed(env: &Env) -> Result<Followed> {
     let s = &env.sizes;
     let (master, maddr, feed) =
         procs::start_master_with_feed(&env.bins, s.deltas_servers + 100).await?;
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         master_feed: Some(feed),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
     // Boxed, as each `/metrics` read below: their 64 KiB read buffers,
@@ -162,7 +162,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let load_before = procs::load_average().unwrap_or_else(|| "?".into());
     let (bridge, baddr, maddr) =
-        procs::start_bridge_embedded(&env.bins, &BridgeOptions::default()).await?;
+        procs::start_bridge_embedded(&env.bins, &procs::bridge(&env.bins)).await?;
     let pid = bridge.pid();
     let n = s.deltas_servers;
     // Baselines of the latency: one delta viewer, first with a short list

@@ -26,7 +26,7 @@ use lobby_testkit::metrics;
 use crate::{
     error::{within, Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions},
+    procs::{self, BridgeLaunch},
     report::{count, histogram, ms, q, record, times, Row, Verdict},
 };
 
@@ -39,7 +39,7 @@ struct Answer {
 
 /// A GET on a new connection (`Connection: close`), read to the end.
 async fn get(addr: SocketAddr, path: &str, extra: &str) -> Result<Answer> {
-    within(Duration::from_secs(10), format!("GET {path}"), async {
+    within(format!("GET {path}"), async {
         let mut conn = TcpStream::connect(addr).await?;
         conn.set_nodelay(true)?;
         conn.write_all(
@@ -101,9 +101,9 @@ pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>>
     let s = &env.sizes;
     let servers = lobby(s.history_servers);
     let n = s.history_requests.min(servers.len());
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         data_dir: Some(data.to_owned()),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let opened = Instant::now();
     let (bridge, addr, _) = procs::start_bridge_embedded(&env.bins, &opts).await?;
@@ -171,10 +171,10 @@ pub(super) async fn run(env: &Env, data: &Path, end_ms: i64) -> Result<Vec<Row>>
 
     // The lobby's totals uncached: a bridge sampling every second, asked
     // once after each of its samples.
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         data_dir: Some(data.to_owned()),
         history_interval: Some(Duration::from_secs(1)),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let (bridge, addr, _) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     let rounds = (n / 100).clamp(2, 20);

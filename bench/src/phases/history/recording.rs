@@ -22,7 +22,7 @@ use crate::{
         crowd::{Crowd, Member, Rounds},
         Env,
     },
-    procs::{self, BridgeOptions},
+    procs::{self, BridgeLaunch},
     report::{count, q, times, Row, Verdict},
     ws,
 };
@@ -78,12 +78,15 @@ pub(super) async fn run(env: &Env, dir: &Path) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let servers = s.history_servers;
     let every = Duration::from_secs(1);
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         data_dir: Some(dir.to_owned()),
         history_interval: Some(every),
         // The embedded master's game servers count against it too.
-        max_connections: (servers + s.history_viewers + 100).max(10_000),
-        ..BridgeOptions::default()
+        ..procs::bridge_for(
+            &env.bins,
+            (servers + s.history_viewers + 100).max(10_000),
+            None,
+        )
     };
     let (bridge, addr, maddr) = procs::start_bridge_embedded(&env.bins, &opts).await?;
     // Each on its own connection, and no probe beside them: the embedded

@@ -29,17 +29,17 @@ use tokio::{
     process::{Child, ChildStdin, ChildStdout, Command},
 };
 
-use lobby_testkit::{metrics, try_until};
+use lobby_testkit::{metrics, try_until, HUNG};
 
 use crate::{
     direct,
-    error::{within, Error, Result},
+    error::{within_for, Error, Result},
     phases::{
         crowd::Rounds,
         deltas::{list::api_list, viewers::subscribe_json},
         Env,
     },
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
     report::{count, q, Row, Verdict},
     ws,
 };
@@ -151,8 +151,9 @@ impl Worker {
     }
 
     /// The worker's next line, which must start with `word`; the rest.
+    /// `limit` only guards against a hung worker (never below [`HUNG`]).
     async fn expect(&mut self, word: &str, limit: Duration) -> Result<String> {
-        let line = within(limit, format!("a worker's {word:?}"), async {
+        let line = within_for(limit, format!("a worker's {word:?}"), async {
             Ok(self.lines.next_line().await?)
         })
         .await?
@@ -169,7 +170,7 @@ impl Worker {
 
     async fn close(mut self) {
         if self.send("close").await.is_ok() {
-            let _ = self.expect("closed", Duration::from_secs(60)).await;
+            let _ = self.expect("closed", HUNG).await;
         }
         let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
     }
@@ -187,13 +188,13 @@ async fn round(
         w.send(&format!("arm {id} {current}")).await?;
     }
     for w in workers.iter_mut() {
-        w.expect("armed", Duration::from_secs(10)).await?;
+        w.expect("armed", HUNG).await?;
     }
     let changed = monotonic_us();
     direct::send(game, &direct::stats_json(current)).await?;
     let mut got = Vec::new();
     for w in workers.iter_mut() {
-        let rest = w.expect("seen", Duration::from_secs(40)).await?;
+        let rest = w.expect("seen", HUNG).await?;
         let times = rest.split_once(' ').map_or("", |(_, t)| t);
         for t in times.split(',').filter(|t| !t.is_empty()) {
             let t: u64 = t
@@ -263,11 +264,10 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let mut servers = direct::register_servers(maddr, sc.servers, "Scale", 0).await?;
     let (_, most) = sc.share_of(0);
     let per_address = sc.per_source + 16;
-    let opts = BridgeOptions {
+    let max_connections = most + 16;
+    let opts = BridgeLaunch {
         master_feed: Some(feed),
-        max_connections: most + 16,
-        per_address: Some(per_address),
-        ..BridgeOptions::default()
+        ..procs::bridge_for(&env.bins, max_connections, Some(per_address))
     };
     let mut bridges: Vec<(Proc, SocketAddr)> = Vec::with_capacity(sc.bridges);
     for _ in 0..sc.bridges {
@@ -303,6 +303,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         );
     }
     for w in &mut workers {
+        // A worker connects its share of 100,000 viewers.
         w.expect("ready", Duration::from_secs(600)).await?;
     }
     let open_time = opened.elapsed();
@@ -322,7 +323,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let cpu1 = cpu_times(&pids)?;
     for w in &mut workers {
         w.send("check").await?;
-        w.expect("ok", Duration::from_secs(10)).await?;
+        w.expect("ok", HUNG).await?;
     }
     let mut on_bridges = Vec::with_capacity(sc.bridges);
     for (_, addr) in &bridges {
@@ -355,7 +356,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let cpu2 = cpu_times(&pids)?;
     for w in &mut workers {
         w.send("check").await?;
-        w.expect("ok", Duration::from_secs(10)).await?;
+        w.expect("ok", HUNG).await?;
     }
     for w in workers {
         w.close().await;
@@ -403,7 +404,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
             format!(
                 "per bridge ≤ {} (--max-connections {}, --max-ws-per-address {per_address}); fd limit per process {nofile}",
                 count(most as u64),
-                opts.max_connections,
+                max_connections,
             ),
             "-",
             "all held, 0 errors",

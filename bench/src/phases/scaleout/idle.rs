@@ -11,7 +11,7 @@ use crate::{
     direct,
     error::{Error, Result},
     phases::Env,
-    procs::{self, BridgeOptions, Proc},
+    procs::{self, BridgeLaunch, Proc},
     report::{Row, Verdict},
 };
 
@@ -49,9 +49,9 @@ async fn measure(
     feed: Option<SocketAddr>,
     window: Duration,
 ) -> Result<Window> {
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         master_feed: feed,
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let mut bridges = Vec::with_capacity(BRIDGES);
     for _ in 0..BRIDGES {
@@ -112,7 +112,7 @@ pub(super) async fn run(env: &Env) -> Result<Vec<Row>> {
     let polled = measure(env, &master, maddr, None, window).await?;
     drop(servers);
     master.stop().await;
-    let poll = BridgeOptions::default().poll_interval;
+    let poll = procs::POLL_INTERVAL;
     Ok(vec![Row::new(
         format!(
             "scale-out: master with {BRIDGES} idle bridges following its change feed, {} servers ({:.1} s)",

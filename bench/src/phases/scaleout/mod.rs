@@ -23,7 +23,7 @@ use crate::{
         memory::Viewers,
         Env,
     },
-    procs::{self, nginx, BridgeOptions},
+    procs::{self, nginx, BridgeLaunch},
     report::{count, q, times, Row, Verdict},
     ws,
 };
@@ -95,9 +95,9 @@ async fn proxied(env: &Env, tools: &(PathBuf, PathBuf)) -> Result<Vec<Row>> {
     let s = &env.sizes;
     let per_bridge = s.scaleout_viewers;
     let (master, maddr, feed) = procs::start_master_with_feed(&env.bins, 12_000).await?;
-    let opts = BridgeOptions {
+    let opts = BridgeLaunch {
         master_feed: Some(feed),
-        ..BridgeOptions::default()
+        ..procs::bridge(&env.bins)
     };
     let mut servers = direct::register_servers(maddr, s.scaleout_servers - 1, "Scale", 0).await?;
     let (a, a_addr) = procs::start_bridge(&env.bins, maddr, &opts).await?;
