@@ -2,7 +2,7 @@
 
 use std::{fmt, io, path::Path, path::PathBuf};
 
-use master::secret::{Refused, Secret};
+use master::secret::{Secret, SecretError};
 
 pub use master::secret::MIN_TOKEN_LEN;
 
@@ -23,12 +23,12 @@ pub enum TokenError {
     Random(getrandom::Error),
 }
 
-impl From<Refused> for TokenError {
-    fn from(refused: Refused) -> Self {
+impl From<SecretError> for TokenError {
+    fn from(refused: SecretError) -> Self {
         match refused {
-            Refused::Short(0) => Self::Empty,
-            Refused::Short(len) => Self::Short(len),
-            Refused::File { path, source } => Self::File { path, source },
+            SecretError::Short(0) => Self::Empty,
+            SecretError::Short(len) => Self::Short(len),
+            SecretError::File { path, source } => Self::File { path, source },
         }
     }
 }

@@ -17,7 +17,7 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// Why a secret was refused or could not be read, before its token words
 /// it: each token maps it to its own error, so their texts stay theirs.
 #[derive(Debug)]
-pub enum Refused {
+pub enum SecretError {
     /// Shorter than [`MIN_TOKEN_LEN`] characters once trimmed (0: empty).
     Short(usize),
     /// The file named for it could not be read.
@@ -37,19 +37,19 @@ pub struct Secret(String);
 impl Secret {
     /// `text` trimmed, refused when shorter than [`MIN_TOKEN_LEN`]
     /// characters (or empty), because such a secret could be guessed.
-    pub fn new(text: &str) -> Result<Self, Refused> {
+    pub fn new(text: &str) -> Result<Self, SecretError> {
         let text = text.trim();
         let len = text.chars().count();
         if len < MIN_TOKEN_LEN {
-            return Err(Refused::Short(len));
+            return Err(SecretError::Short(len));
         }
         Ok(Self(text.to_owned()))
     }
 
     /// The secret on the first line of `path`, so that it need not be on
     /// a command line that other users can read.
-    pub fn from_file(path: &Path) -> Result<Self, Refused> {
-        let text = std::fs::read_to_string(path).map_err(|source| Refused::File {
+    pub fn from_file(path: &Path) -> Result<Self, SecretError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SecretError::File {
             path: path.to_owned(),
             source,
         })?;
@@ -80,10 +80,10 @@ mod tests {
 
     #[test]
     fn trimmed_held_to_its_length_and_hidden() {
-        assert!(matches!(Secret::new("   "), Err(Refused::Short(0))));
+        assert!(matches!(Secret::new("   "), Err(SecretError::Short(0))));
         assert!(matches!(
             Secret::new(" 0123456789abcde "),
-            Err(Refused::Short(15))
+            Err(SecretError::Short(15))
         ));
         let secret = Secret::new(" 0123456789abcdef\n").unwrap();
         assert_eq!(secret.expose(), "0123456789abcdef");
@@ -104,7 +104,7 @@ mod tests {
         let missing = dir.path().join("missing");
         assert!(matches!(
             Secret::from_file(&missing),
-            Err(Refused::File { path, .. }) if path == missing
+            Err(SecretError::File { path, .. }) if path == missing
         ));
     }
 }

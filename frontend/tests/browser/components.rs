@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::until;
+use common::{until, Mounted};
 use frontend::{
     components::server_browser::ServerBrowser,
     contexts::lobby::Lobby,
@@ -90,13 +90,6 @@ fn exists(root: &Element, selector: &str) -> bool {
     root.query_selector(selector).ok().flatten().is_some()
 }
 
-fn mount() -> Element {
-    let document = gloo_utils::document();
-    let root = document.create_element("div").unwrap();
-    document.body().unwrap().append_child(&root).unwrap();
-    root
-}
-
 fn row_names(root: &Element) -> Vec<String> {
     let rows = root.query_selector_all("[data-testid=server-row]").unwrap();
     (0..rows.length())
@@ -130,8 +123,8 @@ fn reset_url() {
 #[wasm_bindgen_test]
 async fn list_renders_rows_summary_and_unicode() {
     reset_url();
-    let root = mount();
-    yew::Renderer::<FedLobby>::with_root(root.clone()).render();
+    let mounted = Mounted::<FedLobby>::new();
+    let root = mounted.root.clone();
     until_rows(&root, &["bravo", "Server von Bösewicht", "轰炸机人"]).await;
     let summary = root
         .query_selector("[data-testid=summary]")
@@ -151,7 +144,6 @@ async fn list_renders_rows_summary_and_unicode() {
             .as_f64()
     };
     until("render metrics", || list_size() == Some(3.0)).await;
-    root.remove();
 }
 
 /// `window.__lobbyMetrics.lastListSize`, once recorded.
@@ -168,9 +160,8 @@ fn metrics_list_size() -> Option<f64> {
 #[wasm_bindgen_test]
 async fn a_long_list_is_drawn_whole() {
     reset_url();
-    let root = mount();
-    yew::Renderer::<FedLobby>::with_root_and_props(root.clone(), FedLobbyProps { more: 40 })
-        .render();
+    let mounted = Mounted::<FedLobby>::with_props(FedLobbyProps { more: 40 });
+    let root = mounted.root.clone();
     until("43 rows", || row_names(&root).len() == 43).await;
     until("the table no longer busy", || {
         !exists(&root, "table[aria-busy]")
@@ -180,7 +171,6 @@ async fn a_long_list_is_drawn_whole() {
     let names = row_names(&root);
     assert_eq!(names.first().map(String::as_str), Some("bravo"));
     assert_eq!(names.last().map(String::as_str), Some("轰炸机人"));
-    root.remove();
 }
 
 /// Props of [`Drawn`].
@@ -203,18 +193,13 @@ fn Drawn(props: &DrawnProps) -> Html {
 /// fewest, at most the most) until every row is drawn.
 #[wasm_bindgen_test]
 async fn rows_are_drawn_in_slices() {
-    let root = mount();
     let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let (fewest, most) = MORE_ROWS;
     let total = FIRST_ROWS + fewest + most + 1;
-    yew::Renderer::<Drawn>::with_root_and_props(
-        root.clone(),
-        DrawnProps {
-            total,
-            seen: seen.clone(),
-        },
-    )
-    .render();
+    let _mounted = Mounted::<Drawn>::with_props(DrawnProps {
+        total,
+        seen: seen.clone(),
+    });
     until("every row drawn", || seen.borrow().last() == Some(&total)).await;
     let mut counts = seen.borrow().clone();
     counts.dedup();
@@ -228,14 +213,13 @@ async fn rows_are_drawn_in_slices() {
             "{counts:?}"
         );
     }
-    root.remove();
 }
 
 #[wasm_bindgen_test]
 async fn a_starred_row_is_pinned_and_a_hidden_one_counted() {
     reset_url();
-    let root = mount();
-    yew::Renderer::<FedLobby>::with_root(root.clone()).render();
+    let mounted = Mounted::<FedLobby>::new();
+    let root = mounted.root.clone();
     until_rows(&root, &["bravo", "Server von Bösewicht", "轰炸机人"]).await;
     click(&root, "[data-name=\"轰炸机人\"] [data-testid=star]");
     until_rows(&root, &["轰炸机人", "bravo", "Server von Bösewicht"]).await;
@@ -260,7 +244,6 @@ async fn a_starred_row_is_pinned_and_a_hidden_one_counted() {
         .unwrap()
         .unwrap_or_default();
     assert!(stored.starts_with("lobby-favourites-1\n"), "{stored:?}");
-    root.remove();
 }
 
 #[wasm_bindgen_test]
@@ -272,8 +255,8 @@ async fn a_stored_german_choice_renders_german() {
         .unwrap()
         .set_item("lobby.lang", "de")
         .unwrap();
-    let root = mount();
-    yew::Renderer::<FedLobby>::with_root(root.clone()).render();
+    let mounted = Mounted::<FedLobby>::new();
+    let root = mounted.root.clone();
     until_rows(&root, &["bravo", "Server von Bösewicht", "轰炸机人"]).await;
     let summary = || {
         root.query_selector("[data-testid=summary]")
@@ -289,15 +272,14 @@ async fn a_stored_german_choice_renders_german() {
     let text = root.text_content().unwrap_or_default();
     assert!(text.contains("4/4 +18 wartend"), "{text}");
     assert!(text.contains("Nur Favoriten"), "{text}");
-    root.remove();
     frontend::i18n::set_lang(frontend::i18n::Lang::En);
 }
 
 #[wasm_bindgen_test]
 async fn sort_click_reorders_and_sets_aria_sort() {
     reset_url();
-    let root = mount();
-    yew::Renderer::<FedLobby>::with_root(root.clone()).render();
+    let mounted = Mounted::<FedLobby>::new();
+    let root = mounted.root.clone();
     until_rows(&root, &["bravo", "Server von Bösewicht", "轰炸机人"]).await;
     click(&root, "th[data-sort=players] button");
     until_rows(&root, &["轰炸机人", "Server von Bösewicht", "bravo"]).await;
@@ -317,7 +299,6 @@ async fn sort_click_reorders_and_sets_aria_sort() {
         .search()
         .unwrap()
         .contains("open=1"));
-    root.remove();
     reset_url();
 }
 
@@ -348,8 +329,8 @@ fn error_text(root: &Element, field: &str) -> Option<String> {
 
 #[wasm_bindgen_test]
 async fn form_shows_protocol_messages_as_you_type() {
-    let root = mount();
-    yew::Renderer::<Form>::with_root(root.clone()).render();
+    let mounted = Mounted::<Form>::new();
+    let root = mounted.root.clone();
     until("the form", || exists(&root, "#new-port")).await;
     assert_eq!(error_text(&root, "serverPort"), None);
     type_into(&root, "#new-port", "51963");
@@ -378,7 +359,6 @@ async fn form_shows_protocol_messages_as_you_type() {
         error_text(&root, "serverName").as_deref() == Some("the server name must not be empty")
     })
     .await;
-    root.remove();
 }
 
 /// Feeds two lists in a row: "bravo" changes, the others do not.
@@ -416,8 +396,8 @@ fn UpdatedLobby() -> Html {
 #[wasm_bindgen_test]
 async fn only_changed_rows_flash() {
     reset_url();
-    let root = mount();
-    yew::Renderer::<UpdatedLobby>::with_root(root.clone()).render();
+    let mounted = Mounted::<UpdatedLobby>::new();
+    let root = mounted.root.clone();
     until_rows(&root, &["alpha", "bravo"]).await;
     let class = |name: &str| {
         root.query_selector(&format!("[data-testid=server-row][data-name={name}]"))
@@ -427,7 +407,6 @@ async fn only_changed_rows_flash() {
     };
     assert!(class("bravo").starts_with("flash-"), "{}", class("bravo"));
     assert_eq!(class("alpha"), "");
-    root.remove();
 }
 
 /// The player's app, loaded at `/admin` (a server that answered the path
@@ -440,8 +419,8 @@ async fn the_players_app_loaded_at_admin_does_not_reload() {
     history
         .replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some("/admin"))
         .unwrap();
-    let root = mount();
-    yew::Renderer::<frontend::app::App>::with_root(root.clone()).render();
+    let mounted = Mounted::<frontend::app::App>::new();
+    let root = mounted.root.clone();
     until("the not-found page", || {
         root.query_selector("h1")
             .ok()
@@ -454,6 +433,5 @@ async fn the_players_app_loaded_at_admin_does_not_reload() {
         gloo_utils::window().location().pathname().unwrap(),
         "/admin"
     );
-    root.remove();
     reset_url();
 }

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::rc::Rc;
 
-use common::until;
+use common::{until, Mounted};
 use frontend::{
     components::history_graph::{GraphLine, HistoryGraph, HistoryGraphProps},
     history::{players, step_ms},
@@ -15,7 +15,6 @@ use frontend::{
 };
 use protocol::{api, entry::ServerDetails, GameplayMode};
 use wasm_bindgen_test::*;
-use web_sys::Element;
 use yew::prelude::*;
 
 #[wasm_bindgen_test]
@@ -95,16 +94,10 @@ async fn the_graph_draws_runs_with_gaps_and_says_what_it_shows() {
         small: false,
         testid: "g".into(),
     };
-    let document = gloo_utils::document();
-    let root: Element = document.create_element("div").unwrap();
-    document.body().unwrap().append_child(&root).unwrap();
-    yew::Renderer::<Graph>::with_root_and_props(
-        root.clone(),
-        Wrap {
-            graph: Rc::new(props),
-        },
-    )
-    .render();
+    let mounted = Mounted::<Graph>::with_props(Wrap {
+        graph: Rc::new(props),
+    });
+    let root = mounted.root.clone();
     until("the graph", || {
         root.query_selector("[data-testid=g]")
             .ok()

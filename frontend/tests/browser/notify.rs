@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::until;
+use common::{until, Mounted};
 use frontend::{
     components::notify_me::NotifyMe,
     contexts::{lobby::Lobby, notify::NotifyProvider, settings::SettingsProvider},
@@ -120,10 +120,8 @@ async fn a_stored_watch_notices_its_event_once_and_turns_off() {
     storage
         .set_item("lobby.watches", &watches_text(&[watch]))
         .unwrap();
-    let document = gloo_utils::document();
-    let root = document.create_element("div").unwrap();
-    document.body().unwrap().append_child(&root).unwrap();
-    yew::Renderer::<Fed>::with_root(root.clone()).render();
+    let mounted = Mounted::<Fed>::new();
+    let root = mounted.root.clone();
 
     until("the stored watch", || {
         find(&root, "[data-testid=notify-summary]")
@@ -155,5 +153,4 @@ async fn a_stored_watch_notices_its_event_once_and_turns_off() {
     })
     .await;
     assert_eq!(stored().as_deref(), Some("lobby-watches-1"));
-    root.remove();
 }

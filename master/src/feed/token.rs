@@ -3,7 +3,7 @@
 
 use std::{fmt, io, path::Path, path::PathBuf};
 
-use crate::secret::{Refused, Secret};
+use crate::secret::{Secret, SecretError};
 
 pub use crate::secret::MIN_TOKEN_LEN;
 
@@ -24,11 +24,11 @@ pub enum TokenError {
     File { path: PathBuf, source: io::Error },
 }
 
-impl From<Refused> for TokenError {
-    fn from(refused: Refused) -> Self {
+impl From<SecretError> for TokenError {
+    fn from(refused: SecretError) -> Self {
         match refused {
-            Refused::Short(len) => Self::Short(len),
-            Refused::File { path, source } => Self::File { path, source },
+            SecretError::Short(len) => Self::Short(len),
+            SecretError::File { path, source } => Self::File { path, source },
         }
     }
 }
