@@ -238,7 +238,8 @@ async fn measure_shared(env: &Env, n: usize) -> Result<SharedFigures> {
     let addrs = shared.addrs();
     // Each bridge must have listed the keys before it takes a watch of
     // them: the viewer on the last bridge started, then every bridge's
-    // list is asked for them.
+    // list is asked for them (the same keys on each: every bridge follows
+    // the feed, see `shared_db`).
     let keys = closed(addrs[addrs.len() - 1], &mut servers).await?;
     for addr in &addrs {
         listed(*addr, &keys).await?;
@@ -298,7 +299,8 @@ async fn closed(bridge: SocketAddr, servers: &mut [direct::Conn]) -> Result<Vec<
 
 /// Waits until `bridge`'s `/api/servers` lists every one of `keys`.
 async fn listed(bridge: SocketAddr, keys: &[String]) -> Result<()> {
-    Ok(try_until("the keys on every bridge", || async {
+    let what = format!("the keys listed on the bridge at {bridge}");
+    Ok(try_until(&what, || async {
         let list = http::get_ok(bridge, "/api/servers", "")
             .await
             .map_err(Error::Unexpected)?

@@ -4,6 +4,16 @@
 //! with its change feed, and bridges following it (`--master`,
 //! `--master-feed`) with one `--database-url`. The notification phases run
 //! their figures on it beside their one-bridge baseline.
+//!
+//! A bridge polls the master until its feed answers, which may be a while
+//! after its ready line on a busy machine. While it polls it reads the
+//! master's plain reply, which does not say who registered an entry, so a
+//! server claiming an address other than its connection's (every
+//! benchmark game server: `192.168.0.10`, registered from loopback) gets a
+//! key other than the one the feed gives it (SECURITY.md, "the poll
+//! path"). [`Shared::start`] therefore returns once every bridge follows
+//! the feed: then every bridge keys every server alike, and a key read on
+//! one bridge names the same server on the others.
 
 use std::net::SocketAddr;
 
@@ -19,7 +29,10 @@ use crate::{
     procs::{self, BridgeLaunch, Proc},
 };
 
-/// The running set; [`Shared::stop`] ends it.
+/// 1 while a bridge follows the master's change feed, 0 while it polls.
+const FEED_UP: &str = "bridge_master_feed_up";
+
+/// The running set; [`Shared::stop_and_count`] ends it.
 pub struct Shared {
     cluster: Cluster,
     db: &'static str,
@@ -37,7 +50,8 @@ pub fn unavailable() -> Option<String> {
 
 impl Shared {
     /// A fresh cluster with database `db`, a master with its feed taking
-    /// `max_servers`, and `n` bridges with `opts` sharing the database.
+    /// `max_servers`, and `n` bridges with `opts` sharing the database,
+    /// each following the master's feed once this returns.
     pub async fn start(
         env: &Env,
         db: &'static str,
@@ -62,6 +76,10 @@ impl Shared {
         let mut bridges = Vec::with_capacity(n);
         for _ in 0..n {
             bridges.push(procs::start_bridge(&env.bins, master_addr, &opts).await?);
+        }
+        // Following the feed, not polling: the keys agree (see the module).
+        for (_, addr) in &bridges {
+            metrics::try_until_metric(*addr, FEED_UP, |v| v == 1.0).await?;
         }
         Ok(Self {
             cluster,
