@@ -66,7 +66,7 @@ step_background loadgen "load generator smoke run (every phase runs, tiny; the d
 step "tests: every test target of the workspace (cargo nextest)"
 cargo nextest run --workspace
 # After the tests, not beside them: Schemathesis runs for a bounded time,
-# and beside the tests it made a quarter of the requests (1,894 against
+# and beside the tests it generated a quarter of the test cases (1,894 against
 # 8,382).
 step "API: Schemathesis against the debug bridge, from its OpenAPI document (scripts/schemathesis.sh, bounded at 75 s)"
 bash scripts/schemathesis.sh
