@@ -26,6 +26,8 @@ _steps_cpu_us=0
 _steps_begun=
 _steps_dir=
 declare -A _steps_job_pids=()
+declare -A _steps_bg_counted=()
+_steps_bg_us=0
 
 # Microseconds since the epoch, without forking `date`.
 _steps_now() {
@@ -70,11 +72,33 @@ _steps_record() { # NAME WALL CPU
     "$(_steps_secs "$3")" "$1"
 }
 
+# The CPU time of background steps whose process this shell has reaped
+# since the last call (each counted once), in _steps_bg_us. `times`
+# counts a background step in whatever step runs when it ends: that
+# step's figure must not carry it, since the background step has a row of
+# its own. A step counts once it has written its figures and its process
+# is gone (reaped: `times` has it).
+_steps_reaped_bg() {
+  local done id status wall cpu
+  _steps_bg_us=0
+  for done in "$_steps_dir"/*.done; do
+    [ -e "$done" ] || continue
+    id="${done##*/}"
+    id="${id%.done}"
+    [ -z "${_steps_bg_counted[$id]:-}" ] || continue
+    ! kill -0 "${_steps_job_pids[$id]}" 2>/dev/null || continue
+    read -r status wall cpu <"$done"
+    _steps_bg_counted["$id"]=1
+    _steps_bg_us=$((_steps_bg_us + cpu))
+  done
+}
+
 _steps_end_current() {
   if [ -n "$_steps_current" ]; then
     _steps_cpu
+    _steps_reaped_bg
     _steps_record "$_steps_current" "$(($(_steps_now) - _steps_started))" \
-      "$((_steps_cpu_us - _steps_cpu_started))"
+      "$((_steps_cpu_us - _steps_cpu_started - _steps_bg_us))"
     _steps_current=
   fi
 }
@@ -163,6 +187,8 @@ step_wait() { # ID
   printf '\n== [%s] waiting for %s\n' "$_steps_label" "$name"
   from=$(_steps_now)
   wait "${_steps_job_pids[$id]}" || true
+  # Reaped here, between steps: no step's figure holds it.
+  _steps_bg_counted["$id"]=1
   [ ! -e "$dir/$id.done" ] || read -r status wall cpu <"$dir/$id.done"
   cat "$dir/$id.log"
   _steps_record "$name ∥" "$wall" "$cpu"
