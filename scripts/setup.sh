@@ -134,16 +134,17 @@ fi
 # has lto = "fat" and codegen-units = 1), and the environment overrides it
 # (cargo's config wins over a manifest's profile): no link-time optimisation
 # at all ("off"; false would still run thin LTO within each crate), many
-# codegen units, no debug info. Trunk and geckodriver are not optimized at
-# all (opt-level 0): what they do here (run cargo, wasm-bindgen and
-# wasm-opt; hash and copy a few files; relay WebDriver commands) takes them
-# moments either way. wasm-bindgen-cli keeps opt-level 1: it rewrites every
-# .wasm the build and the component tests make, megabytes each time. Each
+# codegen units, no debug info, and no optimisation (opt-level 0): what the
+# tools do here takes them moments either way. Trunk runs cargo,
+# wasm-bindgen and wasm-opt, and hashes and copies a few files; geckodriver
+# relays WebDriver commands; wasm-bindgen-cli rewrites each .wasm the builds
+# make (the largest, a component test's 17 MB, in 2.7 CPU s instead of 0.9
+# at opt-level 1, while its own build takes 86 CPU s instead of 183). Each
 # builds in a temporary directory of its own, never the project's target
 # dir, so they build at once. docs/performance.md ("A fresh machine") has
 # each tool's CPU seconds with these settings and with the tools' own.
 export CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-  CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=0 \
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=0 CARGO_PROFILE_RELEASE_DEBUG=0 \
   CARGO_PROFILE_RELEASE_INCREMENTAL=false
 unset CARGO_TARGET_DIR
 
@@ -165,19 +166,19 @@ fi
 # speaks plain HTTP to a local chromedriver. Trunk's update check goes too.
 if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
   # Without --locked: its lockfile pins a crate the registry here lacks.
-  step_background wasm-bindgen "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (cargo install)" \
+  step_background wasm-bindgen "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (cargo install, unoptimized)" \
     cargo install wasm-bindgen-cli --version "=$WASM_BINDGEN_VERSION" --force --no-default-features
 fi
 
 # Drives Firefox for the Web Push test (from the crate registry, like trunk).
 if [ "$purpose" = test ] && [ "$(geckodriver --version 2>/dev/null | head -n 1 | cut -d' ' -f2)" != "$GECKODRIVER_VERSION" ]; then
   step_background geckodriver "installing geckodriver $GECKODRIVER_VERSION (cargo install, unoptimized)" \
-    env CARGO_PROFILE_RELEASE_OPT_LEVEL=0 cargo install geckodriver --version "=$GECKODRIVER_VERSION" --locked
+    cargo install geckodriver --version "=$GECKODRIVER_VERSION" --locked
 fi
 
 if [ "$(trunk --version 2>/dev/null || true)" != "trunk $TRUNK_VERSION" ]; then
   step "installing trunk $TRUNK_VERSION (cargo install, unoptimized; the longest step on a fresh machine)"
-  env CARGO_PROFILE_RELEASE_OPT_LEVEL=0 cargo install trunk --version "=$TRUNK_VERSION" --locked --no-default-features
+  cargo install trunk --version "=$TRUNK_VERSION" --locked --no-default-features
 fi
 
 # Runs the tests (scripts/test.sh, .config/nextest.toml); machines made for
