@@ -88,7 +88,7 @@ pub fn leading_command<'n>(text: &str, names: &[&'n str]) -> Option<&'n str> {
 pub struct ServerList {
     /// Readers skip entries they cannot read rather than losing the list:
     /// another master may send something this crate would not.
-    #[serde(deserialize_with = "lenient_entries")]
+    #[serde(deserialize_with = "lenient_entries", serialize_with = "entries_shown")]
     pub servers: Vec<ServerEntry>,
 }
 
@@ -131,6 +131,12 @@ impl ServerList {
             },
         }
     }
+}
+
+/// A master's list is written with its servers' addresses: every client
+/// of the master's `msRQueryGameServers` is meant to see them.
+fn entries_shown<S: Serializer>(servers: &[ServerEntry], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(servers.iter().map(|e| e.view(Addresses::Shown)))
 }
 
 fn lenient_entries<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ServerEntry>, D::Error> {
@@ -532,7 +538,7 @@ mod tests {
         assert_eq!(list.servers[0].stats.players.current, 22);
         assert_eq!(list.servers[2].address, None);
         // Hidden addresses stay hidden when written again.
-        let json = serde_json::to_string(&list.servers[2]).unwrap();
+        let json = serde_json::to_string(&list.servers[2].view(Addresses::Shown)).unwrap();
         assert!(
             !json.contains("address") && !json.contains("port"),
             "{json}"

@@ -34,12 +34,6 @@ impl Keyed {
     }
 }
 
-impl Serialize for Keyed {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.view(Addresses::Shown).serialize(s)
-    }
-}
-
 impl TryFrom<WireEntry> for Keyed {
     type Error = &'static str;
 
