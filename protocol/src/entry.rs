@@ -89,10 +89,19 @@ pub struct EntryOut<'a> {
     pub(crate) addresses: Addresses,
 }
 
+impl EntryOut<'_> {
+    /// The server's address and port as this audience sees them: what
+    /// every form of a listed server (this one, a notification's) writes.
+    pub fn address_and_port(&self) -> (Option<&str>, Option<u16>) {
+        self.addresses
+            .show(self.entry.address.as_deref(), self.entry.port)
+    }
+}
+
 impl Serialize for EntryOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.entry;
-        let (address, port) = self.addresses.show(e.address.as_deref(), e.port);
+        let (address, port) = self.address_and_port();
         EntryShape {
             id: self.id,
             key: self.key,

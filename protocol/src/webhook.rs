@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::{
     watch::{Event, WebhookSpec},
-    GameplayMode, Players, ServerKey,
+    Addresses, GameplayMode, Players, ServerEntry, ServerKey,
 };
 
 /// What a notification is about: one of the watched [`Event`]s, or the
@@ -89,6 +89,26 @@ pub struct EventServer {
     /// The server's page: absolute when the bridge knows its public
     /// address (`--public-url`), else the path `/server/{key}`.
     pub url: String,
+}
+
+impl EventServer {
+    /// The server `key` names, `entry`, as `addresses` allows it to be
+    /// seen (through [`crate::entry::EntryOut`], the rule of a listed
+    /// entry), with its page `url`.
+    pub fn seen(key: ServerKey, entry: &ServerEntry, addresses: Addresses, url: String) -> Self {
+        let view = entry.view(addresses);
+        let (address, port) = view.address_and_port();
+        Self {
+            key,
+            name: entry.name.clone(),
+            address: address.map(str::to_owned),
+            port,
+            players: entry.stats.players,
+            is_lobby_open: entry.stats.is_lobby_open,
+            gameplay_mode: entry.stats.gameplay_mode,
+            url,
+        }
+    }
 }
 
 /// A webhook's state, as its list shows it.
@@ -291,6 +311,35 @@ mod tests {
 
     use super::*;
     use crate::watch::{Format, ServerFilter};
+
+    #[test]
+    fn an_event_server_hides_what_a_listed_entry_hides() {
+        let entry = ServerEntry {
+            name: "Alpha".into(),
+            address: Some("203.0.113.5".into()),
+            port: Some(20001),
+            stats: crate::Stats {
+                players: Players { current: 2, max: 4 },
+                is_lobby_open: true,
+                gameplay_mode: GameplayMode::StandardAB,
+            },
+            registrant: Some([198, 51, 100, 7].into()),
+        };
+        let url = "/server/00000000000000ab";
+        let seen = |addresses| {
+            let server = EventServer::seen(ServerKey(0xab), &entry, addresses, url.into());
+            crate::json::to_string(&server)
+        };
+        assert_eq!(
+            seen(Addresses::Shown),
+            r#"{"key":"00000000000000ab","name":"Alpha","address":"203.0.113.5","port":20001,"players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":2,"url":"/server/00000000000000ab"}"#
+        );
+        assert_eq!(
+            seen(Addresses::Hidden),
+            r#"{"key":"00000000000000ab","name":"Alpha","players":{"current":2,"max":4},"isLobbyOpen":true,"gameplayMode":2,"url":"/server/00000000000000ab"}"#
+        );
+        assert!(!seen(Addresses::WithRegistrants).contains("registrant"));
+    }
 
     #[test]
     fn the_body_has_the_contracts_names() {
