@@ -70,11 +70,8 @@ pub(crate) struct Ctx {
 impl Ctx {
     /// The Join links' template as viewers get it: the configured one,
     /// and none while addresses are hidden from them (a link would show
-    /// the address). The one place of that rule in the bridge.
+    /// the address; the rule is [`Visibility::join`]'s).
     pub(crate) fn join(&self) -> Option<&protocol::join::JoinTemplate> {
-        self.config
-            .join_url
-            .as_ref()
-            .filter(|_| self.visibility.viewers() != protocol::Addresses::Hidden)
+        self.visibility.join(self.config.join_url.as_ref())
     }
 }

@@ -11,7 +11,7 @@ use bridge::notify::webhooks::{
 use protocol::{
     watch::{Event, WebhookPatch, WebhookSpec},
     webhook::Kind,
-    Addresses, GameplayMode, Players, ServerEntry, ServerKey, Stats,
+    GameplayMode, Players, ServerEntry, ServerKey, Stats,
 };
 use serde_json::Value;
 
@@ -62,7 +62,7 @@ pub fn webhook(data: &[u8]) {
         server: &server,
         at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
         page: "https://lobby.example/server/0000000000000001".into(),
-        addresses: Addresses::Hidden,
+        visibility: bridge::visibility::Visibility::new(true),
     };
     let standard: Value = serde_json::from_slice(&notice.standard()).expect("standard JSON");
     assert_eq!(standard["data"]["name"].as_str(), Some(name.as_str()));

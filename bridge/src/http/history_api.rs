@@ -161,11 +161,7 @@ pub(crate) async fn server(
                 Err(_) => return unavailable(),
             };
             match state.details(key) {
-                Some(details) => Computed::ok(
-                    &details
-                        .seen_as(worker.visibility.viewers())
-                        .joined_by(worker.join()),
-                ),
+                Some(details) => Computed::ok(&worker.visibility.details(details, worker.join())),
                 None => unreadable(&"a recorded gameplay mode is not 1 or 2"),
             }
         })

@@ -21,7 +21,7 @@ pub use refresh::refresh;
 use std::sync::Arc;
 
 use gamequery::{Client, Limits, QueryOptions};
-use protocol::{bridge::GamesMessage, Addresses};
+use protocol::bridge::GamesMessage;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -61,12 +61,12 @@ impl Games {
 
     /// Publishes a round; unchanged contents wake nobody.
     pub fn publish(&self, round: &Round) {
-        let full = GamesMessage::GameServers(round.render(Addresses::Shown)).to_json();
+        let full = GamesMessage::GameServers(round.render(Visibility::ADMINS)).to_json();
         if self.out.is_current(full.as_bytes()) {
             return;
         }
-        let text = self.out.encode(full, || {
-            GamesMessage::GameServers(round.render(Addresses::Hidden)).to_json()
+        let text = self.out.encode(full, |viewers| {
+            GamesMessage::GameServers(round.render(viewers)).to_json()
         });
         self.out.publish(text, |_| {});
     }

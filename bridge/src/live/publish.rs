@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
+use protocol::Addresses;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use crate::{
@@ -113,9 +114,9 @@ impl<S: Holds> Publisher<S> {
     pub fn encode<T: Into<Utf8Bytes>>(
         &self,
         full: impl Into<Utf8Bytes>,
-        hidden: impl FnOnce() -> T,
+        viewers: impl FnOnce(Addresses) -> T,
     ) -> Encoded {
-        self.visibility.encode_as(full, hidden)
+        self.visibility.encode_as(full, viewers)
     }
 
     /// Publishes `text` under the next number, applying `also` in the same
@@ -166,7 +167,10 @@ mod tests {
     use super::*;
 
     fn forms(publisher: &Publisher<Option<Numbered>>, full: &'static str) -> Encoded {
-        publisher.encode(full, || format!("{full} hidden"))
+        publisher.encode(full, |viewers| {
+            assert_eq!(viewers, Addresses::Hidden, "asked only for hidden viewers");
+            format!("{full} hidden")
+        })
     }
 
     #[test]
@@ -192,7 +196,7 @@ mod tests {
         assert_eq!(text.for_role(true).as_str(), "a");
         assert_eq!(text.for_role(false).as_str(), "a hidden");
         // Not encoded at all when addresses are shown.
-        let shown = Visibility::new(false).encode_as("a", || -> String { panic!("not encoded") });
+        let shown = Visibility::new(false).encode_as("a", |_| -> String { panic!("not encoded") });
         assert_eq!(shown.viewer.as_str(), "a");
     }
 }

@@ -173,3 +173,35 @@ impl Round {
         GameServers { sources }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::visibility::Visibility;
+
+    #[test]
+    fn hidden_viewers_see_no_address_of_another_games_server() {
+        let server = GameServer {
+            address: Some("203.0.113.5".into()),
+            port: Some(27015),
+            online: true,
+            name: "Alpha".into(),
+            ..GameServer::default()
+        };
+        let round = Round {
+            sources: vec![SourceRound {
+                servers: vec![ServerRound::online(server)],
+                ..SourceRound::new(GameSourceKind::A2s, "203.0.113.5:27015")
+            }],
+        };
+        let text = |hide| {
+            let viewers = Visibility::new(hide).viewers();
+            serde_json::to_string(&round.render(viewers)).unwrap()
+        };
+        assert!(!text(true).contains("203.0.113.5"), "{}", text(true));
+        assert!(text(true).contains("Alpha"));
+        assert!(text(false).contains(r#""address":"203.0.113.5","port":27015"#));
+        let admins = serde_json::to_string(&round.render(Visibility::ADMINS)).unwrap();
+        assert_eq!(admins, text(false));
+    }
+}

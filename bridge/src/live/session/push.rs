@@ -178,7 +178,7 @@ mod tests {
             seq,
             text: crate::live::publish::Text::Written(
                 crate::visibility::Visibility::new(true)
-                    .encode_as(format!("{what} full {seq}"), || {
+                    .encode_as(format!("{what} full {seq}"), |_| {
                         format!("{what} viewer {seq}")
                     }),
             ),

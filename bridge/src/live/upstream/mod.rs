@@ -36,7 +36,7 @@ use protocol::{
     bridge::MasterState,
     codec::FrameCodec,
     delta::{Changeset, Keyed},
-    Addresses, ServerList,
+    ServerList,
 };
 use tokio::{net::TcpStream, sync::watch, time::Instant};
 use tokio_tungstenite::tungstenite::Utf8Bytes;
@@ -335,8 +335,8 @@ impl Upstream {
         servers: Vec<protocol::ServerEntry>,
         asked: Option<Instant>,
     ) {
-        let text = self.out.encode(full, || {
-            protocol::message::query_reply_text(&servers, Addresses::Hidden)
+        let text = self.out.encode(full, |viewers| {
+            protocol::message::query_reply_text(&servers, viewers)
         });
         // Held while the watch is updated: lists are published in the order
         // the feed numbered them.
@@ -425,7 +425,8 @@ fn valid_only(
         skipped = listed - valid.len(),
         "the master's reply lists entries that break the master protocol's rules; not listed"
     );
-    let text = protocol::message::query_reply_text(&valid, Addresses::Shown);
+    // The reply's own form, with addresses: the admins' form of the list.
+    let text = protocol::message::query_reply_text(&valid, Visibility::ADMINS);
     (Utf8Bytes::from(text), valid)
 }
 

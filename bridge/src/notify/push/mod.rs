@@ -698,7 +698,7 @@ impl Push {
             server: &occurrence.server,
             at: occurrence.at,
             page: page_url(self.settings.public_url.as_deref(), occurrence.key),
-            addresses: self.settings.visibility.viewers(),
+            visibility: self.settings.visibility,
         }
         .standard()
     }

@@ -514,7 +514,7 @@ impl Webhooks {
             server,
             at,
             page,
-            addresses: self.settings.visibility.viewers(),
+            visibility: self.settings.visibility,
         };
         match hook.spec.format {
             Format::Standard => notice.standard(),

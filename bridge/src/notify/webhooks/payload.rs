@@ -10,12 +10,12 @@ use hmac::{Hmac, Mac};
 use protocol::{
     watch::Event,
     webhook::{EventServer, Kind, WebhookPayload},
-    Addresses, ServerEntry, ServerKey,
+    ServerEntry, ServerKey,
 };
 use serde_json::{json, Value};
 use sha2::Sha256;
 
-use crate::error::Error;
+use crate::{error::Error, visibility::Visibility};
 
 /// Random bytes in a secret (Standard Webhooks asks for 24 to 64).
 const SECRET_BYTES: usize = 32;
@@ -95,7 +95,8 @@ pub struct Notice<'a> {
     pub at: SystemTime,
     /// The server's page (absolute with `--public-url`).
     pub page: String,
-    pub addresses: Addresses,
+    /// Who may see what: a notification goes to viewers.
+    pub visibility: Visibility,
 }
 
 impl Notice<'_> {
@@ -104,20 +105,14 @@ impl Notice<'_> {
     }
 
     /// The server as every notification carries it (addresses only
-    /// where the bridge shows them).
+    /// where the bridge shows them to viewers).
     pub fn data(&self) -> EventServer {
-        let s = self.server;
-        let (address, port) = self.addresses.show(s.address.clone(), s.port);
-        EventServer {
-            key: self.key,
-            name: s.name.clone(),
-            address,
-            port,
-            players: s.stats.players,
-            is_lobby_open: s.stats.is_lobby_open,
-            gameplay_mode: s.stats.gameplay_mode,
-            url: self.page.clone(),
-        }
+        EventServer::seen(
+            self.key,
+            self.server,
+            self.visibility.viewers(),
+            self.page.clone(),
+        )
     }
 
     /// The `"standard"` body: `{"type","timestamp","data":{…}}`.
@@ -231,14 +226,14 @@ mod tests {
         }
     }
 
-    fn notice(server: &ServerEntry, addresses: Addresses) -> Notice<'_> {
+    fn notice(server: &ServerEntry, hide_addresses: bool) -> Notice<'_> {
         Notice {
             kind: Kind::Event(Event::LobbyOpened),
             key: ServerKey(0xab),
             server,
             at: SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_123),
             page: "https://lobby.example/server/00000000000000ab".into(),
-            addresses,
+            visibility: Visibility::new(hide_addresses),
         }
     }
 
@@ -265,7 +260,7 @@ mod tests {
     #[test]
     fn the_standard_body_has_the_contracts_fields() {
         let s = server("Feuerland");
-        let v: Value = serde_json::from_slice(&notice(&s, Addresses::Shown).standard()).unwrap();
+        let v: Value = serde_json::from_slice(&notice(&s, false).standard()).unwrap();
         assert_eq!(v["type"], "lobby-opened");
         assert_eq!(v["timestamp"], "2023-11-14T22:13:20.123Z");
         let d = &v["data"];
@@ -281,14 +276,14 @@ mod tests {
             (d["address"].clone(), d["port"].clone()),
             (json!("203.0.113.5"), json!(7777))
         );
-        let v: Value = serde_json::from_slice(&notice(&s, Addresses::Hidden).standard()).unwrap();
+        let v: Value = serde_json::from_slice(&notice(&s, true).standard()).unwrap();
         assert!(v["data"].get("address").is_none() && v["data"].get("port").is_none());
     }
 
     #[test]
     fn discord_messages_ping_nobody_and_show_names_as_written() {
         let s = server("@everyone [x](http://evil) **b**");
-        let v: Value = serde_json::from_slice(&notice(&s, Addresses::Shown).discord()).unwrap();
+        let v: Value = serde_json::from_slice(&notice(&s, false).discord()).unwrap();
         assert_eq!(v["allowed_mentions"], json!({"parse": []}));
         let content = v["content"].as_str().unwrap();
         assert!(
@@ -309,13 +304,13 @@ mod tests {
         // Spoilers, underlines, strikes, code and headings stay text, in
         // the line and in the embed's title alike.
         let s2 = server("||spoiler|| __u__ ~~s~~ `c` # h");
-        let v: Value = serde_json::from_slice(&notice(&s2, Addresses::Shown).discord()).unwrap();
+        let v: Value = serde_json::from_slice(&notice(&s2, false).discord()).unwrap();
         let escaped = r"\|\|spoiler\|\| \_\_u\_\_ \~\~s\~\~ \`c\` \# h";
         assert_eq!(v["embeds"][0]["title"], escaped);
         assert!(v["content"].as_str().unwrap().starts_with(escaped), "{v}");
         assert_eq!(v["allowed_mentions"], json!({"parse": []}));
         // A relative page is no link.
-        let mut n = notice(&s, Addresses::Shown);
+        let mut n = notice(&s, false);
         n.page = "/server/00000000000000ab".into();
         let v: Value = serde_json::from_slice(&n.discord()).unwrap();
         assert!(v["embeds"][0].get("url").is_none());
