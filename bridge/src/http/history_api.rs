@@ -160,8 +160,8 @@ pub(crate) async fn server(
                 Ok(None) => return Computed::refused(&not_found()),
                 Err(_) => return unavailable(),
             };
-            match state.details(key) {
-                Some(details) => Computed::ok(&worker.visibility.details(details, worker.join())),
+            match state.details(key, &worker.visibility, worker.join()) {
+                Some(details) => Computed::ok(&details),
                 None => unreadable(&"a recorded gameplay mode is not 1 or 2"),
             }
         })

@@ -2,9 +2,9 @@
 //! recorded state (the details, the badges, the cards and the pages'
 //! previews are drawn from it).
 
-use protocol::{entry::ServerDetails, GameplayMode, Players, ServerKey};
+use protocol::{entry::ServerDetails, join::JoinTemplate, GameplayMode, Players, ServerKey};
 
-use crate::db::store::ServerSample;
+use crate::{db::store::ServerSample, visibility::Visibility};
 
 /// A server's state now: listed (online) or its last recorded state.
 pub(crate) struct ServerState {
@@ -18,12 +18,18 @@ pub(crate) struct ServerState {
 }
 
 impl ServerState {
-    /// The answer of `GET /api/servers/{key}` (with every field; the
-    /// caller hides what viewers may not see); `None` for a recorded mode
-    /// the protocol does not know (a damaged row).
-    pub(crate) fn details(&self, key: ServerKey) -> Option<ServerDetails> {
+    /// The answer of `GET /api/servers/{key}`, made only as viewers may
+    /// see it (`visibility`), with its Join link from `join` where they see
+    /// the address; `None` for a recorded mode the protocol does not know
+    /// (a damaged row).
+    pub(crate) fn details(
+        &self,
+        key: ServerKey,
+        visibility: &Visibility,
+        join: Option<&JoinTemplate>,
+    ) -> Option<ServerDetails> {
         let s = &self.sample;
-        Some(ServerDetails {
+        let details = ServerDetails {
             key,
             name: s.name.clone(),
             address: s.address.clone(),
@@ -39,6 +45,7 @@ impl ServerState {
             last_seen: self.last_seen,
             recorded: self.recorded,
             join_url: None,
-        })
+        };
+        Some(visibility.details(details, join))
     }
 }
