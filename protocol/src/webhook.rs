@@ -9,8 +9,9 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::{
+    entry::{EntryOut, WireEntry},
     watch::{Event, WebhookSpec},
-    Addresses, GameplayMode, Players, ServerEntry, ServerKey,
+    Addresses, ServerEntry, ServerKey,
 };
 
 /// What a notification is about: one of the watched [`Event`]s, or the
@@ -69,23 +70,16 @@ pub struct WebhookPayload {
 
 /// The server an event is about, as every notification carries it: the
 /// `data` of a `"standard"` webhook's body, and what a Web Push payload
-/// tells the page's service worker. Kept here, in `protocol`, so both
-/// notifiers and the page read one shape.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
+/// tells the page's service worker. A listed entry's shape (its key, not
+/// the bridge's id) and the server's page, written only as the audience it
+/// was made for may see it ([`EventServer::seen`]).
+#[derive(Debug, Clone)]
 pub struct EventServer {
     pub key: ServerKey,
-    pub name: String,
-    /// Absent when the bridge hides addresses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub address: Option<String>,
-    /// Absent when the bridge hides addresses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
-    pub players: Players,
-    pub is_lobby_open: bool,
-    pub gameplay_mode: GameplayMode,
+    /// The server as listed; never with its registrant.
+    entry: ServerEntry,
+    /// Who the notification is for: what of `entry` is written.
+    addresses: Addresses,
     /// The server's page: absolute when the bridge knows its public
     /// address (`--public-url`), else the path `/server/{key}`.
     pub url: String,
@@ -93,21 +87,75 @@ pub struct EventServer {
 
 impl EventServer {
     /// The server `key` names, `entry`, as `addresses` allows it to be
-    /// seen (through [`crate::entry::EntryOut`], the rule of a listed
-    /// entry), with its page `url`.
+    /// seen (the rule of a listed entry, [`crate::entry::EntryOut`]), with
+    /// its page `url`.
     pub fn seen(key: ServerKey, entry: &ServerEntry, addresses: Addresses, url: String) -> Self {
-        let view = entry.view(addresses);
-        let (address, port) = view.address_and_port();
         Self {
             key,
-            name: entry.name.clone(),
-            address: address.map(str::to_owned),
-            port,
-            players: entry.stats.players,
-            is_lobby_open: entry.stats.is_lobby_open,
-            gameplay_mode: entry.stats.gameplay_mode,
+            entry: ServerEntry {
+                registrant: None,
+                ..entry.clone()
+            },
+            addresses,
             url,
         }
+    }
+
+    /// The entry as this notification's audience sees it.
+    fn view(&self) -> EntryOut<'_> {
+        EntryOut {
+            key: Some(self.key),
+            ..self.entry.view(self.addresses)
+        }
+    }
+}
+
+/// Two are equal when they read the same: the same server as seen.
+impl PartialEq for EventServer {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.view(), other.view());
+        self.key == other.key
+            && self.url == other.url
+            && self.entry.name == other.entry.name
+            && self.entry.stats == other.entry.stats
+            && a.address_and_port() == b.address_and_port()
+    }
+}
+
+impl Eq for EventServer {}
+
+impl Serialize for EventServer {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The entry's own fields, then the page.
+        #[derive(Serialize)]
+        struct Out<'a> {
+            #[serde(flatten)]
+            server: EntryOut<'a>,
+            url: &'a str,
+        }
+        Out {
+            server: self.view(),
+            url: &self.url,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for EventServer {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Wire {
+            #[serde(flatten)]
+            entry: WireEntry,
+            url: String,
+        }
+        let Wire { mut entry, url } = Wire::deserialize(d)?;
+        let key = entry
+            .key
+            .take()
+            .ok_or_else(|| serde::de::Error::missing_field("key"))?;
+        // What was read is what its audience was shown.
+        Ok(Self::seen(key, &entry.into(), Addresses::Shown, url))
     }
 }
 
@@ -220,8 +268,53 @@ mod schemas {
         PartialSchema, ToSchema,
     };
 
-    use super::{Delivery, Kind, Webhook, WebhookState};
-    use crate::watch::{Event, WebhookSpec};
+    use super::{Delivery, EventServer, Kind, Webhook, WebhookState};
+    use crate::{
+        entry::EntryShape,
+        watch::{Event, WebhookSpec},
+        ServerKey,
+    };
+
+    /// A listed entry's schema with its key required, without the
+    /// bridge's id, and the page: the one entry shape, as written.
+    impl PartialSchema for EventServer {
+        fn schema() -> RefOr<Schema> {
+            let RefOr::T(Schema::Object(mut object)) = EntryShape::schema() else {
+                unreachable!("an entry's schema is an object");
+            };
+            object.properties.remove("id");
+            object.properties.insert(
+                "key".into(),
+                RefOr::Ref(Ref::from_schema_name(ServerKey::name())),
+            );
+            object.properties.insert(
+                "url".into(),
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .description(Some(
+                        "The server's page: absolute when the bridge knows its public\n\
+                         address (`--public-url`), else the path `/server/{key}`.",
+                    ))
+                    .into(),
+            );
+            object.required.insert(0, "key".into());
+            object.required.push("url".into());
+            object.description = Some(
+                "The server an event is about, as every notification carries it: the\n\
+                 `data` of a `\"standard\"` webhook's body, and what a Web Push payload\n\
+                 tells the page's service worker: a listed entry's fields (its key, not\n\
+                 the bridge's id) and the server's page."
+                    .into(),
+            );
+            RefOr::T(Schema::Object(object))
+        }
+    }
+
+    impl ToSchema for EventServer {
+        fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+            EntryShape::schemas(out);
+        }
+    }
 
     impl PartialSchema for Kind {
         fn schema() -> RefOr<Schema> {
@@ -310,7 +403,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::watch::{Format, ServerFilter};
+    use crate::{
+        watch::{Format, ServerFilter},
+        GameplayMode, Players,
+    };
 
     #[test]
     fn an_event_server_hides_what_a_listed_entry_hides() {
@@ -346,16 +442,22 @@ mod tests {
         let body = WebhookPayload {
             kind: Kind::Event(Event::PlayersReached),
             timestamp: "2026-01-02T03:04:05Z".into(),
-            data: EventServer {
-                key: ServerKey(0xab),
-                name: "Alpha".into(),
-                address: None,
-                port: None,
-                players: Players { current: 8, max: 8 },
-                is_lobby_open: false,
-                gameplay_mode: GameplayMode::StandardA,
-                url: "https://lobby.example/server/00000000000000ab".into(),
-            },
+            data: EventServer::seen(
+                ServerKey(0xab),
+                &ServerEntry {
+                    name: "Alpha".into(),
+                    address: Some("203.0.113.5".into()),
+                    port: Some(20001),
+                    stats: crate::Stats {
+                        players: Players { current: 8, max: 8 },
+                        is_lobby_open: false,
+                        gameplay_mode: GameplayMode::StandardA,
+                    },
+                    registrant: None,
+                },
+                Addresses::Hidden,
+                "https://lobby.example/server/00000000000000ab".into(),
+            ),
         };
         let text = serde_json::to_string(&body).unwrap();
         assert_eq!(
