@@ -226,6 +226,8 @@ mod tests {
         assert!(text.contains("(https://lobby.example/server/0000000000000001)"));
         assert!(text.contains("3/8 players · in game"));
         assert!(text.contains("and 10 more"));
+        // A card is for a channel of viewers: it names no address, ever.
+        assert!(!v.to_string().contains("203.0.113.1"), "{v}");
     }
 
     #[test]

@@ -278,6 +278,12 @@ mod tests {
         );
         let v: Value = serde_json::from_slice(&notice(&s, true).standard()).unwrap();
         assert!(v["data"].get("address").is_none() && v["data"].get("port").is_none());
+        // Hidden: neither body, the standard one (a push's too) nor
+        // Discord's, names the address anywhere.
+        for body in [notice(&s, true).standard(), notice(&s, true).discord()] {
+            let text = String::from_utf8(body).unwrap();
+            assert!(!text.contains("203.0.113.5"), "{text}");
+        }
     }
 
     #[test]
