@@ -16,7 +16,9 @@
 //! - The deployment's own parts: nginx in front of two bridges
 //!   ([`nginx`]) and a scratch PostgreSQL cluster ([`postgres`]).
 //! - Stand-ins for what the product talks to: Discord's webhook API
-//!   ([`discord`]), for the status card's tests and its benchmark.
+//!   ([`discord`]), for the status card's tests and its benchmark, and a
+//!   Web Push service ([`push_service`]) that decrypts for browsers made
+//!   in a test or forwards to a real Firefox.
 //!
 //! It does not link the `bridge` or `master` libraries (a test build that
 //! did would hold a second copy of the crate under test); in-process
@@ -35,6 +37,7 @@ pub mod paths;
 pub mod postgres;
 pub mod process;
 pub mod product;
+pub mod push_service;
 pub mod wait;
 
 pub use wait::{

@@ -22,14 +22,14 @@ pub mod game;
 pub mod master;
 pub mod pages;
 pub mod proxy;
-pub mod push_service;
 pub mod receiver;
 pub mod watchers;
 
-/// The product's launcher and the kit's waits, shared with every crate's
-/// tests (`lobby-testkit`).
+/// The product's launcher, the kit's waits and its push service, shared
+/// with every crate's tests (`lobby-testkit`).
 pub use lobby_testkit::{
-    bounded, metrics, paths, process, product, timed, until, until_blocking, HUNG, POLL,
+    bounded, metrics, paths, process, product, push_service, timed, until, until_blocking, HUNG,
+    POLL,
 };
 
 use std::{future::Future, time::Duration};

@@ -1,298 +1,26 @@
 //! Web Push against the real bridge (`docs/protocol.md` §2.4): an embedded
 //! master whose game servers come and go, browsers made up here (a P-256
 //! key pair and an auth secret each, as a browser's push client holds),
-//! and a push service this test runs on loopback that speaks the protocol
+//! and the kit's push service on loopback (`lobby_testkit::push_service`)
 //! at its HTTP side: it takes the bridge's `POST`s, checks the VAPID
-//! `Authorization` (an ES256 JWT for its own origin, verified here with
-//! the curve's ECDSA against the key `GET /api/push/key` serves) and
-//! decrypts the `aes128gcm` body with the browser's private key, then
-//! answers 201, or 404/410 for a subscription it has dropped. The bridge
-//! runs with `--push-allow-insecure` (http on loopback) except where the
-//! refusal of such endpoints is tested.
+//! `Authorization` (an ES256 JWT for its own origin, verified with the
+//! curve's ECDSA against the key `GET /api/push/key` serves) and decrypts
+//! the `aes128gcm` body with the browser's private key, then answers 201,
+//! or 404/410 for a subscription it has dropped. The bridge runs with
+//! `--push-allow-insecure` (http on loopback) except where the refusal of
+//! such endpoints is tested.
 
 use crate::common;
 
-use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex},
-    time::{Duration, SystemTime, UNIX_EPOCH},
-};
+use std::{collections::HashMap, time::Duration};
 
-use axum::{
-    body::Bytes,
-    extract::Path,
-    http::{HeaderMap, StatusCode},
-};
 use base64::{engine::general_purpose::URL_SAFE_NO_PAD as B64URL, Engine as _};
 use common::*;
-use p256::{
-    ecdsa::{signature::Verifier, Signature, VerifyingKey},
-    elliptic_curve::sec1::ToEncodedPoint,
-    SecretKey,
-};
+use lobby_testkit::push_service::{random, Browser, PushService};
 use serde_json::{json, Value};
-use tokio::{net::TcpListener, sync::mpsc};
 
 /// How long a key stays unlisted before it is offline, in these tests.
 const GRACE: Duration = Duration::from_secs(1);
-
-// Browsers.
-
-/// A browser's push subscription, with the private key only the browser
-/// has.
-struct Browser {
-    endpoint: String,
-    secret: SecretKey,
-    auth: [u8; 16],
-}
-
-fn random<const N: usize>() -> [u8; N] {
-    let mut b = [0u8; N];
-    getrandom::fill(&mut b).unwrap();
-    b
-}
-
-impl Browser {
-    fn new(endpoint: String) -> Self {
-        let secret = loop {
-            if let Ok(k) = SecretKey::from_slice(&random::<32>()) {
-                break k;
-            }
-        };
-        Self {
-            endpoint,
-            secret,
-            auth: random(),
-        }
-    }
-
-    /// What `PushSubscription.toJSON()` gives.
-    fn subscription(&self) -> Value {
-        let point = self.secret.public_key().to_encoded_point(false);
-        json!({"endpoint": self.endpoint, "expirationTime": null,
-               "keys": {"p256dh": B64URL.encode(point.as_bytes()),
-                        "auth": B64URL.encode(self.auth)}})
-    }
-
-    fn request(&self, watches: Value) -> Value {
-        json!({"subscription": self.subscription(), "watches": watches})
-    }
-}
-
-// The push service.
-
-/// One push the service took, checked and decrypted.
-#[derive(Debug)]
-struct Delivered {
-    /// Which browser (the endpoint's last segment).
-    id: String,
-    payload: Value,
-    ttl: u64,
-    topic: String,
-}
-
-/// The service's state: the browsers it serves, their answers, and what
-/// was wrong with a request (a test fails on any).
-#[derive(Default)]
-struct Service {
-    browsers: HashMap<String, (SecretKey, [u8; 16])>,
-    answers: HashMap<String, u16>,
-    vapid_key: Option<String>,
-    faults: Vec<String>,
-}
-
-struct PushService {
-    base: String,
-    origin: String,
-    state: Arc<Mutex<Service>>,
-    delivered: mpsc::UnboundedReceiver<Delivered>,
-}
-
-impl PushService {
-    async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let origin = format!("http://{addr}");
-        let state = Arc::new(Mutex::new(Service::default()));
-        let (tx, delivered) = mpsc::unbounded_channel();
-        let s = state.clone();
-        let aud = origin.clone();
-        let app = axum::Router::new().route(
-            "/push/{id}",
-            axum::routing::post(
-                move |Path(id): Path<String>, headers: HeaderMap, body: Bytes| {
-                    let s = s.clone();
-                    let tx = tx.clone();
-                    let aud = aud.clone();
-                    async move {
-                        let mut state = s.lock().unwrap();
-                        match check(&state, &aud, &id, &headers, &body) {
-                            Ok((payload, ttl, topic)) => {
-                                let _ = tx.send(Delivered {
-                                    id: id.clone(),
-                                    payload,
-                                    ttl,
-                                    topic,
-                                });
-                            }
-                            Err(fault) => {
-                                // A token's faults are refused as Mozilla's
-                                // service does (401), a contact's as Apple's
-                                // (403).
-                                let code = if fault.starts_with("sub") { 403 } else { 401 };
-                                state.faults.push(fault);
-                                return StatusCode::from_u16(code).unwrap();
-                            }
-                        }
-                        let code = state.answers.get(&id).copied().unwrap_or(201);
-                        StatusCode::from_u16(code).unwrap()
-                    }
-                },
-            ),
-        );
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        Self {
-            base: format!("{origin}/push/"),
-            origin,
-            state,
-            delivered,
-        }
-    }
-
-    /// A browser this service serves, named `id`.
-    fn browser(&self, id: &str) -> Browser {
-        let b = Browser::new(format!("{}{id}", self.base));
-        self.state
-            .lock()
-            .unwrap()
-            .browsers
-            .insert(id.to_owned(), (b.secret.clone(), b.auth));
-        b
-    }
-
-    /// From now on, pushes for `id` are answered `code`.
-    fn answer(&self, id: &str, code: u16) {
-        self.state.lock().unwrap().answers.insert(id.into(), code);
-    }
-
-    fn trust(&self, vapid_key: &str) {
-        self.state.lock().unwrap().vapid_key = Some(vapid_key.into());
-    }
-
-    async fn next(&mut self) -> Delivered {
-        let d = tokio::time::timeout(HUNG, self.delivered.recv())
-            .await
-            .expect("no push reached the service")
-            .expect("the service stopped");
-        self.no_faults();
-        d
-    }
-
-    fn nothing_yet(&mut self) -> bool {
-        self.delivered.try_recv().is_err()
-    }
-
-    fn no_faults(&self) {
-        let faults = &self.state.lock().unwrap().faults;
-        assert!(faults.is_empty(), "the push service saw: {faults:?}");
-    }
-}
-
-/// What a push service checks of a push: the VAPID header (a JWT signed
-/// with ES256 by the key the bridge serves, for this service's origin,
-/// not expired, valid at most 24 h), `TTL` and `Topic`, and the body,
-/// decrypted with the browser's key (RFC 8291). The payload, TTL and
-/// topic; else what is wrong.
-fn check(
-    state: &Service,
-    aud: &str,
-    id: &str,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<(Value, u64, String), String> {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .ok_or(format!("no {name}"))
-    };
-    let (secret, auth) = state.browsers.get(id).ok_or("an unknown browser")?;
-    let trusted = state.vapid_key.as_deref().ok_or("no key trusted yet")?;
-    // Authorization: vapid t=JWT, k=KEY
-    let vapid = header("authorization")?
-        .strip_prefix("vapid ")
-        .ok_or("not a vapid authorization")?;
-    let mut t = None;
-    let mut k = None;
-    for part in vapid.split(',').map(str::trim) {
-        if let Some(v) = part.strip_prefix("t=") {
-            t = Some(v);
-        } else if let Some(v) = part.strip_prefix("k=") {
-            k = Some(v);
-        }
-    }
-    let (t, k) = (t.ok_or("no t=")?, k.ok_or("no k=")?);
-    if k != trusted {
-        return Err(format!("k={k} is not the served key {trusted}"));
-    }
-    let mut parts = t.split('.');
-    let (h, p, sig) = match (parts.next(), parts.next(), parts.next(), parts.next()) {
-        (Some(h), Some(p), Some(s), None) => (h, p, s),
-        _ => return Err("the JWT has not three parts".into()),
-    };
-    let jwt_header: Value = serde_json::from_slice(&B64URL.decode(h).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
-    if jwt_header["alg"] != "ES256" {
-        return Err(format!("alg {}", jwt_header["alg"]));
-    }
-    let key = VerifyingKey::from_sec1_bytes(&B64URL.decode(k).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
-    let sig = Signature::from_slice(&B64URL.decode(sig).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
-    key.verify(format!("{h}.{p}").as_bytes(), &sig)
-        .map_err(|_| "the JWT's signature does not verify".to_string())?;
-    let claims: Value = serde_json::from_slice(&B64URL.decode(p).map_err(|e| e.to_string())?)
-        .map_err(|e| e.to_string())?;
-    if claims["aud"] != aud {
-        return Err(format!("aud {} is not {aud}", claims["aud"]));
-    }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let exp = claims["exp"].as_u64().ok_or("no exp")?;
-    if exp <= now || exp > now + 24 * 3600 {
-        return Err(format!("exp {exp} at {now}"));
-    }
-    // Mozilla's service requires a `sub`; Apple's one it can resolve: a
-    // mailto: or https: URI, not at localhost or under .invalid.
-    let sub = claims["sub"].as_str().ok_or("sub missing")?;
-    let host = if let Some(mailbox) = sub.strip_prefix("mailto:") {
-        mailbox.rsplit_once('@').map(|(_, h)| h)
-    } else if let Some(rest) = sub.strip_prefix("https://") {
-        rest.split(['/', ':']).next()
-    } else {
-        None
-    }
-    .ok_or(format!("sub {sub} is not a mailto: or https: URI"))?;
-    if host.is_empty() || host == "localhost" || host.ends_with(".invalid") {
-        return Err(format!("sub {sub} names a host nobody can be reached at"));
-    }
-    // The body.
-    if header("content-encoding")? != "aes128gcm" {
-        return Err("not aes128gcm".into());
-    }
-    let ttl: u64 = header("ttl")?.parse().map_err(|_| "TTL is no number")?;
-    let topic = header("topic")?.to_owned();
-    let plain = web_push_native::decrypt(
-        body.to_vec(),
-        secret,
-        web_push_native::Auth::from_slice(auth),
-    )
-    .map_err(|e| format!("cannot decrypt: {e}"))?;
-    let payload = serde_json::from_slice(&plain).map_err(|e| e.to_string())?;
-    Ok((payload, ttl, topic))
-}
 
 // The bridge.
 
@@ -703,13 +431,7 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
 
 #[tokio::test]
 async fn endpoints_aimed_at_private_networks_are_refused_and_nothing_is_sent() {
-    let port = PushService::start()
-        .await
-        .origin
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .to_owned();
+    let port = PushService::start().await.http.port();
     let watch = json!([]);
     // Without --push-allow-insecure: https and public only.
     let strict = Product::start(|c| c.push_allow_insecure = false).await;

@@ -46,6 +46,8 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     assert_eq!(vapid.status, 200, "{}", vapid.body);
     let vapid: Value = serde_json::from_str(&vapid.body).expect("JSON");
     let vapid = vapid["publicKey"].as_str().expect("publicKey").to_owned();
+    // Pushes must be signed with it, as a real service checks.
+    service.trust(&vapid);
 
     let gecko = Gecko::start();
     let firefox = gecko.browser(&service.server_url()).await;
