@@ -6,7 +6,6 @@
 //! of the machine's own clusters is touched.
 
 use std::{
-    net::TcpListener,
     path::{Path, PathBuf},
     process::Command,
 };
@@ -59,7 +58,8 @@ impl Cluster {
         let bin = find_bin()?;
         let dir = tempfile::Builder::new().prefix("lobby-pg-").tempdir()?;
         chown_to_user(dir.path())?;
-        let port = free_port()?;
+        // PostgreSQL cannot be told to pick a port.
+        let port = crate::process::try_free_port()?;
         let cluster = Self { bin, dir, port };
         cluster.run(
             "initdb",
@@ -224,11 +224,6 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         let _ = self.stop();
     }
-}
-
-/// A port free on 127.0.0.1 now (PostgreSQL cannot be told to pick one).
-fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 fn running_as(user: &str) -> bool {

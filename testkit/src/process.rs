@@ -279,12 +279,16 @@ pub fn output(what: &str, cmd: &mut Command) -> crate::Result<String> {
 }
 
 /// A port that was free a moment ago (for programs that cannot take port 0
-/// and report it, like chromedriver, or to restart on a known port).
+/// and report it, like chromedriver or PostgreSQL, or to restart on a
+/// known port).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("bind 127.0.0.1:0")
-        .port()
+    try_free_port().expect("bind 127.0.0.1:0")
+}
+
+/// [`free_port`] that says why it found none instead of panicking, for
+/// the kit's launchers that report failures as values.
+pub fn try_free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 /// A plain HTTP/1.1 GET from a thread off the runtime (or a probe that
