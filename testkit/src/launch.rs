@@ -53,6 +53,10 @@ pub struct MasterLaunch {
     pub max_connections: Option<usize>,
     /// `--keepalive-secs`.
     pub keepalive_secs: Option<u64>,
+    /// `--exempt 127.0.0.1` (default): game servers from loopback exempt
+    /// from the per-address limits. Off for a master started as the
+    /// deployment starts it.
+    pub exempt_loopback: bool,
     /// `RUST_LOG` (default `info`).
     pub rust_log: &'static str,
 }
@@ -80,6 +84,7 @@ impl MasterLaunch {
             feed_max_per_address: None,
             max_connections: None,
             keepalive_secs: None,
+            exempt_loopback: true,
             rust_log: "info",
         }
     }
@@ -87,12 +92,14 @@ impl MasterLaunch {
     /// The command line and environment.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.binary);
-        // The tests and the benchmarks play every game server from
-        // loopback.
         cmd.arg("--listen")
             .arg(self.listen.to_string())
-            .args(["--exempt", LOOPBACK])
             .env("RUST_LOG", self.rust_log);
+        // The tests and the benchmarks play every game server from
+        // loopback.
+        if self.exempt_loopback {
+            cmd.args(["--exempt", LOOPBACK]);
+        }
         match self.feed {
             FeedListen::Default => {}
             FeedListen::Off => {
@@ -132,6 +139,34 @@ impl MasterLaunch {
     }
 }
 
+/// Which change feed a bridge with `--master` follows (`--master-feed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MasterFeed {
+    /// `--master-feed off`: polled on purpose (by default the bridge
+    /// would look for a feed at the master's host, port 51964, where
+    /// another test's or run's master may listen).
+    #[default]
+    Off,
+    /// `--master-feed ADDR`.
+    At(SocketAddr),
+    /// No `--master-feed`: the bridge's default, the master's host at
+    /// port 51964 (for the test of that default).
+    Default,
+}
+
+/// Where a bridge's admin token comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminToken {
+    /// `--admin-token-file` (see [`write_admin_token`]).
+    File(PathBuf),
+    /// `BRIDGE_ADMIN_TOKEN` in its environment.
+    Env(String),
+    /// Neither (`BRIDGE_ADMIN_TOKEN` removed): the bridge generates one
+    /// and shows its sign-in link (`admin page: `, see
+    /// [`BridgeLaunch::start_ready`]).
+    Generated,
+}
+
 /// One `bridge` process to start. [`BridgeLaunch::new`] gives the
 /// defaults; set the fields that differ. Every `Option` left `None` is
 /// the bridge's own default (the flag is not given).
@@ -143,17 +178,17 @@ pub struct BridgeLaunch {
     /// `--listen` (default `127.0.0.1:0`).
     pub listen: SocketAddr,
     /// `--master`: relay to this master; `None`: run one in-process
-    /// (`--embedded-master 127.0.0.1:0`).
+    /// (`--embedded-master`, at [`BridgeLaunch::embedded_master`]).
     pub master: Option<SocketAddr>,
-    /// `--master-feed`: with [`BridgeLaunch::master`], follow its change
-    /// feed here. `None` there: `--master-feed off`, polled on purpose
-    /// (by default the bridge would look for a feed at the master's host,
-    /// port 51964, where another test's or run's master may listen).
-    pub master_feed: Option<SocketAddr>,
-    /// `--static`: the built front end.
-    pub static_dir: PathBuf,
-    /// `--admin-token-file` (see [`write_admin_token`]).
-    pub admin_token_file: PathBuf,
+    /// Where the embedded master listens (default `127.0.0.1:0`).
+    pub embedded_master: SocketAddr,
+    /// `--master-feed`: with [`BridgeLaunch::master`], which change feed
+    /// it follows.
+    pub master_feed: MasterFeed,
+    /// `--static`: the built front end (`None`: the bridge's default).
+    pub static_dir: Option<PathBuf>,
+    /// The admin token.
+    pub admin_token: AdminToken,
     /// `--data-dir`: its key secret and history. Left `None`, the bridge
     /// keeps them in `data/` wherever it was started: a test or benchmark
     /// names a scratch folder.
@@ -186,6 +221,9 @@ pub struct BridgeLaunch {
     pub push_subscriptions: Option<usize>,
     /// `RUST_LOG` (default `info`).
     pub rust_log: &'static str,
+    /// More environment variables (an `EnvironmentFile`'s, `BRIDGE_*`
+    /// settings), set before `RUST_LOG`.
+    pub env: Vec<(OsString, OsString)>,
     /// More arguments, after all of the above.
     pub args: Vec<OsString>,
 }
@@ -207,14 +245,27 @@ impl BridgeLaunch {
     /// budget lifted for loopback.
     pub fn new(binary: PathBuf, static_dir: PathBuf, admin_token_file: PathBuf) -> BridgeLaunch {
         BridgeLaunch {
+            static_dir: Some(static_dir),
+            admin_token: AdminToken::File(admin_token_file),
+            api_rate: Some(1_000_000),
+            ..BridgeLaunch::plain(binary)
+        }
+    }
+
+    /// `binary` on a free loopback port with its embedded master, and
+    /// otherwise the bridge's own defaults (no `--static`, a generated
+    /// admin token, its list budget): for a test of the binary itself.
+    pub fn plain(binary: PathBuf) -> BridgeLaunch {
+        BridgeLaunch {
             binary,
             listen: any_port(),
             master: None,
-            master_feed: None,
-            static_dir,
-            admin_token_file,
+            embedded_master: any_port(),
+            master_feed: MasterFeed::Off,
+            static_dir: None,
+            admin_token: AdminToken::Generated,
             data_dir: None,
-            api_rate: Some(1_000_000),
+            api_rate: None,
             rate_limit: None,
             poll_interval: None,
             max_connections: None,
@@ -226,6 +277,7 @@ impl BridgeLaunch {
             webhook_allow_private: false,
             push_subscriptions: None,
             rust_log: "info",
+            env: Vec::new(),
             args: Vec::new(),
         }
     }
@@ -233,13 +285,24 @@ impl BridgeLaunch {
     /// The command line and environment.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.binary);
-        cmd.arg("--listen")
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)))
+            .arg("--listen")
             .arg(self.listen.to_string())
-            .arg("--static")
-            .arg(&self.static_dir)
-            .arg("--admin-token-file")
-            .arg(&self.admin_token_file)
             .env("RUST_LOG", self.rust_log);
+        if let Some(dir) = &self.static_dir {
+            cmd.arg("--static").arg(dir);
+        }
+        match &self.admin_token {
+            AdminToken::File(file) => {
+                cmd.arg("--admin-token-file").arg(file);
+            }
+            AdminToken::Env(token) => {
+                cmd.env("BRIDGE_ADMIN_TOKEN", token);
+            }
+            AdminToken::Generated => {
+                cmd.env_remove("BRIDGE_ADMIN_TOKEN");
+            }
+        }
         if let Some(dir) = &self.data_dir {
             cmd.arg("--data-dir").arg(dir);
         }
@@ -247,12 +310,18 @@ impl BridgeLaunch {
             Some(master) => {
                 cmd.arg("--master").arg(master.to_string());
                 match self.master_feed {
-                    Some(feed) => cmd.arg("--master-feed").arg(feed.to_string()),
-                    None => cmd.args(["--master-feed", "off"]),
-                };
+                    MasterFeed::At(feed) => {
+                        cmd.arg("--master-feed").arg(feed.to_string());
+                    }
+                    MasterFeed::Off => {
+                        cmd.args(["--master-feed", "off"]);
+                    }
+                    MasterFeed::Default => {}
+                }
             }
             None => {
-                cmd.arg("--embedded-master").arg(format!("{LOOPBACK}:0"));
+                cmd.arg("--embedded-master")
+                    .arg(self.embedded_master.to_string());
             }
         }
         let pairs = [
@@ -307,21 +376,39 @@ impl BridgeLaunch {
     /// its ready line; says why not (with its log) if it exits first or
     /// hangs.
     pub fn start(&self, log: &Path) -> crate::Result<Bridge> {
-        let (proc, mut lines) =
-            Proc::try_spawn_ready_all("bridge", self.command(), log, &["bridge listening on "])?;
-        let line = lines.remove(0);
-        // "http://ADDR master ADDR"
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words[..] {
-            [url, "master", master, ..] => Ok(Bridge {
-                proc,
-                http: parse_addr("bridge", url.trim_start_matches("http://"))?,
-                master: parse_addr("bridge's master", master)?,
-            }),
-            _ => Err(crate::Error::Unexpected(format!(
-                "unexpected ready line from the bridge: {line:?}"
-            ))),
-        }
+        self.start_ready(log, &[]).map(|(bridge, _)| bridge)
+    }
+
+    /// [`BridgeLaunch::start`] that also waits for a stdout line starting
+    /// with each of `more` (the `admin page: ` of a generated token) and
+    /// returns the rest of each, in the order of `more`.
+    pub fn start_ready(&self, log: &Path, more: &[&str]) -> crate::Result<(Bridge, Vec<String>)> {
+        let mut ready = vec![BRIDGE_READY];
+        ready.extend_from_slice(more);
+        let (proc, mut lines) = Proc::try_spawn_ready_all("bridge", self.command(), log, &ready)?;
+        let (http, master) = bridge_addrs(&lines.remove(0))?;
+        Ok((Bridge { proc, http, master }, lines))
+    }
+}
+
+/// The start of the line a bridge prints on stdout once it serves:
+/// `bridge listening on http://ADDR master ADDR`.
+pub const BRIDGE_READY: &str = "bridge listening on ";
+
+/// The HTTP and master addresses in a bridge's ready line (all of it, or
+/// what follows [`BRIDGE_READY`]), for a test that reads the process's
+/// stdout itself.
+pub fn bridge_addrs(line: &str) -> crate::Result<(SocketAddr, SocketAddr)> {
+    let rest = line.trim().strip_prefix(BRIDGE_READY).unwrap_or(line);
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    match words[..] {
+        [url, "master", master, ..] => Ok((
+            parse_addr("bridge", url.trim_start_matches("http://"))?,
+            parse_addr("bridge's master", master)?,
+        )),
+        _ => Err(crate::Error::Unexpected(format!(
+            "unexpected ready line from the bridge: {line:?}"
+        ))),
     }
 }
 

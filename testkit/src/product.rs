@@ -10,7 +10,7 @@ use std::{
 use tempfile::TempDir;
 
 use crate::{
-    launch::{any_port, BridgeLaunch, FeedListen, MasterLaunch},
+    launch::{any_port, BridgeLaunch, FeedListen, MasterFeed, MasterLaunch},
     paths,
     process::Proc,
 };
@@ -192,7 +192,7 @@ impl Product {
         launch.data_dir = Some(self.data_dir());
         launch.listen = listen;
         launch.master = master;
-        launch.master_feed = self.followed_feed;
+        launch.master_feed = self.followed_feed.map_or(MasterFeed::Off, MasterFeed::At);
         // Every page and viewer of a test comes from 127.0.0.1 (the
         // launcher lifts the budget of whole lists); a test of that budget
         // sets its own.

@@ -19,7 +19,7 @@ use crate::{
         deltas::{churn::churn, list::api_list},
         Env,
     },
-    procs::{self, BridgeLaunch, Proc},
+    procs::{self, BridgeLaunch, MasterFeed, Proc},
     report::{count, median, Row, Verdict},
 };
 
@@ -138,7 +138,7 @@ async fn costs(env: &Env, n: usize) -> Result<Costs> {
     let (master, maddr, feed) = procs::start_master_with_feed(&env.bins, n + 100).await?;
     let mut servers = direct::register_servers(maddr, n, "Cost", 0).await?;
     let opts = BridgeLaunch {
-        master_feed: Some(feed),
+        master_feed: MasterFeed::At(feed),
         ..bridge_options(env)
     };
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;

@@ -27,7 +27,7 @@ use crate::{
     direct,
     error::{within_for, Error, Result},
     phases::Env,
-    procs::{self, BridgeLaunch, Proc},
+    procs::{self, BridgeLaunch, MasterFeed, Proc},
     report::{count, histogram, ms, record, times, Row, Verdict},
 };
 
@@ -158,7 +158,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
         procs::start_master_with_feed(&env.bins, s.handover_servers + 100).await?;
     let servers = direct::register_servers(maddr, s.handover_servers, "Handover", 0).await?;
     let opts = BridgeLaunch {
-        master_feed: Some(feed),
+        master_feed: MasterFeed::At(feed),
         database_url: Some(url),
         history_interval: Some(every),
         ..procs::bridge(&env.bins)

@@ -26,7 +26,7 @@ use lobby_testkit::{
 use crate::{
     error::{Error, Result},
     phases::Env,
-    procs::{self, BridgeLaunch, Proc},
+    procs::{self, BridgeLaunch, MasterFeed, Proc},
 };
 
 /// 1 while a bridge follows the master's change feed, 0 while it polls.
@@ -69,7 +69,7 @@ impl Shared {
         let (master, master_addr, feed) =
             procs::start_master_with_feed(&env.bins, max_servers).await?;
         let opts = BridgeLaunch {
-            master_feed: Some(feed),
+            master_feed: MasterFeed::At(feed),
             database_url: Some(url),
             ..opts
         };

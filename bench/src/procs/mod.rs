@@ -18,8 +18,8 @@ use std::{
     time::Duration,
 };
 
-pub use lobby_testkit::launch::BridgeLaunch;
 use lobby_testkit::launch::{self, FeedListen, MasterLaunch};
+pub use lobby_testkit::launch::{BridgeLaunch, MasterFeed};
 
 use crate::error::{Error, Result};
 

@@ -5,27 +5,23 @@
 
 use crate::common;
 
-use std::{net::SocketAddr, process::Stdio, time::Duration};
+use std::{net::SocketAddr, time::Duration};
 
 use common::*;
+use lobby_testkit::launch::AdminToken;
 use tokio::{
     io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
     net::TcpStream,
     process::Command,
 };
 
-fn bridge_cmd() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
-    // One data directory for this run's bridges, out of the source tree.
-    let data = std::env::temp_dir().join(format!("bridge-bin-data-{}", std::process::id()));
-    cmd.env("BRIDGE_ADMIN_TOKEN", TOKEN)
-        .env("BRIDGE_DATA_DIR", data)
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    cmd
+/// The binary as these tests start it ([`bridge_launch`]), with one data
+/// directory for this run's bridges, out of the source tree.
+fn launch() -> BridgeLaunch {
+    let mut launch = bridge_launch();
+    launch.data_dir =
+        Some(std::env::temp_dir().join(format!("bridge-bin-data-{}", std::process::id())));
+    launch
 }
 
 #[tokio::test]
@@ -35,18 +31,10 @@ async fn embedded_master_mode() {
     std::fs::write(dir.join("index.html"), "<!doctype html>lobby").unwrap();
     std::fs::create_dir_all(dir.join("admin")).unwrap();
     std::fs::write(dir.join("admin/index.html"), "<!doctype html>admin").unwrap();
-    let mut child = bridge_cmd()
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .arg("--static")
-        .arg(&dir)
-        .args(["--poll-interval", "100ms"])
-        .spawn()
-        .unwrap();
+    let mut launch = launch();
+    launch.static_dir = Some(dir.clone());
+    launch.poll_interval = Some(Duration::from_millis(100));
+    let mut child = piped(&launch).spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     tokio::time::timeout(HUNG, stdout.read_line(&mut line))
@@ -121,16 +109,12 @@ async fn embedded_master_mode() {
 #[tokio::test]
 async fn taken_master_port_fails_with_advice() {
     let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = taken.local_addr().unwrap().to_string();
-    let out = tokio::time::timeout(
-        HUNG,
-        bridge_cmd()
-            .args(["--listen", "127.0.0.1:0", "--embedded-master", &addr])
-            .output(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let mut launch = launch();
+    launch.embedded_master = taken.local_addr().unwrap();
+    let out = tokio::time::timeout(HUNG, piped(&launch).output())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--master"), "{stderr}");
@@ -168,19 +152,12 @@ async fn terminate(child: &mut tokio::process::Child) {
 #[tokio::test]
 async fn a_generated_tokens_link_goes_to_stdout_never_to_the_log() {
     let master = TestMaster::start().await;
-    let mut child = bridge_cmd()
-        .env_remove("BRIDGE_ADMIN_TOKEN")
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--master",
-            &master.addr.to_string(),
-            // Polled: another test's master may have the default feed port.
-            "--master-feed",
-            "off",
-        ])
-        .spawn()
-        .unwrap();
+    let mut launch = launch();
+    launch.admin_token = AdminToken::Generated;
+    // Polled (`--master-feed off`): another test's master may have the
+    // default feed port.
+    launch.master = Some(master.addr);
+    let mut child = piped(&launch).spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     tokio::time::timeout(HUNG, stdout.read_line(&mut line))
@@ -232,22 +209,19 @@ async fn a_generated_tokens_link_goes_to_a_private_file_when_stdout_is_the_log()
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("bridge.log");
     let log = std::fs::File::create(&log_path).unwrap();
+    let mut launch = launch();
+    launch.admin_token = AdminToken::Generated;
+    launch.data_dir = Some(dir.path().join("data"));
+    launch.env = vec![
+        ("TMPDIR".into(), dir.path().into()),
+        ("NO_COLOR".into(), "1".into()),
+    ];
+    // Polled (`--master-feed off`): another test's master may have the
+    // default feed port.
+    launch.master = Some(master.addr);
     // One file for both streams, as a service manager's log would be.
-    let mut child = bridge_cmd()
-        .env_remove("BRIDGE_ADMIN_TOKEN")
+    let mut child = piped(&launch)
         .env_remove("RUNTIME_DIRECTORY")
-        .env("TMPDIR", dir.path())
-        .env("NO_COLOR", "1")
-        .env("BRIDGE_DATA_DIR", dir.path().join("data"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--master",
-            &master.addr.to_string(),
-            // Polled: another test's master may have the default feed port.
-            "--master-feed",
-            "off",
-        ])
         .stdout(log.try_clone().unwrap())
         .stderr(log)
         .spawn()
@@ -302,17 +276,10 @@ async fn start_embedded(
     SocketAddr,
     tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {
-    let mut child = bridge_cmd()
-        .env("NO_COLOR", "1")
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .args(args)
-        .spawn()
-        .unwrap();
+    let mut launch = launch();
+    launch.env = vec![("NO_COLOR".into(), "1".into())];
+    launch.args = args.iter().map(Into::into).collect();
+    let mut child = piped(&launch).spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -329,10 +296,8 @@ async fn start_embedded(
         .await
         .expect("no readiness line")
         .unwrap();
-    let words: Vec<&str> = line.split_whitespace().collect();
-    assert_eq!(words.get(4), Some(&"master"), "{line}");
-    let http = words[3].strip_prefix("http://").unwrap().parse().unwrap();
-    (child, http, words[5].parse().unwrap(), rx)
+    let (http, master) = bridge_addrs(&line).unwrap_or_else(|e| panic!("{e}"));
+    (child, http, master, rx)
 }
 
 /// Waits for a log line containing `needle`.
@@ -512,18 +477,13 @@ async fn a_bridge_given_master_follows_its_feed_by_default() {
     let feed_task = tokio::spawn(async move { f.run(feed_listener, s.cancelled_owned()).await });
 
     let dir = tempfile::tempdir().unwrap();
-    let start = |extra: &[&str]| {
-        let mut cmd = bridge_cmd();
-        cmd.env("BRIDGE_DATA_DIR", dir.path().join("data"))
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--master",
-                &master.addr.to_string(),
-            ])
-            .args(["--poll-interval", "100ms"])
-            .args(extra);
-        cmd.spawn().unwrap()
+    let start = |feed: MasterFeed| {
+        let mut launch = launch();
+        launch.data_dir = Some(dir.path().join("data"));
+        launch.master = Some(master.addr);
+        launch.master_feed = feed;
+        launch.poll_interval = Some(Duration::from_millis(100));
+        piped(&launch).spawn().unwrap()
     };
     let feed_up = |http: SocketAddr| async move {
         let (_, _, body) = http_get(http, "/metrics", "").await;
@@ -538,8 +498,8 @@ async fn a_bridge_given_master_follows_its_feed_by_default() {
             line("bridge_master_queries_total "),
         )
     };
-    for (extra, follows) in [(&[][..], true), (&["--master-feed", "off"][..], false)] {
-        let mut child = start(extra);
+    for (feed, follows) in [(MasterFeed::Default, true), (MasterFeed::Off, false)] {
+        let mut child = start(feed);
         let (http, _stdout) = readiness(&mut child).await;
         if follows {
             until(

@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use std::{net::SocketAddr, path::Path, process::Stdio, time::Duration};
+use std::{path::Path, time::Duration};
 
 use common::*;
 use serde_json::Value;
@@ -375,34 +375,20 @@ async fn badges_are_well_formed_cached_svg() {
 async fn a_full_database_pauses_recording_and_nothing_else() {
     const SERVERS: usize = 24;
     let data = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
-        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-        .env("RUST_LOG", "info")
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["--history-interval", "1s", "--history-max-bytes", "1"])
-        .args(["--poll-interval", "100ms"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut launch = bridge_launch();
+    launch.data_dir = Some(data.path().to_owned());
+    launch.history_interval = Some(Duration::from_secs(1));
+    launch.poll_interval = Some(Duration::from_millis(100));
+    launch.args = vec!["--history-max-bytes".into(), "1".into()];
+    // Its log (stderr) is read whole once it has exited.
+    let mut child = piped(&launch).spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     tokio::time::timeout(HUNG, stdout.read_line(&mut line))
         .await
         .unwrap()
         .unwrap();
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let http: SocketAddr = words[3].strip_prefix("http://").unwrap().parse().unwrap();
-    let master: SocketAddr = words[5].parse().unwrap();
+    let (http, master) = bridge_addrs(&line).unwrap_or_else(|e| panic!("{e}"));
 
     // 24 servers: each sample makes their rows of the hour 6 bytes longer
     // (144 bytes a sample), which the root page of the samples' table

@@ -11,7 +11,6 @@ use crate::common;
 
 use std::{
     net::SocketAddr,
-    process::Stdio,
     sync::{
         atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed},
         Arc, Mutex,
@@ -25,7 +24,7 @@ use protocol::frame::frame;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
-    process::{Child, Command},
+    process::Child,
     sync::{Notify, Semaphore},
     task::JoinHandle,
 };
@@ -189,23 +188,15 @@ impl Bridge {
     async fn start(m: &HostileMaster) -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("index.html"), "<!doctype html>lobby").unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
-            .args(["--listen", "127.0.0.1:0"])
-            .args(["--master", &m.master.addr.to_string()])
-            .args(["--master-feed", &m.feed.to_string()])
-            .args(["--poll-interval", "200ms"])
-            .args(["--api-rate", "1000000", "--api-burst", "1000000"])
-            .arg("--static")
-            .arg(dir.path())
-            .env("BRIDGE_ADMIN_TOKEN", common::TOKEN)
-            .env("BRIDGE_DATA_DIR", dir.path().join("data"))
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut launch = common::bridge_launch();
+        launch.master = Some(m.master.addr);
+        launch.master_feed = common::MasterFeed::At(m.feed);
+        launch.poll_interval = Some(Duration::from_millis(200));
+        launch.api_rate = Some(1_000_000);
+        launch.static_dir = Some(dir.path().to_owned());
+        launch.data_dir = Some(dir.path().join("data"));
+        // Both streams piped: every byte it prints is counted.
+        let mut child = common::piped(&launch).spawn().unwrap();
         let pid = child.id().unwrap();
         let log_bytes = Arc::new(AtomicU64::new(0));
         let log_tail = Arc::new(Mutex::new(String::new()));

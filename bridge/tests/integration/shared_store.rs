@@ -426,26 +426,12 @@ async fn logged_bridge_with(
     Arc<std::sync::Mutex<String>>,
 ) {
     use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
-        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-        .env("RUST_LOG", "info")
-        .env("NO_COLOR", "1")
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .args(["--history-interval", "1s"])
-        .args(database)
-        .arg("--data-dir")
-        .arg(dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut launch = bridge_launch();
+    launch.history_interval = Some(Duration::from_secs(1));
+    launch.data_dir = Some(dir.to_owned());
+    launch.env = vec![("NO_COLOR".into(), "1".into())];
+    launch.args = database.iter().map(Into::into).collect();
+    let mut child = piped(&launch).spawn().unwrap();
     let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     tokio::time::timeout(HUNG, stdout.read_line(&mut line))
@@ -458,8 +444,7 @@ async fn logged_bridge_with(
         let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut err).await;
         panic!("the bridge did not start: {err}");
     }
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let http: std::net::SocketAddr = words[3].strip_prefix("http://").unwrap().parse().unwrap();
+    let (http, _) = bridge_addrs(&line).unwrap_or_else(|e| panic!("{e}"));
     let log = Arc::new(std::sync::Mutex::new(String::new()));
     let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap());
     let sink = log.clone();
@@ -1146,25 +1131,15 @@ async fn a_delivery_waiting_for_retry_after_survives_sigkill_of_its_bridge() {
     let dirs = [(); 2].map(|()| tempfile::tempdir().unwrap());
     let (hook_url, mut got) = scripted(vec![(503, Some("5"))]).await;
     // The sending bridge is a process of its own, to be killed.
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
-        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-        .env("BRIDGE_DATA_DIR", dirs[0].path())
-        .env("RUST_LOG", "warn")
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--master",
-            &master.addr.to_string(),
-        ])
-        .args(["--master-feed", "off", "--poll-interval", "100ms"])
-        .args(["--database-url", &url, "--webhook-allow-private"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let (http, _stdout) = readiness(&mut child).await;
+    let mut launch = bridge_launch();
+    launch.data_dir = Some(dirs[0].path().to_owned());
+    launch.rust_log = "warn";
+    launch.master = Some(master.addr);
+    launch.poll_interval = Some(Duration::from_millis(100));
+    launch.database_url = Some(url.clone());
+    launch.webhook_allow_private = true;
+    let mut bridge = start_bridge(launch, dirs[0].path().join("bridge.log")).await;
+    let http = bridge.http;
     until_metric(http, "bridge_notify_synced", |v| v == 1.0).await;
     let body = serde_json::json!({"url": hook_url, "format": "standard",
         "events": ["server-online"], "servers": "all"});
@@ -1186,14 +1161,7 @@ async fn a_delivery_waiting_for_retry_after_survives_sigkill_of_its_bridge() {
     let _alpha = game_server(master.addr, "Alpha", 20001).await;
     let first = next(&mut got).await;
     let at = tokio::time::Instant::now();
-    let pid = child.id().unwrap().to_string();
-    let killed = tokio::process::Command::new("kill")
-        .args(["-KILL", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(killed.success());
-    child.wait().await.unwrap();
+    bridge.proc.kill();
 
     // Another bridge, started after the kill, makes the next attempt. It
     // polls the master as the process did (so it gives the servers the

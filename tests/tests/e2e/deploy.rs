@@ -38,6 +38,7 @@ use e2e::{
     product::{connections, ADMIN_TOKEN},
 };
 use lobby_testkit::{
+    launch::{BridgeLaunch, FeedListen, MasterFeed, MasterLaunch},
     metrics::sample,
     nginx::{self, Main, Nginx},
     postgres::{self, Cluster},
@@ -133,17 +134,15 @@ fn start_nginx(dir: &Path, bridges: [SocketAddr; 2]) -> Nginx {
 /// lobby-master.service starts it; returns the master's and the feed's
 /// addresses.
 fn start_master(dir: &Path) -> (Proc, SocketAddr, SocketAddr) {
-    let mut cmd = Command::new(paths::binary("master"));
-    cmd.args(["--listen", "127.0.0.1:0", "--feed-listen", "127.0.0.1:0"]);
-    let (proc, addrs) = Proc::spawn_ready_all(
-        "master",
-        cmd,
-        &dir.join("master.log"),
-        &["master listening on ", "master feed listening on "],
-    );
-    let addr =
-        |i: usize| -> SocketAddr { addrs[i].parse().expect("an address the master printed") };
-    (proc, addr(0), addr(1))
+    let mut launch = MasterLaunch::new(paths::binary("master"));
+    launch.feed = FeedListen::At(SocketAddr::from(([127, 0, 0, 1], 0)));
+    // As the unit starts it: no network exempt from the limits.
+    launch.exempt_loopback = false;
+    let master = launch
+        .start(&dir.join("master.log"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let feed = master.feed.expect("the feed's address");
+    (master.proc, master.addr, feed)
 }
 
 /// The shipped `deploy/systemd/bridge.env` with its `DATABASE_URL` set to
@@ -197,34 +196,31 @@ fn start_bridge(
     (master, feed): (SocketAddr, SocketAddr),
     env: &[(String, String)],
 ) -> (Proc, SocketAddr) {
-    let mut cmd = Command::new(paths::binary("bridge"));
-    cmd.envs(env.iter().map(|(k, v)| (k, v)));
-    cmd.args(["--listen", listen, "--master"])
-        .arg(master.to_string())
-        .arg("--master-feed")
-        .arg(feed.to_string())
-        .arg("--static")
-        .arg(dir.join("dist"))
-        .arg("--admin-token-file")
-        .arg(dir.join("admin-token"))
-        // As StateDirectory= gives each unit one of its own.
-        .env("BRIDGE_DATA_DIR", dir.join(format!("data-{n}")))
-        // nginx on loopback names the client in X-Forwarded-For.
-        .args(["--trusted-proxy", "127.0.0.1/32"])
-        .env("RUST_LOG", "info");
-    let (proc, rest) = Proc::spawn_ready(
-        "bridge",
-        cmd,
-        &dir.join(format!("bridge-{n}.log")),
-        "bridge listening on ",
+    let mut launch = BridgeLaunch::new(
+        paths::binary("bridge"),
+        dir.join("dist"),
+        dir.join("admin-token"),
     );
-    let addr = rest
-        .split_whitespace()
-        .next()
-        .and_then(|u| u.strip_prefix("http://"))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("unexpected ready line from the bridge: {rest:?}"));
-    (proc, addr)
+    launch.listen = listen.parse().expect("an address to listen on");
+    launch.master = Some(master);
+    launch.master_feed = MasterFeed::At(feed);
+    // The budget of whole lists as bridge.env sets it.
+    launch.api_rate = None;
+    launch.env = env
+        .iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        // As StateDirectory= gives each unit one of its own.
+        .chain([(
+            "BRIDGE_DATA_DIR".into(),
+            dir.join(format!("data-{n}")).into(),
+        )])
+        .collect();
+    // nginx on loopback names the client in X-Forwarded-For.
+    launch.args = vec!["--trusted-proxy".into(), "127.0.0.1/32".into()];
+    let bridge = launch
+        .start(&dir.join(format!("bridge-{n}.log")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (bridge.proc, bridge.http)
 }
 
 /// The bridge's `bridge_connections{role="admin"}`.

@@ -5,15 +5,12 @@
 //!
 //! Holds [`e2e::serial`] like the other browser tests.
 
-use std::process::Command;
-
 use e2e::{
     browser::{js_str, Browser, Driver},
     fake_bridge::FakeBridge,
     game::{GameServer, Stats},
     pages::{admin::card, games, list::row, AdminPage, GamesPage, ListPage},
     paths,
-    process::Proc,
     product::{Product, ADMIN_TOKEN},
     until,
 };
@@ -21,6 +18,7 @@ use gamequery::{
     fake::{GameAgentMaster, GameAgentServer},
     gameagent::{Player, Status},
 };
+use lobby_testkit::launch::BridgeLaunch;
 
 /// Fails when anything the fake got carries the token or a sign-in.
 fn no_token(fake: &FakeBridge) -> Result<(), String> {
@@ -102,20 +100,15 @@ async fn the_printed_admin_link_signs_in_and_leaves_the_address_bar() {
     // A bridge without a token of its own generates one and prints the link.
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("bridge.log");
-    let mut cmd = Command::new(paths::binary("bridge"));
-    cmd.env("BRIDGE_DATA_DIR", dir.path().join("data"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .arg("--static")
-        .arg(paths::dist_dir())
-        .env_remove("BRIDGE_ADMIN_TOKEN");
+    let mut launch = BridgeLaunch::plain(paths::binary("bridge"));
+    launch.data_dir = Some(dir.path().join("data"));
+    launch.static_dir = Some(paths::dist_dir());
     // stdout is a pipe of its own here (the log goes to the file): the
     // link comes on stdout, after the readiness line, and never into the log.
-    let (_bridge, link) = Proc::spawn_ready("bridge", cmd, &log, "admin page: ");
+    let (_bridge, mut link) = launch
+        .start_ready(&log, &["admin page: "])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let link = link.remove(0);
     let token = link
         .split_once("#token=")
         .map(|(_, t)| t.to_owned())

@@ -19,7 +19,7 @@ use crate::{
     direct::{self, Conn},
     error::{Error, Result},
     phases::{crowd::Rounds, Env},
-    procs::{self, BridgeLaunch},
+    procs::{self, BridgeLaunch, MasterFeed},
     report::{count, ms, q, times, Row, Verdict},
 };
 use churn::{churn_cpu, share};
@@ -123,7 +123,7 @@ async fn remote_feed(env: &Env) -> Result<Followed> {
     let (master, maddr, feed) =
         procs::start_master_with_feed(&env.bins, s.deltas_servers + 100).await?;
     let opts = BridgeLaunch {
-        master_feed: Some(feed),
+        master_feed: MasterFeed::At(feed),
         ..procs::bridge(&env.bins)
     };
     let (bridge, baddr) = procs::start_bridge(&env.bins, maddr, &opts).await?;

@@ -39,7 +39,7 @@ use crate::{
         deltas::{list::api_list, viewers::subscribe_json},
         Env,
     },
-    procs::{self, BridgeLaunch, Proc},
+    procs::{self, BridgeLaunch, MasterFeed, Proc},
     report::{count, q, Row, Verdict},
     ws,
 };
@@ -266,7 +266,7 @@ pub async fn run(env: &Env) -> Result<Vec<Row>> {
     let per_address = sc.per_source + 16;
     let max_connections = most + 16;
     let opts = BridgeLaunch {
-        master_feed: Some(feed),
+        master_feed: MasterFeed::At(feed),
         ..procs::bridge_for(&env.bins, max_connections, Some(per_address))
     };
     let mut bridges: Vec<(Proc, SocketAddr)> = Vec::with_capacity(sc.bridges);

@@ -11,7 +11,7 @@ use crate::{
     direct,
     error::{Error, Result},
     phases::Env,
-    procs::{self, BridgeLaunch, Proc},
+    procs::{self, BridgeLaunch, MasterFeed, Proc},
     report::{Row, Verdict},
 };
 
@@ -50,7 +50,7 @@ async fn measure(
     window: Duration,
 ) -> Result<Window> {
     let opts = BridgeLaunch {
-        master_feed: feed,
+        master_feed: feed.map_or(MasterFeed::Off, MasterFeed::At),
         ..procs::bridge(&env.bins)
     };
     let mut bridges = Vec::with_capacity(BRIDGES);

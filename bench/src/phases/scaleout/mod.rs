@@ -23,7 +23,7 @@ use crate::{
         memory::Viewers,
         Env,
     },
-    procs::{self, nginx, BridgeLaunch},
+    procs::{self, nginx, BridgeLaunch, MasterFeed},
     report::{count, q, times, Row, Verdict},
     ws,
 };
@@ -96,7 +96,7 @@ async fn proxied(env: &Env, tools: &(PathBuf, PathBuf)) -> Result<Vec<Row>> {
     let per_bridge = s.scaleout_viewers;
     let (master, maddr, feed) = procs::start_master_with_feed(&env.bins, 12_000).await?;
     let opts = BridgeLaunch {
-        master_feed: Some(feed),
+        master_feed: MasterFeed::At(feed),
         ..procs::bridge(&env.bins)
     };
     let mut servers = direct::register_servers(maddr, s.scaleout_servers - 1, "Scale", 0).await?;

@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
-    process::{Child, Command},
+    process::Command,
     task::JoinHandle,
 };
 use tokio_tungstenite::{
@@ -25,6 +25,11 @@ use tokio_tungstenite::{
     MaybeTlsStream, WebSocketStream,
 };
 use tokio_util::sync::CancellationToken;
+
+pub use lobby_testkit::{
+    launch::{bridge_addrs, Bridge as LaunchedBridge, BridgeLaunch, MasterFeed},
+    process::Proc,
+};
 
 pub use lobby_testkit::{
     bounded,
@@ -331,6 +336,34 @@ pub async fn http_send(
     (a.status, a.head, a.body)
 }
 
+/// The `bridge` binary as the kit's launcher starts it for these tests:
+/// [`TOKEN`] as its admin token and otherwise its own defaults (an
+/// embedded master on port 0, no `--static`); a test sets what differs.
+pub fn bridge_launch() -> BridgeLaunch {
+    let mut launch = BridgeLaunch::plain(env!("CARGO_BIN_EXE_bridge").into());
+    launch.admin_token = lobby_testkit::launch::AdminToken::Env(TOKEN.into());
+    launch
+}
+
+/// Starts `launch` with its output in `log` and waits until it serves.
+pub async fn start_bridge(launch: BridgeLaunch, log: std::path::PathBuf) -> LaunchedBridge {
+    lobby_testkit::launch::blocking("the bridge", move || launch.start(&log))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `launch`'s command line as a child of this test, stdin closed, stdout
+/// and stderr piped, killed on drop: for a test of what the process
+/// itself prints (set other streams before spawning).
+pub fn piped(launch: &BridgeLaunch) -> Command {
+    let mut cmd = Command::from(launch.command());
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
 /// The HTTP address a `bridge` process prints on its first stdout line
 /// ("bridge listening on http://ADDR master ADDR"), and the rest of its
 /// stdout.
@@ -346,12 +379,7 @@ pub async fn readiness(
     bounded("the readiness line", stdout.read_line(&mut line))
         .await
         .expect("stdout readable");
-    let http = line
-        .split_whitespace()
-        .nth(3)
-        .and_then(|w| w.strip_prefix("http://"))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("not the readiness line: {line:?}"));
+    let (http, _) = bridge_addrs(&line).unwrap_or_else(|e| panic!("{e}"));
     (http, stdout)
 }
 
@@ -396,34 +424,18 @@ pub async fn until_json(
 }
 
 /// The bridge binary with an embedded master (both on port 0) and `args`,
-/// logging at INFO into `dir/bridge.log`, started and ready: the process,
-/// its HTTP address and the log's path.
+/// serving `dir`, logging at INFO into `dir/bridge.log`, started and
+/// ready: the process, its HTTP address and the log's path.
 pub async fn logging_bridge(
     dir: &std::path::Path,
     args: &[&str],
-) -> (Child, SocketAddr, std::path::PathBuf) {
+) -> (Proc, SocketAddr, std::path::PathBuf) {
     let log_path = dir.join("bridge.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bridge"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .args(args)
-        .arg("--static")
-        .arg(dir)
-        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-        .env("RUST_LOG", "info")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(log)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let (http, _) = readiness(&mut child).await;
-    (child, http, log_path)
+    let mut launch = bridge_launch();
+    launch.static_dir = Some(dir.to_owned());
+    launch.args = args.iter().map(Into::into).collect();
+    let bridge = start_bridge(launch, log_path.clone()).await;
+    (bridge.proc, bridge.http, log_path)
 }
 
 /// What the log at `path` gained since it was `before` bytes long: its
@@ -579,7 +591,7 @@ pub fn rss_kib(pid: u32) -> u64 {
 /// the handler under test), its data in `dir`, `extra` flags; and its log
 /// size and resident memory when the abuse starts.
 pub struct Abused {
-    pub child: Child,
+    pub child: Proc,
     pub http: SocketAddr,
     log_path: std::path::PathBuf,
     log_before: u64,
@@ -617,7 +629,7 @@ impl Abused {
     /// Takes the log's size and the memory from now on.
     pub fn mark(&mut self) {
         self.log_before = std::fs::metadata(&self.log_path).unwrap().len();
-        self.rss_before = rss_kib(self.child.id().unwrap());
+        self.rss_before = rss_kib(self.child.pid());
         self.marked_at = std::time::Instant::now();
     }
 
@@ -631,7 +643,7 @@ impl Abused {
             grown < budget,
             "{what} grew the log by {grown} bytes (budget {budget})"
         );
-        let rss_after = rss_kib(self.child.id().unwrap());
+        let rss_after = rss_kib(self.child.pid());
         let rss_before = self.rss_before;
         eprintln!("bridge RSS {rss_before} KiB before, {rss_after} KiB after");
         assert!(
