@@ -59,6 +59,10 @@ pub struct MasterLaunch {
     pub exempt_loopback: bool,
     /// `RUST_LOG` (default `info`).
     pub rust_log: &'static str,
+    /// More environment variables, set before `RUST_LOG`.
+    pub env: Vec<(OsString, OsString)>,
+    /// More arguments, after all of the above.
+    pub args: Vec<OsString>,
 }
 
 /// A master started by [`MasterLaunch::start`].
@@ -86,13 +90,16 @@ impl MasterLaunch {
             keepalive_secs: None,
             exempt_loopback: true,
             rust_log: "info",
+            env: Vec::new(),
+            args: Vec::new(),
         }
     }
 
     /// The command line and environment.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.binary);
-        cmd.arg("--listen")
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)))
+            .arg("--listen")
             .arg(self.listen.to_string())
             .env("RUST_LOG", self.rust_log);
         // The tests and the benchmarks play every game server from
@@ -118,6 +125,7 @@ impl MasterLaunch {
         if let Some(secs) = self.keepalive_secs {
             cmd.arg("--keepalive-secs").arg(secs.to_string());
         }
+        cmd.args(&self.args);
         cmd
     }
 

@@ -388,19 +388,12 @@ async fn a_zero_budget_is_refused_by_the_binary_and_the_library() {
     ] {
         let out = tokio::time::timeout(
             HUNG,
-            tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
-                .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-                .env_remove(env)
-                .args([
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--embedded-master",
-                    "127.0.0.1:0",
-                ])
-                .args([flag, "0"])
-                .stdin(std::process::Stdio::null())
-                .kill_on_drop(true)
-                .output(),
+            piped(&BridgeLaunch {
+                args: vec![flag.into(), "0".into()],
+                ..bridge_launch()
+            })
+            .env_remove(env)
+            .output(),
         )
         .await
         .unwrap_or_else(|_| panic!("{flag} 0 did not end the bridge"))

@@ -687,39 +687,26 @@ fn peak_rss_kib(pid: u32) -> u64 {
 #[ignore = "a measurement, run by hand"]
 async fn peak_memory_with_hostile_servers() {
     let (_servers, ga_master, a2s) = hostile_sources().await;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .args(["--a2s", &a2s.addr().to_string()])
-        .args(["--gameagent-master", &ga_master.addr().to_string()])
-        .args(["--game-allow-private", "--game-poll-interval", "2s"])
-        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-        .env("RUST_LOG", "warn")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
+    let mut launch = bridge_launch();
+    launch.rust_log = "warn";
+    launch.args = [
+        "--a2s",
+        &a2s.addr().to_string(),
+        "--gameagent-master",
+        &ga_master.addr().to_string(),
+        "--game-allow-private",
+        "--game-poll-interval",
+        "2s",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    let mut child = piped(&launch)
         .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let pid = child.id().unwrap();
-    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(
-        HUNG,
-        tokio::io::AsyncBufReadExt::read_line(&mut stdout, &mut line),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    let http = line
-        .split_whitespace()
-        .nth(3)
-        .and_then(|w| w.strip_prefix("http://"))
-        .unwrap_or_else(|| panic!("bad readiness line {line:?}"));
+    let (http, _stdout) = readiness(&mut child).await;
     let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{http}/ws"))
         .await
         .unwrap();

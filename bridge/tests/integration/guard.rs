@@ -346,15 +346,14 @@ async fn zero_intervals_are_refused_by_the_library() {
 
 // The binary.
 
-fn bridge_cmd(token: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bridge"));
-    cmd.env("BRIDGE_ADMIN_TOKEN", token)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    cmd
+/// The binary ([`bridge_launch`]) with `token` and `args`, logging
+/// warnings only, as a child of this test ([`piped`]).
+fn bridge_cmd(token: &str, args: &[&str]) -> Command {
+    let mut launch = bridge_launch();
+    launch.admin_token = lobby_testkit::launch::AdminToken::Env(token.into());
+    launch.rust_log = "warn";
+    launch.args = args.iter().map(Into::into).collect();
+    piped(&launch)
 }
 
 /// Starts the binary with this open-file limit (soft, hard) and waits for
@@ -362,23 +361,24 @@ fn bridge_cmd(token: &str) -> Command {
 async fn start_limited(args: &[&str], soft: u64, hard: u64) -> (Child, SocketAddr) {
     // The shell lowers its limits and then becomes the bridge (`exec`), so
     // the test needs no `pre_exec` (the product crates forbid unsafe code).
+    let mut args = args.to_vec();
+    args.extend(["--poll-interval", "100ms"]);
+    let bridge = bridge_cmd(TOKEN, &args);
+    let bridge = bridge.as_std();
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg(format!(
             r#"ulimit -Sn {soft} && ulimit -Hn {hard} && exec "$0" "$@""#
         ))
-        .arg(env!("CARGO_BIN_EXE_bridge"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-        ])
-        .args(["--poll-interval", "100ms"])
-        .args(args)
-        .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
+        .arg(bridge.get_program())
+        .args(bridge.get_args());
+    for (name, value) in bridge.get_envs() {
+        match value {
+            Some(value) => cmd.env(name, value),
+            None => cmd.env_remove(name),
+        };
+    }
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true);
@@ -443,21 +443,10 @@ async fn zero_intervals_and_caps_are_refused_by_the_binary() {
         ("--auth-window", "0s"),
         ("--query-interval", "0"),
     ] {
-        let out = tokio::time::timeout(
-            HUNG,
-            bridge_cmd(TOKEN)
-                .args([
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--embedded-master",
-                    "127.0.0.1:0",
-                ])
-                .args([flag, value])
-                .output(),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("{flag} {value} did not end the bridge"))
-        .unwrap();
+        let out = tokio::time::timeout(HUNG, bridge_cmd(TOKEN, &[flag, value]).output())
+            .await
+            .unwrap_or_else(|_| panic!("{flag} {value} did not end the bridge"))
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{flag} {value} was accepted");
         assert!(
@@ -470,20 +459,10 @@ async fn zero_intervals_and_caps_are_refused_by_the_binary() {
 
 #[tokio::test]
 async fn short_operator_tokens_are_refused() {
-    let out = tokio::time::timeout(
-        HUNG,
-        bridge_cmd("short-token")
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--embedded-master",
-                "127.0.0.1:0",
-            ])
-            .output(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let out = tokio::time::timeout(HUNG, bridge_cmd("short-token", &[]).output())
+        .await
+        .unwrap()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(

@@ -506,16 +506,8 @@ async fn a_refused_join_template_stops_the_binary() {
     ];
     for (template, why) in cases {
         for by_env in [false, true] {
-            let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_bridge"));
-            cmd.args([
-                "--listen",
-                "127.0.0.1:0",
-                "--embedded-master",
-                "127.0.0.1:0",
-            ])
-            .env("BRIDGE_ADMIN_TOKEN", TOKEN)
-            .env_remove("BRIDGE_JOIN_URL")
-            .kill_on_drop(true);
+            let mut cmd = piped(&bridge_launch());
+            cmd.env_remove("BRIDGE_JOIN_URL");
             if by_env {
                 cmd.env("BRIDGE_JOIN_URL", template);
             } else {

@@ -7,12 +7,13 @@ use std::{
     io::{BufRead, BufReader},
     net::SocketAddr,
     path::Path,
-    process::{Child, Command, Stdio},
+    process::{Child, Stdio},
     sync::mpsc,
     time::Instant,
 };
 
 use common::*;
+use lobby_testkit::launch::MasterLaunch;
 use protocol::frame::frame;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
@@ -90,11 +91,15 @@ impl Drop for Proc {
 /// Starts the master with `args` after `--listen 127.0.0.1:0`, forwarding
 /// its stderr lines (ANSI colours off) to a channel until it exits.
 fn spawn(args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_master"))
-        .args(["--listen", "127.0.0.1:0"])
-        .args(args)
-        .env("RUST_LOG", "info")
-        .env("NO_COLOR", "1")
+    let launch = MasterLaunch {
+        // Loopback is where the floods come from: no exemption.
+        exempt_loopback: false,
+        env: vec![("NO_COLOR".into(), "1".into())],
+        args: args.iter().map(Into::into).collect(),
+        ..MasterLaunch::new(env!("CARGO_BIN_EXE_master").into())
+    };
+    let mut child = launch
+        .command()
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

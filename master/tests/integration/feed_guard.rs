@@ -17,6 +17,7 @@ use std::{
 };
 
 use common::HUNG;
+use lobby_testkit::launch::{FeedListen, MasterLaunch};
 use master::feed::FeedConfig;
 use protocol::{delta::Resume, feed::FeedSubscribe, frame::frame};
 use tokio::{
@@ -39,9 +40,12 @@ struct Master {
 
 impl Master {
     async fn start() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_master"))
-            .args(["--listen", "127.0.0.1:0", "--feed-listen", "127.0.0.1:0"])
-            .env("RUST_LOG", "info")
+        let launch = MasterLaunch {
+            feed: FeedListen::At(SocketAddr::from(([127, 0, 0, 1], 0))),
+            exempt_loopback: false,
+            ..MasterLaunch::new(env!("CARGO_BIN_EXE_master").into())
+        };
+        let mut child = Command::from(launch.command())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -834,15 +834,11 @@ async fn lobby_without_sources_has_no_tab_bar() {
 /// refuses it at start, saying why.
 #[tokio::test]
 async fn a_zero_refresh_deadline_is_refused_at_start() {
-    let child = tokio::process::Command::new(e2e::paths::binary("bridge"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--embedded-master",
-            "127.0.0.1:0",
-            "--game-refresh-deadline",
-            "0",
-        ])
+    let launch = lobby_testkit::launch::BridgeLaunch {
+        args: vec!["--game-refresh-deadline".into(), "0".into()],
+        ..lobby_testkit::launch::BridgeLaunch::plain(e2e::paths::binary("bridge"))
+    };
+    let child = tokio::process::Command::from(launch.command())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
