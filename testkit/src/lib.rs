@@ -10,7 +10,8 @@
 //!   `bridge` and `master` binaries, their flags and ready lines, for the
 //!   tests and the benchmarks; [`product`]: a test's running lobby;
 //!   [`process`]: children killed with their process group on drop;
-//!   [`paths`]: where the binaries and `dist/` are).
+//!   [`paths`]: where the binaries and `dist/` are; [`procfs`]: their
+//!   memory and CPU time as `/proc` says).
 //! - A master that misbehaves as the test scripts it ([`fake_master`]),
 //!   and the master protocol's framing of a reply.
 //! - The deployment's own parts: nginx in front of two bridges
@@ -36,6 +37,7 @@ pub mod nginx;
 pub mod paths;
 pub mod postgres;
 pub mod process;
+pub mod procfs;
 pub mod product;
 pub mod push_service;
 pub mod wait;

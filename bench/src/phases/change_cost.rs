@@ -97,7 +97,7 @@ async fn window(env: &Env, servers: &mut [Conn], procs: &[&Proc], k: &mut u64) -
     let before = procs
         .iter()
         .map(|p| procs::cpu_time(p.pid()))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<lobby_testkit::Result<Vec<_>>>()?;
     let sent = churn(servers, s.change_cost_interval, s.change_cost_window, k).await?;
     // The last changes are gathered for a few milliseconds before they
     // are passed on: counted too.

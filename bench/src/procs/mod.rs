@@ -8,9 +8,8 @@
 pub mod nginx;
 mod system;
 
-pub use system::{
-    affinity, cpu_time, load_average, pin, rss_kib, taskset_available, thread_cpu_time,
-};
+pub use lobby_testkit::procfs::{cpu_time, rss_kib, thread_cpu_time};
+pub use system::{affinity, load_average, pin, taskset_available};
 
 use std::{
     net::SocketAddr,
@@ -52,7 +51,7 @@ impl Proc {
 
     /// Resident memory (`VmRSS` of `/proc/PID/status`) in KiB.
     pub fn rss_kib(&self) -> Result<u64> {
-        rss_kib(self.pid())
+        Ok(rss_kib(self.pid())?)
     }
 
     /// SIGKILL at once, as a crash or the OOM killer would (nothing is

@@ -669,16 +669,6 @@ fn assert_cut(s: &str) {
     assert!(is_cut_text(s), "{s:?}");
 }
 
-/// `VmHWM` (peak resident memory) of a process, in KiB.
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("no VmHWM in {status}"))
-}
-
 /// Measures the bridge binary's peak memory with 512 hostile servers (and
 /// a hostile A2S server) and prints it with the push's size; not a
 /// pass/fail figure, so ignored by default:

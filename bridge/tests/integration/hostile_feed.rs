@@ -239,26 +239,12 @@ impl Bridge {
 
     /// CPU time (user + system) the process has used.
     fn cpu(&self) -> Duration {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap();
-        // Fields after the command's closing parenthesis: utime is the
-        // 12th, stime the 13th.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let f: Vec<u64> = rest
-            .split_whitespace()
-            .map(|v| v.parse().unwrap_or(0))
-            .collect();
-        // In clock ticks: Linux's USER_HZ is 100.
-        Duration::from_millis((f[11] + f[12]) * 10)
+        common::cpu_of(self.pid)
     }
 
     /// Peak resident memory (VmHWM).
     fn peak_rss(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
-            .map_or(0, |kb| kb * 1024)
+        common::peak_rss_kib(self.pid) * 1024
     }
 
     /// `/api/servers`'s body (empty unless 200). A bridge busy with a big

@@ -759,18 +759,6 @@ async fn without_a_contact_web_push_is_off_and_says_why() {
     }
 }
 
-/// CPU time (user and system) process `pid` has used.
-fn cpu_of(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let rest = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .map(|v| v.parse().unwrap_or(0))
-        .collect();
-    // utime and stime, in clock ticks (Linux's USER_HZ is 100).
-    Duration::from_millis((f[11] + f[12]) * 10)
-}
-
 /// Floods of the push API's newer surfaces from another address: watches
 /// of keys never listed, and the admin's status and purge without the
 /// token. The log grows by a few lines, the memory stays flat, and the

@@ -208,7 +208,7 @@ async fn round(
 
 /// CPU time of each process in `pids`.
 fn cpu_times(pids: &[u32]) -> Result<Vec<Duration>> {
-    pids.iter().map(|p| procs::cpu_time(*p)).collect()
+    pids.iter().map(|p| Ok(procs::cpu_time(*p)?)).collect()
 }
 
 fn share(cpu: Duration, wall: Duration) -> f64 {
@@ -231,7 +231,10 @@ fn joined<T>(items: &[T], f: impl Fn(&T) -> String) -> String {
 }
 
 fn rss_all(pids: &[u32]) -> Result<Vec<u64>> {
-    pids.iter().map(|p| procs::rss_kib(*p)).collect()
+    Ok(pids
+        .iter()
+        .map(|p| procs::rss_kib(*p))
+        .collect::<lobby_testkit::Result<_>>()?)
 }
 
 /// A bridge's list once it follows the feed and lists every server.

@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 pub use lobby_testkit::{
     launch::{bridge_addrs, Bridge as LaunchedBridge, BridgeLaunch, MasterFeed},
     process::Proc,
+    procfs,
 };
 
 pub use lobby_testkit::{
@@ -577,13 +578,19 @@ pub async fn request_from(
         .and_then(|s| s.parse().ok())
 }
 
+/// Resident memory of process `pid` now, in KiB.
 pub fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
+    procfs::rss_kib(pid).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Peak resident memory of process `pid`, in KiB.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    procfs::peak_rss_kib(pid).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// CPU time (user and system) process `pid` has used.
+pub fn cpu_of(pid: u32) -> Duration {
+    procfs::cpu_time(pid).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The bridge binary for an abuse test from [`OTHER_HOST`]: its `/api/`
