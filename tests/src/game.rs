@@ -32,6 +32,21 @@ impl Stats {
     }
 }
 
+/// "Feuerland" at 192.0.2.10:20000, one of four players, its lobby
+/// closed, registered at `product`'s master; with its key once the
+/// bridge lists it: the server the notification tests watch open.
+pub async fn closed_feuerland(product: &crate::product::Product) -> (GameServer, String) {
+    let server = GameServer::register(
+        product.master,
+        "Feuerland",
+        "192.0.2.10",
+        20000,
+        Stats::of_four(1, false),
+    );
+    let key = product.key_of("Feuerland").await;
+    (server, key)
+}
+
 /// A registered game server; unregistered when dropped (the connection
 /// closes).
 pub struct GameServer {

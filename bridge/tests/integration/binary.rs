@@ -35,12 +35,7 @@ async fn embedded_master_mode() {
     launch.static_dir = Some(dir.clone());
     launch.poll_interval = Some(Duration::from_millis(100));
     let mut child = piped(&launch).spawn().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
-        .await
-        .unwrap()
-        .unwrap();
+    let (line, mut stdout) = first_line(&mut child).await;
     // "bridge listening on http://ADDR master ADDR"
     let words: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(words[..3], ["bridge", "listening", "on"], "{line}");
@@ -158,12 +153,7 @@ async fn a_generated_tokens_link_goes_to_stdout_never_to_the_log() {
     // default feed port.
     launch.master = Some(master.addr);
     let mut child = piped(&launch).spawn().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
-        .await
-        .unwrap()
-        .unwrap();
+    let (line, mut stdout) = first_line(&mut child).await;
     let http = line
         .split_whitespace()
         .nth(3)
@@ -290,12 +280,7 @@ async fn start_embedded(
             }
         }
     });
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
-        .await
-        .expect("no readiness line")
-        .unwrap();
+    let (line, _stdout) = first_line(&mut child).await;
     let (http, master) = bridge_addrs(&line).unwrap_or_else(|e| panic!("{e}"));
     (child, http, master, rx)
 }

@@ -7,11 +7,7 @@
 
 use crate::common;
 
-use std::{
-    net::{IpAddr, Ipv4Addr},
-    path::Path,
-    time::Duration,
-};
+use std::net::{IpAddr, Ipv4Addr};
 
 use common::*;
 
@@ -28,32 +24,6 @@ const ALL_ROWS: std::ops::Range<usize> = 0..630;
 /// Cards the bridge drew so far.
 async fn drawn(bridge: &TestBridge) -> f64 {
     metric(bridge.addr, "bridge_cards_drawn_total").await
-}
-
-fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
-    let mut c = test_config(master.addr);
-    c.data_dir = Some(dir.to_owned());
-    c.history_interval = Duration::from_secs(1);
-    c
-}
-
-/// The listed servers' keys by name, once `n` are listed.
-async fn keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
-    let v = until_json(bridge, "/api/servers", |s, _, v| {
-        s == 200 && v["servers"].as_array().is_some_and(|a| a.len() == n)
-    })
-    .await;
-    v["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["name"].as_str().unwrap().to_owned(),
-                s["key"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
 }
 
 /// A header's value in a raw head (names compared without case).
@@ -115,7 +85,7 @@ impl Image {
 async fn every_kind_of_name_is_drawn_within_the_card() {
     let master = TestMaster::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let bridge = TestBridge::embedding(&master, history_config(&master, dir.path())).await;
     let names = [
         "Alpha".to_owned(),
         "שרת עברי مرحبا بكم في الخادم".to_owned(),
@@ -134,7 +104,7 @@ async fn every_kind_of_name_is_drawn_within_the_card() {
         games.push(game_server(master.addr, name, 20001 + i as u16).await);
     }
     wait_registered(&master, names.len()).await;
-    let listed = keys(&bridge, names.len()).await;
+    let listed = listed_keys(&bridge, names.len()).await;
     let mut paths: Vec<String> = listed
         .iter()
         .map(|(_, key)| format!("/card/{key}.png"))
@@ -160,13 +130,13 @@ async fn every_kind_of_name_is_drawn_within_the_card() {
 async fn cards_are_cached_revalidated_and_refused_like_badges() {
     let master = TestMaster::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let mut c = config(&master, dir.path());
+    let mut c = history_config(&master, dir.path());
     c.api_rate_per_sec = 1;
     c.api_burst = 20;
     let bridge = TestBridge::embedding(&master, c).await;
     let mut game = game_server(master.addr, "Alpha", 20001).await;
     wait_registered(&master, 1).await;
-    let key = keys(&bridge, 1).await[0].1.clone();
+    let key = listed_keys(&bridge, 1).await[0].1.clone();
     let path = format!("/card/{key}.png");
 
     let (status, head, body) = http_get(bridge.addr, &path, "").await;
@@ -190,7 +160,7 @@ async fn cards_are_cached_revalidated_and_refused_like_badges() {
     // they were; a change of its own draws it anew.
     let other = game_server(master.addr, "Beta", 20002).await;
     wait_registered(&master, 2).await;
-    keys(&bridge, 2).await;
+    listed_keys(&bridge, 2).await;
     let after = http_get(bridge.addr, &path, "").await;
     assert_eq!((after.0, &after.2), (200, &body));
     assert_eq!(drawn(&bridge).await, 1.0);

@@ -7,42 +7,14 @@
 
 use crate::common;
 
-use std::{path::Path, time::Duration};
+use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
 use tokio::{
-    io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
+    io::{AsyncReadExt, AsyncWriteExt},
     process::Command,
 };
-
-fn config(master: &TestMaster, dir: &Path) -> bridge::Config {
-    let mut c = test_config(master.addr);
-    c.data_dir = Some(dir.to_owned());
-    c.history_interval = Duration::from_secs(1);
-    c
-}
-
-/// The listed servers' keys by name, once `n` are listed.
-async fn keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
-    let v = until_json(bridge, "/api/servers", |s, _, v| {
-        s == 200 && v["servers"].as_array().is_some_and(|a| a.len() == n)
-    })
-    .await;
-    v["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            let key = s["key"].as_str().expect("every entry has a key").to_owned();
-            assert_eq!(key.len(), 16);
-            assert!(key
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
-            (s["name"].as_str().unwrap().to_owned(), key)
-        })
-        .collect()
-}
 
 /// The `key` of a week's answer (absent for the lobby's).
 fn v_key(v: &Value) -> Option<&str> {
@@ -53,11 +25,11 @@ fn v_key(v: &Value) -> Option<&str> {
 async fn keys_and_history_survive_renames_and_restarts() {
     let master = TestMaster::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let bridge = TestBridge::embedding(&master, history_config(&master, dir.path())).await;
     let alpha = game_server(master.addr, "Alpha", 20001).await;
     let beta = game_server(master.addr, "Beta", 20002).await;
     wait_registered(&master, 2).await;
-    let first = keys(&bridge, 2).await;
+    let first = listed_keys(&bridge, 2).await;
     let (alpha_key, beta_key) = (first[0].1.clone(), first[1].1.clone());
     assert_ne!(alpha_key, beta_key, "another port, another key");
 
@@ -67,7 +39,7 @@ async fn keys_and_history_survive_renames_and_restarts() {
     let renamed = game_server(master.addr, "Renamed", 20001).await;
     let twin = game_server(master.addr, "Twin", 20001).await;
     wait_registered(&master, 3).await;
-    let now = keys(&bridge, 3).await;
+    let now = listed_keys(&bridge, 3).await;
     assert_eq!(now[0], ("Beta".into(), beta_key.clone()));
     assert_eq!(now[1], ("Renamed".into(), alpha_key.clone()));
     assert_eq!(
@@ -196,8 +168,8 @@ async fn keys_and_history_survive_renames_and_restarts() {
 
     // A restart on the same data directory: same keys, same history.
     bridge.shutdown().await;
-    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
-    let again = keys(&bridge, 2).await;
+    let bridge = TestBridge::embedding(&master, history_config(&master, dir.path())).await;
+    let again = listed_keys(&bridge, 2).await;
     assert_eq!(again[0].1, alpha_key);
     let (status, v) = get_json(&bridge, &format!("/api/servers/{alpha_key}")).await;
     assert_eq!(status, 200);
@@ -216,12 +188,12 @@ async fn a_listed_server_says_whether_the_history_holds_it_yet() {
     let master = TestMaster::start().await;
     let dir = tempfile::tempdir().unwrap();
     // No sample within the test's first part: the server is listed only.
-    let mut c = config(&master, dir.path());
+    let mut c = history_config(&master, dir.path());
     c.history_interval = Duration::from_secs(3600);
     let bridge = TestBridge::embedding(&master, c).await;
     let _alpha = game_server(master.addr, "Alpha", 20001).await;
     wait_registered(&master, 1).await;
-    let key = keys(&bridge, 1).await.remove(0).1;
+    let key = listed_keys(&bridge, 1).await.remove(0).1;
     let (status, v) = get_json(&bridge, &format!("/api/servers/{key}")).await;
     assert_eq!((status, &v["recorded"]), (200, &Value::Bool(false)), "{v}");
     let history = format!("/api/servers/{key}/history?range=24h");
@@ -234,7 +206,7 @@ async fn a_listed_server_says_whether_the_history_holds_it_yet() {
 
     // Sampled every second: once recorded, the details no longer say so,
     // and the history answers.
-    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let bridge = TestBridge::embedding(&master, history_config(&master, dir.path())).await;
     let v = until_json(&bridge, &format!("/api/servers/{key}"), |s, _, v| {
         s == 200 && v.get("recorded").is_none()
     })
@@ -251,12 +223,12 @@ async fn a_listed_server_says_whether_the_history_holds_it_yet() {
 async fn a_week_refused_before_the_server_was_recorded_answers_after() {
     let master = TestMaster::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let mut c = config(&master, dir.path());
+    let mut c = history_config(&master, dir.path());
     c.history_interval = Duration::from_secs(10);
     let bridge = TestBridge::embedding(&master, c).await;
     let _alpha = game_server(master.addr, "Alpha", 20001).await;
     wait_registered(&master, 1).await;
-    let key = keys(&bridge, 1).await.remove(0).1;
+    let key = listed_keys(&bridge, 1).await.remove(0).1;
     let week = format!("/api/servers/{key}/week");
     let (before, body) = get_json(&bridge, &week).await;
     let (_, details) = get_json(&bridge, &format!("/api/servers/{key}")).await;
@@ -284,17 +256,21 @@ async fn bridges_sharing_a_secret_share_keys_and_hidden_addresses_stay_hidden() 
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let _game = game_server(master.addr, "Alpha", 20001).await;
     wait_registered(&master, 1).await;
-    let first = TestBridge::embedding(&master, config(&master, a.path())).await;
-    let key = keys(&first, 1).await[0].1.clone();
+    let first = TestBridge::embedding(&master, history_config(&master, a.path())).await;
+    let key = listed_keys(&first, 1).await[0].1.clone();
     std::fs::copy(
         a.path().join(bridge::live::keys::SECRET_FILE),
         b.path().join(bridge::live::keys::SECRET_FILE),
     )
     .unwrap();
-    let mut hidden = config(&master, b.path());
+    let mut hidden = history_config(&master, b.path());
     hidden.hide_addresses = true;
     let second = TestBridge::embedding(&master, hidden).await;
-    assert_eq!(keys(&second, 1).await[0].1, key, "same secret, same key");
+    assert_eq!(
+        listed_keys(&second, 1).await[0].1,
+        key,
+        "same secret, same key"
+    );
     let v = until_json(&second, &format!("/api/servers/{key}"), |s, _, _| s == 200).await;
     assert_eq!(v["name"], "Alpha");
     assert!(v.get("address").is_none() && v.get("port").is_none(), "{v}");
@@ -303,8 +279,8 @@ async fn bridges_sharing_a_secret_share_keys_and_hidden_addresses_stay_hidden() 
 
     // A third bridge with its own secret: other keys.
     let c = tempfile::tempdir().unwrap();
-    let third = TestBridge::embedding(&master, config(&master, c.path())).await;
-    assert_ne!(keys(&third, 1).await[0].1, key);
+    let third = TestBridge::embedding(&master, history_config(&master, c.path())).await;
+    assert_ne!(listed_keys(&third, 1).await[0].1, key);
     for bridge in [first, second, third] {
         bridge.shutdown().await;
     }
@@ -315,14 +291,18 @@ async fn a_damaged_database_stops_the_bridge_at_start() {
     let master = TestMaster::start().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("history.sqlite3"), vec![0x42; 4096]).unwrap();
-    let opened = bridge::Bridge::embedding(config(&master, dir.path()), master.master.registry());
+    let opened = bridge::Bridge::embedding(
+        history_config(&master, dir.path()),
+        master.master.registry(),
+    );
     let err = opened.expect_err("the bridge must not start").to_string();
     assert!(err.contains("history.sqlite3"), "{err}");
 
     // A data directory that is a file: refused too.
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
-    let opened = bridge::Bridge::embedding(config(&master, &file), master.master.registry());
+    let opened =
+        bridge::Bridge::embedding(history_config(&master, &file), master.master.registry());
     let err = opened.expect_err("the bridge must not start").to_string();
     assert!(err.contains("data directory"), "{err}");
 }
@@ -331,11 +311,11 @@ async fn a_damaged_database_stops_the_bridge_at_start() {
 async fn badges_are_well_formed_cached_svg() {
     let master = TestMaster::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let bridge = TestBridge::embedding(&master, config(&master, dir.path())).await;
+    let bridge = TestBridge::embedding(&master, history_config(&master, dir.path())).await;
     let name = r#"<b> & \"q\" 'שרת'"#;
     let _game = game_server(master.addr, name, 20001).await;
     wait_registered(&master, 1).await;
-    let key = keys(&bridge, 1).await[0].1.clone();
+    let key = listed_keys(&bridge, 1).await[0].1.clone();
     for path in [format!("/badge/{key}.svg"), "/badge.svg".to_owned()] {
         let (status, head, body) = http_get(bridge.addr, &path, "").await;
         assert_eq!(status, 200, "{path}");
@@ -382,12 +362,7 @@ async fn a_full_database_pauses_recording_and_nothing_else() {
     launch.args = vec!["--history-max-bytes".into(), "1".into()];
     // Its log (stderr) is read whole once it has exited.
     let mut child = piped(&launch).spawn().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
-        .await
-        .unwrap()
-        .unwrap();
+    let (line, _stdout) = first_line(&mut child).await;
     let (http, master) = bridge_addrs(&line).unwrap_or_else(|e| panic!("{e}"));
 
     // 24 servers: each sample makes their rows of the hour 6 bytes longer

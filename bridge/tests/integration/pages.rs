@@ -71,19 +71,6 @@ async fn register(master: &TestMaster, name: &str, address: &str, port: u16) -> 
     s
 }
 
-/// The key of the listed server `name`, once listed.
-async fn key_of(bridge: &TestBridge, name: &str) -> String {
-    let v = until_json(bridge, "/api/servers", |_, _, v| {
-        v["servers"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|s| s["name"] == name))
-    })
-    .await;
-    let servers = v["servers"].as_array().unwrap();
-    let s = servers.iter().find(|s| s["name"] == name).unwrap();
-    s["key"].as_str().unwrap().to_owned()
-}
-
 /// An HTML document as a chat app's unfurler reads it: no script, only
 /// the `<title>` and the `<meta>` tags' attributes, entities decoded.
 #[derive(Debug)]

@@ -24,33 +24,10 @@ use serde_json::{json, Value};
 const INTERVAL: Duration = Duration::from_secs(1);
 
 fn config(master: &TestMaster, dir: &Path, url: &str) -> bridge::Config {
-    let mut c = test_config(master.addr);
-    c.data_dir = Some(dir.to_owned());
+    let mut c = history_config(master, dir);
     c.history_interval = INTERVAL;
     c.database_url = Some(url.parse().unwrap());
     c
-}
-
-/// The listed servers' `(name, key)`, once `n` are listed.
-async fn keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
-    let v = until_json(bridge, "/api/servers", |s, _, v| {
-        s == 200
-            && v["servers"]
-                .as_array()
-                .is_some_and(|a| a.len() == n && a.iter().all(|e| e["key"].is_string()))
-    })
-    .await;
-    v["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["name"].as_str().unwrap().to_owned(),
-                s["key"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
 }
 
 /// A scratch cluster with one database, started off the runtime.
@@ -74,8 +51,8 @@ async fn bridges_on_one_database_agree_and_hand_the_recording_over() {
     let _beta = game_server(master.addr, "Beta", 20002).await;
     wait_registered(&master, 2).await;
     let b = TestBridge::embedding(&master, config(&master, dirs[1].path(), &url)).await;
-    let keys_a = keys(&a, 2).await;
-    assert_eq!(keys(&b, 2).await, keys_a, "one secret, created once");
+    let keys_a = listed_keys(&a, 2).await;
+    assert_eq!(listed_keys(&b, 2).await, keys_a, "one secret, created once");
     let alpha = keys_a[0].1.clone();
 
     // One of them records, every interval once.
@@ -115,7 +92,7 @@ async fn bridges_on_one_database_agree_and_hand_the_recording_over() {
 
     // A third bridge, started later, shows the history at once.
     let c = TestBridge::embedding(&master, config(&master, dirs[2].path(), &url)).await;
-    keys(&c, 2).await;
+    listed_keys(&c, 2).await;
     let (status, v) = get_json(&c, &path).await;
     assert_eq!(status, 200);
     assert!(v["points"].as_array().unwrap().len() >= 2, "{v}");
@@ -153,7 +130,7 @@ async fn a_database_outage_answers_503_and_ends_by_itself() {
     let bridge = TestBridge::embedding(&master, config(&master, dir.path(), &url)).await;
     let _alpha = game_server(master.addr, "Alpha", 20001).await;
     wait_registered(&master, 1).await;
-    let key = keys(&bridge, 1).await[0].1.clone();
+    let key = listed_keys(&bridge, 1).await[0].1.clone();
     let details = format!("/api/servers/{key}");
     until_json(&bridge, &details, |s, _, _| s == 200).await;
 
@@ -175,10 +152,10 @@ async fn a_database_outage_answers_503_and_ends_by_itself() {
     let (status, head, _) = http_get(bridge.addr, &format!("/badge/{key}.svg"), "").await;
     assert!(unavailable(status, &head, &Value::Null), "{head}");
     // The list goes on, with its keys.
-    assert_eq!(keys(&bridge, 1).await[0].1, key);
+    assert_eq!(listed_keys(&bridge, 1).await[0].1, key);
     let _beta = game_server(master.addr, "Beta", 20002).await;
     wait_registered(&master, 2).await;
-    keys(&bridge, 2).await;
+    listed_keys(&bridge, 2).await;
 
     let written = metric(bridge.addr, "bridge_history_samples_written_total").await;
     let resumed = cluster.clone();
@@ -281,7 +258,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
     let _alpha = game_server(master.addr, "Alpha", 20001).await;
     let _beta = game_server(master.addr, "Beta", 20002).await;
     wait_registered(&master, 2).await;
-    let before = keys(&alone, 2).await;
+    let before = listed_keys(&alone, 2).await;
     let alpha = before[0].1.clone();
     let path = format!("/api/servers/{alpha}/history?range=1h");
     let old = until_json(&alone, &path, |s, _, v| {
@@ -315,7 +292,7 @@ async fn a_copied_history_keeps_its_keys_and_answers() {
         "the same VAPID key"
     );
     assert_eq!(metric(shared.addr, "bridge_push_subscriptions").await, 1.0);
-    assert_eq!(keys(&shared, 2).await, before, "the same keys");
+    assert_eq!(listed_keys(&shared, 2).await, before, "the same keys");
     let (status, new) = get_json(&shared, &path).await;
     assert_eq!(status, 200);
     assert_eq!(new["points"][0], old["points"][0], "the same history");
@@ -432,12 +409,7 @@ async fn logged_bridge_with(
     launch.env = vec![("NO_COLOR".into(), "1".into())];
     launch.args = database.iter().map(Into::into).collect();
     let mut child = piped(&launch).spawn().unwrap();
-    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(HUNG, stdout.read_line(&mut line))
-        .await
-        .expect("no readiness line")
-        .unwrap();
+    let (line, _stdout) = first_line(&mut child).await;
     if line.is_empty() {
         let mut err = String::new();
         let mut stderr = child.stderr.take().unwrap();
@@ -1083,7 +1055,7 @@ async fn a_restart_announces_the_servers_that_came_and_not_those_that_stayed() {
     assert_eq!(what(&next(&mut got).await).1, "Alpha");
     // Alpha's last sighting is in the history (a sample taken after it
     // was listed).
-    keys(&first, 1).await;
+    listed_keys(&first, 1).await;
     let written = metric(first.addr, "bridge_history_samples_written_total").await;
     until_metric(first.addr, "bridge_history_samples_written_total", |v| {
         v >= written + 2.0
@@ -1237,7 +1209,7 @@ async fn a_full_push_store_takes_new_players_through_any_bridge() {
     let a = bridge(dirs[0].path()).await;
     let b = bridge(dirs[1].path()).await;
     let _alpha = game_server(master.addr, "Alpha", 20001).await;
-    let key = keys(&a, 1).await[0].1.clone();
+    let key = listed_keys(&a, 1).await[0].1.clone();
     // RFC 8291's example browser key; the endpoints differ (nothing is
     // pushed here).
     let put = |via: &TestBridge, from: String, endpoint: String| {

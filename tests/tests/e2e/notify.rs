@@ -15,7 +15,7 @@
 use e2e::{
     axe,
     browser::{Browser, Driver},
-    game::{GameServer, Stats},
+    game::{closed_feuerland, Stats},
     pages::{list::row, ListPage, ServerPage},
     product::Product,
 };
@@ -34,14 +34,7 @@ async fn browser_in(driver: &Driver, lang: &str) -> Browser {
 async fn an_open_tab_shows_each_watched_event_once_as_a_notification_or_a_toast() {
     let _serial = e2e::serial().await;
     let product = Product::start();
-    let mut feuerland = GameServer::register(
-        product.master,
-        "Feuerland",
-        "192.0.2.10",
-        20000,
-        Stats::of_four(1, false),
-    );
-    let key = product.key_of("Feuerland").await;
+    let (mut feuerland, key) = closed_feuerland(&product).await;
     let page_url = product.url(&format!("/server/{key}"));
     let origin = product.url("");
     let driver = Driver::start();

@@ -15,7 +15,7 @@
 use e2e::{
     browser::Driver,
     firefox::Gecko,
-    game::{GameServer, Stats},
+    game::{closed_feuerland, Stats},
     pages::{AdminPage, ServerPage},
     process::{http_get, http_get_with},
     product::{Product, ADMIN_TOKEN},
@@ -34,14 +34,7 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
         "--push-contact",
         "mailto:ops@lobby.example",
     ]);
-    let mut feuerland = GameServer::register(
-        product.master,
-        "Feuerland",
-        "192.0.2.10",
-        20000,
-        Stats::of_four(1, false),
-    );
-    let key = product.key_of("Feuerland").await;
+    let (mut feuerland, key) = closed_feuerland(&product).await;
     let vapid = http_get(product.http, "/api/push/key").expect("GET /api/push/key");
     assert_eq!(vapid.status, 200, "{}", vapid.body);
     let vapid: Value = serde_json::from_str(&vapid.body).expect("JSON");

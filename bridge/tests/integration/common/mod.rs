@@ -365,6 +365,20 @@ pub fn piped(launch: &BridgeLaunch) -> Command {
     cmd
 }
 
+/// The first line `child` prints on its piped stdout (empty if it exits
+/// first), and the rest of its stdout.
+pub async fn first_line(
+    child: &mut tokio::process::Child,
+) -> (String, tokio::io::BufReader<tokio::process::ChildStdout>) {
+    use tokio::io::AsyncBufReadExt;
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut line = String::new();
+    bounded("the first line on stdout", stdout.read_line(&mut line))
+        .await
+        .expect("stdout readable");
+    (line, stdout)
+}
+
 /// The HTTP address a `bridge` process prints on its first stdout line
 /// ("bridge listening on http://ADDR master ADDR"), and the rest of its
 /// stdout.
@@ -374,12 +388,7 @@ pub async fn readiness(
     SocketAddr,
     tokio::io::BufReader<tokio::process::ChildStdout>,
 ) {
-    use tokio::io::AsyncBufReadExt;
-    let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("piped stdout"));
-    let mut line = String::new();
-    bounded("the readiness line", stdout.read_line(&mut line))
-        .await
-        .expect("stdout readable");
+    let (line, stdout) = first_line(child).await;
     let (http, _) = bridge_addrs(&line).unwrap_or_else(|e| panic!("{e}"));
     (http, stdout)
 }
@@ -404,6 +413,53 @@ pub async fn get_json(bridge: &TestBridge, path: &str) -> (u16, Value) {
     let (status, _, body) = http_get(bridge.addr, path, "").await;
     let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
     (status, v)
+}
+
+/// The bridge's configuration for `master` with its data in `dir` and a
+/// history sample every second.
+pub fn history_config(master: &TestMaster, dir: &std::path::Path) -> Config {
+    let mut c = test_config(master.addr);
+    c.data_dir = Some(dir.to_owned());
+    c.history_interval = Duration::from_secs(1);
+    c
+}
+
+/// The listed servers' `(name, key)`, once `n` are listed; every key is
+/// 16 hex digits.
+pub async fn listed_keys(bridge: &TestBridge, n: usize) -> Vec<(String, String)> {
+    let v = until_json(bridge, "/api/servers", |s, _, v| {
+        s == 200
+            && v["servers"]
+                .as_array()
+                .is_some_and(|a| a.len() == n && a.iter().all(|e| e["key"].is_string()))
+    })
+    .await;
+    v["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let key = s["key"].as_str().expect("every entry has a key").to_owned();
+            assert_eq!(key.len(), 16);
+            assert!(key
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+            (s["name"].as_str().unwrap().to_owned(), key)
+        })
+        .collect()
+}
+
+/// The key of the listed server `name`, once listed.
+pub async fn key_of(bridge: &TestBridge, name: &str) -> String {
+    let v = until_json(bridge, "/api/servers", |_, _, v| {
+        v["servers"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|s| s["name"] == name))
+    })
+    .await;
+    let servers = v["servers"].as_array().unwrap();
+    let s = servers.iter().find(|s| s["name"] == name).unwrap();
+    s["key"].as_str().unwrap().to_owned()
 }
 
 /// Polls `path` until `ok` holds of its answer's status, head and JSON.
@@ -503,15 +559,7 @@ impl Watching {
 
     /// The key of the listed server `name`.
     pub async fn key_of(&self, name: &str) -> String {
-        let v = until_json(&self.bridge, "/api/servers", |_, _, v| {
-            v["servers"]
-                .as_array()
-                .is_some_and(|a| a.iter().any(|s| s["name"] == name))
-        })
-        .await;
-        let servers = v["servers"].as_array().unwrap();
-        let s = servers.iter().find(|s| s["name"] == name).unwrap();
-        s["key"].as_str().unwrap().to_owned()
+        key_of(&self.bridge, name).await
     }
 
     /// Sends a stats update and waits until the events were decided from
