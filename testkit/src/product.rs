@@ -66,22 +66,27 @@ impl Product {
     /// or a fake master in the test). [`Product::start_master`] can start a
     /// real master at that address later.
     pub fn start_relaying_to(master: SocketAddr) -> Product {
-        let dir = scratch_dir("lobby-e2e-");
-        let mut product = Product {
+        let mut product = Self::unstarted(master, true, scratch_dir("lobby-e2e-"));
+        product.start_bridge(any_port(), Some(master));
+        product
+    }
+
+    /// A product whose master is (or will be) at `master`, relayed to
+    /// when `relay`, nothing started yet, its files in `dir`.
+    fn unstarted(master: SocketAddr, relay: bool, dir: TempDir) -> Product {
+        Product {
             http: any_port(),
             master,
             bridge: None,
             external_master: None,
             restarts: 0,
             master_restarts: 0,
-            relay: true,
+            relay,
             extra_args: Vec::new(),
             feed: None,
             followed_feed: None,
             dir,
-        };
-        product.start_bridge(any_port(), Some(master));
-        product
+        }
     }
 
     /// A master with its change feed and a bridge following it, on ports
@@ -95,17 +100,8 @@ impl Product {
                 .expect("address")
         };
         Product {
-            http: any_port(),
-            master: port(),
-            bridge: None,
-            external_master: None,
-            restarts: 0,
-            master_restarts: 0,
-            relay: true,
-            extra_args: Vec::new(),
             feed: Some(port()),
-            followed_feed: None,
-            dir: scratch_dir("lobby-e2e-feed-"),
+            ..Self::unstarted(port(), true, scratch_dir("lobby-e2e-feed-"))
         }
     }
 
@@ -163,17 +159,9 @@ impl Product {
             None => (None, None),
         };
         let mut product = Product {
-            http: any_port(),
-            master: any_port(),
-            bridge: None,
             external_master,
-            restarts: 0,
-            master_restarts: 0,
-            relay: separate,
             extra_args,
-            feed: None,
-            followed_feed: None,
-            dir,
+            ..Self::unstarted(any_port(), separate, dir)
         };
         product.start_bridge(any_port(), master_arg);
         product

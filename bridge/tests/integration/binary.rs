@@ -12,7 +12,6 @@ use lobby_testkit::launch::AdminToken;
 use tokio::{
     io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader},
     net::TcpStream,
-    process::Command,
 };
 
 /// The binary as these tests start it ([`bridge_launch`]), with one data
@@ -82,13 +81,7 @@ async fn embedded_master_mode() {
     game.shutdown().await.unwrap();
 
     // SIGTERM: the socket closes with 1001 and the process exits 0 in time.
-    let pid = child.id().unwrap().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(killed.success());
+    signal(&child, "TERM").await;
     assert_eq!(recv_close(&mut ws).await, 1001);
     let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
         .await
@@ -131,13 +124,7 @@ async fn signs_in(http: &str, token: &str) {
 
 /// Sends SIGTERM to `child` and waits for it to exit.
 async fn terminate(child: &mut tokio::process::Child) {
-    let pid = child.id().unwrap().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(killed.success());
+    signal(child, "TERM").await;
     tokio::time::timeout(HUNG, child.wait())
         .await
         .expect("the bridge did not exit")
@@ -377,13 +364,7 @@ async fn the_embedded_master_refuses_banned_addresses_and_reloads_on_sighup() {
     // SIGHUP reloads the file: 127.0.0.3 is banned now, and its open
     // connection is closed.
     std::fs::write(&bans, "127.0.0.3\n").unwrap();
-    let pid = child.id().unwrap().to_string();
-    let hup = Command::new("kill")
-        .args(["-HUP", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(hup.success());
+    signal(&child, "HUP").await;
     logged(&mut log, "ban list reloaded").await;
     assert_eq!(listed(&mut other).await, None, "a newly banned peer stayed");
     if let Some(mut again) = try_master_from("127.0.0.3", master).await {

@@ -11,10 +11,7 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    process::Command,
-};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The `key` of a week's answer (absent for the lobby's).
 fn v_key(v: &Value) -> Option<&str> {
@@ -436,13 +433,7 @@ async fn a_full_database_pauses_recording_and_nothing_else() {
     );
 
     // One ERROR line however many writes failed.
-    let pid = child.id().unwrap().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(killed.success());
+    signal(&child, "TERM").await;
     let mut stderr = String::new();
     let mut pipe = child.stderr.take().unwrap();
     tokio::time::timeout(HUNG, pipe.read_to_string(&mut stderr))

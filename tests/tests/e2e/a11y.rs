@@ -431,8 +431,7 @@ async fn axe_finds_nothing_on_other_games_tabs() {
     let master = GameAgentMaster::start(vec![online.game_addr(), offline.game_addr()])
         .await
         .expect("fake master");
-    let silent = GameAgentMaster::start(vec![]).await.expect("fake master");
-    silent.set_answering(false);
+    let silent = crate::games::silent_master().await;
     let (master_id, silent_id) = (
         format!("gameagent:{}", master.addr()),
         format!("gameagent:{}", silent.addr()),

@@ -112,10 +112,7 @@ impl Fakes {
         let master = GameAgentMaster::start(listed)
             .await
             .expect("fake GameAgent master");
-        let silent = GameAgentMaster::start(vec![])
-            .await
-            .expect("fake GameAgent master");
-        silent.set_answering(false);
+        let silent = silent_master().await;
         Fakes {
             a2s,
             master,
@@ -757,10 +754,7 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
     ])
     .await
     .expect("fake GameAgent master");
-    let silent = GameAgentMaster::start(vec![])
-        .await
-        .expect("fake GameAgent master");
-    silent.set_answering(false);
+    let silent = silent_master().await;
     let product = Product::start_with(&[
         "--gameagent-master",
         &hostile.addr().to_string(),
@@ -799,6 +793,16 @@ async fn hostile_and_silent_masters_neither_aim_nor_stall_the_bridge() {
     b.wait_text("[data-testid=source-error]", "no answer in time")
         .await;
     browser.close().await;
+}
+
+/// A fake GameAgent master that never answers: the source a page
+/// shows as failing.
+pub(crate) async fn silent_master() -> GameAgentMaster {
+    let silent = GameAgentMaster::start(vec![])
+        .await
+        .expect("fake GameAgent master");
+    silent.set_answering(false);
+    silent
 }
 
 #[tokio::test]

@@ -379,6 +379,18 @@ pub async fn first_line(
     (line, stdout)
 }
 
+/// Sends `signal` (`"TERM"`, `"HUP"`) to `child` with kill(1): the
+/// product crates forbid unsafe code, their tests too.
+pub async fn signal(child: &tokio::process::Child, signal: &str) {
+    let pid = child.id().expect("the child runs").to_string();
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .await
+        .expect("kill(1) runs");
+    assert!(sent.success(), "kill -{signal} {pid} failed");
+}
+
 /// The HTTP address a `bridge` process prints on its first stdout line
 /// ("bridge listening on http://ADDR master ADDR"), and the rest of its
 /// stdout.
