@@ -13,7 +13,8 @@
 //!   [`paths`]: where the binaries and `dist/` are; [`procfs`]: their
 //!   memory and CPU time as `/proc` says).
 //! - A master that misbehaves as the test scripts it ([`fake_master`]),
-//!   and the master protocol's framing of a reply.
+//!   and the master protocol's framing of a reply; a TCP proxy to cut
+//!   between two parts of the product ([`proxy`]).
 //! - The deployment's own parts: nginx in front of two bridges
 //!   ([`nginx`]) and a scratch PostgreSQL cluster ([`postgres`]).
 //! - Stand-ins for what the product talks to: Discord's webhook API
@@ -39,6 +40,7 @@ pub mod postgres;
 pub mod process;
 pub mod procfs;
 pub mod product;
+pub mod proxy;
 pub mod push_service;
 pub mod wait;
 

@@ -21,15 +21,14 @@ pub mod firefox;
 pub mod game;
 pub mod master;
 pub mod pages;
-pub mod proxy;
 pub mod receiver;
 pub mod watchers;
 
 /// The product's launcher, the kit's waits and its push service, shared
 /// with every crate's tests (`lobby-testkit`).
 pub use lobby_testkit::{
-    bounded, metrics, paths, process, product, push_service, timed, until, until_blocking, HUNG,
-    POLL,
+    bounded, metrics, paths, process, product, proxy, push_service, timed, until, until_blocking,
+    HUNG, POLL,
 };
 
 use std::{future::Future, time::Duration};

@@ -6,13 +6,10 @@
 
 use crate::common;
 
-use std::{
-    net::SocketAddr,
-    sync::{atomic::Ordering::Relaxed, Arc},
-    time::Duration,
-};
+use std::{net::SocketAddr, sync::atomic::Ordering::Relaxed, time::Duration};
 
 use common::*;
+use lobby_testkit::proxy::Proxy;
 use master::feed::{FeedConfig, FeedServer, FeedToken};
 use protocol::{
     delta::{ClientList, DeltaMessage},
@@ -435,98 +432,6 @@ async fn a_feed_that_goes_silent_is_left_for_polling() {
     bridge.shutdown().await;
 }
 
-/// A TCP proxy in front of the feed that can cut its connections, refuse
-/// new ones, or cut the next write from the master in the middle.
-struct Proxy {
-    addr: SocketAddr,
-    open: Arc<std::sync::atomic::AtomicBool>,
-    cut_mid_write: Arc<std::sync::atomic::AtomicBool>,
-    conns: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
-    task: JoinHandle<()>,
-}
-
-impl Proxy {
-    async fn start(to: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let open = Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let cut_mid_write = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let conns: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>> = Arc::default();
-        let (o, c, k) = (open.clone(), cut_mid_write.clone(), conns.clone());
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((down, _)) = listener.accept().await else {
-                    return;
-                };
-                if !o.load(Relaxed) {
-                    continue;
-                }
-                let Ok(up) = tokio::net::TcpStream::connect(to).await else {
-                    continue;
-                };
-                let cut = c.clone();
-                k.lock().unwrap().push(tokio::spawn(relay(down, up, cut)));
-            }
-        });
-        Self {
-            addr,
-            open,
-            cut_mid_write,
-            conns,
-            task,
-        }
-    }
-
-    /// Closes every connection and refuses new ones until [`Proxy::reopen`].
-    fn cut(&self) {
-        self.open.store(false, Relaxed);
-        for c in self.conns.lock().unwrap().drain(..) {
-            c.abort();
-        }
-    }
-
-    fn reopen(&self) {
-        self.open.store(true, Relaxed);
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.task.abort();
-        self.cut();
-    }
-}
-
-/// Copies both ways; when `cut` is set, the master's next write is passed
-/// on only halfway and the connection is closed.
-async fn relay(
-    down: tokio::net::TcpStream,
-    up: tokio::net::TcpStream,
-    cut: Arc<std::sync::atomic::AtomicBool>,
-) {
-    use tokio::io::AsyncReadExt;
-    let (mut down_rd, mut down_wr) = down.into_split();
-    let (mut up_rd, mut up_wr) = up.into_split();
-    let to_master = tokio::spawn(async move {
-        let _ = tokio::io::copy(&mut down_rd, &mut up_wr).await;
-    });
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = match up_rd.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        if cut.swap(false, Relaxed) {
-            let _ = down_wr.write_all(&buf[..n / 2]).await;
-            break;
-        }
-        if down_wr.write_all(&buf[..n]).await.is_err() {
-            break;
-        }
-    }
-    to_master.abort();
-}
-
 #[tokio::test]
 async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
     let m = FeedMaster::start(FeedConfig::default()).await;
@@ -544,7 +449,7 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
     assert_eq!(bridge.metrics.master_feed_snapshots.load(Relaxed), 1);
 
     // The feed connection is cut and stays cut while the list changes.
-    proxy.cut();
+    proxy.close();
     bridge.wait_feed_up(0).await;
     games.pop();
     games.push(game_server(m.master.addr, "d", 20004).await);
@@ -568,10 +473,10 @@ async fn a_reconnect_gets_only_what_it_missed_and_a_cut_delta_is_sent_again() {
 
     // A delta cut in the middle is not applied half: the bridge
     // reconnects and gets it whole.
-    proxy.cut_mid_write.store(true, Relaxed);
+    proxy.cut_next_write_midway();
     let mut big = game_server(m.master.addr, &"e".repeat(100), 20005).await;
     send_stats(&mut big, 2).await;
-    until_true("a write was cut", || !proxy.cut_mid_write.load(Relaxed)).await;
+    until_true("a write was cut", || !proxy.midway_cut_pending()).await;
     let want = ["a".to_owned(), "b".into(), "d".into(), "e".repeat(100)];
     viewer
         .until_list("the master's list after the cut", |l| {

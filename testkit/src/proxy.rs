@@ -1,6 +1,7 @@
 //! A TCP proxy on 127.0.0.1:0 whose connections the test can cut all at
-//! once (a network blip between two parts of the product), or cut in the
-//! middle of the target's next write. Stops on drop.
+//! once (a network blip between two parts of the product), keep closed
+//! for a while (a link that is down), or cut in the middle of the
+//! target's next write. Stops on drop.
 
 use std::{
     net::SocketAddr,
@@ -21,6 +22,8 @@ pub struct Proxy {
     /// Where to connect instead of the target.
     pub addr: SocketAddr,
     links: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// Cleared: new connections are dropped at once.
+    open: Arc<AtomicBool>,
     /// Set: the target's next write is passed on only halfway, then that
     /// connection closes.
     cut_midway: Arc<AtomicBool>,
@@ -34,9 +37,13 @@ impl Proxy {
         let addr = listener.local_addr().expect("address");
         let links: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
         let cut_midway = Arc::new(AtomicBool::new(false));
-        let (l, c) = (links.clone(), cut_midway.clone());
+        let open = Arc::new(AtomicBool::new(true));
+        let (l, c, o) = (links.clone(), cut_midway.clone(), open.clone());
         let task = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
+                if !o.load(Relaxed) {
+                    continue;
+                }
                 let cut = c.clone();
                 let link = tokio::spawn(async move {
                     if let Ok(server) = TcpStream::connect(target).await {
@@ -51,6 +58,7 @@ impl Proxy {
         Proxy {
             addr,
             links,
+            open,
             cut_midway,
             task,
         }
@@ -77,6 +85,18 @@ impl Proxy {
             l.abort();
         }
         n
+    }
+
+    /// Drops every connection and refuses new ones until
+    /// [`Proxy::reopen`]: the link is down.
+    pub fn close(&self) {
+        self.open.store(false, Relaxed);
+        self.cut();
+    }
+
+    /// Takes new connections again after [`Proxy::close`].
+    pub fn reopen(&self) {
+        self.open.store(true, Relaxed);
     }
 }
 
