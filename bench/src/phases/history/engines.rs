@@ -12,6 +12,7 @@ use std::{path::Path, time::Instant};
 use bridge::db::{history::History, store::DatabaseUrl};
 use hdrhistogram::Histogram;
 use lobby_testkit::postgres::Cluster;
+use protocol::api::HistoryRange;
 
 use super::synth::{self, Generated, Plan, Target};
 use crate::{
@@ -88,38 +89,9 @@ struct MoreReads {
 /// spread over the lobby (each once), and the lobby's week
 /// [`LOBBY_WEEKS`] times.
 fn more_reads(history: &History, plan: Plan, end_ms: i64, requests: usize) -> Result<MoreReads> {
-    let servers = synth::lobby(plan.servers);
-    let stride = if servers.len().is_multiple_of(7919) {
-        1
-    } else {
-        7919
-    };
-    let store_err = |e: bridge::db::store::StoreError| Error::Unexpected(format!("history: {e}"));
     let (mut year, mut week, mut lobby_week) = (histogram(), histogram(), histogram());
-    for i in 0..requests.min(servers.len()) {
-        let key = servers[(i * stride + 1) % servers.len()].key;
-        let started = Instant::now();
-        let mut store = history.store();
-        let row = store
-            .server(key)
-            .map_err(store_err)?
-            .ok_or_else(|| Error::Unexpected(format!("server {key:016x} not in the history")))?;
-        let (_, points) = store
-            .server_history(
-                key,
-                row.first_seen,
-                protocol::api::HistoryRange::Year,
-                plan.interval_ms,
-                end_ms,
-            )
-            .map_err(store_err)?;
-        drop(store);
-        record(&mut year, started.elapsed());
-        if points.is_empty() {
-            return Err(Error::Unexpected(format!(
-                "server {key:016x}: a year without points"
-            )));
-        }
+    for key in spread_keys(plan, requests) {
+        range_read(history, key, HistoryRange::Year, plan, end_ms, &mut year)?;
         let started = Instant::now();
         let mut store = history.store();
         store.server(key).map_err(store_err)?;
@@ -207,6 +179,15 @@ fn month_reads(
     end_ms: i64,
     requests: usize,
 ) -> Result<Histogram<u64>> {
+    let mut h = histogram();
+    for key in spread_keys(plan, requests) {
+        range_read(history, key, HistoryRange::Month, plan, end_ms, &mut h)?;
+    }
+    Ok(h)
+}
+
+/// The keys of `requests` reads spread over the lobby, each once.
+fn spread_keys(plan: Plan, requests: usize) -> Vec<u64> {
     let servers = synth::lobby(plan.servers);
     // 7919 is prime: coprime with any lobby size it does not divide.
     let stride = if servers.len().is_multiple_of(7919) {
@@ -214,34 +195,44 @@ fn month_reads(
     } else {
         7919
     };
-    let store_err = |e: bridge::db::store::StoreError| Error::Unexpected(format!("history: {e}"));
-    let mut h = histogram();
-    for i in 0..requests.min(servers.len()) {
-        let key = servers[(i * stride + 1) % servers.len()].key;
-        let started = Instant::now();
-        let mut store = history.store();
-        let row = store
-            .server(key)
-            .map_err(store_err)?
-            .ok_or_else(|| Error::Unexpected(format!("server {key:016x} not in the history")))?;
-        let (_, points) = store
-            .server_history(
-                key,
-                row.first_seen,
-                protocol::api::HistoryRange::Month,
-                plan.interval_ms,
-                end_ms,
-            )
-            .map_err(store_err)?;
-        drop(store);
-        record(&mut h, started.elapsed());
-        if points.is_empty() {
-            return Err(Error::Unexpected(format!(
-                "server {key:016x}: a month without points"
-            )));
-        }
+    (0..requests.min(servers.len()))
+        .map(|i| servers[(i * stride + 1) % servers.len()].key)
+        .collect()
+}
+
+/// A server's `range` read through the store (its row, then its points),
+/// timed into `h`; an error if the server or its points are missing.
+fn range_read(
+    history: &History,
+    key: u64,
+    range: HistoryRange,
+    plan: Plan,
+    end_ms: i64,
+    h: &mut Histogram<u64>,
+) -> Result<()> {
+    let started = Instant::now();
+    let mut store = history.store();
+    let row = store
+        .server(key)
+        .map_err(store_err)?
+        .ok_or_else(|| Error::Unexpected(format!("server {key:016x} not in the history")))?;
+    let (_, points) = store
+        .server_history(key, row.first_seen, range, plan.interval_ms, end_ms)
+        .map_err(store_err)?;
+    drop(store);
+    record(h, started.elapsed());
+    if points.is_empty() {
+        return Err(Error::Unexpected(format!(
+            "server {key:016x}: a {} without points",
+            format!("{range:?}").to_lowercase()
+        )));
     }
-    Ok(h)
+    Ok(())
+}
+
+/// A store's error as the phase's.
+fn store_err(e: bridge::db::store::StoreError) -> Error {
+    Error::Unexpected(format!("history: {e}"))
 }
 
 fn rows(
