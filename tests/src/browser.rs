@@ -102,14 +102,18 @@ pub(crate) fn wait_driver_ready(name: &str, port: u16) -> SocketAddr {
     })
 }
 
-fn chromedriver() -> PathBuf {
-    std::env::var_os("CHROMEDRIVER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "chromedriver".into())
+/// The program the environment variable `var` names, else `default`:
+/// where a machine keeps its browsers and their drivers.
+pub(crate) fn program(var: &str, default: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| default.to_owned())
+}
+
+fn chromedriver() -> String {
+    program("CHROMEDRIVER", "chromedriver")
 }
 
 fn chromium() -> String {
-    std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned())
+    program("CHROMIUM", "/usr/bin/chromium")
 }
 
 /// One browser session.

@@ -4,7 +4,7 @@
 //! Every preference that would make it phone home points at a dead
 //! loopback port or is off, so no packet leaves the machine.
 
-use std::{net::SocketAddr, path::PathBuf, process::Command};
+use std::{net::SocketAddr, process::Command};
 
 use serde_json::{json, Value};
 use tempfile::TempDir;
@@ -24,14 +24,12 @@ pub struct Gecko {
     _dir: TempDir,
 }
 
-fn geckodriver() -> PathBuf {
-    std::env::var_os("GECKODRIVER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "geckodriver".into())
+fn geckodriver() -> String {
+    crate::browser::program("GECKODRIVER", "geckodriver")
 }
 
 fn firefox() -> String {
-    std::env::var("FIREFOX").unwrap_or_else(|_| "/usr/bin/firefox-esr".to_owned())
+    crate::browser::program("FIREFOX", "/usr/bin/firefox-esr")
 }
 
 /// Firefox's preferences for a test: offline except for loopback, and its
