@@ -32,6 +32,19 @@ impl Stats {
     }
 }
 
+/// "Feuerland" at 192.168.0.10:20000, two of four players, its lobby
+/// open, Standard A+B, registered at `master`: the server most scenarios
+/// list.
+pub fn open_feuerland(master: SocketAddr) -> GameServer {
+    let stats = Stats {
+        current: 2,
+        max: 4,
+        open: true,
+        mode: 2,
+    };
+    GameServer::register(master, "Feuerland", "192.168.0.10", 20000, stats)
+}
+
 /// "Feuerland" at 192.0.2.10:20000, one of four players, its lobby
 /// closed, registered at `product`'s master; with its key once the
 /// bridge lists it: the server the notification tests watch open.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use e2e::{
     browser::Driver,
-    game::{GameServer, Stats},
+    game::{open_feuerland, GameServer, Stats},
     holds_for,
     pages::{list::row, AdminPage, ListPage},
     paths,
@@ -60,17 +60,6 @@ fn register_five(product: &Product) -> Vec<GameServer> {
         GameServer::register(product.master, name, address, port, stats)
     })
     .collect()
-}
-
-/// "Feuerland" at 192.168.0.10:20000, 2/4, open, Standard A+B.
-fn register_feuerland(product: &Product) -> GameServer {
-    GameServer::register(
-        product.master,
-        "Feuerland",
-        "192.168.0.10",
-        20000,
-        stats(2, 4, true, 2),
-    )
 }
 
 /// The page at `path` and the `.wasm` it names, fetched: both answered,
@@ -175,7 +164,7 @@ async fn game_server_appears_and_disappears_live() {
     page.mark_document().await;
 
     let registered = Instant::now();
-    let server = register_feuerland(&product);
+    let server = open_feuerland(product.master);
     page.wait_rows(&["Feuerland"]).await;
     let appeared = registered.elapsed();
     // The registration and the stats are two messages: the master may
@@ -347,7 +336,7 @@ async fn in_app_navigation_keeps_them(admin: &AdminPage<'_>, viewer: &ListPage<'
 async fn admin_test_server_is_seen_by_another_browser_until_the_admin_closes() {
     let _serial = e2e::serial().await;
     let product = Product::start();
-    let _feuerland = register_feuerland(&product);
+    let _feuerland = open_feuerland(product.master);
     let driver = Driver::start();
     let (admin_browser, viewer_browser) = (driver.browser().await, driver.browser().await);
     let admin = AdminPage::open(&admin_browser, &product.url("/admin")).await;

@@ -31,7 +31,7 @@ use std::{
 use e2e::until_blocking;
 use e2e::{
     browser::Driver,
-    game::{GameServer, Stats},
+    game::{open_feuerland, GameServer, Stats},
     pages::{AdminPage, ListPage},
     paths,
     process::{http_get, Proc},
@@ -855,7 +855,7 @@ async fn two_bridges_behind_nginx_with_tls_survive_losing_one() {
         });
     }
     eprintln!("master, bridges and nginx up after {:?}", start.elapsed());
-    let _feuerland = GameServer::register(master, "Feuerland", "192.168.0.10", 20000, stats());
+    let _feuerland = open_feuerland(master);
     let driver = Driver::start();
     let browser = driver.browser_with(&["--ignore-certificate-errors"]).await;
 

@@ -14,7 +14,7 @@ use std::{
 
 use e2e::{
     browser::{count_expr, js_str, param_expr, Browser, Driver},
-    game::{GameServer, Stats},
+    game::{open_feuerland, GameServer, Stats},
     pages::{
         games::{clock, tab, DETAIL_PLAYERS, DETAIL_RULES, ONLINE, ONLINE_ROWS, ROWS, TABS},
         GamesPage, ListPage,
@@ -172,18 +172,7 @@ impl Scene {
     async fn start() -> Scene {
         let fakes = Fakes::start().await;
         let product = fakes.product();
-        let feuerland = GameServer::register(
-            product.master,
-            "Feuerland",
-            "192.168.0.10",
-            20000,
-            Stats {
-                current: 2,
-                max: 4,
-                open: true,
-                mode: 2,
-            },
-        );
+        let feuerland = open_feuerland(product.master);
         let driver = Driver::start();
         let browser = driver.browser().await;
         Scene {

@@ -7,7 +7,7 @@
 
 use e2e::{
     browser::Driver,
-    game::{GameServer, Stats},
+    game::{open_feuerland, GameServer, Stats},
     pages::{server::row_link, ListPage, ServerPage},
     process::http_get,
     product::Product,
@@ -38,13 +38,7 @@ fn only_key(product: &Product) -> String {
 async fn a_row_leads_to_the_servers_live_page_and_back_keeps_the_filters() {
     let _serial = e2e::serial().await;
     let product = Product::start_with(&["--history-interval", "1s"]);
-    let mut feuerland = GameServer::register(
-        product.master,
-        "Feuerland",
-        "192.168.0.10",
-        20000,
-        stats(2, true, 2),
-    );
+    let mut feuerland = open_feuerland(product.master);
     let _alpha = GameServer::register(
         product.master,
         "Alpha",
@@ -191,13 +185,7 @@ fn only_key_of(path: &Value) -> String {
 async fn hidden_addresses_stay_hidden_and_unknown_keys_say_so() {
     let _serial = e2e::serial().await;
     let product = Product::start_with(&["--hide-addresses", "--history-interval", "1s"]);
-    let _feuerland = GameServer::register(
-        product.master,
-        "Feuerland",
-        "192.168.0.10",
-        20000,
-        stats(2, true, 2),
-    );
+    let _feuerland = open_feuerland(product.master);
     until("the list at /api/servers", || async {
         let body = http_get(product.http, "/api/servers").map(|r| r.body);
         match body {
