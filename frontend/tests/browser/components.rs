@@ -37,6 +37,29 @@ fn entry(name: &str, current: u32, max: u8, open: bool, mode: u64) -> ServerEntr
     }
 }
 
+/// The server browser over `state`, a lobby the test feeds instead of a
+/// connection, inside the providers the page gives it.
+fn server_browser(state: UseReducerHandle<State>) -> Html {
+    html! {
+        <RouterProvider>
+            <ContextProvider<Lobby> context={Lobby::detached(state)}>
+                <SettingsProvider>
+                    <ServerBrowser />
+                </SettingsProvider>
+            </ContextProvider<Lobby>>
+        </RouterProvider>
+    }
+}
+
+/// Gives `state` the whole list `entries`, as a connection would.
+fn feed(state: &UseReducerHandle<State>, entries: Vec<ServerEntry>) {
+    state.dispatch(Action::List {
+        message: ListMessage::Whole(entries),
+        at_ms: js_sys::Date::now(),
+        perf_ms: 0.0,
+    });
+}
+
 /// Props of [`FedLobby`].
 #[derive(Properties, PartialEq, Default)]
 struct FedLobbyProps {
@@ -60,22 +83,10 @@ fn FedLobby(props: &FedLobbyProps) -> Html {
             ];
             entries.extend((0..more).map(|i| entry(&format!("more {i:02}"), 0, 4, true, 1)));
             state.dispatch(Action::Opened);
-            state.dispatch(Action::List {
-                message: ListMessage::Whole(entries),
-                at_ms: js_sys::Date::now(),
-                perf_ms: 0.0,
-            });
+            feed(&state, entries);
         });
     }
-    html! {
-        <RouterProvider>
-            <ContextProvider<Lobby> context={Lobby::detached(state)}>
-                <SettingsProvider>
-                    <ServerBrowser />
-                </SettingsProvider>
-            </ContextProvider<Lobby>>
-        </RouterProvider>
-    }
+    server_browser(state)
 }
 
 /// Waits until the rows are `expected`, in order.
@@ -370,27 +381,18 @@ fn UpdatedLobby() -> Html {
         use_effect_with((), move |_| {
             state.dispatch(Action::Opened);
             for bravo in [1, 2] {
-                state.dispatch(Action::List {
-                    message: ListMessage::Whole(vec![entry("alpha", 0, 4, true, 1), {
+                feed(
+                    &state,
+                    vec![entry("alpha", 0, 4, true, 1), {
                         let mut e = entry("bravo", 1, 4, true, 1);
                         e.stats.players.current = bravo;
                         e
-                    }]),
-                    at_ms: js_sys::Date::now(),
-                    perf_ms: 0.0,
-                });
+                    }],
+                );
             }
         });
     }
-    html! {
-        <RouterProvider>
-            <ContextProvider<Lobby> context={Lobby::detached(state)}>
-                <SettingsProvider>
-                    <ServerBrowser />
-                </SettingsProvider>
-            </ContextProvider<Lobby>>
-        </RouterProvider>
-    }
+    server_browser(state)
 }
 
 #[wasm_bindgen_test]
