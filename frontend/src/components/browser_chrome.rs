@@ -10,7 +10,6 @@ use crate::{
     i18n::{t, tf, K},
     list::Arranged,
     query::{ListQuery, SortKey},
-    settings::Settings,
     state::Conn,
 };
 
@@ -44,11 +43,12 @@ pub fn list_meta(
 }
 
 /// What the filters and hidden rows take away, beside the summary:
-/// "· filters hide 3 · clear" and "· 2 hidden · show", each one click.
+/// "· filters hide 3 · clear" and "· 2 hidden · show", each one click
+/// (the latter's to `on_mark`).
 pub fn filter_note(
     arranged: &Arranged,
     clear_filters: Callback<MouseEvent>,
-    marks: &UseReducerDispatcher<Settings>,
+    on_mark: &Callback<MarkAction>,
     show_hidden: bool,
 ) -> Html {
     let filtered = (arranged.filtered_out > 0).then(|| {
@@ -62,8 +62,8 @@ pub fn filter_note(
         }
     });
     let hidden = (arranged.hidden > 0).then(|| {
-        let m = marks.clone();
-        let onclick = Callback::from(move |_: MouseEvent| m.dispatch(MarkAction::ShowHidden(!show_hidden).into()));
+        let on_mark = on_mark.clone();
+        let onclick = Callback::from(move |_: MouseEvent| on_mark.emit(MarkAction::ShowHidden(!show_hidden)));
         html! {
             <span class="note" data-testid="hidden">
                 { " · " }{ tf(K::HiddenCount, &[&arranged.hidden]) }{ " " }

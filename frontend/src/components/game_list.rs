@@ -73,7 +73,7 @@ pub fn GameList(props: &GameListProps) -> Html {
         filter_note(
             &source.arranged,
             clear_filters.clone(),
-            &settings.dispatcher(),
+            &settings.on_mark(),
             settings.marks.show_hidden,
         ),
         view.at_ms,

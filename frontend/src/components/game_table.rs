@@ -9,11 +9,11 @@ use crate::{
         copy_address::CopyAddress,
         list_table::{list_table, RowMarks, TableParts},
     },
+    favourites::MarkAction,
     games::{address_label, ping_label, players_label, GameRow},
     i18n::{t, tf, K},
     list::ListRow,
     query::SortKey,
-    settings::Settings,
     views::table::TableView,
 };
 
@@ -40,7 +40,7 @@ pub fn GameTable(props: &GameTableProps) -> Html {
         Some(html! {
             <GameTableRow key={row.key.clone()} row={row.clone()} on_open={props.on_open.clone()}
                 mark_key={row.mark_key(&source)} {marks}
-                dispatcher={view.dispatcher.clone()} />
+                on_mark={view.on_mark.clone()} />
         })
     })
 }
@@ -54,8 +54,9 @@ pub struct GameTableRowProps {
     pub mark_key: String,
     #[prop_or_default]
     pub marks: RowMarks,
+    /// Star and hide go here; without it the row has no such buttons.
     #[prop_or_default]
-    pub dispatcher: Option<UseReducerDispatcher<Settings>>,
+    pub on_mark: Option<Callback<MarkAction>>,
 }
 
 /// One server (a card on narrow screens); its name opens the details.
@@ -71,7 +72,7 @@ pub fn GameTableRow(props: &GameTableRowProps) -> Html {
     let full = s.max_players > 0 && s.players >= s.max_players;
     let marks = props.marks;
     let (star, hide) = marks.buttons(
-        props.dispatcher.as_ref(),
+        props.on_mark.as_ref(),
         || props.mark_key.clone(),
         &row.title,
     );

@@ -4,7 +4,7 @@ use yew::prelude::*;
 
 use crate::{
     components::status_pill::StatusPill,
-    contexts::settings::{set_lang, use_settings, SettingsHandle},
+    contexts::settings::{use_settings, SettingsHandle},
     i18n::{t, Lang, K},
     route::Route,
     router::{link, use_router},
@@ -20,7 +20,7 @@ fn lang_switch(settings: &SettingsHandle) -> Html {
                 .target_unchecked_into::<web_sys::HtmlSelectElement>()
                 .value();
             if let Some(l) = Lang::parse(&v) {
-                set_lang(&settings, l);
+                settings.set_lang(l);
             }
         })
     };

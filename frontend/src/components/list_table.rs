@@ -13,7 +13,6 @@ use crate::{
     i18n::{ago, t, tf, K},
     query::SortKey,
     services::browser,
-    settings::{Settings, SettingsAction},
     views::table::TableView,
 };
 
@@ -38,14 +37,15 @@ impl RowMarks {
     }
 
     /// The star (before the name) and hide (after it) buttons of the
-    /// server with mark key `key`; none without a dispatcher.
+    /// server with mark key `key`; none without a place for their clicks.
     pub fn buttons(
         self,
-        d: Option<&UseReducerDispatcher<Settings>>,
+        on_mark: Option<&Callback<MarkAction>>,
         key: impl FnOnce() -> String,
         name: &str,
     ) -> (Html, Html) {
-        d.map(|d| marks_buttons(d, key(), name.to_owned(), self.favourite, self.hidden))
+        on_mark
+            .map(|m| marks_buttons(m, key(), name.to_owned(), self.favourite, self.hidden))
             .unwrap_or_default()
     }
 
@@ -88,14 +88,14 @@ pub fn list_table(
         )
     };
     let span = parts.columns.len() as u32;
-    let dispatcher = view.dispatcher.as_ref();
+    let on_mark = view.on_mark.as_ref();
     let body = view.shown[..pinned]
         .iter()
         .filter_map(draw)
         .chain(
             view.offline
                 .iter()
-                .map(|f| offline_favourite(f, dispatcher, span)),
+                .map(|f| offline_favourite(f, on_mark, span)),
         )
         .chain(view.shown[pinned..].iter().filter_map(draw))
         .take(view.drawn);
@@ -117,19 +117,15 @@ pub fn list_table(
 /// A favourite that left the list: greyed, "offline — last seen …", until
 /// its star is taken off; `span` is the number of columns after the name.
 /// A plain function, not a component: one less component in the bundle.
-pub fn offline_favourite(
-    f: &Favourite,
-    dispatcher: Option<&UseReducerDispatcher<Settings>>,
-    span: u32,
-) -> Html {
-    let unstar = dispatcher.cloned().map(|d| {
+pub fn offline_favourite(f: &Favourite, on_mark: Option<&Callback<MarkAction>>, span: u32) -> Html {
+    let unstar = on_mark.cloned().map(|on_mark| {
         let key = f.key.clone();
         Callback::from(move |_: MouseEvent| {
-            d.dispatch(SettingsAction::Mark(MarkAction::ToggleFavourite {
+            on_mark.emit(MarkAction::ToggleFavourite {
                 key: key.clone(),
                 name: String::new(),
                 now_ms: 0.0,
-            }))
+            })
         })
     });
     let label = tf(K::StarRemove, &[&f.name]);

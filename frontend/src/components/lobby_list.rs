@@ -64,7 +64,7 @@ pub fn LobbyList(props: &LobbyListProps) -> Html {
         filter_note(
             &view.arranged,
             clear_filters.clone(),
-            &settings.dispatcher(),
+            &settings.on_mark(),
             settings.marks.show_hidden,
         )
     } else {

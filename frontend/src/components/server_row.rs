@@ -7,6 +7,7 @@ use crate::components::icon::{Icon, SvgIcon};
 
 use crate::{
     components::{copy_address::CopyAddress, join_link::JoinLink, list_table::RowMarks},
+    favourites::MarkAction,
     i18n::{t, tf, K},
     list::{
         free_slots,
@@ -18,7 +19,6 @@ use crate::{
     route::Route,
     router::{labelled_link, link, Router},
     services::browser,
-    settings::Settings,
 };
 
 /// The row's name: a link to the server's page when the bridge gave its
@@ -71,7 +71,7 @@ pub struct ServerRowProps {
     pub new: bool,
     /// Star and hide go here; without it the row has no such buttons.
     #[prop_or_default]
-    pub dispatcher: Option<UseReducerDispatcher<Settings>>,
+    pub on_mark: Option<Callback<MarkAction>>,
 }
 
 #[component]
@@ -82,7 +82,7 @@ pub fn ServerRow(props: &ServerRowProps) -> Html {
     let full = p.current >= u32::from(p.max);
     let marks = props.marks;
     let (star, hide) = marks.buttons(
-        props.dispatcher.as_ref(),
+        props.on_mark.as_ref(),
         || props.row.mark_key(LOBBY_SOURCE),
         &e.name,
     );

@@ -48,7 +48,7 @@ pub fn ServerTable(props: &ServerTableProps) -> Html {
         Some(html! {
             <ServerRow key={row.key.clone()} row={row.clone()} flash={f} {marks}
                 new={props.new_keys.contains(&row.key)}
-                dispatcher={props.view.dispatcher.clone()} />
+                on_mark={props.view.on_mark.clone()} />
         })
     })
 }

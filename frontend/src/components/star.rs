@@ -8,7 +8,6 @@ use crate::{
     favourites::MarkAction,
     i18n::{tf, K},
     services::browser,
-    settings::Settings,
 };
 
 /// Star or unstar, noting when (a new favourite was seen now).
@@ -21,19 +20,17 @@ fn toggle_action(key: String, name: String) -> MarkAction {
 }
 
 /// The star button (before the name) and the hide/unhide button (after
-/// it) for the server with mark key `key`.
+/// it) for the server with mark key `key`; their clicks go to `on_mark`.
 pub fn marks_buttons(
-    d: &UseReducerDispatcher<Settings>,
+    on_mark: &Callback<MarkAction>,
     key: String,
     name: String,
     favourite: bool,
     hidden: bool,
 ) -> (Html, Html) {
     let star = {
-        let (d, key, name) = (d.clone(), key.clone(), name.clone());
-        Callback::from(move |_: MouseEvent| {
-            d.dispatch(toggle_action(key.clone(), name.clone()).into())
-        })
+        let (on_mark, key, name) = (on_mark.clone(), key.clone(), name.clone());
+        Callback::from(move |_: MouseEvent| on_mark.emit(toggle_action(key.clone(), name.clone())))
     };
     let star_label = tf(if favourite { K::StarRemove } else { K::StarAdd }, &[&name]);
     let star = html! {
@@ -44,17 +41,14 @@ pub fn marks_buttons(
     let hide = if favourite {
         html! {}
     } else {
-        let d = d.clone();
+        let on_mark = on_mark.clone();
         let label = tf(if hidden { K::UnhideRow } else { K::HideRow }, &[&name]);
         let onclick = Callback::from(move |_: MouseEvent| {
-            d.dispatch(
-                if hidden {
-                    MarkAction::Unhide(key.clone())
-                } else {
-                    MarkAction::Hide(key.clone())
-                }
-                .into(),
-            )
+            on_mark.emit(if hidden {
+                MarkAction::Unhide(key.clone())
+            } else {
+                MarkAction::Hide(key.clone())
+            })
         });
         html! {
             <button type="button" class="hide-row" data-testid={if hidden { "unhide" } else { "hide" }}

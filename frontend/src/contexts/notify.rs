@@ -199,10 +199,17 @@ pub fn NotifyProvider(props: &NotifyProviderProps) -> Html {
             }
         });
     }
+    // Made once, so the toasts do not re-render for it.
+    let dismiss = {
+        let dispatcher = state.dispatcher();
+        use_memo((), move |_| {
+            Callback::from(move |id: u32| dispatcher.dispatch(NotifyAction::Dismiss(id)))
+        })
+    };
     html! {
         <ContextProvider<NotifyHandle> context={state.clone()}>
             { props.children.clone() }
-            <Toasts toasts={state.toasts.clone()} dismiss={state.dispatcher()} />
+            <Toasts toasts={state.toasts.clone()} dismiss={(*dismiss).clone()} />
         </ContextProvider<NotifyHandle>>
     }
 }
@@ -226,7 +233,8 @@ fn look_at_all(
 #[derive(Properties, PartialEq)]
 struct ToastsProps {
     toasts: Rc<Vec<Toast>>,
-    dismiss: UseReducerDispatcher<NotifyState>,
+    /// Takes the toast with this id away.
+    dismiss: Callback<u32>,
 }
 
 /// The tab's notices when the browser's are not allowed: a live region,
@@ -241,7 +249,7 @@ fn Toasts(props: &ToastsProps) -> Html {
                 let n = &toast.notice;
                 let id = toast.id;
                 let dismiss = props.dismiss.clone();
-                let onclick = Callback::from(move |_: MouseEvent| dismiss.dispatch(NotifyAction::Dismiss(id)));
+                let onclick = Callback::from(move |_: MouseEvent| dismiss.emit(id));
                 let name = html! { <strong dir="auto">{ &n.name }</strong> };
                 html! {
                     <div class="toast" key={id} data-testid="toast" data-tag={n.tag()}>

@@ -1,17 +1,46 @@
 //! The player's own settings as one context: favourites and hidden
 //! servers (kept in localStorage as they change) and the page's language.
 
+use std::ops::Deref;
+
 use yew::prelude::*;
 
 use crate::{
+    favourites::MarkAction,
     i18n::{self, Lang},
     services::{browser, storage},
     settings::{Settings, SettingsAction},
 };
 
-/// The marks, the language and a way to change them; the dispatcher is
-/// stable, so rows that get it as a prop do not re-render for it.
-pub type SettingsHandle = UseReducerHandle<Settings>;
+/// The marks, the language and the ways to change them.
+#[derive(Clone, PartialEq)]
+pub struct SettingsHandle {
+    state: UseReducerHandle<Settings>,
+    mark: Callback<MarkAction>,
+}
+
+impl Deref for SettingsHandle {
+    type Target = Settings;
+
+    fn deref(&self) -> &Settings {
+        &self.state
+    }
+}
+
+impl SettingsHandle {
+    /// Where a star, a hide, "show hidden" and a list's favourites seen
+    /// go. Made once per page, so rows that get it as a prop do not
+    /// re-render for it.
+    pub fn on_mark(&self) -> Callback<MarkAction> {
+        self.mark.clone()
+    }
+
+    /// Switches the language and keeps the choice.
+    pub fn set_lang(&self, l: Lang) {
+        storage::set_lang(l);
+        self.state.dispatch(SettingsAction::SetLang(l));
+    }
+}
 
 /// Props of [`SettingsProvider`].
 #[derive(Properties, PartialEq)]
@@ -52,10 +81,20 @@ pub fn SettingsProvider(props: &SettingsProviderProps) -> Html {
             browser::set_document_lang(m.lang.code());
         });
     }
+    let mark = {
+        let dispatcher = state.dispatcher();
+        use_memo((), move |_| {
+            Callback::from(move |action: MarkAction| dispatcher.dispatch(action.into()))
+        })
+    };
     i18n::set_lang(state.lang);
     let key = state.lang.code();
+    let context = SettingsHandle {
+        state,
+        mark: (*mark).clone(),
+    };
     html! {
-        <ContextProvider<SettingsHandle> context={state}>
+        <ContextProvider<SettingsHandle> {context}>
             <div {key} class="lang-root">{ props.children.clone() }</div>
         </ContextProvider<SettingsHandle>>
     }
@@ -66,10 +105,4 @@ pub fn SettingsProvider(props: &SettingsProviderProps) -> Html {
 #[hook]
 pub fn use_settings() -> SettingsHandle {
     use_context::<SettingsHandle>().expect("use_settings outside SettingsProvider")
-}
-
-/// Switches the language and keeps the choice.
-pub fn set_lang(settings: &SettingsHandle, l: Lang) {
-    storage::set_lang(l);
-    settings.dispatch(SettingsAction::SetLang(l));
 }

@@ -93,7 +93,7 @@ pub fn use_game_view(query: &ListQuery, on_sort: Callback<SortKey>) -> GameView 
         (state.games_version, settings.marks.version),
         arranged.present.clone(),
         state.games_at_ms,
-        settings.dispatcher(),
+        settings.on_mark(),
     );
     let source = source.map(|source| SourceView {
         kind: source.kind,
@@ -104,7 +104,7 @@ pub fn use_game_view(query: &ListQuery, on_sort: Callback<SortKey>) -> GameView 
             query,
             on_sort,
             &settings.marks,
-            settings.dispatcher(),
+            settings.on_mark(),
             (&id, true),
         ),
         summary: summary_text::<GameRow>(summarize(&rows)),

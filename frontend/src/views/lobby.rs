@@ -83,7 +83,7 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
         (version, settings.marks.version),
         arranged.present.clone(),
         state.received_at_ms,
-        settings.dispatcher(),
+        settings.on_mark(),
     );
     let has_list = state.received_at_ms.is_some();
     // Favourites not in the list: greyed on the first page until removed.
@@ -92,7 +92,7 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
         query,
         on_sort,
         &settings.marks,
-        settings.dispatcher(),
+        settings.on_mark(),
         (LOBBY_SOURCE, has_list),
     );
     table.drawn = use_rows_drawn(table.len());

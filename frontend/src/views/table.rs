@@ -12,7 +12,6 @@ use crate::{
     list::{page_count, page_slice, Arranged},
     query::{ListQuery, SortKey},
     services::browser,
-    settings::{Settings, SettingsAction},
 };
 
 /// Row indices the arrangement marks: favourites not matching the filters
@@ -46,7 +45,7 @@ pub struct TableView {
     pub query: ListQuery,
     pub on_sort: Callback<SortKey>,
     /// Star and hide go here; without it the rows have no such buttons.
-    pub dispatcher: Option<UseReducerDispatcher<Settings>>,
+    pub on_mark: Option<Callback<MarkAction>>,
     /// The page shown (the query's, clamped) and the number of pages.
     pub page: usize,
     pub pages: usize,
@@ -64,7 +63,7 @@ impl TableView {
         query: &ListQuery,
         on_sort: Callback<SortKey>,
         marks: &Marks,
-        dispatcher: UseReducerDispatcher<Settings>,
+        on_mark: Callback<MarkAction>,
         (source, offline): (&str, bool),
     ) -> Self {
         let (page, slice) = page_slice(&arranged.idx, query.page);
@@ -84,7 +83,7 @@ impl TableView {
             offline: Rc::new(offline),
             query: query.clone(),
             on_sort,
-            dispatcher: Some(dispatcher),
+            on_mark: Some(on_mark),
             page,
             pages: page_count(arranged.idx.len()),
             drawn: usize::MAX,
@@ -159,20 +158,21 @@ pub fn use_rows_drawn(total: usize) -> usize {
 }
 
 /// Refreshes the "last seen" time and name of the favourites in a list
-/// (`present`, from its arrangement) whenever the list or the marks change.
+/// (`present`, from its arrangement) whenever the list or the marks
+/// change, through `on_mark`.
 #[hook]
 pub fn use_favourites_seen(
     deps: (u32, u32),
     present: Vec<(String, String)>,
     at: Option<f64>,
-    dispatcher: UseReducerDispatcher<Settings>,
+    on_mark: Callback<MarkAction>,
 ) {
     use_effect_with(deps, move |_| {
         if let (Some(at_ms), false) = (at, present.is_empty()) {
-            dispatcher.dispatch(SettingsAction::Mark(MarkAction::Seen {
+            on_mark.emit(MarkAction::Seen {
                 pairs: present,
                 at_ms,
-            }));
+            });
         }
     });
 }
