@@ -74,36 +74,35 @@ pub fn LobbyProvider(props: &LobbyProviderProps) -> Html {
     {
         let dispatcher = state.dispatcher();
         let conn = conn.clone();
-        // A handle to the one store of the list: the connection asks it
-        // where the list stands whenever it subscribes.
-        let store = state.list.clone();
+        // Handles to the one store of the list: list messages apply to it,
+        // and the connection asks it where the list stands whenever it
+        // subscribes.
+        let store = RefCell::new(state.list.clone());
+        let cursor_store = state.list.clone();
         use_effect_with((), move |_| {
             let cell = conn.clone();
             let on_event = Callback::from(move |ev: ConnEvent| {
                 // Never to a bridge named by the link (`?bridge=`).
                 let token = || storage::token().filter(|_| browser::bridge_is_own());
-                let reaction = react(ev, browser::now_ms(), token);
+                let reaction = react(ev, browser::now_ms(), &mut store.borrow_mut(), token);
                 for action in reaction.actions {
                     dispatcher.dispatch(action);
                 }
-                if let (Some(msg), Some(c)) = (reaction.send, cell.borrow().as_ref()) {
-                    c.send(msg.to_json());
+                if let Some(c) = cell.borrow().as_ref() {
+                    if let Some(msg) = reaction.send {
+                        c.send(msg.to_json());
+                    }
+                    // A list message did not apply: subscribe again from
+                    // where the list stands.
+                    if reaction.resubscribe {
+                        c.resubscribe();
+                    }
                 }
             });
-            let cursor = Cursor::new(move || store.resume());
+            let cursor = Cursor::new(move || cursor_store.resume());
             let c = Connection::lobby(browser::bridge_url(), browser::api_url(), cursor, on_event);
             *conn.borrow_mut() = Some(c.clone());
             move || c.close()
-        });
-    }
-    // A list message did not apply: subscribe again from where the list
-    // stands.
-    {
-        let conn = conn.clone();
-        use_effect_with(state.resubscribe, move |asked| {
-            if let (true, Some(c)) = (*asked > 0, conn.borrow().as_ref()) {
-                c.resubscribe();
-            }
         });
     }
     let lobby = Lobby {

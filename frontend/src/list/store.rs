@@ -146,8 +146,10 @@ enum Outcome {
 
 /// The lobby's list: the one store of its rows and of where it stands in
 /// the bridge's numbering. Clones are handles to the same store (the page
-/// state's clones, and the connection, which asks it where to subscribe
-/// from); an update changes its rows in place and bumps the version.
+/// state's clones, the connection's events, which apply to it, and the
+/// connection, which asks it where to subscribe from); an update changes
+/// its rows in place and bumps the version, the store's own, so an update
+/// through any handle follows the last.
 #[derive(Debug, Clone, Default)]
 pub struct LobbyStore {
     shown: ListView,
@@ -189,29 +191,30 @@ impl LobbyStore {
 
     /// Applies one list message, all or nothing.
     pub fn apply(&mut self, message: ListMessage) -> Applied {
-        let outcome = {
+        let (outcome, from) = {
             let mut lists = self.shown.lists.borrow_mut();
-            match message {
+            let outcome = match message {
                 ListMessage::Snapshot(snapshot) => lists.on_snapshot(snapshot),
                 ListMessage::Delta(delta) => lists.on_delta(&delta),
                 ListMessage::Whole(servers) => lists.on_whole(servers),
-            }
+            };
+            (outcome, lists.version)
         };
         match outcome {
             Outcome::Resubscribe => Applied::Resubscribe,
             Outcome::Current => Applied::Current,
-            Outcome::All(changed) => self.show(Update::All, changed),
+            Outcome::All(changed) => self.show(Update::All, from, changed),
             Outcome::Rows(changes, changed) => {
-                let from = self.shown.version;
-                self.show(Update::Rows { from, changes }, changed)
+                self.show(Update::Rows { from, changes }, from, changed)
             }
         }
     }
 
-    /// A new version of the rows, made by `update`; `changed` flash.
-    fn show(&mut self, update: Update, mut changed: Vec<u64>) -> Applied {
+    /// A new version of the rows, the one after `from`, made by `update`;
+    /// `changed` flash.
+    fn show(&mut self, update: Update, from: u32, mut changed: Vec<u64>) -> Applied {
         changed.sort_unstable();
-        let version = self.shown.version.wrapping_add(1).max(1);
+        let version = from.wrapping_add(1).max(1);
         self.shown.lists.borrow_mut().version = version;
         self.shown = ListView {
             lists: self.shown.lists.clone(),

@@ -10,10 +10,7 @@ use std::rc::Rc;
 use protocol::bridge::{GameServers, MasterState};
 use yew::Reducible;
 
-use crate::{
-    list::store::{Applied, LobbyStore},
-    services::connection::ListMessage,
-};
+use crate::list::store::LobbyStore;
 
 /// The bridge connection as the status pill describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -54,9 +51,6 @@ pub struct State {
     /// arrival): only a list that arrived after a test server's
     /// registration went out can confirm it.
     pub received_perf_ms: f64,
-    /// Bumped when a list message did not apply to the list: the
-    /// connection subscribes again from `list.resume()`.
-    pub resubscribe: u32,
     pub auth: Auth,
     /// The last `bridgeError` message, shown until the next list.
     pub last_error: Option<String>,
@@ -89,10 +83,11 @@ pub enum Action {
     Polling,
     /// A push arrived while polling; polling stopped.
     PushesResumed,
-    /// A lobby list message, arrived at `at_ms` (wall clock) and `perf_ms`
-    /// (`performance.now()`).
+    /// A lobby list message applied to the store (`events::receive`),
+    /// arrived at `at_ms` (wall clock) and `perf_ms` (`performance.now()`):
+    /// the store as it is after it.
     List {
-        message: ListMessage,
+        list: LobbyStore,
         at_ms: f64,
         perf_ms: f64,
     },
@@ -132,20 +127,16 @@ impl Reducible for State {
             Action::Polling => s.polling = true,
             Action::PushesResumed => s.polling = false,
             Action::List {
-                message,
+                list,
                 at_ms,
                 perf_ms,
             } => {
-                match s.list.apply(message) {
-                    Applied::Changed => s.received_perf_ms = perf_ms,
-                    // Nothing to render; the list is live again.
-                    Applied::Current => {}
-                    // Nothing shown: the list is not vouched for.
-                    Applied::Resubscribe => {
-                        s.resubscribe = s.resubscribe.wrapping_add(1);
-                        return Rc::new(s);
-                    }
+                // The rows changed; a list confirmed current has nothing to
+                // render, but it is live again.
+                if list.version() != s.list.version() {
+                    s.received_perf_ms = perf_ms;
                 }
+                s.list = list;
                 s.received_at_ms = Some(at_ms);
                 s.receiving = true;
                 s.last_error = None;
@@ -208,28 +199,31 @@ pub fn status_view(s: &State, now_ms: f64) -> StatusView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::list::{
-        lobby::tests::entry,
-        store::tests::{delta, keyed, snapshot},
+    use crate::{
+        list::{
+            lobby::tests::entry,
+            store::tests::{delta, keyed, snapshot},
+        },
+        services::connection::ListMessage,
     };
 
     fn reduce(s: Rc<State>, a: Action) -> Rc<State> {
         s.reduce(a)
     }
 
-    fn message(message: ListMessage) -> Action {
-        Action::List {
-            message,
-            at_ms: 1000.0,
-            perf_ms: 5.0,
+    /// The state after `message` arrives (at 1000 ms wall clock, 5 ms
+    /// `performance.now()`), and whether the page asks to subscribe again.
+    fn receive(s: Rc<State>, message: ListMessage) -> (Rc<State>, bool) {
+        match events::receive(&mut s.list.clone(), message, 1000.0, 5.0) {
+            Some(action) => (reduce(s, action), false),
+            None => (s, true),
         }
     }
 
-    fn list(n: u32) -> Action {
-        message(ListMessage::Whole(vec![
-            entry("a", n, 4, true, 1),
-            entry("b", 1, 4, true, 1),
-        ]))
+    /// The state after a whole list of two servers, "a" with `n` players.
+    fn list(s: Rc<State>, n: u32) -> Rc<State> {
+        let whole = ListMessage::Whole(vec![entry("a", n, 4, true, 1), entry("b", 1, 4, true, 1)]);
+        receive(s, whole).0
     }
 
     #[test]
@@ -239,7 +233,7 @@ mod tests {
         let s = reduce(s, Action::Opened);
         assert_eq!(status_view(&s, 0.0).text, "Connecting…");
         assert!(s.disconnected(), "open, but no list on it yet");
-        let s = reduce(s, list(0));
+        let s = list(s, 0);
         assert!(!s.disconnected());
         assert_eq!(status_view(&s, 0.0).text, "Live");
         assert_eq!(status_view(&s, 0.0).tone, "live");
@@ -254,7 +248,7 @@ mod tests {
         assert_eq!(s.list.rows().len(), 2);
         let s = reduce(s, Action::Opened);
         let s = reduce(s, Action::Polling);
-        let s = reduce(s, list(0));
+        let s = list(s, 0);
         assert_eq!(status_view(&s, 0.0).text, "Live (polling)");
         let s = reduce(s, Action::PushesResumed);
         assert_eq!(status_view(&s, 0.0).text, "Live");
@@ -262,11 +256,11 @@ mod tests {
 
     #[test]
     fn versions_mark_changed_rows() {
-        let s = reduce(Rc::new(State::default()), list(0));
+        let s = list(Rc::new(State::default()), 0);
         let shown = s.list.shown();
         assert_eq!(shown.version(), 1);
         assert!(shown.rows().iter().all(|r| !shown.is_changed(r.id)));
-        let s = reduce(s, list(2));
+        let s = list(s, 2);
         let shown = s.list.shown();
         assert_eq!(shown.version(), 2);
         assert!(shown.is_changed(shown.rows()[0].id));
@@ -276,23 +270,19 @@ mod tests {
     #[test]
     fn a_list_that_does_not_apply_asks_to_subscribe_again_and_shows_nothing() {
         let s = Rc::new(State::default());
-        let s = reduce(s, message(delta(3, vec![], vec![])));
-        assert_eq!(s.resubscribe, 1);
+        let (s, again) = receive(s, delta(3, vec![], vec![]));
+        assert!(again, "asks to subscribe again");
         assert!(!s.receiving, "nothing vouched for arrived");
         assert_eq!(s.received_at_ms, None);
-        let s = reduce(s, message(snapshot(3, vec![keyed(1, "a", 0)])));
+        let (s, _) = receive(s, snapshot(3, vec![keyed(1, "a", 0)]));
         assert_eq!((s.list.version(), s.received_perf_ms), (1, 5.0));
         assert!(s.receiving);
-        let s = reduce(s, message(delta(7, vec![], vec![])));
-        assert_eq!(s.resubscribe, 2);
+        let (s, again) = receive(s, delta(7, vec![], vec![]));
+        assert!(again, "asks again for a second message that does not apply");
         assert_eq!(s.list.resume().map(|r| r.since), Some(3));
         // Confirmed current: live, but nothing to render.
-        let confirm = Action::List {
-            message: delta(3, vec![], vec![]),
-            at_ms: 2000.0,
-            perf_ms: 9.0,
-        };
-        let s = reduce(s, confirm);
+        let confirm = events::receive(&mut s.list.clone(), delta(3, vec![], vec![]), 2000.0, 9.0);
+        let s = reduce(s, confirm.expect("a confirmation applies"));
         assert_eq!(s.received_at_ms, Some(2000.0));
         assert_eq!((s.list.version(), s.received_perf_ms), (1, 5.0));
     }

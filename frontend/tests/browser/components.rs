@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{until, Mounted};
+use common::{feed, until, Mounted};
 use frontend::{
     components::server_browser::ServerBrowser,
     contexts::lobby::Lobby,
@@ -52,12 +52,8 @@ fn server_browser(state: UseReducerHandle<State>) -> Html {
 }
 
 /// Gives `state` the whole list `entries`, as a connection would.
-fn feed(state: &UseReducerHandle<State>, entries: Vec<ServerEntry>) {
-    state.dispatch(Action::List {
-        message: ListMessage::Whole(entries),
-        at_ms: js_sys::Date::now(),
-        perf_ms: 0.0,
-    });
+fn feed_whole(state: &UseReducerHandle<State>, entries: Vec<ServerEntry>) {
+    feed(state, ListMessage::Whole(entries));
 }
 
 /// Props of [`FedLobby`].
@@ -83,7 +79,7 @@ fn FedLobby(props: &FedLobbyProps) -> Html {
             ];
             entries.extend((0..more).map(|i| entry(&format!("more {i:02}"), 0, 4, true, 1)));
             state.dispatch(Action::Opened);
-            feed(&state, entries);
+            feed_whole(&state, entries);
         });
     }
     server_browser(state)
@@ -381,7 +377,7 @@ fn UpdatedLobby() -> Html {
         use_effect_with((), move |_| {
             state.dispatch(Action::Opened);
             for bravo in [1, 2] {
-                feed(
+                feed_whole(
                     &state,
                     vec![entry("alpha", 0, 4, true, 1), {
                         let mut e = entry("bravo", 1, 4, true, 1);

@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::{until, Mounted};
+use common::{feed, until, Mounted};
 use frontend::{
     components::notify_me::NotifyMe,
     contexts::{lobby::Lobby, notify::NotifyProvider, settings::SettingsProvider},
@@ -29,8 +29,9 @@ use yew::prelude::*;
 
 const KEY: ServerKey = ServerKey(7);
 
-/// The list as a snapshot of one server, `Feuerland`, with key [`KEY`].
-fn snapshot(seq: u64, open: bool) -> Action {
+/// Gives `state` the list as a snapshot of one server, `Feuerland`, with
+/// key [`KEY`], as a connection would.
+fn snapshot(state: &UseReducerHandle<State>, seq: u64, open: bool) {
     let entry = ServerEntry {
         registrant: None,
         name: "Feuerland".into(),
@@ -42,19 +43,16 @@ fn snapshot(seq: u64, open: bool) -> Action {
             gameplay_mode: GameplayMode::StandardA,
         },
     };
-    Action::List {
-        message: ListMessage::Snapshot(Snapshot {
-            epoch: "e".into(),
-            seq,
-            servers: vec![Keyed {
-                id: 1,
-                key: Some(KEY),
-                entry,
-            }],
-        }),
-        at_ms: js_sys::Date::now(),
-        perf_ms: 0.0,
-    }
+    let message = ListMessage::Snapshot(Snapshot {
+        epoch: "e".into(),
+        seq,
+        servers: vec![Keyed {
+            id: 1,
+            key: Some(KEY),
+            entry,
+        }],
+    });
+    feed(state, message);
 }
 
 /// A lobby fed its list by the test: in game at first, open when
@@ -66,12 +64,12 @@ fn Fed() -> Html {
         let state = state.clone();
         use_effect_with((), move |_| {
             state.dispatch(Action::Opened);
-            state.dispatch(snapshot(1, false));
+            snapshot(&state, 1, false);
         });
     }
     let open = {
         let state = state.clone();
-        Callback::from(move |_: MouseEvent| state.dispatch(snapshot(2, true)))
+        Callback::from(move |_: MouseEvent| snapshot(&state, 2, true))
     };
     // The notify provider starts with the first list (as a page does,
     // whose list arrives long before its first change).

@@ -67,3 +67,16 @@ impl<C: yew::BaseComponent> Drop for Mounted<C> {
         self.root.remove();
     }
 }
+
+/// Gives `state` the list message `message`, as the page's connection
+/// would: applied to the list's store, then shown.
+pub fn feed(
+    state: &yew::UseReducerHandle<frontend::state::State>,
+    message: frontend::services::connection::ListMessage,
+) {
+    let now = js_sys::Date::now();
+    let list = &mut state.list.clone();
+    if let Some(action) = frontend::state::events::receive(list, message, now, 0.0) {
+        state.dispatch(action);
+    }
+}
