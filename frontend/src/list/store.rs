@@ -25,7 +25,10 @@ use protocol::{
     ServerEntry,
 };
 
-use super::lobby::{lowercase, Row};
+use super::{
+    lobby::{lowercase, Row},
+    resummarize, summarize, Summary,
+};
 use crate::services::connection::ListMessage;
 
 /// What a list message did to the store.
@@ -66,6 +69,8 @@ pub struct ListView {
     update: Rc<Update>,
     /// Bumped with every update of the rows (0: none yet).
     version: u32,
+    /// The summary line's counts of this version's rows.
+    summary: Summary,
 }
 
 impl PartialEq for ListView {
@@ -86,6 +91,12 @@ impl ListView {
 
     pub fn version(&self) -> u32 {
         self.version
+    }
+
+    /// The summary line's counts of these rows: kept with the list, so an
+    /// update counts again only the rows it took out and put in.
+    pub fn summary(&self) -> Summary {
+        self.summary
     }
 
     /// How these rows came from the rows of the version before.
@@ -132,6 +143,8 @@ struct Lists {
     whole: Option<Whole>,
     /// The version of the rows these lists hold now.
     version: u32,
+    /// The summary line's counts of those rows.
+    summary: Summary,
 }
 
 /// What a message did to the lists.
@@ -215,12 +228,27 @@ impl LobbyStore {
     fn show(&mut self, update: Update, from: u32, mut changed: Vec<u64>) -> Applied {
         changed.sort_unstable();
         let version = from.wrapping_add(1).max(1);
-        self.shown.lists.borrow_mut().version = version;
+        let summary = {
+            let mut lists = self.shown.lists.borrow_mut();
+            let rows = lists.rows();
+            let summary = match &update {
+                Update::Rows { changes, .. } => resummarize(
+                    lists.summary,
+                    changes.out.iter().map(|(_, r)| r),
+                    changes.put.iter().filter_map(|&j| rows.get(j)),
+                ),
+                Update::All => summarize(rows),
+            };
+            lists.version = version;
+            lists.summary = summary;
+            summary
+        };
         self.shown = ListView {
             lists: self.shown.lists.clone(),
             changed: Rc::new(changed),
             update: Rc::new(update),
             version,
+            summary,
         };
         Applied::Changed
     }
@@ -498,6 +526,28 @@ pub(crate) mod tests {
         // A message that changes nothing leaves the version as it is.
         store.apply(delta(1, vec![keyed(2, "b", 0)], vec![]));
         assert!(store.shown().is_current());
+    }
+
+    #[test]
+    fn the_summary_follows_every_update_through_any_handle() {
+        let (_, mut store) = three_then_delta();
+        assert_eq!(store.shown().summary(), summarize(&store.rows()));
+        assert_eq!(store.shown().summary().players, 4);
+        // A handle kept from before (a render's copy) applies after the
+        // last update, not after its own.
+        let mut kept = store.clone();
+        store.apply(delta(2, vec![keyed(3, "c", 2)], vec![5]));
+        assert_eq!(
+            kept.apply(delta(3, vec![keyed(6, "f", 1)], vec![])),
+            Applied::Changed
+        );
+        assert_eq!(kept.version(), 4);
+        let shown = kept.shown();
+        assert_eq!(shown.summary(), summarize(&shown.rows()));
+        assert_eq!((shown.summary().servers, shown.summary().players), (3, 6));
+        // A whole list starts the count over.
+        kept.apply(ListMessage::Whole(vec![entry("w", 2, 4, true, 1)]));
+        assert_eq!(kept.shown().summary(), summarize(&kept.rows()));
     }
 
     /// Three rows (ids 1, 2, 3), then a delta that removes 1, changes 2

@@ -17,9 +17,8 @@ use crate::{
     list::{
         incremental::{arrange_after, LastArranged},
         lobby::{Row, LOBBY_SOURCE},
-        resummarize,
         store::{ListView, Update},
-        summarize, summary_text, Arranged, Summary,
+        summary_text, Arranged,
     },
     query::{ListQuery, SortKey},
     services::browser,
@@ -77,7 +76,6 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
         ..query.clone()
     };
     let arranged = use_arranged(&shown, &filter_key, &settings);
-    let summary = use_summary(&shown);
     let fresh = use_fresh(&shown);
     use_favourites_seen(
         (version, settings.marks.version),
@@ -120,7 +118,7 @@ pub fn use_lobby_view(query: &ListQuery, on_sort: Callback<SortKey>) -> LobbyVie
     };
     LobbyView {
         summary: if has_list {
-            summary_text::<Row>(summary)
+            summary_text::<Row>(shown.summary())
         } else {
             String::new()
         },
@@ -150,7 +148,10 @@ fn stale_text(state: &State) -> Option<&'static str> {
 /// The rows arranged under `query` and the settings' marks. The last
 /// arrangement is kept: the same version of the rows, query and marks give
 /// it again, and after a delta only the rows it changed are re-placed (see
-/// [`arrange_after`], which is this hook's memo).
+/// [`arrange_after`], which is this hook's memo). Kept here, not in the
+/// list's store: it follows this view's query and marks as much as the
+/// list; and not a `use_memo`, which keeps no arrangement from the version
+/// before and would arrange the whole list again on every delta.
 #[hook]
 fn use_arranged(shown: &ListView, query: &ListQuery, settings: &SettingsHandle) -> Rc<Arranged> {
     let last = use_mut_ref(|| None::<LastArranged>);
@@ -169,30 +170,12 @@ fn use_arranged(shown: &ListView, query: &ListQuery, settings: &SettingsHandle) 
     )
 }
 
-/// The summary line's counts, kept: after a delta only the rows it took
-/// out and put in are counted again.
-#[hook]
-fn use_summary(shown: &ListView) -> Summary {
-    let last = use_mut_ref(|| None::<(u32, Summary)>);
-    let mut last = last.borrow_mut();
-    let version = shown.version();
-    let rows = shown.rows();
-    let next = match (*last, shown.update()) {
-        (Some((v, s)), _) if v == version => s,
-        (Some((v, s)), Update::Rows { from, changes }) if *from == v => resummarize(
-            s,
-            changes.out.iter().map(|(_, r)| r),
-            changes.put.iter().filter_map(|&j| rows.get(j)),
-        ),
-        _ => summarize(&rows),
-    };
-    *last = Some((version, next));
-    next
-}
-
 /// Which rows are new since the first list ("new" for a few seconds); each
 /// list version is noted once ([`Fresh::observe`] ignores one it saw), and
-/// after the first only its changed rows are looked at.
+/// after the first only its changed rows are looked at. Kept here, not in
+/// the list's store: the first list is the first this view shows (a lobby
+/// opened after the server's page marks none new); and not a `use_memo`,
+/// which keeps no keys from the version before.
 #[hook]
 fn use_fresh(shown: &ListView) -> Rc<RefCell<Fresh>> {
     let fresh = use_mut_ref(Fresh::default);

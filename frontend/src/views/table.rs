@@ -133,7 +133,9 @@ const SLICE_MS: f64 = 8.0;
 #[hook]
 pub fn use_rows_drawn(total: usize) -> usize {
     let limit = use_state_eq(|| FIRST_ROWS);
-    // When the last render adding rows was asked for, and from how many.
+    // When the last render adding rows was asked for, and from how many:
+    // a measurement between a render and the next, not derived from the
+    // list, so neither the list's store nor a memo can hold it.
     let asked = use_mut_ref(|| None::<(f64, usize)>);
     {
         let limit = limit.clone();
