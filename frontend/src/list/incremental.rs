@@ -151,12 +151,15 @@ pub fn arrange_after<T: ListRow>(
 
 #[cfg(test)]
 mod tests {
-    use protocol::delta::{ClientList, Delta, Keyed, Snapshot};
+    use protocol::delta::{ClientList, Keyed, Snapshot};
 
     use super::*;
     use crate::{
         favourites::MarkAction,
-        list::lobby::{tests::entry, Row, LOBBY_SOURCE},
+        list::{
+            lobby::{tests::entry, Row, LOBBY_SOURCE},
+            store::apply_next,
+        },
         query::SortKey,
     };
 
@@ -172,14 +175,7 @@ mod tests {
     /// Applies to `list` a delta that upserts `upsert` and removes
     /// `remove`: what it changed.
     fn apply(list: &mut ClientList<Row>, upsert: Vec<Keyed>, remove: Vec<u64>) -> Changes<Row> {
-        let delta = Delta {
-            epoch: String::new(),
-            seq: list.seq() + 1,
-            prev: list.seq(),
-            upsert,
-            remove,
-        };
-        list.apply_changes(&delta).expect("a delta that applies")
+        apply_next(list, upsert, remove).expect("a delta that applies")
     }
 
     /// A small deterministic generator (xorshift64), so a failure repeats.

@@ -333,16 +333,9 @@ impl Lists {
         // As for a snapshot: the rows of a list that showed none do not
         // flash.
         let flash = !list.is_empty();
-        let delta = Delta {
-            epoch: String::new(),
-            seq: list.seq() + 1,
-            prev: list.seq(),
-            upsert,
-            remove,
-        };
         // Cannot fail: the ids it keeps are the list's own, the new ones
         // above every id it ever held (and a failure changes nothing).
-        let Ok(changes) = list.apply_changes(&delta) else {
+        let Some(changes) = apply_next(list, upsert, remove) else {
             return Outcome::Current;
         };
         let changed = if flash {
@@ -352,6 +345,24 @@ impl Lists {
         };
         Outcome::Rows(changes, changed)
     }
+}
+
+/// Applies to `list`, numbered on the page (no epoch), its next delta:
+/// `upsert` and `remove`. What it changed, or `None` (and nothing
+/// changed) when an id it removes is not in the list.
+pub(crate) fn apply_next(
+    list: &mut ClientList<Row>,
+    upsert: Vec<Keyed>,
+    remove: Vec<u64>,
+) -> Option<Changes<Row>> {
+    let delta = Delta {
+        epoch: String::new(),
+        seq: list.seq() + 1,
+        prev: list.seq(),
+        upsert,
+        remove,
+    };
+    list.apply_changes(&delta).ok()
 }
 
 /// The ids of the rows of `new` to flash when it replaces `old`, which
