@@ -184,9 +184,7 @@ impl Answers {
         };
         let mut h = common(Some(&cached.etag));
         h.remove(header::VARY);
-        for (name, value) in extra {
-            h.insert(name.clone(), HeaderValue::from_static(value));
-        }
+        h.extend(fixed(extra));
         if cached.status == StatusCode::SERVICE_UNAVAILABLE {
             h.insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER));
             h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -270,21 +268,25 @@ impl<S: Send + Sync> FromRequestParts<S> for Asked {
 /// The headers every answer carries: any page may read the list, and a
 /// cache must ask again (with the ETag) before reusing it.
 pub(crate) fn common(etag: Option<&str>) -> HeaderMap {
-    let mut h = HeaderMap::new();
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_ORIGIN,
-        HeaderValue::from_static("*"),
-    );
-    h.insert(
-        header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("ETag"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    let mut h = fixed(&[
+        (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        (header::ACCESS_CONTROL_EXPOSE_HEADERS, "ETag"),
+        (header::CACHE_CONTROL, "no-cache"),
+        (header::VARY, "Accept-Encoding"),
+    ]);
     if let Some(v) = etag.and_then(|e| HeaderValue::from_str(e).ok()) {
         h.insert(header::ETAG, v);
     }
     h
+}
+
+/// Headers of fixed values; extending a map with them replaces its
+/// values of those names.
+pub(crate) fn fixed(headers: &[(header::HeaderName, &'static str)]) -> HeaderMap {
+    let value = |(name, v): &(header::HeaderName, &'static str)| {
+        (name.clone(), HeaderValue::from_static(v))
+    };
+    headers.iter().map(value).collect()
 }
 
 /// Whether the request's `If-None-Match` names `etag` (or `*`).

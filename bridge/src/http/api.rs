@@ -24,7 +24,7 @@ use tracing::debug;
 use crate::{
     ctx::Ctx,
     http::{
-        answers::{common, etag_of, if_none_match, Asked, Unpaid},
+        answers::{common, etag_of, fixed, if_none_match, Asked, Unpaid},
         error::HttpError,
     },
     live::feed::ApiBody,
@@ -187,18 +187,11 @@ pub(crate) async fn wrong_method() -> HttpError {
 /// Cross-origin readers that send `If-None-Match` themselves ask first.
 pub(crate) async fn preflight() -> Response {
     let mut h = common(None);
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_METHODS,
-        HeaderValue::from_static("GET, OPTIONS"),
-    );
-    h.insert(
-        header::ACCESS_CONTROL_ALLOW_HEADERS,
-        HeaderValue::from_static("If-None-Match"),
-    );
-    h.insert(
-        header::ACCESS_CONTROL_MAX_AGE,
-        HeaderValue::from_static("86400"),
-    );
+    h.extend(fixed(&[
+        (header::ACCESS_CONTROL_ALLOW_METHODS, "GET, OPTIONS"),
+        (header::ACCESS_CONTROL_ALLOW_HEADERS, "If-None-Match"),
+        (header::ACCESS_CONTROL_MAX_AGE, "86400"),
+    ]));
     (StatusCode::NO_CONTENT, h).into_response()
 }
 

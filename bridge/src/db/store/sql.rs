@@ -60,6 +60,27 @@ pub fn lobby_buckets_sql(tier: Tier) -> &'static str {
 pub const INSERT_LOBBY_SAMPLE: &str = "INSERT INTO lobby_samples (t, servers, players) \
      VALUES (?1, ?2, ?3) ON CONFLICT (t) DO NOTHING";
 
+/// Adds one sample's totals to the lobby's hourly row `?1` (servers `?2`,
+/// players `?3`, a server open `?4`, one with room `?5`). A peak or count
+/// unknown for the row (recorded before them) stays unknown: the
+/// comparison with a NULL is not true.
+pub const ADD_LOBBY_HOURLY: &str = "INSERT INTO lobby_hourly AS l \
+     (t, n, servers_sum, players_sum, peak, open_n, room_n) \
+     VALUES (?1, 1, ?2, ?3, ?3, ?4, ?5) ON CONFLICT (t) DO UPDATE SET n = l.n + 1, \
+     servers_sum = l.servers_sum + excluded.servers_sum, \
+     players_sum = l.players_sum + excluded.players_sum, \
+     peak = CASE WHEN excluded.peak > l.peak THEN excluded.peak ELSE l.peak END, \
+     open_n = l.open_n + excluded.open_n, room_n = l.room_n + excluded.room_n";
+
+/// Adds one sample's totals to the lobby's daily row `?1` (as
+/// [`ADD_LOBBY_HOURLY`]).
+pub const ADD_LOBBY_DAILY: &str = "INSERT INTO lobby_daily AS l \
+     (t, n, servers_sum, players_sum, peak) \
+     VALUES (?1, 1, ?2, ?3, ?3) ON CONFLICT (t) DO UPDATE SET n = l.n + 1, \
+     servers_sum = l.servers_sum + excluded.servers_sum, \
+     players_sum = l.players_sum + excluded.players_sum, \
+     peak = CASE WHEN excluded.peak > l.peak THEN excluded.peak ELSE l.peak END";
+
 /// Deletes at most `?2` hour rows at or before hour `?1`.
 pub const PRUNE_HOURS: &str = "DELETE FROM server_hours WHERE (hour, key) IN \
      (SELECT hour, key FROM server_hours WHERE hour <= ?1 ORDER BY hour, key LIMIT ?2)";
@@ -93,6 +114,20 @@ pub const SET_WEBHOOK_CARD: &str = "UPDATE webhooks SET card_msg = ?2, card_edit
 /// Frees webhook `?1`'s card send slot if claim `?2` still holds it.
 pub const RELEASE_WEBHOOK_CARD: &str =
     "UPDATE webhooks SET card_claim_ms = 0 WHERE id = ?1 AND card_claim_ms = ?2";
+
+/// Takes webhook `?1`'s card send slot until `?4` if, at `?2`, the card
+/// was last posted or edited at least `?3` ago and nobody holds the slot:
+/// its message (at most `?5` characters) if taken.
+pub const CLAIM_WEBHOOK_CARD: &str = "UPDATE webhooks SET card_claim_ms = ?4 \
+     WHERE id = ?1 AND card_edit_ms <= CAST(?2 AS BIGINT) - CAST(?3 AS BIGINT) \
+     AND card_claim_ms <= ?2 RETURNING substr(card_msg, 1, ?5)";
+
+/// Counts webhook `?1`'s ended delivery (`?2`: it went through): failures
+/// in a row back to 0, or one more, disabling it at `?3`; its state after.
+pub const WEBHOOK_OUTCOME: &str = "UPDATE webhooks \
+     SET failures = CASE WHEN ?2 THEN 0 ELSE failures + 1 END, \
+     enabled = CASE WHEN ?2 THEN enabled WHEN failures + 1 >= ?3 THEN FALSE ELSE enabled END \
+     WHERE id = ?1 RETURNING enabled, failures";
 
 /// Notes that webhook `?1` is enabled since `?2`.
 pub const WEBHOOK_ENABLED_AT: &str = "UPDATE webhooks SET enabled_ms = ?2 WHERE id = ?1";

@@ -13,14 +13,14 @@
 use std::time::Duration;
 
 use protocol::{push::Subscription, watch::Event, ServerKey};
-use reqwest::{header, Client, StatusCode};
+use reqwest::{header, RequestBuilder, StatusCode};
 use url::Url;
 use web_push_native::{p256::PublicKey, Auth, WebPushBuilder};
 
 use crate::notify::channel::Sent;
 use crate::notify::webhooks::{
-    address::{self, Reach},
-    deliver::{client, MAX_ANSWER},
+    address::Reach,
+    deliver::{Sender, MAX_ANSWER},
 };
 
 /// How long a push service keeps a push for an offline browser, by
@@ -56,21 +56,14 @@ const RETRY: &str = "the push service asked to retry";
 /// answer, an address refused or a payload that could not be encrypted
 /// `Failed`.
 #[derive(Debug, Clone)]
-pub struct Pusher {
-    client: Client,
-    reach: Reach,
-}
+pub struct Pusher(Sender);
 
 impl Pusher {
     /// A client that reaches `reach`, keeping a few idle connections per
     /// push service (one event sends many pushes to each).
     pub fn new(reach: Reach) -> Result<Self, reqwest::Error> {
-        let client = client(
-            reach,
-            8,
-            concat!("lobby-bridge/", env!("CARGO_PKG_VERSION"), " (web push)"),
-        )?;
-        Ok(Self { client, reach })
+        let agent = concat!("lobby-bridge/", env!("CARGO_PKG_VERSION"), " (web push)");
+        Sender::with(reach, 8, agent).map(Self)
     }
 
     /// One push of `payload` to `sub` (its endpoint parsed as `url`), with
@@ -84,31 +77,14 @@ impl Pusher {
         ttl: Duration,
         topic: &str,
     ) -> Sent {
-        if !address::literal_allowed(url, self.reach) {
-            return Sent::Failed {
-                status: None,
-                why: "address refused",
+        let request =
+            |client: &reqwest::Client| match encrypt(sub, authorization, payload, ttl, topic) {
+                Ok(r) => Ok(RequestBuilder::from_parts(client.clone(), r)),
+                Err(why) => Err(Sent::Failed { status: None, why }),
             };
-        }
-        let request = match encrypt(sub, authorization, payload, ttl, topic) {
-            Ok(r) => r,
-            Err(why) => return Sent::Failed { status: None, why },
-        };
-        let mut answer = match self.client.execute(request).await {
+        let mut answer = match self.0.send(url, request, |_| RETRY).await {
             Ok(a) => a,
-            Err(e) if address::is_refused(&e) => {
-                return Sent::Failed {
-                    status: None,
-                    why: "address refused",
-                }
-            }
-            Err(_) => {
-                return Sent::Retry {
-                    status: None,
-                    after: None,
-                    why: RETRY,
-                }
-            }
+            Err(sent) => return sent,
         };
         let status = answer.status();
         let after = answer

@@ -14,7 +14,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::{header, redirect, Client, Method, StatusCode};
+use reqwest::{header, redirect, Client, Method, RequestBuilder, StatusCode};
 use url::Url;
 
 use super::address::{self, CheckedResolver, Reach};
@@ -33,6 +33,13 @@ pub const MAX_WAIT: Duration = Duration::from_secs(300);
 /// Bytes read of any answer at most (enough for Discord's 429 JSON).
 pub const MAX_ANSWER: usize = 4096;
 
+/// What an attempt comes to whose address is refused: the URL's own, or
+/// one its name resolved to.
+pub const REFUSED: Sent = Sent::Failed {
+    status: None,
+    why: "address refused",
+};
+
 /// The client every delivery shares. An attempt comes to a [`Sent`]: a
 /// 2xx is `Delivered`; 429, 5xx or no answer `Retry`; any other answer (a
 /// redirect included) or an address refused `Failed`.
@@ -43,15 +50,59 @@ pub struct Sender {
 }
 
 impl Sender {
-    /// A client that follows no redirect, uses no proxy, resolves only
-    /// through [`CheckedResolver`], and keeps no idle connection.
+    /// The webhooks' client ([`Self::with`]), which keeps no idle
+    /// connection.
     pub fn new(reach: Reach) -> Result<Self, reqwest::Error> {
-        let client = client(
-            reach,
-            0,
-            concat!("lobby-bridge/", env!("CARGO_PKG_VERSION"), " (webhooks)"),
-        )?;
+        let agent = concat!("lobby-bridge/", env!("CARGO_PKG_VERSION"), " (webhooks)");
+        Self::with(reach, 0, agent)
+    }
+
+    /// A client that follows no redirect, uses no proxy, resolves only
+    /// through [`CheckedResolver`] with `reach`, bounds each request by
+    /// [`ATTEMPT_TIMEOUT`] and keeps at most `idle_per_host` idle
+    /// connections (webhooks none; a push service takes many requests in
+    /// a row). Web Push sends through one too.
+    pub fn with(
+        reach: Reach,
+        idle_per_host: usize,
+        user_agent: &'static str,
+    ) -> Result<Self, reqwest::Error> {
+        let client = Client::builder()
+            .redirect(redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(std::sync::Arc::new(CheckedResolver { reach }))
+            .timeout(ATTEMPT_TIMEOUT)
+            .connect_timeout(ATTEMPT_TIMEOUT)
+            .pool_max_idle_per_host(idle_per_host)
+            .user_agent(user_agent)
+            .build()?;
         Ok(Self { client, reach })
+    }
+
+    /// Sends the request `request` makes to `url`, unless `url`'s address
+    /// is refused: the answer, or what the attempt came to without one
+    /// ([`REFUSED`], the request's own refusal, or a retry for the reason
+    /// `no_answer` gives the client's error).
+    pub async fn send(
+        &self,
+        url: &Url,
+        request: impl FnOnce(&Client) -> Result<RequestBuilder, Sent>,
+        no_answer: fn(&reqwest::Error) -> &'static str,
+    ) -> Result<reqwest::Response, Sent> {
+        if !address::literal_allowed(url, self.reach) {
+            return Err(REFUSED);
+        }
+        request(&self.client)?.send().await.map_err(|e| {
+            if address::is_refused(&e) {
+                return REFUSED;
+            }
+            let why = no_answer(&e);
+            Sent::Retry {
+                status: None,
+                after: None,
+                why,
+            }
+        })
     }
 
     /// One `POST` of `body` with `headers` to `url`.
@@ -71,45 +122,16 @@ impl Sender {
         body: Vec<u8>,
         limit: usize,
     ) -> (Sent, Vec<u8>) {
-        if !address::literal_allowed(url, self.reach) {
-            let refused = Sent::Failed {
-                status: None,
-                why: "address refused",
-            };
-            return (refused, Vec::new());
-        }
-        let sent = self
-            .client
-            .request(method, url.clone())
-            .headers(headers)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
-            .await;
-        let mut answer = match sent {
+        let request = |client: &Client| {
+            Ok(client
+                .request(method, url.clone())
+                .headers(headers)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(body))
+        };
+        let mut answer = match self.send(url, request, no_answer).await {
             Ok(answer) => answer,
-            Err(e) if address::is_refused(&e) => {
-                let refused = Sent::Failed {
-                    status: None,
-                    why: "address refused",
-                };
-                return (refused, Vec::new());
-            }
-            Err(e) => {
-                let why = if e.is_timeout() {
-                    "no answer in time"
-                } else if e.is_connect() {
-                    "cannot connect"
-                } else {
-                    "no answer"
-                };
-                let retry = Sent::Retry {
-                    status: None,
-                    after: None,
-                    why,
-                };
-                return (retry, Vec::new());
-            }
+            Err(sent) => return (sent, Vec::new()),
         };
         let status = answer.status();
         let retry_after = answer
@@ -135,25 +157,15 @@ impl Sender {
     }
 }
 
-/// A client that follows no redirect, uses no proxy, resolves only
-/// through [`CheckedResolver`] with `reach`, bounds each request by
-/// [`ATTEMPT_TIMEOUT`] and keeps at most `idle_per_host` idle connections
-/// (webhooks none; a push service takes many requests in a row). Web Push
-/// sends through one too.
-pub fn client(
-    reach: Reach,
-    idle_per_host: usize,
-    user_agent: &'static str,
-) -> Result<Client, reqwest::Error> {
-    Client::builder()
-        .redirect(redirect::Policy::none())
-        .no_proxy()
-        .dns_resolver(std::sync::Arc::new(CheckedResolver { reach }))
-        .timeout(ATTEMPT_TIMEOUT)
-        .connect_timeout(ATTEMPT_TIMEOUT)
-        .pool_max_idle_per_host(idle_per_host)
-        .user_agent(user_agent)
-        .build()
+/// Why a webhook's receiver gave no answer.
+fn no_answer(e: &reqwest::Error) -> &'static str {
+    if e.is_timeout() {
+        "no answer in time"
+    } else if e.is_connect() {
+        "cannot connect"
+    } else {
+        "no answer"
+    }
 }
 
 /// What an answer's status means, with the wait it asks for: the larger

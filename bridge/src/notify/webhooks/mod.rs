@@ -149,6 +149,24 @@ pub struct Hook {
 }
 
 impl Hook {
+    /// The webhook `row` stores, with its spec, URL and secret as read
+    /// from it: one constructor for a new webhook and a stored one.
+    fn new(row: WebhookRow, spec: WebhookSpec, url: Url, secret: Secret) -> Arc<Self> {
+        Arc::new(Self {
+            id: row.id,
+            spec,
+            url,
+            secret,
+            created_ms: row.created_ms,
+            state: Mutex::new(State {
+                enabled: row.enabled,
+                failures: row.failures,
+            }),
+            shown: Mutex::new(None),
+            sending: tokio::sync::Mutex::new(()),
+        })
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -362,19 +380,7 @@ impl Webhooks {
         if !count {
             return Err(CreateError::Full);
         }
-        let hook = Arc::new(Hook {
-            id: row.id,
-            spec,
-            url,
-            secret,
-            created_ms: row.created_ms,
-            state: Mutex::new(State {
-                enabled: true,
-                failures: 0,
-            }),
-            shown: Mutex::new(None),
-            sending: tokio::sync::Mutex::new(()),
-        });
+        let hook = Hook::new(row, spec, url, secret);
         {
             let mut hooks = self.hooks();
             hooks.retain(|h| h.id != hook.id);
@@ -848,19 +854,7 @@ fn hook_of(row: WebhookRow) -> Option<Arc<Hook>> {
     let url = spec.as_ref().and_then(|s| Url::parse(&s.url).ok());
     let secret = Secret::parse(&row.secret);
     match (id_ok, spec, url, secret) {
-        (true, Some(spec), Some(url), Some(secret)) => Some(Arc::new(Hook {
-            id: row.id,
-            spec,
-            url,
-            secret,
-            created_ms: row.created_ms,
-            state: Mutex::new(State {
-                enabled: row.enabled,
-                failures: row.failures,
-            }),
-            shown: Mutex::new(None),
-            sending: tokio::sync::Mutex::new(()),
-        })),
+        (true, Some(spec), Some(url), Some(secret)) => Some(Hook::new(row, spec, url, secret)),
         _ => {
             warn!(id = %cut(&row.id), "a stored webhook is not valid and is skipped");
             None

@@ -137,25 +137,6 @@ const APPEND_SAMPLES: &str = concat!(
      END"
 );
 
-/// Adds one sample's totals to the lobby's hourly row `$1` (servers `$2`,
-/// players `$3`, a server open `$4`, one with room `$5`). A peak or count
-/// unknown for the row (recorded before them) stays unknown: `GREATEST`
-/// would skip a NULL.
-const ADD_HOURLY: &str = "INSERT INTO lobby_hourly AS l \
-     (t, n, servers_sum, players_sum, peak, open_n, room_n) \
-     VALUES ($1, 1, $2, $3, $3, $4, $5) ON CONFLICT (t) DO UPDATE SET n = l.n + 1, \
-     servers_sum = l.servers_sum + excluded.servers_sum, \
-     players_sum = l.players_sum + excluded.players_sum, \
-     peak = CASE WHEN l.peak IS NULL THEN NULL ELSE GREATEST(l.peak, excluded.peak) END, \
-     open_n = l.open_n + excluded.open_n, room_n = l.room_n + excluded.room_n";
-/// Adds one sample's totals to the lobby's daily row `$1` (as
-/// [`ADD_HOURLY`]).
-const ADD_DAILY: &str = "INSERT INTO lobby_daily AS l (t, n, servers_sum, players_sum, peak) \
-     VALUES ($1, 1, $2, $3, $3) ON CONFLICT (t) DO UPDATE SET n = l.n + 1, \
-     servers_sum = l.servers_sum + excluded.servers_sum, \
-     players_sum = l.players_sum + excluded.players_sum, \
-     peak = CASE WHEN l.peak IS NULL THEN NULL ELSE GREATEST(l.peak, excluded.peak) END";
-
 /// A PostgreSQL database's address (`postgres://` or `postgresql://`),
 /// checked when the command line is read. Its password never appears in
 /// `Debug` or the log.
@@ -611,15 +592,13 @@ impl Engine for Postgres {
     }
 
     fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()> {
-        let LobbyTotals {
-            servers,
-            players,
-            open,
-            room,
-        } = *totals;
-        let (open, room) = (i64::from(open), i64::from(room));
-        self.execute(ADD_HOURLY, &[&hour, &servers, &players, &open, &room])?;
-        self.execute(ADD_DAILY, &[&day, &servers, &players])?;
+        let (servers, players) = (&totals.servers, &totals.players);
+        let (open, room) = (i64::from(totals.open), i64::from(totals.room));
+        self.execute(
+            sql::ADD_LOBBY_HOURLY,
+            &[&hour, servers, players, &open, &room],
+        )?;
+        self.execute(sql::ADD_LOBBY_DAILY, &[&day, servers, players])?;
         Ok(())
     }
 
@@ -899,9 +878,7 @@ impl Engine for Postgres {
         // Bridges updating the row at once: the later waits for the
         // earlier's commit, then finds the condition false.
         self.first(
-            "UPDATE webhooks SET card_claim_ms = $4 \
-             WHERE id = $1 AND card_edit_ms <= $2::BIGINT - $3::BIGINT AND card_claim_ms <= $2 \
-             RETURNING substring(card_msg from 1 for $5)",
+            sql::CLAIM_WEBHOOK_CARD,
             &[&id, &now, &every_ms, &until, &(MAX_WEBHOOK_TEXT as i32)],
         )
     }

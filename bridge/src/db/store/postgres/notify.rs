@@ -217,12 +217,7 @@ impl NotifyEngine for Postgres {
         ok: bool,
         disable_after: u32,
     ) -> Result<Option<(bool, u32)>> {
-        let rows = self.query(
-            "UPDATE webhooks SET failures = CASE WHEN $2 THEN 0 ELSE failures + 1 END, \
-             enabled = CASE WHEN $2 THEN enabled WHEN failures + 1 >= $3 THEN false \
-             ELSE enabled END WHERE id = $1 RETURNING enabled, failures",
-            &[&id, &ok, &i64::from(disable_after)],
-        )?;
+        let rows = self.query(sql::WEBHOOK_OUTCOME, &[&id, &ok, &i64::from(disable_after)])?;
         rows.first().map(outcome).transpose()
     }
 }

@@ -140,28 +140,12 @@ impl Engine for Sqlite {
     }
 
     fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()> {
-        // SQLite's `max` of a NULL is NULL: an unknown peak stays unknown.
-        let LobbyTotals {
-            servers,
-            players,
-            open,
-            room,
-        } = *totals;
+        let (servers, players) = (totals.servers, totals.players);
         self.conn
-            .prepare_cached(
-                "INSERT INTO lobby_hourly (t, n, servers_sum, players_sum, peak, open_n, room_n) \
-                 VALUES (?1, 1, ?2, ?3, ?3, ?4, ?5) ON CONFLICT (t) DO UPDATE SET n = n + 1, \
-                 servers_sum = servers_sum + ?2, players_sum = players_sum + ?3, \
-                 peak = max(peak, ?3), open_n = open_n + ?4, room_n = room_n + ?5",
-            )?
-            .execute(params![hour, servers, players, open, room])?;
+            .prepare_cached(sql::ADD_LOBBY_HOURLY)?
+            .execute(params![hour, servers, players, totals.open, totals.room])?;
         self.conn
-            .prepare_cached(
-                "INSERT INTO lobby_daily (t, n, servers_sum, players_sum, peak) \
-                 VALUES (?1, 1, ?2, ?3, ?3) ON CONFLICT (t) DO UPDATE SET n = n + 1, \
-                 servers_sum = servers_sum + ?2, players_sum = players_sum + ?3, \
-                 peak = max(peak, ?3)",
-            )?
+            .prepare_cached(sql::ADD_LOBBY_DAILY)?
             .execute(params![day, servers, players])?;
         Ok(())
     }
@@ -426,9 +410,7 @@ impl Engine for Sqlite {
         // One statement under SQLite's write lock: of bridges sharing the
         // file, one takes the slot.
         self.first(
-            "UPDATE webhooks SET card_claim_ms = ?4 \
-             WHERE id = ?1 AND card_edit_ms <= ?2 - ?3 AND card_claim_ms <= ?2 \
-             RETURNING substr(card_msg, 1, ?5)",
+            sql::CLAIM_WEBHOOK_CARD,
             params![id, now, every_ms, until, MAX_WEBHOOK_TEXT],
         )
     }

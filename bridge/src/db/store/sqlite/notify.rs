@@ -221,11 +221,7 @@ impl NotifyEngine for Sqlite {
     ) -> Result<Option<(bool, u32)>> {
         Ok(self
             .conn
-            .prepare_cached(
-                "UPDATE webhooks SET failures = CASE WHEN ?2 THEN 0 ELSE failures + 1 END, \
-                 enabled = CASE WHEN ?2 THEN enabled WHEN failures + 1 >= ?3 THEN 0 \
-                 ELSE enabled END WHERE id = ?1 RETURNING enabled, failures",
-            )?
+            .prepare_cached(sql::WEBHOOK_OUTCOME)?
             .query_row(params![id, ok, disable_after], |r| outcome(r))
             .optional()?)
     }
