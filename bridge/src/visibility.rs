@@ -111,27 +111,21 @@ impl Encoded {
 
 #[cfg(test)]
 mod tests {
-    use protocol::{join::JoinTemplate, GameplayMode, Players, ServerKey};
+    use protocol::join::JoinTemplate;
 
     use super::*;
 
     const ADDRESS: &str = "203.0.113.5";
 
+    /// Details as admins are answered them, read the way the page reads
+    /// them.
     fn details() -> ServerDetails {
-        ServerDetails {
-            key: ServerKey(0xab),
-            name: "Alpha".into(),
-            address: Some(ADDRESS.into()),
-            port: Some(20001),
-            online: true,
-            players: Players { current: 2, max: 4 },
-            is_lobby_open: true,
-            gameplay_mode: GameplayMode::StandardA,
-            first_seen: 1_000,
-            last_seen: 2_000,
-            recorded: true,
-            join_url: None,
-        }
+        serde_json::from_str(
+            r#"{"key":"00000000000000ab","name":"Alpha","address":"203.0.113.5","port":20001,
+                "online":true,"players":{"current":2,"max":4},"isLobbyOpen":true,
+                "gameplayMode":1,"firstSeen":1000,"lastSeen":2000}"#,
+        )
+        .expect("details as the bridge writes them")
     }
 
     #[test]

@@ -154,8 +154,12 @@ impl<'de> Deserialize<'de> for EventServer {
             .key
             .take()
             .ok_or_else(|| serde::de::Error::missing_field("key"))?;
+        // Peer input: the entry passes the rules a listed entry passed at
+        // its master (§1) before anything reads it.
+        let entry = ServerEntry::from(entry);
+        entry.validate().map_err(serde::de::Error::custom)?;
         // What was read is what its audience was shown.
-        Ok(Self::seen(key, &entry.into(), Addresses::Shown, url))
+        Ok(Self::seen(key, &entry, Addresses::Shown, url))
     }
 }
 
@@ -449,7 +453,7 @@ mod tests {
                     address: Some("203.0.113.5".into()),
                     port: Some(20001),
                     stats: crate::Stats {
-                        players: Players { current: 8, max: 8 },
+                        players: Players { current: 4, max: 4 },
                         is_lobby_open: false,
                         gameplay_mode: GameplayMode::StandardA,
                     },
@@ -462,7 +466,7 @@ mod tests {
         let text = serde_json::to_string(&body).unwrap();
         assert_eq!(
             text,
-            r#"{"type":"players-reached","timestamp":"2026-01-02T03:04:05Z","data":{"key":"00000000000000ab","name":"Alpha","players":{"current":8,"max":8},"isLobbyOpen":false,"gameplayMode":1,"url":"https://lobby.example/server/00000000000000ab"}}"#
+            r#"{"type":"players-reached","timestamp":"2026-01-02T03:04:05Z","data":{"key":"00000000000000ab","name":"Alpha","players":{"current":4,"max":4},"isLobbyOpen":false,"gameplayMode":1,"url":"https://lobby.example/server/00000000000000ab"}}"#
         );
         assert_eq!(serde_json::from_str::<WebhookPayload>(&text).unwrap(), body);
         let test = WebhookPayload {
@@ -473,6 +477,19 @@ mod tests {
         assert!(text.starts_with(r#"{"type":"test","#), "{text}");
         assert_eq!(serde_json::from_str::<WebhookPayload>(&text).unwrap(), test);
         assert!(serde_json::from_str::<Kind>(r#""server-gone""#).is_err());
+    }
+
+    #[test]
+    fn an_event_server_read_from_a_peer_passes_the_entrys_rules() {
+        let server = |name: &str, max: u8| {
+            json!({"key": "00000000000000ab", "name": name, "players": {"current": 1, "max": max},
+                   "isLobbyOpen": true, "gameplayMode": 1, "url": "/server/00000000000000ab"})
+        };
+        assert!(serde_json::from_value::<EventServer>(server("Alpha", 4)).is_ok());
+        for (name, max) in [("", 4), ("bell\u{7}", 4), ("Alpha", 9)] {
+            let refused = serde_json::from_value::<EventServer>(server(name, max));
+            assert!(refused.is_err(), "{name:?} {max} was read");
+        }
     }
 
     #[test]

@@ -420,11 +420,14 @@ pub fn bridge_addrs(line: &str) -> crate::Result<(SocketAddr, SocketAddr)> {
     }
 }
 
-/// Writes the admin token file ([`crate::product::ADMIN_TOKEN`]) a bridge
+/// The admin token the tests sign in with.
+pub const ADMIN_TOKEN: &str = "e2e-admin-token-0123456789abcdef";
+
+/// Writes the admin token file ([`ADMIN_TOKEN`]) a bridge
 /// of a test or benchmark is given into `dir`; its path.
 pub fn write_admin_token(dir: &Path) -> crate::Result<PathBuf> {
     let path = dir.join("admin-token");
-    std::fs::write(&path, format!("{}\n", crate::product::ADMIN_TOKEN))?;
+    std::fs::write(&path, format!("{}\n", ADMIN_TOKEN))?;
     Ok(path)
 }
 

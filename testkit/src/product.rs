@@ -15,8 +15,7 @@ use crate::{
     process::Proc,
 };
 
-/// The admin token the tests sign in with.
-pub const ADMIN_TOKEN: &str = "e2e-admin-token-0123456789abcdef";
+pub use crate::launch::ADMIN_TOKEN;
 
 /// The product under test: a running bridge (and maybe master); everything
 /// is killed on drop.
