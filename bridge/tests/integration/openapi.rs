@@ -645,7 +645,7 @@ fn subscription(endpoint: &str) -> Value {
 /// (400, 403, 413), removed and not found, each checked against the
 /// document.
 async fn push_answers(d: &mut Described, bridge: &TestBridge, key: &str) {
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = http_client(None);
     let url = format!("http://{}/api/push/subscription", bridge.addr);
     let send = |method: &'static str, body: String| {
         let req = http.request(method.parse().unwrap(), &url).body(body);

@@ -255,7 +255,7 @@ async fn the_key_and_subscriptions_survive_a_restart() {
     let bridge = TestBridge::embedding(&master, c.clone()).await;
     let (_, v) = get_json(&bridge, "/api/push/key").await;
     let key = v["publicKey"].clone();
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = http_client(None);
     let resp = http
         .put(format!("http://{}/api/push/subscription", bridge.addr))
         .body(ann.request(json!([])).to_string())
@@ -405,11 +405,7 @@ async fn bad_requests_are_refused_naming_the_field_and_limits_hold() {
     // Five in all: another address gets two; its third takes the place
     // of the oldest of the address holding the most (Ann's), rather than
     // being refused.
-    let other = reqwest::Client::builder()
-        .no_proxy()
-        .local_address(OTHER_HOST.parse::<std::net::IpAddr>().unwrap())
-        .build()
-        .unwrap();
+    let other = http_client(Some(OTHER_HOST));
     for id in ["c1", "c2", "c3"] {
         let (status, v) = product
             .api_from(&other, "PUT", service.browser(id).request(json!([])))
@@ -561,11 +557,7 @@ async fn abuse_of_the_push_api_keeps_the_log_and_memory_small() {
 /// A client whose requests come from `from` (a loopback address: Linux
 /// routes all of 127/8 to `lo`).
 fn client_from(from: &str) -> reqwest::Client {
-    reqwest::Client::builder()
-        .no_proxy()
-        .local_address(from.parse::<std::net::IpAddr>().unwrap())
-        .build()
-        .unwrap()
+    http_client(Some(from))
 }
 
 impl Product {

@@ -587,7 +587,7 @@ async fn webhooks_survive_a_restart() {
     c.history_interval = Duration::from_secs(1);
     c.webhook_allow_private = true;
     let bridge = TestBridge::embedding(&master, c.clone()).await;
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = http_client(None);
     let base = format!("http://{}/api/admin/webhooks", bridge.addr);
     let resp = http
         .post(&base)

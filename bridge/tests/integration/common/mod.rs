@@ -532,6 +532,28 @@ pub fn log_growth(path: &std::path::Path, before: u64) -> (u64, String) {
     (grown, tail)
 }
 
+/// An HTTP client for a test's requests to a bridge, from `from` (a
+/// loopback address) or the default one. It drops a pooled connection
+/// after 20 s idle, well before the bridge closes one (its idle timeout,
+/// 60 s by default): a request sent on a connection the bridge is closing
+/// at that moment fails with "connection closed before message
+/// completed" (hyper's known race), which a slow run, waiting long between
+/// two requests, would otherwise hit.
+pub fn http_client(from: Option<&str>) -> reqwest::Client {
+    let builder = reqwest::Client::builder()
+        .no_proxy()
+        .pool_idle_timeout(Duration::from_secs(20));
+    match from {
+        Some(from) => builder.local_address(
+            from.parse::<std::net::IpAddr>()
+                .expect("a loopback address"),
+        ),
+        None => builder,
+    }
+    .build()
+    .expect("a test's HTTP client")
+}
+
 /// An embedded master and a bridge that decides events from its list,
 /// for the notifiers' tests (webhooks, Web Push): game servers come and
 /// go, and the events task's progress is read from `/metrics`.
@@ -553,7 +575,7 @@ impl Watching {
         let watching = Self {
             master,
             bridge,
-            http: reqwest::Client::builder().no_proxy().build().unwrap(),
+            http: http_client(None),
         };
         // Servers that appear in the first grace are not announced.
         watching.until_metric("bridge_watch_warm", |v| v == 1).await;
