@@ -8,7 +8,7 @@
 # read, changed, deleted). Starts the debug bridge (built by the test
 # run, or `cargo build -p bridge`) on a free loopback port with a scratch
 # data directory, the admin token and the API budget lifted, runs a fixed
-# number of test cases (about 9,700 with the defaults; the same seed makes
+# number of test cases (about 5,000 with the defaults; the same seed makes
 # the same requests on any machine), and stops it. All of it in a network
 # namespace with loopback only (below).
 #
@@ -84,7 +84,7 @@ timeout --kill-after=5 "${ST_HUNG:-900}" \
   "$st" --config-file "$config" run "$addr/api/openapi.json" \
   --url "$addr" \
   --phases examples,coverage,fuzzing,stateful \
-  --max-examples "${ST_MAX_EXAMPLES:-400}" \
+  --max-examples "${ST_MAX_EXAMPLES:-200}" \
   --header "Authorization: Bearer $token" \
   --request-timeout 10 \
   --workers 1 \

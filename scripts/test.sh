@@ -23,9 +23,9 @@
 #   a process of its own, so the other crates' tests run beside the
 #   end-to-end ones, which mostly wait on browsers, instead of after them;
 # - the load generator's smoke run (real bridges, mostly waiting on
-#   timers) and Schemathesis (a fixed number of test cases) run in the
-#   background beside the tests, which leave a core idle most of the
-#   time.
+#   timers), Schemathesis (a fixed number of test cases) and the wasm32
+#   builds that only the component tests need run in the background
+#   beside the tests, which leave a core idle most of the time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/steps.sh
@@ -42,10 +42,6 @@ step "format"
 cargo fmt --all -- --check
 step_background page "front end: Trunk release builds into dist/, the player's and the admin's bundle (served by the end-to-end tests)" \
   bash scripts/page.sh
-step "protocol builds for wasm32 without tokio"
-cargo check -p protocol --target wasm32-unknown-unknown
-step "build: front-end component tests (wasm32)"
-cargo test -p frontend --target wasm32-unknown-unknown --no-run
 
 # From here on every cargo command builds for the host through clippy (see
 # the top of this file): `cargo clippy -- -D warnings` passes the same two
@@ -67,8 +63,14 @@ step_background loadgen "load generator smoke run (every phase runs, tiny; the d
 # Schemathesis too: its run is a fixed number of test cases (the same
 # requests however busy the machine), so beside the tests it does the
 # same work, in a core the tests leave idle.
-step_background api "API: Schemathesis against the debug bridge, from its OpenAPI document (scripts/schemathesis.sh, 400 examples an operation)" \
+step_background api "API: Schemathesis against the debug bridge, from its OpenAPI document (scripts/schemathesis.sh, a fixed number of test cases)" \
   bash scripts/schemathesis.sh
+# And the wasm32 builds, which only the component tests after them need
+# (another profile directory, so cargo builds it beside the tests'; without
+# clippy's wrapper, as every wasm32 build).
+step_background wasm "protocol checked for wasm32 without tokio; the front-end component tests built (wasm32)" \
+  env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS bash -c \
+  'cargo check -p protocol --target wasm32-unknown-unknown && cargo test -p frontend --target wasm32-unknown-unknown --no-run'
 step "tests: every test target of the workspace (cargo nextest)"
 cargo nextest run --workspace
 step "the benchmarks' smoke runs (harness = false: cargo test runs them, tiny)"
@@ -77,6 +79,7 @@ QUERY_BENCH_SERVERS=200 QUERY_BENCH_ROUNDS=20 REPLY_BENCH_SERVERS=200 REPLY_BENC
   cargo test --workspace --bench '*'
 step "doc tests"
 cargo test --workspace --doc
+step_wait wasm
 step "front-end component tests in headless Chromium (wasm-bindgen-test)"
 env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
