@@ -19,7 +19,7 @@ use std::{
 
 use bytes::Bytes;
 use protocol::{
-    delta::{Changeset, Keyed},
+    delta::{Changeset, Keyed, Unfollowed},
     frame::encode_frame,
     message::query_reply_json,
     Registration, ServerEntry, Stats,
@@ -50,7 +50,13 @@ pub struct Registry {
 impl Default for Registry {
     fn default() -> Self {
         Self {
-            inner: Mutex::default(),
+            // Sequence numbers start at 1, as a followed list's ids do
+            // (`protocol::delta::KeyedList`): the feed, the bridge and the
+            // page then use the registry's numbers as their ids.
+            inner: Mutex::new(Inner {
+                next_seq: 1,
+                ..Inner::default()
+            }),
             next_conn: AtomicU64::default(),
             queries: AtomicU64::default(),
             changes: watch::Sender::new(0),
@@ -62,6 +68,7 @@ impl Default for Registry {
 struct Inner {
     /// Bumped on every change of the list (see [`Registry::changes`]).
     version: u64,
+    /// The next registration's sequence number.
     next_seq: u64,
     /// Registration order: sequence number → entry.
     servers: BTreeMap<u64, ServerEntry>,
@@ -95,7 +102,37 @@ pub async fn next_changes(changes: &mut watch::Receiver<u64>, cancel: &Cancellat
     }
 }
 
+/// A list that follows the registry's numbering (the master's feed, the
+/// bridge of an embedded master), brought up to date by
+/// [`Registry::catch_up`].
+pub trait RegistryFollower {
+    /// Takes the registry's changes, in its sequence numbers, in order;
+    /// [`Unfollowed`] when they do not fit the list (left as it was), and
+    /// the whole list is needed.
+    fn pass_on(&mut self, changes: Vec<Changeset>) -> Result<(), Unfollowed>;
+
+    /// Takes the registry's whole list, numbered.
+    fn follow(&mut self, whole: Vec<Keyed>);
+}
+
 impl Registry {
+    /// Brings `follower` from `version` (the registry's version it last
+    /// reached; `None` the first time) to the registry's list now: the
+    /// changes since, or the whole list when the journal no longer reaches
+    /// back or the follower cannot take them. Returns the version reached,
+    /// to pass next time. The one way the registry is followed, by the
+    /// master's feed and by an embedded master's bridge alike.
+    pub fn catch_up(&self, version: Option<u64>, follower: &mut impl RegistryFollower) -> u64 {
+        if let Some((now, changes)) = version.and_then(|v| self.changes_since(v)) {
+            if follower.pass_on(changes).is_ok() {
+                return now;
+            }
+        }
+        let (now, whole) = self.numbered();
+        follower.follow(whole);
+        now
+    }
+
     pub fn new() -> Self {
         Self::default()
     }
@@ -366,7 +403,7 @@ mod tests {
         r.register(2, reg("b"));
         let (version, list) = r.numbered();
         assert_eq!(version, 2);
-        assert_eq!(list.iter().map(|k| k.id).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(list.iter().map(|k| k.id).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(r.changes_since(2), Some((2, vec![])));
         r.update_stats(
             1,
@@ -380,12 +417,12 @@ mod tests {
         let (now, changes) = r.changes_since(2).unwrap();
         assert_eq!(now, 5);
         assert_eq!(changes.len(), 3);
-        assert_eq!(changes[0].upsert[0].id, 0);
+        assert_eq!(changes[0].upsert[0].id, 1);
         assert_eq!(changes[0].upsert[0].entry.stats.players.current, 3);
-        assert_eq!(changes[1].remove, [1]);
-        assert_eq!(changes[1].upsert[0].id, 2);
+        assert_eq!(changes[1].remove, [2]);
+        assert_eq!(changes[1].upsert[0].id, 3);
         assert_eq!(changes[1].upsert[0].entry.name, "b2");
-        assert_eq!(changes[2].remove, [0]);
+        assert_eq!(changes[2].remove, [1]);
         assert_eq!(changes[2].upsert, []);
         assert_eq!(r.changes_since(6), None, "a version not made yet");
         for n in 0..JOURNAL as u32 {

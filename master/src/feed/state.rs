@@ -12,14 +12,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::Bytes;
 use protocol::{
     delta::{
-        delta_json, snapshot_json, Changeset, Encoder, ListEntries, ListPublisher, PublishedList,
+        delta_json, snapshot_json, Changeset, Encoder, Keyed, ListEntries, ListPublisher,
+        PublishedList, Unfollowed,
     },
     frame::frame,
     Addresses,
 };
 use tokio::sync::watch;
 
-use crate::registry::Registry;
+use crate::registry::{Registry, RegistryFollower};
 
 /// How the feed writes its messages: framed for TCP, with registrants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,25 +122,34 @@ impl FeedPublisher {
     /// two refreshes cannot publish out of order.
     pub fn refresh(&self) {
         let mut numbering = self.lock();
-        let since = numbering
-            .version
-            .and_then(|v| self.registry.changes_since(v));
-        let passed = since.and_then(|(version, changes)| {
-            let published = numbering.publisher.pass_on(changes, |_| None).ok()?;
-            Some((version, published))
-        });
-        let (version, published) = match passed {
-            Some(passed) => passed,
-            None => {
-                let (version, list) = self.registry.numbered();
-                (version, numbering.publisher.follow(list, |_| None))
-            }
+        let Numbering { publisher, version } = &mut *numbering;
+        let mut taking = Taking {
+            publisher,
+            published: None,
         };
-        numbering.version = Some(version);
-        if let Some(state) = published {
+        *version = Some(self.registry.catch_up(*version, &mut taking));
+        if let Some(state) = taking.published {
             // Sent under the lock: subscribers see lists in numbering order.
             self.tx.send_replace(state);
         }
+    }
+}
+
+/// The feed's numbering as the registry's follower, keeping the list it
+/// publishes (none when nothing changed).
+struct Taking<'a> {
+    publisher: &'a mut ListPublisher<Frames>,
+    published: Option<Arc<FeedList>>,
+}
+
+impl RegistryFollower for Taking<'_> {
+    fn pass_on(&mut self, changes: Vec<Changeset>) -> Result<(), Unfollowed> {
+        self.published = self.publisher.pass_on(changes, |_| None)?;
+        Ok(())
+    }
+
+    fn follow(&mut self, whole: Vec<Keyed>) {
+        self.published = self.publisher.follow(whole, |_| None);
     }
 }
 
@@ -254,5 +264,65 @@ mod tests {
         }
         assert_eq!(list.as_ref().unwrap().seq(), 8);
         assert_eq!(list.unwrap().servers(), registry.snapshot());
+    }
+
+    /// The ids a subscriber reads, in list order, and the registry's
+    /// sequence numbers.
+    fn ids_and_seqs(list: &Option<ClientList>, registry: &Registry) -> (Vec<u64>, Vec<u64>) {
+        let ids = list.as_ref().unwrap().iter().map(|(id, _)| id).collect();
+        let seqs = registry.numbered().1.iter().map(|k| k.id).collect();
+        (ids, seqs)
+    }
+
+    #[test]
+    fn the_feeds_ids_are_the_registrys_sequence_numbers() {
+        let registry = Arc::new(Registry::new());
+        for conn in 1..=3 {
+            let name = format!("s{conn}");
+            registry.register(conn, Registration::new(&name, "192.0.2.1", 1).unwrap());
+        }
+        registry.unregister(2);
+        // Taken whole the first time.
+        let publisher = FeedPublisher::new(registry.clone(), "e", 64);
+        let _rx = publisher.subscribe();
+        let mut list = None;
+        for f in frames(&publisher.current().catch_up(None)) {
+            apply(&mut list, f);
+        }
+        let (ids, seqs) = ids_and_seqs(&list, &registry);
+        assert_eq!(ids, [1, 3]);
+        assert_eq!(ids, seqs);
+        // Changes passed on: a re-registration moves to the end with the
+        // registry's new number.
+        let seen = publisher.current().seq();
+        registry.register(4, Registration::new("s4", "192.0.2.1", 1).unwrap());
+        registry.register(1, Registration::new("s1", "192.0.2.1", 1).unwrap());
+        publisher.refresh();
+        for f in frames(&publisher.current().after(seen)) {
+            apply(&mut list, f);
+        }
+        let (ids, seqs) = ids_and_seqs(&list, &registry);
+        assert_eq!(ids, [3, 4, 5]);
+        assert_eq!(ids, seqs);
+        // Beyond the journal: the whole list again, still the same numbers.
+        for n in 0..=crate::registry::JOURNAL as u32 {
+            let stats = protocol::Stats {
+                players: protocol::Players {
+                    current: n % 2,
+                    max: 8,
+                },
+                ..protocol::Stats::default()
+            };
+            registry.update_stats(3, stats);
+        }
+        registry.register(6, Registration::new("s6", "192.0.2.1", 1).unwrap());
+        publisher.refresh();
+        let mut list = None;
+        for f in frames(&publisher.current().catch_up(None)) {
+            apply(&mut list, f);
+        }
+        let (ids, seqs) = ids_and_seqs(&list, &registry);
+        assert_eq!(ids, [3, 4, 5, 6]);
+        assert_eq!(ids, seqs);
     }
 }

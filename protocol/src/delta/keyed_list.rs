@@ -74,6 +74,29 @@ struct SourceIds {
     max: Option<u64>,
 }
 
+/// How far above the next free id a source's id may be and still be
+/// taken as it is ([`fresh_id`]): far more than any burst of registrations
+/// between two of a follower's changes, and far less than the ids left, so
+/// a hostile feed cannot spend them.
+const ADOPT_WITHIN: u64 = 1 << 16;
+
+/// The highest id a list gives: a page reads ids as JavaScript numbers,
+/// exact up to 2^53 − 1.
+const MAX_ID: u64 = (1 << 53) - 1;
+
+/// The id a new entry takes when the next free one is `next`: its
+/// source's id when the source gave one that is still free and near
+/// (`source_id` in `next..=next + ADOPT_WITHIN`, at most [`MAX_ID`]), so a
+/// list following the registry has the registry's sequence numbers as its
+/// ids and the master, its feed, the bridge and the page number a server
+/// once; otherwise `next`. Either way ids rise in list order and are never
+/// reused.
+fn fresh_id(next: u64, source_id: Option<u64>) -> u64 {
+    source_id
+        .filter(|&id| id >= next && id <= next.saturating_add(ADOPT_WITHIN) && id <= MAX_ID)
+        .unwrap_or(next)
+}
+
 /// The bridge's (and the master feed's) numbered copy of a list. Ids rise
 /// in list order and are never reused, so a client that orders by id has
 /// the list's order.
@@ -167,7 +190,9 @@ impl KeyedList {
     /// [`KeyedList::update_keyed`] for a source that numbers its own list
     /// (`servers` carry the source's ids, rising in list order): from now
     /// on the list follows the source, and takes its changes with
-    /// [`KeyedList::pass_on`].
+    /// [`KeyedList::pass_on`]. A new entry takes its source id while that
+    /// is free ([`fresh_id`]), so a list that has only ever followed one
+    /// source has the source's ids.
     pub fn follow(
         &mut self,
         servers: impl IntoIterator<Item = Keyed>,
@@ -179,7 +204,8 @@ impl KeyedList {
     /// Takes a source's changes (its ids, in the order they happened) as
     /// one change of this list, without looking at the entries they leave
     /// alone: an entry the source updates keeps its id, one it adds gets a
-    /// fresh id (in the source's order), one it removes leaves. Returns
+    /// fresh id (in the source's order; its source id while that is free,
+    /// see [`fresh_id`]), one it removes leaves. Returns
     /// what changed, `None` when nothing did.
     ///
     /// For a source that numbers its list the way this list is numbered
@@ -244,11 +270,11 @@ impl KeyedList {
                 }
                 (None, Some(entry)) => {
                     let keyed = Keyed {
-                        id: self.next_id,
+                        id: fresh_id(self.next_id, Some(id)),
                         key: key(&entry),
                         entry,
                     };
-                    self.next_id += 1;
+                    self.next_id = keyed.id + 1;
                     source.max = Some(id);
                     source.ours.insert(id, keyed.id);
                     change.upsert.push(keyed.clone());
@@ -335,8 +361,8 @@ impl KeyedList {
                 }
                 None => {
                     fresh = true;
-                    let id = self.next_id;
-                    self.next_id += 1;
+                    let id = fresh_id(self.next_id, follow.then_some(source_id));
+                    self.next_id = id + 1;
                     change.upsert.push(Keyed {
                         key: key(&entry),
                         id,

@@ -706,3 +706,50 @@ fn a_delta_applied_in_place_says_what_it_took_out_and_put_in() {
         }
     }
 }
+
+#[test]
+fn a_list_following_a_source_keeps_the_sources_ids_while_they_are_free() {
+    let mut list = KeyedList::new();
+    // A whole list, then a change: each new entry takes its source's id.
+    list.follow(
+        [keyed(4, entry("a", 1, 0)), keyed(9, entry("b", 2, 0))],
+        |_| None,
+    );
+    assert_eq!(ids(&list), [4, 9]);
+    let change = Changeset {
+        upsert: vec![keyed(12, entry("c", 3, 0))],
+        remove: vec![4],
+    };
+    list.pass_on([change], |_| None).unwrap();
+    assert_eq!(ids(&list), [9, 12]);
+
+    // A source id too far ahead (a hostile feed spending the ids a page
+    // can read exactly) is not taken: the next free id is.
+    let far = Changeset {
+        upsert: vec![keyed(12 + 1 + (1 << 16) + 1, entry("d", 4, 0))],
+        remove: vec![],
+    };
+    list.pass_on([far], |_| None).unwrap();
+    assert_eq!(ids(&list), [9, 12, 13]);
+    let past_exact = Changeset {
+        upsert: vec![keyed(u64::MAX, entry("e", 5, 0))],
+        remove: vec![],
+    };
+    list.pass_on([past_exact], |_| None).unwrap();
+    assert_eq!(ids(&list), [9, 12, 13, 14]);
+
+    // The ids are never reused: a list numbered by a diff after a source
+    // gave ids does not go back below them, and a source id already given
+    // is not taken again.
+    list.update(vec![entry("b", 2, 0), entry("f", 6, 0)]);
+    assert_eq!(ids(&list), [9, 15]);
+    list.follow(
+        [
+            keyed(9, entry("b", 2, 0)),
+            keyed(15, entry("f", 6, 0)),
+            keyed(3, entry("g", 7, 0)),
+        ],
+        |_| None,
+    );
+    assert_eq!(ids(&list), [9, 15, 16]);
+}

@@ -1,12 +1,13 @@
 //! The list from a master running in this process: every change of its
 //! registry is published as it happens, no polling. The registry says what
-//! changed ([`master::Registry::changes_since`]) and the change is passed on
+//! changed ([`master::Registry::catch_up`]) and the change is passed on
 //! as it is; the whole list is read only the first time and when the
 //! registry's journal no longer reaches back.
 
 use std::sync::Arc;
 
-use master::registry::next_changes;
+use master::registry::{next_changes, RegistryFollower};
+use protocol::delta::{Changeset, Keyed, Unfollowed};
 use tokio_util::sync::CancellationToken;
 
 use super::Upstream;
@@ -35,20 +36,35 @@ impl Follower {
         let mut version = None;
         loop {
             changes.borrow_and_update();
-            match version.and_then(|v| registry.changes_since(v)) {
-                Some((now, changed)) => {
-                    upstream.pass_on(changed, || registry.numbered().1, None);
-                    version = Some(now);
-                }
-                None => {
-                    let (now, whole) = registry.numbered();
-                    upstream.follow(whole, None);
-                    version = Some(now);
-                }
-            }
+            let mut taking = Taking {
+                upstream: &upstream,
+                registry: &registry,
+            };
+            version = Some(registry.catch_up(version, &mut taking));
             if !next_changes(&mut changes, &cancel).await {
                 return;
             }
         }
+    }
+}
+
+/// The upstream as the registry's follower.
+struct Taking<'a> {
+    upstream: &'a Upstream,
+    registry: &'a master::Registry,
+}
+
+impl RegistryFollower for Taking<'_> {
+    /// Never [`Unfollowed`]: the upstream reads the registry's whole list
+    /// itself when the changes do not fit its list (one lock for both).
+    fn pass_on(&mut self, changes: Vec<Changeset>) -> Result<(), Unfollowed> {
+        let registry = self.registry;
+        self.upstream
+            .pass_on(changes, || registry.numbered().1, None);
+        Ok(())
+    }
+
+    fn follow(&mut self, whole: Vec<Keyed>) {
+        self.upstream.follow(whole, None);
     }
 }
