@@ -80,9 +80,7 @@ pub fn react(
                 }
             }
             // Lists come as `ConnEvent::List`.
-            Incoming::List(_) | Incoming::Snapshot(_) | Incoming::Delta(_) | Incoming::Other(_) => {
-                Reaction::default()
-            }
+            Incoming::List(_) | Incoming::Other(_) => Reaction::default(),
         },
     }
 }

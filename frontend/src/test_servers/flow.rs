@@ -16,7 +16,7 @@ use protocol::{
 };
 
 use super::{Phase, TestServerDef};
-use crate::services::connection::{decode::Incoming, ConnEvent};
+use crate::services::connection::{decode::Incoming, ConnEvent, ListMessage};
 
 /// The fallback wait before registering again after a `master-down` refusal.
 pub const RETRY_MS: u32 = 3000;
@@ -190,9 +190,9 @@ impl Flow {
             Incoming::Error { message, .. } => vec![Effect::BridgeError(message)],
             // Only this socket's own query is answered on it, and it went out
             // after the registration on the same master connection.
-            Incoming::List(list)
+            Incoming::List(ListMessage::Whole(servers))
                 if matches!(self, Flow::Registered { .. })
-                    && def.is_some_and(|d| list.servers.iter().any(|e| d.is_listed_as(e))) =>
+                    && def.is_some_and(|d| servers.iter().any(|e| d.is_listed_as(e))) =>
             {
                 vec![Effect::Listed]
             }
@@ -297,7 +297,7 @@ pub fn removed(running: impl Iterator<Item = u64>, defs: &[TestServerDef]) -> Ve
 
 #[cfg(test)]
 mod tests {
-    use protocol::{ServerEntry, ServerList, ValidationError};
+    use protocol::{ServerEntry, ValidationError};
 
     use super::*;
     use crate::test_servers::samples::samples;
@@ -595,7 +595,7 @@ mod tests {
         listed.address = Some(def.address.clone());
         listed.port = Some(def.port);
         let other = crate::list::lobby::tests::entry("Someone else", 0, 4, true, 1);
-        let list = |servers: Vec<ServerEntry>| Incoming::List(ServerList { servers });
+        let list = |servers: Vec<ServerEntry>| Incoming::List(ListMessage::Whole(servers));
         // Before the registration went out a list proves nothing.
         r.ev(ConnEvent::Opened);
         r.take();

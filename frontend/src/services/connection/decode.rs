@@ -7,23 +7,22 @@
 
 use protocol::{
     bridge::{names as bridge_names, BridgeMessage, ErrorCode, GameServers, MasterState},
-    delta::{Delta, DeltaMessage, Snapshot},
+    delta::DeltaMessage,
     message::{leading_command, names as ms_names, Envelope},
     MessageError, ServerEntry, ServerList,
 };
 use serde::Deserialize;
+
+use super::ListMessage;
 use serde_json::{value::RawValue, Value};
 
 /// A message from the bridge that the front end acts on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
-    /// `msRQueryGameServers`: the whole current list (polling answers,
-    /// bridges without deltas).
-    List(ServerList),
-    /// `bridgeSnapshot`: the whole list with the bridge's ids.
-    Snapshot(Snapshot),
-    /// `bridgeDelta`: what changed since the list `prev`.
-    Delta(Delta),
+    /// The list: `msRQueryGameServers` (the whole list, from polling
+    /// answers and bridges without deltas), `bridgeSnapshot` or
+    /// `bridgeDelta`, read into the one type the page's list takes.
+    List(ListMessage),
     /// `bridgeAuthResult`.
     AuthResult(bool),
     /// `bridgeStatus`: whether the bridge reaches the master.
@@ -80,13 +79,15 @@ const LIST_COMMANDS: [&str; 3] = [
 /// Reads a frame whose command is known to be a list, a snapshot or a delta.
 fn parse_list_frame(command: &str, text: &str) -> Result<Incoming, MessageError> {
     if command == ms_names::QUERY_REPLY {
-        return parse_list(text).map(Incoming::List).ok_or_else(|| {
-            MessageError::InvalidJson("msRQueryGameServers without a list of servers".into())
-        });
+        return parse_list(text)
+            .map(|list| Incoming::List(ListMessage::Whole(list.servers)))
+            .ok_or_else(|| {
+                MessageError::InvalidJson("msRQueryGameServers without a list of servers".into())
+            });
     }
     match DeltaMessage::from_frame(command, text) {
-        Some(Ok(DeltaMessage::Snapshot(s))) => Ok(Incoming::Snapshot(s)),
-        Some(Ok(DeltaMessage::Delta(d))) => Ok(Incoming::Delta(d)),
+        Some(Ok(DeltaMessage::Snapshot(s))) => Ok(Incoming::List(ListMessage::Snapshot(s))),
+        Some(Ok(DeltaMessage::Delta(d))) => Ok(Incoming::List(ListMessage::Delta(d))),
         Some(Err(e)) => Err(MessageError::InvalidJson(e.to_string())),
         None => Ok(Incoming::Other(command.to_owned())),
     }
@@ -148,12 +149,12 @@ mod tests {
              "players":{"current":"22","max":4},"isLobbyOpen":false,"gameplayMode":2},
             {"name":"broken","players":{"current":"two","max":4},"isLobbyOpen":true,"gameplayMode":1},
             {"name":"Hidden","players":{"current":1,"max":4},"isLobbyOpen":true,"gameplayMode":1}]}}"#;
-        let Ok(Incoming::List(list)) = parse(text) else {
+        let Ok(Incoming::List(ListMessage::Whole(servers))) = parse(text) else {
             panic!("not a list")
         };
-        assert_eq!(list.servers.len(), 2);
-        assert_eq!(list.servers[0].stats.players.current, 22);
-        assert_eq!(list.servers[1].address, None);
+        assert_eq!(servers.len(), 2);
+        assert_eq!(servers[0].stats.players.current, 22);
+        assert_eq!(servers[1].address, None);
     }
 
     #[test]
@@ -170,7 +171,10 @@ mod tests {
         ];
         for text in texts {
             let list = parse_list(text).expect("a list");
-            assert_eq!(parse(text), Ok(Incoming::List(list)));
+            assert_eq!(
+                parse(text),
+                Ok(Incoming::List(ListMessage::Whole(list.servers)))
+            );
         }
         let Some(list) = parse_list(texts[0]) else {
             unreachable!()
@@ -193,14 +197,14 @@ mod tests {
         let snapshot = r#"{"command":"bridgeSnapshot","content":{"epoch":"e1","seq":3,"servers":[
             {"id":7,"name":"Feuerland","address":"192.0.2.1","port":20000,
              "players":{"current":"2","max":4},"isLobbyOpen":true,"gameplayMode":1}]}}"#;
-        let Ok(Incoming::Snapshot(s)) = parse(snapshot) else {
+        let Ok(Incoming::List(ListMessage::Snapshot(s))) = parse(snapshot) else {
             panic!("not a snapshot")
         };
         assert_eq!((s.epoch.as_str(), s.seq, s.servers.len()), ("e1", 3, 1));
         assert_eq!(s.servers[0].id, 7);
         assert_eq!(s.servers[0].entry.stats.players.current, 2);
         let delta = r#"{"content":{"epoch":"e1","seq":4,"prev":3,"upsert":[],"remove":[7]},"command":"bridgeDelta"}"#;
-        let Ok(Incoming::Delta(d)) = parse(delta) else {
+        let Ok(Incoming::List(ListMessage::Delta(d))) = parse(delta) else {
             panic!("not a delta")
         };
         assert_eq!((d.seq, d.prev, d.remove), (4, 3, vec![7]));

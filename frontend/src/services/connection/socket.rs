@@ -126,9 +126,7 @@ impl Socket<'_> {
             return;
         }
         let message = match msg {
-            Incoming::List(list) => ListMessage::Whole(list.servers),
-            Incoming::Snapshot(s) => ListMessage::Snapshot(s),
-            Incoming::Delta(d) => ListMessage::Delta(d),
+            Incoming::List(message) => message,
             msg => {
                 if matches!(msg, Incoming::Error { .. }) {
                     self.poller.on_error();
