@@ -74,26 +74,21 @@ struct SourceIds {
     max: Option<u64>,
 }
 
-/// How far above the next free id a source's id may be and still be
-/// taken as it is ([`fresh_id`]): far more than any burst of registrations
-/// between two of a follower's changes, and far less than the ids left, so
-/// a hostile feed cannot spend them.
-const ADOPT_WITHIN: u64 = 1 << 16;
-
-/// The highest id a list gives: a page reads ids as JavaScript numbers,
-/// exact up to 2^53 − 1.
-const MAX_ID: u64 = (1 << 53) - 1;
+/// The ids a list takes from its source are below this: half of the ids a
+/// page reads exactly (JavaScript numbers are exact up to 2^53). A
+/// hostile feed that sends the largest it may still leaves 2^52 ids for
+/// the list's own numbering in that epoch, more than any run registers.
+const ADOPT_BELOW: u64 = 1 << 52;
 
 /// The id a new entry takes when the next free one is `next`: its
-/// source's id when the source gave one that is still free and near
-/// (`source_id` in `next..=next + ADOPT_WITHIN`, at most [`MAX_ID`]), so a
-/// list following the registry has the registry's sequence numbers as its
-/// ids and the master, its feed, the bridge and the page number a server
-/// once; otherwise `next`. Either way ids rise in list order and are never
-/// reused.
+/// source's id when the source gave one that is still free (`source_id`
+/// in `next..ADOPT_BELOW`), so a list that follows the registry has the
+/// registry's sequence numbers as its ids, and the master, its feed, the
+/// bridge and the page number a server once; otherwise `next`. Either way
+/// ids rise in list order and are never reused.
 fn fresh_id(next: u64, source_id: Option<u64>) -> u64 {
     source_id
-        .filter(|&id| id >= next && id <= next.saturating_add(ADOPT_WITHIN) && id <= MAX_ID)
+        .filter(|&id| id >= next && id < ADOPT_BELOW)
         .unwrap_or(next)
 }
 

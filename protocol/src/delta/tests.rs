@@ -723,33 +723,36 @@ fn a_list_following_a_source_keeps_the_sources_ids_while_they_are_free() {
     list.pass_on([change], |_| None).unwrap();
     assert_eq!(ids(&list), [9, 12]);
 
-    // A source id too far ahead (a hostile feed spending the ids a page
-    // can read exactly) is not taken: the next free id is.
-    let far = Changeset {
-        upsert: vec![keyed(12 + 1 + (1 << 16) + 1, entry("d", 4, 0))],
+    // A source id from a long run is taken as it is, however far ahead.
+    let later = Changeset {
+        upsert: vec![keyed(5_000_000, entry("d", 4, 0))],
         remove: vec![],
     };
-    list.pass_on([far], |_| None).unwrap();
-    assert_eq!(ids(&list), [9, 12, 13]);
-    let past_exact = Changeset {
-        upsert: vec![keyed(u64::MAX, entry("e", 5, 0))],
-        remove: vec![],
-    };
-    list.pass_on([past_exact], |_| None).unwrap();
-    assert_eq!(ids(&list), [9, 12, 13, 14]);
+    list.pass_on([later], |_| None).unwrap();
+    assert_eq!(ids(&list), [9, 12, 5_000_000]);
+    // One at or past 2^52 (a hostile feed spending the ids a page reads
+    // exactly) is not: the next free id is.
+    for (n, id) in [(5, 1u64 << 52), (6, u64::MAX)] {
+        let past = Changeset {
+            upsert: vec![keyed(id, entry(&format!("e{n}"), n, 0))],
+            remove: vec![],
+        };
+        list.pass_on([past], |_| None).unwrap();
+    }
+    assert_eq!(ids(&list), [9, 12, 5_000_000, 5_000_001, 5_000_002]);
 
     // The ids are never reused: a list numbered by a diff after a source
     // gave ids does not go back below them, and a source id already given
     // is not taken again.
     list.update(vec![entry("b", 2, 0), entry("f", 6, 0)]);
-    assert_eq!(ids(&list), [9, 15]);
+    assert_eq!(ids(&list), [9, 5_000_003]);
     list.follow(
         [
             keyed(9, entry("b", 2, 0)),
-            keyed(15, entry("f", 6, 0)),
+            keyed(5_000_003, entry("f", 6, 0)),
             keyed(3, entry("g", 7, 0)),
         ],
         |_| None,
     );
-    assert_eq!(ids(&list), [9, 15, 16]);
+    assert_eq!(ids(&list), [9, 5_000_003, 5_000_004]);
 }
