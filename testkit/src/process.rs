@@ -282,13 +282,45 @@ pub fn output(what: &str, cmd: &mut Command) -> crate::Result<String> {
 /// and report it, like chromedriver or PostgreSQL, or to restart on a
 /// known port).
 pub fn free_port() -> u16 {
-    try_free_port().expect("bind 127.0.0.1:0")
+    try_free_port().expect("a free port on 127.0.0.1")
+}
+
+/// Where [`free_port`] picks from: the ports below the kernel's ephemeral
+/// range. Every `127.0.0.1:0` bind and every outgoing connection of the
+/// tests takes its port from that range, so a port picked there and let
+/// go could be taken (under load, it was: a PostgreSQL cluster found its
+/// port in use) before the program that cannot pick its own binds it.
+/// Below it, only another pick can collide, and picks are random over
+/// thousands of ports. `None` where the range starts too low to leave
+/// room (then the kernel's choice, as before).
+fn picked_ports() -> Option<std::ops::Range<u16>> {
+    const FIRST: u16 = 20_000;
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let low: u16 = range.split_whitespace().next()?.parse().ok()?;
+    (low >= FIRST + 1_000).then_some(FIRST..low)
 }
 
 /// [`free_port`] that says why it found none instead of panicking, for
 /// the kit's launchers that report failures as values.
 pub fn try_free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    let Some(ports) = picked_ports() else {
+        return Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port());
+    };
+    let span = ports.end - ports.start;
+    for _ in 0..64 {
+        let mut random = [0u8; 2];
+        getrandom::fill(&mut random).map_err(std::io::Error::other)?;
+        let port = ports.start + u16::from_le_bytes(random) % span;
+        match TcpListener::bind(("127.0.0.1", port)) {
+            Ok(listener) => return Ok(listener.local_addr()?.port()),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AddrInUse,
+        format!("64 random ports in {ports:?} were all in use"),
+    ))
 }
 
 /// A plain HTTP/1.1 GET from a thread off the runtime (or a probe that
@@ -344,5 +376,20 @@ impl HttpResponse {
     /// whatever the case the server wrote it in.
     pub fn head_contains(&self, needle: &str) -> bool {
         self.head.to_ascii_lowercase().contains(needle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_picked_port_is_free_and_outside_the_kernels_own_range() {
+        let port = try_free_port().unwrap();
+        if let Some(ports) = picked_ports() {
+            assert!(ports.contains(&port), "{port} not in {ports:?}");
+        }
+        // Free: it binds again.
+        TcpListener::bind(("127.0.0.1", port)).unwrap();
     }
 }
