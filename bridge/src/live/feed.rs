@@ -14,7 +14,7 @@ use protocol::{
     bridge::names,
     delta::{
         delta_json, snapshot_json, Changeset, Encoder, Keyed, ListEntries, ListPublisher,
-        PublishedList, Resume, Sending,
+        PublishedList, Resume, Sending, Unfollowed,
     },
     message::query_reply_text,
     ServerEntry,
@@ -209,21 +209,17 @@ impl Feed {
 
     /// Takes a source's changes (the embedded registry's, the master's
     /// feed's: their ids) as they are, without reading the rest of the
-    /// list; `whole` is the source's whole list, read only when its
-    /// changes cannot be passed on (the first time, after a list taken
-    /// whole from elsewhere, or a change that does not fit).
+    /// list. [`Unfollowed`] when they cannot be passed on (the first time,
+    /// after a list taken whole from elsewhere, or a change that does not
+    /// fit): the list is as it was, and the source's whole list is needed
+    /// ([`Feed::follow`]).
     pub fn pass_on(
         &mut self,
         changes: Vec<Changeset>,
-        whole: impl FnOnce() -> Vec<Keyed>,
-    ) -> Option<Arc<FeedState>> {
+    ) -> Result<Option<Arc<FeedState>>, Unfollowed> {
         let keys = &self.keys;
-        let key = |e: &ServerEntry| Some(keys.key(e));
-        let published = match self.publisher.pass_on(changes, key) {
-            Ok(published) => published,
-            Err(_) => self.publisher.follow(whole(), key),
-        };
-        published.map(FeedState::new)
+        let published = self.publisher.pass_on(changes, |e| Some(keys.key(e)))?;
+        Ok(published.map(FeedState::new))
     }
 
     /// Takes a source's whole list, numbered by the source (its ids): its
@@ -345,6 +341,38 @@ mod tests {
         }
         assert_eq!(a.after(1, false).len(), 1);
         assert_eq!(b.after(1, false).len(), 2);
+    }
+
+    #[test]
+    fn a_polled_list_takes_no_changes_until_the_sources_whole_list() {
+        let mut feed = Feed::new("e", Visibility::new(true), test_keys());
+        let polled = feed.publish(vec![entry("a", 0)]).unwrap();
+        let keyed = |id, e| Keyed {
+            id,
+            key: None,
+            entry: e,
+        };
+        let change = Changeset {
+            upsert: vec![keyed(7, entry("b", 0))],
+            remove: vec![],
+        };
+        // Numbered by the bridge itself: the source's changes do not apply,
+        // and nothing is published.
+        assert!(matches!(feed.pass_on(vec![change]), Err(Unfollowed)));
+        let whole = feed
+            .follow(vec![keyed(3, entry("a", 0)), keyed(7, entry("b", 0))])
+            .unwrap();
+        assert_eq!(whole.seq, polled.seq + 1, "nothing published in between");
+        // Followed now: a's id stays the bridge's, b took the source's.
+        let ids: Vec<u64> = whole.list.iter().map(|k| k.id).collect();
+        assert_eq!(ids, [1, 7]);
+        let next = Changeset {
+            upsert: vec![keyed(7, entry("b", 2))],
+            remove: vec![3],
+        };
+        let passed = feed.pass_on(vec![next]).unwrap().unwrap();
+        let ids: Vec<u64> = passed.list.iter().map(|k| k.id).collect();
+        assert_eq!(ids, [7]);
     }
 
     #[test]

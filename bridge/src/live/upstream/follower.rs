@@ -36,11 +36,7 @@ impl Follower {
         let mut version = None;
         loop {
             changes.borrow_and_update();
-            let mut taking = Taking {
-                upstream: &upstream,
-                registry: &registry,
-            };
-            version = Some(registry.catch_up(version, &mut taking));
+            version = Some(registry.catch_up(version, &mut Taking(&upstream)));
             if !next_changes(&mut changes, &cancel).await {
                 return;
             }
@@ -49,22 +45,14 @@ impl Follower {
 }
 
 /// The upstream as the registry's follower.
-struct Taking<'a> {
-    upstream: &'a Upstream,
-    registry: &'a master::Registry,
-}
+struct Taking<'a>(&'a Upstream);
 
 impl RegistryFollower for Taking<'_> {
-    /// Never [`Unfollowed`]: the upstream reads the registry's whole list
-    /// itself when the changes do not fit its list (one lock for both).
     fn pass_on(&mut self, changes: Vec<Changeset>) -> Result<(), Unfollowed> {
-        let registry = self.registry;
-        self.upstream
-            .pass_on(changes, || registry.numbered().1, None);
-        Ok(())
+        self.0.pass_on(changes, None)
     }
 
     fn follow(&mut self, whole: Vec<Keyed>) {
-        self.upstream.follow(whole, None);
+        self.0.follow(whole, None);
     }
 }

@@ -35,7 +35,7 @@ use master::feed::FeedToken;
 use protocol::{
     bridge::MasterState,
     codec::FrameCodec,
-    delta::{Changeset, Keyed},
+    delta::{Changeset, Keyed, Unfollowed},
     ServerList,
 };
 use tokio::{net::TcpStream, sync::watch, time::Instant};
@@ -265,23 +265,20 @@ impl Upstream {
     /// Publishes a source's changes (the embedded registry's, or the
     /// master's feed's), passed on as they are: nothing else of the list
     /// is read, and the list's texts are written only if somebody reads
-    /// them (see [`Feed::pass_on`]; `whole` is read when the changes
-    /// cannot be passed on). From the feed (`asked`: now) the list is newer
-    /// than any reply to a query written before; the embedded registry's
-    /// changes are ordered by its change watch and carry no query time.
-    fn pass_on(
-        &self,
-        changes: Vec<Changeset>,
-        whole: impl FnOnce() -> Vec<Keyed>,
-        asked: Option<Instant>,
-    ) {
+    /// them (see [`Feed::pass_on`]; [`Unfollowed`]: nothing published,
+    /// and the source's whole list is needed, [`Upstream::follow`]). From
+    /// the feed (`asked`: now) the list is newer than any reply to a query
+    /// written before; the embedded registry's changes are ordered by its
+    /// change watch and carry no query time.
+    fn pass_on(&self, changes: Vec<Changeset>, asked: Option<Instant>) -> Result<(), Unfollowed> {
         let mut publishing = self.lock();
+        if let Some(state) = publishing.feed.pass_on(changes)? {
+            self.publish_list(state);
+        }
         if asked.is_some() {
             publishing.asked = asked;
         }
-        if let Some(state) = publishing.feed.pass_on(changes, whole) {
-            self.publish_list(state);
-        }
+        Ok(())
     }
 
     /// Publishes a source's whole list, numbered by the source (a

@@ -256,15 +256,15 @@ struct Batch {
 
 impl Batch {
     /// Publishes what the batch did to `list`: its deltas passed on, or
-    /// the list whole after a snapshot. A batch that changed nothing
-    /// (heartbeats) publishes nothing.
+    /// the list whole after a snapshot or when the deltas do not fit the
+    /// published list. A batch that changed nothing (heartbeats) publishes
+    /// nothing.
     fn publish(self, upstream: &Upstream, list: &FollowedList) {
         let asked = Some(Instant::now());
-        let whole = || list.iter().cloned().collect();
-        if self.whole {
-            upstream.follow(whole(), asked);
-        } else if !self.changes.is_empty() {
-            upstream.pass_on(self.changes, whole, asked);
+        let whole = self.whole
+            || (!self.changes.is_empty() && upstream.pass_on(self.changes, asked).is_err());
+        if whole {
+            upstream.follow(list.iter().cloned().collect(), asked);
         }
     }
 }
