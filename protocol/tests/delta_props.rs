@@ -180,12 +180,12 @@ fn entries_of(list: &KeyedList) -> Vec<ServerEntry> {
     list.entries().map(|k| k.entry.clone()).collect()
 }
 
-/// Reads a frame the way the front end does: command first, then content.
 /// A list's ids, in list order.
 fn ids(list: &KeyedList) -> Vec<u64> {
     list.entries().map(|k| k.id).collect()
 }
 
+/// Reads a frame the way the front end does: command first, then content.
 fn read(text: &str) -> DeltaMessage {
     let env = Envelope::parse(text.as_bytes()).expect("an envelope");
     DeltaMessage::from_frame(&env.command, text)

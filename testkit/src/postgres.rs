@@ -186,9 +186,9 @@ impl Cluster {
             // pg_ctl says only "could not start server": the reason is in
             // the server's log, which goes with the scratch directory.
             let said = std::fs::read_to_string(&log).unwrap_or_default();
-            let tail: Vec<&str> = said.lines().rev().take(8).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
-            crate::Error::Unexpected(format!("{e}; the server's log ends:\n{}", tail.join("\n")))
+            let lines: Vec<&str> = said.lines().collect();
+            let tail = lines[lines.len().saturating_sub(8)..].join("\n");
+            crate::Error::Unexpected(format!("{e}; the server's log ends:\n{tail}"))
         })
     }
 

@@ -12,9 +12,9 @@ use protocol::{
     MessageError, ServerEntry, ServerList,
 };
 use serde::Deserialize;
+use serde_json::{value::RawValue, Value};
 
 use super::ListMessage;
-use serde_json::{value::RawValue, Value};
 
 /// A message from the bridge that the front end acts on.
 #[derive(Debug, Clone, PartialEq)]
