@@ -49,6 +49,10 @@ impl Driver {
         let port = free_port();
         let mut cmd = Command::new(chromedriver());
         cmd.arg(format!("--port={port}"));
+        // Chromium's scoped directories (`org.chromium.Chromium.*`) go
+        // under this driver's own directory: a browser killed rather than
+        // closed leaves them behind, and they go with the directory.
+        cmd.env("TMPDIR", dir.path());
         let proc = Proc::spawn("chromedriver", cmd, &dir.path().join("chromedriver.log"));
         let addr = wait_driver_ready("chromedriver", port);
         Driver {

@@ -14,23 +14,30 @@ use tokio::{
     net::TcpStream,
 };
 
-/// The binary as these tests start it ([`bridge_launch`]), with one data
-/// directory for this run's bridges, out of the source tree.
-fn launch() -> BridgeLaunch {
+/// The binary as these tests start it ([`bridge_launch`]), with a data
+/// directory of its own out of the source tree, removed when the returned
+/// guard drops (also when the test fails).
+fn launch() -> (BridgeLaunch, tempfile::TempDir) {
+    let data = tempfile::Builder::new()
+        .prefix("bridge-bin-data-")
+        .tempdir()
+        .unwrap();
     let mut launch = bridge_launch();
-    launch.data_dir =
-        Some(std::env::temp_dir().join(format!("bridge-bin-data-{}", std::process::id())));
-    launch
+    launch.data_dir = Some(data.path().to_owned());
+    (launch, data)
 }
 
 #[tokio::test]
 async fn embedded_master_mode() {
-    let dir = std::env::temp_dir().join(format!("bridge-bin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let static_dir = tempfile::Builder::new()
+        .prefix("bridge-bin-")
+        .tempdir()
+        .unwrap();
+    let dir = static_dir.path().to_owned();
     std::fs::write(dir.join("index.html"), "<!doctype html>lobby").unwrap();
     std::fs::create_dir_all(dir.join("admin")).unwrap();
     std::fs::write(dir.join("admin/index.html"), "<!doctype html>admin").unwrap();
-    let mut launch = launch();
+    let (mut launch, _data) = launch();
     launch.static_dir = Some(dir.clone());
     launch.poll_interval = Some(Duration::from_millis(100));
     let mut child = piped(&launch).spawn().unwrap();
@@ -91,13 +98,12 @@ async fn embedded_master_mode() {
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).await.unwrap();
     assert!(rest.is_empty(), "stdout must hold one line only: {rest:?}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]
 async fn taken_master_port_fails_with_advice() {
     let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mut launch = launch();
+    let (mut launch, _data) = launch();
     launch.embedded_master = taken.local_addr().unwrap();
     let out = tokio::time::timeout(HUNG, piped(&launch).output())
         .await
@@ -134,7 +140,7 @@ async fn terminate(child: &mut tokio::process::Child) {
 #[tokio::test]
 async fn a_generated_tokens_link_goes_to_stdout_never_to_the_log() {
     let master = TestMaster::start().await;
-    let mut launch = launch();
+    let (mut launch, _data) = launch();
     launch.admin_token = AdminToken::Generated;
     // Polled (`--master-feed off`): another test's master may have the
     // default feed port.
@@ -186,7 +192,7 @@ async fn a_generated_tokens_link_goes_to_a_private_file_when_stdout_is_the_log()
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("bridge.log");
     let log = std::fs::File::create(&log_path).unwrap();
-    let mut launch = launch();
+    let (mut launch, _data) = launch();
     launch.admin_token = AdminToken::Generated;
     launch.data_dir = Some(dir.path().join("data"));
     launch.env = vec![
@@ -253,7 +259,7 @@ async fn start_embedded(
     SocketAddr,
     tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {
-    let mut launch = launch();
+    let (mut launch, _data) = launch();
     launch.env = vec![("NO_COLOR".into(), "1".into())];
     launch.args = args.iter().map(Into::into).collect();
     let mut child = piped(&launch).spawn().unwrap();
@@ -444,7 +450,7 @@ async fn a_bridge_given_master_follows_its_feed_by_default() {
 
     let dir = tempfile::tempdir().unwrap();
     let start = |feed: MasterFeed| {
-        let mut launch = launch();
+        let (mut launch, _data) = launch();
         launch.data_dir = Some(dir.path().join("data"));
         launch.master = Some(master.addr);
         launch.master_feed = feed;
