@@ -2,24 +2,25 @@
 //! registration order, with the serialized query reply cached until the list
 //! changes (queries are the hot path; changes are rare by comparison).
 //! Programs that embed the master (the bridge) watch [`Registry::changes`]
-//! instead of polling the list, and read what changed
-//! ([`Registry::changes_since`]) instead of the whole list: each entry is
-//! numbered with its sequence number, and each change is kept, as a
-//! [`Changeset`] in those numbers, in a bounded journal.
+//! instead of polling the list. The list is persistent ([`Entries`], each
+//! entry numbered with its sequence number): a follower keeps the copy it
+//! last took (O(1)) and reads what changed since by comparing it with the
+//! list now ([`Registry::catch_up`]), which visits only what changed; the
+//! master's feed publishes the registry's list itself.
 
 use std::{
-    collections::{BTreeMap, HashMap, VecDeque},
+    collections::HashMap,
     net::IpAddr,
     sync::{
         atomic::{AtomicU64, Ordering},
-        Mutex, MutexGuard,
+        Arc, Mutex, MutexGuard,
     },
     time::Duration,
 };
 
 use bytes::Bytes;
 use protocol::{
-    delta::{Changeset, Keyed, Unfollowed},
+    delta::{changes_between, Changeset, Entries, Keyed, Unfollowed},
     frame::encode_frame,
     message::query_reply_json,
     Registration, ServerEntry, Stats,
@@ -29,11 +30,6 @@ use tokio_util::sync::CancellationToken;
 
 /// Identifies one TCP connection to the master.
 pub type ConnId = u64;
-
-/// How many changes the journal keeps: a reader further behind than this
-/// reads the whole list ([`Registry::numbered`]). A change holds one entry,
-/// so the journal stays within a few hundred kilobytes.
-pub const JOURNAL: usize = 4096;
 
 /// Shared state of all connections. Cheap to query: the framed reply is built
 /// once per change and then handed out as a reference-counted buffer.
@@ -70,15 +66,13 @@ struct Inner {
     version: u64,
     /// The next registration's sequence number.
     next_seq: u64,
-    /// Registration order: sequence number → entry.
-    servers: BTreeMap<u64, ServerEntry>,
+    /// Registration order: sequence number → entry, numbered with it
+    /// (no key: keys are the bridge's).
+    servers: Entries,
     /// Which sequence number each connection's server has.
     by_conn: HashMap<ConnId, u64>,
     /// The current list's `msRQueryGameServers`, framed.
     cached_reply: Option<Bytes>,
-    /// The latest changes, oldest first: the version each made, and what
-    /// it changed, with the entries' sequence numbers as ids.
-    journal: VecDeque<(u64, Changeset)>,
 }
 
 /// How long a follower of the registry gathers its changes into one
@@ -106,30 +100,39 @@ pub async fn next_changes(changes: &mut watch::Receiver<u64>, cancel: &Cancellat
 /// bridge of an embedded master), brought up to date by
 /// [`Registry::catch_up`].
 pub trait RegistryFollower {
-    /// Takes the registry's changes, in its sequence numbers, in order;
-    /// [`Unfollowed`] when they do not fit the list (left as it was), and
-    /// the whole list is needed.
-    fn pass_on(&mut self, changes: Vec<Changeset>) -> Result<(), Unfollowed>;
+    /// Takes what changed in the registry since the list it last took
+    /// (`change`, in the registry's sequence numbers; possibly nothing),
+    /// and `now`, the list it leads to (shared, not copied);
+    /// [`Unfollowed`] when the change does not fit the follower's list
+    /// (left as it was), and the whole list is needed.
+    fn pass_on(&mut self, change: Changeset, now: &Entries) -> Result<(), Unfollowed>;
 
-    /// Takes the registry's whole list, numbered.
-    fn follow(&mut self, whole: Vec<Keyed>);
+    /// Takes the registry's whole list, `now` (the first time, or after
+    /// [`RegistryFollower::pass_on`] refused).
+    fn follow(&mut self, now: &Entries);
 }
 
 impl Registry {
-    /// Brings `follower` from `version` (the registry's version it last
-    /// reached; `None` the first time) to the registry's list now: the
-    /// changes since, or the whole list when the journal no longer reaches
-    /// back or the follower cannot take them. Returns the version reached,
-    /// to pass next time. The one way the registry is followed, by the
-    /// master's feed and by an embedded master's bridge alike.
-    pub fn catch_up(&self, version: Option<u64>, follower: &mut impl RegistryFollower) -> u64 {
-        if let Some((now, changes)) = version.and_then(|v| self.changes_since(v)) {
-            if follower.pass_on(changes).is_ok() {
+    /// Brings `follower` from `seen` (the registry's list it last took;
+    /// `None` the first time) to the registry's list now: what changed
+    /// since, or the whole list the first time or when the follower cannot
+    /// take the change. Returns the list reached, to pass next time (an
+    /// O(1) copy that shares what does not change next). The one way the
+    /// registry is followed, by the master's feed and by an embedded
+    /// master's bridge alike; what changed is found by comparing the two
+    /// lists, which visits only the parts they do not share.
+    pub fn catch_up(
+        &self,
+        seen: Option<&Entries>,
+        follower: &mut impl RegistryFollower,
+    ) -> Entries {
+        let now = self.list();
+        if let Some(seen) = seen {
+            if follower.pass_on(changes_between(seen, &now), &now).is_ok() {
                 return now;
             }
         }
-        let (now, whole) = self.numbered();
-        follower.follow(whole);
+        follower.follow(&now);
         now
     }
 
@@ -162,10 +165,8 @@ impl Registry {
     /// the server it names. `None`: the server's own address.
     pub fn register_by(&self, conn: ConnId, reg: Registration, registrant: Option<IpAddr>) {
         let mut inner = self.lock();
-        let mut change = Changeset::default();
         if let Some(old) = inner.by_conn.remove(&conn) {
             inner.servers.remove(&old);
-            change.remove.push(old);
         }
         let seq = inner.next_seq;
         inner.next_seq += 1;
@@ -176,10 +177,14 @@ impl Registry {
             port: Some(reg.port.get()),
             stats: Stats::default(),
         };
-        change.upsert.push(numbered(seq, &entry));
-        inner.servers.insert(seq, entry);
+        let keyed = Keyed {
+            id: seq,
+            key: None,
+            entry,
+        };
+        inner.servers.insert(seq, Arc::new(keyed));
         inner.by_conn.insert(conn, seq);
-        self.changed(inner, change);
+        self.changed(inner);
     }
 
     /// Replaces the stats of `conn`'s server; false if it has none.
@@ -188,16 +193,13 @@ impl Registry {
         let Some(&seq) = inner.by_conn.get(&conn) else {
             return false;
         };
-        let Some(entry) = inner.servers.get_mut(&seq) else {
+        let Some(held) = inner.servers.get_mut(&seq) else {
             return false;
         };
-        if entry.stats != stats {
-            entry.stats = stats;
-            let change = Changeset {
-                upsert: vec![numbered(seq, entry)],
-                remove: Vec::new(),
-            };
-            self.changed(inner, change);
+        if held.entry.stats != stats {
+            // Copied only while a follower still holds the old one.
+            Arc::make_mut(held).entry.stats = stats;
+            self.changed(inner);
         }
         true
     }
@@ -209,61 +211,24 @@ impl Registry {
             return false;
         };
         inner.servers.remove(&seq);
-        let change = Changeset {
-            upsert: Vec::new(),
-            remove: vec![seq],
-        };
-        self.changed(inner, change);
+        self.changed(inner);
         true
     }
 
-    /// Drops the cached reply, journals `change` and announces the new
-    /// version. The watch is updated while the lock is still held, so
-    /// versions reach watchers in the order the changes happened.
-    fn changed(&self, mut inner: MutexGuard<'_, Inner>, change: Changeset) {
+    /// Drops the cached reply and announces the new version. The watch
+    /// is updated while the lock is still held, so versions reach watchers
+    /// in the order the changes happened.
+    fn changed(&self, mut inner: MutexGuard<'_, Inner>) {
         inner.cached_reply = None;
         inner.version += 1;
-        let version = inner.version;
-        if inner.journal.len() == JOURNAL {
-            inner.journal.pop_front();
-        }
-        inner.journal.push_back((version, change));
-        self.changes.send_replace(version);
+        self.changes.send_replace(inner.version);
     }
 
-    /// What changed after `version`, in order, and the version it leads
-    /// to; `None` when the journal no longer reaches back that far (or
-    /// `version` is not one this registry made): then read
-    /// [`Registry::numbered`]. O(changes), whatever the list's size.
-    pub fn changes_since(&self, version: u64) -> Option<(u64, Vec<Changeset>)> {
-        let inner = self.lock();
-        if version > inner.version {
-            return None;
-        }
-        let missing = usize::try_from(inner.version - version).ok()?;
-        if missing > inner.journal.len() {
-            return None;
-        }
-        let changes = inner
-            .journal
-            .iter()
-            .skip(inner.journal.len() - missing)
-            .map(|(_, c)| c.clone())
-            .collect();
-        Some((inner.version, changes))
-    }
-
-    /// The whole list with its version, each entry numbered with its
-    /// sequence number (the ids [`Registry::changes_since`] uses), in
-    /// registration order.
-    pub fn numbered(&self) -> (u64, Vec<Keyed>) {
-        let inner = self.lock();
-        let list = inner
-            .servers
-            .iter()
-            .map(|(&seq, entry)| numbered(seq, entry))
-            .collect();
-        (inner.version, list)
+    /// The whole list, each entry numbered with its sequence number, in
+    /// registration order: an O(1) copy, which shares with the registry
+    /// every entry that does not change next.
+    pub fn list(&self) -> Entries {
+        self.lock().servers.clone()
     }
 
     /// A receiver woken after every change of the list (it holds the
@@ -280,7 +245,7 @@ impl Registry {
         if let Some(reply) = &inner.cached_reply {
             return reply.clone();
         }
-        let json = query_reply_json(inner.servers.values());
+        let json = query_reply_json(inner.servers.values().map(|k| &k.entry));
         let mut framed = Vec::with_capacity(json.len() + 12);
         encode_frame(&json, &mut framed);
         let reply = Bytes::from(framed);
@@ -290,7 +255,11 @@ impl Registry {
 
     /// The registered servers, in registration order.
     pub fn snapshot(&self) -> Vec<ServerEntry> {
-        self.lock().servers.values().cloned().collect()
+        self.lock()
+            .servers
+            .values()
+            .map(|k| k.entry.clone())
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -305,16 +274,6 @@ impl Registry {
     /// check that viewers share one upstream.
     pub fn queries_answered(&self) -> u64 {
         self.queries.load(Ordering::Relaxed)
-    }
-}
-
-/// An entry with its sequence number as its id (no key: keys are the
-/// bridge's).
-fn numbered(seq: u64, entry: &ServerEntry) -> Keyed {
-    Keyed {
-        id: seq,
-        key: None,
-        entry: entry.clone(),
     }
 }
 
@@ -386,25 +345,43 @@ mod tests {
         assert_eq!(*rx.borrow_and_update(), 1);
         assert!(r.update_stats(1, Stats::default()), "same stats");
         assert!(!rx.has_changed().unwrap(), "no change, no wake-up");
-        let (version, servers) = r.numbered();
-        assert_eq!(version, 1);
-        assert_eq!(servers.len(), 1);
+        assert_eq!(*rx.borrow(), 1);
+        assert_eq!(r.list().len(), 1);
         assert!(r.unregister(1));
         assert_eq!(*rx.borrow_and_update(), 2);
         assert!(!r.unregister(1));
         assert!(!rx.has_changed().unwrap());
-        assert!(r.numbered().1.is_empty());
+        assert!(r.list().is_empty());
+    }
+
+    /// A follower that keeps what it was given.
+    #[derive(Default)]
+    struct Taken {
+        whole: Vec<Vec<u64>>,
+        changes: Vec<Changeset>,
+    }
+
+    impl RegistryFollower for Taken {
+        fn pass_on(&mut self, change: Changeset, _: &Entries) -> Result<(), Unfollowed> {
+            self.changes.push(change);
+            Ok(())
+        }
+
+        fn follow(&mut self, now: &Entries) {
+            self.whole.push(now.keys().copied().collect());
+        }
     }
 
     #[test]
-    fn the_journal_says_what_changed_in_the_registrys_numbers() {
+    fn catching_up_says_what_changed_in_the_registrys_numbers() {
         let r = Registry::new();
         r.register(1, reg("a"));
         r.register(2, reg("b"));
-        let (version, list) = r.numbered();
-        assert_eq!(version, 2);
-        assert_eq!(list.iter().map(|k| k.id).collect::<Vec<_>>(), [1, 2]);
-        assert_eq!(r.changes_since(2), Some((2, vec![])));
+        let mut taken = Taken::default();
+        let seen = r.catch_up(None, &mut taken);
+        assert_eq!(taken.whole, [vec![1, 2]], "the whole list the first time");
+        let seen = r.catch_up(Some(&seen), &mut taken);
+        assert_eq!(taken.changes, [Changeset::default()], "nothing since");
         r.update_stats(
             1,
             Stats {
@@ -413,32 +390,63 @@ mod tests {
             },
         );
         r.register(2, reg("b2"));
-        r.unregister(1);
-        let (now, changes) = r.changes_since(2).unwrap();
-        assert_eq!(now, 5);
-        assert_eq!(changes.len(), 3);
-        assert_eq!(changes[0].upsert[0].id, 1);
-        assert_eq!(changes[0].upsert[0].entry.stats.players.current, 3);
-        assert_eq!(changes[1].remove, [2]);
-        assert_eq!(changes[1].upsert[0].id, 3);
-        assert_eq!(changes[1].upsert[0].entry.name, "b2");
-        assert_eq!(changes[2].remove, [1]);
-        assert_eq!(changes[2].upsert, []);
-        assert_eq!(r.changes_since(6), None, "a version not made yet");
-        for n in 0..JOURNAL as u32 {
-            r.update_stats(
-                2,
-                Stats {
-                    players: Players {
-                        current: n % 7 + 1,
-                        max: 8,
-                    },
-                    ..Stats::default()
-                },
-            );
+        r.update_stats(1, Stats::default());
+        r.update_stats(
+            1,
+            Stats {
+                players: Players { current: 4, max: 8 },
+                ..Stats::default()
+            },
+        );
+        r.register(3, reg("c"));
+        r.unregister(3);
+        let seen = r.catch_up(Some(&seen), &mut taken);
+        let change = &taken.changes[1];
+        // Server 1's newest stats, b's re-registration as number 3 (its
+        // old number removed); c came and went, so it is not there at all.
+        assert_eq!(change.remove, [2]);
+        assert_eq!(
+            change.upsert.iter().map(|k| k.id).collect::<Vec<_>>(),
+            [1, 3]
+        );
+        assert_eq!(change.upsert[0].entry.stats.players.current, 4);
+        assert_eq!(change.upsert[1].entry.name, "b2");
+        assert_eq!(seen.keys().copied().collect::<Vec<_>>(), [1, 3]);
+        // A follower that refuses the change is given the whole list.
+        struct Refusing(Option<Vec<u64>>);
+        impl RegistryFollower for Refusing {
+            fn pass_on(&mut self, _: Changeset, _: &Entries) -> Result<(), Unfollowed> {
+                Err(Unfollowed)
+            }
+            fn follow(&mut self, now: &Entries) {
+                self.0 = Some(now.keys().copied().collect());
+            }
         }
-        assert_eq!(r.changes_since(2), None, "beyond the journal");
-        let (version, _) = r.numbered();
-        assert_eq!(r.changes_since(version - 1).unwrap().1.len(), 1);
+        r.unregister(1);
+        let mut refusing = Refusing(None);
+        r.catch_up(Some(&seen), &mut refusing);
+        assert_eq!(refusing.0, Some(vec![3]));
+    }
+
+    #[test]
+    fn a_followers_copy_keeps_its_entries_while_the_registry_changes() {
+        let r = Registry::new();
+        r.register(1, reg("a"));
+        let held = r.list();
+        r.update_stats(
+            1,
+            Stats {
+                players: Players { current: 5, max: 8 },
+                ..Stats::default()
+            },
+        );
+        assert_eq!(held[&1].entry.stats, Stats::default(), "copied on write");
+        assert_eq!(r.list()[&1].entry.stats.players.current, 5);
+        // Unchanged entries are shared, not copied.
+        r.register(2, reg("b"));
+        let before = r.list();
+        r.update_stats(2, Stats::default());
+        r.register(3, reg("c"));
+        assert!(Arc::ptr_eq(&before[&1], &r.list()[&1]));
     }
 }

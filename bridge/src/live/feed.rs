@@ -13,8 +13,8 @@ use bytes::Bytes;
 use protocol::{
     bridge::names,
     delta::{
-        delta_json, snapshot_json, Changeset, Encoder, Keyed, ListEntries, ListPublisher,
-        PublishedList, Resume, Sending, Unfollowed,
+        delta_json, snapshot_json, Changeset, Encoder, Keyed, KeyedList, ListEntries,
+        ListPublisher, PublishedList, Resume, Sending, Unfollowed,
     },
     message::query_reply_text,
     ServerEntry,
@@ -183,6 +183,7 @@ fn brotli(data: &[u8]) -> Bytes {
 /// master connections, the embedded master and the master's feed).
 #[derive(Debug)]
 pub struct Feed {
+    list: KeyedList,
     publisher: ListPublisher<Visibility>,
     keys: Keys,
 }
@@ -192,6 +193,7 @@ impl Feed {
     /// balancer must not share one) whose entries carry `keys`' keys.
     pub fn new(epoch: impl Into<Arc<str>>, visibility: Visibility, keys: Keys) -> Self {
         Self {
+            list: KeyedList::new(),
             publisher: ListPublisher::new(epoch, DELTA_RING, visibility),
             keys,
         }
@@ -202,9 +204,8 @@ impl Feed {
     /// the last one (the first list is published even when empty).
     pub fn publish(&mut self, servers: Vec<ServerEntry>) -> Option<Arc<FeedState>> {
         let keys = &self.keys;
-        self.publisher
-            .update(servers, |e| Some(keys.key(e)))
-            .map(FeedState::new)
+        let change = self.list.update_keyed(servers, |e| Some(keys.key(e)));
+        self.publish_change(change)
     }
 
     /// Takes a source's changes (the embedded registry's, the master's
@@ -218,16 +219,23 @@ impl Feed {
         changes: Vec<Changeset>,
     ) -> Result<Option<Arc<FeedState>>, Unfollowed> {
         let keys = &self.keys;
-        let published = self.publisher.pass_on(changes, |e| Some(keys.key(e)))?;
-        Ok(published.map(FeedState::new))
+        let change = self.list.pass_on(changes, |e| Some(keys.key(e)))?;
+        Ok(self.publish_change(change))
     }
 
     /// Takes a source's whole list, numbered by the source (its ids): its
     /// changes are passed on from now on ([`Feed::pass_on`]).
     pub fn follow(&mut self, whole: Vec<Keyed>) -> Option<Arc<FeedState>> {
         let keys = &self.keys;
+        let change = self.list.follow(whole, |e| Some(keys.key(e)));
+        self.publish_change(change)
+    }
+
+    /// Publishes the list as it now stands after `change` (`None`: nothing
+    /// changed, published only the first time).
+    fn publish_change(&mut self, change: Option<Changeset>) -> Option<Arc<FeedState>> {
         self.publisher
-            .follow(whole, |e| Some(keys.key(e)))
+            .publish(self.list.shared(), change)
             .map(FeedState::new)
     }
 }

@@ -1,6 +1,8 @@
-//! The feed's list: the registry's changes passed on as they happen
-//! ([`Registry::changes_since`], numbered by a [`ListPublisher`]: no diff of
-//! the whole list), each change encoded once as a framed `bridgeDelta` for
+//! The feed's list: the registry's own list, published as it is (its
+//! sequence numbers are the feed's ids, its entries are shared, not
+//! copied), with what changed since the last one found by
+//! [`Registry::catch_up`] (only the parts of the list that changed are
+//! visited), each change encoded once as a framed `bridgeDelta` for
 //! every subscriber, the newest deltas kept in a ring for subscribers that
 //! reconnect or fall behind, all published on one `watch` (a subscriber
 //! only ever reads the newest state, never a queue). Entries are written
@@ -12,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::Bytes;
 use protocol::{
     delta::{
-        delta_json, snapshot_json, Changeset, Encoder, Keyed, ListEntries, ListPublisher,
+        delta_json, snapshot_json, Changeset, Encoder, Entries, ListEntries, ListPublisher,
         PublishedList, Unfollowed,
     },
     frame::frame,
@@ -57,13 +59,13 @@ pub fn frames<'a>(sending: &Sending<'a>) -> Vec<&'a Bytes> {
     }
 }
 
-/// The numbering and the registry's version it has reached, changed under
+/// The publisher and the registry's list it last published, changed under
 /// one lock so lists are published in the order the registry had them.
 #[derive(Debug)]
 struct Numbering {
     publisher: ListPublisher<Frames>,
-    /// The registry's version of the list last numbered (`None`: none yet).
-    version: Option<u64>,
+    /// The registry's list last published (`None`: none yet).
+    seen: Option<Entries>,
 }
 
 /// The feed's shared state: the registry it reads and the `watch` every
@@ -84,7 +86,7 @@ impl FeedPublisher {
             registry,
             numbering: Mutex::new(Numbering {
                 publisher,
-                version: None,
+                seen: None,
             }),
             tx: watch::Sender::new(initial),
         }
@@ -114,20 +116,18 @@ impl FeedPublisher {
         self.tx.borrow().clone()
     }
 
-    /// Takes the registry's changes since the list last numbered and
-    /// publishes them if they changed it (the first list is published even
-    /// when empty). The whole list is read only the first time and when the
-    /// registry's journal no longer reaches back (the feed was not
-    /// followed for long). The registry is read under the feed's lock, so
-    /// two refreshes cannot publish out of order.
+    /// Takes what changed in the registry since the list last published
+    /// and publishes it if anything did (the first list is published even
+    /// when empty). The registry is read under the feed's lock, so two
+    /// refreshes cannot publish out of order.
     pub fn refresh(&self) {
         let mut numbering = self.lock();
-        let Numbering { publisher, version } = &mut *numbering;
+        let Numbering { publisher, seen } = &mut *numbering;
         let mut taking = Taking {
             publisher,
             published: None,
         };
-        *version = Some(self.registry.catch_up(*version, &mut taking));
+        *seen = Some(self.registry.catch_up(seen.as_ref(), &mut taking));
         if let Some(state) = taking.published {
             // Sent under the lock: subscribers see lists in numbering order.
             self.tx.send_replace(state);
@@ -135,21 +135,25 @@ impl FeedPublisher {
     }
 }
 
-/// The feed's numbering as the registry's follower, keeping the list it
-/// publishes (none when nothing changed).
+/// The feed's publisher as the registry's follower, keeping the list it
+/// publishes (none when nothing changed). It publishes the registry's list
+/// itself, so every change fits: it never refuses one.
 struct Taking<'a> {
     publisher: &'a mut ListPublisher<Frames>,
     published: Option<Arc<FeedList>>,
 }
 
 impl RegistryFollower for Taking<'_> {
-    fn pass_on(&mut self, changes: Vec<Changeset>) -> Result<(), Unfollowed> {
-        self.published = self.publisher.pass_on(changes, |_| None)?;
+    fn pass_on(&mut self, change: Changeset, now: &Entries) -> Result<(), Unfollowed> {
+        let change = (!change.is_empty()).then_some(change);
+        self.published = self.publisher.publish(now.clone(), change);
         Ok(())
     }
 
-    fn follow(&mut self, whole: Vec<Keyed>) {
-        self.published = self.publisher.follow(whole, |_| None);
+    /// Only the first time (a pass-on is never refused): the first list is
+    /// published whole.
+    fn follow(&mut self, now: &Entries) {
+        self.published = self.publisher.publish(now.clone(), None);
     }
 }
 
@@ -270,7 +274,7 @@ mod tests {
     /// sequence numbers.
     fn ids_and_seqs(list: &Option<ClientList>, registry: &Registry) -> (Vec<u64>, Vec<u64>) {
         let ids = list.as_ref().unwrap().iter().map(|(id, _)| id).collect();
-        let seqs = registry.numbered().1.iter().map(|k| k.id).collect();
+        let seqs = registry.list().keys().copied().collect();
         (ids, seqs)
     }
 
@@ -304,8 +308,9 @@ mod tests {
         let (ids, seqs) = ids_and_seqs(&list, &registry);
         assert_eq!(ids, [3, 4, 5]);
         assert_eq!(ids, seqs);
-        // Beyond the journal: the whole list again, still the same numbers.
-        for n in 0..=crate::registry::JOURNAL as u32 {
+        // Thousands of changes between two refreshes: one delta, and a new
+        // subscriber's whole list, still in the same numbers.
+        for n in 0..=4096 {
             let stats = protocol::Stats {
                 players: protocol::Players {
                     current: n % 2,

@@ -60,10 +60,12 @@ pub fn same_server(a: &ServerEntry, b: &ServerEntry) -> bool {
 #[error("the change does not follow the list's numbering; the whole list is needed")]
 pub struct Unfollowed;
 
-/// The list's entries by id. Ids rise in list order, so the map's order
+/// A list's entries by id. Ids rise in list order, so the map's order
 /// is the list's; persistent, so a published list is an O(1) copy of the
-/// one that changes next.
-pub(super) type Entries = imbl::OrdMap<u64, Arc<Keyed>>;
+/// one that changes next, and two copies are compared by what they do not
+/// share ([`super::changes_between`]). The registry holds its list as one,
+/// and the master's feed publishes that list itself.
+pub type Entries = imbl::OrdMap<u64, Arc<Keyed>>;
 
 /// Which of our ids each of a source's ids has, while the list follows a
 /// source that numbers its own list (the registry, a master's feed).
@@ -138,8 +140,9 @@ impl KeyedList {
         self.entries.is_empty()
     }
 
-    /// The current entries, shared (an O(1) copy).
-    pub(super) fn shared(&self) -> Entries {
+    /// The current entries, shared (an O(1) copy): what a
+    /// [`super::ListPublisher`] publishes.
+    pub fn shared(&self) -> Entries {
         self.entries.clone()
     }
 

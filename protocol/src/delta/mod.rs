@@ -28,8 +28,8 @@ pub use client::{ApplyError, Changes, ClientList, ListItem};
 pub use followed::{
     FollowError, FollowedList, ID_AND_KEY_BYTES, LIST_OVERHEAD_BYTES, MAX_EPOCH_BYTES,
 };
-pub use keyed_list::{same_server, Changeset, KeyedList, Unfollowed};
-pub use published::{Encoder, ListChange, ListPublisher, PublishedList, Sending};
+pub use keyed_list::{same_server, Changeset, Entries, KeyedList, Unfollowed};
+pub use published::{changes_between, Encoder, ListChange, ListPublisher, PublishedList, Sending};
 pub use ring::{CatchUp, DeltaRing};
 pub use subscribe::{Resume, Subscribe, SubscribeError};
 #[cfg(feature = "openapi")]

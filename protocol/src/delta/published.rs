@@ -7,11 +7,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::{
-    keyed_list::Entries, CatchUp, Changeset, DeltaRing, Keyed, KeyedList, ListEntries, Published,
-    Resume, Unfollowed,
-};
-use crate::{message::ServerEntry, ServerKey};
+use super::{CatchUp, Changeset, DeltaRing, Entries, Keyed, ListEntries, Published, Resume};
+use crate::message::ServerEntry;
 
 /// How a publisher writes its list's messages: the master frames them for
 /// TCP with registrants, the bridge writes them in an admin's and a
@@ -29,7 +26,7 @@ pub trait Encoder {
 
 /// One published list: immutable, shared by every follower; the next
 /// change publishes a new one (an O(1) copy of the entries, see
-/// [`KeyedList`]).
+/// [`Entries`]).
 #[derive(Debug)]
 pub struct PublishedList<E: Encoder> {
     epoch: Arc<str>,
@@ -182,15 +179,32 @@ impl<E: Encoder> PublishedList<E> {
     }
 }
 
-/// The publishing side: the numbered list, the ring of recent deltas and
-/// the encoder. Each change is taken as a whole list (matched against the
-/// last one) or as the source's own changes (passed on), and published as
-/// one [`PublishedList`].
+/// What changed from `older` to `newer`, two copies of one list (the
+/// registry's, in its sequence numbers): the entries added or changed, in
+/// id order, and the ids removed. The copies share every part of the list
+/// that did not change, and only the rest is visited: O(change · log n).
+pub fn changes_between(older: &Entries, newer: &Entries) -> Changeset {
+    let mut change = Changeset::default();
+    for item in older.diff(newer) {
+        match item {
+            imbl::ordmap::DiffItem::Add(_, new)
+            | imbl::ordmap::DiffItem::Update { new: (_, new), .. } => {
+                change.upsert.push(Keyed::clone(new));
+            }
+            imbl::ordmap::DiffItem::Remove(&id, _) => change.remove.push(id),
+        }
+    }
+    change
+}
+
+/// The publishing side: the ring of recent deltas and the encoder. Each
+/// change of a list, numbered by its owner (the bridge's [`super::KeyedList`],
+/// the registry itself for the master's feed), is published with the list
+/// it leads to as one [`PublishedList`].
 #[derive(Debug)]
 pub struct ListPublisher<E: Encoder> {
     epoch: Arc<str>,
     encoder: E,
-    list: KeyedList,
     ring: DeltaRing<E::Delta>,
 }
 
@@ -202,13 +216,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
             ring: DeltaRing::new(&*epoch, ring),
             epoch,
             encoder,
-            list: KeyedList::new(),
         }
-    }
-
-    /// The list as it stands (the last one published, or empty).
-    pub fn list(&self) -> &KeyedList {
-        &self.list
     }
 
     /// The newest `seq` published (0: none yet).
@@ -229,49 +237,15 @@ impl<E: Encoder + Clone> ListPublisher<E> {
         })
     }
 
-    /// Publishes a whole list (see [`KeyedList::update_keyed`]); `None`
-    /// when nothing changed since the last one (the first list is
-    /// published even when empty).
-    pub fn update(
+    /// Publishes `entries`, the list `change` led to: encodes the change
+    /// once and makes the list that includes it. `None` when nothing
+    /// changed (`change` is `None`), but the first list is always
+    /// published, even when empty.
+    pub fn publish(
         &mut self,
-        servers: Vec<ServerEntry>,
-        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
+        entries: Entries,
+        change: Option<Changeset>,
     ) -> Option<Arc<PublishedList<E>>> {
-        let change = self.list.update_keyed(servers, key);
-        self.publish(change)
-    }
-
-    /// Publishes a whole list numbered by its source (see
-    /// [`KeyedList::follow`]): its changes can be passed on from now on.
-    pub fn follow(
-        &mut self,
-        servers: impl IntoIterator<Item = Keyed>,
-        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
-    ) -> Option<Arc<PublishedList<E>>> {
-        let change = self.list.follow(servers, key);
-        self.publish(change)
-    }
-
-    /// Publishes the source's changes (see [`KeyedList::pass_on`]); `Ok(None)`
-    /// when they changed nothing; [`Unfollowed`] when the source's whole
-    /// list is needed ([`ListPublisher::follow`]).
-    pub fn pass_on(
-        &mut self,
-        changes: impl IntoIterator<Item = Changeset>,
-        key: impl Fn(&ServerEntry) -> Option<ServerKey>,
-    ) -> Result<Option<Arc<PublishedList<E>>>, Unfollowed> {
-        let change = self.list.pass_on(changes, key)?;
-        Ok(self.publish(change))
-    }
-
-    /// Whether [`ListPublisher::pass_on`] can take the source's changes.
-    pub fn follows(&self) -> bool {
-        self.list.follows()
-    }
-
-    /// Numbers and encodes `change` (the first list always), and makes the
-    /// list that includes it.
-    fn publish(&mut self, change: Option<Changeset>) -> Option<Arc<PublishedList<E>>> {
         let first = self.ring.seq() == 0;
         if change.is_none() && !first {
             return None;
@@ -284,7 +258,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
             epoch: self.epoch.clone(),
             seq,
             encoder: self.encoder.clone(),
-            entries: self.list.shared(),
+            entries,
             ring: self.ring.clone(),
             snapshot: OnceLock::new(),
             confirm: OnceLock::new(),

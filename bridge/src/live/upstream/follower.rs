@@ -1,13 +1,15 @@
 //! The list from a master running in this process: every change of its
 //! registry is published as it happens, no polling. The registry says what
-//! changed ([`master::Registry::catch_up`]) and the change is passed on
-//! as it is; the whole list is read only the first time and when the
-//! registry's journal no longer reaches back.
+//! changed since the list this follower last took
+//! ([`master::Registry::catch_up`], which visits only what changed) and
+//! the change is passed on as it is; the whole list is read only the first
+//! time and when the bridge's list no longer follows the registry's
+//! numbers.
 
 use std::sync::Arc;
 
 use master::registry::{next_changes, RegistryFollower};
-use protocol::delta::{Changeset, Keyed, Unfollowed};
+use protocol::delta::{Changeset, Entries, Keyed, Unfollowed};
 use tokio_util::sync::CancellationToken;
 
 use super::Upstream;
@@ -33,10 +35,10 @@ impl Follower {
         let Self { upstream, registry } = self;
         let mut changes = registry.changes();
         upstream.set_up();
-        let mut version = None;
+        let mut seen = None;
         loop {
             changes.borrow_and_update();
-            version = Some(registry.catch_up(version, &mut Taking(&upstream)));
+            seen = Some(registry.catch_up(seen.as_ref(), &mut Taking(&upstream)));
             if !next_changes(&mut changes, &cancel).await {
                 return;
             }
@@ -48,11 +50,12 @@ impl Follower {
 struct Taking<'a>(&'a Upstream);
 
 impl RegistryFollower for Taking<'_> {
-    fn pass_on(&mut self, changes: Vec<Changeset>) -> Result<(), Unfollowed> {
-        self.0.pass_on(changes, None)
+    fn pass_on(&mut self, change: Changeset, _: &Entries) -> Result<(), Unfollowed> {
+        self.0.pass_on(vec![change], None)
     }
 
-    fn follow(&mut self, whole: Vec<Keyed>) {
-        self.0.follow(whole, None);
+    fn follow(&mut self, now: &Entries) {
+        self.0
+            .follow(now.values().map(|k| Keyed::clone(k)).collect(), None);
     }
 }
