@@ -5,7 +5,7 @@
 //! (the follower's bound on one list read whole), the epoch is short, and
 //! a snapshot in any order is taken in O(n log n).
 
-use super::{ApplyError, ClientList, Delta, DeltaMessage, Keyed, Resume, Snapshot};
+use super::{ApplyError, Changeset, ClientList, Delta, DeltaMessage, Keyed, Resume, Snapshot};
 use crate::{entry::Addresses, json::json_len, message::ServerEntry, validate::ValidationError};
 
 /// Longest epoch a follower takes. The contract leaves an epoch's length
@@ -63,23 +63,38 @@ pub struct FollowedList {
     max_bytes: usize,
 }
 
+/// What one message did to a followed list: what its follower passes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Taken {
+    /// A snapshot: it replaced the list.
+    Snapshot,
+    /// A delta, and what it changed, in the sender's ids, moved out of the
+    /// message (`None`: a heartbeat, or a delta that changed nothing).
+    Delta(Option<Changeset>),
+}
+
 impl FollowedList {
     /// Takes one list message into `held`: a snapshot replaces the list, a
-    /// delta applies to it. Returns whether the list changed. After an
-    /// error `held` is `None`: the follower's list no longer matches the
-    /// sender's, and only a snapshot can bring it back.
+    /// delta applies to it. After an error `held` is `None`: the
+    /// follower's list no longer matches the sender's, and only a snapshot
+    /// can bring it back.
     pub fn take(
         held: &mut Option<Self>,
         message: DeltaMessage,
         max_bytes: usize,
-    ) -> Result<bool, FollowError> {
+    ) -> Result<Taken, FollowError> {
         let taken = match message {
             DeltaMessage::Snapshot(snapshot) => Self::from_snapshot(snapshot, max_bytes).map(|l| {
                 *held = Some(l);
-                true
+                Taken::Snapshot
             }),
             DeltaMessage::Delta(delta) => match held.as_mut() {
-                Some(list) => list.apply(&delta),
+                Some(list) => list.apply(&delta).map(|changed| {
+                    Taken::Delta(changed.then_some(Changeset {
+                        upsert: delta.upsert,
+                        remove: delta.remove,
+                    }))
+                }),
                 None => Err(FollowError::DeltaFirst),
             },
         };

@@ -26,7 +26,7 @@ pub mod names {
 
 pub use client::{ApplyError, Changes, ClientList, ListItem};
 pub use followed::{
-    FollowError, FollowedList, ID_AND_KEY_BYTES, LIST_OVERHEAD_BYTES, MAX_EPOCH_BYTES,
+    FollowError, FollowedList, Taken, ID_AND_KEY_BYTES, LIST_OVERHEAD_BYTES, MAX_EPOCH_BYTES,
 };
 pub use keyed_list::{same_server, Changeset, Entries, KeyedList, Unfollowed};
 pub use published::{changes_between, Encoder, ListChange, ListPublisher, PublishedList, Sending};

@@ -454,12 +454,14 @@ fn a_followed_list_takes_valid_entries_only_and_is_dropped_at_the_first_invalid_
     );
     assert!(held.is_none());
 
-    assert!(FollowedList::take(
-        &mut held,
-        snapshot(vec![keyed(1, entry("ok", 2, 0))]),
-        1 << 20
-    )
-    .unwrap());
+    assert_eq!(
+        FollowedList::take(
+            &mut held,
+            snapshot(vec![keyed(1, entry("ok", 2, 0))]),
+            1 << 20
+        ),
+        Ok(Taken::Snapshot)
+    );
     let mut bad_port = entry("p", 1, 0);
     bad_port.port = Some(crate::MASTER_PORT);
     let mut bad_max = entry("m", 1, 0);

@@ -20,7 +20,7 @@ mod subscriber;
 
 pub use follower::Follower;
 pub use poller::Poller;
-pub use subscriber::{take_message, take_message_within, Subscriber, Taken};
+pub use subscriber::{take_message, take_message_within, Subscriber};
 
 use std::{
     sync::{
@@ -35,7 +35,7 @@ use master::feed::FeedToken;
 use protocol::{
     bridge::MasterState,
     codec::FrameCodec,
-    delta::{Changeset, Keyed, Unfollowed},
+    delta::{Changeset, Keyed, Taken, Unfollowed},
     ServerList,
 };
 use tokio::{net::TcpStream, sync::watch, time::Instant};
@@ -189,12 +189,11 @@ impl Upstream {
     }
 
     /// Counts one message from the feed (`/metrics`).
-    fn count_feed(&self, taken: &subscriber::Taken) {
+    fn count_feed(&self, taken: &Taken) {
         let counter = match taken {
-            subscriber::Taken::Snapshot => &self.metrics.master_feed_snapshots,
-            subscriber::Taken::Delta(Some(_)) => &self.metrics.master_feed_deltas,
-            subscriber::Taken::Delta(None) => &self.metrics.master_feed_quiet,
-            subscriber::Taken::Other => return,
+            Taken::Snapshot => &self.metrics.master_feed_snapshots,
+            Taken::Delta(Some(_)) => &self.metrics.master_feed_deltas,
+            Taken::Delta(None) => &self.metrics.master_feed_quiet,
         };
         counter.fetch_add(1, Relaxed);
     }

@@ -25,7 +25,7 @@ use futures_util::{FutureExt, SinkExt, StreamExt};
 use master::{logtext::cut, throttled};
 use protocol::{
     codec::{Frame, FrameCodec},
-    delta::{Changeset, DeltaMessage, FollowedList},
+    delta::{Changeset, DeltaMessage, FollowedList, Taken},
     feed::{self, FeedRefusal, FeedSubscribe},
 };
 use tokio::{net::TcpStream, time::Instant};
@@ -288,7 +288,9 @@ fn apply(
     list: &mut Option<FollowedList>,
     batch: &mut Batch,
 ) -> Result<(), FeedError> {
-    let taken = take_message(json, list)?;
+    let Some(taken) = take_message(json, list)? else {
+        return Ok(());
+    };
     upstream.count_feed(&taken);
     match taken {
         Taken::Snapshot => {
@@ -296,29 +298,21 @@ fn apply(
             batch.changes.clear();
         }
         Taken::Delta(Some(change)) => batch.changes.push(change),
-        Taken::Delta(None) | Taken::Other => {}
+        Taken::Delta(None) => {}
     }
     Ok(())
-}
-
-/// What one message of a master's change feed was.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Taken {
-    /// A snapshot: it replaced the list.
-    Snapshot,
-    /// A delta, and what it changed, in the master's ids (`None`: a
-    /// heartbeat, or a delta that changed nothing).
-    Delta(Option<Changeset>),
-    /// A message of another command: ignored (a later master may send more).
-    Other,
 }
 
 /// Takes one message (JSON, unframed) of a master's change feed into
 /// `list`, as the bridge does with every message its feed sends: each
 /// entry checked against the master protocol's rules, the list bounded by
-/// [`MAX_MASTER_REPLY`] like a polled reply. After an error the list is
-/// `None` when it no longer matches the master's.
-pub fn take_message(json: &[u8], list: &mut Option<FollowedList>) -> Result<Taken, FeedError> {
+/// [`MAX_MASTER_REPLY`] like a polled reply. `None`: a message of another
+/// command, ignored (a later master may send more). After an error the
+/// list is `None` when it no longer matches the master's.
+pub fn take_message(
+    json: &[u8],
+    list: &mut Option<FollowedList>,
+) -> Result<Option<Taken>, FeedError> {
     take_message_within(json, list, MAX_MASTER_REPLY)
 }
 
@@ -328,31 +322,16 @@ pub fn take_message_within(
     json: &[u8],
     list: &mut Option<FollowedList>,
     max_bytes: usize,
-) -> Result<Taken, FeedError> {
+) -> Result<Option<Taken>, FeedError> {
     let text = std::str::from_utf8(json).map_err(|_| FeedError::Unreadable)?;
     let Some(command) = command(text) else {
         return Err(FeedError::Unreadable);
     };
     match DeltaMessage::from_frame(&command, text) {
-        Some(Ok(message)) => {
-            // What a delta changes, kept to be passed on once it is taken
-            // (a copy of its entries: O(change)).
-            let change = match &message {
-                DeltaMessage::Snapshot(_) => None,
-                DeltaMessage::Delta(d) => Some(Changeset {
-                    upsert: d.upsert.clone(),
-                    remove: d.remove.clone(),
-                }),
-            };
-            let changed = FollowedList::take(list, message, max_bytes)?;
-            Ok(match change {
-                None => Taken::Snapshot,
-                Some(change) => Taken::Delta(changed.then_some(change)),
-            })
-        }
+        Some(Ok(message)) => Ok(Some(FollowedList::take(list, message, max_bytes)?)),
         Some(Err(_)) => Err(FeedError::Unreadable),
         None if command == feed::names::REFUSED => Err(refusal(json)),
-        None => Ok(Taken::Other),
+        None => Ok(None),
     }
 }
 
