@@ -6,7 +6,7 @@
 use std::{cmp::Ordering, rc::Rc};
 
 use protocol::{
-    delta::{Keyed, ListItem},
+    delta::{EntryItem, Keyed, ListItem},
     join::JoinTemplate,
     GameplayMode, ServerEntry, ServerKey,
 };
@@ -72,7 +72,9 @@ impl ListItem for Row {
     fn id(&self) -> u64 {
         self.id
     }
+}
 
+impl EntryItem for Row {
     fn entry(&self) -> &ServerEntry {
         &self.entry
     }

@@ -19,13 +19,20 @@ pub enum ApplyError {
 }
 
 /// What a [`ClientList`] keeps of each entry: the [`Keyed`] entry itself,
-/// or what a client makes of it once per change (a page keeps its rows
-/// there, so the list and the rows it shows are one store).
+/// what a client makes of it once per change (a page keeps its rows
+/// there, so the list and the rows it shows are one store), or only what
+/// a follower needs of it (its id and size).
 pub trait ListItem: Clone {
     /// The item for `keyed`; `old` is the item the list held for its id
     /// before, if any, so what did not change can be kept.
     fn from_keyed(keyed: Keyed, old: Option<&Self>) -> Self;
     fn id(&self) -> u64;
+}
+
+/// An item that keeps its entry, so the list can be read as entries: a
+/// trait of its own because a list that only checks the deltas it
+/// follows keeps no entries at all.
+pub trait EntryItem: ListItem {
     fn entry(&self) -> &ServerEntry;
 }
 
@@ -37,7 +44,9 @@ impl ListItem for Keyed {
     fn id(&self) -> u64 {
         self.id
     }
+}
 
+impl EntryItem for Keyed {
     fn entry(&self) -> &ServerEntry {
         &self.entry
     }
@@ -84,26 +93,24 @@ impl ClientList {
 impl<T: ListItem> ClientList<T> {
     /// The list of `snapshot`, each entry kept as a `T`.
     pub fn from_snapshot_as(snapshot: Snapshot) -> Self {
-        // The bridge sends them in id order; any other order still gives a
-        // sorted list in O(n log n) (a sender in descending order must not
-        // cost a quadratic insert), and a repeated id keeps its last entry:
-        // reversed, the last comes first, the stable sort keeps it first,
-        // and `dedup` keeps the first. A run in either order sorts in O(n).
-        let mut servers = snapshot.servers;
-        servers.reverse();
-        servers.sort_by_key(|k| k.id);
-        servers.dedup_by_key(|k| k.id);
         // Kept as read (`T` = `Keyed`), the items take the snapshot's own
-        // memory, and only as much of it as they need: a list read from
-        // the wire grew by doubling.
-        let mut items: Vec<T> = servers
+        // memory.
+        let items = in_id_order(snapshot.servers)
             .into_iter()
             .map(|k| T::from_keyed(k, None))
             .collect();
+        Self::from_items(snapshot.epoch, snapshot.seq, items)
+    }
+
+    /// The list at `epoch` and `seq` of `items`, which are in id order
+    /// with each id once (as [`in_id_order`] leaves a snapshot's entries).
+    pub(super) fn from_items(epoch: String, seq: u64, mut items: Vec<T>) -> Self {
+        // Only as much memory as the items need: a list read from the wire
+        // grew by doubling.
         items.shrink_to_fit();
         Self {
-            epoch: snapshot.epoch,
-            seq: snapshot.seq,
+            epoch,
+            seq,
             max_id: items.last().map_or(0, T::id),
             items,
         }
@@ -125,11 +132,6 @@ impl<T: ListItem> ClientList<T> {
         }
     }
 
-    /// The entries in list order, with their ids.
-    pub fn iter(&self) -> impl Iterator<Item = (u64, &ServerEntry)> {
-        self.items.iter().map(|item| (item.id(), item.entry()))
-    }
-
     /// The items in list order (= id order).
     pub fn items(&self) -> &[T] {
         &self.items
@@ -139,8 +141,9 @@ impl<T: ListItem> ClientList<T> {
         self.items.binary_search_by_key(&id, T::id)
     }
 
-    pub fn get(&self, id: u64) -> Option<&ServerEntry> {
-        self.position(id).ok().map(|i| self.items[i].entry())
+    /// The item with `id`, if the list holds it.
+    pub fn item(&self, id: u64) -> Option<&T> {
+        self.position(id).ok().map(|i| &self.items[i])
     }
 
     pub fn len(&self) -> usize {
@@ -149,11 +152,6 @@ impl<T: ListItem> ClientList<T> {
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
-    }
-
-    /// The entries as the master lists them.
-    pub fn servers(&self) -> Vec<ServerEntry> {
-        self.items.iter().map(|item| item.entry().clone()).collect()
     }
 
     /// Applies `delta`, all or nothing. An empty delta whose `prev` and
@@ -262,6 +260,35 @@ impl<T: ListItem> ClientList<T> {
         self.max_id = max_id;
         self.seq = delta.seq;
         Ok(Changes { out, put })
+    }
+}
+
+/// A snapshot's entries as a list holds them: in id order, a repeated id
+/// kept once, with its last entry. The bridge sends them in id order; any
+/// other order still takes O(n log n) (a sender in descending order must
+/// not cost a quadratic insert): reversed, the last of a repeated id comes
+/// first, the stable sort keeps it first, and `dedup` keeps the first. A
+/// run in either order sorts in O(n).
+pub(super) fn in_id_order(mut servers: Vec<Keyed>) -> Vec<Keyed> {
+    servers.reverse();
+    servers.sort_by_key(|k| k.id);
+    servers.dedup_by_key(|k| k.id);
+    servers
+}
+
+impl<T: EntryItem> ClientList<T> {
+    /// The entries in list order, with their ids.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &ServerEntry)> {
+        self.items.iter().map(|item| (item.id(), item.entry()))
+    }
+
+    pub fn get(&self, id: u64) -> Option<&ServerEntry> {
+        self.item(id).map(T::entry)
+    }
+
+    /// The entries as the master lists them.
+    pub fn servers(&self) -> Vec<ServerEntry> {
+        self.items.iter().map(|item| item.entry().clone()).collect()
     }
 }
 

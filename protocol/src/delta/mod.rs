@@ -24,7 +24,7 @@ pub mod names {
     pub const DELTA: &str = "bridgeDelta";
 }
 
-pub use client::{ApplyError, Changes, ClientList, ListItem};
+pub use client::{ApplyError, Changes, ClientList, EntryItem, ListItem};
 pub use followed::{
     FollowError, FollowedList, Taken, ID_AND_KEY_BYTES, LIST_OVERHEAD_BYTES, MAX_EPOCH_BYTES,
 };

@@ -361,7 +361,9 @@ impl ListItem for Counted {
     fn id(&self) -> u64 {
         self.id
     }
+}
 
+impl EntryItem for Counted {
     fn entry(&self) -> &ServerEntry {
         &self.entry
     }
