@@ -86,6 +86,8 @@ pub enum FeedError {
     Discarded,
     #[error("the feed's list was not taken: {0}")]
     Follow(#[from] protocol::delta::FollowError),
+    #[error("the feed's changes do not follow the bridge's list; a snapshot is needed")]
+    Unfollowed(#[from] protocol::delta::Unfollowed),
 }
 
 impl FeedError {
@@ -96,14 +98,19 @@ impl FeedError {
     }
 
     /// Whether the feed sent what a feed must not (a list that breaks a
-    /// rule or does not apply, an unreadable or oversized message): the
-    /// list held is no longer the master's, and the feed is tried again
-    /// only after the backoff, never at once, or a misbehaving master
-    /// makes a busy loop of reconnects and snapshots.
+    /// rule or does not apply, an unreadable or oversized message) or
+    /// changes the bridge's list cannot take: the list held is no longer
+    /// the master's, and the feed is tried again only after the backoff,
+    /// never at once, or a misbehaving master makes a busy loop of
+    /// reconnects and snapshots.
     pub fn is_misbehaviour(&self) -> bool {
         matches!(
             self,
-            Self::Follow(_) | Self::Unreadable | Self::Discarded | Self::NotAFeed
+            Self::Follow(_)
+                | Self::Unfollowed(_)
+                | Self::Unreadable
+                | Self::Discarded
+                | Self::NotAFeed
         )
     }
 }

@@ -3,11 +3,16 @@
 //! bad addresses and ports, player limits out of range), long epochs and
 //! plain garbage, through the bridge's own apply
 //! ([`bridge::live::upstream::take_message_within`]) under a small byte bound.
+//! The followed list keeps no entries, so a client's list of the messages
+//! it took is kept beside it, and its entries are checked.
 
 use arbitrary::{Arbitrary, Unstructured};
 use bridge::live::upstream::take_message_within;
 use protocol::{
-    delta::{snapshot_json, FollowedList, Keyed, MAX_EPOCH_BYTES},
+    delta::{
+        names, snapshot_json, ClientList, DeltaMessage, FollowedList, Keyed, Snapshot, Taken,
+        MAX_EPOCH_BYTES,
+    },
     Addresses, ServerKey,
 };
 
@@ -137,18 +142,23 @@ impl Message {
     }
 }
 
-/// The bounds a list held must keep: its size as served whole (written
-/// with the widest ids and keys) within `max`, every entry valid, ids
-/// unique and rising, a short epoch.
-fn check(list: &FollowedList, max: usize) {
+/// The bounds a list held must keep, with `model` the entries it counts
+/// (a client's list of the same messages): its size as served whole
+/// (written with the widest ids and keys) within `max`, every entry
+/// valid, ids unique and rising, a short epoch, and the model's length,
+/// epoch and `seq`.
+fn check(list: &FollowedList, model: &ClientList, max: usize) {
     assert!(list.bytes() <= max, "{} > {max}", list.bytes());
     assert!(list.epoch().len() <= MAX_EPOCH_BYTES);
-    let widest: Vec<Keyed> = list
+    assert_eq!(list.len(), model.len());
+    assert_eq!(list.epoch(), model.epoch());
+    assert_eq!(list.seq(), model.seq());
+    let widest: Vec<Keyed> = model
         .iter()
-        .map(|k| Keyed {
+        .map(|(_, entry)| Keyed {
             id: u64::MAX,
             key: Some(ServerKey(u64::MAX)),
-            entry: k.entry.clone(),
+            entry: entry.clone(),
         })
         .collect();
     let served = snapshot_json(list.epoch(), u64::MAX, &widest, Addresses::Shown).len();
@@ -158,10 +168,33 @@ fn check(list: &FollowedList, max: usize) {
         list.bytes()
     );
     let mut last = None;
-    for k in list.iter() {
-        assert!(k.entry.validate().is_ok(), "{:?} is invalid", k.entry);
-        assert!(last < Some(k.id), "ids not rising at {}", k.id);
-        last = Some(k.id);
+    for (id, entry) in model.iter() {
+        assert!(entry.validate().is_ok(), "{entry:?} is invalid");
+        assert!(last < Some(id), "ids not rising at {id}");
+        last = Some(id);
+    }
+}
+
+/// `model` after the message `json` that `list` took as `taken`: the
+/// snapshot's servers it handed on, or the same delta applied.
+fn follow(model: &mut Option<ClientList>, list: &FollowedList, json: &[u8], taken: &Taken) {
+    match taken {
+        Taken::Snapshot(servers) => {
+            *model = Some(ClientList::from_snapshot(Snapshot {
+                epoch: list.epoch().to_owned(),
+                seq: list.seq(),
+                servers: servers.clone(),
+            }));
+        }
+        Taken::Delta(_) => {
+            let text = std::str::from_utf8(json).expect("a delta taken is text");
+            let Some(Ok(DeltaMessage::Delta(delta))) = DeltaMessage::from_frame(names::DELTA, text)
+            else {
+                panic!("a delta taken reads as a delta");
+            };
+            let model = model.as_mut().expect("a delta is taken after a snapshot");
+            assert_eq!(model.apply(&delta), Ok(()), "the delta taken applies");
+        }
     }
 }
 
@@ -169,7 +202,8 @@ fn check(list: &FollowedList, max: usize) {
 /// `arbitrary`).
 ///
 /// Checks: after every message the list held keeps its bounds
-/// ([`check`]); a message refused leaves no list or the one before.
+/// ([`check`]); a message refused leaves no list or the one before; a
+/// message taken applies to a client's list as well.
 pub fn feed_apply(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let Ok(bound) = u.int_in_range(0u16..=4096) else {
@@ -186,18 +220,28 @@ pub fn feed_apply(data: &[u8]) {
 fn run(max: usize, messages: Vec<Message>) -> usize {
     let mut held = 0;
     let mut list: Option<FollowedList> = None;
+    // The entries `list` counts, as a client holds them.
+    let mut model: Option<ClientList> = None;
     for m in messages {
         let json = m.json(list.as_ref());
         let before = list.clone();
         match take_message_within(&json, &mut list, max) {
-            Ok(_) => {}
+            Ok(Some(taken)) => {
+                let l = list.as_ref().expect("a message taken leaves a list");
+                follow(&mut model, l, &json, &taken);
+            }
+            Ok(None) => {}
             Err(_) => assert!(
                 list.is_none() || list == before,
                 "a refused message changed the list"
             ),
         }
+        if list.is_none() {
+            model = None;
+        }
         if let Some(l) = &list {
-            check(l, max);
+            let model = model.as_ref().expect("a list held has its model");
+            check(l, model, max);
             held += 1;
         }
     }

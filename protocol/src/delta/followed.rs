@@ -1,11 +1,17 @@
 //! A list another party numbers and sends as snapshots and deltas (a
-//! remote master's change feed), as a follower holds it: the feed is an
+//! remote master's change feed), as a follower checks it: the feed is an
 //! input like any other. Every entry is checked against the rules of §1
 //! ([`ServerEntry::validate`]), the whole list stays within a byte bound
-//! (the follower's bound on one list read whole), the epoch is short, and
-//! a snapshot in any order is taken in O(n log n).
+//! (the follower's bound on one list read whole), the epoch is short, the
+//! deltas apply as a client's would, and a snapshot in any order is taken
+//! in O(n log n). The follower keeps a ledger, not the entries: each id
+//! and the bytes its entry takes. The entries themselves are handed on
+//! ([`Taken`]) to whoever publishes them.
 
-use super::{ApplyError, Changeset, ClientList, Delta, DeltaMessage, Keyed, Resume, Snapshot};
+use super::{
+    client::in_id_order, ApplyError, Changeset, ClientList, Delta, DeltaMessage, Keyed, ListItem,
+    Resume, Snapshot,
+};
 use crate::{entry::Addresses, json::json_len, message::ServerEntry, validate::ValidationError};
 
 /// Longest epoch a follower takes. The contract leaves an epoch's length
@@ -45,17 +51,48 @@ pub enum FollowError {
 }
 
 /// The bytes `entry` takes in a list served whole, at most (its trailing
-/// comma and [`ID_AND_KEY_BYTES`] included): counted when it comes and
-/// when it goes, not kept beside it.
+/// comma and [`ID_AND_KEY_BYTES`] included): counted once, when it comes,
+/// and kept with its id ([`Counted`]) for when it goes.
 fn entry_bytes(entry: &ServerEntry) -> usize {
     json_len(&entry.view(Addresses::Shown)).saturating_add(ID_AND_KEY_BYTES + 1)
 }
 
-/// A followed list: a [`ClientList`] whose every entry passed §1 and
-/// whose whole size is known and bounded.
+/// What a followed list keeps of an entry: its id and what it takes
+/// ([`entry_bytes`]), so the list's size follows each change without the
+/// entry being kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counted {
+    id: u64,
+    bytes: usize,
+}
+
+impl Counted {
+    /// What the ledger keeps of `keyed`.
+    fn of(keyed: &Keyed) -> Self {
+        Counted {
+            id: keyed.id,
+            bytes: entry_bytes(&keyed.entry),
+        }
+    }
+}
+
+impl ListItem for Counted {
+    fn from_keyed(keyed: Keyed, _: Option<&Self>) -> Self {
+        Self::of(&keyed)
+    }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+/// A followed list's ledger: the ids of a list whose every entry passed
+/// §1, with what each takes, so its whole size is known and bounded and
+/// every delta is checked as a client would apply it, while the entries
+/// are held only once, by whoever publishes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FollowedList {
-    list: ClientList,
+    list: ClientList<Counted>,
     /// The list's size served whole, at most: [`LIST_OVERHEAD_BYTES`], the
     /// epoch, and every entry's [`entry_bytes`] (exact but for the comma
     /// counted after the last entry).
@@ -66,8 +103,9 @@ pub struct FollowedList {
 /// What one message did to a followed list: what its follower passes on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Taken {
-    /// A snapshot: it replaced the list.
-    Snapshot,
+    /// A snapshot: it replaced the list. Its servers, moved out of the
+    /// message, in id order, each id once (with its last entry).
+    Snapshot(Vec<Keyed>),
     /// A delta, and what it changed, in the sender's ids, moved out of the
     /// message (`None`: a heartbeat, or a delta that changed nothing).
     Delta(Option<Changeset>),
@@ -84,10 +122,12 @@ impl FollowedList {
         max_bytes: usize,
     ) -> Result<Taken, FollowError> {
         let taken = match message {
-            DeltaMessage::Snapshot(snapshot) => Self::from_snapshot(snapshot, max_bytes).map(|l| {
-                *held = Some(l);
-                Taken::Snapshot
-            }),
+            DeltaMessage::Snapshot(snapshot) => {
+                Self::from_snapshot(snapshot, max_bytes).map(|(list, servers)| {
+                    *held = Some(list);
+                    Taken::Snapshot(servers)
+                })
+            }
             DeltaMessage::Delta(delta) => match held.as_mut() {
                 Some(list) => list.apply(&delta).map(|changed| {
                     Taken::Delta(changed.then_some(Changeset {
@@ -104,30 +144,35 @@ impl FollowedList {
         taken
     }
 
-    /// The list of `snapshot`, if it keeps every rule.
-    pub fn from_snapshot(snapshot: Snapshot, max_bytes: usize) -> Result<Self, FollowError> {
+    /// The list of `snapshot`, if it keeps every rule, and the snapshot's
+    /// servers as a client's list holds them (in id order, a repeated id
+    /// once, with its last entry): the entries the ledger does not keep.
+    pub fn from_snapshot(
+        snapshot: Snapshot,
+        max_bytes: usize,
+    ) -> Result<(Self, Vec<Keyed>), FollowError> {
         check_epoch(&snapshot.epoch)?;
         check_entries(&snapshot.servers)?;
-        let epoch_bytes = snapshot.epoch.len();
-        let list = ClientList::from_snapshot(snapshot);
+        let servers = in_id_order(snapshot.servers);
+        let items: Vec<Counted> = servers.iter().map(Counted::of).collect();
         let bytes = LIST_OVERHEAD_BYTES
-            + epoch_bytes
-            + list
-                .items()
-                .iter()
-                .map(|k| entry_bytes(&k.entry))
-                .sum::<usize>();
+            + snapshot.epoch.len()
+            + items.iter().map(|c| c.bytes).sum::<usize>();
         if bytes > max_bytes {
             return Err(FollowError::TooLarge {
                 bytes,
                 max: max_bytes,
             });
         }
-        Ok(Self {
-            list,
-            bytes,
-            max_bytes,
-        })
+        let list = ClientList::from_items(snapshot.epoch, snapshot.seq, items);
+        Ok((
+            Self {
+                list,
+                bytes,
+                max_bytes,
+            },
+            servers,
+        ))
     }
 
     /// Applies `delta` if its entries keep every rule; returns whether the
@@ -162,8 +207,8 @@ impl FollowedList {
     /// What the entries with `ids` take now.
     fn bytes_of(&self, ids: &[u64]) -> usize {
         ids.iter()
-            .filter_map(|&id| self.list.get(id))
-            .map(entry_bytes)
+            .filter_map(|&id| self.list.item(id))
+            .map(|c| c.bytes)
             .sum()
     }
 
@@ -191,16 +236,6 @@ impl FollowedList {
 
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
-    }
-
-    /// The entries in list order, with their ids.
-    pub fn iter(&self) -> impl Iterator<Item = &Keyed> {
-        self.list.items().iter()
-    }
-
-    /// The entries as the master lists them.
-    pub fn servers(&self) -> Vec<ServerEntry> {
-        self.list.servers()
     }
 }
 

@@ -415,15 +415,16 @@ fn keyed(id: u64, e: ServerEntry) -> Keyed {
     }
 }
 
-/// What `list` takes served whole with the widest ids and keys, counted
-/// from scratch (plus the comma counted after the last entry).
-fn served_bytes(list: &FollowedList) -> usize {
+/// What `list` (the entries a followed list counts) takes served whole
+/// with the widest ids and keys, counted from scratch (plus the comma
+/// counted after the last entry).
+fn served_bytes(list: &ClientList) -> usize {
     let servers: Vec<Keyed> = list
         .iter()
-        .map(|k| Keyed {
+        .map(|(_, entry)| Keyed {
             id: u64::MAX,
             key: Some(crate::ServerKey(u64::MAX)),
-            entry: k.entry.clone(),
+            entry: entry.clone(),
         })
         .collect();
     snapshot_json(list.epoch(), u64::MAX, &servers, Addresses::Shown).len()
@@ -462,7 +463,7 @@ fn a_followed_list_takes_valid_entries_only_and_is_dropped_at_the_first_invalid_
             snapshot(vec![keyed(1, entry("ok", 2, 0))]),
             1 << 20
         ),
-        Ok(Taken::Snapshot)
+        Ok(Taken::Snapshot(vec![keyed(1, entry("ok", 2, 0))]))
     );
     let mut bad_port = entry("p", 1, 0);
     bad_port.port = Some(crate::MASTER_PORT);
@@ -512,16 +513,16 @@ fn a_followed_list_takes_valid_entries_only_and_is_dropped_at_the_first_invalid_
 fn a_followed_list_knows_its_size_and_stays_within_its_bound() {
     let max = 4096;
     let named = |i: u64| entry(&format!("server {i}"), (i % 60_000 + 1) as u16, 0);
-    let mut list = FollowedList::from_snapshot(
-        Snapshot {
-            epoch: "e".into(),
-            seq: 1,
-            servers: (1..=5).map(|i| keyed(i, named(i))).collect(),
-        },
-        max,
-    )
-    .unwrap();
-    assert_eq!(list.bytes(), served_bytes(&list));
+    let first = Snapshot {
+        epoch: "e".into(),
+        seq: 1,
+        servers: (1..=5).map(|i| keyed(i, named(i))).collect(),
+    };
+    // The entries the ledger counts, kept beside it.
+    let mut model = ClientList::from_snapshot(first.clone());
+    let (mut list, servers) = FollowedList::from_snapshot(first, max).unwrap();
+    assert_eq!(servers, model.items());
+    assert_eq!(list.bytes(), served_bytes(&model));
     // Replaced (twice in one delta), removed and added entries: still exact.
     let mut grew = None;
     for round in 0..100u64 {
@@ -550,7 +551,9 @@ fn a_followed_list_knows_its_size_and_stays_within_its_bound() {
                 break;
             }
         }
-        assert_eq!(list.bytes(), served_bytes(&list), "round {round}");
+        model.apply(&delta).unwrap();
+        assert_eq!(list.len(), model.len(), "round {round}");
+        assert_eq!(list.bytes(), served_bytes(&model), "round {round}");
         assert!(list.bytes() <= max);
     }
     assert!(
@@ -575,14 +578,19 @@ fn a_snapshot_in_any_order_gives_the_list_in_id_order_with_the_last_of_a_repeate
     let named = |i: u64| entry(&format!("s{i}"), 1, 0);
     let mut servers: Vec<Keyed> = (1..=n).rev().map(|i| keyed(i, named(i))).collect();
     servers.push(keyed(7, entry("seven again", 1, 0)));
-    let list = ClientList::from_snapshot(Snapshot {
+    let snapshot = Snapshot {
         epoch: "e".into(),
         seq: 1,
         servers,
-    });
+    };
+    let list = ClientList::from_snapshot(snapshot.clone());
     assert_eq!(list.len(), n as usize);
     assert!(list.iter().map(|(id, _)| id).eq(1..=n));
     assert_eq!(list.get(7).map(|e| e.name.as_str()), Some("seven again"));
+    // A follower hands on the same servers in the same order.
+    let (followed, servers) = FollowedList::from_snapshot(snapshot, usize::MAX).unwrap();
+    assert_eq!(followed.len(), n as usize);
+    assert_eq!(servers, list.items());
 }
 
 #[test]

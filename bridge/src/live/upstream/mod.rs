@@ -191,7 +191,7 @@ impl Upstream {
     /// Counts one message from the feed (`/metrics`).
     fn count_feed(&self, taken: &Taken) {
         let counter = match taken {
-            Taken::Snapshot => &self.metrics.master_feed_snapshots,
+            Taken::Snapshot(_) => &self.metrics.master_feed_snapshots,
             Taken::Delta(Some(_)) => &self.metrics.master_feed_deltas,
             Taken::Delta(None) => &self.metrics.master_feed_quiet,
         };

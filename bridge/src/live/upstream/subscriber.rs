@@ -1,9 +1,13 @@
 //! The list from a remote master's change feed (`--master-feed`): one TCP
 //! connection on which the master pushes each change as a delta
-//! (`protocol::feed`, `protocol::delta`), taken here with
-//! [`FollowedList`], and the master's delta passed on as the bridge's
-//! (`Upstream::pass_on`: nothing rebuilt or compared but what it changed;
-//! a snapshot is numbered whole). No polling while it lasts.
+//! (`protocol::feed`, `protocol::delta`), checked here with
+//! [`FollowedList`] (a ledger of ids and sizes: the entries are held once,
+//! in the bridge's published list), and the master's delta passed on as
+//! the bridge's (`Upstream::pass_on`: nothing rebuilt or compared but what
+//! it changed; a snapshot is numbered whole, `Upstream::follow`). Deltas
+//! the published list cannot take (it was last numbered from a poll)
+//! lose the feed, which is subscribed to again for a snapshot. No polling
+//! while it lasts.
 //!
 //! The feed is an input like any other: each entry must keep the rules of
 //! the master protocol, the list must stay within [`MAX_MASTER_REPLY`] (the
@@ -25,7 +29,7 @@ use futures_util::{FutureExt, SinkExt, StreamExt};
 use master::{logtext::cut, throttled};
 use protocol::{
     codec::{Frame, FrameCodec},
-    delta::{Changeset, DeltaMessage, FollowedList, Taken},
+    delta::{Changeset, DeltaMessage, FollowedList, Keyed, Taken, Unfollowed},
     feed::{self, FeedRefusal, FeedSubscribe},
 };
 use tokio::{net::TcpStream, time::Instant};
@@ -140,8 +144,9 @@ impl Subscriber {
                 backoff.succeeded();
                 Duration::ZERO
             };
-            if matches!(lost, FeedError::Discarded) {
-                // A delta was skipped: start again from a snapshot (a list
+            if matches!(lost, FeedError::Discarded | FeedError::Unfollowed(_)) {
+                // A delta was skipped, or the published list cannot take
+                // the feed's deltas: start again from a snapshot (a list
                 // that was not taken is dropped already).
                 list = None;
             }
@@ -192,8 +197,9 @@ impl Subscriber {
         }
     }
 
-    /// Applies the feed's frames as they come and publishes the list after
-    /// each batch; returns why the feed was lost.
+    /// Applies the feed's frames as they come and publishes what they
+    /// changed after each batch (a snapshot ends its batch, so the deltas
+    /// after it are passed on); returns why the feed was lost.
     async fn follow(&self, opened: Opened, list: &mut Option<FollowedList>) -> FeedError {
         let (upstream, config) = (&self.upstream, &self.config);
         let Opened { mut framed, first } = opened;
@@ -205,6 +211,9 @@ impl Subscriber {
                 let Some(json) = next.take() else { break };
                 if let Err(e) = apply(upstream, &json, list, &mut batch) {
                     ended = Some(e);
+                    break;
+                }
+                if batch.whole.is_some() {
                     break;
                 }
                 // Whatever else has arrived joins this batch.
@@ -219,8 +228,15 @@ impl Subscriber {
                     },
                 }
             }
-            if let Some(list) = list.as_ref() {
-                batch.publish(upstream, list);
+            // A list dropped by an error publishes nothing of its batch.
+            let published = match list {
+                Some(_) => batch.publish(upstream),
+                None => Ok(()),
+            };
+            // Deltas the published list did not take leave it behind the
+            // ledger: that, before any other reason, needs a snapshot.
+            if let Err(e) = published {
+                return e.into();
             }
             if let Some(e) = ended {
                 return e;
@@ -248,24 +264,28 @@ fn heartbeat_ms(config: &Config) -> u64 {
 /// What one batch of the feed's messages did to the list.
 #[derive(Default)]
 struct Batch {
-    /// A snapshot replaced the list: it is published whole.
-    whole: bool,
-    /// The deltas' changes since, in the master's ids, in order.
+    /// A snapshot's servers (its last message): the list replaced whole,
+    /// published whole.
+    whole: Option<Vec<Keyed>>,
+    /// The deltas' changes, in the master's ids, in order (none after a
+    /// snapshot).
     changes: Vec<Changeset>,
 }
 
 impl Batch {
-    /// Publishes what the batch did to `list`: its deltas passed on, or
-    /// the list whole after a snapshot or when the deltas do not fit the
-    /// published list. A batch that changed nothing (heartbeats) publishes
-    /// nothing.
-    fn publish(self, upstream: &Upstream, list: &FollowedList) {
+    /// Publishes what the batch did: a snapshot's list whole, or its
+    /// deltas passed on. [`Unfollowed`] when the published list cannot
+    /// take the deltas (nothing published: only a snapshot, which the
+    /// ledger does not hold, can bring it back). A batch that changed
+    /// nothing (heartbeats) publishes nothing.
+    fn publish(self, upstream: &Upstream) -> Result<(), Unfollowed> {
         let asked = Some(Instant::now());
-        let whole = self.whole
-            || (!self.changes.is_empty() && upstream.pass_on(self.changes, asked).is_err());
-        if whole {
-            upstream.follow(list.iter().cloned().collect(), asked);
+        match self.whole {
+            Some(servers) => upstream.follow(servers, asked),
+            None if !self.changes.is_empty() => upstream.pass_on(self.changes, asked)?,
+            None => {}
         }
+        Ok(())
     }
 }
 
@@ -293,8 +313,8 @@ fn apply(
     };
     upstream.count_feed(&taken);
     match taken {
-        Taken::Snapshot => {
-            batch.whole = true;
+        Taken::Snapshot(servers) => {
+            batch.whole = Some(servers);
             batch.changes.clear();
         }
         Taken::Delta(Some(change)) => batch.changes.push(change),
