@@ -51,8 +51,8 @@ pub fn same_server(a: &ServerEntry, b: &ServerEntry) -> bool {
 }
 
 /// Why [`KeyedList::pass_on`] did not take a source's changes: the list
-/// does not follow that source's ids (it was last numbered from a whole
-/// list without them), or a change does not fit how a source numbers its
+/// never followed that source's ids (it was only ever numbered from whole
+/// lists without them), or a change does not fit how a source numbers its
 /// list (an id that changed its registration, a new id below one already
 /// held). The list is as it was; number the source's whole list instead
 /// ([`KeyedList::follow`]).
@@ -74,6 +74,47 @@ struct SourceIds {
     ours: HashMap<u64, u64>,
     /// The highest source id seen: a source's new entries are above it.
     max: Option<u64>,
+}
+
+/// The list as it stood when it last followed its source, kept while it is
+/// numbered from whole lists taken elsewhere (a bridge polls its master
+/// while the master's feed is down): the source's list then is these
+/// entries under their source ids, so the source's changes since can still
+/// be taken ([`KeyedList::pass_on`]) without anyone holding the source's
+/// whole list. Shares with the list every entry that did not change since.
+#[derive(Debug, Clone)]
+struct Left {
+    ids: SourceIds,
+    entries: Entries,
+}
+
+impl Left {
+    /// The source's list as it was, under the source's ids, with
+    /// `changes` (the source's, since) applied.
+    fn with(self, changes: impl IntoIterator<Item = Changeset>) -> Vec<Keyed> {
+        let mut whole: BTreeMap<u64, ServerEntry> = self
+            .ids
+            .ours
+            .iter()
+            .filter_map(|(&id, ours)| self.entries.get(ours).map(|k| (id, k.entry.clone())))
+            .collect();
+        for change in changes {
+            for id in change.remove {
+                whole.remove(&id);
+            }
+            for k in change.upsert {
+                whole.insert(k.id, k.entry);
+            }
+        }
+        whole
+            .into_iter()
+            .map(|(id, entry)| Keyed {
+                id,
+                key: None,
+                entry,
+            })
+            .collect()
+    }
 }
 
 /// The ids a list takes from its source are below this: half of the ids a
@@ -108,6 +149,8 @@ pub struct KeyedList {
     entries: Entries,
     /// `Some` while the list follows a source's numbering.
     source: Option<SourceIds>,
+    /// `Some` while it does not, but did before.
+    left: Option<Left>,
 }
 
 impl Default for KeyedList {
@@ -122,6 +165,7 @@ impl KeyedList {
             next_id: 1,
             entries: Entries::new(),
             source: None,
+            left: None,
         }
     }
 
@@ -144,12 +188,6 @@ impl KeyedList {
     /// [`super::ListPublisher`] publishes.
     pub fn shared(&self) -> Entries {
         self.entries.clone()
-    }
-
-    /// Whether [`KeyedList::pass_on`] can take a source's changes: the
-    /// list was last numbered from that source's whole list or changes.
-    pub fn follows(&self) -> bool {
-        self.source.is_some()
     }
 
     /// Takes the master's list as it is now; returns what changed, or
@@ -175,13 +213,20 @@ impl KeyedList {
     /// [`KeyedList::update`], giving each new entry the key `key` computes
     /// (`docs/protocol.md` §2.2). An entry matched to an old one keeps its
     /// key: the key depends only on the registration (its registrant
-    /// included), which matched.
+    /// included), which matched. A list that followed a source keeps what
+    /// the source's list was ([`Left`]), so the source's changes since can
+    /// still be taken.
     pub fn update_keyed(
         &mut self,
         servers: Vec<ServerEntry>,
         key: impl Fn(&ServerEntry) -> Option<ServerKey>,
     ) -> Option<Changeset> {
-        self.source = None;
+        if let Some(ids) = self.source.take() {
+            self.left = Some(Left {
+                ids,
+                entries: self.entries.clone(),
+            });
+        }
         self.diff(servers.into_iter().map(|e| (0, e)), key, false)
     }
 
@@ -196,6 +241,7 @@ impl KeyedList {
         servers: impl IntoIterator<Item = Keyed>,
         key: impl Fn(&ServerEntry) -> Option<ServerKey>,
     ) -> Option<Changeset> {
+        self.left = None;
         self.diff(servers.into_iter().map(|k| (k.id, k.entry)), key, true)
     }
 
@@ -212,13 +258,19 @@ impl KeyedList {
     /// would find in the source's whole list, except which of two
     /// interchangeable registrations keeps which id. Anything else is
     /// [`Unfollowed`], and the list is left as it was.
+    ///
+    /// A list numbered from whole lists taken elsewhere since it last
+    /// followed the source (a poll) takes the changes on the source's
+    /// list as it then was ([`Left`]), and matches the result whole
+    /// ([`KeyedList::follow`]): O(n), once, and it follows again.
     pub fn pass_on(
         &mut self,
         changes: impl IntoIterator<Item = Changeset>,
         key: impl Fn(&ServerEntry) -> Option<ServerKey>,
     ) -> Result<Option<Changeset>, Unfollowed> {
         let Some(source) = self.source.as_mut() else {
-            return Err(Unfollowed);
+            let left = self.left.take().ok_or(Unfollowed)?;
+            return Ok(self.follow(left.with(changes), key));
         };
         // What the changes leave of each source id they name (`None`:
         // gone), in the source's order: an entry added and removed within

@@ -768,3 +768,69 @@ fn a_list_following_a_source_keeps_the_sources_ids_while_they_are_free() {
     );
     assert_eq!(ids(&list), [9, 5_000_003, 5_000_004]);
 }
+
+#[test]
+fn a_list_polled_after_following_takes_the_sources_changes_since_as_if_it_had_followed_them() {
+    let mut list = KeyedList::new();
+    list.follow(
+        [
+            keyed(1, entry("a", 1, 0)),
+            keyed(2, entry("b", 2, 0)),
+            keyed(3, entry("c", 3, 0)),
+        ],
+        |_| None,
+    );
+    // Polled while the source cannot be followed: b is gone, c changed,
+    // d and x are new (numbered by the list itself).
+    list.update(vec![
+        entry("a", 1, 0),
+        entry("c", 3, 2),
+        entry("d", 4, 0),
+        entry("x", 9, 0),
+    ]);
+    assert_eq!(ids(&list), [1, 3, 4, 5]);
+    // The source's changes since the list last followed it: what the poll
+    // saw, x leaving again, and e after it.
+    let since = [
+        Changeset {
+            upsert: vec![
+                keyed(3, entry("c", 3, 2)),
+                keyed(7, entry("d", 4, 0)),
+                keyed(9, entry("x", 9, 0)),
+            ],
+            remove: vec![2],
+        },
+        Changeset {
+            upsert: vec![],
+            remove: vec![9],
+        },
+        Changeset {
+            upsert: vec![keyed(10, entry("e", 5, 0))],
+            remove: vec![],
+        },
+    ];
+    let change = list.pass_on(since, |_| None).unwrap().unwrap();
+    // Each server once, under the id it has: x, which only the poll still
+    // listed, leaves; e is new.
+    assert_eq!(change.remove, [5]);
+    assert_eq!(change.upsert, [keyed(10, entry("e", 5, 0))]);
+    assert_eq!(ids(&list), [1, 3, 4, 10]);
+    // It follows the source again: the next change is passed on as it is.
+    let next = Changeset {
+        upsert: vec![keyed(7, entry("d", 4, 3))],
+        remove: vec![1],
+    };
+    let change = list.pass_on([next], |_| None).unwrap().unwrap();
+    assert_eq!(change.upsert, [keyed(4, entry("d", 4, 3))]);
+    assert_eq!(change.remove, [1]);
+
+    // A list that never followed the source cannot take its changes.
+    let mut polled = KeyedList::new();
+    polled.update(vec![entry("a", 1, 0)]);
+    let change = Changeset {
+        upsert: vec![keyed(2, entry("b", 2, 0))],
+        remove: vec![],
+    };
+    assert_eq!(polled.pass_on([change], |_| None), Err(Unfollowed));
+    assert_eq!(ids(&polled), [1], "left as it was");
+}
