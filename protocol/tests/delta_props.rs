@@ -336,4 +336,52 @@ proptest! {
             prop_assert_eq!(page.as_ref().map(ClientList::servers), Some(model.list()));
         }
     }
+
+    /// A bridge that polls its master while the master's feed is down and
+    /// then takes the deltas it missed (without the feed's whole list)
+    /// has the master's list, each server once under one id, and what it
+    /// publishes applies on a page.
+    #[test]
+    fn a_bridge_that_polled_while_the_feed_was_down_takes_the_deltas_it_missed(
+        ops in proptest::collection::vec(op(), 1..120),
+        down in proptest::collection::vec(any::<bool>(), 1..40),
+    ) {
+        let mut model = Model::default();
+        let mut master = KeyedList::new();
+        prop_assert_eq!(master.follow(Vec::new(), |_| None), None);
+        let mut bridge = KeyedList::new();
+        prop_assert_eq!(bridge.follow(Vec::new(), key), None);
+        let mut page = ClientList::from_snapshot(protocol::delta::Snapshot {
+            epoch: "b".into(), seq: 0, servers: vec![],
+        });
+        // The master's deltas the bridge has not taken yet.
+        let mut missed = Vec::new();
+        let mut down = down.iter().cycle();
+        for op in ops.iter().chain(std::iter::once(&Op::Publish)) {
+            model.apply(op);
+            if !matches!(op, Op::Publish) {
+                continue;
+            }
+            let (journal, _) = model.take_journal(&entries_of(&master));
+            if let Some(delta) = master.pass_on(journal, |_| None).expect("the registry's changes fit") {
+                missed.push(delta);
+            }
+            let change = if *down.next().unwrap_or(&false) {
+                // The feed is down: the bridge polls the master's list.
+                bridge.update_keyed(entries_of(&master), key)
+            } else {
+                bridge
+                    .pass_on(std::mem::take(&mut missed), key)
+                    .expect("the deltas missed are taken")
+            };
+            prop_assert_eq!(entries_of(&bridge), entries_of(&master));
+            let ids = ids(&bridge);
+            prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids {:?}", ids);
+            prop_assert!(bridge.entries().all(|k| k.key == key(&k.entry)), "each entry keeps its key");
+            let Some(change) = change else { continue };
+            let seq = page.seq() + 1;
+            apply_text(&mut page, &delta_json("b", seq, seq - 1, &change, Addresses::Shown));
+            prop_assert_eq!(page.servers(), entries_of(&bridge));
+        }
+    }
 }
