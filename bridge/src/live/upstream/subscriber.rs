@@ -4,10 +4,11 @@
 //! [`FollowedList`] (a ledger of ids and sizes: the entries are held once,
 //! in the bridge's published list), and the master's delta passed on as
 //! the bridge's (`Upstream::pass_on`: nothing rebuilt or compared but what
-//! it changed; a snapshot is numbered whole, `Upstream::follow`). Deltas
-//! the published list cannot take (it was last numbered from a poll)
-//! lose the feed, which is subscribed to again for a snapshot. No polling
-//! while it lasts.
+//! it changed; a snapshot is numbered whole, `Upstream::follow`; after a
+//! poll, the published list takes the deltas missed on what the feed's
+//! list was when it last followed it, `protocol::delta::KeyedList`).
+//! Deltas that do not fit how a master numbers its list lose the feed,
+//! which is subscribed to again for a snapshot. No polling while it lasts.
 //!
 //! The feed is an input like any other: each entry must keep the rules of
 //! the master protocol, the list must stay within [`MAX_MASTER_REPLY`] (the
@@ -275,8 +276,9 @@ struct Batch {
 impl Batch {
     /// Publishes what the batch did: a snapshot's list whole, or its
     /// deltas passed on. [`Unfollowed`] when the published list cannot
-    /// take the deltas (nothing published: only a snapshot, which the
-    /// ledger does not hold, can bring it back). A batch that changed
+    /// take the deltas (they do not fit how a master numbers its list;
+    /// nothing published: only a snapshot, which the ledger does not
+    /// hold, can bring it back). A batch that changed
     /// nothing (heartbeats) publishes nothing.
     fn publish(self, upstream: &Upstream) -> Result<(), Unfollowed> {
         let asked = Some(Instant::now());
