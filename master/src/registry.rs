@@ -20,10 +20,13 @@ use std::{
 
 use bytes::Bytes;
 use protocol::{
-    delta::{changes_between, Changeset, Entries, Keyed, Unfollowed},
+    delta::{
+        changes_between, Changeset, Encoder, Entries, Keyed, ListPublisher, PublishedList,
+        Unfollowed,
+    },
     frame::encode_frame,
     message::query_reply_json,
-    Registration, ServerEntry, Stats,
+    Registration, ServerEntry, ServerKey, Stats,
 };
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -66,13 +69,30 @@ struct Inner {
     version: u64,
     /// The next registration's sequence number.
     next_seq: u64,
-    /// Registration order: sequence number → entry, numbered with it
-    /// (no key: keys are the bridge's).
+    /// Registration order: sequence number → entry, numbered with it and
+    /// keyed by [`Inner::keying`] (no key without one).
     servers: Entries,
+    /// How an embedding program keys the entries ([`Registry::key_with`]).
+    keying: Option<Keying>,
     /// Which sequence number each connection's server has.
     by_conn: HashMap<ConnId, u64>,
     /// The current list's `msRQueryGameServers`, framed.
     cached_reply: Option<Bytes>,
+}
+
+/// How an embedding program keys the registry's entries (a bridge's server
+/// keys, which depend only on the registration): given once, before the
+/// program publishes the registry's list as its own.
+pub type KeyFn = dyn Fn(&ServerEntry) -> Option<ServerKey> + Send + Sync;
+
+/// A [`KeyFn`] held by the registry.
+#[derive(Clone)]
+struct Keying(Arc<KeyFn>);
+
+impl std::fmt::Debug for Keying {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Keying")
+    }
 }
 
 /// How long a follower of the registry gathers its changes into one
@@ -110,6 +130,47 @@ pub trait RegistryFollower {
     /// Takes the registry's whole list, `now` (the first time, or after
     /// [`RegistryFollower::pass_on`] refused).
     fn follow(&mut self, now: &Entries);
+}
+
+/// The registry's follower that publishes the registry's own list as it
+/// is (its entries, numbered and, for an embedding program, keyed:
+/// nothing copied or numbered again): the master's feed, and the bridge
+/// of an embedded master. It never refuses a change; it keeps the list it
+/// published, none when nothing changed.
+pub struct Publishing<'a, E: Encoder> {
+    publisher: &'a mut ListPublisher<E>,
+    published: Option<Arc<PublishedList<E>>>,
+}
+
+impl<'a, E: Encoder + Clone> Publishing<'a, E> {
+    /// Publishes with `publisher`, whose lists are the registry's.
+    pub fn new(publisher: &'a mut ListPublisher<E>) -> Self {
+        Self {
+            publisher,
+            published: None,
+        }
+    }
+
+    /// The list published by the last catch-up, if anything changed.
+    pub fn published(self) -> Option<Arc<PublishedList<E>>> {
+        self.published
+    }
+}
+
+impl<E: Encoder + Clone> RegistryFollower for Publishing<'_, E> {
+    fn pass_on(&mut self, change: Changeset, now: &Entries) -> Result<(), Unfollowed> {
+        let change = (!change.is_empty()).then_some(change);
+        self.published = self.publisher.publish(now.clone(), change);
+        Ok(())
+    }
+
+    /// Compared with what the publisher last published (nothing, the
+    /// first time): a pass-on is never refused, so this is the first list.
+    fn follow(&mut self, now: &Entries) {
+        let change = changes_between(self.publisher.entries(), now);
+        let change = (!change.is_empty()).then_some(change);
+        self.published = self.publisher.publish(now.clone(), change);
+    }
 }
 
 impl Registry {
@@ -179,12 +240,34 @@ impl Registry {
         };
         let keyed = Keyed {
             id: seq,
-            key: None,
+            key: inner.keying.as_ref().and_then(|k| (k.0)(&entry)),
             entry,
         };
         inner.servers.insert(seq, Arc::new(keyed));
         inner.by_conn.insert(conn, seq);
         self.changed(inner);
+    }
+
+    /// Keys every entry with `key` from now on, those registered already
+    /// included: an embedding program (the bridge) then publishes the
+    /// registry's list as its own, keys and all. A key depends only on the
+    /// registration, so a stats change keeps it.
+    pub fn key_with(
+        &self,
+        key: impl Fn(&ServerEntry) -> Option<ServerKey> + Send + Sync + 'static,
+    ) {
+        let mut inner = self.lock();
+        let keying = Keying(Arc::new(key));
+        let ids: Vec<u64> = inner.servers.keys().copied().collect();
+        for id in &ids {
+            if let Some(held) = inner.servers.get_mut(id) {
+                Arc::make_mut(held).key = (keying.0)(&held.entry);
+            }
+        }
+        inner.keying = Some(keying);
+        if !ids.is_empty() {
+            self.changed(inner);
+        }
     }
 
     /// Replaces the stats of `conn`'s server; false if it has none.

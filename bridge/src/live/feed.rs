@@ -13,13 +13,15 @@ use bytes::Bytes;
 use protocol::{
     bridge::names,
     delta::{
-        delta_json, snapshot_json, Changeset, Encoder, Keyed, KeyedList, ListEntries,
+        delta_json, snapshot_json, Changeset, Encoder, Entries, Keyed, KeyedList, ListEntries,
         ListPublisher, PublishedList, Resume, Sending, Unfollowed,
     },
     message::query_reply_text,
-    ServerEntry,
+    ServerEntry, ServerKey,
 };
 use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+use master::registry::{Publishing, Registry};
 
 use crate::{
     live::keys::Keys,
@@ -208,8 +210,8 @@ impl Feed {
         self.publish_change(change)
     }
 
-    /// Takes a source's changes (the embedded registry's, the master's
-    /// feed's: their ids) as they are, without reading the rest of the
+    /// Takes a source's changes (the master's feed's: its ids) as they
+    /// are, without reading the rest of the
     /// list. [`Unfollowed`] when they cannot be passed on (the first time,
     /// after a list taken whole from elsewhere, or a change that does not
     /// fit): the list is as it was, and the source's whole list is needed
@@ -229,6 +231,30 @@ impl Feed {
         let keys = &self.keys;
         let change = self.list.follow(whole, |e| Some(keys.key(e)));
         self.publish_change(change)
+    }
+
+    /// Takes the embedded registry's list as it is now, and publishes it
+    /// itself: the registry numbers its entries and keys them with this
+    /// feed's keys ([`Feed::key_fn`], given to the registry when it is
+    /// followed), so nothing is numbered, keyed or copied here. `seen` is
+    /// the registry's list this feed last took (`None`: none yet); returns
+    /// the list taken, to pass next time, and the list to publish, if the
+    /// registry changed.
+    pub fn take_registry(
+        &mut self,
+        registry: &Registry,
+        seen: Option<&Entries>,
+    ) -> (Entries, Option<Arc<FeedState>>) {
+        let mut publishing = Publishing::new(&mut self.publisher);
+        let seen = registry.catch_up(seen, &mut publishing);
+        (seen, publishing.published().map(FeedState::new))
+    }
+
+    /// How this feed keys an entry, for a registry whose list it publishes
+    /// as it is ([`Feed::take_registry`]).
+    pub fn key_fn(&self) -> impl Fn(&ServerEntry) -> Option<ServerKey> + Send + Sync + 'static {
+        let keys = self.keys.clone();
+        move |e| Some(keys.key(e))
     }
 
     /// Publishes the list as it now stands after `change` (`None`: nothing

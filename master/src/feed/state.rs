@@ -15,14 +15,14 @@ use bytes::Bytes;
 use protocol::{
     delta::{
         delta_json, snapshot_json, Changeset, Encoder, Entries, ListEntries, ListPublisher,
-        PublishedList, Unfollowed,
+        PublishedList,
     },
     frame::frame,
     Addresses,
 };
 use tokio::sync::watch;
 
-use crate::registry::{Registry, RegistryFollower};
+use crate::registry::{Publishing, Registry};
 
 /// How the feed writes its messages: framed for TCP, with registrants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,37 +123,12 @@ impl FeedPublisher {
     pub fn refresh(&self) {
         let mut numbering = self.lock();
         let Numbering { publisher, seen } = &mut *numbering;
-        let mut taking = Taking {
-            publisher,
-            published: None,
-        };
-        *seen = Some(self.registry.catch_up(seen.as_ref(), &mut taking));
-        if let Some(state) = taking.published {
+        let mut publishing = Publishing::new(publisher);
+        *seen = Some(self.registry.catch_up(seen.as_ref(), &mut publishing));
+        if let Some(state) = publishing.published() {
             // Sent under the lock: subscribers see lists in numbering order.
             self.tx.send_replace(state);
         }
-    }
-}
-
-/// The feed's publisher as the registry's follower, keeping the list it
-/// publishes (none when nothing changed). It publishes the registry's list
-/// itself, so every change fits: it never refuses one.
-struct Taking<'a> {
-    publisher: &'a mut ListPublisher<Frames>,
-    published: Option<Arc<FeedList>>,
-}
-
-impl RegistryFollower for Taking<'_> {
-    fn pass_on(&mut self, change: Changeset, now: &Entries) -> Result<(), Unfollowed> {
-        let change = (!change.is_empty()).then_some(change);
-        self.published = self.publisher.publish(now.clone(), change);
-        Ok(())
-    }
-
-    /// Only the first time (a pass-on is never refused): the first list is
-    /// published whole.
-    fn follow(&mut self, now: &Entries) {
-        self.published = self.publisher.publish(now.clone(), None);
     }
 }
 

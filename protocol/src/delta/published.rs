@@ -206,6 +206,8 @@ pub struct ListPublisher<E: Encoder> {
     epoch: Arc<str>,
     encoder: E,
     ring: DeltaRing<E::Delta>,
+    /// The entries last published (shared with that list).
+    entries: Entries,
 }
 
 impl<E: Encoder + Clone> ListPublisher<E> {
@@ -216,12 +218,20 @@ impl<E: Encoder + Clone> ListPublisher<E> {
             ring: DeltaRing::new(&*epoch, ring),
             epoch,
             encoder,
+            entries: Entries::new(),
         }
     }
 
     /// The newest `seq` published (0: none yet).
     pub fn seq(&self) -> u64 {
         self.ring.seq()
+    }
+
+    /// The entries last published (none before the first list): what a
+    /// whole list taken from a source is compared with
+    /// ([`changes_between`]).
+    pub fn entries(&self) -> &Entries {
+        &self.entries
     }
 
     /// The list before anything is published: `seq` 0, empty.
@@ -254,6 +264,7 @@ impl<E: Encoder + Clone> ListPublisher<E> {
         let prev = self.ring.seq();
         let delta = self.encoder.delta(&self.epoch, prev + 1, prev, &change);
         let seq = self.ring.push(delta);
+        self.entries = entries.clone();
         Some(Arc::new(PublishedList {
             epoch: self.epoch.clone(),
             seq,

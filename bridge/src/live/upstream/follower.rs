@@ -1,15 +1,14 @@
 //! The list from a master running in this process: every change of its
-//! registry is published as it happens, no polling. The registry says what
-//! changed since the list this follower last took
-//! ([`master::Registry::catch_up`], which visits only what changed) and
-//! the change is passed on as it is; the whole list is read only the first
-//! time and when the bridge's list no longer follows the registry's
-//! numbers.
+//! registry is published as it happens, no polling. The registry's list
+//! is published as it is: the registry numbers its entries and keys them
+//! with the bridge's keys ([`master::Registry::key_with`]), and what
+//! changed since the list this follower last took is found by comparing
+//! the two ([`master::Registry::catch_up`], which visits only what
+//! changed). The process holds the list once.
 
 use std::sync::Arc;
 
-use master::registry::{next_changes, RegistryFollower};
-use protocol::delta::{Changeset, Entries, Keyed, Unfollowed};
+use master::registry::next_changes;
 use tokio_util::sync::CancellationToken;
 
 use super::Upstream;
@@ -24,8 +23,10 @@ pub struct Follower {
 }
 
 impl Follower {
-    /// Follows `registry` into `upstream` once run.
+    /// Follows `registry` into `upstream` once run; from now on the
+    /// registry keys its entries with the upstream's keys.
     pub fn new(upstream: Arc<Upstream>, registry: Arc<master::Registry>) -> Self {
+        upstream.key_registry(&registry);
         Self { upstream, registry }
     }
 
@@ -38,24 +39,10 @@ impl Follower {
         let mut seen = None;
         loop {
             changes.borrow_and_update();
-            seen = Some(registry.catch_up(seen.as_ref(), &mut Taking(&upstream)));
+            seen = Some(upstream.take_registry(&registry, seen.as_ref()));
             if !next_changes(&mut changes, &cancel).await {
                 return;
             }
         }
-    }
-}
-
-/// The upstream as the registry's follower.
-struct Taking<'a>(&'a Upstream);
-
-impl RegistryFollower for Taking<'_> {
-    fn pass_on(&mut self, change: Changeset, _: &Entries) -> Result<(), Unfollowed> {
-        self.0.pass_on(vec![change], None)
-    }
-
-    fn follow(&mut self, now: &Entries) {
-        self.0
-            .follow(now.values().map(|k| Keyed::clone(k)).collect(), None);
     }
 }

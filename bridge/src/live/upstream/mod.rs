@@ -35,7 +35,7 @@ use master::feed::FeedToken;
 use protocol::{
     bridge::MasterState,
     codec::FrameCodec,
-    delta::{Changeset, Keyed, Taken, Unfollowed},
+    delta::{Changeset, Entries, Keyed, Taken, Unfollowed},
     ServerList,
 };
 use tokio::{net::TcpStream, sync::watch, time::Instant};
@@ -261,35 +261,48 @@ impl Upstream {
         self.publish(text, servers, Some(asked));
     }
 
-    /// Publishes a source's changes (the embedded registry's, or the
-    /// master's feed's), passed on as they are: nothing else of the list
-    /// is read, and the list's texts are written only if somebody reads
-    /// them (see [`Feed::pass_on`]; [`Unfollowed`]: nothing published,
-    /// and the source's whole list is needed, [`Upstream::follow`]). From
-    /// the feed (`asked`: now) the list is newer than any reply to a query
-    /// written before; the embedded registry's changes are ordered by its
-    /// change watch and carry no query time.
-    fn pass_on(&self, changes: Vec<Changeset>, asked: Option<Instant>) -> Result<(), Unfollowed> {
+    /// Publishes the master's feed's changes, passed on as they are:
+    /// nothing else of the list is read, and the list's texts are written
+    /// only if somebody reads them (see [`Feed::pass_on`]; [`Unfollowed`]:
+    /// nothing published, and the feed's whole list is needed,
+    /// [`Upstream::follow`]). Taken at `asked` (now), the list is newer
+    /// than any reply to a query written before.
+    fn pass_on(&self, changes: Vec<Changeset>, asked: Instant) -> Result<(), Unfollowed> {
         let mut publishing = self.lock();
         if let Some(state) = publishing.feed.pass_on(changes)? {
             self.publish_list(state);
         }
-        if asked.is_some() {
-            publishing.asked = asked;
-        }
+        publishing.asked = Some(asked);
         Ok(())
     }
 
-    /// Publishes a source's whole list, numbered by the source (a
-    /// snapshot of the master's feed): its changes are passed on after it.
-    fn follow(&self, whole: Vec<Keyed>, asked: Option<Instant>) {
+    /// Publishes the master's feed's whole list (a snapshot), numbered by
+    /// the master, taken at `asked`: its changes are passed on after it.
+    fn follow(&self, whole: Vec<Keyed>, asked: Instant) {
         let mut publishing = self.lock();
-        if asked.is_some() {
-            publishing.asked = asked;
-        }
+        publishing.asked = Some(asked);
         if let Some(state) = publishing.feed.follow(whole) {
             self.publish_list(state);
         }
+    }
+
+    /// Publishes the embedded registry's list as it is now (see
+    /// [`Feed::take_registry`]; `seen`: the registry's list taken last);
+    /// returns the list taken, to pass next time. The registry's changes
+    /// are ordered by its change watch and carry no query time.
+    fn take_registry(&self, registry: &master::Registry, seen: Option<&Entries>) -> Entries {
+        let mut publishing = self.lock();
+        let (seen, state) = publishing.feed.take_registry(registry, seen);
+        if let Some(state) = state {
+            self.publish_list(state);
+        }
+        seen
+    }
+
+    /// Keys `registry`'s entries as this upstream's list keys them, so
+    /// that its list is published as it is ([`Upstream::take_registry`]).
+    fn key_registry(&self, registry: &master::Registry) {
+        registry.key_with(self.lock().feed.key_fn());
     }
 
     /// Publishes a list that changed, to delta and plain subscribers alike
@@ -530,6 +543,57 @@ mod tests {
         assert!(text.len() < 1_000, "the long name was published");
         let feed = upstream.current().feed.expect("a list");
         assert_eq!(feed.list().len(), 1);
+    }
+
+    #[test]
+    fn an_embedded_masters_list_is_published_as_the_registry_holds_it() {
+        let keys = Keys::from_secret(b"test");
+        let upstream = Arc::new(Upstream::new(
+            Visibility::new(false),
+            Arc::new(Metrics::default()),
+            keys.clone(),
+        ));
+        let registry = Arc::new(master::Registry::new());
+        let reg = |name: &str, port| protocol::Registration::new(name, "192.0.2.7", port).unwrap();
+        // Registered before the bridge follows: keyed once it does.
+        registry.register(1, reg("a", 20001));
+        let _follower = Follower::new(upstream.clone(), registry.clone());
+        // One list in the process: what is published is the registry's
+        // own entries, under its numbers, with the bridge's keys.
+        let same = |seen: &Entries| {
+            let feed = upstream.current().feed.expect("a list");
+            assert_eq!(feed.list().len(), seen.len());
+            for held in seen.values() {
+                let published = feed.list().get(held.id).expect("listed");
+                assert!(Arc::ptr_eq(published, held), "entry {} copied", held.id);
+                assert_eq!(held.key, Some(keys.key(&held.entry)));
+            }
+            feed.list().iter().map(|k| k.id).collect::<Vec<_>>()
+        };
+        let seen = upstream.take_registry(&registry, None);
+        assert_eq!(same(&seen), [1]);
+        registry.register(2, reg("b", 20002));
+        registry.register(1, reg("a", 20001));
+        let mut stats = protocol::Stats::default();
+        stats.players.current = 3;
+        registry.update_stats(2, stats);
+        let seq = upstream.current().feed.expect("a list").seq;
+        let seen = upstream.take_registry(&registry, Some(&seen));
+        assert_eq!(
+            same(&seen),
+            [2, 3],
+            "a re-registration takes the next number"
+        );
+        let feed = upstream.current().feed.expect("a list");
+        assert_eq!(
+            feed.seq,
+            seq + 1,
+            "one delta for the changes taken together"
+        );
+        // Nothing changed: nothing published.
+        let again = upstream.take_registry(&registry, Some(&seen));
+        assert_eq!(upstream.current().feed.expect("a list").seq, seq + 1);
+        assert_eq!(same(&again), [2, 3]);
     }
 
     #[test]

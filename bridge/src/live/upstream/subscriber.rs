@@ -281,7 +281,7 @@ impl Batch {
     /// hold, can bring it back). A batch that changed
     /// nothing (heartbeats) publishes nothing.
     fn publish(self, upstream: &Upstream) -> Result<(), Unfollowed> {
-        let asked = Some(Instant::now());
+        let asked = Instant::now();
         match self.whole {
             Some(servers) => upstream.follow(servers, asked),
             None if !self.changes.is_empty() => upstream.pass_on(self.changes, asked)?,
