@@ -11,7 +11,7 @@ use super::FakeUdp;
 use crate::gameagent::{self, Player, Status};
 
 /// What a [`GameAgentServer`] says about itself.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct GameAgentState {
     status: Status,
     players: Vec<Player>,
@@ -21,35 +21,31 @@ struct GameAgentState {
 /// players (0x03; split at `packet_limit` bytes, the last packet sent
 /// before the second so clients must collect out of order) and ping (0x04).
 fn gameagent_handler(
-    state: Arc<Mutex<GameAgentState>>,
+    state: Arc<GameAgentState>,
     packet_limit: usize,
 ) -> impl Fn(&[u8]) -> Vec<Vec<u8>> + Send + Sync + 'static {
-    move |req: &[u8]| {
-        let state = state.lock().unwrap_or_else(PoisonError::into_inner);
-        match req {
-            gameagent::STATUS_REQUEST => vec![gameagent::encode_status(&state.status)],
-            gameagent::PLAYERS_REQUEST => {
-                let count = u32::try_from(state.players.len()).unwrap_or(u32::MAX);
-                let mut packets = gameagent::encode_players(count, &state.players, packet_limit);
-                let n = packets.len();
-                if n >= 3 {
-                    packets.swap(1, n - 1);
-                }
-                packets
+    move |req: &[u8]| match req {
+        gameagent::STATUS_REQUEST => vec![gameagent::encode_status(&state.status)],
+        gameagent::PLAYERS_REQUEST => {
+            let count = u32::try_from(state.players.len()).unwrap_or(u32::MAX);
+            let mut packets = gameagent::encode_players(count, &state.players, packet_limit);
+            let n = packets.len();
+            if n >= 3 {
+                packets.swap(1, n - 1);
             }
-            gameagent::PING_REQUEST => vec![format!("\x04{}", state.status.players).into_bytes()],
-            _ => Vec::new(),
+            packets
         }
+        gameagent::PING_REQUEST => vec![format!("\x04{}", state.status.players).into_bytes()],
+        _ => Vec::new(),
     }
 }
 
 /// A Serious Engine game server's query port (game port + 1, see
-/// [`gameagent::query_port`]), whose status and players a test can change
-/// while it runs, or take offline.
+/// [`gameagent::query_port`]), answering with the status and players it
+/// started with, which a test can take offline.
 #[derive(Debug)]
 pub struct GameAgentServer {
     udp: FakeUdp,
-    state: Arc<Mutex<GameAgentState>>,
 }
 
 impl GameAgentServer {
@@ -65,13 +61,13 @@ impl GameAgentServer {
         players: Vec<Player>,
         packet_limit: usize,
     ) -> io::Result<Self> {
-        let state = Arc::new(Mutex::new(GameAgentState { status, players }));
+        let state = Arc::new(GameAgentState { status, players });
         // The game port is one below the query port, so port 1 would name
         // port 0; an ephemeral port never is that low, but stay correct.
         loop {
             let udp = FakeUdp::start(gameagent_handler(state.clone(), packet_limit)).await?;
             if udp.addr().port() > 1 {
-                return Ok(Self { udp, state });
+                return Ok(Self { udp });
             }
         }
     }
@@ -85,22 +81,6 @@ impl GameAgentServer {
     /// query port.
     pub fn game_addr(&self) -> SocketAddrV4 {
         game_addr(&self.udp)
-    }
-
-    /// Replaces the status it reports from now on.
-    pub fn set_status(&self, status: Status) {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .status = status;
-    }
-
-    /// Replaces the players it reports from now on.
-    pub fn set_players(&self, players: Vec<Player>) {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .players = players;
     }
 
     /// `false`: it stops answering (see [`FakeUdp::set_answering`]).

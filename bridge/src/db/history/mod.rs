@@ -66,9 +66,6 @@ pub struct History {
     failing: AtomicBool,
     /// What `/metrics` shows of the recording.
     counters: RecordingCounters,
-    /// Whether this bridge records (with a shared database, the one
-    /// elected to), for whoever else must act once among bridges.
-    leader: Arc<Leader>,
     /// The election among bridges on one database (`None`: this bridge
     /// alone has its store, and records).
     election: Mutex<Option<Election>>,
@@ -77,18 +74,6 @@ pub struct History {
     vacuum: Mutex<Option<Vacuum>>,
     /// The growth bound per source, applied by the writer.
     admission: Mutex<Admission>,
-}
-
-/// Whether this bridge is the one among bridges on a database that acts
-/// for all of them: records the history. Decided by the history's writer each interval.
-#[derive(Debug, Default)]
-pub struct Leader(AtomicBool);
-
-impl Leader {
-    /// Whether this bridge leads now.
-    pub fn is_leader(&self) -> bool {
-        self.0.load(Relaxed)
-    }
 }
 
 impl History {
@@ -125,7 +110,6 @@ impl History {
                 .database_bytes
                 .store(store.size_bytes().unwrap_or(0), Relaxed);
         }
-        let leader = Leader(AtomicBool::new(election.is_none()));
         counters.recording.store(election.is_none(), Relaxed);
         Self {
             store: Mutex::new(store),
@@ -133,7 +117,6 @@ impl History {
             generation: AtomicU64::new(0),
             failing: AtomicBool::new(false),
             counters,
-            leader: Arc::new(leader),
             election: Mutex::new(election),
             vacuum: Mutex::new(vacuum),
             admission: Mutex::new(Admission::new(Config::DEFAULT_HISTORY_KEYS_PER_SOURCE)),
@@ -155,12 +138,6 @@ impl History {
         self.store().cap(max_bytes)
     }
 
-    /// Whether this bridge records: the one election among bridges on a
-    /// database, for anything else that must happen once among them.
-    pub fn leader(&self) -> Arc<Leader> {
-        self.leader.clone()
-    }
-
     /// Stands for the election now (blocking): whether this bridge is to
     /// record. Without an election, always. Gaining the lead makes the
     /// store forget what another bridge may have changed since.
@@ -170,8 +147,7 @@ impl History {
             return true;
         };
         let lead = election.campaign();
-        let was = self.leader.0.swap(lead, Relaxed);
-        self.counters.recording.store(lead, Relaxed);
+        let was = self.counters.recording.swap(lead, Relaxed);
         if lead && !was {
             self.store().forget();
             info!(

@@ -404,8 +404,6 @@ pub trait NotifyEngine {
     /// Drops `target`'s deliveries not yet done (it was deleted or
     /// disabled): how many.
     fn drop_pending(&mut self, target: &str) -> Result<usize>;
-    /// Deliveries not done yet.
-    fn pending(&mut self) -> Result<i64>;
     /// Deletes deliveries made before `before` and ended ones beyond
     /// `keep` per target, cooldowns over by `now`, and changes older than
     /// `changes_ms` (by the database's clock): how many rows went.

@@ -55,11 +55,6 @@ impl Store {
         self.engine().recent(target, limit)
     }
 
-    /// Deliveries not done yet.
-    pub fn pending_deliveries(&mut self) -> Result<i64, StoreError> {
-        self.engine().pending()
-    }
-
     /// Prunes the notification rows (see `NotifyEngine::prune_notify`).
     pub fn prune_notify(
         &mut self,

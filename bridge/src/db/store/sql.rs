@@ -191,9 +191,6 @@ pub const RECORD_DELIVERY: &str = "INSERT INTO notify_deliveries (channel, targe
 pub const DROP_PENDING: &str =
     "DELETE FROM notify_deliveries WHERE target = ?1 AND done_ms IS NULL";
 
-/// Deliveries not done yet.
-pub const PENDING: &str = "SELECT count(*) FROM notify_deliveries WHERE done_ms IS NULL";
-
 /// Deletes the cooldowns over by `?1`.
 pub const PRUNE_COOLDOWNS: &str =
     "DELETE FROM notify_cooldowns WHERE until_ms < ?1 AND dedupe_ms < ?1";

@@ -139,10 +139,6 @@ impl NotifyEngine for Postgres {
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
-    fn pending(&mut self) -> Result<i64> {
-        Ok(self.first(sql::PENDING, &[])?.unwrap_or(0))
-    }
-
     fn prune_notify(&mut self, now: i64, before: i64, keep: i64, changes_ms: i64) -> Result<usize> {
         let mut n = self.execute(
             "DELETE FROM notify_deliveries WHERE created_ms < $1 OR (done_ms IS NOT NULL AND id IN \

@@ -9,7 +9,11 @@ use super::super::StoreError;
 
 /// The schema, one SQL file per version, applied in order; the table
 /// `lobby_schema` counts those applied. A later feature adds its tables
-/// as the next file here.
+/// as the next file here. The runner ([`migrate`]) is the embedded
+/// engine's in PostgreSQL's words, for the reasons given there
+/// (`sqlite/schema.rs`): `refinery` would move the count into a table of
+/// its own, and the version here is read only once this transaction holds
+/// the advisory lock, so bridges starting together migrate once.
 const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/postgres/001_history.sql"),
     include_str!("../../../../migrations/postgres/002_webhooks.sql"),

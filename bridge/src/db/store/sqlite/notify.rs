@@ -147,10 +147,6 @@ impl NotifyEngine for Sqlite {
             .execute(params![target])?)
     }
 
-    fn pending(&mut self) -> Result<i64> {
-        Ok(self.conn.query_row(sql::PENDING, [], |r| r.get(0))?)
-    }
-
     fn prune_notify(&mut self, now: i64, before: i64, keep: i64, changes_ms: i64) -> Result<usize> {
         let mut n = self.conn.execute(
             "DELETE FROM notify_deliveries WHERE created_ms < ?1 OR (done_ms IS NOT NULL AND id IN \

@@ -21,6 +21,17 @@ struct Migration {
 
 /// The schema, one step per version, applied in order; the database's
 /// `user_version` counts those applied.
+///
+/// Written here rather than with a migration crate, each weighed against
+/// these twenty lines: `rusqlite_migration` 2.6 keeps the same
+/// `user_version` and takes Rust hooks, but reads the version before its
+/// (deferred) transaction, so two bridges starting on one file would both
+/// run a migration (here the version is read inside an immediate
+/// transaction), and it is built against rusqlite 0.40, which cannot link
+/// beside our 0.43; `refinery` 0.10 counts in a table of its own (every
+/// existing file counts in `user_version`) and its Rust migrations only
+/// return SQL, so a step that converts rows ([`convert_v1`]) or adds a
+/// column only where it is missing could not be one.
 const MIGRATIONS: &[Migration] = &[
     Migration {
         sql: include_str!("../../../../migrations/001_history.sql"),
