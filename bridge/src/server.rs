@@ -17,7 +17,7 @@ use crate::{
     budget::Budget,
     config::Config,
     ctx::Ctx,
-    db::database::{self, Database},
+    db::database::{reconcile_keys, Opened},
     error::Error,
     http,
     http::{answers::Answers, api, badge, documents::Pages, history_api, pages},
@@ -57,16 +57,17 @@ impl Bridge {
     fn build(config: Config, embedded: Option<Arc<master::Registry>>) -> Result<Self, Error> {
         let metrics = Arc::new(Metrics::default());
         let visibility = Visibility::new(config.hide_addresses);
-        let Database {
+        let Opened {
             keys,
+            database,
             history,
             provisional_secret,
-        } = Database::open(&config)?;
+        } = Opened::open(&config)?;
         let Notifiers {
             webhooks,
             push,
             engine: notify,
-        } = Notifiers::open(&config, visibility, &history)?;
+        } = Notifiers::open(&config, visibility, &database)?;
         let upstream = Arc::new(Upstream::new(visibility, metrics.clone(), keys));
         webhooks.show_list(upstream.subscribe());
         let source = Source::new(&upstream, embedded, &config);
@@ -169,18 +170,14 @@ impl Bridge {
             let (done, cancel) = (tokio::sync::oneshot::channel(), ctx.cancel.clone());
             let (tx, rx) = done;
             if let Some(secret) = ctx.provisional_secret {
-                let history = ctx.history.clone();
+                let database = ctx.history.database().clone();
                 let dir = ctx.config.data_dir.clone();
                 let spawned =
                     std::thread::Builder::new()
                         .name("key-secret".into())
                         .spawn(move || {
-                            let _ = tx.send(database::reconcile_keys(
-                                &history,
-                                dir.as_deref(),
-                                secret,
-                                &cancel,
-                            ));
+                            let _ =
+                                tx.send(reconcile_keys(&database, dir.as_deref(), secret, &cancel));
                         });
                 if let Err(e) = spawned {
                     warn!(error = %e, "cannot start the thread that checks the key secret");

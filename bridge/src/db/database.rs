@@ -1,24 +1,32 @@
 //! The database a bridge starts on: the data directory (created private
 //! where new), the key secret (in the directory, or shared through
-//! PostgreSQL by every bridge on it) and the history store over either
-//! engine. Opened once, before the bridge exists: a bridge that runs *has*
-//! its database, and one that cannot open it does not start.
+//! PostgreSQL by every bridge on it) and the one [`Database`] over either
+//! engine, with the history recorded in it. Opened once, before the
+//! bridge exists: a bridge that runs *has* its database, and one that
+//! cannot open it does not start.
 
 use std::{path::Path, sync::Arc};
 
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
-use crate::{config::Config, db::history::History, error::Error, live::keys::Keys};
+use crate::{
+    config::Config,
+    db::{history::History, store::Database},
+    error::Error,
+    live::keys::Keys,
+};
 
-/// What a started bridge keeps: the keys its list is keyed with and the
-/// history store, which also holds the webhooks, the push subscriptions
-/// and the notification rows.
+/// What a started bridge keeps of its database: the keys its list is
+/// keyed with, the database (where the webhooks, Web Push and the
+/// notification engine keep their rows) and the history recorded in it.
 #[derive(Debug)]
-pub(crate) struct Database {
+pub(crate) struct Opened {
     /// The list's server keys, from the key secret.
     pub(crate) keys: Keys,
-    /// The store and the player history recorded in it.
+    /// The bridge's one database.
+    pub(crate) database: Database,
+    /// The player history, recorded in `database`.
     pub(crate) history: Arc<History>,
     /// The key secret the list was keyed with while the database was
     /// unreachable at start, until the database's is known (`None`: the
@@ -26,14 +34,15 @@ pub(crate) struct Database {
     pub(crate) provisional_secret: Option<[u8; 32]>,
 }
 
-impl Database {
-    /// The key secret and the history in `config.data_dir` (created if
-    /// missing), or a random secret and a history in memory without one;
+impl Opened {
+    /// The key secret and the database in `config.data_dir` (created if
+    /// missing), or a random secret and a database in memory without one;
     /// an error when either cannot be used, and then no bridge starts.
     pub(crate) fn open(config: &Config) -> Result<Self, Error> {
         let (keys, history, provisional_secret) = open(config)?;
         Ok(Self {
             keys,
+            database: history.database().clone(),
             history: Arc::new(history),
             provisional_secret,
         })
@@ -133,13 +142,13 @@ fn shared_keys(history: &History, dir: Option<&Path>) -> Result<(Keys, Option<[u
 /// (every key would change, and a list's keys cannot change under its
 /// viewers). Runs on a thread of its own until `cancel` fires.
 pub(crate) fn reconcile_keys(
-    history: &History,
+    database: &Database,
     dir: Option<&Path>,
     keyed: [u8; 32],
     cancel: &CancellationToken,
 ) -> Result<(), Error> {
     while !cancel.is_cancelled() {
-        let mut store = history.store();
+        let mut store = database.lock();
         let secret = store.postgres().map(|pg| pg.key_secret(&keyed));
         let opening = store.opening();
         drop(store);

@@ -1,7 +1,9 @@
-//! The bridge's database: the [`store`] over its two engines (the
-//! embedded file or PostgreSQL), and the player [`history`] recorded in
-//! it; [`database`] opens both, with the key secret, before a bridge
-//! starts.
+//! The bridge's database: one [`store::Database`] over its two engines
+//! (the embedded file or PostgreSQL), of which each owner keeps its own
+//! tables behind its own type: the player [`history`], the webhooks'
+//! [`store::WebhookStore`], Web Push's [`store::PushStore`], and the
+//! notification engine's deliveries; [`database`] opens it, with the key
+//! secret, before a bridge starts.
 
 pub(crate) mod database;
 pub mod history;

@@ -48,9 +48,8 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use super::channel::{Channel, Sent};
 use crate::{
-    db::{
-        history::History,
-        store::{now_ms, DeliveryRow, DoneDelivery, NewDelivery, Settle, Store, StoreError},
+    db::store::{
+        now_ms, Database, DeliveryRow, DoneDelivery, NewDelivery, Settle, Store, StoreError,
     },
     metrics::{family, Kind},
     notify::watch::Occurrence,
@@ -162,7 +161,7 @@ fn ms_of(t: SystemTime) -> i64 {
 /// The engine: the journal, the claims and the counters.
 #[derive(Debug)]
 pub struct Notify {
-    history: Arc<History>,
+    database: Database,
     channels: Vec<Arc<dyn Channel>>,
     counters: Arc<NotifyCounters>,
     journal: Mutex<VecDeque<(Arc<Occurrence>, Instant)>>,
@@ -185,14 +184,14 @@ pub struct Notify {
 }
 
 impl Notify {
-    /// The engine over `channels`, its rows in `history`'s database.
+    /// The engine over `channels`, its rows in `database`.
     pub fn new(
-        history: Arc<History>,
+        database: Database,
         channels: Vec<Arc<dyn Channel>>,
         counters: Arc<NotifyCounters>,
     ) -> Self {
         Self {
-            history,
+            database,
             channels,
             counters,
             journal: Mutex::new(VecDeque::new()),
@@ -219,8 +218,8 @@ impl Notify {
         &self,
         f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let history = self.history.clone();
-        tokio::task::spawn_blocking(move || f(&mut history.store()))
+        let database = self.database.clone();
+        tokio::task::spawn_blocking(move || f(&mut database.lock()))
             .await
             .unwrap_or(Err(StoreError::Unavailable))
     }

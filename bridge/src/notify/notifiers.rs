@@ -8,7 +8,7 @@ use tracing::warn;
 
 use crate::{
     config::Config,
-    db::history::History,
+    db::store::{Database, PushStore, WebhookStore},
     error::Error,
     notify::{
         channel::Channel,
@@ -31,23 +31,27 @@ pub(crate) struct Notifiers {
 }
 
 impl Notifiers {
-    /// The webhooks, Web Push and their engine on `history`'s database,
-    /// with `config`'s settings; an error when either channel cannot open.
+    /// The webhooks, Web Push and their engine on `database`, with
+    /// `config`'s settings; an error when either channel cannot open.
     pub(crate) fn open(
         config: &Config,
         visibility: Visibility,
-        history: &Arc<History>,
+        database: &Database,
     ) -> Result<Self, Error> {
         let counters = Arc::new(NotifyCounters::default());
         let webhooks = Arc::new(open_webhooks(
             config,
             visibility,
-            history.clone(),
+            WebhookStore::new(database.clone()),
             counters.clone(),
         )?);
-        let push = Arc::new(open_push(config, visibility, history.clone())?);
+        let push = Arc::new(open_push(
+            config,
+            visibility,
+            PushStore::new(database.clone()),
+        )?);
         let engine = Arc::new(Notify::new(
-            history.clone(),
+            database.clone(),
             vec![
                 webhooks.clone() as Arc<dyn Channel>,
                 push.clone() as Arc<dyn Channel>,
@@ -62,11 +66,11 @@ impl Notifiers {
     }
 }
 
-/// The webhooks kept in the bridge's database (`history`'s).
+/// The webhooks kept in `store`.
 fn open_webhooks(
     config: &Config,
     visibility: Visibility,
-    history: Arc<History>,
+    store: WebhookStore,
     counters: Arc<NotifyCounters>,
 ) -> Result<Webhooks, Error> {
     let settings = webhooks::WebhookSettings {
@@ -77,16 +81,11 @@ fn open_webhooks(
             .map(|u| u.trim_end_matches('/').to_owned()),
         visibility,
     };
-    Webhooks::open(history, settings, counters)
+    Webhooks::open(store, settings, counters)
 }
 
-/// Web Push, its key and subscriptions kept in the bridge's database
-/// (`history`'s).
-fn open_push(
-    config: &Config,
-    visibility: Visibility,
-    history: Arc<History>,
-) -> Result<Push, Error> {
+/// Web Push, its key and subscriptions kept in `store`.
+fn open_push(config: &Config, visibility: Visibility, store: PushStore) -> Result<Push, Error> {
     let public_url = config
         .public_url
         .as_ref()
@@ -111,5 +110,5 @@ fn open_push(
         max_subscriptions: config.push_max_subscriptions,
         max_per_address: config.push_max_per_address,
     };
-    Push::open(history, settings)
+    Push::open(store, settings)
 }

@@ -54,13 +54,10 @@ async fn a_push_reaches_firefoxs_service_worker_with_no_lobby_tab_open() {
     .await;
     // The subscription as the bridge's database holds it: when it was
     // last renewed.
-    let store = bridge::db::history::History::open(
-        Some(&product.data_dir()),
-        std::time::Duration::from_secs(60),
-    )
-    .expect("the bridge's database");
+    let store = bridge::db::store::Database::open(Some(&product.data_dir()))
+        .map(bridge::db::store::PushStore::new)
+        .expect("the bridge's database");
     let renewed = || {
-        use bridge::notify::push::store::PushStore;
         let rows = store.load().map_err(|e| e.to_string())?;
         match rows.as_slice() {
             [row] => Ok(row.updated_ms),

@@ -33,7 +33,7 @@ use crate::{
     db::store::{
         now_ms,
         postgres::{Election, Vacuum},
-        DatabaseUrl, Recorded, ServerSample, Store, StoreError, DB_FILE,
+        Database, DatabaseUrl, Recorded, ServerSample, Store, StoreError, DB_FILE,
     },
     error::Error,
     live::{feed::FeedState, upstream::Upstream},
@@ -54,10 +54,11 @@ const PRUNE_BATCH: usize = 5_000;
 const PRUNE_ROUNDS: usize = 4;
 
 /// The recorded history and the recording's state, shared by the recorder
-/// and the HTTP answers.
+/// and the HTTP answers: the history's tables in the bridge's one
+/// [`Database`], which it shares with the webhooks and Web Push.
 #[derive(Debug)]
 pub struct History {
-    store: Mutex<Store>,
+    database: Database,
     interval: Duration,
     /// Writes tried so far (a failed one may still have pruned): cached
     /// answers are as new as this.
@@ -80,7 +81,7 @@ impl History {
     /// Opens the history in `dir` (in memory when `None`); see
     /// [`Store::open`] for what fails here.
     pub fn open(dir: Option<&Path>, interval: Duration) -> Result<Self, Error> {
-        Ok(Self::new(Store::open(dir)?, None, None, interval))
+        Ok(Self::on(Database::open(dir)?, interval))
     }
 
     /// The history in the PostgreSQL database at `url`, shared with the
@@ -89,30 +90,28 @@ impl History {
     /// the answers' blocking tasks), so a database down at start is no
     /// error.
     pub fn connect(url: &DatabaseUrl, interval: Duration) -> Self {
-        Self::new(
-            Store::connect(url),
-            Some(Election::new(url)),
-            Some(Vacuum::new(url)),
-            interval,
-        )
+        Self::on(Database::connect(url), interval)
     }
 
-    fn new(
-        mut store: Store,
-        election: Option<Election>,
-        vacuum: Option<Vacuum>,
-        interval: Duration,
-    ) -> Self {
-        store.set_interval(i64::try_from(interval.as_millis()).unwrap_or(i64::MAX));
+    /// The history in `database`: recorded by one bridge at a time when
+    /// it is a shared PostgreSQL database (nothing connected here), by
+    /// this one alone when it is the embedded file.
+    pub fn on(database: Database, interval: Duration) -> Self {
+        let election = database.url().map(Election::new);
+        let vacuum = database.url().map(Vacuum::new);
         let counters = RecordingCounters::default();
-        if election.is_none() {
-            counters
-                .database_bytes
-                .store(store.size_bytes().unwrap_or(0), Relaxed);
+        {
+            let mut store = database.lock();
+            store.set_interval(i64::try_from(interval.as_millis()).unwrap_or(i64::MAX));
+            if election.is_none() {
+                counters
+                    .database_bytes
+                    .store(store.size_bytes().unwrap_or(0), Relaxed);
+            }
         }
         counters.recording.store(election.is_none(), Relaxed);
         Self {
-            store: Mutex::new(store),
+            database,
             interval,
             generation: AtomicU64::new(0),
             failing: AtomicBool::new(false),
@@ -166,7 +165,12 @@ impl History {
 
     /// The database, for a query (callers are on a blocking thread).
     pub fn store(&self) -> MutexGuard<'_, Store> {
-        self.store.lock().unwrap_or_else(|p| p.into_inner())
+        self.database.lock()
+    }
+
+    /// The bridge's database the history is kept in.
+    pub fn database(&self) -> &Database {
+        &self.database
     }
 
     /// The sample interval in milliseconds (the resolution of the newest tier).

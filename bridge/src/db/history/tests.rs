@@ -196,11 +196,11 @@ fn a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends(history: 
     use crate::db::store::{CardClaim, CardRow};
     const EVERY: i64 = 10_000;
     const LEASE: i64 = 30_000;
-    let mut store = history.store();
+    let store = crate::db::store::WebhookStore::new(history.database().clone());
     let id = "wh_00000000000000c4";
     let row = card_webhook(id);
-    assert!(store.insert_webhook(&row, 50).unwrap());
-    let mut claim = |now| store.claim_webhook_card(id, now, EVERY, LEASE).unwrap();
+    assert!(store.insert(&row, 50).unwrap());
+    let claim = |now| store.claim_card(id, now, EVERY, LEASE).unwrap();
     let first = T0 + LEASE;
     assert_eq!(
         claim(T0),
@@ -230,10 +230,10 @@ fn a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends(history: 
     // The first holder, late after all, stores its post but takes
     // nothing from the second.
     assert!(store
-        .set_webhook_card(id, Some("42"), T0 + LEASE + 5, first)
+        .set_card(id, Some("42"), T0 + LEASE + 5, first)
         .unwrap());
-    store.release_webhook_card(id, first).unwrap();
-    let card = store.webhook_card(id).unwrap().unwrap();
+    store.release_card(id, first).unwrap();
+    let card = store.card(id).unwrap().unwrap();
     assert_eq!(
         card,
         CardRow {
@@ -243,15 +243,9 @@ fn a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends(history: 
         }
     );
     let edited = T0 + LEASE + 10;
-    assert!(store
-        .set_webhook_card(id, Some("42"), edited, second)
-        .unwrap());
-    assert_eq!(
-        store.webhook_card(id).unwrap().unwrap().claim_ms,
-        0,
-        "given back"
-    );
-    let mut claim = |now| store.claim_webhook_card(id, now, EVERY, LEASE).unwrap();
+    assert!(store.set_card(id, Some("42"), edited, second).unwrap());
+    assert_eq!(store.card(id).unwrap().unwrap().claim_ms, 0, "given back");
+    let claim = |now| store.claim_card(id, now, EVERY, LEASE).unwrap();
     assert_eq!(
         claim(edited + 1),
         CardClaim::Later { at: edited + EVERY },
@@ -266,20 +260,18 @@ fn a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends(history: 
         }
     );
     // Given back unsent: the next claim needs no new window.
-    store.release_webhook_card(id, third).unwrap();
+    store.release_card(id, third).unwrap();
     assert!(matches!(
         store
-            .claim_webhook_card(id, edited + EVERY + 1, EVERY, LEASE)
+            .claim_card(id, edited + EVERY + 1, EVERY, LEASE)
             .unwrap(),
         CardClaim::Won { .. }
     ));
     assert_eq!(
-        store
-            .claim_webhook_card("wh_gone", T0, EVERY, LEASE)
-            .unwrap(),
+        store.claim_card("wh_gone", T0, EVERY, LEASE).unwrap(),
         CardClaim::Gone
     );
-    assert!(!store.set_webhook_card("wh_gone", None, T0, 1).unwrap());
+    assert!(!store.set_card("wh_gone", None, T0, 1).unwrap());
 }
 
 /// Bridges (each its own connection from `open`) claiming a status
@@ -290,10 +282,12 @@ fn bridges_claiming_a_card_at_once_win_it_once(open: impl Fn() -> History) {
     const ROUNDS: i64 = 20;
     const EVERY: i64 = 10_000;
     const LEASE: i64 = 30_000;
-    let bridges: Vec<History> = (0..BRIDGES).map(|_| open()).collect();
+    let bridges: Vec<_> = (0..BRIDGES)
+        .map(|_| crate::db::store::WebhookStore::new(open().database().clone()))
+        .collect();
     let id = "wh_00000000000000c5";
     let row = card_webhook(id);
-    assert!(bridges[0].store().insert_webhook(&row, 50).unwrap());
+    assert!(bridges[0].insert(&row, 50).unwrap());
     let start = std::sync::Barrier::new(BRIDGES);
     for round in 0..ROUNDS {
         // Each round after the last one's claim ended, never given back.
@@ -305,7 +299,7 @@ fn bridges_claiming_a_card_at_once_win_it_once(open: impl Fn() -> History) {
                     let start = &start;
                     scope.spawn(move || {
                         start.wait();
-                        b.store().claim_webhook_card(id, now, EVERY, LEASE).unwrap()
+                        b.claim_card(id, now, EVERY, LEASE).unwrap()
                     })
                 })
                 .collect();
@@ -760,7 +754,8 @@ fn hostile_rows_are_errors_not_panics(history: History) {
 /// subscription is replaced in place, and texts and keys no bridge writes
 /// are read back cut to their bound.
 fn push_subscriptions_not_renewed_expire_and_a_source_is_purged(history: History) {
-    use crate::{db::store::PushRow as Row, notify::push::store::PushStore};
+    use crate::db::store::{PushRow as Row, PushStore};
+    let push = PushStore::new(history.database().clone());
     let row = |id: &str, t: i64, source: &str| Row {
         id: format!("{id:0>16}"),
         subscription: "{}".into(),
@@ -778,9 +773,9 @@ fn push_subscriptions_not_renewed_expire_and_a_source_is_purged(history: History
         ("d", 25, "2001:db8::"),
         ("c", 30, "192.0.2.1"),
     ] {
-        assert!(history.put(&row(id, t, source)).unwrap());
+        assert!(push.put(&row(id, t, source)).unwrap());
     }
-    assert!(history
+    assert!(push
         .put(&Row {
             created_ms: 10,
             ..row("a", 40, "192.0.2.1")
@@ -788,11 +783,11 @@ fn push_subscriptions_not_renewed_expire_and_a_source_is_purged(history: History
         .unwrap());
     // Nothing made or renewed before 20; then, with the clock at 26, the
     // least recently renewed first, as many as asked for.
-    assert!(history.expire(20, 10).unwrap().is_empty());
-    assert_eq!(history.expire(26, 1).unwrap(), [format!("{:0>16}", "b")]);
-    assert_eq!(history.expire(26, 10).unwrap(), [format!("{:0>16}", "d")]);
+    assert!(push.expire(20, 10).unwrap().is_empty());
+    assert_eq!(push.expire(26, 1).unwrap(), [format!("{:0>16}", "b")]);
+    assert_eq!(push.expire(26, 10).unwrap(), [format!("{:0>16}", "d")]);
     assert_eq!(
-        ids(history.load().unwrap()),
+        ids(push.load().unwrap()),
         [format!("{:0>16}", "a"), format!("{:0>16}", "c")]
     );
     // Every bridge hears of each deletion.
@@ -805,17 +800,17 @@ fn push_subscriptions_not_renewed_expire_and_a_source_is_purged(history: History
         );
     }
     // Purging a source takes its oldest first, and only its own.
-    assert!(history.put(&row("e", 50, "198.51.100.7")).unwrap());
+    assert!(push.put(&row("e", 50, "198.51.100.7")).unwrap());
     assert_eq!(
-        history.purge("192.0.2.1", 1).unwrap(),
+        push.purge("192.0.2.1", 1).unwrap(),
         [format!("{:0>16}", "a")]
     );
     assert_eq!(
-        history.purge("192.0.2.1", 10).unwrap(),
+        push.purge("192.0.2.1", 10).unwrap(),
         [format!("{:0>16}", "c")]
     );
-    assert!(history.purge("192.0.2.1", 10).unwrap().is_empty());
-    assert_eq!(ids(history.load().unwrap()), [format!("{:0>16}", "e")]);
+    assert!(push.purge("192.0.2.1", 10).unwrap().is_empty());
+    assert_eq!(ids(push.load().unwrap()), [format!("{:0>16}", "e")]);
 }
 
 /// What one stored subscription costs the database, measured on a
@@ -823,7 +818,8 @@ fn push_subscriptions_not_renewed_expire_and_a_source_is_purged(history: History
 /// may carry (20, each with all four events and a threshold). SECURITY.md
 /// states the figure.
 fn a_push_subscription_costs_about_4_kb(history: History) {
-    use crate::{db::store::PushRow as Row, notify::push::store::PushStore};
+    use crate::db::store::{PushRow as Row, PushStore};
+    let push = PushStore::new(history.database().clone());
     use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
     const N: usize = 1_000;
     let b64 = |n: usize, seed: usize| -> String {
@@ -867,7 +863,7 @@ fn a_push_subscription_costs_about_4_kb(history: History) {
                 created_ms: i as i64,
                 updated_ms: i as i64,
             };
-            assert!(history.put(&row).unwrap());
+            assert!(push.put(&row).unwrap());
         }
         per_row.push((size() - before) / N as u64);
     }
@@ -880,9 +876,10 @@ fn a_push_subscription_costs_about_4_kb(history: History) {
 }
 
 fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
-    use crate::{db::store::PushRow as Row, notify::push::store::PushStore};
-    assert_eq!(history.vapid_secret(&[7; 32]).unwrap(), vec![7; 32]);
-    assert_eq!(history.vapid_secret(&[8; 32]).unwrap(), vec![7; 32]);
+    use crate::db::store::{PushRow as Row, PushStore};
+    let push = PushStore::new(history.database().clone());
+    assert_eq!(push.vapid_secret(&[7; 32]).unwrap(), vec![7; 32]);
+    assert_eq!(push.vapid_secret(&[8; 32]).unwrap(), vec![7; 32]);
     let row = |id: &str, t: i64| Row {
         id: id.into(),
         subscription: "{}".into(),
@@ -892,8 +889,8 @@ fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
         created_ms: t,
         updated_ms: t,
     };
-    assert!(history.put(&row("00000000000000aa", 1)).unwrap());
-    assert!(history
+    assert!(push.put(&row("00000000000000aa", 1)).unwrap());
+    assert!(push
         .put(&Row {
             watches: "[1]".into(),
             ..row("00000000000000aa", 5)
@@ -904,11 +901,8 @@ fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
         watches: "[2]".into(),
         ..row("00000000000000aa", 6)
     };
-    assert!(
-        !history.put(&stolen).unwrap(),
-        "another auth replaces nothing"
-    );
-    let rows = history.load().unwrap();
+    assert!(!push.put(&stolen).unwrap(), "another auth replaces nothing");
+    let rows = push.load().unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!((rows[0].created_ms, rows[0].updated_ms), (1, 5));
     assert_eq!(rows[0].watches, "[1]");
@@ -923,17 +917,17 @@ fn push_key_and_subscriptions_are_kept_and_read_back_bounded(history: History) {
              UPDATE push_vapid SET secret = {big};"
         ))
         .unwrap();
-    let rows = history.load().unwrap();
+    let rows = push.load().unwrap();
     assert_eq!(rows.len(), 2);
     assert!(rows[1].subscription.len() <= 8 * 1024 && rows[1].source.len() <= 8 * 1024);
     assert_eq!(
-        history.vapid_secret(&[9; 32]).unwrap().len(),
+        push.vapid_secret(&[9; 32]).unwrap().len(),
         64,
         "cut to 64 bytes"
     );
-    assert!(!history.delete("00000000000000aa", Some("another")).unwrap());
-    assert!(history.delete("zz", None).unwrap());
-    assert!(!history.delete("zz", None).unwrap());
+    assert!(!push.delete("00000000000000aa", Some("another")).unwrap());
+    assert!(push.delete("zz", None).unwrap());
+    assert!(!push.delete("zz", None).unwrap());
 }
 
 const DAY: i64 = 24 * HOUR;

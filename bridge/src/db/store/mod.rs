@@ -1,14 +1,15 @@
-//! The history's store, split by job: an [`engine::Engine`] (the
+//! The bridge's one database, split by job: an [`engine::Engine`] (the
 //! embedded SQLite file, [`sqlite`], or PostgreSQL, [`postgres`]) holds
-//! the rows and brings its schema up to date; [`write`] records a sample
-//! (with its hourly and daily sums) and prunes in bounded batches; [`read`]
-//! answers `/api/servers/{key}` and the history queries; [`webhooks`] keeps
-//! the admin's webhooks and [`push`] the Web Push key and subscriptions in
-//! the same database. All are written once over
-//! the engine's row operations, and each row an engine reads back is
-//! decoded once for both ([`decode`]), as each statement the two
-//! dialects word alike is written once ([`sql`]). This module holds the open
-//! store and the rows that go in and come out.
+//! the rows and brings its schema up to date; [`write`] records the
+//! history's samples (with their hourly and daily sums) and prunes in
+//! bounded batches; [`read`] answers `/api/servers/{key}` and the history
+//! queries; the webhooks own their rows behind a [`WebhookStore`] and Web
+//! Push its key and subscriptions behind a [`PushStore`]; [`notify`] holds
+//! the deliveries both channels share. All are written once over the
+//! engine's row operations, and each row an engine reads back is decoded
+//! once for both ([`decode`]), as each statement the two dialects word
+//! alike is written once ([`sql`]). This module holds the open
+//! [`Database`], its [`Store`], and the rows that go in and come out.
 
 mod copy;
 mod decode;
@@ -25,16 +26,19 @@ mod webhooks;
 mod week;
 mod write;
 
-use std::path::Path;
+use std::{
+    path::Path,
+    sync::{Arc, Mutex, MutexGuard},
+};
 
 use crate::error::Error;
 
 pub use copy::copy;
 pub use engine::{ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, Settle};
 pub use postgres::{DatabaseUrl, Postgres};
-pub use push::PushRow;
+pub use push::{PushRow, PushStore, CHANNEL as PUSH_CHANNEL};
 pub use sqlite::DB_FILE;
-pub use webhooks::{CardClaim, CardRow, WebhookRow};
+pub use webhooks::{CardClaim, CardRow, WebhookRow, WebhookStore, CHANNEL as WEBHOOK_CHANNEL};
 pub use write::Recorded;
 
 /// The current time in Unix milliseconds: the unit of every time the
@@ -122,7 +126,56 @@ enum Engines {
     Postgres(Box<Postgres>),
 }
 
-/// The open store.
+/// The bridge's one open database, shared by what keeps rows in it (the
+/// history, the webhooks, Web Push, the notification engine), each
+/// through its own type: cloning it shares the one connection (or file)
+/// and the one [`Store`] behind it, whose calls take turns.
+#[derive(Debug, Clone)]
+pub struct Database {
+    store: Arc<Mutex<Store>>,
+    /// Where it is, when it is PostgreSQL: what the election and the
+    /// vacuum connect to on their own connections.
+    url: Option<DatabaseUrl>,
+}
+
+impl Database {
+    /// Opens (or creates) the embedded database in `dir`, in memory when
+    /// `None` (see [`Store::open`] for what fails here).
+    pub fn open(dir: Option<&Path>) -> Result<Self, Error> {
+        Ok(Self {
+            store: Arc::new(Mutex::new(Store::open(dir)?)),
+            url: None,
+        })
+    }
+
+    /// The PostgreSQL database at `url`, connected when first used (see
+    /// [`Store::connect`]).
+    pub fn connect(url: &DatabaseUrl) -> Self {
+        Self {
+            store: Arc::new(Mutex::new(Store::connect(url))),
+            url: Some(url.clone()),
+        }
+    }
+
+    /// The store, for a query (callers are on a blocking thread).
+    pub fn lock(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The PostgreSQL database's address; `None` for the embedded one.
+    pub fn url(&self) -> Option<&DatabaseUrl> {
+        self.url.as_ref()
+    }
+
+    /// Whether other bridges may change its rows (a shared PostgreSQL
+    /// database).
+    pub fn shared(&self) -> bool {
+        self.url.is_some()
+    }
+}
+
+/// The open store: the engine and what the history's writes remember
+/// between samples.
 #[derive(Debug)]
 pub struct Store {
     engine: Engines,

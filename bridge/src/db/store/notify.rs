@@ -3,8 +3,8 @@
 //! transaction, claimed, settled and pruned; and the change log that
 //! tells every bridge which webhooks and subscriptions to read again.
 
-use super::engine::{ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, Settle};
-use super::{PushRow, Store, StoreError, WebhookRow};
+use super::engine::{ChangeRow, DeliveryRow, NewDelivery, Settle};
+use super::{Store, StoreError};
 
 impl Store {
     /// Writes one event's deliveries and their cooldowns in one
@@ -36,25 +36,6 @@ impl Store {
         self.engine().settle(id, how)
     }
 
-    /// Stores a delivery that ended at once (the admin's test).
-    pub fn record_delivery(
-        &mut self,
-        channel: &str,
-        target: &str,
-        done: &DoneDelivery,
-    ) -> Result<(), StoreError> {
-        self.engine().record(channel, target, done)
-    }
-
-    /// The last `limit` ended deliveries of `target`, newest first.
-    pub fn recent_deliveries(
-        &mut self,
-        target: &str,
-        limit: i64,
-    ) -> Result<Vec<DoneDelivery>, StoreError> {
-        self.engine().recent(target, limit)
-    }
-
     /// Prunes the notification rows (see `NotifyEngine::prune_notify`).
     pub fn prune_notify(
         &mut self,
@@ -74,34 +55,5 @@ impl Store {
     /// The keys of `keys` the history saw since `since` (Unix ms).
     pub fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>, StoreError> {
         self.engine().seen_since(keys, since)
-    }
-
-    /// One stored webhook.
-    pub fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>, StoreError> {
-        self.engine().webhook(id)
-    }
-
-    /// One stored push subscription.
-    pub fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>, StoreError> {
-        self.engine().push_subscription(id)
-    }
-
-    /// Counts a webhook's ended delivery (see
-    /// `NotifyEngine::webhook_outcome`); the change is noted for the other
-    /// bridges when the state may have changed (`changed`).
-    pub fn webhook_outcome(
-        &mut self,
-        id: &str,
-        ok: bool,
-        disable_after: u32,
-        changed: bool,
-    ) -> Result<Option<(bool, u32)>, StoreError> {
-        self.in_transaction(|e| {
-            let state = e.webhook_outcome(id, ok, disable_after)?;
-            if state.is_some() && changed {
-                e.note_change("webhook", id)?;
-            }
-            Ok(state)
-        })
     }
 }

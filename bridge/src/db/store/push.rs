@@ -1,10 +1,14 @@
 //! Web Push's tables (embedded migration 4, PostgreSQL migration 3): the
-//! VAPID key and the subscriptions of [`crate::notify::push::store`], kept in the
-//! bridge's database beside the history, through either engine's row
-//! operations; every change noted in `notify_changes` in its transaction.
+//! VAPID key and the subscriptions, owned by Web Push through a
+//! [`PushStore`]: kept in the bridge's one [`Database`] beside the
+//! history, through either engine's row operations; every change noted in
+//! `notify_changes` in its transaction.
 
 use super::engine::Engine;
-use super::{Store, StoreError};
+use super::{Database, MutexGuard, Store, StoreError};
+
+/// The channel name the pushes' delivery rows carry.
+pub const CHANNEL: &str = "push";
 
 /// One subscription as stored: its row, not yet validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,72 +29,90 @@ pub struct PushRow {
     pub updated_ms: i64,
 }
 
-impl Store {
-    /// The VAPID private key, `candidate` stored if there is none.
-    pub fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
-        self.engine().vapid_secret(candidate)
+/// Web Push's key and subscriptions in the bridge's database: every call
+/// is short and may block (callers run it on a blocking thread).
+#[derive(Debug, Clone)]
+pub struct PushStore {
+    database: Database,
+}
+
+impl PushStore {
+    /// Web Push's rows kept in `database`.
+    pub fn new(database: Database) -> Self {
+        Self { database }
     }
 
-    /// Every stored push subscription.
-    pub fn push_subscriptions(&mut self) -> Result<Vec<PushRow>, StoreError> {
-        self.engine().push_subscriptions()
+    fn store(&self) -> MutexGuard<'_, Store> {
+        self.database.lock()
     }
 
-    /// Adds or replaces (same `auth` only) a push subscription; false if
-    /// another `auth` holds it.
-    pub fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool, StoreError> {
-        self.in_transaction(|e| {
+    /// The VAPID private key: `candidate` stored if there is none, then
+    /// whatever is stored (so every bridge on one database signs with the
+    /// same key).
+    pub fn vapid_secret(&self, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
+        self.store().engine().vapid_secret(candidate)
+    }
+
+    /// Every stored subscription.
+    pub fn load(&self) -> Result<Vec<PushRow>, StoreError> {
+        self.store().engine().push_subscriptions()
+    }
+
+    /// One stored subscription.
+    pub fn get(&self, id: &str) -> Result<Option<PushRow>, StoreError> {
+        self.store().engine().push_subscription(id)
+    }
+
+    /// Adds a subscription, or replaces the one with its id if it has the
+    /// same `auth` (keeping its source and creation time); false if
+    /// another `auth` holds the id.
+    pub fn put(&self, row: &PushRow) -> Result<bool, StoreError> {
+        self.store().in_transaction(|e| {
             let put = e.put_push_subscription(row)?;
             if put {
-                e.note_change("push", &row.id)?;
+                e.note_change(CHANNEL, &row.id)?;
             }
             Ok(put)
         })
     }
 
-    /// Removes a push subscription (with `auth`, if given); false if it
-    /// was not there.
-    pub fn delete_push_subscription(
-        &mut self,
-        id: &str,
-        auth: Option<&str>,
-    ) -> Result<bool, StoreError> {
-        self.in_transaction(|e| {
+    /// Removes one (only if it has `auth`, when given) and its pushes not
+    /// yet sent; false if it was not there.
+    pub fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError> {
+        self.store().in_transaction(|e| {
             let found = e.delete_push_subscription(id, auth)?;
             if found {
                 e.drop_pending(id)?;
-                e.note_change("push", id)?;
+                e.note_change(CHANNEL, id)?;
             }
             Ok(found)
         })
     }
 
-    /// Removes at most `limit` push subscriptions not made or renewed
-    /// since `before` (Unix ms) and their pending pushes; their ids.
-    pub fn expire_push_subscriptions(
-        &mut self,
-        before: i64,
-        limit: i64,
-    ) -> Result<Vec<String>, StoreError> {
-        self.in_transaction(|e| {
+    /// Removes at most `limit` subscriptions not made or renewed since
+    /// `before` (Unix ms) and their pending pushes; their ids.
+    pub fn expire(&self, before: i64, limit: i64) -> Result<Vec<String>, StoreError> {
+        self.store().in_transaction(|e| {
             let ids = e.stale_push_ids(before, limit)?;
             remove_push(e, &ids)?;
             Ok(ids)
         })
     }
 
-    /// Removes at most `limit` of the push subscriptions made from
-    /// `source` and their pending pushes; their ids.
-    pub fn purge_push_source(
-        &mut self,
-        source: &str,
-        limit: i64,
-    ) -> Result<Vec<String>, StoreError> {
-        self.in_transaction(|e| {
+    /// Removes at most `limit` of the subscriptions made from `source` and
+    /// their pending pushes; their ids.
+    pub fn purge(&self, source: &str, limit: i64) -> Result<Vec<String>, StoreError> {
+        self.store().in_transaction(|e| {
             let ids = e.push_ids_of(source, limit)?;
             remove_push(e, &ids)?;
             Ok(ids)
         })
+    }
+
+    /// Whether other bridges may change the rows (a shared PostgreSQL
+    /// database).
+    pub fn shared(&self) -> bool {
+        self.database.shared()
     }
 }
 
@@ -100,8 +122,66 @@ fn remove_push(e: &mut dyn Engine, ids: &[String]) -> Result<(), StoreError> {
     for id in ids {
         if e.delete_push_subscription(id, None)? {
             e.drop_pending(id)?;
-            e.note_change("push", id)?;
+            e.note_change(CHANNEL, id)?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, created_ms: i64) -> PushRow {
+        PushRow {
+            id: id.into(),
+            subscription: "{}".into(),
+            watches: "[]".into(),
+            source: "192.0.2.1".into(),
+            auth: "secret".into(),
+            created_ms,
+            updated_ms: created_ms,
+        }
+    }
+
+    #[test]
+    fn the_key_and_rows_survive_reopening_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || PushStore::new(Database::open(Some(dir.path())).unwrap());
+        let store = open();
+        assert!(!store.shared());
+        assert_eq!(store.vapid_secret(&[1; 32]).unwrap(), vec![1; 32]);
+        assert_eq!(
+            store.vapid_secret(&[2; 32]).unwrap(),
+            vec![1; 32],
+            "created once"
+        );
+        assert!(store.put(&row("00000000000000bb", 2)).unwrap());
+        assert!(store.put(&row("00000000000000aa", 1)).unwrap());
+        let mut replaced = row("00000000000000bb", 9);
+        replaced.watches = "[1]".into();
+        assert!(store.put(&replaced).unwrap());
+        let mut stolen = row("00000000000000bb", 10);
+        stolen.auth = "another".into();
+        stolen.watches = "[2]".into();
+        assert!(
+            !store.put(&stolen).unwrap(),
+            "another auth replaces nothing"
+        );
+        drop(store);
+        let store = open();
+        assert_eq!(store.vapid_secret(&[3; 32]).unwrap(), vec![1; 32]);
+        let rows = store.load().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].id, "00000000000000aa", "oldest first");
+        assert_eq!(rows[1].watches, "[1]");
+        assert_eq!(
+            rows[1].created_ms, 2,
+            "a replacement keeps its creation time"
+        );
+        assert!(!store.delete("00000000000000aa", Some("another")).unwrap());
+        assert!(store.delete("00000000000000aa", Some("secret")).unwrap());
+        assert!(!store.delete("00000000000000aa", None).unwrap());
+        assert_eq!(store.load().unwrap().len(), 1);
+    }
 }

@@ -1,10 +1,13 @@
-//! The webhooks' table (embedded migration 3, PostgreSQL migration 2):
-//! every change noted in `notify_changes` in its transaction, so every
-//! bridge reads it again;
-//! the rows of [`crate::notify::webhooks::store`], kept in the bridge's database
-//! beside the history, through either engine's row operations.
+//! The webhooks' table (embedded migration 3, PostgreSQL migration 2),
+//! owned by the webhooks through a [`WebhookStore`]: kept in the bridge's
+//! one [`Database`] beside the history, through either engine's row
+//! operations, every change noted in `notify_changes` in its transaction
+//! so every bridge reads it again.
 
-use super::{Store, StoreError};
+use super::{Database, DoneDelivery, MutexGuard, Store, StoreError};
+
+/// The channel name the webhooks' delivery rows carry.
+pub const CHANNEL: &str = "webhook";
 
 /// One webhook as stored: its row, not yet validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,33 +49,50 @@ pub enum CardClaim {
     Gone,
 }
 
-impl Store {
-    /// Every stored webhook, oldest first.
-    pub fn webhooks(&mut self) -> Result<Vec<WebhookRow>, StoreError> {
-        self.engine().webhooks()
+/// The webhooks' rows in the bridge's database: every call is short and
+/// may block (callers run it on a blocking thread).
+#[derive(Debug, Clone)]
+pub struct WebhookStore {
+    database: Database,
+}
+
+impl WebhookStore {
+    /// The webhooks kept in `database`.
+    pub fn new(database: Database) -> Self {
+        Self { database }
     }
 
-    /// Adds a webhook unless `max` are stored; whether it was added.
-    pub fn insert_webhook(&mut self, row: &WebhookRow, max: usize) -> Result<bool, StoreError> {
-        self.in_transaction(|e| {
+    fn store(&self) -> MutexGuard<'_, Store> {
+        self.database.lock()
+    }
+
+    /// Every stored webhook, oldest first.
+    pub fn load(&self) -> Result<Vec<WebhookRow>, StoreError> {
+        self.store().engine().webhooks()
+    }
+
+    /// One stored webhook.
+    pub fn get(&self, id: &str) -> Result<Option<WebhookRow>, StoreError> {
+        self.store().engine().webhook(id)
+    }
+
+    /// Adds one unless `max` are stored already; whether it was added.
+    pub fn insert(&self, row: &WebhookRow, max: usize) -> Result<bool, StoreError> {
+        self.store().in_transaction(|e| {
             if e.webhooks()?.len() >= max {
                 return Ok(false);
             }
             e.insert_webhook(row)?;
             e.webhook_enabled_at(&row.id, row.created_ms)?;
-            e.note_change("webhook", &row.id)?;
+            e.note_change(CHANNEL, &row.id)?;
             Ok(true)
         })
     }
 
-    /// Stores a webhook's state; false if it is gone.
-    pub fn set_webhook_state(
-        &mut self,
-        id: &str,
-        enabled: bool,
-        failures: u32,
-    ) -> Result<bool, StoreError> {
-        self.in_transaction(|e| {
+    /// Stores a webhook's state; false if it is gone. Disabling it drops
+    /// its deliveries not yet sent.
+    pub fn set_state(&self, id: &str, enabled: bool, failures: u32) -> Result<bool, StoreError> {
+        self.store().in_transaction(|e| {
             let found = e.set_webhook_state(id, enabled, failures)?;
             if found {
                 if enabled {
@@ -80,43 +100,76 @@ impl Store {
                 } else {
                     e.drop_pending(id)?;
                 }
-                e.note_change("webhook", id)?;
+                e.note_change(CHANNEL, id)?;
             }
             Ok(found)
         })
     }
 
-    /// Removes a webhook; false if it was not there.
-    pub fn delete_webhook(&mut self, id: &str) -> Result<bool, StoreError> {
-        self.in_transaction(|e| {
+    /// Removes one (and its deliveries not yet sent); false if it was not
+    /// there.
+    pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
+        self.store().in_transaction(|e| {
             let found = e.delete_webhook(id)?;
             e.drop_pending(id)?;
-            e.note_change("webhook", id)?;
+            e.note_change(CHANNEL, id)?;
             Ok(found)
         })
     }
 
+    /// Its last `limit` ended deliveries, newest first.
+    pub fn recent(&self, id: &str, limit: i64) -> Result<Vec<DoneDelivery>, StoreError> {
+        self.store().engine().recent(id, limit)
+    }
+
+    /// Stores a delivery that ended at once (a test).
+    pub fn record(&self, id: &str, done: &DoneDelivery) -> Result<(), StoreError> {
+        self.store().engine().record(CHANNEL, id, done)
+    }
+
+    /// Counts an ended delivery (see `NotifyEngine::webhook_outcome`),
+    /// noting the change for the other bridges: its state after, `None`
+    /// if it is gone.
+    pub fn outcome(
+        &self,
+        id: &str,
+        ok: bool,
+        disable_after: u32,
+    ) -> Result<Option<(bool, u32)>, StoreError> {
+        self.store().in_transaction(|e| {
+            let state = e.webhook_outcome(id, ok, disable_after)?;
+            if state.is_some() {
+                e.note_change(CHANNEL, id)?;
+            }
+            Ok(state)
+        })
+    }
+
     /// A status card's row; `None` if the webhook is gone.
-    pub fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>, StoreError> {
-        self.engine().webhook_card(id)
+    pub fn card(&self, id: &str) -> Result<Option<CardRow>, StoreError> {
+        self.store().engine().webhook_card(id)
     }
 
     /// Tries to take the send slot of the status card `id` at `now` for
     /// `lease_ms`: taken by one bridge at a time (one conditional update,
     /// whatever the number of bridges on the database), and only once
     /// `every_ms` have passed since the card was last posted or edited.
-    pub fn claim_webhook_card(
-        &mut self,
+    pub fn claim_card(
+        &self,
         id: &str,
         now: i64,
         every_ms: i64,
         lease_ms: i64,
     ) -> Result<CardClaim, StoreError> {
         let until = now.saturating_add(lease_ms);
-        if let Some(msg) = self.engine().claim_webhook_card(id, now, every_ms, until)? {
+        let mut store = self.store();
+        if let Some(msg) = store
+            .engine()
+            .claim_webhook_card(id, now, every_ms, until)?
+        {
             return Ok(CardClaim::Won { msg, claim: until });
         }
-        let Some(card) = self.engine().webhook_card(id)? else {
+        let Some(card) = store.engine().webhook_card(id)? else {
             return Ok(CardClaim::Gone);
         };
         let window = card.edit_ms.saturating_add(every_ms);
@@ -134,19 +187,81 @@ impl Store {
     /// when it was last posted or edited, and gives back the send slot
     /// `claim` took (unless another bridge has it since); false if the
     /// webhook is gone.
-    pub fn set_webhook_card(
-        &mut self,
+    pub fn set_card(
+        &self,
         id: &str,
         msg: Option<&str>,
         edit_ms: i64,
         claim: i64,
     ) -> Result<bool, StoreError> {
-        self.engine().set_webhook_card(id, msg, edit_ms, claim)
+        self.store()
+            .engine()
+            .set_webhook_card(id, msg, edit_ms, claim)
     }
 
     /// Gives back the send slot `claim` took, nothing sent (unless another
     /// bridge has it since).
-    pub fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<(), StoreError> {
-        self.engine().release_webhook_card(id, claim)
+    pub fn release_card(&self, id: &str, claim: i64) -> Result<(), StoreError> {
+        self.store().engine().release_webhook_card(id, claim)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, created_ms: i64) -> WebhookRow {
+        WebhookRow {
+            id: id.into(),
+            spec: "{}".into(),
+            secret: "whsec_AAAA".into(),
+            enabled: true,
+            failures: 0,
+            created_ms,
+        }
+    }
+
+    #[test]
+    fn rows_survive_reopening_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || WebhookStore::new(Database::open(Some(dir.path())).unwrap());
+        let store = open();
+        assert!(store.insert(&row("wh_b", 2), 5).unwrap());
+        assert!(store.insert(&row("wh_a", 1), 5).unwrap());
+        assert!(!store.insert(&row("wh_c", 1), 2).unwrap(), "at most max");
+        assert!(store.insert(&row("wh_a", 3), 5).is_err(), "ids are unique");
+        assert!(store.set_state("wh_b", false, 20).unwrap());
+        assert!(!store.set_state("wh_gone", false, 1).unwrap());
+        drop(store);
+        let store = open();
+        let rows = store.load().unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0], row("wh_a", 1), "oldest first");
+        assert_eq!((rows[1].enabled, rows[1].failures), (false, 20));
+        let (now, every, lease) = (100_000, 10_000, 30_000);
+        let claim = now + lease;
+        assert_eq!(
+            store.claim_card("wh_a", now, every, lease).unwrap(),
+            CardClaim::Won { msg: None, claim },
+            "no card yet"
+        );
+        assert!(store.set_card("wh_a", Some("1234"), now, claim).unwrap());
+        assert!(!store.set_card("wh_gone", Some("1"), 1, 1).unwrap());
+        assert_eq!(
+            store.claim_card("wh_gone", now, every, lease).unwrap(),
+            CardClaim::Gone
+        );
+        drop(store);
+        let store = open();
+        assert_eq!(
+            store.claim_card("wh_a", now + every, every, lease).unwrap(),
+            CardClaim::Won {
+                msg: Some("1234".into()),
+                claim: now + every + lease
+            }
+        );
+        assert!(store.delete("wh_a").unwrap());
+        assert!(!store.delete("wh_a").unwrap());
+        assert_eq!(store.load().unwrap().len(), 1);
     }
 }

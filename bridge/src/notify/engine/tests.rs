@@ -2,13 +2,13 @@
 //! read again; one event is written once per watch; a claim holds its
 //! row until its lease ends.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use protocol::{watch::WebhookSpec, ServerEntry, ServerKey};
 
 use super::*;
 use crate::{
-    db::{history::History, store::WebhookRow},
+    db::store::{Database, WebhookRow, WebhookStore},
     notify::{
         push::{self, Push},
         watch::ServerChange,
@@ -17,16 +17,16 @@ use crate::{
 };
 
 struct Engine {
-    history: Arc<History>,
+    database: Database,
     hooks: Arc<Webhooks>,
     notify: Arc<Notify>,
 }
 
-fn engine(history: Arc<History>) -> Engine {
+fn engine(database: Database) -> Engine {
     let counters = Arc::new(NotifyCounters::default());
     let hooks = Arc::new(
         Webhooks::open(
-            history.clone(),
+            WebhookStore::new(database.clone()),
             webhooks::WebhookSettings {
                 allow_private: true,
                 public_url: None,
@@ -38,7 +38,7 @@ fn engine(history: Arc<History>) -> Engine {
     );
     let push = Arc::new(
         Push::open(
-            history.clone(),
+            crate::db::store::PushStore::new(database.clone()),
             push::PushSettings {
                 allow_insecure: true,
                 public_url: None,
@@ -52,12 +52,12 @@ fn engine(history: Arc<History>) -> Engine {
         .unwrap(),
     );
     let notify = Arc::new(Notify::new(
-        history.clone(),
+        database.clone(),
         vec![hooks.clone() as Arc<dyn Channel>, push as Arc<dyn Channel>],
         counters,
     ));
     Engine {
-        history,
+        database,
         hooks,
         notify,
     }
@@ -94,19 +94,19 @@ fn online(name: &str) -> Arc<Occurrence> {
     })
 }
 
-/// Runs `f` on the store from a blocking thread (PostgreSQL's client
-/// must not run on the runtime).
+/// Runs `f` on the webhooks' rows from a blocking thread (PostgreSQL's
+/// client must not run on the runtime).
 async fn on_store<T: Send + 'static>(
-    history: &Arc<History>,
-    f: impl FnOnce(&mut crate::db::store::Store) -> T + Send + 'static,
+    database: &Database,
+    f: impl FnOnce(&WebhookStore) -> T + Send + 'static,
 ) -> T {
-    let history = history.clone();
-    tokio::task::spawn_blocking(move || f(&mut history.store()))
+    let store = WebhookStore::new(database.clone());
+    tokio::task::spawn_blocking(move || f(&store))
         .await
         .unwrap()
 }
 
-async fn another_writers_changes_are_read_again(reader: Arc<History>, history: Arc<History>) {
+async fn another_writers_changes_are_read_again(reader: Database, history: Database) {
     let e = engine(reader);
     let mut state = SyncState::default();
     e.notify.sync(&mut state).await;
@@ -114,18 +114,13 @@ async fn another_writers_changes_are_read_again(reader: Arc<History>, history: A
     assert_eq!(e.hooks.targets(), 0);
     // Written beside this engine, as another bridge would.
     let id = "wh_00000000000000aa";
-    assert!(on_store(&history, move |s| s.insert_webhook(&row(id), 50).unwrap()).await);
+    assert!(on_store(&history, move |s| s.insert(&row(id), 50).unwrap()).await);
     e.notify.sync(&mut state).await;
     assert_eq!(e.hooks.targets(), 1, "a new webhook is read");
-    assert!(
-        on_store(&history, move |s| s
-            .set_webhook_state(id, false, 0)
-            .unwrap())
-        .await
-    );
+    assert!(on_store(&history, move |s| s.set_state(id, false, 0).unwrap()).await);
     e.notify.sync(&mut state).await;
     assert!(e.hooks.decide(&online("Alpha")).is_empty(), "disabled");
-    assert!(on_store(&history, move |s| s.delete_webhook(id).unwrap()).await);
+    assert!(on_store(&history, move |s| s.delete(id).unwrap()).await);
     e.notify.sync(&mut state).await;
     assert_eq!(e.hooks.targets(), 0, "a deleted webhook is forgotten");
 }
@@ -133,8 +128,8 @@ async fn another_writers_changes_are_read_again(reader: Arc<History>, history: A
 #[tokio::test]
 async fn another_writers_changes_are_read_again_embedded() {
     let dir = tempfile::tempdir().unwrap();
-    let history = Arc::new(History::open(Some(dir.path()), Duration::from_secs(60)).unwrap());
-    another_writers_changes_are_read_again(history.clone(), history).await;
+    let database = Database::open(Some(dir.path())).unwrap();
+    another_writers_changes_are_read_again(database.clone(), database).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,14 +142,7 @@ async fn another_writers_changes_are_read_again_on_postgres() {
     .await
     .unwrap();
     let url: crate::db::store::DatabaseUrl = url.parse().unwrap();
-    let (reader, history) = tokio::task::spawn_blocking(move || {
-        (
-            Arc::new(History::connect(&url, Duration::from_secs(60))),
-            Arc::new(History::connect(&url, Duration::from_secs(60))),
-        )
-    })
-    .await
-    .unwrap();
+    let (reader, history) = (Database::connect(&url), Database::connect(&url));
     another_writers_changes_are_read_again(reader.clone(), history.clone()).await;
     tokio::task::spawn_blocking(move || {
         drop(reader);
@@ -168,12 +156,11 @@ async fn another_writers_changes_are_read_again_on_postgres() {
 #[tokio::test]
 async fn one_event_is_written_once_however_many_decide_it() {
     let dir = tempfile::tempdir().unwrap();
-    let history = Arc::new(History::open(Some(dir.path()), Duration::from_secs(60)).unwrap());
-    assert!(history
-        .store()
-        .insert_webhook(&row("wh_00000000000000aa"), 50)
+    let database = Database::open(Some(dir.path())).unwrap();
+    assert!(WebhookStore::new(database.clone())
+        .insert(&row("wh_00000000000000aa"), 50)
         .unwrap());
-    let (a, b) = (engine(history.clone()), engine(history.clone()));
+    let (a, b) = (engine(database.clone()), engine(database.clone()));
     for e in [&a, &b] {
         e.notify.sync(&mut SyncState::default()).await;
     }
@@ -213,5 +200,5 @@ async fn one_event_is_written_once_however_many_decide_it() {
 }
 
 fn e_claim(e: &Engine, now: i64, lease: i64) -> Vec<DeliveryRow> {
-    e.history.store().claim(now, lease, 10).unwrap()
+    e.database.lock().claim(now, lease, 10).unwrap()
 }

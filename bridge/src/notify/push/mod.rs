@@ -21,7 +21,6 @@
 
 pub(crate) mod api;
 pub mod deliver;
-pub mod store;
 pub mod vapid;
 
 use std::{
@@ -51,9 +50,9 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use url::Url;
 
-use self::{deliver::Pusher, store::PushStore, vapid::Vapid};
+use self::{deliver::Pusher, vapid::Vapid};
 use crate::{
-    db::store::{now_ms, DeliveryRow, PushRow, StoreError},
+    db::store::{now_ms, DeliveryRow, PushRow, PushStore, StoreError},
     error::Error,
     notify::{
         channel::{Channel, Names, Planned, Sent},
@@ -75,7 +74,7 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
 /// database cannot be read.
 const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// The name of the pushes' rows and change notes.
-pub const CHANNEL: &str = "push";
+pub use crate::db::store::PUSH_CHANNEL as CHANNEL;
 /// The longest wait between two sweeps for expired subscriptions.
 const SWEEP_EVERY: Duration = Duration::from_secs(600);
 /// Subscriptions deleted per transaction by a sweep or a purge.
@@ -267,7 +266,7 @@ pub enum PushRefusal {
 #[derive(Debug)]
 pub struct Push {
     settings: PushSettings,
-    store: Arc<dyn PushStore>,
+    store: PushStore,
     table: Mutex<Table>,
     vapid: OnceLock<Arc<Vapid>>,
     loaded: AtomicBool,
@@ -277,7 +276,7 @@ pub struct Push {
 
 impl Push {
     /// Web Push over `store`, read when first needed.
-    pub fn open(store: Arc<dyn PushStore>, settings: PushSettings) -> Result<Self, Error> {
+    pub fn open(store: PushStore, settings: PushSettings) -> Result<Self, Error> {
         let pusher = Pusher::new(settings.reach())
             .map_err(|e| Error::Webhooks(format!("cannot build the push client: {e}")))?;
         Ok(Self {
@@ -314,10 +313,10 @@ impl Push {
     /// Runs `f` on the store from a blocking thread.
     async fn with_store<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&dyn PushStore) -> Result<T, StoreError> + Send + 'static,
+        f: impl FnOnce(&PushStore) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, String> {
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || f(store.as_ref()).map_err(|e| e.to_string()))
+        tokio::task::spawn_blocking(move || f(&store).map_err(|e| e.to_string()))
             .await
             .map_err(|e| e.to_string())?
     }

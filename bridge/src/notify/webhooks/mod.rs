@@ -1,5 +1,5 @@
 //! Webhooks for sites and their chat channels (`docs/protocol.md` §2.4):
-//! the admin's webhooks, read from the bridge's database (a
+//! the admin's webhooks, read from the bridge's database (their
 //! [`WebhookStore`]) and read again whenever any bridge changes one (see
 //! [`crate::notify`]), which events each one gets (with its filters), and
 //! how one delivery is sent: a [`Channel`] of the notification engine,
@@ -11,7 +11,6 @@ pub(crate) mod api;
 pub mod card;
 pub mod deliver;
 pub mod payload;
-pub mod store;
 
 use std::{
     str::FromStr,
@@ -38,10 +37,11 @@ use url::Url;
 use self::{
     deliver::Sender,
     payload::{Notice, Secret},
-    store::WebhookStore,
 };
 use crate::{
-    db::store::{now_ms, CardClaim, DeliveryRow, DoneDelivery, StoreError, WebhookRow},
+    db::store::{
+        now_ms, CardClaim, DeliveryRow, DoneDelivery, StoreError, WebhookRow, WebhookStore,
+    },
     error::Error,
     live::upstream::Shared,
     notify::{
@@ -74,7 +74,7 @@ const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// Deliveries each webhook shows in the admin's list.
 const REMEMBERED: i64 = crate::notify::engine::KEEP_DONE;
 /// The name of the webhooks' rows and change notes.
-pub const CHANNEL: &str = "webhook";
+pub use crate::db::store::WEBHOOK_CHANNEL as CHANNEL;
 /// A status card is posted or edited at most once per this, by all the
 /// bridges on its database together.
 pub const CARD_EVERY: Duration = Duration::from_secs(10);
@@ -202,7 +202,7 @@ impl Hook {
 #[derive(Debug)]
 pub struct Webhooks {
     settings: WebhookSettings,
-    store: Arc<dyn WebhookStore>,
+    store: WebhookStore,
     hooks: Mutex<Vec<Arc<Hook>>>,
     sender: Sender,
     /// Whether the stored webhooks have been read (not yet while the
@@ -232,7 +232,7 @@ impl Webhooks {
     /// that fails validation is skipped with a log line. Requests sent
     /// are counted in `counters`.
     pub fn open(
-        store: Arc<dyn WebhookStore>,
+        store: WebhookStore,
         settings: WebhookSettings,
         counters: Arc<NotifyCounters>,
     ) -> Result<Self, Error> {
@@ -334,10 +334,10 @@ impl Webhooks {
     /// Runs `write` on the store from a blocking thread.
     async fn with_store<T: Send + 'static>(
         &self,
-        write: impl FnOnce(&dyn WebhookStore) -> Result<T, StoreError> + Send + 'static,
+        write: impl FnOnce(&WebhookStore) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, String> {
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || write(store.as_ref()).map_err(|e| e.to_string()))
+        tokio::task::spawn_blocking(move || write(&store).map_err(|e| e.to_string()))
             .await
             .map_err(|e| e.to_string())?
     }
