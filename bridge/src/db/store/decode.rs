@@ -213,8 +213,19 @@ impl Decode for ChangeRow {
     }
 }
 
-/// A webhook's state after an outcome (`enabled, failures`): a pair, not
-/// a row type, so read by name where it is asked for.
-pub fn outcome<R: Columns>(r: &R) -> Result<(bool, u32), R::Error> {
-    Ok((r.col(0)?, count(r, 1)?))
+/// A webhook's state after an outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub enabled: bool,
+    pub failures: u32,
+}
+
+/// `enabled, failures`.
+impl Decode for Outcome {
+    fn decode<R: Columns>(r: &R) -> Result<Self, R::Error> {
+        Ok(Outcome {
+            enabled: r.col(0)?,
+            failures: count(r, 1)?,
+        })
+    }
 }

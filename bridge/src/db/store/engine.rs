@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+use super::decode::Decode;
 use super::range::Tier;
 use super::{CardRow, PushRow, WebhookRow};
 use super::{ServerSample, StoreError};
@@ -170,7 +171,7 @@ pub struct Pruned {
 
 /// The row operations of one database engine. Writes happen between
 /// [`Engine::begin`] and [`Engine::commit`] (or [`Engine::rollback`]).
-pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
+pub trait Engine: WebhookRows + PushRows + NotifyRows + Send + std::fmt::Debug {
     fn begin(&mut self) -> Result<()>;
     fn commit(&mut self) -> Result<()>;
     /// Abandons the open transaction (best effort: a lost connection has
@@ -253,14 +254,36 @@ pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
     /// What the history takes in the database, in bytes.
     fn size_bytes(&mut self) -> Result<u64>;
 
+    /// The keys of `keys` seen since `since` (their `servers` row's
+    /// `last_seen`, Unix ms).
+    fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>>;
+}
+
+/// The webhooks' row operations (the `webhooks` table), written once for
+/// both engines over [`Sql`] in [`super::webhooks`].
+pub trait WebhookRows {
     /// Every stored webhook, oldest first (texts cut to [`MAX_WEBHOOK_TEXT`]).
     fn webhooks(&mut self) -> Result<Vec<WebhookRow>>;
+    /// One stored webhook.
+    fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>>;
     /// Adds a webhook.
     fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()>;
     /// Stores a webhook's state; false if it is gone.
     fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool>;
     /// Removes a webhook; false if it was not there.
     fn delete_webhook(&mut self, id: &str) -> Result<bool>;
+    /// Notes that the webhook `id` is enabled since `at_ms` (created or
+    /// enabled again): earlier events are not written for it.
+    fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()>;
+    /// Counts a webhook's delivery that ended (`ok` or failed): failures
+    /// in a row back to 0, or one more, disabling it at `disable_after`;
+    /// its state after, `None` if it is gone.
+    fn webhook_outcome(
+        &mut self,
+        id: &str,
+        ok: bool,
+        disable_after: u32,
+    ) -> Result<Option<(bool, u32)>>;
     /// A status card's row (its message id: at most [`MAX_WEBHOOK_TEXT`]
     /// bytes read); `None` if the webhook is gone.
     fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>>;
@@ -287,13 +310,19 @@ pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
     ) -> Result<bool>;
     /// Gives the card's slot `claim` back if it is still that.
     fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()>;
+}
 
+/// Web Push's row operations (`push_vapid`, `push_subscriptions`),
+/// written once for both engines over [`Sql`] in [`super::push`].
+pub trait PushRows {
     /// The VAPID private key: `candidate` stored if there is none yet,
     /// then whatever is stored read back (at most [`MAX_VAPID_BYTES`]), so
     /// every bridge on one database signs with the same key.
     fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>>;
     /// Every stored push subscription (texts cut to [`MAX_PUSH_TEXT`]).
     fn push_subscriptions(&mut self) -> Result<Vec<PushRow>>;
+    /// One stored push subscription.
+    fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>>;
     /// Adds a push subscription, or replaces the one with its id when it
     /// has the same `auth` (its `source` and `created_ms` kept); false if
     /// another `auth` holds the id (nothing written).
@@ -306,6 +335,35 @@ pub trait Engine: NotifyEngine + Send + std::fmt::Debug {
     fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>>;
     /// The ids of at most `limit` push subscriptions made from `source`.
     fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>>;
+}
+
+/// Which engine runs a statement: the few statements the two dialects
+/// word differently are chosen by it where they are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// A parameter both engines' clients bind, so that a statement's
+/// parameters are written once for both.
+pub trait Param: postgres::types::ToSql + rusqlite::ToSql + Sync {}
+
+impl<T> Param for T where T: postgres::types::ToSql + rusqlite::ToSql + Sync {}
+
+/// How the row operations written once for both engines run their
+/// statements: SQLite's `?N` text (which PostgreSQL prepares as `$N`),
+/// parameters both bind, rows decoded once ([`Decode`]). The webhooks',
+/// Web Push's and the notifications' rows are written over it.
+pub trait Sql {
+    /// The engine's dialect.
+    const DIALECT: Dialect;
+    /// Runs `sql` with `params`; the rows it changed.
+    fn run(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<u64>;
+    /// Every row `sql` gives for `params`, decoded as `T`.
+    fn rows<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Vec<T>>;
+    /// The first row `sql` gives for `params`, if any, decoded as `T`.
+    fn row<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Option<T>>;
 }
 
 /// A delivery an event makes, to be written with its cooldown.
@@ -382,9 +440,9 @@ pub struct ChangeRow {
     pub id: String,
 }
 
-/// The notification rows' operations (`notify_*` tables): written over
-/// by [`super::notify`] for both engines.
-pub trait NotifyEngine {
+/// The notification rows' operations (`notify_*` tables), written once
+/// for both engines over [`Sql`] in [`super::notify`].
+pub trait NotifyRows {
     /// Writes `row` unless its target is gone, disabled, or was enabled
     /// (a webhook) or changed (a subscription) after `at_ms`; its watch's
     /// cooldown on its key and event runs past `at_ms`; another bridge
@@ -413,40 +471,21 @@ pub trait NotifyEngine {
     /// The database's time now and the changes noted since `since` (by
     /// the database's clock), oldest first, at most `limit`.
     fn changes(&mut self, since: i64, limit: i64) -> Result<(i64, Vec<ChangeRow>)>;
-    /// One stored webhook.
-    fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>>;
-    /// One stored push subscription.
-    fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>>;
-    /// The keys of `keys` seen since `since` (their `servers` row's
-    /// `last_seen`, Unix ms).
-    fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>>;
-    /// Notes that the webhook `id` is enabled since `at_ms` (created or
-    /// enabled again): earlier events are not written for it.
-    fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()>;
-    /// Counts a webhook's delivery that ended (`ok` or failed): failures
-    /// in a row back to 0, or one more, disabling it at `disable_after`;
-    /// its state after, `None` if it is gone.
-    fn webhook_outcome(
-        &mut self,
-        id: &str,
-        ok: bool,
-        disable_after: u32,
-    ) -> Result<Option<(bool, u32)>>;
 }
 
 /// The most bytes of a delivery's texts read back (a payload is far
 /// smaller).
-pub const MAX_DELIVERY_TEXT: i64 = 16 * 1024;
+pub const MAX_DELIVERY_TEXT: i32 = 16 * 1024;
 
 /// The most bytes of the VAPID secret read back (it has 32).
-pub const MAX_VAPID_BYTES: i64 = 64;
+pub const MAX_VAPID_BYTES: i32 = 64;
 /// The most bytes of a push subscription's texts read back (a request is
 /// at most 8 KiB).
-pub const MAX_PUSH_TEXT: i64 = 8 * 1024;
+pub const MAX_PUSH_TEXT: i32 = 8 * 1024;
 
 /// The most bytes of a webhook's texts read back (a request is at most
 /// 16 KiB; an id and a secret far less).
-pub const MAX_WEBHOOK_TEXT: i64 = 16 * 1024;
+pub const MAX_WEBHOOK_TEXT: i32 = 16 * 1024;
 
 /// Groups `rows` by their `at`, the last of each (a engine that read them
 /// in another order gives them back keyed).

@@ -4,8 +4,8 @@
 //! history, through either engine's row operations; every change noted in
 //! `notify_changes` in its transaction.
 
-use super::engine::Engine;
-use super::{Database, MutexGuard, Store, StoreError};
+use super::engine::{Dialect, Engine, PushRows, Result, Sql, MAX_PUSH_TEXT, MAX_VAPID_BYTES};
+use super::{sql, Database, MutexGuard, Store, StoreError};
 
 /// The channel name the pushes' delivery rows carry.
 pub const CHANNEL: &str = "push";
@@ -49,24 +49,24 @@ impl PushStore {
     /// The VAPID private key: `candidate` stored if there is none, then
     /// whatever is stored (so every bridge on one database signs with the
     /// same key).
-    pub fn vapid_secret(&self, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
+    pub fn vapid_secret(&self, candidate: &[u8]) -> Result<Vec<u8>> {
         self.store().engine().vapid_secret(candidate)
     }
 
     /// Every stored subscription.
-    pub fn load(&self) -> Result<Vec<PushRow>, StoreError> {
+    pub fn load(&self) -> Result<Vec<PushRow>> {
         self.store().engine().push_subscriptions()
     }
 
     /// One stored subscription.
-    pub fn get(&self, id: &str) -> Result<Option<PushRow>, StoreError> {
+    pub fn get(&self, id: &str) -> Result<Option<PushRow>> {
         self.store().engine().push_subscription(id)
     }
 
     /// Adds a subscription, or replaces the one with its id if it has the
     /// same `auth` (keeping its source and creation time); false if
     /// another `auth` holds the id.
-    pub fn put(&self, row: &PushRow) -> Result<bool, StoreError> {
+    pub fn put(&self, row: &PushRow) -> Result<bool> {
         self.store().in_transaction(|e| {
             let put = e.put_push_subscription(row)?;
             if put {
@@ -78,7 +78,7 @@ impl PushStore {
 
     /// Removes one (only if it has `auth`, when given) and its pushes not
     /// yet sent; false if it was not there.
-    pub fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool, StoreError> {
+    pub fn delete(&self, id: &str, auth: Option<&str>) -> Result<bool> {
         self.store().in_transaction(|e| {
             let found = e.delete_push_subscription(id, auth)?;
             if found {
@@ -91,7 +91,7 @@ impl PushStore {
 
     /// Removes at most `limit` subscriptions not made or renewed since
     /// `before` (Unix ms) and their pending pushes; their ids.
-    pub fn expire(&self, before: i64, limit: i64) -> Result<Vec<String>, StoreError> {
+    pub fn expire(&self, before: i64, limit: i64) -> Result<Vec<String>> {
         self.store().in_transaction(|e| {
             let ids = e.stale_push_ids(before, limit)?;
             remove_push(e, &ids)?;
@@ -101,7 +101,7 @@ impl PushStore {
 
     /// Removes at most `limit` of the subscriptions made from `source` and
     /// their pending pushes; their ids.
-    pub fn purge(&self, source: &str, limit: i64) -> Result<Vec<String>, StoreError> {
+    pub fn purge(&self, source: &str, limit: i64) -> Result<Vec<String>> {
         self.store().in_transaction(|e| {
             let ids = e.push_ids_of(source, limit)?;
             remove_push(e, &ids)?;
@@ -118,7 +118,7 @@ impl PushStore {
 
 /// Deletes the subscriptions `ids` and their pending pushes, noting each
 /// change (inside the caller's transaction).
-fn remove_push(e: &mut dyn Engine, ids: &[String]) -> Result<(), StoreError> {
+fn remove_push(e: &mut dyn Engine, ids: &[String]) -> Result<()> {
     for id in ids {
         if e.delete_push_subscription(id, None)? {
             e.drop_pending(id)?;
@@ -126,6 +126,89 @@ fn remove_push(e: &mut dyn Engine, ids: &[String]) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// The `push_subscriptions` columns a [`PushRow`] is read from, texts cut
+/// to `?1` bytes: written once for the list and the lookup by id.
+macro_rules! select_push {
+    () => {
+        "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(subscription, 1, ?1) AS TEXT), \
+         CAST(substr(watches, 1, ?1) AS TEXT), CAST(substr(source, 1, ?1) AS TEXT), \
+         CAST(substr(auth, 1, ?1) AS TEXT), created_ms, updated_ms FROM push_subscriptions"
+    };
+}
+
+impl<S: Sql> PushRows for S {
+    fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
+        self.run(sql::INSERT_VAPID, &[&candidate])?;
+        let read = match S::DIALECT {
+            // A text stored where the key goes reads as its bytes.
+            Dialect::Sqlite => {
+                "SELECT CAST(substr(secret, 1, ?1) AS BLOB) FROM push_vapid WHERE id = 1"
+            }
+            Dialect::Postgres => "SELECT substr(secret, 1, ?1) FROM push_vapid WHERE id = 1",
+        };
+        self.row(read, &[&MAX_VAPID_BYTES])?
+            .ok_or_else(|| StoreError::InvalidRow {
+                table: "push_vapid",
+                reason: "no key after storing one".into(),
+            })
+    }
+
+    fn push_subscriptions(&mut self) -> Result<Vec<PushRow>> {
+        self.rows(
+            concat!(select_push!(), " ORDER BY created_ms, id"),
+            &[&MAX_PUSH_TEXT],
+        )
+    }
+
+    fn push_subscription(&mut self, id: &str) -> Result<Option<PushRow>> {
+        self.row(
+            concat!(select_push!(), " WHERE id = ?2"),
+            &[&MAX_PUSH_TEXT, &id],
+        )
+    }
+
+    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
+        let n = self.run(
+            sql::PUT_PUSH,
+            &[
+                &row.id,
+                &row.subscription,
+                &row.watches,
+                &row.source,
+                &row.auth,
+                &row.created_ms,
+                &row.updated_ms,
+            ],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool> {
+        let n = self.run(
+            "DELETE FROM push_subscriptions WHERE id = ?1 \
+             AND (CAST(?2 AS TEXT) IS NULL OR auth = ?2)",
+            &[&id, &auth],
+        )?;
+        Ok(n > 0)
+    }
+
+    fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>> {
+        self.rows(
+            "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
+             WHERE updated_ms < ?1 ORDER BY updated_ms, id LIMIT ?2",
+            &[&before, &limit, &MAX_PUSH_TEXT],
+        )
+    }
+
+    fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>> {
+        self.rows(
+            "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
+             WHERE source = ?1 ORDER BY created_ms, id LIMIT ?2",
+            &[&source, &limit, &MAX_PUSH_TEXT],
+        )
+    }
 }
 
 #[cfg(test)]

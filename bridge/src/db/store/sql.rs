@@ -1,7 +1,8 @@
 //! The statements both engines run as they are written here, so that
 //! each is spelled once: SQLite's `?N` parameters, which the PostgreSQL
 //! engine reads as its `$N` when it prepares a statement. A statement
-//! the two dialects word differently stays in its engine.
+//! the two dialects word differently stays in its engine, or is chosen
+//! by [`super::engine::Dialect`] where it is written.
 
 use super::engine::Cutoffs;
 use super::range::Tier;

@@ -4,7 +4,9 @@
 //! operations, every change noted in `notify_changes` in its transaction
 //! so every bridge reads it again.
 
-use super::{Database, DoneDelivery, MutexGuard, Store, StoreError};
+use super::decode::Outcome;
+use super::engine::{Result, Sql, WebhookRows, MAX_WEBHOOK_TEXT};
+use super::{sql, Database, DoneDelivery, MutexGuard, Store};
 
 /// The channel name the webhooks' delivery rows carry.
 pub const CHANNEL: &str = "webhook";
@@ -67,17 +69,17 @@ impl WebhookStore {
     }
 
     /// Every stored webhook, oldest first.
-    pub fn load(&self) -> Result<Vec<WebhookRow>, StoreError> {
+    pub fn load(&self) -> Result<Vec<WebhookRow>> {
         self.store().engine().webhooks()
     }
 
     /// One stored webhook.
-    pub fn get(&self, id: &str) -> Result<Option<WebhookRow>, StoreError> {
+    pub fn get(&self, id: &str) -> Result<Option<WebhookRow>> {
         self.store().engine().webhook(id)
     }
 
     /// Adds one unless `max` are stored already; whether it was added.
-    pub fn insert(&self, row: &WebhookRow, max: usize) -> Result<bool, StoreError> {
+    pub fn insert(&self, row: &WebhookRow, max: usize) -> Result<bool> {
         self.store().in_transaction(|e| {
             if e.webhooks()?.len() >= max {
                 return Ok(false);
@@ -91,7 +93,7 @@ impl WebhookStore {
 
     /// Stores a webhook's state; false if it is gone. Disabling it drops
     /// its deliveries not yet sent.
-    pub fn set_state(&self, id: &str, enabled: bool, failures: u32) -> Result<bool, StoreError> {
+    pub fn set_state(&self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
         self.store().in_transaction(|e| {
             let found = e.set_webhook_state(id, enabled, failures)?;
             if found {
@@ -108,7 +110,7 @@ impl WebhookStore {
 
     /// Removes one (and its deliveries not yet sent); false if it was not
     /// there.
-    pub fn delete(&self, id: &str) -> Result<bool, StoreError> {
+    pub fn delete(&self, id: &str) -> Result<bool> {
         self.store().in_transaction(|e| {
             let found = e.delete_webhook(id)?;
             e.drop_pending(id)?;
@@ -118,24 +120,19 @@ impl WebhookStore {
     }
 
     /// Its last `limit` ended deliveries, newest first.
-    pub fn recent(&self, id: &str, limit: i64) -> Result<Vec<DoneDelivery>, StoreError> {
+    pub fn recent(&self, id: &str, limit: i64) -> Result<Vec<DoneDelivery>> {
         self.store().engine().recent(id, limit)
     }
 
     /// Stores a delivery that ended at once (a test).
-    pub fn record(&self, id: &str, done: &DoneDelivery) -> Result<(), StoreError> {
+    pub fn record(&self, id: &str, done: &DoneDelivery) -> Result<()> {
         self.store().engine().record(CHANNEL, id, done)
     }
 
-    /// Counts an ended delivery (see `NotifyEngine::webhook_outcome`),
+    /// Counts an ended delivery (see `WebhookRows::webhook_outcome`),
     /// noting the change for the other bridges: its state after, `None`
     /// if it is gone.
-    pub fn outcome(
-        &self,
-        id: &str,
-        ok: bool,
-        disable_after: u32,
-    ) -> Result<Option<(bool, u32)>, StoreError> {
+    pub fn outcome(&self, id: &str, ok: bool, disable_after: u32) -> Result<Option<(bool, u32)>> {
         self.store().in_transaction(|e| {
             let state = e.webhook_outcome(id, ok, disable_after)?;
             if state.is_some() {
@@ -146,7 +143,7 @@ impl WebhookStore {
     }
 
     /// A status card's row; `None` if the webhook is gone.
-    pub fn card(&self, id: &str) -> Result<Option<CardRow>, StoreError> {
+    pub fn card(&self, id: &str) -> Result<Option<CardRow>> {
         self.store().engine().webhook_card(id)
     }
 
@@ -160,7 +157,7 @@ impl WebhookStore {
         now: i64,
         every_ms: i64,
         lease_ms: i64,
-    ) -> Result<CardClaim, StoreError> {
+    ) -> Result<CardClaim> {
         let until = now.saturating_add(lease_ms);
         let mut store = self.store();
         if let Some(msg) = store
@@ -187,13 +184,7 @@ impl WebhookStore {
     /// when it was last posted or edited, and gives back the send slot
     /// `claim` took (unless another bridge has it since); false if the
     /// webhook is gone.
-    pub fn set_card(
-        &self,
-        id: &str,
-        msg: Option<&str>,
-        edit_ms: i64,
-        claim: i64,
-    ) -> Result<bool, StoreError> {
+    pub fn set_card(&self, id: &str, msg: Option<&str>, edit_ms: i64, claim: i64) -> Result<bool> {
         self.store()
             .engine()
             .set_webhook_card(id, msg, edit_ms, claim)
@@ -201,8 +192,113 @@ impl WebhookStore {
 
     /// Gives back the send slot `claim` took, nothing sent (unless another
     /// bridge has it since).
-    pub fn release_card(&self, id: &str, claim: i64) -> Result<(), StoreError> {
+    pub fn release_card(&self, id: &str, claim: i64) -> Result<()> {
         self.store().engine().release_webhook_card(id, claim)
+    }
+}
+
+/// The `webhooks` columns a [`WebhookRow`] is read from, texts cut to
+/// `?1` bytes: written once for the list and the lookup by id.
+macro_rules! select_webhooks {
+    () => {
+        "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(spec, 1, ?1) AS TEXT), \
+         CAST(substr(secret, 1, ?1) AS TEXT), enabled, failures, created_ms FROM webhooks"
+    };
+}
+
+impl<S: Sql> WebhookRows for S {
+    fn webhooks(&mut self) -> Result<Vec<WebhookRow>> {
+        self.rows(
+            concat!(select_webhooks!(), " ORDER BY created_ms, id"),
+            &[&MAX_WEBHOOK_TEXT],
+        )
+    }
+
+    fn webhook(&mut self, id: &str) -> Result<Option<WebhookRow>> {
+        self.row(
+            concat!(select_webhooks!(), " WHERE id = ?2"),
+            &[&MAX_WEBHOOK_TEXT, &id],
+        )
+    }
+
+    fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
+        let failures = i64::from(row.failures);
+        self.run(
+            sql::INSERT_WEBHOOK,
+            &[
+                &row.id,
+                &row.spec,
+                &row.secret,
+                &row.enabled,
+                &failures,
+                &row.created_ms,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
+        let failures = i64::from(failures);
+        Ok(self.run(sql::SET_WEBHOOK_STATE, &[&id, &enabled, &failures])? > 0)
+    }
+
+    fn delete_webhook(&mut self, id: &str) -> Result<bool> {
+        Ok(self.run(sql::DELETE_WEBHOOK, &[&id])? > 0)
+    }
+
+    fn webhook_enabled_at(&mut self, id: &str, at_ms: i64) -> Result<()> {
+        self.run(sql::WEBHOOK_ENABLED_AT, &[&id, &at_ms])?;
+        Ok(())
+    }
+
+    fn webhook_outcome(
+        &mut self,
+        id: &str,
+        ok: bool,
+        disable_after: u32,
+    ) -> Result<Option<(bool, u32)>> {
+        let disable_after = i64::from(disable_after);
+        let state: Option<Outcome> = self.row(sql::WEBHOOK_OUTCOME, &[&id, &ok, &disable_after])?;
+        Ok(state.map(|o| (o.enabled, o.failures)))
+    }
+
+    fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>> {
+        self.row(
+            "SELECT CAST(substr(card_msg, 1, ?2) AS TEXT), card_edit_ms, card_claim_ms \
+             FROM webhooks WHERE id = ?1",
+            &[&id, &MAX_WEBHOOK_TEXT],
+        )
+    }
+
+    fn claim_webhook_card(
+        &mut self,
+        id: &str,
+        now: i64,
+        every_ms: i64,
+        until: i64,
+    ) -> Result<Option<Option<String>>> {
+        // One conditional update: SQLite runs one writer at a time, and
+        // PostgreSQL makes a bridge updating the row at once wait for the
+        // earlier's commit, then find the condition false.
+        self.row(
+            sql::CLAIM_WEBHOOK_CARD,
+            &[&id, &now, &every_ms, &until, &MAX_WEBHOOK_TEXT],
+        )
+    }
+
+    fn set_webhook_card(
+        &mut self,
+        id: &str,
+        msg: Option<&str>,
+        edit_ms: i64,
+        claim: i64,
+    ) -> Result<bool> {
+        Ok(self.run(sql::SET_WEBHOOK_CARD, &[&id, &msg, &edit_ms, &claim])? > 0)
+    }
+
+    fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()> {
+        self.run(sql::RELEASE_WEBHOOK_CARD, &[&id, &claim])?;
+        Ok(())
     }
 }
 

@@ -40,32 +40,11 @@
 //! two log lines and the writer's wait outside the mutex would still be
 //! written here.
 
-/// The `webhooks` columns a [`WebhookRow`] is read from, texts cut to
-/// `$1` bytes: written once for the list and the lookup by id.
-macro_rules! select_webhooks {
-    () => {
-        "SELECT substring(id from 1 for $1), substring(spec from 1 for $1), \
-         substring(secret from 1 for $1), enabled, failures, created_ms FROM webhooks"
-    };
-}
-
-/// The `push_subscriptions` columns a [`PushRow`] is read from, texts cut
-/// to `$1` bytes: written once for the list and the lookup by id.
-macro_rules! select_push {
-    () => {
-        "SELECT substring(id from 1 for $1), substring(subscription from 1 for $1), \
-         substring(watches from 1 for $1), substring(source from 1 for $1), \
-         substring(auth from 1 for $1), created_ms, updated_ms FROM push_subscriptions"
-    };
-}
-
 pub mod election;
-mod notify;
 mod own;
 mod schema;
 pub mod vacuum;
 
-use crate::db::store::{CardRow, PushRow, WebhookRow};
 use std::{
     collections::HashMap,
     fmt,
@@ -83,9 +62,9 @@ pub use vacuum::Vacuum;
 
 use super::decode::{day_sums, Columns, Decode};
 use super::engine::{
-    Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, HourCounts, Life, LobbyBucket, LobbyTotals,
-    Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
-    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+    Brief, Cutoffs, DayRow, DaySums, Dialect, Engine, Forgotten, HourCounts, Life, LobbyBucket,
+    LobbyTotals, Packed, Param, Pruned, RawServer, Result, Sql, MAX_DAY_BYTES, MAX_HOUR_BYTES,
+    MAX_TEXT_BYTES,
 };
 use super::packed::{EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
 use super::range::Tier;
@@ -832,137 +811,35 @@ impl Engine for Postgres {
         Ok(u64::try_from(bytes).unwrap_or(0))
     }
 
-    fn webhooks(&mut self) -> Result<Vec<WebhookRow>> {
+    fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>> {
         self.all(
-            concat!(select_webhooks!(), " ORDER BY created_ms, id"),
-            &[&(MAX_WEBHOOK_TEXT as i32)],
+            "SELECT key FROM servers WHERE key = ANY($1) AND last_seen >= $2",
+            &[&keys, &since],
         )
     }
+}
 
-    fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
-        self.execute(
-            sql::INSERT_WEBHOOK,
-            &[
-                &row.id,
-                &row.spec,
-                &row.secret,
-                &row.enabled,
-                &i64::from(row.failures),
-                &row.created_ms,
-            ],
-        )?;
-        Ok(())
+/// `params` as the PostgreSQL client binds them.
+fn bound<'a>(params: &[&'a dyn Param]) -> Vec<&'a (dyn postgres::types::ToSql + Sync)> {
+    params
+        .iter()
+        .map(|p| *p as &(dyn postgres::types::ToSql + Sync))
+        .collect()
+}
+
+impl Sql for Postgres {
+    const DIALECT: Dialect = Dialect::Postgres;
+
+    fn run(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<u64> {
+        self.execute(sql, &bound(params))
     }
 
-    fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
-        let n = self.execute(
-            sql::SET_WEBHOOK_STATE,
-            &[&id, &enabled, &i64::from(failures)],
-        )?;
-        Ok(n > 0)
+    fn rows<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Vec<T>> {
+        self.all(sql, &bound(params))
     }
 
-    fn delete_webhook(&mut self, id: &str) -> Result<bool> {
-        let n = self.execute(sql::DELETE_WEBHOOK, &[&id])?;
-        Ok(n > 0)
-    }
-
-    fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>> {
-        self.first(
-            "SELECT substring(card_msg from 1 for $2), card_edit_ms, card_claim_ms \
-             FROM webhooks WHERE id = $1",
-            &[&id, &(MAX_WEBHOOK_TEXT as i32)],
-        )
-    }
-
-    fn claim_webhook_card(
-        &mut self,
-        id: &str,
-        now: i64,
-        every_ms: i64,
-        until: i64,
-    ) -> Result<Option<Option<String>>> {
-        // Bridges updating the row at once: the later waits for the
-        // earlier's commit, then finds the condition false.
-        self.first(
-            sql::CLAIM_WEBHOOK_CARD,
-            &[&id, &now, &every_ms, &until, &(MAX_WEBHOOK_TEXT as i32)],
-        )
-    }
-
-    fn set_webhook_card(
-        &mut self,
-        id: &str,
-        msg: Option<&str>,
-        edit_ms: i64,
-        claim: i64,
-    ) -> Result<bool> {
-        let n = self.execute(sql::SET_WEBHOOK_CARD, &[&id, &msg, &edit_ms, &claim])?;
-        Ok(n > 0)
-    }
-
-    fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()> {
-        self.execute(sql::RELEASE_WEBHOOK_CARD, &[&id, &claim])?;
-        Ok(())
-    }
-
-    fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
-        self.execute(sql::INSERT_VAPID, &[&candidate])?;
-        self.first(
-            "SELECT substring(secret from 1 for $1) FROM push_vapid WHERE id = 1",
-            &[&(MAX_VAPID_BYTES as i32)],
-        )?
-        .ok_or_else(|| StoreError::InvalidRow {
-            table: "push_vapid",
-            reason: "no key after storing one".into(),
-        })
-    }
-
-    fn push_subscriptions(&mut self) -> Result<Vec<PushRow>> {
-        self.all(
-            concat!(select_push!(), " ORDER BY created_ms, id"),
-            &[&(MAX_PUSH_TEXT as i32)],
-        )
-    }
-
-    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
-        let n = self.execute(
-            sql::PUT_PUSH,
-            &[
-                &row.id,
-                &row.subscription,
-                &row.watches,
-                &row.source,
-                &row.auth,
-                &row.created_ms,
-                &row.updated_ms,
-            ],
-        )?;
-        Ok(n > 0)
-    }
-
-    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool> {
-        let n = self.execute(
-            "DELETE FROM push_subscriptions WHERE id = $1 AND ($2::TEXT IS NULL OR auth = $2)",
-            &[&id, &auth],
-        )?;
-        Ok(n > 0)
-    }
-
-    fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>> {
-        self.all(
-            "SELECT substring(id from 1 for $3) FROM push_subscriptions \
-             WHERE updated_ms < $1 ORDER BY updated_ms, id LIMIT $2",
-            &[&before, &limit, &(MAX_PUSH_TEXT as i32)],
-        )
-    }
-
-    fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>> {
-        self.all(
-            "SELECT substring(id from 1 for $3) FROM push_subscriptions \
-             WHERE source = $1 ORDER BY created_ms, id LIMIT $2",
-            &[&source, &limit, &(MAX_PUSH_TEXT as i32)],
-        )
+    fn row<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Option<T>> {
+        self.first(sql, &bound(params))
     }
 }
 

@@ -3,40 +3,19 @@
 //! In process, a lookup costs microseconds, so batches are loops of
 //! cached point lookups.
 
-/// The `webhooks` columns a [`WebhookRow`] is read from, texts cut to
-/// `?1` bytes: written once for the list and the lookup by id.
-macro_rules! select_webhooks {
-    () => {
-        "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(spec, 1, ?1) AS TEXT), \
-         CAST(substr(secret, 1, ?1) AS TEXT), enabled, failures, created_ms FROM webhooks"
-    };
-}
-
-/// The `push_subscriptions` columns a [`PushRow`] is read from, texts cut
-/// to `?1` bytes: written once for the list and the lookup by id.
-macro_rules! select_push {
-    () => {
-        "SELECT CAST(substr(id, 1, ?1) AS TEXT), CAST(substr(subscription, 1, ?1) AS TEXT), \
-         CAST(substr(watches, 1, ?1) AS TEXT), CAST(substr(source, 1, ?1) AS TEXT), \
-         CAST(substr(auth, 1, ?1) AS TEXT), created_ms, updated_ms FROM push_subscriptions"
-    };
-}
-
-mod notify;
 mod schema;
 
-use crate::db::store::{CardRow, PushRow, WebhookRow};
 use std::path::PathBuf;
 
-use rusqlite::{params, Connection, OptionalExtension, Params};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Params};
 
 pub use schema::DB_FILE;
 
 use super::decode::{day_sums, Decode};
 use super::engine::{
-    by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, LobbyTotals,
-    Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_PUSH_TEXT,
-    MAX_TEXT_BYTES, MAX_VAPID_BYTES, MAX_WEBHOOK_TEXT,
+    by_at, Brief, Cutoffs, DayRow, DaySums, Dialect, Engine, Forgotten, Life, LobbyBucket,
+    LobbyTotals, Packed, Param, Pruned, RawServer, Result, Sql, MAX_DAY_BYTES, MAX_HOUR_BYTES,
+    MAX_TEXT_BYTES,
 };
 use super::packed::Sample;
 use super::range::Tier;
@@ -358,134 +337,33 @@ impl Engine for Sqlite {
         Ok(self.file_bytes()?)
     }
 
-    fn webhooks(&mut self) -> Result<Vec<WebhookRow>> {
-        self.all(
-            concat!(select_webhooks!(), " ORDER BY created_ms, id"),
-            params![MAX_WEBHOOK_TEXT],
+    fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>> {
+        self.found_keys(
+            "SELECT key FROM servers WHERE key = ?1 AND last_seen >= ?2",
+            keys,
+            |key| (key, since),
         )
     }
+}
 
-    fn insert_webhook(&mut self, row: &WebhookRow) -> Result<()> {
-        self.conn.execute(
-            sql::INSERT_WEBHOOK,
-            params![
-                row.id,
-                row.spec,
-                row.secret,
-                row.enabled,
-                row.failures,
-                row.created_ms
-            ],
-        )?;
-        Ok(())
+/// `params` as rusqlite binds them.
+fn bound<'a>(params: &'a [&'a dyn Param]) -> impl Params + 'a {
+    params_from_iter(params.iter().map(|p| *p as &dyn rusqlite::ToSql))
+}
+
+impl Sql for Sqlite {
+    const DIALECT: Dialect = Dialect::Sqlite;
+
+    fn run(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<u64> {
+        let n = self.conn.prepare_cached(sql)?.execute(bound(params))?;
+        Ok(n as u64)
     }
 
-    fn set_webhook_state(&mut self, id: &str, enabled: bool, failures: u32) -> Result<bool> {
-        let n = self
-            .conn
-            .execute(sql::SET_WEBHOOK_STATE, params![id, enabled, failures])?;
-        Ok(n > 0)
+    fn rows<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Vec<T>> {
+        self.all(sql, bound(params))
     }
 
-    fn delete_webhook(&mut self, id: &str) -> Result<bool> {
-        let n = self.conn.execute(sql::DELETE_WEBHOOK, params![id])?;
-        Ok(n > 0)
-    }
-
-    fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>> {
-        self.first(
-            "SELECT substr(card_msg, 1, ?2), card_edit_ms, card_claim_ms \
-             FROM webhooks WHERE id = ?1",
-            params![id, MAX_WEBHOOK_TEXT],
-        )
-    }
-
-    fn claim_webhook_card(
-        &mut self,
-        id: &str,
-        now: i64,
-        every_ms: i64,
-        until: i64,
-    ) -> Result<Option<Option<String>>> {
-        // One statement under SQLite's write lock: of bridges sharing the
-        // file, one takes the slot.
-        self.first(
-            sql::CLAIM_WEBHOOK_CARD,
-            params![id, now, every_ms, until, MAX_WEBHOOK_TEXT],
-        )
-    }
-
-    fn set_webhook_card(
-        &mut self,
-        id: &str,
-        msg: Option<&str>,
-        edit_ms: i64,
-        claim: i64,
-    ) -> Result<bool> {
-        let n = self
-            .conn
-            .execute(sql::SET_WEBHOOK_CARD, params![id, msg, edit_ms, claim])?;
-        Ok(n > 0)
-    }
-
-    fn release_webhook_card(&mut self, id: &str, claim: i64) -> Result<()> {
-        self.conn
-            .execute(sql::RELEASE_WEBHOOK_CARD, params![id, claim])?;
-        Ok(())
-    }
-
-    fn vapid_secret(&mut self, candidate: &[u8]) -> Result<Vec<u8>> {
-        self.conn.execute(sql::INSERT_VAPID, params![candidate])?;
-        Ok(self.conn.query_row(
-            "SELECT CAST(substr(secret, 1, ?1) AS BLOB) FROM push_vapid WHERE id = 1",
-            params![MAX_VAPID_BYTES],
-            |r| r.get(0),
-        )?)
-    }
-
-    fn push_subscriptions(&mut self) -> Result<Vec<PushRow>> {
-        self.all(
-            concat!(select_push!(), " ORDER BY created_ms, id"),
-            params![MAX_PUSH_TEXT],
-        )
-    }
-
-    fn put_push_subscription(&mut self, row: &PushRow) -> Result<bool> {
-        let n = self.conn.prepare_cached(sql::PUT_PUSH)?.execute(params![
-            row.id,
-            row.subscription,
-            row.watches,
-            row.source,
-            row.auth,
-            row.created_ms,
-            row.updated_ms
-        ])?;
-        Ok(n > 0)
-    }
-
-    fn delete_push_subscription(&mut self, id: &str, auth: Option<&str>) -> Result<bool> {
-        let n = self
-            .conn
-            .prepare_cached(
-                "DELETE FROM push_subscriptions WHERE id = ?1 AND (?2 IS NULL OR auth = ?2)",
-            )?
-            .execute(params![id, auth])?;
-        Ok(n > 0)
-    }
-
-    fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>> {
-        self.all(
-            "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
-             WHERE updated_ms < ?1 ORDER BY updated_ms, id LIMIT ?2",
-            params![before, limit, MAX_PUSH_TEXT],
-        )
-    }
-
-    fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>> {
-        self.all(
-            "SELECT CAST(substr(id, 1, ?3) AS TEXT) FROM push_subscriptions \
-             WHERE source = ?1 ORDER BY created_ms, id LIMIT ?2",
-            params![source, limit, MAX_PUSH_TEXT],
-        )
+    fn row<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Option<T>> {
+        self.first(sql, bound(params))
     }
 }
