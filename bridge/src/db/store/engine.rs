@@ -13,7 +13,6 @@
 
 use std::collections::HashMap;
 
-use super::decode::Decode;
 use super::range::Tier;
 use super::{CardRow, PushRow, WebhookRow};
 use super::{ServerSample, StoreError};
@@ -260,7 +259,7 @@ pub trait Engine: WebhookRows + PushRows + NotifyRows + Send + std::fmt::Debug {
 }
 
 /// The webhooks' row operations (the `webhooks` table), written once for
-/// both engines over [`Sql`] in [`super::webhooks`].
+/// both engines over [`Sql`](super::sql::Sql) in [`super::webhooks`].
 pub trait WebhookRows {
     /// Every stored webhook, oldest first (texts cut to [`MAX_WEBHOOK_TEXT`]).
     fn webhooks(&mut self) -> Result<Vec<WebhookRow>>;
@@ -313,7 +312,7 @@ pub trait WebhookRows {
 }
 
 /// Web Push's row operations (`push_vapid`, `push_subscriptions`),
-/// written once for both engines over [`Sql`] in [`super::push`].
+/// written once for both engines over [`Sql`](super::sql::Sql) in [`super::push`].
 pub trait PushRows {
     /// The VAPID private key: `candidate` stored if there is none yet,
     /// then whatever is stored read back (at most [`MAX_VAPID_BYTES`]), so
@@ -335,35 +334,6 @@ pub trait PushRows {
     fn stale_push_ids(&mut self, before: i64, limit: i64) -> Result<Vec<String>>;
     /// The ids of at most `limit` push subscriptions made from `source`.
     fn push_ids_of(&mut self, source: &str, limit: i64) -> Result<Vec<String>>;
-}
-
-/// Which engine runs a statement: the few statements the two dialects
-/// word differently are chosen by it where they are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Sqlite,
-    Postgres,
-}
-
-/// A parameter both engines' clients bind, so that a statement's
-/// parameters are written once for both.
-pub trait Param: postgres::types::ToSql + rusqlite::ToSql + Sync {}
-
-impl<T> Param for T where T: postgres::types::ToSql + rusqlite::ToSql + Sync {}
-
-/// How the row operations written once for both engines run their
-/// statements: SQLite's `?N` text (which PostgreSQL prepares as `$N`),
-/// parameters both bind, rows decoded once ([`Decode`]). The webhooks',
-/// Web Push's and the notifications' rows are written over it.
-pub trait Sql {
-    /// The engine's dialect.
-    const DIALECT: Dialect;
-    /// Runs `sql` with `params`; the rows it changed.
-    fn run(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<u64>;
-    /// Every row `sql` gives for `params`, decoded as `T`.
-    fn rows<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Vec<T>>;
-    /// The first row `sql` gives for `params`, if any, decoded as `T`.
-    fn row<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Option<T>>;
 }
 
 /// A delivery an event makes, to be written with its cooldown.
@@ -441,7 +411,7 @@ pub struct ChangeRow {
 }
 
 /// The notification rows' operations (`notify_*` tables), written once
-/// for both engines over [`Sql`] in [`super::notify`].
+/// for both engines over [`Sql`](super::sql::Sql) in [`super::notify`].
 pub trait NotifyRows {
     /// Writes `row` unless its target is gone, disabled, or was enabled
     /// (a webhook) or changed (a subscription) after `at_ms`; its watch's

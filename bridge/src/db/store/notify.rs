@@ -13,10 +13,11 @@
 //! (it stopped) due again.
 
 use super::engine::{
-    ChangeRow, DeliveryRow, Dialect, DoneDelivery, NewDelivery, NotifyRows, Result, Settle, Sql,
+    ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, NotifyRows, Result, Settle,
     MAX_DELIVERY_TEXT,
 };
-use super::{now_ms, sql, Store};
+use super::sql::{self, Dialect, Sql};
+use super::{now_ms, Store};
 
 /// The most bytes of a change's id read back.
 const MAX_ID_TEXT: i32 = 200;

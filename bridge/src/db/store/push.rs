@@ -4,8 +4,9 @@
 //! history, through either engine's row operations; every change noted in
 //! `notify_changes` in its transaction.
 
-use super::engine::{Dialect, Engine, PushRows, Result, Sql, MAX_PUSH_TEXT, MAX_VAPID_BYTES};
-use super::{sql, Database, MutexGuard, Store, StoreError};
+use super::engine::{Engine, PushRows, Result, MAX_PUSH_TEXT, MAX_VAPID_BYTES};
+use super::sql::{self, Dialect, Sql};
+use super::{Database, MutexGuard, Store, StoreError};
 
 /// The channel name the pushes' delivery rows carry.
 pub const CHANNEL: &str = "push";

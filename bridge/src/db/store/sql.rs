@@ -2,10 +2,42 @@
 //! each is spelled once: SQLite's `?N` parameters, which the PostgreSQL
 //! engine reads as its `$N` when it prepares a statement. A statement
 //! the two dialects word differently stays in its engine, or is chosen
-//! by [`super::engine::Dialect`] where it is written.
+//! by [`Dialect`] where it is written. [`Sql`], the runner both engines
+//! implement, is here beside them: the rows written once for both run
+//! their statements through it.
 
-use super::engine::Cutoffs;
+use super::decode::Decode;
+use super::engine::{Cutoffs, Result};
 use super::range::Tier;
+
+/// Which engine runs a statement: the few statements the two dialects
+/// word differently are chosen by it where they are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// A parameter both engines' clients bind, so that a statement's
+/// parameters are written once for both.
+pub trait Param: postgres::types::ToSql + rusqlite::ToSql + Sync {}
+
+impl<T> Param for T where T: postgres::types::ToSql + rusqlite::ToSql + Sync {}
+
+/// How the row operations written once for both engines run their
+/// statements: SQLite's `?N` text (which PostgreSQL prepares as `$N`),
+/// parameters both bind, rows decoded once ([`Decode`]). The webhooks',
+/// Web Push's and the notifications' rows are written over it.
+pub trait Sql {
+    /// The engine's dialect.
+    const DIALECT: Dialect;
+    /// Runs `sql` with `params`; the rows it changed.
+    fn run(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<u64>;
+    /// Every row `sql` gives for `params`, decoded as `T`.
+    fn rows<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Vec<T>>;
+    /// The first row `sql` gives for `params`, if any, decoded as `T`.
+    fn row<T: Decode>(&mut self, sql: &'static str, params: &[&dyn Param]) -> Result<Option<T>>;
+}
 
 /// Servers last seen after `(?1, ?2)` and before `?3` whose life was
 /// shorter than `?4`, at most `?5`.

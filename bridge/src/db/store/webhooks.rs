@@ -5,8 +5,9 @@
 //! so every bridge reads it again.
 
 use super::decode::Outcome;
-use super::engine::{Result, Sql, WebhookRows, MAX_WEBHOOK_TEXT};
-use super::{sql, Database, DoneDelivery, MutexGuard, Store};
+use super::engine::{Result, WebhookRows, MAX_WEBHOOK_TEXT};
+use super::sql::{self, Sql};
+use super::{Database, DoneDelivery, MutexGuard, Store};
 
 /// The channel name the webhooks' delivery rows carry.
 pub const CHANNEL: &str = "webhook";

@@ -62,13 +62,12 @@ pub use vacuum::Vacuum;
 
 use super::decode::{day_sums, Columns, Decode};
 use super::engine::{
-    Brief, Cutoffs, DayRow, DaySums, Dialect, Engine, Forgotten, HourCounts, Life, LobbyBucket,
-    LobbyTotals, Packed, Param, Pruned, RawServer, Result, Sql, MAX_DAY_BYTES, MAX_HOUR_BYTES,
-    MAX_TEXT_BYTES,
+    Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, HourCounts, Life, LobbyBucket, LobbyTotals,
+    Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES,
 };
 use super::packed::{EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
 use super::range::Tier;
-use super::sql;
+use super::sql::{self, Dialect, Param, Sql};
 use super::{ServerSample, StoreError};
 
 /// A statement's parameters, as the client takes them.

@@ -13,13 +13,12 @@ pub use schema::DB_FILE;
 
 use super::decode::{day_sums, Decode};
 use super::engine::{
-    by_at, Brief, Cutoffs, DayRow, DaySums, Dialect, Engine, Forgotten, Life, LobbyBucket,
-    LobbyTotals, Packed, Param, Pruned, RawServer, Result, Sql, MAX_DAY_BYTES, MAX_HOUR_BYTES,
-    MAX_TEXT_BYTES,
+    by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, LobbyTotals,
+    Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES,
 };
 use super::packed::Sample;
 use super::range::Tier;
-use super::sql;
+use super::sql::{self, Dialect, Param, Sql};
 use super::{ServerSample, DAY_MS};
 
 /// The open SQLite database.
