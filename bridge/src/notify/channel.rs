@@ -5,9 +5,14 @@
 //! The engine keeps every row, retry and counter; a channel keeps only
 //! its targets (read from the database) and how to send to them.
 
-use std::time::Duration;
+use std::{
+    future::Future,
+    sync::atomic::{AtomicBool, Ordering::Relaxed},
+    time::Duration,
+};
 
 use futures_util::future::BoxFuture;
+use tokio::time::Instant;
 
 use crate::{db::store::DeliveryRow, notify::watch::Occurrence};
 
@@ -98,4 +103,53 @@ pub trait Channel: Send + Sync + std::fmt::Debug {
     /// The channel's own bookkeeping once a delivery ended (not for a
     /// retry): a webhook's failures in a row, a gone subscription.
     fn ended<'a>(&'a self, delivery: &'a DeliveryRow, sent: &'a Sent) -> BoxFuture<'a, ()>;
+}
+
+/// How often a channel tries again to read its targets while the
+/// database cannot be read.
+pub const RELOAD_EVERY: Duration = Duration::from_secs(5);
+
+/// Whether a channel's targets have been read from the database, and
+/// when reading them was last tried: while the database cannot be read
+/// it is asked at most every [`RELOAD_EVERY`], by one caller at a time
+/// (the others wait for it and see its result).
+#[derive(Debug, Default)]
+pub struct Loading {
+    loaded: AtomicBool,
+    last_try: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl Loading {
+    /// Whether the targets have been read.
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.load(Relaxed)
+    }
+
+    /// Notes that the targets were read; true the first time.
+    pub fn mark_loaded(&self) -> bool {
+        !self.loaded.swap(true, Relaxed)
+    }
+
+    /// Whether the targets are read, running `load` (which says whether
+    /// it read them) if they are not and it was not tried within
+    /// [`RELOAD_EVERY`].
+    pub async fn ensure<F: Future<Output = bool>>(&self, load: impl FnOnce() -> F) -> bool {
+        if self.is_loaded() {
+            return true;
+        }
+        let mut last = self.last_try.lock().await;
+        if self.is_loaded() {
+            return true;
+        }
+        let now = Instant::now();
+        if last.is_some_and(|t| now.duration_since(t) < RELOAD_EVERY) {
+            return false;
+        }
+        *last = Some(now);
+        let read = load().await;
+        if read {
+            self.mark_loaded();
+        }
+        read
+    }
 }

@@ -49,7 +49,8 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use super::channel::{Channel, Sent};
 use crate::{
     db::store::{
-        now_ms, Database, DeliveryRow, DoneDelivery, NewDelivery, Settle, Store, StoreError,
+        blocking, now_ms, Database, DeliveryRow, DoneDelivery, NewDelivery, Settle, Store,
+        StoreError,
     },
     metrics::{family, Kind},
     notify::watch::Occurrence,
@@ -218,10 +219,7 @@ impl Notify {
         &self,
         f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let database = self.database.clone();
-        tokio::task::spawn_blocking(move || f(&mut database.lock()))
-            .await
-            .unwrap_or(Err(StoreError::Unavailable))
+        blocking(&self.database, move |d| f(&mut d.lock())).await
     }
 
     /// Decides, writes and sends until `cancel` fires; then waits a moment

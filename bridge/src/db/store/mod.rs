@@ -174,6 +174,24 @@ impl Database {
     }
 }
 
+/// Runs `f` on `owner` (a handle on the database: a [`Database`], a
+/// [`WebhookStore`], a [`PushStore`]) from a blocking thread, so that an
+/// async task never waits on the database's mutex or its I/O; a task
+/// that did not finish is [`StoreError::Unavailable`].
+pub async fn blocking<O, T>(
+    owner: &O,
+    f: impl FnOnce(&O) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError>
+where
+    O: Clone + Send + 'static,
+    T: Send + 'static,
+{
+    let owner = owner.clone();
+    tokio::task::spawn_blocking(move || f(&owner))
+        .await
+        .unwrap_or(Err(StoreError::Unavailable))
+}
+
 /// The open store: the engine and what the history's writes remember
 /// between samples.
 #[derive(Debug)]

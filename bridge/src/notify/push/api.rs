@@ -38,7 +38,7 @@ use url::{Host, Url};
 use super::{point_ok, vapid::Vapid, Push, PushRefusal, Put};
 use crate::{
     ctx::Ctx,
-    db::store::StoreError,
+    db::store::{blocking, StoreError},
     http::{
         answers::etag_of,
         error::{HttpError, Path},
@@ -182,10 +182,10 @@ async fn first_unlisted(ctx: &Ctx, watches: &[PushWatch]) -> Result<Option<usize
         .map(|&k| k as i64)
         .collect();
     if !rest.is_empty() {
-        let history = ctx.history.clone();
-        let seen = tokio::task::spawn_blocking(move || history.store().seen_since(&rest, 0))
-            .await
-            .map_err(|_| StoreError::Unavailable)??;
+        let seen = blocking(ctx.history.database(), move |d| {
+            d.lock().seen_since(&rest, 0)
+        })
+        .await?;
         listed.extend(seen.into_iter().map(|k| k as u64));
     }
     Ok(watches.iter().position(|w| !listed.contains(&w.key.0)))

@@ -27,10 +27,7 @@ use std::{
     collections::{BTreeSet, HashMap, HashSet},
     net::IpAddr,
     str::FromStr,
-    sync::{
-        atomic::{AtomicBool, Ordering::Relaxed},
-        Arc, Mutex, MutexGuard, OnceLock,
-    },
+    sync::{Arc, Mutex, MutexGuard, OnceLock},
     time::Duration,
 };
 
@@ -45,17 +42,16 @@ use protocol::{
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use url::Url;
 
 use self::{deliver::Pusher, vapid::Vapid};
 use crate::{
-    db::store::{now_ms, DeliveryRow, PushRow, PushStore, StoreError},
+    db::store::{blocking, now_ms, DeliveryRow, PushRow, PushStore, StoreError},
     error::Error,
     notify::{
-        channel::{Channel, Names, Planned, Sent},
+        channel::{Channel, Loading, Names, Planned, Sent},
         watch::Occurrence,
         webhooks::{
             address::Reach,
@@ -70,9 +66,6 @@ const MAX_ATTEMPTS: u32 = 2;
 /// The longest wait before the second attempt a push service may ask
 /// for; a longer one drops the push.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
-/// How often loading the key and subscriptions is tried again while the
-/// database cannot be read.
-const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// The name of the pushes' rows and change notes.
 pub use crate::db::store::PUSH_CHANNEL as CHANNEL;
 /// The longest wait between two sweeps for expired subscriptions.
@@ -269,8 +262,8 @@ pub struct Push {
     store: PushStore,
     table: Mutex<Table>,
     vapid: OnceLock<Arc<Vapid>>,
-    loaded: AtomicBool,
-    last_load: tokio::sync::Mutex<Option<Instant>>,
+    /// Whether the key and the subscriptions have been read.
+    loading: Loading,
     pusher: Pusher,
 }
 
@@ -284,8 +277,7 @@ impl Push {
             store,
             table: Mutex::new(Table::default()),
             vapid: OnceLock::new(),
-            loaded: AtomicBool::new(false),
-            last_load: tokio::sync::Mutex::new(None),
+            loading: Loading::default(),
             pusher,
         })
     }
@@ -315,54 +307,42 @@ impl Push {
         &self,
         f: impl FnOnce(&PushStore) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, String> {
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || f(&store).map_err(|e| e.to_string()))
-            .await
-            .map_err(|e| e.to_string())?
+        blocking(&self.store, f).await.map_err(|e| e.to_string())
     }
 
     /// The VAPID key, once the key and the subscriptions are read from
     /// the store (also while Web Push is off: the admin still sees and
-    /// purges what is stored) (tried again at most every [`RELOAD_EVERY`] while it
-    /// cannot be read); `None` until then.
+    /// purges what is stored) (tried again while they cannot be read, see
+    /// [`Loading::ensure`]); `None` until then.
     pub async fn ready(&self) -> Option<Arc<Vapid>> {
-        if self.loaded.load(Relaxed) {
-            return self.vapid.get().cloned();
-        }
-        let mut last = self.last_load.lock().await;
-        if self.loaded.load(Relaxed) {
-            return self.vapid.get().cloned();
-        }
-        let now = Instant::now();
-        if last.is_some_and(|t| now.duration_since(t) < RELOAD_EVERY) {
+        if !self.loading.ensure(|| self.load()).await {
             return None;
         }
-        *last = Some(now);
+        self.vapid.get().cloned()
+    }
+
+    /// Reads the VAPID key (stored by the first bridge to ask) unless it
+    /// is held, then every subscription; whether both were read.
+    async fn load(&self) -> bool {
         if self.vapid.get().is_none() {
             let candidate = Vapid::generate_secret();
             let contact = self.settings.contact.clone().ok();
             let read = self.with_store(move |s| s.vapid_secret(&candidate)).await;
-            match read {
-                Ok(secret) => match Vapid::from_secret(&secret, contact) {
-                    Ok(v) => {
-                        let _ = self.vapid.set(Arc::new(v));
-                    }
-                    Err(e) => {
-                        throttled!(warn, error = %e, "Web Push is off: its stored key cannot be used");
-                        return None;
-                    }
-                },
+            match read.map(|secret| Vapid::from_secret(&secret, contact)) {
+                Ok(Ok(v)) => {
+                    let _ = self.vapid.set(Arc::new(v));
+                }
+                Ok(Err(e)) => {
+                    throttled!(warn, error = %e, "Web Push is off: its stored key cannot be used");
+                    return false;
+                }
                 Err(e) => {
                     throttled!(warn, error = %e, "the Web Push key cannot be read yet; trying again while it is used");
-                    return None;
+                    return false;
                 }
             }
         }
-        if !self.read_all().await {
-            return None;
-        }
-        self.loaded.store(true, Relaxed);
-        self.vapid.get().cloned()
+        self.read_all().await
     }
 
     /// Reads every stored subscription into the table; false if the
@@ -398,7 +378,7 @@ impl Push {
         }
         let n = table.subs.len();
         *self.table() = table;
-        if !self.loaded.load(Relaxed) {
+        if !self.loading.is_loaded() {
             info!(subscriptions = n, "the push subscriptions are loaded");
         }
         true
@@ -637,7 +617,7 @@ impl Push {
                 () = cancel.cancelled() => return,
                 _ = tick.tick() => {}
             }
-            if !self.loaded.load(Relaxed) {
+            if !self.loading.is_loaded() {
                 continue;
             }
             match self.expire().await {

@@ -29,7 +29,10 @@ use tokio_util::sync::CancellationToken;
 pub use tracker::{Occurrence, ServerChange, Tracker};
 
 use crate::{
-    db::{history::History, store::now_ms},
+    db::{
+        history::History,
+        store::{blocking, now_ms},
+    },
     live::{feed::FeedState, upstream::Upstream},
     metrics::{family, Kind},
 };
@@ -74,14 +77,15 @@ impl Events {
     /// server nor hides one that came online meanwhile. None while the
     /// database cannot say.
     async fn settle(&self, unsure: Vec<Occurrence>) -> Vec<Occurrence> {
-        let history = self.history.clone();
         let keys: Vec<i64> = unsure.iter().map(|o| o.key.0 as i64).collect();
-        let window = self.grace.as_millis() as i64 + history.sample_ms() + 5_000;
+        let window = self.grace.as_millis() as i64 + self.history.sample_ms() + 5_000;
         let since = now_ms() - window;
-        let seen =
-            tokio::task::spawn_blocking(move || history.store().seen_since(&keys, since)).await;
+        let seen = blocking(self.history.database(), move |d| {
+            d.lock().seen_since(&keys, since)
+        })
+        .await;
         match seen {
-            Ok(Ok(seen)) => unsure
+            Ok(seen) => unsure
                 .into_iter()
                 .filter(|o| !seen.contains(&(o.key.0 as i64)))
                 .collect(),

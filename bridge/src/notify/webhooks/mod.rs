@@ -14,10 +14,7 @@ pub mod payload;
 
 use std::{
     str::FromStr,
-    sync::{
-        atomic::{AtomicBool, Ordering::Relaxed},
-        Arc, Mutex, MutexGuard,
-    },
+    sync::{Arc, Mutex, MutexGuard},
     time::{Duration, SystemTime},
 };
 
@@ -30,7 +27,6 @@ use protocol::{
 };
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
-use tokio::time::Instant;
 use tracing::{info, warn};
 use url::Url;
 
@@ -40,12 +36,13 @@ use self::{
 };
 use crate::{
     db::store::{
-        now_ms, CardClaim, DeliveryRow, DoneDelivery, StoreError, WebhookRow, WebhookStore,
+        blocking, now_ms, CardClaim, DeliveryRow, DoneDelivery, StoreError, WebhookRow,
+        WebhookStore,
     },
     error::Error,
     live::upstream::Shared,
     notify::{
-        channel::{Channel, Names, Planned, Sent},
+        channel::{Channel, Loading, Names, Planned, Sent},
         engine::{message_id, NotifyCounters},
         watch::Occurrence,
     },
@@ -69,8 +66,6 @@ pub const MAX_WEBHOOKS: usize = 50;
 pub const MAX_PENDING: u32 = 32;
 /// Failed deliveries in a row that disable a webhook.
 pub const DISABLE_AFTER: u32 = 20;
-/// How often loading the stored webhooks is tried again while it fails.
-const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// Deliveries each webhook shows in the admin's list.
 const REMEMBERED: i64 = crate::notify::engine::KEEP_DONE;
 /// The name of the webhooks' rows and change notes.
@@ -207,10 +202,7 @@ pub struct Webhooks {
     sender: Sender,
     /// Whether the stored webhooks have been read (not yet while the
     /// database was unreachable).
-    loaded: AtomicBool,
-    /// When reading them was last tried, so an unreachable database is
-    /// asked at most every [`RELOAD_EVERY`].
-    last_load: tokio::sync::Mutex<Option<Instant>>,
+    loading: Loading,
     counters: Arc<NotifyCounters>,
     /// The list as published, read when a status card is sent.
     list: std::sync::OnceLock<tokio::sync::watch::Receiver<Shared>>,
@@ -243,8 +235,7 @@ impl Webhooks {
             store,
             hooks: Mutex::new(Vec::new()),
             sender,
-            loaded: AtomicBool::new(false),
-            last_load: tokio::sync::Mutex::new(None),
+            loading: Loading::default(),
             counters,
             list: std::sync::OnceLock::new(),
         })
@@ -257,22 +248,9 @@ impl Webhooks {
     }
 
     /// Whether the stored webhooks are loaded, loading them now if they
-    /// are not (at most every [`RELOAD_EVERY`]).
+    /// are not (see [`Loading::ensure`]).
     pub async fn ensure_loaded(&self) -> bool {
-        if self.loaded.load(Relaxed) {
-            return true;
-        }
-        // One load at a time: others wait for it and see its result.
-        let mut last = self.last_load.lock().await;
-        if self.loaded.load(Relaxed) {
-            return true;
-        }
-        let now = Instant::now();
-        if last.is_some_and(|t| now.duration_since(t) < RELOAD_EVERY) {
-            return false;
-        }
-        *last = Some(now);
-        self.load_all().await
+        self.loading.ensure(|| self.load_all()).await
     }
 
     /// Reads every stored webhook; false if the database cannot be read.
@@ -280,8 +258,7 @@ impl Webhooks {
         match self.with_store(|s| s.load()).await {
             Ok(rows) => {
                 let hooks: Vec<_> = rows.into_iter().filter_map(hook_of).collect();
-                let first = !self.loaded.swap(true, Relaxed);
-                if first {
+                if self.loading.mark_loaded() {
                     info!(webhooks = hooks.len(), "the webhooks are loaded");
                 }
                 *self.hooks() = hooks;
@@ -336,10 +313,9 @@ impl Webhooks {
         &self,
         write: impl FnOnce(&WebhookStore) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, String> {
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || write(&store).map_err(|e| e.to_string()))
+        blocking(&self.store, write)
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())
     }
 
     /// The last deliveries of `hook`, newest first (none while the
