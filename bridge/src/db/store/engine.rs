@@ -19,12 +19,12 @@ use super::{ServerSample, StoreError};
 
 /// The most bytes an hour's `samples` can legitimately hold: one record a
 /// second (the shortest interval) for an hour.
-pub const MAX_HOUR_BYTES: i64 = 3_600 * super::packed::SAMPLE_BYTES as i64;
+pub const MAX_HOUR_BYTES: i32 = 3_600 * super::packed::SAMPLE_BYTES as i32;
 /// The most bytes a day's `hours` can hold: one record per hour.
-pub const MAX_DAY_BYTES: i64 = 24 * super::packed::HOUR_BYTES as i64;
+pub const MAX_DAY_BYTES: i32 = 24 * super::packed::HOUR_BYTES as i32;
 /// The most bytes of a server's name or address read back (a valid name
 /// has at most 100 characters of at most 4 bytes, an address 253 bytes).
-pub const MAX_TEXT_BYTES: i64 = 400;
+pub const MAX_TEXT_BYTES: i32 = 400;
 
 /// What an operation on the store gives: its value, or why not.
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -168,20 +168,19 @@ pub struct Pruned {
     pub nulled: usize,
 }
 
-/// The row operations of one database engine. Writes happen between
-/// [`Engine::begin`] and [`Engine::commit`] (or [`Engine::rollback`]).
-pub trait Engine: WebhookRows + PushRows + NotifyRows + Send + std::fmt::Debug {
+/// The row operations of one database engine: the transactions and the
+/// history's operations each engine words its own way (PostgreSQL's over
+/// arrays in one statement, SQLite's a cached point statement per row).
+/// Writes happen between [`Engine::begin`] and [`Engine::commit`] (or
+/// [`Engine::rollback`]).
+pub trait Engine:
+    HistoryRows + WebhookRows + PushRows + NotifyRows + Send + std::fmt::Debug
+{
     fn begin(&mut self) -> Result<()>;
     fn commit(&mut self) -> Result<()>;
     /// Abandons the open transaction (best effort: a lost connection has
     /// abandoned it already).
     fn rollback(&mut self);
-    /// Inserts the lobby's totals of the sample taken at `t` unless a row
-    /// for `t` exists: `false` when it did (the sample is recorded).
-    fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool>;
-    /// Adds one sample's totals to the lobby's sums of `hour` and `day`
-    /// (a peak or count unknown for the row stays unknown).
-    fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()>;
     /// On an engine that makes an hour's row with empty slots for the
     /// samples still to come, so that it keeps its size: the samples
     /// recorded in the hour before `hour` and in `hour` so far (the
@@ -213,35 +212,15 @@ pub trait Engine: WebhookRows + PushRows + NotifyRows + Send + std::fmt::Debug {
     /// Updates the servers' last known state as of `t` (first seen `t` if
     /// new).
     fn put_servers(&mut self, t: i64, servers: &[&ServerSample]) -> Result<()>;
-    /// The newest hour in `server_hours`.
-    fn newest_hour(&mut self) -> Result<Option<i64>>;
-    /// The oldest hour in `server_hours` from `from` to before `to`.
-    fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>>;
-    /// At most `limit` rows of `hour` with keys above `after`, by key (`at`:
-    /// the key).
-    fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>>;
     /// The hourly sums of `day` for `keys` (`at`: the key; absent when
     /// dropped or no row).
     fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>>;
     /// Writes the day's sums, replacing each key's.
     fn put_days(&mut self, day: i64, rows: &[DaySums]) -> Result<()>;
-    /// One retention round: at most `batch` rows of each table.
-    fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned>;
-    /// The servers `which` asks for, by last seen and key.
-    fn brief_servers(&mut self, which: &Brief) -> Result<Vec<Life>>;
-    /// At most `limit` servers, the least seen first (the shortest life),
-    /// the newest first among those.
-    fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>>;
     /// Which of `keys` have a `servers` row.
     fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>>;
     /// Deletes the rows named; how many went.
     fn forget(&mut self, rows: &Forgotten) -> Result<usize>;
-
-    /// The `servers` row of `key`.
-    fn server(&mut self, key: i64) -> Result<Option<RawServer>>;
-    /// The lobby's intervals of `step` from `from` on in `tier`'s table,
-    /// oldest first.
-    fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>>;
     /// `key`'s `server_hours` rows of those of `hours` it has (`at`: the
     /// hour).
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>>;
@@ -256,6 +235,36 @@ pub trait Engine: WebhookRows + PushRows + NotifyRows + Send + std::fmt::Debug {
     /// The keys of `keys` seen since `since` (their `servers` row's
     /// `last_seen`, Unix ms).
     fn seen_since(&mut self, keys: &[i64], since: i64) -> Result<Vec<i64>>;
+}
+
+/// The history's row operations both engines word alike, written once
+/// over [`Sql`](super::sql::Sql) in [`super::sql`].
+pub trait HistoryRows {
+    /// Inserts the lobby's totals of the sample taken at `t` unless a row
+    /// for `t` exists: `false` when it did (the sample is recorded).
+    fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool>;
+    /// Adds one sample's totals to the lobby's sums of `hour` and `day`
+    /// (a peak or count unknown for the row stays unknown).
+    fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()>;
+    /// The newest hour in `server_hours`.
+    fn newest_hour(&mut self) -> Result<Option<i64>>;
+    /// The oldest hour in `server_hours` from `from` to before `to`.
+    fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>>;
+    /// At most `limit` rows of `hour` with keys above `after`, by key (`at`:
+    /// the key).
+    fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>>;
+    /// One retention round: at most `batch` rows of each table.
+    fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned>;
+    /// The servers `which` asks for, by last seen and key.
+    fn brief_servers(&mut self, which: &Brief) -> Result<Vec<Life>>;
+    /// At most `limit` servers, the least seen first (the shortest life),
+    /// the newest first among those.
+    fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>>;
+    /// The `servers` row of `key`.
+    fn server(&mut self, key: i64) -> Result<Option<RawServer>>;
+    /// The lobby's intervals of `step` from `from` on in `tier`'s table,
+    /// oldest first.
+    fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>>;
 }
 
 /// The webhooks' row operations (the `webhooks` table), written once for

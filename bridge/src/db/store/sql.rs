@@ -7,7 +7,10 @@
 //! their statements through it.
 
 use super::decode::Decode;
-use super::engine::{Cutoffs, Result};
+use super::engine::{
+    Brief, Cutoffs, HistoryRows, Life, LobbyBucket, LobbyTotals, Packed, Pruned, RawServer, Result,
+    MAX_HOUR_BYTES, MAX_TEXT_BYTES,
+};
 use super::range::Tier;
 
 /// Which engine runs a statement: the few statements the two dialects
@@ -41,29 +44,45 @@ pub trait Sql {
 
 /// Servers last seen after `(?1, ?2)` and before `?3` whose life was
 /// shorter than `?4`, at most `?5`.
-pub const BRIEF_SERVERS: &str = "SELECT key, first_seen, last_seen FROM servers \
+const BRIEF_SERVERS: &str = "SELECT key, first_seen, last_seen FROM servers \
      WHERE last_seen >= ?1 AND (last_seen > ?1 OR key > ?2) AND last_seen < ?3 \
      AND last_seen - first_seen < ?4 ORDER BY last_seen, key LIMIT ?5";
 
 /// At most `?1` servers, the shortest life first, the newest first among
 /// equals.
-pub const LEAST_SEEN: &str = "SELECT key, first_seen, last_seen FROM servers \
+const LEAST_SEEN: &str = "SELECT key, first_seen, last_seen FROM servers \
      ORDER BY last_seen - first_seen, first_seen DESC, key LIMIT ?1";
 
-/// The tables retention deletes from the front of, one range each: `(table,
-/// its id, delete before, by which column)`.
-pub fn fronts(c: &Cutoffs) -> [(&'static str, &'static str, i64, &'static str); 4] {
+/// Retention's deletes from the front of a table, one range each (rows
+/// before `?1`, at most `?2`), with the cutoff each takes.
+fn fronts(c: &Cutoffs) -> [(&'static str, i64); 4] {
     [
-        ("lobby_samples", "t", c.lobby_samples_before, "t"),
-        ("lobby_hourly", "t", c.lobby_hours_before, "t"),
-        ("lobby_daily", "t", c.days_before, "t"),
-        ("servers", "key", c.days_before, "last_seen"),
+        (
+            "DELETE FROM lobby_samples WHERE t IN \
+             (SELECT t FROM lobby_samples WHERE t < ?1 LIMIT ?2)",
+            c.lobby_samples_before,
+        ),
+        (
+            "DELETE FROM lobby_hourly WHERE t IN \
+             (SELECT t FROM lobby_hourly WHERE t < ?1 LIMIT ?2)",
+            c.lobby_hours_before,
+        ),
+        (
+            "DELETE FROM lobby_daily WHERE t IN \
+             (SELECT t FROM lobby_daily WHERE t < ?1 LIMIT ?2)",
+            c.days_before,
+        ),
+        (
+            "DELETE FROM servers WHERE key IN \
+             (SELECT key FROM servers WHERE last_seen < ?1 LIMIT ?2)",
+            c.days_before,
+        ),
     ]
 }
 
 /// The lobby's buckets of `tier` (`?1` the step, `?2` from), sums cast
 /// back to 64-bit integers, which PostgreSQL's `SUM` would widen.
-pub fn lobby_buckets_sql(tier: Tier) -> &'static str {
+fn lobby_buckets_sql(tier: Tier) -> &'static str {
     match tier {
         Tier::Samples => {
             "SELECT (t / ?1) * ?1 AS b, COUNT(*), CAST(SUM(servers) AS BIGINT), \
@@ -90,14 +109,14 @@ pub fn lobby_buckets_sql(tier: Tier) -> &'static str {
 
 /// The lobby's sample at `?1` (servers `?2`, players `?3`), unless one
 /// is stored for that time already.
-pub const INSERT_LOBBY_SAMPLE: &str = "INSERT INTO lobby_samples (t, servers, players) \
+const INSERT_LOBBY_SAMPLE: &str = "INSERT INTO lobby_samples (t, servers, players) \
      VALUES (?1, ?2, ?3) ON CONFLICT (t) DO NOTHING";
 
 /// Adds one sample's totals to the lobby's hourly row `?1` (servers `?2`,
 /// players `?3`, a server open `?4`, one with room `?5`). A peak or count
 /// unknown for the row (recorded before them) stays unknown: the
 /// comparison with a NULL is not true.
-pub const ADD_LOBBY_HOURLY: &str = "INSERT INTO lobby_hourly AS l \
+const ADD_LOBBY_HOURLY: &str = "INSERT INTO lobby_hourly AS l \
      (t, n, servers_sum, players_sum, peak, open_n, room_n) \
      VALUES (?1, 1, ?2, ?3, ?3, ?4, ?5) ON CONFLICT (t) DO UPDATE SET n = l.n + 1, \
      servers_sum = l.servers_sum + excluded.servers_sum, \
@@ -107,7 +126,7 @@ pub const ADD_LOBBY_HOURLY: &str = "INSERT INTO lobby_hourly AS l \
 
 /// Adds one sample's totals to the lobby's daily row `?1` (as
 /// [`ADD_LOBBY_HOURLY`]).
-pub const ADD_LOBBY_DAILY: &str = "INSERT INTO lobby_daily AS l \
+const ADD_LOBBY_DAILY: &str = "INSERT INTO lobby_daily AS l \
      (t, n, servers_sum, players_sum, peak) \
      VALUES (?1, 1, ?2, ?3, ?3) ON CONFLICT (t) DO UPDATE SET n = l.n + 1, \
      servers_sum = l.servers_sum + excluded.servers_sum, \
@@ -115,16 +134,16 @@ pub const ADD_LOBBY_DAILY: &str = "INSERT INTO lobby_daily AS l \
      peak = CASE WHEN excluded.peak > l.peak THEN excluded.peak ELSE l.peak END";
 
 /// Deletes at most `?2` hour rows at or before hour `?1`.
-pub const PRUNE_HOURS: &str = "DELETE FROM server_hours WHERE (hour, key) IN \
+const PRUNE_HOURS: &str = "DELETE FROM server_hours WHERE (hour, key) IN \
      (SELECT hour, key FROM server_hours WHERE hour <= ?1 ORDER BY hour, key LIMIT ?2)";
 
 /// Deletes at most `?2` day rows before day `?1`.
-pub const PRUNE_DAYS: &str = "DELETE FROM server_days WHERE (day, key) IN \
+const PRUNE_DAYS: &str = "DELETE FROM server_days WHERE (day, key) IN \
      (SELECT day, key FROM server_days WHERE day < ?1 ORDER BY day, key LIMIT ?2)";
 
 /// Drops the hourly sums of at most `?3` day rows from day `?1` to
 /// before `?2`.
-pub const DROP_DAY_HOURS: &str = "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
+const DROP_DAY_HOURS: &str = "UPDATE server_days SET hours = NULL WHERE (day, key) IN \
      (SELECT day, key FROM server_days WHERE day >= ?1 AND day < ?2 \
       AND hours IS NOT NULL ORDER BY day, key LIMIT ?3)";
 
@@ -227,3 +246,78 @@ pub const DROP_PENDING: &str =
 /// Deletes the cooldowns over by `?1`.
 pub const PRUNE_COOLDOWNS: &str =
     "DELETE FROM notify_cooldowns WHERE until_ms < ?1 AND dedupe_ms < ?1";
+
+impl<S: Sql> HistoryRows for S {
+    fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
+        Ok(self.run(INSERT_LOBBY_SAMPLE, &[&t, &servers, &players])? == 1)
+    }
+
+    fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()> {
+        let (servers, players) = (&totals.servers, &totals.players);
+        let (open, room) = (i64::from(totals.open), i64::from(totals.room));
+        self.run(ADD_LOBBY_HOURLY, &[&hour, servers, players, &open, &room])?;
+        self.run(ADD_LOBBY_DAILY, &[&day, servers, players])?;
+        Ok(())
+    }
+
+    fn newest_hour(&mut self) -> Result<Option<i64>> {
+        Ok(self
+            .row::<Option<i64>>("SELECT MAX(hour) FROM server_hours", &[])?
+            .flatten())
+    }
+
+    fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>> {
+        Ok(self
+            .row::<Option<i64>>(
+                "SELECT MIN(hour) FROM server_hours WHERE hour >= ?1 AND hour < ?2",
+                &[&from, &to],
+            )?
+            .flatten())
+    }
+
+    fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>> {
+        self.rows(
+            "SELECT key, substr(samples, 1, ?4) FROM server_hours \
+             WHERE hour = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
+            &[&hour, &after, &limit, &MAX_HOUR_BYTES],
+        )
+    }
+
+    fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
+        let mut deleted = self.run(PRUNE_HOURS, &[&cutoffs.hours_through, &batch])?;
+        deleted += self.run(PRUNE_DAYS, &[&cutoffs.days_before, &batch])?;
+        let (from, to) = cutoffs.hours_dropped;
+        let nulled = self.run(DROP_DAY_HOURS, &[&from, &to, &batch])?;
+        for (delete, before) in fronts(cutoffs) {
+            deleted += self.run(delete, &[&before, &batch])?;
+        }
+        Ok(Pruned {
+            deleted: usize::try_from(deleted).unwrap_or(usize::MAX),
+            nulled: usize::try_from(nulled).unwrap_or(usize::MAX),
+        })
+    }
+
+    fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
+        self.rows(
+            BRIEF_SERVERS,
+            &[&w.after.0, &w.after.1, &w.before, &w.life_ms, &w.limit],
+        )
+    }
+
+    fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
+        self.rows(LEAST_SEEN, &[&limit])
+    }
+
+    fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
+        self.row(
+            "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
+             CAST(port AS BIGINT), players, CAST(max AS BIGINT), open, CAST(mode AS BIGINT), \
+             first_seen, last_seen FROM servers WHERE key = ?1",
+            &[&key, &MAX_TEXT_BYTES],
+        )
+    }
+
+    fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
+        self.rows(lobby_buckets_sql(tier), &[&step, &from])
+    }
+}

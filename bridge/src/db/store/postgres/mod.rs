@@ -62,12 +62,10 @@ pub use vacuum::Vacuum;
 
 use super::decode::{day_sums, Columns, Decode};
 use super::engine::{
-    Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, HourCounts, Life, LobbyBucket, LobbyTotals,
-    Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES,
+    DayRow, DaySums, Engine, Forgotten, HourCounts, Packed, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES,
 };
 use super::packed::{EMPTY_SLOT, MAX_SLOTS, SAMPLE_BYTES};
-use super::range::Tier;
-use super::sql::{self, Dialect, Param, Sql};
+use super::sql::{Dialect, Param, Sql};
 use super::{ServerSample, StoreError};
 
 /// A statement's parameters, as the client takes them.
@@ -571,22 +569,6 @@ impl Engine for Postgres {
         }
     }
 
-    fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
-        let n = self.execute(sql::INSERT_LOBBY_SAMPLE, &[&t, &servers, &players])?;
-        Ok(n == 1)
-    }
-
-    fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()> {
-        let (servers, players) = (&totals.servers, &totals.players);
-        let (open, room) = (i64::from(totals.open), i64::from(totals.room));
-        self.execute(
-            sql::ADD_LOBBY_HOURLY,
-            &[&hour, servers, players, &open, &room],
-        )?;
-        self.execute(sql::ADD_LOBBY_DAILY, &[&day, servers, players])?;
-        Ok(())
-    }
-
     fn slot_counts(&mut self, hour: i64) -> Result<Option<HourCounts>> {
         let before = hour - super::HOUR_MS;
         let rows = self.query(
@@ -651,34 +633,11 @@ impl Engine for Postgres {
         Ok(())
     }
 
-    fn newest_hour(&mut self) -> Result<Option<i64>> {
-        Ok(self
-            .first("SELECT MAX(hour) FROM server_hours", &[])?
-            .flatten())
-    }
-
-    fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>> {
-        Ok(self
-            .first(
-                "SELECT MIN(hour) FROM server_hours WHERE hour >= $1 AND hour < $2",
-                &[&from, &to],
-            )?
-            .flatten())
-    }
-
-    fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>> {
-        self.all(
-            "SELECT key, substring(samples from 1 for $4) FROM server_hours \
-             WHERE hour = $1 AND key > $2 ORDER BY key LIMIT $3",
-            &[&hour, &after, &limit, &(MAX_HOUR_BYTES as i32)],
-        )
-    }
-
     fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>> {
         self.all(
             "SELECT key, substring(hours from 1 for $3) FROM server_days \
              WHERE day = $1 AND key = ANY($2) AND hours IS NOT NULL",
-            &[&day, &keys, &(MAX_DAY_BYTES as i32)],
+            &[&day, &keys, &MAX_DAY_BYTES],
         )
     }
 
@@ -708,40 +667,6 @@ impl Engine for Postgres {
         Ok(())
     }
 
-    fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
-        let mut deleted = self.execute(sql::PRUNE_HOURS, &[&cutoffs.hours_through, &batch])?;
-        deleted += self.execute(sql::PRUNE_DAYS, &[&cutoffs.days_before, &batch])?;
-        let nulled = self.execute(
-            sql::DROP_DAY_HOURS,
-            &[&cutoffs.hours_dropped.0, &cutoffs.hours_dropped.1, &batch],
-        )?;
-        for (table, id, before, column) in sql::fronts(cutoffs) {
-            let sql = format!(
-                "DELETE FROM {table} WHERE {id} IN \
-                 (SELECT {id} FROM {table} WHERE {column} < $1 LIMIT $2)"
-            );
-            let r = self
-                .conn()
-                .and_then(|c| Ok(c.client.execute(sql.as_str(), &[&before, &batch])?));
-            deleted += self.checked(r)?;
-        }
-        Ok(Pruned {
-            deleted: usize::try_from(deleted).unwrap_or(usize::MAX),
-            nulled: usize::try_from(nulled).unwrap_or(usize::MAX),
-        })
-    }
-
-    fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
-        self.all(
-            sql::BRIEF_SERVERS,
-            &[&w.after.0, &w.after.1, &w.before, &w.life_ms, &w.limit],
-        )
-    }
-
-    fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
-        self.all(sql::LEAST_SEEN, &[&limit])
-    }
-
     fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
         self.all("SELECT key FROM servers WHERE key = ANY($1)", &[&keys])
     }
@@ -763,24 +688,11 @@ impl Engine for Postgres {
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
-    fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
-        self.first(
-            "SELECT substring(name from 1 for $2), substring(address from 1 for $2), \
-             port::bigint, players, max::bigint, open, mode::bigint, first_seen, last_seen \
-             FROM servers WHERE key = $1",
-            &[&key, &(MAX_TEXT_BYTES as i32)],
-        )
-    }
-
-    fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
-        self.all(sql::lobby_buckets_sql(tier), &[&step, &from])
-    }
-
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
         self.all(
             "SELECT hour, substring(samples from 1 for $3) FROM server_hours \
              WHERE key = $1 AND hour = ANY($2)",
-            &[&key, &hours, &(MAX_HOUR_BYTES as i32)],
+            &[&key, &hours, &MAX_HOUR_BYTES],
         )
     }
 
@@ -791,7 +703,7 @@ impl Engine for Postgres {
             "SELECT day, n, players_sum, max::bigint, open_n, substring(hours from 1 for $4), \
              peak::bigint \
              FROM server_days WHERE key = $1 AND day >= $2 AND day <= $3",
-            &[&key, &first, &last, &(MAX_DAY_BYTES as i32)],
+            &[&key, &first, &last, &MAX_DAY_BYTES],
         )?;
         rows.iter()
             .map(|r| {

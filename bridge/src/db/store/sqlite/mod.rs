@@ -13,12 +13,10 @@ pub use schema::DB_FILE;
 
 use super::decode::{day_sums, Decode};
 use super::engine::{
-    by_at, Brief, Cutoffs, DayRow, DaySums, Engine, Forgotten, Life, LobbyBucket, LobbyTotals,
-    Packed, Pruned, RawServer, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES, MAX_TEXT_BYTES,
+    by_at, DayRow, DaySums, Engine, Forgotten, Packed, Result, MAX_DAY_BYTES, MAX_HOUR_BYTES,
 };
 use super::packed::Sample;
-use super::range::Tier;
-use super::sql::{self, Dialect, Param, Sql};
+use super::sql::{Dialect, Param, Sql};
 use super::{ServerSample, DAY_MS};
 
 /// The open SQLite database.
@@ -38,7 +36,7 @@ impl Sqlite {
         &self,
         sql: &str,
         rows: impl Iterator<Item = (i64, i64, i64)>,
-        max_bytes: i64,
+        max_bytes: i32,
     ) -> Result<Vec<Packed>> {
         let mut get = self.conn.prepare_cached(sql)?;
         let mut out = Vec::new();
@@ -109,25 +107,6 @@ impl Engine for Sqlite {
         }
     }
 
-    fn insert_lobby_sample(&mut self, t: i64, servers: i64, players: i64) -> Result<bool> {
-        let inserted = self
-            .conn
-            .prepare_cached(sql::INSERT_LOBBY_SAMPLE)?
-            .execute(params![t, servers, players])?;
-        Ok(inserted == 1)
-    }
-
-    fn add_lobby_sums(&mut self, hour: i64, day: i64, totals: &LobbyTotals) -> Result<()> {
-        let (servers, players) = (totals.servers, totals.players);
-        self.conn
-            .prepare_cached(sql::ADD_LOBBY_HOURLY)?
-            .execute(params![hour, servers, players, totals.open, totals.room])?;
-        self.conn
-            .prepare_cached(sql::ADD_LOBBY_DAILY)?
-            .execute(params![day, servers, players])?;
-        Ok(())
-    }
-
     fn append_samples(
         &mut self,
         hour: i64,
@@ -181,28 +160,6 @@ impl Engine for Sqlite {
         Ok(())
     }
 
-    fn newest_hour(&mut self) -> Result<Option<i64>> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT MAX(hour) FROM server_hours")?
-            .query_row([], |r| r.get(0))?)
-    }
-
-    fn first_hour(&mut self, from: i64, to: i64) -> Result<Option<i64>> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT MIN(hour) FROM server_hours WHERE hour >= ?1 AND hour < ?2")?
-            .query_row(params![from, to], |r| r.get(0))?)
-    }
-
-    fn hour_rows(&mut self, hour: i64, after: i64, limit: i64) -> Result<Vec<Packed>> {
-        self.all(
-            "SELECT key, substr(samples, 1, ?4) FROM server_hours \
-             WHERE hour = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
-            params![hour, after, limit, MAX_HOUR_BYTES],
-        )
-    }
-
     fn day_hours(&mut self, day: i64, keys: &[i64]) -> Result<Vec<Packed>> {
         self.lookups(
             "SELECT substr(hours, 1, ?3) FROM server_days WHERE day = ?1 AND key = ?2",
@@ -233,37 +190,6 @@ impl Engine for Sqlite {
         Ok(())
     }
 
-    fn prune(&mut self, cutoffs: &Cutoffs, batch: i64) -> Result<Pruned> {
-        let conn = &self.conn;
-        let mut deleted = conn.execute(sql::PRUNE_HOURS, params![cutoffs.hours_through, batch])?;
-        deleted += conn.execute(sql::PRUNE_DAYS, params![cutoffs.days_before, batch])?;
-        let nulled = conn.execute(
-            sql::DROP_DAY_HOURS,
-            params![cutoffs.hours_dropped.0, cutoffs.hours_dropped.1, batch],
-        )?;
-        for (table, id, before, column) in sql::fronts(cutoffs) {
-            deleted += conn.execute(
-                &format!(
-                    "DELETE FROM {table} WHERE {id} IN \
-                     (SELECT {id} FROM {table} WHERE {column} < ?1 LIMIT ?2)"
-                ),
-                params![before, batch],
-            )?;
-        }
-        Ok(Pruned { deleted, nulled })
-    }
-
-    fn brief_servers(&mut self, w: &Brief) -> Result<Vec<Life>> {
-        self.all(
-            sql::BRIEF_SERVERS,
-            params![w.after.0, w.after.1, w.before, w.life_ms, w.limit],
-        )
-    }
-
-    fn least_seen(&mut self, limit: i64) -> Result<Vec<Life>> {
-        self.all(sql::LEAST_SEEN, params![limit])
-    }
-
     fn known(&mut self, keys: &[i64]) -> Result<Vec<i64>> {
         self.found_keys("SELECT key FROM servers WHERE key = ?1", keys, |key| (key,))
     }
@@ -289,18 +215,6 @@ impl Engine for Sqlite {
             n += servers.execute(params![key])?;
         }
         Ok(n)
-    }
-
-    fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
-        self.first(
-            "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
-             port, players, max, open, mode, first_seen, last_seen FROM servers WHERE key = ?1",
-            params![key, MAX_TEXT_BYTES],
-        )
-    }
-
-    fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {
-        self.all(sql::lobby_buckets_sql(tier), params![step, from])
     }
 
     fn hours_of(&mut self, key: i64, hours: &[i64]) -> Result<Vec<Packed>> {
