@@ -38,11 +38,18 @@ macro_rules! delivery_columns {
     };
 }
 
-/// Due deliveries no bridge holds, at most `?3` at `?1`.
-macro_rules! due {
-    () => {
-        "SELECT id FROM notify_deliveries WHERE done_ms IS NULL \
-         AND due_ms <= ?1 AND (lease_ms IS NULL OR lease_ms <= ?1) ORDER BY due_ms LIMIT ?3"
+/// Takes the due deliveries no bridge holds, at most `?3` at `?1`, for
+/// `?2` (`$lock`: how the engine keeps two bridges from taking one row).
+macro_rules! claim {
+    ($lock:literal) => {
+        concat!(
+            "UPDATE notify_deliveries SET lease_ms = ?1 + ?2, attempts = attempts + 1 \
+             WHERE id IN (SELECT id FROM notify_deliveries WHERE done_ms IS NULL \
+             AND due_ms <= ?1 AND (lease_ms IS NULL OR lease_ms <= ?1) ORDER BY due_ms LIMIT ?3",
+            $lock,
+            ") RETURNING ",
+            delivery_columns!()
+        )
     };
 }
 
@@ -106,20 +113,10 @@ impl<S: Sql> NotifyRows for S {
 
     fn claim(&mut self, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<DeliveryRow>> {
         let claim = match S::DIALECT {
-            Dialect::Sqlite => concat!(
-                "UPDATE notify_deliveries SET lease_ms = ?1 + ?2, attempts = attempts + 1 \
-                 WHERE id IN (",
-                due!(),
-                ") RETURNING ",
-                delivery_columns!()
-            ),
-            Dialect::Postgres => concat!(
-                "UPDATE notify_deliveries SET lease_ms = ?1 + ?2, attempts = attempts + 1 \
-                 WHERE id IN (",
-                due!(),
-                " FOR UPDATE SKIP LOCKED) RETURNING ",
-                delivery_columns!()
-            ),
+            // One writer at a time.
+            Dialect::Sqlite => claim!(""),
+            // A row another bridge is taking is left to it.
+            Dialect::Postgres => claim!(" FOR UPDATE SKIP LOCKED"),
         };
         self.rows(claim, &[&now, &lease_ms, &limit, &MAX_DELIVERY_TEXT])
     }

@@ -53,30 +53,26 @@ const BRIEF_SERVERS: &str = "SELECT key, first_seen, last_seen FROM servers \
 const LEAST_SEEN: &str = "SELECT key, first_seen, last_seen FROM servers \
      ORDER BY last_seen - first_seen, first_seen DESC, key LIMIT ?1";
 
-/// Retention's deletes from the front of a table, one range each (rows
-/// before `?1`, at most `?2`), with the cutoff each takes.
+/// Deletes at most `?2` rows of `$table` whose `$column` is before `?1`,
+/// one range from the table's front.
+#[rustfmt::skip]
+macro_rules! front {
+    ($table:literal, $id:literal, $column:literal) => {
+        concat!(
+            "DELETE FROM ", $table, " WHERE ", $id, " IN (SELECT ", $id, " FROM ", $table,
+            " WHERE ", $column, " < ?1 LIMIT ?2)"
+        )
+    };
+}
+
+/// Retention's deletes from the front of a table, with the cutoff each
+/// takes.
 fn fronts(c: &Cutoffs) -> [(&'static str, i64); 4] {
     [
-        (
-            "DELETE FROM lobby_samples WHERE t IN \
-             (SELECT t FROM lobby_samples WHERE t < ?1 LIMIT ?2)",
-            c.lobby_samples_before,
-        ),
-        (
-            "DELETE FROM lobby_hourly WHERE t IN \
-             (SELECT t FROM lobby_hourly WHERE t < ?1 LIMIT ?2)",
-            c.lobby_hours_before,
-        ),
-        (
-            "DELETE FROM lobby_daily WHERE t IN \
-             (SELECT t FROM lobby_daily WHERE t < ?1 LIMIT ?2)",
-            c.days_before,
-        ),
-        (
-            "DELETE FROM servers WHERE key IN \
-             (SELECT key FROM servers WHERE last_seen < ?1 LIMIT ?2)",
-            c.days_before,
-        ),
+        (front!("lobby_samples", "t", "t"), c.lobby_samples_before),
+        (front!("lobby_hourly", "t", "t"), c.lobby_hours_before),
+        (front!("lobby_daily", "t", "t"), c.days_before),
+        (front!("servers", "key", "last_seen"), c.days_before),
     ]
 }
 
