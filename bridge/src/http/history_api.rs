@@ -14,16 +14,16 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use protocol::{
-    api::{HistoryRange, LobbyHistory, ServerHistory, Week, WEEK_DAYS},
+    api::{Csv, HistoryRange, LobbyHistory, ServerHistory, Week, WeekHour, WEEK_DAYS},
     ServerKey,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{
     ctx::Ctx,
     db::{
-        history::sample_of,
-        store::{now_ms, StoreError},
+        history::{sample_of, History},
+        store::{now_ms, ServerRow, Store, StoreError},
     },
     http::{
         answers::{Asked, Computed, Format, RETRY_AFTER},
@@ -52,22 +52,25 @@ pub(crate) struct FormatQuery {
     format: Option<String>,
 }
 
-fn parse_range(q: &RangeQuery) -> Option<HistoryRange> {
-    q.range.as_deref().and_then(HistoryRange::parse)
-}
-
-fn bad_range() -> HttpError {
-    HttpError::BadRequest {
-        message: "range must be one of 1h, 24h, 7d, 30d, 90d, 1y".into(),
-        field: Some("range".into()),
+impl RangeQuery {
+    /// The range and format asked for, or the 400 that names the first
+    /// one wrong.
+    fn parse(&self) -> Result<(HistoryRange, Format), HttpError> {
+        let range = self.range.as_deref().and_then(HistoryRange::parse);
+        let range = range.ok_or_else(|| HttpError::BadRequest {
+            message: "range must be one of 1h, 24h, 7d, 30d, 90d, 1y".into(),
+            field: Some("range".into()),
+        })?;
+        Ok((range, parse_format(self.format.as_deref())?))
     }
 }
 
-fn bad_format() -> HttpError {
-    HttpError::BadRequest {
+/// `?format=`, or the 400 that names it.
+fn parse_format(format: Option<&str>) -> Result<Format, HttpError> {
+    Format::parse(format).ok_or_else(|| HttpError::BadRequest {
         message: "format must be json or csv".into(),
         field: Some("format".into()),
-    }
+    })
 }
 
 /// The list's `seq` now (0 before the first list).
@@ -178,44 +181,30 @@ pub(crate) async fn server_history(
     let Some(key) = parse_key(&key) else {
         return not_found().into_response();
     };
-    let Some(range) = parse_range(&q) else {
-        return bad_range().into_response();
+    let (range, format) = match q.parse() {
+        Ok(asked) => asked,
+        Err(e) => return e.into_response(),
     };
-    let Some(format) = Format::parse(q.format.as_deref()) else {
-        return bad_format().into_response();
-    };
-    let history = ctx.history.clone();
     let path = format!("history/{key}/{}{}", range.as_str(), format.suffix());
     // Only the history's changes change it (a key seen in the list but not
     // yet sampled has no points).
-    let stamp = (0, history.generation());
-    ctx.answers
-        .answer(&ctx.metrics, path, stamp, &asked, &[], move || {
-            let mut store = history.store();
-            let row = match store.server(key.0) {
-                Ok(Some(row)) => row,
-                Ok(None) => {
-                    return Computed::refused(&HttpError::not_found(
-                        "no server with this key was recorded",
-                    ))
-                }
-                Err(e) => return internal(&e),
-            };
-            match store.server_history(key.0, row.first_seen, range, history.sample_ms(), now_ms())
-            {
-                Ok((step, points)) => Computed::ok_as(
-                    format,
-                    &ServerHistory {
-                        key,
-                        range,
-                        step: seconds(step),
-                        points,
-                    },
-                ),
-                Err(e) => internal(&e),
-            }
-        })
-        .await
+    let stamp = (0, ctx.history.generation());
+    from_history(&ctx, path, stamp, &asked, move |store, history| {
+        let row = match recorded(store, key) {
+            Ok(row) => row,
+            Err(refused) => return refused,
+        };
+        let (first_seen, sample_ms) = (row.first_seen, history.sample_ms());
+        let points = store.server_history(key.0, first_seen, range, sample_ms, now_ms());
+        let answer = points.map(|(step, points)| ServerHistory {
+            key,
+            range,
+            step: seconds(step),
+            points,
+        });
+        answered(format, answer)
+    })
+    .await
 }
 
 /// `GET /api/history?range=R`.
@@ -224,31 +213,22 @@ pub(crate) async fn lobby_history(
     Query(q): Query<RangeQuery>,
     asked: Asked,
 ) -> Response {
-    let Some(range) = parse_range(&q) else {
-        return bad_range().into_response();
+    let (range, format) = match q.parse() {
+        Ok(asked) => asked,
+        Err(e) => return e.into_response(),
     };
-    let Some(format) = Format::parse(q.format.as_deref()) else {
-        return bad_format().into_response();
-    };
-    let history = ctx.history.clone();
     let path = format!("history/{}{}", range.as_str(), format.suffix());
-    let stamp = (0, history.generation());
-    ctx.answers
-        .answer(&ctx.metrics, path, stamp, &asked, &[], move || {
-            let mut store = history.store();
-            match store.lobby_history(range, history.sample_ms(), now_ms()) {
-                Ok((step, points)) => Computed::ok_as(
-                    format,
-                    &LobbyHistory {
-                        range,
-                        step: seconds(step),
-                        points,
-                    },
-                ),
-                Err(e) => internal(&e),
-            }
-        })
-        .await
+    let stamp = (0, ctx.history.generation());
+    from_history(&ctx, path, stamp, &asked, move |store, history| {
+        let points = store.lobby_history(range, history.sample_ms(), now_ms());
+        let answer = points.map(|(step, points)| LobbyHistory {
+            range,
+            step: seconds(step),
+            points,
+        });
+        answered(format, answer)
+    })
+    .await
 }
 
 /// The stamp of a week's answer: the hour it holds for (the week folds
@@ -270,37 +250,23 @@ pub(crate) async fn server_week(
     let Some(key) = parse_key(&key) else {
         return not_found().into_response();
     };
-    let Some(format) = Format::parse(q.format.as_deref()) else {
-        return bad_format().into_response();
+    let format = match parse_format(q.format.as_deref()) {
+        Ok(format) => format,
+        Err(e) => return e.into_response(),
     };
-    let history = ctx.history.clone();
     let path = format!("week/{key}{}", format.suffix());
-    ctx.answers
-        .answer(&ctx.metrics, path, week_stamp(), &asked, &[], move || {
-            let mut store = history.store();
-            match store.server(key.0) {
-                Ok(Some(_)) => {}
-                Ok(None) => {
-                    return Computed::refused(&HttpError::not_found(
-                        "no server with this key was recorded",
-                    ))
-                    .unkept()
-                }
-                Err(e) => return internal(&e),
-            }
-            match store.server_week(key.0, now_ms()) {
-                Ok(hours) => Computed::ok_as(
-                    format,
-                    &Week {
-                        key: Some(key),
-                        days: WEEK_DAYS,
-                        hours,
-                    },
-                ),
-                Err(e) => internal(&e),
-            }
-        })
-        .await
+    from_history(&ctx, path, week_stamp(), &asked, move |store, _| {
+        if let Err(refused) = recorded(store, key) {
+            // Not kept for the hour the stamp holds: the key may be
+            // recorded a moment later.
+            return refused.unkept();
+        }
+        answered(
+            format,
+            store.server_week(key.0, now_ms()).map(week(Some(key))),
+        )
+    })
+    .await
 }
 
 /// `GET /api/week`.
@@ -309,27 +275,61 @@ pub(crate) async fn lobby_week(
     Query(q): Query<FormatQuery>,
     asked: Asked,
 ) -> Response {
-    let Some(format) = Format::parse(q.format.as_deref()) else {
-        return bad_format().into_response();
+    let format = match parse_format(q.format.as_deref()) {
+        Ok(format) => format,
+        Err(e) => return e.into_response(),
     };
-    let history = ctx.history.clone();
     let path = format!("week{}", format.suffix());
+    from_history(&ctx, path, week_stamp(), &asked, move |store, _| {
+        answered(format, store.lobby_week(now_ms()).map(week(None)))
+    })
+    .await
+}
+
+/// Answers `path` at `stamp` from the history's store: `compute` runs on
+/// a blocking thread, only when no answer kept for `stamp` is there.
+async fn from_history(
+    ctx: &Ctx,
+    path: String,
+    stamp: (u64, u64),
+    asked: &Asked,
+    compute: impl FnOnce(&mut Store, &History) -> Computed + Send + 'static,
+) -> Response {
+    let history = ctx.history.clone();
     ctx.answers
-        .answer(&ctx.metrics, path, week_stamp(), &asked, &[], move || {
-            let mut store = history.store();
-            match store.lobby_week(now_ms()) {
-                Ok(hours) => Computed::ok_as(
-                    format,
-                    &Week {
-                        key: None,
-                        days: WEEK_DAYS,
-                        hours,
-                    },
-                ),
-                Err(e) => internal(&e),
-            }
+        .answer(&ctx.metrics, path, stamp, asked, &[], move || {
+            compute(&mut history.store(), &history)
         })
         .await
+}
+
+/// `key`'s recorded row, or the answer when it has none (404) or the
+/// database cannot say.
+fn recorded(store: &mut Store, key: ServerKey) -> Result<ServerRow, Computed> {
+    match store.server(key.0) {
+        Ok(Some(row)) => Ok(row),
+        Ok(None) => Err(Computed::refused(&HttpError::not_found(
+            "no server with this key was recorded",
+        ))),
+        Err(e) => Err(internal(&e)),
+    }
+}
+
+/// A week of hours, for `key` or the lobby.
+fn week(key: Option<ServerKey>) -> impl FnOnce(Vec<WeekHour>) -> Week {
+    move |hours| Week {
+        key,
+        days: WEEK_DAYS,
+        hours,
+    }
+}
+
+/// `answer` in `format`, or the answer when the database could not give it.
+fn answered<T: Serialize + Csv>(format: Format, answer: Result<T, StoreError>) -> Computed {
+    match answer {
+        Ok(answer) => Computed::ok_as(format, &answer),
+        Err(e) => internal(&e),
+    }
 }
 
 /// A step in milliseconds as the answers give it: whole seconds.
