@@ -1,7 +1,7 @@
 //! The player history (`docs/protocol.md` §2.2): every
 //! `--history-interval` a task reads the published list and hands it,
-//! through a bounded channel, to a writer thread that stores it in SQLite
-//! ([`store`]), so that neither the list's publishing nor any push ever
+//! through a bounded channel, to a writer thread that stores it in the
+//! bridge's one database ([`crate::db::store`]), so that neither the list's publishing nor any push ever
 //! waits for the disk. A sample that finds the writer still busy is
 //! skipped; a write error (a full disk, the `--history-max-bytes` cap)
 //! pauses the recording with one log line until a write succeeds again,

@@ -1,8 +1,14 @@
 //! The Discord status card (`docs/protocol.md` §2.6): one message a
 //! `"discord-card"` webhook keeps up to date, showing the selected servers
-//! as the list has them when it is sent; where it is posted and edited.
+//! as the list has them when it is sent; where it is posted and edited,
+//! and how a card's delivery is sent: through its send slot in the
+//! database, so that the bridges sharing it post or edit a card one at a
+//! time, at most every [`EVERY`].
 
-use std::{collections::HashMap, time::SystemTime};
+use std::{
+    collections::HashMap,
+    time::{Duration, SystemTime},
+};
 
 use protocol::{
     watch::ServerFilter,
@@ -12,8 +18,19 @@ use protocol::{
 use serde_json::Value;
 use url::Url;
 
-use super::payload::{escape_markdown, page_url};
-use crate::live::feed::FeedState;
+use master::throttled;
+use reqwest::header::HeaderMap;
+
+use super::{
+    deliver,
+    payload::{escape_markdown, page_url},
+    Hook, Webhooks,
+};
+use crate::{
+    db::store::{now_ms, CardClaim},
+    live::feed::FeedState,
+    notify::channel::Sent,
+};
 
 /// Servers a card shows at most (the busiest).
 pub const MAX_SHOWN: usize = 10;
@@ -160,6 +177,205 @@ pub fn message_id(answer: &[u8]) -> Option<String> {
 /// Whether `id` is a message id as Discord makes them (digits only).
 pub fn is_message_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= MAX_ID_LEN && id.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A status card is posted or edited at most once per this, by all the
+/// bridges on its database together.
+pub const EVERY: Duration = Duration::from_secs(10);
+/// How long a bridge holds a status card's send slot at most: longer
+/// than an edit and the post after its 404 together (two attempts'
+/// timeouts) and their storing, so the slot is never taken from a bridge
+/// still sending; a bridge that dies while sending holds it this long.
+pub const LEASE: Duration = Duration::from_secs(30);
+/// The event name of a status card's deliveries.
+pub(super) const EVENT: &str = "card";
+/// A card's deliveries not yet done at most: one being sent and one
+/// waiting, which shows the list as it is when it is sent (every change
+/// in between is in it).
+pub(super) const PENDING: u32 = 2;
+/// Bytes read of Discord's answer to a post at most (the message, with
+/// its embed, as JSON).
+const MAX_POST_ANSWER: usize = 64 * 1024;
+
+/// A card's message without its timestamp: what decides whether an edit
+/// would change what the channel shows.
+fn card_facts(body: &[u8]) -> Option<Value> {
+    let mut v: Value = serde_json::from_slice(body).ok()?;
+    if let Some(embed) = v.pointer_mut("/embeds/0").and_then(Value::as_object_mut) {
+        embed.remove("timestamp");
+    }
+    Some(v)
+}
+
+impl Webhooks {
+    /// The status card of `servers` as it would be sent now: the one
+    /// message both a card's delivery and the admin page's preview show.
+    pub fn card(&self, servers: &ServerFilter) -> DiscordCard {
+        let feed = self.list.get().and_then(|l| l.borrow().feed.clone());
+        let (shown, selected) = pick(feed.as_deref(), servers);
+        body(
+            &shown,
+            selected,
+            self.settings.public_url.as_deref(),
+            SystemTime::now(),
+        )
+    }
+
+    /// One attempt of a status card: posted (first, or after its message
+    /// was deleted) or edited, showing the list as it is now; held back
+    /// until [`EVERY`] after its last post or edit.
+    pub(super) async fn send_card(&self, hook: &Hook) -> Sent {
+        let _one_at_a_time = hook.sending.lock().await;
+        let id = hook.id.clone();
+        let now = now_ms();
+        let (every, lease) = (EVERY.as_millis() as i64, LEASE.as_millis() as i64);
+        let (msg, claim) = match self
+            .with_store(move |s| s.claim_card(&id, now, every, lease))
+            .await
+        {
+            Ok(CardClaim::Won { msg, claim }) => (msg, claim),
+            Ok(CardClaim::Later { at }) => {
+                let wait = at.saturating_sub(now).max(0);
+                return Sent::Later(Duration::from_millis(wait.unsigned_abs()));
+            }
+            Ok(CardClaim::Gone) => return Sent::Dropped("deleted"),
+            Err(e) => {
+                throttled!(warn, error = %e, "a status card's message cannot be read");
+                return Sent::Retry {
+                    status: None,
+                    after: None,
+                    why: "database unreachable",
+                };
+            }
+        };
+        let sent = self.send_claimed(hook, msg, claim).await;
+        if !matches!(
+            sent,
+            Sent::Delivered(_) | Sent::Retry { after: Some(_), .. }
+        ) {
+            // Nothing stored: the slot is given back as it was.
+            self.card_released(hook, claim).await;
+        }
+        sent
+    }
+
+    /// [`Self::send_card`] once this bridge holds the card's slot `claim`
+    /// (see [`LEASE`]): a post or an edit that succeeds, and a wait
+    /// Discord asks for, give it back as they are stored.
+    async fn send_claimed(&self, hook: &Hook, msg: Option<String>, claim: i64) -> Sent {
+        let body = protocol::json::to_vec(&self.card(&hook.spec.servers));
+        // A stored id that is not one (the row is trusted no more than an
+        // answer) is posted anew.
+        let msg = msg.filter(|m| is_message_id(m));
+        if let Some(msg) = msg {
+            let unchanged = hook
+                .shown
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .is_some_and(|(m, b)| *m == msg && card_facts(b) == card_facts(&body));
+            if unchanged {
+                return Sent::Dropped("unchanged");
+            }
+            let Some(url) = edit_url(&hook.url, &msg) else {
+                return Sent::Failed {
+                    status: None,
+                    why: "not a webhook URL",
+                };
+            };
+            let (attempt, _) = self
+                .sender
+                .exchange(
+                    reqwest::Method::PATCH,
+                    &url,
+                    HeaderMap::new(),
+                    body.clone(),
+                    deliver::MAX_ANSWER,
+                )
+                .await;
+            match attempt {
+                Sent::Delivered(code) => {
+                    self.card_sent(hook, &msg, body, claim).await;
+                    return Sent::Delivered(code);
+                }
+                // Deleted in the channel: a new message.
+                Sent::Failed {
+                    status: Some(404), ..
+                } => {}
+                Sent::Retry { status, after, why } => {
+                    self.card_held(hook, Some(&msg), after, claim).await;
+                    return Sent::Retry { status, after, why };
+                }
+                other => return other,
+            }
+        }
+        let (attempt, answer) = self
+            .sender
+            .exchange(
+                reqwest::Method::POST,
+                &post_url(&hook.url),
+                HeaderMap::new(),
+                body.clone(),
+                MAX_POST_ANSWER,
+            )
+            .await;
+        match attempt {
+            Sent::Delivered(code) => match message_id(&answer) {
+                Some(msg) => {
+                    self.card_sent(hook, &msg, body, claim).await;
+                    Sent::Delivered(code)
+                }
+                None => Sent::Failed {
+                    status: Some(code),
+                    why: "no message id in the answer",
+                },
+            },
+            Sent::Retry { status, after, why } => {
+                self.card_held(hook, None, after, claim).await;
+                Sent::Retry { status, after, why }
+            }
+            other => other,
+        }
+    }
+
+    /// Holds every delivery of a card back for the wait Discord asked for
+    /// (a 429's), as if it had been edited then: none of them is sent
+    /// sooner, on any bridge. The slot `claim` is given back.
+    async fn card_held(&self, hook: &Hook, msg: Option<&str>, after: Option<Duration>, claim: i64) {
+        let Some(after) = after else { return };
+        let after = i64::try_from(after.as_millis()).unwrap_or(i64::MAX / 4);
+        let every = EVERY.as_millis() as i64;
+        let edit_ms = now_ms().saturating_add(after).saturating_sub(every);
+        let (id, msg) = (hook.id.clone(), msg.map(str::to_owned));
+        if let Err(e) = self
+            .with_store(move |s| s.set_card(&id, msg.as_deref(), edit_ms, claim))
+            .await
+        {
+            throttled!(warn, error = %e, "a status card's wait cannot be stored");
+        }
+    }
+
+    /// Notes a card's message `msg` as posted or edited now with `body`,
+    /// giving back the slot `claim`.
+    async fn card_sent(&self, hook: &Hook, msg: &str, body: Vec<u8>, claim: i64) {
+        *hook.shown.lock().unwrap_or_else(|p| p.into_inner()) = Some((msg.to_owned(), body));
+        let (id, stored) = (hook.id.clone(), msg.to_owned());
+        if let Err(e) = self
+            .with_store(move |s| s.set_card(&id, Some(&stored), now_ms(), claim))
+            .await
+        {
+            throttled!(warn, error = %e, "a status card's message cannot be stored; it may be posted again");
+        }
+    }
+
+    /// Gives back the card's slot `claim` when nothing was stored (else
+    /// it is free again when its lease ends).
+    async fn card_released(&self, hook: &Hook, claim: i64) {
+        let id = hook.id.clone();
+        if let Err(e) = self.with_store(move |s| s.release_card(&id, claim)).await {
+            throttled!(warn, error = %e, "a status card's slot cannot be given back; it is free again within {} s", LEASE.as_secs());
+        }
+    }
 }
 
 #[cfg(test)]

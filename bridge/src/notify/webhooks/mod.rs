@@ -21,8 +21,8 @@ use std::{
 use futures_util::future::{BoxFuture, FutureExt};
 use master::{logtext::cut, throttled};
 use protocol::{
-    watch::{Event, Format, ServerFilter, WebhookSpec},
-    webhook::{Delivery, DiscordCard, Kind, Webhook, WebhookState},
+    watch::{Event, Format, WebhookSpec},
+    webhook::{Delivery, Kind, Webhook, WebhookState},
     ServerEntry, ServerKey,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -36,8 +36,7 @@ use self::{
 };
 use crate::{
     db::store::{
-        blocking, now_ms, CardClaim, DeliveryRow, DoneDelivery, StoreError, WebhookRow,
-        WebhookStore,
+        blocking, now_ms, DeliveryRow, DoneDelivery, StoreError, WebhookRow, WebhookStore,
     },
     error::Error,
     live::upstream::Shared,
@@ -48,16 +47,6 @@ use crate::{
     },
     visibility::Visibility,
 };
-
-/// A card's message without its timestamp: what decides whether an edit
-/// would change what the channel shows.
-fn card_facts(body: &[u8]) -> Option<Value> {
-    let mut v: Value = serde_json::from_slice(body).ok()?;
-    if let Some(embed) = v.pointer_mut("/embeds/0").and_then(Value::as_object_mut) {
-        embed.remove("timestamp");
-    }
-    Some(v)
-}
 
 /// Webhooks one bridge keeps at most.
 pub const MAX_WEBHOOKS: usize = 50;
@@ -70,24 +59,6 @@ pub const DISABLE_AFTER: u32 = 20;
 const REMEMBERED: i64 = crate::notify::engine::KEEP_DONE;
 /// The name of the webhooks' rows and change notes.
 pub use crate::db::store::WEBHOOK_CHANNEL as CHANNEL;
-/// A status card is posted or edited at most once per this, by all the
-/// bridges on its database together.
-pub const CARD_EVERY: Duration = Duration::from_secs(10);
-/// How long a bridge holds a status card's send slot at most: longer
-/// than an edit and the post after its 404 together (two attempts'
-/// timeouts) and their storing, so the slot is never taken from a bridge
-/// still sending; a bridge that dies while sending holds it this long.
-pub const CARD_LEASE: Duration = Duration::from_secs(30);
-/// The event name of a status card's deliveries.
-const CARD_EVENT: &str = "card";
-/// A card's deliveries not yet done at most: one being sent and one
-/// waiting, which shows the list as it is when it is sent (every change
-/// in between is in it).
-const CARD_PENDING: u32 = 2;
-/// Bytes read of Discord's answer to a post at most (the message, with
-/// its embed, as JSON).
-const MAX_CARD_ANSWER: usize = 64 * 1024;
-
 /// What the webhooks need of the bridge's configuration.
 #[derive(Debug, Clone)]
 pub struct WebhookSettings {
@@ -505,175 +476,6 @@ impl Webhooks {
         }
     }
 
-    /// The status card of `servers` as it would be sent now: the one
-    /// message both a card's delivery and the admin page's preview show.
-    pub fn card(&self, servers: &ServerFilter) -> DiscordCard {
-        let feed = self.list.get().and_then(|l| l.borrow().feed.clone());
-        let (shown, selected) = card::pick(feed.as_deref(), servers);
-        card::body(
-            &shown,
-            selected,
-            self.settings.public_url.as_deref(),
-            SystemTime::now(),
-        )
-    }
-
-    /// One attempt of a status card: posted (first, or after its message
-    /// was deleted) or edited, showing the list as it is now; held back
-    /// until [`CARD_EVERY`] after its last post or edit.
-    async fn send_card(&self, hook: &Hook) -> Sent {
-        let _one_at_a_time = hook.sending.lock().await;
-        let id = hook.id.clone();
-        let now = now_ms();
-        let (every, lease) = (CARD_EVERY.as_millis() as i64, CARD_LEASE.as_millis() as i64);
-        let (msg, claim) = match self
-            .with_store(move |s| s.claim_card(&id, now, every, lease))
-            .await
-        {
-            Ok(CardClaim::Won { msg, claim }) => (msg, claim),
-            Ok(CardClaim::Later { at }) => {
-                let wait = at.saturating_sub(now).max(0);
-                return Sent::Later(Duration::from_millis(wait.unsigned_abs()));
-            }
-            Ok(CardClaim::Gone) => return Sent::Dropped("deleted"),
-            Err(e) => {
-                throttled!(warn, error = %e, "a status card's message cannot be read");
-                return Sent::Retry {
-                    status: None,
-                    after: None,
-                    why: "database unreachable",
-                };
-            }
-        };
-        let sent = self.send_claimed(hook, msg, claim).await;
-        if !matches!(
-            sent,
-            Sent::Delivered(_) | Sent::Retry { after: Some(_), .. }
-        ) {
-            // Nothing stored: the slot is given back as it was.
-            self.card_released(hook, claim).await;
-        }
-        sent
-    }
-
-    /// [`Self::send_card`] once this bridge holds the card's slot `claim`
-    /// (see [`CARD_LEASE`]): a post or an edit that succeeds, and a wait
-    /// Discord asks for, give it back as they are stored.
-    async fn send_claimed(&self, hook: &Hook, msg: Option<String>, claim: i64) -> Sent {
-        let body = protocol::json::to_vec(&self.card(&hook.spec.servers));
-        // A stored id that is not one (the row is trusted no more than an
-        // answer) is posted anew.
-        let msg = msg.filter(|m| card::is_message_id(m));
-        if let Some(msg) = msg {
-            let unchanged = hook
-                .shown
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .as_ref()
-                .is_some_and(|(m, b)| *m == msg && card_facts(b) == card_facts(&body));
-            if unchanged {
-                return Sent::Dropped("unchanged");
-            }
-            let Some(url) = card::edit_url(&hook.url, &msg) else {
-                return Sent::Failed {
-                    status: None,
-                    why: "not a webhook URL",
-                };
-            };
-            let (attempt, _) = self
-                .sender
-                .exchange(
-                    reqwest::Method::PATCH,
-                    &url,
-                    HeaderMap::new(),
-                    body.clone(),
-                    deliver::MAX_ANSWER,
-                )
-                .await;
-            match attempt {
-                Sent::Delivered(code) => {
-                    self.card_sent(hook, &msg, body, claim).await;
-                    return Sent::Delivered(code);
-                }
-                // Deleted in the channel: a new message.
-                Sent::Failed {
-                    status: Some(404), ..
-                } => {}
-                Sent::Retry { status, after, why } => {
-                    self.card_held(hook, Some(&msg), after, claim).await;
-                    return Sent::Retry { status, after, why };
-                }
-                other => return other,
-            }
-        }
-        let (attempt, answer) = self
-            .sender
-            .exchange(
-                reqwest::Method::POST,
-                &card::post_url(&hook.url),
-                HeaderMap::new(),
-                body.clone(),
-                MAX_CARD_ANSWER,
-            )
-            .await;
-        match attempt {
-            Sent::Delivered(code) => match card::message_id(&answer) {
-                Some(msg) => {
-                    self.card_sent(hook, &msg, body, claim).await;
-                    Sent::Delivered(code)
-                }
-                None => Sent::Failed {
-                    status: Some(code),
-                    why: "no message id in the answer",
-                },
-            },
-            Sent::Retry { status, after, why } => {
-                self.card_held(hook, None, after, claim).await;
-                Sent::Retry { status, after, why }
-            }
-            other => other,
-        }
-    }
-
-    /// Holds every delivery of a card back for the wait Discord asked for
-    /// (a 429's), as if it had been edited then: none of them is sent
-    /// sooner, on any bridge. The slot `claim` is given back.
-    async fn card_held(&self, hook: &Hook, msg: Option<&str>, after: Option<Duration>, claim: i64) {
-        let Some(after) = after else { return };
-        let after = i64::try_from(after.as_millis()).unwrap_or(i64::MAX / 4);
-        let every = CARD_EVERY.as_millis() as i64;
-        let edit_ms = now_ms().saturating_add(after).saturating_sub(every);
-        let (id, msg) = (hook.id.clone(), msg.map(str::to_owned));
-        if let Err(e) = self
-            .with_store(move |s| s.set_card(&id, msg.as_deref(), edit_ms, claim))
-            .await
-        {
-            throttled!(warn, error = %e, "a status card's wait cannot be stored");
-        }
-    }
-
-    /// Notes a card's message `msg` as posted or edited now with `body`,
-    /// giving back the slot `claim`.
-    async fn card_sent(&self, hook: &Hook, msg: &str, body: Vec<u8>, claim: i64) {
-        *hook.shown.lock().unwrap_or_else(|p| p.into_inner()) = Some((msg.to_owned(), body));
-        let (id, stored) = (hook.id.clone(), msg.to_owned());
-        if let Err(e) = self
-            .with_store(move |s| s.set_card(&id, Some(&stored), now_ms(), claim))
-            .await
-        {
-            throttled!(warn, error = %e, "a status card's message cannot be stored; it may be posted again");
-        }
-    }
-
-    /// Gives back the card's slot `claim` when nothing was stored (else
-    /// it is free again when its lease ends).
-    async fn card_released(&self, hook: &Hook, claim: i64) {
-        let id = hook.id.clone();
-        if let Err(e) = self.with_store(move |s| s.release_card(&id, claim)).await {
-            throttled!(warn, error = %e, "a status card's slot cannot be given back; it is free again within {} s", CARD_LEASE.as_secs());
-        }
-    }
-
     /// Counts an ended delivery towards the webhook's failures in a row,
     /// disabling it after [`DISABLE_AFTER`].
     async fn count_outcome(&self, id: &str, ok: bool) {
@@ -738,10 +540,10 @@ impl Channel for Webhooks {
                 {
                     out.push(Planned {
                         target: hook.id.clone(),
-                        event: CARD_EVENT,
+                        event: card::EVENT,
                         body: String::new(),
                         cooldown: Duration::ZERO,
-                        max_pending: Some(CARD_PENDING),
+                        max_pending: Some(card::PENDING),
                     });
                 }
                 continue;
