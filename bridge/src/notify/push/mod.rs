@@ -4,7 +4,8 @@
 //! [`crate::notify`]), which of their watches an event fires, and how one
 //! push is sent: a [`Channel`] of the notification engine, which keeps
 //! the pushes, their retries and cooldowns as rows. [`api`] is the HTTP
-//! side; [`vapid`] the key that signs; [`deliver`] one push.
+//! side; [`vapid`] the key that signs; [`deliver`] one push; [`table`]
+//! the subscriptions held and their indexes.
 //!
 //! A subscription is named by its endpoint (its id is a hash of it) and
 //! can be changed or removed only by who knows its `auth` secret too,
@@ -21,10 +22,11 @@
 
 pub(crate) mod api;
 pub mod deliver;
+mod table;
 pub mod vapid;
 
 use std::{
-    collections::{BTreeSet, HashMap, HashSet},
+    collections::HashMap,
     net::IpAddr,
     str::FromStr,
     sync::{Arc, Mutex, MutexGuard, OnceLock},
@@ -34,19 +36,21 @@ use std::{
 use futures_util::future::{BoxFuture, FutureExt};
 use master::{limits::address_key, throttled};
 use protocol::{
-    push::{PushRequest, PushWatch, Schemes, Subscription},
+    push::{PushRequest, Schemes, Subscription},
     watch::{Event, DEFAULT_COOLDOWN},
     webhook::Kind,
     ServerKey,
 };
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 use url::Url;
 
-use self::{deliver::Pusher, vapid::Vapid};
+use self::{
+    deliver::Pusher,
+    table::{auth_text, sub_id, Sub, Table},
+    vapid::Vapid,
+};
 use crate::{
     db::store::{blocking, now_ms, DeliveryRow, PushRow, PushStore, StoreError},
     error::Error,
@@ -116,118 +120,6 @@ impl PushSettings {
         } else {
             Reach::Public
         }
-    }
-}
-
-/// A subscription's id: the first 8 bytes of the SHA-256 of its endpoint.
-fn sub_id(endpoint: &str) -> u64 {
-    let digest = Sha256::digest(endpoint.as_bytes());
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&digest[..8]);
-    u64::from_be_bytes(first)
-}
-
-/// A subscription's `auth` secret as the store keeps it (base64url).
-fn auth_text(sub: &Subscription) -> String {
-    use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine as _};
-    URL_SAFE_NO_PAD.encode(sub.auth)
-}
-
-/// One browser's subscription and its watches.
-#[derive(Debug)]
-struct Sub {
-    id: u64,
-    subscription: Subscription,
-    /// Its endpoint, parsed.
-    url: Url,
-    watches: Vec<PushWatch>,
-    /// The network it was made from.
-    source: String,
-    created_ms: i64,
-    /// When it was last made or renewed (a `PUT`).
-    updated_ms: i64,
-}
-
-impl Sub {
-    /// Whether `other` names this subscription: the same endpoint and
-    /// `auth` secret (compared in constant time).
-    fn is(&self, other: &Subscription) -> bool {
-        self.subscription.endpoint == other.endpoint
-            && bool::from(self.subscription.auth.ct_eq(&other.auth))
-    }
-
-    fn row(&self, updated_ms: i64) -> PushRow {
-        PushRow {
-            id: format!("{:016x}", self.id),
-            subscription: self.subscription.to_json().to_string(),
-            watches: PushRequest::watches_json(&self.watches).to_string(),
-            source: self.source.clone(),
-            auth: auth_text(&self.subscription),
-            created_ms: self.created_ms,
-            updated_ms,
-        }
-    }
-}
-
-/// Every subscription, and the indexes that keep an event's work and the
-/// limits' counts small.
-#[derive(Debug, Default)]
-struct Table {
-    subs: HashMap<u64, Arc<Sub>>,
-    /// The subscriptions watching each key.
-    by_key: HashMap<ServerKey, HashSet<u64>>,
-    /// Subscriptions per source, by creation time.
-    per_source: HashMap<String, BTreeSet<(i64, u64)>>,
-}
-
-impl Table {
-    /// Puts `sub` in, replacing the one with its id; the one replaced.
-    fn insert(&mut self, sub: Arc<Sub>) -> Option<Arc<Sub>> {
-        let old = self.remove(sub.id);
-        for w in &sub.watches {
-            self.by_key.entry(w.key).or_default().insert(sub.id);
-        }
-        self.per_source
-            .entry(sub.source.clone())
-            .or_default()
-            .insert((sub.created_ms, sub.id));
-        self.subs.insert(sub.id, sub);
-        old
-    }
-
-    /// Subscriptions made from `source`.
-    fn count(&self, source: &str) -> usize {
-        self.per_source.get(source).map_or(0, BTreeSet::len)
-    }
-
-    /// The subscription that makes room when the store is full: the
-    /// oldest of the source holding the most (of two holding as many, the
-    /// one whose oldest is older).
-    fn squatter(&self) -> Option<u64> {
-        self.per_source
-            .values()
-            .filter_map(|set| Some((set.len(), set.first()?)))
-            .max_by(|(n, a), (m, b)| n.cmp(m).then(b.cmp(a)))
-            .map(|(_, (_, id))| *id)
-    }
-
-    fn remove(&mut self, id: u64) -> Option<Arc<Sub>> {
-        let old = self.subs.remove(&id)?;
-        for w in &old.watches {
-            if let Some(ids) = self.by_key.get_mut(&w.key) {
-                ids.remove(&id);
-                if ids.is_empty() {
-                    self.by_key.remove(&w.key);
-                }
-            }
-        }
-        if let Some(set) = self.per_source.get_mut(&old.source) {
-            set.remove(&(old.created_ms, id));
-            if set.is_empty() {
-                self.per_source.remove(&old.source);
-            }
-        }
-        Some(old)
     }
 }
 
