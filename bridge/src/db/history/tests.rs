@@ -45,6 +45,7 @@ on_both_engines!(
     the_vacuum_does_not_wait_for_readers,
     peaks_rooms_and_the_week,
     a_cards_slot_is_held_by_one_at_a_time_and_taken_when_its_lease_ends,
+    a_delivery_is_written_only_for_a_webhook_enabled_when_it_was_decided,
 );
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -748,6 +749,92 @@ fn hostile_rows_are_errors_not_panics(history: History) {
         .server_history(1, T0, HistoryRange::Hour, MIN, T0 + MIN)
         .unwrap();
     assert!(points.len() <= 2, "{}", points.len());
+}
+
+/// An event's delivery is written only to a webhook that is there and
+/// was enabled when the event was decided: not to one disabled since, nor
+/// to one enabled again after it.
+fn a_delivery_is_written_only_for_a_webhook_enabled_when_it_was_decided(history: History) {
+    use crate::db::store::{NewDelivery, WebhookRow, WebhookStore};
+    let hooks = WebhookStore::new(history.database().clone());
+    let id = "wh_00000000000000aa";
+    let hook = WebhookRow {
+        id: id.into(),
+        spec: "{}".into(),
+        secret: "whsec_x".into(),
+        enabled: true,
+        failures: 0,
+        created_ms: 1_000,
+    };
+    assert!(hooks.insert(&hook, 50).unwrap());
+    let delivery = |event: &str, at_ms: i64| NewDelivery {
+        channel: "webhook",
+        target: id.into(),
+        msg_id: format!("msg_{event}"),
+        event: event.into(),
+        key: 7,
+        body: "{}".into(),
+        at_ms,
+        until_ms: at_ms,
+        dedupe_ms: at_ms,
+        writer: "w".into(),
+        max_pending: i64::MAX,
+    };
+    let written = |d: NewDelivery| history.database().lock().enqueue(&[d]).unwrap();
+    assert_eq!(
+        written(delivery("before-created", 500)),
+        0,
+        "decided before it was made"
+    );
+    assert_eq!(written(delivery("server-online", 2_000)), 1, "enabled");
+    assert!(hooks.set_state(id, false, 0).unwrap());
+    assert_eq!(written(delivery("server-offline", 3_000)), 0, "disabled");
+    // Enabled again now (far after 4,000): an event decided before is not
+    // written.
+    assert!(hooks.set_state(id, true, 0).unwrap());
+    assert_eq!(
+        written(delivery("server-full", 4_000)),
+        0,
+        "decided while disabled"
+    );
+    assert_eq!(
+        written(delivery("server-full", now_ms())),
+        1,
+        "enabled again"
+    );
+    assert_eq!(
+        written(NewDelivery {
+            target: "wh_00000000000000bb".into(),
+            ..delivery("server-online", now_ms())
+        }),
+        0,
+        "no such webhook"
+    );
+}
+
+/// SQLite keeps any type in any column: a text where a server's port,
+/// maximum or mode goes is an error when read back, never a 0.
+#[test]
+fn a_text_in_a_servers_number_is_an_error_on_one_file() {
+    let history = History::open(None, MINUTE).unwrap();
+    history
+        .write(
+            T0,
+            &[server(1, "a", 2), server(2, "b", 1), server(3, "c", 1)],
+        )
+        .unwrap();
+    let mut store = history.store();
+    store
+        .execute_raw(
+            "UPDATE servers SET port = 'x' WHERE key = 1; \
+             UPDATE servers SET max = 'x' WHERE key = 2; \
+             UPDATE servers SET mode = 'x' WHERE key = 3;",
+        )
+        .unwrap();
+    for key in [1, 2, 3] {
+        let read = store.server(key);
+        assert!(read.is_err(), "key {key}: {read:?}");
+    }
 }
 
 /// Web Push's rows (`push::store`): the VAPID key is created once, a

@@ -4,7 +4,7 @@
 //! engine and once per query that reads them.
 
 use super::engine::{
-    ChangeRow, DaySums, DeliveryRow, DoneDelivery, Life, LobbyBucket, Packed, RawServer,
+    ChangeRow, DaySums, DeliveryRow, DoneDelivery, Life, LobbyBucket, Outcome, Packed, RawServer,
 };
 use super::{CardRow, PushRow, StoreError, WebhookRow};
 
@@ -211,13 +211,6 @@ impl Decode for ChangeRow {
             id: r.col(2)?,
         })
     }
-}
-
-/// A webhook's state after an outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outcome {
-    pub enabled: bool,
-    pub failures: u32,
 }
 
 /// `enabled, failures`.

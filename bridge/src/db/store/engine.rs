@@ -291,7 +291,7 @@ pub trait WebhookRows {
         id: &str,
         ok: bool,
         disable_after: u32,
-    ) -> Result<Option<(bool, u32)>>;
+    ) -> Result<Option<Outcome>>;
     /// A status card's row (its message id: at most [`MAX_WEBHOOK_TEXT`]
     /// bytes read); `None` if the webhook is gone.
     fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>>;
@@ -408,6 +408,14 @@ pub enum Settle {
     Done(DoneDelivery),
     /// Ended: nothing kept.
     Forget,
+}
+
+/// A webhook's state after an ended delivery was counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub enabled: bool,
+    /// Failed deliveries in a row.
+    pub failures: u32,
 }
 
 /// One change of a webhook or subscription another bridge must read.

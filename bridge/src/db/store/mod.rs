@@ -34,7 +34,7 @@ use std::{
 use crate::error::Error;
 
 pub use copy::copy;
-pub use engine::{ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, Settle};
+pub use engine::{ChangeRow, DeliveryRow, DoneDelivery, NewDelivery, Outcome, Settle};
 pub use postgres::{DatabaseUrl, Postgres};
 pub use push::{PushRow, PushStore, CHANNEL as PUSH_CHANNEL};
 pub use sqlite::DB_FILE;

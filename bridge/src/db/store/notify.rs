@@ -55,14 +55,13 @@ macro_rules! claim {
 
 impl<S: Sql> NotifyRows for S {
     fn enqueue(&mut self, row: &NewDelivery) -> Result<bool> {
-        let target = match (row.channel, S::DIALECT) {
-            ("webhook", Dialect::Sqlite) => Some(
-                "SELECT count(*) FROM webhooks WHERE id = ?1 AND enabled <> 0 AND enabled_ms <= ?2",
-            ),
-            ("webhook", Dialect::Postgres) => {
+        let target = match row.channel {
+            // `enabled` as a condition: PostgreSQL's boolean, SQLite's
+            // integer (0 is false).
+            "webhook" => {
                 Some("SELECT count(*) FROM webhooks WHERE id = ?1 AND enabled AND enabled_ms <= ?2")
             }
-            ("push", _) => Some(sql::PUSH_TARGET_LIVE),
+            "push" => Some(sql::PUSH_TARGET_LIVE),
             _ => None,
         };
         if let Some(sql) = target {

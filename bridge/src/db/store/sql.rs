@@ -29,7 +29,8 @@ impl<T> Param for T where T: postgres::types::ToSql + rusqlite::ToSql + Sync {}
 
 /// How the row operations written once for both engines run their
 /// statements: SQLite's `?N` text (which PostgreSQL prepares as `$N`),
-/// parameters both bind, rows decoded once ([`Decode`]). The webhooks',
+/// parameters both bind, rows decoded once ([`Decode`]). The history's
+/// rows both engines word alike ([`HistoryRows`], here), the webhooks',
 /// Web Push's and the notifications' rows are written over it.
 pub trait Sql {
     /// The engine's dialect.
@@ -305,12 +306,20 @@ impl<S: Sql> HistoryRows for S {
     }
 
     fn server(&mut self, key: i64) -> Result<Option<RawServer>> {
-        self.row(
-            "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
-             CAST(port AS BIGINT), players, CAST(max AS BIGINT), open, CAST(mode AS BIGINT), \
-             first_seen, last_seen FROM servers WHERE key = ?1",
-            &[&key, &MAX_TEXT_BYTES],
-        )
+        let server = match S::DIALECT {
+            // The numbers as stored: a text where one goes is an error
+            // when decoded (a CAST would read it as 0).
+            Dialect::Sqlite => {
+                "SELECT CAST(substr(name, 1, ?2) AS TEXT), CAST(substr(address, 1, ?2) AS TEXT), \
+                 port, players, max, open, mode, first_seen, last_seen FROM servers WHERE key = ?1"
+            }
+            // Widened from the columns' smaller integer types.
+            Dialect::Postgres => {
+                "SELECT substr(name, 1, ?2), substr(address, 1, ?2), port::bigint, players, \
+                 max::bigint, open, mode::bigint, first_seen, last_seen FROM servers WHERE key = ?1"
+            }
+        };
+        self.row(server, &[&key, &MAX_TEXT_BYTES])
     }
 
     fn lobby_buckets(&mut self, tier: Tier, step: i64, from: i64) -> Result<Vec<LobbyBucket>> {

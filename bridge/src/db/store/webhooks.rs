@@ -4,8 +4,7 @@
 //! operations, every change noted in `notify_changes` in its transaction
 //! so every bridge reads it again.
 
-use super::decode::Outcome;
-use super::engine::{Result, WebhookRows, MAX_WEBHOOK_TEXT};
+use super::engine::{Outcome, Result, WebhookRows, MAX_WEBHOOK_TEXT};
 use super::sql::{self, Sql};
 use super::{Database, DoneDelivery, MutexGuard, Store};
 
@@ -133,7 +132,7 @@ impl WebhookStore {
     /// Counts an ended delivery (see `WebhookRows::webhook_outcome`),
     /// noting the change for the other bridges: its state after, `None`
     /// if it is gone.
-    pub fn outcome(&self, id: &str, ok: bool, disable_after: u32) -> Result<Option<(bool, u32)>> {
+    pub fn outcome(&self, id: &str, ok: bool, disable_after: u32) -> Result<Option<Outcome>> {
         self.store().in_transaction(|e| {
             let state = e.webhook_outcome(id, ok, disable_after)?;
             if state.is_some() {
@@ -257,10 +256,9 @@ impl<S: Sql> WebhookRows for S {
         id: &str,
         ok: bool,
         disable_after: u32,
-    ) -> Result<Option<(bool, u32)>> {
+    ) -> Result<Option<Outcome>> {
         let disable_after = i64::from(disable_after);
-        let state: Option<Outcome> = self.row(sql::WEBHOOK_OUTCOME, &[&id, &ok, &disable_after])?;
-        Ok(state.map(|o| (o.enabled, o.failures)))
+        self.row(sql::WEBHOOK_OUTCOME, &[&id, &ok, &disable_after])
     }
 
     fn webhook_card(&mut self, id: &str) -> Result<Option<CardRow>> {

@@ -36,7 +36,7 @@ use self::{
 };
 use crate::{
     db::store::{
-        blocking, now_ms, DeliveryRow, DoneDelivery, StoreError, WebhookRow, WebhookStore,
+        blocking, now_ms, DeliveryRow, DoneDelivery, Outcome, StoreError, WebhookRow, WebhookStore,
     },
     error::Error,
     live::upstream::Shared,
@@ -489,7 +489,7 @@ impl Webhooks {
             .with_store(move |s| s.outcome(&stored, ok, DISABLE_AFTER))
             .await
         {
-            Ok(Some((enabled, failures))) => {
+            Ok(Some(Outcome { enabled, failures })) => {
                 *hook.state() = State { enabled, failures };
                 if before.enabled && !enabled {
                     warn!(id = %hook.id, host = %hook.host(), "a webhook failed {DISABLE_AFTER} deliveries in a row and is disabled until an admin enables it");
