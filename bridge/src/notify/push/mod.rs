@@ -639,7 +639,15 @@ impl Channel for Push {
     }
 
     fn reload(&self) -> BoxFuture<'_, bool> {
-        async move { self.ready().await.is_some() && self.read_all().await }.boxed()
+        async move {
+            if self.loading.is_loaded() {
+                self.read_all().await
+            } else {
+                // The first load reads every subscription itself.
+                self.ready().await.is_some()
+            }
+        }
+        .boxed()
     }
 
     fn changed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()> {
