@@ -28,8 +28,8 @@ use tracing::{debug, warn};
 
 use super::{
     state::{frames, FeedList, FeedPublisher, Sending},
+    stats::FeedStats,
     token::FeedToken,
-    FeedStats,
 };
 use crate::{limits::LogThrottle, logtext::cut, throttled};
 

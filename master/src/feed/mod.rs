@@ -21,16 +21,10 @@
 mod config;
 mod handler;
 mod state;
+mod stats;
 mod token;
 
-use std::{
-    future::Future,
-    sync::{
-        atomic::{AtomicU64, Ordering::Relaxed},
-        Arc,
-    },
-    time::Duration,
-};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use tokio::{
     net::{TcpListener, TcpStream},
@@ -42,6 +36,7 @@ use tracing::{debug, error, warn};
 pub use self::config::{FeedConfig, FeedConfigError, FeedListen};
 use self::handler::Handler;
 pub use self::state::{FeedList, FeedPublisher, Sending};
+pub use self::stats::FeedStats;
 pub use self::token::{FeedToken, TokenError, MIN_TOKEN_LEN};
 use crate::{
     limits::{LogThrottle, PerAddress},
@@ -49,49 +44,6 @@ use crate::{
     server::accept,
     throttled,
 };
-
-/// What the feed has done, for tests and logs.
-#[derive(Debug, Default)]
-pub struct FeedStats {
-    /// Subscribers served now.
-    pub subscribers: AtomicU64,
-    /// Snapshots written (a new subscriber, another epoch, or one that fell
-    /// further behind than the ring).
-    pub snapshots: AtomicU64,
-    /// Delta frames written (heartbeats not counted).
-    pub deltas: AtomicU64,
-    /// Heartbeats written (a subscriber that saw no change for the interval
-    /// it asked for): each is that much time of a quiet feed.
-    pub heartbeats: AtomicU64,
-    /// Subscribes refused (wrong token, not a subscribe).
-    pub refused: AtomicU64,
-    /// Connections closed: the feed served its cap of subscribers (or of
-    /// connections waiting to subscribe) already.
-    pub full: AtomicU64,
-    /// Connections closed at once: their address held its cap already.
-    pub per_address: AtomicU64,
-}
-
-impl FeedStats {
-    fn count(&self, counter: &AtomicU64) {
-        counter.fetch_add(1, Relaxed);
-    }
-
-    /// Counts a subscriber until the guard drops.
-    fn subscribed(self: &Arc<Self>) -> Subscribed {
-        self.subscribers.fetch_add(1, Relaxed);
-        Subscribed(self.clone())
-    }
-}
-
-/// One subscriber in [`FeedStats::subscribers`].
-struct Subscribed(Arc<FeedStats>);
-
-impl Drop for Subscribed {
-    fn drop(&mut self) {
-        self.0.subscribers.fetch_sub(1, Relaxed);
-    }
-}
 
 /// The feed of one registry. Cloning shares it.
 #[derive(Debug, Clone)]

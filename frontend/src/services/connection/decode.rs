@@ -7,14 +7,38 @@
 
 use protocol::{
     bridge::{names as bridge_names, BridgeMessage, ErrorCode, GameServers, MasterState},
-    delta::DeltaMessage,
+    delta::{Delta, DeltaMessage, Snapshot},
     message::{leading_command, names as ms_names, Envelope},
     MessageError, ServerEntry, ServerList,
 };
 use serde::Deserialize;
 use serde_json::{value::RawValue, Value};
 
-use super::ListMessage;
+use crate::services::metrics;
+
+/// A lobby list as the bridge sent it, for the page's list
+/// (`list::store`), which applies it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListMessage {
+    /// A whole list without ids (`msRQueryGameServers`: polling answers,
+    /// bridges without deltas).
+    Whole(Vec<ServerEntry>),
+    /// The whole list with the bridge's ids.
+    Snapshot(Snapshot),
+    /// What changed since the list `prev`.
+    Delta(Delta),
+}
+
+impl ListMessage {
+    /// Which kind the page's metrics count it as.
+    pub fn kind(&self) -> metrics::Kind {
+        match self {
+            ListMessage::Whole(_) => metrics::Kind::List,
+            ListMessage::Snapshot(_) => metrics::Kind::Snapshot,
+            ListMessage::Delta(_) => metrics::Kind::Delta,
+        }
+    }
+}
 
 /// A message from the bridge that the front end acts on.
 #[derive(Debug, Clone, PartialEq)]

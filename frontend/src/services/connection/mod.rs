@@ -19,40 +19,12 @@ use std::{
 };
 
 use futures_channel::mpsc;
-use protocol::{
-    delta::{Delta, Snapshot},
-    ServerEntry,
-};
 use wasm_bindgen_futures::spawn_local;
 use yew::Callback;
 
 pub use self::cursor::Cursor;
 use self::decode::Incoming;
-use crate::services::metrics;
-
-/// A lobby list as the bridge sent it, for the page's list
-/// (`list::store`), which applies it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ListMessage {
-    /// A whole list without ids (`msRQueryGameServers`: polling answers,
-    /// bridges without deltas).
-    Whole(Vec<ServerEntry>),
-    /// The whole list with the bridge's ids.
-    Snapshot(Snapshot),
-    /// What changed since the list `prev`.
-    Delta(Delta),
-}
-
-impl ListMessage {
-    /// Which kind the page's metrics count it as.
-    pub fn kind(&self) -> metrics::Kind {
-        match self {
-            ListMessage::Whole(_) => metrics::Kind::List,
-            ListMessage::Snapshot(_) => metrics::Kind::Snapshot,
-            ListMessage::Delta(_) => metrics::Kind::Delta,
-        }
-    }
-}
+pub use self::decode::ListMessage;
 
 /// What happens on the connection.
 #[derive(Debug, Clone, PartialEq)]
