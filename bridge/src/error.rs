@@ -4,13 +4,9 @@
 
 use std::{io, path::PathBuf, time::Duration};
 
-use crate::token::TokenError;
-
 /// Why the bridge could not start or serve.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error(transparent)]
-    Token(#[from] TokenError),
     #[error("invalid configuration: {0}")]
     Config(#[from] ConfigError),
     #[error("cannot generate a random admin token: {0}")]
@@ -27,8 +23,6 @@ pub enum Error {
     KeySecretChanged,
     #[error("the key secret could not be read from the database: its thread stopped")]
     KeySecretUnread,
-    #[error("HTTP server failed: {0}")]
-    Serve(io::Error),
 }
 
 /// A [`Config`](crate::Config) value the bridge cannot work with, naming the setting (the

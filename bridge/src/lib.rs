@@ -28,5 +28,5 @@ pub mod visibility;
 
 pub use config::Config;
 pub use error::Error;
-pub use server::{run, Bridge};
+pub use server::Bridge;
 pub use token::AdminToken;

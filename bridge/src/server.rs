@@ -224,15 +224,6 @@ impl Bridge {
     }
 }
 
-/// Runs a bridge with `config` on `listener` until `shutdown` resolves.
-pub async fn run(
-    listener: TcpListener,
-    config: Config,
-    shutdown: impl Future<Output = ()>,
-) -> Result<(), Error> {
-    Bridge::new(config)?.run(listener, shutdown).await
-}
-
 fn router(ctx: Arc<Ctx>) -> Router {
     Router::new()
         .route("/ws", get(http::upgrade::ws))

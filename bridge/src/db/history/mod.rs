@@ -184,12 +184,6 @@ impl History {
         self.generation.load(Relaxed)
     }
 
-    /// Whether the last write failed (the recording is paused until one
-    /// succeeds).
-    pub fn failing(&self) -> bool {
-        self.failing.load(Relaxed)
-    }
-
     /// Samples `upstream`'s list every interval until `cancel` fires.
     pub async fn record(self: Arc<Self>, upstream: Arc<Upstream>, cancel: CancellationToken) {
         let (tx, rx) = mpsc::sync_channel::<(i64, Arc<FeedState>)>(QUEUE);

@@ -166,12 +166,6 @@ impl Database {
     pub fn url(&self) -> Option<&DatabaseUrl> {
         self.url.as_ref()
     }
-
-    /// Whether other bridges may change its rows (a shared PostgreSQL
-    /// database).
-    pub fn shared(&self) -> bool {
-        self.url.is_some()
-    }
 }
 
 /// Runs `f` on `owner` (a handle on the database: a [`Database`], a
@@ -297,63 +291,12 @@ impl Store {
         self.engine().size_bytes()
     }
 
-    /// Whether its engine keeps an hour's row at one size, written in
-    /// place (see [`Engine::slot_counts`]; tests).
-    #[cfg(test)]
-    pub fn keeps_rows_in_place(&mut self) -> bool {
-        matches!(self.engine().slot_counts(0), Ok(Some(_)))
-    }
-
     /// Copies the embedded database's write-ahead log into its file (see
     /// `Sqlite::checkpoint`); nothing to do in PostgreSQL.
     pub fn checkpoint(&mut self) -> Result<(), StoreError> {
         match &mut self.engine {
             Engines::Sqlite(e) => Ok(e.checkpoint()?),
             Engines::Postgres(_) => Ok(()),
-        }
-    }
-
-    /// Runs raw SQL, for tests that damage the database on purpose.
-    #[cfg(test)]
-    pub fn execute_raw(&mut self, sql: &str) -> Result<(), StoreError> {
-        match &mut self.engine {
-            Engines::Sqlite(e) => e.execute_raw(sql),
-            Engines::Postgres(e) => e.execute_raw(sql),
-        }
-    }
-
-    /// `key`'s `server_hours` row of `hour`, its bytes as stored (tests).
-    #[cfg(test)]
-    pub fn hour_row(&mut self, key: u64, hour: i64) -> Result<Option<Vec<u8>>, StoreError> {
-        let rows = self.engine().hours_of(key as i64, &[hour])?;
-        Ok(rows.into_iter().next().map(|r| r.bytes))
-    }
-
-    /// The engine's SQL for `false` (tests).
-    #[cfg(test)]
-    pub fn false_literal(&self) -> &'static str {
-        match &self.engine {
-            Engines::Sqlite(_) => "0",
-            Engines::Postgres(_) => "false",
-        }
-    }
-
-    /// The engine's SQL for a blob of `n` zero bytes (tests).
-    #[cfg(test)]
-    pub fn repeat_blob(&self, n: usize) -> String {
-        match &self.engine {
-            Engines::Sqlite(_) => format!("zeroblob({n})"),
-            Engines::Postgres(_) => format!("decode(repeat('00', {n}), 'hex')"),
-        }
-    }
-
-    /// The engine's SQL for a blob holding `bytes` (tests).
-    #[cfg(test)]
-    pub fn blob_literal(&self, bytes: &[u8]) -> String {
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        match &self.engine {
-            Engines::Sqlite(_) => format!("X'{hex}'"),
-            Engines::Postgres(_) => format!("'\\x{hex}'::bytea"),
         }
     }
 
@@ -378,4 +321,62 @@ impl Store {
 /// The start of the interval of `every` ms holding `t`.
 fn floor(t: i64, every: i64) -> i64 {
     t - t.rem_euclid(every.max(1))
+}
+
+/// What only the tests ask of a store: its rows as stored and the
+/// engine's SQL for values a test writes to damage it on purpose.
+#[cfg(test)]
+mod test_support {
+    use super::{Engines, Store, StoreError};
+
+    impl Store {
+        /// Whether its engine keeps an hour's row at one size, written in
+        /// place (see [`Engine::slot_counts`]; tests).
+        pub(crate) fn keeps_rows_in_place(&mut self) -> bool {
+            matches!(self.engine().slot_counts(0), Ok(Some(_)))
+        }
+
+        /// Runs raw SQL, for tests that damage the database on purpose.
+        pub(crate) fn execute_raw(&mut self, sql: &str) -> Result<(), StoreError> {
+            match &mut self.engine {
+                Engines::Sqlite(e) => e.execute_raw(sql),
+                Engines::Postgres(e) => e.execute_raw(sql),
+            }
+        }
+
+        /// `key`'s `server_hours` row of `hour`, its bytes as stored (tests).
+        pub(crate) fn hour_row(
+            &mut self,
+            key: u64,
+            hour: i64,
+        ) -> Result<Option<Vec<u8>>, StoreError> {
+            let rows = self.engine().hours_of(key as i64, &[hour])?;
+            Ok(rows.into_iter().next().map(|r| r.bytes))
+        }
+
+        /// The engine's SQL for `false` (tests).
+        pub(crate) fn false_literal(&self) -> &'static str {
+            match &self.engine {
+                Engines::Sqlite(_) => "0",
+                Engines::Postgres(_) => "false",
+            }
+        }
+
+        /// The engine's SQL for a blob of `n` zero bytes (tests).
+        pub(crate) fn repeat_blob(&self, n: usize) -> String {
+            match &self.engine {
+                Engines::Sqlite(_) => format!("zeroblob({n})"),
+                Engines::Postgres(_) => format!("decode(repeat('00', {n}), 'hex')"),
+            }
+        }
+
+        /// The engine's SQL for a blob holding `bytes` (tests).
+        pub(crate) fn blob_literal(&self, bytes: &[u8]) -> String {
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            match &self.engine {
+                Engines::Sqlite(_) => format!("X'{hex}'"),
+                Engines::Postgres(_) => format!("'\\x{hex}'::bytea"),
+            }
+        }
+    }
 }

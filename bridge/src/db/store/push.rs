@@ -109,12 +109,6 @@ impl PushStore {
             Ok(ids)
         })
     }
-
-    /// Whether other bridges may change the rows (a shared PostgreSQL
-    /// database).
-    pub fn shared(&self) -> bool {
-        self.database.shared()
-    }
 }
 
 /// Deletes the subscriptions `ids` and their pending pushes, noting each
@@ -233,7 +227,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let open = || PushStore::new(Database::open(Some(dir.path())).unwrap());
         let store = open();
-        assert!(!store.shared());
+        assert!(store.database.url().is_none(), "the embedded database");
         assert_eq!(store.vapid_secret(&[1; 32]).unwrap(), vec![1; 32]);
         assert_eq!(
             store.vapid_secret(&[2; 32]).unwrap(),

@@ -142,11 +142,6 @@ impl WebhookStore {
         })
     }
 
-    /// A status card's row; `None` if the webhook is gone.
-    pub fn card(&self, id: &str) -> Result<Option<CardRow>> {
-        self.store().engine().webhook_card(id)
-    }
-
     /// Tries to take the send slot of the status card `id` at `now` for
     /// `lease_ms`: taken by one bridge at a time (one conditional update,
     /// whatever the number of bridges on the database), and only once
@@ -304,6 +299,13 @@ impl<S: Sql> WebhookRows for S {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl WebhookStore {
+        /// A status card's row; `None` if the webhook is gone.
+        pub(crate) fn card(&self, id: &str) -> Result<Option<CardRow>> {
+            self.store().engine().webhook_card(id)
+        }
+    }
 
     fn row(id: &str, created_ms: i64) -> WebhookRow {
         WebhookRow {

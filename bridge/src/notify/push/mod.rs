@@ -526,13 +526,8 @@ impl Push {
     }
 
     /// Subscriptions held.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.table().subs.len()
-    }
-
-    /// Whether none is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Reads the subscription `id` again: changed, added or gone.

@@ -113,16 +113,6 @@ impl Tracker {
         now >= self.warm_at
     }
 
-    /// Keys known (listed, or unlisted for less than the grace).
-    pub fn len(&self) -> usize {
-        self.known.len()
-    }
-
-    /// Whether no key is known.
-    pub fn is_empty(&self) -> bool {
-        self.known.is_empty()
-    }
-
     /// Takes one list's `changes` from the list before it (published at
     /// `now`); `listed` finds an entry of the new list by id. A key listed
     /// twice (twins) counts once, as its first entry. Offline keys are not

@@ -7,6 +7,18 @@ use super::*;
 
 const GRACE: Duration = Duration::from_secs(60);
 
+impl Tracker {
+    /// Keys known (listed, or unlisted for less than the grace).
+    fn len(&self) -> usize {
+        self.known.len()
+    }
+
+    /// Whether no key is known.
+    fn is_empty(&self) -> bool {
+        self.known.is_empty()
+    }
+}
+
 fn server(key: u64, players: u32, open: bool) -> Keyed {
     Keyed {
         id: key,
