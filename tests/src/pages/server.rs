@@ -118,7 +118,7 @@ impl ServerPage<'_> {
 
 /// A notification as the page's service worker registration lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shown {
+pub struct ShownNotification {
     pub tag: String,
     pub title: String,
     pub body: String,
@@ -152,7 +152,7 @@ impl ServerPage<'_> {
 
     /// The notifications shown through the page's service worker (by the
     /// worker for a push, or by the page for an event it saw itself).
-    pub async fn notifications(&self) -> Vec<Shown> {
+    pub async fn notifications(&self) -> Vec<ShownNotification> {
         let v = self
             .js("return navigator.serviceWorker.ready\
                    .then(r => r.getNotifications())\
@@ -161,7 +161,7 @@ impl ServerPage<'_> {
         v.as_array()
             .into_iter()
             .flatten()
-            .map(|n| Shown {
+            .map(|n| ShownNotification {
                 tag: n[0].as_str().unwrap_or_default().to_owned(),
                 title: n[1].as_str().unwrap_or_default().to_owned(),
                 body: n[2].as_str().unwrap_or_default().to_owned(),
@@ -212,7 +212,7 @@ impl ServerPage<'_> {
     /// and has none on its way; then the browser's notifications, read
     /// once (reading them while one is being shown can lose it in
     /// Chromium).
-    pub async fn wait_notifications(&self, tags: &[&str]) -> Vec<Shown> {
+    pub async fn wait_notifications(&self, tags: &[&str]) -> Vec<ShownNotification> {
         until(&format!("notices tagged {tags:?}"), || async {
             let n = self.notices().await;
             if n.pending == 0 && tags.iter().all(|t| n.settled.iter().any(|s| s == t)) {
@@ -226,7 +226,7 @@ impl ServerPage<'_> {
     }
 
     /// Waits until a notification with `tag` is shown; all of them then.
-    pub async fn wait_notification(&self, tag: &str) -> Vec<Shown> {
+    pub async fn wait_notification(&self, tag: &str) -> Vec<ShownNotification> {
         until(&format!("a notification tagged {tag}"), || async {
             let shown = self.notifications().await;
             if shown.iter().any(|n| n.tag == tag) {
