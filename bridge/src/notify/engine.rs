@@ -503,8 +503,12 @@ impl Notify {
             return;
         }
         if !retried {
-            self.counters.ended(channel.name(), &sent);
+            // Counted once the channel's bookkeeping is done (a gone
+            // subscription deleted, a webhook's failures stored), so that
+            // `/metrics` never says a delivery ended before the database
+            // shows what its end changed.
             channel.ended(&row, &sent).await;
+            self.counters.ended(channel.name(), &sent);
         }
     }
 

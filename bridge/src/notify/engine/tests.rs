@@ -4,12 +4,15 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
+
 use protocol::{watch::WebhookSpec, ServerEntry, ServerKey};
 
 use super::*;
 use crate::{
     db::store::{Database, WebhookRow, WebhookStore},
     notify::{
+        channel::{Names, Planned},
         push::{self, Push},
         watch::ServerChange,
         webhooks::{self, Webhooks},
@@ -201,4 +204,96 @@ async fn one_event_is_written_once_however_many_decide_it() {
 
 fn e_claim(e: &Engine, now: i64, lease: i64) -> Vec<DeliveryRow> {
     e.database.lock().claim(now, lease, 10).unwrap()
+}
+
+/// A push channel whose every attempt finds its subscription gone, and
+/// whose bookkeeping of that waits until the test lets it finish.
+#[derive(Debug, Default)]
+struct GatedGone {
+    entered: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+}
+
+impl Channel for GatedGone {
+    fn name(&self) -> &'static str {
+        "push"
+    }
+    fn names(&self) -> Names {
+        Names {
+            outcomes: "gated_sent_total",
+            outcomes_help: "",
+            attempts: "gated_attempts_total",
+            attempts_help: "",
+            targets: "gated_targets",
+            targets_help: "",
+            gone: true,
+        }
+    }
+    fn targets(&self) -> usize {
+        1
+    }
+    fn decide(&self, _: &Occurrence) -> Vec<Planned> {
+        Vec::new()
+    }
+    fn reload(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async { true })
+    }
+    fn changed<'a>(&'a self, _: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+    fn send<'a>(&'a self, _: &'a DeliveryRow) -> BoxFuture<'a, Sent> {
+        Box::pin(async { Sent::Gone(410) })
+    }
+    fn retry_wait(&self, _: u32, _: Option<Duration>) -> Option<Duration> {
+        None
+    }
+    fn keeps_done(&self) -> bool {
+        false
+    }
+    fn ended<'a>(&'a self, _: &'a DeliveryRow, _: &'a Sent) -> BoxFuture<'a, ()> {
+        Box::pin(async {
+            self.entered.notify_one();
+            self.release.notified().await;
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_ended_delivery_is_counted_once_its_channel_has_done_its_bookkeeping() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = Database::open(Some(dir.path())).unwrap();
+    let channel = Arc::new(GatedGone::default());
+    let counters = Arc::new(NotifyCounters::default());
+    let notify = Arc::new(Notify::new(
+        database,
+        vec![channel.clone() as Arc<dyn Channel>],
+        counters.clone(),
+    ));
+    let row = DeliveryRow {
+        id: 1,
+        channel: "push".into(),
+        target: "00000000000000aa".into(),
+        msg_id: "msg_1".into(),
+        event: "server-online".into(),
+        key: 7,
+        body: "{}".into(),
+        attempts: 1,
+        created_ms: now_ms(),
+    };
+    let delivering = tokio::spawn({
+        let notify = notify.clone();
+        async move { notify.deliver(row).await }
+    });
+    channel.entered.notified().await;
+    assert_eq!(
+        counters.push.gone.load(Relaxed),
+        0,
+        "counted while the gone subscription was still being forgotten"
+    );
+    channel.release.notify_one();
+    tokio::time::timeout(Duration::from_secs(60), delivering)
+        .await
+        .expect("the delivery ends")
+        .unwrap();
+    assert_eq!(counters.push.gone.load(Relaxed), 1);
 }
