@@ -1,10 +1,12 @@
 //! The engine over the embedded database: what another writer changes is
 //! read again; one event is written once per watch; a claim holds its
-//! row until its lease ends.
+//! row until its lease ends; an ended delivery is counted only after its
+//! channel's bookkeeping.
 
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
+use lobby_testkit::wait::bounded;
 
 use protocol::{watch::WebhookSpec, ServerEntry, ServerKey};
 
@@ -284,16 +286,17 @@ async fn an_ended_delivery_is_counted_once_its_channel_has_done_its_bookkeeping(
         let notify = notify.clone();
         async move { notify.deliver(row).await }
     });
-    channel.entered.notified().await;
+    bounded(
+        "the channel's bookkeeping begins",
+        channel.entered.notified(),
+    )
+    .await;
     assert_eq!(
         counters.push.gone.load(Relaxed),
         0,
         "counted while the gone subscription was still being forgotten"
     );
     channel.release.notify_one();
-    tokio::time::timeout(Duration::from_secs(60), delivering)
-        .await
-        .expect("the delivery ends")
-        .unwrap();
+    bounded("the delivery ends", delivering).await.unwrap();
     assert_eq!(counters.push.gone.load(Relaxed), 1);
 }
