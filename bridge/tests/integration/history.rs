@@ -72,7 +72,14 @@ async fn keys_and_history_survive_renames_and_restarts() {
     assert_eq!(lobby["range"], "24h");
     assert!(lobby["points"][0][1].as_f64().unwrap() >= 1.0);
 
-    // Beta leaves: offline, with its last state.
+    // Beta leaves, once recorded (a server gone before the first sample
+    // that listed it was never recorded): offline, with its last state.
+    until_json(
+        &bridge,
+        &format!("/api/servers/{beta_key}/history?range=1h"),
+        |s, _, _| s == 200,
+    )
+    .await;
     drop(beta);
     wait_registered(&master, 2).await;
     let beta_path = format!("/api/servers/{beta_key}");
