@@ -79,9 +79,11 @@ pub(crate) fn list_seq(ctx: &Ctx) -> u64 {
 }
 
 /// `key`'s state: from the published list when listed, else from the
-/// history; `None` for a key never seen (or an unreadable row); an error
-/// only while the history's database is unreachable (an answer then is
-/// 503, [`unavailable`]: the recorded first and last seen are unknown).
+/// history; `None` for a key never seen (neither listed now nor recorded:
+/// one that left before a sample listed it was never recorded) or an
+/// unreadable row; an error only while the history's database is
+/// unreachable (an answer then is 503, [`unavailable`]: the recorded first
+/// and last seen are unknown).
 pub(crate) fn server_state(ctx: &Ctx, key: ServerKey) -> Result<Option<ServerState>, StoreError> {
     let history = &ctx.history;
     let live = ctx.upstream.current().feed.and_then(|feed| {

@@ -198,6 +198,18 @@ async fn a_listed_server_says_whether_the_history_holds_it_yet() {
     let _alpha = game_server(master.addr, "Alpha", 20001).await;
     wait_registered(&master, 1).await;
     let key = listed_keys(&bridge, 1).await.remove(0).1;
+    // A server listed and gone before any sample was never recorded: its
+    // key answers as one never seen.
+    let beta = game_server(master.addr, "Beta", 20002).await;
+    wait_registered(&master, 2).await;
+    let beta_key = key_of(&bridge, "Beta").await;
+    drop(beta);
+    wait_registered(&master, 1).await;
+    listed_keys(&bridge, 1).await;
+    let (status, v) = get_json(&bridge, &format!("/api/servers/{beta_key}")).await;
+    assert_eq!(status, 404, "{v}");
+    assert_eq!(v["error"], "no server with this key was seen");
+    // Still no sample (which would have recorded Alpha and Beta alike).
     let (status, v) = get_json(&bridge, &format!("/api/servers/{key}")).await;
     assert_eq!((status, &v["recorded"]), (200, &Value::Bool(false)), "{v}");
     let history = format!("/api/servers/{key}/history?range=24h");
