@@ -688,6 +688,17 @@ async fn an_outage_is_logged_once_however_often_it_is_asked() {
         .await
         .unwrap();
     answers(http, path, 200).await;
+    // The log is read from the child's pipe by a task of its own: the line
+    // that says so may arrive after the answer that shows it.
+    until("the log to say the database is reachable again", || async {
+        let text = log.lock().unwrap().clone();
+        if text.contains("reachable again") {
+            Ok(())
+        } else {
+            Err(text.len())
+        }
+    })
+    .await;
     let text = log.lock().unwrap().clone();
     assert_eq!(
         text.matches("history database is unreachable;").count(),
